@@ -1,0 +1,73 @@
+#pragma once
+// Codelet: a vertex type, the pair of a functional model and a timing model,
+// kept apart (as gem5 keeps accessFunctional apart from accessTiming):
+//   compute() — pure: reads its input fields, writes its output fields;
+//   cycles()  — PopLibs-style estimate from the vertex's shape alone, so it
+//               can be computed (and memoized) without running compute().
+// Codelets are registered once by name in the CodeletRegistry.
+#include "model/ir/compute_set.hpp"
+#include "model/target.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ipusim::model {
+
+enum class FieldAccess : std::uint8_t { In, Out, InOut };
+
+// What a codelet declares about one field.
+struct FieldSpec {
+  std::string name;
+  ir::DType dtype;
+  FieldAccess access;
+};
+
+// A vertex's field resolved to tile memory: the model fills these in field
+// order of Codelet::fields() before calling compute().
+struct FieldData {
+  void* data = nullptr;
+  std::uint64_t size = 0;  // elements
+  template <class T> T* as() const { return static_cast<T*>(data); }
+};
+
+// Everything about a vertex that timing may depend on: field sizes (in
+// Codelet::fields() order) and the parameters. Never the data.
+struct VertexShape {
+  std::vector<std::uint64_t> fieldSizes;
+  std::vector<double> params;  // in Codelet::params() order
+};
+
+class Codelet {
+ public:
+  virtual ~Codelet() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<FieldSpec> fields() const = 0;
+  virtual std::vector<std::string> params() const { return {}; }
+  // Throws std::invalid_argument if the sizes/params are inconsistent
+  // (message names the codelet, field or param, and what was expected).
+  virtual void validate(const VertexShape& shape) const {}
+  // Worker codelets run on one of the tile's worker contexts; a supervisor
+  // codelet (the AMP matrix product) occupies the whole tile.
+  virtual bool isSupervisor() const { return false; }
+  // Worker codelet: cycles of one worker context (the tile spends 6x that
+  // when all contexts are busy, since each context issues every 6th cycle).
+  // Supervisor codelet: tile cycles.
+  virtual ir::Cycles cycles(const VertexShape& shape, const Target& target) const = 0;
+  virtual void compute(const std::vector<FieldData>& fields, const std::vector<double>& params) const = 0;
+};
+
+class CodeletRegistry {
+ public:
+  static const CodeletRegistry& instance();  // every built-in codelet
+  // Throws std::invalid_argument naming the unknown codelet (and the nearest known one).
+  const Codelet& get(const std::string& name) const;
+  bool has(const std::string& name) const;
+  std::vector<std::string> names() const;
+  void add(std::unique_ptr<Codelet> codelet);
+
+ private:
+  std::vector<std::unique_ptr<Codelet>> codelets_;
+};
+
+}  // namespace ipusim::model

@@ -1,0 +1,43 @@
+#pragma once
+// The executable: everything the model needs to run a compiled graph, and
+// what `serialized_graph.json` holds. Entry programs are run by index with
+// Engine::run(i), as in Poplar.
+#include "model/ir/compute_set.hpp"
+#include "model/ir/program.hpp"
+#include "model/ir/stream.hpp"
+#include "model/ir/tensor.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace ipusim::ir {
+
+struct EntryPoint {
+  std::string name;  // "train", "init", ...
+  Id program = kNoId;
+};
+
+struct Executable {
+  std::string name;        // workload or graph name
+  nlohmann::json target;   // the target it was compiled for: {"arch": "ipu2", "overrides": {...}}
+  nlohmann::json options;  // engine options compiled in (strings, as in Poplar)
+  std::vector<Tensor> tensors;
+  std::vector<ComputeSet> computeSets;
+  std::vector<Stream> streams;
+  std::vector<Program> programs;
+  std::vector<EntryPoint> entryPoints;
+
+  // Structural validation: ids in range, refs inside tensors, every vertex
+  // field on the vertex's tile, mappings complete. Throws std::invalid_argument
+  // naming the offending element.
+  void validate(std::uint32_t numTilesTotal) const;
+};
+
+// JSON form of the executable (serialized_graph.json). fromJson throws
+// std::invalid_argument naming the key path ("computeSets[3].vertices[7].tile")
+// and what was expected.
+nlohmann::json toJson(const Executable& exe);
+Executable fromJson(const nlohmann::json& j);
+Executable loadExecutable(const std::string& path);               // errors name the file
+void saveExecutable(const Executable& exe, const std::string& path);
+
+}  // namespace ipusim::ir

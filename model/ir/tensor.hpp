@@ -1,0 +1,42 @@
+#pragma once
+// A tensor: shape, element type, and where each of its elements lives
+// (tile mapping + per-tile byte address, set by a memory plan).
+#include "model/ir/types.hpp"
+
+#include <vector>
+
+namespace ipusim::ir {
+
+// Elements [begin, end) of a tensor live on `tile` (a global tile index:
+// ipu = tile / tilesPerIpu) starting at byte `address` of that tile's memory.
+struct TileInterval {
+  std::uint32_t tile = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t address = kUnplaced;
+  static constexpr std::uint64_t kUnplaced = ~0ull;
+};
+
+// Memory categories reported per tile in the profile (tile_memory.category).
+// Free-form strings; the scheduler uses: "weights", "activations",
+// "gradients", "optimizer", "stream_buffers", "temporaries", "constants".
+struct Tensor {
+  Id id = kNoId;
+  std::string name;
+  std::vector<std::uint64_t> shape;
+  DType dtype = DType::Float;
+  std::vector<TileInterval> mapping;  // sorted by begin, covering [0, numElements)
+  std::string category = "temporaries";
+  bool alwaysLive = true;             // false: address may be shared with other not-always-live tensors
+  std::vector<double> initialValue;   // empty: zero-initialised; else numElements values
+  DebugInfo debug;
+
+  std::uint64_t numElements() const {
+    std::uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  std::uint64_t numBytes() const { return numElements() * sizeOf(dtype); }
+};
+
+}  // namespace ipusim::ir

@@ -1,0 +1,86 @@
+#pragma once
+// The target description: one params struct per hardware component, each
+// field with a unit, a default and a one-line description (naming its
+// published source where it has one). Presets `ipu1` and `ipu2`; any field
+// can be overridden by its dotted name ("exchange.bytesPerCycle"). Listed by
+// `ipusim params`; validated once, when a Target is made.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ipusim::model {
+
+struct TileParams {
+  std::uint32_t tilesPerIpu = 1472;
+  std::uint64_t memoryBytes = 624 * 1024;
+  std::uint32_t workerContexts = 6;
+  std::uint32_t supervisorOverheadCycles = 0;  // per compute set per tile
+  std::uint32_t vectorBytes = 8;               // 64-bit datapath
+  std::uint32_t ampFloatMacsPerCycle = 16;     // AMP, per tile
+  std::uint32_t ampHalfMacsPerCycle = 64;
+};
+
+struct ExchangeParams {
+  std::uint32_t bytesPerCycle = 4;     // per tile, send and receive
+  std::uint32_t pairedReceiveFactor = 2;
+  std::uint32_t latencyCycles = 0;     // fixed cost of an exchange phase
+};
+
+struct SyncParams {
+  std::uint32_t internalCycles = 0;
+  std::uint32_t externalCycles = 0;
+};
+
+struct IpuLinkParams {
+  std::uint32_t numIpus = 1;
+  double bytesPerSecond = 0;
+  std::uint32_t latencyCycles = 0;
+};
+
+struct HostLinkParams {
+  double bytesPerSecond = 0;  // PCIe
+  double latencySeconds = 0;
+};
+
+struct Target {
+  std::string arch = "ipu2";
+  double clockHz = 1.33e9;
+  TileParams tile;
+  ExchangeParams exchange;
+  SyncParams sync;
+  IpuLinkParams ipuLink;
+  HostLinkParams hostLink;
+
+  std::uint32_t numIpus() const { return ipuLink.numIpus; }
+  std::uint32_t totalTiles() const { return tile.tilesPerIpu * ipuLink.numIpus; }
+  std::uint32_t ipuOf(std::uint32_t globalTile) const { return globalTile / tile.tilesPerIpu; }
+  std::uint64_t secondsToCycles(double seconds) const;  // rounded up
+  double cyclesToSeconds(std::uint64_t cycles) const { return double(cycles) / clockHz; }
+
+  // Presets: "ipu1" (Mk1 GC2) and "ipu2" (Mk2 GC200). Throws
+  // std::invalid_argument naming the arch and the valid ones.
+  static Target preset(const std::string& arch);
+  // Sets one field by dotted name from text ("exchange.bytesPerCycle", "8").
+  // Throws std::invalid_argument naming the parameter and what it accepts
+  // (and the nearest valid name for an unknown one).
+  void set(const std::string& name, const std::string& value);
+  // Throws std::invalid_argument naming the first invalid field.
+  void validate() const;
+  // {"arch": ..., "overrides": {name: value}} and back (preset + overrides).
+  nlohmann::json toJson() const;
+  static Target fromJson(const nlohmann::json& j);
+};
+
+// One row of `ipusim params`: generated from the parameter table, not written by hand.
+struct ParamInfo {
+  std::string component;    // "tile", "exchange", ...
+  std::string name;         // dotted: "tile.tilesPerIpu"
+  std::string unit;         // "tiles", "bytes", "cycles", "B/s", "s", "Hz", ...
+  std::string description;  // one line, naming its source
+  std::string value;        // value in the given target, as text
+};
+std::vector<ParamInfo> listParams(const Target& target);
+
+}  // namespace ipusim::model

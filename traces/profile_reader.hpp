@@ -1,0 +1,54 @@
+#pragma once
+// ProfileReader: opens a profile for the report commands, the analyses and
+// the viewer. Checks on open that the file exists, is SQLite, is an ipusim
+// profile and has a schema version this build reads; otherwise throws
+// ProfileError naming the file and the problem.
+#include "traces/profile_error.hpp"
+#include "traces/profile_rows.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace ipusim::traces {
+
+class ProfileReader {
+ public:
+  // `path` is a profile file or a report directory holding profile.pop.
+  explicit ProfileReader(const std::string& path);
+  ~ProfileReader();
+  ProfileReader(const ProfileReader&) = delete;
+  ProfileReader& operator=(const ProfileReader&) = delete;
+
+  const std::string& path() const;
+  std::map<std::string, std::string> meta() const;
+  std::string metaValue(const std::string& key, const std::string& fallback = "") const;
+  std::vector<RunRow> runs() const;
+  std::vector<TrackRow> tracks() const;
+  std::vector<ProgramRow> programs() const;
+  std::vector<PhaseRow> phases() const;
+  std::vector<TilePhaseRow> tilePhases(std::int64_t phaseId) const;
+  std::vector<TileMemoryRow> tileMemory() const;
+  std::vector<CounterRow> counters(std::int64_t trackId) const;
+
+  // Slices of a track overlapping [from, to), ordered by ts.
+  std::vector<SliceRow> slices(std::int64_t trackId, std::int64_t from, std::int64_t to) const;
+  // Every slice of a track, streamed in ts order without materialising them all.
+  void forEachSlice(std::int64_t trackId, const std::function<void(const SliceRow&)>& fn) const;
+  std::int64_t sliceCount() const;
+  // [min ts, max ts+dur] over all slices; {0,0} when there are none.
+  std::pair<std::int64_t, std::int64_t> timeExtent() const;
+
+  // For analyses that need plain SQL. Owned by the reader.
+  sqlite3* db() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ipusim::traces
