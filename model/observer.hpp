@@ -75,7 +75,8 @@ struct HostEvent {  // activity of a host process (emitted by the host runtime i
 class ExecutionObserver {
  public:
   virtual ~ExecutionObserver() = default;
-  virtual Detail detailFor(std::uint64_t runIndex) { return Detail::Phases; }
+  // Asked at the start of every run (run.runIndex, run.entryPoint, run.start set).
+  virtual Detail detailFor(const RunEvent& run) { return Detail::Phases; }
   virtual void staticPhase(const StaticPhase&) {}
   virtual void runBegin(const RunEvent&) {}
   virtual void runEnd(const RunEvent&) {}

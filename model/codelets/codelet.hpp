@@ -8,6 +8,7 @@
 #include "model/ir/compute_set.hpp"
 #include "model/target.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,12 +39,20 @@ struct VertexShape {
   std::vector<double> params;  // in Codelet::params() order
 };
 
+// A parameter a vertex may omit, and the value it then takes.
+struct ParamDefault {
+  std::string name;
+  double value;
+};
+
 class Codelet {
  public:
   virtual ~Codelet() = default;
   virtual std::string name() const = 0;
   virtual std::vector<FieldSpec> fields() const = 0;
   virtual std::vector<std::string> params() const { return {}; }
+  // The params of params() that a vertex may omit (e.g. "accumulate" = 0).
+  virtual std::vector<ParamDefault> paramDefaults() const { return {}; }
   // Throws std::invalid_argument if the sizes/params are inconsistent
   // (message names the codelet, field or param, and what was expected).
   virtual void validate(const VertexShape& shape) const {}
@@ -56,6 +65,11 @@ class Codelet {
   virtual ir::Cycles cycles(const VertexShape& shape, const Target& target) const = 0;
   virtual void compute(const std::vector<FieldData>& fields, const std::vector<double>& params) const = 0;
 };
+
+// A vertex's named params in codelet.params() order, defaults filled in.
+// Throws std::invalid_argument naming the codelet and a missing param, or an
+// unknown one (with the nearest valid name).
+std::vector<double> orderedParams(const Codelet& codelet, const std::map<std::string, double>& params);
 
 class CodeletRegistry {
  public:

@@ -1,0 +1,175 @@
+#include "bench/viewer_bench.hpp"
+
+#include "traces/profile_reader.hpp"
+#include "traces/profile_writer.hpp"
+#include "viewer/shell/app.hpp"
+#include "viewer/shell/gl_window.hpp"
+
+#include <GL/gl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+namespace ipusim::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+constexpr int kStepsPerRun = 10;
+constexpr int kSlicesPerStep = 24;  // see the step body below
+
+}  // namespace
+
+std::int64_t writeSyntheticProfile(const std::string& path, std::int64_t slices) {
+  traces::ProfileWriter w(path);
+  w.setMeta("workload", "synthetic viewer benchmark");
+  w.setMeta("arch", "ipu2");
+  w.setMeta("num_ipus", "1");
+  w.setMeta("tiles_per_ipu", "1472");
+  w.setMeta("clock_hz", "1330000000");
+  const auto engine = w.addTrack({0, -1, "engine", "Engine::run", -1, -1, 0});
+  const auto host = w.addTrack({0, -1, "host", "dataset", -1, -1, 1});
+  const auto stream = w.addTrack({0, -1, "stream", "infeed", 0, -1, 2});
+  const auto program = w.addTrack({0, -1, "program", "IPU 0 programs", 0, -1, 3});
+  const auto bsp = w.addTrack({0, -1, "bsp", "IPU 0 BSP", 0, -1, 4});
+  const auto loss = w.addTrack({0, -1, "counter", "loss", -1, -1, 5});
+  w.addProgram({1, -1, "Sequence", "main", "", "", 0});
+  w.addProgram({2, 1, "Repeat", "10 steps", "", "", 0});
+  w.addProgram({3, 2, "Execute", "dense_1/matmul", "dense_1", "matmul", 0});
+  w.addProgram({4, 2, "Execute", "dense_1/relu", "dense_1", "relu", 1});
+  const std::int64_t steps = std::max<std::int64_t>(1, slices / kSlicesPerStep);
+  std::int64_t t = 0, written = 0;
+  auto slice = [&](std::int64_t track, std::int64_t run, std::int64_t ts, std::int64_t dur, const char* name,
+                   const char* category, std::int64_t depth, std::int64_t programId = -1, std::int64_t bytes = -1) {
+    traces::SliceRow s;
+    s.trackId = track;
+    s.runId = run;
+    s.ts = ts;
+    s.dur = dur;
+    s.name = name;
+    s.category = category;
+    s.depth = depth;
+    s.programId = programId;
+    s.bytes = bytes;
+    ++written;
+    return w.addSlice(std::move(s));
+  };
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const std::int64_t run = step / kStepsPerRun;
+    const std::int64_t stepStart = t;
+    if (step % kStepsPerRun == 0) {
+      const std::int64_t runLength = kStepsPerRun * 9000 + 2000;
+      slice(engine, run, t, runLength, ("Engine::run #" + std::to_string(run)).c_str(), "engine_run", 0);
+      w.addRun({run, 0, "main", t, t + runLength, kStepsPerRun, true});
+      t += 2000;
+    }
+    // Host prepares the next batch while the device computes (1 slice).
+    slice(host, run, t, 3000, "prepare batch", "host", 0);
+    // StreamCopy with Begin/Mid/End (4 slices).
+    slice(stream, run, t, 1000, "StreamCopy", "stream_copy", 0);
+    slice(stream, run, t, 300, "Begin", "stream_copy_begin", 1);
+    slice(stream, run, t + 300, 600, "Mid", "stream_copy_mid", 1, -1, 3136);
+    slice(stream, run, t + 900, 100, "End", "stream_copy_end", 1);
+    t += 1000;
+    // Program steps: 1 + 6 + 3 nested (10 slices) and BSP phases (9 slices).
+    slice(program, run, t, 8000, "Repeat", "program", 0, 2);
+    for (int k = 0; k < 6; ++k) {
+      const std::int64_t at = t + k * 1300;
+      slice(program, run, at, 1200, k % 2 ? "dense_1/relu" : "dense_1/matmul", "compute", 1, k % 2 ? 4 : 3);
+      if (k < 3) slice(program, run, at + 100, 800, "vertex batch", "compute", 2, 3);
+    }
+    for (int k = 0; k < 3; ++k) {
+      const std::int64_t at = t + k * 2600;
+      slice(bsp, run, at, 1800, "compute", "compute", 0, 3);
+      slice(bsp, run, at + 1800, 600, "exchange", "exchange", 0, 3, 4096);
+      slice(bsp, run, at + 2400, 150, "sync", "sync", 0);
+    }
+    w.addCounter({loss, t + 8000, 2.3 / (1.0 + double(step) * 1e-4)});
+    t = stepStart + 9000 + (step % kStepsPerRun == 0 ? 2000 : 0);
+  }
+  w.commit();
+  return written;
+}
+
+int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<int, int> windowSize) {
+  namespace fs = std::filesystem;
+  const fs::path dir = directory.empty() ? fs::temp_directory_path() / "ipusim-viewer-bench" : fs::path(directory);
+  fs::create_directories(dir);
+  const fs::path file = dir / ("bench-" + std::to_string(slices) + ".pop");
+  if (!fs::exists(file)) {
+    const auto t0 = Clock::now();
+    const auto n = writeSyntheticProfile(file.string(), slices);
+    std::printf("wrote %lld slices to %s in %.0f ms\n", static_cast<long long>(n), file.c_str(), msSince(t0));
+  }
+  viewer::GlWindow window(windowSize.first, windowSize.second, "ipusim-view bench", false);
+  viewer::ViewerApp app{viewer::RecentProfiles(std::string("/dev/null"))};
+  double lastCpuMs = 0;
+  auto drawFrame = [&] {
+    const auto t = Clock::now();
+    window.beginFrame();
+    app.frame();
+    lastCpuMs = msSince(t);
+    window.render();
+    glFinish();
+    const double ms = msSince(t);
+    window.swap();
+    return ms;
+  };
+  const auto t0 = Clock::now();
+  if (!app.open(file.string())) {
+    std::cerr << "ipusim-view --bench: " << app.errors().back() << "\n";
+    return 2;
+  }
+  app.show(viewer::ViewKind::Trace);
+  const double openMs = msSince(t0);
+  const double firstFrameMs = drawFrame();
+  std::printf("open (structure, lanes laid out): %.0f ms; first frame: %.1f ms; window shown after %.0f ms\n",
+              openMs, firstFrameMs, msSince(t0));
+  // Keep drawing while the lanes stream in: frames must stay interactive.
+  double worstWhileLoading = 0;
+  int framesWhileLoading = 0;
+  while (!app.profile(0).session->fullyLoaded()) {
+    worstWhileLoading = std::max(worstWhileLoading, drawFrame());
+    ++framesWhileLoading;
+  }
+  std::printf("all %lld slices loaded after %.0f ms (%d frames meanwhile, worst %.1f ms)\n",
+              static_cast<long long>(app.profile(0).session->sliceCount()), msSince(t0), framesWhileLoading,
+              worstWhileLoading);
+  auto& trace = *app.profile(0).trace;
+  const double start = double(app.profile(0).session->startCycle());
+  const double end = double(app.profile(0).session->endCycle());
+  std::printf("%-24s %10s %10s %12s %10s\n", "zoom (visible cycles)", "mean ms", "max ms", "cpu mean ms", "blocks");
+  int status = 0;
+  for (double fraction : {1.0, 0.1, 0.01, 1e-3, 1e-5}) {
+    const double span = (end - start) * fraction;
+    const double from = start + (end - start - span) * 0.37;
+    trace.axis().fit(from, from + span);
+    drawFrame();  // layout
+    double total = 0, worst = 0, cpu = 0;
+    const int frames = 12;
+    for (int i = 0; i < frames; ++i) {
+      // Pan a little each frame so nothing is cached between frames.
+      trace.axis().panPixels(3);
+      const double ms = drawFrame();
+      cpu += lastCpuMs;
+      total += ms;
+      worst = std::max(worst, ms);
+    }
+    char label[64];
+    std::snprintf(label, sizeof label, "%.0f", span);
+    std::printf("%-24s %10.2f %10.2f %12.2f %10lld\n", label, total / frames, worst, cpu / frames,
+                static_cast<long long>(trace.framesDrawnBlocks()));
+    if (worst > 33) status = 3;
+  }
+  if (status) std::printf("a frame took more than 33 ms\n");
+  return status;
+}
+
+}  // namespace ipusim::bench

@@ -1,0 +1,18 @@
+#pragma once
+// One registration function per codelet family; CodeletRegistry::instance()
+// calls them all. Internal to model/codelets.
+#include "model/codelets/codelet.hpp"
+
+namespace ipusim::model {
+
+void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div
+void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log, Neg, Square
+void addScaledAddCodelet(CodeletRegistry& registry);
+void addReluGradCodelet(CodeletRegistry& registry);
+void addAddBiasCodelet(CodeletRegistry& registry);
+void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax
+void addMatMulPartialCodelet(CodeletRegistry& registry);
+void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fill
+void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropy(Grad)
+
+}  // namespace ipusim::model

@@ -1,0 +1,55 @@
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/codelet.hpp"
+#include "model/codelets/nearest_name.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::model {
+
+const CodeletRegistry& CodeletRegistry::instance() {
+  static const CodeletRegistry registry = [] {
+    CodeletRegistry r;
+    addElementwiseBinaryCodelets(r);
+    addElementwiseUnaryCodelets(r);
+    addScaledAddCodelet(r);
+    addReluGradCodelet(r);
+    addAddBiasCodelet(r);
+    addReduceCodelets(r);
+    addMatMulPartialCodelet(r);
+    addDataMovementCodelets(r);
+    addSoftmaxCrossEntropyCodelets(r);
+    return r;
+  }();
+  return registry;
+}
+
+const Codelet& CodeletRegistry::get(const std::string& name) const {
+  for (const auto& codelet : codelets_)
+    if (codelet->name() == name) return *codelet;
+  std::string message = "unknown codelet '" + name + "'";
+  const std::string nearest = nearestName(name, names());
+  if (!nearest.empty()) message += "; did you mean '" + nearest + "'?";
+  throw std::invalid_argument(message);
+}
+
+bool CodeletRegistry::has(const std::string& name) const {
+  for (const auto& codelet : codelets_)
+    if (codelet->name() == name) return true;
+  return false;
+}
+
+std::vector<std::string> CodeletRegistry::names() const {
+  std::vector<std::string> result;
+  result.reserve(codelets_.size());
+  for (const auto& codelet : codelets_) result.push_back(codelet->name());
+  return result;
+}
+
+void CodeletRegistry::add(std::unique_ptr<Codelet> codelet) {
+  if (!codelet) throw std::invalid_argument("CodeletRegistry::add: null codelet");
+  if (has(codelet->name()))
+    throw std::invalid_argument("CodeletRegistry::add: codelet '" + codelet->name() + "' is already registered");
+  codelets_.push_back(std::move(codelet));
+}
+
+}  // namespace ipusim::model

@@ -1,0 +1,79 @@
+#pragma once
+// The codelets' timing vocabulary: every constant a cycles() formula uses,
+// named, with the one-line reason for its value. Tests compute the expected
+// cycle counts from these same names, so a change here is a deliberate change
+// of the model, not a silent drift.
+//
+// Conventions (PopLibs style, see graphcore/poplibs lib/popops/
+// PerformanceEstimation.cpp `basicOpLoopCycles` and popopsCycleEstimators.hpp
+// `OpPerformanceInfo`): a worker codelet costs
+//   fixed vertex overhead + per-row overhead x rows
+//   + ceil(elements / vectorWidth) x cyclesPerVector
+// in ONE worker context's cycles (the tile runs 6 contexts interleaved; the
+// executor multiplies by the context count). vectorWidth for float is the
+// 64-bit datapath: Target::tile.vectorBytes / 4 = 2 floats.
+#include "model/target.hpp"
+#include "model/ir/types.hpp"
+
+#include <cstdint>
+
+namespace ipusim::model::cycles {
+
+// --- Worker vertices ------------------------------------------------------
+// Loading the vertex state (pointers, sizes), loop setup and exitz; popops'
+// UnaryOp/BinaryOp worker estimators start from a constant of this order (20).
+inline constexpr ir::Cycles kWorkerVertexOverhead = 20;
+// Outer loop of a 2D vertex, per row: load the row pointer and length, branch
+// (popops BinaryOp2D / BroadcastVectorInner2D charge ~10 per sub-vector).
+inline constexpr ir::Cycles kRowOverhead = 10;
+
+// Cycles per 64-bit vector (2 floats) of the inner loop, by operation.
+// Simple arithmetic issues one f32v2 op per cycle with the load/store bundled
+// in a pipelined rpt loop (popops' assembly codelets: ld64 / f32v2add / st64).
+inline constexpr ir::Cycles kSimpleOpCyclesPerVector = 1;
+// ReluGrad: a compare and a select (f32v2cmpgt, and) per vector.
+inline constexpr ir::Cycles kReluGradCyclesPerVector = 2;
+// No vector divide: reciprocal then multiply, per float pair (popops
+// OpPerformanceInfo INVERSE FLOAT = 6 cycles per loop of 2).
+inline constexpr ir::Cycles kDivideCyclesPerVector = 6;
+// Transcendental: f32exp is scalar, 6 cycles per loop of 2 floats (popops
+// OpPerformanceInfo EXPONENT FLOAT {6, false, 2}).
+inline constexpr ir::Cycles kExpCyclesPerVector = 6;
+// f32ln, likewise scalar; charged like exp (PopLibs' LOGARITHM FLOAT entry has
+// varied between releases; exp's cost is the middle of that range).
+inline constexpr ir::Cycles kLogCyclesPerVector = 6;
+// int -> float: not on the aux pipeline, one element per 2 cycles (popops
+// castWorkerCycles: max(load, store) + 1 with an op vector width of 1).
+inline constexpr ir::Cycles kIntToFloatCyclesPerElement = 2;
+
+// Reductions: folding the 2-lane accumulator into one float and storing it
+// (f32add of the halves, scale, st32).
+inline constexpr ir::Cycles kHorizontalReduceCycles = 3;
+// Scalar results per softmax row: one reciprocal of the sum and one log for
+// the loss, each a scalar transcendental (half a kExp/kLog vector).
+inline constexpr ir::Cycles kScalarReciprocalCycles = kDivideCyclesPerVector / 2;
+inline constexpr ir::Cycles kScalarLogCycles = kLogCyclesPerVector / 2;
+// Per row of a label-indexed codelet: load the label, bounds check, address.
+inline constexpr ir::Cycles kLabelLookupCycles = 4;
+
+// --- Supervisor: the AMP matrix product (MatMulPartial) --------------------
+// Follows poplin's ConvPartial1x1Out supervisor estimate
+// (getConvPartial1x1SupervisorOuterLoopCycleEstimate: 6 + 16 per conv group
+// + 8 per output group ...): a fixed supervisor cost, a cost per output row
+// (reloading the AMP weights / pointers), and the MACs at the AMP rate.
+inline constexpr ir::Cycles kAmpSupervisorOverhead = 6 + 16;
+inline constexpr ir::Cycles kAmpRowOverhead = 8;
+// Zeroing the partials when not accumulating: one st64 per 2 floats.
+inline constexpr ir::Cycles kZeroCyclesPerVector = 1;
+
+inline constexpr std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// Floats per datapath vector. Throws std::invalid_argument if the target's
+// vector is narrower than one float.
+std::uint64_t floatsPerVector(const Target& target);
+// ceil(elements / floatsPerVector).
+std::uint64_t floatVectors(std::uint64_t elements, const Target& target);
+// AMP float MACs per tile per cycle; throws std::invalid_argument if zero.
+std::uint64_t ampFloatMacsPerCycle(const Target& target);
+
+}  // namespace ipusim::model::cycles

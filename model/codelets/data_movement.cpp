@@ -1,0 +1,82 @@
+// Copy, Cast (int -> float), Fill.
+// Timing follows popops: Copy like a unary op of one cycle per 64-bit vector
+// (ld64/st64); Cast like castWorkerCycles for a conversion off the aux
+// pipeline (kIntToFloatCyclesPerElement, no vectorisation); Fill like
+// _fillCycleEstimate (one st64 per 2 floats). Each adds kWorkerVertexOverhead.
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ipusim::model {
+namespace {
+
+class Copy final : public Codelet {
+ public:
+  std::string name() const override { return "Copy"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("out", "in");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kWorkerVertexOverhead +
+           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+    if (f[1].size != 0) std::memmove(f[1].data, f[0].data, f[1].size * sizeof(float));
+  }
+};
+
+IPUSIM_KERNEL void intToFloat(const std::int32_t* __restrict in, float* __restrict out, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t i) { out[i] = static_cast<float>(in[i]); });
+}
+
+class Cast final : public Codelet {
+ public:
+  std::string name() const override { return "Cast"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Int, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("out", "in");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
+    return cycles::kWorkerVertexOverhead + shape.fieldSizes[0] * cycles::kIntToFloatCyclesPerElement;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+    intToFloat(f[0].as<const std::int32_t>(), f[1].as<float>(), f[1].size);
+  }
+};
+
+class Fill final : public Codelet {
+ public:
+  std::string name() const override { return "Fill"; }
+  std::vector<FieldSpec> fields() const override { return {{"out", ir::DType::Float, FieldAccess::Out}}; }
+  std::vector<std::string> params() const override { return {"value"}; }
+  void validate(const VertexShape& shape) const override { ShapeCheck check(*this, shape); }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kWorkerVertexOverhead +
+           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+    float* out = f[0].as<float>();
+    std::fill(out, out + f[0].size, static_cast<float>(params[0]));
+  }
+};
+
+}  // namespace
+
+void addDataMovementCodelets(CodeletRegistry& registry) {
+  registry.add(std::make_unique<Copy>());
+  registry.add(std::make_unique<Cast>());
+  registry.add(std::make_unique<Fill>());
+}
+
+}  // namespace ipusim::model

@@ -1,0 +1,69 @@
+// Add, Sub, Mul, Div: out = in0 op in1 over equal-sized float vectors.
+// Timing follows popops BinaryOp (PerformanceEstimation.cpp basicOpLoopCycles):
+//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op).
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+namespace ipusim::model {
+namespace {
+
+struct AddOp {
+  static constexpr const char* kName = "Add";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static float apply(float a, float b) { return a + b; }
+};
+struct SubOp {
+  static constexpr const char* kName = "Sub";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static float apply(float a, float b) { return a - b; }
+};
+struct MulOp {
+  static constexpr const char* kName = "Mul";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static float apply(float a, float b) { return a * b; }
+};
+struct DivOp {
+  static constexpr const char* kName = "Div";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kDivideCyclesPerVector;
+  static float apply(float a, float b) { return a / b; }
+};
+
+template <class Op>
+IPUSIM_KERNEL void applyBinary(const float* __restrict in0, const float* __restrict in1, float* __restrict out, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t i) { out[i] = Op::apply(in0[i], in1[i]); });
+}
+
+template <class Op>
+class ElementwiseBinary final : public Codelet {
+ public:
+  std::string name() const override { return Op::kName; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in0", ir::DType::Float, FieldAccess::In},
+            {"in1", ir::DType::Float, FieldAccess::In},
+            {"out", ir::DType::Float, FieldAccess::Out}};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("in1", "in0");
+    check.expectSameSize("out", "in0");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+    applyBinary<Op>(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);
+  }
+};
+
+}  // namespace
+
+void addElementwiseBinaryCodelets(CodeletRegistry& registry) {
+  registry.add(std::make_unique<ElementwiseBinary<AddOp>>());
+  registry.add(std::make_unique<ElementwiseBinary<SubOp>>());
+  registry.add(std::make_unique<ElementwiseBinary<MulOp>>());
+  registry.add(std::make_unique<ElementwiseBinary<DivOp>>());
+}
+
+}  // namespace ipusim::model

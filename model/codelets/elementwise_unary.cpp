@@ -1,0 +1,76 @@
+// Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors.
+// Timing follows popops UnaryOp (PerformanceEstimation.cpp basicOpLoopCycles
+// with the OpPerformanceInfo table of popopsCycleEstimators.hpp):
+//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op),
+// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector.
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+#include <cmath>
+
+namespace ipusim::model {
+namespace {
+
+struct ReluOp {
+  static constexpr const char* kName = "Relu";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;  // f32v2max with 0
+  static float apply(float x) { return x > 0.0f ? x : 0.0f; }
+};
+struct ExpOp {
+  static constexpr const char* kName = "Exp";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kExpCyclesPerVector;
+  static float apply(float x) { return std::exp(x); }
+};
+struct LogOp {
+  static constexpr const char* kName = "Log";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kLogCyclesPerVector;
+  static float apply(float x) { return std::log(x); }
+};
+struct NegOp {
+  static constexpr const char* kName = "Neg";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static float apply(float x) { return -x; }
+};
+struct SquareOp {
+  static constexpr const char* kName = "Square";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;  // f32v2mul x, x
+  static float apply(float x) { return x * x; }
+};
+
+template <class Op>
+IPUSIM_KERNEL void applyUnary(const float* __restrict in, float* __restrict out, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t i) { out[i] = Op::apply(in[i]); });
+}
+
+template <class Op>
+class ElementwiseUnary final : public Codelet {
+ public:
+  std::string name() const override { return Op::kName; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("out", "in");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+    applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);
+  }
+};
+
+}  // namespace
+
+void addElementwiseUnaryCodelets(CodeletRegistry& registry) {
+  registry.add(std::make_unique<ElementwiseUnary<ReluOp>>());
+  registry.add(std::make_unique<ElementwiseUnary<ExpOp>>());
+  registry.add(std::make_unique<ElementwiseUnary<LogOp>>());
+  registry.add(std::make_unique<ElementwiseUnary<NegOp>>());
+  registry.add(std::make_unique<ElementwiseUnary<SquareOp>>());
+}
+
+}  // namespace ipusim::model

@@ -1,0 +1,121 @@
+// ReduceSum, ReduceMax over a rows x cols matrix `in`, along `axis`:
+//   axis 0 -> out has cols (each column reduced over the rows),
+//   axis 1 -> out has rows (each row reduced over its columns).
+// ReduceSum multiplies the result by `scale`; with `accumulate` the result is
+// added to (ReduceSum) or max-ed with (ReduceMax) what `out` holds.
+//
+// Timing (worker cycles) follows popops' reduction vertices:
+//   axis 1, like ContinuousReduce (each row folded to one value):
+//     kWorkerVertexOverhead + rows * (kRowOverhead
+//       + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector + kHorizontalReduceCycles)
+//   axis 0, like Reduce over partials (rows accumulated into a cols vector,
+//   then scaled and stored once):
+//     kWorkerVertexOverhead + rows * (kRowOverhead + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector)
+//       + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+#include <algorithm>
+
+namespace ipusim::model {
+namespace {
+
+struct SumReduction {
+  static constexpr const char* kName = "ReduceSum";
+  static constexpr bool kScaled = true;
+  static float reduceRow(const float* in, std::uint64_t n) { return vec::sum(in, n); }
+  static float combine(float a, float b) { return a + b; }
+};
+struct MaxReduction {
+  static constexpr const char* kName = "ReduceMax";
+  static constexpr bool kScaled = false;
+  static float reduceRow(const float* in, std::uint64_t n) { return vec::max(in, n); }
+  static float combine(float a, float b) { return a > b ? a : b; }
+};
+
+// acc[c] = combine over rows r of in[r][c]; acc starts as row 0.
+template <class R>
+IPUSIM_KERNEL void reduceColumns(const float* __restrict in, float* __restrict acc, std::uint64_t rows,
+                                 std::uint64_t cols) {
+  for (std::uint64_t c = 0; c < cols; ++c) acc[c] = in[c];
+  for (std::uint64_t r = 1; r < rows; ++r) {
+    const float* __restrict row = in + r * cols;
+    vec::forEach(cols, [=](std::uint64_t c) { acc[c] = R::combine(acc[c], row[c]); });
+  }
+}
+
+template <class R>
+IPUSIM_KERNEL void storeScaled(const float* __restrict acc, float* __restrict out, std::uint64_t n, float scale,
+                               bool accumulate) {
+  if (accumulate)
+    vec::forEach(n, [=](std::uint64_t c) { out[c] = R::combine(out[c], scale * acc[c]); });
+  else
+    vec::forEach(n, [=](std::uint64_t c) { out[c] = scale * acc[c]; });
+}
+
+template <class R>
+class Reduce final : public Codelet {
+ public:
+  std::string name() const override { return R::kName; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::InOut}};
+  }
+  std::vector<std::string> params() const override {
+    if (R::kScaled) return {"rows", "cols", "axis", "scale", "accumulate"};
+    return {"rows", "cols", "axis", "accumulate"};
+  }
+  std::vector<ParamDefault> paramDefaults() const override {
+    if (R::kScaled) return {{"scale", 1}, {"accumulate", 0}};
+    return {{"accumulate", 0}};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), cols = check.dimension("cols");
+    const bool axisIsRows = check.flag("axis");  // 0 or 1, as the flag check demands
+    check.flag("accumulate");
+    check.expectSize("in", rows * cols, "rows x cols = " + std::to_string(rows) + " x " + std::to_string(cols));
+    if (axisIsRows)
+      check.expectSize("out", rows, "axis 1: one value per row");
+    else
+      check.expectSize("out", cols, "axis 0: one value per column");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
+    const bool axisIsRows = shape.params[2] != 0;
+    const ir::Cycles perRowVectors = cycles::floatVectors(cols, target) * cycles::kSimpleOpCyclesPerVector;
+    if (axisIsRows)
+      return cycles::kWorkerVertexOverhead +
+             rows * (cycles::kRowOverhead + perRowVectors + cycles::kHorizontalReduceCycles);
+    return cycles::kWorkerVertexOverhead + rows * (cycles::kRowOverhead + perRowVectors) + perRowVectors;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+    const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);
+    const bool axisIsRows = params[2] != 0;
+    const float scale = R::kScaled ? static_cast<float>(params[3]) : 1.0f;
+    const bool accumulate = params[R::kScaled ? 4 : 3] != 0;
+    const float* in = f[0].as<const float>();
+    float* out = f[1].as<float>();
+    if (axisIsRows) {
+      for (std::uint64_t r = 0; r < rows; ++r) {
+        const float value = scale * R::reduceRow(in + r * cols, cols);
+        out[r] = accumulate ? R::combine(out[r], value) : value;
+      }
+      return;
+    }
+    thread_local std::vector<float> scratch;  // the running column reduction
+    scratch.resize(cols);
+    reduceColumns<R>(in, scratch.data(), rows, cols);
+    storeScaled<R>(scratch.data(), out, cols, scale, accumulate);
+  }
+};
+
+}  // namespace
+
+void addReduceCodelets(CodeletRegistry& registry) {
+  registry.add(std::make_unique<Reduce<SumReduction>>());
+  registry.add(std::make_unique<Reduce<MaxReduction>>());
+}
+
+}  // namespace ipusim::model

@@ -1,0 +1,41 @@
+// ScaledAdd: data += scale * deltas (the weight update of SGD).
+// Timing follows popops ScaledAdd (PerformanceEstimation.cpp
+// getScaledArithmeticSupervisorCycleEstimate, one f32v2 axpy per vector):
+//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kSimpleOpCyclesPerVector.
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+namespace ipusim::model {
+namespace {
+
+IPUSIM_KERNEL void scaledAdd(float* __restrict data, const float* __restrict deltas, float scale, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t i) { data[i] += scale * deltas[i]; });
+}
+
+class ScaledAdd final : public Codelet {
+ public:
+  std::string name() const override { return "ScaledAdd"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"data", ir::DType::Float, FieldAccess::InOut}, {"deltas", ir::DType::Float, FieldAccess::In}};
+  }
+  std::vector<std::string> params() const override { return {"scale"}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("deltas", "data");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kWorkerVertexOverhead +
+           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+    scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);
+  }
+};
+
+}  // namespace
+
+void addScaledAddCodelet(CodeletRegistry& registry) { registry.add(std::make_unique<ScaledAdd>()); }
+
+}  // namespace ipusim::model

@@ -1,0 +1,139 @@
+// SoftmaxCrossEntropy and SoftmaxCrossEntropyGrad over rows x classes logits.
+//
+// Forward, per row: probs = softmax(logits) computed stably (the row max is
+// subtracted before exp, so large logits cannot overflow), and the loss by
+// log-sum-exp, loss = log(sum_c exp(x_c - max)) - (x_label - max), which is
+// -log(probs[label]) without ever taking log(0) when a probability underflows.
+// Grad, per row: grad = scale * (probs - onehot(label)).
+// A label outside [0, classes) is data, not shape, so compute() reports it
+// (std::invalid_argument naming the codelet, the row, the label).
+//
+// Timing (worker cycles) follows the structure of popnn's loss vertices
+// (LossCrossEntropyTransform, ReduceMaxClassGather, NonLinearity SOFTMAX): a
+// 2D vertex with a per-row overhead and one pass per element and operation.
+// Forward, per row with V = ceil(classes / floatsPerVector):
+//   kRowOverhead + V * (3 * kSimpleOpCyclesPerVector + kExpCyclesPerVector)
+//   + 2 * kHorizontalReduceCycles + kScalarReciprocalCycles + kLabelLookupCycles + kScalarLogCycles
+// (passes: max; exp(x - max) with the sum; normalise by the reciprocal; the
+// folds of the max and of the sum; the label's loss). Grad, per row:
+//   kRowOverhead + V * kSimpleOpCyclesPerVector + kLabelLookupCycles.
+// Both add kWorkerVertexOverhead once.
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ipusim::model {
+namespace {
+
+std::uint64_t checkedLabel(const char* codelet, const std::int32_t* labels, std::uint64_t row,
+                           std::uint64_t classes) {
+  const std::int32_t label = labels[row];
+  if (label < 0 || std::uint64_t(label) >= classes)
+    throw std::invalid_argument(std::string("codelet ") + codelet + ": labels[" + std::to_string(row) +
+                                "] = " + std::to_string(label) + ", expected a class in [0, " +
+                                std::to_string(classes) + ")");
+  return std::uint64_t(label);
+}
+
+IPUSIM_KERNEL void scaleInto(const float* __restrict in, float* __restrict out, float scale, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t i) { out[i] = scale * in[i]; });
+}
+
+class SoftmaxCrossEntropy final : public Codelet {
+ public:
+  std::string name() const override { return "SoftmaxCrossEntropy"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"logits", ir::DType::Float, FieldAccess::In},
+            {"labels", ir::DType::Int, FieldAccess::In},
+            {"probs", ir::DType::Float, FieldAccess::Out},
+            {"loss", ir::DType::Float, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override { return {"rows", "classes"}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), classes = check.dimension("classes");
+    const std::string matrix = "rows x classes = " + std::to_string(rows) + " x " + std::to_string(classes);
+    check.expectSize("logits", rows * classes, matrix);
+    check.expectSize("labels", rows, "rows");
+    check.expectSize("probs", rows * classes, matrix);
+    check.expectSize("loss", rows, "rows");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
+    const ir::Cycles vectors = cycles::floatVectors(classes, target);
+    const ir::Cycles perRow = cycles::kRowOverhead +
+                              vectors * (3 * cycles::kSimpleOpCyclesPerVector + cycles::kExpCyclesPerVector) +
+                              2 * cycles::kHorizontalReduceCycles + cycles::kScalarReciprocalCycles +
+                              cycles::kLabelLookupCycles + cycles::kScalarLogCycles;
+    return cycles::kWorkerVertexOverhead + rows * perRow;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+    const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
+    const std::int32_t* labels = f[1].as<const std::int32_t>();
+    float* loss = f[3].as<float>();
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const std::uint64_t label = checkedLabel("SoftmaxCrossEntropy", labels, r, classes);
+      const float* x = f[0].as<const float>() + r * classes;
+      float* p = f[2].as<float>() + r * classes;
+      const float rowMax = vec::max(x, classes);
+      // exp(x - max) is in (0, 1], and is 1 at the max: the sum is in [1, classes].
+      for (std::uint64_t c = 0; c < classes; ++c) p[c] = std::exp(x[c] - rowMax);
+      const float sum = vec::sum(p, classes);
+      const float inverse = 1.0f / sum;
+      vec::forEach(classes, [=](std::uint64_t c) { p[c] *= inverse; });
+      loss[r] = std::log(sum) - (x[label] - rowMax);
+    }
+  }
+};
+
+class SoftmaxCrossEntropyGrad final : public Codelet {
+ public:
+  std::string name() const override { return "SoftmaxCrossEntropyGrad"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"probs", ir::DType::Float, FieldAccess::In},
+            {"labels", ir::DType::Int, FieldAccess::In},
+            {"grad", ir::DType::Float, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override { return {"rows", "classes", "scale"}; }
+  std::vector<ParamDefault> paramDefaults() const override { return {{"scale", 1}}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), classes = check.dimension("classes");
+    const std::string matrix = "rows x classes = " + std::to_string(rows) + " x " + std::to_string(classes);
+    check.expectSize("probs", rows * classes, matrix);
+    check.expectSize("labels", rows, "rows");
+    check.expectSize("grad", rows * classes, matrix);
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
+    const ir::Cycles perRow = cycles::kRowOverhead +
+                              cycles::floatVectors(classes, target) * cycles::kSimpleOpCyclesPerVector +
+                              cycles::kLabelLookupCycles;
+    return cycles::kWorkerVertexOverhead + rows * perRow;
+  }
+  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+    const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
+    const float scale = static_cast<float>(params[2]);
+    const std::int32_t* labels = f[1].as<const std::int32_t>();
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const std::uint64_t label = checkedLabel("SoftmaxCrossEntropyGrad", labels, r, classes);
+      const float* p = f[0].as<const float>() + r * classes;
+      float* g = f[2].as<float>() + r * classes;
+      scaleInto(p, g, scale, classes);
+      g[label] = scale * (p[label] - 1.0f);
+    }
+  }
+};
+
+}  // namespace
+
+void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry) {
+  registry.add(std::make_unique<SoftmaxCrossEntropy>());
+  registry.add(std::make_unique<SoftmaxCrossEntropyGrad>());
+}
+
+}  // namespace ipusim::model

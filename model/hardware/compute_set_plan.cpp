@@ -1,0 +1,99 @@
+#include "model/hardware/compute_set_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace ipusim::model::hardware {
+namespace {
+
+std::string vertexName(const ir::ComputeSet& cs, std::size_t index, const ir::Vertex& v) {
+  return "computeSets[" + std::to_string(cs.id) + "] '" + cs.name + "' vertices[" +
+         std::to_string(index) + "] (codelet " + v.codelet + ", tile " + std::to_string(v.tile) + ")";
+}
+
+}  // namespace
+
+ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& memory,
+                               const Target& target)
+    : id_(cs.id), name_(cs.name), ipuCycles_(target.numIpus(), 0) {
+  const auto& registry = CodeletRegistry::instance();
+  // Per tile: the cycles of its worker and supervisor vertices, in vertex order.
+  struct TileVertices { std::vector<ir::Cycles> workers, supervisors; };
+  std::map<std::uint32_t, TileVertices> perTile;
+  vertices_.reserve(cs.vertices.size());
+
+  for (std::size_t i = 0; i < cs.vertices.size(); ++i) {
+    const ir::Vertex& v = cs.vertices[i];
+    const std::string where = vertexName(cs, i, v);
+    if (v.tile >= target.totalTiles())
+      throw std::invalid_argument(where + ": tile out of range, expected below " +
+                                  std::to_string(target.totalTiles()));
+    const Codelet* codelet = nullptr;
+    try {
+      codelet = &registry.get(v.codelet);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + ": " + e.what());
+    }
+    ResolvedVertex resolved;
+    resolved.codelet = codelet;
+    VertexShape shape;
+    const std::vector<FieldSpec> specs = codelet->fields();
+    for (const ir::VertexField& f : v.fields)
+      if (std::none_of(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == f.name; }))
+        throw std::invalid_argument(where + ": unknown field '" + f.name + "' for codelet " + v.codelet);
+    for (const FieldSpec& spec : specs) {
+      auto field = std::find_if(v.fields.begin(), v.fields.end(),
+                                [&](const ir::VertexField& f) { return f.name == spec.name; });
+      if (field == v.fields.end())
+        throw std::invalid_argument(where + ": field '" + spec.name + "' is not connected");
+      const ir::TensorRef& ref = field->ref;
+      if (ref.tensor >= memory.numTensors())
+        throw std::invalid_argument(where + ": field '" + spec.name + "' refers to tensor " +
+                                    std::to_string(ref.tensor) + ", which does not exist");
+      const ir::Tensor& tensor = memory.tensor(ref.tensor);
+      if (tensor.dtype != spec.dtype)
+        throw std::invalid_argument(where + ": field '" + spec.name + "' is tensor '" + tensor.name +
+                                    "' of type " + ir::toString(tensor.dtype) + ", expected " +
+                                    ir::toString(spec.dtype));
+      FieldData data;
+      data.size = ref.size();
+      if (ref.size() > 0) {
+        const auto pieces = memory.pieces(ref);
+        if (pieces.size() != 1 || pieces[0].tile != v.tile || pieces[0].elements != ref.size())
+          throw std::invalid_argument(where + ": field '" + spec.name + "' (tensor " +
+                                      std::to_string(ref.tensor) + " [" + std::to_string(ref.begin) +
+                                      ", " + std::to_string(ref.end) +
+                                      ")) must lie contiguously on the vertex's tile");
+        data.data = memory.pointer(pieces[0]);
+      }
+      resolved.fields.push_back(data);
+      shape.fieldSizes.push_back(ref.size());
+    }
+    try {
+      resolved.params = orderedParams(*codelet, v.params);  // defaults filled in
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + ": " + e.what());
+    }
+    shape.params = resolved.params;
+    try {
+      codelet->validate(shape);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + ": " + e.what());
+    }
+    const ir::Cycles cycles = codelet->cycles(shape, target);
+    TileVertices& tv = perTile[v.tile];
+    (codelet->isSupervisor() ? tv.supervisors : tv.workers).push_back(cycles);
+    vertices_.push_back(std::move(resolved));
+  }
+
+  for (const auto& [tile, tv] : perTile) {
+    const ir::Cycles cycles = tileComputeCycles(tv.workers, tv.supervisors, target.tile);
+    tiles_.push_back({tile, cycles, std::uint32_t(tv.workers.size() + tv.supervisors.size())});
+    const std::uint32_t ipu = target.ipuOf(tile);
+    ipuCycles_[ipu] = std::max(ipuCycles_[ipu], cycles);
+    if (ipus_.empty() || ipus_.back() != ipu) ipus_.push_back(ipu);
+  }
+}
+
+}  // namespace ipusim::model::hardware

@@ -1,0 +1,163 @@
+#include "model/hardware/exchange_fabric.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace ipusim::model::hardware {
+namespace {
+
+using Range = std::pair<std::uint64_t, std::uint64_t>;  // [first, second) bytes
+
+std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// Sorted, merged union of byte ranges.
+std::vector<Range> unite(std::vector<Range> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<Range> out;
+  for (const Range& r : ranges) {
+    if (!out.empty() && r.first <= out.back().second)
+      out.back().second = std::max(out.back().second, r.second);
+    else
+      out.push_back(r);
+  }
+  return out;
+}
+
+std::uint64_t overlap(const std::vector<Range>& a, const std::vector<Range>& b) {
+  std::uint64_t n = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::uint64_t lo = std::max(a[i].first, b[j].first);
+    const std::uint64_t hi = std::min(a[i].second, b[j].second);
+    if (lo < hi) n += hi - lo;
+    (a[i].second < b[j].second) ? ++i : ++j;
+  }
+  return n;
+}
+
+std::string programName(const ir::Program& p) {
+  return "programs[" + std::to_string(p.id) + "] '" + p.name + "' (Copy)";
+}
+
+}  // namespace
+
+ExchangeFabric::ExchangeFabric(const Target& target) : target_(target), link_(target) {}
+
+ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& memory) const {
+  const std::string where = programName(copy);
+  for (const ir::TensorRef* ref : {&copy.src, &copy.dst}) {
+    if (ref->tensor >= memory.numTensors())
+      throw std::invalid_argument(where + ": refers to tensor " + std::to_string(ref->tensor) +
+                                  ", which does not exist");
+    if (ref->begin > ref->end || ref->end > memory.tensor(ref->tensor).numElements())
+      throw std::invalid_argument(where + ": region [" + std::to_string(ref->begin) + ", " +
+                                  std::to_string(ref->end) + ") is outside tensor '" +
+                                  memory.tensor(ref->tensor).name + "'");
+  }
+  const ir::Tensor& srcTensor = memory.tensor(copy.src.tensor);
+  const ir::Tensor& dstTensor = memory.tensor(copy.dst.tensor);
+  if (srcTensor.dtype != dstTensor.dtype)
+    throw std::invalid_argument(where + ": src '" + srcTensor.name + "' is " + ir::toString(srcTensor.dtype) +
+                                " but dst '" + dstTensor.name + "' is " + ir::toString(dstTensor.dtype));
+  if (copy.src.size() != copy.dst.size())
+    throw std::invalid_argument(where + ": dst has " + std::to_string(copy.dst.size()) +
+                                " elements, expected src's " + std::to_string(copy.src.size()));
+  const std::size_t elem = ir::sizeOf(srcTensor.dtype);
+  const std::uint32_t numIpus = target_.numIpus();
+
+  ExchangePlan plan;
+  plan.ipuUsesLink.assign(numIpus, false);
+  plan.ipuReceivedBytes.assign(numIpus, 0);
+  std::map<std::uint32_t, ExchangeTileTraffic> traffic;
+  // Per sender, per destination pair (tile / 2): source byte ranges sent to the
+  // even [0] and odd [1] member, to find bytes the pair receives twice.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Range>[2]> pairRanges;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> linkBytes;
+  std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles of the IPU
+  bool crossesTiles = false;
+
+  const auto srcPieces = memory.pieces(copy.src);
+  const auto dstPieces = memory.pieces(copy.dst);
+  {
+    std::size_t i = 0, j = 0;
+    std::uint64_t at = 0;  // element offset within the region
+    while (i < srcPieces.size() && j < dstPieces.size()) {
+      const RegionPiece& s = srcPieces[i];
+      const RegionPiece& d = dstPieces[j];
+      const std::uint64_t sEnd = s.offset + s.elements, dEnd = d.offset + d.elements;
+      const std::uint64_t end = std::min(sEnd, dEnd);
+      const std::uint64_t bytes = (end - at) * elem;
+      const std::uint64_t srcAddress = s.address + (at - s.offset) * elem;
+      const std::uint64_t dstAddress = d.address + (at - d.offset) * elem;
+      const std::uint32_t srcIpu = target_.ipuOf(s.tile), dstIpu = target_.ipuOf(d.tile);
+      plan.totalBytes += bytes;
+      plan.ipuReceivedBytes[dstIpu] += bytes;
+      traffic[d.tile].receivedBytes += bytes;
+      if (s.tile == d.tile) {
+        traffic[d.tile].localBytes += bytes;
+      } else if (srcIpu == dstIpu) {
+        crossesTiles = true;
+        onChipReceived[d.tile] += bytes;
+        traffic[s.tile];  // a sender appears even if pairing makes it send little
+        pairRanges[{s.tile, d.tile / 2}][d.tile % 2].push_back({srcAddress, srcAddress + bytes});
+      } else {
+        linkBytes[{srcIpu, dstIpu}] += bytes;
+        plan.ipuUsesLink[srcIpu] = plan.ipuUsesLink[dstIpu] = true;
+        traffic[s.tile];
+      }
+      if (memory.functional())
+        plan.transfers.push_back({memory.pointer(s) + (srcAddress - s.address),
+                                  memory.pointer(d) + (dstAddress - d.address), bytes});
+      at = end;
+      if (sEnd == end) ++i;
+      if (dEnd == end) ++j;
+    }
+  }
+
+  const std::uint32_t factor = std::max<std::uint32_t>(1, target_.exchange.pairedReceiveFactor);
+  for (auto& [key, ranges] : pairRanges) {
+    // Raw bytes first: the same bytes sent twice to one tile are sent twice.
+    std::uint64_t raw = 0;
+    for (const auto& member : ranges)
+      for (const Range& r : member) raw += r.second - r.first;
+    const std::uint64_t shared = overlap(unite(std::move(ranges[0])), unite(std::move(ranges[1])));
+    // Bytes both members receive cost the sender 2S / factor instead of 2S.
+    traffic[key.first].sentBytes += raw - 2 * shared + ceilDiv(2 * shared, factor);
+  }
+
+  const std::uint64_t bpc = target_.exchange.bytesPerCycle;
+  if (crossesTiles && bpc == 0)
+    throw std::invalid_argument(where + ": exchange.bytesPerCycle is 0, expected a positive bandwidth");
+  const std::uint64_t vectorBytes = std::max<std::uint32_t>(1, target_.tile.vectorBytes);
+  std::vector<bool> involved(numIpus, false);
+  plan.tiles.reserve(traffic.size());
+  for (auto& [tile, t] : traffic) {
+    t.tile = tile;
+    const std::uint64_t received = onChipReceived.count(tile) ? onChipReceived[tile] : 0;
+    t.cycles = (bpc ? ceilDiv(std::max(t.sentBytes, received), bpc) : 0) + ceilDiv(t.localBytes, vectorBytes);
+    plan.onChipCycles = std::max(plan.onChipCycles, t.cycles);
+    involved[target_.ipuOf(tile)] = true;
+    plan.tiles.push_back(t);
+  }
+  if (crossesTiles) plan.onChipCycles += target_.exchange.latencyCycles;
+  for (std::uint32_t ipu = 0; ipu < numIpus; ++ipu)
+    if (involved[ipu]) plan.ipus.push_back(ipu);
+  for (const auto& [pair, bytes] : linkBytes) {
+    try {
+      plan.linkCycles = std::max(plan.linkCycles, link_.transferCycles(bytes));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + ": " + e.what());
+    }
+  }
+  plan.cycles = std::max(plan.onChipCycles, plan.linkCycles);
+  return plan;
+}
+
+void ExchangeFabric::execute(const ExchangePlan& plan) {
+  for (const ExchangeTransfer& t : plan.transfers) std::memmove(t.dst, t.src, t.bytes);
+}
+
+}  // namespace ipusim::model::hardware

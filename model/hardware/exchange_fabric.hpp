@@ -1,0 +1,72 @@
+#pragma once
+// ExchangeFabric: plans and performs Copy programs (BSP exchange phases).
+//
+// Timing of one Copy (computed once, at load()):
+// - on-chip, per tile t: sent(t) and received(t) bytes to/from other tiles of
+//   its IPU; exchange cycles(t) = ceil(max(sent, received) / exchange.bytesPerCycle).
+//   Paired tiles (2k, 2k+1) receiving the same source bytes from the same
+//   sender: the sender sends those S bytes once for the pair; in general it is
+//   charged ceil(2S / exchange.pairedReceiveFactor) (factor 2: S, not 2S).
+// - within one tile (source and destination on the same tile): a memcpy on the
+//   tile, ceil(bytes / tile.vectorBytes) cycles, added to that tile's cycles.
+// - on-chip part = max over tiles of cycles(t), plus exchange.latencyCycles
+//   when any byte crosses between tiles of one IPU.
+// - between IPUs: bytes per ordered IPU pair over the IPU-Link (IpuLink);
+//   link part = max over pairs. Those bytes do not use the on-chip budget.
+// - the phase lasts max(on-chip part, link part) on every IPU involved.
+//
+// Broadcast: a source tensor may alias the same bytes several times (two
+// intervals of its mapping on one tile at one address, a broadcast view);
+// copying such a view to a pair of tiles is the paired-receive case.
+#include "model/hardware/ipu_link.hpp"
+#include "model/hardware/memory_layout.hpp"
+#include "model/ir/program.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ipusim::model::hardware {
+
+struct ExchangeTransfer {  // functional: one contiguous byte move
+  const std::uint8_t* src;
+  std::uint8_t* dst;
+  std::uint64_t bytes;
+};
+
+struct ExchangeTileTraffic {
+  std::uint32_t tile = 0;
+  std::uint64_t sentBytes = 0;      // on-chip, after pairing
+  std::uint64_t receivedBytes = 0;  // on-chip + within-tile + over IPU-Links
+  std::uint64_t localBytes = 0;     // within-tile memcpy
+  ir::Cycles cycles = 0;            // on-chip exchange + memcpy cycles of this tile
+};
+
+struct ExchangePlan {
+  ir::Cycles cycles = 0;          // the phase: max(on-chip, link)
+  ir::Cycles onChipCycles = 0;
+  ir::Cycles linkCycles = 0;
+  std::uint64_t totalBytes = 0;   // destination bytes written
+  std::vector<ExchangeTileTraffic> tiles;      // tiles that send, receive or copy, ascending
+  std::vector<std::uint32_t> ipus;             // IPUs involved, ascending
+  std::vector<bool> ipuUsesLink;               // per IPU of the target
+  std::vector<std::uint64_t> ipuReceivedBytes; // per IPU of the target
+  std::vector<ExchangeTransfer> transfers;     // functional mode only
+};
+
+class ExchangeFabric {
+ public:
+  explicit ExchangeFabric(const Target& target);
+  // Plans Copy program `copy`. Throws std::invalid_argument naming the program
+  // when its regions are invalid (sizes, types) or an IPU-Link is needed and
+  // has no bandwidth.
+  ExchangePlan plan(const ir::Program& copy, const MemoryLayout& memory) const;
+  // Moves the bytes (functional mode). Reads see the memory as before the phase
+  // unless source and destination regions overlap (memmove per transfer).
+  static void execute(const ExchangePlan& plan);
+
+ private:
+  const Target& target_;
+  IpuLink link_;
+};
+
+}  // namespace ipusim::model::hardware

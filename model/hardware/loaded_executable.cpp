@@ -1,0 +1,144 @@
+#include "model/hardware/loaded_executable.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::model::hardware {
+namespace {
+
+std::string programName(const ir::Program& p) {
+  return std::string("programs[") + std::to_string(p.id) + "] '" + p.name + "' (" + ir::toString(p.kind) + ")";
+}
+
+// Structure the executor relies on: children present, ids in range, no cycle
+// through Call/children (a program may not run itself).
+void checkPrograms(const ir::Executable& exe) {
+  const std::size_t n = exe.programs.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const ir::Program& p = exe.programs[i];
+    if (p.id != i)
+      throw std::invalid_argument("programs[" + std::to_string(i) + "]: id is " + std::to_string(p.id) +
+                                  ", expected its index " + std::to_string(i));
+    for (ir::Id c : p.children)
+      if (c >= n)
+        throw std::invalid_argument(programName(p) + ": child " + std::to_string(c) + " does not exist");
+    std::size_t needed = 0;
+    switch (p.kind) {
+      case ir::ProgramKind::Repeat: needed = 1; break;
+      case ir::ProgramKind::RepeatWhileTrue: needed = 2; break;
+      case ir::ProgramKind::If: needed = 1; break;
+      default: break;
+    }
+    if (p.children.size() < needed)
+      throw std::invalid_argument(programName(p) + ": has " + std::to_string(p.children.size()) +
+                                  " children, expected at least " + std::to_string(needed));
+    if (p.kind == ir::ProgramKind::Call && p.callee >= n)
+      throw std::invalid_argument(programName(p) + ": callee " + std::to_string(p.callee) + " does not exist");
+    if (p.kind == ir::ProgramKind::Execute && p.computeSet >= exe.computeSets.size())
+      throw std::invalid_argument(programName(p) + ": computeSet " + std::to_string(p.computeSet) +
+                                  " does not exist");
+    if (p.kind == ir::ProgramKind::StreamCopy && p.stream >= exe.streams.size())
+      throw std::invalid_argument(programName(p) + ": stream " + std::to_string(p.stream) + " does not exist");
+  }
+  // Cycle check: depth-first, colouring programs on the current path.
+  std::vector<std::uint8_t> state(n, 0);  // 0 new, 1 on path, 2 done
+  std::vector<std::pair<ir::Id, std::size_t>> stack;
+  auto successors = [&](ir::Id id) {
+    std::vector<ir::Id> s = exe.programs[id].children;
+    if (exe.programs[id].kind == ir::ProgramKind::Call) s.push_back(exe.programs[id].callee);
+    return s;
+  };
+  for (ir::Id root = 0; root < n; ++root) {
+    if (state[root]) continue;
+    stack.push_back({root, 0});
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const auto succ = successors(id);
+      if (next == succ.size()) {
+        state[id] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const ir::Id c = succ[next++];
+      if (state[c] == 1)
+        throw std::invalid_argument(programName(exe.programs[c]) + ": runs itself (a cycle through " +
+                                    programName(exe.programs[id]) + ")");
+      if (state[c] == 0) {
+        state[c] = 1;
+        stack.push_back({c, 0});
+      }
+    }
+  }
+}
+
+void checkRegion(const ir::Executable& exe, const ir::Program& p, const ir::TensorRef& ref, const char* what) {
+  if (ref.tensor >= exe.tensors.size())
+    throw std::invalid_argument(programName(p) + ": " + what + " refers to tensor " +
+                                std::to_string(ref.tensor) + ", which does not exist");
+  if (ref.begin > ref.end || ref.end > exe.tensors[ref.tensor].numElements())
+    throw std::invalid_argument(programName(p) + ": " + what + " [" + std::to_string(ref.begin) + ", " +
+                                std::to_string(ref.end) + ") is outside tensor '" +
+                                exe.tensors[ref.tensor].name + "'");
+}
+
+}  // namespace
+
+LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& target_, bool functional_)
+    : exe(exe_), target(target_), functional(functional_), memory(exe_, target_, functional_) {
+  checkPrograms(exe);
+  computeSets.reserve(exe.computeSets.size());
+  for (std::size_t i = 0; i < exe.computeSets.size(); ++i) {
+    if (exe.computeSets[i].id != i)
+      throw std::invalid_argument("computeSets[" + std::to_string(i) + "]: id is " +
+                                  std::to_string(exe.computeSets[i].id) + ", expected its index");
+    computeSets.emplace_back(exe.computeSets[i], memory, target);
+  }
+  ExchangeFabric fabric(target);
+  copyIndexOfProgram.assign(exe.programs.size(), ir::kNoId);
+  conditions.resize(exe.programs.size());
+  for (const ir::Program& p : exe.programs) {
+    switch (p.kind) {
+      case ir::ProgramKind::Copy:
+        copyIndexOfProgram[p.id] = ir::Id(copies.size());
+        copies.push_back(fabric.plan(p, memory));
+        break;
+      case ir::ProgramKind::RepeatWhileTrue:
+      case ir::ProgramKind::If: {
+        // Synthetic mode holds no data, so a data-dependent branch has no answer:
+        // refuse it rather than invent one.
+        if (!functional)
+          throw std::invalid_argument(programName(p) +
+                                      ": data-dependent control flow cannot run with synthetic data "
+                                      "(no tensor values); use Repeat or functional mode");
+        checkRegion(exe, p, p.condition, "condition");
+        if (p.condition.size() != 1)
+          throw std::invalid_argument(programName(p) + ": condition has " +
+                                      std::to_string(p.condition.size()) + " elements, expected 1");
+        const auto pieces = memory.pieces(p.condition);
+        conditions[p.id] = {memory.pointer(pieces.at(0)), exe.tensors[p.condition.tensor].dtype};
+        break;
+      }
+      case ir::ProgramKind::StreamCopy: {
+        checkRegion(exe, p, p.tensor, "tensor");
+        const ir::Stream& s = exe.streams[p.stream];
+        const ir::Tensor& t = exe.tensors[p.tensor.tensor];
+        if (p.tensor.size() != s.elementsPerCopy || t.dtype != s.dtype)
+          throw std::invalid_argument(programName(p) + ": tensor '" + t.name + "' region of " +
+                                      std::to_string(p.tensor.size()) + " " + ir::toString(t.dtype) +
+                                      " elements, expected stream '" + s.name + "''s " +
+                                      std::to_string(s.elementsPerCopy) + " " + ir::toString(s.dtype));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (std::size_t i = 0; i < exe.streams.size(); ++i) {
+    if (exe.streams[i].id != i)
+      throw std::invalid_argument("streams[" + std::to_string(i) + "]: id is " +
+                                  std::to_string(exe.streams[i].id) + ", expected its index");
+    streams.push_back(std::make_unique<HostStream>(exe.streams[i]));
+  }
+}
+
+}  // namespace ipusim::model::hardware

@@ -1,0 +1,244 @@
+#include "model/hardware/program_executor.hpp"
+
+#include "model/clock.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::model::hardware {
+
+ProgramExecutor::ProgramExecutor(LoadedExecutable& loaded, HostLink& hostLink, const SyncController& sync,
+                                 const ObserverSet& observers)
+    : loaded_(loaded), hostLink_(hostLink), sync_(sync), observers_(observers),
+      announced_(loaded.numStaticPhases(), Detail::RunsOnly),
+      isAnnounced_(loaded.numStaticPhases(), false) {
+  for (std::uint32_t ipu = 0; ipu < loaded.target.numIpus(); ++ipu) allIpus_.push_back(ipu);
+}
+
+void ProgramExecutor::run(std::uint32_t entry, std::uint64_t runIndex) {
+  const auto& entries = loaded_.exe.entryPoints;
+  if (entry >= entries.size())
+    throw std::invalid_argument("entry point " + std::to_string(entry) + " does not exist: the executable has " +
+                                std::to_string(entries.size()));
+  if (entries[entry].program >= loaded_.exe.programs.size())
+    throw std::invalid_argument("entry point '" + entries[entry].name + "': program " +
+                                std::to_string(entries[entry].program) + " does not exist");
+  stepsThisRun_ = 0;
+  RunEvent event;
+  event.runIndex = runIndex;
+  event.entryPoint = entry;
+  event.name = entries[entry].name;
+  event.start = nowCycles();
+  observed_ = !observers_.empty();
+  detail_ = observed_ ? observers_.detailFor(event) : Detail::RunsOnly;
+  if (observed_) observers_.each([&](ExecutionObserver& o) { o.runBegin(event); });
+  execute(entries[entry].program);
+  event.end = nowCycles();
+  event.steps = stepsThisRun_;
+  if (observed_) observers_.each([&](ExecutionObserver& o) { o.runEnd(event); });
+}
+
+void ProgramExecutor::execute(ir::Id id) {
+  const ir::Program& p = loaded_.exe.programs[id];
+  if (phases()) observers_.each([&](ExecutionObserver& o) { o.programBegin(id, nowCycles()); });
+  const std::uint64_t step = stepsTotal_;
+  if (p.marksStep) {
+    ++stepsTotal_;
+    ++stepsThisRun_;
+    if (phases()) observers_.each([&](ExecutionObserver& o) { o.stepBegin(step, nowCycles()); });
+  }
+  switch (p.kind) {
+    case ir::ProgramKind::Sequence:
+      for (ir::Id child : p.children) execute(child);
+      break;
+    case ir::ProgramKind::Execute: executeComputeSet(p); break;
+    case ir::ProgramKind::Copy: executeCopy(p); break;
+    case ir::ProgramKind::StreamCopy: executeStreamCopy(p); break;
+    case ir::ProgramKind::Repeat:
+      for (std::uint64_t i = 0; i < p.count; ++i) execute(p.children[0]);
+      break;
+    case ir::ProgramKind::RepeatWhileTrue:
+      execute(p.children[0]);
+      while (condition(p)) {
+        execute(p.children[1]);
+        execute(p.children[0]);
+      }
+      break;
+    case ir::ProgramKind::If:
+      if (condition(p))
+        execute(p.children[0]);
+      else if (p.children.size() > 1)
+        execute(p.children[1]);
+      break;
+    case ir::ProgramKind::Sync: executeSync(p); break;
+    case ir::ProgramKind::Call: execute(p.callee); break;
+  }
+  if (p.marksStep && phases()) observers_.each([&](ExecutionObserver& o) { o.stepEnd(step, nowCycles()); });
+  if (phases()) observers_.each([&](ExecutionObserver& o) { o.programEnd(id, nowCycles()); });
+}
+
+bool ProgramExecutor::condition(const ir::Program& p) const {
+  const ConditionSlot& c = loaded_.conditions[p.id];
+  return loadElement(c.dtype, c.data) != 0.0;
+}
+
+void ProgramExecutor::emitPhase(std::uint32_t ipu, PhaseKind kind, Cycles start, Cycles duration,
+                                ir::Id program, ir::Id staticPhase, std::uint64_t bytes) const {
+  if (duration == 0) return;
+  PhaseEvent e;
+  e.ipu = ipu;
+  e.kind = kind;
+  e.start = start;
+  e.duration = duration;
+  e.program = program;
+  e.staticPhase = staticPhase;
+  e.bytes = bytes;
+  observers_.each([&](ExecutionObserver& o) { o.phase(e); });
+}
+
+// Announced once, before its first PhaseEvent; again (same id) only if a later
+// run asks for Tiles detail and the first announcement carried no tile data.
+void ProgramExecutor::announce(ir::Id id, const ir::Program& p) {
+  const bool wantTiles = detail_ >= Detail::Tiles;
+  if (isAnnounced_[id] && (announced_[id] >= Detail::Tiles || !wantTiles)) return;
+  StaticPhase s;
+  s.id = id;
+  s.program = p.id;
+  const std::uint32_t numTiles = loaded_.target.totalTiles();
+  if (p.kind == ir::ProgramKind::Execute) {
+    const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
+    s.kind = PhaseKind::Compute;
+    s.name = plan.name();
+    if (wantTiles) {
+      s.tileCycles.assign(numTiles, 0);
+      s.tileVertices.assign(numTiles, 0);
+      for (const TileWork& w : plan.tiles()) {
+        s.tileCycles[w.tile] = std::uint32_t(w.cycles);
+        s.tileVertices[w.tile] = w.vertices;
+      }
+    }
+  } else {
+    const ExchangePlan& plan = loaded_.copies[loaded_.copyIndexOfProgram[p.id]];
+    s.kind = PhaseKind::Exchange;
+    s.name = p.name;
+    s.bytes = plan.totalBytes;
+    if (wantTiles) {
+      s.tileCycles.assign(numTiles, 0);
+      s.tileVertices.assign(numTiles, 0);
+      for (const ExchangeTileTraffic& t : plan.tiles) {
+        s.tileCycles[t.tile] = std::uint32_t(t.cycles);
+        s.tileVertices[t.tile] = std::uint32_t(t.receivedBytes);
+      }
+    }
+  }
+  isAnnounced_[id] = true;
+  announced_[id] = detail_;
+  observers_.each([&](ExecutionObserver& o) { o.staticPhase(s); });
+}
+
+void ProgramExecutor::executeComputeSet(const ir::Program& p) {
+  const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
+  if (loaded_.functional) plan.run();
+  // An empty compute set still synchronises every IPU.
+  const std::vector<std::uint32_t>& ipus = plan.ipus().empty() ? allIpus_ : plan.ipus();
+  Cycles slowest = 0;
+  for (std::uint32_t ipu : ipus) slowest = std::max(slowest, plan.ipuCycles()[ipu]);
+  const ir::SyncType type = SyncController::typeFor(ipus.size());
+  const Cycles total = slowest + sync_.cycles(type);
+  if (phases()) {
+    announce(plan.id(), p);
+    const Cycles start = nowCycles();
+    for (std::uint32_t ipu : ipus) {
+      const Cycles compute = plan.ipuCycles()[ipu];
+      emitPhase(ipu, PhaseKind::Compute, start, compute, p.id, plan.id(), 0);
+      emitPhase(ipu, PhaseKind::Sync, start + compute, sync_.phaseCycles(type, compute, slowest), p.id,
+                ir::kNoId, 0);
+    }
+  }
+  if (total) sc_core::wait(cyclesToTime(total));
+}
+
+void ProgramExecutor::executeCopy(const ir::Program& p) {
+  const ir::Id index = loaded_.copyIndexOfProgram[p.id];
+  const ExchangePlan& plan = loaded_.copies[index];
+  if (loaded_.functional) ExchangeFabric::execute(plan);
+  if (phases()) {
+    const ir::Id staticId = loaded_.copyStaticPhase(index);
+    announce(staticId, p);
+    const Cycles start = nowCycles();
+    for (std::uint32_t ipu : plan.ipus)
+      emitPhase(ipu, plan.ipuUsesLink[ipu] ? PhaseKind::IpuLinkCopy : PhaseKind::Exchange, start, plan.cycles,
+                p.id, staticId, plan.ipuReceivedBytes[ipu]);
+  }
+  if (plan.cycles) sc_core::wait(cyclesToTime(plan.cycles));
+}
+
+void ProgramExecutor::executeSync(const ir::Program& p) {
+  const Cycles cycles = sync_.cycles(p.syncType);
+  if (phases()) {
+    const Cycles start = nowCycles();
+    for (std::uint32_t ipu : allIpus_) emitPhase(ipu, PhaseKind::Sync, start, cycles, p.id, ir::kNoId, 0);
+  }
+  if (cycles) sc_core::wait(cyclesToTime(cycles));
+}
+
+void ProgramExecutor::executeStreamCopy(const ir::Program& p) {
+  HostStream& stream = *loaded_.streams[p.stream];
+  const ir::StreamDirection direction = stream.spec().direction;
+  const bool toDevice = direction == ir::StreamDirection::HostToDevice;
+  const std::uint64_t bytes = stream.bytesPerCopy();
+  const Cycles begin = nowCycles();
+
+  // Begin: the host's start-up delay, then the host side, then the link channel.
+  if (const Cycles delay = stream.consumeNextCopyDelay()) sc_core::wait(cyclesToTime(delay));
+  Bytes payload;
+  if (toDevice)
+    payload = stream.takeForDevice();
+  else
+    stream.waitForSpace();
+  hostLink_.acquire(direction);
+  const Cycles mid = nowCycles();
+
+  // Mid: the transfer, holding the channel of this direction.
+  const Cycles midCycles = hostLink_.transferCycles(bytes, stream.hostServiceCycles());
+  if (midCycles) sc_core::wait(cyclesToTime(midCycles));
+  hostLink_.release(direction);
+  if (loaded_.functional) {
+    if (toDevice) {
+      if (payload.size() != bytes)
+        throw std::invalid_argument("stream '" + stream.spec().name + "': the host provided " +
+                                    std::to_string(payload.size()) + " bytes, expected " +
+                                    std::to_string(bytes));
+      loaded_.memory.writeRegion(p.tensor, payload.data());
+    } else {
+      payload.resize(bytes);
+      loaded_.memory.readRegion(p.tensor, payload.data());
+    }
+  }
+  if (!toDevice) stream.giveFromDevice(std::move(payload));
+  const Cycles end = nowCycles();
+
+  // End: the completion sync.
+  const Cycles endCycles = sync_.cycles(ir::SyncType::External);
+  if (endCycles) sc_core::wait(cyclesToTime(endCycles));
+
+  if (phases()) {
+    auto emit = [&](StreamCopyPhase phase, Cycles start, Cycles duration, std::uint64_t n) {
+      StreamCopyEvent e;
+      e.stream = p.stream;
+      e.streamName = stream.spec().name;
+      e.phase = phase;
+      e.start = start;
+      e.duration = duration;
+      e.bytes = n;
+      e.program = p.id;
+      observers_.each([&](ExecutionObserver& o) { o.streamCopy(e); });
+    };
+    emit(StreamCopyPhase::Begin, begin, mid - begin, 0);
+    emit(StreamCopyPhase::Mid, mid, end - mid, bytes);
+    emit(StreamCopyPhase::End, end, endCycles, 0);
+    for (std::uint32_t ipu : allIpus_)
+      emitPhase(ipu, PhaseKind::StreamCopy, begin, end + endCycles - begin, p.id, ir::kNoId, bytes);
+  }
+}
+
+}  // namespace ipusim::model::hardware

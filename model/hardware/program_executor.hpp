@@ -1,0 +1,59 @@
+#pragma once
+// ProgramExecutor: walks an ir::Program tree in the caller's SC_THREAD and
+// advances simulated time by one wait() per phase (never ticking).
+//
+// Per program kind:
+//   Execute    compute phase (per IPU: max over its tiles) + sync phase
+//              (internal on one IPU; external when the compute set spans
+//              several, each IPU waiting for the slowest). One wait.
+//   Copy       exchange phase (see ExchangeFabric). One wait.
+//   StreamCopy Begin (wait for the host, its delayNextCopy(), the link channel),
+//              Mid (HostLink::transferCycles, holding the channel),
+//              End (sync.externalCycles). All IPUs are stalled throughout.
+//   Sync       sync.internalCycles or sync.externalCycles on every IPU.
+//   Sequence, Repeat, RepeatWhileTrue, If, Call: no time of their own.
+//
+// Observer calls follow the run's Detail (see model/observer.hpp). A phase of
+// zero cycles produces no PhaseEvent.
+#include "model/hardware/host_link.hpp"
+#include "model/hardware/loaded_executable.hpp"
+#include "model/hardware/observer_set.hpp"
+#include "model/hardware/sync_controller.hpp"
+
+#include <vector>
+
+namespace ipusim::model::hardware {
+
+class ProgramExecutor {
+ public:
+  ProgramExecutor(LoadedExecutable& loaded, HostLink& hostLink, const SyncController& sync,
+                  const ObserverSet& observers);
+  // Runs entry point `entry` as run number `runIndex`. SC_THREAD context.
+  void run(std::uint32_t entry, std::uint64_t runIndex);
+
+ private:
+  void execute(ir::Id program);
+  void executeComputeSet(const ir::Program& p);
+  void executeCopy(const ir::Program& p);
+  void executeStreamCopy(const ir::Program& p);
+  void executeSync(const ir::Program& p);
+  bool condition(const ir::Program& p) const;
+  void announce(ir::Id staticPhase, const ir::Program& p);
+  void emitPhase(std::uint32_t ipu, PhaseKind kind, Cycles start, Cycles duration, ir::Id program,
+                 ir::Id staticPhase, std::uint64_t bytes) const;
+  bool phases() const { return detail_ >= Detail::Phases; }
+
+  LoadedExecutable& loaded_;
+  HostLink& hostLink_;
+  const SyncController& sync_;
+  const ObserverSet& observers_;
+  Detail detail_ = Detail::RunsOnly;
+  bool observed_ = false;               // any observer at all
+  std::uint64_t stepsTotal_ = 0;        // across runs: numbers steps
+  std::uint64_t stepsThisRun_ = 0;
+  std::vector<Detail> announced_;       // per static phase: detail it was announced at
+  std::vector<bool> isAnnounced_;
+  std::vector<std::uint32_t> allIpus_;
+};
+
+}  // namespace ipusim::model::hardware

@@ -1,0 +1,137 @@
+#include "model/ipu_system.hpp"
+
+#include "model/clock.hpp"
+#include "model/hardware/exchange_fabric.hpp"
+#include "model/hardware/host_link.hpp"
+#include "model/hardware/loaded_executable.hpp"
+#include "model/hardware/observer_set.hpp"
+#include "model/hardware/program_executor.hpp"
+#include "model/hardware/sync_controller.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace ipusim::model {
+
+struct IpuSystem::Impl {
+  Impl(const Target& t) : target(t), hostLink(target), sync(target.sync) {}
+
+  Target target;
+  hardware::HostLink hostLink;
+  hardware::SyncController sync;
+  hardware::ObserverSet observers;
+  ir::Executable exe;
+  LoadOptions options;
+  std::unique_ptr<hardware::LoadedExecutable> loaded;
+  std::unique_ptr<hardware::ProgramExecutor> executor;
+  std::uint64_t runs = 0;
+  bool running = false;
+
+  hardware::LoadedExecutable& requireLoaded(const char* what) const {
+    if (!loaded) throw std::logic_error(std::string("IpuSystem::") + what + ": no executable loaded (call load() first)");
+    return *loaded;
+  }
+};
+
+IpuSystem::IpuSystem(sc_core::sc_module_name name, const Target& target) : sc_core::sc_module(name) {
+  configureKernelTime();
+  target.validate();
+  impl_ = std::make_unique<Impl>(target);
+}
+
+IpuSystem::~IpuSystem() = default;
+
+void IpuSystem::load(const ir::Executable& exe, const LoadOptions& options) {
+  if (impl_->loaded) throw std::logic_error("IpuSystem::load: an executable is already loaded (load once)");
+  exe.validate(impl_->target.totalTiles());
+  impl_->exe = exe;
+  impl_->options = options;
+  impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional);
+  impl_->executor = std::make_unique<hardware::ProgramExecutor>(*impl_->loaded, impl_->hostLink, impl_->sync,
+                                                                impl_->observers);
+}
+
+void IpuSystem::addObserver(ExecutionObserver* observer) {
+  if (!observer) throw std::invalid_argument("IpuSystem::addObserver: observer is null");
+  impl_->observers.add(observer);
+}
+
+void IpuSystem::run(std::uint32_t entry) {
+  impl_->requireLoaded("run");
+  if (impl_->running) throw std::logic_error("IpuSystem::run: a run is already in progress (one run at a time)");
+  impl_->running = true;
+  try {
+    impl_->executor->run(entry, impl_->runs);
+  } catch (...) {
+    impl_->running = false;
+    throw;
+  }
+  impl_->running = false;
+  ++impl_->runs;
+}
+
+HostStream& IpuSystem::stream(ir::Id id) {
+  auto& loaded = impl_->requireLoaded("stream");
+  if (id >= loaded.streams.size())
+    throw std::invalid_argument("stream " + std::to_string(id) + " does not exist: the executable has " +
+                                std::to_string(loaded.streams.size()));
+  return *loaded.streams[id];
+}
+
+HostStream& IpuSystem::stream(const std::string& name) {
+  auto& loaded = impl_->requireLoaded("stream");
+  std::string known;
+  for (auto& s : loaded.streams) {
+    if (s->spec().name == name) return *s;
+    known += (known.empty() ? "" : ", ") + s->spec().name;
+  }
+  throw std::invalid_argument("stream '" + name + "' does not exist; streams: " + (known.empty() ? "none" : known));
+}
+
+std::vector<std::uint8_t> IpuSystem::readTensor(ir::Id tensor) const {
+  auto& loaded = impl_->requireLoaded("readTensor");
+  if (tensor >= impl_->exe.tensors.size())
+    throw std::invalid_argument("readTensor: tensor " + std::to_string(tensor) + " does not exist");
+  // Synthetic mode holds no data: the bytes read are zeros.
+  std::vector<std::uint8_t> bytes(impl_->exe.tensors[tensor].numBytes(), 0);
+  loaded.memory.read(tensor, bytes.data());
+  return bytes;
+}
+
+void IpuSystem::writeTensor(ir::Id tensor, const void* data, std::size_t bytes) {
+  auto& loaded = impl_->requireLoaded("writeTensor");
+  if (tensor >= impl_->exe.tensors.size())
+    throw std::invalid_argument("writeTensor: tensor " + std::to_string(tensor) + " does not exist");
+  const ir::Tensor& t = impl_->exe.tensors[tensor];
+  if (bytes != t.numBytes())
+    throw std::invalid_argument("writeTensor: tensor '" + t.name + "' has " + std::to_string(t.numBytes()) +
+                                " bytes, got " + std::to_string(bytes));
+  loaded.memory.write(tensor, static_cast<const std::uint8_t*>(data));  // ignored in synthetic mode
+}
+
+const Target& IpuSystem::target() const { return impl_->target; }
+
+const ir::Executable& IpuSystem::executable() const {
+  impl_->requireLoaded("executable");
+  return impl_->exe;
+}
+
+std::uint64_t IpuSystem::runsCompleted() const { return impl_->runs; }
+
+std::vector<IpuSystem::TileMemoryUse> IpuSystem::tileMemoryUse() const {
+  auto& loaded = impl_->requireLoaded("tileMemoryUse");
+  std::map<std::tuple<std::uint32_t, std::string, bool>, std::uint64_t> use;
+  for (const ir::Tensor& t : impl_->exe.tensors) {
+    const std::size_t elem = ir::sizeOf(t.dtype);
+    for (const ir::TileInterval& iv : loaded.memory.mapping(t.id))
+      use[{iv.tile, t.category, t.alwaysLive}] += (iv.end - iv.begin) * elem;
+  }
+  std::vector<TileMemoryUse> out;
+  out.reserve(use.size());
+  for (const auto& [key, bytes] : use)
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), bytes});
+  return out;
+}
+
+}  // namespace ipusim::model

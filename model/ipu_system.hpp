@@ -1,0 +1,64 @@
+#pragma once
+// IpuSystem: the SystemC model of one or more IPUs, their exchange fabric,
+// sync controller, IPU-Links and host link, running a loaded executable.
+//
+// Contract:
+// - Construct during elaboration (before sc_start), then load() once.
+// - run(entry) must be called from an SC_THREAD (the host runtime's thread):
+//   it executes the entry program in simulated time and returns when it is
+//   done. One run at a time.
+// - Functional mode computes every vertex and moves every byte; synthetic
+//   mode (functional=false) skips numerics and data but keeps identical timing.
+// - Statically timed: a compute set's or exchange's per-tile cycles are
+//   computed once at load() and reused; the kernel never ticks idle cycles.
+// - Observers are called only as much as their detailFor(run) asks.
+#include "model/host_stream.hpp"
+#include "model/ir/executable.hpp"
+#include "model/observer.hpp"
+#include "model/target.hpp"
+
+#include <memory>
+#include <systemc>
+#include <vector>
+
+namespace ipusim::model {
+
+struct LoadOptions {
+  bool functional = true;
+};
+
+class IpuSystem : public sc_core::sc_module {
+ public:
+  IpuSystem(sc_core::sc_module_name name, const Target& target);
+  ~IpuSystem() override;
+
+  // Validates the executable against the target, places tensors in tile
+  // memory, writes initial values, resolves vertices and precomputes static
+  // timings. Throws std::invalid_argument naming the offending element.
+  void load(const ir::Executable& exe, const LoadOptions& options = {});
+
+  void addObserver(ExecutionObserver* observer);
+
+  // Runs entry point `entry` (index into exe.entryPoints). SC_THREAD context only.
+  void run(std::uint32_t entry);
+
+  HostStream& stream(ir::Id id);
+  HostStream& stream(const std::string& name);  // throws std::invalid_argument naming it
+
+  // Functional access to tensor data (host-side reads/writes, outside the timing model).
+  std::vector<std::uint8_t> readTensor(ir::Id tensor) const;
+  void writeTensor(ir::Id tensor, const void* data, std::size_t bytes);
+
+  const Target& target() const;
+  const ir::Executable& executable() const;
+  std::uint64_t runsCompleted() const;
+  // Per global tile, per category: bytes used (for the profile's tile_memory).
+  struct TileMemoryUse { std::uint32_t tile; std::string category; bool alwaysLive; std::uint64_t bytes; };
+  std::vector<TileMemoryUse> tileMemoryUse() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ipusim::model

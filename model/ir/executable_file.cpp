@@ -1,0 +1,51 @@
+// loadExecutable / saveExecutable: the executable as a JSON file. Errors name
+// the file; malformed JSON reports the byte where parsing stopped.
+#include "model/ir/executable.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace ipusim::ir {
+
+Executable loadExecutable(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot open executable '" + path + "': " + std::strerror(errno));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::invalid_argument("executable '" + path + "' is not valid JSON at byte " + std::to_string(e.byte) +
+                                ": " + e.what());
+  }
+  try {
+    return fromJson(j);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("executable '" + path + "': " + e.what());
+  }
+}
+
+void saveExecutable(const Executable& exe, const std::string& path) {
+  // Written under a temporary name and renamed: a failed save never leaves a
+  // truncated file where a good one was expected.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::invalid_argument("cannot write executable '" + path + "': " + std::strerror(errno));
+    out << toJson(exe).dump(1) << '\n';
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw std::invalid_argument("cannot write executable '" + path + "': write failed");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw std::invalid_argument("cannot write executable '" + path + "': " + reason);
+  }
+}
+
+}  // namespace ipusim::ir

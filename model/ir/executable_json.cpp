@@ -1,0 +1,334 @@
+// JSON form of the executable (serialized_graph.json). Every element is an
+// object with named keys; optional keys are written only when they differ
+// from their default, and a program carries only the keys of its kind.
+#include "model/ir/executable.hpp"
+#include "model/ir/json_reader.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::ir {
+namespace {
+
+using nlohmann::json;
+using namespace json_reader;
+
+constexpr const char* kFormat = "ipusim-executable";
+constexpr std::uint64_t kVersion = 1;
+
+const char* toString(StreamDirection d) { return d == StreamDirection::HostToDevice ? "HostToDevice" : "DeviceToHost"; }
+
+// ---------------------------------------------------------------- writing
+
+json refJson(const TensorRef& r) { return {{"tensor", r.tensor}, {"begin", r.begin}, {"end", r.end}}; }
+
+void putDebug(json& j, const DebugInfo& d) {
+  if (!d.layer.empty() || !d.op.empty()) j["debug"] = {{"layer", d.layer}, {"op", d.op}};
+}
+
+json tensorJson(const Tensor& t) {
+  json mapping = json::array();
+  for (const auto& iv : t.mapping) {
+    json m = {{"tile", iv.tile}, {"begin", iv.begin}, {"end", iv.end}};
+    if (iv.address != TileInterval::kUnplaced) m["address"] = iv.address;
+    mapping.push_back(std::move(m));
+  }
+  json j = {{"id", t.id}, {"name", t.name}, {"shape", t.shape}, {"dtype", toString(t.dtype)},
+            {"category", t.category}, {"alwaysLive", t.alwaysLive}, {"mapping", std::move(mapping)}};
+  if (!t.initialValue.empty()) j["initialValue"] = t.initialValue;
+  putDebug(j, t.debug);
+  return j;
+}
+
+json computeSetJson(const ComputeSet& cs) {
+  json vertices = json::array();
+  for (const auto& v : cs.vertices) {
+    json fields = json::array();
+    for (const auto& f : v.fields)
+      fields.push_back({{"name", f.name}, {"tensor", f.ref.tensor}, {"begin", f.ref.begin}, {"end", f.ref.end}});
+    json vj = {{"codelet", v.codelet}, {"tile", v.tile}, {"fields", std::move(fields)}};
+    if (!v.params.empty()) vj["params"] = v.params;
+    vertices.push_back(std::move(vj));
+  }
+  json j = {{"id", cs.id}, {"name", cs.name}, {"vertices", std::move(vertices)}};
+  putDebug(j, cs.debug);
+  return j;
+}
+
+json streamJson(const Stream& s) {
+  json j = {{"id", s.id}, {"name", s.name}, {"direction", toString(s.direction)}, {"dtype", toString(s.dtype)},
+            {"elementsPerCopy", s.elementsPerCopy}, {"bufferDepth", s.bufferDepth}};
+  putDebug(j, s.debug);
+  return j;
+}
+
+json programJson(const Program& p) {
+  json j = {{"id", p.id}, {"kind", toString(p.kind)}, {"name", p.name}};
+  if (!p.children.empty()) j["children"] = p.children;
+  switch (p.kind) {
+    case ProgramKind::Execute: j["computeSet"] = p.computeSet; break;
+    case ProgramKind::Copy: j["src"] = refJson(p.src); j["dst"] = refJson(p.dst); break;
+    case ProgramKind::StreamCopy: j["stream"] = p.stream; j["tensor"] = refJson(p.tensor); break;
+    case ProgramKind::Repeat: j["count"] = p.count; break;
+    case ProgramKind::RepeatWhileTrue:
+    case ProgramKind::If: j["condition"] = refJson(p.condition); break;
+    case ProgramKind::Sync: j["syncType"] = toString(p.syncType); break;
+    case ProgramKind::Call: j["callee"] = p.callee; break;
+    case ProgramKind::Sequence: break;
+  }
+  if (p.marksStep) j["marksStep"] = true;
+  putDebug(j, p.debug);
+  return j;
+}
+
+// ---------------------------------------------------------------- reading
+
+DebugInfo readDebug(const json& obj, const std::string& path) {
+  DebugInfo d;
+  if (const json* j = optional(obj, "debug")) {
+    const std::string p = child(path, "debug");
+    expectObject(*j, p, {"layer", "op"});
+    if (const json* v = optional(*j, "layer")) d.layer = asString(*v, child(p, "layer"));
+    if (const json* v = optional(*j, "op")) d.op = asString(*v, child(p, "op"));
+  }
+  return d;
+}
+
+DType readDType(const json& j, const std::string& path) {
+  const std::string name = asString(j, path);
+  try {
+    return dtypeFromString(name);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
+}
+
+TensorRef readRef(const json& j, const std::string& path) {
+  expectObject(j, path, {"tensor", "begin", "end"});
+  TensorRef r;
+  r.tensor = asU32(required(j, path, "tensor", "a tensor id"), child(path, "tensor"));
+  r.begin = asU64(required(j, path, "begin", "an element index"), child(path, "begin"));
+  r.end = asU64(required(j, path, "end", "an element index"), child(path, "end"));
+  return r;
+}
+
+Id readId(const json& obj, const std::string& path, std::size_t index) {
+  const Id id = asU32(required(obj, path, "id", "an unsigned integer"), child(path, "id"));
+  if (id != index) fail(child(path, "id"), "expected " + std::to_string(index) + " (its index), got " + std::to_string(id));
+  return id;
+}
+
+Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
+  expectObject(j, path, {"id", "name", "shape", "dtype", "category", "alwaysLive", "mapping", "initialValue", "debug"});
+  Tensor t;
+  t.id = readId(j, path, index);
+  t.name = asString(required(j, path, "name", "a string"), child(path, "name"));
+  const std::string shapePath = child(path, "shape");
+  const json& shape = expectArray(required(j, path, "shape", "an array of dimensions"), shapePath);
+  for (std::size_t i = 0; i < shape.size(); ++i) t.shape.push_back(asU64(shape[i], item(shapePath, i)));
+  t.dtype = readDType(required(j, path, "dtype", "float, int, uint or bool"), child(path, "dtype"));
+  if (const json* v = optional(j, "category")) t.category = asString(*v, child(path, "category"));
+  if (const json* v = optional(j, "alwaysLive")) t.alwaysLive = asBool(*v, child(path, "alwaysLive"));
+  const std::string mapPath = child(path, "mapping");
+  const json& mapping = expectArray(required(j, path, "mapping", "an array of tile intervals"), mapPath);
+  for (std::size_t i = 0; i < mapping.size(); ++i) {
+    const std::string p = item(mapPath, i);
+    expectObject(mapping[i], p, {"tile", "begin", "end", "address"});
+    TileInterval iv;
+    iv.tile = asU32(required(mapping[i], p, "tile", "a tile index"), child(p, "tile"));
+    iv.begin = asU64(required(mapping[i], p, "begin", "an element index"), child(p, "begin"));
+    iv.end = asU64(required(mapping[i], p, "end", "an element index"), child(p, "end"));
+    if (const json* v = optional(mapping[i], "address")) iv.address = asU64(*v, child(p, "address"));
+    t.mapping.push_back(iv);
+  }
+  if (const json* v = optional(j, "initialValue")) {
+    const std::string p = child(path, "initialValue");
+    expectArray(*v, p);
+    t.initialValue.reserve(v->size());
+    for (std::size_t i = 0; i < v->size(); ++i) t.initialValue.push_back(asDouble((*v)[i], item(p, i)));
+  }
+  t.debug = readDebug(j, path);
+  return t;
+}
+
+Vertex readVertex(const json& j, const std::string& path) {
+  expectObject(j, path, {"codelet", "tile", "fields", "params"});
+  Vertex v;
+  v.codelet = asString(required(j, path, "codelet", "a codelet name"), child(path, "codelet"));
+  v.tile = asU32(required(j, path, "tile", "a tile index"), child(path, "tile"));
+  const std::string fieldsPath = child(path, "fields");
+  const json& fields = expectArray(required(j, path, "fields", "an array of fields"), fieldsPath);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const std::string p = item(fieldsPath, i);
+    expectObject(fields[i], p, {"name", "tensor", "begin", "end"});
+    VertexField f;
+    f.name = asString(required(fields[i], p, "name", "a field name"), child(p, "name"));
+    f.ref.tensor = asU32(required(fields[i], p, "tensor", "a tensor id"), child(p, "tensor"));
+    f.ref.begin = asU64(required(fields[i], p, "begin", "an element index"), child(p, "begin"));
+    f.ref.end = asU64(required(fields[i], p, "end", "an element index"), child(p, "end"));
+    v.fields.push_back(std::move(f));
+  }
+  if (const json* params = optional(j, "params")) {
+    const std::string p = child(path, "params");
+    if (!params->is_object()) fail(p, std::string("expected an object {name: number}, got ") + params->type_name());
+    for (const auto& entry : params->items()) v.params[entry.key()] = asDouble(entry.value(), child(p, entry.key()));
+  }
+  return v;
+}
+
+ComputeSet readComputeSet(const json& j, const std::string& path, std::size_t index) {
+  expectObject(j, path, {"id", "name", "vertices", "debug"});
+  ComputeSet cs;
+  cs.id = readId(j, path, index);
+  cs.name = asString(required(j, path, "name", "a string"), child(path, "name"));
+  const std::string vPath = child(path, "vertices");
+  const json& vertices = expectArray(required(j, path, "vertices", "an array of vertices"), vPath);
+  cs.vertices.reserve(vertices.size());
+  for (std::size_t i = 0; i < vertices.size(); ++i) cs.vertices.push_back(readVertex(vertices[i], item(vPath, i)));
+  cs.debug = readDebug(j, path);
+  return cs;
+}
+
+Stream readStream(const json& j, const std::string& path, std::size_t index) {
+  expectObject(j, path, {"id", "name", "direction", "dtype", "elementsPerCopy", "bufferDepth", "debug"});
+  Stream s;
+  s.id = readId(j, path, index);
+  s.name = asString(required(j, path, "name", "a string"), child(path, "name"));
+  const std::string dirPath = child(path, "direction");
+  const std::string dir = asString(required(j, path, "direction", "HostToDevice or DeviceToHost"), dirPath);
+  if (dir == "HostToDevice") s.direction = StreamDirection::HostToDevice;
+  else if (dir == "DeviceToHost") s.direction = StreamDirection::DeviceToHost;
+  else fail(dirPath, "expected HostToDevice or DeviceToHost, got '" + dir + "'");
+  s.dtype = readDType(required(j, path, "dtype", "float, int, uint or bool"), child(path, "dtype"));
+  s.elementsPerCopy = asU64(required(j, path, "elementsPerCopy", "an unsigned integer"), child(path, "elementsPerCopy"));
+  if (const json* v = optional(j, "bufferDepth")) s.bufferDepth = asU32(*v, child(path, "bufferDepth"));
+  s.debug = readDebug(j, path);
+  return s;
+}
+
+Program readProgram(const json& j, const std::string& path, std::size_t index) {
+  if (!j.is_object()) fail(path, std::string("expected an object, got ") + j.type_name());
+  Program p;
+  const std::string kindPath = child(path, "kind");
+  try {
+    p.kind = programKindFromString(asString(required(j, path, "kind", "a program kind"), kindPath));
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    if (message.rfind(kindPath, 0) == 0) throw;
+    fail(kindPath, message);
+  }
+  std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "debug"};
+  switch (p.kind) {
+    case ProgramKind::Execute: keys.push_back("computeSet"); break;
+    case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst"}); break;
+    case ProgramKind::StreamCopy: keys.insert(keys.end(), {"stream", "tensor"}); break;
+    case ProgramKind::Repeat: keys.push_back("count"); break;
+    case ProgramKind::RepeatWhileTrue:
+    case ProgramKind::If: keys.push_back("condition"); break;
+    case ProgramKind::Sync: keys.push_back("syncType"); break;
+    case ProgramKind::Call: keys.push_back("callee"); break;
+    case ProgramKind::Sequence: break;
+  }
+  expectObject(j, path, keys);
+  p.id = readId(j, path, index);
+  p.name = asString(required(j, path, "name", "a string"), child(path, "name"));
+  if (const json* v = optional(j, "children")) {
+    const std::string c = child(path, "children");
+    expectArray(*v, c);
+    for (std::size_t i = 0; i < v->size(); ++i) p.children.push_back(asU32((*v)[i], item(c, i)));
+  }
+  switch (p.kind) {
+    case ProgramKind::Execute:
+      p.computeSet = asU32(required(j, path, "computeSet", "a compute set id"), child(path, "computeSet"));
+      break;
+    case ProgramKind::Copy:
+      p.src = readRef(required(j, path, "src", "a tensor region"), child(path, "src"));
+      p.dst = readRef(required(j, path, "dst", "a tensor region"), child(path, "dst"));
+      break;
+    case ProgramKind::StreamCopy:
+      p.stream = asU32(required(j, path, "stream", "a stream id"), child(path, "stream"));
+      p.tensor = readRef(required(j, path, "tensor", "a tensor region"), child(path, "tensor"));
+      break;
+    case ProgramKind::Repeat: p.count = asU64(required(j, path, "count", "an unsigned integer"), child(path, "count")); break;
+    case ProgramKind::RepeatWhileTrue:
+    case ProgramKind::If:
+      p.condition = readRef(required(j, path, "condition", "a one-element tensor region"), child(path, "condition"));
+      break;
+    case ProgramKind::Sync: {
+      const std::string sp = child(path, "syncType");
+      const std::string type = asString(required(j, path, "syncType", "internal or external"), sp);
+      if (type == "internal") p.syncType = SyncType::Internal;
+      else if (type == "external") p.syncType = SyncType::External;
+      else fail(sp, "expected internal or external, got '" + type + "'");
+      break;
+    }
+    case ProgramKind::Call: p.callee = asU32(required(j, path, "callee", "a program id"), child(path, "callee")); break;
+    case ProgramKind::Sequence: break;
+  }
+  if (const json* v = optional(j, "marksStep")) p.marksStep = asBool(*v, child(path, "marksStep"));
+  p.debug = readDebug(j, path);
+  return p;
+}
+
+EntryPoint readEntryPoint(const json& j, const std::string& path) {
+  expectObject(j, path, {"name", "program"});
+  EntryPoint e;
+  e.name = asString(required(j, path, "name", "a string"), child(path, "name"));
+  e.program = asU32(required(j, path, "program", "a program id"), child(path, "program"));
+  return e;
+}
+
+template <class T, class ReadOne>
+void readTable(const json& root, const char* key, std::vector<T>& out, ReadOne readOne) {
+  const json* table = optional(root, key);
+  if (!table) return;
+  expectArray(*table, key);
+  out.reserve(table->size());
+  for (std::size_t i = 0; i < table->size(); ++i) out.push_back(readOne((*table)[i], item(key, i), i));
+}
+
+}  // namespace
+
+json toJson(const Executable& exe) {
+  json j = {{"format", kFormat}, {"version", kVersion}, {"name", exe.name}, {"target", exe.target},
+            {"options", exe.options}};
+  json& tensors = j["tensors"] = json::array();
+  for (const auto& t : exe.tensors) tensors.push_back(tensorJson(t));
+  json& computeSets = j["computeSets"] = json::array();
+  for (const auto& cs : exe.computeSets) computeSets.push_back(computeSetJson(cs));
+  json& streams = j["streams"] = json::array();
+  for (const auto& s : exe.streams) streams.push_back(streamJson(s));
+  json& programs = j["programs"] = json::array();
+  for (const auto& p : exe.programs) programs.push_back(programJson(p));
+  json& entries = j["entryPoints"] = json::array();
+  for (const auto& e : exe.entryPoints) entries.push_back({{"name", e.name}, {"program", e.program}});
+  return j;
+}
+
+Executable fromJson(const json& j) {
+  expectObject(j, "", {"format", "version", "name", "target", "options", "tensors", "computeSets", "streams",
+                       "programs", "entryPoints"});
+  if (const json* v = optional(j, "format"))
+    if (asString(*v, "format") != kFormat) fail("format", "expected '" + std::string(kFormat) + "', got " + v->dump());
+  if (const json* v = optional(j, "version"))
+    if (asU64(*v, "version") != kVersion)
+      fail("version", "this ipusim reads version " + std::to_string(kVersion) + ", got " + v->dump());
+  Executable exe;
+  if (const json* v = optional(j, "name")) exe.name = asString(*v, "name");
+  if (const json* v = optional(j, "target")) {
+    if (!v->is_object() && !v->is_null()) fail("target", std::string("expected an object, got ") + v->type_name());
+    exe.target = *v;
+  }
+  if (const json* v = optional(j, "options")) {
+    if (!v->is_object() && !v->is_null()) fail("options", std::string("expected an object, got ") + v->type_name());
+    exe.options = *v;
+  }
+  readTable(j, "tensors", exe.tensors, readTensor);
+  readTable(j, "computeSets", exe.computeSets, readComputeSet);
+  readTable(j, "streams", exe.streams, readStream);
+  readTable(j, "programs", exe.programs, readProgram);
+  readTable(j, "entryPoints", exe.entryPoints,
+            [](const json& e, const std::string& path, std::size_t) { return readEntryPoint(e, path); });
+  return exe;
+}
+
+}  // namespace ipusim::ir

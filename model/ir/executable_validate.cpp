@@ -1,0 +1,268 @@
+// Executable::validate: structural checks of a compiled graph, each error
+// naming the element by its path ("computeSets[3] 'fwd/matmul' vertex 7: ...").
+#include "model/ir/executable.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+namespace ipusim::ir {
+namespace {
+
+std::string range(std::uint64_t begin, std::uint64_t end) {
+  return "[" + std::to_string(begin) + "," + std::to_string(end) + ")";
+}
+
+class Validator {
+ public:
+  Validator(const Executable& exe, std::uint32_t numTiles) : exe_(exe), numTiles_(numTiles) {}
+
+  void run() {
+    for (std::size_t i = 0; i < exe_.tensors.size(); ++i) checkTensor(i);
+    for (std::size_t i = 0; i < exe_.computeSets.size(); ++i) checkComputeSet(i);
+    for (std::size_t i = 0; i < exe_.streams.size(); ++i) checkStream(i);
+    for (std::size_t i = 0; i < exe_.programs.size(); ++i) checkProgram(i);
+    checkProgramsAcyclic();
+    checkEntryPoints();
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& where, const std::string& what) {
+    throw std::invalid_argument(where + ": " + what);
+  }
+
+  static std::string named(const char* table, std::size_t i, const std::string& name) {
+    return std::string(table) + "[" + std::to_string(i) + "] '" + name + "'";
+  }
+
+  std::string tensorName(Id id) const { return "'" + exe_.tensors[id].name + "'"; }
+
+  void checkId(const std::string& where, Id id, std::size_t index) const {
+    if (id != index) fail(where, "id is " + std::to_string(id) + ", expected its index " + std::to_string(index));
+  }
+
+  void checkTensor(std::size_t i) const {
+    const Tensor& t = exe_.tensors[i];
+    const std::string where = named("tensors", i, t.name);
+    checkId(where, t.id, i);
+    std::uint64_t n = 1;
+    for (auto d : t.shape) {
+      if (d != 0 && n > std::numeric_limits<std::uint64_t>::max() / sizeOf(t.dtype) / d)
+        fail(where, "shape has too many elements to address");
+      n *= d;
+    }
+    std::uint64_t next = 0;
+    for (std::size_t k = 0; k < t.mapping.size(); ++k) {
+      const TileInterval& iv = t.mapping[k];
+      const std::string at = "mapping[" + std::to_string(k) + "] " + range(iv.begin, iv.end);
+      if (iv.begin >= iv.end) fail(where, at + " is empty or reversed");
+      if (iv.begin < next) fail(where, at + " overlaps or is out of order (previous interval ends at " + std::to_string(next) + ")");
+      if (iv.begin > next) fail(where, "elements " + range(next, iv.begin) + " are not mapped to any tile");
+      if (iv.end > n) fail(where, at + " goes past the tensor's " + std::to_string(n) + " elements");
+      if (iv.tile >= numTiles_)
+        fail(where, at + " is on tile " + std::to_string(iv.tile) + ", but the target has " + std::to_string(numTiles_) + " tiles");
+      const std::uint64_t bytes = (iv.end - iv.begin) * sizeOf(t.dtype);
+      if (iv.address != TileInterval::kUnplaced && iv.address > std::numeric_limits<std::uint64_t>::max() - bytes)
+        fail(where, at + " address " + std::to_string(iv.address) + " overflows");
+      next = iv.end;
+    }
+    if (next != n) fail(where, "elements " + range(next, n) + " are not mapped to any tile");
+    if (!t.initialValue.empty() && t.initialValue.size() != n)
+      fail(where, "initialValue has " + std::to_string(t.initialValue.size()) + " values, expected " + std::to_string(n) + " (or none)");
+  }
+
+  // A ref must name a tensor and stay inside it.
+  void checkRef(const std::string& where, const std::string& what, const TensorRef& ref) const {
+    if (ref.tensor >= exe_.tensors.size())
+      fail(where, what + " refers to tensor " + std::to_string(ref.tensor) + ", but there are " +
+                      std::to_string(exe_.tensors.size()) + " tensors");
+    const Tensor& t = exe_.tensors[ref.tensor];
+    if (ref.begin > ref.end || ref.end > t.numElements())
+      fail(where, what + " elements " + range(ref.begin, ref.end) + " are outside tensor " + tensorName(ref.tensor) +
+                      " of " + std::to_string(t.numElements()) + " elements");
+  }
+
+  void checkScalarCondition(const std::string& where, const TensorRef& ref) const {
+    checkRef(where, "condition", ref);
+    if (ref.size() != 1) fail(where, "condition must be one element, got " + std::to_string(ref.size()));
+    if (exe_.tensors[ref.tensor].dtype == DType::Float)
+      fail(where, "condition tensor " + tensorName(ref.tensor) + " must be bool, int or uint, not float");
+  }
+
+  void checkComputeSet(std::size_t i) const {
+    const ComputeSet& cs = exe_.computeSets[i];
+    const std::string base = named("computeSets", i, cs.name);
+    checkId(base, cs.id, i);
+    for (std::size_t v = 0; v < cs.vertices.size(); ++v) {
+      const Vertex& vertex = cs.vertices[v];
+      const std::string where = base + " vertex " + std::to_string(v);
+      if (vertex.codelet.empty()) fail(where, "codelet name is empty");
+      if (vertex.tile >= numTiles_)
+        fail(where, "tile " + std::to_string(vertex.tile) + " is out of range (the target has " + std::to_string(numTiles_) + " tiles)");
+      std::set<std::string> seen;
+      for (const VertexField& field : vertex.fields) {
+        const std::string what = "field '" + field.name + "'";
+        if (field.name.empty()) fail(where, "a field has an empty name");
+        if (!seen.insert(field.name).second) fail(where, what + " is connected twice");
+        checkRef(where, what, field.ref);
+        checkOnTile(where, what, field.ref, vertex.tile);
+      }
+    }
+  }
+
+  // Every element of `ref` must live on `tile` (mapping is sorted: checked above).
+  void checkOnTile(const std::string& where, const std::string& what, const TensorRef& ref, std::uint32_t tile) const {
+    const Tensor& t = exe_.tensors[ref.tensor];
+    // Binary search to the first interval ending after ref.begin: big graphs
+    // have thousands of vertices reading slices of tensors spread over every tile.
+    auto first = std::upper_bound(t.mapping.begin(), t.mapping.end(), ref.begin,
+                                  [](std::uint64_t b, const TileInterval& iv) { return b < iv.end; });
+    for (auto it = first; it != t.mapping.end() && it->begin < ref.end; ++it) {
+      const TileInterval& iv = *it;
+      const std::uint64_t lo = std::max(iv.begin, ref.begin), hi = std::min(iv.end, ref.end);
+      if (lo < hi && iv.tile != tile)
+        fail(where, what + " elements " + range(lo, hi) + " of tensor " + tensorName(ref.tensor) + " are not on tile " +
+                        std::to_string(tile) + " (they are on tile " + std::to_string(iv.tile) + ")");
+    }
+  }
+
+  void checkStream(std::size_t i) const {
+    const Stream& s = exe_.streams[i];
+    const std::string where = named("streams", i, s.name);
+    checkId(where, s.id, i);
+    if (s.name.empty()) fail(where, "name is empty");
+    for (std::size_t k = 0; k < i; ++k)
+      if (exe_.streams[k].name == s.name) fail(where, "name is already used by streams[" + std::to_string(k) + "]");
+    if (s.elementsPerCopy == 0) fail(where, "elementsPerCopy must be > 0");
+    if (s.bufferDepth == 0) fail(where, "bufferDepth must be >= 1");
+  }
+
+  void checkChildCount(const std::string& where, const Program& p, std::size_t min, std::size_t max) const {
+    const std::size_t n = p.children.size();
+    if (n < min || n > max) {
+      const std::string expected = min == max ? std::to_string(min) : std::to_string(min) + " or " + std::to_string(max);
+      fail(where, std::string(toString(p.kind)) + " needs " + expected + " child program(s), has " + std::to_string(n));
+    }
+  }
+
+  void checkProgramId(const std::string& where, const std::string& what, Id id) const {
+    if (id >= exe_.programs.size())
+      fail(where, what + " " + (id == kNoId ? std::string("is not set") : std::to_string(id) + " is out of range") +
+                      " (there are " + std::to_string(exe_.programs.size()) + " programs)");
+  }
+
+  void checkProgram(std::size_t i) const {
+    const Program& p = exe_.programs[i];
+    const std::string where = named("programs", i, p.name) + " (" + toString(p.kind) + ")";
+    checkId(where, p.id, i);
+    for (std::size_t c = 0; c < p.children.size(); ++c)
+      checkProgramId(where, "children[" + std::to_string(c) + "]", p.children[c]);
+    switch (p.kind) {
+      case ProgramKind::Sequence: break;
+      case ProgramKind::Execute:
+        checkChildCount(where, p, 0, 0);
+        if (p.computeSet >= exe_.computeSets.size())
+          fail(where, "computeSet " + std::to_string(p.computeSet) + " is out of range (there are " +
+                          std::to_string(exe_.computeSets.size()) + " compute sets)");
+        break;
+      case ProgramKind::Copy: {
+        checkChildCount(where, p, 0, 0);
+        checkRef(where, "src", p.src);
+        checkRef(where, "dst", p.dst);
+        if (p.src.size() != p.dst.size())
+          fail(where, "src has " + std::to_string(p.src.size()) + " elements but dst has " + std::to_string(p.dst.size()));
+        const DType a = exe_.tensors[p.src.tensor].dtype, b = exe_.tensors[p.dst.tensor].dtype;
+        if (a != b) fail(where, std::string("src is ") + toString(a) + " but dst is " + toString(b));
+        break;
+      }
+      case ProgramKind::StreamCopy: {
+        checkChildCount(where, p, 0, 0);
+        if (p.stream >= exe_.streams.size())
+          fail(where, "stream " + std::to_string(p.stream) + " is out of range (there are " +
+                          std::to_string(exe_.streams.size()) + " streams)");
+        checkRef(where, "tensor", p.tensor);
+        const Stream& s = exe_.streams[p.stream];
+        if (p.tensor.size() != s.elementsPerCopy)
+          fail(where, "tensor region has " + std::to_string(p.tensor.size()) + " elements but stream '" + s.name +
+                          "' copies " + std::to_string(s.elementsPerCopy));
+        if (exe_.tensors[p.tensor.tensor].dtype != s.dtype)
+          fail(where, std::string("tensor is ") + toString(exe_.tensors[p.tensor.tensor].dtype) + " but stream '" +
+                          s.name + "' is " + toString(s.dtype));
+        break;
+      }
+      case ProgramKind::Repeat: checkChildCount(where, p, 1, 1); break;
+      case ProgramKind::RepeatWhileTrue:
+        checkChildCount(where, p, 2, 2);
+        checkScalarCondition(where, p.condition);
+        break;
+      case ProgramKind::If:
+        checkChildCount(where, p, 1, 2);
+        checkScalarCondition(where, p.condition);
+        break;
+      case ProgramKind::Sync: checkChildCount(where, p, 0, 0); break;
+      case ProgramKind::Call:
+        checkChildCount(where, p, 0, 0);
+        checkProgramId(where, "callee", p.callee);
+        break;
+      default: fail(where, "invalid program kind " + std::to_string(int(p.kind)));
+    }
+  }
+
+  // A program that reaches itself (through children or Call) would never end.
+  void checkProgramsAcyclic() const {
+    enum State : std::uint8_t { Unvisited, Active, Done };
+    std::vector<State> state(exe_.programs.size(), Unvisited);
+    std::vector<std::pair<Id, std::size_t>> stack;  // program, next edge
+    auto edgeCount = [&](Id id) {
+      const Program& p = exe_.programs[id];
+      return p.children.size() + (p.kind == ProgramKind::Call ? 1 : 0);
+    };
+    auto edge = [&](Id id, std::size_t k) {
+      const Program& p = exe_.programs[id];
+      return k < p.children.size() ? p.children[k] : p.callee;
+    };
+    for (Id root = 0; root < exe_.programs.size(); ++root) {
+      if (state[root] != Unvisited) continue;
+      stack.push_back({root, 0});
+      state[root] = Active;
+      while (!stack.empty()) {
+        const Id id = stack.back().first;
+        const std::size_t next = stack.back().second++;
+        if (next == edgeCount(id)) {
+          state[id] = Done;
+          stack.pop_back();
+          continue;
+        }
+        const Id child = edge(id, next);
+        if (state[child] == Active)
+          fail(named("programs", child, exe_.programs[child].name), "is part of a cycle: it runs itself through program " +
+                                                                        std::to_string(id) + " '" + exe_.programs[id].name + "'");
+        if (state[child] == Unvisited) {
+          state[child] = Active;
+          stack.push_back({child, 0});
+        }
+      }
+    }
+  }
+
+  void checkEntryPoints() const {
+    for (std::size_t i = 0; i < exe_.entryPoints.size(); ++i) {
+      const EntryPoint& e = exe_.entryPoints[i];
+      const std::string where = named("entryPoints", i, e.name);
+      if (e.name.empty()) fail(where, "name is empty");
+      for (std::size_t k = 0; k < i; ++k)
+        if (exe_.entryPoints[k].name == e.name) fail(where, "name is already used by entryPoints[" + std::to_string(k) + "]");
+      checkProgramId(where, "program", e.program);
+    }
+  }
+
+  const Executable& exe_;
+  std::uint32_t numTiles_;
+};
+
+}  // namespace
+
+void Executable::validate(std::uint32_t numTilesTotal) const { Validator(*this, numTilesTotal).run(); }
+
+}  // namespace ipusim::ir

@@ -1,0 +1,45 @@
+#include "model/ir/program.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::ir {
+namespace {
+constexpr ProgramKind kAllKinds[] = {
+    ProgramKind::Sequence, ProgramKind::Execute, ProgramKind::Copy,
+    ProgramKind::StreamCopy, ProgramKind::Repeat, ProgramKind::RepeatWhileTrue,
+    ProgramKind::If, ProgramKind::Sync, ProgramKind::Call,
+};
+}  // namespace
+
+const char* toString(ProgramKind kind) {
+  switch (kind) {
+    case ProgramKind::Sequence: return "Sequence";
+    case ProgramKind::Execute: return "Execute";
+    case ProgramKind::Copy: return "Copy";
+    case ProgramKind::StreamCopy: return "StreamCopy";
+    case ProgramKind::Repeat: return "Repeat";
+    case ProgramKind::RepeatWhileTrue: return "RepeatWhileTrue";
+    case ProgramKind::If: return "If";
+    case ProgramKind::Sync: return "Sync";
+    case ProgramKind::Call: return "Call";
+  }
+  return "invalid";
+}
+
+ProgramKind programKindFromString(const std::string& name) {
+  for (ProgramKind kind : kAllKinds)
+    if (name == toString(kind)) return kind;
+  throw std::invalid_argument("unknown program kind '" + name +
+                              "' (expected Sequence, Execute, Copy, StreamCopy, Repeat, "
+                              "RepeatWhileTrue, If, Sync or Call)");
+}
+
+const char* toString(SyncType type) {
+  switch (type) {
+    case SyncType::Internal: return "internal";
+    case SyncType::External: return "external";
+  }
+  return "invalid";
+}
+
+}  // namespace ipusim::ir

@@ -1,0 +1,193 @@
+#include "model/params/param_table.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+namespace ipusim::model::params {
+namespace {
+
+// Sources named in the descriptions:
+//   Jia2019   Z. Jia, B. Tillman, M. Maggioni, D. P. Scarpazza, "Dissecting the
+//             Graphcore IPU Architecture via Microbenchmarking", 2019 (Mk1 GC2).
+//   M2000     Graphcore IPU-M2000 / GC200 product datasheet (Mk2).
+//   IPU-PG    Graphcore IPU Programmer's Guide.
+//   PCIe4     PCI Express Base Specification 4.0 (16 GT/s per lane, 128b/130b).
+// The AMP rates are derived: peak FLOPS / (2 FLOP per MAC x tiles x clock).
+const std::vector<ParamDescriptor> kTable = {
+    {"target", "clockHz", "Hz", 1.6e9, 1.33e9, Bound::Positive,
+     "IPU clock: 1.6 GHz Mk1 GC2 (Jia2019), 1.33 GHz Mk2 GC200 (M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.clockHz; }},
+    {"tile", "tile.tilesPerIpu", "tiles", 1216, 1472, Bound::Positive,
+     "Tiles per IPU: 1216 Mk1 (Jia2019), 1472 Mk2 (M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.tile.tilesPerIpu; }},
+    {"tile", "tile.memoryBytes", "bytes", 256 * 1024, 624 * 1024, Bound::Positive,
+     "In-Processor-Memory per tile: 256 KiB Mk1 (Jia2019), 624 KiB Mk2 (900 MB / 1472 tiles, M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.tile.memoryBytes; }},
+    {"tile", "tile.workerContexts", "contexts", 6, 6, Bound::Positive,
+     "Hardware worker threads per tile, issued round-robin (IPU Programmer's Guide; Jia2019)",
+     [](Target& t) -> FieldRef { return &t.tile.workerContexts; }},
+    {"tile", "tile.supervisorOverheadCycles", "cycles", 50, 50, Bound::NonNegative,
+     "Supervisor cost per compute set per busy tile: launching workers and syncing them (estimate)",
+     [](Target& t) -> FieldRef { return &t.tile.supervisorOverheadCycles; }},
+    {"tile", "tile.vectorBytes", "bytes", 8, 8, Bound::Positive,
+     "Width of a worker's load/store and vector datapath: 64 bits (IPU Programmer's Guide)",
+     [](Target& t) -> FieldRef { return &t.tile.vectorBytes; }},
+    {"tile", "tile.ampFloatMacsPerCycle", "MACs/cycle", 8, 16, Bound::Positive,
+     "AMP float MACs per tile per cycle, from peak FP32: 31.1 TFLOPS Mk1 (Jia2019), 62.5 TFLOPS Mk2 (M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.tile.ampFloatMacsPerCycle; }},
+    {"tile", "tile.ampHalfMacsPerCycle", "MACs/cycle", 32, 64, Bound::Positive,
+     "AMP half MACs per tile per cycle, from peak FP16: 124.5 TFLOPS Mk1 (Jia2019), 250 TFLOPS Mk2 (M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.tile.ampHalfMacsPerCycle; }},
+    {"exchange", "exchange.bytesPerCycle", "bytes/cycle", 4, 4, Bound::Positive,
+     "Exchange send/receive rate per tile: 32 bits/cycle, ~8 TB/s per IPU (Jia2019; M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.exchange.bytesPerCycle; }},
+    {"exchange", "exchange.pairedReceiveFactor", "x", 2, 2, Bound::Positive,
+     "Receive-rate multiplier when both tiles of a pair receive the same data (estimate)",
+     [](Target& t) -> FieldRef { return &t.exchange.pairedReceiveFactor; }},
+    {"exchange", "exchange.latencyCycles", "cycles", 50, 50, Bound::NonNegative,
+     "Fixed cost of an exchange phase: fabric pipeline and tile-to-tile transit (estimate)",
+     [](Target& t) -> FieldRef { return &t.exchange.latencyCycles; }},
+    {"sync", "sync.internalCycles", "cycles", 150, 150, Bound::NonNegative,
+     "BSP sync across the tiles of one IPU (estimate)",
+     [](Target& t) -> FieldRef { return &t.sync.internalCycles; }},
+    {"sync", "sync.externalCycles", "cycles", 1500, 1500, Bound::NonNegative,
+     "BSP sync across IPUs and with the host (estimate)",
+     [](Target& t) -> FieldRef { return &t.sync.externalCycles; }},
+    {"ipuLink", "ipuLink.numIpus", "IPUs", 1, 1, Bound::Positive,
+     "IPUs in the system, joined by IPU-Links (1 in both presets)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.numIpus; }},
+    {"ipuLink", "ipuLink.bytesPerSecond", "B/s", 320e9, 320e9, Bound::Positive,
+     "IPU-Link bandwidth per IPU: 320 GB/s Mk2 (M2000 datasheet); Mk1 taken equal (estimate)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.bytesPerSecond; }},
+    {"ipuLink", "ipuLink.latencyCycles", "cycles", 1000, 1000, Bound::NonNegative,
+     "Latency of an IPU-to-IPU transfer over IPU-Links (estimate)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.latencyCycles; }},
+    {"hostLink", "hostLink.bytesPerSecond", "B/s", 31.5e9, 31.5e9, Bound::Positive,
+     "Host link bandwidth per direction: PCIe Gen4 x16, 16 GT/s x 16 lanes x 128/130 (PCIe 4.0 spec)",
+     [](Target& t) -> FieldRef { return &t.hostLink.bytesPerSecond; }},
+    {"hostLink", "hostLink.latencySeconds", "s", 1e-6, 1e-6, Bound::NonNegative,
+     "Latency of a host-device transfer over PCIe, DMA setup included (estimate)",
+     [](Target& t) -> FieldRef { return &t.hostLink.latencySeconds; }},
+};
+
+FieldRef fieldOf(const ParamDescriptor& param, const Target& target) {
+  // The accessors only take addresses; nothing is written through them here.
+  return param.field(const_cast<Target&>(target));
+}
+
+std::string formatDouble(double v) {
+  // Shortest %g form that reads back as the same double.
+  char buffer[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, v);
+    if (std::strtod(buffer, nullptr) == v) break;
+  }
+  return buffer;
+}
+
+const char* acceptedText(const ParamDescriptor& param, const FieldRef& field) {
+  const bool positive = param.bound == Bound::Positive;
+  if (std::holds_alternative<std::uint32_t*>(field))
+    return positive ? "an integer in [1, 4294967295]" : "an integer in [0, 4294967295]";
+  if (std::holds_alternative<std::uint64_t*>(field))
+    return positive ? "an integer in [1, 18446744073709551615]" : "an integer in [0, 18446744073709551615]";
+  return positive ? "a finite number > 0" : "a finite number >= 0";
+}
+
+[[noreturn]] void rejectValue(const ParamDescriptor& param, const FieldRef& field, const std::string& text) {
+  throw std::invalid_argument("target parameter '" + std::string(param.name) + "': invalid value '" + text +
+                              "' (expected " + acceptedText(param, field) + ", in " + param.unit + ")");
+}
+
+bool parseUnsigned(const std::string& text, std::uint64_t max, std::uint64_t& out) {
+  if (text.empty() || text.size() > 20) return false;
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    const std::uint64_t digit = std::uint64_t(c - '0');
+    if (value > (max - digit) / 10) return false;
+    value = value * 10 + digit;
+  }
+  out = value;
+  return true;
+}
+
+bool parseDouble(const std::string& text, double& out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) return false;
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+const std::vector<ParamDescriptor>& paramTable() { return kTable; }
+
+std::vector<std::string> paramNames() {
+  std::vector<std::string> names;
+  for (const auto& p : kTable) names.emplace_back(p.name);
+  return names;
+}
+
+const ParamDescriptor* findParam(const std::string& name) {
+  for (const auto& p : kTable)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+std::string formatValue(const ParamDescriptor& param, const Target& target) {
+  const FieldRef field = fieldOf(param, target);
+  if (auto p = std::get_if<std::uint32_t*>(&field)) return std::to_string(**p);
+  if (auto p = std::get_if<std::uint64_t*>(&field)) return std::to_string(**p);
+  return formatDouble(*std::get<double*>(field));
+}
+
+nlohmann::json jsonValue(const ParamDescriptor& param, const Target& target) {
+  const FieldRef field = fieldOf(param, target);
+  if (auto p = std::get_if<std::uint32_t*>(&field)) return **p;
+  if (auto p = std::get_if<std::uint64_t*>(&field)) return **p;
+  return *std::get<double*>(field);
+}
+
+void parseAndSet(const ParamDescriptor& param, Target& target, const std::string& text) {
+  const FieldRef field = param.field(target);
+  const bool positive = param.bound == Bound::Positive;
+  if (auto p = std::get_if<std::uint32_t*>(&field)) {
+    std::uint64_t v = 0;
+    if (!parseUnsigned(text, std::numeric_limits<std::uint32_t>::max(), v) || (positive && v == 0))
+      rejectValue(param, field, text);
+    **p = static_cast<std::uint32_t>(v);
+  } else if (auto p = std::get_if<std::uint64_t*>(&field)) {
+    std::uint64_t v = 0;
+    if (!parseUnsigned(text, std::numeric_limits<std::uint64_t>::max(), v) || (positive && v == 0))
+      rejectValue(param, field, text);
+    **p = v;
+  } else {
+    double v = 0;
+    if (!parseDouble(text, v) || v < 0 || (positive && v == 0)) rejectValue(param, field, text);
+    *std::get<double*>(field) = v;
+  }
+}
+
+void checkBound(const ParamDescriptor& param, const Target& target) {
+  const FieldRef field = fieldOf(param, target);
+  const bool positive = param.bound == Bound::Positive;
+  bool ok = true;
+  if (auto p = std::get_if<std::uint32_t*>(&field)) ok = !positive || **p > 0;
+  else if (auto p = std::get_if<std::uint64_t*>(&field)) ok = !positive || **p > 0;
+  else {
+    const double v = *std::get<double*>(field);
+    ok = std::isfinite(v) && v >= 0 && (!positive || v > 0);
+  }
+  if (!ok) rejectValue(param, field, formatValue(param, target));
+}
+
+}  // namespace ipusim::model::params

@@ -1,0 +1,111 @@
+#include "profiler/analysis/compare.hpp"
+
+#include "profiler/analysis/text_format.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+namespace ipusim::profiler::analysis {
+
+double ProfileFigures::throughput() const {
+  const double seconds = simulatedSeconds();
+  return seconds > 0 ? double(runs.steps) / seconds : 0.0;
+}
+
+ProfileFigures measureProfile(const traces::ProfileReader& reader) {
+  ProfileFigures f;
+  f.target = readProfileTarget(reader);
+  f.target.requireClockHz();
+  const auto runs = reader.runs();
+  f.runs = summarizeRuns(runs);
+  f.captured = measureDeviceActivity(reader, capturedRunWindows(runs), f.target.numIpus);
+  return f;
+}
+
+Comparison compareProfiles(const traces::ProfileReader& a, const traces::ProfileReader& b) {
+  Comparison c;
+  c.a = measureProfile(a);
+  c.b = measureProfile(b);
+  if (c.a.runs.steps > 0 && c.b.runs.steps > 0 && c.a.throughput() > 0)
+    c.speedup = c.b.throughput() / c.a.throughput();
+  else if (c.b.simulatedSeconds() > 0)
+    c.speedup = c.a.simulatedSeconds() / c.b.simulatedSeconds();
+  return c;
+}
+
+nlohmann::json figuresToJson(const ProfileFigures& f) {
+  const auto& a = f.captured;
+  return {
+      {"profile", f.target.path},
+      {"workload", f.target.workload},
+      {"clock_hz", f.target.clockHz},
+      {"simulated_cycles", f.runs.spanCycles()},
+      {"simulated_seconds", f.simulatedSeconds()},
+      {"engine_runs", f.runs.runs},
+      {"captured_runs", f.runs.capturedRuns},
+      {"steps", f.runs.steps},
+      {"steps_per_run", f.runs.stepsPerRun()},
+      {"throughput_steps_per_second", f.throughput()},
+      {"captured_cycles", a.windowCycles},
+      {"proportions",
+       {{"compute", a.fraction(&PhaseCycles::compute)},
+        {"exchange", a.fraction(&PhaseCycles::exchange)},
+        {"ipu_link", a.fraction(&PhaseCycles::ipuLink)},
+        {"sync", a.fraction(&PhaseCycles::sync)},
+        {"stream_copy", a.fraction(&PhaseCycles::streamCopy)},
+        {"idle", a.fraction(&PhaseCycles::idle)},
+        {"host_wait", a.hostWaitFraction()}}},
+      {"host_wait_cycles", a.hostWaitCycles},
+      {"host_transfer_cycles", a.hostTransferCycles},
+      {"overlap_percent", a.overlapFraction() * 100.0},
+      {"bytes_to_device", a.bytesToDevice},
+      {"bytes_to_host", a.bytesToHost},
+  };
+}
+
+nlohmann::json comparisonToJson(const Comparison& c) {
+  return {{"a", figuresToJson(c.a)}, {"b", figuresToJson(c.b)}, {"speedup", c.speedup}};
+}
+
+namespace {
+
+void line(std::ostream& out, const std::string& label, const std::string& a, const std::string& b) {
+  out << "  " << std::left << std::setw(30) << label << std::right << std::setw(22) << a
+      << std::setw(22) << b << "\n";
+}
+
+}  // namespace
+
+void printComparison(const Comparison& c, std::ostream& out) {
+  out << "A: " << c.a.target.path << "\nB: " << c.b.target.path << "\n";
+  line(out, "", "A", "B");
+  const auto both = [&](const std::string& label, auto&& value) {
+    line(out, label, value(c.a), value(c.b));
+  };
+  both("simulated time", [](const ProfileFigures& f) { return formatSeconds(f.simulatedSeconds()); });
+  both("simulated cycles", [](const ProfileFigures& f) { return std::to_string(f.runs.spanCycles()); });
+  both("Engine::run calls", [](const ProfileFigures& f) { return std::to_string(f.runs.runs); });
+  both("captured runs", [](const ProfileFigures& f) { return std::to_string(f.runs.capturedRuns); });
+  both("steps", [](const ProfileFigures& f) { return std::to_string(f.runs.steps); });
+  both("steps per run", [](const ProfileFigures& f) { return formatNumber(f.runs.stepsPerRun(), 2); });
+  both("throughput (steps/s)", [](const ProfileFigures& f) { return formatNumber(f.throughput(), 1); });
+  out << "  over the captured runs:\n";
+  const auto share = [&](const std::string& label, std::int64_t PhaseCycles::*bucket) {
+    both(label, [&](const ProfileFigures& f) { return formatPercent(f.captured.fraction(bucket)); });
+  };
+  share("compute", &PhaseCycles::compute);
+  share("exchange", &PhaseCycles::exchange);
+  share("ipu link", &PhaseCycles::ipuLink);
+  share("sync", &PhaseCycles::sync);
+  share("stream copy", &PhaseCycles::streamCopy);
+  share("idle", &PhaseCycles::idle);
+  both("host wait (StreamCopy Begin)",
+       [](const ProfileFigures& f) { return formatPercent(f.captured.hostWaitFraction()); });
+  both("compute/IO overlap",
+       [](const ProfileFigures& f) { return formatPercent(f.captured.overlapFraction()); });
+  both("bytes to device", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToDevice); });
+  both("bytes to host", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToHost); });
+  out << "Speedup of B over A: " << formatNumber(c.speedup, 3) << "x\n";
+}
+
+}  // namespace ipusim::profiler::analysis

@@ -1,0 +1,31 @@
+#include "profiler/analysis/counter_summary.hpp"
+
+#include <algorithm>
+
+namespace ipusim::profiler::analysis {
+
+std::optional<CounterSummary> summarizeCounter(const traces::ProfileReader& reader,
+                                               const std::string& name) {
+  for (const auto& track : reader.tracks()) {
+    if (track.kind != "counter" || track.name != name) continue;
+    auto rows = reader.counters(track.id);
+    if (rows.empty()) return std::nullopt;
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const traces::CounterRow& a, const traces::CounterRow& b) { return a.ts < b.ts; });
+    CounterSummary s;
+    s.name = name;
+    s.samples = static_cast<std::int64_t>(rows.size());
+    s.first = s.min = s.max = rows.front().value;
+    s.firstTs = s.minTs = rows.front().ts;
+    for (const auto& row : rows) {
+      if (row.value < s.min) { s.min = row.value; s.minTs = row.ts; }
+      s.max = std::max(s.max, row.value);
+    }
+    s.last = rows.back().value;
+    s.lastTs = rows.back().ts;
+    return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ipusim::profiler::analysis

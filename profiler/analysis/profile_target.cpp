@@ -1,0 +1,55 @@
+#include "profiler/analysis/profile_target.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace ipusim::profiler::analysis {
+namespace {
+
+[[noreturn]] void malformed(const std::string& path, const std::string& key,
+                            const std::string& value, const std::string& expected) {
+  throw traces::ProfileError(path + ": meta '" + key + "' is '" + value + "', expected " +
+                             expected);
+}
+
+std::int64_t parseCount(const traces::ProfileReader& reader, const std::string& key) {
+  const std::string text = reader.metaValue(key);
+  if (text.empty()) return 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || value < 0)
+    malformed(reader.path(), key, text, "a non-negative integer");
+  return value;
+}
+
+double parsePositive(const traces::ProfileReader& reader, const std::string& key) {
+  const std::string text = reader.metaValue(key);
+  if (text.empty()) return 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value <= 0)
+    malformed(reader.path(), key, text, "a positive number");
+  return value;
+}
+
+}  // namespace
+
+double ProfileTarget::requireClockHz() const {
+  if (clockHz <= 0)
+    throw traces::ProfileError(path + ": meta 'clock_hz' is missing; it is needed to convert cycles to time");
+  return clockHz;
+}
+
+ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
+  ProfileTarget target;
+  target.path = reader.path();
+  target.arch = reader.metaValue("arch");
+  target.workload = reader.metaValue("workload");
+  target.numIpus = parseCount(reader, "num_ipus");
+  target.tilesPerIpu = parseCount(reader, "tiles_per_ipu");
+  target.clockHz = parsePositive(reader, "clock_hz");
+  target.tileMemoryBytes = parseCount(reader, "tile_memory_bytes");
+  return target;
+}
+
+}  // namespace ipusim::profiler::analysis

@@ -1,0 +1,31 @@
+#pragma once
+// ProfileTarget: the target facts an analysis needs, read from a profile's
+// meta table (arch, num_ipus, tiles_per_ipu, clock_hz, tile_memory_bytes,
+// workload). Absent keys stay at their "unknown" value (empty / 0); a value
+// that is present but malformed is a ProfileError naming the file, the key,
+// the value and what was expected.
+#include "traces/profile_reader.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace ipusim::profiler::analysis {
+
+struct ProfileTarget {
+  std::string path;            // the profile file, for messages
+  std::string arch;
+  std::string workload;
+  std::int64_t numIpus = 0;
+  std::int64_t tilesPerIpu = 0;
+  double clockHz = 0;          // 0 = unknown
+  std::int64_t tileMemoryBytes = 0;  // capacity per tile, 0 = unknown
+
+  // Throws traces::ProfileError when clock_hz is absent (times in seconds
+  // need it).
+  double requireClockHz() const;
+  double cyclesToSeconds(std::int64_t cycles) const { return double(cycles) / requireClockHz(); }
+};
+
+ProfileTarget readProfileTarget(const traces::ProfileReader& reader);
+
+}  // namespace ipusim::profiler::analysis

@@ -1,0 +1,204 @@
+#include "profiler/analysis/report.hpp"
+
+#include "profiler/analysis/text_format.hpp"
+
+#include <iomanip>
+
+namespace ipusim::profiler::analysis {
+
+ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptions& options) {
+  ProfileReport report;
+  report.target = readProfileTarget(reader);
+  report.programs = summarizePrograms(reader.programs());
+  const auto runs = reader.runs();
+  report.runs = summarizeRuns(runs);
+  report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
+  report.memory = summarizeTileMemory(reader.tileMemory(),
+                                      report.target.numIpus * report.target.tilesPerIpu,
+                                      report.target.tileMemoryBytes, options.fullestTiles);
+  report.loss = summarizeCounter(reader, "loss");
+  return report;
+}
+
+nlohmann::json phaseCyclesToJson(const PhaseCycles& c) {
+  return {{"compute", c.compute},       {"exchange", c.exchange}, {"ipu_link", c.ipuLink},
+          {"sync", c.sync},             {"stream_copy", c.streamCopy}, {"idle", c.idle}};
+}
+
+namespace {
+
+// null when the clock is unknown: seconds cannot be given.
+nlohmann::json secondsOrNull(const ProfileTarget& target, std::int64_t cycles) {
+  if (target.clockHz <= 0) return nullptr;
+  return double(cycles) / target.clockHz;
+}
+
+}  // namespace
+
+nlohmann::json reportToJson(const ProfileReport& r) {
+  nlohmann::json j;
+  j["profile"] = r.target.path;
+  j["target"] = {{"arch", r.target.arch},
+                 {"workload", r.target.workload},
+                 {"num_ipus", r.target.numIpus},
+                 {"tiles_per_ipu", r.target.tilesPerIpu},
+                 {"clock_hz", r.target.clockHz},
+                 {"tile_memory_bytes", r.target.tileMemoryBytes}};
+  nlohmann::json roots = nlohmann::json::array();
+  for (const auto& root : r.programs.roots)
+    roots.push_back({{"id", root.id}, {"kind", root.kind}, {"name", root.name}, {"programs", root.steps}});
+  j["programs"] = {{"count", r.programs.programs},
+                   {"max_depth", r.programs.maxDepth},
+                   {"by_kind", r.programs.byKind},
+                   {"roots", roots}};
+  j["runs"] = {{"count", r.runs.runs},
+               {"captured", r.runs.capturedRuns},
+               {"steps", r.runs.steps},
+               {"steps_per_run", r.runs.stepsPerRun()},
+               {"min_steps_per_run", r.runs.minStepsPerRun},
+               {"max_steps_per_run", r.runs.maxStepsPerRun},
+               {"first_start_cycle", r.runs.firstStart},
+               {"last_end_cycle", r.runs.lastEnd},
+               {"span_cycles", r.runs.spanCycles()},
+               {"span_seconds", secondsOrNull(r.target, r.runs.spanCycles())},
+               {"run_cycles", r.runs.runCycles},
+               {"captured_cycles", r.runs.capturedCycles}};
+  nlohmann::json perIpu = nlohmann::json::array();
+  for (std::size_t ipu = 0; ipu < r.captured.perIpu.size(); ++ipu) {
+    nlohmann::json entry = phaseCyclesToJson(r.captured.perIpu[ipu]);
+    entry["ipu"] = ipu;
+    perIpu.push_back(entry);
+  }
+  j["captured"] = {{"window_cycles", r.captured.windowCycles},
+                   {"cycles_by_phase", perIpu},
+                   {"host_wait_cycles", r.captured.hostWaitCycles},
+                   {"host_transfer_cycles", r.captured.hostTransferCycles},
+                   {"transfer_overlap_cycles", r.captured.transferOverlapCycles},
+                   {"overlap_percent", r.captured.overlapFraction() * 100.0},
+                   {"bytes_to_device", r.captured.bytesToDevice},
+                   {"bytes_to_host", r.captured.bytesToHost}};
+  nlohmann::json fullest = nlohmann::json::array();
+  for (const auto& t : r.memory.fullest)
+    fullest.push_back({{"ipu", t.ipu}, {"tile", t.tile}, {"bytes", t.bytes}});
+  j["tile_memory"] = {{"tiles", r.memory.tiles},
+                      {"capacity_bytes", r.memory.capacityBytes},
+                      {"total_bytes", r.memory.totalBytes},
+                      {"max_bytes", r.memory.maxBytes},
+                      {"mean_bytes", r.memory.meanBytes},
+                      {"tiles_over_capacity", r.memory.tilesOverCapacity},
+                      {"bytes_by_category", r.memory.bytesByCategory},
+                      {"fullest", fullest}};
+  if (r.loss) {
+    j["loss"] = {{"samples", r.loss->samples}, {"first", r.loss->first}, {"last", r.loss->last},
+                 {"min", r.loss->min},         {"min_cycle", r.loss->minTs}};
+  } else {
+    j["loss"] = nullptr;
+  }
+  return j;
+}
+
+namespace {
+
+std::string cyclesAndTime(const ProfileTarget& target, std::int64_t cycles) {
+  std::string text = std::to_string(cycles) + " cycles";
+  if (target.clockHz > 0) text += " (" + formatSeconds(double(cycles) / target.clockHz) + ")";
+  return text;
+}
+
+std::string valueOr(const std::string& value, const char* unknown = "unknown") {
+  return value.empty() ? unknown : value;
+}
+
+void printPhaseTable(const ProfileReport& r, std::ostream& out) {
+  const auto& a = r.captured;
+  out << "Cycles by phase over the captured runs (" << r.runs.capturedRuns << " runs, "
+      << cyclesAndTime(r.target, a.windowCycles) << "):\n";
+  if (a.windowCycles == 0) {
+    out << "  no captured run\n";
+    return;
+  }
+  const char* names[] = {"compute", "exchange", "ipu link", "sync", "stream copy", "idle"};
+  out << "  " << std::left << std::setw(6) << "IPU";
+  for (const char* n : names) out << std::right << std::setw(22) << n;
+  out << "\n";
+  const auto row = [&](const std::string& label, const PhaseCycles& c, std::int64_t total) {
+    out << "  " << std::left << std::setw(6) << label;
+    for (std::int64_t v : {c.compute, c.exchange, c.ipuLink, c.sync, c.streamCopy, c.idle}) {
+      const std::string cell = std::to_string(v) + " " +
+                               formatPercent(total > 0 ? double(v) / double(total) : 0.0);
+      out << std::right << std::setw(22) << cell;
+    }
+    out << "\n";
+  };
+  for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
+    row(std::to_string(ipu), a.perIpu[ipu], a.windowCycles);
+  if (a.perIpu.size() > 1) row("all", a.allIpus(), a.allIpus().total());
+  out << "  host wait (StreamCopy Begin): " << cyclesAndTime(r.target, a.hostWaitCycles) << ", "
+      << formatPercent(a.hostWaitFraction()) << "\n";
+  out << "  host-link transfer (StreamCopy Mid): " << cyclesAndTime(r.target, a.hostTransferCycles)
+      << ", overlapped with compute " << formatPercent(a.overlapFraction()) << "\n";
+  out << "  bytes to device " << formatBytes(a.bytesToDevice) << ", to host "
+      << formatBytes(a.bytesToHost) << "\n";
+}
+
+}  // namespace
+
+void printReport(const ProfileReport& r, std::ostream& out) {
+  const auto& t = r.target;
+  out << "Profile   " << t.path << "\n";
+  out << "Target    " << valueOr(t.arch) << ", " << t.numIpus << " IPU(s) x " << t.tilesPerIpu
+      << " tiles, clock " << (t.clockHz > 0 ? formatNumber(t.clockHz / 1e9, 3) + " GHz" : "unknown")
+      << ", tile memory "
+      << (t.tileMemoryBytes > 0 ? formatBytes(t.tileMemoryBytes) : std::string("unknown")) << "\n";
+  out << "Workload  " << valueOr(t.workload) << "\n";
+
+  const auto& p = r.programs;
+  out << "Programs  " << p.programs << " in a tree of depth " << p.maxDepth << ":";
+  bool first = true;
+  for (const auto& [kind, count] : p.byKind) {
+    out << (first ? " " : ", ") << count << " " << kind;
+    first = false;
+  }
+  out << "\n";
+  for (const auto& root : p.roots)
+    out << "  #" << root.id << " " << root.kind << " '" << root.name << "': " << root.steps
+        << " programs\n";
+
+  const auto& runs = r.runs;
+  out << "Runs      " << runs.runs << " Engine::run calls, " << runs.capturedRuns << " captured; "
+      << runs.steps << " steps (" << formatNumber(runs.stepsPerRun(), 2) << " per run, "
+      << runs.minStepsPerRun << ".." << runs.maxStepsPerRun << ")\n";
+  out << "  first start to last end: " << cyclesAndTime(t, runs.spanCycles()) << "; inside runs "
+      << cyclesAndTime(t, runs.runCycles) << "\n";
+
+  printPhaseTable(r, out);
+
+  const auto& m = r.memory;
+  out << "Tile memory over " << m.tiles << " tiles: max " << formatBytes(m.maxBytes) << ", mean "
+      << formatBytes(static_cast<std::int64_t>(m.meanBytes + 0.5));
+  if (m.capacityBytes > 0)
+    out << ", capacity " << formatBytes(m.capacityBytes) << " (max "
+        << formatPercent(double(m.maxBytes) / double(m.capacityBytes)) << "), "
+        << m.tilesOverCapacity << " tile(s) over capacity";
+  out << "\n";
+  for (const auto& [category, bytes] : m.bytesByCategory)
+    out << "  " << category << ": " << formatBytes(bytes) << "\n";
+  if (!m.fullest.empty()) {
+    out << "  fullest tiles:";
+    for (const auto& tile : m.fullest) {
+      out << " " << tile.tile << " (IPU " << tile.ipu << ", " << tile.bytes << " B";
+      if (m.capacityBytes > 0) out << ", " << formatPercent(double(tile.bytes) / double(m.capacityBytes));
+      out << ")";
+    }
+    out << "\n";
+  }
+
+  if (r.loss) {
+    out << "Loss      " << r.loss->samples << " samples: first " << r.loss->first << ", last "
+        << r.loss->last << ", min " << r.loss->min << " (at cycle " << r.loss->minTs << ")\n";
+  } else {
+    out << "Loss      no \"loss\" counter in this profile\n";
+  }
+}
+
+}  // namespace ipusim::profiler::analysis

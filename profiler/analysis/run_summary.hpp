@@ -1,0 +1,27 @@
+#pragma once
+// RunSummary: the Engine::run calls of a profile, from the runs table (every
+// run has a row, captured or not).
+#include "traces/profile_rows.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ipusim::profiler::analysis {
+
+struct RunSummary {
+  std::int64_t runs = 0;
+  std::int64_t capturedRuns = 0;
+  std::int64_t steps = 0;                 // over all runs
+  std::int64_t minStepsPerRun = 0, maxStepsPerRun = 0;
+  std::int64_t firstStart = 0, lastEnd = 0;  // cycles
+  std::int64_t runCycles = 0;             // sum of run durations
+  std::int64_t capturedCycles = 0;        // sum of captured run durations
+
+  // First run start to last run end: the simulated time of the whole job.
+  std::int64_t spanCycles() const { return lastEnd - firstStart; }
+  double stepsPerRun() const { return runs > 0 ? double(steps) / double(runs) : 0.0; }
+};
+
+RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs);
+
+}  // namespace ipusim::profiler::analysis

@@ -1,0 +1,84 @@
+#pragma once
+// ProfileRecorder: the profiler's observer of the model. It turns execution
+// events into profile rows (traces/) and decides what is captured, as
+// Poplar's autoReport does: every Engine::run gets a row in `runs`; the first
+// `captureRunsPerProgram` runs of each entry program are captured in detail
+// (program steps, BSP phases per IPU, stream copies, steps); tile detail is
+// written once per static phase when the level asks for it.
+#include "model/ir/executable.hpp"
+#include "model/observer.hpp"
+#include "model/target.hpp"
+#include "traces/profile_writer.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ipusim::profiler {
+
+struct RecorderConfig {
+  std::uint64_t captureRunsPerProgram = 2;
+  bool captureExecution = true;                    // false: runs table only
+  model::Detail capturedDetail = model::Detail::Tiles;  // Phases or Tiles
+};
+
+class ProfileRecorder : public model::ExecutionObserver {
+ public:
+  ProfileRecorder(traces::ProfileWriter& writer, const ir::Executable& exe, const model::Target& target,
+                  RecorderConfig config);
+
+  // Graph profile: the program tree (with debug origins) and tile memory.
+  void writePrograms(bool withDebugInfo);
+  struct TileMemory { std::uint32_t tile; std::string category; bool alwaysLive; std::uint64_t bytes; };
+  void writeTileMemory(const std::vector<TileMemory>& rows);
+
+  std::uint64_t runsRecorded() const { return runsRecorded_; }
+  std::uint64_t runsCaptured() const { return runsCaptured_; }
+
+  // model::ExecutionObserver
+  model::Detail detailFor(const model::RunEvent& run) override;
+  void staticPhase(const model::StaticPhase& phase) override;
+  void runBegin(const model::RunEvent& run) override;
+  void runEnd(const model::RunEvent& run) override;
+  void programBegin(ir::Id program, ir::Cycles at) override;
+  void programEnd(ir::Id program, ir::Cycles at) override;
+  void stepBegin(std::uint64_t step, ir::Cycles at) override;
+  void stepEnd(std::uint64_t step, ir::Cycles at) override;
+  void phase(const model::PhaseEvent& event) override;
+  void streamCopy(const model::StreamCopyEvent& event) override;
+  void host(const model::HostEvent& event) override;
+  void counter(const std::string& name, ir::Cycles at, double value) override;
+
+ private:
+  // An executing program node: one slice id per IPU (the program tree runs on every IPU).
+  struct OpenSlice { std::vector<std::int64_t> ids; ir::Id program; ir::Cycles start; };
+  struct IpuTracks { std::int64_t programs, bsp; };
+
+  std::int64_t newSliceId() { return nextSliceId_++; }
+  std::int64_t trackFor(std::map<std::string, std::int64_t>& tracks, const std::string& kind, const std::string& name,
+                        std::int64_t sortOrder);
+  bool capturing() const { return capturingRun_; }
+
+  traces::ProfileWriter& writer_;
+  const ir::Executable& exe_;
+  const model::Target& target_;
+  RecorderConfig config_;
+
+  std::int64_t engineTrack_ = 0, streamTrack_ = 0;
+  std::vector<IpuTracks> ipuTracks_;
+  std::map<std::string, std::int64_t> hostTracks_, counterTracks_;
+  std::int64_t nextSliceId_ = 1;
+  std::int64_t nextSortOrder_ = 100;
+
+  std::map<ir::Id, std::uint64_t> runsPerEntry_;
+  std::uint64_t runsRecorded_ = 0, runsCaptured_ = 0;
+  bool capturingRun_ = false;
+  std::int64_t currentRun_ = -1;
+  std::int64_t currentRunSlice_ = -1;
+  std::int64_t currentStepSlice_ = -1;
+  ir::Cycles stepStart_ = 0;
+  std::vector<OpenSlice> programStack_;
+  std::vector<model::StreamCopyEvent> pendingStreamPhases_;
+};
+
+}  // namespace ipusim::profiler

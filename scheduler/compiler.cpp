@@ -1,0 +1,127 @@
+#include "scheduler/compiler.hpp"
+
+#include "scheduler/lowering.hpp"
+#include "scheduler/memory_plan.hpp"
+#include "scheduler/op_graph.hpp"
+#include "scheduler/schedule.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+ir::Id addStream(ir::Executable& exe, const std::string& name, ir::StreamDirection dir, ir::DType type,
+                 std::uint64_t elements, std::uint32_t depth) {
+  ir::Stream s;
+  s.id = ir::Id(exe.streams.size());
+  s.name = name;
+  s.direction = dir;
+  s.dtype = type;
+  s.elementsPerCopy = elements;
+  s.bufferDepth = depth;
+  s.debug = {"input", name};
+  exe.streams.push_back(s);
+  return s.id;
+}
+
+ir::Id addProgram(ir::Executable& exe, ir::Program p) {
+  p.id = ir::Id(exe.programs.size());
+  exe.programs.push_back(std::move(p));
+  return exe.programs.back().id;
+}
+
+ir::Program streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, std::uint64_t elements, const std::string& layer) {
+  ir::Program p;
+  p.kind = ir::ProgramKind::StreamCopy;
+  p.name = name;
+  p.stream = stream;
+  p.tensor = {tensor, 0, elements};
+  p.debug = {layer, name};
+  return p;
+}
+
+}  // namespace
+
+model::Target targetFor(const Workload& w) {
+  model::Target t = model::Target::preset(w.ipu.arch);
+  if (w.ipu.tiles) t.set("tile.tilesPerIpu", std::to_string(w.ipu.tiles));
+  t.validate();
+  return t;
+}
+
+CompiledWorkload compile(const Workload& w) { return compile(w, targetFor(w)); }
+
+CompiledWorkload compile(const Workload& w, const model::Target& target) {
+  const OpGraph graph = buildTrainingGraph(w);
+  const Schedule schedule = scheduleOps(graph, w.scheduling);
+  const std::uint32_t tiles = target.totalTiles();
+  const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
+  LoweredStep step = lowerStep(graph, schedule, target, tiles, budget);
+
+  CompiledWorkload c;
+  c.target = target;
+  ir::Executable& exe = step.exe;
+  exe.name = w.name;
+  exe.target = target.toJson();
+  exe.options = nlohmann::json::object();
+  const std::uint64_t batch = w.dataset.batchSize;
+  const bool feeds = w.training.feeds;
+  const bool lossLast = feeds && w.training.outfeedMode == "LAST";
+  c.stepsPerRun = feeds ? w.training.stepsPerExecution : 1;
+  c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice, ir::DType::Float,
+                             batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
+  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, ir::DType::Int, batch,
+                             feeds ? w.training.prefetchDepth : 1);
+  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, 1,
+                           feeds ? w.training.outfeedBufferDepth : 1);
+
+  step.stepChildren[0] = addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input"));
+  step.stepChildren[1] = addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"));
+  if (!lossLast) step.stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
+  for (ir::Id t : {step.images, step.labels}) step.useSpan[t].first = 0;
+  step.useSpan[step.loss].second = step.stepChildren.size();
+
+  ir::Program seq;
+  seq.kind = ir::ProgramKind::Sequence;
+  seq.name = "step";
+  seq.children = step.stepChildren;
+  seq.marksStep = true;
+  seq.debug = {"training", "step"};
+  ir::Id entry = addProgram(exe, seq);
+  if (feeds) {
+    ir::Program loop;
+    loop.kind = ir::ProgramKind::Repeat;
+    loop.name = "steps_per_execution";
+    loop.count = w.training.stepsPerExecution;
+    loop.children = {entry};
+    loop.debug = {"training", "repeat"};
+    entry = addProgram(exe, loop);
+    if (lossLast) {
+      ir::Program outer;
+      outer.kind = ir::ProgramKind::Sequence;
+      outer.name = "train";
+      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss"))};
+      outer.debug = {"training", "train"};
+      entry = addProgram(exe, outer);
+    }
+  }
+  exe.entryPoints.push_back({"train", entry});
+
+  const MemoryPlanResult mem = planMemory(exe, step.useSpan, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
+  exe.validate(tiles);
+
+  c.imagesTensor = step.images;
+  c.labelsTensor = step.labels;
+  c.lossTensor = step.loss;
+  c.weightTensors = step.weightTensors;
+  c.report.schedule = schedule.algorithm;
+  c.report.peakLivenessBytes = schedule.peakLivenessBytes;
+  c.report.tilesUsed = mem.tilesUsed;
+  c.report.maxTileBytes = mem.maxTileBytes;
+  c.report.meanTileBytes = mem.meanTileBytes;
+  c.report.estimatedStepCycles = step.estimatedStepCycles;
+  c.report.computeSets = exe.computeSets.size();
+  for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
+  c.exe = std::move(exe);
+  return c;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,46 @@
+#pragma once
+// The compiler: a Workload -> an executable, as Poplar/PopLibs would build it.
+//   op graph (forward, autodiff, SGD) -> schedule -> tile mapping and
+//   lowering -> memory plan -> entry point "train".
+// "train" runs steps_per_execution training steps when feeds are on (a
+// Repeat over one step) and one step without feeds; each step is a Sequence
+// with marksStep: StreamCopy images, StreamCopy labels, forward, backward,
+// update, and StreamCopy loss (outfeed mode ALL; with LAST the loss stays on
+// the device and one StreamCopy follows the loop). The loss of a step is the
+// batch mean cross-entropy (a scalar).
+#include "model/ir/executable.hpp"
+#include "model/target.hpp"
+#include "scheduler/workload.hpp"
+
+#include <string>
+
+namespace ipusim::scheduler {
+
+struct CompileReport {
+  std::string schedule;                // the algorithm used (choose_best names its pick)
+  std::uint32_t tilesUsed = 0;
+  std::uint64_t peakLivenessBytes = 0; // of the op schedule (not-always-live values)
+  std::uint64_t maxTileBytes = 0;
+  double meanTileBytes = 0;            // over the tiles used
+  std::uint64_t estimatedStepCycles = 0;  // one step's compute, exchange and syncs (no host transfers)
+  std::size_t computeSets = 0, exchanges = 0;
+};
+
+struct CompiledWorkload {
+  ir::Executable exe;
+  model::Target target;
+  ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
+  ir::Id imagesTensor = ir::kNoId, labelsTensor = ir::kNoId, lossTensor = ir::kNoId;
+  std::vector<ir::Id> weightTensors;   // kernel, bias per dense layer, in layer order
+  std::uint32_t stepsPerRun = 1;       // steps one run of "train" executes
+  CompileReport report;
+};
+
+// The target the workload asks for (arch preset, tile override).
+model::Target targetFor(const Workload& w);
+// Throws std::invalid_argument for a workload that cannot be compiled (an
+// out-of-memory tile names the tile, its need and its capacity).
+CompiledWorkload compile(const Workload& w);
+CompiledWorkload compile(const Workload& w, const model::Target& target);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,77 @@
+#pragma once
+// OpGraph: the training step as a dataflow graph of ops over values, held in
+// a Boost.Graph (an edge u -> v: v must run after u — it reads a value u
+// writes, or, for an SGD update, it overwrites a weight u reads).
+// buildTrainingGraph() adds the forward ops of the layers, autodiff adds the
+// gradient of every op on the path from the weights to the loss, and SGD adds
+// one update per weight and bias.
+#include "scheduler/workload.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+enum class ValueKind { Input, Weight, Activation, Gradient, Loss };
+
+struct Value {
+  std::string name;
+  std::vector<std::uint64_t> shape;  // row-major
+  bool isInt = false;                // labels
+  ValueKind kind = ValueKind::Activation;
+  std::string layer;
+  std::vector<double> initialValue;  // weights only
+  std::uint64_t numElements() const {
+    std::uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  std::uint64_t numBytes() const { return numElements() * 4; }
+  bool alwaysLive() const { return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss; }
+};
+
+enum class OpKind {
+  MatMul,                 // out = op(a) . op(b); attrs transposeA/B (stored layouts as MatMulPartial)
+  AddBias,                // out = in + bias (broadcast over rows)
+  Relu,                   // out = max(in, 0)
+  ReluGrad,               // out = activation > 0 ? grad : 0
+  SoftmaxCrossEntropy,    // (logits, labels) -> (probs, lossPerRow)
+  SoftmaxCrossEntropyGrad,// (probs, labels) -> grad; attr scale
+  ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
+  MeanLoss,               // out = scale * sum in (scalar)
+  SgdUpdate,              // weight += -learningRate * grad (in place)
+};
+const char* toString(OpKind kind);
+
+struct Op {
+  OpKind kind;
+  std::string name;   // the op name within its layer: "matmul", "relu_grad", ...
+  std::string layer;  // workload layer ("dense", "dense_1", "loss", ...)
+  std::vector<std::size_t> inputs, outputs;  // value indices
+  bool transposeA = false, transposeB = false;
+  double scale = 1.0;
+};
+
+using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
+struct OpGraph {
+  std::vector<Value> values;
+  std::vector<Op> ops;  // vertex i of `graph` is ops[i]
+  OpDigraph graph;
+  std::size_t images = 0, labels = 0, loss = 0;  // value indices
+  std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
+
+  std::size_t addValue(Value v);
+  std::size_t addOp(Op op);  // adds edges from the producers of its inputs
+  void addOrderEdge(std::size_t before, std::size_t after);
+  std::vector<std::size_t> producerOf;  // per value: op index, or npos for inputs/weights
+  // Throws std::logic_error if `order` is not a topological order of every op.
+  void checkTopological(const std::vector<std::size_t>& order) const;
+};
+
+// Glorot-uniform kernels (like Keras, from `seed`), zero biases.
+OpGraph buildTrainingGraph(const Workload& w);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,76 @@
+#pragma once
+// Workload: a Keras-like training job described in JSON (see workloads/README.md
+// for every key, its type, default and meaning). parseWorkload() checks every
+// key: an unknown key, a wrong type, a missing dataset file or an invalid value
+// throws std::invalid_argument naming the file and the key path
+// ("mnist.json: training.steps_per_execution: expected a positive integer").
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ipusim::scheduler {
+
+// Where Debian's dataset-fashion-mnist package installs the training set: a
+// data location, not a machine path.
+inline constexpr const char* kFashionMnistTrainImages =
+    "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+inline constexpr const char* kFashionMnistTrainLabels =
+    "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz";
+
+struct DatasetSpec {
+  std::string format = "idx";           // "idx" (files) or "synthetic" (generated from shuffle_seed)
+  std::string images = kFashionMnistTrainImages;
+  std::string labels = kFashionMnistTrainLabels;
+  std::uint32_t batchSize = 32;
+  std::uint64_t shuffleSeed = 0;
+  std::uint32_t features = 784;            // pixels per example (checked against the IDX header)
+  std::uint32_t classes = 10;              // labels lie in [0, classes)
+  std::uint64_t syntheticExamples = 1024;  // synthetic: examples per epoch
+};
+
+enum class Activation { Linear, Relu, Softmax };
+const char* toString(Activation a);
+
+struct LayerSpec {
+  std::string kind;  // "flatten" or "dense"
+  std::string name;  // "flatten", "dense", "dense_1", ... (Keras naming when not given)
+  std::uint32_t units = 0;
+  Activation activation = Activation::Linear;
+};
+
+struct TrainingSpec {
+  std::uint64_t steps = 10000;
+  std::uint32_t stepsPerExecution = 10;
+  bool feeds = true;
+  std::uint32_t prefetchDepth = 3;
+  std::string outfeedMode = "ALL";  // "ALL" or "LAST"
+  std::uint32_t outfeedBufferDepth = 10;
+};
+
+struct IpuSpec {
+  std::string arch = "ipu2";
+  std::uint32_t tiles = 0;  // 0: the arch's tiles per IPU
+  double availableMemoryProportion = 0.6;
+};
+
+struct Workload {
+  std::string name;  // file stem unless "name" is given
+  DatasetSpec dataset;
+  std::vector<LayerSpec> layers;
+  std::string loss = "sparse_categorical_crossentropy";
+  std::string optimizer = "sgd";
+  double learningRate = 0.01;
+  TrainingSpec training;
+  IpuSpec ipu;
+  std::string scheduling = "choose_best";  // post_order | look_ahead | shortest_path | clustering | choose_best
+  bool allowOutOfMemory = false;            // compile.allow_out_of_memory
+  std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
+};
+
+// `source` names the document in errors (a file name).
+Workload parseWorkload(const nlohmann::json& j, const std::string& source);
+Workload loadWorkload(const std::string& path);  // errors name the file
+
+}  // namespace ipusim::scheduler

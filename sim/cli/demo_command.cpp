@@ -1,0 +1,108 @@
+#include "sim/cli/child_process.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/host/interrupt.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+namespace ipusim::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// workloads/ next to the current directory, or in the repository the binary
+// was built from (build/bin/ipusim -> ../../workloads).
+fs::path findWorkloads() {
+  if (fs::is_directory("workloads")) return "workloads";
+  const fs::path beside = fs::path(selfExecutable()).parent_path() / ".." / ".." / "workloads";
+  if (fs::is_directory(beside)) return fs::weakly_canonical(beside);
+  throw std::runtime_error("demo: cannot find the workloads/ folder; run from the repository root");
+}
+
+bool haveCommand(const std::string& name) {
+  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+struct DemoArgs {
+  std::string out = "reports";
+  std::uint64_t steps = 0;  // 0: the workloads' own (10,000)
+  std::uint64_t capturedRuns = 10;
+  bool synthetic = false;
+  bool screenshots = true;
+};
+
+int runDemo(const DemoArgs& args) {
+  const fs::path workloads = findWorkloads();
+  const std::string self = selfExecutable();
+  struct Case { const char* name; const char* file; };
+  const Case cases[] = {{"with_feeds", "mnist_with_feeds.json"}, {"without_feeds", "mnist_without_feeds.json"}};
+  installInterruptHandler();
+  for (const auto& c : cases) {
+    const fs::path dir = fs::path(args.out) / c.name;
+    std::cout << "== " << c.name << ": " << (workloads / c.file).string() << " -> " << dir.string() << "\n"
+              << std::flush;
+    std::vector<std::string> argv = {self, "run", (workloads / c.file).string()};
+    if (args.steps) argv.insert(argv.end(), {"--steps", std::to_string(args.steps)});
+    if (args.synthetic) argv.push_back("--synthetic-data");
+    // Each simulation in its own process: SystemC elaborates once per process.
+    const std::string options = nlohmann::json{{"autoReport.all", "true"},
+                                               {"autoReport.directory", dir.string()},
+                                               {"autoReport.executionProfileProgramRunCount",
+                                                std::to_string(args.capturedRuns)}}
+                                    .dump();
+    const int status = runChild(argv, {{"POPLAR_ENGINE_OPTIONS", options}});
+    if (status != 0 || interruptRequested()) {
+      std::cerr << "demo: the " << c.name << " run " << (status == 130 ? "was interrupted" : "failed") << "\n";
+      return status ? status : 130;
+    }
+    std::cout << "\n";
+  }
+  const fs::path a = fs::path(args.out) / "with_feeds", b = fs::path(args.out) / "without_feeds";
+  std::cout << "== comparison\n" << std::flush;
+  if (const int status = runChild({self, "compare", a.string(), b.string()}); status != 0) return status;
+
+  const fs::path viewer = fs::path(self).parent_path() / "ipusim-view";
+  if (args.screenshots && fs::exists(viewer)) {
+    const bool headless = std::getenv("DISPLAY") == nullptr;
+    if (!headless || haveCommand("xvfb-run")) {
+      std::vector<std::pair<std::vector<std::string>, std::string>> shots = {
+          {{a.string(), "--view", "trace"}, (fs::path(args.out) / "with_feeds.png").string()},
+          {{b.string(), "--view", "trace"}, (fs::path(args.out) / "without_feeds.png").string()},
+          {{a.string(), b.string(), "--view", "compare"}, (fs::path(args.out) / "compare.png").string()},
+          {{a.string(), "--view", "memory"}, (fs::path(args.out) / "memory.png").string()}};
+      for (const auto& [viewArgs, png] : shots) {
+        std::vector<std::string> argv;
+        if (headless) argv = {"/usr/bin/env", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24"};
+        argv.push_back(viewer.string());
+        argv.insert(argv.end(), viewArgs.begin(), viewArgs.end());
+        argv.insert(argv.end(), {"--screenshot", png, "--size", "1600x900"});
+        if (runChild(argv) == 0) std::cout << "picture          " << png << "\n";
+        else std::cerr << "demo: could not render " << png << " (the profiles are fine)\n";
+      }
+    }
+  }
+  std::cout << "\nOpen both in the viewer, stacked on one axis:\n  " << viewer.string() << " " << a.string() << " "
+            << b.string() << "\nor export for Perfetto UI / chrome://tracing:\n  " << self << " export " << a.string()
+            << " -o with_feeds.json\n";
+  return 0;
+}
+
+}  // namespace
+
+void addDemoCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand(
+      "demo", "The tutorial: train the MNIST MLP with and without infeed/outfeed queues, profile and compare both");
+  auto args = std::make_shared<DemoArgs>();
+  cmd->add_option("-o,--out", args->out, "where the two report directories go");
+  cmd->add_option("--steps", args->steps, "training steps (default: the workloads' 10,000)")->check(CLI::PositiveNumber);
+  cmd->add_option("--captured-runs", args->capturedRuns, "autoReport.executionProfileProgramRunCount");
+  cmd->add_flag("--synthetic-data", args->synthetic, "timing only, no numerics");
+  cmd->add_flag("!--no-screenshots", args->screenshots, "do not render PNG pictures with ipusim-view");
+  cmd->callback([args, &exitCode] { exitCode = runDemo(*args); });
+}
+
+}  // namespace ipusim::sim

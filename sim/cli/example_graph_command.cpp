@@ -1,0 +1,32 @@
+#include "sim/cli/commands.hpp"
+#include "sim/cli/target_flags.hpp"
+#include "sim/examples/stream_pipeline.hpp"
+
+#include <iostream>
+
+namespace ipusim::sim {
+
+void addExampleGraphCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand("example-graph",
+                                 "Write the bundled example graph (workloads/graphs/stream_pipeline.json)");
+  auto output = std::make_shared<std::string>("workloads/graphs/stream_pipeline.json");
+  auto shape = std::make_shared<StreamPipelineShape>();
+  auto flags = std::make_shared<TargetFlags>();
+  flags->arch = "ipu2";
+  cmd->add_option("-o,--output", *output, "where to write the serialized graph");
+  cmd->add_option("--graph-tiles", shape->tiles, "tiles the graph computes on")->check(CLI::PositiveNumber);
+  cmd->add_option("--elements-per-tile", shape->elementsPerTile, "elements of x per tile")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeats", shape->repeats, "iterations of the Repeat")->check(CLI::PositiveNumber);
+  flags->addTo(*cmd);
+  cmd->callback([=, &exitCode] {
+    const model::Target target = flags->apply(model::Target::preset(flags->arch));
+    if (shape->tiles > target.totalTiles())
+      throw std::invalid_argument("--graph-tiles " + std::to_string(shape->tiles) + " exceeds the target's " +
+                                  std::to_string(target.totalTiles()) + " tiles");
+    ir::saveExecutable(buildStreamPipeline(target, *shape), *output);
+    std::cout << "wrote " << *output << "\n";
+    exitCode = 0;
+  });
+}
+
+}  // namespace ipusim::sim

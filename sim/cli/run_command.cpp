@@ -1,0 +1,57 @@
+#include "sim/cli/commands.hpp"
+#include "sim/cli/run_graph.hpp"
+#include "sim/cli/run_workload.hpp"
+
+namespace ipusim::sim {
+
+void addRunCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand("run", "Simulate a training workload (WORKLOAD.json) or a serialized graph (--graph)");
+  auto workload = std::make_shared<RunWorkloadArgs>();
+  auto graph = std::make_shared<RunGraphArgs>();
+  auto feeds = std::make_shared<bool>(false);
+  auto noFeeds = std::make_shared<bool>(false);
+  auto* workloadOption =
+      cmd->add_option("workload", workload->workloadPath, "training workload (see workloads/README.md)");
+  auto* graphOption = cmd->add_option(
+      "--graph", graph->graphPath, "serialized executable (serialized_graph.json, workloads/graphs/*.json)");
+  workloadOption->excludes(graphOption);
+  cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps-per-execution", workload->stepsPerExecution,
+                  "steps per Engine::run with feeds (overrides training.steps_per_execution)")
+      ->check(CLI::PositiveNumber);
+  auto* feedsFlag = cmd->add_flag("--feeds", *feeds, "use infeed/outfeed queues");
+  cmd->add_flag("--no-feeds", *noFeeds, "one step per Engine::run, data copied with each run")->excludes(feedsFlag);
+  cmd->add_option("--entry", graph->entry, "with --graph: entry point to run (default: the first)");
+  cmd->add_option("--runs", graph->runs, "with --graph: how many times to call Engine::run")
+      ->check(CLI::PositiveNumber);
+  auto engineOptions = std::make_shared<std::string>();
+  cmd->add_option("--engine-options", *engineOptions,
+                  "engine options as a JSON object; POPLAR_ENGINE_OPTIONS wins over it (see `ipusim options`)");
+  auto synthetic = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--synthetic-data", *synthetic, "skip the numerics and host data, keep identical timing");
+  cmd->add_flag("--json", *json, "print the summary as one JSON object");
+  auto target = std::make_shared<TargetFlags>();
+  target->addTo(*cmd);
+  cmd->callback([=, &exitCode] {
+    if (!graph->graphPath.empty()) {
+      graph->engineOptions = *engineOptions;
+      graph->synthetic = *synthetic;
+      graph->json = *json;
+      graph->target = *target;
+      exitCode = runGraph(*graph);
+      return;
+    }
+    if (workload->workloadPath.empty())
+      throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json) or --graph FILE");
+    if (*feeds) workload->feeds = true;
+    if (*noFeeds) workload->feeds = false;
+    workload->engineOptions = *engineOptions;
+    workload->synthetic = *synthetic;
+    workload->json = *json;
+    workload->target = *target;
+    exitCode = runWorkload(*workload);
+  });
+}
+
+}  // namespace ipusim::sim

@@ -1,0 +1,146 @@
+#include "sim/cli/run_workload.hpp"
+
+#include "scheduler/compiler.hpp"
+#include "model/clock.hpp"
+#include "sim/cli/progress_bar.hpp"
+#include "sim/dataset/batch_source.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/host/interrupt.hpp"
+#include "sim/host/training_host.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+namespace ipusim::sim {
+
+namespace {
+
+// The dataset's batches as the raw bytes of the images and labels tensors.
+class DatasetBatches : public BatchProvider {
+ public:
+  explicit DatasetBatches(dataset::BatchSource source) : source_(std::move(source)) {}
+  void next(model::Bytes& images, model::Bytes& labels) override {
+    const dataset::Batch batch = source_.next();
+    images.resize(batch.images.size() * sizeof(float));
+    std::memcpy(images.data(), batch.images.data(), images.size());
+    labels.resize(batch.labels.size() * sizeof(std::int32_t));
+    std::memcpy(labels.data(), batch.labels.data(), labels.size());
+  }
+
+ private:
+  dataset::BatchSource source_;
+};
+
+std::string seconds(double s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(s < 10 ? 3 : 2) << s << " s";
+  return out.str();
+}
+
+void print(const RunSummary& s, bool json) {
+  if (json) {
+    nlohmann::json out = {{"workload", s.workload},
+                          {"steps", s.steps},
+                          {"steps_per_run", s.stepsPerRun},
+                          {"feeds", s.feeds},
+                          {"final_loss", std::isnan(s.finalLoss) ? nlohmann::json(nullptr) : nlohmann::json(s.finalLoss)},
+                          {"cycles", s.cycles},
+                          {"simulated_seconds", s.simulatedSeconds},
+                          {"engine_runs", s.engineRuns},
+                          {"wall_seconds", s.wallSeconds},
+                          {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
+                          {"tiles_used", s.tilesUsed},
+                          {"estimated_step_cycles", s.stepCycles},
+                          {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << "workload         " << s.workload << (s.feeds ? " (infeed/outfeed)" : " (no feeds)") << "\n"
+            << "steps            " << s.steps << " in " << s.engineRuns << " Engine::run calls (" << s.stepsPerRun
+            << " per run)\n"
+            << "final loss       " << (std::isnan(s.finalLoss) ? std::string("n/a (synthetic data)") : std::to_string(s.finalLoss))
+            << "\n"
+            << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
+            << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
+            << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
+            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile) << "\n";
+}
+
+}  // namespace
+
+int runWorkload(const RunWorkloadArgs& args) {
+  const auto wallStart = std::chrono::steady_clock::now();
+  scheduler::Workload workload = scheduler::loadWorkload(args.workloadPath);
+  if (args.steps) workload.training.steps = *args.steps;
+  if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
+  if (args.feeds) workload.training.feeds = *args.feeds;
+  if (workload.training.steps == 0) throw std::invalid_argument("--steps must be positive");
+  if (workload.training.stepsPerExecution == 0) throw std::invalid_argument("--steps-per-execution must be positive");
+
+  const model::Target target = args.target.apply(scheduler::targetFor(workload));
+  const HostParams host = args.target.applyHost(HostParams::defaults());
+  scheduler::CompiledWorkload compiled = scheduler::compile(workload, target);
+  const EngineOptions options = resolveEngineOptions(compiled.exe.options, args.engineOptions);
+
+  EngineConfig config;
+  config.functional = !args.synthetic;
+  config.workloadName = workload.name;
+  config.extraMeta = {{"steps", workload.training.steps},
+                      {"steps_per_execution", workload.training.stepsPerExecution},
+                      {"feeds", workload.training.feeds ? "true" : "false"},
+                      {"batch_size", workload.dataset.batchSize},
+                      {"tiles_used", compiled.report.tilesUsed},
+                      {"schedule", compiled.report.schedule}};
+  Engine engine(compiled.exe, target, options, config);
+
+  TrainingPlan plan;
+  plan.steps = workload.training.steps;
+  plan.stepsPerExecution = compiled.stepsPerRun;
+  plan.feeds = workload.training.feeds;
+  plan.entry = engine.entryIndex("train");
+  plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
+
+  std::unique_ptr<DatasetBatches> batches;
+  if (!args.synthetic)
+    batches = std::make_unique<DatasetBatches>(dataset::BatchSource(
+        dataset::loadExamples(workload.dataset), workload.dataset.batchSize, workload.dataset.shuffleSeed));
+
+  TrainingHost trainer("host", engine, plan, host, batches.get());
+  ProgressBar progress("simulating " + workload.name, plan.steps);
+  trainer.onProgress([&](std::uint64_t, std::uint64_t steps) {
+    if (!progress.enabled()) return;
+    const double simulated = target.cyclesToSeconds(model::nowCycles());
+    progress.update(steps, "steps, " + seconds(simulated) + " simulated");
+  });
+  installInterruptHandler();
+  sc_core::sc_start();
+  trainer.rethrowFailure();
+  if (interruptRequested()) {
+    std::cerr << "\nipusim: interrupted after " << trainer.stepsDone() << " of " << plan.steps
+              << " steps; no profile written\n";
+    return 130;
+  }
+
+  RunSummary summary;
+  summary.workload = workload.name;
+  summary.steps = trainer.stepsDone();
+  summary.engineRuns = trainer.runsDone();
+  summary.stepsPerRun = plan.stepsPerRun();
+  summary.feeds = plan.feeds;
+  summary.finalLoss = trainer.losses().empty() ? std::numeric_limits<double>::quiet_NaN() : trainer.losses().back();
+  summary.cycles = trainer.endCycle();
+  summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
+  summary.stepCycles = compiled.report.estimatedStepCycles;
+  summary.tilesUsed = compiled.report.tilesUsed;
+  summary.profile = engine.finish();
+  summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  print(summary, args.json);
+  return 0;
+}
+
+}  // namespace ipusim::sim

@@ -1,0 +1,37 @@
+#pragma once
+// `ipusim run WORKLOAD`: compiles a training workload and simulates it with
+// the host runtime (training loop, dataset, feeds) in this process.
+#include "sim/cli/target_flags.hpp"
+
+#include <optional>
+#include <string>
+
+namespace ipusim::sim {
+
+struct RunWorkloadArgs {
+  std::string workloadPath;
+  std::optional<std::uint64_t> steps;
+  std::optional<std::uint32_t> stepsPerExecution;
+  std::optional<bool> feeds;
+  bool synthetic = false;
+  bool json = false;
+  std::string engineOptions;
+  TargetFlags target;
+};
+
+// The summary `ipusim run` prints (and, with --json, the object it prints).
+struct RunSummary {
+  std::string workload;
+  std::uint64_t steps = 0, engineRuns = 0, stepsPerRun = 0;
+  bool feeds = false;
+  double finalLoss = 0;  // NaN without numbers (synthetic data)
+  std::uint64_t cycles = 0;
+  double simulatedSeconds = 0, wallSeconds = 0;
+  std::uint64_t stepCycles = 0;  // compiler's estimate of one step's device cycles
+  std::uint32_t tilesUsed = 0;
+  std::string profile;
+};
+
+int runWorkload(const RunWorkloadArgs& args);
+
+}  // namespace ipusim::sim

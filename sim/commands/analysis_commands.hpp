@@ -1,0 +1,40 @@
+#pragma once
+// The profile analysis subcommands: `ipusim report`, `ipusim compare` and
+// `ipusim export`. Each run* function does the work and returns the process
+// exit code (0, or 1 with a message on `err` naming the file and the
+// problem); each add*Command adds the subcommand to the CLI11 app, as the
+// other `ipusim` commands do (sim/cli/commands.hpp): its callback sets
+// `exitCode`.
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+
+namespace ipusim::sim {
+
+struct ReportArgs {
+  std::string profile;            // profile.pop or a report directory
+  bool json = false;
+  std::size_t fullestTiles = 5;
+};
+int runReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
+void addReportCommand(CLI::App& app, int& exitCode);
+
+struct CompareArgs {
+  std::string profileA, profileB;
+  bool json = false;
+};
+int runCompare(const CompareArgs& args, std::ostream& out, std::ostream& err);
+void addCompareCommand(CLI::App& app, int& exitCode);
+
+struct ExportArgs {
+  std::string profile;
+  std::string output = "-";       // a file, or "-" for stdout
+};
+// Writes the Chrome trace to `out` when args.output is "-"; otherwise to the
+// file (written under a temporary name and renamed when complete).
+int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err);
+void addExportCommand(CLI::App& app, int& exitCode);
+
+}  // namespace ipusim::sim

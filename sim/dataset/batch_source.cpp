@@ -1,0 +1,88 @@
+#include "sim/dataset/batch_source.hpp"
+
+#include "sim/dataset/idx_file.hpp"
+
+#include <random>
+#include <stdexcept>
+
+namespace ipusim::sim::dataset {
+
+Examples loadIdxExamples(const std::string& images, const std::string& labels, std::uint32_t features,
+                         std::uint32_t classes) {
+  IdxArray img = readIdx(images);
+  IdxArray lab = readIdx(labels);
+  if (img.dims.empty()) throw std::invalid_argument(images + ": an IDX image file needs at least one dimension");
+  if (lab.dims.size() != 1) throw std::invalid_argument(labels + ": expected a one-dimensional IDX label file");
+  if (img.dims[0] != lab.dims[0])
+    throw std::invalid_argument(images + " has " + std::to_string(img.dims[0]) + " images but " + labels + " has " +
+                                std::to_string(lab.dims[0]) + " labels");
+  std::uint64_t perImage = 1;
+  for (std::size_t d = 1; d < img.dims.size(); ++d) perImage *= img.dims[d];
+  if (perImage != features)
+    throw std::invalid_argument(images + ": images have " + std::to_string(perImage) + " pixels, the workload's " +
+                                "dataset.features is " + std::to_string(features));
+  for (std::size_t i = 0; i < lab.data.size(); ++i)
+    if (lab.data[i] >= classes)
+      throw std::invalid_argument(labels + ": label " + std::to_string(lab.data[i]) + " of example " + std::to_string(i) +
+                                  " is outside [0, " + std::to_string(classes) + ")");
+  Examples e;
+  e.count = img.dims[0];
+  e.features = features;
+  e.pixels = std::move(img.data);
+  e.labels = std::move(lab.data);
+  return e;
+}
+
+Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x5eed5eed5eedull);
+  Examples e;
+  e.count = count;
+  e.features = features;
+  e.pixels.resize(count * features);
+  e.labels.resize(count);
+  for (auto& p : e.pixels) p = std::uint8_t(rng() >> 56);
+  for (auto& l : e.labels) l = std::uint8_t(rng() % classes);
+  return e;
+}
+
+Examples loadExamples(const scheduler::DatasetSpec& spec) {
+  if (spec.format == "synthetic") return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed);
+  return loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
+}
+
+BatchSource::BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed)
+    : examples_(std::move(examples)), batchSize_(batchSize), seed_(shuffleSeed) {
+  if (batchSize_ == 0) throw std::invalid_argument("BatchSource: batch size must be positive");
+  if (examples_.count < batchSize_)
+    throw std::invalid_argument("BatchSource: " + std::to_string(examples_.count) + " examples cannot fill one batch of " +
+                                std::to_string(batchSize_));
+  shuffle();
+}
+
+// Fisher-Yates with mt19937_64 draws (no std distribution: identical on every
+// standard library).
+void BatchSource::shuffle() {
+  order_.resize(examples_.count);
+  for (std::uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::mt19937_64 rng(seed_ * 0x9e3779b97f4a7c15ull + epoch_);
+  for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);
+  position_ = 0;
+}
+
+Batch BatchSource::next() {
+  if (position_ + batchSize_ > examples_.count) ++epoch_, shuffle();  // drop the remainder
+  Batch b;
+  b.images.resize(std::size_t(batchSize_) * examples_.features);
+  b.labels.resize(batchSize_);
+  for (std::uint32_t r = 0; r < batchSize_; ++r) {
+    const std::uint32_t ex = order_[position_ + r];
+    const std::uint8_t* px = &examples_.pixels[std::size_t(ex) * examples_.features];
+    for (std::uint32_t f = 0; f < examples_.features; ++f) b.images[std::size_t(r) * examples_.features + f] = px[f] / 255.0f;
+    b.labels[r] = examples_.labels[ex];
+  }
+  position_ += batchSize_;
+  ++served_;
+  return b;
+}
+
+}  // namespace ipusim::sim::dataset

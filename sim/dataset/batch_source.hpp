@@ -1,0 +1,55 @@
+#pragma once
+// BatchSource: the training batches of a workload's dataset, as
+// tf.data.Dataset.shuffle(...).batch(drop_remainder=True).repeat() would give
+// them, deterministically: each epoch is a permutation of the examples drawn
+// from shuffle_seed and the epoch number; a partial last batch is dropped.
+// Images are floats in [0, 1] ([batch, features]), labels ints ([batch]).
+#include "scheduler/workload.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ipusim::sim::dataset {
+
+struct Batch {
+  std::vector<float> images;   // batch x features
+  std::vector<std::int32_t> labels;
+};
+
+// The examples of a dataset: pixels (bytes, scaled on batching) and labels.
+struct Examples {
+  std::uint64_t count = 0;
+  std::uint32_t features = 0;
+  std::vector<std::uint8_t> pixels;  // count x features
+  std::vector<std::uint8_t> labels;  // count
+};
+
+// IDX images + labels. Errors name the file: counts that differ, an image
+// size other than `features`, a label outside [0, classes).
+Examples loadIdxExamples(const std::string& images, const std::string& labels, std::uint32_t features,
+                         std::uint32_t classes);
+// Seeded random pixels and labels.
+Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed);
+// As the workload's dataset section says.
+Examples loadExamples(const scheduler::DatasetSpec& spec);
+
+class BatchSource {
+ public:
+  BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed);
+  Batch next();                       // the next batch (a new epoch reshuffles)
+  std::uint64_t batchesPerEpoch() const { return examples_.count / batchSize_; }
+  std::uint64_t batchesServed() const { return served_; }
+  std::uint32_t batchSize() const { return batchSize_; }
+  std::uint32_t features() const { return examples_.features; }
+
+ private:
+  void shuffle();
+  Examples examples_;
+  std::uint32_t batchSize_;
+  std::uint64_t seed_;
+  std::uint64_t epoch_ = 0, position_ = 0, served_ = 0;
+  std::vector<std::uint32_t> order_;
+};
+
+}  // namespace ipusim::sim::dataset

@@ -1,0 +1,142 @@
+#include "sim/engine/engine.hpp"
+
+#include "model/clock.hpp"
+#include "profiler/recorder/profile_recorder.hpp"
+#include "traces/profile_writer.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace ipusim::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+model::Detail detailOf(InstrumentationLevel level) {
+  return level == InstrumentationLevel::Tile || level == InstrumentationLevel::Vertex ? model::Detail::Tiles
+                                                                                       : model::Detail::Phases;
+}
+
+// Writes `text` to `path` through a temporary file, so the file is complete or absent.
+void writeFileAtomically(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+  const fs::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw std::runtime_error(path.string() + ": cannot write (is the directory writable?)");
+    out << text;
+    out.flush();
+    if (!out) {
+      fs::remove(temporary);
+      throw std::runtime_error(path.string() + ": write failed (disk full?)");
+    }
+  }
+  fs::rename(temporary, path);
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  ir::Executable exe;
+  model::Target target;
+  EngineOptions options;
+  EngineConfig config;
+  std::unique_ptr<model::IpuSystem> system;
+  std::unique_ptr<traces::ProfileWriter> writer;
+  std::unique_ptr<profiler::ProfileRecorder> recorder;
+  std::string profilePath;
+};
+
+Engine::Engine(const ir::Executable& exe, const model::Target& target, const EngineOptions& options,
+               const EngineConfig& config)
+    : impl_(std::make_unique<Impl>()) {
+  auto& s = *impl_;
+  s.exe = exe;
+  s.target = target;
+  s.options = options;
+  s.config = config;
+  s.system = std::make_unique<model::IpuSystem>("ipu_system", s.target);
+  s.system->load(s.exe, model::LoadOptions{config.functional});
+
+  const fs::path directory = options.directory;
+  if (options.outputSerializedGraph)
+    writeFileAtomically(directory / "serialized_graph.json", ir::toJson(s.exe).dump(1));
+  if (!options.writesProfile()) return;
+
+  s.profilePath = (directory / "profile.pop").string();
+  s.writer = std::make_unique<traces::ProfileWriter>(s.profilePath);
+  profiler::RecorderConfig rc;
+  rc.captureRunsPerProgram = options.executionProfileProgramRunCount;
+  rc.captureExecution = options.capturesExecution();
+  rc.capturedDetail = detailOf(options.instrumentationLevel);
+  s.recorder = std::make_unique<profiler::ProfileRecorder>(*s.writer, s.exe, s.target, rc);
+  s.system->addObserver(s.recorder.get());
+
+  auto& w = *s.writer;
+  w.setMeta("tool", "ipusim");
+  w.setMeta("tool_version", "0.1.0");
+  w.setMeta("workload", config.workloadName.empty() ? s.exe.name : config.workloadName);
+  w.setMeta("arch", s.target.arch);
+  w.setMeta("num_ipus", std::to_string(s.target.numIpus()));
+  w.setMeta("tiles_per_ipu", std::to_string(s.target.tile.tilesPerIpu));
+  w.setMeta("tile_memory_bytes", std::to_string(s.target.tile.memoryBytes));
+  w.setMeta("clock_hz", nlohmann::json(s.target.clockHz).dump());
+  w.setMeta("target", s.target.toJson().dump());
+  w.setMeta("engine_options", options.toJson().dump());
+  w.setMeta("instrumentation_level", toString(options.instrumentationLevel));
+  w.setMeta("synthetic_data", config.functional ? "false" : "true");
+  nlohmann::json directions = nlohmann::json::object();
+  for (const auto& stream : s.exe.streams)
+    directions[stream.name] = stream.direction == ir::StreamDirection::HostToDevice ? "HostToDevice" : "DeviceToHost";
+  w.setMeta("stream_directions", directions.dump());
+  if (config.extraMeta.is_object())
+    for (auto it = config.extraMeta.begin(); it != config.extraMeta.end(); ++it)
+      w.setMeta(it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+}
+
+Engine::~Engine() = default;
+
+model::IpuSystem& Engine::system() { return *impl_->system; }
+model::HostStream& Engine::stream(const std::string& name) { return impl_->system->stream(name); }
+
+std::uint32_t Engine::entryIndex(const std::string& name) const {
+  std::string valid;
+  const auto& entries = impl_->exe.entryPoints;
+  for (std::uint32_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].name == name) return i;
+    valid += (valid.empty() ? "" : ", ") + entries[i].name;
+  }
+  throw std::invalid_argument("no entry point '" + name + "' in '" + impl_->exe.name + "' (it has: " + valid + ")");
+}
+
+void Engine::run(std::uint32_t entry) { impl_->system->run(entry); }
+std::uint64_t Engine::runCount() const { return impl_->system->runsCompleted(); }
+
+void Engine::hostEvent(const model::HostEvent& event) {
+  if (impl_->recorder) impl_->recorder->host(event);
+}
+
+void Engine::counter(const std::string& name, double value) {
+  if (impl_->recorder) impl_->recorder->counter(name, model::nowCycles(), value);
+}
+
+std::string Engine::finish() {
+  auto& s = *impl_;
+  if (!s.writer) return "";
+  s.recorder->writePrograms(s.options.outputDebugInfo || s.options.outputGraphProfile);
+  std::vector<profiler::ProfileRecorder::TileMemory> memory;
+  for (const auto& use : s.system->tileMemoryUse())
+    memory.push_back({use.tile, use.category, use.alwaysLive, use.bytes});
+  s.recorder->writeTileMemory(memory);
+  s.writer->setMeta("runs", std::to_string(s.recorder->runsRecorded()));
+  s.writer->setMeta("runs_captured", std::to_string(s.recorder->runsCaptured()));
+  s.writer->commit();
+  return s.profilePath;
+}
+
+std::string Engine::profilePath() const { return impl_->profilePath; }
+const EngineOptions& Engine::options() const { return impl_->options; }
+
+}  // namespace ipusim::sim

@@ -1,0 +1,54 @@
+#pragma once
+// Engine: Poplar's Engine for the simulated system. Loads an executable onto
+// the SystemC model, lets the host connect its streams, runs programs by
+// index, and — as the engine options ask — records the execution and writes
+// the autoReport outputs (profile.pop, serialized_graph.json).
+//
+// Lifecycle: construct during elaboration (before sc_start); run() from the
+// host runtime's SC_THREAD; finish() after the simulation to commit the
+// profile. Destroyed without finish(), it leaves no profile behind.
+#include "model/ipu_system.hpp"
+#include "sim/options/engine_options.hpp"
+
+#include <memory>
+#include <string>
+
+namespace ipusim::sim {
+
+struct EngineConfig {
+  bool functional = true;     // false: --synthetic-data (timing only)
+  std::string workloadName;   // recorded in the profile's meta
+  nlohmann::json extraMeta;   // more meta keys (object of strings/numbers)
+};
+
+class Engine {
+ public:
+  Engine(const ir::Executable& exe, const model::Target& target, const EngineOptions& options,
+         const EngineConfig& config = {});
+  ~Engine();
+
+  model::IpuSystem& system();
+  model::HostStream& stream(const std::string& name);
+  std::uint32_t entryIndex(const std::string& name) const;  // throws naming the entry and the valid ones
+
+  // Runs entry point `entry`; SC_THREAD context only.
+  void run(std::uint32_t entry);
+  std::uint64_t runCount() const;
+
+  // Host-side activity and counters (the loss), recorded with the execution.
+  void hostEvent(const model::HostEvent& event);
+  void counter(const std::string& name, double value);
+
+  // Completes the autoReport outputs: writes the graph profile and commits
+  // profile.pop. Returns its path ("" when no profile is written).
+  std::string finish();
+  // The path profile.pop will have (or "" when none is asked for).
+  std::string profilePath() const;
+  const EngineOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ipusim::sim

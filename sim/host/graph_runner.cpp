@@ -1,0 +1,82 @@
+#include "sim/host/graph_runner.hpp"
+
+#include "model/clock.hpp"
+#include "sim/host/interrupt.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace ipusim::sim {
+
+double inputValue(ir::Id stream, std::uint64_t copy, std::uint64_t element) {
+  // Smooth, sign-changing and different for every stream and copy.
+  return std::sin(0.01 * double(element) + 0.7 * double(copy) + 1.3 * double(stream));
+}
+
+namespace {
+
+template <class T>
+void fill(model::Bytes& bytes, ir::Id stream, std::uint64_t copy, std::uint64_t count) {
+  bytes.resize(count * sizeof(T));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const T v = static_cast<T>(inputValue(stream, copy, i) * (std::is_floating_point_v<T> ? 1.0 : 100.0));
+    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+template <class T>
+std::vector<double> decode(const model::Bytes& bytes) {
+  std::vector<double> out(bytes.size() / sizeof(T));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    out[i] = double(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+GraphRunner::GraphRunner(sc_core::sc_module_name name, Engine& engine, std::uint32_t entry, std::uint64_t runs)
+    : sc_module(name), engine_(engine), entry_(entry), runs_(runs) {
+  const auto& exe = engine_.system().executable();
+  for (const auto& spec : exe.streams) {
+    auto& stream = engine_.system().stream(spec.id);
+    if (spec.direction == ir::StreamDirection::HostToDevice) {
+      auto copies = std::make_shared<std::uint64_t>(0);
+      stream.connect([spec, copies](model::Bytes& bytes) {
+        const std::uint64_t copy = (*copies)++;
+        if (spec.dtype == ir::DType::Float) fill<float>(bytes, spec.id, copy, spec.elementsPerCopy);
+        else if (spec.dtype == ir::DType::Bool) fill<std::uint8_t>(bytes, spec.id, copy, spec.elementsPerCopy);
+        else fill<std::int32_t>(bytes, spec.id, copy, spec.elementsPerCopy);
+      });
+    } else {
+      auto* sink = &outputs_[spec.name];
+      stream.connect([spec, sink](model::Bytes& bytes) {
+        if (spec.dtype == ir::DType::Float) sink->push_back(decode<float>(bytes));
+        else if (spec.dtype == ir::DType::Bool) sink->push_back(decode<std::uint8_t>(bytes));
+        else sink->push_back(decode<std::int32_t>(bytes));
+      });
+    }
+  }
+  SC_THREAD(main);
+}
+
+void GraphRunner::main() {
+  try {
+    for (std::uint64_t r = 0; r < runs_ && !interruptRequested(); ++r) {
+      engine_.run(entry_);
+      ++runsDone_;
+    }
+  } catch (...) {
+    failure_ = std::current_exception();
+  }
+  endCycle_ = model::nowCycles();
+  sc_core::sc_stop();
+}
+
+void GraphRunner::rethrowFailure() const {
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+}  // namespace ipusim::sim

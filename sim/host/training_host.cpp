@@ -1,0 +1,110 @@
+#include "sim/host/training_host.hpp"
+
+#include "model/clock.hpp"
+#include "sim/host/interrupt.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace ipusim::sim {
+
+TrainingHost::TrainingHost(sc_core::sc_module_name name, Engine& engine, const TrainingPlan& plan,
+                           const HostParams& host, BatchProvider* batches)
+    : sc_module(name), engine_(engine), plan_(plan), host_(host), batches_(batches) {
+  if (plan_.feeds && plan_.steps % plan_.stepsPerExecution != 0)
+    throw std::invalid_argument("training.steps (" + std::to_string(plan_.steps) +
+                                ") must be a multiple of training.steps_per_execution (" +
+                                std::to_string(plan_.stepsPerExecution) + ")");
+  images_ = &engine_.stream(plan_.imagesStream);
+  labels_ = &engine_.stream(plan_.labelsStream);
+  loss_ = &engine_.stream(plan_.lossStream);
+  const model::Target& target = engine_.system().target();
+  const ir::Cycles service = target.secondsToCycles(host_.streamServiceSeconds);
+  for (auto* s : {images_, labels_, loss_}) s->setHostServiceCycles(service);
+
+  if (plan_.feeds) {
+    SC_THREAD(datasetProducer);
+    SC_THREAD(outfeedDrainer);
+  } else {
+    // Without feeds the batch travels with its run: the streams read the
+    // buffers the loop filled, and the loss comes back with the run.
+    images_->connect([this](model::Bytes& b) { b = pendingImages_; });
+    labels_->connect([this](model::Bytes& b) { b = pendingLabels_; });
+    loss_->connect([this](model::Bytes& b) { receiveLoss(b); });
+  }
+  SC_THREAD(trainingLoop);
+}
+
+void TrainingHost::hostSpan(const char* track, const char* name, double seconds) {
+  const ir::Cycles start = model::nowCycles();
+  const ir::Cycles cycles = engine_.system().target().secondsToCycles(seconds);
+  if (cycles) sc_core::wait(model::cyclesToTime(cycles));
+  engine_.hostEvent({track, name, "host", start, cycles});
+}
+
+void TrainingHost::receiveLoss(const model::Bytes& bytes) {
+  if (bytes.size() < sizeof(float)) return;  // synthetic data: no numbers
+  float loss = 0;
+  std::memcpy(&loss, bytes.data(), sizeof(float));
+  losses_.push_back(loss);
+  engine_.counter("loss", loss);
+}
+
+void TrainingHost::fail(std::exception_ptr error) {
+  if (!failure_) failure_ = error;
+  endCycle_ = model::nowCycles();
+  sc_core::sc_stop();
+}
+
+void TrainingHost::rethrowFailure() const {
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+void TrainingHost::trainingLoop() {
+  try {
+    const ir::Cycles startup = engine_.system().target().secondsToCycles(host_.streamStartupSeconds);
+    for (std::uint64_t run = 0; run < plan_.runs() && !interruptRequested(); ++run) {
+      if (!plan_.feeds) {
+        hostSpan("training loop", "next batch", host_.batchPrepareSeconds);
+        if (batches_) batches_->next(pendingImages_, pendingLabels_);
+      }
+      hostSpan("training loop", "Engine::run dispatch", host_.runDispatchSeconds);
+      images_->delayNextCopy(startup);
+      engine_.run(plan_.entry);
+      ++runsDone_;
+      if (progress_) progress_(runsDone_, stepsDone());
+    }
+    endCycle_ = model::nowCycles();
+    sc_core::sc_stop();
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+void TrainingHost::datasetProducer() {
+  try {
+    for (std::uint64_t step = 0; step < plan_.steps; ++step) {
+      hostSpan("dataset", "prepare batch", host_.batchPrepareSeconds);
+      model::Bytes images, labels;
+      if (batches_) batches_->next(images, labels);
+      images_->push(std::move(images));  // blocks while the prefetch buffer is full
+      labels_->push(std::move(labels));
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+void TrainingHost::outfeedDrainer() {
+  try {
+    for (;;) {
+      model::Bytes bytes = loss_->pop();  // blocks until the device enqueues
+      hostSpan("outfeed", "dequeue loss", host_.outfeedDequeueSeconds);
+      receiveLoss(bytes);
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+}  // namespace ipusim::sim

@@ -1,0 +1,63 @@
+#pragma once
+// TrainingHost: the host runtime of a training job, as SystemC processes.
+//
+// - the training loop issues Engine::run calls, each after a dispatch
+//   overhead; with feeds each run executes stepsPerExecution steps of an
+//   on-device loop, without feeds every step is its own run that carries its
+//   batch with it (prepared on the loop's own thread, then copied in);
+// - with feeds, a dataset process produces batches into the infeed's prefetch
+//   buffer (the stream FIFO, depth prefetch_depth), blocking when it is full;
+//   an outfeed process drains the loss to the host (ALL: every step; LAST: the
+//   last of each run), and the device blocks when the outfeed is full;
+// - every stream copy costs host service time, and the first copy of a run
+//   waits for the host stream service to start (the long first Begin).
+// Losses arrive as the `loss` counter. Host activity becomes host-track slices.
+#include "sim/engine/engine.hpp"
+#include "sim/host/host_params.hpp"
+#include "sim/host/training_plan.hpp"
+
+#include <exception>
+#include <functional>
+#include <systemc>
+#include <vector>
+
+namespace ipusim::sim {
+
+class TrainingHost : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(TrainingHost);
+  // `batches` may be null for synthetic data (empty payloads).
+  TrainingHost(sc_core::sc_module_name name, Engine& engine, const TrainingPlan& plan, const HostParams& host,
+               BatchProvider* batches);
+
+  // Called after every run with (runs done, steps done); e.g. a progress bar.
+  void onProgress(std::function<void(std::uint64_t runs, std::uint64_t steps)> fn) { progress_ = std::move(fn); }
+
+  const std::vector<double>& losses() const { return losses_; }
+  std::uint64_t runsDone() const { return runsDone_; }
+  std::uint64_t stepsDone() const { return runsDone_ * plan_.stepsPerRun(); }
+  ir::Cycles endCycle() const { return endCycle_; }
+  void rethrowFailure() const;
+
+ private:
+  void trainingLoop();
+  void datasetProducer();  // feeds only
+  void outfeedDrainer();   // feeds only
+  void hostSpan(const char* track, const char* name, double seconds);  // waits and records a host slice
+  void receiveLoss(const model::Bytes& bytes);
+  void fail(std::exception_ptr error);
+
+  Engine& engine_;
+  TrainingPlan plan_;
+  HostParams host_;
+  BatchProvider* batches_;
+  model::HostStream *images_, *labels_, *loss_;
+  model::Bytes pendingImages_, pendingLabels_;  // no feeds: this run's batch
+  std::function<void(std::uint64_t, std::uint64_t)> progress_;
+  std::vector<double> losses_;
+  std::uint64_t runsDone_ = 0;
+  ir::Cycles endCycle_ = 0;
+  std::exception_ptr failure_;
+};
+
+}  // namespace ipusim::sim

@@ -1,0 +1,32 @@
+#pragma once
+// What the host runtime needs to know to drive a compiled training job.
+#include "model/host_stream.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace ipusim::sim {
+
+enum class OutfeedMode { All, Last };
+
+struct TrainingPlan {
+  std::uint64_t steps = 0;
+  std::uint32_t stepsPerExecution = 1;  // steps per Engine::run (with feeds)
+  bool feeds = true;                    // infeed/outfeed queues; false: one step per run
+  std::uint32_t entry = 0;              // entry point running one execution
+  std::string imagesStream = "images", labelsStream = "labels", lossStream = "loss";
+  OutfeedMode outfeedMode = OutfeedMode::All;
+
+  std::uint64_t runs() const { return feeds ? steps / stepsPerExecution : steps; }
+  std::uint64_t stepsPerRun() const { return feeds ? stepsPerExecution : 1; }
+};
+
+// The dataset as the host runtime sees it: the next training batch, as the
+// raw bytes of the images and labels tensors. Synthetic runs use none.
+class BatchProvider {
+ public:
+  virtual ~BatchProvider() = default;
+  virtual void next(model::Bytes& images, model::Bytes& labels) = 0;
+};
+
+}  // namespace ipusim::sim

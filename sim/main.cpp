@@ -1,0 +1,42 @@
+// ipusim: the command line. One simulation per process (SystemC cannot
+// re-elaborate); commands that run several simulations spawn children.
+// main() is ours (it wins over the one in libsystemc) so that the SystemC
+// banner is silenced before the library prints it; it hands over to sc_main.
+#include "sim/cli/commands.hpp"
+#include "sim/commands/analysis_commands.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <systemc>
+
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char* argv[]) {
+  // Keep stdout for results (--json): SystemC's informational reports are noise here.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  CLI::App app{"ipusim: a discrete-event simulator and profiler of Graphcore-style IPU systems"};
+  app.require_subcommand(1);
+  int exitCode = 0;
+  ipusim::sim::addDemoCommand(app, exitCode);
+  ipusim::sim::addRunCommand(app, exitCode);
+  ipusim::sim::addParamsCommand(app, exitCode);
+  ipusim::sim::addOptionsCommand(app, exitCode);
+  ipusim::sim::addExampleGraphCommand(app, exitCode);
+  ipusim::sim::addReportCommand(app, exitCode);
+  ipusim::sim::addCompareCommand(app, exitCode);
+  ipusim::sim::addExportCommand(app, exitCode);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "ipusim: error: " << e.what() << "\n";
+    return 1;
+  }
+  return exitCode;
+}

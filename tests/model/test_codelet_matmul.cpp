@@ -1,0 +1,118 @@
+// MatMulPartial: every transpose case and accumulate against a naive
+// triple loop, validation messages, and exact AMP cycles.
+#include "model/codelets/cycle_model.hpp"
+#include "test_codelet_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace ipusim::model;
+using namespace ipusim::model::testing;
+namespace cyc = ipusim::model::cycles;
+
+namespace {
+
+// Reference: out (+)= op(a) . op(b) with op(a)(i, p), op(b)(p, j) read through
+// the stored layouts, summed in double.
+std::vector<float> reference(const std::vector<float>& a, const std::vector<float>& b, std::vector<float> out,
+                             std::size_t m, std::size_t k, std::size_t n, bool ta, bool tb, bool accumulate) {
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double sum = accumulate ? out[i * n + j] : 0.0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const float aip = ta ? a[p * m + i] : a[i * k + p];
+        const float bpj = tb ? b[j * k + p] : b[p * n + j];
+        sum += double(aip) * double(bpj);
+      }
+      out[i * n + j] = float(sum);
+    }
+  return out;
+}
+
+void checkCase(std::size_t m, std::size_t k, std::size_t n, bool ta, bool tb, bool accumulate) {
+  const auto a = pseudoRandom(m * k, 11), b = pseudoRandom(k * n, 12), initial = pseudoRandom(m * n, 13);
+  std::vector<Buffer> buffers = {Buffer::of(a), Buffer::of(b), Buffer::of(initial)};
+  run("MatMulPartial", buffers,
+      {{"m", m}, {"k", k}, {"n", n}, {"transposeA", ta}, {"transposeB", tb}, {"accumulate", accumulate}});
+  const auto expected = reference(a, b, initial, m, k, n, ta, tb, accumulate);
+  for (std::size_t i = 0; i < m * n; ++i)
+    ASSERT_NEAR(buffers[2].floats[i], expected[i], 1e-5 * (1 + std::sqrt(double(k))))
+        << "m=" << m << " k=" << k << " n=" << n << " ta=" << ta << " tb=" << tb << " acc=" << accumulate
+        << " at " << i;
+}
+
+}  // namespace
+
+TEST(MatMulPartial, AllTransposeAndAccumulateCasesMatchReference) {
+  // Odd sizes exercise the k-unroll remainder and the vector-strip remainder.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool accumulate : {false, true}) {
+        checkCase(5, 7, 19, ta, tb, accumulate);
+        checkCase(1, 1, 1, ta, tb, accumulate);
+        checkCase(33, 64, 10, ta, tb, accumulate);
+      }
+}
+
+TEST(MatMulPartial, SmallProductByHand) {
+  // [1 2; 3 4] . [5 6; 7 8] = [19 22; 43 50]
+  std::vector<Buffer> buffers = {Buffer::of({1, 2, 3, 4}), Buffer::of({5, 6, 7, 8}), Buffer::of({100, 100, 100, 100})};
+  run("MatMulPartial", buffers, {{"m", 2}, {"k", 2}, {"n", 2}});
+  EXPECT_EQ(buffers[2].floats, (std::vector<float>{19, 22, 43, 50}));
+  run("MatMulPartial", buffers, {{"m", 2}, {"k", 2}, {"n", 2}, {"accumulate", 1}});
+  EXPECT_EQ(buffers[2].floats, (std::vector<float>{38, 44, 86, 100}));
+  // a stored transposed: [1 3; 2 4] is [1 2; 3 4]^T
+  std::vector<Buffer> transposed = {Buffer::of({1, 3, 2, 4}), Buffer::of({5, 7, 6, 8}), Buffer::of({0, 0, 0, 0})};
+  run("MatMulPartial", transposed, {{"m", 2}, {"k", 2}, {"n", 2}, {"transposeA", 1}, {"transposeB", 1}});
+  EXPECT_EQ(transposed[2].floats, (std::vector<float>{19, 22, 43, 50}));
+}
+
+TEST(MatMulPartial, ValidationNamesFieldAndExpectedShape) {
+  const auto& mm = CodeletRegistry::instance().get("MatMulPartial");
+  auto messageOf = [&](const VertexShape& shape) -> std::string {
+    try {
+      mm.validate(shape);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::string message = messageOf(shapeOf(mm, {6, 12, 12}, {{"m", 3}, {"k", 4}, {"n", 3}}));
+  EXPECT_NE(message.find("codelet MatMulPartial"), std::string::npos) << message;
+  EXPECT_NE(message.find("field 'a' has 6 elements, expected 12 (m x k = 3 x 4)"), std::string::npos) << message;
+  message = messageOf(shapeOf(mm, {12, 12, 12}, {{"m", 3}, {"k", 4}, {"n", 3}, {"transposeB", 1}}));
+  EXPECT_NE(message.find("field 'out' has 12 elements, expected 9 (m x n = 3 x 3)"), std::string::npos) << message;
+  message = messageOf(shapeOf(mm, {12, 12, 9}, {{"m", 3}, {"k", 4}, {"n", 3}, {"transposeA", 2}}));
+  EXPECT_NE(message.find("param 'transposeA' = 2, expected 0 or 1"), std::string::npos) << message;
+  message = messageOf(shapeOf(mm, {0, 0, 0}, {{"m", 0}, {"k", 4}, {"n", 3}}));
+  EXPECT_NE(message.find("param 'm' = 0, expected a whole number >= 1"), std::string::npos) << message;
+  EXPECT_NE(messageOf(shapeOf(mm, {6, 6, 4}, {{"m", 2}, {"k", 3.5}, {"n", 2}})).find("param 'k' = 3.5"),
+            std::string::npos);
+  EXPECT_EQ(messageOf(shapeOf(mm, {12, 12, 9}, {{"m", 3}, {"k", 4}, {"n", 3}, {"transposeA", 1}})), "(no error)");
+}
+
+// Supervisor cycles: kAmpSupervisorOverhead + m * kAmpRowOverhead
+// + ceil(m k n / 16) + (accumulate ? 0 : ceil(m n / 2)).
+TEST(MatMulPartial, CyclesFollowTheAmpRate) {
+  const std::map<std::string, double> base = {{"m", 16}, {"k", 784}, {"n", 128}};
+  const ipusim::ir::Cycles macs = 16 * 784 * 128 / 16;  // 100352
+  const ipusim::ir::Cycles rows = 16 * cyc::kAmpRowOverhead;
+  EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, base),
+            cyc::kAmpSupervisorOverhead + rows + macs + (16 * 128 / 2) * cyc::kZeroCyclesPerVector);
+  auto accumulate = base;
+  accumulate["accumulate"] = 1;
+  EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, accumulate),
+            cyc::kAmpSupervisorOverhead + rows + macs);
+  EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, accumulate), 22u + 128u + 100352u);
+  // 3 x 5 x 7 = 105 MACs: ceil(105 / 16) = 7 AMP cycles; zeroing 21 floats = 11 vectors.
+  EXPECT_EQ(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}, {"transposeB", 1}}),
+            cyc::kAmpSupervisorOverhead + 3 * cyc::kAmpRowOverhead + 7 + 11 * cyc::kZeroCyclesPerVector);
+  // The AMP rate comes from the target (Mk1-style 8 float MACs per cycle).
+  Target slow;
+  slow.tile.ampFloatMacsPerCycle = 8;
+  EXPECT_EQ(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}, {"accumulate", 1}}, slow),
+            cyc::kAmpSupervisorOverhead + 3 * cyc::kAmpRowOverhead + 14);
+  slow.tile.ampFloatMacsPerCycle = 0;
+  EXPECT_THROW(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}}, slow), std::invalid_argument);
+}

@@ -1,0 +1,118 @@
+#include "test_codelet_util.hpp"
+#include "model/codelets/codelet.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+using namespace ipusim::model;
+
+namespace {
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no std::invalid_argument thrown)";
+}
+
+}  // namespace
+
+TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
+  const std::vector<std::string> expected = {
+      "Add", "Sub", "Mul", "Div", "ScaledAdd", "Relu", "Exp", "Log", "Neg", "Square", "ReluGrad", "AddBias",
+      "ReduceSum", "ReduceMax", "MatMulPartial", "Copy", "Cast", "Fill", "SoftmaxCrossEntropy",
+      "SoftmaxCrossEntropyGrad"};
+  const auto& registry = CodeletRegistry::instance();
+  for (const auto& name : expected) {
+    ASSERT_TRUE(registry.has(name)) << name;
+    EXPECT_EQ(registry.get(name).name(), name);
+  }
+  EXPECT_EQ(registry.names().size(), expected.size());
+}
+
+TEST(CodeletRegistry, UnknownNameNamesItAndTheNearest) {
+  const std::string message = errorOf([] { CodeletRegistry::instance().get("MatMulPartail"); });
+  EXPECT_NE(message.find("'MatMulPartail'"), std::string::npos) << message;
+  EXPECT_NE(message.find("did you mean 'MatMulPartial'"), std::string::npos) << message;
+  EXPECT_NE(errorOf([] { CodeletRegistry::instance().get("relu"); }).find("'Relu'"), std::string::npos);
+  EXPECT_FALSE(CodeletRegistry::instance().has("NoSuchCodelet"));
+}
+
+namespace {
+// A minimal codelet to register in a fresh registry.
+class Probe final : public Codelet {
+ public:
+  std::string name() const override { return "Probe"; }
+  std::vector<FieldSpec> fields() const override { return {}; }
+  ipusim::ir::Cycles cycles(const VertexShape&, const Target&) const override { return 1; }
+  void compute(const std::vector<FieldData>&, const std::vector<double>&) const override {}
+};
+}  // namespace
+
+TEST(CodeletRegistry, AddRejectsDuplicatesAndNull) {
+  CodeletRegistry registry;
+  EXPECT_THROW(registry.get("Probe"), std::invalid_argument);  // empty registry: still a clear error
+  registry.add(std::make_unique<Probe>());
+  EXPECT_TRUE(registry.has("Probe"));
+  EXPECT_EQ(registry.names(), std::vector<std::string>{"Probe"});
+  const std::string duplicate = errorOf([&] { registry.add(std::make_unique<Probe>()); });
+  EXPECT_NE(duplicate.find("'Probe' is already registered"), std::string::npos) << duplicate;
+  EXPECT_THROW(registry.add(nullptr), std::invalid_argument);
+}
+
+TEST(CodeletRegistry, OnlyMatMulPartialIsASupervisor) {
+  for (const auto& name : CodeletRegistry::instance().names())
+    EXPECT_EQ(CodeletRegistry::instance().get(name).isSupervisor(), name == "MatMulPartial") << name;
+}
+
+TEST(CodeletRegistry, FieldsAndParamsFollowTheReadmeContract) {
+  const auto& mm = CodeletRegistry::instance().get("MatMulPartial");
+  const auto fields = mm.fields();
+  ASSERT_EQ(fields.size(), 3u);
+  EXPECT_EQ(fields[0].name, "a");
+  EXPECT_EQ(fields[1].name, "b");
+  EXPECT_EQ(fields[2].name, "out");
+  EXPECT_EQ(fields[2].access, FieldAccess::InOut);
+  EXPECT_EQ(mm.params(), (std::vector<std::string>{"m", "k", "n", "transposeA", "transposeB", "accumulate"}));
+  const auto& sce = CodeletRegistry::instance().get("SoftmaxCrossEntropy");
+  EXPECT_EQ(sce.fields()[1].name, "labels");
+  EXPECT_EQ(sce.fields()[1].dtype, ipusim::ir::DType::Int);
+  EXPECT_EQ(CodeletRegistry::instance().get("Cast").fields()[0].dtype, ipusim::ir::DType::Int);
+}
+
+TEST(CodeletOrderedParams, FillsDefaultsAndOrdersByTheCodelet) {
+  const auto& mm = CodeletRegistry::instance().get("MatMulPartial");
+  const auto params = orderedParams(mm, {{"n", 4}, {"m", 2}, {"k", 3}, {"accumulate", 1}});
+  EXPECT_EQ(params, (std::vector<double>{2, 3, 4, 0, 0, 1}));
+  const auto& reduceSum = CodeletRegistry::instance().get("ReduceSum");
+  EXPECT_EQ(orderedParams(reduceSum, {{"rows", 2}, {"cols", 3}, {"axis", 1}}),
+            (std::vector<double>{2, 3, 1, 1, 0}));
+}
+
+TEST(CodeletOrderedParams, MissingAndUnknownParamsAreNamed) {
+  const auto& mm = CodeletRegistry::instance().get("MatMulPartial");
+  const std::string missing = errorOf([&] { orderedParams(mm, {{"m", 2}, {"k", 3}}); });
+  EXPECT_NE(missing.find("MatMulPartial"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("missing param 'n'"), std::string::npos) << missing;
+  const std::string unknown = errorOf([&] { orderedParams(mm, {{"m", 2}, {"k", 3}, {"n", 1}, {"transposA", 1}}); });
+  EXPECT_NE(unknown.find("unknown param 'transposA'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("did you mean 'transposeA'"), std::string::npos) << unknown;
+  const auto& add = CodeletRegistry::instance().get("Add");
+  EXPECT_NE(errorOf([&] { orderedParams(add, {{"scale", 1}}); }).find("takes no params"), std::string::npos);
+}
+
+TEST(CodeletValidate, WrongFieldOrParamCountIsAnError) {
+  const auto& add = CodeletRegistry::instance().get("Add");
+  const std::string message = errorOf([&] { add.validate(VertexShape{{4, 4}, {}}); });
+  EXPECT_NE(message.find("codelet Add"), std::string::npos) << message;
+  EXPECT_NE(message.find("expected 3"), std::string::npos) << message;
+  const auto& fill = CodeletRegistry::instance().get("Fill");
+  EXPECT_THROW(fill.validate(VertexShape{{4}, {}}), std::invalid_argument);
+  EXPECT_THROW(fill.validate(VertexShape{{4}, {std::nan("")}}), std::invalid_argument);
+}

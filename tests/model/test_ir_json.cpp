@@ -1,0 +1,112 @@
+// JSON form of the executable: round trip, strict reading, files.
+#include "model/ir/types.hpp"
+#include "test_ir_graphs.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+using namespace ipusim::ir;
+using namespace ipusim::ir::testing;
+using nlohmann::json;
+
+namespace {
+
+std::string tempPath(const std::string& name) {
+  return std::string(IPUSIM_BINARY_DIR) + "/test_ir_json_" + name;
+}
+
+}  // namespace
+
+TEST(IrJson, RoundTripOfABuilderMadeExecutableIsExact) {
+  const Executable exe = everyKindGraph();
+  const json j = toJson(exe);
+  const Executable back = fromJson(j);
+  EXPECT_EQ(toJson(back), j);
+  EXPECT_NO_THROW(back.validate(4));
+  // Spot checks that the data, not just the shape, survived.
+  EXPECT_EQ(back.tensors[1].initialValue[11], 1.0 / 3);
+  EXPECT_EQ(back.tensors[1].debug.layer, "dense_1");
+  EXPECT_FALSE(back.tensors[2].alwaysLive);
+  EXPECT_EQ(back.tensors[5].mapping[1].address, exe.tensors[5].mapping[1].address);
+  EXPECT_EQ(back.computeSets[0].vertices[0].params.at("scale"), 0.1);
+  EXPECT_EQ(back.streams[0].bufferDepth, 4u);
+  EXPECT_EQ(back.streams[1].direction, StreamDirection::DeviceToHost);
+  EXPECT_EQ(back.programs[7].syncType, SyncType::External);
+  EXPECT_EQ(back.programs[6].count, 10u);
+  EXPECT_EQ(back.options["debug.instrument"], "true");
+  EXPECT_EQ(back.target["arch"], "ipu2");
+}
+
+TEST(IrJson, ErrorsNameTheKeyPathAndTheExpectedType) {
+  const json good = toJson(everyKindGraph());
+  struct Case {
+    std::function<void(json&)> damage;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["computeSets"][0]["vertices"][0]["tile"] = "one"; },
+       "computeSets[0].vertices[0].tile: expected an unsigned integer, got string"},
+      {[](json& j) { j["computeSets"][0]["vertices"][0]["tile"] = -1; },
+       "computeSets[0].vertices[0].tile: expected an unsigned integer, got -1"},
+      {[](json& j) { j["tensors"][1]["mapping"][0]["tiel"] = 0; },
+       "tensors[1].mapping[0].tiel: unknown key (did you mean 'tile'?)"},
+      {[](json& j) { j["tensors"][0].erase("dtype"); }, "tensors[0].dtype: missing (expected float, int, uint or bool)"},
+      {[](json& j) { j["tensors"][0]["dtype"] = "half"; }, "tensors[0].dtype: unknown dtype 'half'"},
+      {[](json& j) { j["tensors"][0]["id"] = 3; }, "tensors[0].id: expected 0 (its index), got 3"},
+      {[](json& j) { j["programs"][0]["kind"] = "Loop"; }, "programs[0].kind: unknown program kind 'Loop'"},
+      {[](json& j) { j["programs"][6]["computeSet"] = 0; }, "programs[6].computeSet: unknown key"},
+      {[](json& j) { j["programs"][7]["syncType"] = "global"; },
+       "programs[7].syncType: expected internal or external, got 'global'"},
+      {[](json& j) { j["streams"][0]["direction"] = "Up"; }, "streams[0].direction: expected HostToDevice or DeviceToHost"},
+      {[](json& j) { j["tensors"] = json::object(); }, "tensors: expected an array, got object"},
+      {[](json& j) { j["extra"] = 1; }, "extra: unknown key"},
+      {[](json& j) { j["version"] = 2; }, "version: this ipusim reads version 1, got 2"},
+      {[](json& j) { j["computeSets"][0]["vertices"][0]["params"]["m"] = "2"; },
+       "computeSets[0].vertices[0].params.m: expected a number, got string"},
+  };
+  for (const auto& c : cases) {
+    json damaged = good;
+    c.damage(damaged);
+    const std::string message = errorOf([&] { fromJson(damaged); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << "got: " << message << "\nexpected: " << c.expected;
+  }
+}
+
+TEST(IrJson, SaveAndLoadAFile) {
+  const Executable exe = everyKindGraph();
+  const std::string path = tempPath("roundtrip.json");
+  saveExecutable(exe, path);
+  EXPECT_EQ(toJson(loadExecutable(path)), toJson(exe));
+  std::remove(path.c_str());
+}
+
+TEST(IrJson, LoadErrorsNameTheFile) {
+  const std::string missing = tempPath("missing.json");
+  std::remove(missing.c_str());
+  EXPECT_NE(errorOf([&] { loadExecutable(missing); }).find("cannot open executable '" + missing + "'"), std::string::npos);
+
+  const std::string malformed = tempPath("malformed.json");
+  std::ofstream(malformed) << "{\"name\": \"x\",\n \"tensors\": [}";
+  const std::string message = errorOf([&] { loadExecutable(malformed); });
+  EXPECT_NE(message.find("executable '" + malformed + "' is not valid JSON at byte 28"), std::string::npos) << message;
+  std::remove(malformed.c_str());
+
+  const std::string wrong = tempPath("wrong.json");
+  std::ofstream(wrong) << R"({"tensors": [{"id": 0}]})";
+  const std::string wrongMessage = errorOf([&] { loadExecutable(wrong); });
+  EXPECT_NE(wrongMessage.find("executable '" + wrong + "': tensors[0].name: missing"), std::string::npos) << wrongMessage;
+  std::remove(wrong.c_str());
+
+  EXPECT_NE(errorOf([&] { saveExecutable(everyKindGraph(), tempPath("no/such/dir.json")); }).find("cannot write executable"),
+            std::string::npos);
+}
+
+TEST(IrJson, NamesOfEnumsRoundTrip) {
+  for (DType t : {DType::Float, DType::Int, DType::UInt, DType::Bool}) EXPECT_EQ(dtypeFromString(toString(t)), t);
+  EXPECT_EQ(sizeOf(DType::Float), 4u);
+  EXPECT_EQ(sizeOf(DType::Bool), 1u);
+  for (int k = 0; k <= int(ProgramKind::Call); ++k)
+    EXPECT_EQ(programKindFromString(toString(ProgramKind(k))), ProgramKind(k));
+  EXPECT_STREQ(toString(SyncType::External), "external");
+  EXPECT_THROW(dtypeFromString("double"), std::invalid_argument);
+}

@@ -1,0 +1,85 @@
+// ipusim compare: figures of two profiles with known runs and slices.
+#include "profiler/analysis/compare.hpp"
+#include "tests/profiler/test_analysis_profile.hpp"
+#include "traces/profile_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace ipusim;
+using namespace ipusim::profiler::analysis;
+
+namespace {
+
+Comparison knownComparison() {
+  const std::string a = testing_profiles::temporaryPath("a.pop");
+  const std::string b = testing_profiles::temporaryPath("b.pop");
+  testing_profiles::writeKnownProfile(a);
+  testing_profiles::writeFastProfile(b);
+  const traces::ProfileReader readerA(a), readerB(b);
+  return compareProfiles(readerA, readerB);
+}
+
+}  // namespace
+
+TEST(AnalysisCompare, SidesAndSpeedup) {
+  const auto c = knownComparison();
+  EXPECT_DOUBLE_EQ(c.a.simulatedSeconds(), 3000e-9);
+  EXPECT_DOUBLE_EQ(c.b.simulatedSeconds(), 1500e-9);
+  EXPECT_EQ(c.a.runs.runs, 3);
+  EXPECT_EQ(c.b.runs.runs, 2);
+  EXPECT_DOUBLE_EQ(c.a.runs.stepsPerRun(), 2.0);
+  EXPECT_DOUBLE_EQ(c.b.runs.stepsPerRun(), 3.0);
+  EXPECT_DOUBLE_EQ(c.a.throughput(), 6 / 3000e-9);
+  EXPECT_DOUBLE_EQ(c.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(c.a.captured.fraction(&PhaseCycles::compute), 950.0 / 1800.0);
+  EXPECT_DOUBLE_EQ(c.a.captured.hostWaitFraction(), 260.0 / 1800.0);
+  EXPECT_DOUBLE_EQ(c.b.captured.fraction(&PhaseCycles::compute), 1.0);
+  EXPECT_DOUBLE_EQ(c.b.captured.hostWaitFraction(), 0.0);
+}
+
+TEST(AnalysisCompare, JsonHasBothSidesAndTheSpeedup) {
+  const auto j = comparisonToJson(knownComparison());
+  ASSERT_TRUE(j.contains("a") && j.contains("b") && j.contains("speedup"));
+  for (const char* side : {"a", "b"})
+    for (const char* key : {"simulated_seconds", "engine_runs", "steps", "steps_per_run",
+                            "throughput_steps_per_second", "proportions", "overlap_percent",
+                            "bytes_to_device", "bytes_to_host"})
+      EXPECT_TRUE(j[side].contains(key)) << side << "." << key;
+  EXPECT_EQ(j["a"]["engine_runs"], 3);
+  EXPECT_EQ(j["a"]["steps"], 6);
+  EXPECT_EQ(j["b"]["steps"], 6);
+  EXPECT_DOUBLE_EQ(j["speedup"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["a"]["proportions"]["exchange"].get<double>(), 100.0 / 1800.0);
+  EXPECT_DOUBLE_EQ(j["a"]["overlap_percent"].get<double>(), 100.0 * 100.0 / 310.0);
+  EXPECT_EQ(j["a"]["bytes_to_device"], 800);
+  EXPECT_EQ(j["a"]["bytes_to_host"], 100);
+}
+
+TEST(AnalysisCompare, TextShowsTheSpeedup) {
+  std::ostringstream text;
+  printComparison(knownComparison(), text);
+  EXPECT_NE(text.str().find("Speedup of B over A: 2.000x"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("3.000 us"), std::string::npos) << text.str();
+}
+
+TEST(AnalysisCompare, ProfileWithoutClockIsAnError) {
+  const std::string path = testing_profiles::temporaryPath("noclock.pop");
+  {
+    traces::ProfileWriter w(path);
+    w.addRun({0, 0, "main", 0, 10, 1, false});
+    w.commit();
+  }
+  const traces::ProfileReader reader(path);
+  EXPECT_THROW(
+      {
+        try {
+          measureProfile(reader);
+        } catch (const traces::ProfileError& e) {
+          EXPECT_NE(std::string(e.what()).find("clock_hz"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      traces::ProfileError);
+}

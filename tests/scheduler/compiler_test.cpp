@@ -1,0 +1,130 @@
+// The compiled executable: structure, placement, memory plan, errors.
+#include "scheduler/compiler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace ipusim::scheduler {
+namespace {
+
+Workload load(const std::string& name) {
+  return loadWorkload(std::string(IPUSIM_SOURCE_DIR) + "/workloads/" + name);
+}
+
+const ir::Program& entry(const CompiledWorkload& c) {
+  EXPECT_EQ(c.exe.entryPoints.size(), 1u);
+  EXPECT_EQ(c.exe.entryPoints[0].name, "train");
+  return c.exe.programs.at(c.exe.entryPoints[0].program);
+}
+
+TEST(Compiler, WithFeedsRepeatsOneMarkedStep) {
+  const CompiledWorkload c = compile(load("mnist_with_feeds.json"));
+  const ir::Program& train = entry(c);
+  ASSERT_EQ(train.kind, ir::ProgramKind::Repeat);
+  EXPECT_EQ(train.count, 10u);
+  const ir::Program& step = c.exe.programs.at(train.children.at(0));
+  EXPECT_TRUE(step.marksStep);
+  // StreamCopy images, StreamCopy labels first; StreamCopy loss last.
+  const auto& kids = step.children;
+  EXPECT_EQ(c.exe.programs[kids[0]].kind, ir::ProgramKind::StreamCopy);
+  EXPECT_EQ(c.exe.programs[kids[0]].stream, c.imagesStream);
+  EXPECT_EQ(c.exe.programs[kids[1]].stream, c.labelsStream);
+  EXPECT_EQ(c.exe.programs[kids.back()].stream, c.lossStream);
+  EXPECT_EQ(c.exe.streams[c.imagesStream].elementsPerCopy, 32u * 784u);
+  EXPECT_EQ(c.exe.streams[c.imagesStream].bufferDepth, 3u);
+  EXPECT_EQ(c.exe.streams[c.labelsStream].dtype, ir::DType::Int);
+  EXPECT_EQ(c.exe.streams[c.lossStream].direction, ir::StreamDirection::DeviceToHost);
+  EXPECT_EQ(c.exe.streams[c.lossStream].bufferDepth, 10u);
+  EXPECT_NO_THROW(c.exe.validate(c.target.totalTiles()));
+  // Every program step and compute set names its layer and op.
+  for (const auto& p : c.exe.programs) {
+    EXPECT_FALSE(p.debug.layer.empty()) << p.name;
+    EXPECT_FALSE(p.debug.op.empty()) << p.name;
+  }
+  std::set<std::string> layers;
+  for (const auto& cs : c.exe.computeSets) layers.insert(cs.debug.layer);
+  EXPECT_EQ(layers, (std::set<std::string>{"dense", "dense_1", "loss"}));
+  std::printf("ipu2 tutorial: schedule %s, tiles used %u, peak liveness %llu B, tile memory max %llu B mean %.0f B, "
+              "%zu compute sets, %zu exchanges, estimated step %llu cycles\n",
+              c.report.schedule.c_str(), c.report.tilesUsed, (unsigned long long)c.report.peakLivenessBytes,
+              (unsigned long long)c.report.maxTileBytes, c.report.meanTileBytes, c.report.computeSets,
+              c.report.exchanges, (unsigned long long)c.report.estimatedStepCycles);
+  EXPECT_GT(c.report.tilesUsed, 1u);
+  EXPECT_GT(c.report.estimatedStepCycles, 0u);
+}
+
+TEST(Compiler, WithoutFeedsOneStepPerRun) {
+  const CompiledWorkload c = compile(load("mnist_without_feeds.json"));
+  const ir::Program& train = entry(c);
+  EXPECT_EQ(train.kind, ir::ProgramKind::Sequence);
+  EXPECT_TRUE(train.marksStep);
+  EXPECT_EQ(c.stepsPerRun, 1u);
+}
+
+TEST(Compiler, OutfeedLastCopiesTheLossAfterTheLoop) {
+  Workload w = load("small_synthetic.json");
+  w.training.outfeedMode = "LAST";
+  const CompiledWorkload c = compile(w);
+  const ir::Program& train = entry(c);
+  ASSERT_EQ(train.kind, ir::ProgramKind::Sequence);
+  ASSERT_EQ(train.children.size(), 2u);
+  EXPECT_EQ(c.exe.programs[train.children[0]].kind, ir::ProgramKind::Repeat);
+  EXPECT_EQ(c.exe.programs[train.children[1]].stream, c.lossStream);
+  EXPECT_TRUE(c.exe.tensors[c.lossTensor].alwaysLive);
+}
+
+TEST(Compiler, WeightsHoldGlorotValuesAndLiveWhereTheirMatmulRuns) {
+  const CompiledWorkload c = compile(load("small_synthetic.json"));
+  ASSERT_EQ(c.weightTensors.size(), 4u);
+  const auto& kernel = c.exe.tensors[c.weightTensors[0]];
+  EXPECT_EQ(kernel.category, "weights");
+  EXPECT_TRUE(kernel.alwaysLive);
+  EXPECT_EQ(kernel.initialValue.size(), 64u * 32u);
+  // Every tile the forward matmul of dense runs vertices on holds part of its kernel or reads a copy.
+  for (const auto& iv : kernel.mapping) EXPECT_NE(iv.address, ir::TileInterval::kUnplaced);
+}
+
+TEST(Compiler, NotAlwaysLiveTensorsShareAddressesOnlyWhenDisjointInTime) {
+  const CompiledWorkload c = compile(load("small_synthetic.json"));
+  // No two always-live tensors overlap on a tile.
+  std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> used;
+  for (const auto& t : c.exe.tensors) {
+    if (!t.alwaysLive) continue;
+    for (const auto& iv : t.mapping) used[iv.tile].push_back({iv.address, iv.address + (iv.end - iv.begin) * 4});
+  }
+  for (auto& [tile, v] : used) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t i = 1; i < v.size(); ++i) EXPECT_LE(v[i - 1].second, v[i].first) << "tile " << tile;
+  }
+  EXPECT_LE(c.report.maxTileBytes, c.target.tile.memoryBytes);
+}
+
+TEST(Compiler, LayerThatDoesNotFitNamesTileNeedAndCapacity) {
+  Workload w = load("small_synthetic.json");
+  w.ipu.tiles = 4;
+  w.layers[1].units = 100000;
+  try {
+    compile(w);
+    FAIL() << "no out-of-memory error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("out of memory: tile "), std::string::npos) << m;
+    EXPECT_NE(m.find("needs "), std::string::npos) << m;
+    EXPECT_NE(m.find("capacity of " + std::to_string(624 * 1024)), std::string::npos) << m;
+  }
+  w.allowOutOfMemory = true;
+  EXPECT_GT(compile(w).report.maxTileBytes, 624u * 1024u);
+}
+
+TEST(Compiler, EverySchedulingAlgorithmCompiles) {
+  Workload w = load("mnist_with_feeds.json");
+  for (const char* a : {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"}) {
+    w.scheduling = a;
+    const CompiledWorkload c = compile(w);
+    EXPECT_NO_THROW(c.exe.validate(c.target.totalTiles())) << a;
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::scheduler

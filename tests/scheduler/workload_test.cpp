@@ -1,0 +1,111 @@
+// The workload format: bundled files parse; malformed ones name file and key.
+#include "scheduler/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
+
+// Expects parse to throw with a message containing every fragment.
+void expectError(const nlohmann::json& j, const std::vector<std::string>& fragments) {
+  try {
+    parseWorkload(j, "bad.json");
+    FAIL() << "no error for " << j.dump();
+  } catch (const std::invalid_argument& e) {
+    for (const auto& f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+  }
+}
+
+nlohmann::json minimal() {
+  return nlohmann::json::parse(R"({"dataset": {"format": "synthetic", "batch_size": 4, "features": 8},
+    "model": {"layers": [{"type": "dense", "units": 10, "activation": "softmax"}]}})");
+}
+
+TEST(Workload, TutorialWithFeeds) {
+  const Workload w = loadWorkload(src("workloads/mnist_with_feeds.json"));
+  EXPECT_EQ(w.name, "mnist_with_feeds");
+  EXPECT_EQ(w.dataset.batchSize, 32u);
+  ASSERT_EQ(w.layers.size(), 3u);
+  EXPECT_EQ(w.layers[1].units, 128u);
+  EXPECT_EQ(w.layers[1].activation, Activation::Relu);
+  EXPECT_EQ(w.layers[1].name, "dense");
+  EXPECT_EQ(w.layers[2].name, "dense_1");
+  EXPECT_EQ(w.layers[2].activation, Activation::Softmax);
+  EXPECT_DOUBLE_EQ(w.learningRate, 0.01);
+  EXPECT_EQ(w.training.steps, 10000u);
+  EXPECT_EQ(w.training.stepsPerExecution, 10u);
+  EXPECT_TRUE(w.training.feeds);
+  EXPECT_EQ(w.dataset.images, kFashionMnistTrainImages);
+}
+
+TEST(Workload, TutorialWithoutFeedsRunsOneStepPerRun) {
+  const Workload w = loadWorkload(src("workloads/mnist_without_feeds.json"));
+  EXPECT_FALSE(w.training.feeds);
+  EXPECT_EQ(w.training.stepsPerExecution, 1u);
+}
+
+TEST(Workload, Defaults) {
+  const Workload w = parseWorkload(minimal(), "m.json");
+  EXPECT_EQ(w.scheduling, "choose_best");
+  EXPECT_EQ(w.ipu.arch, "ipu2");
+  EXPECT_EQ(w.training.outfeedMode, "ALL");
+  EXPECT_EQ(w.seed, 1u);
+}
+
+TEST(Workload, UnknownKeyNamesFileAndPath) {
+  auto j = minimal();
+  j["training"] = {{"stepz", 3}};
+  expectError(j, {"bad.json", "training.stepz", "unknown key", "steps_per_execution"});
+}
+
+TEST(Workload, WrongTypeNamesKey) {
+  auto j = minimal();
+  j["optimizer"] = {{"learning_rate", "fast"}};
+  expectError(j, {"bad.json", "optimizer.learning_rate", "expected a number"});
+}
+
+TEST(Workload, ZeroBatchSize) {
+  auto j = minimal();
+  j["dataset"]["batch_size"] = 0;
+  expectError(j, {"bad.json", "dataset.batch_size", "positive integer"});
+}
+
+TEST(Workload, MissingDatasetFileNamesIt) {
+  auto j = minimal();
+  j["dataset"] = {{"format", "idx"}, {"images", "no/such/images.gz"}};
+  expectError(j, {"bad.json", "dataset.images", "no/such/images.gz"});
+}
+
+TEST(Workload, BadLayerAndEnumValues) {
+  auto j = minimal();
+  j["model"]["layers"][0]["activation"] = "tanh";
+  expectError(j, {"model.layers[0].activation", "'tanh'", "relu"});
+  j = minimal();
+  j["model"]["layers"][0].erase("units");
+  expectError(j, {"model.layers[0].units", "missing"});
+  j = minimal();
+  j["compile"] = {{"scheduling", "fastest"}};
+  expectError(j, {"compile.scheduling", "choose_best"});
+}
+
+TEST(Workload, StepsMustFillExecutions) {
+  auto j = minimal();
+  j["training"] = {{"steps", 15}, {"steps_per_execution", 10}};
+  expectError(j, {"training.steps", "multiple of steps_per_execution"});
+}
+
+TEST(Workload, MissingFileAndBadJson) {
+  EXPECT_THROW(loadWorkload("no_such_workload.json"), std::invalid_argument);
+  try {
+    loadWorkload("no_such_workload.json");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_workload.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::scheduler

@@ -1,0 +1,160 @@
+// A profile opens into lanes in display order, with one row per depth.
+#include "viewer/core/compare_summary.hpp"
+#include "viewer/core/memory_summary.hpp"
+#include "viewer/core/profile_session.hpp"
+#include "viewer/core/recent_profiles.hpp"
+#include "sample_profile.hpp"
+#include "traces/profile_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sqlite3.h>
+
+namespace ipusim::viewer {
+namespace {
+
+class ProfileSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = scratch_.file("profile.pop");
+    testing::writeSampleProfile(path_);
+  }
+  testing::ScratchDirectory scratch_;
+  std::string path_;
+};
+
+TEST_F(ProfileSessionTest, LanesFollowTheDisplayOrder) {
+  ProfileSession s(path_, /*loadInBackground=*/false);
+  std::vector<std::string> kinds;
+  for (const auto& l : s.lanes()) kinds.push_back(l->trackKind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"engine", "host", "stream", "program", "bsp", "counter"}));
+  EXPECT_EQ(s.lanes()[2]->title, "StreamCopy: infeed (IPU 0)");
+  EXPECT_DOUBLE_EQ(s.clockHz(), 1e9);
+  EXPECT_EQ(s.startCycle(), 0);
+  EXPECT_EQ(s.endCycle(), 1000);
+  EXPECT_EQ(s.sliceCount(), 19);
+}
+
+TEST_F(ProfileSessionTest, SlicesLandOnOneRowPerDepth) {
+  ProfileSession s(path_, false);
+  const Lane& stream = *s.lanes()[2];
+  ASSERT_TRUE(stream.isLoaded());
+  ASSERT_EQ(stream.rows.size(), 2u);
+  EXPECT_EQ(stream.rowDepth, (std::vector<int>{0, 1}));
+  EXPECT_EQ(stream.rows[0].size(), 2u);
+  EXPECT_EQ(stream.rows[1].size(), 6u);
+  EXPECT_EQ(stream.strings.at(stream.rows[1].name[1]), "Mid");
+  EXPECT_EQ(stream.rows[1].start[1], 300);
+  EXPECT_EQ(stream.rows[1].end[1], 380);
+  const Lane& loss = *s.lanes()[5];
+  EXPECT_EQ(loss.counterTs, (std::vector<std::int64_t>{500, 900}));
+  EXPECT_DOUBLE_EQ(loss.counterMin, 1.9);
+}
+
+TEST_F(ProfileSessionTest, OverlappingSlicesOfOneDepthGetTheirOwnRow) {
+  const std::string path = scratch_.file("overlap.pop");
+  {
+    traces::ProfileWriter w(path);
+    const auto track = w.addTrack({0, -1, "host", "loop", -1, -1, 0});
+    for (auto [ts, dur] : {std::pair{0, 100}, {50, 100}, {120, 10}, {200, 5}}) {
+      traces::SliceRow r;
+      r.trackId = track;
+      r.ts = ts;
+      r.dur = dur;
+      r.name = "step";
+      r.category = "step";
+      w.addSlice(r);
+    }
+    w.commit();
+  }
+  ProfileSession s(path, false);
+  const Lane& lane = *s.lanes()[0];
+  ASSERT_EQ(lane.rows.size(), 2u);
+  EXPECT_EQ(lane.rows[0].start, (std::vector<std::int64_t>{0, 120, 200}));
+  EXPECT_EQ(lane.rows[1].start, (std::vector<std::int64_t>{50}));
+}
+
+TEST_F(ProfileSessionTest, DetailsNameTheProgramPathAndWorkloadOrigin) {
+  ProfileSession s(path_, false);
+  const Lane& bsp = *s.lanes()[4];
+  const auto& row = bsp.rows[0];
+  auto d = s.details(bsp, row.sliceId[0], row.start[0]);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->row.name, "dense_1/matmul");
+  EXPECT_EQ(d->row.dur, 100);
+  EXPECT_EQ(d->programPath, "Sequence main / Repeat 2 steps / Execute matmul");
+  EXPECT_EQ(d->layer, "dense_1");
+  EXPECT_EQ(d->op, "matmul");
+  EXPECT_EQ(s.tileCycles(1, 0), (std::vector<std::uint32_t>{100, 50, 0, 25}));
+}
+
+TEST_F(ProfileSessionTest, BackgroundLoadingFillsEveryLane) {
+  ProfileSession s(path_, true);
+  s.waitUntilVisibleLoaded();
+  EXPECT_TRUE(s.fullyLoaded());
+  std::uint64_t slices = 0;
+  for (const auto& l : s.lanes()) slices += l->sliceCount;
+  EXPECT_EQ(slices, 19u);
+}
+
+TEST_F(ProfileSessionTest, MemorySummaryStacksCategoriesAgainstCapacity) {
+  ProfileSession s(path_, false);
+  const auto m = summarizeMemory(s.tileMemory(), 4, 1000);
+  ASSERT_EQ(m.tileCount(), 4u);
+  EXPECT_EQ(m.total, (std::vector<std::int64_t>{200, 300, 400, 1250}));
+  EXPECT_EQ(m.tilesOverCapacity, 1);
+  EXPECT_EQ(m.maxTotal, 1250);
+}
+
+TEST_F(ProfileSessionTest, CompareTabulatesDeltas) {
+  ProfileSession a(path_, false), b(path_, false);
+  const auto rows = compareProfiles(a, b);
+  ASSERT_GE(rows.size(), 6u);
+  EXPECT_EQ(rows[0].metric, "Total cycles");
+  EXPECT_DOUBLE_EQ(rows[0].a, 1000);
+  EXPECT_DOUBLE_EQ(rows[0].delta(), 0);
+  EXPECT_DOUBLE_EQ(rows[4].a, 2);  // steps per run
+  EXPECT_DOUBLE_EQ(rows[6].a, 0.3);  // IPU 0 compute share
+}
+
+TEST_F(ProfileSessionTest, ABrokenFileIsAProfileErrorNamingIt) {
+  const std::string path = scratch_.file("not-a-profile.pop");
+  std::ofstream(path) << "hello";
+  try {
+    ProfileSession s(path);
+    FAIL() << "expected ProfileError";
+  } catch (const traces::ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("not-a-profile.pop"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ProfileSessionTest, ANewerSchemaIsAProfileErrorNamingTheVersion) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    ProfileSession s(path_);
+    FAIL() << "expected ProfileError";
+  } catch (const traces::ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("profile.pop"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ProfileSessionTest, RecentProfilesKeepsNewestFirstWithoutDuplicates) {
+  const std::string file = scratch_.file("state/ipusim/recent-profiles");
+  {
+    RecentProfiles r(file);
+    EXPECT_TRUE(r.remember("/a.pop"));
+    EXPECT_TRUE(r.remember("/b.pop"));
+    EXPECT_TRUE(r.remember("/a.pop"));
+  }
+  RecentProfiles again(file);
+  EXPECT_EQ(again.paths(), (std::vector<std::string>{"/a.pop", "/b.pop"}));
+}
+
+}  // namespace
+}  // namespace ipusim::viewer

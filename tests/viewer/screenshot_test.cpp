@@ -1,0 +1,147 @@
+// ipusim-view --screenshot under Xvfb: a real frame with the trace's colours,
+// and a clear non-zero exit on profiles it cannot open.
+#include "sample_profile.hpp"
+#include "viewer/core/colours.hpp"
+
+#include <gtest/gtest.h>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+namespace ipusim::viewer {
+namespace {
+
+const std::string kViewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+
+bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+
+struct ViewerRun {
+  int status;
+  std::string output;
+};
+
+ViewerRun runViewer(const std::string& args) {
+  const std::string cmd = "xvfb-run -a -s \"-screen 0 1600x900x24\" \"" + kViewer + "\" " + args + " 2>&1";
+  ViewerRun r{0, ""};
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> rgb;
+  std::size_t count(Rgba c, int tolerance = 6) const {
+    const int r = c & 0xff, g = (c >> 8) & 0xff, b = (c >> 16) & 0xff;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i + 2 < rgb.size(); i += 3)
+      if (std::abs(rgb[i] - r) <= tolerance && std::abs(rgb[i + 1] - g) <= tolerance &&
+          std::abs(rgb[i + 2] - b) <= tolerance)
+        ++n;
+    return n;
+  }
+};
+
+Image load(const std::string& path) {
+  Image img;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &img.w, &img.h, &channels, 3);
+  if (!data) return img;
+  img.rgb.assign(data, data + std::size_t(img.w) * img.h * 3);
+  stbi_image_free(data);
+  return img;
+}
+
+class ScreenshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed: no headless display for screenshots";
+    ASSERT_TRUE(std::filesystem::exists(kViewer)) << kViewer << " is not built (build the ipusim-view target)";
+    profile_ = scratch_.file("profile.pop");
+    testing::writeSampleProfile(profile_);
+  }
+  testing::ScratchDirectory scratch_;
+  std::string profile_;
+};
+
+TEST_F(ScreenshotTest, TraceShowsTheCategoryColours) {
+  const std::string png = scratch_.file("trace.png");
+  const ViewerRun r = runViewer("\"" + profile_ + "\" --screenshot \"" + png + "\" --size 1200x700");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Image img = load(png);
+  ASSERT_EQ(img.w, 1200);
+  ASSERT_EQ(img.h, 700);
+  // Not blank: many distinct colours are there, and each category's own.
+  EXPECT_GT(img.count(palette::kStreamCopy), 500u) << "StreamCopy salmon";
+  EXPECT_GT(img.count(palette::kStreamCopyBegin), 500u) << "Begin grey";
+  EXPECT_GT(img.count(palette::kStreamCopyMid), 200u) << "Mid orange";
+  EXPECT_GT(img.count(palette::kStreamCopyEnd), 20u) << "End yellow";
+  EXPECT_GT(img.count(palette::kExchange), 100u) << "exchange";
+  EXPECT_GT(img.count(computeColour(0)) + img.count(computeColour(1)), 500u) << "compute pink";
+  EXPECT_GT(img.count(palette::kEngineRun), 1000u) << "Engine::run bar";
+}
+
+TEST_F(ScreenshotTest, RangeAndMemoryViewsRender) {
+  const std::string range = scratch_.file("range.png");
+  ViewerRun r = runViewer("\"" + profile_ + "\" --screenshot \"" + range + "\" --range 380:720 --size 1200x700");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_GT(load(range).count(palette::kStreamCopyMid), 1000u);  // zoomed in, Mid is wide
+  const std::string memory = scratch_.file("memory.png");
+  r = runViewer("\"" + profile_ + "\" --screenshot \"" + memory + "\" --view memory --size 1200x700");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Image img = load(memory);
+  EXPECT_GT(img.count(computeColour(0)), 1000u) << "weights bars";
+  EXPECT_GT(img.count(rgb(200, 0, 0)), 500u) << "capacity line";
+}
+
+TEST_F(ScreenshotTest, CompareStacksTwoProfiles) {
+  const std::string png = scratch_.file("compare.png");
+  const ViewerRun r = runViewer("\"" + profile_ + "\" \"" + profile_ + "\" --screenshot \"" + png +
+                          "\" --view compare --size 1400x900");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_GT(load(png).count(palette::kStreamCopyBegin), 1000u);
+}
+
+TEST_F(ScreenshotTest, UnopenableProfilesExitNonZeroWithTheReason) {
+  const std::string png = scratch_.file("never.png");
+  // Missing file.
+  ViewerRun r = runViewer("\"" + scratch_.file("missing.pop") + "\" --screenshot \"" + png + "\"");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("missing.pop"), std::string::npos) << r.output;
+  // Not SQLite.
+  const std::string text = scratch_.file("text.pop");
+  std::ofstream(text) << "this is not a database";
+  r = runViewer("\"" + text + "\" --screenshot \"" + png + "\"");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("text.pop"), std::string::npos) << r.output;
+  // Truncated: the first 2 KiB of a real profile.
+  const std::string truncated = scratch_.file("truncated.pop");
+  {
+    std::ifstream in(profile_, std::ios::binary);
+    std::string bytes(2048, '\0');
+    in.read(bytes.data(), bytes.size());
+    std::ofstream(truncated, std::ios::binary).write(bytes.data(), in.gcount());
+  }
+  r = runViewer("\"" + truncated + "\" --screenshot \"" + png + "\"");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("truncated.pop"), std::string::npos) << r.output;
+  // A bad --range is an error naming the option.
+  r = runViewer("\"" + profile_ + "\" --screenshot \"" + png + "\" --range 9:3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--range"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(png));
+}
+
+}  // namespace
+}  // namespace ipusim::viewer

@@ -1,0 +1,351 @@
+#include "traces/profile_reader.hpp"
+
+#include "traces/internal/sqlite_statement.hpp"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <limits>
+#include <system_error>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+
+namespace ipusim::traces {
+
+using internal::Statement;
+
+namespace {
+
+constexpr const char* kReportFileName = "profile.pop";
+
+constexpr const char* kSliceColumns =
+    "id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes";
+
+SliceRow readSlice(const Statement& s) {
+  SliceRow row;
+  row.id = s.columnInt(0);
+  row.trackId = s.columnInt(1);
+  row.runId = s.columnOptionalInt(2);
+  row.ts = s.columnInt(3);
+  row.dur = s.columnInt(4);
+  row.name = s.columnText(5);
+  row.category = s.columnText(6);
+  row.depth = s.columnInt(7);
+  row.parentId = s.columnOptionalInt(8);
+  row.programId = s.columnOptionalInt(9);
+  row.phaseId = s.columnOptionalInt(10);
+  row.bytes = s.columnOptionalInt(11);
+  return row;
+}
+
+// A profile path may name the file or the report directory holding it.
+std::string resolveProfilePath(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    const std::string file = (fs::path(path) / kReportFileName).string();
+    if (!fs::exists(file, ec))
+      throw ProfileError(path + ": report directory has no " + kReportFileName);
+    return file;
+  }
+  if (!fs::exists(path, ec)) throw ProfileError(path + ": no such profile file");
+  return path;
+}
+
+// Parses meta's schema_version: a whole positive decimal integer.
+int parseSchemaVersion(const std::string& text, const std::string& file) {
+  const bool digitsOnly = !text.empty() && text.size() < 10 &&
+                          text.find_first_not_of("0123456789") == std::string::npos;
+  const int version = digitsOnly ? std::stoi(text) : 0;
+  if (version < 1)
+    throw ProfileError(file + ": meta schema_version is '" + text +
+                       "'; expected a positive integer");
+  return version;
+}
+
+}  // namespace
+
+struct ProfileReader::Impl {
+  std::string path;
+  sqlite3* db = nullptr;
+  // Per track: how far before a window a slice not in longSlices may start
+  // and still overlap it (the bounded look-back of slices()).
+  std::unordered_map<std::int64_t, std::int64_t> lookBack;
+  // Per track: its few slices longer than the look-back, ordered by ts, depth, id.
+  std::unordered_map<std::int64_t, std::vector<SliceRow>> longSlices;
+  Statement windowQuery;
+
+  Statement prepare(const std::string& sql) const { return Statement(db, sql, path); }
+  void checkIsCompleteProfile();
+  void loadTrackStats();
+};
+
+void ProfileReader::Impl::checkIsCompleteProfile() {
+  // The first read of the file: where "not SQLite" and "truncated" show.
+  sqlite3_stmt* probe = nullptr;
+  int rc = sqlite3_prepare_v2(
+      db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", -1, &probe,
+      nullptr);
+  bool hasMeta = false;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(probe);
+    if (rc == SQLITE_ROW) {
+      hasMeta = sqlite3_column_int64(probe, 0) > 0;
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(probe);
+  if ((rc & 0xff) == SQLITE_NOTADB)
+    throw ProfileError(path + ": not an SQLite database (" + sqlite3_errstr(rc) + ")");
+  if ((rc & 0xff) == SQLITE_CORRUPT)
+    throw ProfileError(path + ": corrupt or truncated profile (" + sqlite3_errstr(rc) + ")");
+  if (rc != SQLITE_OK) internal::throwSqliteError(db, rc, path, "cannot read the profile");
+  if (!hasMeta) {
+    std::error_code ec;
+    throw ProfileError(path + (fs::file_size(path, ec) == 0 ? ": empty file, not an ipusim profile"
+                                                            : ": not an ipusim profile (the "
+                                                              "database has no meta table)"));
+  }
+
+  Statement value = prepare("SELECT value FROM meta WHERE key = ?1");
+  value.bindText(1, "schema_version");
+  if (!value.step())
+    throw ProfileError(path + ": not an ipusim profile (meta has no schema_version)");
+  const int version = parseSchemaVersion(value.columnText(0), path);
+  if (version > kSchemaVersion)
+    throw ProfileError(path + ": schema version " + std::to_string(version) +
+                       " is newer than this build supports (" + std::to_string(kSchemaVersion) +
+                       "); open it with a newer ipusim");
+
+  value.reset();
+  value.bindText(1, "complete");
+  const bool complete = value.step() && value.columnText(0) == "1";
+  if (!complete)
+    throw ProfileError(path + ": incomplete profile (meta has no complete=1): the run that "
+                       "wrote it did not finish");
+}
+
+void ProfileReader::Impl::loadTrackStats() {
+  Statement stats = prepare("SELECT track_id, look_back FROM slice_track_stats");
+  while (stats.step()) lookBack[stats.columnInt(0)] = stats.columnInt(1);
+  Statement longOnes = prepare(
+      std::string("SELECT ") + kSliceColumns +
+      " FROM slices WHERE id IN (SELECT slice_id FROM long_slices) ORDER BY track_id, ts, depth, id");
+  while (longOnes.step()) {
+    SliceRow row = readSlice(longOnes);
+    longSlices[row.trackId].push_back(std::move(row));
+  }
+}
+
+ProfileReader::ProfileReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = resolveProfilePath(path);
+  const int rc = sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READONLY, nullptr);
+  if (rc != SQLITE_OK) {
+    // The destructor does not run when the constructor throws: close here.
+    const std::string cause = impl_->db ? sqlite3_errmsg(impl_->db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(impl_->db);
+    impl_->db = nullptr;
+    throw ProfileError(impl_->path + ": cannot open: " + cause);
+  }
+  try {
+    impl_->checkIsCompleteProfile();
+    impl_->loadTrackStats();
+    impl_->windowQuery = impl_->prepare(
+        std::string("SELECT ") + kSliceColumns +
+        " FROM slices WHERE track_id = ?1 AND ts >= ?2 AND ts < ?3"
+        " AND (ts >= ?4 OR ts + dur > ?4) ORDER BY ts, depth, id");
+  } catch (...) {
+    impl_->windowQuery = Statement();
+    sqlite3_close_v2(impl_->db);
+    impl_->db = nullptr;
+    throw;
+  }
+}
+
+ProfileReader::~ProfileReader() {
+  impl_->windowQuery = Statement();
+  if (impl_->db) sqlite3_close_v2(impl_->db);
+}
+
+const std::string& ProfileReader::path() const { return impl_->path; }
+
+std::map<std::string, std::string> ProfileReader::meta() const {
+  std::map<std::string, std::string> result;
+  Statement s = impl_->prepare("SELECT key, value FROM meta");
+  while (s.step()) result.emplace(s.columnText(0), s.columnText(1));
+  return result;
+}
+
+std::string ProfileReader::metaValue(const std::string& key, const std::string& fallback) const {
+  Statement s = impl_->prepare("SELECT value FROM meta WHERE key = ?1");
+  s.bindText(1, key);
+  return s.step() ? s.columnText(0) : fallback;
+}
+
+std::vector<RunRow> ProfileReader::runs() const {
+  std::vector<RunRow> result;
+  Statement s = impl_->prepare(
+      "SELECT id, entry_point, name, start_cycle, end_cycle, steps, captured FROM runs "
+      "ORDER BY id");
+  while (s.step()) {
+    RunRow row;
+    row.id = s.columnInt(0);
+    row.entryPoint = s.columnInt(1);
+    row.name = s.columnText(2);
+    row.startCycle = s.columnInt(3);
+    row.endCycle = s.columnInt(4);
+    row.steps = s.columnInt(5);
+    row.captured = s.columnInt(6) != 0;
+    result.push_back(std::move(row));
+  }
+  return result;
+}
+
+std::vector<TrackRow> ProfileReader::tracks() const {
+  std::vector<TrackRow> result;
+  Statement s = impl_->prepare(
+      "SELECT id, parent_id, kind, name, ipu, tile, sort_order FROM tracks ORDER BY id");
+  while (s.step()) {
+    TrackRow row;
+    row.id = s.columnInt(0);
+    row.parentId = s.columnOptionalInt(1);
+    row.kind = s.columnText(2);
+    row.name = s.columnText(3);
+    row.ipu = s.columnOptionalInt(4);
+    row.tile = s.columnOptionalInt(5);
+    row.sortOrder = s.columnInt(6);
+    result.push_back(std::move(row));
+  }
+  return result;
+}
+
+std::vector<ProgramRow> ProfileReader::programs() const {
+  std::vector<ProgramRow> result;
+  Statement s = impl_->prepare(
+      "SELECT id, parent_id, kind, name, layer, op, ordinal FROM programs ORDER BY id");
+  while (s.step()) {
+    ProgramRow row;
+    row.id = s.columnInt(0);
+    row.parentId = s.columnOptionalInt(1);
+    row.kind = s.columnText(2);
+    row.name = s.columnText(3);
+    row.layer = s.columnText(4);
+    row.op = s.columnText(5);
+    row.ordinal = s.columnInt(6);
+    result.push_back(std::move(row));
+  }
+  return result;
+}
+
+std::vector<PhaseRow> ProfileReader::phases() const {
+  std::vector<PhaseRow> result;
+  Statement s = impl_->prepare("SELECT id, kind, name, program_id, bytes FROM phases ORDER BY id");
+  while (s.step()) {
+    PhaseRow row;
+    row.id = s.columnInt(0);
+    row.kind = s.columnText(1);
+    row.name = s.columnText(2);
+    row.programId = s.columnOptionalInt(3);
+    row.bytes = s.columnOptionalInt(4);
+    result.push_back(std::move(row));
+  }
+  return result;
+}
+
+std::vector<TilePhaseRow> ProfileReader::tilePhases(std::int64_t phaseId) const {
+  std::vector<TilePhaseRow> result;
+  Statement s = impl_->prepare(
+      "SELECT phase_id, ipu, tile, cycles, vertices FROM tile_phase_cycles WHERE phase_id = ?1 "
+      "ORDER BY ipu, tile");
+  s.bindInt(1, phaseId);
+  while (s.step()) {
+    TilePhaseRow row;
+    row.phaseId = s.columnInt(0);
+    row.ipu = s.columnInt(1);
+    row.tile = s.columnInt(2);
+    row.cycles = s.columnInt(3);
+    row.vertices = s.columnInt(4);
+    result.push_back(row);
+  }
+  return result;
+}
+
+std::vector<TileMemoryRow> ProfileReader::tileMemory() const {
+  std::vector<TileMemoryRow> result;
+  Statement s = impl_->prepare(
+      "SELECT ipu, tile, category, always_live, bytes FROM tile_memory "
+      "ORDER BY ipu, tile, rowid");
+  while (s.step()) {
+    TileMemoryRow row;
+    row.ipu = s.columnInt(0);
+    row.tile = s.columnInt(1);
+    row.category = s.columnText(2);
+    row.alwaysLive = s.columnInt(3) != 0;
+    row.bytes = s.columnInt(4);
+    result.push_back(std::move(row));
+  }
+  return result;
+}
+
+std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
+  std::vector<CounterRow> result;
+  Statement s = impl_->prepare(
+      "SELECT track_id, ts, value FROM counters WHERE track_id = ?1 ORDER BY ts, rowid");
+  s.bindInt(1, trackId);
+  while (s.step()) result.push_back(CounterRow{s.columnInt(0), s.columnInt(1), s.columnDouble(2)});
+  return result;
+}
+
+std::vector<SliceRow> ProfileReader::slices(std::int64_t trackId, std::int64_t from,
+                                            std::int64_t to) const {
+  std::vector<SliceRow> result;
+  const auto lookBack = impl_->lookBack.find(trackId);
+  if (lookBack == impl_->lookBack.end() || from >= to) return result;
+  // A slice overlapping [from, to) that is not one of the track's long ones
+  // starts at or after from - look_back: an index range, not a track scan.
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const std::int64_t earliestStart =
+      from < kMin + lookBack->second ? kMin : from - lookBack->second;
+  // Long slices starting before that range come first: they start earlier
+  // than anything the range returns, so (ts, depth, id) order is kept.
+  if (const auto longOnes = impl_->longSlices.find(trackId); longOnes != impl_->longSlices.end()) {
+    for (const SliceRow& row : longOnes->second) {
+      if (row.ts >= earliestStart) break;
+      if (row.ts + row.dur > from) result.push_back(row);
+    }
+  }
+  Statement& s = impl_->windowQuery;
+  s.reset();
+  s.bindInt(1, trackId);
+  s.bindInt(2, earliestStart);
+  s.bindInt(3, to);
+  s.bindInt(4, from);
+  while (s.step()) result.push_back(readSlice(s));
+  s.reset();
+  return result;
+}
+
+void ProfileReader::forEachSlice(std::int64_t trackId,
+                                 const std::function<void(const SliceRow&)>& fn) const {
+  // Its own statement, so that `fn` may call back into the reader.
+  Statement s = impl_->prepare(std::string("SELECT ") + kSliceColumns +
+                               " FROM slices WHERE track_id = ?1 ORDER BY ts, depth, id");
+  s.bindInt(1, trackId);
+  while (s.step()) fn(readSlice(s));
+}
+
+std::int64_t ProfileReader::sliceCount() const {
+  Statement s = impl_->prepare("SELECT coalesce(sum(slice_count), 0) FROM slice_track_stats");
+  s.step();
+  return s.columnInt(0);
+}
+
+std::pair<std::int64_t, std::int64_t> ProfileReader::timeExtent() const {
+  Statement s = impl_->prepare("SELECT min(min_ts), max(max_end) FROM slice_track_stats");
+  if (!s.step() || s.columnIsNull(0)) return {0, 0};
+  return {s.columnInt(0), s.columnInt(1)};
+}
+
+sqlite3* ProfileReader::db() const { return impl_->db; }
+
+}  // namespace ipusim::traces

@@ -1,0 +1,422 @@
+#include "traces/profile_writer.hpp"
+
+#include "traces/internal/profile_schema.hpp"
+#include "traces/internal/slice_batch_inserter.hpp"
+#include "traces/internal/sqlite_statement.hpp"
+#include "traces/internal/temporary_profile_file.hpp"
+#include "traces/internal/track_slice_stats.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <unordered_map>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ipusim::traces {
+
+using internal::Statement;
+using internal::TrackSliceStats;
+
+namespace {
+
+// The writer owns these keys; a caller setting them would defeat the checks
+// the reader makes on open.
+bool isReservedMetaKey(const std::string& key) {
+  return key == "schema_version" || key == "complete";
+}
+
+// Settings for one bulk load into a private temporary file. Durability is not
+// needed: a crash leaves only the temporary file, never a profile.
+constexpr const char* kBulkWritePragmas =
+    "PRAGMA page_size=65536;"
+    "PRAGMA journal_mode=OFF;"
+    "PRAGMA synchronous=OFF;"
+    "PRAGMA locking_mode=EXCLUSIVE;"
+    "PRAGMA temp_store=MEMORY;"
+    "PRAGMA cache_size=-65536;";  // KiB: 64 MiB of page cache
+
+}  // namespace
+
+struct ProfileWriter::Impl {
+  enum class State { Writing, Committed, Closed };
+
+  std::string path;
+  std::string temporaryPath;
+  sqlite3* db = nullptr;
+  State state = State::Writing;
+  std::string failure;  // why the writer stopped accepting rows, if it did
+  bool claimedTemporary = false;
+
+  Statement insertMeta, insertRun, insertTrack, insertProgram, insertPhase,
+      insertTilePhase, insertTileMemory, insertCounter;
+  internal::SliceBatchInserter slices;
+
+  std::int64_t nextTrackId = 1;
+  std::int64_t nextSliceId = 1;
+  std::uint64_t slicesWritten = 0;
+  std::unordered_map<std::int64_t, TrackSliceStats> trackStats;
+  // Consecutive slices are usually on one track: skip the hash lookup then.
+  std::int64_t lastStatsTrack = -1;
+  TrackSliceStats* lastStats = nullptr;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  // Also runs when the constructor throws: no connection or file may leak.
+  ~Impl() {
+    closeDatabase();
+    if (state != State::Committed) removeTemporary();
+  }
+
+  void open();
+  void prepareStatements();
+  void requireWriting(const char* action) const;
+  void recordStats(const SliceRow& row);
+  void writeTrackStats();
+  void closeStatements() noexcept;
+  void closeDatabase() noexcept;
+  void removeTemporary() noexcept;
+  void releaseClaim() noexcept;
+
+  // Runs `body`; on failure stops accepting rows and removes the temporary
+  // file, so that no later call can produce a partial profile.
+  template <typename Body>
+  void guarded(Body&& body) {
+    try {
+      body();
+    } catch (const std::exception& error) {
+      failure = error.what();
+      closeDatabase();
+      removeTemporary();
+      state = State::Closed;
+      throw;
+    }
+  }
+};
+
+void ProfileWriter::Impl::open() {
+  if (path.empty()) throw ProfileError("profile path is empty: expected a file name such as profile.pop");
+  const fs::path target(path);
+  std::error_code ec;
+  if (fs::is_directory(target, ec))
+    throw ProfileError(path + ": is a directory; expected a profile file path such as " +
+                       (target / "profile.pop").string());
+  if (target.has_parent_path()) {
+    fs::create_directories(target.parent_path(), ec);
+    if (ec)
+      throw ProfileError(path + ": cannot create directory " + target.parent_path().string() +
+                         ": " + ec.message());
+  }
+  internal::removeStaleTemporaries(path);
+  const std::string temporary = internal::temporaryProfilePath(path);
+  if (!internal::claimTemporaryPath(temporary))
+    throw ProfileError(path + ": another ProfileWriter of this process is writing it");
+  claimedTemporary = true;
+  temporaryPath = temporary;
+  ::unlink(temporaryPath.c_str());  // a leftover of this very pid is stale too
+
+  const int rc = sqlite3_open_v2(temporaryPath.c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    // SQLite's "unable to open database file" hides the reason, and its
+    // errno is that of its last fallback attempt: name the usual cause first.
+    const std::string directory =
+        target.has_parent_path() ? target.parent_path().string() : std::string(".");
+    std::string cause = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+      cause = "directory " + directory + " is not writable (" + std::strerror(errno) + ")";
+    } else if (const int systemError = db ? sqlite3_system_errno(db) : 0; systemError != 0) {
+      cause += std::string(" (") + std::strerror(systemError) + ")";
+    }
+    sqlite3_close_v2(db);
+    db = nullptr;
+    throw ProfileError(path + ": cannot create temporary file " + temporaryPath + ": " + cause);
+  }
+  guarded([&] {
+    internal::execSql(db, kBulkWritePragmas, path, "cannot set up the database for writing");
+    internal::execSql(db, "BEGIN", path, "cannot start the transaction");
+    internal::execSql(db, internal::kCreateSchemaSql, path, "cannot create the tables");
+    prepareStatements();
+    const std::string version = std::to_string(kSchemaVersion);
+    insertMeta.bindText(1, "schema_version");
+    insertMeta.bindText(2, version);
+    insertMeta.execute("cannot write meta schema_version");
+  });
+}
+
+void ProfileWriter::Impl::prepareStatements() {
+  insertMeta = Statement(db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", path);
+  insertRun = Statement(db,
+      "INSERT INTO runs(id, entry_point, name, start_cycle, end_cycle, steps, captured) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", path);
+  insertTrack = Statement(db,
+      "INSERT INTO tracks(id, parent_id, kind, name, ipu, tile, sort_order) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", path);
+  slices = internal::SliceBatchInserter(db, path);
+  insertProgram = Statement(db,
+      "INSERT INTO programs(id, parent_id, kind, name, layer, op, ordinal) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", path);
+  insertPhase = Statement(db,
+      "INSERT INTO phases(id, kind, name, program_id, bytes) VALUES (?1, ?2, ?3, ?4, ?5)", path);
+  insertTilePhase = Statement(db,
+      "INSERT INTO tile_phase_cycles(phase_id, ipu, tile, cycles, vertices) "
+      "VALUES (?1, ?2, ?3, ?4, ?5)", path);
+  insertTileMemory = Statement(db,
+      "INSERT INTO tile_memory(ipu, tile, category, always_live, bytes) "
+      "VALUES (?1, ?2, ?3, ?4, ?5)", path);
+  insertCounter = Statement(db,
+      "INSERT INTO counters(track_id, ts, value) VALUES (?1, ?2, ?3)", path);
+}
+
+void ProfileWriter::Impl::requireWriting(const char* action) const {
+  switch (state) {
+    case State::Writing:
+      return;
+    case State::Committed:
+      throw ProfileError(path + ": cannot " + action + ": the profile is already committed");
+    case State::Closed:
+      throw ProfileError(path + ": cannot " + action + ": the writer was abandoned" +
+                         (failure.empty() ? std::string() : " after an error: " + failure));
+  }
+}
+
+void ProfileWriter::Impl::recordStats(const SliceRow& row) {
+  if (row.trackId != lastStatsTrack || lastStats == nullptr) {
+    lastStatsTrack = row.trackId;
+    lastStats = &trackStats[row.trackId];  // unordered_map nodes are stable across rehashing
+  }
+  lastStats->add(row.id, row.ts, row.dur);
+}
+
+void ProfileWriter::Impl::writeTrackStats() {
+  Statement insertStats(db,
+      "INSERT INTO slice_track_stats(track_id, slice_count, min_ts, max_end, max_dur, look_back) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", path);
+  Statement insertLong(db, "INSERT INTO long_slices(track_id, slice_id) VALUES (?1, ?2)", path);
+  for (const auto& [trackId, stats] : trackStats) {
+    insertStats.bindInt(1, trackId);
+    insertStats.bindInt(2, stats.count());
+    insertStats.bindInt(3, stats.minTs());
+    insertStats.bindInt(4, stats.maxEnd());
+    insertStats.bindInt(5, stats.maxDur());
+    insertStats.bindInt(6, stats.lookBack());
+    insertStats.execute("cannot write slice_track_stats");
+    for (const std::int64_t sliceId : stats.longSliceIds()) {
+      insertLong.bindInt(1, trackId);
+      insertLong.bindInt(2, sliceId);
+      insertLong.execute("cannot write long_slices");
+    }
+  }
+}
+
+void ProfileWriter::Impl::closeStatements() noexcept {
+  for (Statement* statement : {&insertMeta, &insertRun, &insertTrack,
+                               &insertProgram, &insertPhase, &insertTilePhase,
+                               &insertTileMemory, &insertCounter})
+    *statement = Statement();
+  slices.close();
+}
+
+void ProfileWriter::Impl::closeDatabase() noexcept {
+  closeStatements();
+  if (db) sqlite3_close_v2(db);
+  db = nullptr;
+}
+
+void ProfileWriter::Impl::removeTemporary() noexcept {
+  if (!temporaryPath.empty()) ::unlink(temporaryPath.c_str());
+  releaseClaim();
+}
+
+void ProfileWriter::Impl::releaseClaim() noexcept {
+  if (claimedTemporary) internal::releaseTemporaryPath(temporaryPath);
+  claimedTemporary = false;
+}
+
+ProfileWriter::ProfileWriter(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->open();
+}
+
+ProfileWriter::~ProfileWriter() {
+  if (impl_ && impl_->state == Impl::State::Writing) abandon();
+}
+
+void ProfileWriter::setMeta(const std::string& key, const std::string& value) {
+  impl_->requireWriting("set meta");
+  if (isReservedMetaKey(key))
+    throw ProfileError(impl_->path + ": meta key '" + key +
+                       "' is written by the profile writer itself and cannot be set");
+  impl_->guarded([&] {
+    impl_->insertMeta.bindText(1, key);
+    impl_->insertMeta.bindText(2, value);
+    impl_->insertMeta.execute(("cannot write meta key '" + key + "'").c_str());
+  });
+}
+
+std::int64_t ProfileWriter::addTrack(TrackRow row) {
+  impl_->requireWriting("add a track");
+  if (row.id == 0) row.id = impl_->nextTrackId;
+  impl_->nextTrackId = std::max(impl_->nextTrackId, row.id + 1);
+  impl_->guarded([&] {
+    Statement& s = impl_->insertTrack;
+    s.bindInt(1, row.id);
+    s.bindOptionalInt(2, row.parentId);
+    s.bindText(3, row.kind);
+    s.bindText(4, row.name);
+    s.bindOptionalInt(5, row.ipu);
+    s.bindOptionalInt(6, row.tile);
+    s.bindInt(7, row.sortOrder);
+    s.execute(("cannot add track " + std::to_string(row.id) + " '" + row.name + "'").c_str());
+  });
+  return row.id;
+}
+
+void ProfileWriter::addRun(const RunRow& row) {
+  impl_->requireWriting("add a run");
+  if (row.endCycle < row.startCycle)
+    throw ProfileError(impl_->path + ": run " + std::to_string(row.id) + " ends (cycle " +
+                       std::to_string(row.endCycle) + ") before it starts (cycle " +
+                       std::to_string(row.startCycle) + ")");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertRun;
+    s.bindInt(1, row.id);
+    s.bindInt(2, row.entryPoint);
+    s.bindText(3, row.name);
+    s.bindInt(4, row.startCycle);
+    s.bindInt(5, row.endCycle);
+    s.bindInt(6, row.steps);
+    s.bindInt(7, row.captured ? 1 : 0);
+    s.execute(("cannot add run " + std::to_string(row.id)).c_str());
+  });
+}
+
+std::int64_t ProfileWriter::addSlice(SliceRow row) {
+  Impl& impl = *impl_;
+  impl.requireWriting("add a slice");
+  if (row.dur < 0 || row.ts < 0)
+    throw ProfileError(impl.path + ": slice '" + row.name + "' on track " +
+                       std::to_string(row.trackId) + " has ts " + std::to_string(row.ts) +
+                       " and dur " + std::to_string(row.dur) +
+                       "; expected non-negative device cycles");
+  if (row.id == 0) row.id = impl.nextSliceId;
+  impl.nextSliceId = std::max(impl.nextSliceId, row.id + 1);
+  impl.recordStats(row);
+  ++impl.slicesWritten;
+  const std::int64_t id = row.id;
+  impl.guarded([&] { impl.slices.add(std::move(row)); });
+  return id;
+}
+
+void ProfileWriter::addProgram(const ProgramRow& row) {
+  impl_->requireWriting("add a program");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertProgram;
+    s.bindInt(1, row.id);
+    s.bindOptionalInt(2, row.parentId);
+    s.bindText(3, row.kind);
+    s.bindText(4, row.name);
+    s.bindText(5, row.layer);
+    s.bindText(6, row.op);
+    s.bindInt(7, row.ordinal);
+    s.execute(("cannot add program " + std::to_string(row.id)).c_str());
+  });
+}
+
+void ProfileWriter::addPhase(const PhaseRow& row) {
+  impl_->requireWriting("add a phase");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertPhase;
+    s.bindInt(1, row.id);
+    s.bindText(2, row.kind);
+    s.bindText(3, row.name);
+    s.bindOptionalInt(4, row.programId);
+    s.bindOptionalInt(5, row.bytes);
+    s.execute(("cannot add phase " + std::to_string(row.id)).c_str());
+  });
+}
+
+void ProfileWriter::addTilePhase(const TilePhaseRow& row) {
+  impl_->requireWriting("add tile phase cycles");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertTilePhase;
+    s.bindInt(1, row.phaseId);
+    s.bindInt(2, row.ipu);
+    s.bindInt(3, row.tile);
+    s.bindInt(4, row.cycles);
+    s.bindInt(5, row.vertices);
+    s.execute(("cannot add cycles of phase " + std::to_string(row.phaseId) + " on ipu " +
+               std::to_string(row.ipu) + " tile " + std::to_string(row.tile))
+                  .c_str());
+  });
+}
+
+void ProfileWriter::addTileMemory(const TileMemoryRow& row) {
+  impl_->requireWriting("add tile memory");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertTileMemory;
+    s.bindInt(1, row.ipu);
+    s.bindInt(2, row.tile);
+    s.bindText(3, row.category);
+    s.bindInt(4, row.alwaysLive ? 1 : 0);
+    s.bindInt(5, row.bytes);
+    s.execute("cannot add tile memory");
+  });
+}
+
+void ProfileWriter::addCounter(const CounterRow& row) {
+  impl_->requireWriting("add a counter value");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertCounter;
+    s.bindInt(1, row.trackId);
+    s.bindInt(2, row.ts);
+    s.bindDouble(3, row.value);
+    s.execute("cannot add a counter value");
+  });
+}
+
+std::uint64_t ProfileWriter::slicesWritten() const { return impl_->slicesWritten; }
+
+void ProfileWriter::commit() {
+  Impl& impl = *impl_;
+  impl.requireWriting("commit");
+  impl.guarded([&] {
+    impl.slices.flush();
+    impl.writeTrackStats();
+    internal::execSql(impl.db, internal::kCreateIndexesSql, impl.path, "cannot build the indexes");
+    impl.insertMeta.bindText(1, "complete");
+    impl.insertMeta.bindText(2, "1");
+    impl.insertMeta.execute("cannot write meta complete");
+    internal::execSql(impl.db, "COMMIT", impl.path, "cannot commit the profile");
+    impl.closeStatements();
+    const int rc = sqlite3_close(impl.db);
+    if (rc != SQLITE_OK) internal::throwSqliteError(impl.db, rc, impl.path, "cannot close");
+    impl.db = nullptr;
+    if (std::rename(impl.temporaryPath.c_str(), impl.path.c_str()) != 0)
+      throw ProfileError(impl.path + ": cannot rename " + impl.temporaryPath + " onto it: " +
+                         std::strerror(errno));
+  });
+  impl.state = Impl::State::Committed;
+  impl.releaseClaim();
+}
+
+void ProfileWriter::abandon() {
+  if (impl_->state == Impl::State::Committed) return;  // the profile is final
+  // Unlink first: it is the one step that matters if we are shutting down.
+  impl_->removeTemporary();
+  impl_->closeDatabase();
+  if (impl_->state == Impl::State::Writing) impl_->state = Impl::State::Closed;
+}
+
+const std::string& ProfileWriter::path() const { return impl_->path; }
+
+}  // namespace ipusim::traces

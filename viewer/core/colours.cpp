@@ -1,0 +1,38 @@
+#include "viewer/core/colours.hpp"
+
+#include <algorithm>
+
+namespace ipusim::viewer {
+
+Rgba computeColour(int depth) {
+  // Pink (250,190,200) at depth 0 to red (225,60,70) from depth 4 on.
+  const int d = std::clamp(depth, 0, 4);
+  const unsigned r = 250 - 25 * d / 4;
+  const unsigned g = 190 - 130 * d / 4;
+  const unsigned b = 200 - 130 * d / 4;
+  return rgb(r, g, b);
+}
+
+Rgba categoryColour(const std::string& category, int depth) {
+  if (category == "compute") return computeColour(depth);
+  if (category == "exchange") return palette::kExchange;
+  if (category == "sync") return palette::kSync;
+  if (category == "stream_copy") return palette::kStreamCopy;
+  if (category == "stream_copy_begin") return palette::kStreamCopyBegin;
+  if (category == "stream_copy_mid") return palette::kStreamCopyMid;
+  if (category == "stream_copy_end") return palette::kStreamCopyEnd;
+  if (category == "engine_run") return palette::kEngineRun;
+  if (category == "step") return palette::kStep;
+  if (category == "ipu_link") return palette::kIpuLink;
+  if (category == "host") return palette::kHost;
+  if (category == "program") return palette::kProgram;
+  return palette::kUnknown;
+}
+
+Rgba textColourOn(Rgba background) {
+  const unsigned r = background & 0xff, g = (background >> 8) & 0xff, b = (background >> 16) & 0xff;
+  const unsigned luma = (299 * r + 587 * g + 114 * b) / 1000;
+  return luma > 140 ? rgb(20, 20, 20) : rgb(245, 245, 245);
+}
+
+}  // namespace ipusim::viewer

@@ -1,0 +1,58 @@
+#include "viewer/core/compare_summary.hpp"
+
+#include "profiler/analysis/range_stats.hpp"
+
+#include <algorithm>
+
+namespace ipusim::viewer {
+
+namespace {
+
+struct Totals {
+  double cycles = 0, seconds = 0, runs = 0, steps = 0;
+  profiler::RangeStats stats;
+};
+
+Totals totalsOf(const ProfileSession& s) {
+  Totals t;
+  t.cycles = double(s.endCycle() - s.startCycle());
+  t.seconds = s.clockHz() > 0 ? t.cycles / s.clockHz() : 0;
+  t.runs = double(s.runs().size());
+  for (const auto& r : s.runs()) t.steps += double(r.steps);
+  t.stats = profiler::computeRangeStats(s.reader(), s.startCycle(), s.endCycle());
+  return t;
+}
+
+}  // namespace
+
+std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSession& b) {
+  const Totals ta = totalsOf(a), tb = totalsOf(b);
+  std::vector<CompareRow> rows = {
+      {"Total cycles", ta.cycles, tb.cycles},
+      {"Total time (s)", ta.seconds, tb.seconds},
+      {"Engine::run calls", ta.runs, tb.runs},
+      {"Steps", ta.steps, tb.steps},
+      {"Steps per run", ta.runs > 0 ? ta.steps / ta.runs : 0, tb.runs > 0 ? tb.steps / tb.runs : 0},
+      {"Compute/IO overlap", ta.stats.computeIoOverlap(), tb.stats.computeIoOverlap(), true},
+  };
+  const std::size_t ipus = std::max(ta.stats.ipus.size(), tb.stats.ipus.size());
+  for (std::size_t i = 0; i < ipus; ++i) {
+    auto share = [i](const profiler::RangeStats& s, std::int64_t profiler::IpuRangeStats::*field) {
+      return i < s.ipus.size() ? s.share(s.ipus[i].*field) : 0.0;
+    };
+    const std::string prefix = "IPU " + std::to_string(i) + " ";
+    rows.push_back({prefix + "compute", share(ta.stats, &profiler::IpuRangeStats::compute),
+                    share(tb.stats, &profiler::IpuRangeStats::compute), true});
+    rows.push_back({prefix + "exchange", share(ta.stats, &profiler::IpuRangeStats::exchange),
+                    share(tb.stats, &profiler::IpuRangeStats::exchange), true});
+    rows.push_back({prefix + "sync", share(ta.stats, &profiler::IpuRangeStats::sync),
+                    share(tb.stats, &profiler::IpuRangeStats::sync), true});
+    rows.push_back({prefix + "stream copy", share(ta.stats, &profiler::IpuRangeStats::streamCopy),
+                    share(tb.stats, &profiler::IpuRangeStats::streamCopy), true});
+    rows.push_back({prefix + "idle", share(ta.stats, &profiler::IpuRangeStats::idle),
+                    share(tb.stats, &profiler::IpuRangeStats::idle), true});
+  }
+  return rows;
+}
+
+}  // namespace ipusim::viewer

@@ -1,0 +1,46 @@
+#pragma once
+// Lane: one horizontal band of the execution trace, backed by one profile
+// track. A slice lane holds its slices column-wise, one SliceColumns per row
+// (nesting depth, plus an extra row wherever slices of one depth overlap); a
+// counter lane holds a value series. Lanes are created empty when a profile
+// opens and filled by LaneLoader on a background thread: readers check
+// `loaded` (acquire) before touching the data, the loader writes the data and
+// then sets it (release), and never touches a lane again.
+#include "viewer/core/slice_columns.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ipusim::viewer {
+
+enum class LaneKind { Slices, Counter };
+
+struct Lane {
+  LaneKind kind = LaneKind::Slices;
+  std::int64_t trackId = -1;
+  std::string trackKind;  // engine, host, stream, program, bsp, counter, ...
+  std::string title;
+  std::int64_t ipu = -1;
+
+  // Slice lanes.
+  std::vector<SliceColumns> rows;
+  std::vector<int> rowDepth;  // nesting depth drawn by each row
+  StringTable strings;        // slice names and categories
+  std::uint64_t sliceCount = 0;
+
+  // Counter lanes, ordered by ts.
+  std::vector<std::int64_t> counterTs;
+  std::vector<double> counterValue;
+  double counterMin = 0, counterMax = 0;
+
+  std::atomic<bool> visible{true};  // the loader skips hidden lanes until shown
+  std::atomic<bool> loaded{false};
+  std::string loadError;            // set instead of data when loading failed
+
+  bool isLoaded() const { return loaded.load(std::memory_order_acquire); }
+  std::size_t rowCount() const { return isLoaded() ? rows.size() : 1; }
+};
+
+}  // namespace ipusim::viewer

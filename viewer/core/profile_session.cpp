@@ -1,0 +1,146 @@
+#include "viewer/core/profile_session.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ipusim::viewer {
+
+namespace {
+
+int kindRank(const std::string& kind) {
+  if (kind == "engine") return 0;
+  if (kind == "host") return 1;
+  if (kind == "stream") return 2;
+  if (kind == "program") return 3;
+  if (kind == "bsp") return 4;
+  if (kind == "counter") return 6;
+  return 5;
+}
+
+std::string laneTitle(const traces::TrackRow& t) {
+  const std::string ipu = t.ipu >= 0 ? "IPU " + std::to_string(t.ipu) : "";
+  if (t.kind == "engine") return t.name.empty() ? "Engine" : t.name;
+  if (t.kind == "host") return "Host: " + t.name;
+  if (t.kind == "stream") return "StreamCopy: " + t.name + (ipu.empty() ? "" : " (" + ipu + ")");
+  if (t.kind == "program") return (ipu.empty() ? t.name : ipu) + " programs";
+  if (t.kind == "bsp") return (ipu.empty() ? t.name : ipu) + " BSP";
+  return t.name;
+}
+
+std::int64_t parseInt(const std::string& text, std::int64_t fallback) {
+  try {
+    return text.empty() ? fallback : std::stoll(text);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
+    : reader_(std::make_unique<traces::ProfileReader>(path)) {
+  meta_ = reader_->meta();
+  try {
+    clockHz_ = std::stod(metaValue("clock_hz", "0"));
+  } catch (const std::exception&) {
+    clockHz_ = 0;
+  }
+  tilesPerIpu_ = parseInt(metaValue("tiles_per_ipu"), 0);
+  numIpus_ = parseInt(metaValue("num_ipus"), 1);
+  runs_ = reader_->runs();
+  tracks_ = reader_->tracks();
+  programs_ = ProgramTree(reader_->programs());
+  tileMemory_ = reader_->tileMemory();
+  sliceCount_ = reader_->sliceCount();
+  extent_ = reader_->timeExtent();
+  for (const auto& run : runs_) {
+    if (extent_.first == 0 && extent_.second == 0) extent_ = {run.startCycle, run.endCycle};
+    extent_.first = std::min(extent_.first, run.startCycle);
+    extent_.second = std::max(extent_.second, run.endCycle);
+  }
+
+  std::vector<traces::TrackRow> ordered;
+  for (const auto& t : tracks_)
+    if (t.kind != "ipu" && t.kind != "tile") ordered.push_back(t);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    // Engine and host first, then per IPU its streams, programs and BSP.
+    const int ra = kindRank(a.kind), rb = kindRank(b.kind);
+    const bool aPerIpu = ra >= 2 && ra <= 5, bPerIpu = rb >= 2 && rb <= 5;
+    if (aPerIpu && bPerIpu && a.ipu != b.ipu) return a.ipu < b.ipu;
+    if (ra != rb) return ra < rb;
+    return a.sortOrder < b.sortOrder || (a.sortOrder == b.sortOrder && a.id < b.id);
+  });
+  for (const auto& t : ordered) {
+    auto lane = std::make_unique<Lane>();
+    lane->kind = t.kind == "counter" ? LaneKind::Counter : LaneKind::Slices;
+    lane->trackId = t.id;
+    lane->trackKind = t.kind;
+    lane->title = laneTitle(t);
+    lane->ipu = t.ipu;
+    lanes_.push_back(std::move(lane));
+  }
+  if (loadInBackground) {
+    std::vector<Lane*> pointers;
+    for (auto& l : lanes_) pointers.push_back(l.get());
+    loader_ = std::make_unique<LaneLoader>(reader_->path(), std::move(pointers));
+  } else {
+    for (auto& l : lanes_) loadLane(*reader_, *l);
+  }
+}
+
+ProfileSession::~ProfileSession() = default;
+
+std::string ProfileSession::metaValue(const std::string& key, const std::string& fallback) const {
+  auto it = meta_.find(key);
+  return it == meta_.end() ? fallback : it->second;
+}
+
+void ProfileSession::setLaneVisible(std::size_t lane, bool visible) {
+  lanes_.at(lane)->visible.store(visible);
+  if (loader_) loader_->wake();
+}
+
+bool ProfileSession::fullyLoaded() const {
+  return std::all_of(lanes_.begin(), lanes_.end(), [](const auto& l) { return l->isLoaded(); });
+}
+
+void ProfileSession::waitUntilVisibleLoaded() const {
+  if (loader_) loader_->waitForVisible();
+}
+
+std::optional<SliceDetails> ProfileSession::details(const Lane& lane, std::int64_t sliceId,
+                                                    std::int64_t ts) const {
+  // The (track_id, ts) index finds it; a zero-length slice needs ts-1 .. ts+1.
+  for (const auto& row : reader_->slices(lane.trackId, ts - 1, ts + 1)) {
+    if (row.id != sliceId) continue;
+    SliceDetails d;
+    d.row = row;
+    d.trackName = lane.title;
+    if (const auto* program = programs_.find(row.programId)) {
+      d.programPath = programs_.path(row.programId);
+      d.layer = program->layer;
+      d.op = program->op;
+    }
+    return d;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::uint32_t>& ProfileSession::tileCycles(std::int64_t phaseId,
+                                                             std::int64_t ipu) const {
+  auto key = std::make_pair(phaseId, ipu);
+  auto it = tileCache_.find(key);
+  if (it != tileCache_.end()) return it->second;
+  std::vector<std::uint32_t> cycles;
+  for (const auto& row : reader_->tilePhases(phaseId)) {
+    if (row.ipu != ipu) continue;
+    const std::int64_t local = tilesPerIpu_ > 0 ? row.tile % tilesPerIpu_ : row.tile;
+    if (local < 0) continue;
+    if (static_cast<std::size_t>(local) >= cycles.size()) cycles.resize(local + 1, 0);
+    cycles[local] = static_cast<std::uint32_t>(std::max<std::int64_t>(0, row.cycles));
+  }
+  if (!cycles.empty() && tilesPerIpu_ > 0) cycles.resize(std::max<std::size_t>(cycles.size(), tilesPerIpu_), 0);
+  return tileCache_.emplace(key, std::move(cycles)).first->second;
+}
+
+}  // namespace ipusim::viewer

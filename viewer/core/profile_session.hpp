@@ -1,0 +1,80 @@
+#pragma once
+// ProfileSession: one open profile as the viewer sees it. Opening reads the
+// small tables (meta, runs, tracks, programs, tile memory) and lays out the
+// lanes; the slices themselves stream into the lanes on a background thread
+// (LaneLoader), so a profile of 10 million slices shows its structure at once
+// and fills in while the user looks. Throws traces::ProfileError naming the
+// file when it cannot be opened (missing, truncated, not SQLite, newer schema).
+#include "traces/profile_reader.hpp"
+#include "viewer/core/lane.hpp"
+#include "viewer/core/lane_loader.hpp"
+#include "viewer/core/program_tree.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim::viewer {
+
+// Everything the details panel shows about one slice.
+struct SliceDetails {
+  traces::SliceRow row;
+  std::string trackName;
+  std::string programPath;
+  std::string layer, op;
+};
+
+class ProfileSession {
+ public:
+  // `loadInBackground` false loads every lane before returning (tests).
+  explicit ProfileSession(const std::string& path, bool loadInBackground = true);
+  ~ProfileSession();
+
+  const std::string& path() const { return reader_->path(); }
+  const traces::ProfileReader& reader() const { return *reader_; }
+  const std::map<std::string, std::string>& meta() const { return meta_; }
+  std::string metaValue(const std::string& key, const std::string& fallback = "") const;
+  double clockHz() const { return clockHz_; }
+  std::int64_t tilesPerIpu() const { return tilesPerIpu_; }
+  std::int64_t numIpus() const { return numIpus_; }
+  const std::vector<traces::RunRow>& runs() const { return runs_; }
+  const std::vector<traces::TrackRow>& tracks() const { return tracks_; }
+  const ProgramTree& programs() const { return programs_; }
+  const std::vector<traces::TileMemoryRow>& tileMemory() const { return tileMemory_; }
+  std::int64_t sliceCount() const { return sliceCount_; }
+  // [first cycle, last cycle] of the run: slices and runs together.
+  std::int64_t startCycle() const { return extent_.first; }
+  std::int64_t endCycle() const { return extent_.second; }
+
+  // Lanes in display order: engine, host, stream, then per IPU its program
+  // flame graph and BSP lane, then counters.
+  std::vector<std::unique_ptr<Lane>>& lanes() { return lanes_; }
+  const std::vector<std::unique_ptr<Lane>>& lanes() const { return lanes_; }
+  void setLaneVisible(std::size_t lane, bool visible);
+  bool fullyLoaded() const;
+  void waitUntilVisibleLoaded() const;
+
+  std::optional<SliceDetails> details(const Lane& lane, std::int64_t sliceId, std::int64_t ts) const;
+
+  // Per-tile busy cycles of a static phase on one IPU (cached; tile index
+  // relative to the IPU's first tile). Empty without tile detail.
+  const std::vector<std::uint32_t>& tileCycles(std::int64_t phaseId, std::int64_t ipu) const;
+
+ private:
+  std::unique_ptr<traces::ProfileReader> reader_;
+  std::map<std::string, std::string> meta_;
+  double clockHz_ = 0;
+  std::int64_t tilesPerIpu_ = 0, numIpus_ = 0, sliceCount_ = 0;
+  std::vector<traces::RunRow> runs_;
+  std::vector<traces::TrackRow> tracks_;
+  ProgramTree programs_;
+  std::vector<traces::TileMemoryRow> tileMemory_;
+  std::pair<std::int64_t, std::int64_t> extent_{0, 0};
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<LaneLoader> loader_;
+  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> tileCache_;
+};
+
+}  // namespace ipusim::viewer

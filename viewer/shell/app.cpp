@@ -1,0 +1,350 @@
+#include "viewer/shell/app.hpp"
+
+#include "viewer/core/colours.hpp"
+#include "viewer/core/time_axis.hpp"
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ipusim::viewer {
+
+ViewKind viewKindFromString(const std::string& name) {
+  if (name == "trace") return ViewKind::Trace;
+  if (name == "summary") return ViewKind::Summary;
+  if (name == "memory") return ViewKind::Memory;
+  if (name == "compare") return ViewKind::Compare;
+  if (name == "start") return ViewKind::Start;
+  throw std::invalid_argument("--view: unknown view '" + name +
+                              "' (expected trace, summary, memory, compare or start)");
+}
+
+ViewerApp::ViewerApp(RecentProfiles recent) : recent_(std::move(recent)) {}
+
+bool ViewerApp::open(const std::string& path, bool background) {
+  try {
+    OpenProfile p;
+    p.session = std::make_unique<ProfileSession>(path, background);
+    p.trace = std::make_unique<TraceView>(*p.session);
+    profiles_.push_back(std::move(p));
+    recent_.remember(path);
+    compareRows_.reset();
+    return true;
+  } catch (const std::exception& e) {
+    errors_.push_back(e.what());
+    return false;
+  }
+}
+
+void ViewerApp::setRange(std::int64_t from, std::int64_t to) {
+  for (auto& p : profiles_) p.trace->setRange(from, to);
+}
+
+void ViewerApp::waitUntilLoaded() {
+  for (auto& p : profiles_) p.session->waitUntilVisibleLoaded();
+}
+
+void ViewerApp::frame() {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::Begin("ipusim-view", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  if (profiles_.empty()) {
+    drawStartPage();
+    ImGui::End();
+    return;
+  }
+  if (profiles_.size() > 1) {
+    for (std::size_t i = 0; i < profiles_.size(); ++i) {
+      if (i) ImGui::SameLine();
+      if (ImGui::RadioButton(profiles_[i].session->path().c_str(), current_ == i)) current_ = i;
+    }
+  }
+  OpenProfile& p = profiles_[std::min(current_, profiles_.size() - 1)];
+  auto flagsFor = [&](ViewKind v) {
+    return requested_ && *requested_ == v ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+  };
+  if (ImGui::BeginTabBar("views")) {
+    if (ImGui::BeginTabItem("Start", nullptr, flagsFor(ViewKind::Start))) {
+      drawStartPage();
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Execution trace", nullptr, flagsFor(ViewKind::Trace))) {
+      drawTrace(p);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Summary", nullptr, flagsFor(ViewKind::Summary))) {
+      drawSummary(p);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Memory", nullptr, flagsFor(ViewKind::Memory))) {
+      drawMemory(p);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Compare", nullptr, flagsFor(ViewKind::Compare))) {
+      drawCompare();
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  requested_.reset();
+  ImGui::End();
+}
+
+void ViewerApp::drawStartPage() {
+  ImGui::TextUnformatted("ipusim-view: execution traces of ipusim profiles");
+  ImGui::Separator();
+  if (!errors_.empty()) {
+    ImGui::TextColored(ImVec4(0.75f, 0.05f, 0.05f, 1), "Could not open:");
+    for (const auto& e : errors_) ImGui::BulletText("%s", e.c_str());
+    ImGui::Separator();
+  }
+  if (!profiles_.empty()) {
+    ImGui::TextUnformatted("Open profiles:");
+    for (const auto& p : profiles_)
+      ImGui::BulletText("%s  (%s slices)", p.session->path().c_str(), formatCycles(p.session->sliceCount()).c_str());
+    ImGui::Separator();
+  }
+  ImGui::TextUnformatted("Open a profile (profile.pop or its report directory):");
+  ImGui::SetNextItemWidth(600);
+  const bool entered = ImGui::InputText("##path", pathInput_, sizeof pathInput_, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if ((ImGui::Button("Open") || entered) && pathInput_[0]) open(pathInput_);
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Recent profiles:");
+  if (recent_.paths().empty()) ImGui::TextDisabled("none yet (%s)", recent_.file().c_str());
+  std::string toOpen;
+  for (const auto& path : recent_.paths())
+    if (ImGui::Selectable(path.c_str())) toOpen = path;
+  if (!toOpen.empty()) open(toOpen);
+}
+
+void ViewerApp::drawTrace(OpenProfile& p) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float side = 380;
+  ImGui::BeginChild("trace", ImVec2(avail.x - side - 8, avail.y), false, ImGuiWindowFlags_NoScrollWithMouse);
+  p.trace->draw("lanes", ImGui::GetContentRegionAvail());
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("side", ImVec2(side, avail.y), true);
+  p.trace->drawSidePanel();
+  ImGui::EndChild();
+}
+
+void ViewerApp::drawSummary(OpenProfile& p) {
+  const ProfileSession& s = *p.session;
+  ImGui::BeginChild("summary", ImVec2(ImGui::GetContentRegionAvail().x * 0.5f, 0), true);
+  ImGui::Text("Profile: %s", s.path().c_str());
+  ImGui::Text("Workload: %s", s.metaValue("workload", "?").c_str());
+  ImGui::Text("Target: %s, %lld IPU(s) x %lld tiles, %s Hz", s.metaValue("arch", "?").c_str(),
+              static_cast<long long>(s.numIpus()), static_cast<long long>(s.tilesPerIpu()),
+              s.metaValue("clock_hz", "?").c_str());
+  std::int64_t steps = 0, captured = 0;
+  for (const auto& r : s.runs()) {
+    steps += r.steps;
+    captured += r.captured ? 1 : 0;
+  }
+  ImGui::Text("Engine::run calls: %zu (%lld with detail), steps: %lld", s.runs().size(),
+              static_cast<long long>(captured), static_cast<long long>(steps));
+  ImGui::Text("Total: %s", formatCyclesWithTime(s.endCycle() - s.startCycle(), s.clockHz()).c_str());
+  ImGui::Text("Slices: %s", formatCycles(s.sliceCount()).c_str());
+  ImGui::Separator();
+  ImGui::TextUnformatted("Engine options");
+  const std::string options = s.metaValue("engine_options", "");
+  if (!options.empty()) {
+    try {
+      ImGui::TextUnformatted(nlohmann::json::parse(options).dump(2).c_str());
+    } catch (const std::exception&) {
+      ImGui::TextUnformatted(options.c_str());
+    }
+  }
+  ImGui::Separator();
+  if (ImGui::BeginTable("meta", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
+    for (const auto& [k, v] : s.meta()) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", v.c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("programs", ImVec2(0, 0), true);
+  ImGui::TextUnformatted("Program tree (select to highlight its slices in the trace)");
+  ImGui::Separator();
+  for (std::int64_t root : s.programs().roots()) drawProgramNode(p, root);
+  ImGui::EndChild();
+}
+
+void ViewerApp::drawProgramNode(OpenProfile& p, std::int64_t id) {
+  const auto* row = p.session->programs().find(id);
+  if (!row) return;
+  const auto& children = p.session->programs().children(id);
+  std::string category = "program";
+  if (row->kind == "Execute") category = "compute";
+  else if (row->kind == "Copy") category = "exchange";
+  else if (row->kind == "StreamCopy") category = "stream_copy";
+  else if (row->kind == "Sync") category = "sync";
+  ImGui::ColorButton("##k", ImGui::ColorConvertU32ToFloat4(categoryColour(category, 1)),
+                     ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+  ImGui::SameLine();
+  ImGuiTreeNodeFlags flags = ImGuiTreeNodeFlags_OpenOnArrow | ImGuiTreeNodeFlags_DefaultOpen;
+  if (children.empty()) flags |= ImGuiTreeNodeFlags_Leaf;
+  if (selectedProgram_ == id) flags |= ImGuiTreeNodeFlags_Selected;
+  std::string label = programLabel(*row);
+  if (!row->layer.empty()) label += "  [" + row->layer + "/" + row->op + "]";
+  const bool open = ImGui::TreeNodeEx(reinterpret_cast<void*>(static_cast<intptr_t>(id)), flags, "%s", label.c_str());
+  if (ImGui::IsItemClicked()) {
+    selectedProgram_ = selectedProgram_ == id ? -1 : id;
+    p.trace->highlightProgram(selectedProgram_);
+  }
+  if (open) {
+    for (std::int64_t c : children) drawProgramNode(p, c);
+    ImGui::TreePop();
+  }
+}
+
+void ViewerApp::drawMemory(OpenProfile& p) {
+  const ProfileSession& s = *p.session;
+  if (!p.memory) {
+    std::int64_t capacity = 0;
+    try {
+      capacity = std::stoll(s.metaValue("bytes_per_tile", "0"));
+    } catch (const std::exception&) {
+      capacity = 0;
+    }
+    p.memory = summarizeMemory(s.tileMemory(), s.numIpus() * s.tilesPerIpu(), capacity);
+  }
+  const MemorySummary& m = *p.memory;
+  ImGui::Text("Tile memory: %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",
+              m.tileCount(), formatCycles(m.maxTotal).c_str(), m.capacity ? formatCycles(m.capacity).c_str() : "?",
+              static_cast<long long>(m.tilesOverCapacity));
+  for (std::size_t c = 0; c < m.categories.size(); ++c) {
+    ImGui::SameLine();
+    ImGui::ColorButton("##m", ImGui::ColorConvertU32ToFloat4(computeColour(int(c % 5))), ImGuiColorEditFlags_NoTooltip,
+                       ImVec2(10, 10));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(m.categories[c].c_str());
+  }
+  if (m.tileCount() == 0) {
+    ImGui::TextDisabled("no tile_memory rows in this profile");
+    return;
+  }
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Bar chart: one column per pixel; each column stacks the busiest tile it covers.
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float w = avail.x, h = std::max(100.0f, avail.y * 0.45f);
+  dl->AddRectFilled(o, ImVec2(o.x + w, o.y + h), IM_COL32(252, 252, 252, 255));
+  const double top = double(std::max(m.maxTotal, m.capacity)) * 1.05 + 1;
+  const std::size_t n = m.tileCount();
+  for (int px = 0; px < int(w); ++px) {
+    const std::size_t t0 = std::size_t(double(px) / w * n), t1 = std::max(t0 + 1, std::size_t(double(px + 1) / w * n));
+    std::size_t worst = t0;
+    for (std::size_t t = t0; t < std::min(t1, n); ++t)
+      if (m.total[t] > m.total[worst]) worst = t;
+    if (worst >= n) break;
+    float y = o.y + h;
+    for (std::size_t c = 0; c < m.categories.size(); ++c) {
+      const float bh = float(double(m.bytes[worst][c]) / top * h);
+      dl->AddRectFilled(ImVec2(o.x + px, y - bh), ImVec2(o.x + px + 1, y), computeColour(int(c % 5)));
+      y -= bh;
+    }
+  }
+  if (m.capacity > 0) {
+    const float cy = o.y + h - float(double(m.capacity) / top * h);
+    dl->AddLine(ImVec2(o.x, cy), ImVec2(o.x + w, cy), IM_COL32(200, 0, 0, 255), 2);
+    dl->AddText(ImVec2(o.x + 4, cy - 16), IM_COL32(200, 0, 0, 255), "capacity");
+  }
+  ImGui::Dummy(ImVec2(w, h + 8));
+  // Tile map heat map: tiles in a grid, colour by use against the capacity (or the max).
+  const ImVec2 g = ImGui::GetCursorScreenPos();
+  const int columns = int(std::ceil(std::sqrt(double(n) * 4)));
+  const int rows = int((n + columns - 1) / columns);
+  const float cell = std::max(2.0f, std::min({24.0f, w / columns, (ImGui::GetContentRegionAvail().y - 4) / std::max(1, rows)}));
+  const double scale = double(m.capacity > 0 ? m.capacity : std::max<std::int64_t>(1, m.maxTotal));
+  for (std::size_t t = 0; t < n; ++t) {
+    const float x = g.x + float(t % columns) * cell, y = g.y + float(t / columns) * cell;
+    const double f = std::clamp(double(m.total[t]) / scale, 0.0, 1.0);
+    const Rgba c = m.total[t] > (m.capacity > 0 ? m.capacity : INT64_MAX)
+                       ? rgb(120, 0, 0)
+                       : rgb(unsigned(255 - 30 * f), unsigned(245 - 190 * f), unsigned(235 - 180 * f));
+    dl->AddRectFilled(ImVec2(x, y), ImVec2(x + cell - 1, y + cell - 1), c);
+    if (ImGui::IsMouseHoveringRect(ImVec2(x, y), ImVec2(x + cell, y + cell)))
+      ImGui::SetTooltip("tile %zu: %s bytes", t, formatCycles(m.total[t]).c_str());
+  }
+  ImGui::Dummy(ImVec2(w, rows * cell));
+}
+
+void ViewerApp::drawCompare() {
+  if (profiles_.size() < 2) {
+    ImGui::TextDisabled("open two profiles to compare: ipusim-view A B");
+    return;
+  }
+  OpenProfile& a = profiles_[0];
+  OpenProfile& b = profiles_[1];
+  if (ImGui::RadioButton("aligned at run start (same scale)", alignAtStart_)) alignAtStart_ = true;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("each fitted", !alignAtStart_)) alignAtStart_ = false;
+  if (!compareRows_ && compareError_.empty()) {
+    try {
+      compareRows_ = compareProfiles(*a.session, *b.session);
+    } catch (const std::exception& e) {
+      compareError_ = e.what();
+    }
+  }
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float tableH = 230, each = (avail.y - tableH - 12) / 2;
+  ImGui::BeginChild("cmpA", ImVec2(avail.x, each), true, ImGuiWindowFlags_NoScrollWithMouse);
+  const bool changedA = a.trace->draw("lanesA", ImGui::GetContentRegionAvail(), true);
+  ImGui::EndChild();
+  // Synchronise: B follows A's offset from its run start and A's scale.
+  if (alignAtStart_) {
+    TimeAxis& ax = a.trace->axis();
+    const double offset = ax.startCycle() - double(a.session->startCycle());
+    b.trace->showCycles(double(b.session->startCycle()) + offset,
+                        double(b.session->startCycle()) + offset + ax.cyclesPerPixel() * ax.widthPx());
+  }
+  (void)changedA;  // each fitted: B keeps its own axis, navigated on its own
+  ImGui::BeginChild("cmpB", ImVec2(avail.x, each), true, ImGuiWindowFlags_NoScrollWithMouse);
+  b.trace->draw("lanesB", ImGui::GetContentRegionAvail(), true);
+  ImGui::EndChild();
+  if (!compareError_.empty()) {
+    ImGui::TextWrapped("%s", compareError_.c_str());
+    return;
+  }
+  if (compareRows_ && ImGui::BeginTable("deltas", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY,
+                                        ImVec2(0, tableH))) {
+    ImGui::TableSetupColumn("Metric");
+    ImGui::TableSetupColumn("A");
+    ImGui::TableSetupColumn("B");
+    ImGui::TableSetupColumn("B - A");
+    ImGui::TableSetupColumn("B / A");
+    ImGui::TableHeadersRow();
+    for (const auto& r : *compareRows_) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.metric.c_str());
+      const double k = r.percent ? 100 : 1;
+      const char* f = r.percent ? "%.1f %%" : "%.6g";
+      ImGui::TableNextColumn();
+      ImGui::Text(f, r.a * k);
+      ImGui::TableNextColumn();
+      ImGui::Text(f, r.b * k);
+      ImGui::TableNextColumn();
+      ImGui::Text(r.percent ? "%+.1f pt" : "%+.6g", r.delta() * k);
+      ImGui::TableNextColumn();
+      if (r.a != 0) ImGui::Text("%.3fx", r.ratio());
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace ipusim::viewer

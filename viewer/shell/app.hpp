@@ -1,0 +1,63 @@
+#pragma once
+// ViewerApp: the whole ipusim-view window: a start page (argument and recent
+// profiles, open errors), and per open profile the views: execution trace,
+// summary and program tree, memory, and a comparison of two profiles.
+#include "viewer/core/compare_summary.hpp"
+#include "viewer/core/memory_summary.hpp"
+#include "viewer/core/profile_session.hpp"
+#include "viewer/core/recent_profiles.hpp"
+#include "viewer/shell/trace_view.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim::viewer {
+
+enum class ViewKind { Start, Trace, Summary, Memory, Compare };
+ViewKind viewKindFromString(const std::string& name);  // throws std::invalid_argument
+
+struct OpenProfile {
+  std::unique_ptr<ProfileSession> session;
+  std::unique_ptr<TraceView> trace;
+  std::optional<MemorySummary> memory;  // built on first use
+};
+
+class ViewerApp {
+ public:
+  explicit ViewerApp(RecentProfiles recent);
+  // Opens a profile; on failure records the error for the start page and
+  // returns false (the message names the file and the problem).
+  bool open(const std::string& path, bool background = true);
+  const std::vector<std::string>& errors() const { return errors_; }
+  std::size_t openCount() const { return profiles_.size(); }
+  OpenProfile& profile(std::size_t i) { return profiles_.at(i); }
+
+  void show(ViewKind view) { requested_ = view; }
+  void setRange(std::int64_t from, std::int64_t to);
+  void waitUntilLoaded();
+  // Draws one frame covering the whole window.
+  void frame();
+
+ private:
+  void drawStartPage();
+  void drawTrace(OpenProfile& p);
+  void drawSummary(OpenProfile& p);
+  void drawProgramNode(OpenProfile& p, std::int64_t id);
+  void drawMemory(OpenProfile& p);
+  void drawCompare();
+
+  RecentProfiles recent_;
+  std::vector<OpenProfile> profiles_;
+  std::vector<std::string> errors_;
+  std::optional<ViewKind> requested_;
+  std::size_t current_ = 0;
+  std::int64_t selectedProgram_ = -1;
+  bool alignAtStart_ = true;
+  std::optional<std::vector<CompareRow>> compareRows_;
+  std::string compareError_;
+  char pathInput_[1024] = "";
+};
+
+}  // namespace ipusim::viewer

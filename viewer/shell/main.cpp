@@ -1,0 +1,130 @@
+// ipusim-view: the execution-trace viewer. Interactive by default; with
+// --screenshot it renders one view headless and exits; with --bench it times
+// opening and drawing a synthetic 10-million-slice profile.
+#include "bench/viewer_bench.hpp"
+#include "traces/profile_error.hpp"
+#include "viewer/shell/app.hpp"
+#include "viewer/shell/gl_window.hpp"
+
+#include <CLI/CLI.hpp>
+#include <imgui.h>
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+namespace {
+
+struct Options {
+  std::vector<std::string> profiles;
+  std::string screenshot;
+  std::string view = "trace";
+  std::string range;
+  std::string size = "1600x900";
+  bool bench = false;
+  std::string benchDir;
+  std::int64_t benchSlices = 10'000'000;
+};
+
+std::pair<int, int> parseSize(const std::string& text) {
+  int w = 0, h = 0;
+  char x = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &w, &x, &h) != 3 || x != 'x' || w < 200 || h < 150 || w > 16384 ||
+      h > 16384)
+    throw std::invalid_argument("--size: '" + text + "' is not WIDTHxHEIGHT (e.g. 1600x900, at least 200x150)");
+  return {w, h};
+}
+
+std::pair<std::int64_t, std::int64_t> parseRange(const std::string& text) {
+  const auto colon = text.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    std::size_t used = 0;
+    const std::int64_t from = std::stoll(text.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("trailing text");
+    const std::string rest = text.substr(colon + 1);
+    const std::int64_t to = std::stoll(rest, &used);
+    if (used != rest.size()) throw std::invalid_argument("trailing text");
+    if (to <= from) throw std::invalid_argument("empty");
+    return {from, to};
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--range: '" + text + "' is not FROM:TO in cycles with FROM < TO");
+  }
+}
+
+int screenshot(const Options& o) {
+  const auto [w, h] = parseSize(o.size);
+  const auto view = ipusim::viewer::viewKindFromString(o.view);
+  ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles(std::string("/dev/null"))};
+  for (const auto& p : o.profiles) {
+    if (!app.open(p, /*background=*/false)) {
+      std::cerr << "ipusim-view: " << app.errors().back() << "\n";
+      return 2;
+    }
+  }
+  if (view == ipusim::viewer::ViewKind::Compare && o.profiles.size() < 2)
+    throw std::invalid_argument("--view compare needs two profiles");
+  ipusim::viewer::GlWindow window(w, h, "ipusim-view", false);
+  app.show(view);
+  if (!o.range.empty()) {
+    const auto [from, to] = parseRange(o.range);
+    app.setRange(from, to);
+  }
+  // A few frames: ImGui lays out tables, tabs and child windows over two.
+  for (int i = 0; i < 4; ++i) {
+    window.beginFrame();
+    app.frame();
+    window.render();
+    if (i < 3) window.swap();
+  }
+  int fw = 0, fh = 0;
+  auto pixels = window.readBackBuffer(fw, fh);
+  ipusim::viewer::writePng(o.screenshot, pixels, fw, fh);
+  std::cout << "ipusim-view: wrote " << o.screenshot << " (" << fw << "x" << fh << ")\n";
+  return 0;
+}
+
+int interactive(const Options& o) {
+  const auto [w, h] = parseSize(o.size);
+  ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles()};
+  for (const auto& p : o.profiles) app.open(p);
+  if (!app.errors().empty() || o.profiles.empty()) app.show(ipusim::viewer::ViewKind::Start);
+  else app.show(ipusim::viewer::viewKindFromString(o.view));
+  ipusim::viewer::GlWindow window(w, h, "ipusim-view", true);
+  while (!window.shouldClose()) {
+    window.beginFrame();
+    app.frame();
+    window.render();
+    window.swap();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App cli{"ipusim-view: execution traces of ipusim profiles (profile.pop), like PopVision"};
+  cli.add_option("profiles", o.profiles, "PROFILE_OR_DIR [SECOND]: one profile, or two to compare")
+      ->expected(0, 2);
+  cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)");
+  cli.add_option("--view", o.view, "view to show: trace, summary, memory, compare, start")
+      ->check(CLI::IsMember({"trace", "summary", "memory", "compare", "start"}));
+  cli.add_option("--range", o.range, "FROM:TO in cycles: zoom to and select this range");
+  cli.add_option("--size", o.size, "window size WIDTHxHEIGHT");
+  cli.add_flag("--bench", o.bench, "time opening and drawing a synthetic profile, then exit");
+  cli.add_option("--bench-dir", o.benchDir, "where --bench writes its profile (default: a temporary directory)");
+  cli.add_option("--bench-slices", o.benchSlices, "slices in the --bench profile")->check(CLI::Range(1000, 200'000'000));
+  CLI11_PARSE(cli, argc, argv);
+  try {
+    if (o.bench) return ipusim::bench::runViewerBench(o.benchDir, o.benchSlices, parseSize(o.size));
+    if (!o.screenshot.empty()) return screenshot(o);
+    return interactive(o);
+  } catch (const ipusim::traces::ProfileError& e) {
+    std::cerr << "ipusim-view: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ipusim-view: " << e.what() << "\n";
+    return 1;
+  }
+}

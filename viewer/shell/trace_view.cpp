@@ -1,0 +1,490 @@
+#include "viewer/shell/trace_view.hpp"
+
+#include "viewer/core/colours.hpp"
+#include "viewer/core/counter_envelope.hpp"
+#include "viewer/core/hit_test.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ipusim::viewer {
+
+namespace {
+
+constexpr float kRowHeight = 20, kCompactRowHeight = 14;
+constexpr float kOverviewHeight = 34, kRulerHeight = 22, kCounterHeight = 48, kTileViewHeight = 120;
+constexpr float kLaneGap = 4;
+
+float clampX(double x, float lo, float hi) {
+  return static_cast<float>(std::clamp(x, double(lo) - 4, double(hi) + 4));
+}
+
+Rgba darker(Rgba c, float f) {
+  auto ch = [&](int shift) { return unsigned(float((c >> shift) & 0xff) * f); };
+  return rgb(ch(0), ch(8), ch(16), (c >> 24) & 0xff);
+}
+
+std::string pct(double fraction) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", fraction * 100.0);
+  return b;
+}
+
+}  // namespace
+
+TraceView::TraceView(ProfileSession& session) : session_(session) {
+  hasTiles_.assign(session_.lanes().size(), -1);
+  tileWindows_.assign(session_.lanes().size(), TileWindow{0, double(std::max<std::int64_t>(1, session_.tilesPerIpu()))});
+}
+
+void TraceView::fitAll() {
+  const double span = double(session_.endCycle() - session_.startCycle());
+  axis_.fit(double(session_.startCycle()) - span * 0.01, double(session_.endCycle()) + span * 0.01);
+  fitted_ = true;
+}
+
+void TraceView::setRange(std::int64_t from, std::int64_t to) {
+  pendingFit_ = std::make_pair(double(from), double(to));
+  selection_ = std::make_pair(from, to);
+  updateStats();
+}
+
+void TraceView::highlightProgram(std::int64_t programId) {
+  highlighted_.clear();
+  if (programId < 0) return;
+  std::vector<std::int64_t> stack{programId};
+  while (!stack.empty()) {
+    const std::int64_t id = stack.back();
+    stack.pop_back();
+    highlighted_.insert(id);
+    for (std::int64_t c : session_.programs().children(id)) stack.push_back(c);
+  }
+}
+
+float TraceView::laneHeight(const Lane& lane, bool compact) const {
+  if (lane.kind == LaneKind::Counter) return kCounterHeight;
+  const float rowH = compact ? kCompactRowHeight : kRowHeight;
+  return float(lane.rowCount()) * rowH;
+}
+
+void TraceView::updateStats() {
+  stats_.reset();
+  statsError_.clear();
+  if (!selection_) return;
+  try {
+    stats_ = profiler::computeRangeStats(session_.reader(), selection_->first, selection_->second);
+  } catch (const std::exception& e) {
+    statsError_ = e.what();
+  }
+}
+
+bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float plotX = origin.x + labelWidth_;
+  const float plotW = std::max(50.0f, size.x - labelWidth_);
+  axis_.setWidth(plotW);
+  if (pendingFit_) {
+    axis_.fit(pendingFit_->first, pendingFit_->second);
+    pendingFit_.reset();
+    fitted_ = true;
+  }
+  if (!fitted_) fitAll();
+  bool changed = false;
+
+  // Overview strip: the whole run, with the current view marked.
+  const float overviewH = compact ? 0 : kOverviewHeight;
+  if (overviewH > 0) drawOverview(dl, ImVec2(plotX, origin.y), ImVec2(plotW, overviewH));
+  drawRuler(dl, ImVec2(plotX, origin.y + overviewH), plotW);
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 4), IM_COL32(60, 60, 60, 255),
+              compact ? session_.path().c_str() : "Overview");
+
+  // Lanes in a child window that scrolls vertically; the wheel zooms instead.
+  const float top = overviewH + kRulerHeight;
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + top));
+  ImGui::BeginChild(id, ImVec2(size.x, size.y - top), false, ImGuiWindowFlags_NoScrollWithMouse);
+  ImDrawList* ldl = ImGui::GetWindowDrawList();
+  const ImVec2 lanesOrigin = ImGui::GetCursorScreenPos();
+  const ImVec2 clipMin = ImGui::GetWindowPos();
+  const ImVec2 clipMax(clipMin.x + ImGui::GetWindowWidth(), clipMin.y + ImGui::GetWindowHeight());
+  hovered_.reset();
+  hoveredFold_.clear();
+  lastBlockCount_ = 0;
+  const float rowH = compact ? kCompactRowHeight : kRowHeight;
+  float y = lanesOrigin.y;
+  auto& lanes = session_.lanes();
+  for (std::size_t li = 0; li < lanes.size(); ++li) {
+    Lane& lane = *lanes[li];
+    float h = laneHeight(lane, compact);
+    const bool bspWithTiles = lane.trackKind == "bsp" && !compact && hasTiles_[li] == 1;
+    const float total = h + (bspWithTiles ? kTileViewHeight : 0);
+    const bool onScreen = y + total >= clipMin.y && y <= clipMax.y;
+    // Lanes scrolled out of sight are neither drawn nor loaded first.
+    if (lane.visible.load() != onScreen) session_.setLaneVisible(li, onScreen);
+    if (onScreen) {
+      ldl->AddRectFilled(ImVec2(origin.x, y), ImVec2(plotX - 2, y + total), IM_COL32(225, 225, 228, 255));
+      ldl->PushClipRect(ImVec2(origin.x, y), ImVec2(plotX - 4, y + total), true);
+      ldl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(30, 30, 30, 255), lane.title.c_str());
+      if (!lane.isLoaded()) ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()),
+                                         IM_COL32(120, 60, 60, 255), "loading...");
+      else if (!lane.loadError.empty())
+        ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(180, 0, 0, 255),
+                     "error (hover)");
+      ldl->PopClipRect();
+      ldl->PushClipRect(ImVec2(plotX, y), ImVec2(plotX + plotW, y + total), true);
+      if (lane.isLoaded()) {
+        if (lane.kind == LaneKind::Counter) drawCounterLane(ldl, lane, ImVec2(plotX, y), ImVec2(plotW, h));
+        else drawSliceLane(ldl, li, ImVec2(plotX, y), plotW, rowH);
+        if (lane.trackKind == "bsp" && hasTiles_[li] < 0) {
+          // Tile detail exists when the first phase run on this lane has tile rows.
+          hasTiles_[li] = 0;
+          for (const auto& row : lane.rows)
+            for (std::int64_t p : row.phaseId)
+              if (p >= 0) {
+                hasTiles_[li] = session_.tileCycles(p, lane.ipu).empty() ? 0 : 1;
+                goto decided;
+              }
+        decided:;
+        }
+        if (bspWithTiles) drawTileView(ldl, lane, ImVec2(plotX, y + h), ImVec2(plotW, kTileViewHeight));
+      }
+      ldl->PopClipRect();
+      if (!lane.loadError.empty() && ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(plotX, y + total)))
+        ImGui::SetTooltip("%s", lane.loadError.c_str());
+    }
+    y += total + kLaneGap;
+    ldl->AddLine(ImVec2(origin.x, y - kLaneGap / 2), ImVec2(plotX + plotW, y - kLaneGap / 2),
+                 IM_COL32(200, 200, 200, 255));
+  }
+  ImGui::Dummy(ImVec2(size.x, y - lanesOrigin.y));
+
+  // Range selection overlay.
+  if (selection_) {
+    const float x0 = clampX(plotX + axis_.pixelOf(double(selection_->first)), plotX, plotX + plotW);
+    const float x1 = clampX(plotX + axis_.pixelOf(double(selection_->second)), plotX, plotX + plotW);
+    // Only edges over the lanes (a tint would change the category colours);
+    // the ruler carries the shaded band.
+    ldl->AddLine(ImVec2(x0, clipMin.y), ImVec2(x0, clipMax.y), IM_COL32(60, 120, 220, 200));
+    ldl->AddLine(ImVec2(x1, clipMin.y), ImVec2(x1, clipMax.y), IM_COL32(60, 120, 220, 200));
+  }
+  handleInput(ImVec2(plotX, clipMin.y), ImVec2(plotW, clipMax.y - clipMin.y), changed);
+  ImGui::EndChild();
+  return changed;
+}
+
+void TraceView::drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size) {
+  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y), IM_COL32(250, 250, 250, 255));
+  TimeAxis whole(double(session_.startCycle()), double(std::max(session_.endCycle(), session_.startCycle() + 1)),
+                 size.x);
+  // The engine runs on top, then the first BSP lane: enough to see the rhythm of the run.
+  float y = origin.y + 2;
+  const float h = (size.y - 6) / 2;
+  for (const char* kind : {"engine", "bsp"}) {
+    for (auto& lane : session_.lanes()) {
+      if (lane->trackKind != kind || !lane->isLoaded() || lane->rows.empty()) continue;
+      blocks_.clear();
+      foldRow(lane->rows[0], whole, {1.0, 1.0}, blocks_);
+      for (const auto& b : blocks_) {
+        const float x0 = float(origin.x + whole.pixelOf(double(b.start)));
+        const float x1 = std::max(x0 + 1, float(origin.x + whole.pixelOf(double(b.end))));
+        const auto& cat = lane->strings.at(lane->rows[0].category[b.first]);
+        dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + h), categoryColour(cat, 1));
+      }
+      break;
+    }
+    y += h + 2;
+  }
+  const float v0 = clampX(origin.x + whole.pixelOf(axis_.startCycle()), origin.x, origin.x + size.x);
+  const float v1 = clampX(origin.x + whole.pixelOf(axis_.endCycle()), origin.x, origin.x + size.x);
+  dl->AddRect(ImVec2(v0, origin.y), ImVec2(std::max(v0 + 2, v1), origin.y + size.y), IM_COL32(40, 90, 200, 255),
+              0, 0, 2);
+  // Click or drag in the overview centres the view there.
+  if (ImGui::IsMouseHoveringRect(origin, ImVec2(origin.x + size.x, origin.y + size.y)) &&
+      ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+    const double c = whole.cycleAt(ImGui::GetIO().MousePos.x - origin.x);
+    const double half = (axis_.endCycle() - axis_.startCycle()) / 2;
+    axis_.fit(c - half, c + half);
+  }
+}
+
+void TraceView::drawRuler(ImDrawList* dl, ImVec2 origin, float width) {
+  dl->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + kRulerHeight), IM_COL32(235, 235, 238, 255));
+  const double hz = session_.clockHz();
+  for (const auto& t : axisTicks(axis_, 130)) {
+    const float x = float(origin.x + axis_.pixelOf(t.cycle));
+    dl->AddLine(ImVec2(x, origin.y + kRulerHeight - 6), ImVec2(x, origin.y + kRulerHeight),
+                IM_COL32(80, 80, 80, 255));
+    std::string label = t.label;
+    if (hz > 0) label += " (" + formatSeconds(t.cycle / hz) + ")";
+    dl->AddText(ImVec2(x + 3, origin.y + 3), IM_COL32(50, 50, 50, 255), label.c_str());
+  }
+  if (selection_) {
+    const float x0 = clampX(origin.x + axis_.pixelOf(double(selection_->first)), origin.x, origin.x + width);
+    const float x1 = clampX(origin.x + axis_.pixelOf(double(selection_->second)), origin.x, origin.x + width);
+    dl->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x1, origin.y + kRulerHeight), IM_COL32(60, 120, 220, 70));
+  }
+}
+
+void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 origin, float width, float rowH) {
+  Lane& lane = *session_.lanes()[laneIndex];
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  ImFont* font = ImGui::GetFont();
+  const float fontSize = ImGui::GetFontSize();
+  for (std::size_t r = 0; r < lane.rows.size(); ++r) {
+    const SliceColumns& row = lane.rows[r];
+    const float y0 = origin.y + float(r) * rowH, y1 = y0 + rowH - 1;
+    blocks_.clear();
+    foldRow(row, axis_, fold_, blocks_);
+    lastBlockCount_ += std::int64_t(blocks_.size());
+    const int depth = lane.rowDepth[r];
+    for (const auto& b : blocks_) {
+      const float x0 = clampX(origin.x + axis_.pixelOf(double(b.start)), origin.x, origin.x + width);
+      const float x1 = std::max(x0 + 1, clampX(origin.x + axis_.pixelOf(double(b.end)), origin.x, origin.x + width));
+      const std::string& category = lane.strings.at(row.category[b.first]);
+      Rgba colour = categoryColour(category, depth);
+      if (b.folded()) colour = darker(colour, 0.85f);
+      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), colour);
+      const bool isSelected = selected_ && selected_->lane == laneIndex && selected_->row == r &&
+                              selected_->index == b.first && !b.folded();
+      if (!highlighted_.empty() && !b.folded() && highlighted_.count(row.programId[b.first]))
+        dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(20, 60, 200, 255), 0, 0, 2);
+      if (isSelected) dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(0, 0, 0, 255), 0, 0, 2);
+      // Names on slices wide enough to read; a count on wide folds.
+      if (x1 - x0 > (b.folded() ? 60 : 24)) {
+        const std::string text = b.folded() ? "x" + std::to_string(b.count) : lane.strings.at(row.name[b.first]);
+        const ImVec4 clip(x0 + 2, y0, x1 - 2, y1);
+        dl->AddText(font, fontSize, ImVec2(x0 + 3, y0 + (rowH - fontSize) / 2 - 1), textColourOn(colour),
+                    text.c_str(), nullptr, 0, &clip);
+      }
+    }
+    if (mouse.y >= y0 && mouse.y < y1 + 1 && mouse.x >= origin.x && mouse.x < origin.x + width &&
+        ImGui::IsWindowHovered()) {
+      if (auto hit = blockAt(blocks_, axis_, mouse.x - origin.x, 2.0)) {
+        const DrawBlock& b = blocks_[*hit];
+        if (b.folded()) {
+          hoveredFold_ = std::to_string(b.count) + " slices folded, " +
+                         formatCyclesWithTime(b.end - b.start, session_.clockHz()) + " from " +
+                         formatCycles(b.start);
+        } else {
+          hovered_ = SliceRef{laneIndex, r, b.first};
+        }
+      }
+    }
+  }
+}
+
+void TraceView::drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size) {
+  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y - 1), IM_COL32(252, 252, 252, 255));
+  if (lane.counterTs.empty()) return;
+  const double lo = lane.counterMin, hi = lane.counterMax > lane.counterMin ? lane.counterMax : lane.counterMin + 1;
+  auto yOf = [&](double v) { return float(origin.y + size.y - 4 - (v - lo) / (hi - lo) * (size.y - 8)); };
+  const auto columns = counterEnvelope(lane.counterTs, lane.counterValue, axis_);
+  ImVec2 previous;
+  bool first = true;
+  for (const auto& c : columns) {
+    const float x = clampX(origin.x + c.px, origin.x, origin.x + size.x);
+    if (!first) dl->AddLine(previous, ImVec2(x, yOf(c.first)), palette::kCounterLine, 1.5f);
+    if (c.max > c.min) dl->AddLine(ImVec2(x, yOf(c.min)), ImVec2(x, yOf(c.max)), palette::kCounterLine, 1.5f);
+    previous = ImVec2(x, yOf(c.last));
+    first = false;
+  }
+  char label[96];
+  std::snprintf(label, sizeof label, "%.4g .. %.4g", lane.counterMin, lane.counterMax);
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 2), IM_COL32(90, 90, 90, 255), label);
+}
+
+void TraceView::drawTileView(ImDrawList* dl, const Lane& bsp, ImVec2 origin, ImVec2 size) {
+  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y), IM_COL32(248, 248, 248, 255));
+  std::size_t li = 0;
+  for (; li < session_.lanes().size(); ++li)
+    if (session_.lanes()[li].get() == &bsp) break;
+  TileWindow& window = tileWindows_[li];
+  const double totalTiles = double(std::max<std::int64_t>(1, session_.tilesPerIpu()));
+  window.clamp(totalTiles);
+  const int rows = int(std::min<double>(size.y, std::ceil(window.tileCount)));
+  const float rowPx = size.y / float(std::max(1, rows));
+  for (std::size_t r = 0; r < bsp.rows.size(); ++r) {
+    const SliceColumns& row = bsp.rows[r];
+    blocks_.clear();
+    foldRow(row, axis_, fold_, blocks_);
+    for (const auto& b : blocks_) {
+      const float x0 = float(origin.x + axis_.pixelOf(double(b.start)));
+      const std::string& category = bsp.strings.at(row.category[b.first]);
+      if (b.folded() || row.phaseId.empty() || row.phaseId[b.first] < 0) {
+        // Too narrow for per-tile detail: a faint block over every tile.
+        const float x1 = std::max(x0 + 1, float(origin.x + axis_.pixelOf(double(b.end))));
+        dl->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x1, origin.y + size.y),
+                          (categoryColour(category, 2) & 0x00ffffff) | 0x60000000);
+        continue;
+      }
+      const auto& cycles = session_.tileCycles(row.phaseId[b.first], bsp.ipu);
+      const auto maxima = tileRowMaxima(cycles, window, rows);
+      const Rgba colour = categoryColour(category, 2);
+      for (int k = 0; k < rows; ++k) {
+        if (maxima[k] == 0) continue;
+        const float x1 = std::max(x0 + 1, float(origin.x + axis_.pixelOf(double(b.start + maxima[k]))));
+        dl->AddRectFilled(ImVec2(x0, origin.y + k * rowPx), ImVec2(x1, origin.y + (k + 1) * rowPx), colour);
+      }
+    }
+  }
+  char label[96];
+  std::snprintf(label, sizeof label, "tiles %.0f-%.0f (ctrl+wheel)", window.firstTile,
+                window.firstTile + window.tileCount - 1);
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 2), IM_COL32(70, 70, 70, 255), label);
+  // Ctrl + wheel over the tile view zooms from all tiles down to one.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (ImGui::IsWindowHovered() && ImGui::GetIO().KeyCtrl && ImGui::GetIO().MouseWheel != 0 &&
+      ImGui::IsMouseHoveringRect(origin, ImVec2(origin.x + size.x, origin.y + size.y))) {
+    window.zoom((mouse.y - origin.y) / size.y, std::pow(1.25, ImGui::GetIO().MouseWheel), totalTiles);
+  }
+}
+
+void TraceView::handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed) {
+  ImGuiIO& io = ImGui::GetIO();
+  const bool hovered = ImGui::IsWindowHovered() &&
+                       ImGui::IsMouseHoveringRect(plotOrigin, ImVec2(plotOrigin.x + plotSize.x, plotOrigin.y + plotSize.y));
+  const float mx = io.MousePos.x - plotOrigin.x;
+  const double lo = double(session_.startCycle()), hi = double(session_.endCycle());
+  if (hovered && io.MouseWheel != 0 && !io.KeyCtrl) {
+    axis_.zoomAround(mx, std::pow(1.25, io.MouseWheel));
+    changed = true;
+  }
+  const bool selecting = ImGui::IsMouseDown(ImGuiMouseButton_Right) || (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left));
+  if (hovered && (ImGui::IsMouseClicked(ImGuiMouseButton_Right) ||
+                  (io.KeyShift && ImGui::IsMouseClicked(ImGuiMouseButton_Left))))
+    selectionDragStart_ = axis_.cycleAt(mx);
+  if (selectionDragStart_ && selecting) {
+    const double now = axis_.cycleAt(mx);
+    auto a = std::int64_t(std::llround(std::min(*selectionDragStart_, now)));
+    auto b = std::int64_t(std::llround(std::max(*selectionDragStart_, now)));
+    selection_ = std::make_pair(a, b);
+  }
+  if (selectionDragStart_ && !selecting) {
+    selectionDragStart_.reset();
+    if (selection_ && selection_->second - selection_->first < axis_.cyclesPerPixel() * 2) selection_.reset();
+    updateStats();
+  }
+  if (hovered && !io.KeyShift && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2)) {
+    axis_.panPixels(io.MouseDelta.x);
+    ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
+    changed = true;
+  }
+  if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && !io.KeyShift &&
+      ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 && io.MouseDragMaxDistanceSqr[0] < 9) {
+    selected_ = hovered_;
+    selectedDetails_.reset();
+    selectedSliceId_ = -1;
+    if (selected_) {
+      const Lane& lane = *session_.lanes()[selected_->lane];
+      const auto& row = lane.rows[selected_->row];
+      selectedSliceId_ = row.sliceId[selected_->index];
+      selectedDetails_ = session_.details(lane, selectedSliceId_, row.start[selected_->index]);
+    }
+  }
+  if (hovered && hovered_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    const auto& row = session_.lanes()[hovered_->lane]->rows[hovered_->row];
+    const double s = double(row.start[hovered_->index]), e = double(row.end[hovered_->index]);
+    const double pad = std::max(1.0, (e - s) * 0.05);
+    axis_.fit(s - pad, e + pad);
+    changed = true;
+  }
+  if (ImGui::IsWindowFocused() || hovered) {
+    const float step = plotSize.x * 0.02f;
+    if (ImGui::IsKeyDown(GLFW_KEY_W)) { axis_.zoomAround(plotSize.x / 2, 1.05); changed = true; }
+    if (ImGui::IsKeyDown(GLFW_KEY_S)) { axis_.zoomAround(plotSize.x / 2, 1 / 1.05); changed = true; }
+    if (ImGui::IsKeyDown(GLFW_KEY_A)) { axis_.panPixels(step); changed = true; }
+    if (ImGui::IsKeyDown(GLFW_KEY_D)) { axis_.panPixels(-step); changed = true; }
+  }
+  if (changed) axis_.clampTo(lo, hi);
+
+  // Hover details: one indexed query when the hovered slice changes.
+  const std::int64_t hoveredId =
+      hovered_ ? session_.lanes()[hovered_->lane]->rows[hovered_->row].sliceId[hovered_->index] : -1;
+  if (hoveredId != hoveredSliceId_) {
+    hoveredSliceId_ = hoveredId;
+    hoveredDetails_.reset();
+    if (hovered_) {
+      const Lane& lane = *session_.lanes()[hovered_->lane];
+      hoveredDetails_ = session_.details(lane, hoveredId, lane.rows[hovered_->row].start[hovered_->index]);
+    }
+  }
+  if (hovered && hoveredDetails_) {
+    const auto& d = *hoveredDetails_;
+    ImGui::SetTooltip("%s\n%s, %s\nstart %s", d.row.name.c_str(), d.row.category.c_str(),
+                      formatCyclesWithTime(d.row.dur, session_.clockHz()).c_str(),
+                      formatCycles(d.row.ts).c_str());
+  } else if (hovered && !hoveredFold_.empty()) {
+    ImGui::SetTooltip("%s", hoveredFold_.c_str());
+  }
+}
+
+void TraceView::drawSidePanel() {
+  const double hz = session_.clockHz();
+  ImGui::TextUnformatted("Selected slice");
+  ImGui::Separator();
+  if (selectedDetails_) {
+    const auto& d = *selectedDetails_;
+    ImGui::TextWrapped("Name: %s", d.row.name.c_str());
+    ImGui::Text("Category: %s", d.row.category.c_str());
+    ImGui::Text("Track: %s", d.trackName.c_str());
+    ImGui::Text("Cycles: %s", formatCyclesWithTime(d.row.dur, hz).c_str());
+    ImGui::Text("Start: %s", formatCyclesWithTime(d.row.ts, hz).c_str());
+    if (d.row.runId >= 0) ImGui::Text("Engine::run #%lld", static_cast<long long>(d.row.runId));
+    if (d.row.bytes >= 0) ImGui::Text("Bytes: %s", formatCycles(d.row.bytes).c_str());
+    if (!d.programPath.empty()) ImGui::TextWrapped("Program: %s", d.programPath.c_str());
+    if (!d.layer.empty() || !d.op.empty()) ImGui::Text("Workload: %s / %s", d.layer.c_str(), d.op.c_str());
+  } else {
+    ImGui::TextDisabled("click a slice (double-click fits it)");
+  }
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Range statistics");
+  ImGui::Separator();
+  if (!selection_) {
+    ImGui::TextDisabled("right-drag or shift-drag to select a range");
+    return;
+  }
+  if (!statsError_.empty()) {
+    ImGui::TextWrapped("%s", statsError_.c_str());
+    return;
+  }
+  if (!stats_) return;
+  const auto& s = *stats_;
+  ImGui::Text("From %s", formatCycles(s.from).c_str());
+  ImGui::Text("To   %s", formatCycles(s.to).c_str());
+  ImGui::Text("Span %s", formatCyclesWithTime(s.cycles, hz).c_str());
+  for (const auto& ipu : s.ipus) {
+    ImGui::Spacing();
+    ImGui::Text("IPU %lld", static_cast<long long>(ipu.ipu));
+    const std::pair<const char*, std::int64_t> parts[] = {{"compute", ipu.compute},
+                                                          {"exchange", ipu.exchange},
+                                                          {"sync", ipu.sync},
+                                                          {"stream copy", ipu.streamCopy},
+                                                          {"idle", ipu.idle}};
+    const Rgba colours[] = {computeColour(2), palette::kExchange, palette::kSync, palette::kStreamCopyMid,
+                            palette::kIdle};
+    for (std::size_t i = 0; i < 5; ++i) {
+      ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(colours[i]), ImGuiColorEditFlags_NoTooltip,
+                         ImVec2(10, 10));
+      ImGui::SameLine();
+      ImGui::Text("%-11s %8s  %s", parts[i].first, pct(s.share(parts[i].second)).c_str(),
+                  formatCycles(parts[i].second).c_str());
+    }
+    if (ipu.hasTileDetail)
+      ImGui::Text("tile balance %s, parallel efficiency %s", pct(ipu.tileBalance).c_str(),
+                  pct(ipu.parallelEfficiency).c_str());
+    else
+      ImGui::TextDisabled("no tile detail in range");
+  }
+  ImGui::Spacing();
+  ImGui::Text("Host link: %s bytes", formatCycles(s.hostLinkBytes).c_str());
+  for (const auto& [stream, bytes] : s.bytesByStream)
+    ImGui::Text("  %s: %s", stream.c_str(), formatCycles(bytes).c_str());
+  ImGui::Text("Compute/IO overlap: %s of %s IO cycles", pct(s.computeIoOverlap()).c_str(),
+              formatCycles(s.ioCycles).c_str());
+}
+
+}  // namespace ipusim::viewer

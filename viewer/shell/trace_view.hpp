@@ -1,0 +1,77 @@
+#pragma once
+// TraceView: the execution trace of one profile drawn with Dear ImGui:
+// overview strip, cycle ruler (time alongside), lanes (flame graphs, BSP,
+// counters) and per IPU a tile view; navigation, hover, selection and range
+// selection. Geometry and level of detail come from viewer/core.
+#include "profiler/analysis/range_stats.hpp"
+#include "viewer/core/level_of_detail.hpp"
+#include "viewer/core/profile_session.hpp"
+#include "viewer/core/tile_rows.hpp"
+#include "viewer/core/time_axis.hpp"
+
+#include <imgui.h>
+
+#include <optional>
+#include <unordered_set>
+
+namespace ipusim::viewer {
+
+struct SliceRef {
+  std::size_t lane = 0, row = 0, index = 0;
+  bool operator==(const SliceRef& o) const { return lane == o.lane && row == o.row && index == o.index; }
+};
+
+class TraceView {
+ public:
+  explicit TraceView(ProfileSession& session);
+
+  ProfileSession& session() { return session_; }
+  TimeAxis& axis() { return axis_; }
+  // Fit the whole run (done on the first frame, once the width is known).
+  void fitAll();
+  void setRange(std::int64_t from, std::int64_t to);  // shows and selects it
+  // Shows [from, to) from the next frame on (the width is known when drawing).
+  void showCycles(double from, double to) { pendingFit_ = std::make_pair(from, to); }
+
+  // Draws into the current ImGui window, filling `size`. Returns true when
+  // the view changed (zoom/pan), for synchronised comparison.
+  bool draw(const char* id, ImVec2 size, bool compact = false);
+  void drawSidePanel();
+
+  // Highlight the slices of a program subtree (-1: none).
+  void highlightProgram(std::int64_t programId);
+  std::optional<std::pair<std::int64_t, std::int64_t>> selection() const { return selection_; }
+  std::int64_t framesDrawnBlocks() const { return lastBlockCount_; }
+
+ private:
+  float laneHeight(const Lane& lane, bool compact) const;
+  void drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size);
+  void drawRuler(ImDrawList* dl, ImVec2 origin, float width);
+  void drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 origin, float width, float rowH);
+  void drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size);
+  void drawTileView(ImDrawList* dl, const Lane& bspLane, ImVec2 origin, ImVec2 size);
+  void handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed);
+  void updateStats();
+
+  ProfileSession& session_;
+  TimeAxis axis_;
+  bool fitted_ = false;
+  std::optional<std::pair<double, double>> pendingFit_;  // applied once the width is known
+  FoldOptions fold_;
+  std::vector<DrawBlock> blocks_;  // scratch, reused every row
+  std::optional<SliceRef> hovered_, selected_;
+  std::optional<SliceDetails> hoveredDetails_, selectedDetails_;
+  std::int64_t hoveredSliceId_ = -1, selectedSliceId_ = -1;
+  std::string hoveredFold_;
+  std::optional<std::pair<std::int64_t, std::int64_t>> selection_;
+  std::optional<double> selectionDragStart_;
+  std::optional<profiler::RangeStats> stats_;
+  std::string statsError_;
+  std::unordered_set<std::int64_t> highlighted_;
+  std::vector<TileWindow> tileWindows_;  // per lane index (BSP lanes with tile detail)
+  std::vector<char> hasTiles_;           // per lane index, -1 unknown
+  std::int64_t lastBlockCount_ = 0;
+  float labelWidth_ = 200;
+};
+
+}  // namespace ipusim::viewer
