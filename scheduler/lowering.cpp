@@ -450,9 +450,9 @@ class Lowerer {
   }
 
   // Bias gradient: the column sums of a [batch, units] gradient, on the tile
-  // of the bias so that its update is local. Columns are split over workers
-  // by reducing row blocks' column ranges... kept simple: one vertex per
-  // column range of whole-row data is not contiguous, so one vertex.
+  // of the bias so that its update is local. One vertex: a column range of
+  // several rows is not one contiguous region, so it cannot be split over
+  // workers without a relayout.
   void lowerReduceRows(const Op& op) {
     const Value& gv = g_.values[op.inputs[0]];
     const std::uint64_t rows = gv.shape[0], cols = gv.shape[1];

@@ -39,65 +39,64 @@ MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::ui
       for (std::uint64_t pk : splitCandidates(s.k, tiles / (pm * pn))) {
         // The largest block (even splits: the first one).
         const std::uint64_t mb = ceilDiv(s.m, pm), nb = ceilDiv(s.n, pn), kb = ceilDiv(s.k, pk);
-        // Vertex shape: whole block if every field is contiguous, else single rows and/or columns.
-        MatMulPlan plan{pm, pn, pk};
-        bool valid = false;
-        for (int option = 0; option < 4 && !valid; ++option) {
+        // Vertex shape: whole block, or single rows and/or columns where a
+        // whole block would not be one contiguous region of a field.
+        for (int option = 0; option < 4; ++option) {
           const bool rows = option & 1, cols = option & 2;
           const std::uint64_t vm = rows ? 1 : mb, vn = cols ? 1 : nb;
           // Representative vertex at the block's end (the worst case for contiguity).
           const std::uint64_t r0 = s.m - vm, c0 = s.n - vn, k0 = s.k - kb;
           const bool aOk = s.transposeA ? contiguous(k0, s.k, r0, s.m, s.m) : contiguous(r0, s.m, k0, s.k, s.k);
           const bool bOk = s.transposeB ? contiguous(c0, s.n, k0, s.k, s.k) : contiguous(k0, s.k, c0, s.n, s.n);
-          const bool outOk = pk > 1 || contiguous(r0, s.m, c0, s.n, s.n);
-          // With a k split, each vertex's output region feeds a reduction
-          // whose output must be contiguous too.
-          const bool reduceOk = pk == 1 || contiguous(r0, s.m, c0, s.n, s.n);
-          if (aOk && bOk && outOk && reduceOk) valid = true, plan.rowVertices = rows, plan.colVertices = cols;
-        }
-        if (!valid) continue;
-        const std::uint64_t vm = plan.rowVertices ? 1 : mb, vn = plan.colVertices ? 1 : nb;
-        const std::uint64_t vertices = (mb / vm) * (nb / vn);
-        const ir::Cycles vertexCycles =
-            codeletCycles("MatMulPartial", {vm * kb, kb * vn, vm * vn},
-                          {{"m", double(vm)}, {"k", double(kb)}, {"n", double(vn)},
-                           {"transposeA", s.transposeA}, {"transposeB", s.transposeB}, {"accumulate", 0}},
-                          target);
-        std::uint64_t cycles = model::hardware::tileComputeCycles({}, std::vector<ir::Cycles>(vertices, vertexCycles), target.tile);
-        const std::uint64_t aBytes = mb * kb * 4, bBytes = kb * nb * 4, outBytes = mb * nb * 4;
-        // Operand exchange: one Copy phase per replica that is not already in
-        // place (a resident operand takes the first replica's placement);
-        // each phase is bound by a tile receiving its block.
-        const std::uint64_t phaseOverhead = target.exchange.latencyCycles + target.sync.internalCycles;
-        // Replicas are made by doubling: one phase, then log2 of the count.
-        auto phases = [](std::uint64_t copies) {
-          std::uint64_t p = copies ? 1 : 0;
-          for (std::uint64_t done = 1; done < copies; done *= 2) ++p;
-          return p;
-        };
-        const std::uint64_t aPhases = phases(pn - (s.aResident ? 1 : 0)), bPhases = phases(pm - (s.bResident ? 1 : 0));
-        cycles += aPhases * (std::uint64_t(aBytes / bytesPerCycle) + phaseOverhead);
-        cycles += bPhases * (std::uint64_t(bBytes / bytesPerCycle) + phaseOverhead);
-        std::uint64_t bytes = aBytes + bBytes + outBytes;
-        if (pk > 1) {  // gather partials to reducers, then ReduceSum over pk rows
-          const std::uint64_t perReducer = outBytes;  // pk partials of 1/pk of the block
-          cycles += std::uint64_t(perReducer / bytesPerCycle) + target.exchange.latencyCycles + 2 * target.sync.internalCycles;
-          const std::uint64_t cols = std::max<std::uint64_t>(1, mb * nb / pk);
-          cycles += 6 * codeletCycles("ReduceSum", {pk * cols, cols},
-                                      {{"rows", double(pk)}, {"cols", double(cols)}, {"axis", 0}, {"scale", 1}, {"accumulate", 0}},
-                                      target);
-          bytes += outBytes * 2;
-        }
-        plan.estimatedCycles = cycles;
-        plan.bytesPerTile = bytes;
-        plan.fits = bytes <= memoryBudget;
+          // The output region (or, with a k split, the reduction's output) must be contiguous.
+          const bool outOk = contiguous(r0, s.m, c0, s.n, s.n);
+          if (!(aOk && bOk && outOk)) continue;
+          MatMulPlan plan{pm, pn, pk, rows, cols};
+          const std::uint64_t vertices = (mb / vm) * (nb / vn);
+          const ir::Cycles vertexCycles =
+              codeletCycles("MatMulPartial", {vm * kb, kb * vn, vm * vn},
+                            {{"m", double(vm)}, {"k", double(kb)}, {"n", double(vn)},
+                             {"transposeA", s.transposeA}, {"transposeB", s.transposeB}, {"accumulate", 0}},
+                            target);
+          std::uint64_t cycles =
+              model::hardware::tileComputeCycles({}, std::vector<ir::Cycles>(vertices, vertexCycles), target.tile);
+          const std::uint64_t aBytes = mb * kb * 4, bBytes = kb * nb * 4, outBytes = mb * nb * 4;
+          // Operand exchange: one Copy phase for a relaid operand, replicas by
+          // doubling (log2 phases); each phase bound by a tile receiving its block.
+          const std::uint64_t phaseOverhead = target.exchange.latencyCycles + target.sync.internalCycles;
+          auto phases = [](std::uint64_t copies) {
+            std::uint64_t p = copies ? 1 : 0;
+            for (std::uint64_t done = 1; done < copies; done *= 2) ++p;
+            return p;
+          };
+          cycles += phases(pn - (s.aResident ? 1 : 0)) * (std::uint64_t(aBytes / bytesPerCycle) + phaseOverhead);
+          cycles += phases(pm - (s.bResident ? 1 : 0)) * (std::uint64_t(bBytes / bytesPerCycle) + phaseOverhead);
+          std::uint64_t bytes = aBytes + bBytes + outBytes;
+          if (pk > 1) {
+            // As lowered: each vertex output region is reduced on one tile of
+            // its block's pk tiles (round robin), from its pk partials.
+            const std::uint64_t subs = vertices, reducers = std::min(pk, subs);
+            const std::uint64_t subsPerReducer = ceilDiv(subs, reducers), subElements = vm * vn;
+            const std::uint64_t gathered = subsPerReducer * pk * subElements * 4;
+            cycles += std::uint64_t(gathered / bytesPerCycle) + phaseOverhead + target.sync.internalCycles;
+            const ir::Cycles reduceCycles =
+                codeletCycles("ReduceSum", {pk * subElements, subElements},
+                              {{"rows", double(pk)}, {"cols", double(subElements)}, {"axis", 0}, {"scale", 1}, {"accumulate", 0}},
+                              target);
+            cycles += model::hardware::tileComputeCycles(std::vector<ir::Cycles>(subsPerReducer, reduceCycles), {}, target.tile);
+            bytes += gathered + subsPerReducer * subElements * 4;
+          }
+          plan.estimatedCycles = cycles;
+          plan.bytesPerTile = bytes;
+          plan.fits = bytes <= memoryBudget;
         auto better = [&](const MatMulPlan& a, const MatMulPlan& b) {
           if (a.fits != b.fits) return a.fits;
           if (!a.fits) return a.bytesPerTile < b.bytesPerTile;
           return a.estimatedCycles < b.estimatedCycles ||
                  (a.estimatedCycles == b.estimatedCycles && a.tiles() < b.tiles());
         };
-        if (!haveBest || better(plan, best)) best = plan, haveBest = true;
+          if (!haveBest || better(plan, best)) best = plan, haveBest = true;
+        }
       }
   return best;  // pm = pn = pk = 1 with row vertices is always valid
 }

@@ -1,5 +1,6 @@
 #include "traces/profile_reader.hpp"
 
+#include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 
 #include <sqlite3.h>
@@ -332,6 +333,38 @@ void ProfileReader::forEachSlice(std::int64_t trackId,
                                " FROM slices WHERE track_id = ?1 ORDER BY ts, depth, id");
   s.bindInt(1, trackId);
   while (s.step()) fn(readSlice(s));
+}
+
+bool ProfileReader::readPackedSlices(std::int64_t trackId, PackedSlices& out) const {
+  out = PackedSlices{};
+  Statement hasTable = impl_->prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('slice_chunks', 'slice_strings')");
+  if (!hasTable.step() || hasTable.columnInt(0) != 2) return false;
+  Statement strings = impl_->prepare("SELECT id, text FROM slice_strings ORDER BY id");
+  while (strings.step()) {
+    const std::int64_t id = strings.columnInt(0);
+    if (id < 0 || id != static_cast<std::int64_t>(out.strings.size()))
+      throw ProfileError(impl_->path + ": corrupt slice_strings: id " + std::to_string(id) +
+                         " where " + std::to_string(out.strings.size()) + " was expected");
+    out.strings.push_back(strings.columnText(1));
+  }
+  Statement chunks = impl_->prepare(
+      "SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk");
+  chunks.bindInt(1, trackId);
+  while (chunks.step()) {
+    const std::int64_t count = chunks.columnInt(0);
+    const auto [data, size] = chunks.columnBlob(1);
+    if (count < 0)
+      throw ProfileError(impl_->path + ": corrupt slice_chunks row of track " + std::to_string(trackId) +
+                         ": slice_count " + std::to_string(count));
+    internal::decodeSliceChunk(data, size, static_cast<std::size_t>(count), out, impl_->path);
+  }
+  const auto limit = static_cast<std::uint32_t>(out.strings.size());
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out.name[i] >= limit || out.category[i] >= limit)
+      throw ProfileError(impl_->path + ": corrupt slice_chunks of track " + std::to_string(trackId) +
+                         ": a string id beyond slice_strings");
+  return true;
 }
 
 std::int64_t ProfileReader::sliceCount() const {

@@ -3,6 +3,7 @@
 // the viewer. Checks on open that the file exists, is SQLite, is an ipusim
 // profile and has a schema version this build reads; otherwise throws
 // ProfileError naming the file and the problem.
+#include "traces/packed_slices.hpp"
 #include "traces/profile_error.hpp"
 #include "traces/profile_rows.hpp"
 
@@ -39,6 +40,11 @@ class ProfileReader {
   std::vector<SliceRow> slices(std::int64_t trackId, std::int64_t from, std::int64_t to) const;
   // Every slice of a track, streamed in ts order without materialising them all.
   void forEachSlice(std::int64_t trackId, const std::function<void(const SliceRow&)>& fn) const;
+  // Every slice of a track, drawing columns only, from the packed copy
+  // (slice_chunks): many times faster than forEachSlice. Returns false and
+  // leaves `out` empty when the profile has no packed copy (written before
+  // it existed); throws ProfileError naming the file when it is corrupt.
+  bool readPackedSlices(std::int64_t trackId, PackedSlices& out) const;
   std::int64_t sliceCount() const;
   // [min ts, max ts+dur] over all slices; {0,0} when there are none.
   std::pair<std::int64_t, std::int64_t> timeExtent() const;

@@ -1,6 +1,7 @@
 #include "traces/profile_writer.hpp"
 
 #include "traces/internal/profile_schema.hpp"
+#include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/internal/slice_batch_inserter.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/internal/temporary_profile_file.hpp"
@@ -63,6 +64,15 @@ struct ProfileWriter::Impl {
   std::int64_t nextSliceId = 1;
   std::uint64_t slicesWritten = 0;
   std::unordered_map<std::int64_t, TrackSliceStats> trackStats;
+  // The packed copy of the slices (slice_chunks, slice_strings): per track
+  // the chunk being encoded and how many were written; names interned.
+  struct TrackChunks {
+    internal::SliceChunkEncoder encoder;
+    std::int64_t written = 0;
+  };
+  std::unordered_map<std::int64_t, TrackChunks> trackChunks;
+  std::unordered_map<std::string, std::uint32_t> sliceStrings;
+  Statement insertChunk;
   // Consecutive slices are usually on one track: skip the hash lookup then.
   std::int64_t lastStatsTrack = -1;
   TrackSliceStats* lastStats = nullptr;
@@ -81,6 +91,10 @@ struct ProfileWriter::Impl {
   void requireWriting(const char* action) const;
   void recordStats(const SliceRow& row);
   void writeTrackStats();
+  std::uint32_t internSliceString(const std::string& text);
+  void packSlice(const SliceRow& row);
+  void writeChunk(std::int64_t trackId, TrackChunks& chunks);
+  void writePackedRemainder();
   void closeStatements() noexcept;
   void closeDatabase() noexcept;
   void removeTemporary() noexcept;
@@ -197,6 +211,41 @@ void ProfileWriter::Impl::recordStats(const SliceRow& row) {
   lastStats->add(row.id, row.ts, row.dur);
 }
 
+std::uint32_t ProfileWriter::Impl::internSliceString(const std::string& text) {
+  const auto [it, inserted] = sliceStrings.emplace(text, static_cast<std::uint32_t>(sliceStrings.size()));
+  return it->second;
+}
+
+void ProfileWriter::Impl::packSlice(const SliceRow& row) {
+  TrackChunks& chunks = trackChunks[row.trackId];
+  chunks.encoder.add(row.id, row.ts, row.dur, row.depth, internSliceString(row.name),
+                     internSliceString(row.category), row.programId, row.phaseId);
+  if (chunks.encoder.full()) writeChunk(row.trackId, chunks);
+}
+
+void ProfileWriter::Impl::writeChunk(std::int64_t trackId, TrackChunks& chunks) {
+  if (!insertChunk)
+    insertChunk = Statement(db, "INSERT INTO slice_chunks(track_id, chunk, slice_count, data) "
+                                "VALUES (?1, ?2, ?3, ?4)", path);
+  insertChunk.bindInt(1, trackId);
+  insertChunk.bindInt(2, chunks.written);
+  insertChunk.bindInt(3, static_cast<std::int64_t>(chunks.encoder.count()));
+  insertChunk.bindBlob(4, chunks.encoder.take());
+  insertChunk.execute("cannot write slice_chunks");
+  ++chunks.written;
+}
+
+void ProfileWriter::Impl::writePackedRemainder() {
+  for (auto& [trackId, chunks] : trackChunks)
+    if (chunks.encoder.count() > 0) writeChunk(trackId, chunks);
+  Statement insertString(db, "INSERT INTO slice_strings(id, text) VALUES (?1, ?2)", path);
+  for (const auto& [text, id] : sliceStrings) {
+    insertString.bindInt(1, id);
+    insertString.bindText(2, text);
+    insertString.execute("cannot write slice_strings");
+  }
+}
+
 void ProfileWriter::Impl::writeTrackStats() {
   Statement insertStats(db,
       "INSERT INTO slice_track_stats(track_id, slice_count, min_ts, max_end, max_dur, look_back) "
@@ -221,7 +270,7 @@ void ProfileWriter::Impl::writeTrackStats() {
 void ProfileWriter::Impl::closeStatements() noexcept {
   for (Statement* statement : {&insertMeta, &insertRun, &insertTrack,
                                &insertProgram, &insertPhase, &insertTilePhase,
-                               &insertTileMemory, &insertCounter})
+                               &insertTileMemory, &insertCounter, &insertChunk})
     *statement = Statement();
   slices.close();
 }
@@ -313,7 +362,10 @@ std::int64_t ProfileWriter::addSlice(SliceRow row) {
   impl.recordStats(row);
   ++impl.slicesWritten;
   const std::int64_t id = row.id;
-  impl.guarded([&] { impl.slices.add(std::move(row)); });
+  impl.guarded([&] {
+    impl.packSlice(row);
+    impl.slices.add(std::move(row));
+  });
   return id;
 }
 
@@ -392,6 +444,7 @@ void ProfileWriter::commit() {
   impl.guarded([&] {
     impl.slices.flush();
     impl.writeTrackStats();
+    impl.writePackedRemainder();
     internal::execSql(impl.db, internal::kCreateIndexesSql, impl.path, "cannot build the indexes");
     impl.insertMeta.bindText(1, "complete");
     impl.insertMeta.bindText(2, "1");

@@ -90,6 +90,17 @@ CREATE TABLE long_slices(
   slice_id INTEGER NOT NULL REFERENCES slices(id),
   PRIMARY KEY(track_id, slice_id)
 ) WITHOUT ROWID;
+CREATE TABLE slice_strings(
+  id   INTEGER PRIMARY KEY,
+  text TEXT NOT NULL
+);
+CREATE TABLE slice_chunks(
+  track_id    INTEGER NOT NULL REFERENCES tracks(id),
+  chunk       INTEGER NOT NULL,
+  slice_count INTEGER NOT NULL,
+  data        BLOB    NOT NULL,
+  PRIMARY KEY(track_id, chunk)
+) WITHOUT ROWID;
 CREATE VIEW tile_slices AS
   SELECT s.run_id AS run_id, t.ipu AS ipu, c.tile AS tile, s.ts AS ts, c.cycles AS dur,
          s.category AS category, s.name AS name, s.phase_id AS phase_id,

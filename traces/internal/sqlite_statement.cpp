@@ -86,6 +86,11 @@ void Statement::bindDouble(int index, double value) {
   if (rc != SQLITE_OK) throwSqliteError(db_, rc, file_, "cannot bind a real value");
 }
 
+void Statement::bindBlob(int index, const std::string& bytes) {
+  const int rc = sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) throwSqliteError(db_, rc, file_, "cannot bind a blob");
+}
+
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -115,6 +120,12 @@ std::int64_t Statement::columnOptionalInt(int index) const {
 }
 
 double Statement::columnDouble(int index) const { return sqlite3_column_double(stmt_, index); }
+
+std::pair<const unsigned char*, std::size_t> Statement::columnBlob(int index) const {
+  const auto* data = static_cast<const unsigned char*>(sqlite3_column_blob(stmt_, index));
+  const int size = sqlite3_column_bytes(stmt_, index);
+  return {data, data ? static_cast<std::size_t>(size) : 0};
+}
 
 std::string Statement::columnText(int index) const {
   const auto* text = sqlite3_column_text(stmt_, index);

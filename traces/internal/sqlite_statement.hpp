@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -42,6 +43,8 @@ class Statement {
   void bindInt(int index, std::int64_t value);
   void bindOptionalInt(int index, std::int64_t value);
   void bindDouble(int index, double value);
+  // SQLite copies the bytes.
+  void bindBlob(int index, const std::string& bytes);
 
   // Advances to the next row; false when done. Throws on error.
   bool step();
@@ -54,6 +57,8 @@ class Statement {
   double columnDouble(int index) const;
   std::string columnText(int index) const;
   bool columnIsNull(int index) const;
+  // The bytes of a BLOB column, valid until the next step()/reset().
+  std::pair<const unsigned char*, std::size_t> columnBlob(int index) const;
 
   explicit operator bool() const { return stmt_ != nullptr; }
 

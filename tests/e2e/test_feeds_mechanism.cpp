@@ -1,0 +1,92 @@
+// The tutorial's story comes from the mechanism, not from the fit: fewer
+// Engine::run calls (more steps per execution) is never slower, and feeds
+// with one step per run come close to no feeds at all. Timing only
+// (--synthetic-data): the cycles are those of real data (tested below).
+#include "cli_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace ipusim::test {
+namespace {
+
+nlohmann::json runJson(const std::string& args) {
+  const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + ipusimBinary() + " run " + args + " --json");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+}
+
+constexpr int kSteps = 100;
+
+TEST(FeedsMechanism, MoreStepsPerExecutionIsNeverSlower) {
+  double previous = 1e300;
+  for (int spe : {1, 2, 5, 10, 20, 50, 100}) {
+    const auto out = runJson("workloads/mnist_with_feeds.json --synthetic-data --steps " + std::to_string(kSteps) +
+                             " --steps-per-execution " + std::to_string(spe));
+    EXPECT_EQ(out["engine_runs"].get<int>(), kSteps / spe);
+    const double seconds = out["simulated_seconds"].get<double>();
+    EXPECT_LE(seconds, previous) << "steps_per_execution " << spe << " is slower than the one before";
+    previous = seconds;
+  }
+}
+
+TEST(FeedsMechanism, FeedsWithOneStepPerRunComeCloseToNoFeeds) {
+  const auto feeds = runJson("workloads/mnist_with_feeds.json --synthetic-data --steps 100 --steps-per-execution 1");
+  const auto none = runJson("workloads/mnist_without_feeds.json --synthetic-data --steps 100");
+  EXPECT_EQ(feeds["engine_runs"], 100);
+  EXPECT_EQ(none["engine_runs"], 100);
+  const double a = feeds["simulated_seconds"], b = none["simulated_seconds"];
+  EXPECT_LE(a, b);            // the prefetch still hides the dataset
+  EXPECT_GT(a, 0.9 * b);      // but every run pays its dispatch and stream start-up
+}
+
+TEST(FeedsMechanism, SyntheticDataGivesExactlyTheCyclesOfRealData) {
+  for (const char* workload : {"workloads/mnist_with_feeds.json", "workloads/mnist_without_feeds.json"}) {
+    const auto real = runJson(std::string(workload) + " --steps 40");
+    const auto synthetic = runJson(std::string(workload) + " --steps 40 --synthetic-data");
+    EXPECT_EQ(real["cycles"], synthetic["cycles"]) << workload;
+    EXPECT_TRUE(synthetic["final_loss"].is_null());
+    EXPECT_TRUE(real["final_loss"].is_number());
+  }
+}
+
+TEST(FeedsMechanism, CapturedRunsHoldTenStepsWithFeedsAndOneWithout) {
+  for (auto [workload, stepsPerRun] : {std::pair{"with_feeds", 10}, std::pair{"without_feeds", 1}}) {
+    ScratchDir dir(std::string("captured-") + workload);
+    const std::string options = "{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.str() +
+                                "\",\"autoReport.executionProfileProgramRunCount\":\"10\"}";
+    const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && POPLAR_ENGINE_OPTIONS=" + quote(options) + " " +
+                              ipusimBinary() + " run workloads/mnist_" + workload + ".json --steps 200 --synthetic-data");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto q = runCommand("sqlite3 " + quote((dir.path() / "profile.pop").string()) +
+                              " \"SELECT count(*), min(steps), max(steps) FROM runs WHERE captured;"
+                              " SELECT count(*) FROM slices WHERE category = 'step';\"");
+    ASSERT_EQ(q.exitCode, 0) << q.output;
+    EXPECT_EQ(q.output, "10|" + std::to_string(stepsPerRun) + "|" + std::to_string(stepsPerRun) + "\n" +
+                            std::to_string(10 * stepsPerRun) + "\n")
+        << workload;
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::test
+
+namespace ipusim::test {
+namespace {
+
+// Acceptance of the main job: the tutorial's 10,000 steps with the defaults.
+// (Timing only: synthetic data has exactly the cycles of real data.)
+TEST(TutorialTimes, WithinTwentyPercentOfTheHardwareAndTheRatioHolds) {
+  const auto feeds = runJson("workloads/mnist_with_feeds.json --synthetic-data");
+  const auto none = runJson("workloads/mnist_without_feeds.json --synthetic-data");
+  EXPECT_EQ(feeds["steps"], 10000);
+  EXPECT_EQ(none["steps"], 10000);
+  const double a = feeds["simulated_seconds"], b = none["simulated_seconds"];
+  EXPECT_NEAR(a, 14.62, 0.2 * 14.62);
+  EXPECT_NEAR(b, 23.77, 0.2 * 23.77);
+  EXPECT_GE(b / a, 1.4);
+  EXPECT_LE(b / a, 1.9);
+}
+
+}  // namespace
+}  // namespace ipusim::test

@@ -1,0 +1,23 @@
+#pragma once
+// PackedSlices: the slices of one track as columns, the drawing subset only
+// (no run, parent or bytes), read from the profile's slice_chunks table in a
+// fraction of the time the row-wise slices table takes (see SCHEMA.md). The
+// viewer loads whole tracks this way. Order is the writer's order, not
+// necessarily by ts.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ipusim::traces {
+
+struct PackedSlices {
+  std::vector<std::int64_t> id, ts, dur;
+  std::vector<std::int32_t> depth;
+  std::vector<std::uint32_t> name, category;  // indexes into `strings`
+  std::vector<std::int64_t> programId, phaseId;  // -1 for NULL
+  std::vector<std::string> strings;              // the profile's slice_strings, by id
+
+  std::size_t size() const { return ts.size(); }
+};
+
+}  // namespace ipusim::traces
