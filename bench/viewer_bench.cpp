@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <thread>
+
+#include <sys/resource.h>
 
 namespace ipusim::bench {
 
@@ -21,6 +24,21 @@ using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
+
+// CPU time of the whole process (every thread: loader, llvmpipe's render
+// threads), user + system, in ms. Reported next to wall time because the
+// machine is shared: wall time alone measures the load as much as the code.
+double processCpuMs() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return double(t.tv_sec) * 1e3 + double(t.tv_usec) / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+// While lanes load, frames are drawn at a display's 60 Hz, not as fast as
+// the GPU allows: Xvfb has no vsync, and an unpaced loop would take the CPU
+// the loader needs.
+constexpr std::chrono::microseconds kFramePeriod{16'667};
 
 constexpr int kStepsPerRun = 10;
 constexpr int kSlicesPerStep = 24;  // see the step body below
@@ -105,8 +123,10 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
   const fs::path file = dir / ("bench-" + std::to_string(slices) + ".pop");
   if (!fs::exists(file)) {
     const auto t0 = Clock::now();
+    const double cpu0 = processCpuMs();
     const auto n = writeSyntheticProfile(file.string(), slices);
-    std::printf("wrote %lld slices to %s in %.0f ms\n", static_cast<long long>(n), file.c_str(), msSince(t0));
+    std::printf("wrote %lld slices to %s in %.0f ms wall, %.0f ms CPU\n", static_cast<long long>(n), file.c_str(),
+                msSince(t0), processCpuMs() - cpu0);
   }
   viewer::GlWindow window(windowSize.first, windowSize.second, "ipusim-view bench", false);
   viewer::ViewerApp app{viewer::RecentProfiles(std::string("/dev/null"))};
@@ -123,30 +143,40 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
     return ms;
   };
   const auto t0 = Clock::now();
+  const double cpu0 = processCpuMs();
   if (!app.open(file.string())) {
     std::cerr << "ipusim-view --bench: " << app.errors().back() << "\n";
     return 2;
   }
   app.show(viewer::ViewKind::Trace);
-  const double openMs = msSince(t0);
+  const double structureMs = msSince(t0);
   const double firstFrameMs = drawFrame();
-  std::printf("open (structure, lanes laid out): %.0f ms; first frame: %.1f ms; window shown after %.0f ms\n",
-              openMs, firstFrameMs, msSince(t0));
-  // Keep drawing while the lanes stream in: frames must stay interactive.
+  std::printf("structure (meta, runs, tracks, lanes laid out): %.0f ms; first frame %.1f ms\n", structureMs,
+              firstFrameMs);
+  // Opening ends when every lane holds every slice: the whole run is then
+  // drawable at any zoom. Frames keep coming meanwhile (paced, see above).
   double worstWhileLoading = 0;
   int framesWhileLoading = 0;
   while (!app.profile(0).session->fullyLoaded()) {
+    const auto next = Clock::now() + kFramePeriod;
     worstWhileLoading = std::max(worstWhileLoading, drawFrame());
     ++framesWhileLoading;
+    std::this_thread::sleep_until(next);
   }
-  std::printf("all %lld slices loaded after %.0f ms (%d frames meanwhile, worst %.1f ms)\n",
-              static_cast<long long>(app.profile(0).session->sliceCount()), msSince(t0), framesWhileLoading,
+  const double openMs = msSince(t0), openCpuMs = processCpuMs() - cpu0;
+  std::printf("open: all %lld slices drawable after %.0f ms wall, %.0f ms CPU (%d frames meanwhile, worst %.1f ms)\n",
+              static_cast<long long>(app.profile(0).session->sliceCount()), openMs, openCpuMs, framesWhileLoading,
               worstWhileLoading);
+  int status = 0;
+  if (openMs > 3000) {
+    std::printf("opening took more than 3 s\n");
+    status = 3;
+  }
   auto& trace = *app.profile(0).trace;
   const double start = double(app.profile(0).session->startCycle());
   const double end = double(app.profile(0).session->endCycle());
-  std::printf("%-24s %10s %10s %12s %10s\n", "zoom (visible cycles)", "mean ms", "max ms", "cpu mean ms", "blocks");
-  int status = 0;
+  std::printf("%-24s %10s %10s %14s %16s %10s\n", "zoom (visible cycles)", "mean ms", "max ms", "ui cpu mean ms",
+              "process cpu ms", "blocks");
   for (double fraction : {1.0, 0.1, 0.01, 1e-3, 1e-5}) {
     const double span = (end - start) * fraction;
     const double from = start + (end - start - span) * 0.37;
@@ -154,6 +184,7 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
     drawFrame();  // layout
     double total = 0, worst = 0, cpu = 0;
     const int frames = 12;
+    const double processCpu0 = processCpuMs();
     for (int i = 0; i < frames; ++i) {
       // Pan a little each frame so nothing is cached between frames.
       trace.axis().panPixels(3);
@@ -164,11 +195,14 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
     }
     char label[64];
     std::snprintf(label, sizeof label, "%.0f", span);
-    std::printf("%-24s %10.2f %10.2f %12.2f %10lld\n", label, total / frames, worst, cpu / frames,
-                static_cast<long long>(trace.framesDrawnBlocks()));
-    if (worst > 33) status = 3;
+    std::printf("%-24s %10.2f %10.2f %14.2f %16.2f %10lld\n", label, total / frames, worst, cpu / frames,
+                (processCpuMs() - processCpu0) / frames, static_cast<long long>(trace.framesDrawnBlocks()));
+    if (worst > 33) {
+      std::printf("a frame took more than 33 ms\n");
+      status = 3;
+    }
   }
-  if (status) std::printf("a frame took more than 33 ms\n");
+  if (status == 3) std::printf("over budget: opening must take under 3 s and every frame under 33 ms\n");
   return status;
 }
 

@@ -7,6 +7,7 @@
 #include "model/hardware/observer_set.hpp"
 #include "model/hardware/program_executor.hpp"
 #include "model/hardware/sync_controller.hpp"
+#include "model/hardware/worker_pool.hpp"
 
 #include <map>
 #include <stdexcept>
@@ -23,6 +24,7 @@ struct IpuSystem::Impl {
   hardware::ObserverSet observers;
   ir::Executable exe;
   LoadOptions options;
+  std::unique_ptr<hardware::WorkerPool> pool;  // after load(): functional work of large phases
   std::unique_ptr<hardware::LoadedExecutable> loaded;
   std::unique_ptr<hardware::ProgramExecutor> executor;
   std::uint64_t runs = 0;
@@ -48,8 +50,10 @@ void IpuSystem::load(const ir::Executable& exe, const LoadOptions& options) {
   impl_->exe = exe;
   impl_->options = options;
   impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional);
+  const unsigned threads = options.workerThreads ? options.workerThreads : hardware::defaultWorkerThreads();
+  impl_->pool = std::make_unique<hardware::WorkerPool>(options.functional ? threads : 1);
   impl_->executor = std::make_unique<hardware::ProgramExecutor>(*impl_->loaded, impl_->hostLink, impl_->sync,
-                                                                impl_->observers);
+                                                                impl_->observers, *impl_->pool);
 }
 
 void IpuSystem::addObserver(ExecutionObserver* observer) {

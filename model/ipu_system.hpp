@@ -25,6 +25,10 @@ namespace ipusim::model {
 
 struct LoadOptions {
   bool functional = true;
+  // Host threads for the functional work of large phases (1 = sequential);
+  // 0 = IPUSIM_WORKER_THREADS if set, else 2 (or 1 on a one-core host).
+  // Results do not depend on it.
+  std::uint32_t workerThreads = 0;
 };
 
 class IpuSystem : public sc_core::sc_module {

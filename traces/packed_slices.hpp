@@ -18,6 +18,10 @@ struct PackedSlices {
   std::vector<std::string> strings;              // the profile's slice_strings, by id
 
   std::size_t size() const { return ts.size(); }
+  void reserve(std::size_t n) {
+    id.reserve(n), ts.reserve(n), dur.reserve(n), depth.reserve(n);
+    name.reserve(n), category.reserve(n), programId.reserve(n), phaseId.reserve(n);
+  }
 };
 
 }  // namespace ipusim::traces

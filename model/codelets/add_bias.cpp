@@ -4,6 +4,7 @@
 //   kWorkerVertexOverhead
 //   + rows * (kRowOverhead + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector).
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -20,7 +21,7 @@ IPUSIM_KERNEL void addBias(const float* __restrict in, const float* __restrict b
   }
 }
 
-class AddBias final : public Codelet {
+class AddBias final : public FlatCodelet<AddBias> {
  public:
   std::string name() const override { return "AddBias"; }
   std::vector<FieldSpec> fields() const override {
@@ -42,7 +43,7 @@ class AddBias final : public Codelet {
     return cycles::kWorkerVertexOverhead +
            rows * (cycles::kRowOverhead + cycles::floatVectors(cols, target) * cycles::kSimpleOpCyclesPerVector);
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);
     addBias(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), rows, cols);
   }

@@ -64,6 +64,14 @@ class Codelet {
   // Supervisor codelet: tile cycles.
   virtual ir::Cycles cycles(const VertexShape& shape, const Target& target) const = 0;
   virtual void compute(const std::vector<FieldData>& fields, const std::vector<double>& params) const = 0;
+  // compute() of `count` vertices of this codelet stored flat: vertex i's
+  // fields are fields[i * numFields, (i + 1) * numFields), its params
+  // params[i * numParams, (i + 1) * numParams). The model runs compute sets
+  // through this (one call per run of same-codelet vertices) to avoid a
+  // virtual call and two vector indirections per vertex. Must have exactly
+  // the effect of compute() on each vertex in order. The default does that.
+  virtual void computeBatch(const FieldData* fields, std::size_t numFields, const double* params,
+                            std::size_t numParams, std::size_t count) const;
 };
 
 // A vertex's named params in codelet.params() order, defaults filled in.

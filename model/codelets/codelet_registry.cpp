@@ -1,6 +1,6 @@
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/codelet.hpp"
-#include "model/codelets/nearest_name.hpp"
+#include "model/util/nearest_name.hpp"
 
 #include <stdexcept>
 
@@ -27,7 +27,7 @@ const Codelet& CodeletRegistry::get(const std::string& name) const {
   for (const auto& codelet : codelets_)
     if (codelet->name() == name) return *codelet;
   std::string message = "unknown codelet '" + name + "'";
-  const std::string nearest = nearestName(name, names());
+  const std::string nearest = util::nearestName(name, names());
   if (!nearest.empty()) message += "; did you mean '" + nearest + "'?";
   throw std::invalid_argument(message);
 }

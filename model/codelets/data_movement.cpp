@@ -4,6 +4,7 @@
 // pipeline (kIntToFloatCyclesPerElement, no vectorisation); Fill like
 // _fillCycleEstimate (one st64 per 2 floats). Each adds kWorkerVertexOverhead.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -14,7 +15,7 @@
 namespace ipusim::model {
 namespace {
 
-class Copy final : public Codelet {
+class Copy final : public FlatCodelet<Copy> {
  public:
   std::string name() const override { return "Copy"; }
   std::vector<FieldSpec> fields() const override {
@@ -28,7 +29,7 @@ class Copy final : public Codelet {
     return cycles::kWorkerVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+  void computeFlat(const FieldData* f, const double*) const {
     if (f[1].size != 0) std::memmove(f[1].data, f[0].data, f[1].size * sizeof(float));
   }
 };
@@ -37,7 +38,7 @@ IPUSIM_KERNEL void intToFloat(const std::int32_t* __restrict in, float* __restri
   vec::forEach(n, [=](std::uint64_t i) { out[i] = static_cast<float>(in[i]); });
 }
 
-class Cast final : public Codelet {
+class Cast final : public FlatCodelet<Cast> {
  public:
   std::string name() const override { return "Cast"; }
   std::vector<FieldSpec> fields() const override {
@@ -50,12 +51,12 @@ class Cast final : public Codelet {
   ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
     return cycles::kWorkerVertexOverhead + shape.fieldSizes[0] * cycles::kIntToFloatCyclesPerElement;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+  void computeFlat(const FieldData* f, const double*) const {
     intToFloat(f[0].as<const std::int32_t>(), f[1].as<float>(), f[1].size);
   }
 };
 
-class Fill final : public Codelet {
+class Fill final : public FlatCodelet<Fill> {
  public:
   std::string name() const override { return "Fill"; }
   std::vector<FieldSpec> fields() const override { return {{"out", ir::DType::Float, FieldAccess::Out}}; }
@@ -65,7 +66,7 @@ class Fill final : public Codelet {
     return cycles::kWorkerVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     float* out = f[0].as<float>();
     std::fill(out, out + f[0].size, static_cast<float>(params[0]));
   }

@@ -2,6 +2,7 @@
 // Timing follows popops BinaryOp (PerformanceEstimation.cpp basicOpLoopCycles):
 //   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op).
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -36,7 +37,7 @@ IPUSIM_KERNEL void applyBinary(const float* __restrict in0, const float* __restr
 }
 
 template <class Op>
-class ElementwiseBinary final : public Codelet {
+class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
  public:
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
@@ -52,7 +53,7 @@ class ElementwiseBinary final : public Codelet {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+  void computeFlat(const FieldData* f, const double*) const {
     applyBinary<Op>(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);
   }
 };

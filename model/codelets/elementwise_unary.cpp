@@ -4,6 +4,7 @@
 //   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op),
 // transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -45,7 +46,7 @@ IPUSIM_KERNEL void applyUnary(const float* __restrict in, float* __restrict out,
 }
 
 template <class Op>
-class ElementwiseUnary final : public Codelet {
+class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
  public:
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
@@ -58,7 +59,7 @@ class ElementwiseUnary final : public Codelet {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+  void computeFlat(const FieldData* f, const double*) const {
     applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);
   }
 };

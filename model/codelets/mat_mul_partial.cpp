@@ -18,6 +18,7 @@
 // Transposes cost nothing extra: the compiler lays the operands out for the
 // AMP, as poplin does.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -53,6 +54,22 @@ IPUSIM_KERNEL void multiplyAccumulate(const float* __restrict a, std::uint64_t a
   }
 }
 
+// out[i][:] = (accumulate ? out[i][:] : 0) + A(i, 0) * b[:] for k == 1: the
+// product of multiplyAccumulate() on a zeroed (or accumulating) out, without
+// the separate zeroing pass. "0.0f +" is kept so that a -0.0 product becomes
+// +0.0 exactly as it does there (the compiler may not drop it: signed zeros).
+IPUSIM_KERNEL void outerProduct(const float* __restrict a, std::uint64_t aRowStride, const float* __restrict b,
+                                float* __restrict out, std::uint64_t m, std::uint64_t n, bool accumulate) {
+  for (std::uint64_t i = 0; i < m; ++i) {
+    float* __restrict row = out + i * n;
+    const float a0 = a[i * aRowStride];
+    if (accumulate)
+      vec::forEach(n, [=](std::uint64_t j) { row[j] += a0 * b[j]; });
+    else
+      vec::forEach(n, [=](std::uint64_t j) { row[j] = 0.0f + a0 * b[j]; });
+  }
+}
+
 // dst (cols x rows) = transpose of src (rows x cols), in cache-sized tiles.
 IPUSIM_KERNEL void transpose(const float* __restrict src, float* __restrict dst, std::uint64_t rows, std::uint64_t cols) {
   constexpr std::uint64_t kTile = 32;  // 32 x 32 floats = 4 KiB per tile: both sides stay in L1
@@ -64,7 +81,7 @@ IPUSIM_KERNEL void transpose(const float* __restrict src, float* __restrict dst,
     }
 }
 
-class MatMulPartial final : public Codelet {
+class MatMulPartial final : public FlatCodelet<MatMulPartial> {
  public:
   std::string name() const override { return "MatMulPartial"; }
   std::vector<FieldSpec> fields() const override {
@@ -100,12 +117,17 @@ class MatMulPartial final : public Codelet {
     return total;
   }
 
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     const auto m = std::uint64_t(params[0]), k = std::uint64_t(params[1]), n = std::uint64_t(params[2]);
     const bool transposeA = params[3] != 0, transposeB = params[4] != 0, accumulate = params[5] != 0;
     const float* a = f[0].as<const float>();
     const float* b = f[1].as<const float>();
     float* out = f[2].as<float>();
+    if (k == 1) {
+      // b is 1 x n whether or not it is transposed; A(i, 0) is a[i] either way.
+      outerProduct(a, 1, b, out, m, n, accumulate);
+      return;
+    }
     if (!accumulate) std::fill(out, out + m * n, 0.0f);
     if (transposeB) {
       thread_local std::vector<float> scratch;  // b as k x n, reused across calls

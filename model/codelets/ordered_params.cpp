@@ -1,5 +1,5 @@
 #include "model/codelets/codelet.hpp"
-#include "model/codelets/nearest_name.hpp"
+#include "model/util/nearest_name.hpp"
 
 #include <stdexcept>
 
@@ -15,7 +15,7 @@ std::vector<double> orderedParams(const Codelet& codelet, const std::map<std::st
       if (names.empty())
         message += " (it takes no params)";
       else
-        message += "; did you mean '" + nearestName(name, names) + "'?";
+        message += "; did you mean '" + util::nearestName(name, names) + "'?";
       throw std::invalid_argument(message);
     }
   }

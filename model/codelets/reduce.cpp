@@ -13,6 +13,7 @@
 //     kWorkerVertexOverhead + rows * (kRowOverhead + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector)
 //       + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -56,7 +57,7 @@ IPUSIM_KERNEL void storeScaled(const float* __restrict acc, float* __restrict ou
 }
 
 template <class R>
-class Reduce final : public Codelet {
+class Reduce final : public FlatCodelet<Reduce<R>> {
  public:
   std::string name() const override { return R::kName; }
   std::vector<FieldSpec> fields() const override {
@@ -90,7 +91,7 @@ class Reduce final : public Codelet {
              rows * (cycles::kRowOverhead + perRowVectors + cycles::kHorizontalReduceCycles);
     return cycles::kWorkerVertexOverhead + rows * (cycles::kRowOverhead + perRowVectors) + perRowVectors;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);
     const bool axisIsRows = params[2] != 0;
     const float scale = R::kScaled ? static_cast<float>(params[3]) : 1.0f;

@@ -2,6 +2,7 @@
 // Timing follows popops NonLinearityGrad / BinaryOp (basicOpLoopCycles):
 //   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kReluGradCyclesPerVector.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -17,7 +18,7 @@ IPUSIM_KERNEL void reluGrad(const float* __restrict activation, const float* __r
   });
 }
 
-class ReluGrad final : public Codelet {
+class ReluGrad final : public FlatCodelet<ReluGrad> {
  public:
   std::string name() const override { return "ReluGrad"; }
   std::vector<FieldSpec> fields() const override {
@@ -34,7 +35,7 @@ class ReluGrad final : public Codelet {
     return cycles::kWorkerVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kReluGradCyclesPerVector;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>&) const override {
+  void computeFlat(const FieldData* f, const double*) const {
     reluGrad(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);
   }
 };

@@ -3,6 +3,7 @@
 // getScaledArithmeticSupervisorCycleEstimate, one f32v2 axpy per vector):
 //   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kSimpleOpCyclesPerVector.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -14,7 +15,7 @@ IPUSIM_KERNEL void scaledAdd(float* __restrict data, const float* __restrict del
   vec::forEach(n, [=](std::uint64_t i) { data[i] += scale * deltas[i]; });
 }
 
-class ScaledAdd final : public Codelet {
+class ScaledAdd final : public FlatCodelet<ScaledAdd> {
  public:
   std::string name() const override { return "ScaledAdd"; }
   std::vector<FieldSpec> fields() const override {
@@ -29,7 +30,7 @@ class ScaledAdd final : public Codelet {
     return cycles::kWorkerVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);
   }
 };

@@ -19,6 +19,7 @@
 //   kRowOverhead + V * kSimpleOpCyclesPerVector + kLabelLookupCycles.
 // Both add kWorkerVertexOverhead once.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -43,7 +44,7 @@ IPUSIM_KERNEL void scaleInto(const float* __restrict in, float* __restrict out, 
   vec::forEach(n, [=](std::uint64_t i) { out[i] = scale * in[i]; });
 }
 
-class SoftmaxCrossEntropy final : public Codelet {
+class SoftmaxCrossEntropy final : public FlatCodelet<SoftmaxCrossEntropy> {
  public:
   std::string name() const override { return "SoftmaxCrossEntropy"; }
   std::vector<FieldSpec> fields() const override {
@@ -71,7 +72,7 @@ class SoftmaxCrossEntropy final : public Codelet {
                               cycles::kLabelLookupCycles + cycles::kScalarLogCycles;
     return cycles::kWorkerVertexOverhead + rows * perRow;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
     const std::int32_t* labels = f[1].as<const std::int32_t>();
     float* loss = f[3].as<float>();
@@ -90,7 +91,7 @@ class SoftmaxCrossEntropy final : public Codelet {
   }
 };
 
-class SoftmaxCrossEntropyGrad final : public Codelet {
+class SoftmaxCrossEntropyGrad final : public FlatCodelet<SoftmaxCrossEntropyGrad> {
  public:
   std::string name() const override { return "SoftmaxCrossEntropyGrad"; }
   std::vector<FieldSpec> fields() const override {
@@ -115,7 +116,7 @@ class SoftmaxCrossEntropyGrad final : public Codelet {
                               cycles::kLabelLookupCycles;
     return cycles::kWorkerVertexOverhead + rows * perRow;
   }
-  void compute(const std::vector<FieldData>& f, const std::vector<double>& params) const override {
+  void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
     const float scale = static_cast<float>(params[2]);
     const std::int32_t* labels = f[1].as<const std::int32_t>();

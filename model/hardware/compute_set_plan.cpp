@@ -7,6 +7,10 @@
 namespace ipusim::model::hardware {
 namespace {
 
+// Work charged per vertex on top of its field bytes (the call, the shape
+// decoding), so that splits of many tiny vertices stay balanced.
+constexpr std::uint64_t kVertexOverheadBytes = 64;
+
 std::string vertexName(const ir::ComputeSet& cs, std::size_t index, const ir::Vertex& v) {
   return "computeSets[" + std::to_string(cs.id) + "] '" + cs.name + "' vertices[" +
          std::to_string(index) + "] (codelet " + v.codelet + ", tile " + std::to_string(v.tile) + ")";
@@ -21,7 +25,7 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
   // Per tile: the cycles of its worker and supervisor vertices, in vertex order.
   struct TileVertices { std::vector<ir::Cycles> workers, supervisors; };
   std::map<std::uint32_t, TileVertices> perTile;
-  vertices_.reserve(cs.vertices.size());
+  workPrefix_.reserve(cs.vertices.size());
 
   for (std::size_t i = 0; i < cs.vertices.size(); ++i) {
     const ir::Vertex& v = cs.vertices[i];
@@ -35,9 +39,9 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(where + ": " + e.what());
     }
-    ResolvedVertex resolved;
-    resolved.codelet = codelet;
     VertexShape shape;
+    std::vector<FieldData> fields;
+    std::uint64_t work = kVertexOverheadBytes;
     const std::vector<FieldSpec> specs = codelet->fields();
     for (const ir::VertexField& f : v.fields)
       if (std::none_of(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == f.name; }))
@@ -67,15 +71,15 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
                                       ")) must lie contiguously on the vertex's tile");
         data.data = memory.pointer(pieces[0]);
       }
-      resolved.fields.push_back(data);
+      fields.push_back(data);
+      work += ref.size() * ir::sizeOf(spec.dtype);
       shape.fieldSizes.push_back(ref.size());
     }
     try {
-      resolved.params = orderedParams(*codelet, v.params);  // defaults filled in
+      shape.params = orderedParams(*codelet, v.params);  // defaults filled in
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(where + ": " + e.what());
     }
-    shape.params = resolved.params;
     try {
       codelet->validate(shape);
     } catch (const std::invalid_argument& e) {
@@ -84,7 +88,20 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     const ir::Cycles cycles = codelet->cycles(shape, target);
     TileVertices& tv = perTile[v.tile];
     (codelet->isSupervisor() ? tv.supervisors : tv.workers).push_back(cycles);
-    vertices_.push_back(std::move(resolved));
+    if (runs_.empty() || runs_.back().codelet != codelet) {
+      VertexRun run;
+      run.codelet = codelet;
+      run.firstVertex = i;
+      run.numFields = fields.size();
+      run.numParams = shape.params.size();
+      run.firstField = fieldPool_.size();
+      run.firstParam = paramPool_.size();
+      runs_.push_back(run);
+    }
+    ++runs_.back().count;
+    fieldPool_.insert(fieldPool_.end(), fields.begin(), fields.end());
+    paramPool_.insert(paramPool_.end(), shape.params.begin(), shape.params.end());
+    workPrefix_.push_back((workPrefix_.empty() ? 0 : workPrefix_.back()) + work);
   }
 
   for (const auto& [tile, tv] : perTile) {
@@ -94,6 +111,31 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     ipuCycles_[ipu] = std::max(ipuCycles_[ipu], cycles);
     if (ipus_.empty() || ipus_.back() != ipu) ipus_.push_back(ipu);
   }
+}
+
+void ComputeSetPlan::runVertices(std::size_t begin, std::size_t end) const {
+  // First run that ends after `begin`.
+  auto run = std::upper_bound(runs_.begin(), runs_.end(), begin,
+                              [](std::size_t v, const VertexRun& r) { return v < r.firstVertex + r.count; });
+  for (; run != runs_.end() && run->firstVertex < end; ++run) {
+    const std::size_t lo = std::max(begin, run->firstVertex);
+    const std::size_t hi = std::min(end, run->firstVertex + run->count);
+    const std::size_t skip = lo - run->firstVertex;
+    run->codelet->computeBatch(fieldPool_.data() + run->firstField + skip * run->numFields, run->numFields,
+                               paramPool_.data() + run->firstParam + skip * run->numParams, run->numParams,
+                               hi - lo);
+  }
+}
+
+void ComputeSetPlan::runPart(unsigned part, unsigned parts) const {
+  // Part p covers the vertices whose cumulative work ends in (W p/n, W (p+1)/n].
+  auto boundary = [&](unsigned p) -> std::size_t {
+    if (p == 0) return 0;
+    if (p >= parts) return numVertices();
+    const std::uint64_t target = workBytes() * p / parts;
+    return std::size_t(std::upper_bound(workPrefix_.begin(), workPrefix_.end(), target) - workPrefix_.begin());
+  };
+  runVertices(boundary(part), boundary(part + 1));
 }
 
 }  // namespace ipusim::model::hardware

@@ -4,10 +4,11 @@
 // pointers (FieldData), and the static BSP timing (cycles per tile, compute
 // phase per IPU) computed from the codelets' cycles().
 //
-// The hot path is run(): a flat loop of codelet->compute() calls over
-// pre-resolved pointers, no lookups, no allocation. Vertices of one compute
-// set write disjoint regions (BSP), so run() could be split over a thread
-// pool by ranges of vertices without changing the result.
+// The hot path is run(): one Codelet::computeBatch() call per run of
+// same-codelet vertices over fields and params stored contiguously (no
+// lookups, no allocation, no per-vertex virtual call). Vertices of one
+// compute set write disjoint regions (BSP), so runPart() splits them over a
+// WorkerPool without changing the result.
 #include "model/codelets/codelet.hpp"
 #include "model/hardware/memory_layout.hpp"
 
@@ -17,10 +18,15 @@
 
 namespace ipusim::model::hardware {
 
-struct ResolvedVertex {
+// Consecutive vertices of one codelet, their fields and params stored flat.
+struct VertexRun {
   const Codelet* codelet = nullptr;
-  std::vector<FieldData> fields;  // in Codelet::fields() order
-  std::vector<double> params;     // in Codelet::params() order
+  std::size_t firstVertex = 0;  // index in the compute set
+  std::size_t count = 0;
+  std::size_t numFields = 0;    // per vertex
+  std::size_t numParams = 0;    // per vertex
+  std::size_t firstField = 0;   // into the plan's field pool
+  std::size_t firstParam = 0;   // into the plan's param pool
 };
 
 struct TileWork {
@@ -34,9 +40,16 @@ class ComputeSetPlan {
   ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& memory, const Target& target);
 
   // Functional execution: every vertex's compute(), in vertex order.
-  void run() const {
-    for (const ResolvedVertex& v : vertices_) v.codelet->compute(v.fields, v.params);
-  }
+  void run() const { runVertices(0, numVertices()); }
+  // Vertices [begin, end) in order, through Codelet::computeBatch.
+  void runVertices(std::size_t begin, std::size_t end) const;
+  // Part `part` of `parts` of the vertices, split so that each part touches
+  // about the same number of field bytes. Parts are disjoint, cover every
+  // vertex, and may run concurrently (BSP: vertices write disjoint regions).
+  void runPart(unsigned part, unsigned parts) const;
+  // Field bytes the vertices touch (with a fixed overhead per vertex): the
+  // work estimate used to decide whether splitting is worth it.
+  std::uint64_t workBytes() const { return workPrefix_.empty() ? 0 : workPrefix_.back(); }
 
   ir::Id id() const { return id_; }
   const std::string& name() const { return name_; }
@@ -46,12 +59,15 @@ class ComputeSetPlan {
   const std::vector<std::uint32_t>& ipus() const { return ipus_; }
   // Tiles with at least one vertex, ascending.
   const std::vector<TileWork>& tiles() const { return tiles_; }
-  std::size_t numVertices() const { return vertices_.size(); }
+  std::size_t numVertices() const { return workPrefix_.size(); }
 
  private:
   ir::Id id_;
   std::string name_;
-  std::vector<ResolvedVertex> vertices_;
+  std::vector<VertexRun> runs_;
+  std::vector<FieldData> fieldPool_;
+  std::vector<double> paramPool_;
+  std::vector<std::uint64_t> workPrefix_;  // per vertex: work of vertices [0, i]
   std::vector<TileWork> tiles_;
   std::vector<ir::Cycles> ipuCycles_;
   std::vector<std::uint32_t> ipus_;

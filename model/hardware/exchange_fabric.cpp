@@ -38,6 +38,38 @@ std::uint64_t overlap(const std::vector<Range>& a, const std::vector<Range>& b) 
   return n;
 }
 
+// True when no destination byte range meets another destination or any source.
+bool independent(const std::vector<ExchangeTransfer>& transfers) {
+  using Span = std::pair<std::uintptr_t, std::uintptr_t>;
+  std::vector<Span> dst, src;
+  for (const ExchangeTransfer& t : transfers) {
+    dst.push_back({std::uintptr_t(t.dst), std::uintptr_t(t.dst) + t.bytes});
+    src.push_back({std::uintptr_t(t.src), std::uintptr_t(t.src) + t.bytes});
+  }
+  std::sort(dst.begin(), dst.end());
+  for (std::size_t i = 1; i < dst.size(); ++i)
+    if (dst[i].first < dst[i - 1].second) return false;
+  for (const Span& s : src) {
+    // The first destination ending after s begins; it must start at or after s ends.
+    auto it = std::upper_bound(dst.begin(), dst.end(), s.first,
+                               [](std::uintptr_t v, const Span& d) { return v < d.second; });
+    if (it != dst.end() && it->first < s.second) return false;
+  }
+  return true;
+}
+
+// Joins transfers that continue each other in both source and destination.
+std::vector<ExchangeTransfer> mergeContiguous(const std::vector<ExchangeTransfer>& transfers) {
+  std::vector<ExchangeTransfer> out;
+  for (const ExchangeTransfer& t : transfers) {
+    if (!out.empty() && out.back().src + out.back().bytes == t.src && out.back().dst + out.back().bytes == t.dst)
+      out.back().bytes += t.bytes;
+    else
+      out.push_back(t);
+  }
+  return out;
+}
+
 std::string programName(const ir::Program& p) {
   return "programs[" + std::to_string(p.id) + "] '" + p.name + "' (Copy)";
 }
@@ -153,11 +185,26 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
     }
   }
   plan.cycles = std::max(plan.onChipCycles, plan.linkCycles);
+  plan.transfersIndependent = independent(plan.transfers);
+  if (plan.transfersIndependent) plan.transfers = mergeContiguous(plan.transfers);
+  for (const ExchangeTransfer& t : plan.transfers) plan.transferBytes += t.bytes;
   return plan;
 }
 
 void ExchangeFabric::execute(const ExchangePlan& plan) {
   for (const ExchangeTransfer& t : plan.transfers) std::memmove(t.dst, t.src, t.bytes);
+}
+
+void ExchangeFabric::executePart(const ExchangePlan& plan, unsigned part, unsigned parts) {
+  const std::uint64_t begin = plan.transferBytes * part / parts;
+  const std::uint64_t end = plan.transferBytes * (part + 1) / parts;
+  std::uint64_t at = 0;  // bytes before the current transfer
+  for (const ExchangeTransfer& t : plan.transfers) {
+    const std::uint64_t lo = std::max(begin, at), hi = std::min(end, at + t.bytes);
+    if (lo < hi) std::memcpy(t.dst + (lo - at), t.src + (lo - at), hi - lo);
+    at += t.bytes;
+    if (at >= end) break;
+  }
 }
 
 }  // namespace ipusim::model::hardware

@@ -51,6 +51,11 @@ struct ExchangePlan {
   std::vector<bool> ipuUsesLink;               // per IPU of the target
   std::vector<std::uint64_t> ipuReceivedBytes; // per IPU of the target
   std::vector<ExchangeTransfer> transfers;     // functional mode only
+  // No transfer's destination overlaps another transfer's source or
+  // destination: the transfers may then run in any order or concurrently, and
+  // consecutive ones continuing each other are merged into one.
+  bool transfersIndependent = false;
+  std::uint64_t transferBytes = 0;             // sum of transfers[i].bytes
 };
 
 class ExchangeFabric {
@@ -63,6 +68,10 @@ class ExchangeFabric {
   // Moves the bytes (functional mode). Reads see the memory as before the phase
   // unless source and destination regions overlap (memmove per transfer).
   static void execute(const ExchangePlan& plan);
+  // Part `part` of `parts` of the plan's bytes (split by byte count, a
+  // transfer may be cut). Only for plans with transfersIndependent: the parts
+  // may then run concurrently with the same result as execute().
+  static void executePart(const ExchangePlan& plan, unsigned part, unsigned parts);
 
  private:
   const Target& target_;

@@ -69,8 +69,9 @@ MemoryLayout::MemoryLayout(const ir::Executable& exe, const Target& target, bool
     mappings_.push_back(std::move(placed));
   }
   if (!functional_) return;
+  arena_ = std::make_unique<TileMemoryArena>(tileBytesUsed_);
   for (std::uint32_t tile = 0; tile < numTiles; ++tile)
-    if (tileBytesUsed_[tile] > 0) tiles_[tile].allocate(tileBytesUsed_[tile]);
+    if (tileBytesUsed_[tile] > 0) tiles_[tile].assign(arena_->block(tile), tileBytesUsed_[tile]);
   std::vector<std::uint8_t> bytes;
   for (const ir::Tensor& t : exe.tensors) {
     if (t.initialValue.empty()) continue;  // memory starts zeroed

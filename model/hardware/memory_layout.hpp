@@ -4,9 +4,11 @@
 // memory. Intervals the memory planner left unplaced are placed here, after
 // the highest placed byte of their tile (8-byte aligned).
 #include "model/hardware/tile.hpp"
+#include "model/hardware/tile_memory_arena.hpp"
 #include "model/ir/executable.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,7 @@ class MemoryLayout {
   const ir::Executable& exe_;
   bool functional_;
   std::vector<std::vector<ir::TileInterval>> mappings_;  // per tensor, placed
+  std::unique_ptr<TileMemoryArena> arena_;  // functional: every tile's memory
   std::vector<Tile> tiles_;
   std::vector<std::uint64_t> tileBytesUsed_;
 };

@@ -5,10 +5,17 @@
 #include <stdexcept>
 
 namespace ipusim::model::hardware {
+namespace {
+
+// Phases touching fewer bytes than this run on one thread: handing work to the
+// pool costs microseconds, about what copying this much costs.
+constexpr std::uint64_t kParallelWorkBytes = 128 * 1024;
+
+}  // namespace
 
 ProgramExecutor::ProgramExecutor(LoadedExecutable& loaded, HostLink& hostLink, const SyncController& sync,
-                                 const ObserverSet& observers)
-    : loaded_(loaded), hostLink_(hostLink), sync_(sync), observers_(observers),
+                                 const ObserverSet& observers, WorkerPool& pool)
+    : loaded_(loaded), hostLink_(hostLink), sync_(sync), observers_(observers), pool_(pool),
       announced_(loaded.numStaticPhases(), Detail::RunsOnly),
       isAnnounced_(loaded.numStaticPhases(), false) {
   for (std::uint32_t ipu = 0; ipu < loaded.target.numIpus(); ++ipu) allIpus_.push_back(ipu);
@@ -137,7 +144,12 @@ void ProgramExecutor::announce(ir::Id id, const ir::Program& p) {
 
 void ProgramExecutor::executeComputeSet(const ir::Program& p) {
   const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
-  if (loaded_.functional) plan.run();
+  if (loaded_.functional) {
+    if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes)
+      pool_.run([&](unsigned part) { plan.runPart(part, pool_.size()); });
+    else
+      plan.run();
+  }
   // An empty compute set still synchronises every IPU.
   const std::vector<std::uint32_t>& ipus = plan.ipus().empty() ? allIpus_ : plan.ipus();
   Cycles slowest = 0;
@@ -160,7 +172,12 @@ void ProgramExecutor::executeComputeSet(const ir::Program& p) {
 void ProgramExecutor::executeCopy(const ir::Program& p) {
   const ir::Id index = loaded_.copyIndexOfProgram[p.id];
   const ExchangePlan& plan = loaded_.copies[index];
-  if (loaded_.functional) ExchangeFabric::execute(plan);
+  if (loaded_.functional) {
+    if (pool_.size() > 1 && plan.transfersIndependent && plan.transferBytes >= kParallelWorkBytes)
+      pool_.run([&](unsigned part) { ExchangeFabric::executePart(plan, part, pool_.size()); });
+    else
+      ExchangeFabric::execute(plan);
+  }
   if (phases()) {
     const ir::Id staticId = loaded_.copyStaticPhase(index);
     announce(staticId, p);

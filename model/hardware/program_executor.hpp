@@ -13,12 +13,17 @@
 //   Sync       sync.internalCycles or sync.externalCycles on every IPU.
 //   Sequence, Repeat, RepeatWhileTrue, If, Call: no time of their own.
 //
+// Functional work of a large phase (compute-set vertices, exchange bytes) is
+// split over the WorkerPool; small phases run on the calling thread, where a
+// hand-off would cost more than the work.
+//
 // Observer calls follow the run's Detail (see model/observer.hpp). A phase of
 // zero cycles produces no PhaseEvent.
 #include "model/hardware/host_link.hpp"
 #include "model/hardware/loaded_executable.hpp"
 #include "model/hardware/observer_set.hpp"
 #include "model/hardware/sync_controller.hpp"
+#include "model/hardware/worker_pool.hpp"
 
 #include <vector>
 
@@ -27,7 +32,7 @@ namespace ipusim::model::hardware {
 class ProgramExecutor {
  public:
   ProgramExecutor(LoadedExecutable& loaded, HostLink& hostLink, const SyncController& sync,
-                  const ObserverSet& observers);
+                  const ObserverSet& observers, WorkerPool& pool);
   // Runs entry point `entry` as run number `runIndex`. SC_THREAD context.
   void run(std::uint32_t entry, std::uint64_t runIndex);
 
@@ -47,6 +52,7 @@ class ProgramExecutor {
   HostLink& hostLink_;
   const SyncController& sync_;
   const ObserverSet& observers_;
+  WorkerPool& pool_;
   Detail detail_ = Detail::RunsOnly;
   bool observed_ = false;               // any observer at all
   std::uint64_t stepsTotal_ = 0;        // across runs: numbers steps

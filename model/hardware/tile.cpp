@@ -5,11 +5,6 @@
 
 namespace ipusim::model::hardware {
 
-void Tile::allocate(std::uint64_t bytes) {
-  memory_.reset(new std::uint8_t[bytes ? bytes : 1]());
-  size_ = bytes;
-}
-
 ir::Cycles tileComputeCycles(const std::vector<ir::Cycles>& workerVertexCycles,
                              const std::vector<ir::Cycles>& supervisorVertexCycles,
                              const TileParams& params) {

@@ -1,9 +1,10 @@
 #pragma once
 // Tile: one IPU tile's memory and its compute-phase timing rule.
 //
-// Memory is a byte array allocated lazily: only tiles that hold data get one,
-// sized to the highest byte placed on them (not to the tile's capacity), and
-// only in functional mode. Pointers into it stay valid after load().
+// Memory is a byte array given to the tile at load (a block of the
+// MemoryLayout's TileMemoryArena): only tiles that hold data get one, sized to
+// the highest byte placed on them (not to the tile's capacity), and only in
+// functional mode. Pointers into it stay valid after load().
 #include "model/ir/types.hpp"
 #include "model/target.hpp"
 
@@ -15,15 +16,19 @@ namespace ipusim::model::hardware {
 
 class Tile {
  public:
-  // Allocates (zeroed) `bytes` of memory; called once, at load.
-  void allocate(std::uint64_t bytes);
-  bool hasMemory() const { return bool(memory_); }
+  // Gives the tile `bytes` of zeroed memory at `memory` (owned by the caller,
+  // which keeps it alive as long as the tile); called once, at load.
+  void assign(std::uint8_t* memory, std::uint64_t bytes) {
+    memory_ = memory;
+    size_ = bytes;
+  }
+  bool hasMemory() const { return memory_ != nullptr; }
   std::uint64_t memoryBytes() const { return size_; }
   // Pointer to byte `address`; nullptr when the tile has no memory (synthetic mode).
-  std::uint8_t* at(std::uint64_t address) const { return memory_ ? memory_.get() + address : nullptr; }
+  std::uint8_t* at(std::uint64_t address) const { return memory_ ? memory_ + address : nullptr; }
 
  private:
-  std::unique_ptr<std::uint8_t[]> memory_;
+  std::uint8_t* memory_ = nullptr;
   std::uint64_t size_ = 0;
 };
 

@@ -53,6 +53,21 @@ std::string streamNameOf(const std::string& copySliceName) {
   return startsWith(copySliceName, prefix.c_str()) ? copySliceName.substr(prefix.size()) : copySliceName;
 }
 
+// The slices of a track that may overlap [from, to), in (ts, depth, id)
+// order: a windowed index query when the range is a small part of the
+// profile (a selection in the viewer), else one streamed pass over the track
+// (a report over every captured run), so memory never holds a whole track.
+template <typename Fn>
+void forEachSliceIn(const traces::ProfileReader& reader, std::int64_t trackId, std::int64_t from, std::int64_t to,
+                    Fn&& fn) {
+  const auto [first, last] = reader.timeExtent();
+  if (to - from < (last - first) / 4) {
+    for (const auto& s : reader.slices(trackId, from, to)) fn(s);
+  } else {
+    reader.forEachSlice(trackId, fn);
+  }
+}
+
 // The per-IPU buckets, in attribution priority order.
 struct IpuSets {
   IntervalSet compute, exchange, ipuLink, sync, streamCopy;
@@ -123,7 +138,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
   for (const auto& track : tracks) {
     if (track.kind == "bsp" && track.ipu >= 0) {
       IpuSets& sets = ipus[static_cast<std::size_t>(track.ipu)];
-      reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
+      forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& s) {
         if (!inRange(s)) return;
         const std::int64_t end = s.ts + s.dur;
         if (s.category == "compute") sets.compute.add(s.ts, end);
@@ -141,7 +156,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
       IntervalSet& copies = track.ipu >= 0 && track.ipu < numIpus
                                 ? ipus[static_cast<std::size_t>(track.ipu)].streamCopy
                                 : deviceWideCopies;
-      reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
+      forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& s) {
         if (!inRange(s) || !startsWith(s.category, "stream_copy")) return;
         const std::int64_t end = s.ts + s.dur;
         copies.add(s.ts, end);

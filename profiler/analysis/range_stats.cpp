@@ -1,10 +1,12 @@
 #include "profiler/analysis/range_stats.hpp"
 
+#include "profiler/analysis/device_activity.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -47,15 +49,24 @@ class Query {
   std::string file_;
 };
 
-// Slices overlapping [?1, ?2), clipped: begin, end.
-const char* const kClipped =
-    "MAX(s.ts, ?1) AS b, MIN(s.ts + s.dur, ?2) AS e FROM slices s JOIN tracks t ON t.id = s.track_id "
-    "WHERE s.ts < ?2 AND s.ts + s.dur > ?1 ";
+// "StreamCopy infeed" -> "infeed"; other names unchanged (as device_activity names streams).
+std::string streamNameOf(const std::string& copySliceName) {
+  const std::string prefix = "StreamCopy ";
+  return copySliceName.rfind(prefix, 0) == 0 ? copySliceName.substr(prefix.size()) : copySliceName;
+}
 
-std::vector<Interval> intervals(Query& q) {
-  std::vector<Interval> out;
-  while (q.step()) out.push_back({q.integer(0), q.integer(1)});
-  return out;
+// Calls fn for the slices of a track that may overlap [from, to): a windowed
+// index query for a small range, a streamed pass for a large one (memory
+// never holds a whole track).
+template <typename Fn>
+void forEachSliceIn(const traces::ProfileReader& reader, std::int64_t trackId, std::int64_t from, std::int64_t to,
+                    Fn&& fn) {
+  const auto [first, last] = reader.timeExtent();
+  if (to - from < (last - first) / 4) {
+    for (const auto& s : reader.slices(trackId, from, to)) fn(s);
+  } else {
+    reader.forEachSlice(trackId, fn);
+  }
 }
 
 }  // namespace
@@ -103,70 +114,74 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
   stats.to = to;
   stats.cycles = to - from;
 
+  // The shared definitions, over the one window.
+  analysis::IntervalSet window;
+  window.add(from, to);
+  const auto tracks = reader.tracks();
   std::vector<std::int64_t> ipus;
-  {
-    Query q(db, "SELECT DISTINCT ipu FROM tracks WHERE kind = 'bsp' AND ipu IS NOT NULL ORDER BY ipu",
-            file);
-    while (q.step()) ipus.push_back(q.integer(0));
+  for (const auto& t : tracks)
+    if (t.kind == "bsp" && t.ipu >= 0) ipus.push_back(t.ipu);
+  std::sort(ipus.begin(), ipus.end());
+  ipus.erase(std::unique(ipus.begin(), ipus.end()), ipus.end());
+  const auto activity = analysis::measureDeviceActivity(reader, window, 0);
+  stats.hostWaitCycles = activity.hostWaitCycles;
+  stats.hostTransferCycles = activity.hostTransferCycles;
+  stats.transferOverlapCycles = activity.transferOverlapCycles;
+  stats.bytesToDevice = activity.bytesToDevice;
+  stats.bytesToHost = activity.bytesToHost;
+
+  // Bytes per stream, named and directed as the shared code does.
+  const auto directions = analysis::readStreamDirections(reader);
+  for (const auto& track : tracks) {
+    if (track.kind != "stream") continue;
+    std::map<std::int64_t, std::string> streamOfCopy;  // StreamCopy slice id -> stream
+    forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& s) {
+      if (s.category == "stream_copy") streamOfCopy[s.id] = streamNameOf(s.name);
+      if (s.category != "stream_copy_mid" || s.bytes <= 0 || s.ts < from || s.ts >= to) return;
+      const auto parent = streamOfCopy.find(s.parentId);
+      const std::string stream = parent != streamOfCopy.end() ? parent->second : track.name;
+      StreamBytes& entry = stats.bytesByStream[stream];
+      entry.bytes += s.bytes;
+      entry.toHost = analysis::streamDirection(stream, directions) == analysis::StreamDirection::DeviceToHost;
+    });
   }
+
   std::int64_t tilesPerIpu = 0;
   try {
     tilesPerIpu = std::stoll(reader.metaValue("tiles_per_ipu", "0"));
   } catch (const std::exception&) {
     tilesPerIpu = 0;
   }
-
-  Query sums(db,
-             "SELECT s.category, SUM(MIN(s.ts + s.dur, ?2) - MAX(s.ts, ?1)) FROM slices s "
-             "JOIN tracks t ON t.id = s.track_id WHERE t.kind = 'bsp' AND t.ipu = ?3 "
-             "AND s.ts < ?2 AND s.ts + s.dur > ?1 GROUP BY s.category",
-             file);
-  Query busy(db,
-             std::string("SELECT ") + kClipped +
-                 "AND ((t.kind = 'bsp' AND t.ipu = ?3) OR (t.kind = 'stream' AND "
-                 "(t.ipu = ?3 OR t.ipu IS NULL OR t.ipu < 0) AND s.category LIKE 'stream_copy%'))",
-             file);
-  Query copies(db,
-               std::string("SELECT ") + kClipped +
-                   "AND t.kind = 'stream' AND (t.ipu = ?3 OR t.ipu IS NULL OR t.ipu < 0) "
-                   "AND s.category LIKE 'stream_copy%'",
-               file);
-  Query phases(db,
-               "SELECT s.phase_id, SUM((MIN(s.ts + s.dur, ?2) - MAX(s.ts, ?1)) * 1.0 / s.dur) "
-               "FROM slices s JOIN tracks t ON t.id = s.track_id WHERE t.kind = 'bsp' AND t.ipu = ?3 "
-               "AND s.category = 'compute' AND s.phase_id IS NOT NULL AND s.dur > 0 "
-               "AND s.ts < ?2 AND s.ts + s.dur > ?1 GROUP BY s.phase_id",
-               file);
   Query tiles(db,
               "SELECT SUM(cycles), MAX(cycles), SUM(cycles > 0) FROM tile_phase_cycles "
               "WHERE phase_id = ?1 AND ipu = ?2",
               file);
-
   for (std::int64_t ipu : ipus) {
     IpuRangeStats s;
     s.ipu = ipu;
-    sums.reset();
-    sums.bind(1, from).bind(2, to).bind(3, ipu);
-    while (sums.step()) {
-      const std::string category = sums.text(0);
-      const std::int64_t cycles = sums.integer(1);
-      if (category == "compute") s.compute = cycles;
-      else if (category == "exchange") s.exchange = cycles;
-      else if (category == "sync") s.sync = cycles;
+    if (static_cast<std::size_t>(ipu) < activity.perIpu.size()) {
+      const auto& p = activity.perIpu[static_cast<std::size_t>(ipu)];
+      s.compute = p.compute;
+      s.exchange = p.exchange;
+      s.ipuLink = p.ipuLink;
+      s.sync = p.sync;
+      s.streamCopy = p.streamCopy;
+      s.idle = p.idle;
+    } else {
+      s.idle = stats.cycles;
     }
-    copies.reset();
-    copies.bind(1, from).bind(2, to).bind(3, ipu);
-    s.streamCopy = totalLength(unionOf(intervals(copies)));
-    busy.reset();
-    busy.bind(1, from).bind(2, to).bind(3, ipu);
-    s.idle = stats.cycles - totalLength(unionOf(intervals(busy)));
-
     double work = 0, balanceDenominator = 0, efficiencyDenominator = 0;
-    phases.reset();
-    phases.bind(1, from).bind(2, to).bind(3, ipu);
-    while (phases.step()) {
-      const std::int64_t phase = phases.integer(0);
-      const double weight = phases.real(1);
+    // Per compute phase in range: the fraction of its executions inside it.
+    std::map<std::int64_t, double> phaseWeight;
+    for (const auto& track : tracks) {
+      if (track.kind != "bsp" || track.ipu != ipu) continue;
+      forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& slice) {
+        if (slice.category != "compute" || slice.phaseId < 0 || slice.dur <= 0) return;
+        const std::int64_t inside = std::min(slice.ts + slice.dur, to) - std::max(slice.ts, from);
+        if (inside > 0) phaseWeight[slice.phaseId] += double(inside) / double(slice.dur);
+      });
+    }
+    for (const auto& [phase, weight] : phaseWeight) {
       tiles.reset();
       tiles.bind(1, phase).bind(2, ipu);
       if (!tiles.step() || tiles.isNull(0)) continue;
@@ -179,32 +194,6 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
     if (balanceDenominator > 0) s.tileBalance = work / balanceDenominator;
     if (efficiencyDenominator > 0) s.parallelEfficiency = work / efficiencyDenominator;
     stats.ipus.push_back(s);
-  }
-
-  {
-    Query q(db,
-            "SELECT t.name, SUM(s.bytes) FROM slices s JOIN tracks t ON t.id = s.track_id "
-            "WHERE s.category = 'stream_copy_mid' AND s.bytes > 0 AND s.ts >= ?1 AND s.ts < ?2 "
-            "GROUP BY t.name",
-            file);
-    q.bind(1, from).bind(2, to);
-    while (q.step()) {
-      stats.bytesByStream[q.text(0)] += q.integer(1);
-      stats.hostLinkBytes += q.integer(1);
-    }
-  }
-  {
-    Query io(db,
-             std::string("SELECT ") + kClipped +
-                 "AND ((t.kind = 'stream' AND s.category = 'stream_copy_mid') OR t.kind = 'host')",
-             file);
-    io.bind(1, from).bind(2, to);
-    Query compute(db, std::string("SELECT ") + kClipped + "AND t.kind = 'bsp' AND s.category = 'compute'",
-                  file);
-    compute.bind(1, from).bind(2, to);
-    const auto ioUnion = unionOf(intervals(io));
-    stats.ioCycles = totalLength(ioUnion);
-    stats.computeIoOverlapCycles = intersectionLength(ioUnion, unionOf(intervals(compute)));
   }
   return stats;
 }

@@ -1,30 +1,29 @@
 #pragma once
-// Range statistics: what happened between two cycles of a profile. Shared by
-// the viewer's selection panel and the command-line report tools.
-//
-// Definitions (all over [from, to), slices clipped to it; "union" counts
-// overlapping slices once):
-// - per IPU, from its "bsp" track: compute / exchange / sync = summed cycles
-//   of slices of that category; streamCopy = union of stream_copy* slices on
-//   "stream" tracks of that IPU (a stream track without an IPU counts for
-//   every IPU: a StreamCopy stalls the whole program); idle = cycles not
-//   covered by the union of all of those.
+// Range statistics: what happened between two cycles of a profile — the
+// viewer's selection panel and compare view. The definitions are the
+// command-line analyses' (profiler/analysis/device_activity.hpp,
+// profiler/README.md), computed by that same code over the one window
+// [from, to):
+// - per IPU every cycle goes to one bucket, by priority compute > exchange >
+//   ipu link > sync > stream copy > idle, so the buckets add up to the range;
+// - host wait: cycles inside a StreamCopy Begin; host-link transfer: cycles
+//   inside a StreamCopy Mid; compute/IO overlap: the share of transfer
+//   cycles during which some IPU computes;
+// - bytes to / from the host: Mid slices starting in the range, split by the
+//   stream's direction (meta stream_directions, else the stream's name).
+// Added here, for the panel:
+// - bytes per stream (the Mid's parent "StreamCopy <stream>", else its track);
 // - tile balance (per IPU, needs tile_phase_cycles): over the compute slices
 //   in range, each weighted by the fraction of it inside the range,
-//   sum(tile cycles) / sum(max tile cycles x tiles with work);
-//   parallel efficiency: the same with all tiles of the IPU in the
-//   denominator (meta tiles_per_ipu).
-// - host-link bytes: bytes of stream_copy_mid slices starting in range, in
-//   total and per stream track (the profile does not record directions; the
-//   stream names tell infeed from outfeed).
-// - compute/IO overlap: IO = union of stream_copy_mid slices and host-track
-//   slices; overlap = |IO n union(compute)| / |IO|.
+//   sum(tile cycles) / sum(max tile cycles x tiles with work); parallel
+//   efficiency: the same with all tiles of the IPU (meta tiles_per_ipu) in
+//   the denominator.
+// Slices are read through the (track_id, ts) index, so a short range of a
+// huge profile costs what is in it.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-struct sqlite3;
 
 namespace ipusim::traces {
 class ProfileReader;
@@ -34,30 +33,40 @@ namespace ipusim::profiler {
 
 struct IpuRangeStats {
   std::int64_t ipu = 0;
-  std::int64_t compute = 0, exchange = 0, sync = 0, streamCopy = 0, idle = 0;
+  // Exclusive buckets (see above): they add up to the range's cycles.
+  std::int64_t compute = 0, exchange = 0, ipuLink = 0, sync = 0, streamCopy = 0, idle = 0;
   bool hasTileDetail = false;
   double tileBalance = 0;         // 0..1, 1 = every working tile as busy as the busiest
   double parallelEfficiency = 0;  // 0..1, 1 = every tile of the IPU as busy as the busiest
 };
 
+struct StreamBytes {
+  std::int64_t bytes = 0;
+  bool toHost = false;  // DeviceToHost
+};
+
 struct RangeStats {
   std::int64_t from = 0, to = 0, cycles = 0;
   std::vector<IpuRangeStats> ipus;
-  std::int64_t hostLinkBytes = 0;
-  std::map<std::string, std::int64_t> bytesByStream;  // stream track name -> bytes
-  std::int64_t ioCycles = 0;
-  std::int64_t computeIoOverlapCycles = 0;
+  std::int64_t hostWaitCycles = 0;
+  std::int64_t hostTransferCycles = 0;     // inside some StreamCopy Mid
+  std::int64_t transferOverlapCycles = 0;  // of those, while some IPU computes
+  std::int64_t bytesToDevice = 0, bytesToHost = 0;
+  std::map<std::string, StreamBytes> bytesByStream;  // stream name -> bytes, direction
+
+  std::int64_t hostLinkBytes() const { return bytesToDevice + bytesToHost; }
   double computeIoOverlap() const {
-    return ioCycles > 0 ? double(computeIoOverlapCycles) / double(ioCycles) : 0.0;
+    return hostTransferCycles > 0 ? double(transferOverlapCycles) / double(hostTransferCycles) : 0.0;
   }
   double share(std::int64_t part) const { return cycles > 0 ? double(part) / double(cycles) : 0.0; }
 };
 
-// Throws std::invalid_argument when to < from, ProfileError on SQL failure.
+// Throws std::invalid_argument when to < from, traces::ProfileError on a
+// read failure or a malformed meta stream_directions.
 RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t from, std::int64_t to);
 
-// A sorted list of disjoint [begin, end) intervals, and the operations the
-// statistics need (exposed for tests and other analyses).
+// A sorted list of disjoint [begin, end) intervals, and the operations on
+// them (kept for callers and tests; the statistics use analysis::IntervalSet).
 struct Interval {
   std::int64_t begin, end;
 };

@@ -2,6 +2,7 @@
 
 #include "scheduler/compiler.hpp"
 #include "model/clock.hpp"
+#include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
@@ -42,6 +43,22 @@ std::string seconds(double s) {
   return out.str();
 }
 
+std::string stepLine(const RunSummary& s) {
+  const auto& c = s.step;
+  if (c.steps == 0 || c.total <= 0) return "n/a";
+  std::ostringstream out;
+  auto part = [&](const char* name, double v) {
+    out << ", " << name << " " << std::llround(v) << " (" << std::setprecision(3) << 100.0 * v / c.total << "%)";
+  };
+  out << std::llround(c.total) << " cycles on " << s.arch << ", " << s.tilesUsed << " tiles";
+  part("compute", c.compute);
+  part("exchange", c.exchange);
+  part("sync", c.sync);
+  part("stream copy", c.streamCopy);
+  part("idle", c.idle());
+  return out.str();
+}
+
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
@@ -55,6 +72,9 @@ void print(const RunSummary& s, bool json) {
                           {"wall_seconds", s.wallSeconds},
                           {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
                           {"tiles_used", s.tilesUsed},
+                          {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
+                                           {"exchange", s.step.exchange}, {"sync", s.step.sync},
+                                           {"stream_copy", s.step.streamCopy}, {"idle", s.step.idle()}}},
                           {"estimated_step_cycles", s.stepCycles},
                           {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
     std::cout << out.dump(2) << "\n";
@@ -65,6 +85,7 @@ void print(const RunSummary& s, bool json) {
             << " per run)\n"
             << "final loss       " << (std::isnan(s.finalLoss) ? std::string("n/a (synthetic data)") : std::to_string(s.finalLoss))
             << "\n"
+            << "one step         " << stepLine(s) << "\n"
             << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
@@ -84,8 +105,10 @@ int runWorkload(const RunWorkloadArgs& args) {
 
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const HostParams host = args.target.applyHost(HostParams::defaults());
+  // Options first: debug.allowOutOfMemory decides whether an over-full tile stops the compile.
+  const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
+  if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
   scheduler::CompiledWorkload compiled = scheduler::compile(workload, target);
-  const EngineOptions options = resolveEngineOptions(compiled.exe.options, args.engineOptions);
 
   EngineConfig config;
   config.functional = !args.synthetic;
@@ -111,6 +134,9 @@ int runWorkload(const RunWorkloadArgs& args) {
         dataset::loadExamples(workload.dataset), workload.dataset.batchSize, workload.dataset.shuffleSeed));
 
   TrainingHost trainer("host", engine, plan, host, batches.get());
+  // The steady state: the second run when there is one (the first pays the pipeline's fill).
+  profiler::StepBreakdown breakdown(plan.runs() > 1 ? 1 : 0);
+  engine.system().addObserver(&breakdown);
   ProgressBar progress("simulating " + workload.name, plan.steps);
   trainer.onProgress([&](std::uint64_t, std::uint64_t steps) {
     if (!progress.enabled()) return;
@@ -137,6 +163,8 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;
   summary.tilesUsed = compiled.report.tilesUsed;
+  summary.step = breakdown.result();
+  summary.arch = target.arch;
   summary.profile = engine.finish();
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   print(summary, args.json);

@@ -1,6 +1,7 @@
 #pragma once
 // `ipusim run WORKLOAD`: compiles a training workload and simulates it with
 // the host runtime (training loop, dataset, feeds) in this process.
+#include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/target_flags.hpp"
 
 #include <optional>
@@ -29,6 +30,8 @@ struct RunSummary {
   double simulatedSeconds = 0, wallSeconds = 0;
   std::uint64_t stepCycles = 0;  // compiler's estimate of one step's device cycles
   std::uint32_t tilesUsed = 0;
+  std::string arch;
+  profiler::StepCycles step;  // one steady-state step's device cycles, measured
   std::string profile;
 };
 

@@ -19,7 +19,9 @@ template <class T>
 void fill(model::Bytes& bytes, ir::Id stream, std::uint64_t copy, std::uint64_t count) {
   bytes.resize(count * sizeof(T));
   for (std::uint64_t i = 0; i < count; ++i) {
-    const T v = static_cast<T>(inputValue(stream, copy, i) * (std::is_floating_point_v<T> ? 1.0 : 100.0));
+    // Integers (labels, indices) in [0, 9]: valid classes for the bundled workloads.
+    const double x = inputValue(stream, copy, i);
+    const T v = std::is_floating_point_v<T> ? static_cast<T>(x) : static_cast<T>(std::floor((x + 1.0) * 4.999));
     std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
   }
 }

@@ -12,7 +12,8 @@
 
 namespace ipusim::sim {
 
-// The value the runner feeds as element `element` of copy `copy` of stream `stream`.
+// The value the runner feeds as element `element` of copy `copy` of stream
+// `stream`, in [-1, 1]; integer streams get floor((value + 1) * 4.999), in [0, 9].
 double inputValue(ir::Id stream, std::uint64_t copy, std::uint64_t element);
 
 class GraphRunner : public sc_core::sc_module {

@@ -74,6 +74,9 @@ void TrainingHost::trainingLoop() {
       ++runsDone_;
       if (progress_) progress_(runsDone_, stepsDone());
     }
+    // The job ends when the host holds every loss, not when the device is done.
+    const std::uint64_t expected = plan_.outfeedMode == OutfeedMode::All ? stepsDone() : runsDone_;
+    while (plan_.feeds && outfeedCopies_ < expected && !interruptRequested()) sc_core::wait(outfeedReceived_);
     endCycle_ = model::nowCycles();
     sc_core::sc_stop();
   } catch (...) {
@@ -101,6 +104,8 @@ void TrainingHost::outfeedDrainer() {
       model::Bytes bytes = loss_->pop();  // blocks until the device enqueues
       hostSpan("outfeed", "dequeue loss", host_.outfeedDequeueSeconds);
       receiveLoss(bytes);
+      ++outfeedCopies_;
+      outfeedReceived_.notify(sc_core::SC_ZERO_TIME);
     }
   } catch (...) {
     fail(std::current_exception());

@@ -56,6 +56,8 @@ class TrainingHost : public sc_core::sc_module {
   std::function<void(std::uint64_t, std::uint64_t)> progress_;
   std::vector<double> losses_;
   std::uint64_t runsDone_ = 0;
+  std::uint64_t outfeedCopies_ = 0;       // feeds: outfeed elements the host has taken
+  sc_core::sc_event outfeedReceived_;
   ir::Cycles endCycle_ = 0;
   std::exception_ptr failure_;
 };

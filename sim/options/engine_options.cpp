@@ -90,8 +90,8 @@ const std::vector<OptionSetter>& setters() {
        [](EngineOptions& o, const std::string& t, const std::string& s) {
          o.outputSerializedGraph = parseBool("autoReport.outputSerializedGraph", t, s);
        }},
-      {{"debug.allowOutOfMemory", "true|false", "true",
-        "compile a graph that exceeds tile memory and report the over-full tiles instead of failing"},
+      {{"debug.allowOutOfMemory", "true|false", "false",
+        "compile a graph that exceeds tile memory and report the over-full tiles in the profile instead of failing"},
        [](EngineOptions& o, const std::string& t, const std::string& s) {
          o.allowOutOfMemory = parseBool("debug.allowOutOfMemory", t, s);
        }},

@@ -23,7 +23,7 @@ struct EngineOptions {
   bool outputSerializedGraph = false;
   std::string directory = ".";
   std::uint64_t executionProfileProgramRunCount = 2;
-  bool allowOutOfMemory = true;
+  bool allowOutOfMemory = false;  // Poplar's default; DESIGN.md said true (see the option table)
   bool instrument = false;
   InstrumentationLevel instrumentationLevel = InstrumentationLevel::Tile;
 

@@ -63,11 +63,11 @@ void writeSampleProfile(const std::string& path) {
   add(engine, 0, 1000, "Engine::run #0", "engine_run", 0);
   add(host, 0, 300, "prepare batch", "host", 0);
   add(host, 450, 270, "prepare batch", "host", 0);
-  add(stream, 0, 400, "StreamCopy", "stream_copy", 0);
+  add(stream, 0, 400, "StreamCopy infeed", "stream_copy", 0);
   add(stream, 0, 300, "Begin", "stream_copy_begin", 1);
   add(stream, 300, 80, "Mid", "stream_copy_mid", 1, -1, -1, 4096);
   add(stream, 380, 20, "End", "stream_copy_end", 1);
-  add(stream, 600, 100, "StreamCopy", "stream_copy", 0);
+  add(stream, 600, 100, "StreamCopy infeed", "stream_copy", 0);
   add(stream, 600, 40, "Begin", "stream_copy_begin", 1);
   add(stream, 640, 50, "Mid", "stream_copy_mid", 1, -1, -1, 1024);
   add(stream, 690, 10, "End", "stream_copy_end", 1);

@@ -101,7 +101,10 @@ TEST_F(ScreenshotTest, RangeAndMemoryViewsRender) {
   r = runViewer("\"" + profile_ + "\" --screenshot \"" + memory + "\" --view memory --size 1200x700");
   ASSERT_EQ(r.status, 0) << r.output;
   const Image img = load(memory);
-  EXPECT_GT(img.count(computeColour(0)), 1000u) << "weights bars";
+  // Each category in its own colour: weights and activations both show.
+  EXPECT_GT(img.count(memoryCategoryColour("weights", 0)), 1000u) << "weights bars";
+  EXPECT_GT(img.count(memoryCategoryColour("activations", 1)), 100u) << "activations bars";
+  EXPECT_EQ(img.count(computeColour(0)), 0u) << "no compute pink in the memory view";
   EXPECT_GT(img.count(rgb(200, 0, 0)), 500u) << "capacity line";
 }
 

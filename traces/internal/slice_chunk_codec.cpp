@@ -67,15 +67,6 @@ void decodeSliceChunk(const unsigned char* data, std::size_t size, std::size_t c
     return 0;
   };
   std::int64_t id = 0, ts = 0;
-  const std::size_t base = out.size();
-  out.id.reserve(base + count);
-  out.ts.reserve(base + count);
-  out.dur.reserve(base + count);
-  out.depth.reserve(base + count);
-  out.name.reserve(base + count);
-  out.category.reserve(base + count);
-  out.programId.reserve(base + count);
-  out.phaseId.reserve(base + count);
   for (std::size_t i = 0; i < count && !truncated; ++i) {
     id += unzigzag(get());
     ts += unzigzag(get());

@@ -1,6 +1,7 @@
 #include "viewer/core/colours.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace ipusim::viewer {
 
@@ -27,6 +28,21 @@ Rgba categoryColour(const std::string& category, int depth) {
   if (category == "host") return palette::kHost;
   if (category == "program") return palette::kProgram;
   return palette::kUnknown;
+}
+
+Rgba memoryCategoryColour(const std::string& category, std::size_t index) {
+  // Tableau-10-like hues, distinct for colour-blind readers in most pairs.
+  static constexpr Rgba kQualitative[] = {
+      rgb(78, 121, 167),  rgb(242, 142, 43), rgb(89, 161, 79),  rgb(176, 122, 161), rgb(118, 183, 178),
+      rgb(237, 201, 72),  rgb(156, 117, 95), rgb(186, 176, 172), rgb(225, 87, 89),   rgb(255, 157, 167)};
+  static const std::pair<const char*, Rgba> kKnown[] = {
+      {"weights", kQualitative[0]},        {"activations", kQualitative[1]}, {"gradients", kQualitative[2]},
+      {"temporaries", kQualitative[3]},    {"stream_buffers", kQualitative[4]}, {"code", kQualitative[7]},
+      {"stack", kQualitative[6]},          {"control", kQualitative[5]},     {"exchange_buffers", kQualitative[8]},
+      {"optimizer_state", kQualitative[9]}};
+  for (const auto& [name, colour] : kKnown)
+    if (category == name) return colour;
+  return kQualitative[index % (sizeof kQualitative / sizeof kQualitative[0])];
 }
 
 Rgba textColourOn(Rgba background) {

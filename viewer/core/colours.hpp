@@ -4,6 +4,7 @@
 // pale yellow; compute pink deepening to red with nesting depth; exchange and
 // sync in their own distinct hues. Colours are packed 0xAABBGGRR, the layout
 // Dear ImGui's ImU32 uses, so the shell can pass them straight through.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -38,6 +39,13 @@ Rgba computeColour(int depth);
 
 // The colour of a slice of `category` drawn at nesting `depth`.
 Rgba categoryColour(const std::string& category, int depth);
+
+// Tile memory categories, each its own hue so a stacked bar reads at a
+// glance: the usual ones (weights, activations, gradients, temporaries,
+// stream_buffers, code, stack, control, exchange_buffers, ...) have fixed
+// colours; any other gets one of a qualitative palette by its position
+// `index` in the legend. Never the compute pinks of the trace.
+Rgba memoryCategoryColour(const std::string& category, std::size_t index);
 
 // Black or white, whichever reads better on `background`.
 Rgba textColourOn(Rgba background);

@@ -33,6 +33,8 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
       {"Engine::run calls", ta.runs, tb.runs},
       {"Steps", ta.steps, tb.steps},
       {"Steps per run", ta.runs > 0 ? ta.steps / ta.runs : 0, tb.runs > 0 ? tb.steps / tb.runs : 0},
+      {"Host wait (StreamCopy Begin)", ta.stats.share(ta.stats.hostWaitCycles),
+       tb.stats.share(tb.stats.hostWaitCycles), true},
       {"Compute/IO overlap", ta.stats.computeIoOverlap(), tb.stats.computeIoOverlap(), true},
   };
   const std::size_t ipus = std::max(ta.stats.ipus.size(), tb.stats.ipus.size());
@@ -45,6 +47,8 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
                     share(tb.stats, &profiler::IpuRangeStats::compute), true});
     rows.push_back({prefix + "exchange", share(ta.stats, &profiler::IpuRangeStats::exchange),
                     share(tb.stats, &profiler::IpuRangeStats::exchange), true});
+    rows.push_back({prefix + "IPU link", share(ta.stats, &profiler::IpuRangeStats::ipuLink),
+                    share(tb.stats, &profiler::IpuRangeStats::ipuLink), true});
     rows.push_back({prefix + "sync", share(ta.stats, &profiler::IpuRangeStats::sync),
                     share(tb.stats, &profiler::IpuRangeStats::sync), true});
     rows.push_back({prefix + "stream copy", share(ta.stats, &profiler::IpuRangeStats::streamCopy),

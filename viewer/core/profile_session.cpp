@@ -21,7 +21,9 @@ std::string laneTitle(const traces::TrackRow& t) {
   const std::string ipu = t.ipu >= 0 ? "IPU " + std::to_string(t.ipu) : "";
   if (t.kind == "engine") return t.name.empty() ? "Engine" : t.name;
   if (t.kind == "host") return "Host: " + t.name;
-  if (t.kind == "stream") return "StreamCopy: " + t.name + (ipu.empty() ? "" : " (" + ipu + ")");
+  if (t.kind == "stream")
+    return (t.name == "StreamCopy" || t.name.empty() ? "StreamCopy" : "StreamCopy: " + t.name) +
+           (ipu.empty() ? "" : " (" + ipu + ")");
   if (t.kind == "program") return (ipu.empty() ? t.name : ipu) + " programs";
   if (t.kind == "bsp") return (ipu.empty() ? t.name : ipu) + " BSP";
   return t.name;

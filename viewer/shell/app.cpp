@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <stdexcept>
 
@@ -216,7 +217,8 @@ void ViewerApp::drawMemory(OpenProfile& p) {
   if (!p.memory) {
     std::int64_t capacity = 0;
     try {
-      capacity = std::stoll(s.metaValue("bytes_per_tile", "0"));
+      // The profiler writes tile_memory_bytes; bytes_per_tile is SCHEMA.md's older name.
+      capacity = std::stoll(s.metaValue("tile_memory_bytes", s.metaValue("bytes_per_tile", "0")));
     } catch (const std::exception&) {
       capacity = 0;
     }
@@ -226,12 +228,16 @@ void ViewerApp::drawMemory(OpenProfile& p) {
   ImGui::Text("Tile memory: %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",
               m.tileCount(), formatCycles(m.maxTotal).c_str(), m.capacity ? formatCycles(m.capacity).c_str() : "?",
               static_cast<long long>(m.tilesOverCapacity));
+  // Legend: each category's colour and its bytes over all tiles.
+  ImGui::TextUnformatted("Categories:");
   for (std::size_t c = 0; c < m.categories.size(); ++c) {
+    std::int64_t bytes = 0;
+    for (const auto& tile : m.bytes) bytes += tile[c];
+    ImGui::SameLine(0, c == 0 ? 8 : 18);
+    ImGui::ColorButton("##m", ImGui::ColorConvertU32ToFloat4(memoryCategoryColour(m.categories[c], c)),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
     ImGui::SameLine();
-    ImGui::ColorButton("##m", ImGui::ColorConvertU32ToFloat4(computeColour(int(c % 5))), ImGuiColorEditFlags_NoTooltip,
-                       ImVec2(10, 10));
-    ImGui::SameLine();
-    ImGui::TextUnformatted(m.categories[c].c_str());
+    ImGui::Text("%s (%s bytes)", m.categories[c].c_str(), formatCycles(bytes).c_str());
   }
   if (m.tileCount() == 0) {
     ImGui::TextDisabled("no tile_memory rows in this profile");
@@ -243,7 +249,10 @@ void ViewerApp::drawMemory(OpenProfile& p) {
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float w = avail.x, h = std::max(100.0f, avail.y * 0.45f);
   dl->AddRectFilled(o, ImVec2(o.x + w, o.y + h), IM_COL32(252, 252, 252, 255));
-  const double top = double(std::max(m.maxTotal, m.capacity)) * 1.05 + 1;
+  // Against the capacity when the fullest tile uses a fair share of it; else
+  // against the fullest tile (bars of 0.2 % of the capacity would not show).
+  const bool capacityOnScale = m.capacity > 0 && m.capacity <= 4 * m.maxTotal;
+  const double top = double(capacityOnScale ? std::max(m.maxTotal, m.capacity) : m.maxTotal) * 1.05 + 1;
   const std::size_t n = m.tileCount();
   for (int px = 0; px < int(w); ++px) {
     const std::size_t t0 = std::size_t(double(px) / w * n), t1 = std::max(t0 + 1, std::size_t(double(px + 1) / w * n));
@@ -254,11 +263,17 @@ void ViewerApp::drawMemory(OpenProfile& p) {
     float y = o.y + h;
     for (std::size_t c = 0; c < m.categories.size(); ++c) {
       const float bh = float(double(m.bytes[worst][c]) / top * h);
-      dl->AddRectFilled(ImVec2(o.x + px, y - bh), ImVec2(o.x + px + 1, y), computeColour(int(c % 5)));
+      dl->AddRectFilled(ImVec2(o.x + px, y - bh), ImVec2(o.x + px + 1, y), memoryCategoryColour(m.categories[c], c));
       y -= bh;
     }
   }
-  if (m.capacity > 0) {
+  if (m.capacity > 0 && !capacityOnScale) {
+    char note[160];
+    std::snprintf(note, sizeof note, "scale: fullest tile; capacity %s bytes is off scale (fullest tile uses %.2f %%)",
+                  formatCycles(m.capacity).c_str(), 100.0 * double(m.maxTotal) / double(m.capacity));
+    dl->AddText(ImVec2(o.x + 4, o.y + 2), IM_COL32(120, 120, 120, 255), note);
+  }
+  if (capacityOnScale) {
     const float cy = o.y + h - float(double(m.capacity) / top * h);
     dl->AddLine(ImVec2(o.x, cy), ImVec2(o.x + w, cy), IM_COL32(200, 0, 0, 255), 2);
     dl->AddText(ImVec2(o.x + 4, cy - 16), IM_COL32(200, 0, 0, 255), "capacity");
@@ -269,7 +284,7 @@ void ViewerApp::drawMemory(OpenProfile& p) {
   const int columns = int(std::ceil(std::sqrt(double(n) * 4)));
   const int rows = int((n + columns - 1) / columns);
   const float cell = std::max(2.0f, std::min({24.0f, w / columns, (ImGui::GetContentRegionAvail().y - 4) / std::max(1, rows)}));
-  const double scale = double(m.capacity > 0 ? m.capacity : std::max<std::int64_t>(1, m.maxTotal));
+  const double scale = double(capacityOnScale ? m.capacity : std::max<std::int64_t>(1, m.maxTotal));
   for (std::size_t t = 0; t < n; ++t) {
     const float x = g.x + float(t % columns) * cell, y = g.y + float(t / columns) * cell;
     const double f = std::clamp(double(m.total[t]) / scale, 0.0, 1.0);

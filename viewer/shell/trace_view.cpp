@@ -234,6 +234,7 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   ImFont* font = ImGui::GetFont();
   const float fontSize = ImGui::GetFontSize();
+  if (lane.trackKind == "engine") drawUncapturedRuns(dl, origin, width, rowH);
   for (std::size_t r = 0; r < lane.rows.size(); ++r) {
     const SliceColumns& row = lane.rows[r];
     const float y0 = origin.y + float(r) * rowH, y1 = y0 + rowH - 1;
@@ -275,6 +276,53 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
       }
     }
   }
+}
+
+void TraceView::drawUncapturedRuns(ImDrawList* dl, ImVec2 origin, float width, float rowH) {
+  // Runs without detail (beyond executionProfileProgramRunCount) have no
+  // slices: outline them so the empty stretch of the timeline explains itself.
+  // Runs closer than 3 px merge into one outline, so the cost follows pixels.
+  const auto& runs = session_.runs();
+  const double minGap = 3 * axis_.cyclesPerPixel();
+  const float y0 = origin.y + 1, y1 = origin.y + rowH - 2;
+  auto flush = [&](double start, double end, std::size_t count, std::int64_t firstId) {
+    const float x0 = clampX(origin.x + axis_.pixelOf(start), origin.x, origin.x + width);
+    const float x1 = std::max(x0 + 1, clampX(origin.x + axis_.pixelOf(end), origin.x, origin.x + width));
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(236, 236, 236, 255));
+    dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(150, 150, 150, 255));
+    if (x1 - x0 > 120) {
+      char label[96];
+      if (count == 1)
+        std::snprintf(label, sizeof label, "Engine::run #%lld (not captured)", static_cast<long long>(firstId));
+      else
+        std::snprintf(label, sizeof label, "%zu runs not captured", count);
+      const ImVec4 clip(x0 + 2, y0, x1 - 2, y1);
+      dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(x0 + 4, y0 + 2), IM_COL32(110, 110, 110, 255), label,
+                  nullptr, 0, &clip);
+    }
+  };
+  // Runs are in id order, which is start order: skip to the first visible one.
+  auto it = std::lower_bound(runs.begin(), runs.end(), axis_.startCycle(),
+                             [](const traces::RunRow& r, double c) { return double(r.endCycle) < c; });
+  bool open = false;
+  double start = 0, end = 0;
+  std::size_t count = 0;
+  std::int64_t firstId = 0;
+  for (; it != runs.end() && double(it->startCycle) <= axis_.endCycle(); ++it) {
+    if (it->captured) continue;
+    if (open && double(it->startCycle) - end <= minGap) {
+      end = double(it->endCycle);
+      ++count;
+      continue;
+    }
+    if (open) flush(start, end, count, firstId);
+    open = true;
+    start = double(it->startCycle);
+    end = double(it->endCycle);
+    count = 1;
+    firstId = it->id;
+  }
+  if (open) flush(start, end, count, firstId);
 }
 
 void TraceView::drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size) {
@@ -461,12 +509,14 @@ void TraceView::drawSidePanel() {
     ImGui::Text("IPU %lld", static_cast<long long>(ipu.ipu));
     const std::pair<const char*, std::int64_t> parts[] = {{"compute", ipu.compute},
                                                           {"exchange", ipu.exchange},
+                                                          {"IPU link", ipu.ipuLink},
                                                           {"sync", ipu.sync},
                                                           {"stream copy", ipu.streamCopy},
                                                           {"idle", ipu.idle}};
-    const Rgba colours[] = {computeColour(2), palette::kExchange, palette::kSync, palette::kStreamCopyMid,
-                            palette::kIdle};
-    for (std::size_t i = 0; i < 5; ++i) {
+    const Rgba colours[] = {computeColour(2), palette::kExchange, palette::kIpuLink, palette::kSync,
+                            palette::kStreamCopyMid, palette::kIdle};
+    for (std::size_t i = 0; i < 6; ++i) {
+      if (i == 2 && ipu.ipuLink == 0) continue;
       ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(colours[i]), ImGuiColorEditFlags_NoTooltip,
                          ImVec2(10, 10));
       ImGui::SameLine();
@@ -480,11 +530,16 @@ void TraceView::drawSidePanel() {
       ImGui::TextDisabled("no tile detail in range");
   }
   ImGui::Spacing();
-  ImGui::Text("Host link: %s bytes", formatCycles(s.hostLinkBytes).c_str());
+  ImGui::TextDisabled("(each cycle counted once: compute > exchange > IPU link > sync > stream copy > idle)");
+  ImGui::Spacing();
+  ImGui::Text("Host wait (Begin): %s  %s", pct(s.share(s.hostWaitCycles)).c_str(),
+              formatCycles(s.hostWaitCycles).c_str());
+  ImGui::Text("Host-link transfer (Mid): %s", formatCycles(s.hostTransferCycles).c_str());
+  ImGui::Text("Compute/IO overlap: %s of transfer cycles", pct(s.computeIoOverlap()).c_str());
+  ImGui::Text("To device: %s bytes, to host: %s bytes", formatCycles(s.bytesToDevice).c_str(),
+              formatCycles(s.bytesToHost).c_str());
   for (const auto& [stream, bytes] : s.bytesByStream)
-    ImGui::Text("  %s: %s", stream.c_str(), formatCycles(bytes).c_str());
-  ImGui::Text("Compute/IO overlap: %s of %s IO cycles", pct(s.computeIoOverlap()).c_str(),
-              formatCycles(s.ioCycles).c_str());
+    ImGui::Text("  %s %s: %s", bytes.toHost ? "<-" : "->", stream.c_str(), formatCycles(bytes.bytes).c_str());
 }
 
 }  // namespace ipusim::viewer

@@ -48,6 +48,7 @@ class TraceView {
   void drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size);
   void drawRuler(ImDrawList* dl, ImVec2 origin, float width);
   void drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 origin, float width, float rowH);
+  void drawUncapturedRuns(ImDrawList* dl, ImVec2 origin, float width, float rowH);
   void drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size);
   void drawTileView(ImDrawList* dl, const Lane& bspLane, ImVec2 origin, ImVec2 size);
   void handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed);

@@ -1,0 +1,75 @@
+// The main job's failure modes: Ctrl-C, an unwritable report directory and a
+// full disk each end with a clear message and no profile.pop.
+#include "cli_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+namespace ipusim::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string trainInto(const std::string& directory, const std::string& extra = "") {
+  const std::string options = "{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + directory + "\"}";
+  return "cd " + quote(IPUSIM_SOURCE_DIR) + " && POPLAR_ENGINE_OPTIONS=" + quote(options) + " exec " +
+         ipusimBinary() + " run workloads/mnist_with_feeds.json " + extra;
+}
+
+bool anyProfileFile(const fs::path& dir) {
+  if (!fs::exists(dir)) return false;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().find("profile.pop") != std::string::npos) return true;
+  return false;
+}
+
+TEST(TrainingErrors, CtrlCStopsPromptlySaysSoAndLeavesNoProfile) {
+  ScratchDir dir("train-interrupt");
+  const fs::path log = dir.path() / "log.txt";
+  // The subshell execs ipusim, so $! is the simulator's own pid.
+  const auto started = runCommand("(" + trainInto((dir.path() / "out").string(), "--synthetic-data --steps 10000000")
+                                 + ") >" + quote(log.string()) + " 2>&1 & echo $!");
+  const pid_t pid = std::stoi(started.output);
+  // Wait until the simulation is under way (the profile's temporary file exists).
+  for (int i = 0; i < 200 && !anyProfileFile(dir.path() / "out"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 5.0) << "Ctrl-C did not stop the run promptly";
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
+  EXPECT_NE(output.find("no profile written"), std::string::npos) << output;
+  EXPECT_FALSE(anyProfileFile(dir.path() / "out"));
+}
+
+TEST(TrainingErrors, UnwritableReportDirectoryIsAClearError) {
+  ScratchDir dir("train-unwritable");
+  const fs::path blocker = dir.path() / "a-file";
+  std::ofstream(blocker) << "not a directory";
+  const auto r = runCommand(trainInto((blocker / "reports").string(), "--steps 10 --synthetic-data"));
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("a-file"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate"), std::string::npos) << r.output;
+}
+
+TEST(TrainingErrors, FullDiskIsAClearErrorAndLeavesNoProfile) {
+  ScratchDir dir("train-full");
+  // A file-size limit makes every write past 64 KiB fail, as a full disk does.
+  const auto r = runCommand("bash -c " + quote("ulimit -f 64; trap '' XFSZ; " +
+                                               trainInto((dir.path() / "out").string(), "--steps 200 --synthetic-data")));
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("profile.pop"), std::string::npos) << r.output;
+  EXPECT_FALSE(anyProfileFile(dir.path() / "out"));
+}
+
+}  // namespace
+}  // namespace ipusim::test
