@@ -18,6 +18,11 @@ struct PackedSlices {
   std::vector<std::string> strings;              // the profile's slice_strings, by id
 
   std::size_t size() const { return ts.size(); }
+  // Empties the columns, keeping their memory for the next chunk.
+  void clear() {
+    id.clear(), ts.clear(), dur.clear(), depth.clear();
+    name.clear(), category.clear(), programId.clear(), phaseId.clear();
+  }
   void reserve(std::size_t n) {
     id.reserve(n), ts.reserve(n), dur.reserve(n), depth.reserve(n);
     name.reserve(n), category.reserve(n), programId.reserve(n), phaseId.reserve(n);

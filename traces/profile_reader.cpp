@@ -79,6 +79,12 @@ struct ProfileReader::Impl {
   Statement prepare(const std::string& sql) const { return Statement(db, sql, path); }
   void checkIsCompleteProfile();
   void loadTrackStats();
+  // Whether the profile has slice_chunks and slice_strings (newer writers).
+  bool hasPackedCopy() const {
+    Statement probe = prepare(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('slice_chunks', 'slice_strings')");
+    return probe.step() && probe.columnInt(0) == 2;
+  }
 };
 
 void ProfileReader::Impl::checkIsCompleteProfile() {
@@ -335,39 +341,72 @@ void ProfileReader::forEachSlice(std::int64_t trackId,
   while (s.step()) fn(readSlice(s));
 }
 
-bool ProfileReader::readPackedSlices(std::int64_t trackId, PackedSlices& out) const {
-  out = PackedSlices{};
-  Statement hasTable = impl_->prepare(
-      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('slice_chunks', 'slice_strings')");
-  if (!hasTable.step() || hasTable.columnInt(0) != 2) return false;
-  Statement strings = impl_->prepare("SELECT id, text FROM slice_strings ORDER BY id");
-  while (strings.step()) {
-    const std::int64_t id = strings.columnInt(0);
-    if (id < 0 || id != static_cast<std::int64_t>(out.strings.size()))
-      throw ProfileError(impl_->path + ": corrupt slice_strings: id " + std::to_string(id) +
-                         " where " + std::to_string(out.strings.size()) + " was expected");
-    out.strings.push_back(strings.columnText(1));
+std::vector<std::string> ProfileReader::packedSliceStrings() const {
+  std::vector<std::string> strings;
+  if (!impl_->hasPackedCopy()) return strings;
+  Statement s = impl_->prepare("SELECT id, text FROM slice_strings ORDER BY id");
+  while (s.step()) {
+    const std::int64_t id = s.columnInt(0);
+    if (id != static_cast<std::int64_t>(strings.size()))
+      throw ProfileError(impl_->path + ": corrupt slice_strings: id " + std::to_string(id) + " where " +
+                         std::to_string(strings.size()) + " was expected");
+    strings.push_back(s.columnText(1));
   }
-  Statement total = impl_->prepare("SELECT coalesce(sum(slice_count), 0) FROM slice_chunks WHERE track_id = ?1");
-  total.bindInt(1, trackId);
-  if (total.step() && total.columnInt(0) > 0) out.reserve(static_cast<std::size_t>(total.columnInt(0)));
-  Statement chunks = impl_->prepare(
-      "SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk");
+  return strings;
+}
+
+bool ProfileReader::forEachPackedChunk(std::int64_t trackId,
+                                       const std::function<void(const PackedSlices&)>& fn) const {
+  if (!impl_->hasPackedCopy()) return false;
+  Statement stringCount = impl_->prepare("SELECT count(*) FROM slice_strings");
+  stringCount.step();
+  const auto limit = static_cast<std::uint64_t>(stringCount.columnInt(0));
+  Statement chunks = impl_->prepare("SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk");
   chunks.bindInt(1, trackId);
+  PackedSlices chunk;
   while (chunks.step()) {
     const std::int64_t count = chunks.columnInt(0);
     const auto [data, size] = chunks.columnBlob(1);
     if (count < 0)
       throw ProfileError(impl_->path + ": corrupt slice_chunks row of track " + std::to_string(trackId) +
                          ": slice_count " + std::to_string(count));
-    internal::decodeSliceChunk(data, size, static_cast<std::size_t>(count), out, impl_->path);
+    // Reused: freeing and mapping megabytes per chunk costs TLB shootdowns
+    // that stall the caller's other threads (the viewer's UI).
+    chunk.clear();
+    chunk.reserve(static_cast<std::size_t>(count));
+    internal::decodeSliceChunk(data, size, static_cast<std::size_t>(count), chunk, impl_->path);
+    for (std::size_t i = 0; i < chunk.size(); ++i)
+      if (chunk.name[i] >= limit || chunk.category[i] >= limit)
+        throw ProfileError(impl_->path + ": corrupt slice_chunks of track " + std::to_string(trackId) +
+                           ": a string id beyond slice_strings");
+    fn(chunk);
   }
-  const auto limit = static_cast<std::uint32_t>(out.strings.size());
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out.name[i] >= limit || out.category[i] >= limit)
-      throw ProfileError(impl_->path + ": corrupt slice_chunks of track " + std::to_string(trackId) +
-                         ": a string id beyond slice_strings");
   return true;
+}
+
+bool ProfileReader::readPackedSlices(std::int64_t trackId, PackedSlices& out) const {
+  out = PackedSlices{};
+  std::vector<std::string> strings = packedSliceStrings();
+  const bool found = forEachPackedChunk(trackId, [&](const PackedSlices& chunk) {
+    if (out.size() == 0) {
+      // One allocation for the whole track.
+      Statement total =
+          impl_->prepare("SELECT coalesce(sum(slice_count), 0) FROM slice_chunks WHERE track_id = ?1");
+      total.bindInt(1, trackId);
+      if (total.step() && total.columnInt(0) > 0) out.reserve(static_cast<std::size_t>(total.columnInt(0)));
+    }
+    const auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    append(out.id, chunk.id);
+    append(out.ts, chunk.ts);
+    append(out.dur, chunk.dur);
+    append(out.depth, chunk.depth);
+    append(out.name, chunk.name);
+    append(out.category, chunk.category);
+    append(out.programId, chunk.programId);
+    append(out.phaseId, chunk.phaseId);
+  });
+  if (found) out.strings = std::move(strings);
+  return found;
 }
 
 std::int64_t ProfileReader::sliceCount() const {

@@ -45,6 +45,12 @@ class ProfileReader {
   // leaves `out` empty when the profile has no packed copy (written before
   // it existed); throws ProfileError naming the file when it is corrupt.
   bool readPackedSlices(std::int64_t trackId, PackedSlices& out) const;
+  // The same, chunk by chunk (at most 65,536 slices each, `strings` left
+  // empty: see packedSliceStrings()), so a caller never holds a second copy
+  // of a whole track. Returns false, calling nothing, without a packed copy.
+  bool forEachPackedChunk(std::int64_t trackId, const std::function<void(const PackedSlices&)>& fn) const;
+  // slice_strings by id (empty without a packed copy).
+  std::vector<std::string> packedSliceStrings() const;
   std::int64_t sliceCount() const;
   // [min ts, max ts+dur] over all slices; {0,0} when there are none.
   std::pair<std::int64_t, std::int64_t> timeExtent() const;

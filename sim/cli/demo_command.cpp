@@ -62,8 +62,9 @@ int runDemo(const DemoArgs& args) {
     std::cout << "\n";
   }
   const fs::path a = fs::path(args.out) / "with_feeds", b = fs::path(args.out) / "without_feeds";
-  std::cout << "== comparison\n" << std::flush;
-  if (const int status = runChild({self, "compare", a.string(), b.string()}); status != 0) return status;
+  // The baseline first: "speedup" then reads as how much faster the feeds are.
+  std::cout << "== comparison (A: without feeds, B: with feeds)\n" << std::flush;
+  if (const int status = runChild({self, "compare", b.string(), a.string()}); status != 0) return status;
 
   const fs::path viewer = fs::path(self).parent_path() / "ipusim-view";
   if (args.screenshots && fs::exists(viewer)) {

@@ -2,6 +2,7 @@
 #include "sim/cli/target_flags.hpp"
 #include "sim/options/engine_options.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -14,19 +15,23 @@ void addParamsCommand(CLI::App& app, int& exitCode) {
   flags->addTo(*cmd);
   cmd->callback([flags, &exitCode] {
     const model::Target target = flags->apply(model::Target::preset(flags->arch));
-    std::string component;
-    for (const auto& p : model::listParams(target)) {
-      if (p.component != component) {
-        component = p.component;
-        std::cout << "\n[" << component << "]\n";
-      }
-      std::cout << "  " << std::left << std::setw(34) << p.name << std::setw(16) << p.value << std::setw(8) << p.unit
-                << p.description << "\n";
-    }
-    std::cout << "\n[host]\n";
+    struct Row { std::string group, name, value, unit, description; };
+    std::vector<Row> rows;
+    for (const auto& p : model::listParams(target)) rows.push_back({p.component, p.name, p.value, p.unit, p.description});
     for (const auto& p : listHostParams(flags->applyHost(HostParams::defaults())))
-      std::cout << "  " << std::left << std::setw(34) << p.name << std::setw(16) << p.value << std::setw(8) << p.unit
-                << p.description << "\n";
+      rows.push_back({"host", p.name, p.value, p.unit, p.description});
+    std::size_t name = 0, value = 0, unit = 0;
+    for (const auto& r : rows) {
+      name = std::max(name, r.name.size());
+      value = std::max(value, r.value.size());
+      unit = std::max(unit, r.unit.size());
+    }
+    std::string group;
+    for (const auto& r : rows) {
+      if (r.group != group) std::cout << (group.empty() ? "" : "\n") << "[" << (group = r.group) << "]\n";
+      std::cout << "  " << std::left << std::setw(int(name + 2)) << r.name << std::setw(int(value + 2)) << r.value
+                << std::setw(int(unit + 2)) << r.unit << r.description << "\n";
+    }
     exitCode = 0;
   });
 }

@@ -35,11 +35,11 @@ TrainingHost::TrainingHost(sc_core::sc_module_name name, Engine& engine, const T
   SC_THREAD(trainingLoop);
 }
 
-void TrainingHost::hostSpan(const char* track, const char* name, double seconds) {
+void TrainingHost::hostSpan(const char* track, const char* name, const char* category, double seconds) {
   const ir::Cycles start = model::nowCycles();
   const ir::Cycles cycles = engine_.system().target().secondsToCycles(seconds);
   if (cycles) sc_core::wait(model::cyclesToTime(cycles));
-  engine_.hostEvent({track, name, "host", start, cycles});
+  engine_.hostEvent({track, name, category, start, cycles});
 }
 
 void TrainingHost::receiveLoss(const model::Bytes& bytes) {
@@ -65,10 +65,10 @@ void TrainingHost::trainingLoop() {
     const ir::Cycles startup = engine_.system().target().secondsToCycles(host_.streamStartupSeconds);
     for (std::uint64_t run = 0; run < plan_.runs() && !interruptRequested(); ++run) {
       if (!plan_.feeds) {
-        hostSpan("training loop", "next batch", host_.batchPrepareSeconds);
+        hostSpan("training loop", "next batch", "host_io", host_.batchPrepareSeconds);
         if (batches_) batches_->next(pendingImages_, pendingLabels_);
       }
-      hostSpan("training loop", "Engine::run dispatch", host_.runDispatchSeconds);
+      hostSpan("training loop", "Engine::run dispatch", "host", host_.runDispatchSeconds);
       images_->delayNextCopy(startup);
       engine_.run(plan_.entry);
       ++runsDone_;
@@ -87,7 +87,7 @@ void TrainingHost::trainingLoop() {
 void TrainingHost::datasetProducer() {
   try {
     for (std::uint64_t step = 0; step < plan_.steps; ++step) {
-      hostSpan("dataset", "prepare batch", host_.batchPrepareSeconds);
+      hostSpan("dataset", "prepare batch", "host_io", host_.batchPrepareSeconds);
       model::Bytes images, labels;
       if (batches_) batches_->next(images, labels);
       images_->push(std::move(images));  // blocks while the prefetch buffer is full
@@ -102,7 +102,7 @@ void TrainingHost::outfeedDrainer() {
   try {
     for (;;) {
       model::Bytes bytes = loss_->pop();  // blocks until the device enqueues
-      hostSpan("outfeed", "dequeue loss", host_.outfeedDequeueSeconds);
+      hostSpan("outfeed", "dequeue loss", "host_io", host_.outfeedDequeueSeconds);
       receiveLoss(bytes);
       ++outfeedCopies_;
       outfeedReceived_.notify(sc_core::SC_ZERO_TIME);

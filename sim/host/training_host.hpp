@@ -43,7 +43,9 @@ class TrainingHost : public sc_core::sc_module {
   void trainingLoop();
   void datasetProducer();  // feeds only
   void outfeedDrainer();   // feeds only
-  void hostSpan(const char* track, const char* name, double seconds);  // waits and records a host slice
+  // Waits `seconds` of host time and records it as a host slice: category
+  // "host_io" for data work (batches, outfeed), "host" for control (dispatch).
+  void hostSpan(const char* track, const char* name, const char* category, double seconds);
   void receiveLoss(const model::Bytes& bytes);
   void fail(std::exception_ptr error);
 

@@ -125,5 +125,20 @@ TEST(LevelOfDetail, TenMillionSlicesFoldInAFewThousandSteps) {
   EXPECT_LE(blocks.size(), 1600u);
 }
 
+TEST(LevelOfDetail, AFoldTakesTheCategoryCoveringTheMostCycles) {
+  // exchange (2), then compute (1) x3 of 5 cycles each, then sync (3).
+  SliceColumns row;
+  row.push(0, 4, 0, 0, 2);
+  row.push(4, 9, 1, 0, 1);
+  row.push(9, 14, 2, 0, 1);
+  row.push(14, 19, 3, 0, 1);
+  row.push(19, 20, 4, 0, 3);
+  EXPECT_EQ(foldCategory(row, DrawBlock{0, 20, 0, 5}), 1);  // compute: 15 of 20 cycles
+  EXPECT_EQ(foldCategory(row, DrawBlock{0, 4, 0, 1}), 2);   // a plain slice: its own
+  EXPECT_EQ(foldCategory(row, DrawBlock{14, 20, 3, 2}), 1); // compute 5 > sync 1
+  // Sampling two of five (the first and the last): exchange 4 > sync 1.
+  EXPECT_EQ(foldCategory(row, DrawBlock{0, 20, 0, 5}, 2), 2);
+}
+
 }  // namespace
 }  // namespace ipusim::viewer

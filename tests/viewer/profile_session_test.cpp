@@ -163,5 +163,62 @@ TEST_F(ProfileSessionTest, RecentProfilesKeepsNewestFirstWithoutDuplicates) {
   EXPECT_EQ(again.paths(), (std::vector<std::string>{"/a.pop", "/b.pop"}));
 }
 
+// The three ways a lane loads — the packed copy in writing order, the packed
+// copy of a track written out of order (a parent after its children), and a
+// profile without a packed copy (row by row) — give the same rows.
+TEST(LaneLoading, PackedInOrderOutOfOrderAndRowByRowAgree) {
+  testing::ScratchDirectory scratch;
+  const std::string path = scratch.file("order.pop");
+  {
+    traces::ProfileWriter w(path);
+    const auto bsp = w.addTrack({0, -1, "bsp", "IPU 0 BSP", 0, -1, 0});
+    const auto program = w.addTrack({0, -1, "program", "IPU 0 programs", 0, -1, 1});
+    for (int i = 0; i < 50; ++i) {
+      w.addSlice({0, bsp, 0, i * 100, 60, i % 2 ? "exchange" : "compute", i % 2 ? "exchange" : "compute", 0, -1, 3,
+                  i % 2 ? -1 : 7, -1});
+      // Children first, then their parent (as a profiler that learns a
+      // duration at the end writes them), and one overlap at depth 1.
+      w.addSlice({0, program, 0, i * 100 + 10, 30, "child", "compute", 1, -1, 3, -1, -1});
+      w.addSlice({0, program, 0, i * 100 + 20, 30, "overlapping child", "compute", 1, -1, 3, -1, -1});
+      w.addSlice({0, program, 0, i * 100, 90, "parent", "program", 0, -1, 2, -1, -1});
+    }
+    w.commit();
+  }
+  const auto snapshot = [](const ProfileSession& s) {
+    std::vector<std::string> out;
+    for (const auto& lane : s.lanes()) {
+      out.push_back(lane->title + " first phase " + std::to_string(lane->firstPhaseId));
+      for (std::size_t r = 0; r < lane->rows.size(); ++r) {
+        const auto& row = lane->rows[r];
+        for (std::size_t i = 0; i < row.size(); ++i)
+          out.push_back(std::to_string(lane->rowDepth[r]) + "/" + std::to_string(r) + " " +
+                        std::to_string(row.start[i]) + "-" + std::to_string(row.end[i]) + " #" +
+                        std::to_string(row.sliceId[i]) + " " + lane->strings.at(row.name[i]) + " " +
+                        lane->strings.at(row.category[i]) + " p" + std::to_string(row.programId[i]));
+      }
+    }
+    return out;
+  };
+  std::vector<std::string> packed;
+  {
+    ProfileSession s(path, false);
+    packed = snapshot(s);
+    ASSERT_EQ(s.lanes().size(), 2u);
+    const Lane& programs = *s.lanes()[0];  // programs before BSP
+    const Lane& bsp = *s.lanes()[1];
+    EXPECT_EQ(bsp.firstPhaseId, 7);
+    EXPECT_EQ(programs.rows.size(), 3u);  // depth 0, depth 1, depth 1 overlaps
+    EXPECT_EQ(programs.rows[0].size(), 50u);
+    EXPECT_EQ(programs.strings.at(programs.rows[0].name[0]), "parent");
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE slice_chunks; DROP TABLE slice_strings;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  ProfileSession rowByRow(path, false);
+  EXPECT_EQ(snapshot(rowByRow), packed);
+}
+
 }  // namespace
 }  // namespace ipusim::viewer

@@ -26,6 +26,7 @@ Rgba categoryColour(const std::string& category, int depth) {
   if (category == "step") return palette::kStep;
   if (category == "ipu_link") return palette::kIpuLink;
   if (category == "host") return palette::kHost;
+  if (category == "host_io") return palette::kHostIo;
   if (category == "program") return palette::kProgram;
   return palette::kUnknown;
 }

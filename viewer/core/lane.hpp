@@ -29,6 +29,7 @@ struct Lane {
   std::vector<int> rowDepth;  // nesting depth drawn by each row
   StringTable strings;        // slice names and categories
   std::uint64_t sliceCount = 0;
+  std::int64_t firstPhaseId = -1;  // BSP lanes: the phase of the first slice that has one
 
   // Counter lanes, ordered by ts.
   std::vector<std::int64_t> counterTs;

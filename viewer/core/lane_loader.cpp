@@ -1,5 +1,7 @@
 #include "viewer/core/lane_loader.hpp"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <exception>
 
@@ -12,7 +14,13 @@ namespace {
 // depth when there is none.
 class RowBuilder {
  public:
-  explicit RowBuilder(Lane& lane) : lane_(lane), keepPhases_(lane.trackKind == "bsp") {}
+  // `expectedSlices`: the track's slice count when known (0 if not). Each new
+  // row reserves room for all of them: address space only, pages are touched
+  // as they fill, but the columns never grow by copying. Copying a growing
+  // 30 MB column, and unmapping the old one, stalled the UI thread for
+  // hundreds of ms on 2 cores (TLB shootdowns) while lanes loaded.
+  explicit RowBuilder(Lane& lane, std::size_t expectedSlices = 0)
+      : lane_(lane), keepPhases_(lane.trackKind == "bsp"), expected_(expectedSlices) {}
 
   void add(std::int64_t ts, std::int64_t dur, std::int64_t id, std::int64_t depth, std::uint32_t name,
            std::uint32_t category, std::int64_t programId, std::int64_t phaseId) {
@@ -29,12 +37,16 @@ class RowBuilder {
     }
     if (target == rows_.size()) {
       rows_.emplace_back();
+      if (expected_ > 0) rows_.back().reserve(expected_, keepPhases_);
       rowDepth_.push_back(static_cast<int>(d));
       candidates.push_back(target);
     }
     rows_[target].push(ts, end, id, name, static_cast<std::uint8_t>(std::min<std::uint32_t>(category, 255)),
                        static_cast<std::int32_t>(programId));
-    if (keepPhases_) rows_[target].phaseId.push_back(phaseId);
+    if (keepPhases_) {
+      rows_[target].phaseId.push_back(phaseId);
+      if (lane_.firstPhaseId < 0 && phaseId >= 0) lane_.firstPhaseId = phaseId;
+    }
     ++lane_.sliceCount;
   }
 
@@ -54,48 +66,99 @@ class RowBuilder {
  private:
   Lane& lane_;
   bool keepPhases_;
+  std::size_t expected_;
   std::vector<std::vector<std::size_t>> rowsOfDepth_;
   std::vector<SliceColumns> rows_;
   std::vector<int> rowDepth_;
 };
 
-// From the packed copy: columns in the writer's order, sorted here by
-// (ts, depth, id) only when the writer did not write them so.
-bool loadPackedSlices(const traces::ProfileReader& reader, Lane& lane) {
+// The track's slice count from slice_track_stats (0 when unknown).
+std::size_t trackSliceCount(const traces::ProfileReader& reader, std::int64_t trackId) {
+  sqlite3_stmt* stmt = nullptr;
+  std::size_t count = 0;
+  if (sqlite3_prepare_v2(reader.db(), "SELECT slice_count FROM slice_track_stats WHERE track_id = ?1", -1, &stmt,
+                         nullptr) == SQLITE_OK) {
+    sqlite3_bind_int64(stmt, 1, trackId);
+    if (sqlite3_step(stmt) == SQLITE_ROW) count = static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(stmt, 0)));
+  }
+  sqlite3_finalize(stmt);
+  return count;
+}
+
+// Before `b` in (ts, depth, id) order, the order rows are built in.
+bool before(std::int64_t ts, std::int64_t depth, std::int64_t id, std::int64_t bts, std::int64_t bdepth,
+            std::int64_t bid) {
+  if (ts != bts) return ts < bts;
+  if (depth != bdepth) return depth < bdepth;
+  return id < bid;
+}
+
+// From the packed copy, chunk by chunk, as long as the writer wrote the track
+// in (ts, depth, id) order (the usual case): no second copy of the track.
+// Returns false, the lane untouched, when there is no packed copy or the
+// order breaks (the caller then sorts).
+bool loadPackedInOrder(const traces::ProfileReader& reader, Lane& lane,
+                       const std::vector<std::string>& strings) {
+  std::vector<std::int64_t> laneString(strings.size(), -1);
+  StringTable laneStrings;
+  const auto local = [&](std::uint32_t s) {
+    if (laneString[s] < 0) laneString[s] = laneStrings.intern(strings[s]);
+    return static_cast<std::uint32_t>(laneString[s]);
+  };
+  Lane scratch;  // filled here, moved into `lane` only when the order held
+  scratch.trackKind = lane.trackKind;
+  RowBuilder rows(scratch, trackSliceCount(reader, lane.trackId));
+  bool ordered = true;
+  std::int64_t lastTs = 0, lastDepth = 0, lastId = 0;
+  bool first = true;
+  const bool found = reader.forEachPackedChunk(lane.trackId, [&](const traces::PackedSlices& p) {
+    for (std::size_t i = 0; i < p.size() && ordered; ++i) {
+      if (!first && before(p.ts[i], p.depth[i], p.id[i], lastTs, lastDepth, lastId)) {
+        ordered = false;
+        break;
+      }
+      first = false;
+      lastTs = p.ts[i], lastDepth = p.depth[i], lastId = p.id[i];
+      rows.add(p.ts[i], p.dur[i], p.id[i], p.depth[i], local(p.name[i]), local(p.category[i]), p.programId[i],
+               p.phaseId[i]);
+    }
+  });
+  if (!found || !ordered) return false;
+  rows.finish();
+  lane.rows = std::move(scratch.rows);
+  lane.rowDepth = std::move(scratch.rowDepth);
+  lane.strings = std::move(laneStrings);
+  lane.sliceCount = scratch.sliceCount;
+  lane.firstPhaseId = scratch.firstPhaseId;
+  return true;
+}
+
+// From the packed copy of a track written out of order: all of it, sorted.
+bool loadPackedSorted(const traces::ProfileReader& reader, Lane& lane) {
   traces::PackedSlices p;
   if (!reader.readPackedSlices(lane.trackId, p)) return false;
   const std::size_t n = p.size();
-  const auto before = [&](std::size_t a, std::size_t b) {
-    if (p.ts[a] != p.ts[b]) return p.ts[a] < p.ts[b];
-    if (p.depth[a] != p.depth[b]) return p.depth[a] < p.depth[b];
-    return p.id[a] < p.id[b];
-  };
-  std::vector<std::size_t> order;
-  bool sorted = true;
-  for (std::size_t i = 1; i < n && sorted; ++i) sorted = !before(i, i - 1);
-  if (!sorted) {
-    order.resize(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), before);
-  }
-  // Profile string ids -> the lane's own, interned on first use.
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return before(p.ts[a], p.depth[a], p.id[a], p.ts[b], p.depth[b], p.id[b]);
+  });
   std::vector<std::int64_t> laneString(p.strings.size(), -1);
   const auto local = [&](std::uint32_t s) {
     if (laneString[s] < 0) laneString[s] = lane.strings.intern(p.strings[s]);
     return static_cast<std::uint32_t>(laneString[s]);
   };
-  RowBuilder rows(lane);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = sorted ? k : order[k];
+  RowBuilder rows(lane, n);
+  for (const std::size_t i : order)
     rows.add(p.ts[i], p.dur[i], p.id[i], p.depth[i], local(p.name[i]), local(p.category[i]), p.programId[i],
              p.phaseId[i]);
-  }
   rows.finish();
   return true;
 }
 
 void loadSlices(const traces::ProfileReader& reader, Lane& lane) {
-  if (loadPackedSlices(reader, lane)) return;
+  const auto strings = reader.packedSliceStrings();
+  if (!strings.empty() && (loadPackedInOrder(reader, lane, strings) || loadPackedSorted(reader, lane))) return;
   // A profile without the packed copy: row by row (slower, same result).
   RowBuilder rows(lane);
   reader.forEachSlice(lane.trackId, [&](const traces::SliceRow& s) {

@@ -57,4 +57,23 @@ void foldRow(const SliceColumns& row, const TimeAxis& axis, const FoldOptions& o
   }
 }
 
+std::uint8_t foldCategory(const SliceColumns& row, const DrawBlock& block, std::size_t maxSamples) {
+  if (block.count <= 1 || maxSamples == 0) return row.category[block.first];
+  std::int64_t cycles[256] = {};
+  std::uint8_t order[256];
+  std::size_t seen = 0;
+  const std::size_t samples = std::min(block.count, maxSamples);
+  for (std::size_t k = 0; k < samples; ++k) {
+    // Evenly spaced over the block, first and last included.
+    const std::size_t i = block.first + (samples == 1 ? 0 : k * (block.count - 1) / (samples - 1));
+    const std::uint8_t c = row.category[i];
+    if (cycles[c] == 0) order[seen++] = c;
+    cycles[c] += std::max<std::int64_t>(1, row.end[i] - row.start[i]);
+  }
+  std::uint8_t best = order[0];
+  for (std::size_t k = 1; k < seen; ++k)
+    if (cycles[order[k]] > cycles[best]) best = order[k];
+  return best;
+}
+
 }  // namespace ipusim::viewer

@@ -33,4 +33,11 @@ struct FoldOptions {
 void foldRow(const SliceColumns& row, const TimeAxis& axis, const FoldOptions& options,
              std::vector<DrawBlock>& out);
 
+// The category a folded block is drawn in: the one covering the most cycles
+// among at most `maxSamples` of its slices, evenly spaced (all of them when
+// it holds fewer), so a burst of short compute slices started by an exchange
+// still reads as compute, and the cost stays bounded per block.
+// Ties go to the category seen first. A plain slice gives its own category.
+std::uint8_t foldCategory(const SliceColumns& row, const DrawBlock& block, std::size_t maxSamples = 32);
+
 }  // namespace ipusim::viewer

@@ -13,6 +13,16 @@ std::uint32_t StringTable::intern(const std::string& text) {
   return id;
 }
 
+void SliceColumns::reserve(std::size_t n, bool withPhases) {
+  start.reserve(n);
+  end.reserve(n);
+  sliceId.reserve(n);
+  name.reserve(n);
+  category.reserve(n);
+  programId.reserve(n);
+  if (withPhases) phaseId.reserve(n);
+}
+
 void SliceColumns::push(std::int64_t s, std::int64_t e, std::int64_t id, std::uint32_t n,
                         std::uint8_t c, std::int32_t program) {
   start.push_back(s);

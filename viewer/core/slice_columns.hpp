@@ -36,6 +36,8 @@ struct SliceColumns {
 
   std::size_t size() const { return start.size(); }
   bool empty() const { return start.empty(); }
+  // Room for `n` slices (phaseId too when `withPhases`).
+  void reserve(std::size_t n, bool withPhases);
   void push(std::int64_t s, std::int64_t e, std::int64_t id, std::uint32_t n, std::uint8_t c,
             std::int32_t program = -1);
   // First index whose slice ends after `cycle` (the first one visible from there).

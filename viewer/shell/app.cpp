@@ -212,6 +212,12 @@ void ViewerApp::drawProgramNode(OpenProfile& p, std::int64_t id) {
   }
 }
 
+bool ViewerApp::loading() const {
+  for (const auto& p : profiles_)
+    if (p.session && !p.session->fullyLoaded()) return true;
+  return false;
+}
+
 void ViewerApp::drawMemory(OpenProfile& p) {
   const ProfileSession& s = *p.session;
   if (!p.memory) {
@@ -280,6 +286,8 @@ void ViewerApp::drawMemory(OpenProfile& p) {
   }
   ImGui::Dummy(ImVec2(w, h + 8));
   // Tile map heat map: tiles in a grid, colour by use against the capacity (or the max).
+  ImGui::Text("Tile map: bytes per tile, from white (0) to red (%s)",
+              capacityOnScale ? "capacity" : "the fullest tile");
   const ImVec2 g = ImGui::GetCursorScreenPos();
   const int columns = int(std::ceil(std::sqrt(double(n) * 4)));
   const int rows = int((n + columns - 1) / columns);

@@ -37,6 +37,9 @@ class ViewerApp {
   void show(ViewKind view) { requested_ = view; }
   void setRange(std::int64_t from, std::int64_t to);
   void waitUntilLoaded();
+  // True while some open profile still loads lanes (the window should keep
+  // redrawing to show them arrive); false when only input changes anything.
+  bool loading() const;
   // Draws one frame covering the whole window.
   void frame();
 

@@ -92,7 +92,11 @@ int interactive(const Options& o) {
   else app.show(ipusim::viewer::viewKindFromString(o.view));
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", true);
   while (!window.shouldClose()) {
-    window.beginFrame();
+    // Redraw on input, else every 1/30 s while lanes stream in (the frame
+    // budget) and every 1/20 s when idle (held keys, tooltips settling) —
+    // not as fast as the driver allows: without vsync (Xvfb, llvmpipe) a
+    // spinning loop takes the core the loader needs.
+    window.beginFrame(app.loading() ? 1.0 / 30 : 1.0 / 20);
     app.frame();
     window.render();
     window.swap();

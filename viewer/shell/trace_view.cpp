@@ -8,6 +8,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -71,14 +72,46 @@ float TraceView::laneHeight(const Lane& lane, bool compact) const {
   return float(lane.rowCount()) * rowH;
 }
 
-void TraceView::updateStats() {
+void TraceView::updateStats(bool inBackground) {
   stats_.reset();
   statsError_.clear();
   if (!selection_) return;
+  if (!inBackground) {
+    try {
+      stats_ = profiler::computeRangeStats(session_.reader(), selection_->first, selection_->second);
+    } catch (const std::exception& e) {
+      statsError_ = e.what();
+    }
+    return;
+  }
+  if (statsJob_.valid()) {  // one job at a time: the newest selection waits
+    statsQueued_ = selection_;
+    return;
+  }
+  statsJobRange_ = *selection_;
+  statsJob_ = std::async(std::launch::async, [path = session_.path(), range = *selection_] {
+    traces::ProfileReader reader(path);
+    return profiler::computeRangeStats(reader, range.first, range.second);
+  });
+}
+
+void TraceView::collectStats() {
+  if (!statsJob_.valid() || statsJob_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  std::optional<profiler::RangeStats> result;
+  std::string error;
   try {
-    stats_ = profiler::computeRangeStats(session_.reader(), selection_->first, selection_->second);
+    result = statsJob_.get();
   } catch (const std::exception& e) {
-    statsError_ = e.what();
+    error = e.what();
+  }
+  if (selection_ && *selection_ == statsJobRange_) {
+    stats_ = std::move(result);
+    statsError_ = error;
+  }
+  if (statsQueued_) {
+    const auto queued = *statsQueued_;
+    statsQueued_.reset();
+    if (selection_ && *selection_ == queued) updateStats(true);
   }
 }
 
@@ -140,15 +173,9 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
         if (lane.kind == LaneKind::Counter) drawCounterLane(ldl, lane, ImVec2(plotX, y), ImVec2(plotW, h));
         else drawSliceLane(ldl, li, ImVec2(plotX, y), plotW, rowH);
         if (lane.trackKind == "bsp" && hasTiles_[li] < 0) {
-          // Tile detail exists when the first phase run on this lane has tile rows.
-          hasTiles_[li] = 0;
-          for (const auto& row : lane.rows)
-            for (std::int64_t p : row.phaseId)
-              if (p >= 0) {
-                hasTiles_[li] = session_.tileCycles(p, lane.ipu).empty() ? 0 : 1;
-                goto decided;
-              }
-        decided:;
+          // Tile detail exists when the first phase run on this lane has tile
+          // rows (the loader noted it: no scan of millions of slices here).
+          hasTiles_[li] = lane.firstPhaseId >= 0 && !session_.tileCycles(lane.firstPhaseId, lane.ipu).empty();
         }
         if (bspWithTiles) drawTileView(ldl, lane, ImVec2(plotX, y + h), ImVec2(plotW, kTileViewHeight));
       }
@@ -191,7 +218,7 @@ void TraceView::drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size) {
       for (const auto& b : blocks_) {
         const float x0 = float(origin.x + whole.pixelOf(double(b.start)));
         const float x1 = std::max(x0 + 1, float(origin.x + whole.pixelOf(double(b.end))));
-        const auto& cat = lane->strings.at(lane->rows[0].category[b.first]);
+        const auto& cat = lane->strings.at(foldCategory(lane->rows[0], b));
         dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + h), categoryColour(cat, 1));
       }
       break;
@@ -245,10 +272,12 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
     for (const auto& b : blocks_) {
       const float x0 = clampX(origin.x + axis_.pixelOf(double(b.start)), origin.x, origin.x + width);
       const float x1 = std::max(x0 + 1, clampX(origin.x + axis_.pixelOf(double(b.end)), origin.x, origin.x + width));
-      const std::string& category = lane.strings.at(row.category[b.first]);
+      const std::string& category = lane.strings.at(foldCategory(row, b));
       Rgba colour = categoryColour(category, depth);
       if (b.folded()) colour = darker(colour, 0.85f);
-      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), colour);
+      // A 1 px gap after slices wide enough to spare it, so neighbours of one
+      // colour (the steps of a run) read as separate slices, as in PopVision.
+      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1 - (x1 - x0 > 6 ? 1.0f : 0.0f), y1), colour);
       const bool isSelected = selected_ && selected_->lane == laneIndex && selected_->row == r &&
                               selected_->index == b.first && !b.folded();
       if (!highlighted_.empty() && !b.folded() && highlighted_.count(row.programId[b.first]))
@@ -361,7 +390,7 @@ void TraceView::drawTileView(ImDrawList* dl, const Lane& bsp, ImVec2 origin, ImV
     foldRow(row, axis_, fold_, blocks_);
     for (const auto& b : blocks_) {
       const float x0 = float(origin.x + axis_.pixelOf(double(b.start)));
-      const std::string& category = bsp.strings.at(row.category[b.first]);
+      const std::string& category = bsp.strings.at(foldCategory(row, b));
       if (b.folded() || row.phaseId.empty() || row.phaseId[b.first] < 0) {
         // Too narrow for per-tile detail: a faint block over every tile.
         const float x1 = std::max(x0 + 1, float(origin.x + axis_.pixelOf(double(b.end))));
@@ -414,7 +443,7 @@ void TraceView::handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed) {
   if (selectionDragStart_ && !selecting) {
     selectionDragStart_.reset();
     if (selection_ && selection_->second - selection_->first < axis_.cyclesPerPixel() * 2) selection_.reset();
-    updateStats();
+    updateStats(/*inBackground=*/true);
   }
   if (hovered && !io.KeyShift && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2)) {
     axis_.panPixels(io.MouseDelta.x);
@@ -471,6 +500,7 @@ void TraceView::handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed) {
 }
 
 void TraceView::drawSidePanel() {
+  collectStats();
   const double hz = session_.clockHz();
   ImGui::TextUnformatted("Selected slice");
   ImGui::Separator();
@@ -499,7 +529,10 @@ void TraceView::drawSidePanel() {
     ImGui::TextWrapped("%s", statsError_.c_str());
     return;
   }
-  if (!stats_) return;
+  if (!stats_) {
+    if (statsJob_.valid()) ImGui::TextDisabled("computing...");
+    return;
+  }
   const auto& s = *stats_;
   ImGui::Text("From %s", formatCycles(s.from).c_str());
   ImGui::Text("To   %s", formatCycles(s.to).c_str());
@@ -530,7 +563,9 @@ void TraceView::drawSidePanel() {
       ImGui::TextDisabled("no tile detail in range");
   }
   ImGui::Spacing();
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("(each cycle counted once: compute > exchange > IPU link > sync > stream copy > idle)");
+  ImGui::PopTextWrapPos();
   ImGui::Spacing();
   ImGui::Text("Host wait (Begin): %s  %s", pct(s.share(s.hostWaitCycles)).c_str(),
               formatCycles(s.hostWaitCycles).c_str());

@@ -11,6 +11,7 @@
 
 #include <imgui.h>
 
+#include <future>
 #include <optional>
 #include <unordered_set>
 
@@ -52,7 +53,10 @@ class TraceView {
   void drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size);
   void drawTileView(ImDrawList* dl, const Lane& bspLane, ImVec2 origin, ImVec2 size);
   void handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed);
-  void updateStats();
+  // Synchronous (setRange, screenshots) or on a worker thread (a drag in the
+  // UI: a whole-run selection of a huge profile takes seconds).
+  void updateStats(bool inBackground = false);
+  void collectStats();
 
   ProfileSession& session_;
   TimeAxis axis_;
@@ -68,6 +72,11 @@ class TraceView {
   std::optional<double> selectionDragStart_;
   std::optional<profiler::RangeStats> stats_;
   std::string statsError_;
+  // The worker's result (its own ProfileReader: one per thread), and the
+  // selection it is for; a newer selection waits in statsQueued_.
+  std::future<profiler::RangeStats> statsJob_;
+  std::pair<std::int64_t, std::int64_t> statsJobRange_{0, 0};
+  std::optional<std::pair<std::int64_t, std::int64_t>> statsQueued_;
   std::unordered_set<std::int64_t> highlighted_;
   std::vector<TileWindow> tileWindows_;  // per lane index (BSP lanes with tile detail)
   std::vector<char> hasTiles_;           // per lane index, -1 unknown
