@@ -58,6 +58,7 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
       {"host_wait_cycles", a.hostWaitCycles},
       {"host_transfer_cycles", a.hostTransferCycles},
       {"overlap_percent", a.overlapFraction() * 100.0},
+      {"host_io_overlap_percent", a.hostIoOverlapFraction() * 100.0},
       {"bytes_to_device", a.bytesToDevice},
       {"bytes_to_host", a.bytesToHost},
   };
@@ -70,8 +71,8 @@ nlohmann::json comparisonToJson(const Comparison& c) {
 namespace {
 
 void line(std::ostream& out, const std::string& label, const std::string& a, const std::string& b) {
-  out << "  " << std::left << std::setw(30) << label << std::right << std::setw(22) << a
-      << std::setw(22) << b << "\n";
+  out << "  " << std::left << std::setw(36) << label << std::right << std::setw(16) << a
+      << std::setw(16) << b << "\n";
 }
 
 }  // namespace
@@ -101,8 +102,10 @@ void printComparison(const Comparison& c, std::ostream& out) {
   share("idle", &PhaseCycles::idle);
   both("host wait (StreamCopy Begin)",
        [](const ProfileFigures& f) { return formatPercent(f.captured.hostWaitFraction()); });
-  both("compute/IO overlap",
+  both("compute/IO overlap (link transfers)",
        [](const ProfileFigures& f) { return formatPercent(f.captured.overlapFraction()); });
+  both("host IO hidden behind the device",
+       [](const ProfileFigures& f) { return formatPercent(f.captured.hostIoOverlapFraction()); });
   both("bytes to device", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToDevice); });
   both("bytes to host", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToHost); });
   out << "Speedup of B over A: " << formatNumber(c.speedup, 3) << "x\n";

@@ -38,6 +38,10 @@ double DeviceActivity::overlapFraction() const {
   return hostTransferCycles > 0 ? double(transferOverlapCycles) / double(hostTransferCycles) : 0.0;
 }
 
+double DeviceActivity::hostIoOverlapFraction() const {
+  return hostIoCycles > 0 ? double(hostIoOverlapCycles) / double(hostIoCycles) : 0.0;
+}
+
 namespace {
 
 std::string lower(std::string s) {
@@ -119,7 +123,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
   numIpus = std::max<std::int64_t>(numIpus, 1);
 
   std::vector<IpuSets> ipus(static_cast<std::size_t>(numIpus));
-  IntervalSet deviceWideCopies, hostWait, hostTransfer;
+  IntervalSet deviceWideCopies, hostWait, hostTransfer, hostIo;
   const StreamDirections declared = readStreamDirections(reader);
   if (windows.empty()) {
     activity.perIpu.assign(ipus.size(), PhaseCycles{});
@@ -149,6 +153,10 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
         if (s.category == "stream_copy_begin") hostWait.add(s.ts, end);
         if (s.category == "stream_copy_mid") hostTransfer.add(s.ts, end);
       });
+    } else if (track.kind == "host") {
+      forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& s) {
+        if (inRange(s) && s.category == "host_io") hostIo.add(s.ts, s.ts + s.dur);
+      });
     } else if (track.kind == "stream") {
       // A Mid slice's stream is named by its parent StreamCopy slice
       // ("StreamCopy <stream>", written before its phases); else by the track.
@@ -176,7 +184,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
     }
   }
 
-  IntervalSet anyCompute;
+  IntervalSet anyCompute, anyActive;
   for (auto& sets : ipus) {
     sets.streamCopy.add(deviceWideCopies);
     // Exclusive attribution: each bucket keeps only what higher-priority
@@ -195,12 +203,16 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
     cycles.sync = claim(sets.sync);
     cycles.streamCopy = claim(sets.streamCopy);
     cycles.idle = activity.windowCycles - taken.length();
+    anyActive.add(taken);
     activity.perIpu.push_back(cycles);
   }
   const IntervalSet transfer = hostTransfer.intersect(windows);
   activity.hostWaitCycles = hostWait.intersect(windows).length();
   activity.hostTransferCycles = transfer.length();
   activity.transferOverlapCycles = transfer.intersect(anyCompute).length();
+  const IntervalSet io = hostIo.intersect(windows);
+  activity.hostIoCycles = io.length();
+  activity.hostIoOverlapCycles = io.intersect(anyActive).length();
   return activity;
 }
 

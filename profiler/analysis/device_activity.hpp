@@ -24,6 +24,10 @@
 //   start inside the windows, split by the stream's direction (see
 //   streamDirection()); the stream is named by the Mid slice's parent
 //   ("StreamCopy <stream>"), else by its track.
+// - Host IO overlap: the fraction of host data work (host-track slices of
+//   category "host_io": preparing batches, dequeuing the outfeed) done while
+//   some IPU is active (any phase but idle) — the work infeed/outfeed queues
+//   hide behind the device; without them it happens between runs.
 #include "profiler/analysis/interval_set.hpp"
 #include "traces/profile_reader.hpp"
 
@@ -46,6 +50,8 @@ struct DeviceActivity {
   std::int64_t hostWaitCycles = 0;
   std::int64_t hostTransferCycles = 0;
   std::int64_t transferOverlapCycles = 0;  // transfer cycles while some IPU computes
+  std::int64_t hostIoCycles = 0;           // host data work (category host_io)
+  std::int64_t hostIoOverlapCycles = 0;    // of which while some IPU is active
   std::int64_t bytesToDevice = 0, bytesToHost = 0;
 
   // Sum over IPUs; its total() is windowCycles * IPUs.
@@ -55,6 +61,8 @@ struct DeviceActivity {
   double hostWaitFraction() const;
   // Overlap as defined above; 0 when there was no transfer.
   double overlapFraction() const;
+  // Host IO overlap as defined above; 0 when there was no host data work.
+  double hostIoOverlapFraction() const;
 };
 
 enum class StreamDirection { HostToDevice, DeviceToHost };

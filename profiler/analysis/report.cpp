@@ -75,6 +75,8 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                    {"host_transfer_cycles", r.captured.hostTransferCycles},
                    {"transfer_overlap_cycles", r.captured.transferOverlapCycles},
                    {"overlap_percent", r.captured.overlapFraction() * 100.0},
+                   {"host_io_cycles", r.captured.hostIoCycles},
+                   {"host_io_overlap_percent", r.captured.hostIoOverlapFraction() * 100.0},
                    {"bytes_to_device", r.captured.bytesToDevice},
                    {"bytes_to_host", r.captured.bytesToHost}};
   nlohmann::json fullest = nlohmann::json::array();
@@ -137,6 +139,8 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
       << formatPercent(a.hostWaitFraction()) << "\n";
   out << "  host-link transfer (StreamCopy Mid): " << cyclesAndTime(r.target, a.hostTransferCycles)
       << ", overlapped with compute " << formatPercent(a.overlapFraction()) << "\n";
+  out << "  host data work (batches, outfeed): " << cyclesAndTime(r.target, a.hostIoCycles)
+      << ", hidden behind device activity " << formatPercent(a.hostIoOverlapFraction()) << "\n";
   out << "  bytes to device " << formatBytes(a.bytesToDevice) << ", to host "
       << formatBytes(a.bytesToHost) << "\n";
 }

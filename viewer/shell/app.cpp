@@ -1,6 +1,7 @@
 #include "viewer/shell/app.hpp"
 
 #include "viewer/core/colours.hpp"
+#include "viewer/core/run_framing.hpp"
 #include "viewer/core/time_axis.hpp"
 
 #include <imgui.h>
@@ -42,6 +43,12 @@ bool ViewerApp::open(const std::string& path, bool background) {
 
 void ViewerApp::setRange(std::int64_t from, std::int64_t to) {
   for (auto& p : profiles_) p.trace->setRange(from, to);
+  compareFramed_ = true;
+}
+
+void ViewerApp::setRunRange(std::int64_t firstRun, std::int64_t lastRun) {
+  for (auto& p : profiles_) p.trace->setRunRange(firstRun, lastRun);
+  compareFramed_ = true;
 }
 
 void ViewerApp::waitUntilLoaded() {
@@ -313,7 +320,7 @@ void ViewerApp::drawCompare() {
   }
   OpenProfile& a = profiles_[0];
   OpenProfile& b = profiles_[1];
-  if (ImGui::RadioButton("aligned at run start (same scale)", alignAtStart_)) alignAtStart_ = true;
+  if (ImGui::RadioButton("aligned at first captured run (same scale)", alignAtStart_)) alignAtStart_ = true;
   ImGui::SameLine();
   if (ImGui::RadioButton("each fitted", !alignAtStart_)) alignAtStart_ = false;
   if (!compareRows_ && compareError_.empty()) {
@@ -323,6 +330,14 @@ void ViewerApp::drawCompare() {
       compareError_ = e.what();
     }
   }
+  if (!compareFramed_) {
+    // Open on the first captured runs of the longer-running profile: both
+    // show the same span from their first captured run, so the faster
+    // profile visibly covers more steps in it.
+    if (const auto window = compareWindow(a.session->runs(), b.session->runs()))
+      a.trace->showCycles(window->shownFrom, window->shownTo);
+    compareFramed_ = true;
+  }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float tableH = 230, each = (avail.y - tableH - 12) / 2;
   ImGui::BeginChild("cmpA", ImVec2(avail.x, each), true, ImGuiWindowFlags_NoScrollWithMouse);
@@ -330,10 +345,12 @@ void ViewerApp::drawCompare() {
   ImGui::EndChild();
   // Synchronise: B follows A's offset from its run start and A's scale.
   if (alignAtStart_) {
+    // Each profile's anchor is the start of its first captured run.
     TimeAxis& ax = a.trace->axis();
-    const double offset = ax.startCycle() - double(a.session->startCycle());
-    b.trace->showCycles(double(b.session->startCycle()) + offset,
-                        double(b.session->startCycle()) + offset + ax.cyclesPerPixel() * ax.widthPx());
+    const double anchorA = double(alignmentAnchor(a.session->runs(), a.session->startCycle()));
+    const double anchorB = double(alignmentAnchor(b.session->runs(), b.session->startCycle()));
+    const double offset = ax.startCycle() - anchorA;
+    b.trace->showCycles(anchorB + offset, anchorB + offset + ax.cyclesPerPixel() * ax.widthPx());
   }
   (void)changedA;  // each fitted: B keeps its own axis, navigated on its own
   ImGui::BeginChild("cmpB", ImVec2(avail.x, each), true, ImGuiWindowFlags_NoScrollWithMouse);

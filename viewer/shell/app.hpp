@@ -36,6 +36,9 @@ class ViewerApp {
 
   void show(ViewKind view) { requested_ = view; }
   void setRange(std::int64_t from, std::int64_t to);
+  // Shows Engine::run calls firstRun..lastRun in every open profile (throws
+  // std::invalid_argument naming the profile that lacks one).
+  void setRunRange(std::int64_t firstRun, std::int64_t lastRun);
   void waitUntilLoaded();
   // True while some open profile still loads lanes (the window should keep
   // redrawing to show them arrive); false when only input changes anything.
@@ -58,6 +61,7 @@ class ViewerApp {
   std::size_t current_ = 0;
   std::int64_t selectedProgram_ = -1;
   bool alignAtStart_ = true;
+  bool compareFramed_ = false;  // the compare view opened on both profiles' captured runs
   std::optional<std::vector<CompareRow>> compareRows_;
   std::string compareError_;
   char pathInput_[1024] = "";

@@ -3,6 +3,7 @@
 // opening and drawing a synthetic 10-million-slice profile.
 #include "bench/viewer_bench.hpp"
 #include "traces/profile_error.hpp"
+#include "viewer/core/run_framing.hpp"
 #include "viewer/shell/app.hpp"
 #include "viewer/shell/gl_window.hpp"
 
@@ -11,6 +12,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 
 namespace {
@@ -35,25 +37,19 @@ std::pair<int, int> parseSize(const std::string& text) {
   return {w, h};
 }
 
-std::pair<std::int64_t, std::int64_t> parseRange(const std::string& text) {
-  const auto colon = text.find(':');
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    std::size_t used = 0;
-    const std::int64_t from = std::stoll(text.substr(0, colon), &used);
-    if (used != colon) throw std::invalid_argument("trailing text");
-    const std::string rest = text.substr(colon + 1);
-    const std::int64_t to = std::stoll(rest, &used);
-    if (used != rest.size()) throw std::invalid_argument("trailing text");
-    if (to <= from) throw std::invalid_argument("empty");
-    return {from, to};
-  } catch (const std::exception&) {
-    throw std::invalid_argument("--range: '" + text + "' is not FROM:TO in cycles with FROM < TO");
-  }
+void applyRange(ipusim::viewer::ViewerApp& app, const ipusim::viewer::RangeSpec& range) {
+  if (range.unit == ipusim::viewer::RangeSpec::Unit::Runs) app.setRunRange(range.from, range.to);
+  else app.setRange(range.from, range.to);
+}
+
+std::optional<ipusim::viewer::RangeSpec> parseRangeOption(const Options& o) {
+  if (o.range.empty()) return std::nullopt;
+  return ipusim::viewer::parseRangeSpec(o.range);
 }
 
 int screenshot(const Options& o) {
   const auto [w, h] = parseSize(o.size);
+  const auto range = parseRangeOption(o);
   const auto view = ipusim::viewer::viewKindFromString(o.view);
   ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles(std::string("/dev/null"))};
   for (const auto& p : o.profiles) {
@@ -64,12 +60,9 @@ int screenshot(const Options& o) {
   }
   if (view == ipusim::viewer::ViewKind::Compare && o.profiles.size() < 2)
     throw std::invalid_argument("--view compare needs two profiles");
+  if (range) applyRange(app, *range);  // a missing run is an error before any window opens
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", false);
   app.show(view);
-  if (!o.range.empty()) {
-    const auto [from, to] = parseRange(o.range);
-    app.setRange(from, to);
-  }
   // A few frames: ImGui lays out tables, tabs and child windows over two.
   for (int i = 0; i < 4; ++i) {
     window.beginFrame();
@@ -87,7 +80,9 @@ int screenshot(const Options& o) {
 int interactive(const Options& o) {
   const auto [w, h] = parseSize(o.size);
   ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles()};
+  const auto range = parseRangeOption(o);
   for (const auto& p : o.profiles) app.open(p);
+  if (range && app.openCount() > 0) applyRange(app, *range);
   if (!app.errors().empty() || o.profiles.empty()) app.show(ipusim::viewer::ViewKind::Start);
   else app.show(ipusim::viewer::viewKindFromString(o.view));
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", true);
@@ -114,7 +109,8 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)");
   cli.add_option("--view", o.view, "view to show: trace, summary, memory, compare, start")
       ->check(CLI::IsMember({"trace", "summary", "memory", "compare", "start"}));
-  cli.add_option("--range", o.range, "FROM:TO in cycles: zoom to and select this range");
+  cli.add_option("--range", o.range, "FROM:TO in cycles, or runs:A-B in Engine::run indices: zoom to and select this range "
+                 "(default: the first two captured runs)");
   cli.add_option("--size", o.size, "window size WIDTHxHEIGHT");
   cli.add_flag("--bench", o.bench, "time opening and drawing a synthetic profile, then exit");
   cli.add_option("--bench-dir", o.benchDir, "where --bench writes its profile (default: a temporary directory)");

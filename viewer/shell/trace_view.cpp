@@ -3,6 +3,7 @@
 #include "viewer/core/colours.hpp"
 #include "viewer/core/counter_envelope.hpp"
 #include "viewer/core/hit_test.hpp"
+#include "viewer/core/run_framing.hpp"
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -11,6 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <stdexcept>
 
 namespace ipusim::viewer {
 
@@ -27,6 +30,13 @@ float clampX(double x, float lo, float hi) {
 Rgba darker(Rgba c, float f) {
   auto ch = [&](int shift) { return unsigned(float((c >> shift) & 0xff) * f); };
   return rgb(ch(0), ch(8), ch(16), (c >> 24) & 0xff);
+}
+
+std::string profileDisplayName(const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.filename() == "profile.pop" && p.has_parent_path() && !p.parent_path().filename().empty())
+    return p.parent_path().filename().string();
+  return p.filename().string();
 }
 
 std::string pct(double fraction) {
@@ -46,6 +56,28 @@ void TraceView::fitAll() {
   const double span = double(session_.endCycle() - session_.startCycle());
   axis_.fit(double(session_.startCycle()) - span * 0.01, double(session_.endCycle()) + span * 0.01);
   fitted_ = true;
+}
+
+void TraceView::fitCapturedRuns() {
+  if (const auto window = capturedRunsWindow(session_.runs())) {
+    axis_.fit(window->shownFrom, window->shownTo);
+    fitted_ = true;
+  } else {
+    fitAll();
+  }
+}
+
+void TraceView::setRunRange(std::int64_t firstRun, std::int64_t lastRun) {
+  RunWindow window;
+  try {
+    window = windowForRuns(session_.runs(), firstRun, lastRun);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(session_.path() + ": --range runs:" + std::to_string(firstRun) + "-" +
+                                std::to_string(lastRun) + ": " + e.what());
+  }
+  pendingFit_ = std::make_pair(window.shownFrom, window.shownTo);
+  selection_ = std::make_pair(window.runsFrom, window.runsTo);
+  updateStats();
 }
 
 void TraceView::setRange(std::int64_t from, std::int64_t to) {
@@ -126,15 +158,33 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
     pendingFit_.reset();
     fitted_ = true;
   }
-  if (!fitted_) fitAll();
+  if (!fitted_) fitCapturedRuns();
   bool changed = false;
 
   // Overview strip: the whole run, with the current view marked.
   const float overviewH = compact ? 0 : kOverviewHeight;
   if (overviewH > 0) drawOverview(dl, ImVec2(plotX, origin.y), ImVec2(plotW, overviewH));
   drawRuler(dl, ImVec2(plotX, origin.y + overviewH), plotW);
-  dl->AddText(ImVec2(origin.x + 4, origin.y + 4), IM_COL32(60, 60, 60, 255),
-              compact ? session_.path().c_str() : "Overview");
+  if (compact) {
+    // The profile's name in the label column (its report directory when the
+    // file is the usual profile.pop), clipped so it never runs into the ruler.
+    const std::string name = profileDisplayName(session_.path());
+    const ImVec4 clip(origin.x, origin.y, origin.x + labelWidth_ - 4, origin.y + kRulerHeight);
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x + 4, origin.y + 4), IM_COL32(30, 30, 30, 255),
+                name.c_str(), nullptr, 0, &clip);
+    if (ImGui::IsMouseHoveringRect(origin, ImVec2(origin.x + labelWidth_, origin.y + kRulerHeight)))
+      ImGui::SetTooltip("%s", session_.path().c_str());
+  } else {
+    // Framing buttons over the overview's label column.
+    ImGui::PushID(id);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + 2, origin.y + 2));
+    if (ImGui::SmallButton("Fit runs")) fitCapturedRuns();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the first two captured Engine::run calls (key F)");
+    ImGui::SameLine(0, 4);
+    if (ImGui::SmallButton("Fit all")) fitAll();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the whole profile, runs without detail too (key Home)");
+    ImGui::PopID();
+  }
 
   // Lanes in a child window that scrolls vertically; the wheel zooms instead.
   const float top = overviewH + kRulerHeight;
@@ -241,13 +291,19 @@ void TraceView::drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size) {
 void TraceView::drawRuler(ImDrawList* dl, ImVec2 origin, float width) {
   dl->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + kRulerHeight), IM_COL32(235, 235, 238, 255));
   const double hz = session_.clockHz();
-  for (const auto& t : axisTicks(axis_, 130)) {
+  auto labelOf = [&](double cycle) {
+    std::string label = formatCycles(std::int64_t(std::llround(cycle)));
+    if (hz > 0) label += " (" + formatSeconds(cycle / hz) + ")";
+    return label;
+  };
+  // Ticks at least one label apart (the widest label in view, plus a gap).
+  const float labelW = std::max(ImGui::CalcTextSize(labelOf(axis_.endCycle()).c_str()).x,
+                                ImGui::CalcTextSize(labelOf(axis_.startCycle()).c_str()).x);
+  for (const auto& t : axisTicks(axis_, std::max(90.0f, labelW + 24))) {
     const float x = float(origin.x + axis_.pixelOf(t.cycle));
     dl->AddLine(ImVec2(x, origin.y + kRulerHeight - 6), ImVec2(x, origin.y + kRulerHeight),
                 IM_COL32(80, 80, 80, 255));
-    std::string label = t.label;
-    if (hz > 0) label += " (" + formatSeconds(t.cycle / hz) + ")";
-    dl->AddText(ImVec2(x + 3, origin.y + 3), IM_COL32(50, 50, 50, 255), label.c_str());
+    dl->AddText(ImVec2(x + 3, origin.y + 3), IM_COL32(50, 50, 50, 255), labelOf(t.cycle).c_str());
   }
   if (selection_) {
     const float x0 = clampX(origin.x + axis_.pixelOf(double(selection_->first)), origin.x, origin.x + width);
@@ -475,6 +531,8 @@ void TraceView::handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed) {
     if (ImGui::IsKeyDown(GLFW_KEY_S)) { axis_.zoomAround(plotSize.x / 2, 1 / 1.05); changed = true; }
     if (ImGui::IsKeyDown(GLFW_KEY_A)) { axis_.panPixels(step); changed = true; }
     if (ImGui::IsKeyDown(GLFW_KEY_D)) { axis_.panPixels(-step); changed = true; }
+    if (ImGui::IsKeyPressed(GLFW_KEY_F, false)) { fitCapturedRuns(); changed = true; }
+    if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false)) { fitAll(); changed = true; }
   }
   if (changed) axis_.clampTo(lo, hi);
 

@@ -28,9 +28,17 @@ class TraceView {
 
   ProfileSession& session() { return session_; }
   TimeAxis& axis() { return axis_; }
-  // Fit the whole run (done on the first frame, once the width is known).
+  // Fit the whole profile, captured runs or not.
   void fitAll();
+  // Fit the first two captured Engine::run calls (the opening view, as in
+  // PopVision); the whole profile when none is captured.
+  void fitCapturedRuns();
   void setRange(std::int64_t from, std::int64_t to);  // shows and selects it
+  // Shows runs firstRun..lastRun (with a margin) and selects their extent.
+  // Throws std::invalid_argument naming the profile when a run is missing.
+  void setRunRange(std::int64_t firstRun, std::int64_t lastRun);
+  // True once something framed the view (a range, a fit, a gesture).
+  bool framed() const { return fitted_ || pendingFit_.has_value(); }
   // Shows [from, to) from the next frame on (the width is known when drawing).
   void showCycles(double from, double to) { pendingFit_ = std::make_pair(from, to); }
 
