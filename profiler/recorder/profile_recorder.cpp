@@ -36,6 +36,16 @@ const char* categoryOf(model::StreamCopyPhase phase) {
   return "stream_copy";
 }
 
+// PopVision's names of the StreamCopy phases.
+const char* labelOf(model::StreamCopyPhase phase) {
+  switch (phase) {
+    case model::StreamCopyPhase::Begin: return "Begin";
+    case model::StreamCopyPhase::Mid: return "Mid";
+    case model::StreamCopyPhase::End: return "End";
+  }
+  return "StreamCopy";
+}
+
 std::string programLabel(const ir::Program& p) {
   if (!p.name.empty()) return p.name;
   return ir::toString(p.kind);
@@ -250,7 +260,7 @@ void ProfileRecorder::streamCopy(const model::StreamCopyEvent& event) {
     child.runId = currentRun_;
     child.ts = phase.start;
     child.dur = phase.duration;
-    child.name = model::toString(phase.phase);
+    child.name = labelOf(phase.phase);
     child.category = categoryOf(phase.phase);
     child.depth = 1;
     child.parentId = parent.id;

@@ -84,4 +84,41 @@ void writeSampleProfile(const std::string& path) {
   w.commit();
 }
 
+void writeMultiRunProfile(const std::string& path) {
+  traces::ProfileWriter w(path);
+  w.setMeta("workload", "viewer multi-run sample");
+  w.setMeta("num_ipus", "1");
+  w.setMeta("tiles_per_ipu", "4");
+  w.setMeta("clock_hz", "1000000000");
+  const auto engine = w.addTrack({0, -1, "engine", "Engine::run", -1, -1, 0});
+  const auto stream = w.addTrack({0, -1, "stream", "infeed", 0, -1, 2});
+  const auto bsp = w.addTrack({0, -1, "bsp", "IPU 0 BSP", 0, -1, 4});
+  auto add = [&](std::int64_t track, std::int64_t run, std::int64_t ts, std::int64_t dur, const char* name,
+                 const char* category, std::int64_t depth) {
+    traces::SliceRow s;
+    s.trackId = track;
+    s.runId = run;
+    s.ts = ts;
+    s.dur = dur;
+    s.name = name;
+    s.category = category;
+    s.depth = depth;
+    w.addSlice(s);
+  };
+  for (std::int64_t run = 0; run < 4; ++run) {
+    const std::int64_t s = 100 + 1200 * run;
+    const bool captured = run < 3;
+    w.addRun({run, 0, "train", s, s + 1000, 1, captured});
+    if (!captured) continue;
+    const std::string name = "Engine::run #" + std::to_string(run);
+    add(engine, run, s, 1000, name.c_str(), "engine_run", 0);
+    add(stream, run, s, 650, "StreamCopy infeed", "stream_copy", 0);
+    add(stream, run, s, 400, "Begin", "stream_copy_begin", 1);
+    add(stream, run, s + 400, 200, "Mid", "stream_copy_mid", 1);
+    add(stream, run, s + 600, 50, "End", "stream_copy_end", 1);
+    add(bsp, run, s + 650, 350, "matmul", "compute", 0);
+  }
+  w.commit();
+}
+
 }  // namespace ipusim::viewer::testing

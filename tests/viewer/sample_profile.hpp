@@ -33,4 +33,10 @@ class ScratchDirectory {
 // Writes the profile described above to `path`.
 void writeSampleProfile(const std::string& path);
 
+// Four Engine::run calls of 1,000 cycles, 200 apart: #0 [100,1100),
+// #1 [1300,2300), #2 [2500,3500) captured, #3 [3700,4700) not. Each captured
+// run at s: StreamCopy [s, s+650) = Begin [s, s+400) Mid [s+400, s+600) End
+// [s+600, s+650), then compute [s+650, s+1000) on the BSP lane.
+void writeMultiRunProfile(const std::string& path);
+
 }  // namespace ipusim::viewer::testing

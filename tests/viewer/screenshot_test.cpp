@@ -8,6 +8,7 @@
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,22 @@ struct Image {
           std::abs(rgb[i + 2] - b) <= tolerance)
         ++n;
     return n;
+  }
+  // The most pixels of colour `c` on any one image row from `fromY` down (a
+  // lane's width in view).
+  std::size_t maxRowCount(Rgba c, int fromY, int tolerance = 6) const {
+    const int r = c & 0xff, g = (c >> 8) & 0xff, b = (c >> 16) & 0xff;
+    std::size_t best = 0;
+    for (int y = fromY; y < h; ++y) {
+      std::size_t n = 0;
+      for (int x = 0; x < w; ++x) {
+        const unsigned char* p = &rgb[(std::size_t(y) * w + x) * 3];
+        if (std::abs(p[0] - r) <= tolerance && std::abs(p[1] - g) <= tolerance && std::abs(p[2] - b) <= tolerance)
+          ++n;
+      }
+      best = std::max(best, n);
+    }
+    return best;
   }
 };
 
@@ -143,6 +160,61 @@ TEST_F(ScreenshotTest, UnopenableProfilesExitNonZeroWithTheReason) {
   r = runViewer("\"" + profile_ + "\" --screenshot \"" + png + "\" --range 9:3");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("--range"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(png));
+}
+
+// At 1200x700 the plot is about 596 px wide (window less the side panel and
+// the lane labels). The multi-run profile has runs of 1,000 cycles 200 apart,
+// #0-#2 captured, #3 not: how wide the Engine::run bars draw says which
+// cycles are framed.
+class RunFramingScreenshotTest : public ScreenshotTest {
+ protected:
+  void SetUp() override {
+    ScreenshotTest::SetUp();
+    if (IsSkipped()) return;
+    multiRun_ = scratch_.file("runs.pop");
+    testing::writeMultiRunProfile(multiRun_);
+  }
+  std::size_t engineRunWidth(const std::string& extraArgs, const std::string& name) {
+    const std::string png = scratch_.file(name);
+    const ViewerRun r = runViewer("\"" + multiRun_ + "\" --screenshot \"" + png + "\" --size 1200x700 " + extraArgs);
+    EXPECT_EQ(r.status, 0) << r.output;
+    // Below the tab bar, overview strip (the whole profile) and ruler.
+    return load(png).maxRowCount(palette::kEngineRun, 90);
+  }
+  std::string multiRun_;
+};
+
+TEST_F(RunFramingScreenshotTest, OpensOnTheFirstTwoCapturedRuns) {
+  // Default: runs #0-#1 (2,000 of 2,266 cycles shown: ~526 px of bars);
+  // the whole profile [100, 4700] would show 3,000 of 4,692 (~381 px).
+  const std::size_t opening = engineRunWidth("", "opening.png");
+  const std::size_t whole = engineRunWidth("--range 54:4746", "whole.png");
+  EXPECT_GT(opening, 480u);
+  EXPECT_LT(opening, 560u);
+  EXPECT_GT(whole, 340u);
+  EXPECT_LT(whole, 420u);
+}
+
+TEST_F(RunFramingScreenshotTest, RangeOfRunsFramesThoseRuns) {
+  // runs:2-3 frames [2500, 4700): only #2 has a bar (~265 px), #3 is outlined.
+  const std::size_t two = engineRunWidth("--range runs:2-3", "runs23.png");
+  EXPECT_GT(two, 230u);
+  EXPECT_LT(two, 300u);
+  // runs:1 alone: its bar fills the plot but for the 1.5 % margins (~578 px).
+  const std::size_t one = engineRunWidth("--range runs:1", "run1.png");
+  EXPECT_GT(one, 550u);
+}
+
+TEST_F(RunFramingScreenshotTest, AMissingRunIsAnErrorNamingTheProfileAndItsRuns) {
+  const std::string png = scratch_.file("never.png");
+  ViewerRun r = runViewer("\"" + multiRun_ + "\" --screenshot \"" + png + "\" --range runs:3-9");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("runs.pop"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("run 9 does not exist (the profile has runs 0-3)"), std::string::npos) << r.output;
+  r = runViewer("\"" + multiRun_ + "\" --screenshot \"" + png + "\" --range runs:2-x");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("'runs:2-x'"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(png));
 }
 

@@ -3,13 +3,14 @@
 #include "profiler/analysis/range_stats.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace ipusim::viewer {
 
 namespace {
 
 struct Totals {
-  double cycles = 0, seconds = 0, runs = 0, steps = 0;
+  double cycles = 0, seconds = 0, runs = 0, steps = 0, capturedRuns = 0;
   profiler::RangeStats stats;
 };
 
@@ -19,11 +20,24 @@ Totals totalsOf(const ProfileSession& s) {
   t.seconds = s.clockHz() > 0 ? t.cycles / s.clockHz() : 0;
   t.runs = double(s.runs().size());
   for (const auto& r : s.runs()) t.steps += double(r.steps);
-  t.stats = profiler::computeRangeStats(s.reader(), s.startCycle(), s.endCycle());
+  const auto [from, to] = statisticsWindow(s);
+  t.stats = profiler::computeRangeStats(s.reader(), from, to);
+  for (const auto& r : s.runs()) t.capturedRuns += r.captured ? 1 : 0;
   return t;
 }
 
 }  // namespace
+
+std::pair<std::int64_t, std::int64_t> statisticsWindow(const ProfileSession& s) {
+  std::optional<std::pair<std::int64_t, std::int64_t>> window;
+  for (const auto& r : s.runs()) {
+    if (!r.captured) continue;
+    if (!window) window = std::make_pair(r.startCycle, r.endCycle);
+    window->first = std::min(window->first, r.startCycle);
+    window->second = std::max(window->second, r.endCycle);
+  }
+  return window ? *window : std::make_pair(s.startCycle(), s.endCycle());
+}
 
 std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSession& b) {
   const Totals ta = totalsOf(a), tb = totalsOf(b);
@@ -33,6 +47,8 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
       {"Engine::run calls", ta.runs, tb.runs},
       {"Steps", ta.steps, tb.steps},
       {"Steps per run", ta.runs > 0 ? ta.steps / ta.runs : 0, tb.runs > 0 ? tb.steps / tb.runs : 0},
+      {"Cycles per step", ta.steps > 0 ? ta.cycles / ta.steps : 0, tb.steps > 0 ? tb.cycles / tb.steps : 0},
+      {"Captured runs (shares below are over them)", ta.capturedRuns, tb.capturedRuns},
       {"Host wait (StreamCopy Begin)", ta.stats.share(ta.stats.hostWaitCycles),
        tb.stats.share(tb.stats.hostWaitCycles), true},
       {"Compute/IO overlap", ta.stats.computeIoOverlap(), tb.stats.computeIoOverlap(), true},

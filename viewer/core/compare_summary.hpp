@@ -4,6 +4,7 @@
 #include "viewer/core/profile_session.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ipusim::viewer {
@@ -17,8 +18,15 @@ struct CompareRow {
   double ratio() const { return a != 0 ? b / a : 0.0; }
 };
 
-// Total time (cycles, seconds), runs, steps, steps per run, and per IPU the
-// compute / exchange / sync / stream copy / idle proportions of the whole run.
+// Total time (cycles, seconds), runs, steps, steps per run, cycles per step,
+// captured runs, and the host wait, compute/IO overlap and per IPU compute /
+// exchange / sync / stream copy / idle proportions over each profile's
+// statisticsWindow.
 std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSession& b);
+
+// Where the proportions are measured: from the start of the first captured
+// run to the end of the last one (only there does the profile hold slices:
+// counting uncaptured runs would read as idle), else the whole profile.
+std::pair<std::int64_t, std::int64_t> statisticsWindow(const ProfileSession& s);
 
 }  // namespace ipusim::viewer

@@ -14,6 +14,26 @@
 
 namespace ipusim::viewer {
 
+namespace {
+
+// Percentages as "12.3 %" (deltas in points), large whole numbers (cycles,
+// steps) with thousands separators, the rest with six significant digits.
+std::string formatCompareValue(double v, bool percent, bool signedDelta) {
+  char text[64];
+  if (percent) {
+    std::snprintf(text, sizeof text, signedDelta ? "%+.1f pt" : "%.1f %%", v * 100);
+    return text;
+  }
+  if (std::fabs(v) >= 1e4 && std::fabs(v) < 9e18) {
+    const std::string digits = formatCycles(std::llround(v));
+    return signedDelta && v > 0 ? "+" + digits : digits;
+  }
+  std::snprintf(text, sizeof text, signedDelta ? "%+.6g" : "%.6g", v);
+  return text;
+}
+
+}  // namespace
+
 ViewKind viewKindFromString(const std::string& name) {
   if (name == "trace") return ViewKind::Trace;
   if (name == "summary") return ViewKind::Summary;
@@ -31,6 +51,7 @@ bool ViewerApp::open(const std::string& path, bool background) {
     OpenProfile p;
     p.session = std::make_unique<ProfileSession>(path, background);
     p.trace = std::make_unique<TraceView>(*p.session);
+    if (openOnCapturedRuns_) p.trace->openOnCapturedRuns(background);
     profiles_.push_back(std::move(p));
     recent_.remember(path);
     compareRows_.reset();
@@ -336,6 +357,8 @@ void ViewerApp::drawCompare() {
     // profile visibly covers more steps in it.
     if (const auto window = compareWindow(a.session->runs(), b.session->runs()))
       a.trace->showCycles(window->shownFrom, window->shownTo);
+    a.trace->dropOpeningSelection();
+    b.trace->dropOpeningSelection();
     compareFramed_ = true;
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -372,14 +395,12 @@ void ViewerApp::drawCompare() {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r.metric.c_str());
-      const double k = r.percent ? 100 : 1;
-      const char* f = r.percent ? "%.1f %%" : "%.6g";
       ImGui::TableNextColumn();
-      ImGui::Text(f, r.a * k);
+      ImGui::TextUnformatted(formatCompareValue(r.a, r.percent, false).c_str());
       ImGui::TableNextColumn();
-      ImGui::Text(f, r.b * k);
+      ImGui::TextUnformatted(formatCompareValue(r.b, r.percent, false).c_str());
       ImGui::TableNextColumn();
-      ImGui::Text(r.percent ? "%+.1f pt" : "%+.6g", r.delta() * k);
+      ImGui::TextUnformatted(formatCompareValue(r.delta(), r.percent, true).c_str());
       ImGui::TableNextColumn();
       if (r.a != 0) ImGui::Text("%.3fx", r.ratio());
     }

@@ -30,6 +30,9 @@ class ViewerApp {
   // Opens a profile; on failure records the error for the start page and
   // returns false (the message names the file and the problem).
   bool open(const std::string& path, bool background = true);
+  // Profiles opened from now on open on their first two captured runs,
+  // selected (statistics in the side panel). Off by default (the bench).
+  void setOpenOnCapturedRuns(bool on) { openOnCapturedRuns_ = on; }
   const std::vector<std::string>& errors() const { return errors_; }
   std::size_t openCount() const { return profiles_.size(); }
   OpenProfile& profile(std::size_t i) { return profiles_.at(i); }
@@ -61,7 +64,8 @@ class ViewerApp {
   std::size_t current_ = 0;
   std::int64_t selectedProgram_ = -1;
   bool alignAtStart_ = true;
-  bool compareFramed_ = false;  // the compare view opened on both profiles' captured runs
+  bool compareFramed_ = false;
+  bool openOnCapturedRuns_ = false;  // the compare view opened on both profiles' captured runs
   std::optional<std::vector<CompareRow>> compareRows_;
   std::string compareError_;
   char pathInput_[1024] = "";

@@ -52,6 +52,7 @@ int screenshot(const Options& o) {
   const auto range = parseRangeOption(o);
   const auto view = ipusim::viewer::viewKindFromString(o.view);
   ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles(std::string("/dev/null"))};
+  app.setOpenOnCapturedRuns(true);
   for (const auto& p : o.profiles) {
     if (!app.open(p, /*background=*/false)) {
       std::cerr << "ipusim-view: " << app.errors().back() << "\n";
@@ -80,6 +81,7 @@ int screenshot(const Options& o) {
 int interactive(const Options& o) {
   const auto [w, h] = parseSize(o.size);
   ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles()};
+  app.setOpenOnCapturedRuns(true);
   const auto range = parseRangeOption(o);
   for (const auto& p : o.profiles) app.open(p);
   if (range && app.openCount() > 0) applyRange(app, *range);

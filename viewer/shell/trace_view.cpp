@@ -20,7 +20,7 @@ namespace ipusim::viewer {
 namespace {
 
 constexpr float kRowHeight = 20, kCompactRowHeight = 14;
-constexpr float kOverviewHeight = 34, kRulerHeight = 22, kCounterHeight = 48, kTileViewHeight = 120;
+constexpr float kOverviewHeight = 34, kRulerHeight = 22, kCounterHeight = 48, kTileViewHeight = 72;
 constexpr float kLaneGap = 4;
 
 float clampX(double x, float lo, float hi) {
@@ -65,6 +65,22 @@ void TraceView::fitCapturedRuns() {
   } else {
     fitAll();
   }
+}
+
+void TraceView::openOnCapturedRuns(bool statsInBackground) {
+  const auto window = capturedRunsWindow(session_.runs());
+  if (!window) return;  // nothing captured: the first frame fits everything
+  pendingFit_ = std::make_pair(window->shownFrom, window->shownTo);
+  selection_ = std::make_pair(window->runsFrom, window->runsTo);
+  openingSelection_ = selection_;
+  updateStats(statsInBackground);
+}
+
+void TraceView::dropOpeningSelection() {
+  if (!selection_ || selection_ != openingSelection_) return;
+  selection_.reset();
+  stats_.reset();
+  statsError_.clear();
 }
 
 void TraceView::setRunRange(std::int64_t firstRun, std::int64_t lastRun) {
@@ -212,6 +228,11 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
       ldl->AddRectFilled(ImVec2(origin.x, y), ImVec2(plotX - 2, y + total), IM_COL32(225, 225, 228, 255));
       ldl->PushClipRect(ImVec2(origin.x, y), ImVec2(plotX - 4, y + total), true);
       ldl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(30, 30, 30, 255), lane.title.c_str());
+      if (lane.kind == LaneKind::Counter && lane.isLoaded() && !lane.counterTs.empty()) {
+        char range[96];
+        std::snprintf(range, sizeof range, "%.4g .. %.4g", lane.counterMin, lane.counterMax);
+        ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(90, 90, 90, 255), range);
+      }
       if (!lane.isLoaded()) ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()),
                                          IM_COL32(120, 60, 60, 255), "loading...");
       else if (!lane.loadError.empty())
@@ -274,6 +295,21 @@ void TraceView::drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size) {
       break;
     }
     y += h + 2;
+  }
+  // Runs without detail: grey on the engine row, one box per pixel column at most.
+  {
+    const float y0 = origin.y + 2, y1 = y0 + h;
+    float openX0 = -1, openX1 = -1;
+    for (const auto& run : session_.runs()) {
+      if (run.captured) continue;
+      const float x0 = float(origin.x + whole.pixelOf(double(run.startCycle)));
+      const float x1 = std::max(x0 + 1, float(origin.x + whole.pixelOf(double(run.endCycle))));
+      if (openX0 >= 0 && x0 <= openX1 + 1) { openX1 = std::max(openX1, x1); continue; }
+      if (openX0 >= 0) dl->AddRectFilled(ImVec2(openX0, y0), ImVec2(openX1, y1), IM_COL32(205, 205, 205, 255));
+      openX0 = x0;
+      openX1 = x1;
+    }
+    if (openX0 >= 0) dl->AddRectFilled(ImVec2(openX0, y0), ImVec2(openX1, y1), IM_COL32(205, 205, 205, 255));
   }
   const float v0 = clampX(origin.x + whole.pixelOf(axis_.startCycle()), origin.x, origin.x + size.x);
   const float v1 = clampX(origin.x + whole.pixelOf(axis_.endCycle()), origin.x, origin.x + size.x);
@@ -425,9 +461,11 @@ void TraceView::drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin,
     previous = ImVec2(x, yOf(c.last));
     first = false;
   }
-  char label[96];
-  std::snprintf(label, sizeof label, "%.4g .. %.4g", lane.counterMin, lane.counterMax);
-  dl->AddText(ImVec2(origin.x + 4, origin.y + 2), IM_COL32(90, 90, 90, 255), label);
+  // Zoomed in far enough to tell samples apart: mark each one.
+  if (columns.size() >= 2 && columns.size() < std::size_t(size.x / 6)) {
+    for (const auto& c : columns)
+      if (c.px >= 0 && c.px <= size.x) dl->AddCircleFilled(ImVec2(origin.x + c.px, yOf(c.last)), 2.5f, palette::kCounterLine);
+  }
 }
 
 void TraceView::drawTileView(ImDrawList* dl, const Lane& bsp, ImVec2 origin, ImVec2 size) {

@@ -37,8 +37,13 @@ class TraceView {
   // Shows runs firstRun..lastRun (with a margin) and selects their extent.
   // Throws std::invalid_argument naming the profile when a run is missing.
   void setRunRange(std::int64_t firstRun, std::int64_t lastRun);
-  // True once something framed the view (a range, a fit, a gesture).
-  bool framed() const { return fitted_ || pendingFit_.has_value(); }
+  // The opening view: the first two captured runs, selected so that their
+  // statistics fill the side panel (computed at once, or on a worker thread).
+  void openOnCapturedRuns(bool statsInBackground);
+  // Forgets the opening selection if the user has not replaced it (the
+  // compare view frames both profiles on one span: per-profile selections
+  // of different spans would mislead there).
+  void dropOpeningSelection();
   // Shows [from, to) from the next frame on (the width is known when drawing).
   void showCycles(double from, double to) { pendingFit_ = std::make_pair(from, to); }
 
@@ -77,6 +82,7 @@ class TraceView {
   std::int64_t hoveredSliceId_ = -1, selectedSliceId_ = -1;
   std::string hoveredFold_;
   std::optional<std::pair<std::int64_t, std::int64_t>> selection_;
+  std::optional<std::pair<std::int64_t, std::int64_t>> openingSelection_;
   std::optional<double> selectionDragStart_;
   std::optional<profiler::RangeStats> stats_;
   std::string statsError_;
