@@ -31,6 +31,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--synthetic-data", *synthetic, "skip the numerics and host data, keep identical timing");
   cmd->add_flag("--json", *json, "print the summary as one JSON object");
+  auto threads = std::make_shared<std::uint32_t>(0);
+  cmd->add_option("--threads", *threads,
+                  "host threads for the functional work (default: IPUSIM_WORKER_THREADS, else 2); results do not change");
   auto target = std::make_shared<TargetFlags>();
   target->addTo(*cmd);
   cmd->callback([=, &exitCode] {
@@ -38,6 +41,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       graph->engineOptions = *engineOptions;
       graph->synthetic = *synthetic;
       graph->json = *json;
+      graph->threads = *threads;
       graph->target = *target;
       exitCode = runGraph(*graph);
       return;
@@ -49,6 +53,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
     workload->engineOptions = *engineOptions;
     workload->synthetic = *synthetic;
     workload->json = *json;
+    workload->threads = *threads;
     workload->target = *target;
     exitCode = runWorkload(*workload);
   });

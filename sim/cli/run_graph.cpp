@@ -17,6 +17,7 @@ int runGraph(const RunGraphArgs& args) {
 
   EngineConfig config;
   config.functional = !args.synthetic;
+  config.workerThreads = args.threads;
   config.workloadName = exe.name;
   Engine engine(exe, target, options, config);
   const std::uint32_t entry = args.entry.empty() ? 0 : engine.entryIndex(args.entry);

@@ -14,6 +14,7 @@ struct RunGraphArgs {
   std::string engineOptions;    // --engine-options JSON
   bool synthetic = false;
   bool json = false;
+  std::uint32_t threads = 0;
   TargetFlags target;
 };
 

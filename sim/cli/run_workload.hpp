@@ -16,6 +16,7 @@ struct RunWorkloadArgs {
   std::optional<bool> feeds;
   bool synthetic = false;
   bool json = false;
+  std::uint32_t threads = 0;
   std::string engineOptions;
   TargetFlags target;
 };

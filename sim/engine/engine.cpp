@@ -58,7 +58,7 @@ Engine::Engine(const ir::Executable& exe, const model::Target& target, const Eng
   s.options = options;
   s.config = config;
   s.system = std::make_unique<model::IpuSystem>("ipu_system", s.target);
-  s.system->load(s.exe, model::LoadOptions{config.functional});
+  s.system->load(s.exe, model::LoadOptions{config.functional, config.workerThreads});
 
   const fs::path directory = options.directory;
   if (options.outputSerializedGraph)
