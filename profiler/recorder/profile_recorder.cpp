@@ -118,10 +118,16 @@ model::Detail ProfileRecorder::detailFor(const model::RunEvent& run) {
 }
 
 void ProfileRecorder::staticPhase(const model::StaticPhase& phase) {
-  const char* kind = phase.kind == model::PhaseKind::Exchange ? "exchange" : "compute";
-  writer_.addPhase({phase.id, kind, phase.name, phase.program == ir::kNoId ? -1 : std::int64_t(phase.program),
-                    phase.kind == model::PhaseKind::Exchange ? std::int64_t(phase.bytes) : -1});
-  if (config_.capturedDetail != model::Detail::Tiles) return;
+  // The model may announce a phase again, with tile cycles, when a later run
+  // asks for more detail than the first: its row is written once, its tile rows once.
+  if (phasesWritten_.insert(phase.id).second) {
+    const char* kind = phase.kind == model::PhaseKind::Exchange ? "exchange" : "compute";
+    writer_.addPhase({phase.id, kind, phase.name, phase.program == ir::kNoId ? -1 : std::int64_t(phase.program),
+                      phase.kind == model::PhaseKind::Exchange ? std::int64_t(phase.bytes) : -1});
+  }
+  if (config_.capturedDetail != model::Detail::Tiles || phase.tileCycles.empty() ||
+      !phaseTilesWritten_.insert(phase.id).second)
+    return;
   for (std::size_t tile = 0; tile < phase.tileCycles.size(); ++tile) {
     if (phase.tileCycles[tile] == 0) continue;
     const std::int64_t vertices = tile < phase.tileVertices.size() ? phase.tileVertices[tile] : 0;

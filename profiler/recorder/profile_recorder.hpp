@@ -11,6 +11,7 @@
 #include "traces/profile_writer.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,7 @@ class ProfileRecorder : public model::ExecutionObserver {
   std::int64_t nextSortOrder_ = 100;
 
   std::map<ir::Id, std::uint64_t> runsPerEntry_;
+  std::set<ir::Id> phasesWritten_, phaseTilesWritten_;
   std::uint64_t runsRecorded_ = 0, runsCaptured_ = 0;
   bool capturingRun_ = false;
   std::int64_t currentRun_ = -1;
