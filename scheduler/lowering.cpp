@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -80,34 +81,42 @@ class Lowerer {
     return p;
   }
 
-  void copy(const TensorRef& src, const TensorRef& dst, const std::string& what) {
+  void copy(const TensorRef& src, const TensorRef& dst, const std::string& what) { copy({{src, dst}}, what); }
+
+  // One Copy program (one exchange phase) moving every region pair.
+  void copy(const std::vector<ir::CopyRegion>& regions, const std::string& what) {
     ir::Program p;
     p.kind = ir::ProgramKind::Copy;
     p.name = debug_.layer + "/" + debug_.op + "/" + what;
-    p.src = src;
-    p.dst = dst;
+    if (regions.size() == 1) p.src = regions[0].src, p.dst = regions[0].dst;
+    else p.regions = regions;
     opChildren_.push_back(addProgram(p));
-    use(src.tensor);
-    use(dst.tensor);
-    // Estimate: per tile, bytes sent and received across tiles (a broadcast
-    // repeats src over dst).
-    const Placement s = segments(src), d = segments(dst);
-    std::map<std::uint32_t, std::uint64_t> sent, received;
-    const std::uint64_t bytes = ir::sizeOf(out_.exe.tensors[src.tensor].dtype);
-    for (const PlacedRange& dr : d)
-      for (std::uint64_t b = dr.begin; b < dr.end;) {
-        const std::uint64_t srcIndex = b % src.size();
-        auto it = std::upper_bound(s.begin(), s.end(), srcIndex,
-                                   [](std::uint64_t v, const PlacedRange& r) { return v < r.end; });
-        const std::uint64_t len = std::min(dr.end - b, it->end - srcIndex);
-        if (it->tile != dr.tile) sent[it->tile] += len * bytes, received[dr.tile] += len * bytes;
-        b += len;
-      }
+    // Estimate: per tile, bytes sent and received across tiles, summed over
+    // the regions (one phase), and bytes copied within a tile.
+    std::map<std::uint32_t, std::uint64_t> sent, received, local;
+    for (const ir::CopyRegion& r : regions) {
+      use(r.src.tensor);
+      use(r.dst.tensor);
+      const Placement s = segments(r.src), d = segments(r.dst);
+      const std::uint64_t bytes = ir::sizeOf(out_.exe.tensors[r.src.tensor].dtype);
+      for (const PlacedRange& dr : d)
+        for (std::uint64_t b = dr.begin; b < dr.end;) {
+          auto it = std::upper_bound(s.begin(), s.end(), b,
+                                     [](std::uint64_t v, const PlacedRange& pr) { return v < pr.end; });
+          const std::uint64_t len = std::min(dr.end - b, it->end - b);
+          if (it->tile != dr.tile) sent[it->tile] += len * bytes, received[dr.tile] += len * bytes;
+          else local[dr.tile] += len * bytes;
+          b += len;
+        }
+    }
     std::uint64_t worst = 0;
     for (auto& [t, v] : sent) worst = std::max(worst, v);
     for (auto& [t, v] : received) worst = std::max(worst, v);
-    out_.estimatedStepCycles += (worst + target_.exchange.bytesPerCycle - 1) / target_.exchange.bytesPerCycle +
-                                (worst ? target_.exchange.latencyCycles : 0) + target_.sync.internalCycles;
+    const std::uint64_t bpc = target_.exchange.bytesPerCycle, vectorBytes = std::max<std::uint32_t>(1, target_.tile.vectorBytes);
+    std::uint64_t localWorst = 0;
+    for (auto& [t, v] : local) localWorst = std::max(localWorst, (v + vectorBytes - 1) / vectorBytes);
+    out_.estimatedStepCycles += (worst + bpc - 1) / bpc + localWorst + (worst ? target_.exchange.latencyCycles : 0) +
+                                target_.sync.internalCycles;
   }
 
   struct VertexBuilder {
@@ -248,6 +257,13 @@ class Lowerer {
     s.n = op.transposeB ? bv.shape[0] : bv.shape[1];
     s.aResident = valueTensor_[op.inputs[0]] == ir::kNoId;
     s.bResident = valueTensor_[op.inputs[1]] == ir::kNoId;
+    auto tilesHolding = [&](std::size_t value) {
+      std::set<std::uint32_t> tiles;
+      for (const PlacedRange& r : valuePlacement_[value]) tiles.insert(r.tile);
+      return std::uint64_t(tiles.size());
+    };
+    s.aSourceTiles = tilesHolding(op.inputs[0]);
+    s.bSourceTiles = tilesHolding(op.inputs[1]);
     const MatMulPlan plan = planMatMul(s, target_, tiles_, budget_);
     const auto mBlocks = evenSplit(s.m, plan.pm), nBlocks = evenSplit(s.n, plan.pn), kBlocks = evenSplit(s.k, plan.pk);
 
@@ -272,6 +288,10 @@ class Lowerer {
     // a's replica j holds each (i, l) block once; b's replica i each (l, j) block once.
     for (auto& p : aReplicas) p = normalized(p);
     for (auto& p : bReplicas) p = normalized(p);
+    if (plan.gathered) {
+      lowerGatheredMatMul(op, s, plan, mBlocks, nBlocks, aReplicas[0], bReplicas[0]);
+      return;
+    }
     // Blocks of a were added once per j into replica j only; b once per i into replica i only.
     const std::vector<Slot> aSlots = realize(op.inputs[0], aReplicas);
     const std::vector<Slot> bSlots = realize(op.inputs[1], bReplicas);
@@ -351,6 +371,134 @@ class Lowerer {
                  {{"rows", double(plan.pk)}, {"cols", double(e - b)}, {"axis", 0}, {"scale", 1}, {"accumulate", 0}});
     }
     execute(reduce, "/reduce");
+  }
+
+  // [0, n) split evenly, in order, over the distinct tiles of `p` (in their order of first use).
+  static Placement spreadOver(std::uint64_t n, const Placement& p) {
+    std::vector<std::uint32_t> tiles;
+    std::set<std::uint32_t> seen;
+    for (const PlacedRange& r : p)
+      if (seen.insert(r.tile).second) tiles.push_back(r.tile);
+    Placement out;
+    const auto parts = evenSplit(n, std::min<std::uint64_t>(tiles.size(), std::max<std::uint64_t>(1, n / kGrain)));
+    for (std::size_t i = 0; i < parts.size(); ++i) out.push_back({parts[i].first, parts[i].second, tiles[i]});
+    return out;
+  }
+
+  // The elements [begin, end) of `tensor` all on `tile`?
+  bool onTileWhole(Id tensor, std::uint64_t begin, std::uint64_t end, std::uint32_t tile) const {
+    for (const PlacedRange& r : segments({tensor, begin, end}))
+      if (r.tile != tile) return false;
+    return true;
+  }
+
+  // pk = 1, one vertex per (i, j) block on its tile. Each tile's op(a) rows
+  // and op(b) columns are gathered (kept in their stored orientation) into
+  // contiguous tile-local buffers by ONE multi-region Copy; a block already
+  // contiguous on its tile is read in place. An operand with no tensor yet
+  // is first placed as its blocks of column block 0 / row block 0.
+  void lowerGatheredMatMul(const Op& op, const MatMulShape& s, const MatMulPlan& plan,
+                           const std::vector<std::pair<std::uint64_t, std::uint64_t>>& mBlocks,
+                           const std::vector<std::pair<std::uint64_t, std::uint64_t>>& nBlocks,
+                           const Placement& aHome, const Placement& bHome) {
+    const std::size_t av = op.inputs[0], bv = op.inputs[1];
+    // A value with no tensor yet (a weight) is split evenly, in order, over
+    // the tiles of its home blocks: few ranges per tile keep its update and
+    // the gather regions few.
+    if (valueTensor_[av] == ir::kNoId) define(av, spreadOver(g_.values[av].numElements(), aHome));
+    if (valueTensor_[bv] == ir::kNoId) define(bv, spreadOver(g_.values[bv].numElements(), bHome));
+    const Id aT = valueTensor_[av], bT = valueTensor_[bv];
+    struct Block { std::uint64_t r0, r1, c0, c1; std::uint32_t tile; TensorRef a, b; };
+    std::vector<Block> blocks;
+    std::vector<ir::CopyRegion> regions;
+    Placement aBufPlacement, bBufPlacement;
+    std::uint64_t aBufSize = 0, bBufSize = 0;
+    // One operand block as stored: `runs` runs of `len` elements, the first
+    // at `first`, then every `stride`; read in place when it is one run on the tile.
+    struct Run { std::uint64_t first, stride, runs, len; };
+    for (std::size_t i = 0; i < mBlocks.size(); ++i)
+      for (std::size_t j = 0; j < nBlocks.size(); ++j) {
+        const auto [r0, r1] = mBlocks[i];
+        const auto [c0, c1] = nBlocks[j];
+        blocks.push_back({r0, r1, c0, c1, tileOf(i, j, 0, plan), {}, {}});
+      }
+    // First pass: decide per block whether each operand is read in place.
+    std::vector<Run> aRun(blocks.size()), bRun(blocks.size());
+    std::vector<bool> aInPlace(blocks.size()), bInPlace(blocks.size());
+    for (std::size_t u = 0; u < blocks.size(); ++u) {
+      const Block& k = blocks[u];
+      const std::uint64_t mb = k.r1 - k.r0, nb = k.c1 - k.c0;
+      aRun[u] = s.transposeA ? Run{k.r0, s.m, s.k, mb} : Run{k.r0 * s.k, 0, 1, mb * s.k};
+      bRun[u] = s.transposeB ? Run{k.c0 * s.k, 0, 1, nb * s.k} : Run{k.c0, s.n, s.k, nb};
+      auto inPlace = [&](Id t, const Run& r) {
+        const bool oneRun = r.runs == 1 || r.len == r.stride;
+        return oneRun && onTileWhole(t, r.first, r.first + r.runs * r.len, k.tile);
+      };
+      aInPlace[u] = inPlace(aT, aRun[u]);
+      bInPlace[u] = inPlace(bT, bRun[u]);
+      if (!aInPlace[u]) aBufPlacement.push_back({aBufSize, aBufSize + mb * s.k, k.tile}), aBufSize += mb * s.k;
+      if (!bInPlace[u]) bBufPlacement.push_back({bBufSize, bBufSize + nb * s.k, k.tile}), bBufSize += nb * s.k;
+    }
+    const Value& aValue = g_.values[av];
+    const Value& bValue = g_.values[bv];
+    const Id aGathered = aBufSize ? addTensor(aValue.name + "/gathered", {aBufSize}, ir::DType::Float, "temporaries", false, aBufPlacement) : ir::kNoId;
+    const Id bGathered = bBufSize ? addTensor(bValue.name + "/gathered", {bBufSize}, ir::DType::Float, "temporaries", false, bBufPlacement) : ir::kNoId;
+    std::uint64_t aAt = 0, bAt = 0;
+    auto gather = [&](Id src, const Run& r, Id buf, std::uint64_t& at) {
+      const TensorRef whole{buf, at, at + r.runs * r.len};
+      if (r.runs == 1 || r.len == r.stride) {
+        regions.push_back({{src, r.first, r.first + r.runs * r.len}, whole});
+      } else {
+        for (std::uint64_t q = 0; q < r.runs; ++q)
+          regions.push_back({{src, r.first + q * r.stride, r.first + q * r.stride + r.len}, {buf, at + q * r.len, at + (q + 1) * r.len}});
+      }
+      at += r.runs * r.len;
+      return whole;
+    };
+    for (std::size_t u = 0; u < blocks.size(); ++u) {
+      Block& k = blocks[u];
+      k.a = aInPlace[u] ? TensorRef{aT, aRun[u].first, aRun[u].first + aRun[u].runs * aRun[u].len} : gather(aT, aRun[u], aGathered, aAt);
+      k.b = bInPlace[u] ? TensorRef{bT, bRun[u].first, bRun[u].first + bRun[u].runs * bRun[u].len} : gather(bT, bRun[u], bGathered, bAt);
+    }
+    if (!regions.empty()) copy(regions, "gather_operands");
+
+    // Output: in place when every block is contiguous in it; else the blocks
+    // are computed into per-tile buffers and copied row by row (one Copy) into
+    // the output, split evenly in order over the same tiles (a row-segment
+    // placement would give later ops a vertex per segment).
+    bool outContiguous = true;
+    Placement outPlacement;
+    for (const Block& k : blocks) {
+      outContiguous = outContiguous && contiguous(k.r0, k.r1, k.c0, k.c1, s.n);
+      outPlacement.push_back({k.r0 * s.n + k.c0, (k.r1 - 1) * s.n + k.c1, k.tile});
+    }
+    if (!outContiguous) outPlacement = spreadOver(s.m * s.n, outPlacement);
+    const Slot o = produce(op.outputs[0], outPlacement);
+    Id blockBuf = ir::kNoId;
+    if (!outContiguous) {
+      Placement bp;
+      std::uint64_t at = 0;
+      for (const Block& k : blocks) bp.push_back({at, at + (k.r1 - k.r0) * (k.c1 - k.c0), k.tile}), at += (k.r1 - k.r0) * (k.c1 - k.c0);
+      blockBuf = addTensor(g_.values[op.outputs[0]].name + "/blocks", {at}, ir::DType::Float, "temporaries", false, bp);
+    }
+    VertexBuilder vb;
+    std::vector<ir::CopyRegion> place;
+    std::uint64_t at = 0;
+    for (const Block& k : blocks) {
+      const std::uint64_t mb = k.r1 - k.r0, nb = k.c1 - k.c0;
+      TensorRef out = o.ref(k.r0 * s.n + k.c0, (k.r1 - 1) * s.n + k.c1);
+      if (!outContiguous) {
+        out = {blockBuf, at, at + mb * nb};
+        for (std::uint64_t r = 0; r < mb; ++r)
+          place.push_back({{blockBuf, at + r * nb, at + (r + 1) * nb}, o.ref((k.r0 + r) * s.n + k.c0, (k.r0 + r) * s.n + k.c1)});
+        at += mb * nb;
+      }
+      vb.add("MatMulPartial", k.tile, {{"a", k.a}, {"b", k.b}, {"out", out}},
+             {{"m", double(mb)}, {"k", double(s.k)}, {"n", double(nb)},
+              {"transposeA", s.transposeA}, {"transposeB", s.transposeB}, {"accumulate", 0}});
+    }
+    execute(vb);
+    if (!place.empty()) copy(place, "place_blocks");
   }
 
   // Elementwise: the output where the first input is, the other inputs brought

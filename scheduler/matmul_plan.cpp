@@ -27,12 +27,59 @@ ir::Cycles codeletCycles(const std::string& name, const std::vector<std::uint64_
   return codelet.cycles({sizes, model::orderedParams(codelet, params)}, target);
 }
 
+// Blocks of mb x nb outputs, k whole, one per tile: one multi-region Copy
+// gathers each tile's op(a) rows (mb x k) and op(b) columns (k x nb) into
+// contiguous buffers, received at exchange.bytesPerCycle (one phase); one
+// MatMulPartial per tile; a block that is not contiguous in the output
+// (several rows of part of the columns) is written to a tile-local buffer
+// and copied into place row by row (one more exchange phase: the output is
+// spread evenly over the same tiles, not by blocks).
+MatMulPlan gatheredPlan(const MatMulShape& s, const model::Target& target, std::uint64_t pm, std::uint64_t pn,
+                        std::uint64_t memoryBudget) {
+  MatMulPlan plan{pm, pn, 1};
+  plan.gathered = true;
+  const std::uint64_t mb = ceilDiv(s.m, pm), nb = ceilDiv(s.n, pn);
+  const ir::Cycles vertexCycles =
+      codeletCycles("MatMulPartial", {mb * s.k, s.k * nb, mb * nb},
+                    {{"m", double(mb)}, {"k", double(s.k)}, {"n", double(nb)},
+                     {"transposeA", s.transposeA}, {"transposeB", s.transposeB}, {"accumulate", 0}},
+                    target);
+  std::uint64_t cycles = model::hardware::tileComputeCycles({}, {vertexCycles}, target.tile);
+  const std::uint64_t aBytes = mb * s.k * 4, bBytes = s.k * nb * 4, outBytes = mb * nb * 4;
+  const std::uint64_t bpc = std::max<std::uint32_t>(1, target.exchange.bytesPerCycle);
+  // One phase, bound by the busiest receiver (its two buffers) or sender
+  // (an operand's bytes times the blocks reading them, over its source tiles).
+  const std::uint64_t aSources = std::min(s.aSourceTiles ? s.aSourceTiles : pm, s.m * s.k);
+  const std::uint64_t bSources = std::min(s.bSourceTiles ? s.bSourceTiles : pn, s.k * s.n);
+  const std::uint64_t sent = ceilDiv(s.m * s.k * 4 * pn, std::max<std::uint64_t>(1, aSources)) +
+                             ceilDiv(s.k * s.n * 4 * pm, std::max<std::uint64_t>(1, bSources));
+  cycles += ceilDiv(std::max(aBytes + bBytes, sent), bpc) + target.exchange.latencyCycles + target.sync.internalCycles;
+  std::uint64_t bytes = aBytes + bBytes + outBytes;
+  if (!contiguous(0, mb, 0, nb, s.n)) {
+    // The block buffer, copied into the output spread evenly over the same tiles.
+    cycles += ceilDiv(outBytes, bpc) + target.exchange.latencyCycles + target.sync.internalCycles;
+    bytes += outBytes;
+  }
+  plan.estimatedCycles = cycles;
+  plan.bytesPerTile = bytes;
+  plan.fits = bytes <= memoryBudget;
+  return plan;
+}
+
 }  // namespace
 
 MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
                       std::uint64_t memoryBudget) {
   MatMulPlan best;
   bool haveBest = false;
+  auto better = [](const MatMulPlan& a, const MatMulPlan& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (!a.fits) return a.bytesPerTile < b.bytesPerTile;
+    return a.estimatedCycles < b.estimatedCycles || (a.estimatedCycles == b.estimatedCycles && a.tiles() < b.tiles());
+  };
+  auto consider = [&](const MatMulPlan& plan) {
+    if (!haveBest || better(plan, best)) best = plan, haveBest = true;
+  };
   const double bytesPerCycle = target.exchange.bytesPerCycle;
   for (std::uint64_t pm : splitCandidates(s.m, tiles))
     for (std::uint64_t pn : splitCandidates(s.n, tiles / pm))
@@ -89,14 +136,9 @@ MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::ui
           plan.estimatedCycles = cycles;
           plan.bytesPerTile = bytes;
           plan.fits = bytes <= memoryBudget;
-        auto better = [&](const MatMulPlan& a, const MatMulPlan& b) {
-          if (a.fits != b.fits) return a.fits;
-          if (!a.fits) return a.bytesPerTile < b.bytesPerTile;
-          return a.estimatedCycles < b.estimatedCycles ||
-                 (a.estimatedCycles == b.estimatedCycles && a.tiles() < b.tiles());
-        };
-          if (!haveBest || better(plan, best)) best = plan, haveBest = true;
+          consider(plan);
         }
+        if (pk == 1) consider(gatheredPlan(s, target, pm, pn, memoryBudget));
       }
   return best;  // pm = pn = pk = 1 with row vertices is always valid
 }

@@ -5,9 +5,14 @@
 // tile; a split of k leaves partial sums that a second compute set reduces.
 // Vertices on a block are whole blocks, or single rows / columns where a
 // whole block would not be a contiguous region of its tensor (a vertex field
-// is one contiguous region). The plan with the least estimated cycles wins:
-// AMP compute (MatMulPartial::cycles) + operand exchange + partial reduction,
-// among the plans whose blocks fit the tile memory budget.
+// is one contiguous region). Or, as PopLibs does, 2-D output blocks with the
+// reduction whole (pk = 1): each tile's operand blocks are gathered into
+// contiguous tile-local buffers by ONE multi-region Copy, one vertex per tile
+// (and, when a block is not contiguous in the output, one more Copy of its
+// rows into the output, which is spread evenly over the same tiles). The plan with the least estimated cycles wins:
+// AMP compute (MatMulPartial::cycles, per-vertex overhead included) + operand
+// exchange + partial reduction, among the plans whose blocks fit the tile
+// memory budget.
 #include "model/target.hpp"
 
 #include <cstdint>
@@ -21,12 +26,18 @@ struct MatMulShape {
   bool transposeB = false;  // b stored n x k
   bool aResident = false;   // a has no placement yet: its first copy costs no exchange
   bool bResident = false;
+  // Tiles holding a / b now (0: no placement yet; a gathered plan then
+  // spreads a over its pm tiles of column block 0, b over its pn tiles of
+  // row block 0). Every tile of a row / column block reads the same operand
+  // rows: those source tiles send each byte pn (a) / pm (b) times.
+  std::uint64_t aSourceTiles = 0, bSourceTiles = 0;
 };
 
 struct MatMulPlan {
   std::uint64_t pm = 1, pn = 1, pk = 1;
   bool rowVertices = false;  // one vertex per output row of a block
   bool colVertices = false;  // one vertex per output column of a block
+  bool gathered = false;     // pk = 1; operands gathered into per-tile buffers, one vertex per tile
   std::uint64_t estimatedCycles = 0;
   std::uint64_t bytesPerTile = 0;
   bool fits = true;

@@ -74,13 +74,9 @@ std::string programName(const ir::Program& p) {
   return "programs[" + std::to_string(p.id) + "] '" + p.name + "' (Copy)";
 }
 
-}  // namespace
-
-ExchangeFabric::ExchangeFabric(const Target& target) : target_(target), link_(target) {}
-
-ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& memory) const {
-  const std::string where = programName(copy);
-  for (const ir::TensorRef* ref : {&copy.src, &copy.dst}) {
+// Checks one region pair of `copy`; returns its element size in bytes.
+std::size_t checkRegion(const std::string& where, const ir::CopyRegion& region, const MemoryLayout& memory) {
+  for (const ir::TensorRef* ref : {&region.src, &region.dst}) {
     if (ref->tensor >= memory.numTensors())
       throw std::invalid_argument(where + ": refers to tensor " + std::to_string(ref->tensor) +
                                   ", which does not exist");
@@ -89,15 +85,24 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
                                   std::to_string(ref->end) + ") is outside tensor '" +
                                   memory.tensor(ref->tensor).name + "'");
   }
-  const ir::Tensor& srcTensor = memory.tensor(copy.src.tensor);
-  const ir::Tensor& dstTensor = memory.tensor(copy.dst.tensor);
+  const ir::Tensor& srcTensor = memory.tensor(region.src.tensor);
+  const ir::Tensor& dstTensor = memory.tensor(region.dst.tensor);
   if (srcTensor.dtype != dstTensor.dtype)
     throw std::invalid_argument(where + ": src '" + srcTensor.name + "' is " + ir::toString(srcTensor.dtype) +
                                 " but dst '" + dstTensor.name + "' is " + ir::toString(dstTensor.dtype));
-  if (copy.src.size() != copy.dst.size())
-    throw std::invalid_argument(where + ": dst has " + std::to_string(copy.dst.size()) +
-                                " elements, expected src's " + std::to_string(copy.src.size()));
-  const std::size_t elem = ir::sizeOf(srcTensor.dtype);
+  if (region.src.size() != region.dst.size())
+    throw std::invalid_argument(where + ": dst has " + std::to_string(region.dst.size()) +
+                                " elements, expected src's " + std::to_string(region.src.size()));
+  return ir::sizeOf(srcTensor.dtype);
+}
+
+}  // namespace
+
+ExchangeFabric::ExchangeFabric(const Target& target) : target_(target), link_(target) {}
+
+ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& memory) const {
+  const std::string where = programName(copy);
+  const std::vector<ir::CopyRegion> regions = ir::copyRegions(copy);
   const std::uint32_t numIpus = target_.numIpus();
 
   ExchangePlan plan;
@@ -111,9 +116,13 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles of the IPU
   bool crossesTiles = false;
 
-  const auto srcPieces = memory.pieces(copy.src);
-  const auto dstPieces = memory.pieces(copy.dst);
-  {
+  // All regions form one phase: their traffic adds up per tile before timing.
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const ir::CopyRegion& region = regions[r];
+    const std::string regionWhere = regions.size() > 1 ? where + " regions[" + std::to_string(r) + "]" : where;
+    const std::size_t elem = checkRegion(regionWhere, region, memory);
+    const auto srcPieces = memory.pieces(region.src);
+    const auto dstPieces = memory.pieces(region.dst);
     std::size_t i = 0, j = 0;
     std::uint64_t at = 0;  // element offset within the region
     while (i < srcPieces.size() && j < dstPieces.size()) {

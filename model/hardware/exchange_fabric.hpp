@@ -1,7 +1,10 @@
 #pragma once
 // ExchangeFabric: plans and performs Copy programs (BSP exchange phases).
 //
-// Timing of one Copy (computed once, at load()):
+// Timing of one Copy (computed once, at load()). A multi-region Copy
+// (ir::Program::regions) is ONE phase: the bytes of all its regions are summed
+// per tile (sent, received, local) and per IPU pair before the rule below is
+// applied once, so it pays the latency once:
 // - on-chip, per tile t: sent(t) and received(t) bytes to/from other tiles of
 //   its IPU; exchange cycles(t) = ceil(max(sent, received) / exchange.bytesPerCycle).
 //   Paired tiles (2k, 2k+1) receiving the same source bytes from the same

@@ -66,7 +66,16 @@ json programJson(const Program& p) {
   if (!p.children.empty()) j["children"] = p.children;
   switch (p.kind) {
     case ProgramKind::Execute: j["computeSet"] = p.computeSet; break;
-    case ProgramKind::Copy: j["src"] = refJson(p.src); j["dst"] = refJson(p.dst); break;
+    case ProgramKind::Copy:
+      if (p.regions.empty()) {
+        j["src"] = refJson(p.src);
+        j["dst"] = refJson(p.dst);
+      } else {
+        json regions = json::array();
+        for (const CopyRegion& r : p.regions) regions.push_back({{"src", refJson(r.src)}, {"dst", refJson(r.dst)}});
+        j["regions"] = std::move(regions);
+      }
+      break;
     case ProgramKind::StreamCopy: j["stream"] = p.stream; j["tensor"] = refJson(p.tensor); break;
     case ProgramKind::Repeat: j["count"] = p.count; break;
     case ProgramKind::RepeatWhileTrue:
@@ -219,7 +228,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "debug"};
   switch (p.kind) {
     case ProgramKind::Execute: keys.push_back("computeSet"); break;
-    case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst"}); break;
+    case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst", "regions"}); break;
     case ProgramKind::StreamCopy: keys.insert(keys.end(), {"stream", "tensor"}); break;
     case ProgramKind::Repeat: keys.push_back("count"); break;
     case ProgramKind::RepeatWhileTrue:
@@ -241,8 +250,25 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
       p.computeSet = asU32(required(j, path, "computeSet", "a compute set id"), child(path, "computeSet"));
       break;
     case ProgramKind::Copy:
-      p.src = readRef(required(j, path, "src", "a tensor region"), child(path, "src"));
-      p.dst = readRef(required(j, path, "dst", "a tensor region"), child(path, "dst"));
+      // Either "src" and "dst" (one region, the original form) or "regions".
+      if (const json* regions = optional(j, "regions")) {
+        if (optional(j, "src") || optional(j, "dst"))
+          fail(path, "has both \"regions\" and \"src\"/\"dst\"; expected one form");
+        const std::string rp = child(path, "regions");
+        expectArray(*regions, rp);
+        if (regions->empty()) fail(rp, "expected at least one region");
+        for (std::size_t i = 0; i < regions->size(); ++i) {
+          const std::string ip = item(rp, i);
+          const json& r = (*regions)[i];
+          if (!r.is_object()) fail(ip, std::string("expected an object {src, dst}, got ") + r.type_name());
+          expectObject(r, ip, {"src", "dst"});
+          p.regions.push_back({readRef(required(r, ip, "src", "a tensor region"), child(ip, "src")),
+                               readRef(required(r, ip, "dst", "a tensor region"), child(ip, "dst"))});
+        }
+      } else {
+        p.src = readRef(required(j, path, "src", "a tensor region"), child(path, "src"));
+        p.dst = readRef(required(j, path, "dst", "a tensor region"), child(path, "dst"));
+      }
       break;
     case ProgramKind::StreamCopy:
       p.stream = asU32(required(j, path, "stream", "a stream id"), child(path, "stream"));

@@ -152,6 +152,55 @@ class Validator {
                       " (there are " + std::to_string(exe_.programs.size()) + " programs)");
   }
 
+  void checkCopyRegion(const std::string& where, const std::string& prefix, const CopyRegion& r) const {
+    checkRef(where, prefix + "src", r.src);
+    checkRef(where, prefix + "dst", r.dst);
+    if (r.src.size() != r.dst.size())
+      fail(where, prefix + "src has " + std::to_string(r.src.size()) + " elements but " + prefix + "dst has " +
+                      std::to_string(r.dst.size()));
+    const DType a = exe_.tensors[r.src.tensor].dtype, b = exe_.tensors[r.dst.tensor].dtype;
+    if (a != b) fail(where, prefix + "src is " + toString(a) + " but " + prefix + "dst is " + toString(b));
+  }
+
+  // A multi-region Copy is one exchange phase: every region is read before
+  // any is written, so no destination may meet another region's source or
+  // destination (a region's own src and dst may overlap: memmove, as for a
+  // single-region Copy).
+  void checkCopy(const std::string& where, const Program& p) const {
+    if (p.regions.empty()) {
+      checkCopyRegion(where, "", CopyRegion{p.src, p.dst});
+      return;
+    }
+    if (p.src.tensor != kNoId || p.dst.tensor != kNoId)
+      fail(where, "has both src/dst and regions; a multi-region Copy uses regions only");
+    for (std::size_t r = 0; r < p.regions.size(); ++r)
+      checkCopyRegion(where, "regions[" + std::to_string(r) + "].", p.regions[r]);
+    struct Span { Id tensor; std::uint64_t begin, end; std::size_t region; };
+    std::vector<Span> dsts;
+    for (std::size_t r = 0; r < p.regions.size(); ++r)
+      if (p.regions[r].dst.size()) dsts.push_back({p.regions[r].dst.tensor, p.regions[r].dst.begin, p.regions[r].dst.end, r});
+    auto less = [](const Span& a, const Span& b) { return a.tensor != b.tensor ? a.tensor < b.tensor : a.begin < b.begin; };
+    std::sort(dsts.begin(), dsts.end(), less);
+    auto describe = [&](const char* what, std::size_t r, const TensorRef& ref) {
+      return "regions[" + std::to_string(r) + "]." + what + " " + range(ref.begin, ref.end) + " of tensor " + tensorName(ref.tensor);
+    };
+    for (std::size_t k = 1; k < dsts.size(); ++k)
+      if (dsts[k].tensor == dsts[k - 1].tensor && dsts[k].begin < dsts[k - 1].end)
+        fail(where, describe("dst", dsts[k].region, p.regions[dsts[k].region].dst) + " overlaps " +
+                        describe("dst", dsts[k - 1].region, p.regions[dsts[k - 1].region].dst));
+    for (std::size_t r = 0; r < p.regions.size(); ++r) {
+      const TensorRef& src = p.regions[r].src;
+      if (!src.size()) continue;
+      // Destinations are disjoint and sorted: visit those meeting src.
+      auto it = std::upper_bound(dsts.begin(), dsts.end(), Span{src.tensor, src.begin, 0, 0},
+                                 [](const Span& v, const Span& d) { return v.tensor != d.tensor ? v.tensor < d.tensor : v.begin < d.end; });
+      for (; it != dsts.end() && it->tensor == src.tensor && it->begin < src.end; ++it)
+        if (it->region != r)
+          fail(where, describe("src", r, src) + " overlaps " + describe("dst", it->region, p.regions[it->region].dst) +
+                          " (a Copy reads all its regions before writing any)");
+    }
+  }
+
   void checkProgram(std::size_t i) const {
     const Program& p = exe_.programs[i];
     const std::string where = named("programs", i, p.name) + " (" + toString(p.kind) + ")";
@@ -166,16 +215,10 @@ class Validator {
           fail(where, "computeSet " + std::to_string(p.computeSet) + " is out of range (there are " +
                           std::to_string(exe_.computeSets.size()) + " compute sets)");
         break;
-      case ProgramKind::Copy: {
+      case ProgramKind::Copy:
         checkChildCount(where, p, 0, 0);
-        checkRef(where, "src", p.src);
-        checkRef(where, "dst", p.dst);
-        if (p.src.size() != p.dst.size())
-          fail(where, "src has " + std::to_string(p.src.size()) + " elements but dst has " + std::to_string(p.dst.size()));
-        const DType a = exe_.tensors[p.src.tensor].dtype, b = exe_.tensors[p.dst.tensor].dtype;
-        if (a != b) fail(where, std::string("src is ") + toString(a) + " but dst is " + toString(b));
+        checkCopy(where, p);
         break;
-      }
       case ProgramKind::StreamCopy: {
         checkChildCount(where, p, 0, 0);
         if (p.stream >= exe_.streams.size())

@@ -230,6 +230,25 @@ Id GraphBuilder::copy(TensorRef src, TensorRef dst, const std::string& name, Deb
   return addProgram(std::move(p));
 }
 
+Id GraphBuilder::copy(std::vector<CopyRegion> regions, const std::string& name, DebugInfo debug) {
+  if (regions.empty()) throw std::invalid_argument("GraphBuilder::copy '" + name + "': no regions");
+  if (regions.size() == 1) return copy(regions[0].src, regions[0].dst, name, std::move(debug));
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    const CopyRegion& r = regions[i];
+    ref(r.src.tensor, r.src.begin, r.src.end);
+    ref(r.dst.tensor, r.dst.begin, r.dst.end);
+    if (r.src.size() != r.dst.size())
+      throw std::invalid_argument("GraphBuilder::copy '" + name + "': regions[" + std::to_string(i) + "] src has " +
+                                  std::to_string(r.src.size()) + " elements but dst has " + std::to_string(r.dst.size()));
+  }
+  Program p;
+  p.kind = ProgramKind::Copy;
+  p.name = name;
+  p.regions = std::move(regions);
+  p.debug = std::move(debug);
+  return addProgram(std::move(p));
+}
+
 Id GraphBuilder::streamCopy(Id stream, TensorRef tensor, const std::string& name, DebugInfo debug) {
   if (stream >= exe_.streams.size())
     throw std::invalid_argument("GraphBuilder::streamCopy: stream id " + std::to_string(stream) + " is out of range");

@@ -78,6 +78,9 @@ class GraphBuilder {
   Id sequence(std::vector<Id> children, const std::string& name = "sequence", DebugInfo debug = {});
   Id execute(Id computeSet, const std::string& name = "", DebugInfo debug = {});  // name: the compute set's
   Id copy(TensorRef src, TensorRef dst, const std::string& name = "copy", DebugInfo debug = {});
+  // A multi-region Copy: every pair moved in ONE exchange phase (see program.hpp).
+  // One pair is stored as a single-region Copy. Overlaps are checked by finish().
+  Id copy(std::vector<CopyRegion> regions, const std::string& name = "copy", DebugInfo debug = {});
   Id streamCopy(Id stream, TensorRef tensor, const std::string& name = "", DebugInfo debug = {});  // name: the stream's
   Id repeat(std::uint64_t count, Id body, const std::string& name = "repeat", DebugInfo debug = {});
   Id repeatWhileTrue(Id conditionProgram, TensorRef condition, Id body, const std::string& name = "repeatWhileTrue",

@@ -34,6 +34,11 @@ ProgramKind programKindFromString(const std::string& name) {
                               "RepeatWhileTrue, If, Sync or Call)");
 }
 
+std::vector<CopyRegion> copyRegions(const Program& copy) {
+  if (!copy.regions.empty()) return copy.regions;
+  return {CopyRegion{copy.src, copy.dst}};
+}
+
 const char* toString(SyncType type) {
   switch (type) {
     case SyncType::Internal: return "internal";

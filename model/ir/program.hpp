@@ -9,7 +9,8 @@ namespace ipusim::ir {
 enum class ProgramKind : std::uint8_t {
   Sequence,         // run children in order
   Execute,          // run compute set `computeSet` (compute phase, then sync)
-  Copy,             // exchange: `src` elements to `dst` elements (same count)
+  Copy,             // exchange: `src` elements to `dst` elements (same count), or
+                    // every pair of `regions` (when non-empty) in ONE exchange phase
   StreamCopy,       // host stream `stream` <-> tensor region `tensor`
   Repeat,           // run children[0] `count` times
   RepeatWhileTrue,  // run children[0] (the condition program), then while `condition`
@@ -25,13 +26,24 @@ const char* toString(ProgramKind kind);
 ProgramKind programKindFromString(const std::string& name);  // throws std::invalid_argument
 const char* toString(SyncType type);
 
+// One region pair of a multi-region Copy: `src` elements to `dst` elements
+// (same count and dtype). Poplar's exchange moves arbitrary regions of tensors
+// in one phase; that is how operands are gathered into contiguous tile-local
+// buffers. All regions of one Copy are read before any is written, so a
+// destination must not overlap any source of the same Copy (validate checks).
+struct CopyRegion {
+  TensorRef src, dst;
+  bool operator==(const CopyRegion& o) const { return src == o.src && dst == o.dst; }
+};
+
 struct Program {
   Id id = kNoId;
   ProgramKind kind = ProgramKind::Sequence;
   std::string name;             // shown in the profile's program tree and slices
   std::vector<Id> children;
   Id computeSet = kNoId;        // Execute
-  TensorRef src, dst;           // Copy
+  TensorRef src, dst;           // Copy with one region (when `regions` is empty)
+  std::vector<CopyRegion> regions;  // Copy with several regions; when non-empty, src/dst are unused
   Id stream = kNoId;            // StreamCopy
   TensorRef tensor;             // StreamCopy: destination (HostToDevice) or source
   std::uint64_t count = 0;      // Repeat
@@ -41,5 +53,8 @@ struct Program {
   bool marksStep = false;       // each execution of this program is one training step
   DebugInfo debug;
 };
+
+// The region pairs a Copy moves: `regions`, or {src, dst} when it is empty.
+std::vector<CopyRegion> copyRegions(const Program& copy);
 
 }  // namespace ipusim::ir
