@@ -23,10 +23,16 @@
 
 namespace ipusim::testing_profiles {
 
-// A fresh path under the system's temporary directory, unique per test process.
+// A fresh path under the system's temporary directory, unique per test
+// process; the directory is removed when the process ends.
 inline std::string temporaryPath(const std::string& name) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("ipusim-analysis-" + std::to_string(::getpid()));
+  struct RemovedAtExit {
+    fs::path path;
+    ~RemovedAtExit() { std::error_code ignored; fs::remove_all(path, ignored); }
+  };
+  static const RemovedAtExit cleanup{dir};
   fs::create_directories(dir);
   const fs::path file = dir / name;
   fs::remove(file);
