@@ -5,7 +5,6 @@
 #include "traces/profile_writer.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 namespace ipusim::sim {
@@ -17,23 +16,6 @@ namespace {
 model::Detail detailOf(InstrumentationLevel level) {
   return level == InstrumentationLevel::Tile || level == InstrumentationLevel::Vertex ? model::Detail::Tiles
                                                                                        : model::Detail::Phases;
-}
-
-// Writes `text` to `path` through a temporary file, so the file is complete or absent.
-void writeFileAtomically(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
-  const fs::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    if (!out) throw std::runtime_error(path.string() + ": cannot write (is the directory writable?)");
-    out << text;
-    out.flush();
-    if (!out) {
-      fs::remove(temporary);
-      throw std::runtime_error(path.string() + ": write failed (disk full?)");
-    }
-  }
-  fs::rename(temporary, path);
 }
 
 }  // namespace
@@ -61,8 +43,10 @@ Engine::Engine(const ir::Executable& exe, const model::Target& target, const Eng
   s.system->load(s.exe, model::LoadOptions{config.functional, config.workerThreads});
 
   const fs::path directory = options.directory;
-  if (options.outputSerializedGraph)
-    writeFileAtomically(directory / "serialized_graph.json", ir::toJson(s.exe).dump(1));
+  if (options.outputSerializedGraph) {
+    fs::create_directories(directory);
+    ir::saveExecutable(s.exe, (directory / "serialized_graph.json").string());  // complete or absent
+  }
   if (!options.writesProfile()) return;
 
   s.profilePath = (directory / "profile.pop").string();
