@@ -72,7 +72,11 @@ json programJson(const Program& p) {
         j["dst"] = refJson(p.dst);
       } else {
         json regions = json::array();
-        for (const CopyRegion& r : p.regions) regions.push_back({{"src", refJson(r.src)}, {"dst", refJson(r.dst)}});
+        for (const CopyRegion& r : p.regions) {
+          json region = {{"src", refJson(r.src)}, {"dst", refJson(r.dst)}};
+          if (r.rows > 1) region["rows"] = r.rows, region["srcStride"] = r.srcStride, region["dstStride"] = r.dstStride;
+          regions.push_back(std::move(region));
+        }
         j["regions"] = std::move(regions);
       }
       break;
@@ -261,9 +265,15 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
           const std::string ip = item(rp, i);
           const json& r = (*regions)[i];
           if (!r.is_object()) fail(ip, std::string("expected an object {src, dst}, got ") + r.type_name());
-          expectObject(r, ip, {"src", "dst"});
-          p.regions.push_back({readRef(required(r, ip, "src", "a tensor region"), child(ip, "src")),
-                               readRef(required(r, ip, "dst", "a tensor region"), child(ip, "dst"))});
+          expectObject(r, ip, {"src", "dst", "rows", "srcStride", "dstStride"});
+          CopyRegion region{readRef(required(r, ip, "src", "a tensor region"), child(ip, "src")),
+                            readRef(required(r, ip, "dst", "a tensor region"), child(ip, "dst"))};
+          if (const json* rows = optional(r, "rows")) {
+            region.rows = asU64(*rows, child(ip, "rows"));
+            region.srcStride = asU64(required(r, ip, "srcStride", "elements between source rows"), child(ip, "srcStride"));
+            region.dstStride = asU64(required(r, ip, "dstStride", "elements between destination rows"), child(ip, "dstStride"));
+          }
+          p.regions.push_back(region);
         }
       } else {
         p.src = readRef(required(j, path, "src", "a tensor region"), child(path, "src"));
