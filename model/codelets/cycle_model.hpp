@@ -68,12 +68,45 @@ inline constexpr ir::Cycles kZeroCyclesPerVector = 1;
 
 inline constexpr std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// Floats per datapath vector. Throws std::invalid_argument if the target's
-// vector is narrower than one float.
+// --- Element types -----------------------------------------------------------
+// A vector loop over `type` processes tile.vectorBytes / sizeOf(type) elements
+// per 64-bit vector: 2 floats or 4 halves (f32v2 / f16v4 instructions).
+// Throws std::invalid_argument if the vector is narrower than one element.
+std::uint64_t elementsPerVector(const Target& target, ir::DType type);
+// ceil(elements / elementsPerVector(type)).
+std::uint64_t vectors(std::uint64_t elements, const Target& target, ir::DType type);
+// Floats per datapath vector (elementsPerVector of Float).
 std::uint64_t floatsPerVector(const Target& target);
 // ceil(elements / floatsPerVector).
 std::uint64_t floatVectors(std::uint64_t elements, const Target& target);
 // AMP float MACs per tile per cycle; throws std::invalid_argument if zero.
 std::uint64_t ampFloatMacsPerCycle(const Target& target);
+// AMP MACs per tile per cycle for operands of `inputType`: Float ->
+// tile.ampFloatMacsPerCycle, Half -> tile.ampHalfMacsPerCycle whether the
+// partials are half or float. PopLibs takes the rate from the Target
+// (poplin getNumConvUnits: fp16InFp32OutConvUnitsPerTile for half inputs with
+// float partials, times the conv unit's 4 half input elements per cycle,
+// CONV_UNIT_INPUT_LOAD_ELEMS_HALF). Poplar does not publish that Target value
+// in PopLibs' source; poplibs' test tool bounds the 16.32 units by
+// min(fp16InFp16Out units, pipeline depth x floats stored per cycle), which
+// suggests full rate on the 64-bit path. Full rate is our assumption, not a
+// published Mk2 figure. Throws std::invalid_argument if the rate is zero or
+// the type is not Float or Half.
+std::uint64_t ampMacsPerCycle(const Target& target, ir::DType inputType);
+
+// --- Cast float <-> half (popops castWorkerCycles, the aux-pipeline case) ----
+// A conversion is a vector op whose width is bounded by the load and store
+// bandwidth: opVectorWidth = min(readPorts x loadWidth(from), writePorts x
+// storeWidth(to)); each vector costs max(load cycles, store cycles), where
+// load cycles = opVectorWidth / min(opVectorWidth, loadWidth(from)) and likewise
+// for stores. With 8-byte vectors: float -> half 4 elements per 2 cycles,
+// half -> float 2 elements per cycle.
+inline constexpr std::uint64_t kCastReadPorts = 2;
+inline constexpr std::uint64_t kCastWritePorts = 1;
+struct CastVector {
+  std::uint64_t elements;  // opVectorWidth
+  ir::Cycles cycles;       // per vector
+};
+CastVector castVector(const Target& target, ir::DType from, ir::DType to);
 
 }  // namespace ipusim::model::cycles

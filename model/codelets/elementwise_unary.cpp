@@ -1,12 +1,16 @@
-// Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors.
+// Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors,
+// and their half variants Relu<half> ... (in and out half; HalfCodelet).
 // Timing follows popops UnaryOp (PerformanceEstimation.cpp basicOpLoopCycles
 // with the OpPerformanceInfo table of popopsCycleEstimators.hpp):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op),
-// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector.
+//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
+// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector; elementsPerVector
+// is 2 floats or 4 halves, except Exp and Log, charged per 2 elements in half
+// too (scalar transcendentals: an estimate).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 #include <cmath>
@@ -22,11 +26,13 @@ struct ReluOp {
 struct ExpOp {
   static constexpr const char* kName = "Exp";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kExpCyclesPerVector;
+  static constexpr bool kFloatWidthOnly = true;
   static float apply(float x) { return std::exp(x); }
 };
 struct LogOp {
   static constexpr const char* kName = "Log";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kLogCyclesPerVector;
+  static constexpr bool kFloatWidthOnly = true;
   static float apply(float x) { return std::log(x); }
 };
 struct NegOp {
@@ -48,6 +54,8 @@ IPUSIM_KERNEL void applyUnary(const float* __restrict in, float* __restrict out,
 template <class Op>
 class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
  public:
+  // vectorType: the element type of the vector loop the cycles count.
+  explicit ElementwiseUnary(ir::DType vectorType = ir::DType::Float) : vectorType_(loopElementType<Op>(vectorType)) {}
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
@@ -57,21 +65,33 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+    return cycles::kWorkerVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * Op::kCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);
   }
+
+ private:
+  ir::DType vectorType_;
 };
+
+template <class Op>
+void addWithHalf(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half;
+  registry.add(std::make_unique<ElementwiseUnary<Op>>());
+  registry.add(std::make_unique<HalfCodelet>(typedCodeletName(Op::kName, {H}),
+                                             std::make_unique<ElementwiseUnary<Op>>(H), std::vector{H, H}));
+}
 
 }  // namespace
 
 void addElementwiseUnaryCodelets(CodeletRegistry& registry) {
-  registry.add(std::make_unique<ElementwiseUnary<ReluOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<ExpOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<LogOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<NegOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<SquareOp>>());
+  addWithHalf<ReluOp>(registry);
+  addWithHalf<ExpOp>(registry);
+  addWithHalf<LogOp>(registry);
+  addWithHalf<NegOp>(registry);
+  addWithHalf<SquareOp>(registry);
 }
 
 }  // namespace ipusim::model
