@@ -130,13 +130,16 @@ TEST(SystemFunctional, WriteTensorThenReadTensorRoundTrips) {
   const std::vector<float> values{1, 2, 3, 4, 5, 6};
   rig.system.writeTensor(t, values.data(), 24);
   EXPECT_EQ(asFloats(rig.system.readTensor(t)), values);
-  const auto use = rig.system.tileMemoryUse();
+  // Tile 0: 2 floats placed by load() at 0; tile 4: 4 floats at the planned address 64.
+  const auto use = rig.system.tileMemoryUsage();
   ASSERT_EQ(use.size(), 2u);
   EXPECT_EQ(use[0].tile, 0u);
-  EXPECT_EQ(use[0].bytes, 8u);
+  EXPECT_EQ(use[0].peakBytes, 8u);
   EXPECT_EQ(use[1].tile, 4u);
-  EXPECT_EQ(use[1].bytes, 16u);
-  EXPECT_EQ(use[1].category, "temporaries");
+  EXPECT_EQ(use[1].peakBytes, 64u + 16u);
+  ASSERT_EQ(use[1].categories.size(), 1u);
+  EXPECT_EQ(use[1].categories[0].bytes, 16u);
+  EXPECT_EQ(use[1].categories[0].category, "temporaries");
 }
 
 }  // namespace
