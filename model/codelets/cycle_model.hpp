@@ -42,6 +42,13 @@ inline constexpr ir::Cycles kExpCyclesPerVector = 6;
 // f32ln, likewise scalar; charged like exp (PopLibs' LOGARITHM FLOAT entry has
 // varied between releases; exp's cost is the middle of that range).
 inline constexpr ir::Cycles kLogCyclesPerVector = 6;
+// Half forms (per vector of 4 halves; popops OpPerformanceInfo, the
+// {cycles, vectorised, width} table): EXPONENT HALF {4, false, 4} (two
+// f16v2exp), LOGARITHM HALF {4, false, 4} (two f16v2ln), DIVIDE HALF
+// {21, false, 4}.
+inline constexpr ir::Cycles kExpHalfCyclesPerVector = 4;
+inline constexpr ir::Cycles kLogHalfCyclesPerVector = 4;
+inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
 // int -> float: not on the aux pipeline, one element per 2 cycles (popops
 // castWorkerCycles: max(load, store) + 1 with an op vector width of 1).
 inline constexpr ir::Cycles kIntToFloatCyclesPerElement = 2;

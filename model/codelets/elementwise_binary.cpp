@@ -2,8 +2,8 @@
 // their half variants Add<half> ... (every field half; HalfCodelet).
 // Timing follows popops BinaryOp (PerformanceEstimation.cpp basicOpLoopCycles):
 //   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
-// elementsPerVector = 2 floats or 4 halves (f16v4add/sub/mul). Div has no
-// 4-wide half form: it is charged per 2 elements in half as in float (estimate).
+// elementsPerVector = 2 floats or 4 halves (f16v4add/sub/mul); Div in half
+// costs kDivideHalfCyclesPerVector per 4 halves (popops DIVIDE HALF).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -32,7 +32,7 @@ struct MulOp {
 struct DivOp {
   static constexpr const char* kName = "Div";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kDivideCyclesPerVector;
-  static constexpr bool kFloatWidthOnly = true;  // reciprocal + multiply, 2 lanes in either type
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kDivideHalfCyclesPerVector;
   static float apply(float a, float b) { return a / b; }
 };
 
@@ -46,7 +46,7 @@ class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
  public:
   // vectorType: the element type of the vector loop the cycles count.
   explicit ElementwiseBinary(ir::DType vectorType = ir::DType::Float)
-      : vectorType_(loopElementType<Op>(vectorType)) {}
+      : vectorType_(vectorType) {}
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
     return {{"in0", ir::DType::Float, FieldAccess::In},
@@ -60,7 +60,7 @@ class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return cycles::kWorkerVertexOverhead +
-           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * Op::kCyclesPerVector;
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyBinary<Op>(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);

@@ -3,9 +3,9 @@
 // Timing follows popops UnaryOp (PerformanceEstimation.cpp basicOpLoopCycles
 // with the OpPerformanceInfo table of popopsCycleEstimators.hpp):
 //   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
-// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector; elementsPerVector
-// is 2 floats or 4 halves, except Exp and Log, charged per 2 elements in half
-// too (scalar transcendentals: an estimate).
+// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector per 2 floats
+// and kExp/kLogHalfCyclesPerVector per 4 halves (popops EXPONENT/LOGARITHM
+// HALF, f16v2exp / f16v2ln); elementsPerVector is 2 floats or 4 halves.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -26,13 +26,13 @@ struct ReluOp {
 struct ExpOp {
   static constexpr const char* kName = "Exp";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kExpCyclesPerVector;
-  static constexpr bool kFloatWidthOnly = true;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kExpHalfCyclesPerVector;
   static float apply(float x) { return std::exp(x); }
 };
 struct LogOp {
   static constexpr const char* kName = "Log";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kLogCyclesPerVector;
-  static constexpr bool kFloatWidthOnly = true;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kLogHalfCyclesPerVector;
   static float apply(float x) { return std::log(x); }
 };
 struct NegOp {
@@ -55,7 +55,7 @@ template <class Op>
 class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
  public:
   // vectorType: the element type of the vector loop the cycles count.
-  explicit ElementwiseUnary(ir::DType vectorType = ir::DType::Float) : vectorType_(loopElementType<Op>(vectorType)) {}
+  explicit ElementwiseUnary(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
@@ -66,7 +66,7 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return cycles::kWorkerVertexOverhead +
-           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * Op::kCyclesPerVector;
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);

@@ -26,17 +26,19 @@
 
 namespace ipusim::model {
 
-// The element type an op's vector loop runs on in a codelet of element type
-// `type`: half vectorises 4-wide (f16v4 instructions) unless the op declares
-// `static constexpr bool kFloatWidthOnly = true` (no 4-wide half form: charged
-// per 2 elements as in float, an estimate).
+// Cycles per vector of an elementwise op for element type `type` (a vector is
+// 2 floats or 4 halves): Op::kHalfCyclesPerVector for half when the op
+// declares one (popops' OpPerformanceInfo gives transcendentals and divide
+// their own half cost), else Op::kCyclesPerVector.
 template <class Op, class = void>
-struct FloatWidthOnly : std::false_type {};
+struct HasHalfCycles : std::false_type {};
 template <class Op>
-struct FloatWidthOnly<Op, std::void_t<decltype(Op::kFloatWidthOnly)>> : std::bool_constant<Op::kFloatWidthOnly> {};
+struct HasHalfCycles<Op, std::void_t<decltype(Op::kHalfCyclesPerVector)>> : std::true_type {};
 template <class Op>
-ir::DType loopElementType(ir::DType type) {
-  return FloatWidthOnly<Op>::value ? ir::DType::Float : type;
+constexpr ir::Cycles cyclesPerVector(ir::DType type) {
+  if constexpr (HasHalfCycles<Op>::value)
+    if (type == ir::DType::Half) return Op::kHalfCyclesPerVector;
+  return Op::kCyclesPerVector;
 }
 
 // "Base" for an all-float list (or an empty one), else "Base<t1,t2,...>".

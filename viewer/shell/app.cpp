@@ -256,10 +256,10 @@ void ViewerApp::drawMemory(OpenProfile& p) {
     } catch (const std::exception&) {
       capacity = 0;
     }
-    p.memory = summarizeMemory(s.tileMemory(), s.numIpus() * s.tilesPerIpu(), capacity);
+    p.memory = summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.numIpus() * s.tilesPerIpu(), capacity);
   }
   const MemorySummary& m = *p.memory;
-  ImGui::Text("Tile memory: %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",
+  ImGui::Text("Tile memory (peak per tile): %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",
               m.tileCount(), formatCycles(m.maxTotal).c_str(), m.capacity ? formatCycles(m.capacity).c_str() : "?",
               static_cast<long long>(m.tilesOverCapacity));
   // Legend: each category's colour and its bytes over all tiles.
