@@ -59,11 +59,6 @@ class AddBias final : public FlatCodelet<AddBias> {
 
 }  // namespace
 
-void addAddBiasCodelet(CodeletRegistry& registry) {
-  constexpr auto H = ir::DType::Half;
-  registry.add(std::make_unique<AddBias>());
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("AddBias", {H}), std::make_unique<AddBias>(H),
-                                             std::vector{H, H, H}));
-}
+void addAddBiasCodelet(CodeletRegistry& registry) { addFloatAndHalf<AddBias>(registry); }
 
 }  // namespace ipusim::model

@@ -93,12 +93,13 @@ std::uint64_t ampFloatMacsPerCycle(const Target& target);
 // partials are half or float. PopLibs takes the rate from the Target
 // (poplin getNumConvUnits: fp16InFp32OutConvUnitsPerTile for half inputs with
 // float partials, times the conv unit's 4 half input elements per cycle,
-// CONV_UNIT_INPUT_LOAD_ELEMS_HALF). Poplar does not publish that Target value
-// in PopLibs' source; poplibs' test tool bounds the 16.32 units by
-// min(fp16InFp16Out units, pipeline depth x floats stored per cycle), which
-// suggests full rate on the 64-bit path. Full rate is our assumption, not a
-// published Mk2 figure. Throws std::invalid_argument if the rate is zero or
-// the type is not Float or Half.
+// CONV_UNIT_INPUT_LOAD_ELEMS_HALF). The Target value itself is not in
+// PopLibs' source; its test tool (single_conv_layer, IPUModel set-up) bounds
+// the 16.32 units by min(fp16InFp16Out units, pipeline depth x floats stored
+// per cycle), i.e. only the store width of float partials can slow them.
+// Full rate (= ampHalfMacsPerCycle) is therefore an assumption (estimate),
+// not a published Mk2 figure. Throws std::invalid_argument if the rate is
+// zero or the type is not Float or Half.
 std::uint64_t ampMacsPerCycle(const Target& target, ir::DType inputType);
 
 // --- Cast float <-> half (popops castWorkerCycles, the aux-pipeline case) ----

@@ -14,8 +14,8 @@
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/typed_codelet.hpp"
-#include "model/numeric/half.hpp"
 #include "model/codelets/vector_loop.hpp"
+#include "model/numeric/half.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -125,11 +125,9 @@ class CastFloatHalf final : public FlatCodelet<CastFloatHalf> {
 
 void addDataMovementCodelets(CodeletRegistry& registry) {
   constexpr auto H = ir::DType::Half, F = ir::DType::Float;
-  registry.add(std::make_unique<Copy>());
+  addFloatAndHalf<Copy>(registry);
   registry.add(std::make_unique<Cast>());
-  registry.add(std::make_unique<Fill>());
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("Copy", {H}), std::make_unique<Copy>(H), std::vector{H, H}));
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("Fill", {H}), std::make_unique<Fill>(H), std::vector{H}));
+  addFloatAndHalf<Fill>(registry);
   registry.add(std::make_unique<CastFloatHalf>(F, H));
   registry.add(std::make_unique<CastFloatHalf>(H, F));
 }

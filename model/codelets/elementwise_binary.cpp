@@ -70,21 +70,14 @@ class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
   ir::DType vectorType_;
 };
 
-template <class Op>
-void addWithHalf(CodeletRegistry& registry) {
-  constexpr auto H = ir::DType::Half;
-  registry.add(std::make_unique<ElementwiseBinary<Op>>());
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName(Op::kName, {H}),
-                                             std::make_unique<ElementwiseBinary<Op>>(H), std::vector{H, H, H}));
-}
 
 }  // namespace
 
 void addElementwiseBinaryCodelets(CodeletRegistry& registry) {
-  addWithHalf<AddOp>(registry);
-  addWithHalf<SubOp>(registry);
-  addWithHalf<MulOp>(registry);
-  addWithHalf<DivOp>(registry);
+  addFloatAndHalf<ElementwiseBinary<AddOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<SubOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<MulOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<DivOp>>(registry);
 }
 
 }  // namespace ipusim::model

@@ -76,22 +76,15 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
   ir::DType vectorType_;
 };
 
-template <class Op>
-void addWithHalf(CodeletRegistry& registry) {
-  constexpr auto H = ir::DType::Half;
-  registry.add(std::make_unique<ElementwiseUnary<Op>>());
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName(Op::kName, {H}),
-                                             std::make_unique<ElementwiseUnary<Op>>(H), std::vector{H, H}));
-}
 
 }  // namespace
 
 void addElementwiseUnaryCodelets(CodeletRegistry& registry) {
-  addWithHalf<ReluOp>(registry);
-  addWithHalf<ExpOp>(registry);
-  addWithHalf<LogOp>(registry);
-  addWithHalf<NegOp>(registry);
-  addWithHalf<SquareOp>(registry);
+  addFloatAndHalf<ElementwiseUnary<ReluOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<ExpOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<LogOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<NegOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<SquareOp>>(registry);
 }
 
 }  // namespace ipusim::model

@@ -4,8 +4,10 @@
 // ReduceSum multiplies the result by `scale`; with `accumulate` the result is
 // added to (ReduceSum) or max-ed with (ReduceMax) what `out` holds.
 // ReduceSum<half,float> (half in, float out) and ReduceSum<half,half> (half in
-// and out) accumulate in float, as popops reduces half partials in float, and
-// round a half out once; their vector loops read 4 halves per vector.
+// and out) accumulate in float and round a half out once, as popops reduces
+// half data with a wider accumulator (poplibs' ReduceIntermediatePrec test
+// adds many small halves to a large one and checks none is lost); their
+// vector loops read 4 halves per vector.
 //
 // Timing (worker cycles) follows popops' reduction vertices:
 //   axis 1, like ContinuousReduce (each row folded to one value):

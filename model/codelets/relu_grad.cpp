@@ -49,11 +49,6 @@ class ReluGrad final : public FlatCodelet<ReluGrad> {
 
 }  // namespace
 
-void addReluGradCodelet(CodeletRegistry& registry) {
-  constexpr auto H = ir::DType::Half;
-  registry.add(std::make_unique<ReluGrad>());
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ReluGrad", {H}), std::make_unique<ReluGrad>(H),
-                                             std::vector{H, H, H}));
-}
+void addReluGradCodelet(CodeletRegistry& registry) { addFloatAndHalf<ReluGrad>(registry); }
 
 }  // namespace ipusim::model

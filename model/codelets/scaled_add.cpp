@@ -46,11 +46,6 @@ class ScaledAdd final : public FlatCodelet<ScaledAdd> {
 
 }  // namespace
 
-void addScaledAddCodelet(CodeletRegistry& registry) {
-  constexpr auto H = ir::DType::Half;
-  registry.add(std::make_unique<ScaledAdd>());
-  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ScaledAdd", {H}), std::make_unique<ScaledAdd>(H),
-                                             std::vector{H, H}));
-}
+void addScaledAddCodelet(CodeletRegistry& registry) { addFloatAndHalf<ScaledAdd>(registry); }
 
 }  // namespace ipusim::model

@@ -71,4 +71,16 @@ class HalfCodelet final : public Codelet {
   std::vector<FieldSpec> fields_;
 };
 
+// Registers the float codelet C() and its all-half variant "<name><half>":
+// C(ir::DType::Half) (built for half vector loops) behind a HalfCodelet whose
+// every field is half. For codelets whose fields are all float.
+template <class C>
+void addFloatAndHalf(CodeletRegistry& registry) {
+  registry.add(std::make_unique<C>());
+  auto half = std::make_unique<C>(ir::DType::Half);
+  std::string name = typedCodeletName(half->name(), {ir::DType::Half});
+  std::vector<ir::DType> types(half->fields().size(), ir::DType::Half);
+  registry.add(std::make_unique<HalfCodelet>(std::move(name), std::move(half), std::move(types)));
+}
+
 }  // namespace ipusim::model
