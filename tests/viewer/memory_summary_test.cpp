@@ -16,6 +16,7 @@ TEST(MemorySummary, TotalsAreThePeaksAndCategoriesAreScaledIntoThem) {
   const std::vector<traces::TileMemoryPeakRow> peaks = {{0, 0, 600, 304, 296}, {0, 2, 104, 104, 0}};
   const auto m = viewer::summarizeMemory(rows, peaks, 4, 550);
   ASSERT_EQ(m.tileCount(), 4u);
+  EXPECT_TRUE(m.fromPeaks);
   EXPECT_EQ(m.total, (std::vector<std::int64_t>{600, 0, 104, 0}));
   EXPECT_EQ(m.maxTotal, 600);
   EXPECT_EQ(m.tilesOverCapacity, 1);
@@ -23,4 +24,6 @@ TEST(MemorySummary, TotalsAreThePeaksAndCategoriesAreScaledIntoThem) {
   EXPECT_EQ(m.bytes[0], (std::vector<std::int64_t>{180, 120, 300}));
   // Tile 2's categories (100) are below its peak (104: alignment): unscaled.
   EXPECT_EQ(m.bytes[2], (std::vector<std::int64_t>{100, 0, 0}));
+  // The legend keeps the unscaled totals.
+  EXPECT_EQ(m.categoryBytes, (std::vector<std::int64_t>{400, 200, 500}));
 }

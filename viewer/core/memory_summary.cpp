@@ -22,12 +22,15 @@ MemorySummary summarizeMemory(const std::vector<traces::TileMemoryRow>& rows,
   const auto count = static_cast<std::size_t>(std::max<std::int64_t>(0, maxTile + 1));
   m.bytes.assign(count, std::vector<std::int64_t>(m.categories.size(), 0));
   m.total.assign(count, 0);
+  m.categoryBytes.assign(m.categories.size(), 0);
   for (const auto& r : rows) {
     if (r.tile < 0) continue;
     m.bytes[r.tile][categoryIndex[r.category]] += r.bytes;
+    m.categoryBytes[categoryIndex[r.category]] += r.bytes;
     m.total[r.tile] += r.bytes;
   }
-  if (!peaks.empty()) {
+  m.fromPeaks = !peaks.empty();
+  if (m.fromPeaks) {
     std::vector<std::int64_t> peakOf(count, 0);
     for (const auto& p : peaks)
       if (p.tile >= 0) peakOf[std::size_t(p.tile)] = p.peakBytes;

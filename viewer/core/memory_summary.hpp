@@ -19,6 +19,8 @@ struct MemorySummary {
   std::vector<std::string> categories;                // stacking order
   std::vector<std::vector<std::int64_t>> bytes;       // [tile][category], scaled to the peak
   std::vector<std::int64_t> total;                    // [tile]: the peak
+  std::vector<std::int64_t> categoryBytes;            // [category]: unscaled sum over tiles (the legend)
+  bool fromPeaks = false;                             // false: an older profile, totals are category sums
   std::int64_t capacity = 0;                          // bytes per tile, 0 if unknown
   std::int64_t maxTotal = 0;
   std::int64_t tilesOverCapacity = 0;
