@@ -138,7 +138,7 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
   const std::string shapePath = child(path, "shape");
   const json& shape = expectArray(required(j, path, "shape", "an array of dimensions"), shapePath);
   for (std::size_t i = 0; i < shape.size(); ++i) t.shape.push_back(asU64(shape[i], item(shapePath, i)));
-  t.dtype = readDType(required(j, path, "dtype", "float, int, uint or bool"), child(path, "dtype"));
+  t.dtype = readDType(required(j, path, "dtype", "float, half, int, uint or bool"), child(path, "dtype"));
   if (const json* v = optional(j, "category")) t.category = asString(*v, child(path, "category"));
   if (const json* v = optional(j, "alwaysLive")) t.alwaysLive = asBool(*v, child(path, "alwaysLive"));
   const std::string mapPath = child(path, "mapping");
@@ -211,7 +211,7 @@ Stream readStream(const json& j, const std::string& path, std::size_t index) {
   if (dir == "HostToDevice") s.direction = StreamDirection::HostToDevice;
   else if (dir == "DeviceToHost") s.direction = StreamDirection::DeviceToHost;
   else fail(dirPath, "expected HostToDevice or DeviceToHost, got '" + dir + "'");
-  s.dtype = readDType(required(j, path, "dtype", "float, int, uint or bool"), child(path, "dtype"));
+  s.dtype = readDType(required(j, path, "dtype", "float, half, int, uint or bool"), child(path, "dtype"));
   s.elementsPerCopy = asU64(required(j, path, "elementsPerCopy", "an unsigned integer"), child(path, "elementsPerCopy"));
   if (const json* v = optional(j, "bufferDepth")) s.bufferDepth = asU32(*v, child(path, "bufferDepth"));
   s.debug = readDebug(j, path);

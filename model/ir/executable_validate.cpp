@@ -86,8 +86,9 @@ class Validator {
   void checkScalarCondition(const std::string& where, const TensorRef& ref) const {
     checkRef(where, "condition", ref);
     if (ref.size() != 1) fail(where, "condition must be one element, got " + std::to_string(ref.size()));
-    if (exe_.tensors[ref.tensor].dtype == DType::Float)
-      fail(where, "condition tensor " + tensorName(ref.tensor) + " must be bool, int or uint, not float");
+    const DType type = exe_.tensors[ref.tensor].dtype;
+    if (type == DType::Float || type == DType::Half)
+      fail(where, "condition tensor " + tensorName(ref.tensor) + " must be bool, int or uint, not " + toString(type));
   }
 
   void checkComputeSet(std::size_t i) const {
