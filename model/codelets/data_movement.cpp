@@ -1,8 +1,8 @@
 // Copy, Cast (int -> float), Fill.
-// Timing follows popops: Copy like a unary op of one cycle per 64-bit vector
-// (ld64/st64); Cast like castWorkerCycles for a conversion off the aux
-// pipeline (kIntToFloatCyclesPerElement, no vectorisation); Fill like
-// _fillCycleEstimate (one st64 per 2 floats). Each adds kWorkerVertexOverhead.
+// Timing follows popops (constants and sources in cycle_model.hpp): Copy as
+// Cast2D FLOAT -> FLOAT, one cycle per 64-bit vector; Cast as Cast2D INT ->
+// FLOAT, off the aux pipeline (kIntToFloatCyclesPerElement, no
+// vectorisation); Fill as Fill2d (one st64 per 2 floats).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -26,7 +26,7 @@ class Copy final : public FlatCodelet<Copy> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kCopyVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {
@@ -49,7 +49,7 @@ class Cast final : public FlatCodelet<Cast> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
-    return cycles::kWorkerVertexOverhead + shape.fieldSizes[0] * cycles::kIntToFloatCyclesPerElement;
+    return cycles::kCastVertexOverhead + shape.fieldSizes[0] * cycles::kIntToFloatCyclesPerElement;
   }
   void computeFlat(const FieldData* f, const double*) const {
     intToFloat(f[0].as<const std::int32_t>(), f[1].as<float>(), f[1].size);
@@ -63,7 +63,7 @@ class Fill final : public FlatCodelet<Fill> {
   std::vector<std::string> params() const override { return {"value"}; }
   void validate(const VertexShape& shape) const override { ShapeCheck check(*this, shape); }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kFillVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double* params) const {

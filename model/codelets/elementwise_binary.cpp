@@ -1,6 +1,6 @@
 // Add, Sub, Mul, Div: out = in0 op in1 over equal-sized float vectors.
-// Timing follows popops BinaryOp (PerformanceEstimation.cpp basicOpLoopCycles):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op).
+// Timing is popops' BinaryOp2D estimate for one region (popopsCycleEstimators.cpp):
+//   kBinaryOpVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -12,17 +12,17 @@ namespace {
 
 struct AddOp {
   static constexpr const char* kName = "Add";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a + b; }
 };
 struct SubOp {
   static constexpr const char* kName = "Sub";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a - b; }
 };
 struct MulOp {
   static constexpr const char* kName = "Mul";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a * b; }
 };
 struct DivOp {
@@ -51,7 +51,7 @@ class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
     check.expectSameSize("out", "in0");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+    return cycles::kBinaryOpVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyBinary<Op>(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);

@@ -1,8 +1,7 @@
 // Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors.
-// Timing follows popops UnaryOp (PerformanceEstimation.cpp basicOpLoopCycles
-// with the OpPerformanceInfo table of popopsCycleEstimators.hpp):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op),
-// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector.
+// Timing is popops' UnaryOp2D estimate for one region (popopsCycleEstimators.cpp,
+// with the unaryOpPerfInfo table of popopsCycleEstimators.hpp):
+//   kUnaryOpVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -16,7 +15,7 @@ namespace {
 
 struct ReluOp {
   static constexpr const char* kName = "Relu";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;  // f32v2max with 0
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kReluCyclesPerVector;
   static float apply(float x) { return x > 0.0f ? x : 0.0f; }
 };
 struct ExpOp {
@@ -31,12 +30,12 @@ struct LogOp {
 };
 struct NegOp {
   static constexpr const char* kName = "Neg";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kNegCyclesPerVector;
   static float apply(float x) { return -x; }
 };
 struct SquareOp {
   static constexpr const char* kName = "Square";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;  // f32v2mul x, x
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSquareCyclesPerVector;
   static float apply(float x) { return x * x; }
 };
 
@@ -57,7 +56,7 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+    return cycles::kUnaryOpVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);

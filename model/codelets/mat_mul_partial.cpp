@@ -8,13 +8,10 @@
 // (i, p), the inner loop never touches a); a transposed b is first transposed
 // into a per-thread scratch (O(n k), against O(m n k) for the product).
 //
-// cycles(): a supervisor codelet (it owns the tile's AMP), following poplin's
-// ConvPartial1x1Out supervisor estimate (getConvPartial1x1Supervisor*
-// CycleEstimate: a fixed supervisor cost, an outer loop cost per output group,
-// the MACs at the AMP rate):
-//   kAmpSupervisorOverhead + m * kAmpRowOverhead
-//   + ceil(m k n / tile.ampFloatMacsPerCycle)
-//   + (accumulate ? 0 : ceil(m n / floatsPerVector) * kZeroCyclesPerVector)
+// cycles(): a supervisor codelet (it owns the tile's AMP): poplin's
+// ConvPartial1x1Out estimate for float, cycles::ampMatMulCycles (the
+// formula and its sources are in cycle_model.hpp); a first pass zeroes the
+// partials unless accumulating.
 // Transposes cost nothing extra: the compiler lays the operands out for the
 // AMP, as poplin does.
 #include "model/codelets/builtin_codelets.hpp"
@@ -111,10 +108,7 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
     const auto m = std::uint64_t(shape.params[0]), k = std::uint64_t(shape.params[1]);
     const auto n = std::uint64_t(shape.params[2]);
     const bool accumulate = shape.params[5] != 0;
-    ir::Cycles total = cycles::kAmpSupervisorOverhead + m * cycles::kAmpRowOverhead +
-                       cycles::ceilDiv(m * k * n, cycles::ampFloatMacsPerCycle(target));
-    if (!accumulate) total += cycles::floatVectors(m * n, target) * cycles::kZeroCyclesPerVector;
-    return total;
+    return cycles::ampMatMulCycles(m, k, n, !accumulate, target);
   }
 
   void computeFlat(const FieldData* f, const double* params) const {

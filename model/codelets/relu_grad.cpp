@@ -1,6 +1,6 @@
 // ReluGrad: gradOut = activation > 0 ? gradIn : 0.
-// Timing follows popops NonLinearityGrad / BinaryOp (basicOpLoopCycles):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kReluGradCyclesPerVector.
+// Timing follows popnn's NonLinearityGrad2D RELU (see cycle_model.hpp):
+//   kNonLinearityGradVertexOverhead + ceil(n / floatsPerVector) * kReluGradCyclesPerVector.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -32,7 +32,7 @@ class ReluGrad final : public FlatCodelet<ReluGrad> {
     check.expectSameSize("gradOut", "activation");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kNonLinearityGradVertexOverhead +
            cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kReluGradCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {

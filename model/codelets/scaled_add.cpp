@@ -1,7 +1,6 @@
 // ScaledAdd: data += scale * deltas (the weight update of SGD).
-// Timing follows popops ScaledAdd (PerformanceEstimation.cpp
-// getScaledArithmeticSupervisorCycleEstimate, one f32v2 axpy per vector):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kSimpleOpCyclesPerVector.
+// Timing follows popops' ScaledAdd2D FLOAT (see cycle_model.hpp):
+//   kScaledAddVertexOverhead + ceil(n / floatsPerVector) * kScaledAddCyclesPerVector.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -27,8 +26,8 @@ class ScaledAdd final : public FlatCodelet<ScaledAdd> {
     check.expectSameSize("deltas", "data");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
-           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
+    return cycles::kScaledAddVertexOverhead +
+           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kScaledAddCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double* params) const {
     scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);

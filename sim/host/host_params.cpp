@@ -15,6 +15,7 @@ struct HostParamRow {
   const char* unit;
   double defaultValue;
   double HostParams::*field;
+  bool fitted;  // fitted to the tutorial's two published times
   const char* description;
 };
 
@@ -32,15 +33,15 @@ struct HostParamRow {
 // the fit.
 const std::vector<HostParamRow>& rows() {
   static const std::vector<HostParamRow> table = {
-      {"host.runDispatchSeconds", "s", 0.000302, &HostParams::runDispatchSeconds,
+      {"host.runDispatchSeconds", "s", 0.000302, &HostParams::runDispatchSeconds, true,
        "host time per Engine::run before the device starts (TF/Poplar dispatch); FITTED to the tutorial's 14.62 s / 23.77 s"},
-      {"host.streamStartupSeconds", "s", 0.000603, &HostParams::streamStartupSeconds,
+      {"host.streamStartupSeconds", "s", 0.000603, &HostParams::streamStartupSeconds, true,
        "per run, wait until the host stream service answers the first copy (the long first Begin); FITTED, split 1:2 with dispatch"},
-      {"host.streamServiceSeconds", "s", 0.000441, &HostParams::streamServiceSeconds,
+      {"host.streamServiceSeconds", "s", 0.000441, &HostParams::streamServiceSeconds, true,
        "host-side service time of each stream copy (callback + buffer hand-off, inside Mid); FITTED to the tutorial's two times"},
-      {"host.batchPrepareSeconds", "s", 0.0001, &HostParams::batchPrepareSeconds,
+      {"host.batchPrepareSeconds", "s", 0.0001, &HostParams::batchPrepareSeconds, false,
        "dataset pipeline time per batch of 32 (shuffle, batch, cast); estimate, not fitted"},
-      {"host.outfeedDequeueSeconds", "s", 0.00002, &HostParams::outfeedDequeueSeconds,
+      {"host.outfeedDequeueSeconds", "s", 0.00002, &HostParams::outfeedDequeueSeconds, false,
        "host time to dequeue one outfeed element; estimate, not fitted"},
   };
   return table;
@@ -86,6 +87,13 @@ void HostParams::set(const std::string& name, const std::string& value) {
   }
   throw std::invalid_argument("unknown host parameter '" + name + "'; the nearest is '" +
                               util::nearestName(name, names()) + "' (see `ipusim params`)");
+}
+
+std::vector<std::string> fittedHostParams() {
+  std::vector<std::string> out;
+  for (const auto& r : rows())
+    if (r.fitted) out.push_back(r.name);
+  return out;
 }
 
 std::vector<HostParamInfo> listHostParams(const HostParams& params) {
