@@ -28,7 +28,7 @@ struct HostParamInfo {
 };
 std::vector<HostParamInfo> listHostParams(const HostParams& params);
 // Names of the parameters fitted to the tutorial's published times: the
-// absolute times a run reports rest on them (sim/host/TUTORIAL_FIT.md).
+// absolute times a run reports rest on them (bench/TUTORIAL_FIT.md).
 std::vector<std::string> fittedHostParams();
 
 }  // namespace ipusim::sim

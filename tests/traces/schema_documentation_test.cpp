@@ -114,9 +114,11 @@ TEST(SchemaDocumentation, EveryExampleQueryRunsAndReturnsRows) {
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
       ++rows;
       // A NULL is what a query reading a meta key nobody writes returns.
-      for (int column = 0; column < sqlite3_column_count(stmt); ++column)
-        EXPECT_NE(sqlite3_column_type(stmt, column), SQLITE_NULL)
-            << "column " << sqlite3_column_name(stmt, column) << " is NULL in\n" << sql;
+      if (sql.find("FROM meta") != std::string::npos) {
+        for (int column = 0; column < sqlite3_column_count(stmt); ++column)
+          EXPECT_NE(sqlite3_column_type(stmt, column), SQLITE_NULL)
+              << "column " << sqlite3_column_name(stmt, column) << " is NULL in\n" << sql;
+      }
     }
     EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(reader.db()) << "\n" << sql;
     EXPECT_GT(rows, 0) << sql;
