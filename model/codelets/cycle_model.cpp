@@ -29,7 +29,8 @@ namespace {
 
 // One worker's cycles for `elements` field elements of one group.
 ir::Cycles ampWorkerCycles(std::uint64_t elements, bool zeroing, std::uint64_t convUnits) {
-  const ir::Cycles zeroPerGroup = convUnits == 16 ? 8 : 4;
+  const ir::Cycles zeroPerGroup =
+      convUnits == kAmpWideConvUnits ? kAmpWideZeroCyclesPerElement : kAmpZeroCyclesPerElement;
   const ir::Cycles zeroing1 = zeroing ? kAmpZeroingCycles + zeroPerGroup * std::max<std::uint64_t>(elements, 1) : 0;
   switch (elements) {
     case 0: return kAmpWorkerEmptyCycles;

@@ -140,6 +140,9 @@ inline constexpr ir::Cycles kAmpWorkerEmptyCycles = 24;
 inline constexpr ir::Cycles kAmpWorkerOneElementCycles = 47;
 inline constexpr ir::Cycles kAmpWorkerManyElementsCycles = 46;
 inline constexpr ir::Cycles kAmpZeroingCycles = 2;
+inline constexpr std::uint64_t kAmpWideConvUnits = 16;          // zeroCyclesPerGroup is 8 with 16 conv units,
+inline constexpr ir::Cycles kAmpWideZeroCyclesPerElement = 8;   // else 4 (float partials)
+inline constexpr ir::Cycles kAmpZeroCyclesPerElement = 4;
 // The worker with the fewest cycles also carries 14 cycles of tagging.
 inline constexpr ir::Cycles kAmpWorkerTagCycles = 14;
 // Supervisor: 50 outside the loops; per conv group 12 (+1 on the float-
