@@ -141,7 +141,9 @@ inline constexpr ir::Cycles kLossTransformCyclesPerElement = 9;
 // cycles ("coreCycles": 8 float, 4 half), so a conv unit does 1 float or 4
 // half MACs per cycle and the conv units are ampMacsPerCycle(type) x
 // cyclesPerElement / inputChannelsPerGroup: 16 on Mk2 and 8 on Mk1 for both
-// types (ampConvUnits).
+// types (ampConvUnits). The weights per conv unit are Target values
+// (getWeightsPerConvUnit), not in PopLibs' source: estimates that reproduce
+// the published 16 float and 64 half MACs per tile per cycle of Mk2.
 inline constexpr std::uint64_t kAmpFloatInputChannelsPerGroup = 8;  // float weights per conv unit
 inline constexpr ir::Cycles kAmpFloatCyclesPerElement = 8;           // "coreCycles" for float activations
 inline constexpr std::uint64_t kAmpHalfInputChannelsPerGroup = 16;  // half weights per conv unit
