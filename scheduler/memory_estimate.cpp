@@ -3,34 +3,47 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ipusim::scheduler {
 
 void checkModelFits(const Workload& w, const model::Target& target, std::uint32_t tiles) {
   if (w.allowOutOfMemory) return;
   // Sizes as long double: a hostile layer width must not wrap around.
-  long double weights = 0, largestGradient = 0;
-  long double features = w.dataset.features;
+  struct Variable { std::string name, category; long double bytes; };
+  std::vector<Variable> variables;
+  const long double weightBytes = w.dtype == "float16" ? 2 : 4;  // the variables' type
+  long double features = w.dataset.features, largestKernel = 0;
+  std::string largestKernelName;
   for (const LayerSpec& l : w.layers) {
     if (l.kind != "dense") continue;
-    const long double kernel = features * l.units;
-    weights += kernel + l.units;
-    largestGradient = std::max(largestGradient, kernel);
+    const long double kernel = features * l.units * weightBytes;
+    variables.push_back({l.name + "/kernel", "weights", kernel});
+    variables.push_back({l.name + "/bias", "weights", l.units * weightBytes});
+    if (kernel > largestKernel) largestKernel = kernel, largestKernelName = l.name;
     features = l.units;
   }
-  const long double streams = (long double)w.dataset.batchSize * (w.dataset.features + 1);
-  const long double weightBytes = w.dtype == "float16" ? 2 : 4;  // the variables' type
-  const long double bytes = weightBytes * (weights + largestGradient) + 4 * streams;
-  const long double perTile = bytes / tiles;
+  // One weight gradient is live at its update at least (the largest).
+  variables.push_back({largestKernelName + "/kernel_grad", "gradients", largestKernel});
+  variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
+  variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize});
+  long double total = 0;
+  for (const Variable& v : variables) total += v.bytes;
+  const long double perTile = total / tiles;
   if (perTile <= target.tile.memoryBytes) return;
   auto text = [](long double v) { return std::to_string((unsigned long long)(v + 0.5L)); };
-  throw std::invalid_argument(
+  std::sort(variables.begin(), variables.end(), [](const Variable& a, const Variable& b) { return a.bytes > b.bytes; });
+  std::string message =
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
-      std::to_string(target.tile.memoryBytes) + " bytes: its weights (" + text(weightBytes * weights) +
-      " bytes), the largest weight gradient (" + text(weightBytes * largestGradient) + " bytes) and the stream buffers (" +
-      text(4 * streams) + " bytes) need " + text(perTile) + " bytes per tile even spread evenly over every tile, " +
-      text(perTile - target.tile.memoryBytes) + " over capacity (decided from the layer shapes, before compiling; "
-      "use a smaller model, more IPUs or compile.allow_out_of_memory)");
+      std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "
+      "weight gradient and stream buffers (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
+      std::to_string(tiles) + " tiles are over, by " + text((perTile - target.tile.memoryBytes) * tiles) +
+      " bytes in total (decided from the layer shapes, before compiling). Largest variables, per tile:";
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)
+    message += std::string(i ? "," : "") + " " + variables[i].name + " (" + variables[i].category + ") " +
+               text(variables[i].bytes / tiles) + " bytes";
+  message += ". Use a smaller model or more IPUs, or set compile.allow_out_of_memory to compile anyway.";
+  throw std::invalid_argument(message);
 }
 
 }  // namespace ipusim::scheduler
