@@ -1,6 +1,8 @@
 #include "profiler/analysis/tile_memory_summary.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace ipusim::profiler::analysis {
 
@@ -14,9 +16,13 @@ TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& 
     TileUse& use = byTile[row.tile];
     use.ipu = row.ipu;
     use.tile = row.tile;
-    use.bytes += row.bytes;
-    s.bytesByCategory[row.category] += row.bytes;
-    s.totalBytes += row.bytes;
+    // The reader bounds each row; a file of many huge rows could still overflow a sum.
+    std::int64_t& category = s.bytesByCategory[row.category];
+    if (__builtin_add_overflow(use.bytes, row.bytes, &use.bytes) ||
+        __builtin_add_overflow(category, row.bytes, &category) ||
+        __builtin_add_overflow(s.totalBytes, row.bytes, &s.totalBytes))
+      throw std::overflow_error("tile_memory: the bytes of tile " + std::to_string(row.tile) +
+                                " sum beyond 64 bits: the profile is damaged");
   }
   std::vector<TileUse> tiles;
   tiles.reserve(byTile.size());

@@ -5,6 +5,7 @@
 #include "traces/profile_writer.hpp"
 
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 
 namespace ipusim::sim {
@@ -116,6 +117,12 @@ std::string Engine::finish() {
   s.recorder->writeTileMemory(memory);
   s.writer->setMeta("runs", std::to_string(s.recorder->runsRecorded()));
   s.writer->setMeta("runs_captured", std::to_string(s.recorder->runsCaptured()));
+  if (const auto& truncated = s.recorder->truncatedRuns(); !truncated.empty()) {
+    s.writer->setMeta("capture_truncated_runs", nlohmann::json(truncated).dump());
+    std::cerr << "ipusim: note: " << truncated.size() << " captured run(s) reached the cap of "
+              << profiler::RecorderConfig{}.maxSlicesPerRun
+              << " slices per run; the profile holds their beginning only (meta capture_truncated_runs)\n";
+  }
   s.writer->commit();
   return s.profilePath;
 }
