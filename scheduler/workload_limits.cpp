@@ -17,7 +17,7 @@ std::string str(std::uint64_t v) { return std::to_string(v); }
 
 // Products of three sizes may pass 64 bits: computed in 128.
 using Wide = unsigned __int128;
-std::string str(Wide v) {
+std::string wide(Wide v) {
   std::string digits;
   do digits.insert(digits.begin(), char('0' + int(v % 10))); while ((v /= 10) != 0);
   return digits;
@@ -43,7 +43,7 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
   const Wide batchBytes = Wide(d.batchSize) * d.features * kFloat;
   if (batchBytes > ipuBytes)
     overLimit(source, "dataset.batch_size", str(d.batchSize) + " batches of " + str(d.features) + " features need " +
-                                                str(batchBytes) + " bytes of float input; " + ipuText +
+                                                wide(batchBytes) + " bytes of float input; " + ipuText +
                                                 ": at most " + str(ipuBytes / (std::uint64_t(d.features) * kFloat)));
   if (d.format == "synthetic") {
     const std::uint64_t maxExamples = kMaxHostDatasetBytes / d.features;
@@ -60,11 +60,11 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
     const std::string key = "model.layers[" + std::to_string(i) + "].units";
     const Wide weights = Wide(fanIn) * layer.units * kFloat;
     if (weights > ipuBytes)
-      overLimit(source, key, str(layer.units) + " needs " + str(weights) + " bytes of float weights (fan-in " +
+      overLimit(source, key, str(layer.units) + " needs " + wide(weights) + " bytes of float weights (fan-in " +
                                  str(fanIn) + "); " + ipuText + ": at most " + str(ipuBytes / (fanIn * kFloat)));
     const Wide activations = Wide(d.batchSize) * layer.units * kFloat;
     if (activations > ipuBytes)
-      overLimit(source, key, str(layer.units) + " needs " + str(activations) + " bytes of float activations (batch " +
+      overLimit(source, key, str(layer.units) + " needs " + wide(activations) + " bytes of float activations (batch " +
                                  str(d.batchSize) + "); " + ipuText + ": at most " +
                                  str(ipuBytes / (std::uint64_t(d.batchSize) * kFloat)));
     fanIn = layer.units;

@@ -4,6 +4,8 @@
 #include "traces/profile_reader.hpp"
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <system_error>
 #include <sqlite3.h>
 
 namespace ipusim::traces {
@@ -16,6 +18,19 @@ const char* const kCountedTables[] = {"meta",        "runs",          "tracks", 
                                       "tile_memory", "counters",      "slice_track_stats",
                                       "long_slices", "slice_strings", "slice_chunks",
                                       nullptr};
+
+// SQLite reads a missing end of file as zeros, and quick_check may find
+// nothing wrong when the lost bytes were free space: the file must be as
+// long as its header says.
+void checkLength(sqlite3* db, const std::string& path) {
+  Statement pageSize(db, "PRAGMA page_size", path), pageCount(db, "PRAGMA page_count", path);
+  const std::int64_t expected = (pageSize.step() ? pageSize.columnInt(0) : 0) * (pageCount.step() ? pageCount.columnInt(0) : 0);
+  std::error_code ec;
+  const auto actual = std::filesystem::file_size(path, ec);
+  if (!ec && std::int64_t(actual) != expected)
+    throw ProfileError(path + ": corrupt or truncated profile (the file has " + std::to_string(actual) +
+                       " bytes, its database header says " + std::to_string(expected) + ")");
+}
 
 void quickCheck(sqlite3* db, const std::string& path) {
   Statement check(db, "PRAGMA quick_check(1)", path);
@@ -44,6 +59,7 @@ std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& pa
 }
 
 void verifyProfileIntegrity(sqlite3* db, const std::string& path) {
+  checkLength(db, path);
   quickCheck(db, path);
   Statement recorded(db, "SELECT value FROM meta WHERE key = ?1", path);
   recorded.bindText(1, kRowCountsMetaKey);

@@ -2,7 +2,8 @@
 // The checks every reader of a profile makes before trusting it (the
 // ProfileReader runs them on open, so `report`, `compare`, `export` and the
 // viewer all do; the Python reader makes the same ones, see SCHEMA.md):
-//   1. SQLite's own structure check (PRAGMA quick_check);
+//   1. the file's length against its header, and SQLite's own structure
+//      check (PRAGMA quick_check);
 //   2. meta.schema_version is a version this build reads, meta.complete = 1;
 //   3. meta.row_counts — the number of rows of every table, recorded by the
 //      writer at commit — matches the tables as they are.

@@ -20,7 +20,7 @@ double inputValue(ir::Id stream, std::uint64_t copy, std::uint64_t element);
 
 class GraphRunner : public sc_core::sc_module {
  public:
-  static constexpr std::uint64_t kKeptBytesPerStream = 64ull << 20;  // of doubles
+  static constexpr std::uint64_t kKeptBytesPerStream = 4ull << 20;  // of doubles
   SC_HAS_PROCESS(GraphRunner);
   GraphRunner(sc_core::sc_module_name name, Engine& engine, std::uint32_t entry, std::uint64_t runs);
 
