@@ -49,9 +49,19 @@ void quickCheck(sqlite3* db, const std::string& path) {
 
 const char* const* countedTables() { return kCountedTables; }
 
+// The packed copy is optional (profiles written before it existed have none).
+static bool isOptionalTable(const std::string& table) { return table == "slice_chunks" || table == "slice_strings"; }
+
 std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path) {
   std::map<std::string, std::int64_t> counts;
+  Statement exists(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", path);
   for (const char* const* table = kCountedTables; *table; ++table) {
+    exists.reset();
+    exists.bindText(1, *table);
+    if (!(exists.step() && exists.columnInt(0) > 0)) {
+      if (isOptionalTable(*table)) continue;
+      throw ProfileError(path + ": damaged profile: table " + *table + " is missing");
+    }
     Statement count(db, std::string("SELECT count(*) FROM ") + *table, path);
     counts[*table] = count.step() ? count.columnInt(0) : 0;
   }

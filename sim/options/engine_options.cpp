@@ -132,7 +132,10 @@ void EngineOptions::apply(const nlohmann::json& options, const std::string& sour
   for (auto it = ordered.begin(); it != ordered.end(); ++it) items.emplace_back(it.key(), it.value());
   std::stable_sort(items.begin(), items.end(),
                    [](const auto& a, const auto& b) { return a.first == "autoReport.all" && b.first != "autoReport.all"; });
-  for (const auto& [key, value] : items) {
+  for (const auto& item : items) {
+    // Named copies: a lambda may not capture a structured binding in C++17 (clang refuses it).
+    const std::string& key = item.first;
+    const nlohmann::json& value = item.second;
     auto found = std::find_if(setters().begin(), setters().end(), [&](const OptionSetter& s) { return s.info.name == key; });
     if (found == setters().end())
       throw std::invalid_argument(source + ": unknown engine option '" + key + "'; the nearest valid option is '" +

@@ -13,7 +13,3 @@ inline std::string text(const std::uint8_t* data, std::size_t size) {
 }
 
 }  // namespace ipusim::fuzz
-
-// libsystemc.so brings a main() that calls sc_main(); libFuzzer's main() wins,
-// but the symbol must exist.
-int sc_main(int, char*[]);

@@ -5,7 +5,6 @@
 
 #include <stdexcept>
 
-int sc_main(int, char*[]) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const nlohmann::json j = nlohmann::json::parse(ipusim::fuzz::text(data, size), nullptr, false);

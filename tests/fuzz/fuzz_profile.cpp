@@ -15,7 +15,6 @@
 #include <stdexcept>
 #include <unistd.h>
 
-int sc_main(int, char*[]) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path =
