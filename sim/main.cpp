@@ -29,6 +29,7 @@ int sc_main(int argc, char* argv[]) {
   int exitCode = 0;
   ipusim::sim::addDemoCommand(app, exitCode);
   ipusim::sim::addRunCommand(app, exitCode);
+  ipusim::sim::addCompileCommand(app, exitCode);
   ipusim::sim::addParamsCommand(app, exitCode);
   ipusim::sim::addOptionsCommand(app, exitCode);
   ipusim::sim::addExampleGraphCommand(app, exitCode);

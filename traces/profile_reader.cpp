@@ -321,6 +321,26 @@ std::vector<TileMemoryRow> ProfileReader::tileMemory() const {
   return result;
 }
 
+std::vector<TileMemoryPeakRow> ProfileReader::tileMemoryPeaks() const {
+  std::vector<TileMemoryPeakRow> result;
+  Statement probe = impl_->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tile_memory_peak'");
+  if (!probe.step() || probe.columnInt(0) == 0) return result;
+  Statement s = impl_->prepare(
+      "SELECT ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes FROM tile_memory_peak "
+      "ORDER BY ipu, tile");
+  while (s.step()) {
+    result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3), s.columnInt(4)});
+    const TileMemoryPeakRow& row = result.back();
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "ipu", row.ipu, 0, kMaxIpuIndex);
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "tile", row.tile, 0, std::numeric_limits<std::uint32_t>::max());
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "peak_bytes", row.peakBytes, 0, 1ll << 40);
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "always_live_bytes", row.alwaysLiveBytes, 0, 1ll << 40);
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "not_always_live_peak_bytes", row.notAlwaysLivePeakBytes,
+                   0, 1ll << 40);
+  }
+  return result;
+}
+
 std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
   std::vector<CounterRow> result;
   Statement s = impl_->prepare(

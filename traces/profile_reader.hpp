@@ -34,6 +34,9 @@ class ProfileReader {
   std::vector<PhaseRow> phases() const;
   std::vector<TilePhaseRow> tilePhases(std::int64_t phaseId) const;
   std::vector<TileMemoryRow> tileMemory() const;
+  // Per-tile peaks, by (ipu, tile); empty for profiles written before the
+  // tile_memory_peak table existed.
+  std::vector<TileMemoryPeakRow> tileMemoryPeaks() const;
   std::vector<CounterRow> counters(std::int64_t trackId) const;
 
   // Slices of a track overlapping [from, to), ordered by ts.

@@ -15,7 +15,7 @@ using internal::Statement;
 namespace {
 const char* const kCountedTables[] = {"meta",        "runs",          "tracks",      "slices",
                                       "programs",    "phases",        "tile_phase_cycles",
-                                      "tile_memory", "counters",      "slice_track_stats",
+                                      "tile_memory", "tile_memory_peak", "counters", "slice_track_stats",
                                       "long_slices", "slice_strings", "slice_chunks",
                                       nullptr};
 
@@ -49,8 +49,10 @@ void quickCheck(sqlite3* db, const std::string& path) {
 
 const char* const* countedTables() { return kCountedTables; }
 
-// The packed copy is optional (profiles written before it existed have none).
-static bool isOptionalTable(const std::string& table) { return table == "slice_chunks" || table == "slice_strings"; }
+// The packed copy and the peaks are optional (profiles written before they existed have none).
+static bool isOptionalTable(const std::string& table) {
+  return table == "slice_chunks" || table == "slice_strings" || table == "tile_memory_peak";
+}
 
 std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path) {
   std::map<std::string, std::int64_t> counts;

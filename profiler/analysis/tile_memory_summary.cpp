@@ -5,25 +5,38 @@
 #include <string>
 
 namespace ipusim::profiler::analysis {
+namespace {
+
+// The reader bounds each row; a damaged file of many huge rows could still
+// overflow a sum, which is an error rather than a wrapped figure.
+void add(std::int64_t& sum, std::int64_t bytes, std::int64_t tile) {
+  if (__builtin_add_overflow(sum, bytes, &sum))
+    throw std::overflow_error("tile_memory: the bytes of tile " + std::to_string(tile) +
+                              " sum beyond 64 bits: the profile is damaged");
+}
+
+}  // namespace
 
 TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& rows,
+                                      const std::vector<traces::TileMemoryPeakRow>& peaks,
                                       std::int64_t targetTiles, std::int64_t capacityBytes,
                                       std::size_t top) {
   TileMemorySummary s;
   s.capacityBytes = capacityBytes;
   std::map<std::int64_t, TileUse> byTile;
+  s.fromPeaks = !peaks.empty() || rows.empty();
   for (const auto& row : rows) {
+    add(s.bytesByCategory[row.category], row.bytes, row.tile);
+    if (s.fromPeaks) continue;
     TileUse& use = byTile[row.tile];
     use.ipu = row.ipu;
     use.tile = row.tile;
-    // The reader bounds each row; a file of many huge rows could still overflow a sum.
-    std::int64_t& category = s.bytesByCategory[row.category];
-    if (__builtin_add_overflow(use.bytes, row.bytes, &use.bytes) ||
-        __builtin_add_overflow(category, row.bytes, &category) ||
-        __builtin_add_overflow(s.totalBytes, row.bytes, &s.totalBytes))
-      throw std::overflow_error("tile_memory: the bytes of tile " + std::to_string(row.tile) +
-                                " sum beyond 64 bits: the profile is damaged");
+    add(use.bytes, row.bytes, row.tile);
+    add(row.alwaysLive ? use.alwaysLiveBytes : use.notAlwaysLivePeakBytes, row.bytes, row.tile);
   }
+  for (const auto& peak : peaks)
+    byTile[peak.tile] = TileUse{peak.ipu, peak.tile, peak.peakBytes, peak.alwaysLiveBytes, peak.notAlwaysLivePeakBytes};
+  for (const auto& [index, use] : byTile) add(s.totalBytes, use.bytes, index);
   std::vector<TileUse> tiles;
   tiles.reserve(byTile.size());
   for (const auto& [index, use] : byTile) {

@@ -11,6 +11,7 @@
 // when the cap is reached, so that every recorded slice keeps its parent);
 // the rest of that run is left out and the run is listed by truncatedRuns().
 #include "model/ir/executable.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 #include "model/observer.hpp"
 #include "model/target.hpp"
 #include "traces/profile_writer.hpp"
@@ -39,8 +40,9 @@ class ProfileRecorder : public model::ExecutionObserver {
 
   // Graph profile: the program tree (with debug origins) and tile memory.
   void writePrograms(bool withDebugInfo);
-  struct TileMemory { std::uint32_t tile; std::string category; bool alwaysLive; std::uint64_t bytes; };
-  void writeTileMemory(const std::vector<TileMemory>& rows);
+  // Per tile: the peak (tile_memory_peak) and the category breakdown
+  // (tile_memory), from the one tile memory figure (ir::tileMemoryUsage).
+  void writeTileMemory(const std::vector<ir::TileMemoryUsage>& usage);
 
   std::uint64_t runsRecorded() const { return runsRecorded_; }
   std::uint64_t runsCaptured() const { return runsCaptured_; }
