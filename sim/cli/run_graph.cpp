@@ -1,5 +1,6 @@
 #include "sim/cli/run_graph.hpp"
 
+#include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/host/graph_runner.hpp"
 #include "sim/host/interrupt.hpp"
@@ -36,6 +37,7 @@ int runGraph(const RunGraphArgs& args) {
   {
     const CooperativeInterrupts stopBetweenSteps;
     sc_core::sc_start();
+    model::noteBackOnMainStack();  // see model/sanitizer_stack.hpp
   }
   if (interruptRequested()) {
     std::cerr << "ipusim: interrupted after " << host.runsDone() << " of " << args.runs

@@ -6,6 +6,7 @@
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
 #include "sim/dataset/batch_source.hpp"
+#include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/host/interrupt.hpp"
 #include "sim/host/training_host.hpp"
@@ -189,6 +190,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   {
     const CooperativeInterrupts stopBetweenSteps;
     sc_core::sc_start();
+    model::noteBackOnMainStack();  // see model/sanitizer_stack.hpp
   }
   if (interruptRequested()) {
     std::cerr << "\nipusim: interrupted after " << trainer.stepsDone() << " of " << plan.steps
