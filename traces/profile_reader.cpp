@@ -225,6 +225,9 @@ std::vector<RunRow> ProfileReader::runs() const {
     row.endCycle = s.columnInt(4);
     row.steps = s.columnInt(5);
     row.captured = s.columnInt(6) != 0;
+    requireInRange(impl_->path, "runs", row.id, "start_cycle", row.startCycle, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "runs", row.id, "end_cycle", row.endCycle, row.startCycle, kMaxTimeOrSize);
+    requireInRange(impl_->path, "runs", row.id, "steps", row.steps, 0, kMaxTimeOrSize);
     result.push_back(std::move(row));
   }
   return result;

@@ -1,5 +1,6 @@
 #include "sim/options/engine_options.hpp"
 
+#include "model/util/json_error_text.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <algorithm>
@@ -151,6 +152,8 @@ void EngineOptions::applyText(const std::string& text, const std::string& source
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(source + ": malformed JSON at byte " + std::to_string(e.byte) +
                                 ": expected an object such as {\"autoReport.all\":\"true\"}");
+  } catch (const nlohmann::json::exception& e) {  // a number out of range (found by fuzz_engine_options)
+    throw std::invalid_argument(source + ": malformed JSON: " + util::jsonErrorText(e.what()));
   }
   apply(parsed, source);
 }

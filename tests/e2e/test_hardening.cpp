@@ -251,6 +251,11 @@ TEST_F(DamagedProfile, AnIpuIndexOfTwoBillion) {
   expectEveryReaderRefuses("ipu = 2000000000");
 }
 
+TEST_F(DamagedProfile, ARunThatEndsBeforeItStarts) {
+  execSql(profile_, "UPDATE runs SET end_cycle = start_cycle - 10 WHERE id = 1");
+  expectEveryReaderRefuses("runs row 1 has end_cycle");
+}
+
 TEST_F(DamagedProfile, AHugeDuration) {
   execSql(profile_, "UPDATE slices SET dur = 9000000000000000000 WHERE id = (SELECT min(id) FROM slices)");
   const fs::path out = dir_.path() / "trace.json";
@@ -303,6 +308,15 @@ TEST(UpFrontLimits, WorkloadSizesNameTheKeyAndTheLimit) {
                 "training.steps");
   std::ofstream(dir.path() / "overflow.json") << "{\"seed\": 1e400}";
   expectRefusal(runCommand(run + quote((dir.path() / "overflow.json").string())), "overflow.json");
+}
+
+TEST(UpFrontLimits, EngineOptionNumbersOutOfRangeNameTheSource) {
+  // Found by fuzz_engine_options: a number too large for a double escaped as a library error.
+  const auto r = runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " --engine-options '444e4444'");
+  expectRefusal(r, "--engine-options: malformed JSON: number overflow");
+  const auto env = runCommand("POPLAR_ENGINE_OPTIONS='{\"autoReport.executionProfileProgramRunCount\": 1e999}' " +
+                              ipusimBinary() + " run --graph " + quote(kGraph));
+  expectRefusal(env, "POPLAR_ENGINE_OPTIONS: malformed JSON");
 }
 
 TEST(UpFrontLimits, TargetSizesNameTheParameter) {
