@@ -28,6 +28,15 @@ void configureKernelTime() {
   configured = true;
 }
 
+sc_core::sc_time cyclesToTimeChecked(ir::Cycles cycles) {
+  if (cycles > kMaxDurationCycles)
+    throw std::overflow_error("a duration of " + std::to_string(cycles) +
+                              " cycles is over 2^53, the longest the simulator counts");
+  if (nowCycles() > kMaxSimulatedCycles - cycles)
+    throw std::overflow_error("simulated time would pass 2^63 cycles, the end of the simulator's clock");
+  return sc_core::sc_time::from_value(cycles * kTicksPerCycle());
+}
+
 ir::Cycles kTicksPerCycle() {
   // Reading the resolution fixes it for the process, so the value never changes afterwards.
   static const ir::Cycles ticks = [] {

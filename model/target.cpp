@@ -3,6 +3,7 @@
 #include "model/target.hpp"
 
 #include "model/params/param_table.hpp"
+#include "model/target_limits.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <cmath>
@@ -46,6 +47,7 @@ void Target::validate() const {
   for (const auto& a : kArchs) knownArch = knownArch || a == arch;
   if (!knownArch) throw std::invalid_argument("target arch '" + arch + "' is not one of: ipu1, ipu2");
   for (const auto& param : params::paramTable()) params::checkBound(param, *this);
+  checkTargetLimits(*this);
   // Global tile indices are 32-bit.
   if (std::uint64_t(tile.tilesPerIpu) * ipuLink.numIpus > std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument("target: tile.tilesPerIpu x ipuLink.numIpus = " +
@@ -53,15 +55,8 @@ void Target::validate() const {
                                 " exceeds the 32-bit global tile index");
 }
 
-std::uint64_t Target::secondsToCycles(double seconds) const {
-  if (!std::isfinite(seconds) || seconds < 0)
-    throw std::invalid_argument("secondsToCycles: expected a finite duration >= 0, got " + std::to_string(seconds));
-  const double cycles = seconds * clockHz;
-  // A product like 1e-6 s x 1.33e9 Hz lands a hair above 1330; rounding that
-  // noise up would add a phantom cycle, so near-integers count as integers.
-  const double nearest = std::round(cycles);
-  if (std::fabs(cycles - nearest) <= 1e-12 * std::max(1.0, nearest)) return static_cast<std::uint64_t>(nearest);
-  return static_cast<std::uint64_t>(std::ceil(cycles));
+std::uint64_t Target::secondsToCycles(double seconds, const std::string& what) const {
+  return durationToCycles(seconds, clockHz, what);
 }
 
 nlohmann::json Target::toJson() const {

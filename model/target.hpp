@@ -56,7 +56,9 @@ struct Target {
   std::uint32_t numIpus() const { return ipuLink.numIpus; }
   std::uint32_t totalTiles() const { return tile.tilesPerIpu * ipuLink.numIpus; }
   std::uint32_t ipuOf(std::uint32_t globalTile) const { return globalTile / tile.tilesPerIpu; }
-  std::uint64_t secondsToCycles(double seconds) const;  // rounded up
+  // Rounded up; throws naming `what` when the time is negative, not finite or
+  // over kMaxDurationCycles (model/target_limits.hpp).
+  std::uint64_t secondsToCycles(double seconds, const std::string& what = "duration") const;
   double cyclesToSeconds(std::uint64_t cycles) const { return double(cycles) / clockHz; }
 
   // Presets: "ipu1" (Mk1 GC2) and "ipu2" (Mk2 GC200). Throws

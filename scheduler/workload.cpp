@@ -1,11 +1,20 @@
 #include "scheduler/workload.hpp"
 
-#include <fstream>
+#include "model/util/input_file.hpp"
+#include "model/util/json_error_text.hpp"
+#include "scheduler/workload_limits.hpp"
+
+#include <limits>
+#include <unistd.h>
 #include <set>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
 namespace {
+
+// A workload is a few hundred bytes of JSON (design choice: 16 MiB is room for
+// any hand-written file, and refuses a mistaken path to a large file at once).
+constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 
 using nlohmann::json;
 
@@ -78,8 +87,12 @@ class Reader {
 };
 
 void requireFile(const Reader& r, const std::string& keyPath, const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) r.fail(keyPath, "cannot open dataset file '" + file + "'");
+  try {
+    // A regular file (not a FIFO, a directory, a device), checked without reading it.
+    ::close(util::openRegularInputFile(file, "dataset file", std::numeric_limits<std::uint64_t>::max()));
+  } catch (const std::invalid_argument& e) {
+    r.fail(keyPath, e.what());
+  }
 }
 
 DatasetSpec parseDataset(const Reader& r) {
@@ -198,17 +211,17 @@ Workload parseWorkload(const json& j, const std::string& source) {
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
   w.seed = top.count("seed", w.seed, false);
+  checkWorkloadLimits(w, source);
   return w;
 }
 
 Workload loadWorkload(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open workload file");
+  const std::string text = util::readInputFile(path, "workload file", kMaxWorkloadFileBytes);
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument(path + ": not valid JSON: " + e.what());
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range
+    throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
   std::string stem = path.substr(path.find_last_of('/') + 1);
   stem = stem.substr(0, stem.rfind('.'));

@@ -4,14 +4,19 @@
 // banner is silenced before the library prints it; it hands over to sc_main.
 #include "sim/cli/commands.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "sim/host/interrupt.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <systemc>
 
 int main(int argc, char* argv[]) {
+  // First of all: a Ctrl-C at any moment stops the command cleanly.
+  ipusim::sim::installInterruptHandler();
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   return sc_core::sc_elab_and_sim(argc, argv);
 }
@@ -38,6 +43,14 @@ int sc_main(int argc, char* argv[]) {
   } catch (const std::exception& e) {
     std::cerr << "ipusim: error: " << e.what() << "\n";
     return 1;
+  }
+  // Results go to stdout: a write that failed (a full disk, a closed pipe) is an error, not a success.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "ipusim: error: cannot write to standard output"
+              << (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) << "\n";
+    return exitCode ? exitCode : 1;
   }
   return exitCode;
 }

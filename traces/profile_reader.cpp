@@ -2,6 +2,7 @@
 
 #include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/internal/sqlite_statement.hpp"
+#include "traces/profile_verification.hpp"
 
 #include <sqlite3.h>
 
@@ -22,6 +23,25 @@ constexpr const char* kReportFileName = "profile.pop";
 
 constexpr const char* kSliceColumns =
     "id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes";
+
+// Values a damaged or hostile file may hold are refused where they are read,
+// so that no analysis loops over 2e9 IPUs or overflows a sum of durations.
+constexpr std::int64_t kMaxIpuIndex = 65535;           // far above any IPU system
+constexpr std::int64_t kMaxTimeOrSize = 1ll << 62;      // cycles or bytes: sums of a few stay in int64
+
+void requireInRange(const std::string& file, const char* table, std::int64_t id, const char* column,
+                    std::int64_t value, std::int64_t low, std::int64_t high) {
+  if (value < low || value > high)
+    throw ProfileError(file + ": damaged profile: " + table + " row " + std::to_string(id) + " has " + column +
+                       " = " + std::to_string(value) + "; expected " + std::to_string(low) + ".." +
+                       std::to_string(high));
+}
+
+void checkSlice(const std::string& file, const SliceRow& row) {
+  requireInRange(file, "slices", row.id, "ts", row.ts, 0, kMaxTimeOrSize);
+  requireInRange(file, "slices", row.id, "dur", row.dur, 0, kMaxTimeOrSize);
+  requireInRange(file, "slices", row.id, "bytes", row.bytes, -1, kMaxTimeOrSize);
+}
 
 SliceRow readSlice(const Statement& s) {
   SliceRow row;
@@ -143,6 +163,7 @@ void ProfileReader::Impl::loadTrackStats() {
       " FROM slices WHERE id IN (SELECT slice_id FROM long_slices) ORDER BY track_id, ts, depth, id");
   while (longOnes.step()) {
     SliceRow row = readSlice(longOnes);
+    checkSlice(path, row);
     longSlices[row.trackId].push_back(std::move(row));
   }
 }
@@ -159,6 +180,7 @@ ProfileReader::ProfileReader(const std::string& path) : impl_(std::make_unique<I
   }
   try {
     impl_->checkIsCompleteProfile();
+    verifyProfileIntegrity(impl_->db, impl_->path);
     impl_->loadTrackStats();
     impl_->windowQuery = impl_->prepare(
         std::string("SELECT ") + kSliceColumns +
@@ -206,6 +228,9 @@ std::vector<RunRow> ProfileReader::runs() const {
     row.endCycle = s.columnInt(4);
     row.steps = s.columnInt(5);
     row.captured = s.columnInt(6) != 0;
+    requireInRange(impl_->path, "runs", row.id, "start_cycle", row.startCycle, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "runs", row.id, "end_cycle", row.endCycle, row.startCycle, kMaxTimeOrSize);
+    requireInRange(impl_->path, "runs", row.id, "steps", row.steps, 0, kMaxTimeOrSize);
     result.push_back(std::move(row));
   }
   return result;
@@ -224,6 +249,8 @@ std::vector<TrackRow> ProfileReader::tracks() const {
     row.ipu = s.columnOptionalInt(4);
     row.tile = s.columnOptionalInt(5);
     row.sortOrder = s.columnInt(6);
+    requireInRange(impl_->path, "tracks", row.id, "ipu", row.ipu, -1, kMaxIpuIndex);
+    requireInRange(impl_->path, "tracks", row.id, "tile", row.tile, -1, std::numeric_limits<std::uint32_t>::max());
     result.push_back(std::move(row));
   }
   return result;
@@ -292,6 +319,9 @@ std::vector<TileMemoryRow> ProfileReader::tileMemory() const {
     row.category = s.columnText(2);
     row.alwaysLive = s.columnInt(3) != 0;
     row.bytes = s.columnInt(4);
+    requireInRange(impl_->path, "tile_memory", row.tile, "ipu", row.ipu, 0, kMaxIpuIndex);
+    requireInRange(impl_->path, "tile_memory", row.tile, "tile", row.tile, 0, std::numeric_limits<std::uint32_t>::max());
+    requireInRange(impl_->path, "tile_memory", row.tile, "bytes", row.bytes, 0, 1ll << 40);
     result.push_back(std::move(row));
   }
   return result;
@@ -304,8 +334,16 @@ std::vector<TileMemoryPeakRow> ProfileReader::tileMemoryPeaks() const {
   Statement s = impl_->prepare(
       "SELECT ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes FROM tile_memory_peak "
       "ORDER BY ipu, tile");
-  while (s.step())
+  while (s.step()) {
     result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3), s.columnInt(4)});
+    const TileMemoryPeakRow& row = result.back();
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "ipu", row.ipu, 0, kMaxIpuIndex);
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "tile", row.tile, 0, std::numeric_limits<std::uint32_t>::max());
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "peak_bytes", row.peakBytes, 0, 1ll << 40);
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "always_live_bytes", row.alwaysLiveBytes, 0, 1ll << 40);
+    requireInRange(impl_->path, "tile_memory_peak", row.tile, "not_always_live_peak_bytes", row.notAlwaysLivePeakBytes,
+                   0, 1ll << 40);
+  }
   return result;
 }
 
@@ -315,8 +353,10 @@ std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
       "SELECT track_id, ts, value, ifnull(run_id, -1), ifnull(step, -1) FROM counters WHERE track_id = ?1 "
       "ORDER BY ts, rowid");
   s.bindInt(1, trackId);
-  while (s.step())
+  while (s.step()) {
     result.push_back(CounterRow{s.columnInt(0), s.columnInt(1), s.columnDouble(2), s.columnInt(3), s.columnInt(4)});
+    requireInRange(impl_->path, "counters", result.back().trackId, "ts", result.back().ts, 0, kMaxTimeOrSize);
+  }
   return result;
 }
 
@@ -344,7 +384,10 @@ std::vector<SliceRow> ProfileReader::slices(std::int64_t trackId, std::int64_t f
   s.bindInt(2, earliestStart);
   s.bindInt(3, to);
   s.bindInt(4, from);
-  while (s.step()) result.push_back(readSlice(s));
+  while (s.step()) {
+    result.push_back(readSlice(s));
+    checkSlice(impl_->path, result.back());
+  }
   s.reset();
   return result;
 }
@@ -355,7 +398,11 @@ void ProfileReader::forEachSlice(std::int64_t trackId,
   Statement s = impl_->prepare(std::string("SELECT ") + kSliceColumns +
                                " FROM slices WHERE track_id = ?1 ORDER BY ts, depth, id");
   s.bindInt(1, trackId);
-  while (s.step()) fn(readSlice(s));
+  while (s.step()) {
+    const SliceRow row = readSlice(s);
+    checkSlice(impl_->path, row);
+    fn(row);
+  }
 }
 
 std::vector<std::string> ProfileReader::packedSliceStrings() const {

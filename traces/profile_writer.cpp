@@ -6,6 +6,9 @@
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/internal/temporary_profile_file.hpp"
 #include "traces/internal/track_slice_stats.hpp"
+#include "traces/profile_verification.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <sqlite3.h>
 
@@ -32,7 +35,7 @@ namespace {
 // The writer owns these keys; a caller setting them would defeat the checks
 // the reader makes on open.
 bool isReservedMetaKey(const std::string& key) {
-  return key == "schema_version" || key == "complete";
+  return key == "schema_version" || key == "complete" || key == kRowCountsMetaKey;
 }
 
 // Settings for one bulk load into a private temporary file. Durability is not
@@ -164,6 +167,11 @@ void ProfileWriter::Impl::open() {
     throw ProfileError(path + ": cannot create temporary file " + temporaryPath + ": " + cause);
   }
   guarded([&] {
+    // Checked once our own temporary exists: of two runs starting together, neither can miss the other.
+    if (const long other = internal::otherLiveWriter(path))
+      throw ProfileError(path + ": another run (process " + std::to_string(other) +
+                         ") is writing this profile; wait for it to finish or write elsewhere "
+                         "(e.g. another autoReport.directory)");
     internal::execSql(db, kBulkWritePragmas, path, "cannot set up the database for writing");
     internal::execSql(db, "BEGIN", path, "cannot start the transaction");
     internal::execSql(db, internal::kCreateSchemaSql, path, "cannot create the tables");
@@ -491,6 +499,13 @@ void ProfileWriter::commit() {
     impl.insertMeta.bindText(1, "complete");
     impl.insertMeta.bindText(2, "1");
     impl.insertMeta.execute("cannot write meta complete");
+    // Last row: what every table holds, so a reader can tell a damaged file
+    // (traces/profile_verification.hpp). meta counts this row too.
+    auto counts = countRows(impl.db, impl.path);
+    ++counts["meta"];
+    impl.insertMeta.bindText(1, kRowCountsMetaKey);
+    impl.insertMeta.bindText(2, nlohmann::json(counts).dump());
+    impl.insertMeta.execute("cannot write meta row_counts");
     internal::execSql(impl.db, "COMMIT", impl.path, "cannot commit the profile");
     impl.closeStatements();
     const int rc = sqlite3_close(impl.db);

@@ -8,7 +8,7 @@ namespace ipusim::model::hardware {
 
 HostLink::HostLink(const Target& target)
     : bytesPerCycle_(target.hostLink.bytesPerSecond / target.clockHz),
-      latencyCycles_(target.secondsToCycles(target.hostLink.latencySeconds)) {}
+      latencyCycles_(target.secondsToCycles(target.hostLink.latencySeconds, "hostLink.latencySeconds")) {}
 
 ir::Cycles HostLink::transferCycles(std::uint64_t bytes) const {
   if (!(bytesPerCycle_ > 0))

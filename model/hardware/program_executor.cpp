@@ -1,6 +1,7 @@
 #include "model/hardware/program_executor.hpp"
 
 #include "model/clock.hpp"
+#include "model/stop_request.hpp"
 
 #include <stdexcept>
 
@@ -46,6 +47,8 @@ void ProgramExecutor::run(std::uint32_t entry, std::uint64_t runIndex) {
 }
 
 void ProgramExecutor::execute(ir::Id id) {
+  // An interrupt stops the run between program steps (see model/stop_request.hpp).
+  if (stopRequested()) throw StopRequested();
   const ir::Program& p = loaded_.exe.programs[id];
   if (phases()) observers_.each([&](ExecutionObserver& o) { o.programBegin(id, nowCycles()); });
   const std::uint64_t step = stepsTotal_;

@@ -16,6 +16,11 @@ struct EntryPoint {
   Id program = kNoId;
 };
 
+// Programs nest at most this deep (Sequence in Repeat in ...): the bundled
+// executables nest under 10 levels; the model walks the tree recursively on
+// a SystemC thread's fixed stack (design choice, far below what it holds).
+inline constexpr std::size_t kMaxProgramDepth = 100;
+
 struct Executable {
   std::string name;        // workload or graph name
   nlohmann::json target;   // the target it was compiled for: {"arch": "ipu2", "overrides": {...}}

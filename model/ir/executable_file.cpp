@@ -1,6 +1,8 @@
 // loadExecutable / saveExecutable: the executable as a JSON file. Errors name
 // the file; malformed JSON reports the byte where parsing stopped.
 #include "model/ir/executable.hpp"
+#include "model/util/input_file.hpp"
+#include "model/util/json_error_text.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -11,14 +13,18 @@
 namespace ipusim::ir {
 
 Executable loadExecutable(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot open executable '" + path + "': " + std::strerror(errno));
+  // Design choice: 1 GiB, thousands of times the bundled graphs, so that a
+  // wrong path to a huge file is refused before it is read.
+  constexpr std::uint64_t kMaxExecutableFileBytes = 1ull << 30;
+  const std::string text = util::readInputFile(path, "serialized graph", kMaxExecutableFileBytes);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument("executable '" + path + "' is not valid JSON at byte " + std::to_string(e.byte) +
                                 ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a number out of range
+    throw std::invalid_argument("executable '" + path + "' is not valid JSON: " + util::jsonErrorText(e.what()));
   }
   try {
     return fromJson(j);

@@ -312,10 +312,13 @@ class Validator {
     }
   }
 
-  // A program that reaches itself (through children or Call) would never end.
+  // A program that reaches itself (through children or Call) would never end;
+  // one nesting more than kMaxProgramDepth levels (its height, counted when
+  // the walk leaves it) would overflow the recursive program walk's stack.
   void checkProgramsAcyclic() const {
     enum State : std::uint8_t { Unvisited, Active, Done };
     std::vector<State> state(exe_.programs.size(), Unvisited);
+    std::vector<std::size_t> height(exe_.programs.size(), 0);
     std::vector<std::pair<Id, std::size_t>> stack;  // program, next edge
     auto edgeCount = [&](Id id) {
       const Program& p = exe_.programs[id];
@@ -333,6 +336,11 @@ class Validator {
         const Id id = stack.back().first;
         const std::size_t next = stack.back().second++;
         if (next == edgeCount(id)) {
+          for (std::size_t k = 0; k < edgeCount(id); ++k) height[id] = std::max(height[id], height[edge(id, k)]);
+          if (++height[id] > kMaxProgramDepth)
+            fail(named("programs", id, exe_.programs[id].name),
+                 "nests programs " + std::to_string(height[id]) + " deep; the limit is " +
+                     std::to_string(kMaxProgramDepth) + " (the program walk recurses on a fixed thread stack)");
           state[id] = Done;
           stack.pop_back();
           continue;

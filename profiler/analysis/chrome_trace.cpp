@@ -6,13 +6,21 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
 namespace ipusim::profiler::analysis {
 
 std::int64_t cyclesToPicoseconds(std::int64_t cycles, double clockHz) {
-  return std::llround(double(cycles) * (1e12 / clockHz));
+  const double ps = double(cycles) * (1e12 / clockHz);
+  // 9.2e18 ps is 106 days: beyond it (a huge duration, a tiny clock_hz) the
+  // value does not fit the trace's integer picoseconds.
+  if (!(std::fabs(ps) < 9.2e18))
+    throw std::range_error(std::to_string(cycles) + " cycles at clock_hz " + std::to_string(clockHz) +
+                           " do not fit the trace's 64-bit picoseconds");
+  return std::llround(ps);
 }
 
 namespace {
@@ -24,13 +32,17 @@ std::int64_t pidOf(const traces::TrackRow& track) { return track.ipu >= 0 ? trac
 std::string micros(std::int64_t ps) {
   char buffer[48];
   const char* sign = ps < 0 ? "-" : "";
-  const std::int64_t magnitude = ps < 0 ? -ps : ps;
-  std::snprintf(buffer, sizeof buffer, "%s%lld.%06lld", sign, static_cast<long long>(magnitude / 1000000),
-                static_cast<long long>(magnitude % 1000000));
+  // Unsigned: the magnitude of INT64_MIN does not fit int64.
+  const std::uint64_t magnitude = ps < 0 ? 0 - static_cast<std::uint64_t>(ps) : static_cast<std::uint64_t>(ps);
+  std::snprintf(buffer, sizeof buffer, "%s%llu.%06llu", sign, static_cast<unsigned long long>(magnitude / 1000000),
+                static_cast<unsigned long long>(magnitude % 1000000));
   return buffer;
 }
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+// Names come from the profile: bytes that are not UTF-8 are replaced (U+FFFD),
+// not a reason to fail the export.
+std::string dumpJson(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string quoted(const std::string& text) { return dumpJson(nlohmann::json(text)); }
 
 // Slice names and categories repeat (a compute set runs every step): escape
 // each distinct one once. Bounded, so a profile of unique names cannot grow it.
@@ -66,7 +78,7 @@ class EventWriter {
 void writeMetadata(EventWriter& events, const char* what, std::int64_t pid, std::int64_t tid,
                    const nlohmann::json& args) {
   events.next() << "{\"name\":\"" << what << "\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
-                << ",\"args\":" << args.dump() << "}";
+                << ",\"args\":" << dumpJson(args) << "}";
 }
 
 }  // namespace
@@ -79,18 +91,19 @@ ChromeTraceStats writeChromeTrace(const traces::ProfileReader& reader, std::ostr
 
   nlohmann::json otherData(reader.meta());
   otherData["source"] = reader.path();
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << otherData.dump() << ",\"traceEvents\":[";
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << dumpJson(otherData) << ",\"traceEvents\":[";
   EventWriter events(out);
 
-  // Processes: the host one, then one per IPU that has a track.
+  // Processes: the host one, then one per IPU that has a track (bounded by
+  // the tracks, not by the largest IPU index a damaged file may hold).
   writeMetadata(events, "process_name", kHostPid, 0, {{"name", "Host and engine"}});
   writeMetadata(events, "process_sort_index", kHostPid, 0, {{"sort_index", 0}});
-  std::int64_t ipusNamed = 0;
-  for (const auto& track : tracks) {
-    for (; track.ipu >= ipusNamed; ++ipusNamed) {
-      writeMetadata(events, "process_name", ipusNamed + 2, 0, {{"name", "IPU " + std::to_string(ipusNamed)}});
-      writeMetadata(events, "process_sort_index", ipusNamed + 2, 0, {{"sort_index", ipusNamed + 1}});
-    }
+  std::set<std::int64_t> ipus;
+  for (const auto& track : tracks)
+    if (track.ipu >= 0) ipus.insert(track.ipu);
+  for (const std::int64_t ipu : ipus) {
+    writeMetadata(events, "process_name", ipu + 2, 0, {{"name", "IPU " + std::to_string(ipu)}});
+    writeMetadata(events, "process_sort_index", ipu + 2, 0, {{"sort_index", ipu + 1}});
   }
 
   for (const auto& track : tracks) {
@@ -100,7 +113,7 @@ ChromeTraceStats writeChromeTrace(const traces::ProfileReader& reader, std::ostr
       for (const auto& sample : reader.counters(track.id)) {
         events.next() << "{\"name\":" << quoted(track.name) << ",\"ph\":\"C\",\"pid\":" << pid
                       << ",\"ts\":" << micros(cyclesToPicoseconds(sample.ts, clockHz))
-                      << ",\"args\":" << nlohmann::json{{track.name, sample.value}}.dump() << "}";
+                      << ",\"args\":" << dumpJson(nlohmann::json{{track.name, sample.value}}) << "}";
         ++stats.counterSamples;
       }
       continue;

@@ -1,6 +1,8 @@
 #include "profiler/analysis/profile_target.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <string>
 #include <cstdlib>
 
 namespace ipusim::profiler::analysis {
@@ -12,13 +14,15 @@ namespace {
                              expected);
 }
 
-std::int64_t parseCount(const traces::ProfileReader& reader, const std::string& key) {
+// `max` bounds what an analysis may allocate or loop over from this value.
+std::int64_t parseCount(const traces::ProfileReader& reader, const std::string& key, long long max) {
   const std::string text = reader.metaValue(key);
   if (text.empty()) return 0;
   char* end = nullptr;
+  errno = 0;
   const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || value < 0)
-    malformed(reader.path(), key, text, "a non-negative integer");
+  if (end == text.c_str() || *end != '\0' || value < 0 || value > max || errno == ERANGE)
+    malformed(reader.path(), key, text, "an integer in [0, " + std::to_string(max) + "]");
   return value;
 }
 
@@ -45,10 +49,11 @@ ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
   target.path = reader.path();
   target.arch = reader.metaValue("arch");
   target.workload = reader.metaValue("workload");
-  target.numIpus = parseCount(reader, "num_ipus");
-  target.tilesPerIpu = parseCount(reader, "tiles_per_ipu");
+  // Far above any system ipusim simulates (model/target_limits.hpp), yet bounded.
+  target.numIpus = parseCount(reader, "num_ipus", 65536);
+  target.tilesPerIpu = parseCount(reader, "tiles_per_ipu", 1ll << 24);
   target.clockHz = parsePositive(reader, "clock_hz");
-  target.tileMemoryBytes = parseCount(reader, "tile_memory_bytes");
+  target.tileMemoryBytes = parseCount(reader, "tile_memory_bytes", 1ll << 40);
   return target;
 }
 

@@ -1,8 +1,21 @@
 #include "profiler/analysis/tile_memory_summary.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace ipusim::profiler::analysis {
+namespace {
+
+// The reader bounds each row; a damaged file of many huge rows could still
+// overflow a sum, which is an error rather than a wrapped figure.
+void add(std::int64_t& sum, std::int64_t bytes, std::int64_t tile) {
+  if (__builtin_add_overflow(sum, bytes, &sum))
+    throw std::overflow_error("tile_memory: the bytes of tile " + std::to_string(tile) +
+                              " sum beyond 64 bits: the profile is damaged");
+}
+
+}  // namespace
 
 TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& rows,
                                       const std::vector<traces::TileMemoryPeakRow>& peaks,
@@ -13,18 +26,17 @@ TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& 
   std::map<std::int64_t, TileUse> byTile;
   s.fromPeaks = !peaks.empty() || rows.empty();
   for (const auto& row : rows) {
-    s.bytesByCategory[row.category] += row.bytes;
+    add(s.bytesByCategory[row.category], row.bytes, row.tile);
     if (s.fromPeaks) continue;
     TileUse& use = byTile[row.tile];
     use.ipu = row.ipu;
     use.tile = row.tile;
-    use.bytes += row.bytes;
-    if (row.alwaysLive) use.alwaysLiveBytes += row.bytes;
-    else use.notAlwaysLivePeakBytes += row.bytes;
+    add(use.bytes, row.bytes, row.tile);
+    add(row.alwaysLive ? use.alwaysLiveBytes : use.notAlwaysLivePeakBytes, row.bytes, row.tile);
   }
   for (const auto& peak : peaks)
     byTile[peak.tile] = TileUse{peak.ipu, peak.tile, peak.peakBytes, peak.alwaysLiveBytes, peak.notAlwaysLivePeakBytes};
-  for (const auto& [index, use] : byTile) s.totalBytes += use.bytes;
+  for (const auto& [index, use] : byTile) add(s.totalBytes, use.bytes, index);
   std::vector<TileUse> tiles;
   tiles.reserve(byTile.size());
   for (const auto& [index, use] : byTile) {

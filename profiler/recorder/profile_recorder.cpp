@@ -143,12 +143,23 @@ void ProfileRecorder::staticPhase(const model::StaticPhase& phase) {
   }
 }
 
+bool ProfileRecorder::roomForDetail() {
+  if (truncatedRun_) return false;
+  if (writer_.slicesWritten() - runFirstSlice_ < config_.maxSlicesPerRun) return true;
+  truncatedRun_ = true;
+  truncatedRuns_.push_back(currentRun_);
+  pendingStreamPhases_.clear();
+  return false;
+}
+
 void ProfileRecorder::runBegin(const model::RunEvent& run) {
   capturingRun_ = detailFor(run) != model::Detail::RunsOnly;
   ++runsPerEntry_[run.entryPoint];
   currentRun_ = static_cast<std::int64_t>(run.runIndex);
   currentRunSlice_ = capturingRun_ ? newSliceId() : -1;
   programStack_.clear();
+  runFirstSlice_ = writer_.slicesWritten();
+  truncatedRun_ = false;
 }
 
 void ProfileRecorder::runEnd(const model::RunEvent& run) {
@@ -174,8 +185,9 @@ void ProfileRecorder::runEnd(const model::RunEvent& run) {
 
 void ProfileRecorder::programBegin(ir::Id program, ir::Cycles at) {
   if (!capturing()) return;
-  OpenSlice open{{}, program, at};
-  for (std::size_t i = 0; i < ipuTracks_.size(); ++i) open.ids.push_back(newSliceId());
+  OpenSlice open{{}, program, at};  // no ids: past the cap, nothing is written for it
+  if (roomForDetail())
+    for (std::size_t i = 0; i < ipuTracks_.size(); ++i) open.ids.push_back(newSliceId());
   programStack_.push_back(std::move(open));
 }
 
@@ -186,6 +198,7 @@ void ProfileRecorder::programEnd(ir::Id program, ir::Cycles at) {
   if (open.program != program)
     throw std::logic_error("profile recorder: program " + std::to_string(program) + " ended while program " +
                            std::to_string(open.program) + " was open");
+  if (open.ids.empty()) return;
   const ir::Program& p = exe_.programs.at(program);
   for (std::size_t ipu = 0; ipu < ipuTracks_.size(); ++ipu) {
     traces::SliceRow slice;
@@ -204,7 +217,7 @@ void ProfileRecorder::programEnd(ir::Id program, ir::Cycles at) {
 }
 
 void ProfileRecorder::stepBegin(std::uint64_t step, ir::Cycles at) {
-  if (!capturing()) return;
+  if (!capturing() || !roomForDetail()) return;
   currentStepSlice_ = newSliceId();
   stepStart_ = at;
 }
@@ -226,7 +239,7 @@ void ProfileRecorder::stepEnd(std::uint64_t step, ir::Cycles at) {
 }
 
 void ProfileRecorder::phase(const model::PhaseEvent& event) {
-  if (!capturing() || event.ipu >= ipuTracks_.size()) return;
+  if (!capturing() || event.ipu >= ipuTracks_.size() || !roomForDetail()) return;
   traces::SliceRow slice;
   slice.id = newSliceId();
   slice.trackId = ipuTracks_[event.ipu].bsp;
@@ -250,7 +263,7 @@ void ProfileRecorder::phase(const model::PhaseEvent& event) {
 }
 
 void ProfileRecorder::streamCopy(const model::StreamCopyEvent& event) {
-  if (!capturing()) return;
+  if (!capturing() || !roomForDetail()) return;
   pendingStreamPhases_.push_back(event);
   if (event.phase != model::StreamCopyPhase::End) return;
   // The StreamCopy slice spans its Begin, Mid and End phases, which nest under it.
@@ -288,7 +301,7 @@ void ProfileRecorder::streamCopy(const model::StreamCopyEvent& event) {
 void ProfileRecorder::host(const model::HostEvent& event) {
   // Host activity is kept around the captured runs: before and during them.
   const bool inCaptureWindow = capturingRun_ || (config_.captureExecution && runsRecorded_ < config_.captureRunsPerProgram);
-  if (!inCaptureWindow) return;
+  if (!inCaptureWindow || (capturingRun_ && !roomForDetail())) return;
   traces::SliceRow slice;
   slice.id = newSliceId();
   slice.trackId = trackFor(hostTracks_, "host", event.track, 10 + std::int64_t(hostTracks_.size()));

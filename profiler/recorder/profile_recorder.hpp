@@ -5,6 +5,11 @@
 // `captureRunsPerProgram` runs of each entry program are captured in detail
 // (program steps, BSP phases per IPU, stream copies, steps); tile detail is
 // written once per static phase when the level asks for it.
+//
+// Bounded by what is captured, not by run length: a captured run records at
+// most `maxSlicesPerRun` slices (plus the slices of the programs still open
+// when the cap is reached, so that every recorded slice keeps its parent);
+// the rest of that run is left out and the run is listed by truncatedRuns().
 #include "model/ir/executable.hpp"
 #include "model/ir/tile_memory_usage.hpp"
 #include "model/observer.hpp"
@@ -22,6 +27,10 @@ struct RecorderConfig {
   std::uint64_t captureRunsPerProgram = 2;
   bool captureExecution = true;                    // false: runs table only
   model::Detail capturedDetail = model::Detail::Tiles;  // Phases or Tiles
+  // A million slices is about 100 MB of profile and a few seconds of writing
+  // (design choice: far above a normal captured run — the tutorial's captured
+  // runs hold a few thousand — yet bounded when a Repeat runs a million times).
+  std::uint64_t maxSlicesPerRun = 1'000'000;
 };
 
 class ProfileRecorder : public model::ExecutionObserver {
@@ -37,6 +46,8 @@ class ProfileRecorder : public model::ExecutionObserver {
 
   std::uint64_t runsRecorded() const { return runsRecorded_; }
   std::uint64_t runsCaptured() const { return runsCaptured_; }
+  // Captured runs whose detail reached maxSlicesPerRun, by run index.
+  const std::vector<std::int64_t>& truncatedRuns() const { return truncatedRuns_; }
 
   // model::ExecutionObserver
   model::Detail detailFor(const model::RunEvent& run) override;
@@ -61,6 +72,8 @@ class ProfileRecorder : public model::ExecutionObserver {
   std::int64_t trackFor(std::map<std::string, std::int64_t>& tracks, const std::string& kind, const std::string& name,
                         std::int64_t sortOrder);
   bool capturing() const { return capturingRun_; }
+  // Whether the captured run may record another slice; the first "no" marks the run truncated.
+  bool roomForDetail();
 
   traces::ProfileWriter& writer_;
   const ir::Executable& exe_;
@@ -83,6 +96,9 @@ class ProfileRecorder : public model::ExecutionObserver {
   ir::Cycles stepStart_ = 0;
   std::vector<OpenSlice> programStack_;
   std::vector<model::StreamCopyEvent> pendingStreamPhases_;
+  std::uint64_t runFirstSlice_ = 0;  // writer_.slicesWritten() when the run began
+  bool truncatedRun_ = false;
+  std::vector<std::int64_t> truncatedRuns_;
 };
 
 }  // namespace ipusim::profiler

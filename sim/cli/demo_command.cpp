@@ -40,7 +40,8 @@ int runDemo(const DemoArgs& args) {
   const std::string self = selfExecutable();
   struct Case { const char* name; const char* file; };
   const Case cases[] = {{"with_feeds", "mnist_with_feeds.json"}, {"without_feeds", "mnist_without_feeds.json"}};
-  installInterruptHandler();
+  // Each child handles its own interrupt (it is in our process group); we wait for it.
+  const CooperativeInterrupts waitForChildren;
   for (const auto& c : cases) {
     const fs::path dir = fs::path(args.out) / c.name;
     std::cout << "== " << c.name << ": " << (workloads / c.file).string() << " -> " << dir.string() << "\n"
@@ -56,8 +57,8 @@ int runDemo(const DemoArgs& args) {
                                     .dump();
     const int status = runChild(argv, {{"POPLAR_ENGINE_OPTIONS", options}});
     if (status != 0 || interruptRequested()) {
-      std::cerr << "demo: the " << c.name << " run " << (status == 130 ? "was interrupted" : "failed") << "\n";
-      return status ? status : 130;
+      std::cerr << "demo: the " << c.name << " run " << (status == kInterruptedExitCode || interruptRequested() ? "was interrupted" : "failed") << "\n";
+      return status ? status : kInterruptedExitCode;
     }
     std::cout << "\n";
   }
@@ -80,7 +81,8 @@ int runDemo(const DemoArgs& args) {
         if (headless) argv = {"/usr/bin/env", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24"};
         argv.push_back(viewer.string());
         argv.insert(argv.end(), viewArgs.begin(), viewArgs.end());
-        argv.insert(argv.end(), {"--screenshot", png, "--size", "1600x900"});
+        // The demo owns its output directory: a rerun replaces its pictures.
+        argv.insert(argv.end(), {"--screenshot", png, "--force", "--size", "1600x900"});
         if (runChild(argv) == 0) std::cout << "picture          " << png << "\n";
         else std::cerr << "demo: could not render " << png << " (the profiles are fine)\n";
       }

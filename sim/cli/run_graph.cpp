@@ -1,5 +1,6 @@
 #include "sim/cli/run_graph.hpp"
 
+#include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/host/graph_runner.hpp"
 #include "sim/host/interrupt.hpp"
@@ -33,14 +34,17 @@ int runGraph(const RunGraphArgs& args) {
   const std::uint32_t entry = args.entry.empty() ? 0 : engine.entryIndex(args.entry);
   if (exe.entryPoints.empty()) throw std::invalid_argument(args.graphPath + ": the executable has no entry point");
   GraphRunner host("host", engine, entry, args.runs);
-  installInterruptHandler();
-  sc_core::sc_start();
-  host.rethrowFailure();
+  {
+    const CooperativeInterrupts stopBetweenSteps;
+    sc_core::sc_start();
+    model::noteBackOnMainStack();  // see model/sanitizer_stack.hpp
+  }
   if (interruptRequested()) {
     std::cerr << "ipusim: interrupted after " << host.runsDone() << " of " << args.runs
               << " runs; no profile written\n";
-    return 130;
+    return kInterruptedExitCode;
   }
+  host.rethrowFailure();
   const std::string profile = engine.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   const double seconds = target.cyclesToSeconds(host.endCycle());

@@ -1,6 +1,7 @@
 #include "sim/cli/run_workload.hpp"
 
 #include "scheduler/compiler.hpp"
+#include "scheduler/workload_limits.hpp"
 #include "model/clock.hpp"
 #include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/job_cycles.hpp"
@@ -8,6 +9,7 @@
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
 #include "sim/dataset/batch_source.hpp"
+#include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/host/interrupt.hpp"
 #include "sim/host/training_host.hpp"
@@ -143,12 +145,26 @@ int runWorkload(const RunWorkloadArgs& args) {
   if (args.feeds) workload.training.feeds = *args.feeds;
   if (workload.training.steps == 0) throw std::invalid_argument("--steps must be positive");
   if (workload.training.stepsPerExecution == 0) throw std::invalid_argument("--steps-per-execution must be positive");
+  scheduler::checkWorkloadLimits(workload, "--steps/--steps-per-execution with " + args.workloadPath);
 
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const HostParams host = args.target.applyHost(HostParams::defaults());
+  host.checkCycles(target);
   // Options first: debug.allowOutOfMemory decides whether an over-full tile stops the compile.
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
+  // The data before the compile: its checks ("examples cannot fill one batch",
+  // a bad IDX header) take milliseconds, the compile may take seconds.
+  std::unique_ptr<DatasetBatches> batches;
+  if (!args.synthetic) {
+    dataset::Examples examples = dataset::loadExamples(workload.dataset);
+    if (examples.count < workload.dataset.batchSize)
+      throw std::invalid_argument(args.workloadPath + ": dataset.batch_size: " +
+                                  std::to_string(workload.dataset.batchSize) + " is more than the " +
+                                  std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
+    batches = std::make_unique<DatasetBatches>(
+        dataset::BatchSource(std::move(examples), workload.dataset.batchSize, workload.dataset.shuffleSeed));
+  }
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
@@ -176,11 +192,6 @@ int runWorkload(const RunWorkloadArgs& args) {
   plan.entry = engine.entryIndex("train");
   plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
 
-  std::unique_ptr<DatasetBatches> batches;
-  if (!args.synthetic)
-    batches = std::make_unique<DatasetBatches>(dataset::BatchSource(
-        dataset::loadExamples(workload.dataset), workload.dataset.batchSize, workload.dataset.shuffleSeed));
-
   TrainingHost trainer("host", engine, plan, host, batches.get());
   // The steady state: the second run when there is one (the first pays the pipeline's fill).
   profiler::StepBreakdown breakdown(plan.runs() > 1 ? 1 : 0);
@@ -191,14 +202,17 @@ int runWorkload(const RunWorkloadArgs& args) {
     const double simulated = target.cyclesToSeconds(model::nowCycles());
     progress.update(steps, "steps, " + seconds(simulated) + " simulated");
   });
-  installInterruptHandler();
-  sc_core::sc_start();
-  trainer.rethrowFailure();
+  {
+    const CooperativeInterrupts stopBetweenSteps;
+    sc_core::sc_start();
+    model::noteBackOnMainStack();  // see model/sanitizer_stack.hpp
+  }
   if (interruptRequested()) {
     std::cerr << "\nipusim: interrupted after " << trainer.stepsDone() << " of " << plan.steps
               << " steps; no profile written\n";
-    return 130;
+    return kInterruptedExitCode;
   }
+  trainer.rethrowFailure();
 
   RunSummary summary;
   summary.workload = workload.name;
@@ -206,7 +220,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
   summary.feeds = plan.feeds;
-  summary.finalLoss = trainer.losses().empty() ? std::numeric_limits<double>::quiet_NaN() : trainer.losses().back();
+  summary.finalLoss = trainer.finalLoss();
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;

@@ -31,9 +31,11 @@ void addCompareCommand(CLI::App& app, int& exitCode);
 struct ExportArgs {
   std::string profile;
   std::string output = "-";       // a file, or "-" for stdout
+  bool force = false;             // replace an existing output file (traces/output_file.hpp)
 };
 // Writes the Chrome trace to `out` when args.output is "-"; otherwise to the
-// file (written under a temporary name and renamed when complete).
+// file (written under a temporary name and renamed when complete; never an
+// input, a device, a FIFO, or an existing file without args.force).
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err);
 void addExportCommand(CLI::App& app, int& exitCode);
 

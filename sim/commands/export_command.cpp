@@ -1,37 +1,30 @@
 #include "profiler/analysis/chrome_trace.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "traces/output_file.hpp"
 #include "traces/profile_reader.hpp"
 
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace ipusim::sim {
 
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
-  std::string temporary;
   try {
-    const traces::ProfileReader reader(args.profile);
     if (args.output == "-") {
+      const traces::ProfileReader reader(args.profile);
       profiler::analysis::writeChromeTrace(reader, out);
+      out.flush();
       return out ? 0 : (err << "ipusim export: writing to standard output failed\n", 1);
     }
-    // Like the profile itself: a trace on disk is complete or absent.
-    temporary = args.output + ".tmp-" + std::to_string(::getpid());
-    std::ofstream file(temporary, std::ios::binary);
-    if (!file) throw std::runtime_error(args.output + ": cannot create the output file");
-    const auto stats = profiler::analysis::writeChromeTrace(reader, file);
-    file.close();
-    if (!file) throw std::runtime_error(args.output + ": writing the trace failed (disk full?)");
-    if (std::rename(temporary.c_str(), args.output.c_str()) != 0)
-      throw std::runtime_error(args.output + ": cannot rename the finished trace onto it");
+    // Checked before the profile is read: a refused output costs nothing.
+    traces::OutputFile file(args.output, {args.force, {args.profile}});
+    const traces::ProfileReader reader(args.profile);
+    const auto stats = profiler::analysis::writeChromeTrace(reader, file.stream());
+    file.commit();
     err << "ipusim export: wrote " << stats.slices << " slices and " << stats.counterSamples
         << " counter samples of " << stats.tracks << " tracks to " << args.output << "\n";
     return 0;
   } catch (const std::exception& e) {
-    if (!temporary.empty()) std::remove(temporary.c_str());
     err << "ipusim export: " << e.what() << "\n";
     return 1;
   }
@@ -44,6 +37,7 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
   cmd->add_option("-o,--output", args->output, "Output file, or - for standard output")
       ->capture_default_str();
+  cmd->add_flag("--force", args->force, "Replace the output file if it exists (never an input, a device or a FIFO)");
   cmd->callback([args, &exitCode] { exitCode = runExport(*args, std::cout, std::cerr); });
 }
 

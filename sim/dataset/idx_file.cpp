@@ -1,32 +1,54 @@
 #include "sim/dataset/idx_file.hpp"
 
+#include "model/util/input_file.hpp"
+
 #include <zlib.h>
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
+
+#include <unistd.h>
 
 namespace ipusim::sim::dataset {
 namespace {
 
-// The whole file, through zlib (which reads plain files transparently).
-std::vector<std::uint8_t> readAll(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw std::invalid_argument(path + ": cannot open IDX file");
-  std::vector<std::uint8_t> bytes;
-  std::uint8_t buffer[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buffer, sizeof buffer);
-    if (n < 0) {
-      int code = 0;
-      const std::string message = gzerror(f, &code);
-      gzclose(f);
-      throw std::invalid_argument(path + ": cannot read IDX file (" + message + ")");
+// Reads through zlib (which reads plain files transparently), never more than asked.
+class IdxStream {
+ public:
+  explicit IdxStream(const std::string& path) : path_(path) {
+    // A regular file only: a FIFO would block, /dev/zero would never end.
+    const int fd = util::openRegularInputFile(path, "IDX file", std::numeric_limits<std::uint64_t>::max());
+    file_ = gzdopen(fd, "rb");
+    if (!file_) {
+      ::close(fd);
+      throw std::invalid_argument(path + ": cannot open IDX file");
     }
-    if (n == 0) break;
-    bytes.insert(bytes.end(), buffer, buffer + n);
   }
-  gzclose(f);
-  return bytes;
-}
+  ~IdxStream() { gzclose(file_); }
+  IdxStream(const IdxStream&) = delete;
+  IdxStream& operator=(const IdxStream&) = delete;
+
+  // Reads up to `size` bytes; returns how many there were.
+  std::size_t read(std::uint8_t* into, std::size_t size) {
+    std::size_t done = 0;
+    while (done < size) {
+      const unsigned chunk = unsigned(std::min<std::size_t>(size - done, 1u << 30));
+      const int n = gzread(file_, into + done, chunk);
+      if (n < 0) {
+        int code = 0;
+        throw std::invalid_argument(path_ + ": cannot read IDX file (" + gzerror(file_, &code) + ")");
+      }
+      if (n == 0) break;
+      done += std::size_t(n);
+    }
+    return done;
+  }
+
+ private:
+  std::string path_;
+  gzFile file_ = nullptr;
+};
 
 std::uint32_t bigEndian32(const std::uint8_t* p) {
   return std::uint32_t(p[0]) << 24 | std::uint32_t(p[1]) << 16 | std::uint32_t(p[2]) << 8 | p[3];
@@ -35,22 +57,34 @@ std::uint32_t bigEndian32(const std::uint8_t* p) {
 }  // namespace
 
 IdxArray readIdx(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = readAll(path);
-  if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 || bytes[3] == 0)
+  IdxStream in(path);
+  std::uint8_t magic[4] = {};
+  if (in.read(magic, 4) < 4 || magic[0] != 0 || magic[1] != 0 || magic[2] != 0x08 || magic[3] == 0)
     throw std::invalid_argument(path + ": bad magic (expected an IDX file of unsigned bytes: 00 00 08 <dims>)");
-  const std::size_t rank = bytes[3];
-  if (bytes.size() < 4 + 4 * rank) throw std::invalid_argument(path + ": truncated IDX header");
+  const std::size_t rank = magic[3];
+  std::vector<std::uint8_t> header(4 * rank);
+  if (in.read(header.data(), header.size()) < header.size())
+    throw std::invalid_argument(path + ": truncated IDX header");
   IdxArray a;
+  // The header decides how much is read: a gzip bomb or an endless file is
+  // never read past what it announces, and that is bounded first.
   std::uint64_t elements = 1;
   for (std::size_t d = 0; d < rank; ++d) {
-    a.dims.push_back(bigEndian32(&bytes[4 + 4 * d]));
+    a.dims.push_back(bigEndian32(&header[4 * d]));
+    if (a.dims.back() != 0 && elements > kMaxIdxBytes / a.dims.back())
+      throw std::invalid_argument(path + ": the IDX header announces more than " + std::to_string(kMaxIdxBytes) +
+                                  " bytes of data (the limit for a dataset file held in memory)");
     elements *= a.dims.back();
   }
-  const std::size_t header = 4 + 4 * rank;
-  if (bytes.size() - header < elements)
+  a.data.resize(elements);
+  const std::size_t got = in.read(a.data.data(), a.data.size());
+  if (got < elements)
     throw std::invalid_argument(path + ": truncated: the header announces " + std::to_string(elements) +
-                                " bytes of data, the file has " + std::to_string(bytes.size() - header));
-  a.data.assign(bytes.begin() + header, bytes.begin() + header + elements);
+                                " bytes of data, the file has " + std::to_string(got));
+  std::uint8_t extra = 0;
+  if (in.read(&extra, 1) != 0)
+    throw std::invalid_argument(path + ": has data after the " + std::to_string(elements) +
+                                " bytes its IDX header announces (not an IDX file, or a damaged one)");
   return a;
 }
 

@@ -5,6 +5,7 @@
 #include "traces/profile_writer.hpp"
 
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 
 namespace ipusim::sim {
@@ -116,6 +117,12 @@ std::string Engine::finish() {
   // The job ends here (the host holds every result): the one total the
   // analyses report (profiler/analysis/job_cycles.hpp).
   s.writer->setMeta("job_end_cycle", std::to_string(model::nowCycles()));
+  if (const auto& truncated = s.recorder->truncatedRuns(); !truncated.empty()) {
+    s.writer->setMeta("capture_truncated_runs", nlohmann::json(truncated).dump());
+    std::cerr << "ipusim: note: " << truncated.size() << " captured run(s) reached the cap of "
+              << profiler::RecorderConfig{}.maxSlicesPerRun
+              << " slices per run; the profile holds their beginning only (meta capture_truncated_runs)\n";
+  }
   s.writer->commit();
   return s.profilePath;
 }

@@ -2,8 +2,10 @@
 
 #include "model/clock.hpp"
 #include "model/numeric/half.hpp"
+#include "model/stop_request.hpp"
 #include "sim/host/interrupt.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -75,7 +77,12 @@ GraphRunner::GraphRunner(sc_core::sc_module_name name, Engine& engine, std::uint
       });
     } else {
       auto* sink = &outputs_[spec.name];
-      stream.connect([spec, sink](model::Bytes& bytes) {
+      auto* received = &received_[spec.name];
+      // Whole copies fit the budget while their count is below this.
+      const std::uint64_t copyBytes = std::max<std::uint64_t>(1, spec.elementsPerCopy * sizeof(double));
+      const std::uint64_t keptCopies = kKeptBytesPerStream / copyBytes;
+      stream.connect([spec, sink, received, keptCopies](model::Bytes& bytes) {
+        if ((*received)++ >= keptCopies) return;
         if (spec.dtype == ir::DType::Float) sink->push_back(decode<float>(bytes));
         else if (spec.dtype == ir::DType::Bool) sink->push_back(decode<std::uint8_t>(bytes));
         else if (spec.dtype == ir::DType::Half) sink->push_back(decodeHalf(bytes));
@@ -92,11 +99,18 @@ void GraphRunner::main() {
       engine_.run(entry_);
       ++runsDone_;
     }
+  } catch (const model::StopRequested&) {
+    // Interrupted: the caller sees interruptRequested() and reports it.
   } catch (...) {
     failure_ = std::current_exception();
   }
   endCycle_ = model::nowCycles();
   sc_core::sc_stop();
+}
+
+std::uint64_t GraphRunner::copiesReceived(const std::string& stream) const {
+  const auto it = received_.find(stream);
+  return it == received_.end() ? 0 : it->second;
 }
 
 void GraphRunner::rethrowFailure() const {

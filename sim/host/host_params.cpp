@@ -96,6 +96,10 @@ std::vector<std::string> fittedHostParams() {
   return out;
 }
 
+void HostParams::checkCycles(const model::Target& target) const {
+  for (const auto& r : rows()) target.secondsToCycles(this->*(r.field), std::string("host parameter '") + r.name + "'");
+}
+
 std::vector<HostParamInfo> listHostParams(const HostParams& params) {
   std::vector<HostParamInfo> out;
   for (const auto& r : rows()) out.push_back({r.name, r.unit, format(params.*(r.field)), r.description});

@@ -5,6 +5,8 @@
 // documented and listed by `ipusim params` like the target's; each default
 // says where it comes from, and the ones fitted to the tutorial's two
 // published times (14.62 s with feeds, 23.77 s without) say so.
+#include "model/target.hpp"
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct HostParams {
   // Sets one parameter by name ("host.runDispatchSeconds"); errors name it and the nearest valid name.
   void set(const std::string& name, const std::string& value);
   static bool isHostParam(const std::string& name);  // "host." prefix
+  // Converts every parameter to cycles of `target`'s clock, as the host model
+  // will: throws std::invalid_argument naming the first one that does not fit
+  // (over 2^53 cycles, model/target_limits.hpp).
+  void checkCycles(const model::Target& target) const;
 };
 
 struct HostParamInfo {

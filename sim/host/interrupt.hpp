@@ -1,10 +1,31 @@
 #pragma once
-// Ctrl-C handling for long simulations: the first SIGINT/SIGTERM sets a flag
-// that host programs check between runs (they stop promptly and the profile
-// is abandoned); a second one exits at once.
+// Ctrl-C (SIGINT) and SIGTERM for every ipusim command, from the first
+// instruction of main() on. Two modes:
+//   - immediate (the default: parsing, compiling, loading data, writing
+//     reports): the handler removes the temporary files being written
+//     (traces/interrupt_cleanup.hpp), says "interrupted" on stderr and exits
+//     with kInterruptedExitCode at once;
+//   - cooperative (inside a CooperativeInterrupts scope, i.e. while the
+//     simulation runs): the first signal sets a flag that the host programs
+//     and the program executor poll (model/stop_request.hpp), so the run
+//     stops within one program step, unwinds, and leaves no profile; a
+//     second signal exits at once as in the immediate mode.
+// Either way nothing half-written is left behind and the exit code is below
+// 128 (a shell's "killed by a signal" codes start at 128).
 namespace ipusim::sim {
+
+inline constexpr int kInterruptedExitCode = 3;
 
 void installInterruptHandler();
 bool interruptRequested();
+
+// While one exists, the first signal only requests a stop.
+class CooperativeInterrupts {
+ public:
+  CooperativeInterrupts();
+  ~CooperativeInterrupts();
+  CooperativeInterrupts(const CooperativeInterrupts&) = delete;
+  CooperativeInterrupts& operator=(const CooperativeInterrupts&) = delete;
+};
 
 }  // namespace ipusim::sim

@@ -1,6 +1,7 @@
 #include "sim/host/training_host.hpp"
 
 #include "model/clock.hpp"
+#include "model/stop_request.hpp"
 #include "sim/host/interrupt.hpp"
 
 #include <cstring>
@@ -15,6 +16,7 @@ TrainingHost::TrainingHost(sc_core::sc_module_name name, Engine& engine, const T
     throw std::invalid_argument("training.steps (" + std::to_string(plan_.steps) +
                                 ") must be a multiple of training.steps_per_execution (" +
                                 std::to_string(plan_.stepsPerExecution) + ")");
+  host_.checkCycles(engine_.system().target());  // every hostSpan below then fits
   images_ = &engine_.stream(plan_.imagesStream);
   labels_ = &engine_.stream(plan_.labelsStream);
   loss_ = &engine_.stream(plan_.lossStream);
@@ -46,7 +48,7 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   if (bytes.size() < sizeof(float)) return;  // synthetic data: no numbers
   float loss = 0;
   std::memcpy(&loss, bytes.data(), sizeof(float));
-  losses_.push_back(loss);
+  finalLoss_ = loss;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
 }
@@ -79,6 +81,9 @@ void TrainingHost::trainingLoop() {
     const std::uint64_t expected = plan_.outfeedMode == OutfeedMode::All ? stepsDone() : runsDone_;
     while (plan_.feeds && outfeedCopies_ < expected && !interruptRequested()) sc_core::wait(outfeedReceived_);
     endCycle_ = model::nowCycles();
+    sc_core::sc_stop();
+  } catch (const model::StopRequested&) {
+    endCycle_ = model::nowCycles();  // interrupted: the caller reports it
     sc_core::sc_stop();
   } catch (...) {
     fail(std::current_exception());

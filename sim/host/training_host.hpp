@@ -18,6 +18,7 @@
 
 #include <exception>
 #include <functional>
+#include <limits>
 #include <systemc>
 #include <vector>
 
@@ -33,7 +34,9 @@ class TrainingHost : public sc_core::sc_module {
   // Called after every run with (runs done, steps done); e.g. a progress bar.
   void onProgress(std::function<void(std::uint64_t runs, std::uint64_t steps)> fn) { progress_ = std::move(fn); }
 
-  const std::vector<double>& losses() const { return losses_; }
+  // The last loss the host received (NaN before any, or with synthetic data).
+  // Only the last is kept: host memory does not grow with the number of steps.
+  double finalLoss() const { return finalLoss_; }
   std::uint64_t runsDone() const { return runsDone_; }
   std::uint64_t stepsDone() const { return runsDone_ * plan_.stepsPerRun(); }
   ir::Cycles endCycle() const { return endCycle_; }
@@ -56,7 +59,7 @@ class TrainingHost : public sc_core::sc_module {
   model::HostStream *images_, *labels_, *loss_;
   model::Bytes pendingImages_, pendingLabels_;  // no feeds: this run's batch
   std::function<void(std::uint64_t, std::uint64_t)> progress_;
-  std::vector<double> losses_;
+  double finalLoss_ = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t runsDone_ = 0;
   std::uint64_t outfeedCopies_ = 0;       // feeds: outfeed elements the host has taken
   sc_core::sc_event outfeedReceived_;

@@ -1,5 +1,6 @@
 #include "sim/options/engine_options.hpp"
 
+#include "model/util/json_error_text.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <algorithm>
@@ -132,7 +133,10 @@ void EngineOptions::apply(const nlohmann::json& options, const std::string& sour
   for (auto it = ordered.begin(); it != ordered.end(); ++it) items.emplace_back(it.key(), it.value());
   std::stable_sort(items.begin(), items.end(),
                    [](const auto& a, const auto& b) { return a.first == "autoReport.all" && b.first != "autoReport.all"; });
-  for (const auto& [key, value] : items) {
+  for (const auto& item : items) {
+    // Named copies: a lambda may not capture a structured binding in C++17 (clang refuses it).
+    const std::string& key = item.first;
+    const nlohmann::json& value = item.second;
     auto found = std::find_if(setters().begin(), setters().end(), [&](const OptionSetter& s) { return s.info.name == key; });
     if (found == setters().end())
       throw std::invalid_argument(source + ": unknown engine option '" + key + "'; the nearest valid option is '" +
@@ -148,6 +152,8 @@ void EngineOptions::applyText(const std::string& text, const std::string& source
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(source + ": malformed JSON at byte " + std::to_string(e.byte) +
                                 ": expected an object such as {\"autoReport.all\":\"true\"}");
+  } catch (const nlohmann::json::exception& e) {  // a number out of range (found by fuzz_engine_options)
+    throw std::invalid_argument(source + ": malformed JSON: " + util::jsonErrorText(e.what()));
   }
   apply(parsed, source);
 }

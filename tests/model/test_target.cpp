@@ -110,7 +110,13 @@ TEST(TargetValidate, RejectsZeroAndNonFiniteFields) {
   t = Target::preset("ipu2");
   t.tile.tilesPerIpu = 1u << 20;
   t.ipuLink.numIpus = 1u << 13;
-  EXPECT_NE(errorOf([&] { t.validate(); }).find("32-bit"), std::string::npos);
+  EXPECT_NE(errorOf([&] { t.validate(); }).find("ipuLink.numIpus' = 8192 is over the limit"), std::string::npos);
+  t = Target::preset("ipu2");
+  t.tile.tilesPerIpu = 8193;
+  EXPECT_NE(errorOf([&] { t.validate(); }).find("tile.tilesPerIpu' = 8193 is over the limit"), std::string::npos);
+  t = Target::preset("ipu2");
+  t.hostLink.latencySeconds = 1e11;
+  EXPECT_NE(errorOf([&] { t.validate(); }).find("hostLink.latencySeconds"), std::string::npos);
   t = Target::preset("ipu2");
   t.arch = "gpu";
   EXPECT_NE(errorOf([&] { t.validate(); }).find("'gpu'"), std::string::npos);

@@ -107,5 +107,37 @@ TEST(ProfileRecorder, WithoutExecutionCaptureOnlyRunsAreRecorded) {
   EXPECT_EQ(reader.sliceCount(), 0);
 }
 
+TEST(ProfileRecorder, ACapturedRunStopsRecordingAtTheSliceCapAndSaysWhichRun) {
+  RecorderRig rig;
+  {
+    traces::ProfileWriter writer(rig.path.string());
+    RecorderConfig config;
+    config.captureRunsPerProgram = 2;
+    config.maxSlicesPerRun = 10;
+    ProfileRecorder recorder(writer, rig.exe, rig.target, config);
+    // Run 0: the body repeats a compute phase 1000 times (a long Repeat).
+    model::RunEvent event{0, 0, "run", 0, 0, 0};
+    recorder.detailFor(event);
+    recorder.runBegin(event);
+    recorder.programBegin(0, 0);
+    for (ir::Cycles i = 0; i < 1000; ++i) recorder.phase({0, model::PhaseKind::Compute, 10 * i, 10, 0, ir::kNoId, 0});
+    recorder.programBegin(0, 10000);  // opened past the cap: nothing is written for it
+    recorder.programEnd(0, 10001);
+    recorder.programEnd(0, 10002);
+    event.end = 10002;
+    recorder.runEnd(event);
+    RecorderRig::run(recorder, 1, 0, 20000);  // the next run is captured in full again
+    EXPECT_EQ(recorder.truncatedRuns(), std::vector<std::int64_t>{0});
+    writer.commit();
+  }
+  traces::ProfileReader reader(rig.path.string());
+  std::int64_t run0 = 0, run1 = 0;
+  for (const auto& track : reader.tracks())
+    reader.forEachSlice(track.id, [&](const traces::SliceRow& s) { ++(s.runId == 0 ? run0 : run1); });
+  // 10 phases, then the program open at the cap and the run's own slice.
+  EXPECT_EQ(run0, 10 + 1 + 1);
+  EXPECT_EQ(run1, 1 + 1 + 4 + 1);  // program, phase, stream copy (parent + 3), run
+}
+
 }  // namespace
 }  // namespace ipusim::profiler

@@ -105,5 +105,5 @@ TEST(CommandsAnalysis, ExportToAnUnwritablePlaceNamesTheOutput) {
   args.profile = path;
   args.output = testing_profiles::temporaryPath("no_such_dir") + "/trace.json";
   EXPECT_EQ(sim::runExport(args, out, err), 1);
-  EXPECT_NE(err.str().find(args.output + ": cannot create the output file"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find(args.output + ": cannot create"), std::string::npos) << err.str();
 }

@@ -5,6 +5,7 @@
 #include "traces/profile_writer.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 namespace ipusim::traces {
@@ -68,7 +69,8 @@ TEST(ProfileRoundTrip, EveryTableReadsBackAsWritten) {
   EXPECT_EQ(meta.at("complete"), "1");
   EXPECT_EQ(meta.at("arch"), "ipu1");
   EXPECT_EQ(meta.at("clock_hz"), "1330000000");
-  EXPECT_EQ(meta.size(), 4u);
+  EXPECT_EQ(meta.size(), 5u);  // and row_counts, written at commit
+  EXPECT_EQ(nlohmann::json::parse(meta.at("row_counts")).at("meta"), 5);
   EXPECT_EQ(reader.metaValue("missing", "fallback"), "fallback");
 
   const auto runs = reader.runs();

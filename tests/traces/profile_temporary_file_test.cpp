@@ -97,12 +97,20 @@ TEST(ProfileTemporaryFile, LeftoversOfDeadProcessesAreRemovedOnTheNextRun) {
   EXPECT_TRUE(fs::exists(unrelated));
 }
 
-TEST(ProfileTemporaryFile, TemporaryFilesOfLiveProcessesAreKept) {
+TEST(ProfileTemporaryFile, ALiveProcessWritingThePathKeepsItsFileAndRefusesASecondWriter) {
   ScratchDirectory dir;
   const std::string live = dir.file("profile.pop.tmp-" + std::to_string(::getppid()));
   std::ofstream(live) << "another run is writing";
-  ProfileWriter writer(dir.file("profile.pop"));
+  try {
+    ProfileWriter writer(dir.file("profile.pop"));
+    FAIL() << "a second run writing the same profile must be refused";
+  } catch (const ProfileError& error) {
+    EXPECT_NE(std::string(error.what()).find("another run (process " + std::to_string(::getppid()) + ")"),
+              std::string::npos)
+        << error.what();
+  }
   EXPECT_TRUE(fs::exists(live));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);  // ours is gone
 }
 
 TEST(ProfileTemporaryFile, ASecondWriterOfTheSamePathInOneProcessIsRefused) {

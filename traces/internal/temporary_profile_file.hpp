@@ -11,7 +11,8 @@ std::string temporaryProfilePath(const std::string& path);
 
 // Two writers of one path in one process would share a temporary name and
 // destroy each other's file: the second claim of a temporary path fails
-// (returns false) until the first is released.
+// (returns false) until the first is released. A claimed path is registered
+// for removal on interrupt (traces/interrupt_cleanup.hpp) until released.
 bool claimTemporaryPath(const std::string& temporaryPath);
 void releaseTemporaryPath(const std::string& temporaryPath) noexcept;
 
@@ -20,5 +21,10 @@ void releaseTemporaryPath(const std::string& temporaryPath) noexcept;
 // another run may be writing the same profile right now. Best effort: it
 // never throws.
 void removeStaleTemporaries(const std::string& path) noexcept;
+
+// The pid of another live process writing `path` (its "<path>.tmp-<pid>"
+// exists), or 0. Two runs into one autoReport directory would otherwise
+// both report profile.pop while only the last one survives.
+long otherLiveWriter(const std::string& path) noexcept;
 
 }  // namespace ipusim::traces::internal

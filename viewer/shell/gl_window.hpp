@@ -2,6 +2,7 @@
 // GlWindow: a GLFW window with an OpenGL 3.3 core context and Dear ImGui on
 // it (GLFW + OpenGL3 backends). Also reads back the frame for screenshots.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ class GlWindow {
 };
 
 // Writes RGBA pixels as a PNG (stb_image_write); throws std::runtime_error naming the file.
-void writePng(const std::string& path, const std::vector<std::uint8_t>& rgba, int width, int height);
+// Encodes RGBA rows as PNG onto `out`; throws when encoding or writing fails.
+void writePng(std::ostream& out, const std::vector<std::uint8_t>& rgba, int width, int height);
 
 }  // namespace ipusim::viewer

@@ -2,6 +2,7 @@
 // --screenshot it renders one view headless and exits; with --bench it times
 // opening and drawing a synthetic 10-million-slice profile.
 #include "bench/viewer_bench.hpp"
+#include "traces/output_file.hpp"
 #include "traces/profile_error.hpp"
 #include "viewer/core/run_framing.hpp"
 #include "viewer/shell/app.hpp"
@@ -23,6 +24,7 @@ struct Options {
   std::string view = "trace";
   std::string range;
   std::string size = "1600x900";
+  bool force = false;
   bool bench = false;
   std::string benchDir;
   std::int64_t benchSlices = 10'000'000;
@@ -51,6 +53,8 @@ int screenshot(const Options& o) {
   const auto [w, h] = parseSize(o.size);
   const auto range = parseRangeOption(o);
   const auto view = ipusim::viewer::viewKindFromString(o.view);
+  // Checked before anything is opened: never an input, a device or an existing file without --force.
+  ipusim::traces::OutputFile png(o.screenshot, {o.force, o.profiles});
   ipusim::viewer::ViewerApp app{ipusim::viewer::RecentProfiles(std::string("/dev/null"))};
   app.setOpenOnCapturedRuns(true);
   for (const auto& p : o.profiles) {
@@ -73,7 +77,8 @@ int screenshot(const Options& o) {
   }
   int fw = 0, fh = 0;
   auto pixels = window.readBackBuffer(fw, fh);
-  ipusim::viewer::writePng(o.screenshot, pixels, fw, fh);
+  ipusim::viewer::writePng(png.stream(), pixels, fw, fh);
+  png.commit();
   std::cout << "ipusim-view: wrote " << o.screenshot << " (" << fw << "x" << fh << ")\n";
   return 0;
 }
@@ -109,6 +114,7 @@ int main(int argc, char** argv) {
   cli.add_option("profiles", o.profiles, "PROFILE_OR_DIR [SECOND]: one profile, or two to compare")
       ->expected(0, 2);
   cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)");
+  cli.add_flag("--force", o.force, "with --screenshot: replace the PNG if it exists (never an input, a device or a FIFO)");
   cli.add_option("--view", o.view, "view to show: trace, summary, memory, compare, start")
       ->check(CLI::IsMember({"trace", "summary", "memory", "compare", "start"}));
   cli.add_option("--range", o.range, "FROM:TO in cycles, or runs:A-B in Engine::run indices: zoom to and select this range "

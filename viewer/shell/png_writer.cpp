@@ -4,13 +4,17 @@
 
 #include "viewer/shell/gl_window.hpp"
 
+#include <ostream>
 #include <stdexcept>
 
 namespace ipusim::viewer {
 
-void writePng(const std::string& path, const std::vector<std::uint8_t>& rgba, int width, int height) {
-  if (!stbi_write_png(path.c_str(), width, height, 4, rgba.data(), width * 4))
-    throw std::runtime_error(path + ": cannot write the PNG screenshot");
+void writePng(std::ostream& out, const std::vector<std::uint8_t>& rgba, int width, int height) {
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::ostream*>(context)->write(static_cast<const char*>(data), size);
+  };
+  if (!stbi_write_png_to_func(append, &out, width, height, 4, rgba.data(), width * 4) || !out)
+    throw std::runtime_error("cannot encode the PNG screenshot");
 }
 
 }  // namespace ipusim::viewer

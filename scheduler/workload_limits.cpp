@@ -1,0 +1,86 @@
+#include "scheduler/workload_limits.hpp"
+
+#include "model/target.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ipusim::scheduler {
+namespace {
+
+[[noreturn]] void overLimit(const std::string& source, const std::string& key, const std::string& what) {
+  throw std::invalid_argument(source + ": " + key + ": " + what);
+}
+
+std::string str(std::uint64_t v) { return std::to_string(v); }
+
+// Products of three sizes may pass 64 bits: computed in 128.
+using Wide = unsigned __int128;
+std::string wide(Wide v) {
+  std::string digits;
+  do digits.insert(digits.begin(), char('0' + int(v % 10))); while ((v /= 10) != 0);
+  return digits;
+}
+
+}  // namespace
+
+void checkWorkloadLimits(const Workload& w, const std::string& source) {
+  const model::Target preset = model::Target::preset(w.ipu.arch);
+  const std::uint64_t tiles = w.ipu.tiles ? w.ipu.tiles : preset.tile.tilesPerIpu;
+  if (tiles > preset.tile.tilesPerIpu)
+    overLimit(source, "ipu.tiles", str(tiles) + " is more than an " + w.ipu.arch + " IPU has (" +
+                                       str(std::uint64_t(preset.tile.tilesPerIpu)) + ")");
+  const DatasetSpec& d = w.dataset;
+  constexpr std::uint64_t kFloat = 4;  // bytes per float element
+  const std::string limit = "the limit for one tensor is " + str(kMaxTensorBytes) + " bytes";
+
+  if (d.classes > kMaxClasses)
+    overLimit(source, "dataset.classes", str(std::uint64_t(d.classes)) + " is over the limit of " + str(std::uint64_t(kMaxClasses)) +
+                                             " (labels are unsigned bytes, as in IDX files)");
+  const Wide batchBytes = Wide(d.batchSize) * d.features * kFloat;
+  if (batchBytes > kMaxTensorBytes)
+    overLimit(source, "dataset.batch_size", str(std::uint64_t(d.batchSize)) + " batches of " + str(std::uint64_t(d.features)) +
+                                                " features are " + wide(batchBytes) + " bytes of float input; " + limit +
+                                                ": at most " + str(kMaxTensorBytes / (std::uint64_t(d.features) * kFloat)));
+  if (d.format == "synthetic") {
+    const std::uint64_t maxExamples = kMaxHostDatasetBytes / d.features;
+    if (d.syntheticExamples > maxExamples)
+      overLimit(source, "dataset.examples", str(d.syntheticExamples) + " examples of " + str(std::uint64_t(d.features)) +
+                                                " bytes are over the host dataset limit of " +
+                                                str(kMaxHostDatasetBytes) + " bytes: at most " + str(maxExamples));
+  }
+
+  std::uint64_t fanIn = d.features;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerSpec& layer = w.layers[i];
+    if (layer.kind != "dense") continue;
+    const std::string key = "model.layers[" + std::to_string(i) + "].units";
+    const std::string units = str(std::uint64_t(layer.units));
+    const Wide weights = Wide(fanIn) * layer.units * kFloat;
+    if (weights > kMaxTensorBytes)
+      overLimit(source, key, units + " needs " + wide(weights) + " bytes of float weights (fan-in " + str(fanIn) +
+                                 "); " + limit + ": at most " + str(kMaxTensorBytes / (fanIn * kFloat)));
+    const Wide activations = Wide(d.batchSize) * layer.units * kFloat;
+    if (activations > kMaxTensorBytes)
+      overLimit(source, key, units + " needs " + wide(activations) + " bytes of float activations (batch " +
+                                 str(std::uint64_t(d.batchSize)) + "); " + limit + ": at most " +
+                                 str(kMaxTensorBytes / (std::uint64_t(d.batchSize) * kFloat)));
+    fanIn = layer.units;
+  }
+
+  const TrainingSpec& t = w.training;
+  if (t.steps > kMaxSteps)
+    overLimit(source, "training.steps", str(t.steps) + " is over the limit of " + str(kMaxSteps));
+  const std::uint64_t hostBatch = std::uint64_t(d.batchSize) * (std::uint64_t(d.features) * kFloat + 4);
+  const std::uint64_t maxDepth = std::max<std::uint64_t>(1, kMaxHostDatasetBytes / hostBatch);
+  if (t.prefetchDepth > maxDepth)
+    overLimit(source, "training.infeed.prefetch_depth", str(std::uint64_t(t.prefetchDepth)) + " batches of " + str(hostBatch) +
+                                                             " bytes are over the host buffer limit of " +
+                                                             str(kMaxHostDatasetBytes) + " bytes: at most " + str(maxDepth));
+  if (t.outfeedBufferDepth > kMaxOutfeedDepth)
+    overLimit(source, "training.outfeed.buffer_depth",
+              str(std::uint64_t(t.outfeedBufferDepth)) + " is over the limit of " + str(std::uint64_t(kMaxOutfeedDepth)) + " losses");
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,101 @@
+#include "traces/profile_verification.hpp"
+
+#include "traces/internal/sqlite_statement.hpp"
+#include "traces/profile_reader.hpp"
+
+#include <nlohmann/json.hpp>
+#include <filesystem>
+#include <system_error>
+#include <sqlite3.h>
+
+namespace ipusim::traces {
+
+using internal::Statement;
+
+namespace {
+const char* const kCountedTables[] = {"meta",        "runs",          "tracks",      "slices",
+                                      "programs",    "phases",        "tile_phase_cycles",
+                                      "tile_memory", "tile_memory_peak", "counters", "slice_track_stats",
+                                      "long_slices", "slice_strings", "slice_chunks",
+                                      nullptr};
+
+// SQLite reads a missing end of file as zeros, and quick_check may find
+// nothing wrong when the lost bytes were free space: the file must be as
+// long as its header says.
+void checkLength(sqlite3* db, const std::string& path) {
+  Statement pageSize(db, "PRAGMA page_size", path), pageCount(db, "PRAGMA page_count", path);
+  const std::int64_t expected = (pageSize.step() ? pageSize.columnInt(0) : 0) * (pageCount.step() ? pageCount.columnInt(0) : 0);
+  std::error_code ec;
+  const auto actual = std::filesystem::file_size(path, ec);
+  if (!ec && std::int64_t(actual) != expected)
+    throw ProfileError(path + ": corrupt or truncated profile (the file has " + std::to_string(actual) +
+                       " bytes, its database header says " + std::to_string(expected) + ")");
+}
+
+void quickCheck(sqlite3* db, const std::string& path) {
+  Statement check(db, "PRAGMA quick_check(1)", path);
+  std::string verdict;
+  try {
+    if (check.step()) verdict = check.columnText(0);
+  } catch (const ProfileError&) {
+    throw ProfileError(path + ": corrupt or truncated profile (SQLite quick_check failed: " +
+                       sqlite3_errmsg(db) + ")");
+  }
+  if (verdict != "ok")
+    throw ProfileError(path + ": corrupt or truncated profile (SQLite quick_check: " + verdict + ")");
+}
+
+}  // namespace
+
+const char* const* countedTables() { return kCountedTables; }
+
+// The packed copy and the peaks are optional (profiles written before they existed have none).
+static bool isOptionalTable(const std::string& table) {
+  return table == "slice_chunks" || table == "slice_strings" || table == "tile_memory_peak";
+}
+
+std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path) {
+  std::map<std::string, std::int64_t> counts;
+  Statement exists(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", path);
+  for (const char* const* table = kCountedTables; *table; ++table) {
+    exists.reset();
+    exists.bindText(1, *table);
+    if (!(exists.step() && exists.columnInt(0) > 0)) {
+      if (isOptionalTable(*table)) continue;
+      throw ProfileError(path + ": damaged profile: table " + *table + " is missing");
+    }
+    Statement count(db, std::string("SELECT count(*) FROM ") + *table, path);
+    counts[*table] = count.step() ? count.columnInt(0) : 0;
+  }
+  return counts;
+}
+
+void verifyProfileIntegrity(sqlite3* db, const std::string& path) {
+  checkLength(db, path);
+  quickCheck(db, path);
+  Statement recorded(db, "SELECT value FROM meta WHERE key = ?1", path);
+  recorded.bindText(1, kRowCountsMetaKey);
+  if (!recorded.step())
+    throw ProfileError(path + ": damaged profile: meta has no " + kRowCountsMetaKey +
+                       " (the row counts its writer recorded)");
+  const nlohmann::json expected = nlohmann::json::parse(recorded.columnText(0), nullptr, false);
+  if (!expected.is_object())
+    throw ProfileError(path + ": damaged profile: meta " + kRowCountsMetaKey + " is not a JSON object");
+  // meta itself gains no rows after the count is taken: row_counts is written last
+  // and counted (the writer counts meta with its own row included).
+  const auto actual = countRows(db, path);
+  for (const auto& [table, rows] : actual) {
+    const auto it = expected.find(table);
+    if (it == expected.end() || !it->is_number_integer())
+      throw ProfileError(path + ": damaged profile: meta " + kRowCountsMetaKey + " has no count for table " + table);
+    if (it->get<std::int64_t>() != rows)
+      throw ProfileError(path + ": damaged profile: table " + table + " has " + std::to_string(rows) +
+                         " rows, its writer recorded " + std::to_string(it->get<std::int64_t>()));
+  }
+}
+
+void verifyProfileFile(const std::string& path) {
+  const ProfileReader reader(path);  // opening runs every check
+}
+
+}  // namespace ipusim::traces

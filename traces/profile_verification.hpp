@@ -1,0 +1,35 @@
+#pragma once
+// The checks every reader of a profile makes before trusting it (the
+// ProfileReader runs them on open, so `report`, `compare`, `export` and the
+// viewer all do; the Python reader makes the same ones, see SCHEMA.md):
+//   1. the file's length against its header, and SQLite's own structure
+//      check (PRAGMA quick_check);
+//   2. meta.schema_version is a version this build reads, meta.complete = 1;
+//   3. meta.row_counts — the number of rows of every table, recorded by the
+//      writer at commit — matches the tables as they are.
+// A failure throws ProfileError naming the file and the first problem found.
+#include "traces/profile_error.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+struct sqlite3;
+
+namespace ipusim::traces {
+
+// The tables whose rows the writer counts into meta.row_counts, as
+// {"table": rows, ...} (a JSON object).
+const char* const* countedTables();  // null-terminated
+inline constexpr const char* kRowCountsMetaKey = "row_counts";
+
+// Counts the rows of every counted table of an open profile.
+std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path);
+
+// Check 1, then 3 (check 2 needs the meta table, which the reader reads first).
+void verifyProfileIntegrity(sqlite3* db, const std::string& path);
+
+// Opens `path` read-only and runs all three checks. For tools that only verify.
+void verifyProfileFile(const std::string& path);
+
+}  // namespace ipusim::traces
