@@ -32,6 +32,11 @@ class ProfileRecorder : public model::ExecutionObserver {
   void writePrograms(bool withDebugInfo);
   struct TileMemory { std::uint32_t tile; std::string category; bool alwaysLive; std::uint64_t bytes; };
   void writeTileMemory(const std::vector<TileMemory>& rows);
+  // The executable's facts the operations and liveness reports need: the
+  // work (FLOPs, vertices, tiles) of each Execute step, the tensors, and per
+  // entry point the program order and each tensor's first and last use in it
+  // (profiler/recorder/program_liveness.hpp).
+  void writeExecutableFacts();
 
   std::uint64_t runsRecorded() const { return runsRecorded_; }
   std::uint64_t runsCaptured() const { return runsCaptured_; }

@@ -4,6 +4,7 @@
 #include "model/clock.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
+#include "sim/cli/workload_overrides.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/host/interrupt.hpp"
@@ -96,7 +97,7 @@ void print(const RunSummary& s, bool json) {
 
 int runWorkload(const RunWorkloadArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
-  scheduler::Workload workload = scheduler::loadWorkload(args.workloadPath);
+  scheduler::Workload workload = loadWorkloadWith(args.workloadPath, args.workloadSets);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;

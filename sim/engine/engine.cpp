@@ -114,6 +114,7 @@ std::string Engine::finish() {
   for (const auto& use : s.system->tileMemoryUse())
     memory.push_back({use.tile, use.category, use.alwaysLive, use.bytes});
   s.recorder->writeTileMemory(memory);
+  s.recorder->writeExecutableFacts();
   s.writer->setMeta("runs", std::to_string(s.recorder->runsRecorded()));
   s.writer->setMeta("runs_captured", std::to_string(s.recorder->runsCaptured()));
   s.writer->commit();

@@ -1,0 +1,256 @@
+"""The Profile object: one open profile.pop, read-only."""
+
+import os
+import sqlite3
+from dataclasses import dataclass
+
+# The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
+SUPPORTED_SCHEMA_VERSION = 1
+
+
+class ProfileError(Exception):
+    """A profile that cannot be read: the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    entry_point: int
+    name: str
+    start_cycle: int
+    end_cycle: int
+    steps: int
+    captured: bool
+
+    @property
+    def duration(self):
+        return self.end_cycle - self.start_cycle
+
+
+@dataclass(frozen=True)
+class Step:
+    run_id: int
+    name: str
+    ts: int
+    dur: int
+
+
+@dataclass(frozen=True)
+class Program:
+    id: int
+    parent_id: object  # int or None
+    kind: str
+    name: str
+    layer: str
+    op: str
+    ordinal: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One BSP phase on one IPU: compute, exchange, sync, stream copy, IPU link."""
+    ipu: int
+    run_id: object
+    ts: int
+    dur: int
+    category: str
+    name: str
+    program_id: object
+
+
+@dataclass(frozen=True)
+class TilePhase:
+    """A phase's busy time on one tile (the tile_slices view)."""
+    run_id: object
+    ipu: int
+    tile: int
+    ts: int
+    dur: int
+    category: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Counter:
+    ts: int
+    value: float
+
+
+@dataclass(frozen=True)
+class TileMemory:
+    ipu: int
+    tile: int
+    category: str
+    always_live: bool
+    bytes: int
+
+
+def _profile_file(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "profile.pop")
+    if not os.path.exists(path):
+        raise ProfileError(f"{path}: no such profile (expected profile.pop or a report directory holding one)")
+    return path
+
+
+def open_profile(path):
+    """Opens a profile file, or the profile.pop of a report directory."""
+    return Profile(_profile_file(path))
+
+
+class Profile:
+    def __init__(self, path):
+        self.path = path
+        try:
+            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            self._db.row_factory = sqlite3.Row
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as e:
+            raise ProfileError(f"{path}: not an SQLite database ({e})") from None
+        if "meta" not in tables:
+            raise ProfileError(f"{path}: not an ipusim profile (no meta table)")
+        self._tables = tables
+        self.meta = {r["key"]: r["value"] for r in self._db.execute("SELECT key, value FROM meta")}
+        if self.meta.get("complete") != "1":
+            raise ProfileError(f"{path}: incomplete profile (meta 'complete' is not 1: the run did not finish writing it)")
+        version = self.meta.get("schema_version", "")
+        if not version.isdigit():
+            raise ProfileError(f"{path}: meta 'schema_version' is {version!r}, expected a positive integer")
+        if int(version) > SUPPORTED_SCHEMA_VERSION:
+            raise ProfileError(f"{path}: schema version {version} is newer than this reader's "
+                               f"{SUPPORTED_SCHEMA_VERSION}; use a newer ipusim_profile")
+
+    def close(self):
+        self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # Target facts from meta.
+    def _meta_number(self, key, kind):
+        text = self.meta.get(key)
+        if text is None:
+            return kind(0)
+        try:
+            return kind(float(text)) if kind is int else kind(text)
+        except ValueError:
+            raise ProfileError(f"{self.path}: meta '{key}' is {text!r}, expected a number") from None
+
+    @property
+    def clock_hz(self):
+        return self._meta_number("clock_hz", float)
+
+    @property
+    def num_ipus(self):
+        return self._meta_number("num_ipus", int)
+
+    @property
+    def tiles_per_ipu(self):
+        return self._meta_number("tiles_per_ipu", int)
+
+    @property
+    def tile_memory_bytes(self):
+        return self._meta_number("tile_memory_bytes", int)
+
+    def seconds(self, cycles):
+        """Cycles to seconds with the profile's clock (None when it is unknown)."""
+        return cycles / self.clock_hz if self.clock_hz > 0 else None
+
+    # Tables.
+    def runs(self):
+        rows = self._db.execute(
+            "SELECT id, entry_point, name, start_cycle, end_cycle, steps, captured FROM runs ORDER BY id")
+        return [Run(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows]
+
+    def tracks(self, kind=None):
+        sql = "SELECT id, parent_id, kind, name, ipu, tile, sort_order FROM tracks"
+        args = ()
+        if kind is not None:
+            sql, args = sql + " WHERE kind = ?", (kind,)
+        return [dict(r) for r in self._db.execute(sql + " ORDER BY sort_order, id", args)]
+
+    def slices(self, track_id=None, category=None, run_id=None, begin=None, end=None):
+        """Slices as dicts (columns of traces/SCHEMA.md), in (ts, depth, id) order,
+        filtered by track, category, run and overlap with [begin, end)."""
+        where, args = [], []
+        for column, value in (("track_id", track_id), ("category", category), ("run_id", run_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if end is not None:
+            where.append("ts < ?")
+            args.append(end)
+        if begin is not None:
+            where.append("ts + dur > ?")
+            args.append(begin)
+        sql = ("SELECT id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes "
+               "FROM slices")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        for r in self._db.execute(sql + " ORDER BY ts, depth, id", args):
+            yield dict(r)
+
+    def steps(self, run_id=None):
+        """Training steps of the captured runs (step slices on the engine track)."""
+        result = []
+        for track in self.tracks("engine"):
+            for s in self.slices(track_id=track["id"], category="step", run_id=run_id):
+                result.append(Step(s["run_id"], s["name"], s["ts"], s["dur"]))
+        return sorted(result, key=lambda s: s.ts)
+
+    def programs(self):
+        rows = self._db.execute("SELECT id, parent_id, kind, name, layer, op, ordinal FROM programs ORDER BY id")
+        return [Program(*tuple(r)) for r in rows]
+
+    def phases(self, ipu=None, run_id=None):
+        """BSP phases per IPU (the bsp tracks), in time order."""
+        result = []
+        for track in self.tracks("bsp"):
+            if ipu is not None and track["ipu"] != ipu:
+                continue
+            for s in self.slices(track_id=track["id"], run_id=run_id):
+                result.append(Phase(track["ipu"], s["run_id"], s["ts"], s["dur"], s["category"], s["name"],
+                                    s["program_id"]))
+        return sorted(result, key=lambda p: (p.ts, p.ipu))
+
+    def tile_phases(self, tile=None, run_id=None):
+        """Per-tile busy time of each phase execution (needs tile-level instrumentation)."""
+        where, args = [], []
+        if tile is not None:
+            where.append("tile = ?")
+            args.append(tile)
+        if run_id is not None:
+            where.append("run_id = ?")
+            args.append(run_id)
+        sql = "SELECT run_id, ipu, tile, ts, dur, category, name FROM tile_slices"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [TilePhase(*tuple(r)) for r in self._db.execute(sql + " ORDER BY ts, tile", args)]
+
+    def counters(self, name):
+        """A counter's values (e.g. "loss") in time order; empty when there is no such counter."""
+        rows = self._db.execute(
+            "SELECT c.ts, c.value FROM counters AS c JOIN tracks AS t ON t.id = c.track_id "
+            "WHERE t.kind = 'counter' AND t.name = ? ORDER BY c.ts", (name,))
+        return [Counter(r[0], r[1]) for r in rows]
+
+    def tile_memory(self):
+        rows = self._db.execute("SELECT ipu, tile, category, always_live, bytes FROM tile_memory ORDER BY ipu, tile")
+        return [TileMemory(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+    def memory_per_tile(self):
+        """{tile: {category: bytes}} from tile_memory."""
+        result = {}
+        for m in self.tile_memory():
+            by_category = result.setdefault(m.tile, {})
+            by_category[m.category] = by_category.get(m.category, 0) + m.bytes
+        return result
+
+    # Figures.
+    def host_wait(self):
+        """How long the IPU waits for the host, as `ipusim report` defines it (see host_wait.py)."""
+        from .host_wait import measure_host_wait
+        return measure_host_wait(self)

@@ -1,0 +1,155 @@
+"""Tests of the Python profile reader. Run by ctest (tests/CMakeLists.txt):
+IPUSIM_TEST_PROFILE names a report directory written by `ipusim run`
+(the tutorial workload with feeds, synthetic data) and IPUSIM_BINARY the
+ipusim executable, whose `report --json` the reader must agree with."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import ipusim_profile  # noqa: E402
+from ipusim_profile import IntervalSet, ProfileError  # noqa: E402
+
+PROFILE = os.environ.get("IPUSIM_TEST_PROFILE", "")
+BINARY = os.environ.get("IPUSIM_BINARY", "")
+EXAMPLE = os.path.join(HERE, "..", "examples", "host_wait.py")
+
+
+class IntervalSetTest(unittest.TestCase):
+    def test_union_and_intersection(self):
+        s = IntervalSet([(0, 10), (5, 20), (30, 40)])
+        self.assertEqual(s.intervals(), [(0, 20), (30, 40)])
+        self.assertEqual(s.length(), 30)
+        self.assertEqual(s.intersect(IntervalSet([(15, 35)])).intervals(), [(15, 20), (30, 35)])
+
+    def test_empty_intervals_are_ignored(self):
+        self.assertEqual(IntervalSet([(5, 5), (7, 3)]).length(), 0)
+
+
+def write_minimal(path, meta):
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    db.commit()
+    db.close()
+
+
+class OpenErrorsTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def test_missing_file_names_it(self):
+        with self.assertRaisesRegex(ProfileError, "nowhere.pop: no such profile"):
+            ipusim_profile.open_profile(self.path("nowhere.pop"))
+
+    def test_not_sqlite(self):
+        with open(self.path("text.pop"), "w") as f:
+            f.write("this is not a database" * 100)
+        with self.assertRaisesRegex(ProfileError, "text.pop: not an SQLite database"):
+            ipusim_profile.open_profile(self.path("text.pop"))
+
+    def test_incomplete_profile(self):
+        write_minimal(self.path("half.pop"), {"schema_version": "1"})
+        with self.assertRaisesRegex(ProfileError, "half.pop: incomplete profile"):
+            ipusim_profile.open_profile(self.path("half.pop"))
+
+    def test_newer_schema(self):
+        write_minimal(self.path("new.pop"), {"schema_version": "99", "complete": "1"})
+        with self.assertRaisesRegex(ProfileError, "schema version 99 is newer"):
+            ipusim_profile.open_profile(self.path("new.pop"))
+
+    def test_directory_opens_its_profile_pop(self):
+        write_minimal(self.path("profile.pop"), {"schema_version": "1", "complete": "1", "clock_hz": "2e9"})
+        with ipusim_profile.open_profile(self.dir.name) as p:
+            self.assertEqual(p.clock_hz, 2e9)
+            self.assertEqual(p.seconds(4e9), 2.0)
+
+
+@unittest.skipUnless(PROFILE and BINARY, "IPUSIM_TEST_PROFILE and IPUSIM_BINARY are set by ctest")
+class TutorialProfileTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        out = subprocess.run([BINARY, "report", PROFILE, "--json"], check=True, capture_output=True, text=True)
+        cls.report = json.loads(out.stdout)
+        cls.text_report = subprocess.run([BINARY, "report", PROFILE], check=True, capture_output=True,
+                                         text=True).stdout
+        cls.profile = ipusim_profile.open_profile(PROFILE)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.profile.close()
+
+    def test_runs_agree_with_report(self):
+        runs = self.profile.runs()
+        self.assertEqual(len(runs), self.report["runs"]["count"])
+        self.assertEqual(sum(r.captured for r in runs), self.report["runs"]["captured"])
+        self.assertEqual(sum(r.steps for r in runs), self.report["runs"]["steps"])
+        self.assertEqual(runs[-1].end_cycle - runs[0].start_cycle, self.report["runs"]["span_cycles"])
+
+    def test_steps_lie_inside_captured_runs(self):
+        captured = {r.id: r for r in self.profile.runs() if r.captured}
+        steps = self.profile.steps()
+        self.assertEqual(len(steps), sum(r.steps for r in captured.values()))
+        for s in steps:
+            run = captured[s.run_id]
+            self.assertTrue(run.start_cycle <= s.ts and s.ts + s.dur <= run.end_cycle)
+
+    def test_phases_per_ipu_add_up_to_the_report(self):
+        by_category = {}
+        for p in self.profile.phases(ipu=0):
+            by_category[p.category] = by_category.get(p.category, 0) + p.dur
+        phases = self.report["captured"]["cycles_by_phase"][0]
+        # bsp slices of one IPU do not overlap: their sums are the report's exclusive buckets.
+        self.assertEqual(by_category.get("compute", 0), phases["compute"])
+        self.assertEqual(by_category.get("exchange", 0), phases["exchange"])
+        self.assertEqual(by_category.get("sync", 0), phases["sync"])
+
+    def test_programs_form_a_tree(self):
+        programs = {p.id: p for p in self.profile.programs()}
+        self.assertEqual(len(programs), self.report["programs"]["count"])
+        for p in programs.values():
+            self.assertTrue(p.parent_id is None or p.parent_id in programs)
+
+    def test_memory_per_tile_matches_the_report(self):
+        per_tile = self.profile.memory_per_tile()
+        self.assertEqual(sum(sum(c.values()) for c in per_tile.values()), self.report["tile_memory"]["total_bytes"])
+        self.assertEqual(max(sum(c.values()) for c in per_tile.values()), self.report["tile_memory"]["max_bytes"])
+
+    def test_loss_counter(self):
+        self.assertEqual(len(self.profile.counters("loss")), self.report["loss"]["samples"])
+        self.assertEqual(self.profile.counters("no such counter"), [])
+
+    def test_tile_phases_are_within_their_phase(self):
+        tiles = self.profile.tile_phases(run_id=next(r.id for r in self.profile.runs() if r.captured))
+        self.assertTrue(tiles, "the fixture profile is written at tile instrumentation level")
+        for t in tiles[:1000]:
+            self.assertTrue(0 <= t.tile < self.profile.tiles_per_ipu * self.profile.num_ipus)
+            self.assertGreater(t.dur, 0)
+
+    def test_host_wait_is_the_report_figure(self):
+        wait = self.profile.host_wait()
+        self.assertEqual(wait.wait_cycles, self.report["captured"]["host_wait_cycles"])
+        self.assertEqual(wait.window_cycles, self.report["captured"]["window_cycles"])
+        self.assertGreater(wait.wait_cycles, 0)
+
+    def test_worked_example_prints_the_report_line(self):
+        out = subprocess.run([sys.executable, EXAMPLE, PROFILE], check=True, capture_output=True, text=True).stdout
+        report_line = next(l.strip() for l in self.text_report.splitlines() if "host wait (StreamCopy Begin)" in l)
+        self.assertIn(report_line, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
