@@ -168,7 +168,7 @@ void printLiveness(const LivenessSummary& s, std::ostream& out, std::size_t maxS
         << std::setw(36) << st.name.substr(0, 35) << std::right << std::setw(14) << s.alwaysLiveBytes << std::setw(16)
         << st.notAlwaysLiveBytes << (std::int64_t(i) == s.peakPosition ? "  <- peak" : "") << "\n";
   }
-  if (stride > 1) out << "  (every " << stride << "th step listed, and the peak; --json lists all)\n";
+  if (stride > 1) out << "  (one step in " << stride << " listed, and the peak; --liveness-steps 0 or --json lists all)\n";
 }
 
 }  // namespace ipusim::profiler::analysis

@@ -231,14 +231,18 @@ void printOperations(const OperationsSummary& s, std::ostream& out) {
     out << "  no compute, exchange or sync in the captured " << unit << "s\n";
     return;
   }
-  out << "  " << std::left << std::setw(22) << "layer/op" << std::setw(9) << "pass" << std::right << std::setw(12)
+  const auto nameOf = [](const OperationRow& r) {
+    return r.layer.empty() ? std::string("(no debug info)") : r.layer + "/" + r.op;
+  };
+  int nameWidth = 10;
+  for (const auto& r : s.rows) nameWidth = std::max(nameWidth, int(nameOf(r).size()) + 2);
+  out << "  " << std::left << std::setw(nameWidth) << "layer/op" << std::setw(9) << "pass" << std::right << std::setw(12)
       << "cycles/" + std::string(unit) << std::setw(8) << "share" << std::setw(11) << "compute" << std::setw(11)
       << "exchange" << std::setw(9) << "sync" << std::setw(13) << "FLOPs/" + std::string(unit) << std::setw(12)
       << "GFLOP/s" << std::setw(8) << "peak" << std::setw(7) << "tiles" << std::setw(12) << "memory" << "\n";
   for (const auto& r : s.rows) {
-    const std::string name = r.layer.empty() ? std::string("(no debug info)") : r.layer + "/" + r.op;
     const double rate = s.flopsPerSecond(r);
-    out << "  " << std::left << std::setw(22) << name << std::setw(9) << r.pass << std::right << std::setw(12)
+    out << "  " << std::left << std::setw(nameWidth) << nameOf(r) << std::setw(9) << r.pass << std::right << std::setw(12)
         << formatNumber(s.perWindow(r.cycles()), 0) << std::setw(8) << formatPercent(s.share(r)) << std::setw(11)
         << formatNumber(s.perWindow(r.compute), 0) << std::setw(11) << formatNumber(s.perWindow(r.exchange), 0)
         << std::setw(9) << formatNumber(s.perWindow(r.sync), 0) << std::setw(13)

@@ -149,7 +149,7 @@ int runSweep(const SweepArgs& args) {
   }
   if (args.plot && ok > 0) {
     writeFile(pointsDir / "plot.dat", plotData(results));
-    writeFile(pointsDir / "plot.gp", plotScript(plan, (pointsDir / "plot.dat").string(), (dir / "sweep.png").string()));
+    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), (dir / "sweep.png").string()));
     const int status = runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"});
     if (status != 0) {
       std::cerr << "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png\n";

@@ -120,39 +120,45 @@ std::string plotData(const std::vector<SweepResult>& results) {
   return out.str();
 }
 
-std::string plotScript(const SweepPlan& plan, const std::string& dataFile, const std::string& pngPath) {
+std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& results, const std::string& dataFile,
+                       const std::string& pngPath) {
+  std::size_t points = 0;
+  for (const auto& r : results) points += r.ok ? 1 : 0;
   std::string varied;
   for (const auto& a : plan.axes) varied += (varied.empty() ? "" : ", ") + a.name;
   std::string workload = plan.workload.substr(plan.workload.find_last_of('/') + 1);
   std::ostringstream g;
-  g << "set terminal pngcairo size 1400,1000 font 'DejaVu Sans,12'\n"
+  g << "set terminal pngcairo size 1400,1000 noenhanced font 'DejaVu Sans,12'\n"
     << "set output " << gnuplotQuoted(pngPath) << "\n"
     << "set datafile separator whitespace\n"
     << "set multiplot layout 3,1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + varied)
     << " font 'DejaVu Sans,15'\n"
+    // The same margins on every panel, so the points line up over the bars.
+    << "set lmargin 12\nset rmargin 30\n"
     << "set grid ytics\n"
     << "set key off\n"
     << "set xlabel " << gnuplotQuoted(varied) << "\n"
-    << "set offsets 0.5, 0.5, 0, 0\n"
+    << "set xrange [-0.5:" << (points > 0 ? points - 1 : 0) << ".5]\n"
     << "set style data linespoints\n"
+    << "set offsets 0, 0, graph 0.18, 0\n"
     << "set yrange [0:*]\n"
     // Values are labels: evenly spaced, whatever they are (numbers, ALL/LAST, ipu1/ipu2).
     << "set ylabel 'simulated time (s)'\n"
     << "plot " << gnuplotQuoted(dataFile)
     << " using 0:2:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#1f77b4', '' using 0:2:(sprintf('%.2f s', $2)) with labels "
-       "offset 0,1 notitle\n"
+       "offset 0,1.1 notitle\n"
     << "set ylabel 'throughput (steps/s)'\n"
     << "plot " << gnuplotQuoted(dataFile)
     << " using 0:3:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#2ca02c', '' using 0:3:(sprintf('%.0f', $3)) with labels "
-       "offset 0,1 notitle\n"
+       "offset 0,1.1 notitle\n"
     << "set ylabel 'share of simulated time (%)'\n"
+    << "set offsets 0, 0, 0, 0\n"
     << "set yrange [0:100]\n"
     << "set key outside right top vertical\n"
     << "set style data histograms\n"
     << "set style histogram rowstacked\n"
     << "set style fill solid 0.85 border -1\n"
     << "set boxwidth 0.6\n"
-    << "set offsets 0, 0, 0, 0\n"
     << "plot " << gnuplotQuoted(dataFile) << " using 4:xtic(1) title 'compute' lc rgb '#d62728', "
     << "'' using 5 title 'exchange' lc rgb '#1f77b4', '' using 6 title 'sync' lc rgb '#7f7f7f', "
     << "'' using 7 title 'stream copy' lc rgb '#ff7f0e', '' using 8 title 'host & idle' lc rgb '#bcbd22'\n"

@@ -44,6 +44,7 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
 
 // The gnuplot script drawing `dataFile` (written by plotData) into `pngPath`.
 std::string plotData(const std::vector<SweepResult>& results);
-std::string plotScript(const SweepPlan& plan, const std::string& dataFile, const std::string& pngPath);
+std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& results, const std::string& dataFile,
+                       const std::string& pngPath);
 
 }  // namespace ipusim::sim

@@ -22,6 +22,7 @@ struct Options {
   std::string screenshot;
   std::string view = "trace";
   std::string range;
+  std::string select;
   std::string size = "1600x900";
   bool bench = false;
   std::string benchDir;
@@ -62,6 +63,8 @@ int screenshot(const Options& o) {
   if (view == ipusim::viewer::ViewKind::Compare && o.profiles.size() < 2)
     throw std::invalid_argument("--view compare needs two profiles");
   if (range) applyRange(app, *range);  // a missing run is an error before any window opens
+  if (!o.select.empty() && !app.selectSliceNamed(o.select))
+    throw std::invalid_argument("--select: no slice named like '" + o.select + "' in the profile(s)");
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", false);
   app.show(view);
   // A few frames: ImGui lays out tables, tabs and child windows over two.
@@ -85,6 +88,7 @@ int interactive(const Options& o) {
   const auto range = parseRangeOption(o);
   for (const auto& p : o.profiles) app.open(p);
   if (range && app.openCount() > 0) applyRange(app, *range);
+  if (!o.select.empty() && app.openCount() > 0) app.selectSliceNamed(o.select);
   if (!app.errors().empty() || o.profiles.empty()) app.show(ipusim::viewer::ViewKind::Start);
   else app.show(ipusim::viewer::viewKindFromString(o.view));
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", true);
@@ -109,10 +113,12 @@ int main(int argc, char** argv) {
   cli.add_option("profiles", o.profiles, "PROFILE_OR_DIR [SECOND]: one profile, or two to compare")
       ->expected(0, 2);
   cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)");
-  cli.add_option("--view", o.view, "view to show: trace, summary, memory, compare, start")
-      ->check(CLI::IsMember({"trace", "summary", "memory", "compare", "start"}));
+  cli.add_option("--view", o.view, "view to show: trace, summary, operations, liveness, insights, memory, compare, start")
+      ->check(CLI::IsMember({"trace", "summary", "operations", "liveness", "insights", "memory", "compare", "start"}));
   cli.add_option("--range", o.range, "FROM:TO in cycles, or runs:A-B in Engine::run indices: zoom to and select this range "
                  "(default: the first two captured runs)");
+  cli.add_option("--select", o.select,
+                 "select (and centre) the first slice whose name contains this text, as the trace's search does");
   cli.add_option("--size", o.size, "window size WIDTHxHEIGHT");
   cli.add_flag("--bench", o.bench, "time opening and drawing a synthetic profile, then exit");
   cli.add_option("--bench-dir", o.benchDir, "where --bench writes its profile (default: a temporary directory)");
