@@ -1,5 +1,6 @@
 """The Profile object: one open profile.pop, read-only."""
 
+import json
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -109,6 +110,13 @@ class Profile:
             raise ProfileError(f"{path}: not an SQLite database ({e})") from None
         if "meta" not in tables:
             raise ProfileError(f"{path}: not an ipusim profile (no meta table)")
+        # The checks of traces/SCHEMA.md "Verifying a profile", in its order.
+        try:
+            verdict = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise ProfileError(f"{path}: corrupt or truncated profile (SQLite quick_check failed: {e})") from None
+        if verdict != "ok":
+            raise ProfileError(f"{path}: corrupt or truncated profile (SQLite quick_check: {verdict})")
         self._tables = tables
         self.meta = {r["key"]: r["value"] for r in self._db.execute("SELECT key, value FROM meta")}
         if self.meta.get("complete") != "1":
@@ -119,6 +127,27 @@ class Profile:
         if int(version) > SUPPORTED_SCHEMA_VERSION:
             raise ProfileError(f"{path}: schema version {version} is newer than this reader's "
                                f"{SUPPORTED_SCHEMA_VERSION}; use a newer ipusim_profile")
+        self._check_row_counts()
+
+    def _check_row_counts(self):
+        """meta.row_counts, when the writer recorded it: every table it names has that many rows."""
+        text = self.meta.get("row_counts")
+        if text is None:
+            return  # written before the writers recorded row counts
+        try:
+            expected = json.loads(text)
+        except ValueError:
+            expected = None
+        if not isinstance(expected, dict):
+            raise ProfileError(f"{self.path}: damaged profile: meta row_counts is not a JSON object")
+        for table, rows in sorted(expected.items()):
+            if table not in self._tables or not isinstance(rows, int):
+                raise ProfileError(f"{self.path}: damaged profile: meta row_counts names table {table!r} "
+                                   f"with {rows!r} rows, but the profile has no such table")
+            actual = self._db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+            if actual != rows:
+                raise ProfileError(f"{self.path}: damaged profile: table {table} has {actual} rows, "
+                                   f"its writer recorded {rows}")
 
     def close(self):
         self._db.close()
