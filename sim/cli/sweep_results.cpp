@@ -134,7 +134,7 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     << "set multiplot layout 3,1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + varied)
     << " font 'DejaVu Sans,15'\n"
     // The same margins on every panel, so the points line up over the bars.
-    << "set lmargin 12\nset rmargin 30\n"
+    << "set lmargin 12\nset rmargin 24\n"
     << "set grid ytics\n"
     << "set key off\n"
     << "set xlabel " << gnuplotQuoted(varied) << "\n"

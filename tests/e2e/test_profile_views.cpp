@@ -67,11 +67,14 @@ TEST(OperationsSummary, AddsUpExactlyToTheStepsComputeExchangeAndSync) {
 
   // The top row is the op a user expects: the first dense layer's matrix
   // product (784 x 128 of the 784 x 128 + 128 x 10 weights), forward or its
-  // weight gradient, with the FLOPs of 32 x 784 x 128 multiply-accumulates per step.
+  // weight gradient, with the FLOPs of 32 x 784 x 128 multiply-accumulates per
+  // step, plus the additions of its partial sums (at most 2% more).
   const auto& top = ops.rows.at(0);
   EXPECT_EQ(top.layer, "dense");
   EXPECT_TRUE(top.op == "matmul" || top.op == "kernel_grad") << top.op;
-  EXPECT_EQ(top.flops, 2LL * 32 * 784 * 128 * ops.windows);
+  const std::int64_t macFlops = 2LL * 32 * 784 * 128 * ops.windows;
+  EXPECT_GE(top.flops, macFlops);
+  EXPECT_LE(top.flops, macFlops + macFlops / 50);
   EXPECT_GT(top.tiles, 0);
   EXPECT_GT(top.memoryBytes, 0);
 }
@@ -157,7 +160,7 @@ TEST(Sweep, RunsEveryPointInParallelAndReportsAFailingOne) {
   // 12 steps are not a multiple of 5 steps per execution: that point fails, the others run.
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("sweep: point 2 (5) failed: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("multiple of steps_per_execution"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("must be a multiple of training.steps_per_execution (5)"), std::string::npos) << r.output;
   const std::string csv = readFile(dir.path() / "sweep.csv");
   std::istringstream lines(csv);
   std::string header, one, four, five;

@@ -397,7 +397,8 @@ void ViewerApp::drawCompare() {
     compareFramed_ = true;
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float tableH = 230, each = (avail.y - tableH - 12) / 2;
+  // The table scrolls (header frozen): a third of the height, at least 230 px.
+  const float tableH = std::max(230.0f, avail.y * 0.34f), each = (avail.y - tableH - 12) / 2;
   ImGui::BeginChild("cmpA", ImVec2(avail.x, each), true, ImGuiWindowFlags_NoScrollWithMouse);
   const bool changedA = a.trace->draw("lanesA", ImGui::GetContentRegionAvail(), true);
   ImGui::EndChild();
@@ -418,8 +419,11 @@ void ViewerApp::drawCompare() {
     ImGui::TextWrapped("%s", compareError_.c_str());
     return;
   }
-  if (compareRows_ && ImGui::BeginTable("deltas", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY,
+  if (compareRows_ && ImGui::BeginTable("deltas", 5,
+                                        ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                            ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable,
                                         ImVec2(0, tableH))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("Metric");
     ImGui::TableSetupColumn("A");
     ImGui::TableSetupColumn("B");

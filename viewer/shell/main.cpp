@@ -23,6 +23,7 @@ struct Options {
   std::string view = "trace";
   std::string range;
   std::string select;
+  bool flat = false;
   std::string size = "1600x900";
   bool bench = false;
   std::string benchDir;
@@ -63,6 +64,7 @@ int screenshot(const Options& o) {
   if (view == ipusim::viewer::ViewKind::Compare && o.profiles.size() < 2)
     throw std::invalid_argument("--view compare needs two profiles");
   if (range) applyRange(app, *range);  // a missing run is an error before any window opens
+  for (std::size_t i = 0; i < app.openCount(); ++i) app.profile(i).trace->setFlat(o.flat);
   if (!o.select.empty() && !app.selectSliceNamed(o.select))
     throw std::invalid_argument("--select: no slice named like '" + o.select + "' in the profile(s)");
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", false);
@@ -88,6 +90,7 @@ int interactive(const Options& o) {
   const auto range = parseRangeOption(o);
   for (const auto& p : o.profiles) app.open(p);
   if (range && app.openCount() > 0) applyRange(app, *range);
+  for (std::size_t i = 0; i < app.openCount(); ++i) app.profile(i).trace->setFlat(o.flat);
   if (!o.select.empty() && app.openCount() > 0) app.selectSliceNamed(o.select);
   if (!app.errors().empty() || o.profiles.empty()) app.show(ipusim::viewer::ViewKind::Start);
   else app.show(ipusim::viewer::viewKindFromString(o.view));
@@ -119,6 +122,7 @@ int main(int argc, char** argv) {
                  "(default: the first two captured runs)");
   cli.add_option("--select", o.select,
                  "select (and centre) the first slice whose name contains this text, as the trace's search does");
+  cli.add_flag("--flat", o.flat, "open the trace in the flat view (each program lane on one row) instead of the flame view");
   cli.add_option("--size", o.size, "window size WIDTHxHEIGHT");
   cli.add_flag("--bench", o.bench, "time opening and drawing a synthetic profile, then exit");
   cli.add_option("--bench-dir", o.benchDir, "where --bench writes its profile (default: a temporary directory)");

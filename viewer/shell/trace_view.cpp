@@ -115,6 +115,7 @@ void TraceView::highlightProgram(std::int64_t programId) {
 }
 
 std::size_t TraceView::search(const std::string& query) {
+  if (query.c_str() != searchInput_) std::snprintf(searchInput_, sizeof searchInput_, "%s", query.c_str());
   search_.run(session_.lanes(), query);
   if (const auto m = search_.current()) selectSlice({m->lane, m->row, m->index});
   return search_.count();
@@ -434,6 +435,18 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
           hovered_ = SliceRef{laneIndex, r, b.first};
         }
       }
+    }
+  }
+  // The selected slice's outline on top (in the flat view inner steps cover outer ones).
+  if (selected_ && selected_->lane == laneIndex && selected_->row < lane.rows.size()) {
+    const SliceColumns& row = lane.rows[selected_->row];
+    if (selected_->index < row.size()) {
+      const bool flatten = flat_ && lane.trackKind == "program";
+      const float y0 = origin.y + (flatten ? 0.0f : float(selected_->row) * rowH), y1 = y0 + rowH - 1;
+      const float x0 = clampX(origin.x + axis_.pixelOf(double(row.start[selected_->index])), origin.x, origin.x + width);
+      const float x1 =
+          std::max(x0 + 1, clampX(origin.x + axis_.pixelOf(double(row.end[selected_->index])), origin.x, origin.x + width));
+      dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(0, 0, 0, 255), 0, 0, 2);
     }
   }
 }
