@@ -194,32 +194,28 @@ class Profile:
             "SELECT id, entry_point, name, start_cycle, end_cycle, steps, captured FROM runs ORDER BY id")
         return [Run(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows]
 
+    def _select(self, sql, conditions, order):
+        """Runs `sql` with the conditions (SQL with one ?, value) whose value is not None."""
+        used = [(c, v) for c, v in conditions if v is not None]
+        if used:
+            sql += " WHERE " + " AND ".join(c for c, _ in used)
+        return self._db.execute(f"{sql} ORDER BY {order}", [v for _, v in used])
+
     def tracks(self, kind=None):
-        sql = "SELECT id, parent_id, kind, name, ipu, tile, sort_order FROM tracks"
-        args = ()
-        if kind is not None:
-            sql, args = sql + " WHERE kind = ?", (kind,)
-        return [dict(r) for r in self._db.execute(sql + " ORDER BY sort_order, id", args)]
+        rows = self._select("SELECT id, parent_id, kind, name, ipu, tile, sort_order FROM tracks",
+                            [("kind = ?", kind)], "sort_order, id")
+        return [dict(r) for r in rows]
 
     def slices(self, track_id=None, category=None, run_id=None, begin=None, end=None):
         """Slices as dicts (columns of traces/SCHEMA.md), in (ts, depth, id) order,
         filtered by track, category, run and overlap with [begin, end)."""
-        where, args = [], []
-        for column, value in (("track_id", track_id), ("category", category), ("run_id", run_id)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        if end is not None:
-            where.append("ts < ?")
-            args.append(end)
-        if begin is not None:
-            where.append("ts + dur > ?")
-            args.append(begin)
-        sql = ("SELECT id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes "
-               "FROM slices")
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        for r in self._db.execute(sql + " ORDER BY ts, depth, id", args):
+        rows = self._select(
+            "SELECT id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes "
+            "FROM slices",
+            [("track_id = ?", track_id), ("category = ?", category), ("run_id = ?", run_id), ("ts < ?", end),
+             ("ts + dur > ?", begin)],
+            "ts, depth, id")
+        for r in rows:
             yield dict(r)
 
     def steps(self, run_id=None):
@@ -247,17 +243,9 @@ class Profile:
 
     def tile_phases(self, tile=None, run_id=None):
         """Per-tile busy time of each phase execution (needs tile-level instrumentation)."""
-        where, args = [], []
-        if tile is not None:
-            where.append("tile = ?")
-            args.append(tile)
-        if run_id is not None:
-            where.append("run_id = ?")
-            args.append(run_id)
-        sql = "SELECT run_id, ipu, tile, ts, dur, category, name FROM tile_slices"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return [TilePhase(*tuple(r)) for r in self._db.execute(sql + " ORDER BY ts, tile", args)]
+        rows = self._select("SELECT run_id, ipu, tile, ts, dur, category, name FROM tile_slices",
+                            [("tile = ?", tile), ("run_id = ?", run_id)], "ts, tile")
+        return [TilePhase(*tuple(r)) for r in rows]
 
     def counters(self, name):
         """A counter's values (e.g. "loss") in time order; empty when there is no such counter."""
