@@ -176,8 +176,10 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--vary", args->vary,
                   "NAME=V1,V2,... (repeatable): a workload key (steps_per_execution, training.outfeed.mode), "
                   "a target or host parameter (ipusim params), arch/tiles/ipus, or a run flag (--tiles)")
-      ->required();
-  cmd->add_option("--set", args->sets, "name=value for every point (target or host parameter; repeatable)");
+      ->required()
+      ->allow_extra_args(false);  // one NAME=... per --vary, so the workload may follow it
+  cmd->add_option("--set", args->sets, "name=value for every point (target or host parameter; repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--synthetic-data", args->synthetic, "skip the numerics and host data, keep identical timing");
   cmd->add_option("--steps", args->steps, "training steps of every point (overrides training.steps)")
       ->check(CLI::PositiveNumber);

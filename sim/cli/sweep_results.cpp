@@ -113,7 +113,9 @@ std::string plotData(const std::vector<SweepResult>& results) {
   out << "# label seconds throughput compute exchange sync stream_copy host_and_idle\n";
   for (const auto& r : results) {
     if (!r.ok) continue;
-    out << gnuplotQuoted(r.point.label()) << " " << r.simulatedSeconds << " " << r.throughput << " "
+    std::string label;  // the values only; the x axis title names the axes
+    for (const auto& v : r.point.values) label += (label.empty() ? "" : " / ") + v;
+    out << gnuplotQuoted(label) << " " << r.simulatedSeconds << " " << r.throughput << " "
         << 100 * r.shares.compute << " " << 100 * r.shares.exchange << " " << 100 * r.shares.sync << " "
         << 100 * r.shares.streamCopy << " " << 100 * r.shares.hostAndIdle << "\n";
   }
@@ -124,20 +126,30 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
                        const std::string& pngPath) {
   std::size_t points = 0;
   for (const auto& r : results) points += r.ok ? 1 : 0;
-  std::string varied;
-  for (const auto& a : plan.axes) varied += (varied.empty() ? "" : ", ") + a.name;
+  std::string varied, title;
+  for (const auto& a : plan.axes) {
+    varied += (varied.empty() ? "" : " / ") + a.name;
+    title += (title.empty() ? "" : ", ") + a.name;
+  }
+  // Labels that would not fit side by side are slanted.
+  std::size_t labelChars = 0;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    for (const auto& v : r.point.values) labelChars += v.size() + 3;
+  }
   std::string workload = plan.workload.substr(plan.workload.find_last_of('/') + 1);
   std::ostringstream g;
   g << "set terminal pngcairo size 1400,1000 noenhanced font 'DejaVu Sans,12'\n"
     << "set output " << gnuplotQuoted(pngPath) << "\n"
     << "set datafile separator whitespace\n"
-    << "set multiplot layout 3,1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + varied)
+    << "set multiplot layout 3,1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + title)
     << " font 'DejaVu Sans,15'\n"
     // The same margins on every panel, so the points line up over the bars.
     << "set lmargin 12\nset rmargin 24\n"
     << "set grid ytics\n"
     << "set key off\n"
     << "set xlabel " << gnuplotQuoted(varied) << "\n"
+    << (labelChars > 90 ? "set xtics rotate by -20\n" : "")
     << "set xrange [-0.5:" << (points > 0 ? points - 1 : 0) << ".5]\n"
     << "set style data linespoints\n"
     << "set offsets 0, 0, graph 0.18, 0\n"
@@ -145,7 +157,7 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     // Values are labels: evenly spaced, whatever they are (numbers, ALL/LAST, ipu1/ipu2).
     << "set ylabel 'simulated time (s)'\n"
     << "plot " << gnuplotQuoted(dataFile)
-    << " using 0:2:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#1f77b4', '' using 0:2:(sprintf('%.2f s', $2)) with labels "
+    << " using 0:2:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#1f77b4', '' using 0:2:(sprintf('%.3g s', $2)) with labels "
        "offset 0,1.1 notitle\n"
     << "set ylabel 'throughput (steps/s)'\n"
     << "plot " << gnuplotQuoted(dataFile)
