@@ -2,8 +2,8 @@
 
 namespace ipusim::profiler::analysis {
 
-HostWaitShare hostWaitShare(const DeviceActivity& captured) {
-  return {captured.hostWaitCycles, captured.windowCycles};
+HostWaitShare hostWaitShare(const ProfileReport& report) {
+  return {report.captured.hostWaitCycles, report.captured.windowCycles};
 }
 
 }  // namespace ipusim::profiler::analysis

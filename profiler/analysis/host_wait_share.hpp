@@ -1,11 +1,11 @@
 #pragma once
-// The share of time the IPU waits for the host, as the insights and the
-// operations views read it. This is the ONE place those consumers take the
-// figure from: it forwards to the report's definition (DeviceActivity's host
-// wait over the captured runs, profiler/README.md "Host wait"), so that when
-// that definition changes (StreamCopy service time and time outside
-// Engine::run counted as waiting) only this forwarding line changes.
-#include "profiler/analysis/device_activity.hpp"
+// The share of time the IPU waits for the host, as the insights read it.
+// This is the ONE place they take the figure from: it forwards to the
+// report's definition (DeviceActivity's host wait over the captured runs,
+// profiler/README.md "Host wait"), so that when the report's definition
+// changes (StreamCopy host service and time outside Engine::run counted as
+// waiting) only the forwarding line in host_wait_share.cpp changes.
+#include "profiler/analysis/report.hpp"
 
 namespace ipusim::profiler::analysis {
 
@@ -15,6 +15,6 @@ struct HostWaitShare {
   double share() const { return windowCycles > 0 ? double(waitCycles) / double(windowCycles) : 0.0; }
 };
 
-HostWaitShare hostWaitShare(const DeviceActivity& captured);
+HostWaitShare hostWaitShare(const ProfileReport& report);
 
 }  // namespace ipusim::profiler::analysis

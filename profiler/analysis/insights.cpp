@@ -42,7 +42,7 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
   ProfileFacts facts;
   facts.report = buildReport(reader);
   facts.operations = summarizeOperations(reader);
-  facts.hostWait = hostWaitShare(facts.report.captured);
+  facts.hostWait = hostWaitShare(facts.report);
   facts.stepsPerExecution = metaInt(reader, "steps_per_execution");
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;

@@ -41,3 +41,23 @@ class IntervalSet:
             else:
                 j += 1
         return result
+
+    def subtract(self, other):
+        """This set minus `other`."""
+        result = IntervalSet()
+        cuts = other.intervals()
+        for begin, end in self.intervals():
+            at = begin
+            for cut_begin, cut_end in cuts:
+                if cut_end <= at or cut_begin >= end:
+                    continue
+                result.add(at, min(cut_begin, end))
+                at = max(at, cut_end)
+            result.add(at, end)
+        return result
+
+    def union(self, other):
+        result = IntervalSet(self.intervals())
+        for begin, end in other.intervals():
+            result.add(begin, end)
+        return result

@@ -271,3 +271,9 @@ class Profile:
         """How long the IPU waits for the host, as `ipusim report` defines it (see host_wait.py)."""
         from .host_wait import measure_host_wait
         return measure_host_wait(self)
+
+    def ipu_waiting_for_host(self, windows=None):
+        """The host accounting breakdown (see host_wait.py): time outside Engine::run, StreamCopy
+        Begin and host service, over the captured runs with the host time before each."""
+        from .host_wait import measure_ipu_waiting_for_host
+        return measure_ipu_waiting_for_host(self, windows)

@@ -32,6 +32,54 @@ class IntervalSetTest(unittest.TestCase):
     def test_empty_intervals_are_ignored(self):
         self.assertEqual(IntervalSet([(5, 5), (7, 3)]).length(), 0)
 
+    def test_subtract(self):
+        s = IntervalSet([(0, 10), (20, 30)]).subtract(IntervalSet([(5, 22), (25, 26)]))
+        self.assertEqual(s.intervals(), [(0, 5), (22, 25), (26, 30)])
+
+
+def write_host_accounting_profile(path):
+    """Runs [100, 200) captured, [250, 400) captured, [400, 500) not; on the
+    stream track Begin [100, 120) and [250, 300), host service [130, 150),
+    transfer (Mid) [150, 160)."""
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '1'), ('complete', '1'), ('clock_hz', '1000');
+        CREATE TABLE runs(id INTEGER PRIMARY KEY, entry_point INTEGER, name TEXT, start_cycle INTEGER,
+                          end_cycle INTEGER, steps INTEGER, captured INTEGER);
+        INSERT INTO runs VALUES (0, 0, 'train', 100, 200, 1, 1), (1, 0, 'train', 250, 400, 1, 1),
+                                (2, 0, 'train', 400, 500, 1, 0);
+        CREATE TABLE tracks(id INTEGER PRIMARY KEY, parent_id INTEGER, kind TEXT, name TEXT, ipu INTEGER,
+                            tile INTEGER, sort_order INTEGER);
+        INSERT INTO tracks VALUES (1, NULL, 'stream', 'StreamCopy', NULL, NULL, 20);
+        CREATE TABLE slices(id INTEGER PRIMARY KEY, track_id INTEGER, run_id INTEGER, ts INTEGER, dur INTEGER,
+                            name TEXT, category TEXT, depth INTEGER, parent_id INTEGER, program_id INTEGER,
+                            phase_id INTEGER, bytes INTEGER);
+        INSERT INTO slices VALUES (1, 1, 0, 100, 20, 'Begin', 'stream_copy_begin', 1, NULL, NULL, NULL, NULL),
+                                  (2, 1, 0, 130, 20, 'Mid: host service', 'stream_copy_host_service', 1, NULL,
+                                   NULL, NULL, NULL),
+                                  (3, 1, 0, 150, 10, 'Mid', 'stream_copy_mid', 1, NULL, NULL, NULL, 64),
+                                  (4, 1, 1, 250, 50, 'Begin', 'stream_copy_begin', 1, NULL, NULL, NULL, NULL);
+    """)
+    db.commit()
+    db.close()
+
+
+class IpuWaitingForHostTest(unittest.TestCase):
+    def test_outside_runs_begin_and_host_service_count_the_transfer_does_not(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.pop")
+            write_host_accounting_profile(path)
+            with ipusim_profile.open_profile(path) as p:
+                w = p.ipu_waiting_for_host()
+        # Windows [0, 200) and [200, 400): 400 cycles; outside runs [0, 100) and [200, 250).
+        self.assertEqual(w.window_cycles, 400)
+        self.assertEqual(w.outside_run_cycles, 150)
+        self.assertEqual(w.begin_cycles, 70)
+        self.assertEqual(w.host_service_cycles, 20)
+        self.assertEqual(w.waiting_cycles, 240)
+        self.assertAlmostEqual(w.share, 0.6)
+
 
 def write_minimal(path, meta):
     db = sqlite3.connect(path)
