@@ -20,6 +20,7 @@ struct Shape {
   std::int64_t busyTiles = 8;      // tiles with compute cycles in the compute phase
   std::int64_t fullestBytes = 500;
   bool idleDevice = false;         // no compute at all: the device idles after the copy
+  bool feeds = false;              // true: 10 steps per run with infeed/outfeed (meta)
 };
 
 std::string writeProfile(const std::string& name, const Shape& shape) {
@@ -30,13 +31,14 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
   w.setMeta("tiles_per_ipu", "8");
   w.setMeta("tile_memory_bytes", "1000");
   w.setMeta("clock_hz", "1000000000");
-  w.setMeta("steps_per_execution", "1");
-  w.setMeta("feeds", "false");
+  w.setMeta("steps_per_execution", shape.feeds ? "10" : "1");
+  w.setMeta("feeds", shape.feeds ? "true" : "false");
   const auto engine = w.addTrack({0, -1, "engine", "Engine::run", -1, -1, 0});
   const auto stream = w.addTrack({0, -1, "stream", "StreamCopy", -1, -1, 20});
   const auto ipu = w.addTrack({0, -1, "ipu", "IPU 0", 0, -1, 30});
   const auto bsp = w.addTrack({0, ipu, "bsp", "IPU 0 BSP", 0, -1, 32});
-  for (std::int64_t r = 0; r < 10; ++r) w.addRun({r, 0, "train", r * 1100, r * 1100 + 1000, 1, r == 0});
+  for (std::int64_t r = 0; r < 10; ++r)
+    w.addRun({r, 0, "train", r * 1100, r * 1100 + 1000, shape.feeds ? 10 : 1, r == 0});
   w.addProgram({0, -1, "Sequence", "step", "training", "step", 0});
   w.addProgram({1, 0, "Execute", "dense/matmul", "dense", "matmul", 0});
   w.addPhase({1, "compute", "dense/matmul", 1, -1});
@@ -79,6 +81,18 @@ TEST(InsightsHostBound, FiresWhenTheIpuWaitsForTheHost) {
   EXPECT_EQ(insight->figures["outside_runs_cycles"], 900);
   EXPECT_EQ(insight->figures["saved_cycles"], 810);
   EXPECT_NE(insight->gain.find("0.810 us"), std::string::npos) << insight->gain;
+}
+
+TEST(InsightsHostBound, WithFeedsTheKnobIsTenTimesTheStepsPerExecution) {
+  Shape s;
+  s.beginCycles = 600;
+  s.feeds = true;
+  const auto insight = hostBoundInsight(factsOf("host-feeds.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_EQ(insight->knob, "raise steps_per_execution (10 -> 100)");
+  // 10 runs of 10 steps become 1 run of 100: saved = 900 x (1 - 1/10).
+  EXPECT_EQ(insight->figures["saved_cycles"], 810);
+  EXPECT_NE(insight->gain.find("per 100 steps"), std::string::npos) << insight->gain;
 }
 
 TEST(InsightsHostBound, QuietWhenTheDeviceComputes) {
