@@ -89,6 +89,10 @@ TEST(OperationsTable, SortsByAColumnAndKeepsTheSelectedRow) {
   EXPECT_EQ(table.rows()[2].layer, "dense");
   table.sortBy(OperationColumn::Name, /*ascending=*/true);
   EXPECT_EQ(table.rows()[2].layer, "dense_1");
+  EXPECT_TRUE(table.selectNamed("dense_1/mat"));
+  EXPECT_EQ(table.selectedPrograms(), (std::unordered_set<std::int64_t>{7}));
+  EXPECT_FALSE(table.selectNamed("conv"));
+  EXPECT_EQ(table.selectedPrograms(), (std::unordered_set<std::int64_t>{7}));
   table.select(-1);
   EXPECT_TRUE(table.selectedPrograms().empty());
 }

@@ -44,6 +44,16 @@ void OperationsTable::sortBy(OperationColumn column, bool ascending) {
   }
 }
 
+bool OperationsTable::selectNamed(const std::string& text) {
+  for (std::size_t i = 0; i < rows().size(); ++i) {
+    if ((rows()[i].layer + "/" + rows()[i].op).find(text) != std::string::npos) {
+      selected_ = std::int64_t(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 std::unordered_set<std::int64_t> OperationsTable::selectedPrograms() const {
   if (selected_ < 0 || selected_ >= std::int64_t(rows().size())) return {};
   const auto& ids = rows()[selected_].programIds;

@@ -6,6 +6,7 @@
 #include "profiler/analysis/operations_summary.hpp"
 
 #include <cstdint>
+#include <string>
 #include <unordered_set>
 
 namespace ipusim::viewer {
@@ -21,6 +22,9 @@ class OperationsTable {
   // Selects a row (an index into rows(), or -1 for none).
   void select(std::int64_t row) { selected_ = row; }
   std::int64_t selected() const { return selected_; }
+  // Selects the first row whose "layer/op" contains `text`; returns false
+  // (selection unchanged) when none does.
+  bool selectNamed(const std::string& text);
   // The program ids of the selected row (empty when none is selected).
   std::unordered_set<std::int64_t> selectedPrograms() const;
 

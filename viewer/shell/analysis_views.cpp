@@ -43,11 +43,22 @@ bool ensureBuilt(OpenProfile& p, Build&& build) {
 
 }  // namespace
 
+bool ViewerApp::ensureOperations(OpenProfile& p) {
+  if (p.operations) return true;
+  if (!p.analysisError.empty()) return false;
+  try {
+    p.operations.emplace(analysis::summarizeOperations(p.session->reader()));
+  } catch (const std::exception& e) {
+    p.analysisError = e.what();
+  }
+  return p.operations.has_value();
+}
+
 void ViewerApp::drawOperations(OpenProfile& p) {
-  if (!ensureBuilt(p, [&] {
-        if (!p.operations) p.operations.emplace(analysis::summarizeOperations(p.session->reader()));
-      }))
+  if (!ensureOperations(p)) {
+    ImGui::TextWrapped("%s", p.analysisError.c_str());
     return;
+  }
   OperationsTable& table = *p.operations;
   const auto& s = table.summary();
   const char* unit = s.byStep ? "step" : "run";

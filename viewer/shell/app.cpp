@@ -81,6 +81,10 @@ bool ViewerApp::selectSliceNamed(const std::string& name) {
   for (auto& p : profiles_) {
     p.session->waitUntilVisibleLoaded();
     found = p.trace->search(name) > 0 || found;
+    if (ensureOperations(p) && p.operations->selectNamed(name)) {
+      p.trace->highlightPrograms(p.operations->selectedPrograms());
+      found = true;
+    }
   }
   return found;
 }

@@ -48,7 +48,8 @@ class ViewerApp {
 
   void show(ViewKind view) { requested_ = view; }
   // Selects, in every open profile's trace, the first slice whose name
-  // contains `name`; returns false when no profile has one.
+  // contains `name`, and the first operations row whose layer/op does (its
+  // slices highlighted in the trace); returns false when no profile has either.
   bool selectSliceNamed(const std::string& name);
   void setRange(std::int64_t from, std::int64_t to);
   // Shows Engine::run calls firstRun..lastRun in every open profile (throws
@@ -71,6 +72,8 @@ class ViewerApp {
   void drawOperations(OpenProfile& p);
   void drawLiveness(OpenProfile& p);
   void drawInsights(OpenProfile& p);
+  // Builds the operations table once; false (with analysisError set) when the profile cannot give one.
+  bool ensureOperations(OpenProfile& p);
   void drawCompare();
 
   RecentProfiles recent_;

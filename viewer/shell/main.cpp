@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
   cli.add_option("--range", o.range, "FROM:TO in cycles, or runs:A-B in Engine::run indices: zoom to and select this range "
                  "(default: the first two captured runs)");
   cli.add_option("--select", o.select,
-                 "select (and centre) the first slice whose name contains this text, as the trace's search does");
+                 "select (and centre) the first slice whose name contains this text, as the trace's search does, and the "
+                 "first operations row whose layer/op contains it");
   cli.add_flag("--flat", o.flat, "open the trace in the flat view (each program lane on one row) instead of the flame view");
   cli.add_option("--size", o.size, "window size WIDTHxHEIGHT");
   cli.add_flag("--bench", o.bench, "time opening and drawing a synthetic profile, then exit");
