@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace ipusim::profiler::analysis {
 
@@ -47,9 +48,57 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;
   if (feeds == "false") facts.feeds = false;
+  // Per captured run, its time outside its steps (Engine::run start-up, the
+  // first copy's wait, the drain at the end).
+  const auto runs = reader.runs();
+  std::map<std::int64_t, std::int64_t> stepCycles;
+  for (const auto& track : reader.tracks())
+    if (track.kind == "engine")
+      reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
+        if (s.category == "step" && s.runId >= 0) stepCycles[s.runId] += s.dur;
+      });
+  double inside = 0;
+  std::int64_t captured = 0;
+  for (const auto& r : runs) {
+    const auto steps = stepCycles.find(r.id);
+    if (!r.captured || steps == stepCycles.end()) continue;
+    inside += double(std::max<std::int64_t>(0, (r.endCycle - r.startCycle) - steps->second));
+    ++captured;
+  }
+  // The first StreamCopy Begin of each captured run against the other Begins.
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> firstBegin;  // run -> (ts, dur)
+  std::vector<std::int64_t> begins;
+  std::vector<std::pair<std::int64_t, std::int64_t>> all;  // (run, dur) of every Begin
+  for (const auto& track : reader.tracks())
+    if (track.kind == "stream")
+      reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
+        if (s.category != "stream_copy_begin" || s.runId < 0) return;
+        auto [it, added] = firstBegin.emplace(s.runId, std::make_pair(s.ts, s.dur));
+        if (!added && s.ts < it->second.first) it->second = {s.ts, s.dur};
+        all.emplace_back(s.runId, s.dur);
+      });
+  double firstExtra = 0;
+  if (!firstBegin.empty()) {
+    // Every Begin but one first-of-run per run (forEachSlice is in ts order per track).
+    std::map<std::int64_t, bool> skipped;
+    for (const auto& [run, dur] : all) {
+      if (!skipped[run] && dur == firstBegin[run].second) {
+        skipped[run] = true;
+        continue;
+      }
+      begins.push_back(dur);
+    }
+    std::int64_t median = 0;
+    if (!begins.empty()) {
+      std::nth_element(begins.begin(), begins.begin() + begins.size() / 2, begins.end());
+      median = begins[begins.size() / 2];
+    }
+    for (const auto& [run, first] : firstBegin) firstExtra += double(std::max<std::int64_t>(0, first.second - median));
+    firstExtra /= double(firstBegin.size());
+  }
+  facts.runCostInsideCycles = (captured > 0 ? inside / double(captured) : 0.0) + firstExtra;
   // Tile balance over the last captured run (the steady state when two are captured).
   const traces::RunRow* last = nullptr;
-  const auto runs = reader.runs();
   for (const auto& r : runs)
     if (r.captured) last = &r;
   if (last) {
@@ -74,7 +123,8 @@ std::optional<Insight> hostBoundInsight(const ProfileFacts& f, const InsightLimi
   const std::int64_t to = feeds ? std::max<std::int64_t>(10, from * 10) : 10;
   const double oldRuns = double(runs.runs);
   const double newRuns = stepsPerRun > 0 ? oldRuns * (stepsPerRun / double(to)) : oldRuns;
-  const double saved = oldRuns > 0 ? double(outside) * (1.0 - newRuns / oldRuns) : 0.0;
+  const double perRun = oldRuns > 0 ? double(outside) / oldRuns + f.runCostInsideCycles : 0.0;
+  const double saved = std::max(0.0, (oldRuns - newRuns) * perRun);
 
   Insight in;
   in.rule = "host_bound";
@@ -85,11 +135,12 @@ std::optional<Insight> hostBoundInsight(const ProfileFacts& f, const InsightLimi
   else
     in.knob = "use infeed/outfeed queues (training.feeds = true) with steps_per_execution " + std::to_string(to);
   in.gain = "saves about " + seconds(f.report.target, saved) + " per " + std::to_string(runs.steps) +
-            " steps (the " + seconds(f.report.target, double(outside)) + " spent between " +
-            std::to_string(runs.runs) + " Engine::run calls shrinks with the number of calls)";
+            " steps (" + std::to_string(runs.runs) + " Engine::run calls cost " + seconds(f.report.target, perRun) +
+            " each outside their steps; " + std::to_string(std::llround(newRuns)) + " calls remain)";
   in.figures = {{"host_wait_share", share},
                 {"host_wait_cycles", f.hostWait.waitCycles},
                 {"outside_runs_cycles", outside},
+                {"run_cost_cycles", perRun},
                 {"steps_per_execution", from},
                 {"suggested_steps_per_execution", to},
                 {"feeds", feeds},

@@ -6,10 +6,15 @@
 // - host_bound: the IPU waits for the host (host_wait_share.hpp) for at
 //   least `hostBoundShare` of the captured time. Knob: with feeds, raise
 //   steps_per_execution tenfold; without feeds, turn feeds on with
-//   steps_per_execution 10. Gain: the time outside Engine::run (the per-run
-//   host overhead, first run start to last run end minus the runs' time)
-//   shrinks with the number of runs: saved = outside x (1 - old/new steps per
-//   run). A lower bound: per-run costs inside Engine::run fall too.
+//   steps_per_execution 10. Gain: the per-run cost shrinks with the number
+//   of runs: saved = runs x per-run cost x (1 - old/new steps per run), where
+//   the per-run cost is the time outside Engine::run per run (first run start
+//   to last run end minus the runs' time, over the runs), plus the part of a
+//   captured run outside its steps (its duration minus its step slices'),
+//   plus the extra wait of a run's first StreamCopy Begin over the median
+//   Begin of the other copies (the host stream service starting up for the
+//   run) — the last two averaged over the captured runs. Costs per step
+//   (each copy's service time) do not shrink and are not counted.
 // - device_bound: the IPU waits for the host less than `hostBoundShare` and
 //   compute + exchange + sync take at least `deviceBoundShare` of the
 //   captured time. Names the largest phase and the op (operations summary)
@@ -52,6 +57,7 @@ struct ProfileFacts {
   std::optional<double> parallelEfficiency;  // of the captured compute; empty without tile detail
   std::int64_t stepsPerExecution = 0;        // meta steps_per_execution, 0 when unknown
   std::optional<bool> feeds;                 // meta feeds
+  double runCostInsideCycles = 0;            // per captured run: outside its steps + its first Begin's extra wait
 };
 
 struct Insight {
