@@ -123,19 +123,23 @@ const ir::Executable& IpuSystem::executable() const {
 
 std::uint64_t IpuSystem::runsCompleted() const { return impl_->runs; }
 
-std::vector<IpuSystem::TileMemoryUse> IpuSystem::tileMemoryUse() const {
-  auto& loaded = impl_->requireLoaded("tileMemoryUse");
-  std::map<std::tuple<std::uint32_t, std::string, bool>, std::uint64_t> use;
+std::vector<ir::TileMemoryUsage> IpuSystem::tileMemoryUsage(std::size_t largestPerTile) const {
+  auto& loaded = impl_->requireLoaded("tileMemoryUsage");
+  // The tensors as placed (without their initial values, which can be large).
+  std::vector<ir::Tensor> placed;
+  placed.reserve(impl_->exe.tensors.size());
   for (const ir::Tensor& t : impl_->exe.tensors) {
-    const std::size_t elem = ir::sizeOf(t.dtype);
-    for (const ir::TileInterval& iv : loaded.memory.mapping(t.id))
-      use[{iv.tile, t.category, t.alwaysLive}] += (iv.end - iv.begin) * elem;
+    ir::Tensor copy;
+    copy.id = t.id;
+    copy.name = t.name;
+    copy.shape = t.shape;
+    copy.dtype = t.dtype;
+    copy.category = t.category;
+    copy.alwaysLive = t.alwaysLive;
+    copy.mapping = loaded.memory.mapping(t.id);
+    placed.push_back(std::move(copy));
   }
-  std::vector<TileMemoryUse> out;
-  out.reserve(use.size());
-  for (const auto& [key, bytes] : use)
-    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), bytes});
-  return out;
+  return ir::tileMemoryUsage(placed, impl_->target.totalTiles(), largestPerTile);
 }
 
 }  // namespace ipusim::model

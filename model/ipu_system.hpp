@@ -14,6 +14,7 @@
 // - Observers are called only as much as their detailFor(run) asks.
 #include "model/host_stream.hpp"
 #include "model/ir/executable.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 #include "model/observer.hpp"
 #include "model/target.hpp"
 
@@ -56,9 +57,9 @@ class IpuSystem : public sc_core::sc_module {
   const Target& target() const;
   const ir::Executable& executable() const;
   std::uint64_t runsCompleted() const;
-  // Per global tile, per category: bytes used (for the profile's tile_memory).
-  struct TileMemoryUse { std::uint32_t tile; std::string category; bool alwaysLive; std::uint64_t bytes; };
-  std::vector<TileMemoryUse> tileMemoryUse() const;
+  // The tile memory figure of the loaded executable (ir::tileMemoryUsage over
+  // the placed addresses: the planner's, plus what load() placed).
+  std::vector<ir::TileMemoryUsage> tileMemoryUsage(std::size_t largestPerTile = 5) const;
 
  private:
   struct Impl;

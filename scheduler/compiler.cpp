@@ -1,6 +1,7 @@
 #include "scheduler/compiler.hpp"
 
 #include "scheduler/lowering.hpp"
+#include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/op_graph.hpp"
 #include "scheduler/schedule.hpp"
@@ -47,13 +48,22 @@ model::Target targetFor(const Workload& w) {
   return t;
 }
 
-CompiledWorkload compile(const Workload& w) { return compile(w, targetFor(w)); }
+CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
+  return compile(w, targetFor(w), progress);
+}
 
-CompiledWorkload compile(const Workload& w, const model::Target& target) {
-  const OpGraph graph = buildTrainingGraph(w);
-  const Schedule schedule = scheduleOps(graph, w.scheduling);
+CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& reportProgress) {
+  auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
   const std::uint32_t tiles = target.totalTiles();
+  // Decided from the layer shapes before a single weight is drawn: a model
+  // too big for the chip fails here, in milliseconds.
+  checkModelFits(w, target, tiles);
+  progress("building the op graph");
+  OpGraph graph = buildTrainingGraph(w);
+  progress("scheduling");
+  const Schedule schedule = scheduleOps(graph, w.scheduling);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
+  progress("planning and lowering");
   LoweredStep step = lowerStep(graph, schedule, target, tiles, budget);
 
   CompiledWorkload c;
@@ -73,16 +83,19 @@ CompiledWorkload compile(const Workload& w, const model::Target& target) {
   c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, 1,
                            feeds ? w.training.outfeedBufferDepth : 1);
 
-  step.stepChildren[0] = addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input"));
-  step.stepChildren[1] = addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"));
-  if (!lossLast) step.stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
-  for (ir::Id t : {step.images, step.labels}) step.useSpan[t].first = 0;
-  step.useSpan[step.loss].second = step.stepChildren.size();
+  std::vector<ir::Id> stepChildren{
+      addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
+      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"))};
+  stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
+  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
+  // The inputs are written at step 0, the loss read after the last op.
+  for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
+  step.useSpans[step.loss].second = step.lastStep + 1;
 
   ir::Program seq;
   seq.kind = ir::ProgramKind::Sequence;
   seq.name = "step";
-  seq.children = step.stepChildren;
+  seq.children = stepChildren;
   seq.marksStep = true;
   seq.debug = {"training", "step"};
   ir::Id entry = addProgram(exe, seq);
@@ -105,7 +118,9 @@ CompiledWorkload compile(const Workload& w, const model::Target& target) {
   }
   exe.entryPoints.push_back({"train", entry});
 
-  const MemoryPlanResult mem = planMemory(exe, step.useSpan, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
+  progress("planning memory");
+  const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
+  progress("validating");
   exe.validate(tiles);
 
   c.imagesTensor = step.images;
@@ -118,6 +133,8 @@ CompiledWorkload compile(const Workload& w, const model::Target& target) {
   c.report.maxTileBytes = mem.maxTileBytes;
   c.report.meanTileBytes = mem.meanTileBytes;
   c.report.estimatedStepCycles = step.estimatedStepCycles;
+  c.report.tilesOverCapacity = mem.tilesOverCapacity;
+  c.report.matMulPlans = step.matMulPlans;
   c.report.computeSets = exe.computeSets.size();
   for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
   c.exe = std::move(exe);

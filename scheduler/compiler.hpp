@@ -10,11 +10,17 @@
 // batch mean cross-entropy (a scalar).
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
+#include "scheduler/matmul_plan.hpp"
 #include "scheduler/workload.hpp"
+
+#include <functional>
 
 #include <string>
 
 namespace ipusim::scheduler {
+
+// Called with the name of each compile stage as it starts.
+using CompileProgress = std::function<void(const std::string& stage)>;
 
 struct CompileReport {
   std::string schedule;                // the algorithm used (choose_best names its pick)
@@ -24,6 +30,8 @@ struct CompileReport {
   double meanTileBytes = 0;            // over the tiles used
   std::uint64_t estimatedStepCycles = 0;  // one step's compute, exchange and syncs (no host transfers)
   std::size_t computeSets = 0, exchanges = 0;
+  std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
+  std::vector<PlannedMatMul> matMulPlans;  // in program order
 };
 
 struct CompiledWorkload {
@@ -40,7 +48,7 @@ struct CompiledWorkload {
 model::Target targetFor(const Workload& w);
 // Throws std::invalid_argument for a workload that cannot be compiled (an
 // out-of-memory tile names the tile, its need and its capacity).
-CompiledWorkload compile(const Workload& w);
-CompiledWorkload compile(const Workload& w, const model::Target& target);
+CompiledWorkload compile(const Workload& w, const CompileProgress& progress = {});
+CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& progress = {});
 
 }  // namespace ipusim::scheduler

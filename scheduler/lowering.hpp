@@ -1,13 +1,17 @@
 #pragma once
-// Lowering: the scheduled op graph -> executable IR. Decides every value's
-// tile placement (matmuls by their MatMulPlan, elementwise work where its
-// input lies, split over the worker contexts with a grain; small tensors on
-// one tile), inserts exchanges (Copy into re-placed clones, one broadcast Copy
-// for replicas) and compute sets, and records, per tensor, the program steps
-// that use it (for the memory plan). Every program step carries the layer and
-// op it came from.
+// Lowering: the scheduled op graph -> executable IR, op by op:
+//   - every value gets a tensor mapped by the tile mapper (tile_mapper.hpp),
+//     except a weight gradient, mapped as its weight (so the update is local),
+//     and a loss's rows, kept whole;
+//   - matmuls by their plan (matmul_plan.hpp, matmul_lowering.hpp);
+//   - column sums and the loss mean by staged reductions (reduction.hpp);
+//   - elementwise ops where their first input lies, over every worker;
+//   - a value wanted in another mapping is copied once (<value>/relaid).
+// Every program carries the layer and op it came from; one Sequence per op.
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
+#include "scheduler/ir_builder.hpp"
+#include "scheduler/matmul_plan.hpp"
 #include "scheduler/op_graph.hpp"
 #include "scheduler/schedule.hpp"
 
@@ -15,15 +19,19 @@ namespace ipusim::scheduler {
 
 struct LoweredStep {
   ir::Executable exe;                  // tensors (unplaced addresses), compute sets, programs (no entry points yet)
-  std::vector<ir::Id> stepChildren;    // the programs of one training step, in order
+  std::vector<ir::Id> opSequences;     // one Sequence per op, in schedule order
   ir::Id images = ir::kNoId, labels = ir::kNoId, loss = ir::kNoId;  // tensors
   std::vector<ir::Id> weightTensors;   // per OpGraph::weights
-  // Per tensor: [first, last] index into stepChildren of the programs using it.
-  std::vector<std::pair<std::size_t, std::size_t>> useSpan;
+  // Per tensor: the first and last program step using it. Step 0 is the
+  // step's input stream copies; `lastStep` + 1 its output stream copies.
+  std::vector<UseSpan> useSpans;
+  std::size_t lastStep = 0;
   std::uint64_t estimatedStepCycles = 0;  // compute + exchange + syncs of one step (no host transfers)
+  std::vector<PlannedMatMul> matMulPlans;  // in program order
 };
 
-LoweredStep lowerStep(const OpGraph& g, const Schedule& schedule, const model::Target& target,
-                      std::uint32_t tiles, std::uint64_t memoryBudget);
+// `graph` is consumed: the weights' initial values move into the executable.
+LoweredStep lowerStep(OpGraph& graph, const Schedule& schedule, const model::Target& target, std::uint32_t tiles,
+                      std::uint64_t memoryBudget);
 
 }  // namespace ipusim::scheduler

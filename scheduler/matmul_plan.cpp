@@ -1,146 +1,165 @@
 #include "scheduler/matmul_plan.hpp"
 
 #include "model/codelets/codelet.hpp"
-#include "model/hardware/tile.hpp"
+#include "scheduler/cost_model.hpp"
 
 #include <algorithm>
-#include <limits>
-#include <vector>
+#include <mutex>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
 
-std::vector<std::uint64_t> splitCandidates(std::uint64_t d, std::uint64_t limit) {
-  std::vector<std::uint64_t> c;
-  for (std::uint64_t p = 1; p <= d && p <= limit; p *= 2) c.push_back(p);
-  if (d <= limit && (c.empty() || c.back() != d)) c.push_back(d);
-  // splits that make blocks of whole multiples of 8 rows / columns
-  for (std::uint64_t b : {7ull, 49ull, 98ull, 196ull}) if (b < d && d % b == 0 && b <= limit) c.push_back(b);
-  return c;
-}
-
-std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
-ir::Cycles codeletCycles(const std::string& name, const std::vector<std::uint64_t>& sizes,
-                         const std::map<std::string, double>& params, const model::Target& target) {
-  const auto& codelet = model::CodeletRegistry::instance().get(name);
-  return codelet.cycles({sizes, model::orderedParams(codelet, params)}, target);
-}
-
-// Blocks of mb x nb outputs, k whole, one per tile: one multi-region Copy
-// gathers each tile's op(a) rows (mb x k) and op(b) columns (k x nb) into
-// contiguous buffers, received at exchange.bytesPerCycle (one phase); one
-// MatMulPartial per tile; a block that is not contiguous in the output
-// (several rows of part of the columns) is written to a tile-local buffer
-// and copied into place row by row (one more exchange phase: the output is
-// spread evenly over the same tiles, not by blocks).
-MatMulPlan gatheredPlan(const MatMulShape& s, const model::Target& target, std::uint64_t pm, std::uint64_t pn,
-                        std::uint64_t memoryBudget) {
-  MatMulPlan plan{pm, pn, 1};
-  plan.gathered = true;
-  const std::uint64_t mb = ceilDiv(s.m, pm), nb = ceilDiv(s.n, pn);
-  const ir::Cycles vertexCycles =
-      codeletCycles("MatMulPartial", {mb * s.k, s.k * nb, mb * nb},
-                    {{"m", double(mb)}, {"k", double(s.k)}, {"n", double(nb)},
-                     {"transposeA", s.transposeA}, {"transposeB", s.transposeB}, {"accumulate", 0}},
-                    target);
-  std::uint64_t cycles = model::hardware::tileComputeCycles({}, {vertexCycles}, target.tile);
-  const std::uint64_t aBytes = mb * s.k * 4, bBytes = s.k * nb * 4, outBytes = mb * nb * 4;
-  const std::uint64_t bpc = std::max<std::uint32_t>(1, target.exchange.bytesPerCycle);
-  // One phase, bound by the busiest receiver (its two buffers) or sender
-  // (an operand's bytes times the blocks reading them, over its source tiles).
-  const std::uint64_t aSources = std::min(s.aSourceTiles ? s.aSourceTiles : pm, s.m * s.k);
-  const std::uint64_t bSources = std::min(s.bSourceTiles ? s.bSourceTiles : pn, s.k * s.n);
-  const std::uint64_t sent = ceilDiv(s.m * s.k * 4 * pn, std::max<std::uint64_t>(1, aSources)) +
-                             ceilDiv(s.k * s.n * 4 * pm, std::max<std::uint64_t>(1, bSources));
-  cycles += ceilDiv(std::max(aBytes + bBytes, sent), bpc) + target.exchange.latencyCycles + target.sync.internalCycles;
-  std::uint64_t bytes = aBytes + bBytes + outBytes;
-  if (!contiguous(0, mb, 0, nb, s.n)) {
-    // The block buffer, copied into the output spread evenly over the same tiles.
-    cycles += ceilDiv(outBytes, bpc) + target.exchange.latencyCycles + target.sync.internalCycles;
-    bytes += outBytes;
+// A codelet's cycles() called with its params in declaration order, without
+// building a name -> value map per call: the planner costs tens of
+// thousands of partitions.
+class VertexCost {
+ public:
+  VertexCost(const std::string& codelet, const std::vector<std::string>& paramOrder) :
+      codelet_(model::CodeletRegistry::instance().get(codelet)) {
+    const auto names = codelet_.params();
+    if (names != paramOrder) throw std::logic_error(codelet + ": the planner's parameter order is out of date");
   }
-  plan.estimatedCycles = cycles;
-  plan.bytesPerTile = bytes;
-  plan.fits = bytes <= memoryBudget;
-  return plan;
+  ir::Cycles operator()(std::vector<std::uint64_t> sizes, std::vector<double> params, const model::Target& t) const {
+    return codelet_.cycles({std::move(sizes), std::move(params)}, t);
+  }
+
+ private:
+  const model::Codelet& codelet_;
+};
+
+const VertexCost& matMulPartial() {
+  static const VertexCost cost("MatMulPartial", {"m", "k", "n", "transposeA", "transposeB", "accumulate"});
+  return cost;
 }
+const VertexCost& reduceSum() {
+  static const VertexCost cost("ReduceSum", {"rows", "cols", "axis", "scale", "accumulate"});
+  return cost;
+}
+
+// Beyond this many passes a product is better declared out of memory.
+constexpr std::uint64_t kMaxSerialPasses = 64;
 
 }  // namespace
 
-MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
-                      std::uint64_t memoryBudget) {
-  MatMulPlan best;
-  bool haveBest = false;
+bool MatMulShape::operator==(const MatMulShape& o) const {
+  return std::tie(m, k, n, transposeA, transposeB, inputType, outputType, aTiles, bTiles, outTiles) ==
+         std::tie(o.m, o.k, o.n, o.transposeA, o.transposeB, o.inputType, o.outputType, o.aTiles, o.bTiles, o.outTiles);
+}
+
+std::vector<std::uint64_t> blockCounts(std::uint64_t d, std::uint64_t limit) {
+  std::vector<std::uint64_t> counts;
+  std::uint64_t lastBlock = 0;
+  for (std::uint64_t p = 1; p <= d && p <= limit; ++p) {
+    const std::uint64_t block = ceilDiv(d, p);
+    // The fewest blocks giving this block size (later p with the same block
+    // size only leave tiles idle).
+    if (block != lastBlock && ceilDiv(d, block) == p) counts.push_back(p);
+    lastBlock = block;
+  }
+  return counts;
+}
+
+MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64_t pk, std::uint64_t pn,
+                          const model::Target& target, std::uint64_t serial) {
+  if (serial > 1) {
+    // One pass: ceil(m / serial) rows into a temporary spread like the
+    // output, then placed into the output's rows (each owner receives its share).
+    MatMulShape pass = full;
+    pass.m = ceilDiv(full.m, serial);
+    pass.outTiles = std::min<std::uint64_t>(full.outTiles, ceilDiv(pass.m * pass.n, 32));
+    MatMulCost c = estimateMatMul(pass, pm, pk, pn, target, 1);
+    const std::uint64_t owned = ceilDiv(full.m * full.n, std::max<std::uint64_t>(1, full.outTiles));
+    const std::uint64_t passOwned = ceilDiv(pass.m * pass.n, std::max<std::uint64_t>(1, pass.outTiles));
+    c.reduceExchange += exchangePhaseCycles(std::max(owned, passOwned) * ir::sizeOf(full.outputType), target);
+    c.temporaryBytesPerTile += passOwned * ir::sizeOf(full.outputType);
+    c.gather *= serial, c.compute *= serial, c.reduceExchange *= serial, c.reduce *= serial;
+    return c;
+  }
+  const MatMulShape& s = full;
+  MatMulCost c;
+  const std::uint64_t mb = ceilDiv(s.m, pm), kb = ceilDiv(s.k, pk), nb = ceilDiv(s.n, pn);
+  const std::uint64_t eIn = ir::sizeOf(s.inputType), eOut = ir::sizeOf(s.outputType), ePartial = 4;
+  // 1. Gather: the busiest receiver (its two blocks) or sender (its share of
+  // a, read by pn tiles, and of b, read by pm tiles).
+  const std::uint64_t received = (mb * kb + kb * nb) * eIn;
+  const std::uint64_t sent = ceilDiv(s.m * s.k, std::max<std::uint64_t>(1, s.aTiles)) * eIn * pn +
+                             ceilDiv(s.k * s.n, std::max<std::uint64_t>(1, s.bTiles)) * eIn * pm;
+  c.gather = exchangePhaseCycles(std::max(received, sent), target);
+  // 2. One AMP vertex per tile.
+  const ir::Cycles amp = matMulPartial()({mb * kb, kb * nb, mb * nb},
+                                         {double(mb), double(kb), double(nb), double(s.transposeA),
+                                          double(s.transposeB), 0.0}, target);
+  c.compute = computePhaseCycles(tileCycles({}, {amp}, target), target);
+  // 3. Partials to the output's owners (reduced there when pk > 1).
+  const std::uint64_t owned = ceilDiv(s.m * s.n, std::max<std::uint64_t>(1, s.outTiles));
+  const std::uint64_t partialBytes = mb * nb * ePartial;
+  std::uint64_t bytes = (mb * kb + kb * nb) * eIn + partialBytes;
+  if (pk == 1) {
+    c.reduceExchange = exchangePhaseCycles(std::max(owned * eOut, mb * nb * eOut), target);
+  } else {
+    c.reduceExchange = exchangePhaseCycles(std::max(owned * pk * ePartial, partialBytes), target);
+    // The owner's elements in pieces contiguous in the output and in a
+    // partial block, cut into chunks so that every worker has one.
+    const std::uint64_t pieceLength = pn == 1 ? mb * nb : nb;
+    const std::uint64_t pieces = ceilDiv(owned, pieceLength) + 1;
+    const std::uint64_t chunks = std::max<std::uint64_t>(pieces, target.tile.workerContexts);
+    const std::uint64_t chunk = ceilDiv(owned, chunks);
+    const ir::Cycles one = reduceSum()({pk * chunk, chunk}, {double(pk), double(chunk), 0.0, 1.0, 0.0}, target);
+    c.reduce = computePhaseCycles(tileCycles(std::vector<ir::Cycles>(std::min(chunks, owned), one), {}, target), target);
+    bytes = std::max(bytes, partialBytes + owned * pk * ePartial);
+  }
+  c.temporaryBytesPerTile = bytes;
+  return c;
+}
+
+std::vector<MatMulPlan> matMulPlanSpace(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
+                                        std::uint64_t budget, std::uint64_t serial) {
+  std::vector<MatMulPlan> space;
+  for (std::uint64_t pm : blockCounts(ceilDiv(s.m, serial), tiles))
+    for (std::uint64_t pn : blockCounts(s.n, tiles / pm))
+      for (std::uint64_t pk : blockCounts(s.k, tiles / (pm * pn))) {
+        MatMulPlan plan{pm, pk, pn, serial, estimateMatMul(s, pm, pk, pn, target, serial)};
+        plan.fits = plan.cost.temporaryBytesPerTile <= budget;
+        space.push_back(plan);
+      }
+  return space;
+}
+
+MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles, std::uint64_t budget) {
+  // Cached by shape and machine: a model repeats its shapes (every layer of
+  // an MLP, forward and backward).
+  struct Entry {
+    MatMulShape shape;
+    nlohmann::json target;
+    std::uint32_t tiles;
+    std::uint64_t budget;
+    MatMulPlan plan;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> cache;
+  const nlohmann::json targetKey = target.toJson();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry& e : cache)
+      if (e.shape == s && e.tiles == tiles && e.budget == budget && e.target == targetKey) return e.plan;
+  }
   auto better = [](const MatMulPlan& a, const MatMulPlan& b) {
     if (a.fits != b.fits) return a.fits;
-    if (!a.fits) return a.bytesPerTile < b.bytesPerTile;
-    return a.estimatedCycles < b.estimatedCycles || (a.estimatedCycles == b.estimatedCycles && a.tiles() < b.tiles());
+    if (!a.fits) return a.cost.temporaryBytesPerTile < b.cost.temporaryBytesPerTile;
+    return a.cost.total() != b.cost.total() ? a.cost.total() < b.cost.total() : a.tiles() < b.tiles();
   };
-  auto consider = [&](const MatMulPlan& plan) {
-    if (!haveBest || better(plan, best)) best = plan, haveBest = true;
-  };
-  const double bytesPerCycle = target.exchange.bytesPerCycle;
-  for (std::uint64_t pm : splitCandidates(s.m, tiles))
-    for (std::uint64_t pn : splitCandidates(s.n, tiles / pm))
-      for (std::uint64_t pk : splitCandidates(s.k, tiles / (pm * pn))) {
-        // The largest block (even splits: the first one).
-        const std::uint64_t mb = ceilDiv(s.m, pm), nb = ceilDiv(s.n, pn), kb = ceilDiv(s.k, pk);
-        // Vertex shape: whole block, or single rows and/or columns where a
-        // whole block would not be one contiguous region of a field.
-        for (int option = 0; option < 4; ++option) {
-          const bool rows = option & 1, cols = option & 2;
-          const std::uint64_t vm = rows ? 1 : mb, vn = cols ? 1 : nb;
-          // Representative vertex at the block's end (the worst case for contiguity).
-          const std::uint64_t r0 = s.m - vm, c0 = s.n - vn, k0 = s.k - kb;
-          const bool aOk = s.transposeA ? contiguous(k0, s.k, r0, s.m, s.m) : contiguous(r0, s.m, k0, s.k, s.k);
-          const bool bOk = s.transposeB ? contiguous(c0, s.n, k0, s.k, s.k) : contiguous(k0, s.k, c0, s.n, s.n);
-          // The output region (or, with a k split, the reduction's output) must be contiguous.
-          const bool outOk = contiguous(r0, s.m, c0, s.n, s.n);
-          if (!(aOk && bOk && outOk)) continue;
-          MatMulPlan plan{pm, pn, pk, rows, cols};
-          const std::uint64_t vertices = (mb / vm) * (nb / vn);
-          const ir::Cycles vertexCycles =
-              codeletCycles("MatMulPartial", {vm * kb, kb * vn, vm * vn},
-                            {{"m", double(vm)}, {"k", double(kb)}, {"n", double(vn)},
-                             {"transposeA", s.transposeA}, {"transposeB", s.transposeB}, {"accumulate", 0}},
-                            target);
-          std::uint64_t cycles =
-              model::hardware::tileComputeCycles({}, std::vector<ir::Cycles>(vertices, vertexCycles), target.tile);
-          const std::uint64_t aBytes = mb * kb * 4, bBytes = kb * nb * 4, outBytes = mb * nb * 4;
-          // Operand exchange: one Copy phase for a relaid operand, replicas by
-          // doubling (log2 phases); each phase bound by a tile receiving its block.
-          const std::uint64_t phaseOverhead = target.exchange.latencyCycles + target.sync.internalCycles;
-          auto phases = [](std::uint64_t copies) {
-            std::uint64_t p = copies ? 1 : 0;
-            for (std::uint64_t done = 1; done < copies; done *= 2) ++p;
-            return p;
-          };
-          cycles += phases(pn - (s.aResident ? 1 : 0)) * (std::uint64_t(aBytes / bytesPerCycle) + phaseOverhead);
-          cycles += phases(pm - (s.bResident ? 1 : 0)) * (std::uint64_t(bBytes / bytesPerCycle) + phaseOverhead);
-          std::uint64_t bytes = aBytes + bBytes + outBytes;
-          if (pk > 1) {
-            // As lowered: each vertex output region is reduced on one tile of
-            // its block's pk tiles (round robin), from its pk partials.
-            const std::uint64_t subs = vertices, reducers = std::min(pk, subs);
-            const std::uint64_t subsPerReducer = ceilDiv(subs, reducers), subElements = vm * vn;
-            const std::uint64_t gathered = subsPerReducer * pk * subElements * 4;
-            cycles += std::uint64_t(gathered / bytesPerCycle) + phaseOverhead + target.sync.internalCycles;
-            const ir::Cycles reduceCycles =
-                codeletCycles("ReduceSum", {pk * subElements, subElements},
-                              {{"rows", double(pk)}, {"cols", double(subElements)}, {"axis", 0}, {"scale", 1}, {"accumulate", 0}},
-                              target);
-            cycles += model::hardware::tileComputeCycles(std::vector<ir::Cycles>(subsPerReducer, reduceCycles), {}, target.tile);
-            bytes += gathered + subsPerReducer * subElements * 4;
-          }
-          plan.estimatedCycles = cycles;
-          plan.bytesPerTile = bytes;
-          plan.fits = bytes <= memoryBudget;
-          consider(plan);
-        }
-        if (pk == 1) consider(gatheredPlan(s, target, pm, pn, memoryBudget));
-      }
-  return best;  // pm = pn = pk = 1 with row vertices is always valid
+  MatMulPlan best;
+  bool have = false;
+  // The fewest serial passes that fit (more passes only add time).
+  for (std::uint64_t serial : blockCounts(s.m, kMaxSerialPasses)) {
+    for (const MatMulPlan& p : matMulPlanSpace(s, target, tiles, budget, serial))
+      if (!have || better(p, best)) best = p, have = true;
+    if (best.fits) break;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.push_back({s, targetKey, tiles, budget, best});
+  return best;
 }
 
 }  // namespace ipusim::scheduler

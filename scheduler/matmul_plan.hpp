@@ -1,22 +1,33 @@
 #pragma once
-// MatMulPlan: how one matrix product out (m x n) = op(a) (m x k) . op(b) (k x n)
-// is partitioned over tiles, as poplin plans a matmul: the rows (m), columns
-// (n) and reduction (k) are split into pm x pn x pk blocks, one block per
-// tile; a split of k leaves partial sums that a second compute set reduces.
-// Vertices on a block are whole blocks, or single rows / columns where a
-// whole block would not be a contiguous region of its tensor (a vertex field
-// is one contiguous region). Or, as PopLibs does, 2-D output blocks with the
-// reduction whole (pk = 1): each tile's operand blocks are gathered into
-// contiguous tile-local buffers by ONE multi-region Copy, one vertex per tile
-// (and, when a block is not contiguous in the output, one more Copy of its
-// rows into the output, which is spread evenly over the same tiles). The plan with the least estimated cycles wins:
-// AMP compute (MatMulPartial::cycles, per-vertex overhead included) + operand
-// exchange + partial reduction, among the plans whose blocks fit the tile
-// memory budget.
+// The matmul planner, shaped like poplin's: a plan partitions one product
+//   out (m x n) = op(a) (m x k) . op(b) (k x n)
+// over the tiles of an IPU as pm x pk x pn blocks, one block per tile (tile
+// ((i pn + j) pk + l) computes the partial a[i, l] . b[l, j]). Its cost is a
+// pure function of the plan, phase by phase, by the machine model's own rules
+// (cost_model.hpp):
+//   1. gather: one exchange brings every tile its operand blocks; the
+//      busiest tile receives its two blocks or sends its share of a (to pn
+//      tiles) and of b (to pm tiles);
+//   2. compute: one MatMulPartial (AMP) per tile, partials in float;
+//   3. with pk > 1, reduce: one exchange brings each output element's pk
+//      partials to the tile that owns it (the output is mapped linearly),
+//      then ReduceSum vertices over all six workers; with pk = 1, one
+//      exchange places the blocks into the output.
+// Temporary memory per tile is the operand blocks and partials (gather and
+// compute), then partials and reduction buffers (reduce); a plan fits when
+// that is within the budget (ipu.available_memory_proportion x tile memory,
+// as poplin's availableMemoryProportion bounds a matmul's temporaries).
+// planMatMul() searches every partition (each dimension split into any
+// number of equal blocks, pm pk pn <= tiles) and keeps the fastest plan that
+// fits; when none fits in one pass, it tries 2, 3, ... serial passes over
+// the rows (the fewest passes that fit; the smallest plan if none does).
+// Plans are cached by shape.
+#include "model/ir/types.hpp"
 #include "model/target.hpp"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ipusim::scheduler {
 
@@ -24,33 +35,56 @@ struct MatMulShape {
   std::uint64_t m = 0, k = 0, n = 0;
   bool transposeA = false;  // a stored k x m
   bool transposeB = false;  // b stored n x k
-  bool aResident = false;   // a has no placement yet: its first copy costs no exchange
-  bool bResident = false;
-  // Tiles holding a / b now (0: no placement yet; a gathered plan then
-  // spreads a over its pm tiles of column block 0, b over its pn tiles of
-  // row block 0). Every tile of a row / column block reads the same operand
-  // rows: those source tiles send each byte pn (a) / pm (b) times.
-  std::uint64_t aSourceTiles = 0, bSourceTiles = 0;
+  ir::DType inputType = ir::DType::Float;   // a and b
+  ir::DType outputType = ir::DType::Float;
+  // Tiles a, b and the output are spread over (their mappings are linear):
+  // the gather's senders hold m k / aTiles and k n / bTiles elements each.
+  std::uint64_t aTiles = 1, bTiles = 1, outTiles = 1;
+  bool operator==(const MatMulShape& o) const;
+};
+
+struct MatMulCost {  // cycles of each phase, its sync or latency included
+  ir::Cycles gather = 0, compute = 0, reduceExchange = 0, reduce = 0;
+  std::uint64_t temporaryBytesPerTile = 0;
+  ir::Cycles total() const { return gather + compute + reduceExchange + reduce; }
 };
 
 struct MatMulPlan {
-  std::uint64_t pm = 1, pn = 1, pk = 1;
-  bool rowVertices = false;  // one vertex per output row of a block
-  bool colVertices = false;  // one vertex per output column of a block
-  bool gathered = false;     // pk = 1; operands gathered into per-tile buffers, one vertex per tile
-  std::uint64_t estimatedCycles = 0;
-  std::uint64_t bytesPerTile = 0;
+  std::uint64_t pm = 1, pk = 1, pn = 1;
+  // Serial passes over the output's rows, each a product of ceil(m / serial)
+  // rows partitioned pm x pk x pn, its result placed into the output (as
+  // poplin's serial splits trade time for temporary memory).
+  std::uint64_t serial = 1;
+  MatMulCost cost;
   bool fits = true;
-  std::uint64_t tiles() const { return pm * pn * pk; }
+  std::uint64_t tiles() const { return pm * pk * pn; }
 };
 
-// Chooses the plan for `shape` on `tiles` tiles; `memoryBudget` bytes per tile.
-MatMulPlan planMatMul(const MatMulShape& shape, const model::Target& target, std::uint32_t tiles,
-                      std::uint64_t memoryBudget);
+// One matmul of a compiled step and the plan it got (the compile report).
+struct PlannedMatMul {
+  std::string op;  // "<layer>/<op>"
+  std::uint64_t m = 0, k = 0, n = 0;
+  double macs = 0;
+  MatMulPlan plan;
+};
 
-// Is the block rows [r0, r1) x cols [c0, c1) of a rows x cols row-major matrix one contiguous range?
-inline bool contiguous(std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1, std::uint64_t cols) {
-  return r1 - r0 <= 1 || (c0 == 0 && c1 == cols);
-}
+// The cost of partition (pm, pk, pn) of `shape` on `target`, in `serial`
+// passes (each pass's cost times the passes; the partition applies to one pass).
+MatMulCost estimateMatMul(const MatMulShape& shape, std::uint64_t pm, std::uint64_t pk, std::uint64_t pn,
+                          const model::Target& target, std::uint64_t serial = 1);
+
+// Every partition the planner considers in `serial` passes, costed, with
+// `fits` against `budget` bytes per tile.
+std::vector<MatMulPlan> matMulPlanSpace(const MatMulShape& shape, const model::Target& target, std::uint32_t tiles,
+                                        std::uint64_t budget, std::uint64_t serial = 1);
+
+// The fastest plan of the space that fits the budget; when none fits, the
+// one with the fewest temporary bytes per tile (fits = false).
+MatMulPlan planMatMul(const MatMulShape& shape, const model::Target& target, std::uint32_t tiles,
+                      std::uint64_t budget);
+
+// The number of blocks a dimension of `d` can be split into: every p whose
+// blocks ceil(d / p) differ from those of p - 1 (all block sizes), up to `limit`.
+std::vector<std::uint64_t> blockCounts(std::uint64_t d, std::uint64_t limit);
 
 }  // namespace ipusim::scheduler

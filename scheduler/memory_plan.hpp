@@ -18,11 +18,14 @@ struct MemoryPlanResult {
   std::uint64_t maxTileBytes = 0;
   double meanTileBytes = 0;                  // over tiles used
   std::uint32_t tilesUsed = 0;
+  std::uint32_t tilesOverCapacity = 0;       // only with allowOutOfMemory
 };
 
 // `useSpan[t]`: first and last step that uses tensor t. Sets the addresses in
-// exe.tensors. Unless allowOutOfMemory, a tile needing more than `capacity`
-// bytes throws std::invalid_argument naming the tile, its need and its capacity.
+// exe.tensors. Unless allowOutOfMemory, tiles needing more than `capacity`
+// bytes throw std::invalid_argument with a summary in the manner of Poplar's
+// out-of-memory report: how many tiles are over, by how much in total, and
+// the five worst tiles with their largest variables and categories.
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory);
 

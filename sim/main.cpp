@@ -24,6 +24,7 @@ int sc_main(int argc, char* argv[]) {
   int exitCode = 0;
   ipusim::sim::addDemoCommand(app, exitCode);
   ipusim::sim::addRunCommand(app, exitCode);
+  ipusim::sim::addCompileCommand(app, exitCode);
   ipusim::sim::addSweepCommand(app, exitCode);
   ipusim::sim::addParamsCommand(app, exitCode);
   ipusim::sim::addOptionsCommand(app, exitCode);

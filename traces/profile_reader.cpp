@@ -347,6 +347,18 @@ std::vector<TensorLifetimeRow> ProfileReader::tensorLifetimes() const {
   return result;
 }
 
+std::vector<TileMemoryPeakRow> ProfileReader::tileMemoryPeaks() const {
+  std::vector<TileMemoryPeakRow> result;
+  Statement probe = impl_->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tile_memory_peak'");
+  if (!probe.step() || probe.columnInt(0) == 0) return result;
+  Statement s = impl_->prepare(
+      "SELECT ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes FROM tile_memory_peak "
+      "ORDER BY ipu, tile");
+  while (s.step())
+    result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3), s.columnInt(4)});
+  return result;
+}
+
 std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
   std::vector<CounterRow> result;
   Statement s = impl_->prepare(

@@ -34,6 +34,9 @@ class ProfileReader {
   std::vector<PhaseRow> phases() const;
   std::vector<TilePhaseRow> tilePhases(std::int64_t phaseId) const;
   std::vector<TileMemoryRow> tileMemory() const;
+  // Per-tile peaks, by (ipu, tile); empty for profiles written before the
+  // tile_memory_peak table existed.
+  std::vector<TileMemoryPeakRow> tileMemoryPeaks() const;
   std::vector<CounterRow> counters(std::int64_t trackId) const;
   // The executable's facts for the operations and liveness reports. Each is
   // empty for a profile written before its table existed.

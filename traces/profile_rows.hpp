@@ -83,6 +83,19 @@ struct TileMemoryRow {
   std::int64_t bytes = 0;
 };
 
+// The per-tile memory figure: the peak of the placed addresses (what must fit
+// in tile memory), with its always-live / not-always-live split. One row per
+// tile holding data. tile_memory's category rows are a breakdown of what lives
+// on the tile and may add up to more than the peak (not-always-live tensors
+// share addresses).
+struct TileMemoryPeakRow {
+  std::int64_t ipu = 0;
+  std::int64_t tile = 0;                    // global tile index
+  std::int64_t peakBytes = 0;
+  std::int64_t alwaysLiveBytes = 0;
+  std::int64_t notAlwaysLivePeakBytes = 0;  // peakBytes - alwaysLiveBytes
+};
+
 struct CounterRow {
   std::int64_t trackId = 0;
   std::int64_t ts = 0;

@@ -58,7 +58,7 @@ struct ProfileWriter::Impl {
   bool claimedTemporary = false;
 
   Statement insertMeta, insertRun, insertTrack, insertProgram, insertPhase,
-      insertTilePhase, insertTileMemory, insertCounter, insertProgramWork, insertTensor,
+      insertTilePhase, insertTileMemory, insertTileMemoryPeak, insertCounter, insertProgramWork, insertTensor,
       insertProgramOrder, insertTensorLifetime;
   internal::SliceBatchInserter slices;
 
@@ -196,6 +196,9 @@ void ProfileWriter::Impl::prepareStatements() {
   insertTileMemory = Statement(db,
       "INSERT INTO tile_memory(ipu, tile, category, always_live, bytes) "
       "VALUES (?1, ?2, ?3, ?4, ?5)", path);
+  insertTileMemoryPeak = Statement(db,
+      "INSERT INTO tile_memory_peak(ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes) "
+      "VALUES (?1, ?2, ?3, ?4, ?5)", path);
   insertCounter = Statement(db,
       "INSERT INTO counters(track_id, ts, value) VALUES (?1, ?2, ?3)", path);
   insertProgramWork = Statement(db,
@@ -305,7 +308,7 @@ void ProfileWriter::Impl::writeTrackStats() {
 void ProfileWriter::Impl::closeStatements() noexcept {
   for (Statement* statement : {&insertMeta, &insertRun, &insertTrack,
                                &insertProgram, &insertPhase, &insertTilePhase,
-                               &insertTileMemory, &insertCounter, &insertChunk,
+                               &insertTileMemory, &insertTileMemoryPeak, &insertCounter, &insertChunk,
                                &insertProgramWork, &insertTensor, &insertProgramOrder,
                                &insertTensorLifetime})
     *statement = Statement();
@@ -459,6 +462,19 @@ void ProfileWriter::addTileMemory(const TileMemoryRow& row) {
     s.bindInt(4, row.alwaysLive ? 1 : 0);
     s.bindInt(5, row.bytes);
     s.execute("cannot add tile memory");
+  });
+}
+
+void ProfileWriter::addTileMemoryPeak(const TileMemoryPeakRow& row) {
+  impl_->requireWriting("add tile memory peak");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertTileMemoryPeak;
+    s.bindInt(1, row.ipu);
+    s.bindInt(2, row.tile);
+    s.bindInt(3, row.peakBytes);
+    s.bindInt(4, row.alwaysLiveBytes);
+    s.bindInt(5, row.notAlwaysLivePeakBytes);
+    s.execute("cannot add tile memory peak");
   });
 }
 

@@ -28,6 +28,7 @@ class ProfileWriter {
   void addPhase(const PhaseRow& row);
   void addTilePhase(const TilePhaseRow& row);
   void addTileMemory(const TileMemoryRow& row);
+  void addTileMemoryPeak(const TileMemoryPeakRow& row);
   void addCounter(const CounterRow& row);
   void addProgramWork(const ProgramWorkRow& row);
   void addTensor(const TensorRow& row);

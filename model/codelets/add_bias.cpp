@@ -1,12 +1,15 @@
 // AddBias: out[r][c] = in[r][c] + bias[c] (in, out: rows x cols; bias: cols).
+// AddBias<half>: every field half.
 // Timing follows popops BroadcastVectorInner2D / AddToChannel: a 2D vertex,
 // one outer iteration per row:
 //   kWorkerVertexOverhead
-//   + rows * (kRowOverhead + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector).
+//   + rows * (kRowOverhead + ceil(cols / elementsPerVector) * kSimpleOpCyclesPerVector)
+// (2 floats or 4 halves per vector).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 namespace ipusim::model {
@@ -23,6 +26,8 @@ IPUSIM_KERNEL void addBias(const float* __restrict in, const float* __restrict b
 
 class AddBias final : public FlatCodelet<AddBias> {
  public:
+  // vectorType: the element type of the vector loop the cycles count.
+  explicit AddBias(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
   std::string name() const override { return "AddBias"; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In},
@@ -41,16 +46,19 @@ class AddBias final : public FlatCodelet<AddBias> {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
     return cycles::kWorkerVertexOverhead +
-           rows * (cycles::kRowOverhead + cycles::floatVectors(cols, target) * cycles::kSimpleOpCyclesPerVector);
+           rows * (cycles::kRowOverhead + cycles::vectors(cols, target, vectorType_) * cycles::kSimpleOpCyclesPerVector);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);
     addBias(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), rows, cols);
   }
+
+ private:
+  ir::DType vectorType_;
 };
 
 }  // namespace
 
-void addAddBiasCodelet(CodeletRegistry& registry) { registry.add(std::make_unique<AddBias>()); }
+void addAddBiasCodelet(CodeletRegistry& registry) { addFloatAndHalf<AddBias>(registry); }
 
 }  // namespace ipusim::model

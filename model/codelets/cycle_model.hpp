@@ -42,6 +42,13 @@ inline constexpr ir::Cycles kExpCyclesPerVector = 6;
 // f32ln, likewise scalar; charged like exp (PopLibs' LOGARITHM FLOAT entry has
 // varied between releases; exp's cost is the middle of that range).
 inline constexpr ir::Cycles kLogCyclesPerVector = 6;
+// Half forms (per vector of 4 halves; popops OpPerformanceInfo, the
+// {cycles, vectorised, width} table): EXPONENT HALF {4, false, 4} (two
+// f16v2exp), LOGARITHM HALF {4, false, 4} (two f16v2ln), DIVIDE HALF
+// {21, false, 4}.
+inline constexpr ir::Cycles kExpHalfCyclesPerVector = 4;
+inline constexpr ir::Cycles kLogHalfCyclesPerVector = 4;
+inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
 // int -> float: not on the aux pipeline, one element per 2 cycles (popops
 // castWorkerCycles: max(load, store) + 1 with an op vector width of 1).
 inline constexpr ir::Cycles kIntToFloatCyclesPerElement = 2;
@@ -68,12 +75,46 @@ inline constexpr ir::Cycles kZeroCyclesPerVector = 1;
 
 inline constexpr std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// Floats per datapath vector. Throws std::invalid_argument if the target's
-// vector is narrower than one float.
+// --- Element types -----------------------------------------------------------
+// A vector loop over `type` processes tile.vectorBytes / sizeOf(type) elements
+// per 64-bit vector: 2 floats or 4 halves (f32v2 / f16v4 instructions).
+// Throws std::invalid_argument if the vector is narrower than one element.
+std::uint64_t elementsPerVector(const Target& target, ir::DType type);
+// ceil(elements / elementsPerVector(type)).
+std::uint64_t vectors(std::uint64_t elements, const Target& target, ir::DType type);
+// Floats per datapath vector (elementsPerVector of Float).
 std::uint64_t floatsPerVector(const Target& target);
 // ceil(elements / floatsPerVector).
 std::uint64_t floatVectors(std::uint64_t elements, const Target& target);
 // AMP float MACs per tile per cycle; throws std::invalid_argument if zero.
 std::uint64_t ampFloatMacsPerCycle(const Target& target);
+// AMP MACs per tile per cycle for operands of `inputType`: Float ->
+// tile.ampFloatMacsPerCycle, Half -> tile.ampHalfMacsPerCycle whether the
+// partials are half or float. PopLibs takes the rate from the Target
+// (poplin getNumConvUnits: fp16InFp32OutConvUnitsPerTile for half inputs with
+// float partials, times the conv unit's 4 half input elements per cycle,
+// CONV_UNIT_INPUT_LOAD_ELEMS_HALF). The Target value itself is not in
+// PopLibs' source; its test tool (single_conv_layer, IPUModel set-up) bounds
+// the 16.32 units by min(fp16InFp16Out units, pipeline depth x floats stored
+// per cycle), i.e. only the store width of float partials can slow them.
+// Full rate (= ampHalfMacsPerCycle) is therefore an assumption (estimate),
+// not a published Mk2 figure. Throws std::invalid_argument if the rate is
+// zero or the type is not Float or Half.
+std::uint64_t ampMacsPerCycle(const Target& target, ir::DType inputType);
+
+// --- Cast float <-> half (popops castWorkerCycles, the aux-pipeline case) ----
+// A conversion is a vector op whose width is bounded by the load and store
+// bandwidth: opVectorWidth = min(readPorts x loadWidth(from), writePorts x
+// storeWidth(to)); each vector costs max(load cycles, store cycles), where
+// load cycles = opVectorWidth / min(opVectorWidth, loadWidth(from)) and likewise
+// for stores. With 8-byte vectors: float -> half 4 elements per 2 cycles,
+// half -> float 2 elements per cycle.
+inline constexpr std::uint64_t kCastReadPorts = 2;
+inline constexpr std::uint64_t kCastWritePorts = 1;
+struct CastVector {
+  std::uint64_t elements;  // opVectorWidth
+  ir::Cycles cycles;       // per vector
+};
+CastVector castVector(const Target& target, ir::DType from, ir::DType to);
 
 }  // namespace ipusim::model::cycles

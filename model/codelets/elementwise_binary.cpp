@@ -1,10 +1,14 @@
-// Add, Sub, Mul, Div: out = in0 op in1 over equal-sized float vectors.
+// Add, Sub, Mul, Div: out = in0 op in1 over equal-sized float vectors, and
+// their half variants Add<half> ... (every field half; HalfCodelet).
 // Timing follows popops BinaryOp (PerformanceEstimation.cpp basicOpLoopCycles):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op).
+//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
+// elementsPerVector = 2 floats or 4 halves (f16v4add/sub/mul); Div in half
+// costs kDivideHalfCyclesPerVector per 4 halves (popops DIVIDE HALF).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 namespace ipusim::model {
@@ -28,6 +32,7 @@ struct MulOp {
 struct DivOp {
   static constexpr const char* kName = "Div";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kDivideCyclesPerVector;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kDivideHalfCyclesPerVector;
   static float apply(float a, float b) { return a / b; }
 };
 
@@ -39,6 +44,9 @@ IPUSIM_KERNEL void applyBinary(const float* __restrict in0, const float* __restr
 template <class Op>
 class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
  public:
+  // vectorType: the element type of the vector loop the cycles count.
+  explicit ElementwiseBinary(ir::DType vectorType = ir::DType::Float)
+      : vectorType_(vectorType) {}
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
     return {{"in0", ir::DType::Float, FieldAccess::In},
@@ -51,20 +59,25 @@ class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
     check.expectSameSize("out", "in0");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+    return cycles::kWorkerVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyBinary<Op>(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);
   }
+
+ private:
+  ir::DType vectorType_;
 };
+
 
 }  // namespace
 
 void addElementwiseBinaryCodelets(CodeletRegistry& registry) {
-  registry.add(std::make_unique<ElementwiseBinary<AddOp>>());
-  registry.add(std::make_unique<ElementwiseBinary<SubOp>>());
-  registry.add(std::make_unique<ElementwiseBinary<MulOp>>());
-  registry.add(std::make_unique<ElementwiseBinary<DivOp>>());
+  addFloatAndHalf<ElementwiseBinary<AddOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<SubOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<MulOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<DivOp>>(registry);
 }
 
 }  // namespace ipusim::model

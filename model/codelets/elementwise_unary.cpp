@@ -1,12 +1,16 @@
-// Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors.
+// Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors,
+// and their half variants Relu<half> ... (in and out half; HalfCodelet).
 // Timing follows popops UnaryOp (PerformanceEstimation.cpp basicOpLoopCycles
 // with the OpPerformanceInfo table of popopsCycleEstimators.hpp):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * cyclesPerVector(op),
-// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector.
+//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
+// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector per 2 floats
+// and kExp/kLogHalfCyclesPerVector per 4 halves (popops EXPONENT/LOGARITHM
+// HALF, f16v2exp / f16v2ln); elementsPerVector is 2 floats or 4 halves.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 #include <cmath>
@@ -22,11 +26,13 @@ struct ReluOp {
 struct ExpOp {
   static constexpr const char* kName = "Exp";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kExpCyclesPerVector;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kExpHalfCyclesPerVector;
   static float apply(float x) { return std::exp(x); }
 };
 struct LogOp {
   static constexpr const char* kName = "Log";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kLogCyclesPerVector;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kLogHalfCyclesPerVector;
   static float apply(float x) { return std::log(x); }
 };
 struct NegOp {
@@ -48,6 +54,8 @@ IPUSIM_KERNEL void applyUnary(const float* __restrict in, float* __restrict out,
 template <class Op>
 class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
  public:
+  // vectorType: the element type of the vector loop the cycles count.
+  explicit ElementwiseUnary(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
   std::string name() const override { return Op::kName; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
@@ -57,21 +65,26 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead + cycles::floatVectors(shape.fieldSizes[0], target) * Op::kCyclesPerVector;
+    return cycles::kWorkerVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);
   }
+
+ private:
+  ir::DType vectorType_;
 };
+
 
 }  // namespace
 
 void addElementwiseUnaryCodelets(CodeletRegistry& registry) {
-  registry.add(std::make_unique<ElementwiseUnary<ReluOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<ExpOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<LogOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<NegOp>>());
-  registry.add(std::make_unique<ElementwiseUnary<SquareOp>>());
+  addFloatAndHalf<ElementwiseUnary<ReluOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<ExpOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<LogOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<NegOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<SquareOp>>(registry);
 }
 
 }  // namespace ipusim::model

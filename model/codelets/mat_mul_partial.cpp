@@ -1,5 +1,12 @@
 // MatMulPartial: out (m x n) (+)= op(a) (m x k) . op(b) (k x n), on the AMP.
 // `a` is stored k x m when transposeA, `b` is stored n x k when transposeB.
+// Typed variants (poplin's ConvPartial<InType, PartialsType> naming):
+//   MatMulPartial<half,float>: a, b half; out float (the partials; PopLibs'
+//     default partialsType is float);
+//   MatMulPartial<half,half>:  a, b half; out half. The products are summed in
+//     float and the sum rounded to half once (as the AMP keeps its
+//     accumulators wider than its output; per-step half rounding inside the
+//     pipeline is not modelled).
 //
 // compute(): the hot path of a training run. Every case runs one i-k-j kernel
 // whose inner loop streams a row of b and a row of out contiguously (and is
@@ -13,14 +20,18 @@
 // CycleEstimate: a fixed supervisor cost, an outer loop cost per output group,
 // the MACs at the AMP rate):
 //   kAmpSupervisorOverhead + m * kAmpRowOverhead
-//   + ceil(m k n / tile.ampFloatMacsPerCycle)
-//   + (accumulate ? 0 : ceil(m n / floatsPerVector) * kZeroCyclesPerVector)
+//   + ceil(m k n / ampMacsPerCycle(inputType))
+//   + (accumulate ? 0 : ceil(m n / elementsPerVector(outputType)) * kZeroCyclesPerVector)
+// ampMacsPerCycle: tile.ampFloatMacsPerCycle for float operands,
+// tile.ampHalfMacsPerCycle for half ones (see cycle_model.hpp for the rate
+// with float partials).
 // Transposes cost nothing extra: the compiler lays the operands out for the
 // AMP, as poplin does.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 #include <algorithm>
@@ -83,6 +94,10 @@ IPUSIM_KERNEL void transpose(const float* __restrict src, float* __restrict dst,
 
 class MatMulPartial final : public FlatCodelet<MatMulPartial> {
  public:
+  // The operand and output element types the cycles count (compute is float;
+  // HalfCodelet converts half fields).
+  explicit MatMulPartial(ir::DType inputType = ir::DType::Float, ir::DType outputType = ir::DType::Float)
+      : inputType_(inputType), outputType_(outputType) {}
   std::string name() const override { return "MatMulPartial"; }
   std::vector<FieldSpec> fields() const override {
     return {{"a", ir::DType::Float, FieldAccess::In},
@@ -112,8 +127,8 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
     const auto n = std::uint64_t(shape.params[2]);
     const bool accumulate = shape.params[5] != 0;
     ir::Cycles total = cycles::kAmpSupervisorOverhead + m * cycles::kAmpRowOverhead +
-                       cycles::ceilDiv(m * k * n, cycles::ampFloatMacsPerCycle(target));
-    if (!accumulate) total += cycles::floatVectors(m * n, target) * cycles::kZeroCyclesPerVector;
+                       cycles::ceilDiv(m * k * n, cycles::ampMacsPerCycle(target, inputType_));
+    if (!accumulate) total += cycles::vectors(m * n, target, outputType_) * cycles::kZeroCyclesPerVector;
     return total;
   }
 
@@ -143,6 +158,9 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
   }
 
  private:
+  ir::DType inputType_;
+  ir::DType outputType_;
+
   static std::string dims(std::uint64_t rows, std::uint64_t cols) {
     return std::to_string(rows) + " x " + std::to_string(cols);
   }
@@ -150,6 +168,12 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
 
 }  // namespace
 
-void addMatMulPartialCodelet(CodeletRegistry& registry) { registry.add(std::make_unique<MatMulPartial>()); }
+void addMatMulPartialCodelet(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half, F = ir::DType::Float;
+  registry.add(std::make_unique<MatMulPartial>());
+  for (ir::DType out : {F, H})
+    registry.add(std::make_unique<HalfCodelet>(typedCodeletName("MatMulPartial", {H, out}),
+                                               std::make_unique<MatMulPartial>(H, out), std::vector{H, H, out}));
+}
 
 }  // namespace ipusim::model

@@ -3,19 +3,25 @@
 //   axis 1 -> out has rows (each row reduced over its columns).
 // ReduceSum multiplies the result by `scale`; with `accumulate` the result is
 // added to (ReduceSum) or max-ed with (ReduceMax) what `out` holds.
+// ReduceSum<half,float> (half in, float out) and ReduceSum<half,half> (half in
+// and out) accumulate in float and round a half out once, as popops reduces
+// half data with a wider accumulator (poplibs' ReduceIntermediatePrec test
+// adds many small halves to a large one and checks none is lost); their
+// vector loops read 4 halves per vector.
 //
 // Timing (worker cycles) follows popops' reduction vertices:
 //   axis 1, like ContinuousReduce (each row folded to one value):
 //     kWorkerVertexOverhead + rows * (kRowOverhead
-//       + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector + kHorizontalReduceCycles)
+//       + ceil(cols / elementsPerVector(in)) * kSimpleOpCyclesPerVector + kHorizontalReduceCycles)
 //   axis 0, like Reduce over partials (rows accumulated into a cols vector,
 //   then scaled and stored once):
-//     kWorkerVertexOverhead + rows * (kRowOverhead + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector)
-//       + ceil(cols / floatsPerVector) * kSimpleOpCyclesPerVector
+//     kWorkerVertexOverhead + rows * (kRowOverhead + ceil(cols / elementsPerVector(in)) * kSimpleOpCyclesPerVector)
+//       + ceil(cols / elementsPerVector(in)) * kSimpleOpCyclesPerVector
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 #include <algorithm>
@@ -59,6 +65,8 @@ IPUSIM_KERNEL void storeScaled(const float* __restrict acc, float* __restrict ou
 template <class R>
 class Reduce final : public FlatCodelet<Reduce<R>> {
  public:
+  // inputType: the element type of `in`, whose vector loop the cycles count.
+  explicit Reduce(ir::DType inputType = ir::DType::Float) : inputType_(inputType) {}
   std::string name() const override { return R::kName; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::InOut}};
@@ -85,7 +93,7 @@ class Reduce final : public FlatCodelet<Reduce<R>> {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
     const bool axisIsRows = shape.params[2] != 0;
-    const ir::Cycles perRowVectors = cycles::floatVectors(cols, target) * cycles::kSimpleOpCyclesPerVector;
+    const ir::Cycles perRowVectors = cycles::vectors(cols, target, inputType_) * cycles::kSimpleOpCyclesPerVector;
     if (axisIsRows)
       return cycles::kWorkerVertexOverhead +
              rows * (cycles::kRowOverhead + perRowVectors + cycles::kHorizontalReduceCycles);
@@ -110,13 +118,20 @@ class Reduce final : public FlatCodelet<Reduce<R>> {
     reduceColumns<R>(in, scratch.data(), rows, cols);
     storeScaled<R>(scratch.data(), out, cols, scale, accumulate);
   }
+
+ private:
+  ir::DType inputType_;
 };
 
 }  // namespace
 
 void addReduceCodelets(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half, F = ir::DType::Float;
   registry.add(std::make_unique<Reduce<SumReduction>>());
   registry.add(std::make_unique<Reduce<MaxReduction>>());
+  for (ir::DType out : {F, H})
+    registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ReduceSum", {H, out}),
+                                               std::make_unique<Reduce<SumReduction>>(H), std::vector{H, out}));
 }
 
 }  // namespace ipusim::model

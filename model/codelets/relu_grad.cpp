@@ -1,10 +1,12 @@
-// ReluGrad: gradOut = activation > 0 ? gradIn : 0.
+// ReluGrad: gradOut = activation > 0 ? gradIn : 0; ReluGrad<half>: every field half.
 // Timing follows popops NonLinearityGrad / BinaryOp (basicOpLoopCycles):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kReluGradCyclesPerVector.
+//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * kReluGradCyclesPerVector
+// (2 floats or 4 halves per vector: f16v4cmpgt exists as f32v2cmpgt does).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 namespace ipusim::model {
@@ -20,6 +22,8 @@ IPUSIM_KERNEL void reluGrad(const float* __restrict activation, const float* __r
 
 class ReluGrad final : public FlatCodelet<ReluGrad> {
  public:
+  // vectorType: the element type of the vector loop the cycles count.
+  explicit ReluGrad(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
   std::string name() const override { return "ReluGrad"; }
   std::vector<FieldSpec> fields() const override {
     return {{"activation", ir::DType::Float, FieldAccess::In},
@@ -33,15 +37,18 @@ class ReluGrad final : public FlatCodelet<ReluGrad> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return cycles::kWorkerVertexOverhead +
-           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kReluGradCyclesPerVector;
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kReluGradCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {
     reluGrad(f[0].as<const float>(), f[1].as<const float>(), f[2].as<float>(), f[2].size);
   }
+
+ private:
+  ir::DType vectorType_;
 };
 
 }  // namespace
 
-void addReluGradCodelet(CodeletRegistry& registry) { registry.add(std::make_unique<ReluGrad>()); }
+void addReluGradCodelet(CodeletRegistry& registry) { addFloatAndHalf<ReluGrad>(registry); }
 
 }  // namespace ipusim::model

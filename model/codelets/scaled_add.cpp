@@ -1,11 +1,15 @@
 // ScaledAdd: data += scale * deltas (the weight update of SGD).
+// ScaledAdd<half>: data and deltas half (scale * deltas + data in float,
+// rounded to half once).
 // Timing follows popops ScaledAdd (PerformanceEstimation.cpp
 // getScaledArithmeticSupervisorCycleEstimate, one f32v2 axpy per vector):
-//   kWorkerVertexOverhead + ceil(n / floatsPerVector) * kSimpleOpCyclesPerVector.
+//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * kSimpleOpCyclesPerVector
+// (2 floats or 4 halves per vector: f16v4 axpy).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 namespace ipusim::model {
@@ -17,6 +21,8 @@ IPUSIM_KERNEL void scaledAdd(float* __restrict data, const float* __restrict del
 
 class ScaledAdd final : public FlatCodelet<ScaledAdd> {
  public:
+  // vectorType: the element type of the vector loop the cycles count.
+  explicit ScaledAdd(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
   std::string name() const override { return "ScaledAdd"; }
   std::vector<FieldSpec> fields() const override {
     return {{"data", ir::DType::Float, FieldAccess::InOut}, {"deltas", ir::DType::Float, FieldAccess::In}};
@@ -28,15 +34,18 @@ class ScaledAdd final : public FlatCodelet<ScaledAdd> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return cycles::kWorkerVertexOverhead +
-           cycles::floatVectors(shape.fieldSizes[0], target) * cycles::kSimpleOpCyclesPerVector;
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kSimpleOpCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double* params) const {
     scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);
   }
+
+ private:
+  ir::DType vectorType_;
 };
 
 }  // namespace
 
-void addScaledAddCodelet(CodeletRegistry& registry) { registry.add(std::make_unique<ScaledAdd>()); }
+void addScaledAddCodelet(CodeletRegistry& registry) { addFloatAndHalf<ScaledAdd>(registry); }
 
 }  // namespace ipusim::model

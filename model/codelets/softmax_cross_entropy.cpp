@@ -7,6 +7,11 @@
 // Grad, per row: grad = scale * (probs - onehot(label)).
 // A label outside [0, classes) is data, not shape, so compute() reports it
 // (std::invalid_argument naming the codelet, the row, the label).
+// Half logits: SoftmaxCrossEntropy<half> reads half logits (probs and loss
+// stay float) and SoftmaxCrossEntropyGrad<half> writes a half grad from float
+// probs (rounded once). Inside, both compute in float, as popnn's loss does
+// for half inputs, so their cycles are the float ones (an estimate: the
+// half loads are not cheaper there).
 //
 // Timing (worker cycles) follows the structure of popnn's loss vertices
 // (LossCrossEntropyTransform, ReduceMaxClassGather, NonLinearity SOFTMAX): a
@@ -22,6 +27,7 @@
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 #include <cmath>
@@ -133,8 +139,13 @@ class SoftmaxCrossEntropyGrad final : public FlatCodelet<SoftmaxCrossEntropyGrad
 }  // namespace
 
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half, F = ir::DType::Float, I = ir::DType::Int;
   registry.add(std::make_unique<SoftmaxCrossEntropy>());
   registry.add(std::make_unique<SoftmaxCrossEntropyGrad>());
+  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("SoftmaxCrossEntropy", {H}),
+                                             std::make_unique<SoftmaxCrossEntropy>(), std::vector{H, I, F, F}));
+  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("SoftmaxCrossEntropyGrad", {H}),
+                                             std::make_unique<SoftmaxCrossEntropyGrad>(), std::vector{F, I, H}));
 }
 
 }  // namespace ipusim::model

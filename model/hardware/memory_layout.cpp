@@ -1,4 +1,5 @@
 #include "model/hardware/memory_layout.hpp"
+#include "model/numeric/half.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -23,6 +24,7 @@ void storeElement(ir::DType type, double value, std::uint8_t* dst) {
     case ir::DType::Int: { std::int32_t v = std::int32_t(value); std::memcpy(dst, &v, sizeof v); break; }
     case ir::DType::UInt: { std::uint32_t v = std::uint32_t(value); std::memcpy(dst, &v, sizeof v); break; }
     case ir::DType::Bool: *dst = value != 0.0 ? 1 : 0; break;
+    case ir::DType::Half: { const numeric::HalfBits v = numeric::floatToHalf(float(value)); std::memcpy(dst, &v, sizeof v); break; }
   }
 }
 
@@ -32,6 +34,7 @@ double loadElement(ir::DType type, const std::uint8_t* src) {
     case ir::DType::Int: { std::int32_t v; std::memcpy(&v, src, sizeof v); return v; }
     case ir::DType::UInt: { std::uint32_t v; std::memcpy(&v, src, sizeof v); return v; }
     case ir::DType::Bool: return *src != 0 ? 1.0 : 0.0;
+    case ir::DType::Half: { numeric::HalfBits v; std::memcpy(&v, src, sizeof v); return numeric::halfToFloat(v); }
   }
   return 0.0;
 }

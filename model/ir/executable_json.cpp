@@ -72,7 +72,11 @@ json programJson(const Program& p) {
         j["dst"] = refJson(p.dst);
       } else {
         json regions = json::array();
-        for (const CopyRegion& r : p.regions) regions.push_back({{"src", refJson(r.src)}, {"dst", refJson(r.dst)}});
+        for (const CopyRegion& r : p.regions) {
+          json region = {{"src", refJson(r.src)}, {"dst", refJson(r.dst)}};
+          if (r.rows > 1) region["rows"] = r.rows, region["srcStride"] = r.srcStride, region["dstStride"] = r.dstStride;
+          regions.push_back(std::move(region));
+        }
         j["regions"] = std::move(regions);
       }
       break;
@@ -134,7 +138,7 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
   const std::string shapePath = child(path, "shape");
   const json& shape = expectArray(required(j, path, "shape", "an array of dimensions"), shapePath);
   for (std::size_t i = 0; i < shape.size(); ++i) t.shape.push_back(asU64(shape[i], item(shapePath, i)));
-  t.dtype = readDType(required(j, path, "dtype", "float, int, uint or bool"), child(path, "dtype"));
+  t.dtype = readDType(required(j, path, "dtype", "float, half, int, uint or bool"), child(path, "dtype"));
   if (const json* v = optional(j, "category")) t.category = asString(*v, child(path, "category"));
   if (const json* v = optional(j, "alwaysLive")) t.alwaysLive = asBool(*v, child(path, "alwaysLive"));
   const std::string mapPath = child(path, "mapping");
@@ -207,7 +211,7 @@ Stream readStream(const json& j, const std::string& path, std::size_t index) {
   if (dir == "HostToDevice") s.direction = StreamDirection::HostToDevice;
   else if (dir == "DeviceToHost") s.direction = StreamDirection::DeviceToHost;
   else fail(dirPath, "expected HostToDevice or DeviceToHost, got '" + dir + "'");
-  s.dtype = readDType(required(j, path, "dtype", "float, int, uint or bool"), child(path, "dtype"));
+  s.dtype = readDType(required(j, path, "dtype", "float, half, int, uint or bool"), child(path, "dtype"));
   s.elementsPerCopy = asU64(required(j, path, "elementsPerCopy", "an unsigned integer"), child(path, "elementsPerCopy"));
   if (const json* v = optional(j, "bufferDepth")) s.bufferDepth = asU32(*v, child(path, "bufferDepth"));
   s.debug = readDebug(j, path);
@@ -261,9 +265,15 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
           const std::string ip = item(rp, i);
           const json& r = (*regions)[i];
           if (!r.is_object()) fail(ip, std::string("expected an object {src, dst}, got ") + r.type_name());
-          expectObject(r, ip, {"src", "dst"});
-          p.regions.push_back({readRef(required(r, ip, "src", "a tensor region"), child(ip, "src")),
-                               readRef(required(r, ip, "dst", "a tensor region"), child(ip, "dst"))});
+          expectObject(r, ip, {"src", "dst", "rows", "srcStride", "dstStride"});
+          CopyRegion region{readRef(required(r, ip, "src", "a tensor region"), child(ip, "src")),
+                            readRef(required(r, ip, "dst", "a tensor region"), child(ip, "dst"))};
+          if (const json* rows = optional(r, "rows")) {
+            region.rows = asU64(*rows, child(ip, "rows"));
+            region.srcStride = asU64(required(r, ip, "srcStride", "elements between source rows"), child(ip, "srcStride"));
+            region.dstStride = asU64(required(r, ip, "dstStride", "elements between destination rows"), child(ip, "dstStride"));
+          }
+          p.regions.push_back(region);
         }
       } else {
         p.src = readRef(required(j, path, "src", "a tensor region"), child(path, "src"));

@@ -86,8 +86,9 @@ class Validator {
   void checkScalarCondition(const std::string& where, const TensorRef& ref) const {
     checkRef(where, "condition", ref);
     if (ref.size() != 1) fail(where, "condition must be one element, got " + std::to_string(ref.size()));
-    if (exe_.tensors[ref.tensor].dtype == DType::Float)
-      fail(where, "condition tensor " + tensorName(ref.tensor) + " must be bool, int or uint, not float");
+    const DType type = exe_.tensors[ref.tensor].dtype;
+    if (type == DType::Float || type == DType::Half)
+      fail(where, "condition tensor " + tensorName(ref.tensor) + " must be bool, int or uint, not " + toString(type));
   }
 
   void checkComputeSet(std::size_t i) const {
@@ -162,6 +163,33 @@ class Validator {
     if (a != b) fail(where, prefix + "src is " + toString(a) + " but " + prefix + "dst is " + toString(b));
   }
 
+  // Whether any region's destination extent meets another region's source
+  // or destination extent in the same tensor.
+  static bool extentsMeet(const std::vector<CopyRegion>& regions) {
+    struct Span { Id tensor; std::uint64_t begin, end; std::size_t region; };
+    auto extent = [](const TensorRef& ref, const CopyRegion& r, std::uint64_t stride, std::size_t index) {
+      const std::uint64_t last = r.rows > 1 ? (r.rows - 1) * stride : 0;
+      return Span{ref.tensor, ref.begin, ref.end + last, index};
+    };
+    std::vector<Span> dsts;
+    for (std::size_t i = 0; i < regions.size(); ++i)
+      if (regions[i].dst.size()) dsts.push_back(extent(regions[i].dst, regions[i], regions[i].dstStride, i));
+    auto less = [](const Span& a, const Span& b) { return a.tensor != b.tensor ? a.tensor < b.tensor : a.begin < b.begin; };
+    std::sort(dsts.begin(), dsts.end(), less);
+    for (std::size_t k = 1; k < dsts.size(); ++k)
+      if (dsts[k].tensor == dsts[k - 1].tensor && dsts[k].begin < dsts[k - 1].end) return true;
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+      if (!regions[i].src.size()) continue;
+      const Span src = extent(regions[i].src, regions[i], regions[i].srcStride, i);
+      auto it = std::upper_bound(dsts.begin(), dsts.end(), src, [](const Span& v, const Span& d) {
+        return v.tensor != d.tensor ? v.tensor < d.tensor : v.begin < d.end;
+      });
+      for (; it != dsts.end() && it->tensor == src.tensor && it->begin < src.end; ++it)
+        if (it->region != i) return true;
+    }
+    return false;
+  }
+
   // A multi-region Copy is one exchange phase: every region is read before
   // any is written, so no destination may meet another region's source or
   // destination (a region's own src and dst may overlap: memmove, as for a
@@ -173,30 +201,56 @@ class Validator {
     }
     if (p.src.tensor != kNoId || p.dst.tensor != kNoId)
       fail(where, "has both src/dst and regions; a multi-region Copy uses regions only");
-    for (std::size_t r = 0; r < p.regions.size(); ++r)
-      checkCopyRegion(where, "regions[" + std::to_string(r) + "].", p.regions[r]);
+    // 2-D regions are checked by their first and last rows.
+    for (std::size_t r = 0; r < p.regions.size(); ++r) {
+      const CopyRegion& region = p.regions[r];
+      const std::string prefix = "regions[" + std::to_string(r) + "].";
+      checkCopyRegion(where, prefix, CopyRegion{region.src, region.dst});
+      if (region.rows > 1) {
+        if (region.dstStride < region.dst.size())
+          fail(where, prefix + "dstStride " + std::to_string(region.dstStride) + " is less than a row (" +
+                          std::to_string(region.dst.size()) + " elements): its rows would overwrite each other");
+        const std::uint64_t last = region.rows - 1;
+        if (region.srcStride > (~0ull - region.src.end) / last || region.dstStride > (~0ull - region.dst.end) / last)
+          fail(where, prefix + "rows x stride overflows");
+        checkCopyRegion(where, prefix + "last row's ", CopyRegion{
+            {region.src.tensor, region.src.begin + last * region.srcStride, region.src.end + last * region.srcStride},
+            {region.dst.tensor, region.dst.begin + last * region.dstStride, region.dst.end + last * region.dstStride}});
+      }
+    }
+    // Overlaps: first between the regions' extents (first row to last row),
+    // exact for 1-D regions; only when extents meet are 2-D regions expanded
+    // and checked row by row (a gather of a large matmul has millions of rows).
+    if (!extentsMeet(p.regions)) return;
+    std::vector<CopyRegion> rows;   // every row, and the declared region it belongs to
+    std::vector<std::size_t> owner;
+    for (std::size_t r = 0; r < p.regions.size(); ++r) {
+      expandRegion(p.regions[r], rows);
+      owner.resize(rows.size(), r);
+    }
     struct Span { Id tensor; std::uint64_t begin, end; std::size_t region; };
     std::vector<Span> dsts;
-    for (std::size_t r = 0; r < p.regions.size(); ++r)
-      if (p.regions[r].dst.size()) dsts.push_back({p.regions[r].dst.tensor, p.regions[r].dst.begin, p.regions[r].dst.end, r});
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      if (rows[k].dst.size()) dsts.push_back({rows[k].dst.tensor, rows[k].dst.begin, rows[k].dst.end, k});
     auto less = [](const Span& a, const Span& b) { return a.tensor != b.tensor ? a.tensor < b.tensor : a.begin < b.begin; };
     std::sort(dsts.begin(), dsts.end(), less);
-    auto describe = [&](const char* what, std::size_t r, const TensorRef& ref) {
-      return "regions[" + std::to_string(r) + "]." + what + " " + range(ref.begin, ref.end) + " of tensor " + tensorName(ref.tensor);
+    auto describe = [&](const char* what, std::size_t k, const TensorRef& ref) {
+      return "regions[" + std::to_string(owner[k]) + "]." + what + " " + range(ref.begin, ref.end) + " of tensor " +
+             tensorName(ref.tensor);
     };
     for (std::size_t k = 1; k < dsts.size(); ++k)
       if (dsts[k].tensor == dsts[k - 1].tensor && dsts[k].begin < dsts[k - 1].end)
-        fail(where, describe("dst", dsts[k].region, p.regions[dsts[k].region].dst) + " overlaps " +
-                        describe("dst", dsts[k - 1].region, p.regions[dsts[k - 1].region].dst));
-    for (std::size_t r = 0; r < p.regions.size(); ++r) {
-      const TensorRef& src = p.regions[r].src;
+        fail(where, describe("dst", dsts[k].region, rows[dsts[k].region].dst) + " overlaps " +
+                        describe("dst", dsts[k - 1].region, rows[dsts[k - 1].region].dst));
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const TensorRef& src = rows[k].src;
       if (!src.size()) continue;
       // Destinations are disjoint and sorted: visit those meeting src.
       auto it = std::upper_bound(dsts.begin(), dsts.end(), Span{src.tensor, src.begin, 0, 0},
                                  [](const Span& v, const Span& d) { return v.tensor != d.tensor ? v.tensor < d.tensor : v.begin < d.end; });
       for (; it != dsts.end() && it->tensor == src.tensor && it->begin < src.end; ++it)
-        if (it->region != r)
-          fail(where, describe("src", r, src) + " overlaps " + describe("dst", it->region, p.regions[it->region].dst) +
+        if (it->region != k)
+          fail(where, describe("src", k, src) + " overlaps " + describe("dst", it->region, rows[it->region].dst) +
                           " (a Copy reads all its regions before writing any)");
     }
   }

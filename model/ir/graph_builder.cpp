@@ -1,4 +1,5 @@
 #include "model/ir/graph_builder.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -358,29 +359,16 @@ void GraphBuilder::placeUnplacedIntervals() {
 }
 
 void GraphBuilder::checkCapacity(const FinishOptions& options) {
-  std::map<std::uint32_t, std::uint64_t> used;
-  for (const Tensor& t : exe_.tensors)
-    for (const TileInterval& iv : t.mapping) {
-      std::uint64_t& top = used[iv.tile];
-      top = std::max(top, iv.address + (iv.end - iv.begin) * sizeOf(t.dtype));
-    }
+  // The one tile memory figure (tile_memory_usage.hpp), as the profile shows it.
+  const std::vector<TileMemoryUsage> usage = tileMemoryUsage(exe_.tensors, target_.totalTiles());
   highWater_.clear();
-  for (const auto& [tile, bytes] : used) highWater_.push_back({tile, bytes});
+  for (const TileMemoryUsage& u : usage) highWater_.push_back({u.tile, u.peakBytes});
   if (options.allowOutOfMemory) return;
   const std::uint64_t capacity = target_.tile.memoryBytes;
-  std::size_t over = 0;
-  const TileMemoryHighWater* first = nullptr;
-  for (const auto& h : highWater_)
-    if (h.bytes > capacity) {
-      ++over;
-      if (!first) first = &h;
-    }
-  if (first)
-    throw std::invalid_argument("out of tile memory: tile " + std::to_string(first->tile) + " needs " +
-                                std::to_string(first->bytes) + " bytes but has " + std::to_string(capacity) +
-                                " (tile.memoryBytes)" +
-                                (over > 1 ? "; " + std::to_string(over) + " tiles are over capacity" : std::string()) +
-                                " (set debug.allowOutOfMemory to report instead of failing)");
+  const std::string summary = outOfMemorySummary(findOutOfMemory(usage, capacity), capacity, target_.totalTiles(),
+                                                 "graph '" + exe_.name + "'");
+  if (!summary.empty())
+    throw std::invalid_argument(summary + "\nSet debug.allowOutOfMemory to report instead of failing.");
 }
 
 Executable GraphBuilder::finish(const FinishOptions& options) {

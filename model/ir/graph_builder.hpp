@@ -19,7 +19,8 @@
 //   placed interval of that tile uses. A memory planner that shares addresses
 //   between not-always-live tensors sets those addresses first
 //   (setIntervalAddress); they are left as they are. finish() then checks that
-//   each tile's highest used byte fits tile.memoryBytes (unless
+//   each tile's peak (ir::tileMemoryUsage: highest used byte, 8-byte aligned)
+//   fits tile.memoryBytes, else throws Poplar's out-of-memory summary (unless
 //   allowOutOfMemory), validates the executable and returns it.
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
@@ -35,7 +36,7 @@ struct FinishOptions {
   bool allowOutOfMemory = false;  // debug.allowOutOfMemory: report, do not fail
 };
 
-// Per-tile memory use after finish(): the highest byte used, in bytes.
+// Per-tile memory use after finish(): the tile's peak (ir::tileMemoryUsage).
 struct TileMemoryHighWater {
   std::uint32_t tile = 0;
   std::uint64_t bytes = 0;

@@ -34,9 +34,23 @@ ProgramKind programKindFromString(const std::string& name) {
                               "RepeatWhileTrue, If, Sync or Call)");
 }
 
+void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out) {
+  if (region.rows <= 1) {
+    out.push_back({region.src, region.dst});
+    return;
+  }
+  for (std::uint64_t r = 0; r < region.rows; ++r) {
+    const std::uint64_t s = r * region.srcStride, d = r * region.dstStride;
+    out.push_back({{region.src.tensor, region.src.begin + s, region.src.end + s},
+                   {region.dst.tensor, region.dst.begin + d, region.dst.end + d}});
+  }
+}
+
 std::vector<CopyRegion> copyRegions(const Program& copy) {
-  if (!copy.regions.empty()) return copy.regions;
-  return {CopyRegion{copy.src, copy.dst}};
+  if (copy.regions.empty()) return {CopyRegion{copy.src, copy.dst}};
+  std::vector<CopyRegion> out;
+  for (const CopyRegion& r : copy.regions) expandRegion(r, out);
+  return out;
 }
 
 const char* toString(SyncType type) {

@@ -31,9 +31,21 @@ const char* toString(SyncType type);
 // in one phase; that is how operands are gathered into contiguous tile-local
 // buffers. All regions of one Copy are read before any is written, so a
 // destination must not overlap any source of the same Copy (validate checks).
+//
+// A region may also be 2-D: `rows` rows of src.size() elements, row r read
+// from src shifted by r x srcStride and written to dst shifted by
+// r x dstStride (a block of a row-major matrix). It is the same exchange as
+// its rows listed one by one (copyRegions() expands it), written compactly:
+// gathering a matmul's operand blocks takes one such region per tile instead
+// of one per row.
 struct CopyRegion {
-  TensorRef src, dst;
-  bool operator==(const CopyRegion& o) const { return src == o.src && dst == o.dst; }
+  TensorRef src, dst;  // row 0
+  std::uint64_t rows = 1;
+  std::uint64_t srcStride = 0, dstStride = 0;  // elements between rows (rows > 1)
+  bool operator==(const CopyRegion& o) const {
+    return src == o.src && dst == o.dst && rows == o.rows && srcStride == o.srcStride && dstStride == o.dstStride;
+  }
+  std::uint64_t elements() const { return src.size() * rows; }
 };
 
 struct Program {
@@ -54,7 +66,10 @@ struct Program {
   DebugInfo debug;
 };
 
-// The region pairs a Copy moves: `regions`, or {src, dst} when it is empty.
+// The region pairs a Copy moves, each 2-D region expanded into its rows:
+// `regions`, or {src, dst} when it is empty.
 std::vector<CopyRegion> copyRegions(const Program& copy);
+// The rows of one region as 1-D regions, appended to `out`.
+void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out);
 
 }  // namespace ipusim::ir

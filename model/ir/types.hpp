@@ -10,9 +10,11 @@ using Cycles = std::uint64_t;  // the one timebase: device clock cycles
 using Id = std::uint32_t;      // index into the executable's tables
 inline constexpr Id kNoId = 0xffffffffu;
 
-enum class DType : std::uint8_t { Float, Int, UInt, Bool };
+// Half is IEEE binary16 (Poplar's HALF), stored as its 16-bit pattern
+// (model/numeric/half.hpp converts it).
+enum class DType : std::uint8_t { Float, Int, UInt, Bool, Half };
 
-// Bytes per element in tile memory (Bool is stored as one byte).
+// Bytes per element in tile memory (Bool is stored as one byte, Half as two).
 std::size_t sizeOf(DType type);
 const char* toString(DType type);
 DType dtypeFromString(const std::string& name);  // throws std::invalid_argument

@@ -13,7 +13,7 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
   const auto runs = reader.runs();
   report.runs = summarizeRuns(runs);
   report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
-  report.memory = summarizeTileMemory(reader.tileMemory(),
+  report.memory = summarizeTileMemory(reader.tileMemory(), reader.tileMemoryPeaks(),
                                       report.target.numIpus * report.target.tilesPerIpu,
                                       report.target.tileMemoryBytes, options.fullestTiles);
   report.loss = summarizeCounter(reader, "loss");
@@ -81,13 +81,18 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                    {"bytes_to_host", r.captured.bytesToHost}};
   nlohmann::json fullest = nlohmann::json::array();
   for (const auto& t : r.memory.fullest)
-    fullest.push_back({{"ipu", t.ipu}, {"tile", t.tile}, {"bytes", t.bytes}});
+    fullest.push_back({{"ipu", t.ipu},
+                       {"tile", t.tile},
+                       {"bytes", t.bytes},
+                       {"always_live_bytes", t.alwaysLiveBytes},
+                       {"not_always_live_peak_bytes", t.notAlwaysLivePeakBytes}});
   j["tile_memory"] = {{"tiles", r.memory.tiles},
                       {"capacity_bytes", r.memory.capacityBytes},
                       {"total_bytes", r.memory.totalBytes},
                       {"max_bytes", r.memory.maxBytes},
                       {"mean_bytes", r.memory.meanBytes},
                       {"tiles_over_capacity", r.memory.tilesOverCapacity},
+                      {"figure", r.memory.fromPeaks ? "peak" : "category_sum"},
                       {"bytes_by_category", r.memory.bytesByCategory},
                       {"fullest", fullest}};
   if (r.loss) {
@@ -178,15 +183,19 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   printPhaseTable(r, out);
 
   const auto& m = r.memory;
-  out << "Tile memory over " << m.tiles << " tiles: max " << formatBytes(m.maxBytes) << ", mean "
+  out << "Tile memory (" << (m.fromPeaks ? "peak per tile" : "sum of tensors per tile: profile has no peaks")
+      << ") over " << m.tiles << " tiles: max " << formatBytes(m.maxBytes) << ", mean "
       << formatBytes(static_cast<std::int64_t>(m.meanBytes + 0.5));
   if (m.capacityBytes > 0)
     out << ", capacity " << formatBytes(m.capacityBytes) << " (max "
         << formatPercent(double(m.maxBytes) / double(m.capacityBytes)) << "), "
         << m.tilesOverCapacity << " tile(s) over capacity";
   out << "\n";
+  // What lives on the tiles, by category: not-always-live tensors share bytes,
+  // so these can add up to more than the peaks.
+  if (!m.bytesByCategory.empty()) out << "  by category (tensors' bytes; not-always-live ones share memory):\n";
   for (const auto& [category, bytes] : m.bytesByCategory)
-    out << "  " << category << ": " << formatBytes(bytes) << "\n";
+    out << "    " << category << ": " << formatBytes(bytes) << "\n";
   if (!m.fullest.empty()) {
     out << "  fullest tiles:";
     for (const auto& tile : m.fullest) {

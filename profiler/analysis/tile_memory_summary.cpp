@@ -5,19 +5,26 @@
 namespace ipusim::profiler::analysis {
 
 TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& rows,
+                                      const std::vector<traces::TileMemoryPeakRow>& peaks,
                                       std::int64_t targetTiles, std::int64_t capacityBytes,
                                       std::size_t top) {
   TileMemorySummary s;
   s.capacityBytes = capacityBytes;
   std::map<std::int64_t, TileUse> byTile;
+  s.fromPeaks = !peaks.empty() || rows.empty();
   for (const auto& row : rows) {
+    s.bytesByCategory[row.category] += row.bytes;
+    if (s.fromPeaks) continue;
     TileUse& use = byTile[row.tile];
     use.ipu = row.ipu;
     use.tile = row.tile;
     use.bytes += row.bytes;
-    s.bytesByCategory[row.category] += row.bytes;
-    s.totalBytes += row.bytes;
+    if (row.alwaysLive) use.alwaysLiveBytes += row.bytes;
+    else use.notAlwaysLivePeakBytes += row.bytes;
   }
+  for (const auto& peak : peaks)
+    byTile[peak.tile] = TileUse{peak.ipu, peak.tile, peak.peakBytes, peak.alwaysLiveBytes, peak.notAlwaysLivePeakBytes};
+  for (const auto& [index, use] : byTile) s.totalBytes += use.bytes;
   std::vector<TileUse> tiles;
   tiles.reserve(byTile.size());
   for (const auto& [index, use] : byTile) {

@@ -1,6 +1,11 @@
 #pragma once
-// TileMemorySummary: tile memory use from the tile_memory table against the
-// per-tile capacity (meta tile_memory_bytes).
+// TileMemorySummary: tile memory use against the per-tile capacity (meta
+// tile_memory_bytes). A tile's figure is its peak (tile_memory_peak: the
+// highest byte of the placed addresses, where not-always-live tensors share
+// bytes), the same figure the compiler checks. Profiles without
+// tile_memory_peak rows (older writers) fall back to the sum of the tile's
+// tile_memory rows. bytesByCategory is the breakdown of what lives on the
+// tiles (tile_memory), which may exceed the peaks' total.
 #include "traces/profile_rows.hpp"
 
 #include <cstdint>
@@ -13,13 +18,16 @@ namespace ipusim::profiler::analysis {
 struct TileUse {
   std::int64_t ipu = 0;
   std::int64_t tile = 0;   // global tile index
-  std::int64_t bytes = 0;  // all categories
+  std::int64_t bytes = 0;  // the tile's peak
+  std::int64_t alwaysLiveBytes = 0;
+  std::int64_t notAlwaysLivePeakBytes = 0;
 };
 
 struct TileMemorySummary {
   std::int64_t tiles = 0;            // tiles the mean is taken over
   std::int64_t capacityBytes = 0;    // per tile, 0 = unknown
-  std::int64_t totalBytes = 0;
+  std::int64_t totalBytes = 0;      // sum of the tiles' peaks
+  bool fromPeaks = true;             // false: an older profile, figures are category sums
   std::int64_t maxBytes = 0;
   double meanBytes = 0;
   std::int64_t tilesOverCapacity = 0;
@@ -31,6 +39,7 @@ struct TileMemorySummary {
 // tiles without rows use 0 bytes), or 0 to take the mean over the tiles that
 // have rows. `top` is how many of the fullest tiles to keep.
 TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& rows,
+                                      const std::vector<traces::TileMemoryPeakRow>& peaks,
                                       std::int64_t targetTiles, std::int64_t capacityBytes,
                                       std::size_t top);
 

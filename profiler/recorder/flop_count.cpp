@@ -29,14 +29,18 @@ const std::map<std::string, std::uint64_t>& flopsPerElement() {
   return table;
 }
 
+// "MatMulPartial<half,float>" -> "MatMulPartial": every typed variant counts as its plain codelet.
+std::string baseName(const std::string& codelet) { return codelet.substr(0, codelet.find('<')); }
+
 }  // namespace
 
 std::uint64_t vertexFlops(const ir::Vertex& vertex) {
-  if (vertex.codelet == "MatMulPartial") {
+  const std::string codelet = baseName(vertex.codelet);
+  if (codelet == "MatMulPartial") {
     const double macs = paramOr(vertex, "m", 0) * paramOr(vertex, "k", 0) * paramOr(vertex, "n", 0);
     return static_cast<std::uint64_t>(2.0 * macs);
   }
-  const auto it = flopsPerElement().find(vertex.codelet);
+  const auto it = flopsPerElement().find(codelet);
   return it == flopsPerElement().end() ? 0 : it->second * largestField(vertex);
 }
 

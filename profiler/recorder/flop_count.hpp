@@ -13,6 +13,8 @@
 //   (max, subtract-and-exp, sum, divide) — an estimate of the arithmetic, not
 //   of the instructions;
 // - data movement (Copy, Cast, Fill) and any other codelet: 0.
+// Typed variants ("Relu<half>", "MatMulPartial<half,float>") count as their
+// plain codelet.
 #include "model/ir/compute_set.hpp"
 
 #include <cstdint>

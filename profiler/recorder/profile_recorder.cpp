@@ -110,9 +110,14 @@ void ProfileRecorder::writePrograms(bool withDebugInfo) {
   }
 }
 
-void ProfileRecorder::writeTileMemory(const std::vector<TileMemory>& rows) {
-  for (const auto& r : rows)
-    writer_.addTileMemory({target_.ipuOf(r.tile), r.tile, r.category, r.alwaysLive, static_cast<std::int64_t>(r.bytes)});
+void ProfileRecorder::writeTileMemory(const std::vector<ir::TileMemoryUsage>& usage) {
+  for (const ir::TileMemoryUsage& u : usage) {
+    const std::int64_t ipu = target_.ipuOf(u.tile);
+    writer_.addTileMemoryPeak({ipu, u.tile, std::int64_t(u.peakBytes), std::int64_t(u.alwaysLiveBytes),
+                               std::int64_t(u.notAlwaysLivePeakBytes)});
+    for (const ir::CategoryBytes& c : u.categories)
+      writer_.addTileMemory({ipu, u.tile, c.category, c.alwaysLive, std::int64_t(c.bytes)});
+  }
 }
 
 void ProfileRecorder::writeExecutableFacts() {

@@ -6,6 +6,7 @@
 // (program steps, BSP phases per IPU, stream copies, steps); tile detail is
 // written once per static phase when the level asks for it.
 #include "model/ir/executable.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 #include "model/observer.hpp"
 #include "model/target.hpp"
 #include "traces/profile_writer.hpp"
@@ -30,8 +31,9 @@ class ProfileRecorder : public model::ExecutionObserver {
 
   // Graph profile: the program tree (with debug origins) and tile memory.
   void writePrograms(bool withDebugInfo);
-  struct TileMemory { std::uint32_t tile; std::string category; bool alwaysLive; std::uint64_t bytes; };
-  void writeTileMemory(const std::vector<TileMemory>& rows);
+  // Per tile: the peak (tile_memory_peak) and the category breakdown
+  // (tile_memory), from the one tile memory figure (ir::tileMemoryUsage).
+  void writeTileMemory(const std::vector<ir::TileMemoryUsage>& usage);
   // The executable's facts the operations and liveness reports need: the
   // work (FLOPs, vertices, tiles) of each Execute step, the tensors, and per
   // entry point the program order and each tensor's first and last use in it

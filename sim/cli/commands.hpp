@@ -6,6 +6,7 @@
 namespace ipusim::sim {
 
 void addRunCommand(CLI::App& app, int& exitCode);
+void addCompileCommand(CLI::App& app, int& exitCode);
 void addParamsCommand(CLI::App& app, int& exitCode);
 void addOptionsCommand(CLI::App& app, int& exitCode);
 void addExampleGraphCommand(CLI::App& app, int& exitCode);

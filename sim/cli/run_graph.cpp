@@ -3,6 +3,7 @@
 #include "sim/engine/engine.hpp"
 #include "sim/host/graph_runner.hpp"
 #include "sim/host/interrupt.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 
 #include <chrono>
 #include <iostream>
@@ -20,6 +21,15 @@ int runGraph(const RunGraphArgs& args) {
   config.workerThreads = args.threads;
   config.workloadName = exe.name;
   Engine engine(exe, target, options, config);
+  // The graph's tiles against tile.memoryBytes, with the figure the compiler
+  // checks (ir::tileMemoryUsage over the placed addresses), as Poplar refuses
+  // an executable that does not fit unless debug.allowOutOfMemory.
+  const ir::OutOfMemory oom = ir::findOutOfMemory(engine.system().tileMemoryUsage(), target.tile.memoryBytes);
+  const std::string oomSummary =
+      ir::outOfMemorySummary(oom, target.tile.memoryBytes, target.totalTiles(), "'" + args.graphPath + "'");
+  if (!oomSummary.empty() && !options.allowOutOfMemory)
+    throw std::invalid_argument(oomSummary + "\nSet the engine option debug.allowOutOfMemory to true to run it anyway.");
+  if (!oomSummary.empty()) std::cerr << "ipusim: warning: " << oomSummary << "\n";
   const std::uint32_t entry = args.entry.empty() ? 0 : engine.entryIndex(args.entry);
   if (exe.entryPoints.empty()) throw std::invalid_argument(args.graphPath + ": the executable has no entry point");
   GraphRunner host("host", engine, entry, args.runs);
@@ -39,6 +49,7 @@ int runGraph(const RunGraphArgs& args) {
                           {"engine_runs", host.runsDone()}, {"cycles", host.endCycle()},
                           {"simulated_seconds", seconds},   {"wall_seconds", wall},
                           {"profile", profile}};
+    if (oom.tilesOver > 0) out["out_of_memory"] = {{"tiles_over", oom.tilesOver}, {"excess_bytes", oom.excessBytes}};
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << "graph            " << exe.name << " (entry '" << exe.entryPoints[entry].name << "')\n"
@@ -48,6 +59,10 @@ int runGraph(const RunGraphArgs& args) {
               << "simulated        " << host.endCycle() << " cycles = " << seconds * 1e3 << " ms\n"
               << "wall time        " << wall << " s\n"
               << "profile          " << (profile.empty() ? "(none: autoReport is off)" : profile) << "\n";
+    if (oom.tilesOver > 0)
+      std::cout << "warning          out of memory: " << oom.tilesOver << " tile(s) over the " << target.tile.memoryBytes
+                << " bytes of tile memory, " << oom.excessBytes
+                << " bytes over in total (ran because debug.allowOutOfMemory is true)\n";
   }
   return 0;
 }

@@ -12,7 +12,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -77,6 +79,10 @@ void print(const RunSummary& s, bool json) {
                                            {"exchange", s.step.exchange}, {"sync", s.step.sync},
                                            {"stream_copy", s.step.streamCopy}, {"idle", s.step.idle()}}},
                           {"estimated_step_cycles", s.stepCycles},
+                          {"compile_seconds", s.compileSeconds},
+                          {"max_tile_bytes", s.maxTileBytes},
+                          {"tile_capacity_bytes", s.tileCapacity},
+                          {"tiles_over_capacity", s.tilesOverCapacity},
                           {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
     std::cout << out.dump(2) << "\n";
     return;
@@ -86,11 +92,31 @@ void print(const RunSummary& s, bool json) {
             << " per run)\n"
             << "final loss       " << (std::isnan(s.finalLoss) ? std::string("n/a (synthetic data)") : std::to_string(s.finalLoss))
             << "\n"
+            << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
+            << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
+                                               " tiles OVER capacity: debug.allowOutOfMemory)" : std::string()) << "\n"
             << "one step         " << stepLine(s) << "\n"
             << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
             << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile) << "\n";
+}
+
+// The compile, with its stages shown on a terminal once it has taken a
+// second (small models compile silently).
+scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workload, const model::Target& target) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool terminal = isatty(fileno(stderr));
+  bool shown = false;
+  auto stage = [&](const std::string& name) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!terminal || elapsed < 1.0) return;
+    std::cerr << "\r\033[Kcompiling " << workload.name << ": " << name << " (" << seconds(elapsed) << ")" << std::flush;
+    shown = true;
+  };
+  scheduler::CompiledWorkload compiled = scheduler::compile(workload, target, stage);
+  if (shown) std::cerr << "\r\033[K" << std::flush;
+  return compiled;
 }
 
 }  // namespace
@@ -109,7 +135,13 @@ int runWorkload(const RunWorkloadArgs& args) {
   // Options first: debug.allowOutOfMemory decides whether an over-full tile stops the compile.
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
-  scheduler::CompiledWorkload compiled = scheduler::compile(workload, target);
+  const auto compileStart = std::chrono::steady_clock::now();
+  scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
+  const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
+  if (compiled.report.tilesOverCapacity)
+    std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity << " tiles are over their capacity of "
+              << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
+              << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
 
   EngineConfig config;
   config.functional = !args.synthetic;
@@ -165,6 +197,10 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;
   summary.tilesUsed = compiled.report.tilesUsed;
+  summary.compileSeconds = compileSeconds;
+  summary.maxTileBytes = compiled.report.maxTileBytes;
+  summary.tileCapacity = target.tile.memoryBytes;
+  summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
   summary.step = breakdown.result();
   summary.arch = target.arch;
   summary.profile = engine.finish();

@@ -33,6 +33,10 @@ struct RunSummary {
   double simulatedSeconds = 0, wallSeconds = 0;
   std::uint64_t stepCycles = 0;  // compiler's estimate of one step's device cycles
   std::uint32_t tilesUsed = 0;
+  double compileSeconds = 0;             // wall time of the compile alone
+  std::uint64_t maxTileBytes = 0;        // the compiler's per-tile peak (= the profile's)
+  std::uint64_t tileCapacity = 0;
+  std::uint32_t tilesOverCapacity = 0;   // > 0 only with debug.allowOutOfMemory
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured
   std::string profile;

@@ -110,10 +110,7 @@ std::string Engine::finish() {
   auto& s = *impl_;
   if (!s.writer) return "";
   s.recorder->writePrograms(s.options.outputDebugInfo || s.options.outputGraphProfile);
-  std::vector<profiler::ProfileRecorder::TileMemory> memory;
-  for (const auto& use : s.system->tileMemoryUse())
-    memory.push_back({use.tile, use.category, use.alwaysLive, use.bytes});
-  s.recorder->writeTileMemory(memory);
+  s.recorder->writeTileMemory(s.system->tileMemoryUsage());
   s.recorder->writeExecutableFacts();
   s.writer->setMeta("runs", std::to_string(s.recorder->runsRecorded()));
   s.writer->setMeta("runs_captured", std::to_string(s.recorder->runsCaptured()));

@@ -1,6 +1,7 @@
 #include "sim/host/graph_runner.hpp"
 
 #include "model/clock.hpp"
+#include "model/numeric/half.hpp"
 #include "sim/host/interrupt.hpp"
 
 #include <cmath>
@@ -24,6 +25,25 @@ void fill(model::Bytes& bytes, ir::Id stream, std::uint64_t copy, std::uint64_t 
     const T v = std::is_floating_point_v<T> ? static_cast<T>(x) : static_cast<T>(std::floor((x + 1.0) * 4.999));
     std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
   }
+}
+
+// Half streams carry IEEE binary16 patterns: the same inputs, rounded to half.
+void fillHalf(model::Bytes& bytes, ir::Id stream, std::uint64_t copy, std::uint64_t count) {
+  bytes.resize(count * sizeof(model::numeric::HalfBits));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const model::numeric::HalfBits v = model::numeric::floatToHalf(float(inputValue(stream, copy, i)));
+    std::memcpy(bytes.data() + i * sizeof v, &v, sizeof v);
+  }
+}
+
+std::vector<double> decodeHalf(const model::Bytes& bytes) {
+  std::vector<double> out(bytes.size() / sizeof(model::numeric::HalfBits));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    model::numeric::HalfBits v;
+    std::memcpy(&v, bytes.data() + i * sizeof v, sizeof v);
+    out[i] = model::numeric::halfToFloat(v);
+  }
+  return out;
 }
 
 template <class T>
@@ -50,6 +70,7 @@ GraphRunner::GraphRunner(sc_core::sc_module_name name, Engine& engine, std::uint
         const std::uint64_t copy = (*copies)++;
         if (spec.dtype == ir::DType::Float) fill<float>(bytes, spec.id, copy, spec.elementsPerCopy);
         else if (spec.dtype == ir::DType::Bool) fill<std::uint8_t>(bytes, spec.id, copy, spec.elementsPerCopy);
+        else if (spec.dtype == ir::DType::Half) fillHalf(bytes, spec.id, copy, spec.elementsPerCopy);
         else fill<std::int32_t>(bytes, spec.id, copy, spec.elementsPerCopy);
       });
     } else {
@@ -57,6 +78,7 @@ GraphRunner::GraphRunner(sc_core::sc_module_name name, Engine& engine, std::uint
       stream.connect([spec, sink](model::Bytes& bytes) {
         if (spec.dtype == ir::DType::Float) sink->push_back(decode<float>(bytes));
         else if (spec.dtype == ir::DType::Bool) sink->push_back(decode<std::uint8_t>(bytes));
+        else if (spec.dtype == ir::DType::Half) sink->push_back(decodeHalf(bytes));
         else sink->push_back(decode<std::int32_t>(bytes));
       });
     }

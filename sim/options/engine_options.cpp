@@ -91,7 +91,7 @@ const std::vector<OptionSetter>& setters() {
          o.outputSerializedGraph = parseBool("autoReport.outputSerializedGraph", t, s);
        }},
       {{"debug.allowOutOfMemory", "true|false", "false",
-        "compile a graph that exceeds tile memory and report the over-full tiles in the profile instead of failing"},
+        "compile (or load with run --graph) a graph that exceeds tile memory, warn and report the over-full tiles in the profile instead of failing"},
        [](EngineOptions& o, const std::string& t, const std::string& s) {
          o.allowOutOfMemory = parseBool("debug.allowOutOfMemory", t, s);
        }},

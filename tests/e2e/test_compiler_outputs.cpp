@@ -78,8 +78,8 @@ TEST(CompilerOutputs, AllowOutOfMemoryGivesAProfileShowingTheOverFullTiles) {
                             " run " + quote(writeTooBigWorkload(dir.path()).string()) + " --steps 10 --synthetic-data");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const std::string over = sql(dir.path() / "out" / "profile.pop",
-                               "SELECT count(*) FROM (SELECT tile, sum(bytes) AS b FROM tile_memory GROUP BY tile) "
-                               "WHERE b > CAST((SELECT value FROM meta WHERE key = 'tile_memory_bytes') AS INTEGER)");
+                               "SELECT count(*) FROM tile_memory_peak "
+                               "WHERE peak_bytes > CAST((SELECT value FROM meta WHERE key = 'tile_memory_bytes') AS INTEGER)");
   EXPECT_GT(std::stoi(over), 0) << over;
   const auto report = runCommand(ipusimBinary() + " report " + quote((dir.path() / "out").string()));
   EXPECT_EQ(report.exitCode, 0) << report.output;

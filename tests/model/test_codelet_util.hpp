@@ -2,6 +2,7 @@
 // Helpers shared by the codelet tests: bind std::vectors to a codelet's
 // fields, build a VertexShape from named params, run validate + compute.
 #include "model/codelets/codelet.hpp"
+#include "model/numeric/half.hpp"
 
 #include <cstdint>
 #include <map>
@@ -10,13 +11,30 @@
 
 namespace ipusim::model::testing {
 
-// One field's storage: float or int, by the codelet's declared dtype.
+// One field's storage: float, int or half (bit patterns), by the codelet's
+// declared dtype.
 struct Buffer {
   std::vector<float> floats;
   std::vector<std::int32_t> ints;
-  static Buffer of(std::vector<float> v) { return Buffer{std::move(v), {}}; }
-  static Buffer ofInts(std::vector<std::int32_t> v) { return Buffer{{}, std::move(v)}; }
-  std::uint64_t size() const { return floats.empty() ? ints.size() : floats.size(); }
+  std::vector<numeric::HalfBits> halves;
+  static Buffer of(std::vector<float> v) { return Buffer{std::move(v), {}, {}}; }
+  static Buffer ofInts(std::vector<std::int32_t> v) { return Buffer{{}, std::move(v), {}}; }
+  // Each value rounded to the nearest half.
+  static Buffer ofHalves(const std::vector<float>& v) {
+    Buffer b;
+    for (float x : v) b.halves.push_back(numeric::floatToHalf(x));
+    return b;
+  }
+  std::uint64_t size() const {
+    if (!halves.empty()) return halves.size();
+    return floats.empty() ? ints.size() : floats.size();
+  }
+  // The half values as floats.
+  std::vector<float> halfValues() const {
+    std::vector<float> v;
+    for (auto h : halves) v.push_back(numeric::halfToFloat(h));
+    return v;
+  }
 };
 
 inline VertexShape shapeOf(const Codelet& codelet, const std::vector<std::uint64_t>& sizes,
@@ -38,8 +56,9 @@ inline void run(const std::string& codeletName, std::vector<Buffer>& buffers,
   codelet.validate(shape);
   std::vector<FieldData> fields;
   for (auto& b : buffers)
-    fields.push_back(b.floats.empty() && !b.ints.empty() ? FieldData{b.ints.data(), b.ints.size()}
-                                                          : FieldData{b.floats.data(), b.floats.size()});
+    fields.push_back(!b.halves.empty()                       ? FieldData{b.halves.data(), b.halves.size()}
+                     : b.floats.empty() && !b.ints.empty() ? FieldData{b.ints.data(), b.ints.size()}
+                                                           : FieldData{b.floats.data(), b.floats.size()});
   codelet.compute(fields, shape.params);
 }
 

@@ -68,7 +68,12 @@ TEST(IrBuilder, OutOfMemoryNamesTheTileItsNeedAndItsCapacity) {
     return std::make_pair(b.finish({allow}), b.memoryHighWater());
   };
   const std::string message = errorOf([&] { build(false); });
-  EXPECT_NE(message.find("tile 2 needs 655360 bytes but has 638976"), std::string::npos) << message;
+  EXPECT_NE(message.find("Out of memory in graph 'graph': cannot fit all variable data onto 1 of 4 tiles (tiles only "
+                         "have 638976 bytes of memory); 16384 bytes over in total."),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Out of memory on tile 2: 655360 bytes used (16384 over"), std::string::npos) << message;
+  EXPECT_NE(message.find("'big' (temporaries, 655360 bytes)"), std::string::npos) << message;
   const auto [exe, highWater] = build(true);
   EXPECT_EQ(exe.tensors[0].mapping[0].address, 0u);
   ASSERT_EQ(highWater.size(), 2u);

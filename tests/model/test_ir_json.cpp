@@ -37,6 +37,25 @@ TEST(IrJson, RoundTripOfABuilderMadeExecutableIsExact) {
   EXPECT_EQ(back.target["arch"], "ipu2");
 }
 
+TEST(IrJson, HalfTensorsRoundTripWithTheirValuesAndTwoBytesPerElement) {
+  Executable exe = everyKindGraph();
+  Tensor h;
+  h.id = Id(exe.tensors.size());
+  h.name = "h";
+  h.shape = {3};
+  h.dtype = DType::Half;
+  h.mapping = {{0, 0, 3, 1024}};
+  h.initialValue = {0.5, -2.0, 65504.0};
+  exe.tensors.push_back(h);
+  const json j = toJson(exe);
+  EXPECT_EQ(j["tensors"].back()["dtype"], "half");
+  const Executable back = fromJson(j);
+  EXPECT_EQ(back.tensors.back().dtype, DType::Half);
+  EXPECT_EQ(back.tensors.back().numBytes(), 6u);
+  EXPECT_EQ(back.tensors.back().initialValue, h.initialValue);
+  EXPECT_EQ(toJson(back), j);
+}
+
 TEST(IrJson, ErrorsNameTheKeyPathAndTheExpectedType) {
   const json good = toJson(everyKindGraph());
   struct Case {
@@ -50,8 +69,8 @@ TEST(IrJson, ErrorsNameTheKeyPathAndTheExpectedType) {
        "computeSets[0].vertices[0].tile: expected an unsigned integer, got -1"},
       {[](json& j) { j["tensors"][1]["mapping"][0]["tiel"] = 0; },
        "tensors[1].mapping[0].tiel: unknown key (did you mean 'tile'?)"},
-      {[](json& j) { j["tensors"][0].erase("dtype"); }, "tensors[0].dtype: missing (expected float, int, uint or bool)"},
-      {[](json& j) { j["tensors"][0]["dtype"] = "half"; }, "tensors[0].dtype: unknown dtype 'half'"},
+      {[](json& j) { j["tensors"][0].erase("dtype"); }, "tensors[0].dtype: missing (expected float, half, int, uint or bool)"},
+      {[](json& j) { j["tensors"][0]["dtype"] = "double"; }, "tensors[0].dtype: unknown dtype 'double'"},
       {[](json& j) { j["tensors"][0]["id"] = 3; }, "tensors[0].id: expected 0 (its index), got 3"},
       {[](json& j) { j["programs"][0]["kind"] = "Loop"; }, "programs[0].kind: unknown program kind 'Loop'"},
       {[](json& j) { j["programs"][6]["computeSet"] = 0; }, "programs[6].computeSet: unknown key"},
@@ -102,9 +121,12 @@ TEST(IrJson, LoadErrorsNameTheFile) {
 }
 
 TEST(IrJson, NamesOfEnumsRoundTrip) {
-  for (DType t : {DType::Float, DType::Int, DType::UInt, DType::Bool}) EXPECT_EQ(dtypeFromString(toString(t)), t);
+  for (DType t : {DType::Float, DType::Int, DType::UInt, DType::Bool, DType::Half})
+    EXPECT_EQ(dtypeFromString(toString(t)), t);
   EXPECT_EQ(sizeOf(DType::Float), 4u);
   EXPECT_EQ(sizeOf(DType::Bool), 1u);
+  EXPECT_EQ(sizeOf(DType::Half), 2u);
+  EXPECT_STREQ(toString(DType::Half), "half");
   for (int k = 0; k <= int(ProgramKind::Call); ++k)
     EXPECT_EQ(programKindFromString(toString(ProgramKind(k))), ProgramKind(k));
   EXPECT_STREQ(toString(SyncType::External), "external");

@@ -2,6 +2,8 @@
 // synthetic mode timing-identical, data-dependent control flow.
 #include "test_system_rig.hpp"
 
+#include <cmath>
+
 namespace ipusim::model::testing {
 namespace {
 
@@ -121,6 +123,41 @@ TEST(SystemFunctional, RepeatWhileTrueRunsWhileTheConditionScalarIsNonZero) {
   EXPECT_TRUE(rec.programBegins.empty());
 }
 
+// Half tensors in tile memory: initial values stored as binary16 (rounded to
+// nearest even), a float -> half -> float chain through typed codelets, and
+// two bytes per element in the memory figure.
+TEST(SystemFunctional, HalfTensorsAreTwoByteValuesThroughTypedCodelets) {
+  ExeBuilder b;
+  const ir::Id x = b.tensor("x", 4, 0, ir::DType::Float, {1.0, -2.5, 0.1, 70000.0});
+  const ir::Id h = b.tensor("h", 4, 0, ir::DType::Half);
+  const ir::Id r = b.tensor("r", 4, 0, ir::DType::Half);
+  const ir::Id back = b.tensor("back", 4, 0, ir::DType::Float);
+  const ir::Id w = b.tensor("w", 4, 0, ir::DType::Half, {0.5, 0.5, 0.5, 0.5});
+  const ir::Id cs = b.computeSet("half_chain");
+  b.vertex(cs, "Cast<float,half>", 0, {{"in", b.all(x)}, {"out", b.all(h)}});
+  const ir::Id cs2 = b.computeSet("relu_half");
+  b.vertex(cs2, "Relu<half>", 0, {{"in", b.all(h)}, {"out", b.all(r)}});
+  const ir::Id cs3 = b.computeSet("widen");
+  b.vertex(cs3, "Cast<half,float>", 0, {{"in", b.all(r)}, {"out", b.all(back)}});
+  b.entry("main", b.sequence({b.execute(cs), b.execute(cs2), b.execute(cs3)}));
+  Rig rig(smallTarget());
+  rig.system.load(b.exe);
+  rig.device = [&](Rig& rr) { rr.system.run(0); };
+  rig.simulate();
+  // 0.1 -> half 0x2e66 = 0.0999755859375; 70000 overflows to inf; Relu zeroes -2.5.
+  const auto result = asFloats(rig.system.readTensor(back));
+  EXPECT_EQ(result[0], 1.0f);
+  EXPECT_EQ(result[1], 0.0f);
+  EXPECT_EQ(result[2], 0.0999755859375f);
+  EXPECT_TRUE(std::isinf(result[3]));
+  const auto wBytes = rig.system.readTensor(w);
+  ASSERT_EQ(wBytes.size(), 8u);
+  EXPECT_EQ(wBytes[0], 0x00);  // 0.5 = 0x3800, little-endian
+  EXPECT_EQ(wBytes[1], 0x38);
+  // Tile 0: x 16 B, h 8 B, r 8 B, back 16 B, w 8 B, each at an 8-byte-aligned start.
+  EXPECT_EQ(rig.system.tileMemoryUsage().at(0).peakBytes, 56u);
+}
+
 TEST(SystemFunctional, WriteTensorThenReadTensorRoundTrips) {
   ExeBuilder b;
   const ir::Id t = b.tensorMapped("t", 6, {{0, 0, 2, ir::TileInterval::kUnplaced}, {4, 2, 6, 64}});
@@ -130,13 +167,16 @@ TEST(SystemFunctional, WriteTensorThenReadTensorRoundTrips) {
   const std::vector<float> values{1, 2, 3, 4, 5, 6};
   rig.system.writeTensor(t, values.data(), 24);
   EXPECT_EQ(asFloats(rig.system.readTensor(t)), values);
-  const auto use = rig.system.tileMemoryUse();
+  // Tile 0: 2 floats placed by load() at 0; tile 4: 4 floats at the planned address 64.
+  const auto use = rig.system.tileMemoryUsage();
   ASSERT_EQ(use.size(), 2u);
   EXPECT_EQ(use[0].tile, 0u);
-  EXPECT_EQ(use[0].bytes, 8u);
+  EXPECT_EQ(use[0].peakBytes, 8u);
   EXPECT_EQ(use[1].tile, 4u);
-  EXPECT_EQ(use[1].bytes, 16u);
-  EXPECT_EQ(use[1].category, "temporaries");
+  EXPECT_EQ(use[1].peakBytes, 64u + 16u);
+  ASSERT_EQ(use[1].categories.size(), 1u);
+  EXPECT_EQ(use[1].categories[0].bytes, 16u);
+  EXPECT_EQ(use[1].categories[0].category, "temporaries");
 }
 
 }  // namespace

@@ -154,3 +154,34 @@ TEST(AnalysisReport, MalformedClockIsNamed) {
         << e.what();
   }
 }
+
+// With tile_memory_peak rows, a tile's figure is its peak (the compiler's),
+// not the sum of its categories, which is only the breakdown.
+TEST(AnalysisReport, TileMemoryFigureIsThePeakWhenTheProfileHasOne) {
+  using ipusim::traces::TileMemoryPeakRow;
+  using ipusim::traces::TileMemoryRow;
+  // Tile 0: weights 300 always live, activations 200 + temporaries 250 sharing
+  // bytes: peak 600 (not 750). Tile 1: 1200 of weights, peak 1200.
+  const std::vector<TileMemoryRow> rows = {{0, 0, "weights", true, 300},
+                                           {0, 0, "activations", false, 200},
+                                           {0, 0, "temporaries", false, 250},
+                                           {0, 1, "weights", true, 1200}};
+  const std::vector<TileMemoryPeakRow> peaks = {{0, 0, 600, 304, 296}, {0, 1, 1200, 1200, 0}};
+  const auto m = summarizeTileMemory(rows, peaks, 4, 1000, 2);
+  EXPECT_TRUE(m.fromPeaks);
+  EXPECT_EQ(m.maxBytes, 1200);
+  EXPECT_EQ(m.totalBytes, 1800);
+  EXPECT_DOUBLE_EQ(m.meanBytes, 450.0);
+  EXPECT_EQ(m.tilesOverCapacity, 1);
+  EXPECT_EQ(m.bytesByCategory.at("weights"), 1500);
+  EXPECT_EQ(m.bytesByCategory.at("temporaries"), 250);
+  ASSERT_EQ(m.fullest.size(), 2u);
+  EXPECT_EQ(m.fullest[1].tile, 0);
+  EXPECT_EQ(m.fullest[1].bytes, 600);
+  EXPECT_EQ(m.fullest[1].alwaysLiveBytes, 304);
+  EXPECT_EQ(m.fullest[1].notAlwaysLivePeakBytes, 296);
+  // Without peaks (older profiles) the tile's rows are summed.
+  const auto sums = summarizeTileMemory(rows, {}, 4, 1000, 2);
+  EXPECT_FALSE(sums.fromPeaks);
+  EXPECT_EQ(sums.fullest[1].bytes, 750);
+}

@@ -84,6 +84,8 @@ TEST(FlopCount, MatMulCountsTwoPerMultiplyAccumulate) {
   v.codelet = "MatMulPartial";
   v.params = {{"m", 32}, {"k", 784}, {"n", 128}};
   EXPECT_EQ(vertexFlops(v), 2ull * 32 * 784 * 128);
+  v.codelet = "MatMulPartial<half,float>";
+  EXPECT_EQ(vertexFlops(v), 2ull * 32 * 784 * 128);
 }
 
 TEST(FlopCount, ElementwiseCountsTheLargestFieldAndDataMovementNothing) {

@@ -100,21 +100,44 @@ TEST(Compiler, NotAlwaysLiveTensorsShareAddressesOnlyWhenDisjointInTime) {
   EXPECT_LE(c.report.maxTileBytes, c.target.tile.memoryBytes);
 }
 
-TEST(Compiler, LayerThatDoesNotFitNamesTileNeedAndCapacity) {
+// Too big for the chip: decided from the layer shapes before anything is
+// built (so in milliseconds, whatever the width).
+TEST(Compiler, ModelTooBigForTheChipFailsBeforeBuildingAnything) {
   Workload w = load("small_synthetic.json");
   w.ipu.tiles = 4;
-  w.layers[1].units = 100000;
+  w.layers[1].units = 100000000;
   try {
     compile(w);
     FAIL() << "no out-of-memory error";
   } catch (const std::invalid_argument& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("out of memory: tile "), std::string::npos) << m;
-    EXPECT_NE(m.find("needs "), std::string::npos) << m;
-    EXPECT_NE(m.find("capacity of " + std::to_string(624 * 1024)), std::string::npos) << m;
+    EXPECT_NE(m.find("out of memory: the model cannot fit 4 tiles of " + std::to_string(624 * 1024) + " bytes"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("per tile"), std::string::npos) << m;
+  }
+}
+
+// Fits on average but not once planned: Poplar's kind of summary, from the
+// memory plan (tiles over, total excess, the worst tiles and what fills them).
+TEST(Compiler, OverfullTilesGetAPoplarStyleSummary) {
+  Workload w = load("small_synthetic.json");
+  w.ipu.tiles = 2;
+  w.layers[1].units = 2000;
+  try {
+    compile(w);
+    FAIL() << "no out-of-memory error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("out of memory: "), std::string::npos) << m;
+    EXPECT_NE(m.find(" of 2 tiles are over their capacity of " + std::to_string(624 * 1024) + " bytes, by "),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("\n  tile "), std::string::npos) << m;
+    EXPECT_NE(m.find("largest variables:"), std::string::npos) << m;
   }
   w.allowOutOfMemory = true;
-  EXPECT_GT(compile(w).report.maxTileBytes, 624u * 1024u);
+  const CompiledWorkload c = compile(w);
+  EXPECT_GT(c.report.maxTileBytes, 624u * 1024u);
+  EXPECT_GE(c.report.tilesOverCapacity, 1u);
 }
 
 TEST(Compiler, EverySchedulingAlgorithmCompiles) {

@@ -1,11 +1,20 @@
-// Matmul planning: gathered 2-D blocks with the reduction whole, and the
-// exchange cost of the gathers that keeps the planner from shredding a matmul.
-#include "model/codelets/codelet.hpp"
-#include "model/hardware/tile.hpp"
-#include "scheduler/compiler.hpp"
+// The matmul planner: its partition space, its cost model term by term,
+// memory budgets, and — the test that matters — that the plan it picks by
+// estimate is within 1.25x of the best plan of its space as the machine
+// model actually runs them, every one of which computes the right product.
+#include "model/hardware/loaded_executable.hpp"
+#include "scheduler/cost_model.hpp"
+#include "scheduler/ir_builder.hpp"
+#include "scheduler/matmul_lowering.hpp"
 #include "scheduler/matmul_plan.hpp"
+#include "scheduler/memory_plan.hpp"
+#include "scheduler/tile_mapper.hpp"
+#include "static_runner.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
 
 namespace ipusim::scheduler {
 namespace {
@@ -16,89 +25,136 @@ model::Target ipu2(std::uint32_t tiles) {
   return t;
 }
 
-std::uint64_t budget(const model::Target& t) { return t.tile.memoryBytes / 2; }
-
-// The tutorial's weight gradient dW1 = X^T . dZ1 (X 32x784, dZ1 32x128).
-MatMulShape weightGradient(std::uint64_t sourceTiles) {
+MatMulShape shape(std::uint64_t m, std::uint64_t k, std::uint64_t n, std::uint64_t tiles) {
   MatMulShape s;
-  s.m = 784, s.k = 32, s.n = 128, s.transposeA = true;
-  s.aSourceTiles = s.bSourceTiles = sourceTiles;
+  s.m = m, s.k = k, s.n = n;
+  s.aTiles = s.bTiles = s.outTiles = tiles;
   return s;
 }
 
-TEST(MatMulPlan, WeightGradientKeepsTheReductionWholeInGatheredBlocks) {
-  for (std::uint32_t tiles : {64u, 1472u}) {
-    const model::Target t = ipu2(tiles);
-    const MatMulPlan p = planMatMul(weightGradient(tiles), t, tiles, budget(t));
-    EXPECT_TRUE(p.gathered) << tiles << " tiles";
-    EXPECT_EQ(p.pk, 1u) << tiles << " tiles";
-    EXPECT_FALSE(p.rowVertices || p.colVertices);
-    EXPECT_LE(p.tiles(), tiles);
-    EXPECT_TRUE(p.fits);
-  }
+TEST(MatMulPlan, BlockCountsGiveEveryBlockSizeOnce) {
+  EXPECT_EQ(blockCounts(10, 100), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 10}));
+  EXPECT_EQ(blockCounts(10, 4), (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(blockCounts(1, 8), (std::vector<std::uint64_t>{1}));
+  for (std::uint64_t p : blockCounts(4096, 1472)) EXPECT_EQ(ceilDiv(4096, ceilDiv(4096, p)), p);
 }
 
-// The gathered estimate, term by term: one MatMulPartial per tile, one
-// gather phase bound by the busiest receiver or sender, and (blocks not
-// contiguous in the output) one more phase placing the output.
-TEST(MatMulPlan, GatheredEstimateCountsComputeGatherAndPlacement) {
-  const model::Target t = ipu2(4);
-  MatMulShape s;
-  s.m = 8, s.k = 16, s.n = 8;
-  s.aSourceTiles = 4, s.bSourceTiles = 4;
-  const MatMulPlan p = planMatMul(s, t, 4, budget(t));
-  ASSERT_TRUE(p.gathered);
-  const std::uint64_t mb = 8 / p.pm, nb = 8 / p.pn;
-  const auto& codelet = model::CodeletRegistry::instance().get("MatMulPartial");
-  const ir::Cycles vertex = codelet.cycles(
-      {{mb * 16, 16 * nb, mb * nb},
-       model::orderedParams(codelet, {{"m", double(mb)}, {"k", 16}, {"n", double(nb)}, {"transposeA", 0},
-                                      {"transposeB", 0}, {"accumulate", 0}})},
-      t);
-  std::uint64_t expected = model::hardware::tileComputeCycles({}, {vertex}, t.tile);
-  const std::uint64_t received = (mb * 16 + 16 * nb) * 4;
-  const std::uint64_t sent = (8 * 16 * 4 * p.pn + 3) / 4 + (16 * 8 * 4 * p.pm + 3) / 4;
-  const std::uint64_t bpc = t.exchange.bytesPerCycle;
-  expected += (std::max(received, sent) + bpc - 1) / bpc + t.exchange.latencyCycles + t.sync.internalCycles;
-  if (p.pn > 1 && mb > 1) expected += (mb * nb * 4 + bpc - 1) / bpc + t.exchange.latencyCycles + t.sync.internalCycles;
-  EXPECT_EQ(p.estimatedCycles, expected) << "pm " << p.pm << " pn " << p.pn;
+// Each phase by the machine's rules: gather bound by the busiest receiver
+// or sender, one AMP vertex per tile, partials to their owners and reduced.
+TEST(MatMulPlan, EstimateCountsEveryPhase) {
+  const model::Target t = ipu2(64);
+  const MatMulShape s = shape(64, 128, 32, 64);
+  const std::uint64_t pm = 2, pk = 4, pn = 2, mb = 32, kb = 32, nb = 16;
+  const MatMulCost c = estimateMatMul(s, pm, pk, pn, t);
+  const std::uint64_t received = (mb * kb + kb * nb) * 4;
+  const std::uint64_t sent = (64 * 128 / 64) * 4 * pn + (128 * 32 / 64) * 4 * pm;
+  EXPECT_EQ(c.gather, exchangePhaseCycles(std::max(received, sent), t));
+  const ir::Cycles amp = vertexCycles("MatMulPartial", {mb * kb, kb * nb, mb * nb},
+                                      {{"m", 32}, {"k", 32}, {"n", 16}, {"transposeA", 0}, {"transposeB", 0}, {"accumulate", 0}}, t);
+  EXPECT_EQ(c.compute, computePhaseCycles(tileCycles({}, {amp}, t), t));
+  const std::uint64_t owned = 64 * 32 / 64;  // elements per output tile
+  EXPECT_EQ(c.reduceExchange, exchangePhaseCycles(std::max(owned * pk * 4, mb * nb * 4), t));
+  EXPECT_GT(c.reduce, t.sync.internalCycles);
+  EXPECT_EQ(c.temporaryBytesPerTile, std::max((mb * kb + kb * nb) * 4 + mb * nb * 4, mb * nb * 4 + owned * pk * 4));
 }
 
-// An operand on one tile must be sent once per block reading it: the
-// gathered estimate grows with that (here enough for another plan to win).
-TEST(MatMulPlan, ASingleSourceTileMakesTheGatherSenderBound) {
+// The example: 2048^3 in float over all 1,472 tiles of an ipu2.
+TEST(MatMulPlan, LargeProductUsesTheWholeIpuNearAmpPeak) {
   const model::Target t = ipu2(1472);
-  const MatMulPlan spread = planMatMul(weightGradient(1472), t, 1472, budget(t));
-  const MatMulPlan single = planMatMul(weightGradient(1), t, 1472, budget(t));
-  EXPECT_GT(single.estimatedCycles, spread.estimatedCycles);
-  if (single.gathered) {  // every byte of X (32x784 floats) to each of the pn column blocks
-    EXPECT_GE(single.estimatedCycles, 32u * 784u * 4u * single.pn / t.exchange.bytesPerCycle);
-  }
+  const MatMulShape s = shape(2048, 2048, 2048, 1472);
+  const std::uint64_t budget = std::uint64_t(t.tile.memoryBytes * 0.6);
+  const MatMulPlan p = planMatMul(s, t, 1472, budget);
+  EXPECT_TRUE(p.fits);
+  EXPECT_LE(p.cost.temporaryBytesPerTile, budget);
+  EXPECT_GE(p.tiles(), 1400u);
+  const double lowerBound = 2048.0 * 2048 * 2048 / (16.0 * 1472);
+  EXPECT_GE(lowerBound / double(p.cost.compute), 0.85) << "AMP phase efficiency";
+  EXPECT_LE(double(p.cost.total()), 2.0 * lowerBound) << "whole matmul against the AMP bound";
 }
 
-// The compiled tutorial at 64 tiles: the weight gradient dW1 is no longer
-// split into single-MAC vertices (it was 3.2 million, reduced from 100,352
-// partial regions): at most one vertex per tile, its operands gathered by
-// one multi-region Copy, no partial sums.
-TEST(MatMulPlan, TutorialAt64TilesKeepsTheWeightGradientWhole) {
-  Workload w = loadWorkload(std::string(IPUSIM_SOURCE_DIR) + "/workloads/mnist_with_feeds.json");
-  w.ipu.tiles = 64;
-  const CompiledWorkload c = compile(w);
-  std::size_t matmulVertices = 0, kernelGradVertices = 0;
-  for (const auto& cs : c.exe.computeSets)
-    for (const auto& v : cs.vertices) {
-      matmulVertices += v.codelet == "MatMulPartial";
-      kernelGradVertices += cs.name == "dense/kernel_grad";
+TEST(MatMulPlan, TheBudgetBoundsTemporaryMemory) {
+  const model::Target t = ipu2(64);
+  const MatMulShape s = shape(256, 512, 256, 64);
+  for (std::uint64_t budget : {400000ull, 100000ull, 40000ull}) {
+    const MatMulPlan p = planMatMul(s, t, 64, budget);
+    EXPECT_TRUE(p.fits) << budget;
+    EXPECT_LE(p.cost.temporaryBytesPerTile, budget);
+  }
+  const MatMulPlan none = planMatMul(s, t, 64, 100);
+  EXPECT_FALSE(none.fits);
+  for (const MatMulPlan& q : matMulPlanSpace(s, t, 64, 100))
+    EXPECT_GE(q.cost.temporaryBytesPerTile, none.cost.temporaryBytesPerTile);
+}
+
+// One matmul compiled with `plan`, run by the machine model: its cycles, and
+// the product checked against a double-precision reference.
+struct Measured { ir::Cycles cycles; double maxError; };
+
+Measured runPlan(const MatMulShape& s, const MatMulPlan& plan, const model::Target& target, std::uint32_t tiles) {
+  IrBuilder b(target);
+  b.beginOp({"layer", "matmul"});
+  const std::vector<std::uint64_t> aShape = s.transposeA ? std::vector<std::uint64_t>{s.k, s.m} : std::vector<std::uint64_t>{s.m, s.k};
+  const std::vector<std::uint64_t> bShape = s.transposeB ? std::vector<std::uint64_t>{s.n, s.k} : std::vector<std::uint64_t>{s.k, s.n};
+  MatMulTensors t;
+  t.a = b.addTensor("a", aShape, ir::DType::Float, "activations", true, mapTensor(aShape, ir::DType::Float, target, tiles));
+  t.b = b.addTensor("b", bShape, ir::DType::Float, "weights", true, mapTensor(bShape, ir::DType::Float, target, tiles));
+  t.out = b.addTensor("out", {s.m, s.n}, ir::DType::Float, "activations", true, mapTensor({s.m, s.n}, ir::DType::Float, target, tiles));
+  MatMulShape sized = s;
+  sized.aTiles = b.tensor(t.a).mapping.size(), sized.bTiles = b.tensor(t.b).mapping.size();
+  sized.outTiles = b.tensor(t.out).mapping.size();
+  lowerMatMul(b, sized, plan, t, "out");
+  const std::vector<ir::Id> programs = b.endOp();
+  ir::Executable exe = b.exe();
+  planMemory(exe, b.useSpans(), tiles, target.tile.memoryBytes, true);
+  exe.validate(tiles);
+  model::hardware::LoadedExecutable loaded(exe, target, true);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(s.m * s.k), bv(s.k * s.n), out(s.m * s.n);
+  for (auto& x : a) x = u(rng);
+  for (auto& x : bv) x = u(rng);
+  loaded.memory.write(t.a, reinterpret_cast<const std::uint8_t*>(a.data()));
+  loaded.memory.write(t.b, reinterpret_cast<const std::uint8_t*>(bv.data()));
+  Measured r{testing::runStatically(loaded, programs), 0};
+  loaded.memory.read(t.out, reinterpret_cast<std::uint8_t*>(out.data()));
+  for (std::uint64_t i = 0; i < s.m; ++i)
+    for (std::uint64_t j = 0; j < s.n; ++j) {
+      double ref = 0;
+      for (std::uint64_t p = 0; p < s.k; ++p)
+        ref += double(s.transposeA ? a[p * s.m + i] : a[i * s.k + p]) * double(s.transposeB ? bv[j * s.k + p] : bv[p * s.n + j]);
+      r.maxError = std::max(r.maxError, std::fabs(ref - out[i * s.n + j]));
     }
-  EXPECT_GE(kernelGradVertices, 1u);
-  EXPECT_LE(kernelGradVertices, 64u);
-  EXPECT_LE(matmulVertices, 5u * 64u * 4u);  // five matmuls, a few vertices per tile at most
-  std::size_t gatherRegions = 0;
-  for (const auto& p : c.exe.programs)
-    if (p.kind == ir::ProgramKind::Copy && p.name == "dense/kernel_grad/gather_operands") gatherRegions = p.regions.size();
-  EXPECT_GT(gatherRegions, 1u);
-  for (const auto& t : c.exe.tensors) EXPECT_NE(t.name, "dense/kernel_grad/partials");
-  EXPECT_NO_THROW(c.exe.validate(c.target.totalTiles()));
+  return r;
+}
+
+TEST(MatMulPlan, ChoiceIsWithinOnePointTwoFiveOfTheBestPlanAsTheModelRunsIt) {
+  const std::uint32_t tiles = 16;
+  const model::Target target = ipu2(tiles);
+  struct Case { std::uint64_t m, k, n; bool ta, tb; };
+  for (const Case c : {Case{16, 32, 24, false, false}, Case{40, 12, 64, true, false}, Case{64, 64, 8, false, true},
+                       Case{7, 100, 9, false, false}}) {
+    MatMulShape s = shape(c.m, c.k, c.n, tiles);
+    s.transposeA = c.ta, s.transposeB = c.tb;
+    // The shape as lowering sees it: operand and output mappings from the tile mapper.
+    s.aTiles = mapTensor(c.ta ? std::vector<std::uint64_t>{c.k, c.m} : std::vector<std::uint64_t>{c.m, c.k}, ir::DType::Float, target, tiles).size();
+    s.bTiles = mapTensor(c.tb ? std::vector<std::uint64_t>{c.n, c.k} : std::vector<std::uint64_t>{c.k, c.n}, ir::DType::Float, target, tiles).size();
+    s.outTiles = mapTensor({c.m, c.n}, ir::DType::Float, target, tiles).size();
+    const MatMulPlan chosen = planMatMul(s, target, tiles, 1u << 30);
+    ir::Cycles best = ~0ull, chosenCycles = 0;
+    std::size_t plans = 0;
+    for (const MatMulPlan& p : matMulPlanSpace(s, target, tiles, 1u << 30)) {
+      const Measured m = runPlan(s, p, target, tiles);
+      EXPECT_LT(m.maxError, 1e-4 * double(c.k)) << c.m << "x" << c.k << "x" << c.n << " plan " << p.pm << "," << p.pk << "," << p.pn;
+      best = std::min(best, m.cycles);
+      if (p.pm == chosen.pm && p.pk == chosen.pk && p.pn == chosen.pn) chosenCycles = m.cycles;
+      ++plans;
+    }
+    EXPECT_GT(plans, 10u);
+    ASSERT_GT(chosenCycles, 0u);
+    EXPECT_LE(double(chosenCycles), 1.25 * double(best))
+        << c.m << "x" << c.k << "x" << c.n << ": chosen " << chosen.pm << "," << chosen.pk << "," << chosen.pn
+        << " runs " << chosenCycles << " cycles, the best plan " << best;
+  }
 }
 
 }  // namespace

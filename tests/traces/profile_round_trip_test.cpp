@@ -54,6 +54,8 @@ TEST(ProfileRoundTrip, EveryTableReadsBackAsWritten) {
     writer.addTilePhase(TilePhaseRow{1, 0, 2, 1200, 4});
     writer.addTileMemory(TileMemoryRow{0, 2, "weights", true, 65536});
     writer.addTileMemory(TileMemoryRow{0, 2, "activations", false, 1024});
+    writer.addTileMemoryPeak(TileMemoryPeakRow{0, 2, 66048, 65536, 512});
+    writer.addTileMemoryPeak(TileMemoryPeakRow{0, 1, 8, 8, 0});
     writer.addCounter(CounterRow{afterExplicit, 200, 2.25});
     writer.addCounter(CounterRow{afterExplicit, 150, 2.5});
     writer.commit();
@@ -151,6 +153,13 @@ TEST(ProfileRoundTrip, EveryTableReadsBackAsWritten) {
   EXPECT_EQ(memory[0].bytes, 65536);
   EXPECT_EQ(memory[1].category, "activations");
   EXPECT_FALSE(memory[1].alwaysLive);
+  const auto peaks = reader.tileMemoryPeaks();  // ordered by (ipu, tile)
+  ASSERT_EQ(peaks.size(), 2u);
+  EXPECT_EQ(peaks[0].tile, 1);
+  EXPECT_EQ(peaks[1].tile, 2);
+  EXPECT_EQ(peaks[1].peakBytes, 66048);
+  EXPECT_EQ(peaks[1].alwaysLiveBytes, 65536);
+  EXPECT_EQ(peaks[1].notAlwaysLivePeakBytes, 512);
 
   const auto loss = reader.counters(41);  // ordered by ts
   ASSERT_EQ(loss.size(), 2u);

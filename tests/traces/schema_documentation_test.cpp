@@ -62,7 +62,7 @@ std::vector<std::string> queryColumn(sqlite3* db, const std::string& sql) {
 void writeSmallProfile(const std::string& path) {
   ProfileWriter writer(path);
   writer.setMeta("clock_hz", "1330000000");
-  writer.setMeta("bytes_per_tile", "638976");
+  writer.setMeta("tile_memory_bytes", "638976");
   writer.addRun(RunRow{0, 0, "train", 0, 2000, 1, true});
   const auto engine = writer.addTrack(TrackRow{0, -1, "engine", "Engine", -1, -1, 0});
   const auto bsp = writer.addTrack(TrackRow{0, -1, "bsp", "IPU 0", 0, -1, 1});
@@ -72,6 +72,7 @@ void writeSmallProfile(const std::string& path) {
   writer.addTilePhase(TilePhaseRow{1, 0, 0, 900, 3});
   writer.addTilePhase(TilePhaseRow{1, 0, 1, 700, 2});
   writer.addTileMemory(TileMemoryRow{0, 0, "weights", true, 4096});
+  writer.addTileMemoryPeak(TileMemoryPeakRow{0, 0, 4096, 4096, 0});
   writer.addSlice(SliceRow{0, engine, 0, 0, 2000, "Engine::run", "engine_run", 0, -1, -1, -1, -1});
   writer.addSlice(SliceRow{0, bsp, 0, 100, 900, "fc1", "compute", 0, -1, 1, 1, -1});
   writer.addCounter(CounterRow{loss, 1000, 2.3});
@@ -92,7 +93,7 @@ TEST(SchemaDocumentation, EveryTableViewAndColumnIsDocumented) {
   const auto objects = queryColumn(
       reader.db(), "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
                    "AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  ASSERT_EQ(objects.size(), 18u);  // 17 tables and the tile_slices view
+  ASSERT_EQ(objects.size(), 19u);  // 18 tables and the tile_slices view
   for (const auto& object : objects) {
     const std::string text = section(document, object);
     ASSERT_FALSE(text.empty()) << "SCHEMA.md has no section '## " << object << "'";

@@ -72,6 +72,14 @@ CREATE TABLE tile_memory(
   always_live INTEGER NOT NULL,
   bytes       INTEGER NOT NULL
 );
+CREATE TABLE tile_memory_peak(
+  ipu                        INTEGER NOT NULL,
+  tile                       INTEGER NOT NULL,
+  peak_bytes                 INTEGER NOT NULL,
+  always_live_bytes          INTEGER NOT NULL,
+  not_always_live_peak_bytes INTEGER NOT NULL,
+  PRIMARY KEY(ipu, tile)
+) WITHOUT ROWID;
 CREATE TABLE counters(
   track_id INTEGER NOT NULL REFERENCES tracks(id),
   ts       INTEGER NOT NULL,

@@ -53,6 +53,7 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
   tracks_ = reader_->tracks();
   programs_ = ProgramTree(reader_->programs());
   tileMemory_ = reader_->tileMemory();
+  tileMemoryPeaks_ = reader_->tileMemoryPeaks();
   sliceCount_ = reader_->sliceCount();
   extent_ = reader_->timeExtent();
   for (const auto& run : runs_) {

@@ -43,6 +43,7 @@ class ProfileSession {
   const std::vector<traces::TrackRow>& tracks() const { return tracks_; }
   const ProgramTree& programs() const { return programs_; }
   const std::vector<traces::TileMemoryRow>& tileMemory() const { return tileMemory_; }
+  const std::vector<traces::TileMemoryPeakRow>& tileMemoryPeaks() const { return tileMemoryPeaks_; }
   std::int64_t sliceCount() const { return sliceCount_; }
   // [first cycle, last cycle] of the run: slices and runs together.
   std::int64_t startCycle() const { return extent_.first; }
@@ -71,6 +72,7 @@ class ProfileSession {
   std::vector<traces::TrackRow> tracks_;
   ProgramTree programs_;
   std::vector<traces::TileMemoryRow> tileMemory_;
+  std::vector<traces::TileMemoryPeakRow> tileMemoryPeaks_;
   std::pair<std::int64_t, std::int64_t> extent_{0, 0};
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<LaneLoader> loader_;

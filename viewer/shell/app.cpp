@@ -285,17 +285,16 @@ void ViewerApp::drawMemory(OpenProfile& p) {
     } catch (const std::exception&) {
       capacity = 0;
     }
-    p.memory = summarizeMemory(s.tileMemory(), s.numIpus() * s.tilesPerIpu(), capacity);
+    p.memory = summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.numIpus() * s.tilesPerIpu(), capacity);
   }
   const MemorySummary& m = *p.memory;
-  ImGui::Text("Tile memory: %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",
-              m.tileCount(), formatCycles(m.maxTotal).c_str(), m.capacity ? formatCycles(m.capacity).c_str() : "?",
+  ImGui::Text("Tile memory (%s): %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",
+              m.fromPeaks ? "peak per tile" : "sum of tensors per tile: profile has no peaks", m.tileCount(), formatCycles(m.maxTotal).c_str(), m.capacity ? formatCycles(m.capacity).c_str() : "?",
               static_cast<long long>(m.tilesOverCapacity));
   // Legend: each category's colour and its bytes over all tiles.
   ImGui::TextUnformatted("Categories:");
   for (std::size_t c = 0; c < m.categories.size(); ++c) {
-    std::int64_t bytes = 0;
-    for (const auto& tile : m.bytes) bytes += tile[c];
+    const std::int64_t bytes = m.categoryBytes[c];
     ImGui::SameLine(0, c == 0 ? 8 : 18);
     ImGui::ColorButton("##m", ImGui::ColorConvertU32ToFloat4(memoryCategoryColour(m.categories[c], c)),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));

@@ -1,0 +1,31 @@
+#include "scheduler/cost_model.hpp"
+
+#include "model/codelets/codelet.hpp"
+#include "model/hardware/tile.hpp"
+
+#include <algorithm>
+
+namespace ipusim::scheduler {
+
+ir::Cycles vertexCycles(const std::string& codelet, const std::vector<std::uint64_t>& fieldSizes,
+                        const std::map<std::string, double>& params, const model::Target& target) {
+  const model::Codelet& c = model::CodeletRegistry::instance().get(codelet);
+  return c.cycles({fieldSizes, model::orderedParams(c, params)}, target);
+}
+
+ir::Cycles tileCycles(const std::vector<ir::Cycles>& workers, const std::vector<ir::Cycles>& supervisors,
+                      const model::Target& target) {
+  return model::hardware::tileComputeCycles(workers, supervisors, target.tile);
+}
+
+ir::Cycles computePhaseCycles(ir::Cycles busiestTile, const model::Target& target) {
+  return busiestTile + target.sync.internalCycles;
+}
+
+ir::Cycles exchangePhaseCycles(std::uint64_t busiestTileBytes, const model::Target& target) {
+  if (!busiestTileBytes) return 0;
+  return ceilDiv(busiestTileBytes, std::max<std::uint32_t>(1, target.exchange.bytesPerCycle)) +
+         target.exchange.latencyCycles;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,124 @@
+#include "scheduler/reduction.hpp"
+
+#include "scheduler/cost_model.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace ipusim::scheduler {
+namespace {
+
+Params sumParams(std::uint64_t rows, std::uint64_t cols, int axis, double scale) {
+  return {{"rows", double(rows)}, {"cols", double(cols)}, {"axis", double(axis)}, {"scale", scale}, {"accumulate", 0}};
+}
+
+std::uint32_t workersOf(const IrBuilder& b) { return std::max<std::uint32_t>(1, b.target().tile.workerContexts); }
+
+}  // namespace
+
+ir::Cycles estimateCopy(const IrBuilder& builder, const std::vector<ir::CopyRegion>& regions) {
+  std::unordered_map<std::uint32_t, std::uint64_t> sent, received;
+  for (const ir::CopyRegion& r : regions) {
+    const std::uint64_t bytes = ir::sizeOf(builder.tensor(r.src.tensor).dtype);
+    const auto& s = builder.tensor(r.src.tensor).mapping;
+    const auto& d = builder.tensor(r.dst.tensor).mapping;
+    for (std::uint64_t rowIndex = 0; rowIndex < std::max<std::uint64_t>(1, r.rows); ++rowIndex) {
+      const std::uint64_t sb = r.src.begin + rowIndex * r.srcStride, db = r.dst.begin + rowIndex * r.dstStride;
+      for (std::uint64_t at = 0; at < r.src.size();) {
+        auto si = std::upper_bound(s.begin(), s.end(), sb + at, [](std::uint64_t v, const ir::TileInterval& iv) { return v < iv.end; });
+        auto di = std::upper_bound(d.begin(), d.end(), db + at, [](std::uint64_t v, const ir::TileInterval& iv) { return v < iv.end; });
+        if (si == s.end() || di == d.end()) break;
+        const std::uint64_t len = std::min({r.src.size() - at, si->end - (sb + at), di->end - (db + at)});
+        if (si->tile != di->tile) sent[si->tile] += len * bytes, received[di->tile] += len * bytes;
+        at += len;
+      }
+    }
+  }
+  std::uint64_t busiest = 0;
+  for (auto& [t, v] : sent) busiest = std::max(busiest, v);
+  for (auto& [t, v] : received) busiest = std::max(busiest, v);
+  return exchangePhaseCycles(busiest, builder.target());
+}
+
+void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint64_t cols, ir::Id out, double scale) {
+  const Placement outPlacement = builder.placementOf(out);
+  const std::uint64_t groups = std::min<std::uint64_t>(workersOf(builder), rows);
+  std::vector<std::uint32_t> owners;
+  std::vector<std::uint64_t> bufSizes, partialSizes;
+  for (const PlacedRange& r : outPlacement) {
+    owners.push_back(r.tile);
+    bufSizes.push_back(rows * (r.end - r.begin));
+    partialSizes.push_back(groups * (r.end - r.begin));
+  }
+  const ir::DType dtype = builder.tensor(in).dtype;
+  const auto [buf, bufAt] = builder.addBlocks(builder.tensor(out).name + "/columns", dtype, owners, bufSizes);
+  std::vector<ir::CopyRegion> gather;
+  for (std::size_t o = 0; o < outPlacement.size(); ++o) {
+    const std::uint64_t c0 = outPlacement[o].begin, len = outPlacement[o].end - c0;
+    if (len == cols) gather.push_back({{in, 0, rows * cols}, {buf, bufAt[o], bufAt[o] + rows * cols}});
+    else gather.push_back({{in, c0, c0 + len}, {buf, bufAt[o], bufAt[o] + len}, rows, cols, len});
+  }
+  // Each owner receives its columns of every row; each holder of `in` sends its share once.
+  std::uint64_t busiest = 0;
+  for (std::uint64_t size : bufSizes) busiest = std::max(busiest, size);
+  for (const PlacedRange& r : builder.placementOf(in)) busiest = std::max(busiest, r.end - r.begin);
+  builder.copy(std::move(gather), "gather_columns", exchangePhaseCycles(busiest * ir::sizeOf(dtype), builder.target()));
+
+  if (groups <= 1) {
+    std::vector<ir::Vertex> v;
+    for (std::size_t o = 0; o < outPlacement.size(); ++o) {
+      const std::uint64_t len = outPlacement[o].end - outPlacement[o].begin;
+      v.push_back({"ReduceSum", owners[o], {{"in", {buf, bufAt[o], bufAt[o] + rows * len}},
+                                            {"out", {out, outPlacement[o].begin, outPlacement[o].end}}},
+                   sumParams(rows, len, 0, scale)});
+    }
+    builder.execute(std::move(v), "reduce");
+    return;
+  }
+  const auto [partials, pAt] = builder.addBlocks(builder.tensor(out).name + "/row_group_sums", ir::DType::Float,
+                                                 owners, partialSizes);
+  std::vector<ir::Vertex> stage1, stage2;
+  for (std::size_t o = 0; o < outPlacement.size(); ++o) {
+    const std::uint64_t len = outPlacement[o].end - outPlacement[o].begin;
+    for (std::uint64_t g = 0; g < groups; ++g) {
+      const std::uint64_t r0 = rows * g / groups, r1 = rows * (g + 1) / groups;
+      stage1.push_back({"ReduceSum", owners[o],
+                        {{"in", {buf, bufAt[o] + r0 * len, bufAt[o] + r1 * len}},
+                         {"out", {partials, pAt[o] + g * len, pAt[o] + (g + 1) * len}}},
+                        sumParams(r1 - r0, len, 0, 1)});
+    }
+    stage2.push_back({"ReduceSum", owners[o], {{"in", {partials, pAt[o], pAt[o] + groups * len}},
+                                               {"out", {out, outPlacement[o].begin, outPlacement[o].end}}},
+                      sumParams(groups, len, 0, scale)});
+  }
+  builder.execute(std::move(stage1), "reduce_rows");
+  builder.execute(std::move(stage2), "reduce_groups");
+}
+
+void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale) {
+  const std::uint32_t tile = builder.tensor(out).mapping.at(0).tile;
+  const ir::DType dtype = builder.tensor(in).dtype;
+  const ir::Id buf = builder.addTensor(builder.tensor(out).name + "/elements", {n}, dtype, "temporaries", false,
+                                       onTile(n, tile));
+  std::vector<ir::CopyRegion> gather{{{in, 0, n}, {buf, 0, n}}};
+  const ir::Cycles estimate = estimateCopy(builder, gather);
+  builder.copy(std::move(gather), "gather_elements", estimate);
+  const std::uint64_t chunks = std::min<std::uint64_t>(workersOf(builder), std::max<std::uint64_t>(1, n / 2));
+  if (chunks <= 1) {
+    builder.execute({{"ReduceSum", tile, {{"in", {buf, 0, n}}, {"out", {out, 0, 1}}}, sumParams(1, n, 1, scale)}},
+                    "reduce");
+    return;
+  }
+  const ir::Id sums = builder.addTensor(builder.tensor(out).name + "/chunk_sums", {chunks}, ir::DType::Float,
+                                        "temporaries", false, onTile(chunks, tile));
+  std::vector<ir::Vertex> stage1;
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    const std::uint64_t b = n * c / chunks, e = n * (c + 1) / chunks;
+    stage1.push_back({"ReduceSum", tile, {{"in", {buf, b, e}}, {"out", {sums, c, c + 1}}}, sumParams(1, e - b, 1, 1)});
+  }
+  builder.execute(std::move(stage1), "reduce_chunks");
+  builder.execute({{"ReduceSum", tile, {{"in", {sums, 0, chunks}}, {"out", {out, 0, 1}}}, sumParams(1, chunks, 1, scale)}},
+                  "reduce_sums");
+}
+
+}  // namespace ipusim::scheduler

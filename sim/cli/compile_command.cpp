@@ -1,0 +1,104 @@
+// `ipusim compile WORKLOAD`: compile only, and say how — the time of each
+// compile stage, the fullest tile against its capacity, the estimated step
+// against the AMP lower bound, and every matmul's plan. The figures a user
+// needs before spending a simulation on a model (and what bench/ records).
+#include "scheduler/compiler.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/target_flags.hpp"
+#include "sim/options/engine_options.hpp"
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
+namespace ipusim::sim {
+namespace {
+
+struct CompileArgs {
+  std::string workloadPath, engineOptions, output;
+  bool json = false;
+  TargetFlags target;
+};
+
+// Multiply-accumulates of one training step's matmuls, from the plans' shapes.
+double stepMacs(const scheduler::CompileReport& r) {
+  double macs = 0;
+  for (const auto& p : r.matMulPlans) macs += p.macs;
+  return macs;
+}
+
+int compileWorkload(const CompileArgs& args) {
+  scheduler::Workload workload = scheduler::loadWorkload(args.workloadPath);
+  const model::Target target = args.target.apply(scheduler::targetFor(workload));
+  const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
+  if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
+  const auto start = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::vector<std::pair<std::string, double>> stages;  // name, start second
+  const scheduler::CompiledWorkload c =
+      scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
+  const double seconds = since();
+  if (!args.output.empty()) ir::saveExecutable(c.exe, args.output);
+  const scheduler::CompileReport& r = c.report;
+  const double ampPeak = double(target.tile.ampFloatMacsPerCycle) * target.tile.tilesPerIpu * target.numIpus();
+  const double lowerBound = stepMacs(r) / ampPeak;
+  nlohmann::json stageJson = nlohmann::json::object();
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    stageJson[stages[i].first] = (i + 1 < stages.size() ? stages[i + 1].second : seconds) - stages[i].second;
+  nlohmann::json plans = nlohmann::json::array();
+  for (const auto& p : r.matMulPlans)
+    plans.push_back({{"op", p.op}, {"m", p.m}, {"k", p.k}, {"n", p.n}, {"pm", p.plan.pm}, {"pk", p.plan.pk},
+                     {"pn", p.plan.pn}, {"serial", p.plan.serial}, {"tiles", p.plan.tiles()},
+                     {"estimated_cycles", p.plan.cost.total()}, {"amp_cycles", p.plan.cost.compute},
+                     {"amp_efficiency", p.macs / ampPeak / double(p.plan.cost.compute)},
+                     {"temporary_bytes_per_tile", p.plan.cost.temporaryBytesPerTile}});
+  if (args.json) {
+    std::cout << nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
+                                {"compile_seconds", seconds}, {"stages", stageJson},
+                                {"tiles_used", r.tilesUsed}, {"max_tile_bytes", r.maxTileBytes},
+                                {"tile_capacity_bytes", target.tile.memoryBytes},
+                                {"tiles_over_capacity", r.tilesOverCapacity},
+                                {"estimated_step_cycles", r.estimatedStepCycles},
+                                {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
+                                {"matmuls", plans}}.dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "workload          " << workload.name << " on " << target.arch << " (" << target.totalTiles() << " tiles)\n"
+            << "compile           " << std::fixed << std::setprecision(3) << seconds << " s:";
+  for (const auto& [name, at] : stages) std::cout << " " << name << " " << stageJson[name].get<double>() << " s;";
+  std::cout << "\ntiles used        " << r.tilesUsed << "\n"
+            << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
+            << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
+            << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n"
+            << "AMP lower bound   " << std::llround(lowerBound) << " cycles (" << std::setprecision(0) << stepMacs(r)
+            << " MACs / " << ampPeak << " per cycle): step at " << std::setprecision(2)
+            << double(r.estimatedStepCycles) / std::max(1.0, lowerBound) << "x\n"
+            << "matmul plans (partition pm x pk x pn of m x k x n, serial passes, estimated cycles, AMP phase efficiency):\n";
+  for (const auto& p : plans)
+    std::cout << "  " << std::left << std::setw(28) << p["op"].get<std::string>() << std::right << std::setw(6)
+              << p["m"].get<std::uint64_t>() << " x" << std::setw(6) << p["k"].get<std::uint64_t>() << " x"
+              << std::setw(6) << p["n"].get<std::uint64_t>() << "   " << std::setw(4) << p["pm"].get<std::uint64_t>()
+              << " x" << std::setw(4) << p["pk"].get<std::uint64_t>() << " x" << std::setw(4)
+              << p["pn"].get<std::uint64_t>() << "  serial " << p["serial"].get<std::uint64_t>() << std::setw(10)
+              << p["estimated_cycles"].get<std::uint64_t>() << " cycles  " << std::setprecision(0)
+              << 100 * p["amp_efficiency"].get<double>() << "%\n";
+  return 0;
+}
+
+}  // namespace
+
+void addCompileCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand(
+      "compile", "Compile a workload without running it: stage times, fullest tile, estimated step, matmul plans");
+  auto args = std::make_shared<CompileArgs>();
+  cmd->add_option("workload", args->workloadPath, "training workload (see workloads/README.md)")->required();
+  cmd->add_option("--engine-options", args->engineOptions,
+                  "engine options as a JSON object (debug.allowOutOfMemory); POPLAR_ENGINE_OPTIONS wins over it");
+  cmd->add_option("-o,--output", args->output, "also write the executable as a serialized graph (JSON)");
+  cmd->add_flag("--json", args->json, "print the result as one JSON object");
+  args->target.addTo(*cmd);
+  cmd->callback([args, &exitCode] { exitCode = compileWorkload(*args); });
+}
+
+}  // namespace ipusim::sim
