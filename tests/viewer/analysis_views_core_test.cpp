@@ -56,18 +56,24 @@ TEST(SliceSearch, SkipsLanesNotLoadedYet) {
   EXPECT_EQ(search.count(), 0u);
 }
 
-TEST(MemoryTooltip, ShowsEachCategoryAgainstTheTotalAndTheCapacity) {
+TEST(MemoryTooltip, ShowsThePeakThenWhatTileMemoryHoldsForTheTile) {
   MemorySummary m;
-  m.categories = {"weights", "activations", "code"};
-  m.bytes = {{100000, 26564, 0}};
+  m.categories = {"weights", "activations"};
+  m.bytes = {{100000, 26564}};
   m.total = {126564};
+  m.fromPeaks = true;
   m.capacity = 638976;
-  EXPECT_EQ(tileMemoryTooltip(m, 0, 1472),
-            "tile 0 (IPU 0, local 0): 126,564 B of 638,976 B (19.8%)\n"
-            "  weights: 100,000 B (79.0%)\n"
-            "  activations: 26,564 B (21.0%)");
+  const std::vector<traces::TileMemoryRow> rows = {
+      {0, 0, "weights", true, 100000}, {0, 0, "temporaries", false, 90000}, {0, 1, "weights", true, 5}};
+  EXPECT_EQ(tileMemoryTooltip(m, rows, 0, 1472),
+            "tile 0 (IPU 0, local 0): peak 126,564 B of 638,976 B (19.8%)\n"
+            "tile_memory by category:\n"
+            "  weights: 100,000 B\n"
+            "  temporaries: 90,000 B (not always live)");
+  m.fromPeaks = false;
+  EXPECT_EQ(tileMemoryTooltip(m, {}, 0, 0), "tile 0: sum of tensors 126,564 B of 638,976 B (19.8%)");
   EXPECT_EQ(groupThousands(-1234567), "-1,234,567");
-  EXPECT_EQ(tileMemoryTooltip(m, 5, 1472), "tile 5: no memory rows");
+  EXPECT_EQ(tileMemoryTooltip(m, rows, 5, 1472), "tile 5: no memory rows");
 }
 
 TEST(OperationsTable, SortsByAColumnAndKeepsTheSelectedRow) {

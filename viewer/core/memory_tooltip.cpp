@@ -10,24 +10,26 @@ std::string groupThousands(std::int64_t value) {
   return value < 0 ? "-" + digits : digits;
 }
 
-std::string tileMemoryTooltip(const MemorySummary& m, std::size_t tile, std::int64_t tilesPerIpu) {
+std::string tileMemoryTooltip(const MemorySummary& m, const std::vector<traces::TileMemoryRow>& rows,
+                              std::size_t tile, std::int64_t tilesPerIpu) {
   if (tile >= m.tileCount()) return "tile " + std::to_string(tile) + ": no memory rows";
   std::string text = "tile " + std::to_string(tile);
   if (tilesPerIpu > 0)
     text += " (IPU " + std::to_string(std::int64_t(tile) / tilesPerIpu) + ", local " +
             std::to_string(std::int64_t(tile) % tilesPerIpu) + ")";
   const std::int64_t total = m.total[tile];
-  text += ": " + groupThousands(total) + " B";
+  text += std::string(": ") + (m.fromPeaks ? "peak " : "sum of tensors ") + groupThousands(total) + " B";
   char share[64];
   if (m.capacity > 0) {
     std::snprintf(share, sizeof share, " (%.1f%%)", 100.0 * double(total) / double(m.capacity));
     text += " of " + groupThousands(m.capacity) + " B" + share;
   }
-  for (std::size_t c = 0; c < m.categories.size(); ++c) {
-    const std::int64_t bytes = m.bytes[tile][c];
-    if (bytes == 0) continue;
-    std::snprintf(share, sizeof share, "%.1f%%", total > 0 ? 100.0 * double(bytes) / double(total) : 0.0);
-    text += "\n  " + m.categories[c] + ": " + groupThousands(bytes) + " B (" + share + ")";
+  bool any = false;
+  for (const auto& r : rows) {
+    if (r.tile != std::int64_t(tile) || r.bytes == 0) continue;
+    if (!any) text += "\ntile_memory by category:";
+    any = true;
+    text += "\n  " + r.category + ": " + groupThousands(r.bytes) + " B" + (r.alwaysLive ? "" : " (not always live)");
   }
   return text;
 }

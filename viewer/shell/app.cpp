@@ -337,7 +337,7 @@ void ViewerApp::drawMemory(OpenProfile& p) {
     std::size_t worst = std::min(t0, n - 1);
     for (std::size_t t = t0; t < std::min(t1, n); ++t)
       if (m.total[t] > m.total[worst]) worst = t;
-    ImGui::SetTooltip("%s", tileMemoryTooltip(m, worst, s.tilesPerIpu()).c_str());
+    ImGui::SetTooltip("%s", tileMemoryTooltip(m, s.tileMemory(), worst, s.tilesPerIpu()).c_str());
   }
   if (m.capacity > 0 && !capacityOnScale) {
     char note[160];
@@ -367,7 +367,7 @@ void ViewerApp::drawMemory(OpenProfile& p) {
                        : rgb(unsigned(255 - 30 * f), unsigned(245 - 190 * f), unsigned(235 - 180 * f));
     dl->AddRectFilled(ImVec2(x, y), ImVec2(x + cell - 1, y + cell - 1), c);
     if (ImGui::IsMouseHoveringRect(ImVec2(x, y), ImVec2(x + cell, y + cell)))
-      ImGui::SetTooltip("%s", tileMemoryTooltip(m, t, s.tilesPerIpu()).c_str());
+      ImGui::SetTooltip("%s", tileMemoryTooltip(m, s.tileMemory(), t, s.tilesPerIpu()).c_str());
   }
   ImGui::Dummy(ImVec2(w, rows * cell));
 }

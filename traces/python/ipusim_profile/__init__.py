@@ -19,6 +19,7 @@ from .profile import (
     Run,
     Step,
     TileMemory,
+    TilePeak,
     TilePhase,
     open_profile,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "Run",
     "Step",
     "TileMemory",
+    "TilePeak",
     "TilePhase",
     "open_profile",
 ]

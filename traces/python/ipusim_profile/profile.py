@@ -72,6 +72,16 @@ class TilePhase:
 
 
 @dataclass(frozen=True)
+class TilePeak:
+    """A tile's memory figure (tile_memory_peak): what must fit in its memory."""
+    ipu: int
+    tile: int
+    peak_bytes: int
+    always_live_bytes: int
+    not_always_live_peak_bytes: int
+
+
+@dataclass(frozen=True)
 class Counter:
     ts: int
     value: float
@@ -258,8 +268,17 @@ class Profile:
         rows = self._db.execute("SELECT ipu, tile, category, always_live, bytes FROM tile_memory ORDER BY ipu, tile")
         return [TileMemory(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
+    def tile_peaks(self):
+        """The per-tile memory figure (tile_memory_peak); empty for profiles written before it existed."""
+        if "tile_memory_peak" not in self._tables:
+            return []
+        rows = self._db.execute("SELECT ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes "
+                                "FROM tile_memory_peak ORDER BY ipu, tile")
+        return [TilePeak(*tuple(r)) for r in rows]
+
     def memory_per_tile(self):
-        """{tile: {category: bytes}} from tile_memory."""
+        """{tile: {category: bytes}} from tile_memory: what lives on each tile, by category. Not-always-live
+        tensors share bytes, so a tile's categories can add up to more than its peak (tile_peaks())."""
         result = {}
         for m in self.tile_memory():
             by_category = result.setdefault(m.tile, {})
