@@ -1,5 +1,6 @@
 #include "scheduler/lowering.hpp"
 
+#include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/matmul_lowering.hpp"
 #include "scheduler/reduction.hpp"
@@ -76,7 +77,11 @@ class Lowerer {
       default: return "activations";
     }
   }
-  ir::DType dtypeOf(std::size_t value) const { return g_.values[value].isInt ? ir::DType::Int : ir::DType::Float; }
+  ir::DType dtypeOf(std::size_t value) const { return g_.values[value].dtype; }
+  // The codelet `base` typed for `types` ("Relu<half>"; plain when all float).
+  static std::string typed(const std::string& base, std::initializer_list<ir::DType> types) {
+    return model::typedCodeletName(base, types);
+  }
 
   Id define(std::size_t value, const Placement& p) {
     Value& v = g_.values[value];
@@ -115,8 +120,13 @@ class Lowerer {
     switch (op.kind) {
       case OpKind::MatMul: lowerMatMulOp(op); break;
       case OpKind::AddBias: lowerAddBias(op); break;
-      case OpKind::Relu: lowerElementwise(op, "Relu", {"in"}, "out"); break;
-      case OpKind::ReluGrad: lowerElementwise(op, "ReluGrad", {"activation", "gradIn"}, "gradOut"); break;
+      case OpKind::Relu: lowerElementwise(op, typed("Relu", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::ReluGrad:
+        lowerElementwise(op, typed("ReluGrad", {dtypeOf(op.outputs[0])}), {"activation", "gradIn"}, "gradOut");
+        break;
+      case OpKind::Cast:
+        lowerElementwise(op, typed("Cast", {dtypeOf(op.inputs[0]), dtypeOf(op.outputs[0])}), {"in"}, "out");
+        break;
       case OpKind::SoftmaxCrossEntropy: lowerSoftmaxCrossEntropy(op); break;
       case OpKind::SoftmaxCrossEntropyGrad: lowerSoftmaxCrossEntropyGrad(op); break;
       case OpKind::ReduceRows: lowerReduceRows(op); break;
@@ -133,6 +143,8 @@ class Lowerer {
     s.m = op.transposeA ? av.shape[1] : av.shape[0];
     s.k = op.transposeA ? av.shape[0] : av.shape[1];
     s.n = op.transposeB ? bv.shape[0] : bv.shape[1];
+    s.inputType = av.dtype;
+    s.outputType = dtypeOf(op.outputs[0]);
     MatMulTensors t;
     t.a = tensorOf(op.inputs[0]);
     t.b = tensorOf(op.inputs[1]);
@@ -140,7 +152,7 @@ class Lowerer {
     const std::size_t weight = weightOf(op, g_.values[out].shape);
     const bool isWeightGradient = g_.values[out].kind == ValueKind::Gradient && weight != ~std::size_t(0);
     t.out = produce(out, isWeightGradient ? b_.placementOf(tensorOf(weight))
-                                          : mapTensor(g_.values[out].shape, ir::DType::Float, target_, tiles_));
+                                          : mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
     s.aTiles = b_.tensor(t.a).mapping.size();
     s.bTiles = b_.tensor(t.b).mapping.size();
     s.outTiles = b_.tensor(t.out).mapping.size();
@@ -158,7 +170,7 @@ class Lowerer {
     for (std::size_t in : op.inputs) ins.push_back(realize(in, p));
     const Id o = produce(op.outputs[0], p);
     std::vector<ir::Vertex> v;
-    const std::uint64_t grain = vectorElements(ir::DType::Float, target_);
+    const std::uint64_t grain = vectorElements(dtypeOf(op.outputs[0]), target_);
     for (const PlacedRange& r : p)
       for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain)) {
         std::vector<ir::VertexField> fields;
@@ -198,7 +210,9 @@ class Lowerer {
       tiles.push_back(n.tile);
       sizes.push_back(size);
     }
-    const auto [buf, bufAt] = b_.addBlocks(g_.values[op.inputs[1]].name + "/broadcast", ir::DType::Float, tiles, sizes);
+    const ir::DType dtype = dtypeOf(op.inputs[1]);
+    const std::string addBias = typed("AddBias", {dtype});
+    const auto [buf, bufAt] = b_.addBlocks(g_.values[op.inputs[1]].name + "/broadcast", dtype, tiles, sizes);
     std::vector<ir::CopyRegion> regions;
     for (std::size_t t = 0; t < needs.size(); ++t) {
       std::uint64_t at = bufAt[t];
@@ -223,7 +237,7 @@ class Lowerer {
         if (run.rows > 1 || run.len == cols) {  // whole rows, split over the workers
           const std::uint64_t b0 = biasAt(t, 0);
           for (auto [rb, re] : chunks(0, run.rows, workers, 1))
-            v.push_back({"AddBias", r.tile, {{"in", {in, run.begin + rb * cols, run.begin + re * cols}},
+            v.push_back({addBias, r.tile, {{"in", {in, run.begin + rb * cols, run.begin + re * cols}},
                                              {"bias", {buf, b0, b0 + cols}},
                                              {"out", {o, run.begin + rb * cols, run.begin + re * cols}}},
                          {{"rows", double(re - rb)}, {"cols", double(cols)}}});
@@ -231,7 +245,7 @@ class Lowerer {
           const std::uint64_t partChunk = std::max<std::uint64_t>(2, ceilDiv(r.end - r.begin, workers));
           for (std::uint64_t c = 0; c < run.len; c += partChunk) {
             const std::uint64_t len = std::min(partChunk, run.len - c), at = biasAt(t, run.col + c);
-            v.push_back({"AddBias", r.tile, {{"in", {in, run.begin + c, run.begin + c + len}},
+            v.push_back({addBias, r.tile, {{"in", {in, run.begin + c, run.begin + c + len}},
                                              {"bias", {buf, at, at + len}},
                                              {"out", {o, run.begin + c, run.begin + c + len}}},
                          {{"rows", 1}, {"cols", double(len)}}});
@@ -273,7 +287,7 @@ class Lowerer {
     std::vector<ir::Vertex> v;
     for (const PlacedRange& r : rows)
       for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
-        v.push_back({"SoftmaxCrossEntropy", r.tile,
+        v.push_back({typed("SoftmaxCrossEntropy", {dtypeOf(op.inputs[0])}), r.tile,
                      {{"logits", {x, b * classes, e * classes}}, {"labels", {labels, b, e}},
                       {"probs", {probs, b * classes, e * classes}}, {"loss", {loss, b, e}}},
                      {{"rows", double(e - b)}, {"classes", double(classes)}}});
@@ -290,7 +304,7 @@ class Lowerer {
     std::vector<ir::Vertex> v;
     for (const PlacedRange& r : rows)
       for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
-        v.push_back({"SoftmaxCrossEntropyGrad", r.tile,
+        v.push_back({typed("SoftmaxCrossEntropyGrad", {dtypeOf(op.outputs[0])}), r.tile,
                      {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}},
                       {"grad", {grad, b * classes, e * classes}}},
                      {{"rows", double(e - b)}, {"classes", double(classes)}, {"scale", op.scale}}});
@@ -310,7 +324,7 @@ class Lowerer {
     const std::size_t bias = weightOf(op, g_.values[op.outputs[0]].shape);
     const Id in = tensorOf(op.inputs[0]);
     const Placement p = bias != ~std::size_t(0) ? b_.placementOf(tensorOf(bias))
-                                                : mapTensor(g_.values[op.outputs[0]].shape, ir::DType::Float, target_, tiles_);
+                                                : mapTensor(g_.values[op.outputs[0]].shape, dtypeOf(op.outputs[0]), target_, tiles_);
     const Id out = produce(op.outputs[0], p);
     reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, 1.0);
   }
@@ -320,10 +334,10 @@ class Lowerer {
     const Placement p = b_.placementOf(w);
     const Id grad = realize(op.inputs[1], p);
     std::vector<ir::Vertex> v;
-    const std::uint64_t grain = vectorElements(ir::DType::Float, target_);
+    const std::uint64_t grain = vectorElements(dtypeOf(op.inputs[0]), target_);
     for (const PlacedRange& r : p)
       for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain))
-        v.push_back({"ScaledAdd", r.tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}});
+        v.push_back({typed("ScaledAdd", {dtypeOf(op.inputs[0])}), r.tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}});
     b_.execute(std::move(v), "");
   }
 

@@ -1,5 +1,6 @@
 #include "scheduler/matmul_lowering.hpp"
 
+#include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/reduction.hpp"
 #include "scheduler/tile_mapper.hpp"
@@ -48,7 +49,9 @@ void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan,
       }
   const auto [aBuf, aAt] = builder.addBlocks(name + "/a_blocks", s.inputType, tileIds, aSizes);
   const auto [bBuf, bAt] = builder.addBlocks(name + "/b_blocks", s.inputType, tileIds, bSizes);
-  const auto [partials, pAt] = builder.addBlocks(name + "/partials", ir::DType::Float, tileIds, pSizes);
+  // Partials in float (PopLibs' default) unless one pass writes a half output directly.
+  const ir::DType partialsType = plan.pk > 1 ? ir::DType::Float : s.outputType;
+  const auto [partials, pAt] = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
 
   // 1. Gather each tile's blocks as stored (the vertex reads them transposed).
   std::vector<ir::CopyRegion> gather;
@@ -73,7 +76,7 @@ void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan,
     for (std::uint64_t j = 0; j < plan.pn; ++j)
       for (std::uint64_t l = 0; l < plan.pk; ++l) {
         const std::uint32_t tile = tileOf(i, j, l);
-        amp.push_back({"MatMulPartial", tile,
+        amp.push_back({model::typedCodeletName("MatMulPartial", {s.inputType, partialsType}), tile,
                        {{"a", {aBuf, aAt[tile], aAt[tile] + aSizes[tile]}},
                         {"b", {bBuf, bAt[tile], bAt[tile] + bSizes[tile]}},
                         {"out", {partials, pAt[tile], pAt[tile] + pSizes[tile]}}},
@@ -132,7 +135,7 @@ void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan,
     const Chunk& ch = chunks[c];
     if (ch.owner != owners[owner]) at = gAt[++owner];
     bring.push_back({{partials, ch.partial, ch.partial + ch.len}, {gathered, at, at + ch.len}, plan.pk, ch.stride, ch.len});
-    reduce.push_back({"ReduceSum", ch.owner,
+    reduce.push_back({model::typedCodeletName("ReduceSum", {ir::DType::Float, s.outputType}), ch.owner,
                       {{"in", {gathered, at, at + plan.pk * ch.len}}, {"out", {t.out, ch.out, ch.out + ch.len}}},
                       {{"rows", double(plan.pk)}, {"cols", double(ch.len)}, {"axis", 0}, {"scale", 1}, {"accumulate", 0}}});
     at += plan.pk * ch.len;
@@ -157,8 +160,8 @@ void lowerMatMul(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& pla
     pass.m = rows;
     const std::string passName = name + "/rows_" + std::to_string(r0) + "_" + std::to_string(r0 + rows);
     MatMulTensors pt = t;
-    pt.out = builder.addTensor(passName, {rows, s.n}, ir::DType::Float, "temporaries", false,
-                               mapTensor({rows, s.n}, ir::DType::Float, builder.target(), builder.target().totalTiles()));
+    pt.out = builder.addTensor(passName, {rows, s.n}, s.outputType, "temporaries", false,
+                               mapTensor({rows, s.n}, s.outputType, builder.target(), builder.target().totalTiles()));
     pass.outTiles = builder.tensor(pt.out).mapping.size();
     lowerPass(builder, pass, plan, pt, r0, s.m, passName);
     std::vector<ir::CopyRegion> place{{{pt.out, 0, rows * s.n}, {t.out, r0 * s.n, (r0 + rows) * s.n}}};

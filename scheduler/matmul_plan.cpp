@@ -1,9 +1,12 @@
 #include "scheduler/matmul_plan.hpp"
 
 #include "model/codelets/codelet.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 
@@ -28,13 +31,22 @@ class VertexCost {
   const model::Codelet& codelet_;
 };
 
-const VertexCost& matMulPartial() {
-  static const VertexCost cost("MatMulPartial", {"m", "k", "n", "transposeA", "transposeB", "accumulate"});
-  return cost;
+// The planner's two codelets, typed as the lowering will type them.
+const VertexCost& matMulPartial(ir::DType input, ir::DType partials) {
+  static std::mutex mutex;
+  static std::map<std::pair<ir::DType, ir::DType>, std::unique_ptr<VertexCost>> costs;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& c = costs[{input, partials}];
+  if (!c)
+    c = std::make_unique<VertexCost>(model::typedCodeletName("MatMulPartial", {input, partials}),
+                                     std::vector<std::string>{"m", "k", "n", "transposeA", "transposeB", "accumulate"});
+  return *c;
 }
-const VertexCost& reduceSum() {
-  static const VertexCost cost("ReduceSum", {"rows", "cols", "axis", "scale", "accumulate"});
-  return cost;
+const VertexCost& reduceSum(ir::DType out) {
+  static const VertexCost toFloat("ReduceSum", {"rows", "cols", "axis", "scale", "accumulate"});
+  static const VertexCost toHalf(model::typedCodeletName("ReduceSum", {ir::DType::Float, ir::DType::Half}),
+                                 {"rows", "cols", "axis", "scale", "accumulate"});
+  return out == ir::DType::Half ? toHalf : toFloat;
 }
 
 // Beyond this many passes a product is better declared out of memory.
@@ -87,13 +99,14 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
                              ceilDiv(s.k * s.n, std::max<std::uint64_t>(1, s.bTiles)) * eIn * pm;
   c.gather = exchangePhaseCycles(std::max(received, sent), target);
   // 2. One AMP vertex per tile.
-  const ir::Cycles amp = matMulPartial()({mb * kb, kb * nb, mb * nb},
+  const ir::DType partialsType = pk > 1 ? ir::DType::Float : s.outputType;
+  const ir::Cycles amp = matMulPartial(s.inputType, partialsType)({mb * kb, kb * nb, mb * nb},
                                          {double(mb), double(kb), double(nb), double(s.transposeA),
                                           double(s.transposeB), 0.0}, target);
   c.compute = computePhaseCycles(tileCycles({}, {amp}, target), target);
   // 3. Partials to the output's owners (reduced there when pk > 1).
   const std::uint64_t owned = ceilDiv(s.m * s.n, std::max<std::uint64_t>(1, s.outTiles));
-  const std::uint64_t partialBytes = mb * nb * ePartial;
+  const std::uint64_t partialBytes = mb * nb * (pk > 1 ? ePartial : eOut);
   std::uint64_t bytes = (mb * kb + kb * nb) * eIn + partialBytes;
   if (pk == 1) {
     c.reduceExchange = exchangePhaseCycles(std::max(owned * eOut, mb * nb * eOut), target);
@@ -105,7 +118,7 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
     const std::uint64_t pieces = ceilDiv(owned, pieceLength) + 1;
     const std::uint64_t chunks = std::max<std::uint64_t>(pieces, target.tile.workerContexts);
     const std::uint64_t chunk = ceilDiv(owned, chunks);
-    const ir::Cycles one = reduceSum()({pk * chunk, chunk}, {double(pk), double(chunk), 0.0, 1.0, 0.0}, target);
+    const ir::Cycles one = reduceSum(s.outputType)({pk * chunk, chunk}, {double(pk), double(chunk), 0.0, 1.0, 0.0}, target);
     c.reduce = computePhaseCycles(tileCycles(std::vector<ir::Cycles>(std::min(chunks, owned), one), {}, target), target);
     bytes = std::max(bytes, partialBytes + owned * pk * ePartial);
   }

@@ -35,6 +35,7 @@ const char* toString(OpKind kind) {
     case OpKind::ReduceRows: return "ReduceRows";
     case OpKind::MeanLoss: return "MeanLoss";
     case OpKind::SgdUpdate: return "SgdUpdate";
+    case OpKind::Cast: return "Cast";
   }
   return "?";
 }
@@ -72,38 +73,54 @@ void OpGraph::checkTopological(const std::vector<std::size_t>& order) const {
 }
 
 OpGraph buildTrainingGraph(const Workload& w) {
+  using ir::DType;
   OpGraph g;
   const std::uint64_t batch = w.dataset.batchSize;
   std::mt19937_64 rng(w.seed);
-  g.images = g.addValue({"images", {batch, w.dataset.features}, false, ValueKind::Input, "input", {}});
-  g.labels = g.addValue({"labels", {batch}, true, ValueKind::Input, "input", {}});
+  // Keras's dtype policy: the compute type of every layer, and the variables'.
+  const DType compute = w.dtype == "float32" ? DType::Float : DType::Half;
+  const DType variables = w.dtype == "float16" ? DType::Half : DType::Float;
+  auto value = [&](std::string name, std::vector<std::uint64_t> shape, DType dtype, ValueKind kind, std::string layer,
+                   std::vector<double> init = {}) {
+    return g.addValue({std::move(name), std::move(shape), dtype, kind, std::move(layer), std::move(init)});
+  };
+  // `v` in dtype `to`: itself, or a Cast op's output named `name`.
+  auto cast = [&](std::size_t v, DType to, const std::string& name, const std::string& layer, ValueKind kind) {
+    if (g.values[v].dtype == to) return v;
+    const std::size_t out = value(name, g.values[v].shape, to, kind, layer);
+    g.addOp({OpKind::Cast, name.substr(name.find('/') + 1), layer, {v}, {out}});
+    return out;
+  };
+  g.images = value("images", {batch, w.dataset.features}, DType::Float, ValueKind::Input, "input");
+  g.labels = value("labels", {batch}, DType::Int, ValueKind::Input, "input");
 
   // Forward. Each dense layer: matmul, bias, activation. Per op we remember
   // what its gradient needs.
   struct DenseRecord {
     std::string layer;
-    std::size_t input, kernel, bias, preActivation, output;
+    std::size_t input, kernel, bias, kernelUsed, preActivation, output;
     Activation activation;
   };
   std::vector<DenseRecord> dense;
-  std::size_t x = g.images;
+  std::size_t x = cast(g.images, compute, "input/cast", "input", ValueKind::Activation);
   std::uint64_t features = w.dataset.features;
   for (const LayerSpec& l : w.layers) {
     if (l.kind == "flatten") continue;  // images are already [batch, features]
-    DenseRecord d{l.name, x, 0, 0, 0, 0, l.activation};
-    d.kernel = g.addValue({l.name + "/kernel", {features, l.units}, false, ValueKind::Weight, l.name,
-                           glorotUniform(features, l.units, rng)});
-    d.bias = g.addValue({l.name + "/bias", {l.units}, false, ValueKind::Weight, l.name,
-                         std::vector<double>(l.units, 0.0)});
+    DenseRecord d{l.name, x, 0, 0, 0, 0, 0, l.activation};
+    d.kernel = value(l.name + "/kernel", {features, l.units}, variables, ValueKind::Weight, l.name,
+                     glorotUniform(features, l.units, rng));
+    d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name, std::vector<double>(l.units, 0.0));
     g.weights.push_back(d.kernel);
     g.weights.push_back(d.bias);
-    const std::size_t mm = g.addValue({l.name + "/matmul", {batch, l.units}, false, ValueKind::Activation, l.name, {}});
-    g.addOp({OpKind::MatMul, "matmul", l.name, {x, d.kernel}, {mm}});
-    d.preActivation = g.addValue({l.name + "/bias_add", {batch, l.units}, false, ValueKind::Activation, l.name, {}});
-    g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, d.bias}, {d.preActivation}});
+    d.kernelUsed = cast(d.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);
+    const std::size_t biasUsed = cast(d.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
+    const std::size_t mm = value(l.name + "/matmul", {batch, l.units}, compute, ValueKind::Activation, l.name);
+    g.addOp({OpKind::MatMul, "matmul", l.name, {x, d.kernelUsed}, {mm}});
+    d.preActivation = value(l.name + "/bias_add", {batch, l.units}, compute, ValueKind::Activation, l.name);
+    g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, biasUsed}, {d.preActivation}});
     d.output = d.preActivation;
     if (l.activation == Activation::Relu) {
-      d.output = g.addValue({l.name + "/relu", {batch, l.units}, false, ValueKind::Activation, l.name, {}});
+      d.output = value(l.name + "/relu", {batch, l.units}, compute, ValueKind::Activation, l.name);
       g.addOp({OpKind::Relu, "relu", l.name, {d.preActivation}, {d.output}});
     }
     dense.push_back(d);
@@ -115,18 +132,19 @@ OpGraph buildTrainingGraph(const Workload& w) {
                                 " units but the dataset has " + std::to_string(w.dataset.classes) + " classes");
 
   // Loss: sparse categorical cross-entropy on the logits (a softmax
-  // activation of the last layer is fused into it, as Keras does).
-  const std::size_t probs = g.addValue({"loss/probs", {batch, features}, false, ValueKind::Activation, "loss", {}});
-  const std::size_t perRow = g.addValue({"loss/per_example", {batch}, false, ValueKind::Activation, "loss", {}});
+  // activation of the last layer is fused into it, as Keras does), computed
+  // in float whatever the logits' type.
+  const std::size_t probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+  const std::size_t perRow = value("loss/per_example", {batch}, DType::Float, ValueKind::Activation, "loss");
   g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
-  g.loss = g.addValue({"loss", {1}, false, ValueKind::Loss, "loss", {}});
+  g.loss = value("loss", {1}, DType::Float, ValueKind::Loss, "loss");
   Op mean{OpKind::MeanLoss, "mean", "loss", {perRow}, {g.loss}};
   mean.scale = 1.0 / double(batch);
   g.addOp(mean);
 
   // Autodiff, in reverse layer order. The loss gradient w.r.t. the logits is
   // the fused softmax-cross-entropy gradient scaled by 1/batch (the mean).
-  std::size_t grad = g.addValue({"loss/logits_grad", {batch, features}, false, ValueKind::Gradient, "loss", {}});
+  std::size_t grad = value("loss/logits_grad", {batch, features}, compute, ValueKind::Gradient, "loss");
   Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
   seed.scale = 1.0 / double(batch);
   g.addOp(seed);
@@ -135,23 +153,25 @@ OpGraph buildTrainingGraph(const Workload& w) {
     const DenseRecord& d = dense[i];
     const std::vector<std::uint64_t> kshape = g.values[d.kernel].shape;  // a copy: addValue reallocates
     if (d.activation == Activation::Relu) {
-      const std::size_t pre = g.addValue({d.layer + "/relu_grad", {batch, kshape[1]}, false, ValueKind::Gradient, d.layer, {}});
+      const std::size_t pre = value(d.layer + "/relu_grad", {batch, kshape[1]}, compute, ValueKind::Gradient, d.layer);
       g.addOp({OpKind::ReluGrad, "relu_grad", d.layer, {d.output, grad}, {pre}});
       grad = pre;
     }
-    // The bias add passes the gradient through; the bias gradient sums rows.
-    const std::size_t db = g.addValue({d.layer + "/bias_grad", {kshape[1]}, false, ValueKind::Gradient, d.layer, {}});
+    // The bias add passes the gradient through; the bias gradient sums rows
+    // (accumulated in float, delivered in the variables' type).
+    const std::size_t db = value(d.layer + "/bias_grad", {kshape[1]}, variables, ValueKind::Gradient, d.layer);
     g.addOp({OpKind::ReduceRows, "bias_grad", d.layer, {grad}, {db}});
-    // dKernel = input^T . grad (input stored batch x in: transposed a).
-    const std::size_t dk = g.addValue({d.layer + "/kernel_grad", kshape, false, ValueKind::Gradient, d.layer, {}});
+    // dKernel = input^T . grad (input stored batch x in: transposed a), its
+    // partials in float, delivered in the variables' type.
+    const std::size_t dk = value(d.layer + "/kernel_grad", kshape, variables, ValueKind::Gradient, d.layer);
     Op dkOp{OpKind::MatMul, "kernel_grad", d.layer, {d.input, grad}, {dk}};
     dkOp.transposeA = true;
     g.addOp(dkOp);
     weightGrad[d.kernel] = dk;
     weightGrad[d.bias] = db;
     if (i > 0) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b)
-      const std::size_t dx = g.addValue({d.layer + "/input_grad", {batch, kshape[0]}, false, ValueKind::Gradient, d.layer, {}});
-      Op dxOp{OpKind::MatMul, "input_grad", d.layer, {grad, d.kernel}, {dx}};
+      const std::size_t dx = value(d.layer + "/input_grad", {batch, kshape[0]}, compute, ValueKind::Gradient, d.layer);
+      Op dxOp{OpKind::MatMul, "input_grad", d.layer, {grad, d.kernelUsed}, {dx}};
       dxOp.transposeB = true;
       g.addOp(dxOp);
       grad = dx;

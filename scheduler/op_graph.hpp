@@ -5,6 +5,7 @@
 // buildTrainingGraph() adds the forward ops of the layers, autodiff adds the
 // gradient of every op on the path from the weights to the loss, and SGD adds
 // one update per weight and bias.
+#include "model/ir/types.hpp"
 #include "scheduler/workload.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
@@ -19,7 +20,7 @@ enum class ValueKind { Input, Weight, Activation, Gradient, Loss };
 struct Value {
   std::string name;
   std::vector<std::uint64_t> shape;  // row-major
-  bool isInt = false;                // labels
+  ir::DType dtype = ir::DType::Float;  // Int for labels, Half for float16 compute
   ValueKind kind = ValueKind::Activation;
   std::string layer;
   std::vector<double> initialValue;  // weights only
@@ -28,7 +29,7 @@ struct Value {
     for (auto d : shape) n *= d;
     return n;
   }
-  std::uint64_t numBytes() const { return numElements() * 4; }
+  std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
   bool alwaysLive() const { return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss; }
 };
 
@@ -42,6 +43,7 @@ enum class OpKind {
   ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
   MeanLoss,               // out = scale * sum in (scalar)
   SgdUpdate,              // weight += -learningRate * grad (in place)
+  Cast,                   // out = in converted to out's dtype (float <-> half)
 };
 const char* toString(OpKind kind);
 
@@ -71,7 +73,10 @@ struct OpGraph {
   void checkTopological(const std::vector<std::size_t>& order) const;
 };
 
-// Glorot-uniform kernels (like Keras, from `seed`), zero biases.
+// Glorot-uniform kernels (like Keras, from `seed`), zero biases. With
+// model.dtype float16 every float value is half; with mixed_float16 the
+// weights stay float and each step casts them to half for the layer's
+// compute (Keras's mixed policy), their gradients coming back in float.
 OpGraph buildTrainingGraph(const Workload& w);
 
 }  // namespace ipusim::scheduler

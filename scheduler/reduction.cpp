@@ -1,5 +1,6 @@
 #include "scheduler/reduction.hpp"
 
+#include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
 
 #include <algorithm>
@@ -50,7 +51,7 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
     bufSizes.push_back(rows * (r.end - r.begin));
     partialSizes.push_back(groups * (r.end - r.begin));
   }
-  const ir::DType dtype = builder.tensor(in).dtype;
+  const ir::DType dtype = builder.tensor(in).dtype, outType = builder.tensor(out).dtype;
   const auto [buf, bufAt] = builder.addBlocks(builder.tensor(out).name + "/columns", dtype, owners, bufSizes);
   std::vector<ir::CopyRegion> gather;
   for (std::size_t o = 0; o < outPlacement.size(); ++o) {
@@ -68,7 +69,7 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
     std::vector<ir::Vertex> v;
     for (std::size_t o = 0; o < outPlacement.size(); ++o) {
       const std::uint64_t len = outPlacement[o].end - outPlacement[o].begin;
-      v.push_back({"ReduceSum", owners[o], {{"in", {buf, bufAt[o], bufAt[o] + rows * len}},
+      v.push_back({model::typedCodeletName("ReduceSum", {dtype, outType}), owners[o], {{"in", {buf, bufAt[o], bufAt[o] + rows * len}},
                                             {"out", {out, outPlacement[o].begin, outPlacement[o].end}}},
                    sumParams(rows, len, 0, scale)});
     }
@@ -82,12 +83,12 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
     const std::uint64_t len = outPlacement[o].end - outPlacement[o].begin;
     for (std::uint64_t g = 0; g < groups; ++g) {
       const std::uint64_t r0 = rows * g / groups, r1 = rows * (g + 1) / groups;
-      stage1.push_back({"ReduceSum", owners[o],
+      stage1.push_back({model::typedCodeletName("ReduceSum", {dtype, ir::DType::Float}), owners[o],
                         {{"in", {buf, bufAt[o] + r0 * len, bufAt[o] + r1 * len}},
                          {"out", {partials, pAt[o] + g * len, pAt[o] + (g + 1) * len}}},
                         sumParams(r1 - r0, len, 0, 1)});
     }
-    stage2.push_back({"ReduceSum", owners[o], {{"in", {partials, pAt[o], pAt[o] + groups * len}},
+    stage2.push_back({model::typedCodeletName("ReduceSum", {ir::DType::Float, outType}), owners[o], {{"in", {partials, pAt[o], pAt[o] + groups * len}},
                                                {"out", {out, outPlacement[o].begin, outPlacement[o].end}}},
                       sumParams(groups, len, 0, scale)});
   }

@@ -105,7 +105,7 @@ DatasetSpec parseDataset(const Reader& r) {
 std::vector<LayerSpec> parseLayers(const Reader& top) {
   if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]})");
   Reader model = top.object("model");
-  model.allowOnly({"layers"});
+  model.allowOnly({"layers", "dtype"});
   if (!model.has("layers") || !model.raw().at("layers").is_array() || model.raw().at("layers").empty())
     model.fail("model.layers", "expected a non-empty array of layers");
   std::vector<LayerSpec> layers;
@@ -156,6 +156,9 @@ Workload parseWorkload(const json& j, const std::string& source) {
   w.name = top.string("name", source);
   w.dataset = parseDataset(top.object("dataset"));
   w.layers = parseLayers(top);
+  // Keras's dtype policy names: float32 variables and compute; float16 both;
+  // mixed_float16 float32 variables and float16 compute.
+  w.dtype = top.object("model").string("dtype", w.dtype, {"float32", "float16", "mixed_float16"});
   w.loss = top.string("loss", w.loss, {"sparse_categorical_crossentropy"});
 
   Reader opt = top.object("optimizer");

@@ -59,6 +59,7 @@ struct Workload {
   std::string name;  // file stem unless "name" is given
   DatasetSpec dataset;
   std::vector<LayerSpec> layers;
+  std::string dtype = "float32";  // model.dtype: float32 | float16 | mixed_float16 (Keras policy names)
   std::string loss = "sparse_categorical_crossentropy";
   std::string optimizer = "sgd";
   double learningRate = 0.01;

@@ -132,6 +132,9 @@ void addReduceCodelets(CodeletRegistry& registry) {
   for (ir::DType out : {F, H})
     registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ReduceSum", {H, out}),
                                                std::make_unique<Reduce<SumReduction>>(H), std::vector{H, out}));
+  // Float partials (a half reduction's intermediate stage) into a half result.
+  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ReduceSum", {F, H}),
+                                             std::make_unique<Reduce<SumReduction>>(F), std::vector{F, H}));
 }
 
 }  // namespace ipusim::model

@@ -40,7 +40,10 @@ int compileWorkload(const CompileArgs& args) {
   const double seconds = since();
   if (!args.output.empty()) ir::saveExecutable(c.exe, args.output);
   const scheduler::CompileReport& r = c.report;
-  const double ampPeak = double(target.tile.ampFloatMacsPerCycle) * target.tile.tilesPerIpu * target.numIpus();
+  // The AMP's rate for the model's compute type (float32, or half for float16 and mixed_float16).
+  const bool half = workload.dtype != "float32";
+  const double ampPeak = double(half ? target.tile.ampHalfMacsPerCycle : target.tile.ampFloatMacsPerCycle) *
+                         target.tile.tilesPerIpu * target.numIpus();
   const double lowerBound = stepMacs(r) / ampPeak;
   nlohmann::json stageJson = nlohmann::json::object();
   for (std::size_t i = 0; i < stages.size(); ++i)
@@ -59,6 +62,7 @@ int compileWorkload(const CompileArgs& args) {
                                 {"tile_capacity_bytes", target.tile.memoryBytes},
                                 {"tiles_over_capacity", r.tilesOverCapacity},
                                 {"estimated_step_cycles", r.estimatedStepCycles},
+                                {"dtype", workload.dtype}, {"amp_macs_per_cycle", ampPeak},
                                 {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
                                 {"matmuls", plans}}.dump(2)
               << "\n";
@@ -72,7 +76,8 @@ int compileWorkload(const CompileArgs& args) {
             << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
             << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n"
             << "AMP lower bound   " << std::llround(lowerBound) << " cycles (" << std::setprecision(0) << stepMacs(r)
-            << " MACs / " << ampPeak << " per cycle): step at " << std::setprecision(2)
+            << " MACs / " << ampPeak << " " << (half ? "half" : "float") << " MACs per cycle): step at "
+            << std::setprecision(2)
             << double(r.estimatedStepCycles) / std::max(1.0, lowerBound) << "x\n"
             << "matmul plans (partition pm x pk x pn of m x k x n, serial passes, estimated cycles, AMP phase efficiency):\n";
   for (const auto& p : plans)

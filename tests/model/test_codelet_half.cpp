@@ -44,7 +44,7 @@ TEST(HalfCodelets, TypedNamesFollowPopLibs) {
   const auto& registry = CodeletRegistry::instance();
   for (const char* name : {"Add<half>", "Sub<half>", "Mul<half>", "Div<half>", "Relu<half>", "Exp<half>", "Log<half>",
                            "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ScaledAdd<half>",
-                           "ReduceSum<half,float>", "ReduceSum<half,half>", "MatMulPartial<half,float>",
+                           "ReduceSum<half,float>", "ReduceSum<half,half>", "ReduceSum<float,half>", "MatMulPartial<half,float>",
                            "MatMulPartial<half,half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>",
                            "Cast<float,half>", "Cast<half,float>", "Copy<half>", "Fill<half>"})
     EXPECT_TRUE(registry.has(name)) << name;
@@ -128,6 +128,15 @@ TEST(HalfCodelets, ReduceSumAccumulatesInFloat) {
   std::vector<Buffer> acc = {Buffer::ofHalves({1, 1, 1}), Buffer::ofHalves({2048})};
   run("ReduceSum<half,half>", acc, {{"rows", 1}, {"cols", 3}, {"axis", 1}, {"scale", 0.5}, {"accumulate", 1}});
   EXPECT_EQ(num::halfToFloat(acc[1].halves[0]), 2050.0f);
+}
+
+// A half reduction's second stage: float partials summed in float, the sum
+// rounded once into a half result (2049 is not a half: it rounds to 2048).
+TEST(HalfCodelets, ReduceSumFloatPartialsIntoHalf) {
+  std::vector<Buffer> b = {Buffer::of({2048, 1, 0.25f, 0.75f}), Buffer::ofHalves({0, 0})};
+  run("ReduceSum<float,half>", b, {{"rows", 2}, {"cols", 2}, {"axis", 0}});
+  EXPECT_EQ(num::halfToFloat(b[1].halves[0]), 2048.0f);  // 2048 + 0.25
+  EXPECT_EQ(num::halfToFloat(b[1].halves[1]), 1.75f);    // 1 + 0.75: exactly a half
 }
 
 TEST(HalfCodelets, MatMulPartialHalfOperandsFloatPartials) {
