@@ -26,6 +26,8 @@ Bytes HostStream::pop() {
   while (fifo_.empty()) sc_core::wait(changed_);
   Bytes copy = std::move(fifo_.front());
   fifo_.pop_front();
+  lastOrigin_ = origins_.front();
+  origins_.pop_front();
   changed_.notify(sc_core::SC_ZERO_TIME);
   return copy;
 }
@@ -49,13 +51,15 @@ void HostStream::waitForSpace() {
   while (!callback_ && full()) sc_core::wait(changed_);
 }
 
-void HostStream::giveFromDevice(Bytes copy) {
+void HostStream::giveFromDevice(Bytes copy, const DeviceOrigin& origin) {
   if (callback_) {
+    lastOrigin_ = origin;
     callback_(copy);
     return;
   }
   while (full()) sc_core::wait(changed_);
   fifo_.push_back(std::move(copy));
+  origins_.push_back(origin);
   changed_.notify(sc_core::SC_ZERO_TIME);
 }
 

@@ -22,6 +22,14 @@ namespace ipusim::model {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// Where a device-to-host copy came from: when the device delivered it, in
+// which Engine::run and during which step (-1: outside any step).
+struct DeviceOrigin {
+  Cycles at = 0;
+  std::int64_t run = -1;
+  std::int64_t step = -1;
+};
+
 class HostStream {
  public:
   explicit HostStream(const ir::Stream& spec);
@@ -31,6 +39,9 @@ class HostStream {
   // --- host side (SC_THREAD context) ---
   void push(Bytes copy);  // HostToDevice; blocks while full
   Bytes pop();            // DeviceToHost; blocks while empty
+  // Origin of the copy the last pop() returned, or the last one a callback
+  // received (DeviceToHost).
+  const DeviceOrigin& lastOrigin() const { return lastOrigin_; }
   std::size_t size() const { return fifo_.size(); }
   bool full() const { return fifo_.size() >= spec_.bufferDepth; }
   // A callback makes the stream always ready: HostToDevice callbacks fill the
@@ -48,12 +59,14 @@ class HostStream {
   // --- device side (called by the model) ---
   Bytes takeForDevice();           // HostToDevice: waits while empty (Begin)
   void waitForSpace();             // DeviceToHost: waits while full and no callback (Begin)
-  void giveFromDevice(Bytes copy); // DeviceToHost: waits while full, then delivers
+  void giveFromDevice(Bytes copy, const DeviceOrigin& origin); // DeviceToHost: waits while full, then delivers
   ir::Cycles consumeNextCopyDelay() { auto d = nextCopyDelay_; nextCopyDelay_ = 0; return d; }
 
  private:
   ir::Stream spec_;
   std::deque<Bytes> fifo_;
+  std::deque<DeviceOrigin> origins_;  // DeviceToHost: one per fifo_ entry
+  DeviceOrigin lastOrigin_;
   std::function<void(Bytes&)> callback_;
   ir::Cycles hostServiceCycles_ = 0;
   ir::Cycles nextCopyDelay_ = 0;

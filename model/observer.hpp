@@ -16,7 +16,13 @@ using ir::Id;
 enum class PhaseKind : std::uint8_t { Compute, Exchange, Sync, StreamCopy, IpuLinkCopy };
 const char* toString(PhaseKind kind);
 
-enum class StreamCopyPhase : std::uint8_t { Begin, Mid, End };
+// A stream copy's phases, in time order: Begin (the device waits for the host
+// to have data or buffer space, and for the link channel), HostService (the
+// host runtime hands the buffer over: its callback and bookkeeping, no bytes
+// on the link), Mid (the bytes cross the host link), End (completion sync).
+// PopVision shows HostService and Mid together as one "Mid"; they are apart
+// here so that host time is never mistaken for transfer time.
+enum class StreamCopyPhase : std::uint8_t { Begin, HostService, Mid, End };
 const char* toString(StreamCopyPhase phase);
 
 // What an observer wants recorded for the run about to start.
@@ -65,6 +71,18 @@ struct StreamCopyEvent {
   Id program = ir::kNoId;
 };
 
+// One sample of a counter series (the training loss), stamped with the
+// device step that produced it: `at` is when the device delivered it, `run`
+// and `step` the Engine::run index and global step number (-1 when unknown,
+// e.g. a value computed by the host alone).
+struct CounterSample {
+  std::string name;
+  Cycles at = 0;
+  double value = 0;
+  std::int64_t run = -1;
+  std::int64_t step = -1;
+};
+
 struct HostEvent {  // activity of a host process (emitted by the host runtime in sim/)
   std::string track;          // "training loop", "dataset", ...
   std::string name;           // "Engine::run dispatch", "prepare batch", ...
@@ -87,7 +105,7 @@ class ExecutionObserver {
   virtual void phase(const PhaseEvent&) {}
   virtual void streamCopy(const StreamCopyEvent&) {}
   virtual void host(const HostEvent&) {}
-  virtual void counter(const std::string& name, Cycles at, double value) {}
+  virtual void counter(const CounterSample&) {}
 };
 
 }  // namespace ipusim::model

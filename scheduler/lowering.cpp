@@ -84,9 +84,9 @@ class Lowerer {
   }
 
   Id define(std::size_t value, const Placement& p) {
-    Value& v = g_.values[value];
+    const Value& v = g_.values[value];
     const Id t = b_.addTensor(v.name, v.shape, dtypeOf(value), categoryOf(v), v.alwaysLive(), p);
-    b_.exe().tensors[t].initialValue = std::move(v.initialValue);
+    b_.exe().tensors[t].uniformInit = v.uniformInit;
     tensorOf_[value] = t;
     return t;
   }

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <random>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -10,17 +9,14 @@ namespace ipusim::scheduler {
 namespace {
 constexpr std::size_t npos = ~std::size_t(0);
 
-// Glorot uniform: U(-l, l), l = sqrt(6 / (fanIn + fanOut)). The uniform is
-// drawn from the 53 high bits of mt19937_64 so it is the same on every
-// standard library.
-std::vector<double> glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut, std::mt19937_64& rng) {
-  const double limit = std::sqrt(6.0 / double(fanIn + fanOut));
-  std::vector<double> v(fanIn * fanOut);
-  for (auto& x : v) {
-    const double u = double(rng() >> 11) * (1.0 / 9007199254740992.0);
-    x = float(-limit + 2 * limit * u);  // the device holds floats
-  }
-  return v;
+// Glorot uniform: U(-l, l), l = sqrt(6 / (fanIn + fanOut)), drawn when the
+// executable is loaded (ir::UniformInit), from a seed per kernel: the
+// workload seed and the kernel's position, mixed by splitmix64.
+ir::UniformInit glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut, std::uint64_t seed, std::uint64_t kernel) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (kernel + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return {z ^ (z >> 31), std::sqrt(6.0 / double(fanIn + fanOut))};
 }
 }  // namespace
 
@@ -76,13 +72,12 @@ OpGraph buildTrainingGraph(const Workload& w) {
   using ir::DType;
   OpGraph g;
   const std::uint64_t batch = w.dataset.batchSize;
-  std::mt19937_64 rng(w.seed);
   // Keras's dtype policy: the compute type of every layer, and the variables'.
   const DType compute = w.dtype == "float32" ? DType::Float : DType::Half;
   const DType variables = w.dtype == "float16" ? DType::Half : DType::Float;
   auto value = [&](std::string name, std::vector<std::uint64_t> shape, DType dtype, ValueKind kind, std::string layer,
-                   std::vector<double> init = {}) {
-    return g.addValue({std::move(name), std::move(shape), dtype, kind, std::move(layer), std::move(init)});
+                   std::optional<ir::UniformInit> init = std::nullopt) {
+    return g.addValue({std::move(name), std::move(shape), dtype, kind, std::move(layer), init});
   };
   // `v` in dtype `to`: itself, or a Cast op's output named `name`.
   auto cast = [&](std::size_t v, DType to, const std::string& name, const std::string& layer, ValueKind kind) {
@@ -108,8 +103,8 @@ OpGraph buildTrainingGraph(const Workload& w) {
     if (l.kind == "flatten") continue;  // images are already [batch, features]
     DenseRecord d{l.name, x, 0, 0, 0, 0, 0, l.activation};
     d.kernel = value(l.name + "/kernel", {features, l.units}, variables, ValueKind::Weight, l.name,
-                     glorotUniform(features, l.units, rng));
-    d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name, std::vector<double>(l.units, 0.0));
+                     glorotUniform(features, l.units, w.seed, dense.size()));
+    d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
     g.weights.push_back(d.kernel);
     g.weights.push_back(d.bias);
     d.kernelUsed = cast(d.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);

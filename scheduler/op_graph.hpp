@@ -5,6 +5,7 @@
 // buildTrainingGraph() adds the forward ops of the layers, autodiff adds the
 // gradient of every op on the path from the weights to the loss, and SGD adds
 // one update per weight and bias.
+#include "model/ir/tensor.hpp"
 #include "model/ir/types.hpp"
 #include "scheduler/workload.hpp"
 
@@ -23,7 +24,7 @@ struct Value {
   ir::DType dtype = ir::DType::Float;  // Int for labels, Half for float16 compute
   ValueKind kind = ValueKind::Activation;
   std::string layer;
-  std::vector<double> initialValue;  // weights only
+  std::optional<ir::UniformInit> uniformInit;  // kernels: drawn at load (Glorot uniform); others start at zero
   std::uint64_t numElements() const {
     std::uint64_t n = 1;
     for (auto d : shape) n *= d;

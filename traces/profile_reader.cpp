@@ -123,6 +123,9 @@ void ProfileReader::Impl::checkIsCompleteProfile() {
     throw ProfileError(path + ": schema version " + std::to_string(version) +
                        " is newer than this build supports (" + std::to_string(kSchemaVersion) +
                        "); open it with a newer ipusim");
+  if (version < kSchemaVersion)
+    throw ProfileError(path + ": schema version " + std::to_string(version) + " is older than this build reads (" +
+                       std::to_string(kSchemaVersion) + "): write the profile again with this ipusim");
 
   value.reset();
   value.bindText(1, "complete");
@@ -362,9 +365,11 @@ std::vector<TileMemoryPeakRow> ProfileReader::tileMemoryPeaks() const {
 std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
   std::vector<CounterRow> result;
   Statement s = impl_->prepare(
-      "SELECT track_id, ts, value FROM counters WHERE track_id = ?1 ORDER BY ts, rowid");
+      "SELECT track_id, ts, value, ifnull(run_id, -1), ifnull(step, -1) FROM counters WHERE track_id = ?1 "
+      "ORDER BY ts, rowid");
   s.bindInt(1, trackId);
-  while (s.step()) result.push_back(CounterRow{s.columnInt(0), s.columnInt(1), s.columnDouble(2)});
+  while (s.step())
+    result.push_back(CounterRow{s.columnInt(0), s.columnInt(1), s.columnDouble(2), s.columnInt(3), s.columnInt(4)});
   return result;
 }
 

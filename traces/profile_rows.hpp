@@ -6,7 +6,7 @@
 
 namespace ipusim::traces {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: counters.run_id, counters.step
 
 struct RunRow {
   std::int64_t id = 0;           // 0-based Engine::run index
@@ -100,6 +100,8 @@ struct CounterRow {
   std::int64_t trackId = 0;
   std::int64_t ts = 0;
   double value = 0;
+  std::int64_t runId = -1;  // the Engine::run that produced the value; -1 (NULL) when none
+  std::int64_t step = -1;   // the global step that produced it; -1 (NULL) when none
 };
 
 // The work of one Execute program step: what its compute set computes.

@@ -200,7 +200,7 @@ void ProfileWriter::Impl::prepareStatements() {
       "INSERT INTO tile_memory_peak(ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes) "
       "VALUES (?1, ?2, ?3, ?4, ?5)", path);
   insertCounter = Statement(db,
-      "INSERT INTO counters(track_id, ts, value) VALUES (?1, ?2, ?3)", path);
+      "INSERT INTO counters(track_id, ts, value, run_id, step) VALUES (?1, ?2, ?3, ?4, ?5)", path);
   insertProgramWork = Statement(db,
       "INSERT INTO program_work(program_id, flops, vertices, tiles) VALUES (?1, ?2, ?3, ?4)", path);
   insertTensor = Statement(db,
@@ -485,6 +485,8 @@ void ProfileWriter::addCounter(const CounterRow& row) {
     s.bindInt(1, row.trackId);
     s.bindInt(2, row.ts);
     s.bindDouble(3, row.value);
+    s.bindOptionalInt(4, row.runId);
+    s.bindOptionalInt(5, row.step);
     s.execute("cannot add a counter value");
   });
 }

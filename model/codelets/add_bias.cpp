@@ -1,9 +1,9 @@
 // AddBias: out[r][c] = in[r][c] + bias[c] (in, out: rows x cols; bias: cols).
 // AddBias<half>: every field half.
-// Timing follows popops BroadcastVectorInner2D / AddToChannel: a 2D vertex,
-// one outer iteration per row:
-//   kWorkerVertexOverhead
-//   + rows * (kRowOverhead + ceil(cols / elementsPerVector) * kSimpleOpCyclesPerVector)
+// Timing is one worker of popops' BroadcastVectorOuterByRow1D ADD (see
+// cycle_model.hpp), one outer iteration per row:
+//   kBroadcastVertexOverhead
+//   + rows * (kBroadcastRowOverhead + ceil(cols / elementsPerVector) * kBroadcastAddCyclesPerVector)
 // (2 floats or 4 halves per vector).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
@@ -45,8 +45,9 @@ class AddBias final : public FlatCodelet<AddBias> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
-    return cycles::kWorkerVertexOverhead +
-           rows * (cycles::kRowOverhead + cycles::vectors(cols, target, vectorType_) * cycles::kSimpleOpCyclesPerVector);
+    return cycles::kBroadcastVertexOverhead +
+           rows * (cycles::kBroadcastRowOverhead +
+                   cycles::vectors(cols, target, vectorType_) * cycles::kBroadcastAddCyclesPerVector);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);

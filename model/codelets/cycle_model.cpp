@@ -1,6 +1,7 @@
 #include "model/codelets/cycle_model.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -48,6 +49,110 @@ CastVector castVector(const Target& target, ir::DType from, ir::DType to) {
   const ir::Cycles load = width / std::min(width, loadWidth);
   const ir::Cycles store = width / std::min(width, storeWidth);
   return {width, std::max(load, store)};
+}
+
+std::uint64_t ampConvUnits(const Target& target, ir::DType inputType) {
+  const bool floatActs = inputType == ir::DType::Float;
+  const std::uint64_t units = ampMacsPerCycle(target, inputType) *
+                              (floatActs ? kAmpFloatCyclesPerElement : kAmpHalfCyclesPerElement) /
+                              (floatActs ? kAmpFloatInputChannelsPerGroup : kAmpHalfInputChannelsPerGroup);
+  if (units == 0)
+    throw std::invalid_argument("tile.ampHalfMacsPerCycle = " + std::to_string(target.tile.ampHalfMacsPerCycle) +
+                                ": a half MatMulPartial needs at least one conv unit (>= " +
+                                std::to_string(kAmpHalfInputChannelsPerGroup / kAmpHalfCyclesPerElement) +
+                                " half MACs per cycle)");
+  return units;
+}
+
+namespace {
+
+// Which branch of poplin's estimate applies.
+struct AmpPath {
+  bool floatActivations;
+  bool common;  // PopLibs' commonHalfAndFloatPartialsCodePath
+  std::uint64_t convUnits;
+  ir::Cycles coreCycles;
+  ir::Cycles zeroPerElement;
+  ir::Cycles retentionSavings;  // per worker run (conv1x1WorkerRetentionSavings.first)
+};
+
+AmpPath ampPath(ir::DType inputType, ir::DType partialsType, const Target& target) {
+  if (partialsType != ir::DType::Float && partialsType != ir::DType::Half)
+    throw std::invalid_argument(std::string("MatMulPartial's partials are float or half, not ") +
+                                ir::toString(partialsType));
+  AmpPath p{};
+  p.floatActivations = inputType == ir::DType::Float;
+  const bool floatPartials = p.floatActivations || partialsType == ir::DType::Float;
+  p.convUnits = ampConvUnits(target, inputType);
+  p.common = (!p.floatActivations && p.convUnits == kAmpWideConvUnits) || floatPartials;
+  p.coreCycles = p.floatActivations ? kAmpFloatCyclesPerElement : kAmpHalfCyclesPerElement;
+  p.zeroPerElement = p.floatActivations && p.convUnits == kAmpWideConvUnits ? kAmpWideZeroCyclesPerElement
+                     : floatPartials                                        ? kAmpZeroCyclesPerElement
+                                                                            : kAmpHalfPartialsZeroCyclesPerElement;
+  p.retentionSavings = !p.floatActivations && p.common ? kAmpRetentionWorkerSavings : 0;
+  return p;
+}
+
+// One worker's cycles for `elements` field elements of one group.
+ir::Cycles ampWorkerCycles(std::uint64_t elements, bool zeroing, const AmpPath& p) {
+  if (!p.floatActivations && p.common) {
+    const ir::Cycles notZeroing = zeroing ? 0 : kAmpCommonPathNotZeroingCycles;
+    ir::Cycles c = 0;
+    switch (elements) {
+      case 0: c = kAmpCommonPathEmptyCycles + notZeroing; break;
+      case 1: c = kAmpCommonPathOneElementCycles + notZeroing; break;
+      case 2: c = kAmpCommonPathTwoElementsCycles + notZeroing; break;
+      default: c = kAmpCommonPathManyElementsCycles + notZeroing + (elements - 3) * p.coreCycles;
+    }
+    return c - p.retentionSavings;
+  }
+  const ir::Cycles zeroingCycles =
+      zeroing ? kAmpZeroingCycles + p.zeroPerElement * std::max<std::uint64_t>(elements, 1) : 0;
+  const ir::Cycles one = p.floatActivations ? kAmpWorkerOneElementCycles : kAmpHalfWorkerOneElementCycles;
+  const ir::Cycles two = p.floatActivations ? kAmpWorkerManyElementsCycles : kAmpHalfWorkerTwoElementsCycles;
+  const ir::Cycles many = p.floatActivations ? kAmpWorkerManyElementsCycles : kAmpHalfWorkerManyElementsCycles;
+  switch (elements) {
+    case 0: return kAmpWorkerEmptyCycles;
+    case 1: return one + zeroingCycles;
+    case 2: return two + zeroingCycles;
+    default: return many + zeroingCycles + (elements - 3) * p.coreCycles;
+  }
+}
+
+// The inner loop: m field elements split evenly over the worker contexts;
+// the tile waits for the slowest (each worker issues every `contexts` cycles).
+ir::Cycles ampInnerLoopCycles(std::uint64_t m, bool zeroing, const AmpPath& p, std::uint64_t contexts) {
+  const std::uint64_t used = std::min<std::uint64_t>(m, contexts);
+  ir::Cycles slowest = 0;
+  ir::Cycles fastest = used < contexts ? 0 : std::numeric_limits<ir::Cycles>::max();
+  for (std::uint64_t w = 0; w < used; ++w) {
+    const std::uint64_t elements = m / contexts + (w < m % contexts ? 1 : 0);
+    const ir::Cycles c = contexts * ampWorkerCycles(elements, zeroing, p);
+    slowest = std::max(slowest, c);
+    fastest = std::min(fastest, c);
+  }
+  return std::max(slowest, fastest + kAmpWorkerTagCycles);
+}
+
+}  // namespace
+
+ir::Cycles ampMatMulCycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, bool zeroFirst, ir::DType inputType,
+                           ir::DType partialsType, const Target& target) {
+  const AmpPath p = ampPath(inputType, partialsType, target);
+  const std::uint64_t contexts = target.tile.workerContexts;
+  const std::uint64_t inGroups =
+      ceilDiv(k, p.floatActivations ? kAmpFloatInputChannelsPerGroup : kAmpHalfInputChannelsPerGroup);
+  const std::uint64_t outGroups = ceilDiv(n, p.convUnits);
+  const ir::Cycles common = p.common ? kAmpCommonPathCycles : 0;
+  const ir::Cycles retention =
+      p.retentionSavings == 0 ? 0 : contexts * (p.retentionSavings + kAmpRetentionInGroupCycles * (inGroups - 1));
+  const ir::Cycles first = ampInnerLoopCycles(m, zeroFirst, p, contexts);
+  const ir::Cycles later = ampInnerLoopCycles(m, false, p, contexts);
+  return kAmpSupervisorOverhead + retention + kAmpConvGroupOverhead + common +
+         (inGroups - 1) * (kAmpInGroupOverhead - common +
+                           outGroups * (kAmpOutGroupOverhead + kAmpWeightLoadCycles + later)) +
+         kAmpFirstPassInGroupOverhead +
+         outGroups * (kAmpFirstPassOutGroupOverhead - common + kAmpWeightLoadCycles + first);
 }
 
 }  // namespace ipusim::model::cycles

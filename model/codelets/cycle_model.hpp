@@ -10,8 +10,8 @@
 //   fixed vertex overhead + per-row overhead x rows
 //   + ceil(elements / vectorWidth) x cyclesPerVector
 // in ONE worker context's cycles (the tile runs 6 contexts interleaved; the
-// executor multiplies by the context count). vectorWidth for float is the
-// 64-bit datapath: Target::tile.vectorBytes / 4 = 2 floats.
+// executor multiplies by the context count). vectorWidth is the 64-bit
+// datapath: Target::tile.vectorBytes / sizeOf(type) = 2 floats or 4 halves.
 #include "model/target.hpp"
 #include "model/ir/types.hpp"
 
@@ -19,33 +19,93 @@
 
 namespace ipusim::model::cycles {
 
-// --- Worker vertices ------------------------------------------------------
-// Loading the vertex state (pointers, sizes), loop setup and exitz; popops'
-// UnaryOp/BinaryOp worker estimators start from a constant of this order (20).
-inline constexpr ir::Cycles kWorkerVertexOverhead = 20;
-// Outer loop of a 2D vertex, per row: load the row pointer and length, branch
-// (popops BinaryOp2D / BroadcastVectorInner2D charge ~10 per sub-vector).
-inline constexpr ir::Cycles kRowOverhead = 10;
+// --- Elementwise vertices, as PopLibs' 2D worker vertices ------------------
+// Each constant below is read from graphcore/poplibs (mk2-main) and
+// tests/model/test_codelet_poplibs_estimates.cpp re-derives every codelet's
+// cycles from the PopLibs formula it names.
+// UnaryOp2D: `cycles = 20` + per region ceil(n / 2) x cyclesPerLoop
+// (lib/popops/popopsCycleEstimators.cpp UnaryOp2D, unaryOpInnerLoopCycles;
+// float entries of unaryOpPerfInfo in popopsCycleEstimators.hpp are
+// {cyclesPerLoop, false, unroll 2}).
+inline constexpr ir::Cycles kUnaryOpVertexOverhead = 20;
+inline constexpr ir::Cycles kReluCyclesPerVector = 3;    // RELU FLOAT {3, false, 2}
+inline constexpr ir::Cycles kNegCyclesPerVector = 2;     // NEGATE FLOAT {2, false, 2}
+inline constexpr ir::Cycles kSquareCyclesPerVector = 2;  // SQUARE FLOAT {2, false, 2}
+// BinaryOp2D: `cycles = 5` + per region binaryOpInnerLoopCycles: ADD, SUBTRACT,
+// MULTIPLY FLOAT are {1, true} on the natural vector (2 floats) plus 2 cycles
+// of load/store and loop decision for these assembly codelets
+// (hasExternalCodelet); DIVIDE FLOAT is {10, false, 2}.
+inline constexpr ir::Cycles kBinaryOpVertexOverhead = 5;
+inline constexpr ir::Cycles kAddSubMulCyclesPerVector = 1 + 2;
+// AddBias as one worker of BroadcastVectorOuterByRow1D ADD FLOAT
+// (popopsCycleEstimators.cpp BroadcastVectorOuterCycleEstimate): 15 per
+// worker call, 7 per row (outer loop overhead, not misaligned), and per
+// vector broadcastOpPerfInfo ADD FLOAT {1, true} + 1 inner-loop overhead.
+inline constexpr ir::Cycles kBroadcastVertexOverhead = 15;
+inline constexpr ir::Cycles kBroadcastRowOverhead = 7;
+inline constexpr ir::Cycles kBroadcastAddCyclesPerVector = 1 + 1;
+// Cast INT -> FLOAT as Cast2D (lib/popops/PerformanceEstimation.cpp
+// getCast2DCycleEstimate: 5 + 11 per region + castWorkerCycles' 19-cycle
+// prologue), then kIntToFloatCyclesPerElement per element.
+inline constexpr ir::Cycles kCastVertexOverhead = 5 + 11 + 19;
+// Copy: Poplar's on-tile copy has no PopLibs estimator; it is costed as the
+// same-type cast FLOAT -> FLOAT of Cast2D (the same prologue, then one
+// cycle per 64-bit vector on the aux pipeline, plus the remainder check).
+inline constexpr ir::Cycles kCopyVertexOverhead = 5 + 11 + 19 + 1;
+// Fill FLOAT as Fill2d (getFill2DCycleEstimate with _fillCycleEstimate):
+// 5 + (16 + 6 + 1) + 1 - 3 = 26, then one st64 per 2 floats.
+inline constexpr ir::Cycles kFillVertexOverhead = 26;
+// ReluGrad as popnn NonLinearityGrad2D RELU FLOAT (popnnCycleEstimators.cpp):
+// 5 + 12 vertex state + per region 6 + 3 + 2 + 1 + the pipeline's 5 - 3,
+// then getNonLinearityGradOpCycles(RELU) = 3 per vector.
+inline constexpr ir::Cycles kNonLinearityGradVertexOverhead = 31;
+// ScaledAdd FLOAT as ScaledAdd2D (popopsCycleEstimators.cpp
+// ScaledArithmetic2DCycleEstimate, not memory constrained): 9 + 1 prologue,
+// 15 per region, 5 inner-loop overhead, 3 cycles per vector.
+inline constexpr ir::Cycles kScaledAddVertexOverhead = 9 + 1 + 15 + 5;
+inline constexpr ir::Cycles kScaledAddCyclesPerVector = 3;
 
+// Reductions, as popops' reduction vertices for FLOAT partials
+// (lib/popops/reduction/CycleEstimationFunctions.cpp; one op cycle per
+// 64-bit vector):
+// - along a row (ReduceSum/Max axis 1), getCycleEstimateReduceAllRegionsContinuous:
+//   rows x (cols / 2) + 12 per output row + 2 when cols is odd + 10 + 7 call/return (+1 update);
+inline constexpr ir::Cycles kContinuousReduceOverhead = 10 + 7;
+inline constexpr ir::Cycles kContinuousReduceRowOverhead = 12;
+inline constexpr ir::Cycles kContinuousReduceOddTail = 2;
+inline constexpr ir::Cycles kReduceUpdateCycles = 1;
+// - down the columns (axis 0), getCyclesEstimateForStridedReduce with one
+//   outer stride: 3 + 2 entry/exit, 6 + 5 loop setup, then per 64-bit group of
+//   outputs 3 + loop completion (ADD 3, MAX 2) + store (2; update 5)
+//   + 3 + (rows - 1).
+inline constexpr ir::Cycles kStridedReduceOverhead = 3 + 2 + 6 + 5;
+inline constexpr ir::Cycles kStridedReduceGroupOverhead = 3 + 3;
+inline constexpr ir::Cycles kStridedReduceAddCompletion = 3;
+inline constexpr ir::Cycles kStridedReduceMaxCompletion = 2;
+inline constexpr ir::Cycles kStridedReduceStore = 2;
+inline constexpr ir::Cycles kStridedReduceUpdateStore = 5;
+
+// --- Per-vector costs shared by several vertices -----------------------------
 // Cycles per 64-bit vector (2 floats) of the inner loop, by operation.
-// Simple arithmetic issues one f32v2 op per cycle with the load/store bundled
-// in a pipelined rpt loop (popops' assembly codelets: ld64 / f32v2add / st64).
+// A 64-bit load/store loop with the operation bundled, one vector per cycle
+// (Copy as Cast2D FLOAT -> FLOAT, Fill's st64 loop).
 inline constexpr ir::Cycles kSimpleOpCyclesPerVector = 1;
-// ReluGrad: a compare and a select (f32v2cmpgt, and) per vector.
-inline constexpr ir::Cycles kReluGradCyclesPerVector = 2;
-// No vector divide: reciprocal then multiply, per float pair (popops
-// OpPerformanceInfo INVERSE FLOAT = 6 cycles per loop of 2).
-inline constexpr ir::Cycles kDivideCyclesPerVector = 6;
+// ReluGrad: popnn getNonLinearityGradOpCycles(RELU) = 3 per vector.
+inline constexpr ir::Cycles kReluGradCyclesPerVector = 3;
+// No vector divide: f32div is scalar, 10 cycles per loop of 2 floats (popops
+// binaryOpPerfInfo DIVIDE FLOAT {10, false, 2}).
+inline constexpr ir::Cycles kDivideCyclesPerVector = 10;
 // Transcendental: f32exp is scalar, 6 cycles per loop of 2 floats (popops
 // OpPerformanceInfo EXPONENT FLOAT {6, false, 2}).
 inline constexpr ir::Cycles kExpCyclesPerVector = 6;
-// f32ln, likewise scalar; charged like exp (PopLibs' LOGARITHM FLOAT entry has
-// varied between releases; exp's cost is the middle of that range).
-inline constexpr ir::Cycles kLogCyclesPerVector = 6;
+// f32ln, likewise scalar: 12 cycles per loop of 2 floats (popops
+// unaryOpPerfInfo LOGARITHM FLOAT {12, false, 2}).
+inline constexpr ir::Cycles kLogCyclesPerVector = 12;
 // Half forms (per vector of 4 halves; popops OpPerformanceInfo, the
 // {cycles, vectorised, width} table): EXPONENT HALF {4, false, 4} (two
 // f16v2exp), LOGARITHM HALF {4, false, 4} (two f16v2ln), DIVIDE HALF
-// {21, false, 4}.
+// {21, false, 4}. The other half variants take their float entry's cost per
+// 64-bit vector (f16v4 forms of the same instructions), at 4 halves a vector.
 inline constexpr ir::Cycles kExpHalfCyclesPerVector = 4;
 inline constexpr ir::Cycles kLogHalfCyclesPerVector = 4;
 inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
@@ -53,25 +113,89 @@ inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
 // castWorkerCycles: max(load, store) + 1 with an op vector width of 1).
 inline constexpr ir::Cycles kIntToFloatCyclesPerElement = 2;
 
-// Reductions: folding the 2-lane accumulator into one float and storing it
-// (f32add of the halves, scale, st32).
-inline constexpr ir::Cycles kHorizontalReduceCycles = 3;
 // Scalar results per softmax row: one reciprocal of the sum and one log for
-// the loss, each a scalar transcendental (half a kExp/kLog vector).
-inline constexpr ir::Cycles kScalarReciprocalCycles = kDivideCyclesPerVector / 2;
-inline constexpr ir::Cycles kScalarLogCycles = kLogCyclesPerVector / 2;
-// Per row of a label-indexed codelet: load the label, bounds check, address.
+// the loss. PopLibs' loops for these are unrolled by 2 (DIVIDE, LOGARITHM
+// FLOAT {c, false, 2}): one element costs a whole loop, ceil(1 / 2) x c.
+inline constexpr ir::Cycles kScalarReciprocalCycles = kDivideCyclesPerVector;
+inline constexpr ir::Cycles kScalarLogCycles = kLogCyclesPerVector;
+// Per row of a label-indexed codelet: load the label, bounds check, address
+// (estimate: PopLibs has no vertex reading one label per row).
 inline constexpr ir::Cycles kLabelLookupCycles = 4;
+// SoftmaxCrossEntropyGrad as popnn's LossCrossEntropyTransform FLOAT
+// (lib/popnn/PerformanceEstimation.hpp getLossTransformCycles: 5 + 6 + 5 + 2
+// + 1 + 1 overhead, 9 cycles per element). PopLibs computes the loss and the
+// gradient in that one vertex; ours splits them, and the gradient is charged
+// the whole vertex.
+inline constexpr ir::Cycles kLossTransformOverhead = 5 + 6 + 5 + 2 + 1 + 1;
+inline constexpr ir::Cycles kLossTransformCyclesPerElement = 9;
 
 // --- Supervisor: the AMP matrix product (MatMulPartial) --------------------
-// Follows poplin's ConvPartial1x1Out supervisor estimate
-// (getConvPartial1x1SupervisorOuterLoopCycleEstimate: 6 + 16 per conv group
-// + 8 per output group ...): a fixed supervisor cost, a cost per output row
-// (reloading the AMP weights / pointers), and the MACs at the AMP rate.
-inline constexpr ir::Cycles kAmpSupervisorOverhead = 6 + 16;
-inline constexpr ir::Cycles kAmpRowOverhead = 8;
-// Zeroing the partials when not accumulating: one st64 per 2 floats.
-inline constexpr ir::Cycles kZeroCyclesPerVector = 1;
+// poplin's ConvPartial1x1Out estimate for float or half activations and
+// float or half partials (lib/poplin/PerformanceEstimation.hpp,
+// getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat and
+// getConvPartial1x1SupervisorOuterLoopCycleEstimateHalfFloat), a matmul
+// m x k x n being a 1x1 convolution of m field elements, k input and n
+// output channels. Each conv unit takes one group of input channels
+// (kAmp*InputChannelsPerGroup: 32 bytes of weights, 8 floats or 16 halves)
+// and one field element of one group costs kAmp*CyclesPerElement worker
+// cycles ("coreCycles": 8 float, 4 half), so a conv unit does 1 float or 4
+// half MACs per cycle and the conv units are ampMacsPerCycle(type) x
+// cyclesPerElement / inputChannelsPerGroup: 16 on Mk2 and 8 on Mk1 for both
+// types (ampConvUnits). The weights per conv unit are Target values
+// (getWeightsPerConvUnit), not in PopLibs' source: estimates that reproduce
+// the published 16 float and 64 half MACs per tile per cycle of Mk2.
+inline constexpr std::uint64_t kAmpFloatInputChannelsPerGroup = 8;  // float weights per conv unit
+inline constexpr ir::Cycles kAmpFloatCyclesPerElement = 8;           // "coreCycles" for float activations
+inline constexpr std::uint64_t kAmpHalfInputChannelsPerGroup = 16;  // half weights per conv unit
+inline constexpr ir::Cycles kAmpHalfCyclesPerElement = 4;            // "coreCycles" for half activations
+// Worker cycles for 0, 1, 2 and >= 3 field elements (the >= 3 case adds
+// coreCycles per element beyond 3), and when zeroing the partials
+// kAmpZeroingCycles + zeroCyclesPerGroup per element (8 for float
+// activations with 16 conv units, 4 for float partials, else 2).
+// Float activations:
+inline constexpr ir::Cycles kAmpWorkerEmptyCycles = 24;
+inline constexpr ir::Cycles kAmpWorkerOneElementCycles = 47;
+inline constexpr ir::Cycles kAmpWorkerManyElementsCycles = 46;  // also 2 elements
+inline constexpr ir::Cycles kAmpZeroingCycles = 2;
+inline constexpr std::uint64_t kAmpWideConvUnits = 16;          // zeroCyclesPerGroup is 8 with 16 conv units,
+inline constexpr ir::Cycles kAmpWideZeroCyclesPerElement = 8;   // else 4 (float partials)
+inline constexpr ir::Cycles kAmpZeroCyclesPerElement = 4;
+inline constexpr ir::Cycles kAmpHalfPartialsZeroCyclesPerElement = 2;
+// Half activations with half partials on 8 conv units (the same empty cost
+// and zeroing as above):
+inline constexpr ir::Cycles kAmpHalfWorkerOneElementCycles = 39;
+inline constexpr ir::Cycles kAmpHalfWorkerTwoElementsCycles = 40;
+inline constexpr ir::Cycles kAmpHalfWorkerManyElementsCycles = 41;
+// Half activations on PopLibs' "common" code path (float partials, or 16
+// conv units): the zeroing is folded into the loop, one cycle less than
+// not zeroing; 0, 1, 2 elements cost 20, 31, 40 + (zeroing ? 1 : 2), >= 3
+// 37 + (zeroing ? 0 : 1). This path retains worker state: each worker run
+// saves kAmpRetentionWorkerSavings, and the supervisor pays it back per
+// context once plus kAmpRetentionInGroupCycles per further input group
+// (conv1x1WorkerRetentionSavings: {7, 3}).
+inline constexpr ir::Cycles kAmpCommonPathEmptyCycles = 20 + 1;
+inline constexpr ir::Cycles kAmpCommonPathOneElementCycles = 31 + 1;
+inline constexpr ir::Cycles kAmpCommonPathTwoElementsCycles = 40 + 1;
+inline constexpr ir::Cycles kAmpCommonPathManyElementsCycles = 37;
+inline constexpr ir::Cycles kAmpCommonPathNotZeroingCycles = 1;
+inline constexpr ir::Cycles kAmpRetentionWorkerSavings = 7;
+inline constexpr ir::Cycles kAmpRetentionInGroupCycles = 3;
+// The worker with the fewest cycles also carries 14 cycles of tagging.
+inline constexpr ir::Cycles kAmpWorkerTagCycles = 14;
+// Supervisor: 50 outside the loops; per conv group 12 (+1 on the common
+// path); per further input group 15 + 1 (-1 on the common path); per output
+// group 19 (-1 on the common path on the first pass) and per pass 6 (7 on
+// the first); loading one group's weights into the conv units: conv units x
+// 32 bytes / 16 bytes per cycle on Mk2 (ld128), / 8 on Mk1 = 32 cycles on
+// both. kAmpCommonPathCycles is that +-1 (float activations always take it).
+inline constexpr ir::Cycles kAmpSupervisorOverhead = 50;
+inline constexpr ir::Cycles kAmpCommonPathCycles = 1;
+inline constexpr ir::Cycles kAmpConvGroupOverhead = 12;
+inline constexpr ir::Cycles kAmpFirstPassInGroupOverhead = 10 + 1;
+inline constexpr ir::Cycles kAmpInGroupOverhead = 15 + 1;
+inline constexpr ir::Cycles kAmpFirstPassOutGroupOverhead = 19 + 7;
+inline constexpr ir::Cycles kAmpOutGroupOverhead = 19 + 6;
+inline constexpr ir::Cycles kAmpWeightLoadCycles = 32;
 
 inline constexpr std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
@@ -116,5 +240,16 @@ struct CastVector {
   ir::Cycles cycles;       // per vector
 };
 CastVector castVector(const Target& target, ir::DType from, ir::DType to);
+
+// Conv units of the AMP for activations of `inputType` (see above):
+// ampMacsPerCycle(inputType) x kAmp*CyclesPerElement / kAmp*InputChannelsPerGroup.
+// Throws std::invalid_argument if that is zero.
+std::uint64_t ampConvUnits(const Target& target, ir::DType inputType);
+// Tile cycles of MatMulPartial (m x k) . (k x n) by the poplin estimate
+// above for `inputType` activations (a, b) and `partialsType` partials
+// (out), each Float or Half; `zeroFirst`: the first input-channel pass
+// zeroes the partials (false when accumulating into out).
+ir::Cycles ampMatMulCycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, bool zeroFirst,
+                           ir::DType inputType, ir::DType partialsType, const Target& target);
 
 }  // namespace ipusim::model::cycles

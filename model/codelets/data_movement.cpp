@@ -1,14 +1,15 @@
 // Copy, Cast (int -> float), Fill; Copy<half> and Fill<half> (the value
 // rounded to half); Cast<float,half> (round to nearest even) and
 // Cast<half,float> (exact).
-// Timing follows popops: Copy like a unary op of one cycle per 64-bit vector
-// (ld64/st64: 2 floats or 4 halves); Cast like castWorkerCycles for a
-// conversion off the aux pipeline (kIntToFloatCyclesPerElement, no
-// vectorisation); Fill like _fillCycleEstimate (one st64 per 2 floats or 4
-// halves). Cast between float and half is on the aux pipeline:
-//   kWorkerVertexOverhead + ceil(n / castVector.elements) * castVector.cycles
+// Timing follows popops (constants and sources in cycle_model.hpp): Copy as
+// Cast2D FLOAT -> FLOAT, one cycle per 64-bit vector (2 floats or 4 halves);
+// Cast as Cast2D INT -> FLOAT, off the aux pipeline
+// (kIntToFloatCyclesPerElement, no vectorisation); Fill as Fill2d (one st64
+// per 2 floats or 4 halves). Cast between float and half is Cast2D on the aux
+// pipeline:
+//   kCastVertexOverhead + ceil(n / castVector.elements) * castVector.cycles
 // (cycle_model.hpp castVector: float -> half 2 cycles per 4, half -> float 1
-// per 2 on the 64-bit path). Each adds kWorkerVertexOverhead.
+// per 2 on the 64-bit path).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -35,7 +36,7 @@ class Copy final : public FlatCodelet<Copy> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kCopyVertexOverhead +
            cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kSimpleOpCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {
@@ -61,7 +62,7 @@ class Cast final : public FlatCodelet<Cast> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
-    return cycles::kWorkerVertexOverhead + shape.fieldSizes[0] * cycles::kIntToFloatCyclesPerElement;
+    return cycles::kCastVertexOverhead + shape.fieldSizes[0] * cycles::kIntToFloatCyclesPerElement;
   }
   void computeFlat(const FieldData* f, const double*) const {
     intToFloat(f[0].as<const std::int32_t>(), f[1].as<float>(), f[1].size);
@@ -76,7 +77,7 @@ class Fill final : public FlatCodelet<Fill> {
   std::vector<std::string> params() const override { return {"value"}; }
   void validate(const VertexShape& shape) const override { ShapeCheck check(*this, shape); }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kFillVertexOverhead +
            cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kSimpleOpCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double* params) const {
@@ -102,7 +103,7 @@ class CastFloatHalf final : public FlatCodelet<CastFloatHalf> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const cycles::CastVector vector = cycles::castVector(target, from_, to_);
-    return cycles::kWorkerVertexOverhead + cycles::ceilDiv(shape.fieldSizes[0], vector.elements) * vector.cycles;
+    return cycles::kCastVertexOverhead + cycles::ceilDiv(shape.fieldSizes[0], vector.elements) * vector.cycles;
   }
   void computeFlat(const FieldData* f, const double*) const {
     const std::uint64_t n = f[1].size;

@@ -1,9 +1,10 @@
 // Add, Sub, Mul, Div: out = in0 op in1 over equal-sized float vectors, and
 // their half variants Add<half> ... (every field half; HalfCodelet).
-// Timing follows popops BinaryOp (PerformanceEstimation.cpp basicOpLoopCycles):
-//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
-// elementsPerVector = 2 floats or 4 halves (f16v4add/sub/mul); Div in half
-// costs kDivideHalfCyclesPerVector per 4 halves (popops DIVIDE HALF).
+// Timing is popops' BinaryOp2D estimate for one region (popopsCycleEstimators.cpp):
+//   kBinaryOpVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
+// elementsPerVector = 2 floats or 4 halves (f16v4add/sub/mul at the float
+// entry's cost per vector); Div in half costs kDivideHalfCyclesPerVector per
+// 4 halves (popops DIVIDE HALF).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -16,17 +17,17 @@ namespace {
 
 struct AddOp {
   static constexpr const char* kName = "Add";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a + b; }
 };
 struct SubOp {
   static constexpr const char* kName = "Sub";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a - b; }
 };
 struct MulOp {
   static constexpr const char* kName = "Mul";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a * b; }
 };
 struct DivOp {
@@ -59,7 +60,7 @@ class ElementwiseBinary final : public FlatCodelet<ElementwiseBinary<Op>> {
     check.expectSameSize("out", "in0");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kBinaryOpVertexOverhead +
            cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {

@@ -1,11 +1,11 @@
 // Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors,
 // and their half variants Relu<half> ... (in and out half; HalfCodelet).
-// Timing follows popops UnaryOp (PerformanceEstimation.cpp basicOpLoopCycles
-// with the OpPerformanceInfo table of popopsCycleEstimators.hpp):
-//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
-// transcendentals (Exp, Log) costing kExp/kLogCyclesPerVector per 2 floats
-// and kExp/kLogHalfCyclesPerVector per 4 halves (popops EXPONENT/LOGARITHM
-// HALF, f16v2exp / f16v2ln); elementsPerVector is 2 floats or 4 halves.
+// Timing is popops' UnaryOp2D estimate for one region (popopsCycleEstimators.cpp,
+// with the unaryOpPerfInfo table of popopsCycleEstimators.hpp):
+//   kUnaryOpVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
+// elementsPerVector being 2 floats or 4 halves; Exp and Log cost
+// kExp/kLogHalfCyclesPerVector per 4 halves (popops EXPONENT/LOGARITHM HALF,
+// f16v2exp / f16v2ln), the other ops their float entry's cost per vector.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -20,7 +20,7 @@ namespace {
 
 struct ReluOp {
   static constexpr const char* kName = "Relu";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;  // f32v2max with 0
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kReluCyclesPerVector;
   static float apply(float x) { return x > 0.0f ? x : 0.0f; }
 };
 struct ExpOp {
@@ -37,12 +37,12 @@ struct LogOp {
 };
 struct NegOp {
   static constexpr const char* kName = "Neg";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kNegCyclesPerVector;
   static float apply(float x) { return -x; }
 };
 struct SquareOp {
   static constexpr const char* kName = "Square";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kSimpleOpCyclesPerVector;  // f32v2mul x, x
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSquareCyclesPerVector;
   static float apply(float x) { return x * x; }
 };
 
@@ -65,7 +65,7 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kUnaryOpVertexOverhead +
            cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {

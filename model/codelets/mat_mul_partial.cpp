@@ -15,16 +15,12 @@
 // (i, p), the inner loop never touches a); a transposed b is first transposed
 // into a per-thread scratch (O(n k), against O(m n k) for the product).
 //
-// cycles(): a supervisor codelet (it owns the tile's AMP), following poplin's
-// ConvPartial1x1Out supervisor estimate (getConvPartial1x1Supervisor*
-// CycleEstimate: a fixed supervisor cost, an outer loop cost per output group,
-// the MACs at the AMP rate):
-//   kAmpSupervisorOverhead + m * kAmpRowOverhead
-//   + ceil(m k n / ampMacsPerCycle(inputType))
-//   + (accumulate ? 0 : ceil(m n / elementsPerVector(outputType)) * kZeroCyclesPerVector)
-// ampMacsPerCycle: tile.ampFloatMacsPerCycle for float operands,
-// tile.ampHalfMacsPerCycle for half ones (see cycle_model.hpp for the rate
-// with float partials).
+// cycles(): a supervisor codelet (it owns the tile's AMP): poplin's
+// ConvPartial1x1Out estimate, cycles::ampMatMulCycles (the formula and its
+// sources are in cycle_model.hpp), for float or half activations (a, b) and
+// float or half partials (out); a first pass zeroes the partials unless
+// accumulating. Half activations run at tile.ampHalfMacsPerCycle (see
+// cycle_model.hpp for the rate with float partials).
 // Transposes cost nothing extra: the compiler lays the operands out for the
 // AMP, as poplin does.
 #include "model/codelets/builtin_codelets.hpp"
@@ -126,10 +122,7 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
     const auto m = std::uint64_t(shape.params[0]), k = std::uint64_t(shape.params[1]);
     const auto n = std::uint64_t(shape.params[2]);
     const bool accumulate = shape.params[5] != 0;
-    ir::Cycles total = cycles::kAmpSupervisorOverhead + m * cycles::kAmpRowOverhead +
-                       cycles::ceilDiv(m * k * n, cycles::ampMacsPerCycle(target, inputType_));
-    if (!accumulate) total += cycles::vectors(m * n, target, outputType_) * cycles::kZeroCyclesPerVector;
-    return total;
+    return cycles::ampMatMulCycles(m, k, n, !accumulate, inputType_, outputType_, target);
   }
 
   void computeFlat(const FieldData* f, const double* params) const {

@@ -9,14 +9,17 @@
 // adds many small halves to a large one and checks none is lost); their
 // vector loops read 4 halves per vector.
 //
-// Timing (worker cycles) follows popops' reduction vertices:
-//   axis 1, like ContinuousReduce (each row folded to one value):
-//     kWorkerVertexOverhead + rows * (kRowOverhead
-//       + ceil(cols / elementsPerVector(in)) * kSimpleOpCyclesPerVector + kHorizontalReduceCycles)
-//   axis 0, like Reduce over partials (rows accumulated into a cols vector,
-//   then scaled and stored once):
-//     kWorkerVertexOverhead + rows * (kRowOverhead + ceil(cols / elementsPerVector(in)) * kSimpleOpCyclesPerVector)
-//       + ceil(cols / elementsPerVector(in)) * kSimpleOpCyclesPerVector
+// Timing (worker cycles) is popops' reduction estimate (constants and sources
+// in cycle_model.hpp), with V = elementsPerVector(in) (2 floats or 4 halves):
+//   axis 1 (each row folded to one value, ALL_REGIONS_CONTINUOUS):
+//     kContinuousReduceOverhead + rows * (kContinuousReduceRowOverhead + cols / V)
+//       + (cols odd ? kContinuousReduceOddTail : 0) + (accumulate ? kReduceUpdateCycles : 0)
+//   axis 0 (rows accumulated into a cols vector, STRIDED_REDUCE; outputs in
+//   groups of gcd(V, cols)):
+//     kStridedReduceOverhead + ceil(cols / group) * (kStridedReduceGroupOverhead
+//       + completion(op) + (accumulate ? kStridedReduceUpdateStore : kStridedReduceStore) + rows - 1)
+// The half variants take the FLOAT-partials constants with 4 halves per
+// vector (estimate: the accumulation is in float either way).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -25,6 +28,7 @@
 #include "model/codelets/vector_loop.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace ipusim::model {
 namespace {
@@ -32,12 +36,14 @@ namespace {
 struct SumReduction {
   static constexpr const char* kName = "ReduceSum";
   static constexpr bool kScaled = true;
+  static constexpr ir::Cycles kStridedCompletion = cycles::kStridedReduceAddCompletion;
   static float reduceRow(const float* in, std::uint64_t n) { return vec::sum(in, n); }
   static float combine(float a, float b) { return a + b; }
 };
 struct MaxReduction {
   static constexpr const char* kName = "ReduceMax";
   static constexpr bool kScaled = false;
+  static constexpr ir::Cycles kStridedCompletion = cycles::kStridedReduceMaxCompletion;
   static float reduceRow(const float* in, std::uint64_t n) { return vec::max(in, n); }
   static float combine(float a, float b) { return a > b ? a : b; }
 };
@@ -93,11 +99,16 @@ class Reduce final : public FlatCodelet<Reduce<R>> {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
     const bool axisIsRows = shape.params[2] != 0;
-    const ir::Cycles perRowVectors = cycles::vectors(cols, target, inputType_) * cycles::kSimpleOpCyclesPerVector;
+    const bool accumulate = shape.params[R::kScaled ? 4 : 3] != 0;
+    const std::uint64_t perVector = cycles::elementsPerVector(target, inputType_);
     if (axisIsRows)
-      return cycles::kWorkerVertexOverhead +
-             rows * (cycles::kRowOverhead + perRowVectors + cycles::kHorizontalReduceCycles);
-    return cycles::kWorkerVertexOverhead + rows * (cycles::kRowOverhead + perRowVectors) + perRowVectors;
+      return cycles::kContinuousReduceOverhead + rows * (cycles::kContinuousReduceRowOverhead + cols / perVector) +
+             (cols % 2 ? cycles::kContinuousReduceOddTail : 0) + (accumulate ? cycles::kReduceUpdateCycles : 0);
+    const std::uint64_t group = std::gcd(perVector, cols);
+    const ir::Cycles perGroup = cycles::kStridedReduceGroupOverhead + R::kStridedCompletion +
+                                (accumulate ? cycles::kStridedReduceUpdateStore : cycles::kStridedReduceStore) +
+                                (rows - 1);
+    return cycles::kStridedReduceOverhead + cycles::ceilDiv(cols, group) * perGroup;
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);

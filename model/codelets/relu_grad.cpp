@@ -1,6 +1,6 @@
 // ReluGrad: gradOut = activation > 0 ? gradIn : 0; ReluGrad<half>: every field half.
-// Timing follows popops NonLinearityGrad / BinaryOp (basicOpLoopCycles):
-//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * kReluGradCyclesPerVector
+// Timing follows popnn's NonLinearityGrad2D RELU (see cycle_model.hpp):
+//   kNonLinearityGradVertexOverhead + ceil(n / elementsPerVector) * kReluGradCyclesPerVector
 // (2 floats or 4 halves per vector: f16v4cmpgt exists as f32v2cmpgt does).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
@@ -36,7 +36,7 @@ class ReluGrad final : public FlatCodelet<ReluGrad> {
     check.expectSameSize("gradOut", "activation");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
+    return cycles::kNonLinearityGradVertexOverhead +
            cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kReluGradCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double*) const {

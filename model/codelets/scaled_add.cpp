@@ -1,9 +1,8 @@
 // ScaledAdd: data += scale * deltas (the weight update of SGD).
 // ScaledAdd<half>: data and deltas half (scale * deltas + data in float,
 // rounded to half once).
-// Timing follows popops ScaledAdd (PerformanceEstimation.cpp
-// getScaledArithmeticSupervisorCycleEstimate, one f32v2 axpy per vector):
-//   kWorkerVertexOverhead + ceil(n / elementsPerVector) * kSimpleOpCyclesPerVector
+// Timing follows popops' ScaledAdd2D FLOAT (see cycle_model.hpp):
+//   kScaledAddVertexOverhead + ceil(n / elementsPerVector) * kScaledAddCyclesPerVector
 // (2 floats or 4 halves per vector: f16v4 axpy).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
@@ -33,8 +32,8 @@ class ScaledAdd final : public FlatCodelet<ScaledAdd> {
     check.expectSameSize("deltas", "data");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kWorkerVertexOverhead +
-           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kSimpleOpCyclesPerVector;
+    return cycles::kScaledAddVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kScaledAddCyclesPerVector;
   }
   void computeFlat(const FieldData* f, const double* params) const {
     scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);

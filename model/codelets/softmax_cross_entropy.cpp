@@ -13,16 +13,16 @@
 // for half inputs, so their cycles are the float ones (an estimate: the
 // half loads are not cheaper there).
 //
-// Timing (worker cycles) follows the structure of popnn's loss vertices
-// (LossCrossEntropyTransform, ReduceMaxClassGather, NonLinearity SOFTMAX): a
-// 2D vertex with a per-row overhead and one pass per element and operation.
-// Forward, per row with V = ceil(classes / floatsPerVector):
-//   kRowOverhead + V * (3 * kSimpleOpCyclesPerVector + kExpCyclesPerVector)
-//   + 2 * kHorizontalReduceCycles + kScalarReciprocalCycles + kLabelLookupCycles + kScalarLogCycles
-// (passes: max; exp(x - max) with the sum; normalise by the reciprocal; the
-// folds of the max and of the sum; the label's loss). Grad, per row:
-//   kRowOverhead + V * kSimpleOpCyclesPerVector + kLabelLookupCycles.
-// Both add kWorkerVertexOverhead once.
+// Timing (worker cycles): the forward is one fused vertex doing what popnn's
+// SOFTMAX_STABLE and loss do with popops vertices, charged each vertex's
+// per-row PopLibs cost (constants in cycle_model.hpp) and one vertex
+// overhead; per row, with V = ceil(classes / floatsPerVector):
+//   2 x (kContinuousReduceRowOverhead + classes / floatsPerVector (+ odd tail))  max, sum
+//   + V x (2 x kAddSubMulCyclesPerVector + kExpCyclesPerVector)                   x - max, exp, x / sum
+//   + kScalarReciprocalCycles + kLabelLookupCycles + kScalarLogCycles             1 / sum, the label's loss
+// plus kContinuousReduceOverhead once. The gradient is popnn's
+// LossCrossEntropyTransform: kLossTransformOverhead + rows x classes x
+// kLossTransformCyclesPerElement.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -72,11 +72,12 @@ class SoftmaxCrossEntropy final : public FlatCodelet<SoftmaxCrossEntropy> {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
     const ir::Cycles vectors = cycles::floatVectors(classes, target);
-    const ir::Cycles perRow = cycles::kRowOverhead +
-                              vectors * (3 * cycles::kSimpleOpCyclesPerVector + cycles::kExpCyclesPerVector) +
-                              2 * cycles::kHorizontalReduceCycles + cycles::kScalarReciprocalCycles +
-                              cycles::kLabelLookupCycles + cycles::kScalarLogCycles;
-    return cycles::kWorkerVertexOverhead + rows * perRow;
+    const ir::Cycles fold = cycles::kContinuousReduceRowOverhead + classes / cycles::floatsPerVector(target) +
+                            (classes % 2 ? cycles::kContinuousReduceOddTail : 0);
+    const ir::Cycles perRow = 2 * fold +
+                              vectors * (2 * cycles::kAddSubMulCyclesPerVector + cycles::kExpCyclesPerVector) +
+                              cycles::kScalarReciprocalCycles + cycles::kLabelLookupCycles + cycles::kScalarLogCycles;
+    return cycles::kContinuousReduceOverhead + rows * perRow;
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
@@ -115,12 +116,9 @@ class SoftmaxCrossEntropyGrad final : public FlatCodelet<SoftmaxCrossEntropyGrad
     check.expectSize("labels", rows, "rows");
     check.expectSize("grad", rows * classes, matrix);
   }
-  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+  ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
     const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
-    const ir::Cycles perRow = cycles::kRowOverhead +
-                              cycles::floatVectors(classes, target) * cycles::kSimpleOpCyclesPerVector +
-                              cycles::kLabelLookupCycles;
-    return cycles::kWorkerVertexOverhead + rows * perRow;
+    return cycles::kLossTransformOverhead + rows * classes * cycles::kLossTransformCyclesPerElement;
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);

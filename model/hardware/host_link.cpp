@@ -10,11 +10,11 @@ HostLink::HostLink(const Target& target)
     : bytesPerCycle_(target.hostLink.bytesPerSecond / target.clockHz),
       latencyCycles_(target.secondsToCycles(target.hostLink.latencySeconds)) {}
 
-ir::Cycles HostLink::transferCycles(std::uint64_t bytes, ir::Cycles hostServiceCycles) const {
+ir::Cycles HostLink::transferCycles(std::uint64_t bytes) const {
   if (!(bytesPerCycle_ > 0))
     throw std::invalid_argument(
         "hostLink.bytesPerSecond is 0: a host stream copy needs a positive host-link bandwidth");
-  return latencyCycles_ + ceilDivide(bytes, bytesPerCycle_) + hostServiceCycles;
+  return latencyCycles_ + ceilDivide(bytes, bytesPerCycle_);
 }
 
 void HostLink::acquire(ir::StreamDirection direction) {

@@ -77,15 +77,15 @@ MemoryLayout::MemoryLayout(const ir::Executable& exe, const Target& target, bool
     if (tileBytesUsed_[tile] > 0) tiles_[tile].assign(arena_->block(tile), tileBytesUsed_[tile]);
   std::vector<std::uint8_t> bytes;
   for (const ir::Tensor& t : exe.tensors) {
-    if (t.initialValue.empty()) continue;  // memory starts zeroed
-    if (t.initialValue.size() != t.numElements())
+    if (t.initialValue.empty() && !t.uniformInit) continue;  // memory starts zeroed
+    if (!t.initialValue.empty() && t.initialValue.size() != t.numElements())
       throw std::invalid_argument(tensorName(t) + ": initialValue has " +
                                   std::to_string(t.initialValue.size()) + " values, expected " +
                                   std::to_string(t.numElements()));
+    const std::vector<double> values = ir::initialValues(t);
     const std::size_t elem = ir::sizeOf(t.dtype);
     bytes.assign(t.numBytes(), 0);
-    for (std::size_t i = 0; i < t.initialValue.size(); ++i)
-      storeElement(t.dtype, t.initialValue[i], bytes.data() + i * elem);
+    for (std::size_t i = 0; i < values.size(); ++i) storeElement(t.dtype, values[i], bytes.data() + i * elem);
     write(t.id, bytes.data());
   }
 }

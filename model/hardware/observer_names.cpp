@@ -18,6 +18,7 @@ const char* toString(PhaseKind kind) {
 const char* toString(StreamCopyPhase phase) {
   switch (phase) {
     case StreamCopyPhase::Begin: return "begin";
+    case StreamCopyPhase::HostService: return "host_service";
     case StreamCopyPhase::Mid: return "mid";
     case StreamCopyPhase::End: return "end";
   }

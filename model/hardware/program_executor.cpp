@@ -30,6 +30,7 @@ void ProgramExecutor::run(std::uint32_t entry, std::uint64_t runIndex) {
     throw std::invalid_argument("entry point '" + entries[entry].name + "': program " +
                                 std::to_string(entries[entry].program) + " does not exist");
   stepsThisRun_ = 0;
+  runIndex_ = runIndex;
   RunEvent event;
   event.runIndex = runIndex;
   event.entryPoint = entry;
@@ -51,6 +52,7 @@ void ProgramExecutor::execute(ir::Id id) {
   if (p.marksStep) {
     ++stepsTotal_;
     ++stepsThisRun_;
+    currentStep_ = std::int64_t(step);
     if (phases()) observers_.each([&](ExecutionObserver& o) { o.stepBegin(step, nowCycles()); });
   }
   switch (p.kind) {
@@ -213,11 +215,16 @@ void ProgramExecutor::executeStreamCopy(const ir::Program& p) {
   else
     stream.waitForSpace();
   hostLink_.acquire(direction);
-  const Cycles mid = nowCycles();
+  const Cycles afterBegin = nowCycles();
 
-  // Mid: the transfer, holding the channel of this direction.
-  const Cycles midCycles = hostLink_.transferCycles(bytes, stream.hostServiceCycles());
-  if (midCycles) sc_core::wait(cyclesToTime(midCycles));
+  // Host service and Mid, holding the channel of this direction: to the
+  // device the host hands its buffer over, then the bytes cross the link;
+  // to the host the bytes cross, then the host takes the buffer.
+  const Cycles service = stream.hostServiceCycles();
+  const Cycles transfer = hostLink_.transferCycles(bytes);
+  const Cycles serviceStart = toDevice ? afterBegin : afterBegin + transfer;
+  const Cycles transferStart = toDevice ? afterBegin + service : afterBegin;
+  if (service + transfer) sc_core::wait(cyclesToTime(service + transfer));
   hostLink_.release(direction);
   if (loaded_.functional) {
     if (toDevice) {
@@ -231,7 +238,9 @@ void ProgramExecutor::executeStreamCopy(const ir::Program& p) {
       loaded_.memory.readRegion(p.tensor, payload.data());
     }
   }
-  if (!toDevice) stream.giveFromDevice(std::move(payload));
+  // The copy's origin travels with it, so the host can stamp what it
+  // receives with the step that produced it.
+  if (!toDevice) stream.giveFromDevice(std::move(payload), {transferStart + transfer, std::int64_t(runIndex_), currentStep_});
   const Cycles end = nowCycles();
 
   // End: the completion sync.
@@ -250,8 +259,15 @@ void ProgramExecutor::executeStreamCopy(const ir::Program& p) {
       e.program = p.id;
       observers_.each([&](ExecutionObserver& o) { o.streamCopy(e); });
     };
-    emit(StreamCopyPhase::Begin, begin, mid - begin, 0);
-    emit(StreamCopyPhase::Mid, mid, end - mid, bytes);
+    emit(StreamCopyPhase::Begin, begin, afterBegin - begin, 0);
+    // A stream without host service time has no HostService phase.
+    if (toDevice) {
+      if (service) emit(StreamCopyPhase::HostService, serviceStart, service, 0);
+      emit(StreamCopyPhase::Mid, transferStart, end - transferStart, bytes);
+    } else {
+      emit(StreamCopyPhase::Mid, transferStart, service ? transfer : end - transferStart, bytes);
+      if (service) emit(StreamCopyPhase::HostService, serviceStart, end - serviceStart, 0);
+    }
     emit(StreamCopyPhase::End, end, endCycles, 0);
     for (std::uint32_t ipu : allIpus_)
       emitPhase(ipu, PhaseKind::StreamCopy, begin, end + endCycles - begin, p.id, ir::kNoId, bytes);

@@ -8,7 +8,10 @@
 //              several, each IPU waiting for the slowest). One wait.
 //   Copy       exchange phase (see ExchangeFabric). One wait.
 //   StreamCopy Begin (wait for the host, its delayNextCopy(), the link channel),
-//              Mid (HostLink::transferCycles, holding the channel),
+//              HostService (the stream's host service cycles) and Mid
+//              (HostLink::transferCycles), both holding the channel: service
+//              first to the device, transfer first to the host (no
+//              HostService phase when the stream has no service time);
 //              End (sync.externalCycles). All IPUs are stalled throughout.
 //   Sync       sync.internalCycles or sync.externalCycles on every IPU.
 //   Sequence, Repeat, RepeatWhileTrue, If, Call: no time of their own.
@@ -57,6 +60,8 @@ class ProgramExecutor {
   bool observed_ = false;               // any observer at all
   std::uint64_t stepsTotal_ = 0;        // across runs: numbers steps
   std::uint64_t stepsThisRun_ = 0;
+  std::uint64_t runIndex_ = 0;
+  std::int64_t currentStep_ = -1;       // the step being executed (global number), -1 before any
   std::vector<Detail> announced_;       // per static phase: detail it was announced at
   std::vector<bool> isAnnounced_;
   std::vector<std::uint32_t> allIpus_;

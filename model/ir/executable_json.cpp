@@ -35,6 +35,7 @@ json tensorJson(const Tensor& t) {
   json j = {{"id", t.id}, {"name", t.name}, {"shape", t.shape}, {"dtype", toString(t.dtype)},
             {"category", t.category}, {"alwaysLive", t.alwaysLive}, {"mapping", std::move(mapping)}};
   if (!t.initialValue.empty()) j["initialValue"] = t.initialValue;
+  if (t.uniformInit) j["initialUniform"] = {{"seed", t.uniformInit->seed}, {"limit", t.uniformInit->limit}};
   putDebug(j, t.debug);
   return j;
 }
@@ -131,7 +132,8 @@ Id readId(const json& obj, const std::string& path, std::size_t index) {
 }
 
 Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
-  expectObject(j, path, {"id", "name", "shape", "dtype", "category", "alwaysLive", "mapping", "initialValue", "debug"});
+  expectObject(j, path, {"id", "name", "shape", "dtype", "category", "alwaysLive", "mapping", "initialValue",
+                         "initialUniform", "debug"});
   Tensor t;
   t.id = readId(j, path, index);
   t.name = asString(required(j, path, "name", "a string"), child(path, "name"));
@@ -158,6 +160,12 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
     expectArray(*v, p);
     t.initialValue.reserve(v->size());
     for (std::size_t i = 0; i < v->size(); ++i) t.initialValue.push_back(asDouble((*v)[i], item(p, i)));
+  }
+  if (const json* v = optional(j, "initialUniform")) {
+    const std::string p = child(path, "initialUniform");
+    expectObject(*v, p, {"seed", "limit"});
+    t.uniformInit = UniformInit{asU64(required(*v, p, "seed", "an unsigned integer"), child(p, "seed")),
+                                asDouble(required(*v, p, "limit", "a number >= 0"), child(p, "limit"))};
   }
   t.debug = readDebug(j, path);
   return t;

@@ -3,6 +3,7 @@
 #include "model/ir/executable.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -68,6 +69,11 @@ class Validator {
       next = iv.end;
     }
     if (next != n) fail(where, "elements " + range(next, n) + " are not mapped to any tile");
+    if (t.uniformInit && !t.initialValue.empty()) fail(where, "has both initialValue and initialUniform; expected one");
+    if (t.uniformInit && !(std::isfinite(t.uniformInit->limit) && t.uniformInit->limit >= 0))
+      fail(where, "initialUniform.limit must be a finite number >= 0");
+    if (t.uniformInit && t.dtype != DType::Float && t.dtype != DType::Half)
+      fail(where, "initialUniform needs a float or half tensor, not " + std::string(toString(t.dtype)));
     if (!t.initialValue.empty() && t.initialValue.size() != n)
       fail(where, "initialValue has " + std::to_string(t.initialValue.size()) + " values, expected " + std::to_string(n) + " (or none)");
   }

@@ -11,12 +11,20 @@
 namespace ipusim::model::params {
 namespace {
 
-// Sources named in the descriptions:
+// Sources named in the descriptions (bench/VALIDATION.md lists them with the
+// microbenchmark that checks each value):
 //   Jia2019   Z. Jia, B. Tillman, M. Maggioni, D. P. Scarpazza, "Dissecting the
 //             Graphcore IPU Architecture via Microbenchmarking", 2019 (Mk1 GC2).
 //   M2000     Graphcore IPU-M2000 / GC200 product datasheet (Mk2).
+//   M2000-BMC Graphcore IPU-M2000 BMC User Guide, block diagram: the host
+//             reaches the IPUs through the IPU-Gateway's 100 GbE RoCE NIC.
 //   IPU-PG    Graphcore IPU Programmer's Guide.
 //   PCIe4     PCI Express Base Specification 4.0 (16 GT/s per lane, 128b/130b).
+//   PopLibs   graphcore/poplibs, the file and function named.
+//   Target    Poplar's Target API values as published by a third-party IPU cost
+//             model (for IPU21, the Mk2 generation): getExchangeBytesPerCycle 4,
+//             getTilesPerSharedExchangeBus 2, getMaxIPUSyncDelay 126,
+//             getGlobalSyncCycles 600. Used for ipu2; no published Mk1 values.
 // The AMP rates are derived: peak FLOPS / (2 FLOP per MAC x tiles x clock).
 const std::vector<ParamDescriptor> kTable = {
     {"target", "clockHz", "Hz", 1.6e9, 1.33e9, Bound::Positive,
@@ -31,8 +39,8 @@ const std::vector<ParamDescriptor> kTable = {
     {"tile", "tile.workerContexts", "contexts", 6, 6, Bound::Positive,
      "Hardware worker threads per tile, issued round-robin (IPU Programmer's Guide; Jia2019)",
      [](Target& t) -> FieldRef { return &t.tile.workerContexts; }},
-    {"tile", "tile.supervisorOverheadCycles", "cycles", 50, 50, Bound::NonNegative,
-     "Supervisor cost per compute set per busy tile: launching workers and syncing them (estimate)",
+    {"tile", "tile.supervisorOverheadCycles", "cycles", 11, 11, Bound::NonNegative,
+     "Supervisor cost per compute set per busy tile, launching workers (PopLibs popops basicOpSupervisorOverhead)",
      [](Target& t) -> FieldRef { return &t.tile.supervisorOverheadCycles; }},
     {"tile", "tile.vectorBytes", "bytes", 8, 8, Bound::Positive,
      "Width of a worker's load/store and vector datapath: 64 bits (IPU Programmer's Guide)",
@@ -44,19 +52,19 @@ const std::vector<ParamDescriptor> kTable = {
      "AMP half MACs per tile per cycle, from peak FP16: 124.5 TFLOPS Mk1 (Jia2019), 250 TFLOPS Mk2 (M2000 datasheet)",
      [](Target& t) -> FieldRef { return &t.tile.ampHalfMacsPerCycle; }},
     {"exchange", "exchange.bytesPerCycle", "bytes/cycle", 4, 4, Bound::Positive,
-     "Exchange send/receive rate per tile: 32 bits/cycle, ~8 TB/s per IPU (Jia2019; M2000 datasheet)",
+     "Exchange send/receive rate per tile (Target getExchangeBytesPerCycle; 32 bits/cycle/tile in Jia2019)",
      [](Target& t) -> FieldRef { return &t.exchange.bytesPerCycle; }},
     {"exchange", "exchange.pairedReceiveFactor", "x", 2, 2, Bound::Positive,
-     "Receive-rate multiplier when both tiles of a pair receive the same data (estimate)",
+     "Rate multiplier when both tiles of a shared exchange bus receive the same data (PopLibs popops ExchangeEstimator)",
      [](Target& t) -> FieldRef { return &t.exchange.pairedReceiveFactor; }},
     {"exchange", "exchange.latencyCycles", "cycles", 50, 50, Bound::NonNegative,
-     "Fixed cost of an exchange phase: fabric pipeline and tile-to-tile transit (estimate)",
+     "Fixed cost of an exchange phase: fabric pipeline and transit (estimate: no published per-phase figure)",
      [](Target& t) -> FieldRef { return &t.exchange.latencyCycles; }},
-    {"sync", "sync.internalCycles", "cycles", 150, 150, Bound::NonNegative,
-     "BSP sync across the tiles of one IPU (estimate)",
+    {"sync", "sync.internalCycles", "cycles", 126, 126, Bound::NonNegative,
+     "BSP sync of one IPU's tiles: ipu2 Target getMaxIPUSyncDelay; ipu1 the same (estimate: no Mk1 value published)",
      [](Target& t) -> FieldRef { return &t.sync.internalCycles; }},
-    {"sync", "sync.externalCycles", "cycles", 1500, 1500, Bound::NonNegative,
-     "BSP sync across IPUs and with the host (estimate)",
+    {"sync", "sync.externalCycles", "cycles", 600, 600, Bound::NonNegative,
+     "BSP sync across IPUs and the host: ipu2 Target getGlobalSyncCycles; ipu1 the same (estimate: no Mk1 value)",
      [](Target& t) -> FieldRef { return &t.sync.externalCycles; }},
     {"ipuLink", "ipuLink.numIpus", "IPUs", 1, 1, Bound::Positive,
      "IPUs in the system, joined by IPU-Links (1 in both presets)",
@@ -67,8 +75,8 @@ const std::vector<ParamDescriptor> kTable = {
     {"ipuLink", "ipuLink.latencyCycles", "cycles", 1000, 1000, Bound::NonNegative,
      "Latency of an IPU-to-IPU transfer over IPU-Links (estimate)",
      [](Target& t) -> FieldRef { return &t.ipuLink.latencyCycles; }},
-    {"hostLink", "hostLink.bytesPerSecond", "B/s", 31.5e9, 31.5e9, Bound::Positive,
-     "Host link bandwidth per direction: PCIe Gen4 x16, 16 GT/s x 16 lanes x 128/130 (PCIe 4.0 spec)",
+    {"hostLink", "hostLink.bytesPerSecond", "B/s", 28.8e9, 12.5e9, Bound::Positive,
+     "Host link per direction: ipu1 PCIe Gen4 x16 less TLP headers (PCIe4); ipu2 100 GbE RoCE (M2000 BMC guide)",
      [](Target& t) -> FieldRef { return &t.hostLink.bytesPerSecond; }},
     {"hostLink", "hostLink.latencySeconds", "s", 1e-6, 1e-6, Bound::NonNegative,
      "Latency of a host-device transfer over PCIe, DMA setup included (estimate)",

@@ -1,5 +1,6 @@
 #include "profiler/analysis/compare.hpp"
 
+#include "profiler/analysis/job_cycles.hpp"
 #include "profiler/analysis/text_format.hpp"
 
 #include <iomanip>
@@ -19,6 +20,8 @@ ProfileFigures measureProfile(const traces::ProfileReader& reader) {
   const auto runs = reader.runs();
   f.runs = summarizeRuns(runs);
   f.captured = measureDeviceActivity(reader, capturedRunWindows(runs), f.target.numIpus);
+  f.hostWait = ipuWaitingForHost(reader);
+  f.totalCycles = jobCycles(reader);
   return f;
 }
 
@@ -39,8 +42,10 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
       {"profile", f.target.path},
       {"workload", f.target.workload},
       {"clock_hz", f.target.clockHz},
-      {"simulated_cycles", f.runs.spanCycles()},
+      {"simulated_cycles", f.totalCycles},
       {"simulated_seconds", f.simulatedSeconds()},
+      {"ipu_waiting_for_host", f.hostWait.share()},
+      {"host_wait", hostWaitToJson(f.hostWait)},
       {"engine_runs", f.runs.runs},
       {"captured_runs", f.runs.capturedRuns},
       {"steps", f.runs.steps},
@@ -53,9 +58,8 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
         {"ipu_link", a.fraction(&PhaseCycles::ipuLink)},
         {"sync", a.fraction(&PhaseCycles::sync)},
         {"stream_copy", a.fraction(&PhaseCycles::streamCopy)},
-        {"idle", a.fraction(&PhaseCycles::idle)},
-        {"host_wait", a.hostWaitFraction()}}},
-      {"host_wait_cycles", a.hostWaitCycles},
+        {"idle", a.fraction(&PhaseCycles::idle)}}},
+      {"stream_copy_begin_cycles", a.hostWaitCycles},
       {"host_transfer_cycles", a.hostTransferCycles},
       {"overlap_percent", a.overlapFraction() * 100.0},
       {"host_io_overlap_percent", a.hostIoOverlapFraction() * 100.0},
@@ -84,7 +88,8 @@ void printComparison(const Comparison& c, std::ostream& out) {
     line(out, label, value(c.a), value(c.b));
   };
   both("simulated time", [](const ProfileFigures& f) { return formatSeconds(f.simulatedSeconds()); });
-  both("simulated cycles", [](const ProfileFigures& f) { return std::to_string(f.runs.spanCycles()); });
+  both("simulated cycles", [](const ProfileFigures& f) { return std::to_string(f.totalCycles); });
+  both("IPU waiting for the host", [](const ProfileFigures& f) { return formatPercent(f.hostWait.share()); });
   both("Engine::run calls", [](const ProfileFigures& f) { return std::to_string(f.runs.runs); });
   both("captured runs", [](const ProfileFigures& f) { return std::to_string(f.runs.capturedRuns); });
   both("steps", [](const ProfileFigures& f) { return std::to_string(f.runs.steps); });
@@ -100,7 +105,7 @@ void printComparison(const Comparison& c, std::ostream& out) {
   share("sync", &PhaseCycles::sync);
   share("stream copy", &PhaseCycles::streamCopy);
   share("idle", &PhaseCycles::idle);
-  both("host wait (StreamCopy Begin)",
+  both("StreamCopy Begin",
        [](const ProfileFigures& f) { return formatPercent(f.captured.hostWaitFraction()); });
   both("compute/IO overlap (link transfers)",
        [](const ProfileFigures& f) { return formatPercent(f.captured.overlapFraction()); });

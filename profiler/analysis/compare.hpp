@@ -4,6 +4,7 @@
 // captured device time goes, overlap and host bytes; and the speedup of B
 // over A.
 #include "profiler/analysis/device_activity.hpp"
+#include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/profile_target.hpp"
 #include "profiler/analysis/run_summary.hpp"
 #include "traces/profile_reader.hpp"
@@ -18,8 +19,10 @@ struct ProfileFigures {
   ProfileTarget target;
   RunSummary runs;
   DeviceActivity captured;   // over the captured runs
-  // First run start to last run end, in seconds (meta clock_hz).
-  double simulatedSeconds() const { return target.cyclesToSeconds(runs.spanCycles()); }
+  HostWaitBreakdown hostWait;  // ipuWaitingForHost(reader), see host_wait.hpp
+  std::int64_t totalCycles = 0;  // jobCycles(reader), see job_cycles.hpp
+  // The whole job in seconds (meta clock_hz).
+  double simulatedSeconds() const { return target.cyclesToSeconds(totalCycles); }
   // Training steps per simulated second; 0 when no time passed.
   double throughput() const;
 };
@@ -36,7 +39,7 @@ struct Comparison {
 ProfileFigures measureProfile(const traces::ProfileReader& reader);
 Comparison compareProfiles(const traces::ProfileReader& a, const traces::ProfileReader& b);
 
-// {"profile", "simulated_seconds", "engine_runs", "steps", "steps_per_run",
+// {"profile", "simulated_cycles", "simulated_seconds", "ipu_waiting_for_host", "engine_runs", "steps", "steps_per_run",
 //  "throughput_steps_per_second", "proportions": {...}, "overlap_percent",
 //  "bytes_to_device", "bytes_to_host", ...}
 nlohmann::json figuresToJson(const ProfileFigures& figures);

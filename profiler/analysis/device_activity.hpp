@@ -15,8 +15,9 @@
 // - Per IPU every window cycle is attributed to exactly one bucket, by
 //   priority: compute > exchange > ipu link > sync > stream copy > idle. The
 //   buckets sum to the window length.
-// - Host wait: window cycles inside some StreamCopy Begin phase (the device
-//   waits for the host).
+// - StreamCopy Begin (hostWaitCycles): window cycles inside some StreamCopy
+//   Begin phase (the device waits for data or buffer space). It is one part
+//   of "IPU waiting for the host", whose one definition is host_wait.hpp.
 // - Host-link transfer: window cycles inside some StreamCopy Mid phase.
 // - Overlap: the fraction of host-link transfer cycles during which at least
 //   one IPU computes.
@@ -47,7 +48,7 @@ struct PhaseCycles {
 struct DeviceActivity {
   std::int64_t windowCycles = 0;     // length of the windows
   std::vector<PhaseCycles> perIpu;   // index = IPU
-  std::int64_t hostWaitCycles = 0;
+  std::int64_t hostWaitCycles = 0;         // inside StreamCopy Begin (see above)
   std::int64_t hostTransferCycles = 0;
   std::int64_t transferOverlapCycles = 0;  // transfer cycles while some IPU computes
   std::int64_t hostIoCycles = 0;           // host data work (category host_io)

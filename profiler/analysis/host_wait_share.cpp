@@ -3,7 +3,7 @@
 namespace ipusim::profiler::analysis {
 
 HostWaitShare hostWaitShare(const ProfileReport& report) {
-  return {report.captured.hostWaitCycles, report.captured.windowCycles};
+  return {report.hostWait.waitingCycles, report.hostWait.windowCycles};  // ipuWaitingForHost (host_wait.hpp)
 }
 
 }  // namespace ipusim::profiler::analysis

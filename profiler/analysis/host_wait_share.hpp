@@ -1,10 +1,9 @@
 #pragma once
 // The share of time the IPU waits for the host, as the insights read it.
 // This is the ONE place they take the figure from: it forwards to the
-// report's definition (DeviceActivity's host wait over the captured runs,
-// profiler/README.md "Host wait"), so that when the report's definition
-// changes (StreamCopy host service and time outside Engine::run counted as
-// waiting) only the forwarding line in host_wait_share.cpp changes.
+// report's figure, ipuWaitingForHost (profiler/analysis/host_wait.hpp: time
+// outside Engine::run, StreamCopy Begin and host service, over the captured
+// runs with the host time before each).
 #include "profiler/analysis/report.hpp"
 
 namespace ipusim::profiler::analysis {

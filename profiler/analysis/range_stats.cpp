@@ -1,5 +1,7 @@
 #include "profiler/analysis/range_stats.hpp"
 
+#include "profiler/analysis/host_wait.hpp"
+
 #include "profiler/analysis/device_activity.hpp"
 #include "traces/profile_reader.hpp"
 
@@ -125,6 +127,7 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
   ipus.erase(std::unique(ipus.begin(), ipus.end()), ipus.end());
   const auto activity = analysis::measureDeviceActivity(reader, window, 0);
   stats.hostWaitCycles = activity.hostWaitCycles;
+  stats.ipuWaitingForHostCycles = analysis::ipuWaitingForHost(reader, window).waitingCycles;
   stats.hostTransferCycles = activity.hostTransferCycles;
   stats.transferOverlapCycles = activity.transferOverlapCycles;
   stats.bytesToDevice = activity.bytesToDevice;

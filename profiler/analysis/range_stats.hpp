@@ -6,7 +6,8 @@
 // [from, to):
 // - per IPU every cycle goes to one bucket, by priority compute > exchange >
 //   ipu link > sync > stream copy > idle, so the buckets add up to the range;
-// - host wait: cycles inside a StreamCopy Begin; host-link transfer: cycles
+// - IPU waiting for the host: analysis::ipuWaitingForHost over [from, to);
+// - StreamCopy Begin: cycles inside a Begin; host-link transfer: cycles
 //   inside a StreamCopy Mid; compute/IO overlap: the share of transfer
 //   cycles during which some IPU computes;
 // - bytes to / from the host: Mid slices starting in the range, split by the
@@ -48,7 +49,8 @@ struct StreamBytes {
 struct RangeStats {
   std::int64_t from = 0, to = 0, cycles = 0;
   std::vector<IpuRangeStats> ipus;
-  std::int64_t hostWaitCycles = 0;
+  std::int64_t hostWaitCycles = 0;          // inside some StreamCopy Begin
+  std::int64_t ipuWaitingForHostCycles = 0;  // analysis::ipuWaitingForHost over the range
   std::int64_t hostTransferCycles = 0;     // inside some StreamCopy Mid
   std::int64_t transferOverlapCycles = 0;  // of those, while some IPU computes
   std::int64_t bytesToDevice = 0, bytesToHost = 0;

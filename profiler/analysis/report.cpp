@@ -1,5 +1,6 @@
 #include "profiler/analysis/report.hpp"
 
+#include "profiler/analysis/job_cycles.hpp"
 #include "profiler/analysis/text_format.hpp"
 
 #include <iomanip>
@@ -13,6 +14,8 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
   const auto runs = reader.runs();
   report.runs = summarizeRuns(runs);
   report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
+  report.hostWait = ipuWaitingForHost(reader);
+  report.totalCycles = jobCycles(reader);
   report.memory = summarizeTileMemory(reader.tileMemory(), reader.tileMemoryPeaks(),
                                       report.target.numIpus * report.target.tilesPerIpu,
                                       report.target.tileMemoryBytes, options.fullestTiles);
@@ -51,6 +54,10 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                    {"max_depth", r.programs.maxDepth},
                    {"by_kind", r.programs.byKind},
                    {"roots", roots}};
+  j["total_cycles"] = r.totalCycles;
+  j["total_seconds"] = secondsOrNull(r.target, r.totalCycles);
+  j["ipu_waiting_for_host"] = r.hostWait.share();
+  j["host_wait"] = hostWaitToJson(r.hostWait);
   j["runs"] = {{"count", r.runs.runs},
                {"captured", r.runs.capturedRuns},
                {"steps", r.runs.steps},
@@ -71,7 +78,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   }
   j["captured"] = {{"window_cycles", r.captured.windowCycles},
                    {"cycles_by_phase", perIpu},
-                   {"host_wait_cycles", r.captured.hostWaitCycles},
+                   {"stream_copy_begin_cycles", r.captured.hostWaitCycles},
                    {"host_transfer_cycles", r.captured.hostTransferCycles},
                    {"transfer_overlap_cycles", r.captured.transferOverlapCycles},
                    {"overlap_percent", r.captured.overlapFraction() * 100.0},
@@ -140,8 +147,8 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
   for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
     row(std::to_string(ipu), a.perIpu[ipu], a.windowCycles);
   if (a.perIpu.size() > 1) row("all", a.allIpus(), a.allIpus().total());
-  out << "  host wait (StreamCopy Begin): " << cyclesAndTime(r.target, a.hostWaitCycles) << ", "
-      << formatPercent(a.hostWaitFraction()) << "\n";
+  out << "  StreamCopy Begin (device waits for data or space): " << cyclesAndTime(r.target, a.hostWaitCycles)
+      << ", " << formatPercent(a.hostWaitFraction()) << "\n";
   out << "  host-link transfer (StreamCopy Mid): " << cyclesAndTime(r.target, a.hostTransferCycles)
       << ", overlapped with compute " << formatPercent(a.overlapFraction()) << "\n";
   out << "  host data work (batches, outfeed): " << cyclesAndTime(r.target, a.hostIoCycles)
@@ -177,8 +184,13 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   out << "Runs      " << runs.runs << " Engine::run calls, " << runs.capturedRuns << " captured; "
       << runs.steps << " steps (" << formatNumber(runs.stepsPerRun(), 2) << " per run, "
       << runs.minStepsPerRun << ".." << runs.maxStepsPerRun << ")\n";
-  out << "  first start to last end: " << cyclesAndTime(t, runs.spanCycles()) << "; inside runs "
-      << cyclesAndTime(t, runs.runCycles) << "\n";
+  out << "  total (cycle 0 to the job's end): " << cyclesAndTime(t, r.totalCycles) << "; first start to last end "
+      << cyclesAndTime(t, runs.spanCycles()) << "; inside runs " << cyclesAndTime(t, runs.runCycles) << "\n";
+  const auto& w = r.hostWait;
+  out << "IPU waiting for the host: " << formatPercent(w.share()) << " of the captured runs and the host time before "
+      << "each (" << cyclesAndTime(t, w.waitingCycles) << " of " << cyclesAndTime(t, w.windowCycles)
+      << "): outside Engine::run " << cyclesAndTime(t, w.outsideRunCycles) << ", StreamCopy Begin "
+      << cyclesAndTime(t, w.beginCycles) << ", host service " << cyclesAndTime(t, w.hostServiceCycles) << "\n";
 
   printPhaseTable(r, out);
 

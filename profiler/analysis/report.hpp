@@ -5,6 +5,7 @@
 // text for people or as JSON for scripts.
 #include "profiler/analysis/counter_summary.hpp"
 #include "profiler/analysis/device_activity.hpp"
+#include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/profile_target.hpp"
 #include "profiler/analysis/program_summary.hpp"
 #include "profiler/analysis/run_summary.hpp"
@@ -27,6 +28,8 @@ struct ProfileReport {
   ProgramSummary programs;
   RunSummary runs;
   DeviceActivity captured;       // over the captured runs' windows
+  HostWaitBreakdown hostWait;    // ipuWaitingForHost(reader)
+  std::int64_t totalCycles = 0;  // jobCycles(reader)
   TileMemorySummary memory;
   std::optional<CounterSummary> loss;
 };

@@ -34,16 +34,19 @@ const char* categoryOf(model::PhaseKind kind) {
 const char* categoryOf(model::StreamCopyPhase phase) {
   switch (phase) {
     case model::StreamCopyPhase::Begin: return "stream_copy_begin";
+    case model::StreamCopyPhase::HostService: return "stream_copy_host_service";
     case model::StreamCopyPhase::Mid: return "stream_copy_mid";
     case model::StreamCopyPhase::End: return "stream_copy_end";
   }
   return "stream_copy";
 }
 
-// PopVision's names of the StreamCopy phases.
+// PopVision's names of the StreamCopy phases; PopVision's Mid is split into
+// the host's service ("Mid: host service") and the transfer ("Mid").
 const char* labelOf(model::StreamCopyPhase phase) {
   switch (phase) {
     case model::StreamCopyPhase::Begin: return "Begin";
+    case model::StreamCopyPhase::HostService: return "Mid: host service";
     case model::StreamCopyPhase::Mid: return "Mid";
     case model::StreamCopyPhase::End: return "End";
   }
@@ -326,10 +329,11 @@ void ProfileRecorder::host(const model::HostEvent& event) {
   writer_.addSlice(slice);
 }
 
-void ProfileRecorder::counter(const std::string& name, ir::Cycles at, double value) {
+void ProfileRecorder::counter(const model::CounterSample& sample) {
   // Counters (the loss) are cheap and wanted for every step, captured or not.
-  const std::int64_t track = trackFor(counterTracks_, "counter", name, 1000 + std::int64_t(counterTracks_.size()));
-  writer_.addCounter({track, std::int64_t(at), value});
+  const std::int64_t track =
+      trackFor(counterTracks_, "counter", sample.name, 1000 + std::int64_t(counterTracks_.size()));
+  writer_.addCounter({track, std::int64_t(sample.at), sample.value, sample.run, sample.step});
 }
 
 }  // namespace ipusim::profiler

@@ -55,7 +55,7 @@ class ProfileRecorder : public model::ExecutionObserver {
   void phase(const model::PhaseEvent& event) override;
   void streamCopy(const model::StreamCopyEvent& event) override;
   void host(const model::HostEvent& event) override;
-  void counter(const std::string& name, ir::Cycles at, double value) override;
+  void counter(const model::CounterSample& sample) override;
 
  private:
   // An executing program node: one slice id per IPU (the program tree runs on every IPU).

@@ -2,6 +2,9 @@
 
 #include "scheduler/compiler.hpp"
 #include "model/clock.hpp"
+#include "profiler/analysis/host_wait.hpp"
+#include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/text_format.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
 #include "sim/cli/workload_overrides.hpp"
@@ -83,6 +86,9 @@ void print(const RunSummary& s, bool json) {
                           {"max_tile_bytes", s.maxTileBytes},
                           {"tile_capacity_bytes", s.tileCapacity},
                           {"tiles_over_capacity", s.tilesOverCapacity},
+                          {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
+                                                                       : nlohmann::json(nullptr)},
+                          {"fitted_parameters", s.fittedParams},
                           {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
     std::cout << out.dump(2) << "\n";
     return;
@@ -97,6 +103,15 @@ void print(const RunSummary& s, bool json) {
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string()) << "\n"
             << "one step         " << stepLine(s) << "\n"
             << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
+            << "IPU waits, host  "
+            << (s.ipuWaitingForHost
+                    ? profiler::analysis::formatPercent(*s.ipuWaitingForHost) +
+                          " of the captured runs and the host time before each"
+                    : std::string("n/a (needs a profile: autoReport)"))
+            << "\n"
+            << "fitted           absolute times rest on the fitted host parameters";
+  for (const auto& name : s.fittedParams) std::cout << " " << name;
+  std::cout << " (see `ipusim params`)\n"
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
             << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile) << "\n";
@@ -204,6 +219,14 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.step = breakdown.result();
   summary.arch = target.arch;
   summary.profile = engine.finish();
+  summary.fittedParams = fittedHostParams();
+  if (!summary.profile.empty()) {
+    // The figures every output shares come from the profile, by their one definition.
+    const traces::ProfileReader reader(summary.profile);
+    summary.cycles = std::uint64_t(profiler::analysis::jobCycles(reader));
+    summary.simulatedSeconds = target.cyclesToSeconds(summary.cycles);
+    summary.ipuWaitingForHost = profiler::analysis::ipuWaitingForHost(reader).share();
+  }
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   print(summary, args.json);
   return 0;

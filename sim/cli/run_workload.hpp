@@ -40,6 +40,9 @@ struct RunSummary {
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured
   std::string profile;
+  // From the profile, by profiler/analysis' one definition; absent without a profile.
+  std::optional<double> ipuWaitingForHost;
+  std::vector<std::string> fittedParams;  // host parameters the absolute times rest on
 };
 
 int runWorkload(const RunWorkloadArgs& args);

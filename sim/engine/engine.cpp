@@ -102,8 +102,8 @@ void Engine::hostEvent(const model::HostEvent& event) {
   if (impl_->recorder) impl_->recorder->host(event);
 }
 
-void Engine::counter(const std::string& name, double value) {
-  if (impl_->recorder) impl_->recorder->counter(name, model::nowCycles(), value);
+void Engine::counter(const model::CounterSample& sample) {
+  if (impl_->recorder) impl_->recorder->counter(sample);
 }
 
 std::string Engine::finish() {
@@ -114,6 +114,9 @@ std::string Engine::finish() {
   s.recorder->writeExecutableFacts();
   s.writer->setMeta("runs", std::to_string(s.recorder->runsRecorded()));
   s.writer->setMeta("runs_captured", std::to_string(s.recorder->runsCaptured()));
+  // The job ends here (the host holds every result): the one total the
+  // analyses report (profiler/analysis/job_cycles.hpp).
+  s.writer->setMeta("job_end_cycle", std::to_string(model::nowCycles()));
   s.writer->commit();
   return s.profilePath;
 }

@@ -36,11 +36,13 @@ class Engine {
   void run(std::uint32_t entry);
   std::uint64_t runCount() const;
 
-  // Host-side activity and counters (the loss), recorded with the execution.
+  // Host-side activity and counters (the loss, stamped with the device
+  // step that produced it), recorded with the execution.
   void hostEvent(const model::HostEvent& event);
-  void counter(const std::string& name, double value);
+  void counter(const model::CounterSample& sample);
 
-  // Completes the autoReport outputs: writes the graph profile and commits
+  // Completes the autoReport outputs: writes the graph profile, meta
+  // job_end_cycle (now: call it when the job is over) and commits
   // profile.pop. Returns its path ("" when no profile is written).
   std::string finish();
   // The path profile.pop will have (or "" when none is asked for).

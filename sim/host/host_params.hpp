@@ -27,5 +27,8 @@ struct HostParamInfo {
   std::string name, unit, value, description;
 };
 std::vector<HostParamInfo> listHostParams(const HostParams& params);
+// Names of the parameters fitted to the tutorial's published times: the
+// absolute times a run reports rest on them (bench/TUTORIAL_FIT.md).
+std::vector<std::string> fittedHostParams();
 
 }  // namespace ipusim::sim

@@ -47,7 +47,8 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   float loss = 0;
   std::memcpy(&loss, bytes.data(), sizeof(float));
   losses_.push_back(loss);
-  engine_.counter("loss", loss);
+  const model::DeviceOrigin& origin = loss_->lastOrigin();
+  engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
 }
 
 void TrainingHost::fail(std::exception_ptr error) {

@@ -68,6 +68,29 @@ TEST(FeedsMechanism, CapturedRunsHoldTenStepsWithFeedsAndOneWithout) {
   }
 }
 
+// The loss is stamped with the step that produced it: joined to the runs,
+// every run holds exactly its own steps' losses, each inside the run.
+TEST(FeedsMechanism, LossSamplesCarryTheRunAndStepThatProducedThem) {
+  for (auto [workload, stepsPerRun] : {std::pair{"with_feeds", 10}, std::pair{"without_feeds", 1}}) {
+    ScratchDir dir(std::string("loss-") + workload);
+    const std::string options =
+        "{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.str() + "\"}";
+    const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && POPLAR_ENGINE_OPTIONS=" + quote(options) + " " +
+                              ipusimBinary() + " run workloads/mnist_" + workload + ".json --steps 40");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto q = runCommand(
+        "sqlite3 " + quote((dir.path() / "profile.pop").string()) +
+        " \"SELECT count(*), min(n), max(n) FROM (SELECT count(*) AS n FROM counters GROUP BY run_id);"
+        " SELECT count(*) FROM counters AS c JOIN runs AS r ON r.id = c.run_id"
+        " WHERE c.ts >= r.start_cycle AND c.ts <= r.end_cycle AND c.step / " + std::to_string(stepsPerRun) +
+        " = c.run_id;\"");
+    ASSERT_EQ(q.exitCode, 0) << q.output;
+    EXPECT_EQ(q.output, std::to_string(40 / stepsPerRun) + "|" + std::to_string(stepsPerRun) + "|" +
+                            std::to_string(stepsPerRun) + "\n40\n")
+        << workload;
+  }
+}
+
 }  // namespace
 }  // namespace ipusim::test
 

@@ -1,6 +1,7 @@
 // The core's end-to-end promise: `ipusim run --graph` with autoReport leaves a
 // complete SQLite profile whose slices add up exactly, run by run.
 #include "cli_helpers.hpp"
+#include "traces/profile_rows.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -30,7 +31,7 @@ TEST(GraphProfile, AutoReportWritesACompleteProfileWhosePhasesTileEveryRun) {
 
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2((dir.path() / "profile.pop").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  EXPECT_EQ(queryInt(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 1);
+  EXPECT_EQ(queryInt(db, "SELECT value FROM meta WHERE key = 'schema_version'"), traces::kSchemaVersion);
   EXPECT_EQ(queryInt(db, "SELECT count(*) FROM runs"), 5);                 // every Engine::run has a row
   EXPECT_EQ(queryInt(db, "SELECT count(*) FROM runs WHERE captured"), 2);  // the default run count
   EXPECT_EQ(queryInt(db, "SELECT sum(steps) FROM runs"), 5 * 4);

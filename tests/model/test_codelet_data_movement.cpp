@@ -32,10 +32,10 @@ TEST(DataMovementCodelets, FillWritesTheValue) {
 }
 
 TEST(DataMovementCodelets, Cycles) {
-  EXPECT_EQ(cyclesOf("Copy", {9, 9}), cyc::kWorkerVertexOverhead + 5 * cyc::kSimpleOpCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Fill", {9}, {{"value", 1}}), cyc::kWorkerVertexOverhead + 5 * cyc::kSimpleOpCyclesPerVector);
-  // Cast is not vectorised: 2 cycles per element.
-  EXPECT_EQ(cyclesOf("Cast", {9, 9}), cyc::kWorkerVertexOverhead + 9 * cyc::kIntToFloatCyclesPerElement);
-  EXPECT_EQ(cyclesOf("Cast", {9, 9}), 38u);
+  EXPECT_EQ(cyclesOf("Copy", {9, 9}), cyc::kCopyVertexOverhead + 5 * cyc::kSimpleOpCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Fill", {9}, {{"value", 1}}), cyc::kFillVertexOverhead + 5 * cyc::kSimpleOpCyclesPerVector);
+  // Cast is not vectorised: 2 cycles per element (Cast2D INT -> FLOAT: 5 + 11 + 19 + 2 x 9).
+  EXPECT_EQ(cyclesOf("Cast", {9, 9}), cyc::kCastVertexOverhead + 9 * cyc::kIntToFloatCyclesPerElement);
+  EXPECT_EQ(cyclesOf("Cast", {9, 9}), 53u);
   EXPECT_THROW(cyclesOf("Cast", {9, 8}), std::invalid_argument);
 }

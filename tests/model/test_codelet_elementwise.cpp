@@ -87,26 +87,28 @@ TEST(ElementwiseCodelets, MismatchedSizesNameTheField) {
   EXPECT_THROW(CodeletRegistry::instance().get("Exp").validate(VertexShape{{4, 3}, {}}), std::invalid_argument);
 }
 
-// Worker cycles: kWorkerVertexOverhead + ceil(n / 2) * cyclesPerVector with
-// the default 8-byte vector (2 floats).
+// Worker cycles: the vertex overhead + ceil(n / 2) * cyclesPerVector with
+// the default 8-byte vector (2 floats); constants from PopLibs' 2D vertices.
 TEST(ElementwiseCodelets, CyclesFollowTheVectorWidth) {
-  EXPECT_EQ(cyclesOf("Add", {1000, 1000, 1000}), cyc::kWorkerVertexOverhead + 500 * cyc::kSimpleOpCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Mul", {7, 7, 7}), cyc::kWorkerVertexOverhead + 4 * cyc::kSimpleOpCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Div", {7, 7, 7}), cyc::kWorkerVertexOverhead + 4 * cyc::kDivideCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Exp", {101, 101}), cyc::kWorkerVertexOverhead + 51 * cyc::kExpCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Log", {2, 2}), cyc::kWorkerVertexOverhead + 1 * cyc::kLogCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Relu", {0, 0}), cyc::kWorkerVertexOverhead);
-  EXPECT_EQ(cyclesOf("ScaledAdd", {9, 9}, {{"scale", 2}}), cyc::kWorkerVertexOverhead + 5);
-  EXPECT_EQ(cyclesOf("ReluGrad", {9, 9, 9}), cyc::kWorkerVertexOverhead + 5 * cyc::kReluGradCyclesPerVector);
-  // The literal numbers, so a silent change of a constant shows here too.
-  EXPECT_EQ(cyclesOf("Add", {1000, 1000, 1000}), 520u);
+  EXPECT_EQ(cyclesOf("Add", {1000, 1000, 1000}), cyc::kBinaryOpVertexOverhead + 500 * cyc::kAddSubMulCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Mul", {7, 7, 7}), cyc::kBinaryOpVertexOverhead + 4 * cyc::kAddSubMulCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Div", {7, 7, 7}), cyc::kBinaryOpVertexOverhead + 4 * cyc::kDivideCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Exp", {101, 101}), cyc::kUnaryOpVertexOverhead + 51 * cyc::kExpCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Log", {2, 2}), cyc::kUnaryOpVertexOverhead + 1 * cyc::kLogCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Relu", {0, 0}), cyc::kUnaryOpVertexOverhead);
+  EXPECT_EQ(cyclesOf("ScaledAdd", {9, 9}, {{"scale", 2}}),
+            cyc::kScaledAddVertexOverhead + 5 * cyc::kScaledAddCyclesPerVector);
+  EXPECT_EQ(cyclesOf("ReluGrad", {9, 9, 9}), cyc::kNonLinearityGradVertexOverhead + 5 * cyc::kReluGradCyclesPerVector);
+  // The literal numbers, so a silent change of a constant shows here too
+  // (BinaryOp2D ADD: 5 + 500 x 3; UnaryOp2D EXPONENT: 20 + 51 x 6).
+  EXPECT_EQ(cyclesOf("Add", {1000, 1000, 1000}), 1505u);
   EXPECT_EQ(cyclesOf("Exp", {101, 101}), 20u + 51u * 6u);
 }
 
 TEST(ElementwiseCodelets, CyclesTakeTheVectorWidthFromTheTarget) {
   Target wide;
   wide.tile.vectorBytes = 16;  // 4 floats per vector
-  EXPECT_EQ(cyclesOf("Add", {10, 10, 10}, {}, wide), cyc::kWorkerVertexOverhead + 3);
+  EXPECT_EQ(cyclesOf("Add", {10, 10, 10}, {}, wide), cyc::kBinaryOpVertexOverhead + 3 * cyc::kAddSubMulCyclesPerVector);
   Target broken;
   broken.tile.vectorBytes = 2;
   EXPECT_THROW(cyclesOf("Add", {10, 10, 10}, {}, broken), std::invalid_argument);

@@ -207,59 +207,104 @@ TEST(HalfCodelets, ValidationNamesTheTypedCodelet) {
 // --- cycles ------------------------------------------------------------------
 
 TEST(HalfCodelets, WorkerLoopsCountFourHalvesPerVector) {
-  // 19 halves = 5 vectors of 4 (2 floats per vector would be 10).
+  // 19 halves = 5 vectors of 4 (2 floats per vector would be 10). Each half
+  // variant keeps its float codelet's PopLibs structure (overheads, cost per
+  // 64-bit vector) with 4 halves per vector.
   const Target t;
   EXPECT_EQ(cyc::elementsPerVector(t, DType::Half), 4u);
   EXPECT_EQ(cyc::elementsPerVector(t, DType::Float), 2u);
   const ipusim::ir::Cycles v = 5;
   for (const char* name : {"Add<half>", "Sub<half>", "Mul<half>"})
-    EXPECT_EQ(cyclesOf(name, {kN, kN, kN}), cyc::kWorkerVertexOverhead + v * cyc::kSimpleOpCyclesPerVector) << name;
-  for (const char* name : {"Relu<half>", "Neg<half>", "Square<half>", "Copy<half>"})
-    EXPECT_EQ(cyclesOf(name, {kN, kN}), cyc::kWorkerVertexOverhead + v * cyc::kSimpleOpCyclesPerVector) << name;
-  EXPECT_EQ(cyclesOf("Fill<half>", {kN}, {{"value", 0}}), cyc::kWorkerVertexOverhead + v * cyc::kSimpleOpCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Add<half>", {kN, kN, kN}), 25u);
-  EXPECT_EQ(cyclesOf("ReluGrad<half>", {kN, kN, kN}), cyc::kWorkerVertexOverhead + v * cyc::kReluGradCyclesPerVector);
+    EXPECT_EQ(cyclesOf(name, {kN, kN, kN}), cyc::kBinaryOpVertexOverhead + v * cyc::kAddSubMulCyclesPerVector) << name;
+  // The float codelet on the same 19 elements loops over 10 vectors.
+  EXPECT_EQ(cyclesOf("Add", {kN, kN, kN}) - cyclesOf("Add<half>", {kN, kN, kN}),
+            (10 - v) * cyc::kAddSubMulCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Relu<half>", {kN, kN}), cyc::kUnaryOpVertexOverhead + v * cyc::kReluCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Neg<half>", {kN, kN}), cyc::kUnaryOpVertexOverhead + v * cyc::kNegCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Square<half>", {kN, kN}), cyc::kUnaryOpVertexOverhead + v * cyc::kSquareCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Copy<half>", {kN, kN}), cyc::kCopyVertexOverhead + v * cyc::kSimpleOpCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Fill<half>", {kN}, {{"value", 0}}), cyc::kFillVertexOverhead + v * cyc::kSimpleOpCyclesPerVector);
+  EXPECT_EQ(cyclesOf("ReluGrad<half>", {kN, kN, kN}),
+            cyc::kNonLinearityGradVertexOverhead + v * cyc::kReluGradCyclesPerVector);
   EXPECT_EQ(cyclesOf("ScaledAdd<half>", {kN, kN}, {{"scale", 1}}),
-            cyc::kWorkerVertexOverhead + v * cyc::kSimpleOpCyclesPerVector);
+            cyc::kScaledAddVertexOverhead + v * cyc::kScaledAddCyclesPerVector);
   // Transcendentals and divide: their own half costs per vector of 4 (popops' table).
-  EXPECT_EQ(cyclesOf("Exp<half>", {kN, kN}), cyc::kWorkerVertexOverhead + v * cyc::kExpHalfCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Log<half>", {kN, kN}), cyc::kWorkerVertexOverhead + v * cyc::kLogHalfCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Div<half>", {kN, kN, kN}), cyc::kWorkerVertexOverhead + v * cyc::kDivideHalfCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Div<half>", {kN, kN, kN}), 20u + 5u * 21u);
+  EXPECT_EQ(cyclesOf("Exp<half>", {kN, kN}), cyc::kUnaryOpVertexOverhead + v * cyc::kExpHalfCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Log<half>", {kN, kN}), cyc::kUnaryOpVertexOverhead + v * cyc::kLogHalfCyclesPerVector);
+  EXPECT_EQ(cyclesOf("Div<half>", {kN, kN, kN}), cyc::kBinaryOpVertexOverhead + v * cyc::kDivideHalfCyclesPerVector);
   // AddBias<half>: 3 rows of 10 columns = 3 vectors of 4 per row.
   EXPECT_EQ(cyclesOf("AddBias<half>", {30, 10, 30}, {{"rows", 3}, {"cols", 10}}),
-            cyc::kWorkerVertexOverhead + 3 * (cyc::kRowOverhead + 3 * cyc::kSimpleOpCyclesPerVector));
+            cyc::kBroadcastVertexOverhead + 3 * (cyc::kBroadcastRowOverhead + 3 * cyc::kBroadcastAddCyclesPerVector));
 }
 
 TEST(HalfCodelets, ReduceSumCountsHalfInputVectors) {
-  // axis 1: 100 rows of 10 halves = 3 vectors per row.
-  const ipusim::ir::Cycles perRow = cyc::kRowOverhead + 3 * cyc::kSimpleOpCyclesPerVector + cyc::kHorizontalReduceCycles;
-  EXPECT_EQ(cyclesOf("ReduceSum<half,float>", {1000, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}),
-            cyc::kWorkerVertexOverhead + 100 * perRow);
-  EXPECT_EQ(cyclesOf("ReduceSum<half,half>", {1000, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}),
-            cyc::kWorkerVertexOverhead + 100 * perRow);
-  // axis 0: 16 rows of 11 halves = 3 vectors per row, plus the final store pass.
-  EXPECT_EQ(cyclesOf("ReduceSum<half,float>", {16 * 11, 11}, {{"rows", 16}, {"cols", 11}, {"axis", 0}}),
-            cyc::kWorkerVertexOverhead + 16 * (cyc::kRowOverhead + 3) + 3);
+  // axis 1: 100 rows of 10 halves; PopLibs' continuous reduce charges
+  // floor(10 / 4) = 2 vectors per row (10 is even: no odd tail).
+  const ipusim::ir::Cycles axis1 = cyc::kContinuousReduceOverhead + 100 * (cyc::kContinuousReduceRowOverhead + 10 / 4);
+  EXPECT_EQ(cyclesOf("ReduceSum<half,float>", {1000, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}), axis1);
+  EXPECT_EQ(cyclesOf("ReduceSum<half,half>", {1000, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}), axis1);
+  // axis 0: 16 rows of 12 halves, outputs in groups of gcd(4, 12) = 4: 3
+  // groups (the float codelet has 6 groups of 2).
+  const ipusim::ir::Cycles perGroup =
+      cyc::kStridedReduceGroupOverhead + cyc::kStridedReduceAddCompletion + cyc::kStridedReduceStore + (16 - 1);
+  EXPECT_EQ(cyclesOf("ReduceSum<half,float>", {16 * 12, 12}, {{"rows", 16}, {"cols", 12}, {"axis", 0}}),
+            cyc::kStridedReduceOverhead + 3 * perGroup);
+  EXPECT_EQ(cyclesOf("ReduceSum", {16 * 12, 12}, {{"rows", 16}, {"cols", 12}, {"axis", 0}}),
+            cyc::kStridedReduceOverhead + 6 * perGroup);
 }
 
+// poplin's ConvPartial1x1Out estimate for half activations (cycle_model.hpp),
+// worked through by hand from the named constants.
 TEST(HalfCodelets, MatMulPartialRunsAtTheHalfAmpRate) {
-  const Target t;  // ipu2: 64 half MACs per cycle
+  using ipusim::ir::Cycles;
+  const Target t;  // ipu2: 64 half MACs per cycle = 16 conv units of 4
+  EXPECT_EQ(cyc::ampConvUnits(t, DType::Half), 16u);
+  EXPECT_EQ(cyc::ampConvUnits(t, DType::Float), 16u);
+  // 16 x 784 x 128: 784 / 16 = 49 input groups, 128 / 16 = 8 output groups;
+  // 16 field elements over 6 workers: 3,3,3,3,2,2. Half activations with
+  // float partials take PopLibs' common path, with worker state retention.
   const std::map<std::string, double> shape = {{"m", 16}, {"k", 784}, {"n", 128}};
   const std::vector<std::uint64_t> sizes = {16 * 784, 784 * 128, 16 * 128};
-  const ipusim::ir::Cycles fixed = cyc::kAmpSupervisorOverhead + 16 * cyc::kAmpRowOverhead;
-  const ipusim::ir::Cycles macs = cyc::ceilDiv(16 * 784 * 128, t.tile.ampHalfMacsPerCycle);
-  EXPECT_EQ(macs, 25088u);
-  // Zeroing the output: 2048 floats = 1024 vectors, or 2048 halves = 512 vectors.
-  EXPECT_EQ(cyclesOf("MatMulPartial<half,float>", sizes, shape), fixed + macs + 1024 * cyc::kZeroCyclesPerVector);
-  EXPECT_EQ(cyclesOf("MatMulPartial<half,half>", sizes, shape), fixed + macs + 512 * cyc::kZeroCyclesPerVector);
+  const Cycles ctx = t.tile.workerContexts, common = cyc::kAmpCommonPathCycles, save = cyc::kAmpRetentionWorkerSavings;
+  const Cycles zero3 = cyc::kAmpCommonPathManyElementsCycles - save;
+  const Cycles zero2 = cyc::kAmpCommonPathTwoElementsCycles - save;
+  const Cycles keep3 = zero3 + cyc::kAmpCommonPathNotZeroingCycles, keep2 = zero2 + cyc::kAmpCommonPathNotZeroingCycles;
+  const Cycles firstPass = std::max(ctx * std::max(zero3, zero2), ctx * std::min(zero3, zero2) + cyc::kAmpWorkerTagCycles);
+  const Cycles laterPass = std::max(ctx * std::max(keep3, keep2), ctx * std::min(keep3, keep2) + cyc::kAmpWorkerTagCycles);
+  const Cycles outer = cyc::kAmpSupervisorOverhead + ctx * (save + cyc::kAmpRetentionInGroupCycles * 48) +
+                       cyc::kAmpConvGroupOverhead + common + cyc::kAmpFirstPassInGroupOverhead;
+  const Cycles later =
+      48 * (cyc::kAmpInGroupOverhead - common + 8 * (cyc::kAmpOutGroupOverhead + cyc::kAmpWeightLoadCycles + laterPass));
+  const Cycles firstOutGroups = 8 * (cyc::kAmpFirstPassOutGroupOverhead - common + cyc::kAmpWeightLoadCycles);
+  EXPECT_EQ(cyclesOf("MatMulPartial<half,float>", sizes, shape), outer + later + firstOutGroups + 8 * firstPass);
+  // 16 conv units put half partials on the same code path.
+  EXPECT_EQ(cyclesOf("MatMulPartial<half,half>", sizes, shape), outer + later + firstOutGroups + 8 * firstPass);
   auto accumulate = shape;
   accumulate["accumulate"] = 1;
-  EXPECT_EQ(cyclesOf("MatMulPartial<half,float>", sizes, accumulate), 22u + 128u + 25088u);
-  // The float codelet on the same shape: 4x the MAC cycles.
-  EXPECT_EQ(cyclesOf("MatMulPartial", sizes, accumulate), 22u + 128u + 100352u);
+  EXPECT_EQ(cyclesOf("MatMulPartial<half,float>", sizes, accumulate), outer + later + firstOutGroups + 8 * laterPass);
+  // The float codelet on the same shape: twice the input groups at twice the cycles per element.
+  EXPECT_GT(cyclesOf("MatMulPartial", sizes, accumulate), 2 * cyclesOf("MatMulPartial<half,float>", sizes, accumulate));
+
+  // Mk1 (32 half MACs per cycle: 8 conv units): half partials leave the
+  // common path. 3 x 5 x 7: one group each; 3 workers of one element, 3 idle
+  // (the fastest is 0, so the tag adds nothing).
+  const Target mk1 = Target::preset("ipu1");
+  EXPECT_EQ(cyc::ampConvUnits(mk1, DType::Half), 8u);
+  const std::vector<std::uint64_t> small = {15, 35, 21};
+  const std::map<std::string, double> smallShape = {{"m", 3}, {"k", 5}, {"n", 7}};
+  const Cycles fixed = cyc::kAmpSupervisorOverhead + cyc::kAmpConvGroupOverhead + cyc::kAmpFirstPassInGroupOverhead +
+                       cyc::kAmpFirstPassOutGroupOverhead + cyc::kAmpWeightLoadCycles;
+  EXPECT_EQ(cyclesOf("MatMulPartial<half,half>", small, smallShape, mk1),
+            fixed + ctx * (cyc::kAmpHalfWorkerOneElementCycles + cyc::kAmpZeroingCycles +
+                           cyc::kAmpHalfPartialsZeroCyclesPerElement));
+  EXPECT_EQ(cyclesOf("MatMulPartial<half,float>", small, smallShape, mk1),
+            fixed + common /* conv group */ - common /* first-pass output group */ + ctx * save +
+                ctx * (cyc::kAmpCommonPathOneElementCycles - save));
+
   Target noHalfAmp;
   noHalfAmp.tile.ampHalfMacsPerCycle = 0;
+  EXPECT_THROW(cyclesOf("MatMulPartial<half,float>", sizes, shape, noHalfAmp), std::invalid_argument);
+  noHalfAmp.tile.ampHalfMacsPerCycle = 2;  // fewer than one conv unit
   EXPECT_THROW(cyclesOf("MatMulPartial<half,float>", sizes, shape, noHalfAmp), std::invalid_argument);
 }
 
@@ -272,6 +317,6 @@ TEST(HalfCodelets, CastCyclesFollowPopopsCastEstimate) {
   // half -> float: min(2 x 4, 1 x 2) = 2 per vector, 1 cycle each.
   EXPECT_EQ(cyc::castVector(t, DType::Half, DType::Float).elements, 2u);
   EXPECT_EQ(cyc::castVector(t, DType::Half, DType::Float).cycles, 1u);
-  EXPECT_EQ(cyclesOf("Cast<float,half>", {kN, kN}), cyc::kWorkerVertexOverhead + 5 * 2);
-  EXPECT_EQ(cyclesOf("Cast<half,float>", {kN, kN}), cyc::kWorkerVertexOverhead + 10 * 1);
+  EXPECT_EQ(cyclesOf("Cast<float,half>", {kN, kN}), cyc::kCastVertexOverhead + 5 * 2);
+  EXPECT_EQ(cyclesOf("Cast<half,float>", {kN, kN}), cyc::kCastVertexOverhead + 10 * 1);
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ipusim::model;
@@ -92,27 +93,47 @@ TEST(MatMulPartial, ValidationNamesFieldAndExpectedShape) {
   EXPECT_EQ(messageOf(shapeOf(mm, {12, 12, 9}, {{"m", 3}, {"k", 4}, {"n", 3}, {"transposeA", 1}})), "(no error)");
 }
 
-// Supervisor cycles: kAmpSupervisorOverhead + m * kAmpRowOverhead
-// + ceil(m k n / 16) + (accumulate ? 0 : ceil(m n / 2)).
-TEST(MatMulPartial, CyclesFollowTheAmpRate) {
+// Supervisor cycles: poplin's ConvPartial1x1Out estimate (cycle_model.hpp),
+// worked through by hand from the named constants.
+TEST(MatMulPartial, CyclesFollowPoplinsConvPartial1x1Estimate) {
+  using ipusim::ir::Cycles;
+  // 16 x 784 x 128 on Mk2 (16 float conv units): 784 / 8 = 98 input groups,
+  // 128 / 16 = 8 output groups; 16 field elements over 6 workers: 3,3,3,3,2,2.
+  const Cycles zero3 = cyc::kAmpWorkerManyElementsCycles + cyc::kAmpZeroingCycles + 8 * 3;  // 72
+  const Cycles zero2 = cyc::kAmpWorkerManyElementsCycles + cyc::kAmpZeroingCycles + 8 * 2;  // 64
+  const Cycles firstPass = std::max(6 * zero3, 6 * zero2 + cyc::kAmpWorkerTagCycles);      // 432
+  const Cycles laterPass = 6 * cyc::kAmpWorkerManyElementsCycles + cyc::kAmpWorkerTagCycles;  // 290: all workers equal
+  // Float activations always take PopLibs' common code path (float partials):
+  // +1 per conv group, -1 per further input group and per first-pass output group.
+  const Cycles common = cyc::kAmpCommonPathCycles;
+  const Cycles outer =
+      cyc::kAmpSupervisorOverhead + cyc::kAmpConvGroupOverhead + common + cyc::kAmpFirstPassInGroupOverhead;
+  const Cycles firstPassOutGroup = cyc::kAmpFirstPassOutGroupOverhead - common;
+  const Cycles later = 97 * (cyc::kAmpInGroupOverhead - common + 8 * (cyc::kAmpOutGroupOverhead + cyc::kAmpWeightLoadCycles + laterPass));
   const std::map<std::string, double> base = {{"m", 16}, {"k", 784}, {"n", 128}};
-  const ipusim::ir::Cycles macs = 16 * 784 * 128 / 16;  // 100352
-  const ipusim::ir::Cycles rows = 16 * cyc::kAmpRowOverhead;
   EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, base),
-            cyc::kAmpSupervisorOverhead + rows + macs + (16 * 128 / 2) * cyc::kZeroCyclesPerVector);
+            outer + later + 8 * (firstPassOutGroup + cyc::kAmpWeightLoadCycles + firstPass));
+  EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, base), 274713u);  // = 74 + 270727 + 3912
   auto accumulate = base;
-  accumulate["accumulate"] = 1;
+  accumulate["accumulate"] = 1;  // no zeroing pass: the first pass costs what the later ones do
   EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, accumulate),
-            cyc::kAmpSupervisorOverhead + rows + macs);
-  EXPECT_EQ(cyclesOf("MatMulPartial", {16 * 784, 784 * 128, 16 * 128}, accumulate), 22u + 128u + 100352u);
-  // 3 x 5 x 7 = 105 MACs: ceil(105 / 16) = 7 AMP cycles; zeroing 21 floats = 11 vectors.
+            outer + later + 8 * (firstPassOutGroup + cyc::kAmpWeightLoadCycles + laterPass));
+  // 3 x 5 x 7: one input and one output group; 3 workers of one element, the
+  // other 3 idle (the fastest is 0, so the tag adds nothing).
+  const Cycles oneZeroed = 6 * (cyc::kAmpWorkerOneElementCycles + cyc::kAmpZeroingCycles + 8);  // 342
   EXPECT_EQ(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}, {"transposeB", 1}}),
-            cyc::kAmpSupervisorOverhead + 3 * cyc::kAmpRowOverhead + 7 + 11 * cyc::kZeroCyclesPerVector);
-  // The AMP rate comes from the target (Mk1-style 8 float MACs per cycle).
+            outer + firstPassOutGroup + cyc::kAmpWeightLoadCycles + oneZeroed);
+  // The AMP comes from the target: Mk1-style 8 float conv units (8 MACs per cycle).
   Target slow;
   slow.tile.ampFloatMacsPerCycle = 8;
   EXPECT_EQ(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}, {"accumulate", 1}}, slow),
-            cyc::kAmpSupervisorOverhead + 3 * cyc::kAmpRowOverhead + 14);
+            outer + firstPassOutGroup + cyc::kAmpWeightLoadCycles + 6 * cyc::kAmpWorkerOneElementCycles);
+  // 16 output channels need two groups of 8 conv units on Mk1, one of 16 on Mk2.
+  const std::map<std::string, double> sixteen = {{"m", 6}, {"k", 8}, {"n", 16}, {"accumulate", 1}};
+  const Cycles perGroup = firstPassOutGroup + cyc::kAmpWeightLoadCycles +
+                          6 * cyc::kAmpWorkerOneElementCycles + cyc::kAmpWorkerTagCycles;
+  EXPECT_EQ(cyclesOf("MatMulPartial", {48, 128, 96}, sixteen, slow), outer + 2 * perGroup);
+  EXPECT_EQ(cyclesOf("MatMulPartial", {48, 128, 96}, sixteen), outer + perGroup);
   slow.tile.ampFloatMacsPerCycle = 0;
   EXPECT_THROW(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}}, slow), std::invalid_argument);
 }

@@ -85,14 +85,23 @@ TEST(ReduceCodelets, ValidationNamesAxisAndOutputSize) {
 }
 
 TEST(ReduceCodelets, CyclesPerAxis) {
-  // axis 1: 20 + rows * (10 + ceil(cols / 2) + 3)
+  // axis 1 (popops ALL_REGIONS_CONTINUOUS): 17 + rows * (12 + cols / 2)
   EXPECT_EQ(cyclesOf("ReduceSum", {100 * 10, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}),
-            cyc::kWorkerVertexOverhead +
-                100 * (cyc::kRowOverhead + 5 * cyc::kSimpleOpCyclesPerVector + cyc::kHorizontalReduceCycles));
-  EXPECT_EQ(cyclesOf("ReduceSum", {100 * 10, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}), 20u + 100u * 18u);
-  // axis 0: 20 + rows * (10 + ceil(cols / 2)) + ceil(cols / 2)
+            cyc::kContinuousReduceOverhead + 100 * (cyc::kContinuousReduceRowOverhead + 5));
+  EXPECT_EQ(cyclesOf("ReduceSum", {100 * 10, 100}, {{"rows", 100}, {"cols", 10}, {"axis", 1}}), 17u + 100u * 17u);
+  // ... an odd row length adds the tail; accumulating adds the update.
+  EXPECT_EQ(cyclesOf("ReduceSum", {3 * 11, 3}, {{"rows", 3}, {"cols", 11}, {"axis", 1}, {"accumulate", 1}}),
+            cyc::kContinuousReduceOverhead + 3 * (cyc::kContinuousReduceRowOverhead + 5) +
+                cyc::kContinuousReduceOddTail + cyc::kReduceUpdateCycles);
+  // axis 0 (popops STRIDED_REDUCE): 11 odd columns go one at a time (gcd(2, 11) = 1):
+  // 16 + 11 * (6 + MAX completion + store + rows - 1)
   EXPECT_EQ(cyclesOf("ReduceMax", {16 * 11, 11}, {{"rows", 16}, {"cols", 11}, {"axis", 0}}),
-            cyc::kWorkerVertexOverhead + 16 * (cyc::kRowOverhead + 6) + 6);
+            cyc::kStridedReduceOverhead + 11 * (cyc::kStridedReduceGroupOverhead + cyc::kStridedReduceMaxCompletion +
+                                                cyc::kStridedReduceStore + 15));
+  // ... 12 even columns in pairs, the sum with its own completion and the update store.
+  EXPECT_EQ(cyclesOf("ReduceSum", {16 * 12, 12}, {{"rows", 16}, {"cols", 12}, {"axis", 0}, {"accumulate", 1}}),
+            cyc::kStridedReduceOverhead + 6 * (cyc::kStridedReduceGroupOverhead + cyc::kStridedReduceAddCompletion +
+                                               cyc::kStridedReduceUpdateStore + 15));
 }
 
 TEST(AddBiasCodelet, AddsBiasToEveryRow) {
@@ -113,8 +122,9 @@ TEST(AddBiasCodelet, ValidationAndCycles) {
     EXPECT_NE(std::string(e.what()).find("field 'bias' has 2 elements, expected 3 (cols)"), std::string::npos)
         << e.what();
   }
-  // 20 + rows * (10 + ceil(cols / 2))
+  // 15 + rows * (7 + ceil(cols / 2) * 2): one worker of BroadcastVectorOuterByRow ADD
   EXPECT_EQ(cyclesOf("AddBias", {32 * 128, 128, 32 * 128}, {{"rows", 32}, {"cols", 128}}),
-            cyc::kWorkerVertexOverhead + 32 * (cyc::kRowOverhead + 64 * cyc::kSimpleOpCyclesPerVector));
-  EXPECT_EQ(cyclesOf("AddBias", {32 * 128, 128, 32 * 128}, {{"rows", 32}, {"cols", 128}}), 20u + 32u * 74u);
+            cyc::kBroadcastVertexOverhead +
+                32 * (cyc::kBroadcastRowOverhead + 64 * cyc::kBroadcastAddCyclesPerVector));
+  EXPECT_EQ(cyclesOf("AddBias", {32 * 128, 128, 32 * 128}, {{"rows", 32}, {"cols", 128}}), 15u + 32u * 135u);
 }

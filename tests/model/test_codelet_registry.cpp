@@ -30,7 +30,7 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "SoftmaxCrossEntropyGrad",
       // Half variants (typed names, as PopLibs names its vertices).
       "Add<half>", "Sub<half>", "Mul<half>", "Div<half>", "ScaledAdd<half>", "Relu<half>", "Exp<half>", "Log<half>",
-      "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ReduceSum<half,float>", "ReduceSum<half,half>",
+      "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ReduceSum<half,float>", "ReduceSum<half,half>", "ReduceSum<float,half>",
       "MatMulPartial<half,float>", "MatMulPartial<half,half>", "Copy<half>", "Cast<float,half>", "Cast<half,float>",
       "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>"};
   const auto& registry = CodeletRegistry::instance();

@@ -109,14 +109,15 @@ TEST(SoftmaxCrossEntropy, ValidationNamesTheField) {
 
 TEST(SoftmaxCrossEntropy, Cycles) {
   // Per row, classes = 10 -> V = 5 vectors.
-  const ipusim::ir::Cycles forwardRow = cyc::kRowOverhead +
-                                        5 * (3 * cyc::kSimpleOpCyclesPerVector + cyc::kExpCyclesPerVector) +
-                                        2 * cyc::kHorizontalReduceCycles + cyc::kScalarReciprocalCycles +
-                                        cyc::kLabelLookupCycles + cyc::kScalarLogCycles;
+  const ipusim::ir::Cycles fold = cyc::kContinuousReduceRowOverhead + 10 / 2;  // max, then sum
+  const ipusim::ir::Cycles forwardRow = 2 * fold +
+                                        5 * (2 * cyc::kAddSubMulCyclesPerVector + cyc::kExpCyclesPerVector) +
+                                        cyc::kScalarReciprocalCycles + cyc::kLabelLookupCycles + cyc::kScalarLogCycles;
   EXPECT_EQ(cyclesOf("SoftmaxCrossEntropy", {160, 16, 160, 16}, {{"rows", 16}, {"classes", 10}}),
-            cyc::kWorkerVertexOverhead + 16 * forwardRow);
-  // By hand: 10 + 5 * 9 + 6 + 3 + 4 + 3 = 71 per row.
-  EXPECT_EQ(cyclesOf("SoftmaxCrossEntropy", {160, 16, 160, 16}, {{"rows", 16}, {"classes", 10}}), 20u + 16u * 71u);
+            cyc::kContinuousReduceOverhead + 16 * forwardRow);
+  // By hand: 2 x 17 + 5 x (3 + 3 + 6) + 10 + 4 + 12 = 120 per row.
+  EXPECT_EQ(cyclesOf("SoftmaxCrossEntropy", {160, 16, 160, 16}, {{"rows", 16}, {"classes", 10}}), 17u + 16u * 120u);
+  // The gradient: popnn LossCrossEntropyTransform, 20 + 9 per element.
   EXPECT_EQ(cyclesOf("SoftmaxCrossEntropyGrad", {160, 16, 160}, {{"rows", 16}, {"classes", 10}}),
-            cyc::kWorkerVertexOverhead + 16 * (cyc::kRowOverhead + 5 + cyc::kLabelLookupCycles));
+            cyc::kLossTransformOverhead + 160 * cyc::kLossTransformCyclesPerElement);
 }

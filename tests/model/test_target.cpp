@@ -37,7 +37,10 @@ TEST(TargetPreset, Ipu2IsMk2Gc200) {
   EXPECT_EQ(t.tile.ampHalfMacsPerCycle, 64u);
   EXPECT_EQ(t.exchange.bytesPerCycle, 4u);
   EXPECT_EQ(t.exchange.pairedReceiveFactor, 2u);
-  EXPECT_DOUBLE_EQ(t.hostLink.bytesPerSecond, 31.5e9);
+  EXPECT_DOUBLE_EQ(t.hostLink.bytesPerSecond, 100e9 / 8);  // the IPU-M2000's 100 GbE host link
+  EXPECT_EQ(t.sync.internalCycles, 126u);                  // Target getMaxIPUSyncDelay
+  EXPECT_EQ(t.sync.externalCycles, 600u);                  // Target getGlobalSyncCycles
+  EXPECT_EQ(t.tile.supervisorOverheadCycles, 11u);         // popops basicOpSupervisorOverhead
   EXPECT_EQ(t.totalTiles(), 1472u);
 }
 

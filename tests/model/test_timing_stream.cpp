@@ -1,11 +1,12 @@
-// Timing of host stream copies: Begin (waiting for the host), Mid (host link),
-// End (completion sync). Exact cycles.
+// Timing of host stream copies: Begin (waiting for the host), host service
+// (the host hands the buffer over), Mid (the host-link transfer), End
+// (completion sync). Exact cycles.
 #include "test_system_rig.hpp"
 
 namespace ipusim::model::testing {
 namespace {
 
-// Mid of a copy of `bytes`: link latency + bytes at 16 B/cycle + host service.
+// Host service and Mid of a copy of `bytes`: link latency + bytes at 16 B/cycle, + host service.
 Cycles midCycles(const Target& t, std::uint64_t bytes, Cycles service) {
   return t.secondsToCycles(t.hostLink.latencySeconds) + (bytes + 15) / 16 + service;
 }
@@ -35,15 +36,20 @@ TEST(TimingStream, HostToDeviceCopyWaitsForALatePushThenTransfersThenSyncs) {
   const Cycles mid = midCycles(target, 4000, 70);
   EXPECT_EQ(mid, 1000 + 250 + 70u);
   EXPECT_EQ(duration, 1234 + mid + 500);
-  ASSERT_EQ(rec.copies.size(), 3u);
+  ASSERT_EQ(rec.copies.size(), 4u);
   EXPECT_EQ(rec.copies[0].phase, StreamCopyPhase::Begin);
   EXPECT_EQ(rec.copies[0].duration, 1234u);
-  EXPECT_EQ(rec.copies[1].phase, StreamCopyPhase::Mid);
+  // To the device the host hands its buffer over first, then the bytes cross.
+  EXPECT_EQ(rec.copies[1].phase, StreamCopyPhase::HostService);
   EXPECT_EQ(rec.copies[1].start, 1234u);
-  EXPECT_EQ(rec.copies[1].duration, mid);
-  EXPECT_EQ(rec.copies[1].bytes, 4000u);
-  EXPECT_EQ(rec.copies[2].phase, StreamCopyPhase::End);
-  EXPECT_EQ(rec.copies[2].duration, 500u);
+  EXPECT_EQ(rec.copies[1].duration, 70u);
+  EXPECT_EQ(rec.copies[1].bytes, 0u);
+  EXPECT_EQ(rec.copies[2].phase, StreamCopyPhase::Mid);
+  EXPECT_EQ(rec.copies[2].start, 1234u + 70u);
+  EXPECT_EQ(rec.copies[2].duration, 1000u + 250u);
+  EXPECT_EQ(rec.copies[2].bytes, 4000u);
+  EXPECT_EQ(rec.copies[3].phase, StreamCopyPhase::End);
+  EXPECT_EQ(rec.copies[3].duration, 500u);
   ASSERT_EQ(rec.of(PhaseKind::StreamCopy, 0).size(), 1u);
   EXPECT_EQ(rec.of(PhaseKind::StreamCopy, 0)[0].duration, duration);
   EXPECT_EQ(asFloats(rig.system.readTensor(x)), data);  // scattered over both tiles
@@ -122,6 +128,46 @@ TEST(TimingStream, DeviceToHostCopyWaitsWhileTheHostFifoIsFull) {
   EXPECT_EQ(rec.copies[3].duration, 10000 - one);
   ASSERT_EQ(received.size(), 2u);
   EXPECT_EQ(received[1], (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+// To the host the bytes cross first, then the host takes the buffer; what it
+// pops carries the cycle, run and step that produced it.
+TEST(TimingStream, DeviceToHostServiceFollowsTheTransferAndTheCopyCarriesItsOrigin) {
+  const Target target = smallTarget();
+  ExeBuilder b;
+  const ir::Id s = b.stream("outfeed", ir::StreamDirection::DeviceToHost, 8, 4);
+  const ir::Id y = b.tensor("y", 8, 3, ir::DType::Float, {1, 2, 3, 4, 5, 6, 7, 8});
+  b.entry("main", b.repeat(2, b.sequence({b.streamCopy(s, b.all(y))}, /*marksStep=*/true)));
+  Rig rig(target);
+  Recorder rec;
+  rig.system.load(b.exe);
+  rig.system.addObserver(&rec);
+  rig.system.stream("outfeed").setHostServiceCycles(40);
+  std::vector<DeviceOrigin> origins;
+  rig.device = [&](Rig& r) {
+    r.system.run(0);
+    r.system.run(0);
+    for (int i = 0; i < 4; ++i) {
+      r.system.stream(s).pop();
+      origins.push_back(r.system.stream(s).lastOrigin());
+    }
+  };
+  rig.simulate();
+  const Cycles transfer = midCycles(target, 32, 0);  // 1000 + 2
+  const Cycles copy = transfer + 40 + 500;
+  ASSERT_EQ(rec.copies.size(), 16u);
+  EXPECT_EQ(rec.copies[1].phase, StreamCopyPhase::Mid);
+  EXPECT_EQ(rec.copies[1].start, 0u);
+  EXPECT_EQ(rec.copies[1].duration, transfer);
+  EXPECT_EQ(rec.copies[2].phase, StreamCopyPhase::HostService);
+  EXPECT_EQ(rec.copies[2].start, transfer);
+  EXPECT_EQ(rec.copies[2].duration, 40u);
+  ASSERT_EQ(origins.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(origins[i].at, i * copy + transfer) << i;  // delivered at the end of its transfer
+    EXPECT_EQ(origins[i].run, std::int64_t(i / 2)) << i;
+    EXPECT_EQ(origins[i].step, std::int64_t(i)) << i;   // steps are numbered across runs
+  }
 }
 
 TEST(TimingStream, SyntheticModeIgnoresPayloadsButKeepsTiming) {

@@ -18,8 +18,19 @@ TEST(OpGraph, TutorialHasForwardBackwardAndUpdates) {
   EXPECT_EQ(g.values[g.weights[0]].shape, (std::vector<std::uint64_t>{784, 128}));
   // Glorot uniform limit for 784 x 128
   const double limit = std::sqrt(6.0 / (784 + 128));
-  for (double v : g.values[g.weights[0]].initialValue) ASSERT_LE(std::fabs(v), limit);
-  for (double v : g.values[g.weights[1]].initialValue) ASSERT_EQ(v, 0.0);
+  ASSERT_TRUE(g.values[g.weights[0]].uniformInit.has_value());
+  EXPECT_DOUBLE_EQ(g.values[g.weights[0]].uniformInit->limit, limit);
+  const std::vector<double> drawn = ir::uniformValues(*g.values[g.weights[0]].uniformInit, 784 * 128);
+  double lowest = 0, highest = 0;
+  for (double v : drawn) {
+    ASSERT_LE(std::fabs(v), limit);
+    lowest = std::min(lowest, v), highest = std::max(highest, v);
+  }
+  EXPECT_LT(lowest, -0.99 * limit);  // the whole range is used
+  EXPECT_GT(highest, 0.99 * limit);
+  EXPECT_FALSE(g.values[g.weights[1]].uniformInit.has_value());  // biases start at zero
+  // Each kernel has its own draw.
+  EXPECT_NE(g.values[g.weights[0]].uniformInit->seed, g.values[g.weights[2]].uniformInit->seed);
 }
 
 TEST(Schedule, EveryAlgorithmGivesAValidOrder) {

@@ -75,7 +75,8 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   std::vector<std::vector<float>> weights;
   for (ir::Id t : c.weightTensors) {
     const auto& tensor = c.exe.tensors[t];
-    weights.push_back(tensor.initialValue.empty() ? std::vector<float>(tensor.numElements(), 0.0f) : floats(tensor.initialValue));
+    const std::vector<double> init = ir::initialValues(tensor);
+    weights.push_back(init.empty() ? std::vector<float>(tensor.numElements(), 0.0f) : floats(init));
   }
   CpuReference reference(w, weights);
   for (std::uint64_t s = 0; s < runs * c.stepsPerRun; ++s) {

@@ -146,9 +146,18 @@ TEST(ProfileReaderErrors, IncompleteProfile) {
   const std::string path = dir.file("profile.pop");
   // What a run killed before commit would leave if it had written in place.
   makeSqliteFile(path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-                       "INSERT INTO meta VALUES ('schema_version', '1');");
+                       "INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');");
   EXPECT_EQ(openError(path), path + ": incomplete profile (meta has no complete=1): the run that "
                                     "wrote it did not finish");
+}
+
+TEST(ProfileReaderErrors, OlderSchemaVersion) {
+  ScratchDirectory dir;
+  const std::string path = dir.file("profile.pop");
+  makeSqliteFile(path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+                       "INSERT INTO meta VALUES ('schema_version', '1'), ('complete', '1');");
+  EXPECT_EQ(openError(path), path + ": schema version 1 is older than this build reads (" +
+                                 std::to_string(kSchemaVersion) + "): write the profile again with this ipusim");
 }
 
 TEST(ProfileReaderErrors, OpensReadOnly) {

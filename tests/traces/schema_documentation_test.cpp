@@ -75,7 +75,7 @@ void writeSmallProfile(const std::string& path) {
   writer.addTileMemoryPeak(TileMemoryPeakRow{0, 0, 4096, 4096, 0});
   writer.addSlice(SliceRow{0, engine, 0, 0, 2000, "Engine::run", "engine_run", 0, -1, -1, -1, -1});
   writer.addSlice(SliceRow{0, bsp, 0, 100, 900, "fc1", "compute", 0, -1, 1, 1, -1});
-  writer.addCounter(CounterRow{loss, 1000, 2.3});
+  writer.addCounter(CounterRow{loss, 1000, 2.3, 0, 0});
   writer.addProgramWork(ProgramWorkRow{1, 2 * 32 * 784 * 128, 2, 2});
   writer.addTensor(TensorRow{0, "w", "weights", true, 4096, 1, "dense", "kernel"});
   writer.addTensor(TensorRow{1, "x", "activations", false, 1024, 2, "dense", "matmul"});
@@ -118,11 +118,35 @@ TEST(SchemaDocumentation, EveryExampleQueryRunsAndReturnsRows) {
       if (const int index = sqlite3_bind_parameter_index(stmt, name)) sqlite3_bind_int(stmt, index, value);
     int rows = 0;
     int rc = SQLITE_ROW;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ++rows;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      ++rows;
+      // A NULL is what a query reading a meta key nobody writes returns.
+      if (sql.find("FROM meta") != std::string::npos) {
+        for (int column = 0; column < sqlite3_column_count(stmt); ++column)
+          EXPECT_NE(sqlite3_column_type(stmt, column), SQLITE_NULL)
+              << "column " << sqlite3_column_name(stmt, column) << " is NULL in\n" << sql;
+      }
+    }
     EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(reader.db()) << "\n" << sql;
     EXPECT_GT(rows, 0) << sql;
     sqlite3_finalize(stmt);
   }
+}
+
+// Every meta key an example reads is one the Engine writes (the small profile
+// above could write any key; the Engine is what users' profiles come from).
+TEST(SchemaDocumentation, ExamplesReadMetaKeysTheEngineWrites) {
+  std::ifstream file(std::string(IPUSIM_SOURCE_DIR) + "/sim/engine/engine.cpp");
+  std::stringstream engine;
+  engine << file.rdbuf();
+  const std::string marker = "key = '";
+  for (const auto& sql : sqlBlocks(readSchemaDocument()))
+    for (auto at = sql.find(marker); at != std::string::npos; at = sql.find(marker, at + 1)) {
+      const auto start = at + marker.size();
+      const std::string key = sql.substr(start, sql.find('\'', start) - start);
+      EXPECT_NE(engine.str().find("setMeta(\"" + key + "\""), std::string::npos)
+          << "an example reads meta '" << key << "', which sim/engine/engine.cpp never writes";
+    }
 }
 
 }  // namespace

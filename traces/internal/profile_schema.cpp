@@ -83,7 +83,9 @@ CREATE TABLE tile_memory_peak(
 CREATE TABLE counters(
   track_id INTEGER NOT NULL REFERENCES tracks(id),
   ts       INTEGER NOT NULL,
-  value    REAL    NOT NULL
+  value    REAL    NOT NULL,
+  run_id   INTEGER,
+  step     INTEGER
 );
 CREATE TABLE program_work(
   program_id INTEGER PRIMARY KEY REFERENCES programs(id),

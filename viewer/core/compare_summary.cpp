@@ -10,13 +10,14 @@ namespace ipusim::viewer {
 namespace {
 
 struct Totals {
-  double cycles = 0, seconds = 0, runs = 0, steps = 0, capturedRuns = 0;
+  double cycles = 0, seconds = 0, runs = 0, steps = 0, capturedRuns = 0, waitingForHost = 0;
   profiler::RangeStats stats;
 };
 
 Totals totalsOf(const ProfileSession& s) {
   Totals t;
-  t.cycles = double(s.endCycle() - s.startCycle());
+  t.cycles = double(s.jobCycles());
+  t.waitingForHost = s.hostWait().share();
   t.seconds = s.clockHz() > 0 ? t.cycles / s.clockHz() : 0;
   t.runs = double(s.runs().size());
   for (const auto& r : s.runs()) t.steps += double(r.steps);
@@ -49,8 +50,8 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
       {"Steps per run", ta.runs > 0 ? ta.steps / ta.runs : 0, tb.runs > 0 ? tb.steps / tb.runs : 0},
       {"Cycles per step", ta.steps > 0 ? ta.cycles / ta.steps : 0, tb.steps > 0 ? tb.cycles / tb.steps : 0},
       {"Captured runs (shares below are over them)", ta.capturedRuns, tb.capturedRuns},
-      {"Host wait (StreamCopy Begin)", ta.stats.share(ta.stats.hostWaitCycles),
-       tb.stats.share(tb.stats.hostWaitCycles), true},
+      {"IPU waiting for the host", ta.waitingForHost, tb.waitingForHost, true},
+      {"StreamCopy Begin", ta.stats.share(ta.stats.hostWaitCycles), tb.stats.share(tb.stats.hostWaitCycles), true},
       {"Compute/IO overlap", ta.stats.computeIoOverlap(), tb.stats.computeIoOverlap(), true},
   };
   const std::size_t ipus = std::max(ta.stats.ipus.size(), tb.stats.ipus.size());

@@ -18,8 +18,10 @@ struct CompareRow {
   double ratio() const { return a != 0 ? b / a : 0.0; }
 };
 
-// Total time (cycles, seconds), runs, steps, steps per run, cycles per step,
-// captured runs, and the host wait, compute/IO overlap and per IPU compute /
+// Total time (cycles, seconds: ProfileSession::jobCycles), runs, steps, steps
+// per run, cycles per step, captured runs, IPU waiting for the host
+// (ProfileSession::hostWait, the job-level figure of `report` and `compare`),
+// and the StreamCopy Begin share, compute/IO overlap and per IPU compute /
 // exchange / sync / stream copy / idle proportions over each profile's
 // statisticsWindow.
 std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSession& b);

@@ -1,5 +1,7 @@
 #include "viewer/core/profile_session.hpp"
 
+#include "profiler/analysis/job_cycles.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -61,6 +63,8 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
     extent_.first = std::min(extent_.first, run.startCycle);
     extent_.second = std::max(extent_.second, run.endCycle);
   }
+  jobCycles_ = profiler::analysis::jobCycles(*reader_);
+  hostWait_ = profiler::analysis::ipuWaitingForHost(*reader_);
 
   std::vector<traces::TrackRow> ordered;
   for (const auto& t : tracks_)

@@ -5,6 +5,7 @@
 // (LaneLoader), so a profile of 10 million slices shows its structure at once
 // and fills in while the user looks. Throws traces::ProfileError naming the
 // file when it cannot be opened (missing, truncated, not SQLite, newer schema).
+#include "profiler/analysis/host_wait.hpp"
 #include "traces/profile_reader.hpp"
 #include "viewer/core/lane.hpp"
 #include "viewer/core/lane_loader.hpp"
@@ -48,6 +49,11 @@ class ProfileSession {
   // [first cycle, last cycle] of the run: slices and runs together.
   std::int64_t startCycle() const { return extent_.first; }
   std::int64_t endCycle() const { return extent_.second; }
+  // The job-level figures, computed once on open by their one definitions:
+  // total cycles (profiler/analysis/job_cycles.hpp) and IPU waiting for the
+  // host (profiler/analysis/host_wait.hpp).
+  std::int64_t jobCycles() const { return jobCycles_; }
+  const profiler::analysis::HostWaitBreakdown& hostWait() const { return hostWait_; }
 
   // Lanes in display order: engine, host, stream, then per IPU its program
   // flame graph and BSP lane, then counters.
@@ -74,6 +80,8 @@ class ProfileSession {
   std::vector<traces::TileMemoryRow> tileMemory_;
   std::vector<traces::TileMemoryPeakRow> tileMemoryPeaks_;
   std::pair<std::int64_t, std::int64_t> extent_{0, 0};
+  std::int64_t jobCycles_ = 0;
+  profiler::analysis::HostWaitBreakdown hostWait_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<LaneLoader> loader_;
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> tileCache_;

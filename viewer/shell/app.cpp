@@ -209,7 +209,9 @@ void ViewerApp::drawSummary(OpenProfile& p) {
   }
   ImGui::Text("Engine::run calls: %zu (%lld with detail), steps: %lld", s.runs().size(),
               static_cast<long long>(captured), static_cast<long long>(steps));
-  ImGui::Text("Total: %s", formatCyclesWithTime(s.endCycle() - s.startCycle(), s.clockHz()).c_str());
+  ImGui::Text("Total: %s", formatCyclesWithTime(s.jobCycles(), s.clockHz()).c_str());
+  ImGui::Text("IPU waiting for the host: %.1f%% (captured runs and the host time before each)",
+              100.0 * s.hostWait().share());
   ImGui::Text("Slices: %s", formatCycles(s.sliceCount()).c_str());
   ImGui::Separator();
   ImGui::TextUnformatted("Engine options");

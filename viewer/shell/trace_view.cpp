@@ -730,8 +730,9 @@ void TraceView::drawSidePanel() {
   ImGui::TextDisabled("(each cycle counted once: compute > exchange > IPU link > sync > stream copy > idle)");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  ImGui::Text("Host wait (Begin): %s  %s", pct(s.share(s.hostWaitCycles)).c_str(),
-              formatCycles(s.hostWaitCycles).c_str());
+  ImGui::Text("IPU waiting for the host: %s  %s", pct(s.share(s.ipuWaitingForHostCycles)).c_str(),
+              formatCycles(s.ipuWaitingForHostCycles).c_str());
+  ImGui::Text("  of which StreamCopy Begin: %s", formatCycles(s.hostWaitCycles).c_str());
   ImGui::Text("Host-link transfer (Mid): %s", formatCycles(s.hostTransferCycles).c_str());
   ImGui::Text("Compute/IO overlap: %s of transfer cycles", pct(s.computeIoOverlap()).c_str());
   ImGui::Text("To device: %s bytes, to host: %s bytes", formatCycles(s.bytesToDevice).c_str(),

@@ -3,8 +3,9 @@
 
     python3 traces/python/examples/host_wait.py REPORT_DIR_OR_PROFILE
 
-Prints the figure `ipusim report` prints on its "host wait" line (the same
-cycles, seconds and share), then where the wait happens, step by step.
+Prints the figure `ipusim report` prints on its "IPU waiting for the host"
+line (the same share, cycles and seconds, and its parts), then the waits per
+stream.
 """
 
 import os
@@ -36,11 +37,11 @@ def main(argv):
         return 0 if len(argv) == 2 else 2
     try:
         with ipusim_profile.open_profile(argv[1]) as profile:
-            wait = profile.host_wait()
-            captured = [r for r in profile.runs() if r.captured]
-            print(f"Over the {len(captured)} captured runs ({format_cycles(profile, wait.window_cycles)}):")
-            print(f"  host wait (StreamCopy Begin): {format_cycles(profile, wait.wait_cycles)}, "
-                  f"{wait.share * 100:.1f}%")
+            w = profile.ipu_waiting_for_host()
+            print(f"IPU waiting for the host: {w.share * 100:.1f}% of the captured runs and the host time before "
+                  f"each ({format_cycles(profile, w.waiting_cycles)} of {format_cycles(profile, w.window_cycles)}): "
+                  f"outside Engine::run {format_cycles(profile, w.outside_run_cycles)}, StreamCopy Begin "
+                  f"{format_cycles(profile, w.begin_cycles)}, host service {format_cycles(profile, w.host_service_cycles)}")
             # Where: the Begin slices per stream, from their parent StreamCopy slice.
             per_stream = {}
             names = {}

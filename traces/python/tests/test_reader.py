@@ -220,15 +220,25 @@ class TutorialProfileTest(unittest.TestCase):
             self.assertTrue(0 <= t.tile < self.profile.tiles_per_ipu * self.profile.num_ipus)
             self.assertGreater(t.dur, 0)
 
-    def test_host_wait_is_the_report_figure(self):
+    def test_ipu_waiting_for_host_is_the_report_figure(self):
+        w = self.profile.ipu_waiting_for_host()
+        expected = self.report["host_wait"]
+        self.assertEqual(w.waiting_cycles, expected["waiting_cycles"])
+        self.assertEqual(w.window_cycles, expected["window_cycles"])
+        self.assertEqual(w.outside_run_cycles, expected["outside_run_cycles"])
+        self.assertEqual(w.begin_cycles, expected["stream_copy_begin_cycles"])
+        self.assertEqual(w.host_service_cycles, expected["host_service_cycles"])
+        self.assertAlmostEqual(w.share, self.report["ipu_waiting_for_host"])
+
+    def test_stream_copy_begin_is_the_report_figure(self):
         wait = self.profile.host_wait()
-        self.assertEqual(wait.wait_cycles, self.report["captured"]["host_wait_cycles"])
+        self.assertEqual(wait.wait_cycles, self.report["captured"]["stream_copy_begin_cycles"])
         self.assertEqual(wait.window_cycles, self.report["captured"]["window_cycles"])
         self.assertGreater(wait.wait_cycles, 0)
 
     def test_worked_example_prints_the_report_line(self):
         out = subprocess.run([sys.executable, EXAMPLE, PROFILE], check=True, capture_output=True, text=True).stdout
-        report_line = next(l.strip() for l in self.text_report.splitlines() if "host wait (StreamCopy Begin)" in l)
+        report_line = next(l.strip() for l in self.text_report.splitlines() if "IPU waiting for the host:" in l)
         self.assertIn(report_line, out)
 
 

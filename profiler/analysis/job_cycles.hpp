@@ -1,0 +1,17 @@
+#pragma once
+// The job's total simulated cycles: the one definition `ipusim run`, `report`,
+// `compare` and the viewer show. The job starts at cycle 0 (the simulation's
+// start: the host's first dispatch is part of the job) and ends when the host
+// holds every result (meta job_end_cycle, written by the Engine when the job
+// is over; it includes the last outfeed drain). A profile without that key
+// ends at its last run's end.
+#include "traces/profile_reader.hpp"
+
+#include <cstdint>
+
+namespace ipusim::profiler::analysis {
+
+// Throws traces::ProfileError when meta job_end_cycle is not a non-negative integer.
+std::int64_t jobCycles(const traces::ProfileReader& reader);
+
+}  // namespace ipusim::profiler::analysis
