@@ -67,17 +67,19 @@ TEST(OperationsSummary, AddsUpExactlyToTheStepsComputeExchangeAndSync) {
 
   // The top rows are the ops a user expects: the first dense layer (784 x 128
   // of the 784 x 128 + 128 x 10 weights) takes the most cycles, and by FLOPs
-  // its forward matrix product leads with 32 x 784 x 128 multiply-accumulates
-  // per step plus the additions of its partial sums (at most 2% more).
+  // its matrix product or weight gradient leads with 32 x 784 x 128
+  // multiply-accumulates per step plus the additions of its partial sums
+  // (at most 10% more).
   const auto& top = ops.rows.at(0);
   EXPECT_EQ(top.layer, "dense");
   auto byFlops = ops;
   analysis::sortOperations(byFlops, analysis::OperationSort::Flops);
   const auto& mostFlops = byFlops.rows.at(0);
-  EXPECT_EQ(mostFlops.layer + "/" + mostFlops.op, "dense/matmul");
+  EXPECT_EQ(mostFlops.layer, "dense");
+  EXPECT_TRUE(mostFlops.op == "matmul" || mostFlops.op == "kernel_grad") << mostFlops.op;
   const std::int64_t macFlops = 2LL * 32 * 784 * 128 * ops.windows;
   EXPECT_GE(mostFlops.flops, macFlops);
-  EXPECT_LE(mostFlops.flops, macFlops + macFlops / 50);
+  EXPECT_LE(mostFlops.flops, macFlops + macFlops / 10);
   EXPECT_GT(mostFlops.tiles, 0);
   EXPECT_GT(mostFlops.memoryBytes, 0);
 }
@@ -135,6 +137,14 @@ TEST(Insights, WithoutFeedsTheHostIsTheBottleneckAndFeedsAreTheKnob) {
   EXPECT_NE(text.find("knob: use infeed/outfeed queues (training.feeds = true) with steps_per_execution 10"),
             std::string::npos)
       << text;
+}
+
+TEST(Insights, WithFeedsTheHostIsTheBottleneckAndStepsPerExecutionIsTheKnob) {
+  ScratchDir dir("insights-feeds");
+  writeProfile(dir, "workloads/mnist_with_feeds.json", 40);
+  const std::string text = insightsText(dir);
+  EXPECT_NE(text.find("the IPU waits for the host"), std::string::npos) << text;
+  EXPECT_NE(text.find("knob: raise steps_per_execution (10 -> 100)"), std::string::npos) << text;
 }
 
 TEST(Insights, ADeviceBoundWorkloadDoesNotBlameTheHost) {

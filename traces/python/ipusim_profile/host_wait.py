@@ -1,14 +1,14 @@
-"""How long the IPU waits for the host: the same definition as `ipusim report`
-(profiler/analysis/host_wait_share.hpp, which forwards to DeviceActivity's
-host wait, profiler/README.md "Host wait"):
+"""How long the IPU waits for the host, as `ipusim report` defines it.
 
-- the window: the union of the captured runs' [start_cycle, end_cycle);
-- the wait: the union of the StreamCopy Begin slices (category
-  stream_copy_begin, on stream and bsp tracks) inside the window;
-- the share: wait cycles over window cycles.
+- ipu_waiting_for_host(): the report's "IPU waiting for the host"
+  (profiler/analysis/host_wait.hpp): time outside Engine::run, StreamCopy
+  Begin and host service, over each captured run with the host time before it.
+- host_wait(): StreamCopy Begin alone (the report's stream_copy_begin_cycles,
+  profiler/analysis/device_activity.hpp): the union of Begin slices on stream
+  and bsp tracks inside the captured runs, over the captured runs' time.
 
-A test (traces/python/tests) checks that this prints the figure `ipusim
-report` prints; when the C++ definition changes, this function follows.
+Tests (traces/python/tests) check both against `ipusim report --json`; when
+the C++ definitions change, these follow.
 """
 
 from dataclasses import dataclass

@@ -6,7 +6,7 @@ import sqlite3
 from dataclasses import dataclass
 
 # The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
-SUPPORTED_SCHEMA_VERSION = 1
+SUPPORTED_SCHEMA_VERSION = 2
 
 
 class ProfileError(Exception):

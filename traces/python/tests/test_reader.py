@@ -120,7 +120,7 @@ class OpenErrorsTest(unittest.TestCase):
             ipusim_profile.open_profile(self.path("new.pop"))
 
     def test_row_counts_are_checked_when_recorded(self):
-        write_minimal(self.path("counted.pop"), {"schema_version": "1", "complete": "1",
+        write_minimal(self.path("counted.pop"), {"schema_version": "2", "complete": "1",
                                                  "row_counts": '{"meta": 3}'})
         with ipusim_profile.open_profile(self.path("counted.pop")):
             pass
