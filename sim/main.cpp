@@ -30,10 +30,12 @@ int sc_main(int argc, char* argv[]) {
   ipusim::sim::addDemoCommand(app, exitCode);
   ipusim::sim::addRunCommand(app, exitCode);
   ipusim::sim::addCompileCommand(app, exitCode);
+  ipusim::sim::addSweepCommand(app, exitCode);
   ipusim::sim::addParamsCommand(app, exitCode);
   ipusim::sim::addOptionsCommand(app, exitCode);
   ipusim::sim::addExampleGraphCommand(app, exitCode);
   ipusim::sim::addReportCommand(app, exitCode);
+  ipusim::sim::addInsightsCommand(app, exitCode);
   ipusim::sim::addCompareCommand(app, exitCode);
   ipusim::sim::addExportCommand(app, exitCode);
   try {

@@ -327,6 +327,59 @@ std::vector<TileMemoryRow> ProfileReader::tileMemory() const {
   return result;
 }
 
+bool ProfileReader::hasTable(const std::string& name) const {
+  Statement probe = impl_->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  probe.bindText(1, name);
+  return probe.step() && probe.columnInt(0) > 0;
+}
+
+std::vector<ProgramWorkRow> ProfileReader::programWork() const {
+  std::vector<ProgramWorkRow> result;
+  if (!hasTable("program_work")) return result;
+  Statement s = impl_->prepare("SELECT program_id, flops, vertices, tiles FROM program_work ORDER BY program_id");
+  while (s.step()) result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
+  return result;
+}
+
+std::vector<TensorRow> ProfileReader::tensors() const {
+  std::vector<TensorRow> result;
+  if (!hasTable("tensors")) return result;
+  Statement s = impl_->prepare(
+      "SELECT id, name, category, always_live, bytes, tiles, layer, op FROM tensors ORDER BY id");
+  while (s.step()) {
+    TensorRow row;
+    row.id = s.columnInt(0);
+    row.name = s.columnText(1);
+    row.category = s.columnText(2);
+    row.alwaysLive = s.columnInt(3) != 0;
+    row.bytes = s.columnInt(4);
+    row.tiles = s.columnInt(5);
+    row.layer = s.columnText(6);
+    row.op = s.columnText(7);
+    result.push_back(std::move(row));
+  }
+  return result;
+}
+
+std::vector<ProgramOrderRow> ProfileReader::programOrder() const {
+  std::vector<ProgramOrderRow> result;
+  if (!hasTable("program_order")) return result;
+  Statement s = impl_->prepare(
+      "SELECT entry_point, position, program_id FROM program_order ORDER BY entry_point, position");
+  while (s.step()) result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2)});
+  return result;
+}
+
+std::vector<TensorLifetimeRow> ProfileReader::tensorLifetimes() const {
+  std::vector<TensorLifetimeRow> result;
+  if (!hasTable("tensor_lifetimes")) return result;
+  Statement s = impl_->prepare(
+      "SELECT entry_point, tensor_id, first_position, last_position FROM tensor_lifetimes "
+      "ORDER BY entry_point, tensor_id");
+  while (s.step()) result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
+  return result;
+}
+
 std::vector<TileMemoryPeakRow> ProfileReader::tileMemoryPeaks() const {
   std::vector<TileMemoryPeakRow> result;
   Statement probe = impl_->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tile_memory_peak'");

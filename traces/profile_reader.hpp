@@ -38,6 +38,13 @@ class ProfileReader {
   // tile_memory_peak table existed.
   std::vector<TileMemoryPeakRow> tileMemoryPeaks() const;
   std::vector<CounterRow> counters(std::int64_t trackId) const;
+  // The executable's facts for the operations and liveness reports. Each is
+  // empty for a profile written before its table existed.
+  std::vector<ProgramWorkRow> programWork() const;
+  std::vector<TensorRow> tensors() const;
+  std::vector<ProgramOrderRow> programOrder() const;         // by entry point, position
+  std::vector<TensorLifetimeRow> tensorLifetimes() const;    // by entry point, tensor
+  bool hasTable(const std::string& name) const;
 
   // Slices of a track overlapping [from, to), ordered by ts.
   std::vector<SliceRow> slices(std::int64_t trackId, std::int64_t from, std::int64_t to) const;

@@ -104,4 +104,38 @@ struct CounterRow {
   std::int64_t step = -1;   // the global step that produced it; -1 (NULL) when none
 };
 
+// The work of one Execute program step: what its compute set computes.
+struct ProgramWorkRow {
+  std::int64_t programId = 0;  // an Execute program
+  std::int64_t flops = 0;      // floating-point operations of one execution
+  std::int64_t vertices = 0;   // vertices in its compute set
+  std::int64_t tiles = 0;      // distinct tiles those vertices run on
+};
+
+// A tensor of the executable: its size and liveness class.
+struct TensorRow {
+  std::int64_t id = 0;
+  std::string name;
+  std::string category;        // weights, activations, gradients, ...
+  bool alwaysLive = true;      // false: shares bytes with tensors whose lifetimes do not meet
+  std::int64_t bytes = 0;      // bytes over all tiles
+  std::int64_t tiles = 0;      // tiles holding some of it
+  std::string layer, op;       // debug origin in the workload
+};
+
+// Position of a leaf program step (Execute, Copy, StreamCopy, Sync) in the
+// execution order of an entry point's program tree.
+struct ProgramOrderRow {
+  std::int64_t entryPoint = 0;
+  std::int64_t position = 0;   // 0, 1, ... in program order
+  std::int64_t programId = 0;
+};
+
+// The first and last program-order positions (of one entry point) that use a tensor.
+struct TensorLifetimeRow {
+  std::int64_t entryPoint = 0;
+  std::int64_t tensorId = 0;
+  std::int64_t firstPosition = 0, lastPosition = 0;
+};
+
 }  // namespace ipusim::traces

@@ -15,7 +15,8 @@ using internal::Statement;
 namespace {
 const char* const kCountedTables[] = {"meta",        "runs",          "tracks",      "slices",
                                       "programs",    "phases",        "tile_phase_cycles",
-                                      "tile_memory", "tile_memory_peak", "counters", "slice_track_stats",
+                                      "tile_memory", "tile_memory_peak", "counters", "program_work",
+                                      "tensors",     "program_order", "tensor_lifetimes", "slice_track_stats",
                                       "long_slices", "slice_strings", "slice_chunks",
                                       nullptr};
 

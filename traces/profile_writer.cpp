@@ -61,7 +61,8 @@ struct ProfileWriter::Impl {
   bool claimedTemporary = false;
 
   Statement insertMeta, insertRun, insertTrack, insertProgram, insertPhase,
-      insertTilePhase, insertTileMemory, insertTileMemoryPeak, insertCounter;
+      insertTilePhase, insertTileMemory, insertTileMemoryPeak, insertCounter, insertProgramWork, insertTensor,
+      insertProgramOrder, insertTensorLifetime;
   internal::SliceBatchInserter slices;
 
   std::int64_t nextTrackId = 1;
@@ -208,6 +209,16 @@ void ProfileWriter::Impl::prepareStatements() {
       "VALUES (?1, ?2, ?3, ?4, ?5)", path);
   insertCounter = Statement(db,
       "INSERT INTO counters(track_id, ts, value, run_id, step) VALUES (?1, ?2, ?3, ?4, ?5)", path);
+  insertProgramWork = Statement(db,
+      "INSERT INTO program_work(program_id, flops, vertices, tiles) VALUES (?1, ?2, ?3, ?4)", path);
+  insertTensor = Statement(db,
+      "INSERT INTO tensors(id, name, category, always_live, bytes, tiles, layer, op) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", path);
+  insertProgramOrder = Statement(db,
+      "INSERT INTO program_order(entry_point, position, program_id) VALUES (?1, ?2, ?3)", path);
+  insertTensorLifetime = Statement(db,
+      "INSERT INTO tensor_lifetimes(entry_point, tensor_id, first_position, last_position) "
+      "VALUES (?1, ?2, ?3, ?4)", path);
 }
 
 void ProfileWriter::Impl::requireWriting(const char* action) const {
@@ -305,7 +316,9 @@ void ProfileWriter::Impl::writeTrackStats() {
 void ProfileWriter::Impl::closeStatements() noexcept {
   for (Statement* statement : {&insertMeta, &insertRun, &insertTrack,
                                &insertProgram, &insertPhase, &insertTilePhase,
-                               &insertTileMemory, &insertTileMemoryPeak, &insertCounter, &insertChunk})
+                               &insertTileMemory, &insertTileMemoryPeak, &insertCounter, &insertChunk,
+                               &insertProgramWork, &insertTensor, &insertProgramOrder,
+                               &insertTensorLifetime})
     *statement = Statement();
   slices.close();
 }
@@ -483,6 +496,57 @@ void ProfileWriter::addCounter(const CounterRow& row) {
     s.bindOptionalInt(4, row.runId);
     s.bindOptionalInt(5, row.step);
     s.execute("cannot add a counter value");
+  });
+}
+
+void ProfileWriter::addProgramWork(const ProgramWorkRow& row) {
+  impl_->requireWriting("add program work");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertProgramWork;
+    s.bindInt(1, row.programId);
+    s.bindInt(2, row.flops);
+    s.bindInt(3, row.vertices);
+    s.bindInt(4, row.tiles);
+    s.execute("cannot add program work");
+  });
+}
+
+void ProfileWriter::addTensor(const TensorRow& row) {
+  impl_->requireWriting("add a tensor");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertTensor;
+    s.bindInt(1, row.id);
+    s.bindText(2, row.name);
+    s.bindText(3, row.category);
+    s.bindInt(4, row.alwaysLive ? 1 : 0);
+    s.bindInt(5, row.bytes);
+    s.bindInt(6, row.tiles);
+    s.bindText(7, row.layer);
+    s.bindText(8, row.op);
+    s.execute("cannot add a tensor");
+  });
+}
+
+void ProfileWriter::addProgramOrder(const ProgramOrderRow& row) {
+  impl_->requireWriting("add program order");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertProgramOrder;
+    s.bindInt(1, row.entryPoint);
+    s.bindInt(2, row.position);
+    s.bindInt(3, row.programId);
+    s.execute("cannot add program order");
+  });
+}
+
+void ProfileWriter::addTensorLifetime(const TensorLifetimeRow& row) {
+  impl_->requireWriting("add a tensor lifetime");
+  impl_->guarded([&] {
+    Statement& s = impl_->insertTensorLifetime;
+    s.bindInt(1, row.entryPoint);
+    s.bindInt(2, row.tensorId);
+    s.bindInt(3, row.firstPosition);
+    s.bindInt(4, row.lastPosition);
+    s.execute("cannot add a tensor lifetime");
   });
 }
 

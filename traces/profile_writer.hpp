@@ -30,6 +30,10 @@ class ProfileWriter {
   void addTileMemory(const TileMemoryRow& row);
   void addTileMemoryPeak(const TileMemoryPeakRow& row);
   void addCounter(const CounterRow& row);
+  void addProgramWork(const ProgramWorkRow& row);
+  void addTensor(const TensorRow& row);
+  void addProgramOrder(const ProgramOrderRow& row);
+  void addTensorLifetime(const TensorLifetimeRow& row);
 
   std::uint64_t slicesWritten() const;
   // Ends the transaction, builds the indexes, closes and renames the file

@@ -1,5 +1,9 @@
 #include "profiler/recorder/profile_recorder.hpp"
 
+#include "profiler/recorder/flop_count.hpp"
+#include "profiler/recorder/program_liveness.hpp"
+
+#include <set>
 #include <stdexcept>
 
 namespace ipusim::profiler {
@@ -116,6 +120,31 @@ void ProfileRecorder::writeTileMemory(const std::vector<ir::TileMemoryUsage>& us
                                std::int64_t(u.notAlwaysLivePeakBytes)});
     for (const ir::CategoryBytes& c : u.categories)
       writer_.addTileMemory({ipu, u.tile, c.category, c.alwaysLive, std::int64_t(c.bytes)});
+  }
+}
+
+void ProfileRecorder::writeExecutableFacts() {
+  for (const auto& p : exe_.programs) {
+    if (p.kind != ir::ProgramKind::Execute || p.computeSet >= exe_.computeSets.size()) continue;
+    const ir::ComputeSet& cs = exe_.computeSets[p.computeSet];
+    std::set<std::uint32_t> tiles;
+    for (const auto& v : cs.vertices) tiles.insert(v.tile);
+    writer_.addProgramWork({p.id, static_cast<std::int64_t>(computeSetFlops(cs)),
+                            static_cast<std::int64_t>(cs.vertices.size()), static_cast<std::int64_t>(tiles.size())});
+  }
+  for (const auto& t : exe_.tensors) {
+    std::set<std::uint32_t> tiles;
+    for (const auto& interval : t.mapping)
+      if (interval.end > interval.begin) tiles.insert(interval.tile);
+    writer_.addTensor({t.id, t.name, t.category, t.alwaysLive, static_cast<std::int64_t>(t.numBytes()),
+                       static_cast<std::int64_t>(tiles.size()), t.debug.layer, t.debug.op});
+  }
+  for (std::size_t entry = 0; entry < exe_.entryPoints.size(); ++entry) {
+    const ProgramLiveness liveness = programLiveness(exe_, exe_.entryPoints[entry].program);
+    for (std::size_t position = 0; position < liveness.order.size(); ++position)
+      writer_.addProgramOrder({std::int64_t(entry), std::int64_t(position), liveness.order[position]});
+    for (const auto& l : liveness.lifetimes)
+      writer_.addTensorLifetime({std::int64_t(entry), l.tensor, std::int64_t(l.first), std::int64_t(l.last)});
   }
 }
 

@@ -43,6 +43,11 @@ class ProfileRecorder : public model::ExecutionObserver {
   // Per tile: the peak (tile_memory_peak) and the category breakdown
   // (tile_memory), from the one tile memory figure (ir::tileMemoryUsage).
   void writeTileMemory(const std::vector<ir::TileMemoryUsage>& usage);
+  // The executable's facts the operations and liveness reports need: the
+  // work (FLOPs, vertices, tiles) of each Execute step, the tensors, and per
+  // entry point the program order and each tensor's first and last use in it
+  // (profiler/recorder/program_liveness.hpp).
+  void writeExecutableFacts();
 
   std::uint64_t runsRecorded() const { return runsRecorded_; }
   std::uint64_t runsCaptured() const { return runsCaptured_; }

@@ -14,4 +14,12 @@ std::string selfExecutable();
 // environment; returns its exit status (128+signal if killed).
 int runChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
 
+// Starts `argv` without waiting, its stdout and stderr written to the given
+// files (created or truncated). Returns its process id. Throws
+// std::runtime_error naming the program when it cannot be started.
+int startChild(const std::vector<std::string>& argv, const std::string& stdoutPath, const std::string& stderrPath);
+// Waits for any started child to end; returns its id and sets `status` as
+// runChild() returns it. Returns -1 when there is no child left.
+int waitForAnyChild(int& status);
+
 }  // namespace ipusim::sim

@@ -11,5 +11,6 @@ void addParamsCommand(CLI::App& app, int& exitCode);
 void addOptionsCommand(CLI::App& app, int& exitCode);
 void addExampleGraphCommand(CLI::App& app, int& exitCode);
 void addDemoCommand(CLI::App& app, int& exitCode);
+void addSweepCommand(CLI::App& app, int& exitCode);
 
 }  // namespace ipusim::sim

@@ -19,6 +19,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--steps-per-execution", workload->stepsPerExecution,
                   "steps per Engine::run with feeds (overrides training.steps_per_execution)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--workload-set", workload->workloadSets,
+                  "set a workload key before compiling: key.path=value (repeatable; e.g. training.outfeed.mode=LAST)")
+      ->allow_extra_args(false);
   auto* feedsFlag = cmd->add_flag("--feeds", *feeds, "use infeed/outfeed queues");
   cmd->add_flag("--no-feeds", *noFeeds, "one step per Engine::run, data copied with each run")->excludes(feedsFlag);
   cmd->add_option("--entry", graph->entry, "with --graph: entry point to run (default: the first)");

@@ -8,6 +8,7 @@
 #include "profiler/analysis/text_format.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
+#include "sim/cli/workload_overrides.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
@@ -139,7 +140,7 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
 
 int runWorkload(const RunWorkloadArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
-  scheduler::Workload workload = scheduler::loadWorkload(args.workloadPath);
+  scheduler::Workload workload = loadWorkloadWith(args.workloadPath, args.workloadSets);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ipusim::sim {
 
@@ -19,6 +20,7 @@ struct RunWorkloadArgs {
   std::uint32_t threads = 0;
   std::string engineOptions;
   TargetFlags target;
+  std::vector<std::string> workloadSets;  // --workload-set key.path=value
 };
 
 // The summary `ipusim run` prints (and, with --json, the object it prints).

@@ -1,6 +1,6 @@
 #pragma once
-// The profile analysis subcommands: `ipusim report`, `ipusim compare` and
-// `ipusim export`. Each run* function does the work and returns the process
+// The profile analysis subcommands: `ipusim report`, `ipusim insights`,
+// `ipusim compare` and `ipusim export`. Each run* function does the work and returns the process
 // exit code (0, or 1 with a message on `err` naming the file and the
 // problem); each add*Command adds the subcommand to the CLI11 app, as the
 // other `ipusim` commands do (sim/cli/commands.hpp): its callback sets
@@ -17,9 +17,20 @@ struct ReportArgs {
   std::string profile;            // profile.pop or a report directory
   bool json = false;
   std::size_t fullestTiles = 5;
+  bool operations = false;        // --ops: the operations summary instead of the report
+  std::string sort = "cycles";    // --sort for --ops
+  bool liveness = false;          // --liveness: the liveness report instead
+  std::size_t livenessSteps = 40; // steps listed in the text liveness report (0: all)
 };
 int runReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
 void addReportCommand(CLI::App& app, int& exitCode);
+
+struct InsightsArgs {
+  std::string profile;
+  bool json = false;
+};
+int runInsights(const InsightsArgs& args, std::ostream& out, std::ostream& err);
+void addInsightsCommand(CLI::App& app, int& exitCode);
 
 struct CompareArgs {
   std::string profileA, profileB;

@@ -1,3 +1,5 @@
+#include "profiler/analysis/liveness_summary.hpp"
+#include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "traces/profile_reader.hpp"
@@ -7,14 +9,31 @@
 
 namespace ipusim::sim {
 
+namespace analysis = profiler::analysis;
+
 int runReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   try {
+    if (args.operations && args.liveness) throw std::invalid_argument("--ops and --liveness are two reports: give one");
+    const auto sort = analysis::parseOperationSort(args.sort);
     const traces::ProfileReader reader(args.profile);
-    profiler::analysis::ReportOptions options;
+    if (args.operations) {
+      auto ops = analysis::summarizeOperations(reader);
+      analysis::sortOperations(ops, sort);
+      if (args.json) out << analysis::operationsToJson(ops).dump(2) << "\n";
+      else analysis::printOperations(ops, out);
+      return 0;
+    }
+    if (args.liveness) {
+      const auto liveness = analysis::summarizeLiveness(reader);
+      if (args.json) out << analysis::livenessToJson(liveness).dump(2) << "\n";
+      else analysis::printLiveness(liveness, out, args.livenessSteps);
+      return 0;
+    }
+    analysis::ReportOptions options;
     options.fullestTiles = args.fullestTiles;
-    const auto report = profiler::analysis::buildReport(reader, options);
-    if (args.json) out << profiler::analysis::reportToJson(report).dump(2) << "\n";
-    else profiler::analysis::printReport(report, out);
+    const auto report = analysis::buildReport(reader, options);
+    if (args.json) out << analysis::reportToJson(report).dump(2) << "\n";
+    else analysis::printReport(report, out);
     return 0;
   } catch (const std::exception& e) {
     err << "ipusim report: " << e.what() << "\n";
@@ -29,6 +48,17 @@ void addReportCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_option("--fullest-tiles", args->fullestTiles, "How many of the fullest tiles to list")
+      ->capture_default_str();
+  cmd->add_flag("--ops", args->operations,
+                "The operations summary: per workload layer/op, cycles (compute, exchange, sync) per step, share, "
+                "FLOPs, FLOP/s against the AMP peak, tiles, memory");
+  cmd->add_option("--sort", args->sort, "With --ops: order rows by cycles, flops, memory or name")
+      ->capture_default_str();
+  cmd->add_flag("--liveness", args->liveness,
+                "The liveness report: per program step, always-live and not-always-live bytes; the peak and "
+                "what is live there");
+  cmd->add_option("--liveness-steps", args->livenessSteps,
+                  "With --liveness (text): at most this many steps listed, the peak always (0: all)")
       ->capture_default_str();
   cmd->callback([args, &exitCode] { exitCode = runReport(*args, std::cout, std::cerr); });
 }

@@ -112,6 +112,7 @@ std::string Engine::finish() {
   if (!s.writer) return "";
   s.recorder->writePrograms(s.options.outputDebugInfo || s.options.outputGraphProfile);
   s.recorder->writeTileMemory(s.system->tileMemoryUsage());
+  s.recorder->writeExecutableFacts();
   s.writer->setMeta("runs", std::to_string(s.recorder->runsRecorded()));
   s.writer->setMeta("runs_captured", std::to_string(s.recorder->runsCaptured()));
   // The job ends here (the host holds every result): the one total the

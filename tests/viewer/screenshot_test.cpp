@@ -125,6 +125,21 @@ TEST_F(ScreenshotTest, RangeAndMemoryViewsRender) {
   EXPECT_GT(img.count(rgb(200, 0, 0)), 500u) << "capacity line";
 }
 
+TEST_F(ScreenshotTest, AnalysisTabsRenderAndSelectNamesWhatItFound) {
+  for (const char* view : {"operations", "liveness", "insights"}) {
+    const std::string png = scratch_.file(std::string(view) + ".png");
+    const ViewerRun r = runViewer("\"" + profile_ + "\" --screenshot \"" + png + "\" --view " + view + " --size 1000x600");
+    ASSERT_EQ(r.status, 0) << view << ": " << r.output;
+    EXPECT_EQ(load(png).w, 1000) << view;
+  }
+  const std::string flat = scratch_.file("flat.png");
+  ViewerRun r = runViewer("\"" + profile_ + "\" --screenshot \"" + flat + "\" --flat --size 1000x600");
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = runViewer("\"" + profile_ + "\" --screenshot \"" + flat + "\" --select no-such-slice --size 1000x600");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--select: no slice named like 'no-such-slice'"), std::string::npos) << r.output;
+}
+
 TEST_F(ScreenshotTest, CompareStacksTwoProfiles) {
   const std::string png = scratch_.file("compare.png");
   const ViewerRun r = runViewer("\"" + profile_ + "\" \"" + profile_ + "\" --screenshot \"" + png +

@@ -87,6 +87,35 @@ CREATE TABLE counters(
   run_id   INTEGER,
   step     INTEGER
 );
+CREATE TABLE program_work(
+  program_id INTEGER PRIMARY KEY REFERENCES programs(id),
+  flops      INTEGER NOT NULL,
+  vertices   INTEGER NOT NULL,
+  tiles      INTEGER NOT NULL
+);
+CREATE TABLE tensors(
+  id          INTEGER PRIMARY KEY,
+  name        TEXT    NOT NULL,
+  category    TEXT    NOT NULL,
+  always_live INTEGER NOT NULL,
+  bytes       INTEGER NOT NULL,
+  tiles       INTEGER NOT NULL,
+  layer       TEXT    NOT NULL,
+  op          TEXT    NOT NULL
+);
+CREATE TABLE program_order(
+  entry_point INTEGER NOT NULL,
+  position    INTEGER NOT NULL,
+  program_id  INTEGER NOT NULL REFERENCES programs(id),
+  PRIMARY KEY(entry_point, position)
+) WITHOUT ROWID;
+CREATE TABLE tensor_lifetimes(
+  entry_point    INTEGER NOT NULL,
+  tensor_id      INTEGER NOT NULL REFERENCES tensors(id),
+  first_position INTEGER NOT NULL,
+  last_position  INTEGER NOT NULL,
+  PRIMARY KEY(entry_point, tensor_id)
+) WITHOUT ROWID;
 CREATE TABLE slice_track_stats(
   track_id    INTEGER PRIMARY KEY REFERENCES tracks(id),
   slice_count INTEGER NOT NULL,

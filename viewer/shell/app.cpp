@@ -1,6 +1,7 @@
 #include "viewer/shell/app.hpp"
 
 #include "viewer/core/colours.hpp"
+#include "viewer/core/memory_tooltip.hpp"
 #include "viewer/core/run_framing.hpp"
 #include "viewer/core/time_axis.hpp"
 
@@ -38,10 +39,13 @@ ViewKind viewKindFromString(const std::string& name) {
   if (name == "trace") return ViewKind::Trace;
   if (name == "summary") return ViewKind::Summary;
   if (name == "memory") return ViewKind::Memory;
+  if (name == "operations") return ViewKind::Operations;
+  if (name == "liveness") return ViewKind::Liveness;
+  if (name == "insights") return ViewKind::Insights;
   if (name == "compare") return ViewKind::Compare;
   if (name == "start") return ViewKind::Start;
   throw std::invalid_argument("--view: unknown view '" + name +
-                              "' (expected trace, summary, memory, compare or start)");
+                              "' (expected trace, summary, operations, liveness, insights, memory, compare or start)");
 }
 
 ViewerApp::ViewerApp(RecentProfiles recent) : recent_(std::move(recent)) {}
@@ -70,6 +74,19 @@ void ViewerApp::setRange(std::int64_t from, std::int64_t to) {
 void ViewerApp::setRunRange(std::int64_t firstRun, std::int64_t lastRun) {
   for (auto& p : profiles_) p.trace->setRunRange(firstRun, lastRun);
   compareFramed_ = true;
+}
+
+bool ViewerApp::selectSliceNamed(const std::string& name) {
+  bool found = false;
+  for (auto& p : profiles_) {
+    p.session->waitUntilVisibleLoaded();
+    found = p.trace->search(name) > 0 || found;
+    if (ensureOperations(p) && p.operations->selectNamed(name)) {
+      p.trace->highlightPrograms(p.operations->selectedPrograms());
+      found = true;
+    }
+  }
+  return found;
 }
 
 void ViewerApp::waitUntilLoaded() {
@@ -109,6 +126,18 @@ void ViewerApp::frame() {
     }
     if (ImGui::BeginTabItem("Summary", nullptr, flagsFor(ViewKind::Summary))) {
       drawSummary(p);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Operations", nullptr, flagsFor(ViewKind::Operations))) {
+      drawOperations(p);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Liveness", nullptr, flagsFor(ViewKind::Liveness))) {
+      drawLiveness(p);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Insights", nullptr, flagsFor(ViewKind::Insights))) {
+      drawInsights(p);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Memory", nullptr, flagsFor(ViewKind::Memory))) {
@@ -302,6 +331,16 @@ void ViewerApp::drawMemory(OpenProfile& p) {
       y -= bh;
     }
   }
+  // The bar under the mouse: its tile's bytes by category.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (ImGui::IsMouseHoveringRect(o, ImVec2(o.x + w, o.y + h))) {
+    const int px = int(mouse.x - o.x);
+    const std::size_t t0 = std::size_t(double(px) / w * n), t1 = std::max(t0 + 1, std::size_t(double(px + 1) / w * n));
+    std::size_t worst = std::min(t0, n - 1);
+    for (std::size_t t = t0; t < std::min(t1, n); ++t)
+      if (m.total[t] > m.total[worst]) worst = t;
+    ImGui::SetTooltip("%s", tileMemoryTooltip(m, s.tileMemory(), worst, s.tilesPerIpu()).c_str());
+  }
   if (m.capacity > 0 && !capacityOnScale) {
     char note[160];
     std::snprintf(note, sizeof note, "scale: fullest tile; capacity %s bytes is off scale (fullest tile uses %.2f %%)",
@@ -330,7 +369,7 @@ void ViewerApp::drawMemory(OpenProfile& p) {
                        : rgb(unsigned(255 - 30 * f), unsigned(245 - 190 * f), unsigned(235 - 180 * f));
     dl->AddRectFilled(ImVec2(x, y), ImVec2(x + cell - 1, y + cell - 1), c);
     if (ImGui::IsMouseHoveringRect(ImVec2(x, y), ImVec2(x + cell, y + cell)))
-      ImGui::SetTooltip("tile %zu: %s bytes", t, formatCycles(m.total[t]).c_str());
+      ImGui::SetTooltip("%s", tileMemoryTooltip(m, s.tileMemory(), t, s.tilesPerIpu()).c_str());
   }
   ImGui::Dummy(ImVec2(w, rows * cell));
 }
@@ -363,7 +402,8 @@ void ViewerApp::drawCompare() {
     compareFramed_ = true;
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float tableH = 230, each = (avail.y - tableH - 12) / 2;
+  // The table scrolls (header frozen): a third of the height, at least 230 px.
+  const float tableH = std::max(230.0f, avail.y * 0.34f), each = (avail.y - tableH - 12) / 2;
   ImGui::BeginChild("cmpA", ImVec2(avail.x, each), true, ImGuiWindowFlags_NoScrollWithMouse);
   const bool changedA = a.trace->draw("lanesA", ImGui::GetContentRegionAvail(), true);
   ImGui::EndChild();
@@ -384,8 +424,11 @@ void ViewerApp::drawCompare() {
     ImGui::TextWrapped("%s", compareError_.c_str());
     return;
   }
-  if (compareRows_ && ImGui::BeginTable("deltas", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY,
+  if (compareRows_ && ImGui::BeginTable("deltas", 5,
+                                        ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                            ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable,
                                         ImVec2(0, tableH))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("Metric");
     ImGui::TableSetupColumn("A");
     ImGui::TableSetupColumn("B");

@@ -3,7 +3,10 @@
 // profiles, open errors), and per open profile the views: execution trace,
 // summary and program tree, memory, and a comparison of two profiles.
 #include "viewer/core/compare_summary.hpp"
+#include "profiler/analysis/insights.hpp"
+#include "profiler/analysis/liveness_summary.hpp"
 #include "viewer/core/memory_summary.hpp"
+#include "viewer/core/operations_table.hpp"
 #include "viewer/core/profile_session.hpp"
 #include "viewer/core/recent_profiles.hpp"
 #include "viewer/shell/trace_view.hpp"
@@ -15,13 +18,19 @@
 
 namespace ipusim::viewer {
 
-enum class ViewKind { Start, Trace, Summary, Memory, Compare };
+enum class ViewKind { Start, Trace, Summary, Operations, Liveness, Insights, Memory, Compare };
 ViewKind viewKindFromString(const std::string& name);  // throws std::invalid_argument
 
 struct OpenProfile {
   std::unique_ptr<ProfileSession> session;
   std::unique_ptr<TraceView> trace;
   std::optional<MemorySummary> memory;  // built on first use
+  // The analyses' tabs, built on first use (an error names the file instead).
+  std::optional<OperationsTable> operations;
+  std::optional<profiler::analysis::LivenessSummary> liveness;
+  std::optional<profiler::analysis::ProfileFacts> facts;
+  std::vector<profiler::analysis::Insight> insights;
+  std::string analysisError;
 };
 
 class ViewerApp {
@@ -38,6 +47,10 @@ class ViewerApp {
   OpenProfile& profile(std::size_t i) { return profiles_.at(i); }
 
   void show(ViewKind view) { requested_ = view; }
+  // Selects, in every open profile's trace, the first slice whose name
+  // contains `name`, and the first operations row whose layer/op does (its
+  // slices highlighted in the trace); returns false when no profile has either.
+  bool selectSliceNamed(const std::string& name);
   void setRange(std::int64_t from, std::int64_t to);
   // Shows Engine::run calls firstRun..lastRun in every open profile (throws
   // std::invalid_argument naming the profile that lacks one).
@@ -55,6 +68,12 @@ class ViewerApp {
   void drawSummary(OpenProfile& p);
   void drawProgramNode(OpenProfile& p, std::int64_t id);
   void drawMemory(OpenProfile& p);
+  // viewer/shell/analysis_views.cpp
+  void drawOperations(OpenProfile& p);
+  void drawLiveness(OpenProfile& p);
+  void drawInsights(OpenProfile& p);
+  // Builds the operations table once; false (with analysisError set) when the profile cannot give one.
+  bool ensureOperations(OpenProfile& p);
   void drawCompare();
 
   RecentProfiles recent_;

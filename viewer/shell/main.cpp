@@ -23,6 +23,8 @@ struct Options {
   std::string screenshot;
   std::string view = "trace";
   std::string range;
+  std::string select;
+  bool flat = false;
   std::string size = "1600x900";
   bool force = false;
   bool bench = false;
@@ -66,6 +68,9 @@ int screenshot(const Options& o) {
   if (view == ipusim::viewer::ViewKind::Compare && o.profiles.size() < 2)
     throw std::invalid_argument("--view compare needs two profiles");
   if (range) applyRange(app, *range);  // a missing run is an error before any window opens
+  for (std::size_t i = 0; i < app.openCount(); ++i) app.profile(i).trace->setFlat(o.flat);
+  if (!o.select.empty() && !app.selectSliceNamed(o.select))
+    throw std::invalid_argument("--select: no slice named like '" + o.select + "' in the profile(s)");
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", false);
   app.show(view);
   // A few frames: ImGui lays out tables, tabs and child windows over two.
@@ -90,6 +95,8 @@ int interactive(const Options& o) {
   const auto range = parseRangeOption(o);
   for (const auto& p : o.profiles) app.open(p);
   if (range && app.openCount() > 0) applyRange(app, *range);
+  for (std::size_t i = 0; i < app.openCount(); ++i) app.profile(i).trace->setFlat(o.flat);
+  if (!o.select.empty() && app.openCount() > 0) app.selectSliceNamed(o.select);
   if (!app.errors().empty() || o.profiles.empty()) app.show(ipusim::viewer::ViewKind::Start);
   else app.show(ipusim::viewer::viewKindFromString(o.view));
   ipusim::viewer::GlWindow window(w, h, "ipusim-view", true);
@@ -115,10 +122,14 @@ int main(int argc, char** argv) {
       ->expected(0, 2);
   cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)");
   cli.add_flag("--force", o.force, "with --screenshot: replace the PNG if it exists (never an input, a device or a FIFO)");
-  cli.add_option("--view", o.view, "view to show: trace, summary, memory, compare, start")
-      ->check(CLI::IsMember({"trace", "summary", "memory", "compare", "start"}));
+  cli.add_option("--view", o.view, "view to show: trace, summary, operations, liveness, insights, memory, compare, start")
+      ->check(CLI::IsMember({"trace", "summary", "operations", "liveness", "insights", "memory", "compare", "start"}));
   cli.add_option("--range", o.range, "FROM:TO in cycles, or runs:A-B in Engine::run indices: zoom to and select this range "
                  "(default: the first two captured runs)");
+  cli.add_option("--select", o.select,
+                 "select (and centre) the first slice whose name contains this text, as the trace's search does, and the "
+                 "first operations row whose layer/op contains it");
+  cli.add_flag("--flat", o.flat, "open the trace in the flat view (each program lane on one row) instead of the flame view");
   cli.add_option("--size", o.size, "window size WIDTHxHEIGHT");
   cli.add_flag("--bench", o.bench, "time opening and drawing a synthetic profile, then exit");
   cli.add_option("--bench-dir", o.benchDir, "where --bench writes its profile (default: a temporary directory)");

@@ -114,9 +114,43 @@ void TraceView::highlightProgram(std::int64_t programId) {
   }
 }
 
+std::size_t TraceView::search(const std::string& query) {
+  if (query.c_str() != searchInput_) std::snprintf(searchInput_, sizeof searchInput_, "%s", query.c_str());
+  search_.run(session_.lanes(), query);
+  if (const auto m = search_.current()) selectSlice({m->lane, m->row, m->index});
+  return search_.count();
+}
+
+void TraceView::nextMatch() {
+  search_.next();
+  if (const auto m = search_.current()) selectSlice({m->lane, m->row, m->index});
+}
+
+void TraceView::previousMatch() {
+  search_.previous();
+  if (const auto m = search_.current()) selectSlice({m->lane, m->row, m->index});
+}
+
+void TraceView::selectSlice(const SliceRef& slice) {
+  const auto& lanes = session_.lanes();
+  if (slice.lane >= lanes.size() || !lanes[slice.lane]->isLoaded()) return;
+  const Lane& lane = *lanes[slice.lane];
+  if (slice.row >= lane.rows.size() || slice.index >= lane.rows[slice.row].size()) return;
+  const SliceColumns& row = lane.rows[slice.row];
+  selected_ = slice;
+  selectedSliceId_ = row.sliceId[slice.index];
+  selectedDetails_ = session_.details(lane, selectedSliceId_, row.start[slice.index]);
+  // Centre it, wide enough to read: the slice takes a fifth of the view.
+  const double start = double(row.start[slice.index]), end = double(row.end[slice.index]);
+  const double half = std::max(2.5 * (end - start), 50.0);
+  const double centre = (start + end) / 2;
+  pendingFit_ = std::make_pair(centre - half, centre + half);
+}
+
 float TraceView::laneHeight(const Lane& lane, bool compact) const {
   if (lane.kind == LaneKind::Counter) return kCounterHeight;
   const float rowH = compact ? kCompactRowHeight : kRowHeight;
+  if (flat_ && lane.trackKind == "program") return rowH;
   return float(lane.rowCount()) * rowH;
 }
 
@@ -199,6 +233,10 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
     ImGui::SameLine(0, 4);
     if (ImGui::SmallButton("Fit all")) fitAll();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the whole profile, runs without detail too (key Home)");
+    ImGui::SameLine(0, 4);
+    if (ImGui::SmallButton(flat_ ? "Flame" : "Flat")) flat_ = !flat_;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(flat_ ? "Show program steps nested (flame view)" : "Show each program lane on one row (flat view)");
     ImGui::PopID();
   }
 
@@ -356,7 +394,9 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
   if (lane.trackKind == "engine") drawUncapturedRuns(dl, origin, width, rowH);
   for (std::size_t r = 0; r < lane.rows.size(); ++r) {
     const SliceColumns& row = lane.rows[r];
-    const float y0 = origin.y + float(r) * rowH, y1 = y0 + rowH - 1;
+    // Flat view: every row of a program lane on one, inner steps drawn over outer ones.
+    const bool flatten = flat_ && lane.trackKind == "program";
+    const float y0 = origin.y + (flatten ? 0.0f : float(r) * rowH), y1 = y0 + rowH - 1;
     blocks_.clear();
     foldRow(row, axis_, fold_, blocks_);
     lastBlockCount_ += std::int64_t(blocks_.size());
@@ -395,6 +435,18 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
           hovered_ = SliceRef{laneIndex, r, b.first};
         }
       }
+    }
+  }
+  // The selected slice's outline on top (in the flat view inner steps cover outer ones).
+  if (selected_ && selected_->lane == laneIndex && selected_->row < lane.rows.size()) {
+    const SliceColumns& row = lane.rows[selected_->row];
+    if (selected_->index < row.size()) {
+      const bool flatten = flat_ && lane.trackKind == "program";
+      const float y0 = origin.y + (flatten ? 0.0f : float(selected_->row) * rowH), y1 = y0 + rowH - 1;
+      const float x0 = clampX(origin.x + axis_.pixelOf(double(row.start[selected_->index])), origin.x, origin.x + width);
+      const float x1 =
+          std::max(x0 + 1, clampX(origin.x + axis_.pixelOf(double(row.end[selected_->index])), origin.x, origin.x + width));
+      dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(0, 0, 0, 255), 0, 0, 2);
     }
   }
 }
@@ -598,6 +650,21 @@ void TraceView::handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed) {
 void TraceView::drawSidePanel() {
   collectStats();
   const double hz = session_.clockHz();
+  ImGui::TextUnformatted("Search slices by name");
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 70);
+  if (ImGui::InputText("##search", searchInput_, sizeof searchInput_, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    if (search_.query() == searchInput_ && search_.count() > 0) nextMatch();
+    else search(searchInput_);
+  }
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##previous", ImGuiDir_Left)) previousMatch();
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right)) nextMatch();
+  if (!search_.query().empty()) {
+    if (search_.count() == 0) ImGui::TextDisabled("no slice named like '%s'", search_.query().c_str());
+    else ImGui::Text("match %zu of %zu", search_.position() + 1, search_.count());
+  }
+  ImGui::Spacing();
   ImGui::TextUnformatted("Selected slice");
   ImGui::Separator();
   if (selectedDetails_) {

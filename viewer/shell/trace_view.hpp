@@ -6,6 +6,7 @@
 #include "profiler/analysis/range_stats.hpp"
 #include "viewer/core/level_of_detail.hpp"
 #include "viewer/core/profile_session.hpp"
+#include "viewer/core/slice_search.hpp"
 #include "viewer/core/tile_rows.hpp"
 #include "viewer/core/time_axis.hpp"
 
@@ -54,6 +55,19 @@ class TraceView {
 
   // Highlight the slices of a program subtree (-1: none).
   void highlightProgram(std::int64_t programId);
+  // Highlight the slices of these programs (an operations summary row).
+  void highlightPrograms(const std::unordered_set<std::int64_t>& programIds) { highlighted_ = programIds; }
+  // Searches slice names (loaded lanes) and selects the first match; returns
+  // the number of matches. next/previousMatch step through them.
+  std::size_t search(const std::string& query);
+  void nextMatch();
+  void previousMatch();
+  // Selects a slice (its details in the side panel) and shows it centred.
+  void selectSlice(const SliceRef& slice);
+  // Flat view: each program lane drawn on one row (the innermost step in
+  // front), instead of the flame graph of nested program steps.
+  void setFlat(bool flat) { flat_ = flat; }
+  bool flat() const { return flat_; }
   std::optional<std::pair<std::int64_t, std::int64_t>> selection() const { return selection_; }
   std::int64_t framesDrawnBlocks() const { return lastBlockCount_; }
 
@@ -95,6 +109,9 @@ class TraceView {
   std::vector<TileWindow> tileWindows_;  // per lane index (BSP lanes with tile detail)
   std::vector<char> hasTiles_;           // per lane index, -1 unknown
   std::int64_t lastBlockCount_ = 0;
+  bool flat_ = false;
+  SliceSearch search_;
+  char searchInput_[256] = "";
   float labelWidth_ = 200;
 };
 

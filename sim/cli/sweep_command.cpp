@@ -1,0 +1,195 @@
+// `ipusim sweep WORKLOAD --vary NAME=V1,V2 ... [-j N]`: a what-if study in
+// one command. Each point is one `ipusim run --json` in a child process
+// (SystemC elaborates once per process), up to -j at a time; a failing point
+// is reported and the others still run. Writes sweep.csv, sweep.json and
+// sweep.png (gnuplot) to the output directory; each point's output and
+// errors are kept under points/.
+#include "sim/cli/child_process.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/progress_bar.hpp"
+#include "sim/cli/sweep_plan.hpp"
+#include "sim/cli/sweep_results.hpp"
+#include "sim/cli/workload_overrides.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace ipusim::sim {
+
+namespace {
+
+struct SweepArgs {
+  std::string workload;
+  std::vector<std::string> vary;
+  std::vector<std::string> sets;
+  bool synthetic = false;
+  std::uint64_t steps = 0;
+  std::string engineOptions;
+  unsigned jobs = 1;
+  std::string output = "sweep";
+  bool plot = true;
+};
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Written under a temporary name and renamed: a reader never sees half a file.
+void writeFile(const fs::path& path, const std::string& text) {
+  const fs::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << text;
+    if (!out) throw std::runtime_error(path.string() + ": cannot write");
+  }
+  fs::rename(temporary, path);
+}
+
+std::string lastErrorLine(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+SweepResult collect(const SweepPoint& point, int status, const fs::path& out, const fs::path& err) {
+  SweepResult r;
+  r.point = point;
+  r.exitCode = status;
+  if (status != 0) {
+    r.error = lastErrorLine(readFile(err));
+    if (r.error.empty()) r.error = "exit status " + std::to_string(status);
+    return r;
+  }
+  try {
+    readRunSummary(nlohmann::json::parse(readFile(out)), r);
+    r.ok = true;
+  } catch (const std::exception& e) {
+    r.error = std::string("unreadable run summary: ") + e.what();
+  }
+  return r;
+}
+
+std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args, const fs::path& pointsDir) {
+  const std::string self = selfExecutable();
+  std::vector<SweepResult> results(plan.points.size());
+  std::map<int, std::size_t> running;  // pid -> point
+  std::size_t next = 0, done = 0, failed = 0;
+  ProgressBar progress("sweep " + fs::path(plan.workload).stem().string(), plan.points.size());
+  const auto outPath = [&](std::size_t i) { return pointsDir / (std::to_string(i) + ".json"); };
+  const auto errPath = [&](std::size_t i) { return pointsDir / (std::to_string(i) + ".log"); };
+  while (done < plan.points.size()) {
+    while (next < plan.points.size() && running.size() < args.jobs) {
+      std::vector<std::string> argv = {self, "run", plan.workload, "--json"};
+      argv.insert(argv.end(), plan.commonArgs.begin(), plan.commonArgs.end());
+      argv.insert(argv.end(), plan.points[next].runArgs.begin(), plan.points[next].runArgs.end());
+      running[startChild(argv, outPath(next).string(), errPath(next).string())] = next;
+      ++next;
+    }
+    progress.update(done, std::to_string(running.size()) + " running" +
+                              (failed ? ", " + std::to_string(failed) + " failed" : std::string()));
+    int status = 0;
+    const int pid = waitForAnyChild(status);
+    const auto it = running.find(pid);
+    if (it == running.end()) {
+      if (pid < 0) throw std::runtime_error("sweep: lost track of its child processes");
+      continue;  // not one of ours
+    }
+    const std::size_t i = it->second;
+    running.erase(it);
+    results[i] = collect(plan.points[i], status, outPath(i), errPath(i));
+    if (!results[i].ok) {
+      ++failed;
+      std::cerr << (progress.enabled() ? "\r\033[K" : "") << "sweep: point " << i << " ("
+                << plan.points[i].label() << ") failed: " << results[i].error << "\n";
+    }
+    ++done;
+  }
+  progress.update(done, std::to_string(failed) + " failed");
+  return results;
+}
+
+int runSweep(const SweepArgs& args) {
+  std::vector<std::string> common;
+  for (const auto& s : args.sets) common.insert(common.end(), {"--set", s});
+  if (args.synthetic) common.push_back("--synthetic-data");
+  if (args.steps) common.insert(common.end(), {"--steps", std::to_string(args.steps)});
+  if (!args.engineOptions.empty()) common.insert(common.end(), {"--engine-options", args.engineOptions});
+  const SweepPlan plan = planSweep(args.workload, readWorkloadJson(args.workload), args.vary, common);
+
+  const fs::path dir(args.output);
+  const fs::path pointsDir = dir / "points";
+  fs::create_directories(pointsDir);
+  std::cerr << "sweep: " << plan.points.size() << " points of " << args.workload << ", " << args.jobs
+            << " at a time, into " << dir.string() << "\n";
+  const auto results = runPoints(plan, args, pointsDir);
+
+  writeFile(dir / "sweep.csv", sweepToCsv(plan, results));
+  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n");
+  std::size_t ok = 0;
+  for (const auto& r : results) ok += r.ok ? 1 : 0;
+  std::cout << "sweep: " << ok << " of " << results.size() << " points ran; wrote " << (dir / "sweep.csv").string()
+            << " and " << (dir / "sweep.json").string() << "\n";
+  for (const auto& r : results) {
+    std::cout << "  " << r.point.label() << ": ";
+    if (r.ok)
+      std::cout << r.simulatedSeconds << " s simulated, " << r.throughput << " steps/s\n";
+    else
+      std::cout << "failed (" << r.error << ")\n";
+  }
+  if (args.plot && ok > 0) {
+    writeFile(pointsDir / "plot.dat", plotData(results));
+    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), (dir / "sweep.png").string()));
+    const int status = runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"});
+    if (status != 0) {
+      std::cerr << "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png\n";
+      return 1;
+    }
+    if (runChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0) {
+      std::cerr << "sweep: gnuplot failed on " << (pointsDir / "plot.gp").string() << ": no sweep.png\n";
+      return 1;
+    }
+    std::cout << "  plot: " << (dir / "sweep.png").string() << "\n";
+  }
+  return ok == results.size() ? 0 : 1;
+}
+
+}  // namespace
+
+void addSweepCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<SweepArgs>();
+  args->jobs = std::max(1u, std::thread::hardware_concurrency());
+  auto* cmd = app.add_subcommand(
+      "sweep", "Run a what-if study: a workload at every combination of --vary values, each point in its own "
+               "process, in parallel; writes sweep.csv, sweep.json and sweep.png");
+  cmd->add_option("workload", args->workload, "training workload (see workloads/README.md)")->required();
+  cmd->add_option("--vary", args->vary,
+                  "NAME=V1,V2,... (repeatable): a workload key (steps_per_execution, training.outfeed.mode), "
+                  "a target or host parameter (ipusim params), arch/tiles/ipus, or a run flag (--tiles)")
+      ->required()
+      ->allow_extra_args(false);  // one NAME=... per --vary, so the workload may follow it
+  cmd->add_option("--set", args->sets, "name=value for every point (target or host parameter; repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--synthetic-data", args->synthetic, "skip the numerics and host data, keep identical timing");
+  cmd->add_option("--steps", args->steps, "training steps of every point (overrides training.steps)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--engine-options", args->engineOptions, "engine options (JSON) for every point");
+  cmd->add_option("-j,--jobs", args->jobs, "points run at the same time (default: the number of cores)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-o,--output", args->output, "directory for sweep.csv, sweep.json, sweep.png and points/")
+      ->capture_default_str();
+  cmd->add_flag("!--no-plot", args->plot, "do not draw sweep.png");
+  cmd->callback([args, &exitCode] { exitCode = runSweep(*args); });
+}
+
+}  // namespace ipusim::sim

@@ -1,0 +1,108 @@
+#include "sim/cli/sweep_plan.hpp"
+
+#include "model/params/param_table.hpp"
+#include "sim/cli/workload_overrides.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::sim {
+
+namespace {
+
+std::vector<std::string> splitValues(const std::string& spec, const std::string& list) {
+  std::vector<std::string> values;
+  for (std::size_t start = 0;;) {
+    const auto comma = list.find(',', start);
+    values.push_back(list.substr(start, comma - start));
+    if (values.back().empty())
+      throw std::invalid_argument("--vary " + spec + ": empty value (expected NAME=V1,V2,...)");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return values;
+}
+
+bool isParameter(const std::string& name) {
+  return model::params::findParam(name) != nullptr || name.rfind("host.", 0) == 0;
+}
+
+std::vector<std::string> argsFor(const SweepAxis& axis, const std::string& value) {
+  if (axis.resolved == "--set") return {"--set", axis.name + "=" + value};
+  if (axis.resolved.rfind("--workload-set ", 0) == 0)
+    return {"--workload-set", axis.resolved.substr(std::string("--workload-set ").size()) + "=" + value};
+  return {axis.resolved, value};
+}
+
+}  // namespace
+
+std::string SweepPoint::label() const {
+  if (values.size() == 1) return values[0];
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + axisNames[i] + "=" + values[i];
+  return text;
+}
+
+SweepAxis parseSweepAxis(const std::string& spec, const nlohmann::json& workloadJson) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw std::invalid_argument("--vary " + spec + ": expected NAME=V1,V2,... (e.g. steps_per_execution=1,10,100)");
+  SweepAxis axis;
+  axis.name = spec.substr(0, eq);
+  axis.values = splitValues(spec, spec.substr(eq + 1));
+  const std::string& n = axis.name;
+  if (n.rfind("--", 0) == 0) {
+    axis.resolved = n;
+  } else if (n == "arch" || n == "tiles" || n == "ipus") {
+    axis.resolved = "--" + n;
+  } else if (isParameter(n)) {
+    axis.resolved = "--set";
+  } else if (n.find('.') != std::string::npos) {
+    axis.resolved = "--workload-set " + n;
+  } else {
+    const auto keys = workloadKeysNamed(workloadJson, n);
+    if (keys.empty())
+      throw std::invalid_argument("--vary " + spec + ": '" + n +
+                                  "' is not a key of the workload file, a target or host parameter (ipusim params) "
+                                  "or a run flag; give a workload key's full path (workloads/README.md), e.g. "
+                                  "training.outfeed.mode");
+    if (keys.size() > 1) {
+      std::string list;
+      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+      throw std::invalid_argument("--vary " + spec + ": '" + n + "' names several workload keys (" + list +
+                                  "): give the full path");
+    }
+    axis.resolved = "--workload-set " + keys[0];
+  }
+  return axis;
+}
+
+SweepPlan planSweep(const std::string& workload, const nlohmann::json& workloadJson,
+                    const std::vector<std::string>& varySpecs, const std::vector<std::string>& commonArgs) {
+  if (varySpecs.empty()) throw std::invalid_argument("sweep: give at least one --vary NAME=V1,V2,...");
+  SweepPlan plan;
+  plan.workload = workload;
+  plan.commonArgs = commonArgs;
+  for (const auto& spec : varySpecs) plan.axes.push_back(parseSweepAxis(spec, workloadJson));
+  std::vector<std::string> names;
+  for (const auto& a : plan.axes) names.push_back(a.name);
+  std::vector<std::size_t> digit(plan.axes.size(), 0);
+  for (std::size_t index = 0;; ++index) {
+    SweepPoint point;
+    point.index = index;
+    point.axisNames = names;
+    for (std::size_t a = 0; a < plan.axes.size(); ++a) {
+      const std::string& value = plan.axes[a].values[digit[a]];
+      point.values.push_back(value);
+      for (auto& arg : argsFor(plan.axes[a], value)) point.runArgs.push_back(std::move(arg));
+    }
+    plan.points.push_back(std::move(point));
+    // The last axis changes fastest.
+    std::size_t a = plan.axes.size();
+    while (a > 0 && ++digit[a - 1] == plan.axes[a - 1].values.size()) digit[--a] = 0;
+    if (a == 0) break;
+  }
+  return plan;
+}
+
+}  // namespace ipusim::sim

@@ -1,0 +1,181 @@
+#include "sim/cli/sweep_results.hpp"
+
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+namespace ipusim::sim {
+
+namespace {
+
+const nlohmann::json& field(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) throw std::invalid_argument(std::string("run summary has no '") + key + "'");
+  return j.at(key);
+}
+
+double number(const nlohmann::json& j, const char* key) {
+  const auto& v = field(j, key);
+  if (!v.is_number()) throw std::invalid_argument(std::string("run summary '") + key + "' is not a number");
+  return v.get<double>();
+}
+
+std::string csvQuoted(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return quoted + "\"";
+}
+
+std::string gnuplotQuoted(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+void readRunSummary(const nlohmann::json& s, SweepResult& r) {
+  r.simulatedSeconds = number(s, "simulated_seconds");
+  r.cycles = static_cast<std::uint64_t>(number(s, "cycles"));
+  r.steps = static_cast<std::uint64_t>(number(s, "steps"));
+  r.engineRuns = static_cast<std::uint64_t>(number(s, "engine_runs"));
+  r.throughput = r.simulatedSeconds > 0 ? double(r.steps) / r.simulatedSeconds : 0.0;
+  const auto& loss = field(s, "final_loss");
+  if (loss.is_number()) r.finalLoss = loss.get<double>();
+  const auto& step = field(s, "step_cycles");
+  const double total = double(r.cycles);
+  if (total > 0) {
+    const double steps = double(r.steps);
+    r.shares.compute = steps * number(step, "compute") / total;
+    r.shares.exchange = steps * number(step, "exchange") / total;
+    r.shares.sync = steps * number(step, "sync") / total;
+    r.shares.streamCopy = steps * number(step, "stream_copy") / total;
+    r.shares.hostAndIdle =
+        std::max(0.0, 1.0 - r.shares.compute - r.shares.exchange - r.shares.sync - r.shares.streamCopy);
+  }
+}
+
+nlohmann::json sweepToJson(const SweepPlan& plan, const std::vector<SweepResult>& results) {
+  nlohmann::json axes = nlohmann::json::array();
+  for (const auto& a : plan.axes) axes.push_back({{"name", a.name}, {"passed_as", a.resolved}, {"values", a.values}});
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json values = nlohmann::json::object();
+    for (std::size_t i = 0; i < plan.axes.size(); ++i) values[plan.axes[i].name] = r.point.values[i];
+    nlohmann::json p = {{"index", r.point.index}, {"values", values}, {"ok", r.ok}, {"run_args", r.point.runArgs}};
+    if (r.ok) {
+      p["simulated_seconds"] = r.simulatedSeconds;
+      p["cycles"] = r.cycles;
+      p["steps"] = r.steps;
+      p["engine_runs"] = r.engineRuns;
+      p["throughput_steps_per_second"] = r.throughput;
+      p["final_loss"] = r.finalLoss ? nlohmann::json(*r.finalLoss) : nlohmann::json(nullptr);
+      p["shares"] = {{"compute", r.shares.compute},       {"exchange", r.shares.exchange},
+                     {"sync", r.shares.sync},             {"stream_copy", r.shares.streamCopy},
+                     {"host_and_idle", r.shares.hostAndIdle}};
+    } else {
+      p["exit_code"] = r.exitCode;
+      p["error"] = r.error;
+    }
+    points.push_back(std::move(p));
+  }
+  return {{"workload", plan.workload}, {"axes", axes}, {"common_args", plan.commonArgs}, {"points", points}};
+}
+
+std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& results) {
+  std::ostringstream out;
+  out << std::setprecision(10);
+  out << "point";
+  for (const auto& a : plan.axes) out << "," << csvQuoted(a.name);
+  out << ",status,simulated_seconds,cycles,steps,engine_runs,throughput_steps_per_second,final_loss,"
+         "compute_share,exchange_share,sync_share,stream_copy_share,host_and_idle_share,error\n";
+  for (const auto& r : results) {
+    out << r.point.index;
+    for (const auto& v : r.point.values) out << "," << csvQuoted(v);
+    if (!r.ok) {
+      out << ",failed,,,,,,,,,,,," << csvQuoted(r.error) << "\n";
+      continue;
+    }
+    out << ",ok," << r.simulatedSeconds << "," << r.cycles << "," << r.steps << "," << r.engineRuns << ","
+        << r.throughput << "," << (r.finalLoss ? std::to_string(*r.finalLoss) : std::string()) << ","
+        << r.shares.compute << "," << r.shares.exchange << "," << r.shares.sync << "," << r.shares.streamCopy << ","
+        << r.shares.hostAndIdle << ",\n";
+  }
+  return out.str();
+}
+
+std::string plotData(const std::vector<SweepResult>& results) {
+  std::ostringstream out;
+  out << std::setprecision(10);
+  out << "# label seconds throughput compute exchange sync stream_copy host_and_idle\n";
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    std::string label;  // the values only; the x axis title names the axes
+    for (const auto& v : r.point.values) label += (label.empty() ? "" : " / ") + v;
+    out << gnuplotQuoted(label) << " " << r.simulatedSeconds << " " << r.throughput << " "
+        << 100 * r.shares.compute << " " << 100 * r.shares.exchange << " " << 100 * r.shares.sync << " "
+        << 100 * r.shares.streamCopy << " " << 100 * r.shares.hostAndIdle << "\n";
+  }
+  return out.str();
+}
+
+std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& results, const std::string& dataFile,
+                       const std::string& pngPath) {
+  std::size_t points = 0;
+  for (const auto& r : results) points += r.ok ? 1 : 0;
+  std::string varied, title;
+  for (const auto& a : plan.axes) {
+    varied += (varied.empty() ? "" : " / ") + a.name;
+    title += (title.empty() ? "" : ", ") + a.name;
+  }
+  // Labels that would not fit side by side are slanted.
+  std::size_t labelChars = 0;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    for (const auto& v : r.point.values) labelChars += v.size() + 3;
+  }
+  std::string workload = plan.workload.substr(plan.workload.find_last_of('/') + 1);
+  std::ostringstream g;
+  g << "set terminal pngcairo size 1400,1000 noenhanced font 'DejaVu Sans,12'\n"
+    << "set output " << gnuplotQuoted(pngPath) << "\n"
+    << "set datafile separator whitespace\n"
+    << "set multiplot layout 3,1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + title)
+    << " font 'DejaVu Sans,15'\n"
+    // The same margins on every panel, so the points line up over the bars.
+    << "set lmargin 12\nset rmargin 24\n"
+    << "set grid ytics\n"
+    << "set key off\n"
+    << "set xlabel " << gnuplotQuoted(varied) << "\n"
+    << (labelChars > 90 ? "set xtics rotate by -20\n" : "")
+    << "set xrange [-0.5:" << (points > 0 ? points - 1 : 0) << ".5]\n"
+    << "set style data linespoints\n"
+    << "set offsets 0, 0, graph 0.18, 0\n"
+    << "set yrange [0:*]\n"
+    // Values are labels: evenly spaced, whatever they are (numbers, ALL/LAST, ipu1/ipu2).
+    << "set ylabel 'simulated time (s)'\n"
+    << "plot " << gnuplotQuoted(dataFile)
+    << " using 0:2:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#1f77b4', '' using 0:2:(sprintf('%.3g s', $2)) with labels "
+       "offset 0,1.1 notitle\n"
+    << "set ylabel 'throughput (steps/s)'\n"
+    << "plot " << gnuplotQuoted(dataFile)
+    << " using 0:3:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#2ca02c', '' using 0:3:(sprintf('%.0f', $3)) with labels "
+       "offset 0,1.1 notitle\n"
+    << "set ylabel 'share of simulated time (%)'\n"
+    << "set offsets 0, 0, 0, 0\n"
+    << "set yrange [0:100]\n"
+    << "set key outside right top vertical\n"
+    << "set style data histograms\n"
+    << "set style histogram rowstacked\n"
+    << "set style fill solid 0.85 border -1\n"
+    << "set boxwidth 0.6\n"
+    << "plot " << gnuplotQuoted(dataFile) << " using 4:xtic(1) title 'compute' lc rgb '#d62728', "
+    << "'' using 5 title 'exchange' lc rgb '#1f77b4', '' using 6 title 'sync' lc rgb '#7f7f7f', "
+    << "'' using 7 title 'stream copy' lc rgb '#ff7f0e', '' using 8 title 'host & idle' lc rgb '#bcbd22'\n"
+    << "unset multiplot\n";
+  return g.str();
+}
+
+}  // namespace ipusim::sim

@@ -1,0 +1,35 @@
+#pragma once
+// Workload key overrides: `key.path=value` assignments applied to a
+// workload's JSON before it is parsed, so that any workload key can be
+// changed from the command line (`ipusim run --workload-set`, sweeps).
+#include "scheduler/workload.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ipusim::sim {
+
+// Splits "a.b.c=value" into the key path and the value. The value is JSON
+// when it parses as JSON (10, 0.5, true, "x", [1,2]), else a plain string
+// (ALL). Throws std::invalid_argument naming the assignment when there is no
+// '=' or the key is empty.
+std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(const std::string& assignment);
+
+// Sets the key path in `workload` (objects created as needed). Throws
+// std::invalid_argument naming the assignment when a step of the path is not
+// an object.
+void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assignment);
+
+// Reads the workload file, applies the assignments and parses it (unknown
+// keys and bad values are errors naming the file and key, as without them).
+scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments);
+
+// Key paths of `workload` whose last part is `leaf` ("steps_per_execution"
+// -> {"training.steps_per_execution"}), for short names in sweeps.
+std::vector<std::string> workloadKeysNamed(const nlohmann::json& workload, const std::string& leaf);
+
+nlohmann::json readWorkloadJson(const std::string& path);  // errors name the file
+
+}  // namespace ipusim::sim

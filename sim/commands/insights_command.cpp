@@ -1,0 +1,32 @@
+#include "profiler/analysis/insights.hpp"
+#include "sim/commands/analysis_commands.hpp"
+#include "traces/profile_reader.hpp"
+
+#include <memory>
+
+namespace ipusim::sim {
+
+int runInsights(const InsightsArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    const traces::ProfileReader reader(args.profile);
+    const auto facts = profiler::analysis::measureProfileFacts(reader);
+    const auto insights = profiler::analysis::findInsights(facts);
+    if (args.json) out << profiler::analysis::insightsToJson(insights, facts).dump(2) << "\n";
+    else profiler::analysis::printInsights(insights, facts, out);
+    return 0;
+  } catch (const std::exception& e) {
+    err << "ipusim insights: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+void addInsightsCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<InsightsArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "insights", "The bottleneck of a profile in plain words, the knob that moves it and the expected gain");
+  cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
+  cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->callback([args, &exitCode] { exitCode = runInsights(*args, std::cout, std::cerr); });
+}
+
+}  // namespace ipusim::sim

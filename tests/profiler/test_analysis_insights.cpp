@@ -1,0 +1,160 @@
+// Each insights rule on a profile that triggers it and on one that does not.
+#include "profiler/analysis/insights.hpp"
+#include "test_analysis_profile.hpp"
+#include "traces/profile_writer.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ipusim::profiler::analysis {
+namespace {
+
+using testing_profiles::slice;
+using testing_profiles::streamCopy;
+using testing_profiles::temporaryPath;
+
+// One IPU of 8 tiles (1000 B each); ten runs of one step, 1000 cycles apart
+// from 1100 (100 cycles of host overhead between runs); run 0 captured:
+// a StreamCopy whose Begin lasts `beginCycles`, then compute to the end of the run.
+struct Shape {
+  std::int64_t beginCycles = 50;
+  std::int64_t busyTiles = 8;      // tiles with compute cycles in the compute phase
+  std::int64_t fullestBytes = 500;
+  bool idleDevice = false;         // no compute at all: the device idles after the copy
+  bool feeds = false;              // true: 10 steps per run with infeed/outfeed (meta)
+  std::int64_t stepStart = 0;      // the captured run's step slice covers [stepStart, 1000)
+};
+
+std::string writeProfile(const std::string& name, const Shape& shape) {
+  const std::string path = temporaryPath(name);
+  traces::ProfileWriter w(path);
+  w.setMeta("arch", "ipu2");
+  w.setMeta("num_ipus", "1");
+  w.setMeta("tiles_per_ipu", "8");
+  w.setMeta("tile_memory_bytes", "1000");
+  w.setMeta("clock_hz", "1000000000");
+  w.setMeta("steps_per_execution", shape.feeds ? "10" : "1");
+  w.setMeta("feeds", shape.feeds ? "true" : "false");
+  const auto engine = w.addTrack({0, -1, "engine", "Engine::run", -1, -1, 0});
+  const auto stream = w.addTrack({0, -1, "stream", "StreamCopy", -1, -1, 20});
+  const auto ipu = w.addTrack({0, -1, "ipu", "IPU 0", 0, -1, 30});
+  const auto bsp = w.addTrack({0, ipu, "bsp", "IPU 0 BSP", 0, -1, 32});
+  for (std::int64_t r = 0; r < 10; ++r)
+    w.addRun({r, 0, "train", r * 1100, r * 1100 + 1000, shape.feeds ? 10 : 1, r == 0});
+  w.addProgram({0, -1, "Sequence", "step", "training", "step", 0});
+  w.addProgram({1, 0, "Execute", "dense/matmul", "dense", "matmul", 0});
+  w.addPhase({1, "compute", "dense/matmul", 1, -1});
+  const auto run = slice(w, engine, 0, 0, 1000, "Engine::run #0", "engine_run");
+  slice(w, engine, 0, shape.stepStart, 1000 - shape.stepStart, "Step 0", "step", run, 1);
+  streamCopy(w, stream, 0, "images", 0, shape.beginCycles, 10, 0, 64);
+  if (!shape.idleDevice) {
+    traces::SliceRow compute;
+    compute.trackId = bsp;
+    compute.runId = 0;
+    compute.ts = shape.beginCycles + 10;
+    compute.dur = 1000 - compute.ts;
+    compute.name = "dense/matmul";
+    compute.category = "compute";
+    compute.programId = 1;
+    compute.phaseId = 1;
+    w.addSlice(compute);
+    for (std::int64_t tile = 0; tile < shape.busyTiles; ++tile) w.addTilePhase({1, 0, tile, compute.dur, 1});
+  }
+  w.addTileMemory({0, 3, "weights", true, shape.fullestBytes});
+  w.addTileMemory({0, 4, "weights", true, 100});
+  w.commit();
+  return path;
+}
+
+ProfileFacts factsOf(const std::string& name, const Shape& shape) {
+  const traces::ProfileReader reader(writeProfile(name, shape));
+  return measureProfileFacts(reader);
+}
+
+TEST(InsightsHostBound, FiresWhenTheIpuWaitsForTheHost) {
+  Shape s;
+  s.beginCycles = 600;
+  const auto insight = hostBoundInsight(factsOf("host.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_EQ(insight->finding, "the IPU waits for the host 60.0% of the time");
+  // Without feeds: turn them on; 10 runs of 1 step become 1 run of 10. Each
+  // run costs 90 cycles between runs (900 over 10), nothing outside its step
+  // (the step spans it) and its first Begin's 600 (no other Begin to compare
+  // with: median 0): 9 runs x 690 = 6210 cycles saved.
+  EXPECT_NE(insight->knob.find("training.feeds = true"), std::string::npos) << insight->knob;
+  EXPECT_EQ(insight->figures["outside_runs_cycles"], 900);
+  EXPECT_EQ(insight->figures["saved_cycles"], 6210);
+  EXPECT_NE(insight->gain.find("saves about 6.210 us per 10 steps"), std::string::npos) << insight->gain;
+}
+
+TEST(InsightsHostBound, WithFeedsTheKnobIsTenTimesTheStepsPerExecution) {
+  Shape s;
+  s.beginCycles = 600;
+  s.feeds = true;
+  s.stepStart = 100;
+  const auto insight = hostBoundInsight(factsOf("host-feeds.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_EQ(insight->knob, "raise steps_per_execution (10 -> 100)");
+  // 10 runs of 10 steps become 1 run of 100: each run costs 90 cycles between
+  // runs, 100 inside it before its steps start and its first Begin's 600:
+  // 9 runs x 790 saved.
+  EXPECT_EQ(insight->figures["saved_cycles"], 7110);
+  EXPECT_NE(insight->gain.find("saves about 7.110 us per 100 steps"), std::string::npos) << insight->gain;
+}
+
+TEST(InsightsHostBound, QuietWhenTheDeviceComputes) {
+  EXPECT_FALSE(hostBoundInsight(factsOf("device.pop", {})));
+}
+
+TEST(InsightsDeviceBound, FiresWhenTheDeviceIsBusyAndNamesTheOp) {
+  const auto insight = deviceBoundInsight(factsOf("device.pop", {}));
+  ASSERT_TRUE(insight);
+  EXPECT_NE(insight->finding.find("the device is busy 94.0% of the time (compute 94.0%"), std::string::npos)
+      << insight->finding;
+  EXPECT_NE(insight->knob.find("dense/matmul"), std::string::npos) << insight->knob;
+}
+
+TEST(InsightsDeviceBound, QuietWhenTheHostIsTheBottleneckOrTheDeviceIdles) {
+  Shape host;
+  host.beginCycles = 600;
+  EXPECT_FALSE(deviceBoundInsight(factsOf("host.pop", host)));
+  Shape idle;
+  idle.idleDevice = true;
+  EXPECT_FALSE(deviceBoundInsight(factsOf("idle.pop", idle)));
+}
+
+TEST(InsightsTileBalance, FiresWhenOneTileOfEightWorks) {
+  Shape s;
+  s.busyTiles = 1;
+  const auto insight = tileBalanceInsight(factsOf("unbalanced.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_NE(insight->finding.find("tile balance 12.5%"), std::string::npos) << insight->finding;
+}
+
+TEST(InsightsTileBalance, QuietWhenAllTilesWork) {
+  EXPECT_FALSE(tileBalanceInsight(factsOf("balanced.pop", {})));
+}
+
+TEST(InsightsTileMemory, FiresOnANearlyFullTile) {
+  Shape s;
+  s.fullestBytes = 970;
+  const auto insight = tileMemoryInsight(factsOf("full.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_EQ(insight->finding, "tile 3 is 97.0% full (970 of 1000 B)");
+}
+
+TEST(InsightsTileMemory, QuietWithHeadroom) {
+  EXPECT_FALSE(tileMemoryInsight(factsOf("roomy.pop", {})));
+}
+
+TEST(Insights, HeaviestFirst) {
+  Shape s;
+  s.beginCycles = 600;
+  s.fullestBytes = 970;
+  const auto all = findInsights(factsOf("both.pop", s));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].rule, "tile_memory");
+  EXPECT_EQ(all[1].rule, "host_bound");
+}
+
+}  // namespace
+}  // namespace ipusim::profiler::analysis

@@ -1,0 +1,109 @@
+// Sweep planning: what each --vary name becomes on the `ipusim run` command
+// line, the points (every combination), and the result files.
+#include "sim/cli/sweep_plan.hpp"
+#include "sim/cli/sweep_results.hpp"
+#include "sim/cli/workload_overrides.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ipusim::sim {
+namespace {
+
+const nlohmann::json kWorkload = {
+    {"training", {{"steps_per_execution", 10}, {"outfeed", {{"mode", "ALL"}, {"buffer_depth", 10}}},
+                  {"infeed", {{"buffer_depth", 3}}}}},
+    {"ipu", {{"arch", "ipu2"}}}};
+
+std::string errorOf(const std::string& spec) {
+  try {
+    parseSweepAxis(spec, kWorkload);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SweepPlan, NamesResolveToRunArguments) {
+  EXPECT_EQ(parseSweepAxis("steps_per_execution=1,10", kWorkload).resolved,
+            "--workload-set training.steps_per_execution");
+  EXPECT_EQ(parseSweepAxis("training.outfeed.mode=ALL,LAST", kWorkload).resolved,
+            "--workload-set training.outfeed.mode");
+  EXPECT_EQ(parseSweepAxis("exchange.bytesPerCycle=4,8", kWorkload).resolved, "--set");
+  EXPECT_EQ(parseSweepAxis("host.batchPrepareSeconds=0,1e-3", kWorkload).resolved, "--set");
+  EXPECT_EQ(parseSweepAxis("tiles=64,128", kWorkload).resolved, "--tiles");
+  EXPECT_EQ(parseSweepAxis("--steps-per-execution=1,2", kWorkload).resolved, "--steps-per-execution");
+}
+
+TEST(SweepPlan, BadSpecsAreErrorsThatSayWhatToGive) {
+  EXPECT_NE(errorOf("steps_per_execution").find("expected NAME=V1,V2"), std::string::npos);
+  EXPECT_NE(errorOf("steps_per_execution=1,,2").find("empty value"), std::string::npos);
+  EXPECT_NE(errorOf("no_such_key=1").find("'no_such_key' is not a key of the workload file"), std::string::npos);
+  const std::string twice = errorOf("buffer_depth=1,2");
+  EXPECT_NE(twice.find("training.infeed.buffer_depth, training.outfeed.buffer_depth"), std::string::npos) << twice;
+}
+
+TEST(SweepPlan, PointsAreEveryCombinationLastAxisFastest) {
+  const SweepPlan plan = planSweep("w.json", kWorkload, {"tiles=64,128", "training.outfeed.mode=ALL,LAST"},
+                                   {"--synthetic-data"});
+  ASSERT_EQ(plan.points.size(), 4u);
+  EXPECT_EQ(plan.points[1].values, (std::vector<std::string>{"64", "LAST"}));
+  EXPECT_EQ(plan.points[2].values, (std::vector<std::string>{"128", "ALL"}));
+  EXPECT_EQ(plan.points[1].runArgs,
+            (std::vector<std::string>{"--tiles", "64", "--workload-set", "training.outfeed.mode=LAST"}));
+  EXPECT_EQ(plan.points[3].label(), "tiles=128, training.outfeed.mode=LAST");
+}
+
+TEST(WorkloadOverrides, ValuesAreJsonWhenTheyParseElseStrings) {
+  nlohmann::json w = kWorkload;
+  applyWorkloadAssignment(w, "training.steps_per_execution=100");
+  applyWorkloadAssignment(w, "training.outfeed.mode=LAST");
+  applyWorkloadAssignment(w, "dataset.shuffle_seed=7");
+  EXPECT_EQ(w["training"]["steps_per_execution"], 100);
+  EXPECT_EQ(w["training"]["outfeed"]["mode"], "LAST");
+  EXPECT_EQ(w["dataset"]["shuffle_seed"], 7);
+  try {
+    applyWorkloadAssignment(w, "training.steps_per_execution.x=1");
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'training.steps_per_execution' is not an object"), std::string::npos);
+  }
+}
+
+TEST(SweepResults, SharesComeFromStepCyclesTimesSteps) {
+  SweepResult r;
+  readRunSummary({{"simulated_seconds", 2.0}, {"cycles", 1000}, {"steps", 10}, {"engine_runs", 5},
+                  {"final_loss", nullptr},
+                  {"step_cycles", {{"compute", 40}, {"exchange", 20}, {"sync", 10}, {"stream_copy", 5}}}},
+                 r);
+  EXPECT_DOUBLE_EQ(r.throughput, 5.0);
+  EXPECT_DOUBLE_EQ(r.shares.compute, 0.4);
+  EXPECT_DOUBLE_EQ(r.shares.hostAndIdle, 0.25);
+  EXPECT_FALSE(r.finalLoss);
+  SweepResult bad;
+  EXPECT_THROW(readRunSummary({{"cycles", 1}}, bad), std::invalid_argument);
+}
+
+TEST(SweepResults, CsvHasOneRowPerPointAndFailuresSayWhy) {
+  const SweepPlan plan = planSweep("w.json", kWorkload, {"tiles=64,bad"}, {});
+  SweepResult ok;
+  ok.point = plan.points[0];
+  ok.ok = true;
+  ok.simulatedSeconds = 1.5;
+  ok.steps = 3;
+  ok.throughput = 2;
+  SweepResult failed;
+  failed.point = plan.points[1];
+  failed.error = "ipusim: error: --tiles: 'bad', expected a number";
+  const std::string csv = sweepToCsv(plan, {ok, failed});
+  EXPECT_NE(csv.find("point,tiles,status,simulated_seconds"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n0,64,ok,1.5,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,bad,failed,,,,,,,,,,,,\"ipusim: error: --tiles: 'bad', expected a number\"\n"),
+            std::string::npos)
+      << csv;
+  const auto json = sweepToJson(plan, {ok, failed});
+  EXPECT_EQ(json["points"][1]["ok"], false);
+  EXPECT_EQ(plotData({ok, failed}).find("bad"), std::string::npos);  // failed points are not drawn
+}
+
+}  // namespace
+}  // namespace ipusim::sim

@@ -1,0 +1,298 @@
+"""The Profile object: one open profile.pop, read-only."""
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+
+# The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
+SUPPORTED_SCHEMA_VERSION = 2
+
+
+class ProfileError(Exception):
+    """A profile that cannot be read: the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    entry_point: int
+    name: str
+    start_cycle: int
+    end_cycle: int
+    steps: int
+    captured: bool
+
+    @property
+    def duration(self):
+        return self.end_cycle - self.start_cycle
+
+
+@dataclass(frozen=True)
+class Step:
+    run_id: int
+    name: str
+    ts: int
+    dur: int
+
+
+@dataclass(frozen=True)
+class Program:
+    id: int
+    parent_id: object  # int or None
+    kind: str
+    name: str
+    layer: str
+    op: str
+    ordinal: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One BSP phase on one IPU: compute, exchange, sync, stream copy, IPU link."""
+    ipu: int
+    run_id: object
+    ts: int
+    dur: int
+    category: str
+    name: str
+    program_id: object
+
+
+@dataclass(frozen=True)
+class TilePhase:
+    """A phase's busy time on one tile (the tile_slices view)."""
+    run_id: object
+    ipu: int
+    tile: int
+    ts: int
+    dur: int
+    category: str
+    name: str
+
+
+@dataclass(frozen=True)
+class TilePeak:
+    """A tile's memory figure (tile_memory_peak): what must fit in its memory."""
+    ipu: int
+    tile: int
+    peak_bytes: int
+    always_live_bytes: int
+    not_always_live_peak_bytes: int
+
+
+@dataclass(frozen=True)
+class Counter:
+    ts: int
+    value: float
+
+
+@dataclass(frozen=True)
+class TileMemory:
+    ipu: int
+    tile: int
+    category: str
+    always_live: bool
+    bytes: int
+
+
+def _profile_file(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "profile.pop")
+    if not os.path.exists(path):
+        raise ProfileError(f"{path}: no such profile (expected profile.pop or a report directory holding one)")
+    return path
+
+
+def open_profile(path):
+    """Opens a profile file, or the profile.pop of a report directory."""
+    return Profile(_profile_file(path))
+
+
+class Profile:
+    def __init__(self, path):
+        self.path = path
+        try:
+            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            self._db.row_factory = sqlite3.Row
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as e:
+            raise ProfileError(f"{path}: not an SQLite database ({e})") from None
+        if "meta" not in tables:
+            raise ProfileError(f"{path}: not an ipusim profile (no meta table)")
+        # The checks of traces/SCHEMA.md "Verifying a profile", in its order.
+        try:
+            verdict = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise ProfileError(f"{path}: corrupt or truncated profile (SQLite quick_check failed: {e})") from None
+        if verdict != "ok":
+            raise ProfileError(f"{path}: corrupt or truncated profile (SQLite quick_check: {verdict})")
+        self._tables = tables
+        self.meta = {r["key"]: r["value"] for r in self._db.execute("SELECT key, value FROM meta")}
+        if self.meta.get("complete") != "1":
+            raise ProfileError(f"{path}: incomplete profile (meta 'complete' is not 1: the run did not finish writing it)")
+        version = self.meta.get("schema_version", "")
+        if not version.isdigit():
+            raise ProfileError(f"{path}: meta 'schema_version' is {version!r}, expected a positive integer")
+        if int(version) > SUPPORTED_SCHEMA_VERSION:
+            raise ProfileError(f"{path}: schema version {version} is newer than this reader's "
+                               f"{SUPPORTED_SCHEMA_VERSION}; use a newer ipusim_profile")
+        self._check_row_counts()
+
+    def _check_row_counts(self):
+        """meta.row_counts, when the writer recorded it: every table it names has that many rows."""
+        text = self.meta.get("row_counts")
+        if text is None:
+            return  # written before the writers recorded row counts
+        try:
+            expected = json.loads(text)
+        except ValueError:
+            expected = None
+        if not isinstance(expected, dict):
+            raise ProfileError(f"{self.path}: damaged profile: meta row_counts is not a JSON object")
+        for table, rows in sorted(expected.items()):
+            if table not in self._tables or not isinstance(rows, int):
+                raise ProfileError(f"{self.path}: damaged profile: meta row_counts names table {table!r} "
+                                   f"with {rows!r} rows, but the profile has no such table")
+            actual = self._db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+            if actual != rows:
+                raise ProfileError(f"{self.path}: damaged profile: table {table} has {actual} rows, "
+                                   f"its writer recorded {rows}")
+
+    def close(self):
+        self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # Target facts from meta.
+    def _meta_number(self, key, kind):
+        text = self.meta.get(key)
+        if text is None:
+            return kind(0)
+        try:
+            return kind(float(text)) if kind is int else kind(text)
+        except ValueError:
+            raise ProfileError(f"{self.path}: meta '{key}' is {text!r}, expected a number") from None
+
+    @property
+    def clock_hz(self):
+        return self._meta_number("clock_hz", float)
+
+    @property
+    def num_ipus(self):
+        return self._meta_number("num_ipus", int)
+
+    @property
+    def tiles_per_ipu(self):
+        return self._meta_number("tiles_per_ipu", int)
+
+    @property
+    def tile_memory_bytes(self):
+        return self._meta_number("tile_memory_bytes", int)
+
+    def seconds(self, cycles):
+        """Cycles to seconds with the profile's clock (None when it is unknown)."""
+        return cycles / self.clock_hz if self.clock_hz > 0 else None
+
+    # Tables.
+    def runs(self):
+        rows = self._db.execute(
+            "SELECT id, entry_point, name, start_cycle, end_cycle, steps, captured FROM runs ORDER BY id")
+        return [Run(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows]
+
+    def _select(self, sql, conditions, order):
+        """Runs `sql` with the conditions (SQL with one ?, value) whose value is not None."""
+        used = [(c, v) for c, v in conditions if v is not None]
+        if used:
+            sql += " WHERE " + " AND ".join(c for c, _ in used)
+        return self._db.execute(f"{sql} ORDER BY {order}", [v for _, v in used])
+
+    def tracks(self, kind=None):
+        rows = self._select("SELECT id, parent_id, kind, name, ipu, tile, sort_order FROM tracks",
+                            [("kind = ?", kind)], "sort_order, id")
+        return [dict(r) for r in rows]
+
+    def slices(self, track_id=None, category=None, run_id=None, begin=None, end=None):
+        """Slices as dicts (columns of traces/SCHEMA.md), in (ts, depth, id) order,
+        filtered by track, category, run and overlap with [begin, end)."""
+        rows = self._select(
+            "SELECT id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes "
+            "FROM slices",
+            [("track_id = ?", track_id), ("category = ?", category), ("run_id = ?", run_id), ("ts < ?", end),
+             ("ts + dur > ?", begin)],
+            "ts, depth, id")
+        for r in rows:
+            yield dict(r)
+
+    def steps(self, run_id=None):
+        """Training steps of the captured runs (step slices on the engine track)."""
+        result = []
+        for track in self.tracks("engine"):
+            for s in self.slices(track_id=track["id"], category="step", run_id=run_id):
+                result.append(Step(s["run_id"], s["name"], s["ts"], s["dur"]))
+        return sorted(result, key=lambda s: s.ts)
+
+    def programs(self):
+        rows = self._db.execute("SELECT id, parent_id, kind, name, layer, op, ordinal FROM programs ORDER BY id")
+        return [Program(*tuple(r)) for r in rows]
+
+    def phases(self, ipu=None, run_id=None):
+        """BSP phases per IPU (the bsp tracks), in time order."""
+        result = []
+        for track in self.tracks("bsp"):
+            if ipu is not None and track["ipu"] != ipu:
+                continue
+            for s in self.slices(track_id=track["id"], run_id=run_id):
+                result.append(Phase(track["ipu"], s["run_id"], s["ts"], s["dur"], s["category"], s["name"],
+                                    s["program_id"]))
+        return sorted(result, key=lambda p: (p.ts, p.ipu))
+
+    def tile_phases(self, tile=None, run_id=None):
+        """Per-tile busy time of each phase execution (needs tile-level instrumentation)."""
+        rows = self._select("SELECT run_id, ipu, tile, ts, dur, category, name FROM tile_slices",
+                            [("tile = ?", tile), ("run_id = ?", run_id)], "ts, tile")
+        return [TilePhase(*tuple(r)) for r in rows]
+
+    def counters(self, name):
+        """A counter's values (e.g. "loss") in time order; empty when there is no such counter."""
+        rows = self._db.execute(
+            "SELECT c.ts, c.value FROM counters AS c JOIN tracks AS t ON t.id = c.track_id "
+            "WHERE t.kind = 'counter' AND t.name = ? ORDER BY c.ts", (name,))
+        return [Counter(r[0], r[1]) for r in rows]
+
+    def tile_memory(self):
+        rows = self._db.execute("SELECT ipu, tile, category, always_live, bytes FROM tile_memory ORDER BY ipu, tile")
+        return [TileMemory(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+    def tile_peaks(self):
+        """The per-tile memory figure (tile_memory_peak); empty for profiles written before it existed."""
+        if "tile_memory_peak" not in self._tables:
+            return []
+        rows = self._db.execute("SELECT ipu, tile, peak_bytes, always_live_bytes, not_always_live_peak_bytes "
+                                "FROM tile_memory_peak ORDER BY ipu, tile")
+        return [TilePeak(*tuple(r)) for r in rows]
+
+    def memory_per_tile(self):
+        """{tile: {category: bytes}} from tile_memory: what lives on each tile, by category. Not-always-live
+        tensors share bytes, so a tile's categories can add up to more than its peak (tile_peaks())."""
+        result = {}
+        for m in self.tile_memory():
+            by_category = result.setdefault(m.tile, {})
+            by_category[m.category] = by_category.get(m.category, 0) + m.bytes
+        return result
+
+    # Figures.
+    def host_wait(self):
+        """How long the IPU waits for the host, as `ipusim report` defines it (see host_wait.py)."""
+        from .host_wait import measure_host_wait
+        return measure_host_wait(self)
+
+    def ipu_waiting_for_host(self, windows=None):
+        """The host accounting breakdown (see host_wait.py): time outside Engine::run, StreamCopy
+        Begin and host service, over the captured runs with the host time before each."""
+        from .host_wait import measure_ipu_waiting_for_host
+        return measure_ipu_waiting_for_host(self, windows)
