@@ -37,7 +37,7 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
       std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "
       "weight gradient and stream buffers (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
-      std::to_string(tiles) + " tiles are over, by " + text((perTile - target.tile.memoryBytes) * tiles) +
+      std::to_string(tiles) + " tiles are over their capacity, by " + text((perTile - target.tile.memoryBytes) * tiles) +
       " bytes in total (decided from the layer shapes, before compiling). Largest variables, per tile:";
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)
     message += std::string(i ? "," : "") + " " + variables[i].name + " (" + variables[i].category + ") " +

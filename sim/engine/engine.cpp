@@ -69,6 +69,10 @@ Engine::Engine(const ir::Executable& exe, const model::Target& target, const Eng
   w.setMeta("tile_memory_bytes", std::to_string(s.target.tile.memoryBytes));
   w.setMeta("clock_hz", nlohmann::json(s.target.clockHz).dump());
   w.setMeta("target", s.target.toJson().dump());
+  // The AMP's rates, so that readers (which do not link the model) can state
+  // achieved FLOP/s against the peak.
+  w.setMeta("amp_float_macs_per_cycle", std::to_string(s.target.tile.ampFloatMacsPerCycle));
+  w.setMeta("amp_half_macs_per_cycle", std::to_string(s.target.tile.ampHalfMacsPerCycle));
   w.setMeta("engine_options", options.toJson().dump());
   w.setMeta("instrumentation_level", toString(options.instrumentationLevel));
   w.setMeta("synthetic_data", config.functional ? "false" : "true");

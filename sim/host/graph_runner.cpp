@@ -78,8 +78,9 @@ GraphRunner::GraphRunner(sc_core::sc_module_name name, Engine& engine, std::uint
     } else {
       auto* sink = &outputs_[spec.name];
       auto* received = &received_[spec.name];
-      // Whole copies fit the budget while their count is below this.
-      const std::uint64_t copyBytes = std::max<std::uint64_t>(1, spec.elementsPerCopy * sizeof(double));
+      // Whole copies fit the budget while their count is below this (a kept
+      // copy costs its doubles, its vector and the allocator's header).
+      const std::uint64_t copyBytes = spec.elementsPerCopy * sizeof(double) + sizeof(std::vector<double>) + 16;
       const std::uint64_t keptCopies = kKeptBytesPerStream / copyBytes;
       stream.connect([spec, sink, received, keptCopies](model::Bytes& bytes) {
         if ((*received)++ >= keptCopies) return;

@@ -135,7 +135,7 @@ TEST_F(ScreenshotTest, AnalysisTabsRenderAndSelectNamesWhatItFound) {
   const std::string flat = scratch_.file("flat.png");
   ViewerRun r = runViewer("\"" + profile_ + "\" --screenshot \"" + flat + "\" --flat --size 1000x600");
   ASSERT_EQ(r.status, 0) << r.output;
-  r = runViewer("\"" + profile_ + "\" --screenshot \"" + flat + "\" --select no-such-slice --size 1000x600");
+  r = runViewer("\"" + profile_ + "\" --screenshot \"" + scratch_.file("none.png") + "\" --select no-such-slice --size 1000x600");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("--select: no slice named like 'no-such-slice'"), std::string::npos) << r.output;
 }
