@@ -1,5 +1,7 @@
 #include "scheduler/memory_plan.hpp"
 
+#include "model/ir/tile_memory_usage.hpp"
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -78,33 +80,15 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
     r.maxTileBytes = std::max(r.maxTileBytes, top[tile]);
   }
   r.meanTileBytes = r.tilesUsed ? double(sum) / r.tilesUsed : 0;
-  std::vector<std::uint32_t> over;
-  std::uint64_t excess = 0;
-  for (std::uint32_t tile = 0; tile < numTiles; ++tile)
-    if (top[tile] > capacity) over.push_back(tile), excess += top[tile] - capacity;
-  r.tilesOverCapacity = std::uint32_t(over.size());
-  if (over.empty() || allowOutOfMemory) return r;
-  std::sort(over.begin(), over.end(), [&](std::uint32_t a, std::uint32_t b) { return top[a] != top[b] ? top[a] > top[b] : a < b; });
-  std::string text = "out of memory: " + std::to_string(over.size()) + " of " + std::to_string(numTiles) +
-                     " tiles are over their capacity of " + std::to_string(capacity) + " bytes, by " +
-                     std::to_string(excess) + " bytes in total. The worst:";
-  for (std::size_t w = 0; w < std::min<std::size_t>(5, over.size()); ++w) {
-    const std::uint32_t tile = over[w];
-    std::vector<std::pair<std::uint64_t, ir::Id>> largest;
-    for (auto [id, bytes] : need[tile]) largest.push_back({bytes, id});
-    std::sort(largest.begin(), largest.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-    text += "\n  tile " + std::to_string(tile) + ": " + std::to_string(top[tile]) + " bytes (" +
-            std::to_string(top[tile] - capacity) + " over); largest variables:";
-    for (std::size_t v = 0; v < std::min<std::size_t>(3, largest.size()); ++v) {
-      const ir::Tensor& t = exe.tensors[largest[v].second];
-      text += std::string(v ? "," : "") + " " + t.name + " (" + t.category + (t.alwaysLive ? ", always live" : "") +
-              ") " + std::to_string(largest[v].first) + " bytes";
-    }
-  }
-  text += "\nReduce the model or the batch, lower ipu.available_memory_proportion, or set "
-          "compile.allow_out_of_memory to compile anyway.";
-  throw std::invalid_argument(text);
-  return r;
+  // The check uses THE per-tile figure (ir::tileMemoryUsage), the one the
+  // profile, `ipusim report` and the viewer show, and Poplar's summary of it.
+  const ir::OutOfMemory oom =
+      ir::findOutOfMemory(ir::tileMemoryUsage(exe.tensors, numTiles), capacity);
+  r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
+  if (oom.tilesOver == 0 || allowOutOfMemory) return r;
+  throw std::invalid_argument(ir::outOfMemorySummary(oom, capacity, numTiles, "the compiled workload") +
+                              "\nReduce the model or the batch, lower ipu.available_memory_proportion, or set "
+                              "compile.allow_out_of_memory to compile anyway.");
 }
 
 }  // namespace ipusim::scheduler

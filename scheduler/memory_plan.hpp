@@ -23,9 +23,10 @@ struct MemoryPlanResult {
 
 // `useSpan[t]`: first and last step that uses tensor t. Sets the addresses in
 // exe.tensors. Unless allowOutOfMemory, tiles needing more than `capacity`
-// bytes throw std::invalid_argument with a summary in the manner of Poplar's
+// bytes throw std::invalid_argument with ir::outOfMemorySummary (Poplar's
 // out-of-memory report: how many tiles are over, by how much in total, and
-// the five worst tiles with their largest variables and categories.
+// the five worst tiles with their largest variables and categories), from
+// ir::tileMemoryUsage: the figure every output shows.
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory);
 
