@@ -27,7 +27,6 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
   for (const ir::Tensor& t : exe.tensors)
     for (const auto& iv : t.mapping) need.at(iv.tile)[t.id] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
 
-  std::vector<std::uint64_t> top(numTiles, 0);
   std::vector<std::map<ir::Id, std::uint64_t>> base(numTiles);
   for (std::uint32_t tile = 0; tile < numTiles; ++tile) {
     std::uint64_t bump = 0;
@@ -43,7 +42,6 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
                                                               : a.first < b.first;
     });
     std::vector<Block> placed;
-    std::uint64_t highest = bump;
     for (auto [id, bytes] : shared) {
       const auto [first, last] = useSpan[id];
       std::vector<const Block*> overlapping;
@@ -57,9 +55,7 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
       }
       placed.push_back({address, bytes, first, last});
       base[tile][id] = address;
-      highest = std::max(highest, alignUp(address + bytes));
     }
-    top[tile] = highest;
   }
   // Addresses of the intervals: consecutive within the tensor's bytes on the tile.
   for (ir::Tensor& t : exe.tensors) {
@@ -70,20 +66,19 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
       it->second += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
     }
   }
+  // Every figure and the check come from THE per-tile figure
+  // (ir::tileMemoryUsage), the one the profile, `ipusim report` and the
+  // viewer show, and the check words it as Poplar's summary does.
+  const std::vector<ir::TileMemoryUsage> usage = ir::tileMemoryUsage(exe.tensors, numTiles);
   MemoryPlanResult r;
-  r.bytesPerTile = top;
   std::uint64_t sum = 0;
-  for (std::uint32_t tile = 0; tile < numTiles; ++tile) {
-    if (!top[tile]) continue;
+  for (const ir::TileMemoryUsage& u : usage) {
     ++r.tilesUsed;
-    sum += top[tile];
-    r.maxTileBytes = std::max(r.maxTileBytes, top[tile]);
+    sum += u.peakBytes;
+    r.maxTileBytes = std::max(r.maxTileBytes, u.peakBytes);
   }
   r.meanTileBytes = r.tilesUsed ? double(sum) / r.tilesUsed : 0;
-  // The check uses THE per-tile figure (ir::tileMemoryUsage), the one the
-  // profile, `ipusim report` and the viewer show, and Poplar's summary of it.
-  const ir::OutOfMemory oom =
-      ir::findOutOfMemory(ir::tileMemoryUsage(exe.tensors, numTiles), capacity);
+  const ir::OutOfMemory oom = ir::findOutOfMemory(usage, capacity);
   r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
   if (oom.tilesOver == 0 || allowOutOfMemory) return r;
   throw std::invalid_argument(ir::outOfMemorySummary(oom, capacity, numTiles, "the compiled workload") +

@@ -14,8 +14,7 @@
 namespace ipusim::scheduler {
 
 struct MemoryPlanResult {
-  std::vector<std::uint64_t> bytesPerTile;  // highest byte used, per tile
-  std::uint64_t maxTileBytes = 0;
+  std::uint64_t maxTileBytes = 0;            // the highest per-tile peak (ir::tileMemoryUsage)
   double meanTileBytes = 0;                  // over tiles used
   std::uint32_t tilesUsed = 0;
   std::uint32_t tilesOverCapacity = 0;       // only with allowOutOfMemory

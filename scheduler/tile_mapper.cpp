@@ -1,7 +1,6 @@
 #include "scheduler/tile_mapper.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace ipusim::scheduler {
 
@@ -35,14 +34,6 @@ Placement mapTensor(const std::vector<std::uint64_t>& shape, ir::DType dtype, co
   const std::uint64_t row = shape.size() >= 2 ? shape.back() : 0;
   const std::uint64_t grain = row && row <= kWholeRowElements ? row : vectorElements(dtype, target);
   return mapLinearly(elements, tiles, grain, kMinBytesPerTile / ir::sizeOf(dtype));
-}
-
-std::vector<std::uint32_t> tilesOf(const Placement& p) {
-  std::vector<std::uint32_t> out;
-  std::unordered_set<std::uint32_t> seen;
-  for (const PlacedRange& r : p)
-    if (seen.insert(r.tile).second) out.push_back(r.tile);
-  return out;
 }
 
 }  // namespace ipusim::scheduler

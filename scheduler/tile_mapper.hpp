@@ -36,7 +36,4 @@ inline constexpr std::uint64_t kMinBytesPerTile = 128;
 // Elements per datapath vector for `dtype` on `target` (at least 1).
 std::uint64_t vectorElements(ir::DType dtype, const model::Target& target);
 
-// The distinct tiles of a placement, in order of first appearance.
-std::vector<std::uint32_t> tilesOf(const Placement& p);
-
 }  // namespace ipusim::scheduler
