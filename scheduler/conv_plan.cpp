@@ -153,6 +153,11 @@ std::vector<ConvPlan> convPlanSpace(const ConvShape& s, const model::Target& tar
       for (std::uint64_t pco : channelCounts(s.outChans, outGrain, tiles / (pb * ph)))
         for (std::uint64_t pci : channelCounts(s.inChans, model::cycles::kAmpFloatInputChannelsPerGroup,
                                                tiles / (pb * ph * pco))) {
+          // Split input channels with split output channels would reduce
+          // every output position's channel block as its own piece (one
+          // ReduceSum vertex each; poplin's reduce vertices take lists of
+          // regions, ours one): not considered.
+          if (s.pass != ConvPass::WeightUpdate && pci > 1 && pco > 1) continue;
           ConvPlan p{pb, ph, pci, pco, estimateConv(s, pb, ph, pci, pco, target)};
           p.fits = p.cost.temporaryBytesPerTile <= budget;
           space.push_back(p);

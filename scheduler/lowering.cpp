@@ -338,8 +338,12 @@ class Lowerer {
     const Placement p = bias != ~std::size_t(0) ? b_.placementOf(tensorOf(bias))
                                                 : mapTensor(g_.values[op.outputs[0]].shape, dtypeOf(op.outputs[0]), target_, tiles_);
     const Id out = produce(op.outputs[0], p);
-    const std::uint64_t cols = gv.shape.back();  // the channels of an NHWC gradient
-    reduceColumns(b_, in, gv.numElements() / cols, cols, out, 1.0);
+    if (gv.shape.size() > 2) {  // an NHWC gradient: its channels summed over batch and positions
+      const std::uint64_t cols = gv.shape.back();
+      reduceColumnsWhereHeld(b_, in, cols, out, 1.0);
+      return;
+    }
+    reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, 1.0);
   }
 
   void lowerSgdUpdate(const Op& op) {

@@ -55,27 +55,49 @@ void placeOrReducePartials(IrBuilder& builder, ir::Id partials, ir::Id out, ir::
   // The output's owners take their elements: pieces contiguous both in the
   // output and in a partial block, cut into chunks for the workers.
   struct Chunk { std::uint32_t owner; std::uint64_t out, len, partial, stride; };
-  std::vector<Chunk> chunks;
   const std::uint32_t workers = std::max<std::uint32_t>(1, builder.target().tile.workerContexts);
-  for (const PlacedRange& r : builder.placementOf(out)) {
-    const std::uint64_t owned = r.end - r.begin;
-    const std::uint64_t chunkLength = std::max<std::uint64_t>(1, ceilDiv(owned, workers));
-    for (std::uint64_t e = r.begin; e < r.end;) {
-      const PartialLocation at = locate(e);
-      const std::uint64_t pieceEnd = std::min(r.end, at.pieceEnd);
-      for (std::uint64_t c = e; c < pieceEnd; c += chunkLength)
-        chunks.push_back({r.tile, c, std::min(chunkLength, pieceEnd - c), at.partial + (c - e), at.stride});
-      e = pieceEnd;
+  auto forEachChunk = [&](auto&& visit) {
+    for (const PlacedRange& r : builder.placementOf(out)) {
+      const std::uint64_t owned = r.end - r.begin;
+      const std::uint64_t chunkLength = std::max<std::uint64_t>(1, ceilDiv(owned, workers));
+      for (std::uint64_t e = r.begin; e < r.end;) {
+        const PartialLocation at = locate(e);
+        const std::uint64_t pieceEnd = std::min(r.end, at.pieceEnd);
+        for (std::uint64_t c = e; c < pieceEnd; c += chunkLength)
+          visit(Chunk{r.tile, c, std::min(chunkLength, pieceEnd - c), at.partial + (c - e), at.stride});
+        e = pieceEnd;
+      }
     }
-  }
+  };
   if (reductionBlocks == 1) {
+    // Chunks of one length at a constant stride in both tensors (a channel
+    // block of consecutive positions) extend one 2-D region.
     std::vector<ir::CopyRegion> place;
-    place.reserve(chunks.size());
-    for (const Chunk& c : chunks) place.push_back({{partials, c.partial, c.partial + c.len}, {out, c.out, c.out + c.len}});
+    forEachChunk([&](const Chunk& c) {
+      if (!place.empty()) {
+        ir::CopyRegion& last = place.back();
+        const std::uint64_t len = last.src.size();
+        if (len == c.len && c.out > last.dst.begin && c.partial > last.src.begin) {
+          const std::uint64_t outStride = c.out - last.dst.begin, partialStride = c.partial - last.src.begin;
+          if (last.rows == 1 && outStride >= len && partialStride >= len) {
+            last.rows = 2, last.srcStride = partialStride, last.dstStride = outStride;
+            return;
+          }
+          if (last.rows > 1 && c.out == last.dst.begin + last.rows * last.dstStride &&
+              c.partial == last.src.begin + last.rows * last.srcStride) {
+            ++last.rows;
+            return;
+          }
+        }
+      }
+      place.push_back({{partials, c.partial, c.partial + c.len}, {out, c.out, c.out + c.len}});
+    });
     const ir::Cycles estimate = exchangeEstimate ? *exchangeEstimate : estimateCopy(builder, place);
     builder.copy(std::move(place), "place_output", estimate);
     return;
   }
+  std::vector<Chunk> chunks;
+  forEachChunk([&](const Chunk& c) { chunks.push_back(c); });
   std::vector<std::uint32_t> owners;
   std::vector<std::uint64_t> sizes;
   for (const Chunk& c : chunks) {
