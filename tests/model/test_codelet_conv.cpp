@@ -37,7 +37,7 @@ double at(const std::vector<float>& in, const Geo& g, std::size_t b, long y, lon
 }
 
 TEST(ConvPartialnx1, MatchesDirectConvolution) {
-  for (const Geo g : {Geo{2, 5, 6, 3, 3, 4, 4, 3, 3, 1, 1, 0, 0},           // valid
+  for (const Geo& g : {Geo{2, 5, 6, 3, 3, 4, 4, 3, 3, 1, 1, 0, 0},           // valid
                       Geo{1, 7, 7, 2, 4, 4, 5, 3, 3, 2, 2, 1, 1},           // same, stride 2
                       Geo{2, 3, 3, 4, 5, 5, 3, 3, 3, 1, 1, 1, 1, 2, 2, true},  // input-gradient form
                       Geo{1, 4, 5, 9, 4, 5, 17, 1, 2, 1, 1, 0, 1}}) {
@@ -73,7 +73,7 @@ TEST(ConvPartialnx1, AccumulatesIntoItsOutput) {
 }
 
 TEST(ConvWeightUpdatePartial, MatchesDirectWeightGradient) {
-  for (const Geo g : {Geo{2, 5, 6, 3, 3, 4, 4, 3, 3, 1, 1, 0, 0}, Geo{3, 7, 7, 2, 4, 4, 5, 3, 3, 2, 2, 1, 1}}) {
+  for (const Geo& g : {Geo{2, 5, 6, 3, 3, 4, 4, 3, 3, 1, 1, 0, 0}, Geo{3, 7, 7, 2, 4, 4, 5, 3, 3, 2, 2, 1, 1}}) {
     const auto in = pseudoRandom(g.b * g.ih * g.iw * g.ci, 3), d = pseudoRandom(g.b * g.oh * g.ow * g.co, 4);
     std::vector<Buffer> buffers{Buffer::of(in), Buffer::of(d), Buffer::of(std::vector<float>(g.kh * g.kw * g.ci * g.co))};
     run("ConvWeightUpdatePartial", buffers, g.params());

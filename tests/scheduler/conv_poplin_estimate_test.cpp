@@ -93,11 +93,11 @@ TEST(ConvPoplinEstimates, ForwardAndBackwardFollowPoplinWithinTenPercent) {
                        Case{32, 16, 16, 16, 32, 3, 2, Padding::Same},
                        Case{8, 14, 14, 64, 128, 3, 1, Padding::Same}}) {
     OpGraph g;
-    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input"});
-    const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, ir::DType::Float, ValueKind::Weight, "conv"});
+    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
+    const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, ir::DType::Float, ValueKind::Weight, "conv", std::nullopt});
     g.weights = {kernel};
     const std::size_t y = addConv2D(g, x, kernel, Window{c.k, c.k, c.stride, c.stride, c.padding}, "conv");
-    const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input"});
+    const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
     addConv2DGrad(g, 0, dy, true);
     g.images = x, g.labels = dy, g.loss = y;
     Schedule schedule{"in_order", {0, 1, 2}, 0};

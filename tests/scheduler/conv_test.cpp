@@ -102,15 +102,15 @@ std::string describe(const ConvCase& c) {
 // Builds x -> Conv2D -> y with dy given, and both gradients.
 OpGraph convGraph(const ConvCase& c) {
   OpGraph g;
-  const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input"});
-  const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, ir::DType::Float, ValueKind::Weight, "conv"});
+  const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
+  const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, ir::DType::Float, ValueKind::Weight, "conv", std::nullopt});
   g.weights = {kernel};
   Window window;
   window.strideH = window.strideW = c.stride;
   window.padding = c.padding;
   const std::size_t y = addConv2D(g, x, kernel, window, "conv");
   const std::size_t convOp = g.ops.size() - 1;
-  const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input"});
+  const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
   addConv2DGrad(g, convOp, dy, true);
   g.images = x, g.labels = dy, g.loss = y;
   return g;
@@ -155,8 +155,8 @@ TEST(Conv2D, ForwardAndBothGradientsMatchDirectLoops) {
 
 TEST(Conv2D, BadShapesAndHalfAreRejectedNamingTheLayer) {
   OpGraph g;
-  const std::size_t x = g.addValue({"x", {2, 5, 5, 3}, ir::DType::Float, ValueKind::Input, "input"});
-  const std::size_t k = g.addValue({"c/kernel", {3, 3, 4, 8}, ir::DType::Float, ValueKind::Weight, "c"});
+  const std::size_t x = g.addValue({"x", {2, 5, 5, 3}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
+  const std::size_t k = g.addValue({"c/kernel", {3, 3, 4, 8}, ir::DType::Float, ValueKind::Weight, "c", std::nullopt});
   try {
     addConv2D(g, x, k, Window{}, "c");
     FAIL();
@@ -164,10 +164,10 @@ TEST(Conv2D, BadShapesAndHalfAreRejectedNamingTheLayer) {
     EXPECT_NE(std::string(e.what()).find("layer 'c'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("[kernel_h, kernel_w, 3, filters]"), std::string::npos) << e.what();
   }
-  const std::size_t big = g.addValue({"c/big", {7, 7, 3, 8}, ir::DType::Float, ValueKind::Weight, "c"});
+  const std::size_t big = g.addValue({"c/big", {7, 7, 3, 8}, ir::DType::Float, ValueKind::Weight, "c", std::nullopt});
   EXPECT_THROW(addConv2D(g, x, big, Window{}, "c"), std::invalid_argument);  // valid 7x7 on 5x5: no output
-  const std::size_t h = g.addValue({"xh", {2, 5, 5, 3}, ir::DType::Half, ValueKind::Input, "input"});
-  const std::size_t k3 = g.addValue({"c/k3", {3, 3, 3, 8}, ir::DType::Float, ValueKind::Weight, "c"});
+  const std::size_t h = g.addValue({"xh", {2, 5, 5, 3}, ir::DType::Half, ValueKind::Input, "input", std::nullopt});
+  const std::size_t k3 = g.addValue({"c/k3", {3, 3, 3, 8}, ir::DType::Float, ValueKind::Weight, "c", std::nullopt});
   try {
     addConv2D(g, h, k3, Window{}, "c");
     FAIL();
@@ -285,11 +285,11 @@ TEST(Pool2D, ForwardAndGradientMatchDirectLoops) {
                            PoolCase{3, 6, 6, 5, 2, 2, Padding::Valid, false}, PoolCase{2, 7, 5, 3, 3, 2, Padding::Same, false},
                            PoolCase{1, 5, 5, 2, 3, 1, Padding::Valid, true}}) {
     OpGraph g;
-    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input"});
+    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
     const Window w{c.k, c.k, c.stride, c.stride, c.padding};
     const std::size_t y = c.max ? addMaxPool2D(g, x, w, "pool") : addAvgPool2D(g, x, w, "pool");
     const std::size_t poolOp = g.ops.size() - 1;
-    const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input"});
+    const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
     addPool2DGrad(g, poolOp, dy);
     g.images = x, g.labels = dy, g.loss = y;
     const std::uint64_t oh = w.outH(c.h), ow = w.outW(c.w);
