@@ -4,10 +4,10 @@
 #include "scheduler/cost_model.hpp"
 #include "scheduler/matmul_plan.hpp"
 #include "scheduler/partials.hpp"
+#include "scheduler/plan_cache.hpp"
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <tuple>
 
 namespace ipusim::scheduler {
@@ -166,34 +166,20 @@ std::vector<ConvPlan> convPlanSpace(const ConvShape& s, const model::Target& tar
 }
 
 ConvPlan planConv(const ConvShape& s, const model::Target& target, std::uint32_t tiles, std::uint64_t budget) {
-  struct Entry {
-    ConvShape shape;
-    nlohmann::json target;
-    std::uint32_t tiles;
-    std::uint64_t budget;
-    ConvPlan plan;
-  };
-  static std::mutex mutex;
-  static std::vector<Entry> cache;
-  const nlohmann::json targetKey = target.toJson();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Entry& e : cache)
-      if (e.shape == s && e.tiles == tiles && e.budget == budget && e.target == targetKey) return e.plan;
-  }
-  ConvPlan best;
-  bool have = false;
-  for (const ConvPlan& p : convPlanSpace(s, target, tiles, budget)) {
-    const bool better =
-        !have || (p.fits != best.fits ? p.fits
-                  : !p.fits ? p.cost.temporaryBytesPerTile < best.cost.temporaryBytesPerTile
-                  : p.cost.total() != best.cost.total() ? p.cost.total() < best.cost.total()
-                                                        : p.tiles() < best.tiles());
-    if (better) best = p, have = true;
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  cache.push_back({s, targetKey, tiles, budget, best});
-  return best;
+  static PlanCache<ConvShape, ConvPlan> cache;
+  return cache.get(s, target, tiles, budget, [&] {
+    ConvPlan best;
+    bool have = false;
+    for (const ConvPlan& p : convPlanSpace(s, target, tiles, budget)) {
+      const bool better =
+          !have || (p.fits != best.fits ? p.fits
+                    : !p.fits ? p.cost.temporaryBytesPerTile < best.cost.temporaryBytesPerTile
+                    : p.cost.total() != best.cost.total() ? p.cost.total() < best.cost.total()
+                                                          : p.tiles() < best.tiles());
+      if (better) best = p, have = true;
+    }
+    return best;
+  });
 }
 
 }  // namespace ipusim::scheduler

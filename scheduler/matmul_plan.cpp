@@ -4,6 +4,7 @@
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/partials.hpp"
+#include "scheduler/plan_cache.hpp"
 
 #include <algorithm>
 #include <map>
@@ -103,24 +104,17 @@ std::vector<MatMulPlan> matMulPlanSpace(const MatMulShape& s, const model::Targe
   return space;
 }
 
+static MatMulPlan searchMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
+                               std::uint64_t budget);
+
 MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles, std::uint64_t budget) {
-  // Cached by shape and machine: a model repeats its shapes (every layer of
-  // an MLP, forward and backward).
-  struct Entry {
-    MatMulShape shape;
-    nlohmann::json target;
-    std::uint32_t tiles;
-    std::uint64_t budget;
-    MatMulPlan plan;
-  };
-  static std::mutex mutex;
-  static std::vector<Entry> cache;
-  const nlohmann::json targetKey = target.toJson();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Entry& e : cache)
-      if (e.shape == s && e.tiles == tiles && e.budget == budget && e.target == targetKey) return e.plan;
-  }
+  static PlanCache<MatMulShape, MatMulPlan> cache;
+  return cache.get(s, target, tiles, budget, [&] { return searchMatMul(s, target, tiles, budget); });
+}
+
+// The fastest plan that fits in the fewest serial passes.
+static MatMulPlan searchMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
+                               std::uint64_t budget) {
   auto better = [](const MatMulPlan& a, const MatMulPlan& b) {
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.cost.temporaryBytesPerTile < b.cost.temporaryBytesPerTile;
@@ -134,8 +128,6 @@ MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::ui
       if (!have || better(p, best)) best = p, have = true;
     if (best.fits) break;
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  cache.push_back({s, targetKey, tiles, budget, best});
   return best;
 }
 

@@ -58,6 +58,26 @@ struct Geometry {
     return row < std::int64_t(size) ? row : -1;
   }
 };
+// body(ky, kx, inputOffset, outputPosition) for every tap
+// that reads an input element (not padding, not a dilation hole):
+// inputOffset is in[b][y][x][0]'s index, the position index (b oH + oy) oW + ox.
+template <class Body>
+void forEachTap(const Geometry& g, Body&& body) {
+  for (std::uint64_t b = 0; b < g.batch; ++b)
+    for (std::uint64_t oy = 0; oy < g.outH; ++oy)
+      for (std::uint64_t ky = 0; ky < g.kH; ++ky) {
+        const std::int64_t y = Geometry::source(oy, ky, g.sH, g.padTop, g.dH, g.inH);
+        if (y < 0) continue;
+        for (std::uint64_t ox = 0; ox < g.outW; ++ox)
+          for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
+            const std::int64_t x = Geometry::source(ox, kx, g.sW, g.padLeft, g.dW, g.inW);
+            if (x < 0) continue;
+            body(ky, kx, ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(x)) * g.inChans,
+                 (b * g.outH + oy) * g.outW + ox);
+          }
+      }
+}
+
 const std::vector<std::string> kGeometry{"batch", "inH", "inW", "inChans", "outH", "outW", "outChans",
                                           "kernelH", "kernelW", "strideH", "strideW", "padTop", "padLeft"};
 
@@ -146,22 +166,12 @@ class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
         }
       w = scratch.data();
     }
-    for (std::uint64_t b = 0; b < g.batch; ++b)
-      for (std::uint64_t oy = 0; oy < g.outH; ++oy)
-        for (std::uint64_t ky = 0; ky < g.kH; ++ky) {
-          const std::int64_t y = Geometry::source(oy, ky, g.sH, g.padTop, g.dH, g.inH);
-          if (y < 0) continue;
-          for (std::uint64_t ox = 0; ox < g.outW; ++ox) {
-            float* o = out + ((b * g.outH + oy) * g.outW + ox) * g.outChans;
-            for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
-              const std::int64_t x = Geometry::source(ox, kx, g.sW, g.padLeft, g.dW, g.inW);
-              if (x < 0) continue;
-              const float* a = in + ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(x)) * g.inChans;
-              const float* wk = w + (ky * g.kW + kx) * g.inChans * g.outChans;
-              for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], wk + ci * g.outChans, o, g.outChans);
-            }
-          }
-        }
+    forEachTap(g, [&](std::uint64_t ky, std::uint64_t kx, std::uint64_t inAt, std::uint64_t position) {
+      const float* a = in + inAt;
+      const float* wk = w + (ky * g.kW + kx) * g.inChans * g.outChans;
+      float* o = out + position * g.outChans;
+      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], wk + ci * g.outChans, o, g.outChans);
+    });
   }
 };
 
@@ -206,22 +216,12 @@ class ConvWeightUpdatePartial final : public FlatCodelet<ConvWeightUpdatePartial
     const float* d = f[1].as<const float>();
     float* out = f[2].as<float>();
     if (!accumulate) std::fill(out, out + f[2].size, 0.0f);
-    for (std::uint64_t b = 0; b < g.batch; ++b)
-      for (std::uint64_t oy = 0; oy < g.outH; ++oy)
-        for (std::uint64_t ky = 0; ky < g.kH; ++ky) {
-          const std::int64_t y = Geometry::source(oy, ky, g.sH, g.padTop, 1, g.inH);
-          if (y < 0) continue;
-          for (std::uint64_t ox = 0; ox < g.outW; ++ox) {
-            const float* delta = d + ((b * g.outH + oy) * g.outW + ox) * g.outChans;
-            for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
-              const std::int64_t x = Geometry::source(ox, kx, g.sW, g.padLeft, 1, g.inW);
-              if (x < 0) continue;
-              const float* a = in + ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(x)) * g.inChans;
-              float* o = out + (ky * g.kW + kx) * g.inChans * g.outChans;
-              for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], delta, o + ci * g.outChans, g.outChans);
-            }
-          }
-        }
+    forEachTap(g, [&](std::uint64_t ky, std::uint64_t kx, std::uint64_t inAt, std::uint64_t position) {
+      const float* a = in + inAt;
+      const float* delta = d + position * g.outChans;
+      float* o = out + (ky * g.kW + kx) * g.inChans * g.outChans;
+      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], delta, o + ci * g.outChans, g.outChans);
+    });
   }
 };
 

@@ -12,6 +12,7 @@
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/tile_mapper.hpp"
+#include "small_target.hpp"
 #include "static_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -25,11 +26,7 @@
 namespace ipusim::scheduler {
 namespace {
 
-model::Target ipu2(std::uint32_t tiles) {
-  model::Target t = model::Target::preset("ipu2");
-  t.set("tile.tilesPerIpu", std::to_string(tiles));
-  return t;
-}
+using testing::ipu2;
 
 std::vector<float> randomValues(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
