@@ -332,3 +332,38 @@ TEST(Pool2D, ForwardAndGradientMatchDirectLoops) {
 
 }  // namespace
 }  // namespace ipusim::scheduler
+
+namespace ipusim::scheduler {
+namespace {
+
+// The planner's estimate against the machine model, phase by phase: the AMP
+// compute phase exactly (the codelets' cycles() and the sync are shared
+// rules), the whole convolution within 1.25x (the gather and partials
+// phases are costed from the busiest tile's block and average senders).
+TEST(ConvPlan, EstimateAgreesWithTheMachineModel) {
+  const model::Target target = ipu2(64);
+  for (const ConvCase c : {ConvCase{8, 12, 12, 8, 16, 3, 1, Padding::Valid}, ConvCase{4, 10, 10, 16, 32, 3, 2, Padding::Same}}) {
+    OpGraph g = convGraph(c);
+    const Ran r = lowerAndRun(g, {}, target, false);
+    ASSERT_EQ(r.step.convPlans.size(), 3u);
+    model::hardware::LoadedExecutable loaded(r.step.exe, target, false);
+    for (std::size_t op = 0; op < 3; ++op) {
+      const ConvPlan& plan = r.step.convPlans[op].plan;
+      ir::Cycles compute = 0, total = 0;
+      for (ir::Id child : r.step.exe.programs[r.step.opSequences[op]].children) {
+        const ir::Program& p = r.step.exe.programs[child];
+        const ir::Cycles cycles = testing::runStatically(loaded, {child});
+        total += cycles;
+        if (p.kind == ir::ProgramKind::Execute &&
+            r.step.exe.computeSets[p.computeSet].vertices.front().codelet.rfind("Conv", 0) == 0)
+          compute = cycles;
+      }
+      EXPECT_EQ(compute, plan.cost.compute) << describe(c) << " " << toString(r.step.convPlans[op].shape.pass);
+      EXPECT_LE(double(total), 1.25 * double(plan.cost.total())) << describe(c) << " " << toString(r.step.convPlans[op].shape.pass);
+      EXPECT_GE(double(total), double(plan.cost.total()) / 1.25) << describe(c) << " " << toString(r.step.convPlans[op].shape.pass);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::scheduler
