@@ -367,3 +367,36 @@ TEST(ConvPlan, EstimateAgreesWithTheMachineModel) {
 
 }  // namespace
 }  // namespace ipusim::scheduler
+
+namespace ipusim::scheduler {
+namespace {
+
+// A conv layer's bias: added over the NHWC output's channels, and its
+// gradient summed over batch and positions where the gradient is held
+// (tile ranges that cut rows, many tiles folded) — against direct sums.
+TEST(ConvBias, AddAndGradientOverNhwcMatchDirectSums) {
+  for (const auto& [shape, tiles] : {std::pair{std::vector<std::uint64_t>{4, 6, 6, 5}, 16u},
+                                     std::pair{std::vector<std::uint64_t>{8, 9, 9, 32}, 64u},
+                                     std::pair{std::vector<std::uint64_t>{2, 3, 3, 3}, 4u}}) {
+    const model::Target target = ipu2(tiles);
+    OpGraph g;
+    const std::uint64_t channels = shape.back();
+    const std::size_t x = g.addValue({"x", shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
+    const std::size_t bias = g.addValue({"conv/bias", {channels}, ir::DType::Float, ValueKind::Weight, "conv", std::nullopt});
+    g.weights = {bias};
+    const std::size_t y = g.addValue({"conv/bias_add", shape, ir::DType::Float, ValueKind::Activation, "conv", std::nullopt});
+    g.addOp({OpKind::AddBias, "bias_add", "conv", {x, bias}, {y}});
+    const std::size_t db = g.addValue({"conv/bias_grad", {channels}, ir::DType::Float, ValueKind::Gradient, "conv", std::nullopt});
+    g.addOp({OpKind::ReduceRows, "bias_grad", "conv", {x}, {db}});
+    g.images = x, g.labels = x, g.loss = y;
+    const auto xv = randomValues(g.values[x].numElements(), 8), bv = randomValues(channels, 9);
+    const Ran r = lowerAndRun(g, {{"x", xv}, {"conv/bias", bv}}, target);
+    std::vector<double> yRef(xv.size()), dbRef(channels);
+    for (std::size_t i = 0; i < xv.size(); ++i) yRef[i] = double(xv[i]) + bv[i % channels], dbRef[i % channels] += xv[i];
+    expectClose(r.values.at("conv/bias_add"), yRef, "bias add");
+    expectClose(r.values.at("conv/bias_grad"), dbRef, "bias gradient");
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::scheduler
