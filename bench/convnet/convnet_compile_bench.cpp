@@ -5,7 +5,10 @@
 // layers from scheduler/conv_layers.hpp, dense layers as buildTrainingGraph
 // builds them), scheduling, planning and lowering, memory planning,
 // validation — and prints each stage's wall time, the plans of the
-// convolutions and the estimated step. Issue 14 asks for a compile under 2 s.
+// convolutions and the estimated step. Issue 14 asks for a compile under 2 s;
+// the verdict (exit status 1 when over --limit) uses the process's CPU time
+// (user + sys), which on the shared build machine measures the code rather
+// than the load; the wall time is printed beside it.
 // (Dropout layers of the Keras example are not part of this graph.)
 #include "scheduler/conv_layers.hpp"
 #include "scheduler/lowering.hpp"
@@ -13,6 +16,7 @@
 #include "scheduler/schedule.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -131,21 +135,30 @@ OpGraph mnistConvnet(std::uint64_t batch, double learningRate) {
   return g;
 }
 
+// The process's CPU time (user + sys), in seconds.
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Compiles one training step of the Keras MNIST convnet and prints each stage's wall time."};
+  CLI::App app{"Compiles one training step of the Keras MNIST convnet and prints each stage's wall time; exits 1 when "
+               "the compile's CPU time (user+sys) is over --limit."};
   std::string arch = "ipu2";
   std::uint64_t batch = 128;
   double limitSeconds = 2.0;
   app.add_option("--arch", arch, "target preset (ipu1 | ipu2)")->check(CLI::IsMember({"ipu1", "ipu2"}));
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--limit", limitSeconds, "the compile time the issue asks for, in seconds");
+  app.add_option("--limit", limitSeconds, "the compile time the issue asks for, in seconds of CPU time");
   CLI11_PARSE(app, argc, argv);
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const model::Target target = model::Target::preset(arch);
   const std::uint32_t tiles = target.totalTiles();
+  const double cpu0 = cpuSeconds();
   const auto t0 = Clock::now();
   OpGraph g = mnistConvnet(batch, 0.01);
   const auto t1 = Clock::now();
@@ -181,8 +194,10 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 8; ++i) std::printf("%llu\t%s\n", (unsigned long long)big[i].first, big[i].second.c_str());
   }
   const double total = seconds(t0, t5);
-  std::printf("\nestimated step\t%llu cycles\nfullest tile\t%llu bytes (%u tiles over capacity)\ncompile\t%.3f s\t%s %.1f s\n",
+  const double cpu = cpuSeconds() - cpu0;
+  std::printf("\nestimated step\t%llu cycles\nfullest tile\t%llu bytes (%u tiles over capacity)\n"
+              "compile\twall %.3f s\tCPU %.3f s (user+sys)\t%s %.1f s\n",
               (unsigned long long)step.estimatedStepCycles, (unsigned long long)mem.maxTileBytes, mem.tilesOverCapacity,
-              total, total < limitSeconds ? "under" : "OVER", limitSeconds);
-  return total < limitSeconds ? 0 : 1;
+              total, cpu, cpu < limitSeconds ? "under" : "OVER", limitSeconds);
+  return cpu < limitSeconds ? 0 : 1;
 }
