@@ -409,7 +409,7 @@ class Lowerer {
     if (codelet != PoolCodelet::AvgPoolGrad) t.in = tensorOf(op.inputs[0]);
     if (grad) t.gradOut = tensorOf(op.inputs.back());
     t.out = produce(op.outputs[0], mapTensor(result.shape, dtypeOf(op.outputs[0]), target_, tiles_));
-    lowerPool(b_, codelet, geometry, t, result.name);
+    lowerPool(b_, codelet, geometry, t, tiles_, result.name);
   }
 
   OpGraph& g_;

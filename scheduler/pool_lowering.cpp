@@ -23,10 +23,9 @@ const char* codeletName(PoolCodelet c) {
 }  // namespace
 
 void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, const PoolTensors& t,
-               const std::string& name) {
+               std::uint32_t tiles, const std::string& name) {
   const bool grad = codelet == PoolCodelet::MaxPoolGrad || codelet == PoolCodelet::AvgPoolGrad;
   const bool readsInput = codelet != PoolCodelet::AvgPoolGrad;
-  const std::uint32_t tiles = builder.target().totalTiles();
   const std::uint64_t pb = std::min<std::uint64_t>(g.batch, tiles);
   const std::uint64_t pairs = ceilDiv(g.chans, 2);
   const std::uint64_t pcPairs = std::max<std::uint64_t>(1, std::min<std::uint64_t>(pairs, tiles / pb));

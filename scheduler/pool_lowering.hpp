@@ -26,7 +26,8 @@ struct PoolTensors {
   ir::Id out = ir::kNoId;      // the forward output or the input gradient, already mapped
 };
 
+// Over the first `tiles` tiles of the builder's target.
 void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, const PoolTensors& t,
-               const std::string& name);
+               std::uint32_t tiles, const std::string& name);
 
 }  // namespace ipusim::scheduler
