@@ -4,8 +4,10 @@
 // ops the autodiff adds for it, as buildTrainingGraph() does for dense layers
 // (bias and activation are the existing AddBias / Relu ops over the NHWC
 // output viewed as [batch * oh * ow, filters]).
-// Float32 only: a half (float16 or mixed_float16) convolution or pooling is
-// rejected with an error naming the layer.
+// Float or half: a convolution's input and kernel share one type (the
+// layer's compute type: with mixed_float16 the caller casts the kernel, as
+// for dense layers); its output has that type; the kernel gradient's type is
+// the caller's (the variables' type, accumulated in float partials).
 #include "scheduler/op_graph.hpp"
 
 #include <cstdint>
@@ -19,18 +21,19 @@ inline constexpr std::size_t kNoValue = ~std::size_t(0);
 // [kh, kw, c, filters] (kernel size from its shape; strides and padding from
 // `window`). Returns the output value [b, oh, ow, filters]. Throws
 // std::invalid_argument naming the layer when the shapes do not chain, the
-// output would be empty, or a value is not float.
+// output would be empty, or the types are not float/half or differ.
 std::size_t addConv2D(OpGraph& g, std::size_t input, std::size_t kernel, Window window, const std::string& layer);
 
 struct Conv2DGradients {
   std::size_t input = kNoValue;  // kNoValue unless asked for
   std::size_t kernel = kNoValue;
 };
-// The backward ops of Conv2D op `convOp` given the gradient of its output:
-// the kernel gradient (Conv2DWeightGrad, produced in float) and, when
-// `wantInputGradient` (not for the first layer), the input gradient
-// (Conv2DInputGrad).
-Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t outputGrad, bool wantInputGradient);
+// The backward ops of Conv2D op `convOp` given the gradient of its output
+// (of the output's type): the kernel gradient (Conv2DWeightGrad) in
+// `kernelGradType` (the variables' type), and, when `wantInputGradient` (not
+// for the first layer), the input gradient (Conv2DInputGrad).
+Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t outputGrad, bool wantInputGradient,
+                              ir::DType kernelGradType = ir::DType::Float);
 
 // MaxPooling2D / AveragePooling2D: `window` is the pool size, strides and
 // padding. Returns the output value [b, oh, ow, c].

@@ -31,6 +31,7 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
                             : ((ib * plan.ph + ih) * plan.pco + j) * plan.pci + l);
   };
   const std::uint64_t tiles = plan.tiles();
+  const ir::DType partialsType = plan.partialsType(s);
   struct Block { std::uint64_t ib, ih, j, l; InputRows rows; ConvVertexShape vertex; };
   std::vector<Block> blocks(tiles);
   std::vector<std::uint32_t> tileIds(tiles);
@@ -41,14 +42,15 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
         for (std::uint64_t l = 0; l < plan.pci; ++l) {
           const std::uint32_t tile = tileOf(ib, ih, j, l);
           const InputRows rows = inputRowsOf(s, H.begin(ih), H.length(ih));
-          blocks[tile] = {ib, ih, j, l, rows, convVertexShape(s, B.length(ib), H.length(ih), CI.length(l), CO.length(j), rows)};
+          blocks[tile] = {ib, ih, j, l, rows,
+                          convVertexShape(s, B.length(ib), H.length(ih), CI.length(l), CO.length(j), rows, partialsType)};
           tileIds[tile] = tile;
           const auto& sizes = blocks[tile].vertex.fieldSizes;  // in, kernel or deltas, result (field order)
           inSizes[tile] = sizes[0], wSizes[tile] = sizes[1], pSizes[tile] = sizes[2];
         }
-  const auto [inBuf, inAt] = builder.addBlocks(name + "/windows", ir::DType::Float, tileIds, inSizes);
-  const auto [wBuf, wAt] = builder.addBlocks(name + (wu ? "/deltas_blocks" : "/kernel_blocks"), ir::DType::Float, tileIds, wSizes);
-  const auto [partials, pAt] = builder.addBlocks(name + "/partials", ir::DType::Float, tileIds, pSizes);
+  const auto [inBuf, inAt] = builder.addBlocks(name + "/windows", s.inputType, tileIds, inSizes);
+  const auto [wBuf, wAt] = builder.addBlocks(name + (wu ? "/deltas_blocks" : "/kernel_blocks"), s.inputType, tileIds, wSizes);
+  const auto [partials, pAt] = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
 
   // 1. Gather every tile's window and second operand.
   std::vector<ir::CopyRegion> gather;
@@ -115,7 +117,7 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
     return PartialLocation{pAt[tileOf(ib, ih, j, 0)] + (((b - b0) * hLen + (oy - y0)) * s.outW + ox) * coLen + (co - co0),
                            B.length(ib) * hLen * s.outW * coLen, pieceEnd};
   };
-  placeOrReducePartials(builder, partials, t.out, ir::DType::Float, plan.reductionBlocks(s.pass), locate, name,
+  placeOrReducePartials(builder, partials, t.out, s.outputType, plan.reductionBlocks(s.pass), locate, name,
                         plan.cost.reduceExchange);
 }
 

@@ -1,6 +1,7 @@
 #include "scheduler/conv_plan.hpp"
 
 #include "model/codelets/cycle_model.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/matmul_plan.hpp"
 #include "scheduler/partials.hpp"
@@ -8,6 +9,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <tuple>
 
 namespace ipusim::scheduler {
@@ -15,23 +18,24 @@ namespace {
 
 std::int64_t floorDiv(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// The vertex cost of each codelet, its params in declaration order.
+// The vertex cost of each (typed) codelet, its params in declaration order.
 ir::Cycles vertexCost(const ConvVertexShape& v, const model::Target& target) {
-  static const std::map<std::string, VertexCost> costs = [] {
-    std::map<std::string, VertexCost> m;
-    for (ConvPass pass : {ConvPass::Forward, ConvPass::WeightUpdate}) {
-      ConvShape s;
-      s.pass = pass;
-      const ConvVertexShape v = convVertexShape(s, 1, 1, 1, 1, InputRows{});
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<VertexCost>> costs;
+  const VertexCost* cost = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& c = costs[v.codelet];
+    if (!c) {
       std::vector<std::string> order;
       for (const auto& p : v.params) order.push_back(p.first);
-      m.emplace(v.codelet, VertexCost(v.codelet, order));
+      c = std::make_unique<VertexCost>(v.codelet, order);
     }
-    return m;
-  }();
+    cost = c.get();
+  }
   std::vector<double> params;
   for (const auto& p : v.params) params.push_back(p.second);
-  return costs.at(v.codelet)(v.fieldSizes, std::move(params), target);
+  return (*cost)(v.fieldSizes, std::move(params), target);
 }
 
 }  // namespace
@@ -47,9 +51,10 @@ const char* toString(ConvPass pass) {
 
 bool ConvShape::operator==(const ConvShape& o) const {
   return std::tie(pass, batch, inH, inW, inChans, outH, outW, outChans, kernelH, kernelW, strideH, strideW, dilationH,
-                  dilationW, padTop, padLeft, flipped, inTiles, weightTiles, outTiles) ==
+                  dilationW, padTop, padLeft, flipped, inputType, outputType, inTiles, weightTiles, outTiles) ==
          std::tie(o.pass, o.batch, o.inH, o.inW, o.inChans, o.outH, o.outW, o.outChans, o.kernelH, o.kernelW,
-                  o.strideH, o.strideW, o.dilationH, o.dilationW, o.padTop, o.padLeft, o.flipped, o.inTiles,
+                  o.strideH, o.strideW, o.dilationH, o.dilationW, o.padTop, o.padLeft, o.flipped, o.inputType,
+                  o.outputType, o.inTiles,
                   o.weightTiles, o.outTiles);
 }
 
@@ -75,7 +80,7 @@ InputRows inputRowsOf(const ConvShape& s, std::uint64_t y0, std::uint64_t rows) 
 }
 
 ConvVertexShape convVertexShape(const ConvShape& s, std::uint64_t batch, std::uint64_t outRows, std::uint64_t inChans,
-                                std::uint64_t outChans, const InputRows& w) {
+                                std::uint64_t outChans, const InputRows& w, ir::DType partialsType) {
   ConvVertexShape v;
   const std::uint64_t in = batch * w.count * s.inW * inChans, out = batch * outRows * s.outW * outChans;
   const std::uint64_t kernel = s.kernelH * s.kernelW * inChans * outChans;
@@ -84,10 +89,10 @@ ConvVertexShape convVertexShape(const ConvShape& s, std::uint64_t batch, std::ui
               {"kernelH", double(s.kernelH)}, {"kernelW", double(s.kernelW)}, {"strideH", double(s.strideH)},
               {"strideW", double(s.strideW)}, {"padTop", double(w.padTop)}, {"padLeft", double(s.padLeft)}};
   if (s.pass == ConvPass::WeightUpdate) {
-    v.codelet = "ConvWeightUpdatePartial";
+    v.codelet = model::typedCodeletName("ConvWeightUpdatePartial", {s.inputType, partialsType});
     v.fieldSizes = {in, out, kernel};
   } else {
-    v.codelet = "ConvPartialnx1";
+    v.codelet = model::typedCodeletName("ConvPartialnx1", {s.inputType, partialsType});
     v.fieldSizes = {in, kernel, out};
     v.params.push_back({"dilationH", double(s.dilationH)});
     v.params.push_back({"dilationW", double(s.dilationW)});
@@ -112,7 +117,9 @@ ConvCost estimateConv(const ConvShape& s, std::uint64_t pb, std::uint64_t ph, st
     sumRows += r.count;
     if (r.count > largest.count) largest = r;
   }
-  const std::uint64_t e = 4;  // float activations, weights and partials
+  const std::uint64_t reduction = wu ? pb * ph : pci;
+  const ir::DType partialsType = reduction > 1 ? ir::DType::Float : s.outputType;
+  const std::uint64_t e = ir::sizeOf(s.inputType), eP = ir::sizeOf(partialsType);
   const std::uint64_t window = B.size * largest.count * s.inW * CI.size;
   const std::uint64_t second = wu ? B.size * H.size * s.outW * CO.size : s.kernelH * s.kernelW * CI.size * CO.size;
   const std::uint64_t block = wu ? s.kernelH * s.kernelW * CI.size * CO.size : B.size * H.size * s.outW * CO.size;
@@ -125,15 +132,14 @@ ConvCost estimateConv(const ConvShape& s, std::uint64_t pb, std::uint64_t ph, st
                              ceilDiv(secondTotal, std::max<std::uint64_t>(1, s.weightTiles)) * e;
   c.gather = exchangePhaseCycles(std::max((window + second) * e, sent), target);
   // 2. One AMP vertex per tile: the largest block.
-  const ir::Cycles amp = vertexCost(convVertexShape(s, B.size, H.size, CI.size, CO.size, largest), target);
+  const ir::Cycles amp = vertexCost(convVertexShape(s, B.size, H.size, CI.size, CO.size, largest, partialsType), target);
   c.compute = computePhaseCycles(tileCycles({}, {amp}, target), target);
   // 3. Partials to the result's owners.
-  const std::uint64_t reduction = wu ? pb * ph : pci;
   const std::uint64_t piece = wu ? (pco == 1 ? CI.size * s.outChans : CO.size) : (pco == 1 ? block : CO.size);
-  const PartialsCost r = estimatePartials(s.resultElements(), s.outTiles, block, reduction, piece, ir::DType::Float, target);
+  const PartialsCost r = estimatePartials(s.resultElements(), s.outTiles, block, reduction, piece, s.outputType, target);
   c.reduceExchange = r.exchange;
   c.reduce = r.reduce;
-  c.temporaryBytesPerTile = std::max((window + second + block) * e, r.bytesPerTile);
+  c.temporaryBytesPerTile = std::max((window + second) * e + block * eP, r.bytesPerTile);
   return c;
 }
 
@@ -146,13 +152,14 @@ std::vector<ConvPlan> convPlanSpace(const ConvShape& s, const model::Target& tar
     for (std::uint64_t p : blockCounts(groups, limit)) counts.push_back(ceilDiv(chans, ceilDiv(groups, p) * grain));
     return counts;
   };
-  const std::uint64_t outGrain = model::cycles::ampConvUnits(target, ir::DType::Float);
+  const std::uint64_t outGrain = model::cycles::ampConvUnits(target, s.inputType);
+  const std::uint64_t inGrain = s.inputType == ir::DType::Half ? model::cycles::kAmpHalfInputChannelsPerGroup
+                                                                : model::cycles::kAmpFloatInputChannelsPerGroup;
   std::vector<ConvPlan> space;
   for (std::uint64_t pb : blockCounts(s.batch, tiles))
     for (std::uint64_t ph : blockCounts(s.outH, tiles / pb))
       for (std::uint64_t pco : channelCounts(s.outChans, outGrain, tiles / (pb * ph)))
-        for (std::uint64_t pci : channelCounts(s.inChans, model::cycles::kAmpFloatInputChannelsPerGroup,
-                                               tiles / (pb * ph * pco))) {
+        for (std::uint64_t pci : channelCounts(s.inChans, inGrain, tiles / (pb * ph * pco))) {
           // Split input channels with split output channels would reduce
           // every output position's channel block as its own piece (one
           // ReduceSum vertex each; poplin's reduce vertices take lists of

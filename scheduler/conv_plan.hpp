@@ -22,8 +22,10 @@
 //      (split input channels forward; split batch/rows for a weight update).
 // A plan fits when its temporary bytes per tile are within the budget
 // (ipu.available_memory_proportion x tile memory). Channels are split in
-// whole AMP groups (8 input channels, one conv unit's output channels per
-// group), as poplin's planner splits in grains of its channel groups.
+// whole AMP groups (8 float or 16 half input channels, one conv unit's
+// output channels per group), as poplin's planner splits in grains of its
+// channel groups. Half activations: half windows and weights, float partials
+// when reduced.
 // planConv() keeps the fastest plan that fits (the smallest when none
 // does); plans are cached by shape.
 #include "model/ir/types.hpp"
@@ -47,6 +49,8 @@ struct ConvShape {
   std::uint64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
   std::int64_t padTop = 0, padLeft = 0;  // in dilated input coordinates
   bool flipped = false;                  // the kernel stored [kH][kW][outChans][inChans], read flipped
+  ir::DType inputType = ir::DType::Float;   // the input and the kernel (or deltas)
+  ir::DType outputType = ir::DType::Float;  // the result
   // Tiles the input, the second operand (kernel or deltas) and the result are spread over.
   std::uint64_t inTiles = 1, weightTiles = 1, outTiles = 1;
   bool operator==(const ConvShape& o) const;
@@ -67,6 +71,8 @@ struct ConvPlan {
   std::uint64_t tiles() const { return pb * ph * pci * pco; }
   // How many partials each result element has (the split reduction).
   std::uint64_t reductionBlocks(ConvPass pass) const { return pass == ConvPass::WeightUpdate ? pb * ph : pci; }
+  // The vertices' partials: float when reduced (PopLibs' default), else the result's type.
+  ir::DType partialsType(const ConvShape& s) const { return reductionBlocks(s.pass) > 1 ? ir::DType::Float : s.outputType; }
 };
 
 // One convolution of a compiled step and the plan it got.
@@ -106,6 +112,6 @@ struct ConvVertexShape {
   std::vector<std::pair<std::string, double>> params;
 };
 ConvVertexShape convVertexShape(const ConvShape& s, std::uint64_t batch, std::uint64_t outRows, std::uint64_t inChans,
-                                std::uint64_t outChans, const InputRows& window);
+                                std::uint64_t outChans, const InputRows& window, ir::DType partialsType);
 
 }  // namespace ipusim::scheduler

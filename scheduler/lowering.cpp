@@ -384,6 +384,7 @@ class Lowerer {
       s.strideH = w.strideH, s.strideW = w.strideW;
       s.padTop = std::int64_t(w.padTop(s.inH)), s.padLeft = std::int64_t(w.padLeft(s.inW));
     }
+    s.inputType = first.dtype, s.outputType = result.dtype;
     ConvTensors t;
     t.in = tensorOf(op.inputs[0]);
     t.weights = tensorOf(op.inputs[1]);
@@ -404,7 +405,8 @@ class Lowerer {
     const Value& x = grad ? result : g_.values[op.inputs[0]];  // the forward input's shape
     const Window& w = op.window;
     PoolGeometry geometry{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.outH(x.shape[1]), w.outW(x.shape[2]),
-                          w.kernelH, w.kernelW, w.strideH, w.strideW, w.padTop(x.shape[1]), w.padLeft(x.shape[2])};
+                          w.kernelH, w.kernelW, w.strideH, w.strideW, w.padTop(x.shape[1]), w.padLeft(x.shape[2]),
+                          result.dtype};
     PoolTensors t;
     if (codelet != PoolCodelet::AvgPoolGrad) t.in = tensorOf(op.inputs[0]);
     if (grad) t.gradOut = tensorOf(op.inputs.back());

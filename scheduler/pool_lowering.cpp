@@ -1,5 +1,7 @@
 #include "scheduler/pool_lowering.hpp"
 
+#include "model/codelets/typed_codelet.hpp"
+
 #include "scheduler/conv_lowering.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/partials.hpp"
@@ -46,9 +48,9 @@ void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, c
   std::vector<ir::CopyRegion> gather;
   ir::Id inBuf = ir::kNoId, gradBuf = ir::kNoId;
   std::vector<std::uint64_t> inAt, gradAt;
-  if (readsInput) std::tie(inBuf, inAt) = builder.addBlocks(name + "/windows", ir::DType::Float, tileIds, inSizes);
-  if (grad) std::tie(gradBuf, gradAt) = builder.addBlocks(name + "/grad_blocks", ir::DType::Float, tileIds, gradSizes);
-  const auto [result, rAt] = builder.addBlocks(name + "/result_blocks", ir::DType::Float, tileIds, resultSizes);
+  if (readsInput) std::tie(inBuf, inAt) = builder.addBlocks(name + "/windows", g.dtype, tileIds, inSizes);
+  if (grad) std::tie(gradBuf, gradAt) = builder.addBlocks(name + "/grad_blocks", g.dtype, tileIds, gradSizes);
+  const auto [result, rAt] = builder.addBlocks(name + "/result_blocks", g.dtype, tileIds, resultSizes);
   for (std::uint64_t i = 0; i < pb; ++i)
     for (std::uint64_t j = 0; j < pc; ++j) {
       const std::uint64_t tile = i * pc + j;
@@ -72,7 +74,7 @@ void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, c
       if (readsInput) fields.push_back({"in", {inBuf, inAt[tile], inAt[tile] + inSizes[tile]}});
       if (grad) fields.push_back({"gradOut", {gradBuf, gradAt[tile], gradAt[tile] + gradSizes[tile]}});
       fields.push_back({grad ? "gradIn" : "out", resultRef});
-      vertices.push_back({codeletName(codelet), tile, std::move(fields),
+      vertices.push_back({model::typedCodeletName(codeletName(codelet), {g.dtype}), tile, std::move(fields),
                           {{"batch", double(bLen(i))}, {"inH", double(g.inH)}, {"inW", double(g.inW)},
                            {"chans", double(cLen(j))}, {"outH", double(g.outH)}, {"outW", double(g.outW)},
                            {"kernelH", double(g.kernelH)}, {"kernelW", double(g.kernelW)},
@@ -90,7 +92,7 @@ void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, c
     const std::uint64_t pieceEnd = pc == 1 ? (i * bSize + bLen(i)) * resultH * resultW * g.chans : e - c + j * cSize + cLen(j);
     return PartialLocation{rAt[i * pc + j] + local * cLen(j) + (c - j * cSize), resultSizes[i * pc + j], pieceEnd};
   };
-  placeOrReducePartials(builder, result, t.out, ir::DType::Float, 1, locate, name, std::nullopt);
+  placeOrReducePartials(builder, result, t.out, g.dtype, 1, locate, name, std::nullopt);
 }
 
 }  // namespace ipusim::scheduler

@@ -18,6 +18,7 @@ enum class PoolCodelet { MaxPool, AvgPool, MaxPoolGrad, AvgPoolGrad };
 struct PoolGeometry {
   std::uint64_t batch = 1, inH = 1, inW = 1, chans = 1, outH = 1, outW = 1;
   std::uint64_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padTop = 0, padLeft = 0;
+  ir::DType dtype = ir::DType::Float;  // every tensor of the op
 };
 
 struct PoolTensors {

@@ -30,16 +30,19 @@ std::vector<std::vector<std::uint64_t>> convWorkerPartition(std::uint64_t batch,
 
 namespace {
 
-// getConvPartialnx1WorkerCycles: float activations and partials.
-ir::Cycles nx1WorkerCycles(const std::vector<std::uint64_t>& worklist) {
-  ir::Cycles c = kNx1WorkerStartCycles;
+// getConvPartialnx1WorkerCycles.
+ir::Cycles nx1WorkerCycles(const std::vector<std::uint64_t>& worklist, bool floatActs, bool floatPartials,
+                           std::uint64_t convUnits) {
+  const ir::Cycles core = floatActs ? kAmpFloatCyclesPerElement : kAmpHalfCyclesPerElement;
+  const bool extraStride = !floatActs && ((!floatPartials && convUnits == 16) || (floatPartials && convUnits == 8));
+  ir::Cycles c = kNx1WorkerStartCycles + (floatPartials ? 0 : 1);
   for (std::uint64_t n : worklist) {
     c += kNx1WorkerEntryCycles;
     switch (n) {
       case 0: c += kNx1WorkerEmptyCycles; break;
-      case 1: c += kNx1WorkerOneElementCycles; break;
-      case 2: c += kNx1WorkerTwoElementsCycles; break;
-      default: c += kNx1WorkerManyElementsCycles + (n - 3) * kAmpFloatCyclesPerElement;
+      case 1: c += floatActs ? kNx1WorkerOneElementCycles : kNx1HalfWorkerOneElementCycles; break;
+      case 2: c += floatActs ? kNx1WorkerTwoElementsCycles : kNx1HalfWorkerTwoElementsCycles + extraStride; break;
+      default: c += (floatActs ? kNx1WorkerManyElementsCycles : kNx1HalfWorkerManyElementsCycles) + (n - 3) * core;
     }
     c -= kNx1WorkerRetentionSavings;
   }
@@ -50,14 +53,16 @@ ir::Cycles nx1WorkerCycles(const std::vector<std::uint64_t>& worklist) {
 
 ir::Cycles convPartialnx1Cycles(const Nx1Shape& s, const Target& target) {
   const std::uint64_t contexts = target.tile.workerContexts;
-  const std::uint64_t convUnits = ampConvUnits(target, ir::DType::Float);
+  const bool floatActs = s.inputType == ir::DType::Float, floatPartials = s.partialsType == ir::DType::Float;
+  const std::uint64_t convUnits = ampConvUnits(target, s.inputType);
   const std::uint64_t outChansPerGroup = convUnits;  // the AMP's partial channels per group
-  const std::uint64_t inGroups = ceilDiv(s.inChans, kAmpFloatInputChannelsPerGroup);
+  const std::uint64_t inGroups =
+      ceilDiv(s.inChans, floatActs ? kAmpFloatInputChannelsPerGroup : kAmpHalfInputChannelsPerGroup);
   const std::uint64_t outGroups = ceilDiv(s.outChans, outChansPerGroup);
   const std::uint64_t convGroups = 1;
   const std::uint64_t passes = outChansPerGroup / convUnits;
-  // Float weights per conv unit equal the input channels per group, so the
-  // conv unit's weight height (filterHeight) is 1: one kernel row per pass.
+  // Weights per conv unit equal the input channels per group (8 floats or
+  // 16 halves), so the conv unit's weight height (filterHeight) is 1.
   const std::uint64_t outStrideH = s.dilationH / std::gcd(s.dilationH, s.strideH);
   const std::uint64_t outStrideW = s.dilationW / std::gcd(s.dilationW, s.strideW);
   const auto partition = convWorkerPartition(s.batch, s.outH, s.outW, contexts, outStrideH, outStrideW);
@@ -68,7 +73,7 @@ ir::Cycles convPartialnx1Cycles(const Nx1Shape& s, const Target& target) {
     std::vector<std::uint64_t> nonEmpty;
     for (std::uint64_t n : worklist)
       if (n) nonEmpty.push_back(n);
-    const ir::Cycles c = contexts * nx1WorkerCycles(nonEmpty);
+    const ir::Cycles c = contexts * nx1WorkerCycles(nonEmpty, floatActs, floatPartials, convUnits);
     maxWorker = std::max(maxWorker, c), minWorker = std::min(minWorker, c);
   }
   if (partition.size() < contexts) minWorker = 0;
@@ -78,13 +83,16 @@ ir::Cycles convPartialnx1Cycles(const Nx1Shape& s, const Target& target) {
   const ir::Cycles inner =
       s.kernelH * (kNx1KernelOuterOverhead + s.kernelW * (kNx1KernelInnerOverhead + passes * innermost)) + kernelLoop;
   const ir::Cycles outer =
-      kNx1SupervisorOverhead + contexts * kNx1WorkerRetentionSavings + contexts * kNx1ZeroRetentionSavingsFloat +
+      kNx1SupervisorOverhead + contexts * kNx1WorkerRetentionSavings +
+      contexts * (floatPartials ? kNx1ZeroRetentionSavingsFloat : kNx1ZeroRetentionSavingsHalf) +
       convGroups * (outGroups * kNx1ZeroLoopOutGroupCycles + (outGroups - 1) * kNx1BranchStallCycles + 1) +
       (convGroups - 1) * kNx1BranchStallCycles + 1 +
       convGroups * (kNx1ConvGroupOverhead + inGroups * (kNx1InGroupOverhead + outGroups * (kNx1OutGroupOverhead + inner)));
   if (!s.zeroPartials) return outer;
   // estimateZeroSupervisorCycles(field = batch x outH x outW, ...): each
-  // worker zeroes ceil(field x outChansPerGroup / contexts) floats per group.
+  // worker zeroes ceil(field x outChansPerGroup / contexts) elements per
+  // group, counted as floats whatever the partials' type (PopLibs passes
+  // isFloat = true).
   const std::uint64_t field = s.batch * s.outH * s.outW;
   const std::uint64_t perWorker = ceilDiv(field * outChansPerGroup, contexts);
   const ir::Cycles zeroWorker =
@@ -96,8 +104,8 @@ ir::Cycles poolingCycles(PoolKind kind, const PoolShape& s, const Target& target
   const std::uint64_t contexts = target.tile.workerContexts;
   const bool isMax = kind != PoolKind::Sum, bwd = kind == PoolKind::MaxGrad;
   // One channel group of all the tile's channels, in 64-bit vectors (popnn
-  // requires whole vectors; an odd channel count is rounded up: estimate).
-  const std::uint64_t chansD = std::max<std::uint64_t>(1, floatVectors(s.chans, target));
+  // requires whole vectors; a partial vector is rounded up: estimate).
+  const std::uint64_t chansD = std::max<std::uint64_t>(1, vectors(s.chans, target, s.type));
   const std::uint64_t outSize = s.batch * s.outH * s.outW;
   const std::uint64_t initInfo = outSize / chansD;
   const std::uint64_t kernelPositions = s.kernelH * s.kernelW;

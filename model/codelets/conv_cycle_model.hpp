@@ -13,7 +13,7 @@
 //     estimate lib/popnn/PoolVertices.cpp poolVertexCycleEstimate ->
 //     lib/popnn/PerformanceEstimation.hpp getPoolingCycles (planningEstimates),
 //     with the worker split of partitionPartialByContext.
-// Float activations and partials only (the compiler rejects half convolutions).
+// Float or half activations, float or half partials.
 #include "model/ir/types.hpp"
 #include "model/target.hpp"
 
@@ -26,6 +26,7 @@ namespace ipusim::model::cycles {
 inline constexpr ir::Cycles kNx1SupervisorOverhead = 109;        // convNx1Overhead()
 inline constexpr ir::Cycles kNx1WorkerRetentionSavings = 9;      // convnx1WorkerRetentionSavings
 inline constexpr ir::Cycles kNx1ZeroRetentionSavingsFloat = 9;   // zeroPartialsRetentionSavings(float partials)
+inline constexpr ir::Cycles kNx1ZeroRetentionSavingsHalf = 10;   // zeroPartialsRetentionSavings(half partials)
 inline constexpr ir::Cycles kNx1ZeroLoopOutGroupCycles = 17;     // zero loop: 17 per out group,
 inline constexpr ir::Cycles kNx1BranchStallCycles = 6;           //   6 per brnzdec taken
 inline constexpr ir::Cycles kNx1ConvGroupOverhead = 16;
@@ -35,12 +36,17 @@ inline constexpr ir::Cycles kNx1KernelOuterOverhead = 14;        // per kernel r
 inline constexpr ir::Cycles kNx1KernelInnerOverhead = 17 - 5;    // per kernel column (kx)
 inline constexpr ir::Cycles kNx1FilterHeight1LoadCycles = 15;    // "additional load cycles", filterHeight 1
 inline constexpr ir::Cycles kNx1InnermostExtraCycles = 3;
-inline constexpr ir::Cycles kNx1WorkerStartCycles = 17;          // to <PartitionLoop>, float partials
+inline constexpr ir::Cycles kNx1WorkerStartCycles = 17;          // to <PartitionLoop>, float partials (+1 half)
 inline constexpr ir::Cycles kNx1WorkerEntryCycles = 3;           // per worklist entry (tripack pointer)
 inline constexpr ir::Cycles kNx1WorkerEmptyCycles = 17;          // entry of 0 elements
 inline constexpr ir::Cycles kNx1WorkerOneElementCycles = 33;     // float activations
 inline constexpr ir::Cycles kNx1WorkerTwoElementsCycles = 44;
 inline constexpr ir::Cycles kNx1WorkerManyElementsCycles = 45;   // + coreCycles (8) per element beyond 3
+// Half activations: 1, 2 (+1 with half partials on 16 conv units or float
+// partials on 8: one more special stride), >= 3 elements (+ 4 per element beyond 3).
+inline constexpr ir::Cycles kNx1HalfWorkerOneElementCycles = 29;
+inline constexpr ir::Cycles kNx1HalfWorkerTwoElementsCycles = 33;
+inline constexpr ir::Cycles kNx1HalfWorkerManyElementsCycles = 34;
 inline constexpr ir::Cycles kNx1WorkerSyncCycles = 9;            // max(maxWorker, minWorker + 9)
 // Zeroing partials (getZeroSupervisorVertexCycleEstimate, float): per worker
 // ceil(elements / 2) + 14 - retention savings, times contexts and groups.
@@ -59,8 +65,9 @@ struct Nx1Shape {
   std::uint64_t batch = 1, outH = 1, outW = 1, inChans = 1, outChans = 1, kernelH = 1, kernelW = 1;
   std::uint64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;  // conv stride, input dilation
   bool zeroPartials = true;
+  ir::DType inputType = ir::DType::Float, partialsType = ir::DType::Float;
 };
-// Tile cycles of one ConvPartialnx1 vertex with float activations and partials.
+// Tile cycles of one ConvPartialnx1 vertex.
 ir::Cycles convPartialnx1Cycles(const Nx1Shape& s, const Target& target);
 
 // --- Pooling (popnn) ---------------------------------------------------------
@@ -78,9 +85,11 @@ inline constexpr ir::Cycles kPoolFwdCyclesPerElement = 3, kPoolBwdCyclesPerEleme
 enum class PoolKind { Max, Sum, MaxGrad };
 struct PoolShape {
   std::uint64_t batch = 1, outH = 1, outW = 1, chans = 1, kernelH = 1, kernelW = 1;
+  ir::DType type = ir::DType::Float;
 };
 // Tile cycles of one pooling vertex over `batch` images of outH x outW
-// outputs, `chans` channels (one channel group), float data.
+// outputs, `chans` channels (one channel group of 64-bit vectors: 2 floats
+// or 4 halves).
 ir::Cycles poolingCycles(PoolKind kind, const PoolShape& s, const Target& target);
 
 }  // namespace ipusim::model::cycles

@@ -22,6 +22,12 @@
 //   kH kW ci field positions, b oH oW input and co output channels:
 //   cycles::ampMatMulCycles(kH kW ci, b oH oW, co).
 //
+// Typed variants ConvPartialnx1<half,float|half> and
+// ConvWeightUpdatePartial<half,float|half>: half in and weights (deltas),
+// float or half partials, computed in float (HalfCodelet) and rounded once
+// per half store; cycles for half activations (4 cycles per field element,
+// 16 input channels per group).
+//
 // Layout transposes cost nothing extra: the compiler lays the operands out
 // for the AMP, as poplin does (MatMulPartial takes the same stance).
 #include "model/codelets/builtin_codelets.hpp"
@@ -29,6 +35,7 @@
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
 
 #include <algorithm>
@@ -107,6 +114,10 @@ IPUSIM_KERNEL void axpy(float a, const float* __restrict w, float* __restrict ou
 
 class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
  public:
+  // The activation and partials types the cycles count (compute is float;
+  // HalfCodelet converts half fields).
+  explicit ConvPartialnx1(ir::DType inputType = ir::DType::Float, ir::DType partialsType = ir::DType::Float)
+      : inputType_(inputType), partialsType_(partialsType) {}
   std::string name() const override { return "ConvPartialnx1"; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In},
@@ -143,6 +154,7 @@ class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
     s.kernelH = g.kH, s.kernelW = g.kW, s.strideH = g.sH, s.strideW = g.sW;
     s.dilationH = std::uint64_t(shape.params[13]), s.dilationW = std::uint64_t(shape.params[14]);
     s.zeroPartials = shape.params[16] == 0;
+    s.inputType = inputType_, s.partialsType = partialsType_;
     return cycles::convPartialnx1Cycles(s, target);
   }
 
@@ -173,10 +185,15 @@ class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
       for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], wk + ci * g.outChans, o, g.outChans);
     });
   }
+
+ private:
+  ir::DType inputType_, partialsType_;
 };
 
 class ConvWeightUpdatePartial final : public FlatCodelet<ConvWeightUpdatePartial> {
  public:
+  explicit ConvWeightUpdatePartial(ir::DType inputType = ir::DType::Float, ir::DType partialsType = ir::DType::Float)
+      : inputType_(inputType), partialsType_(partialsType) {}
   std::string name() const override { return "ConvWeightUpdatePartial"; }
   std::vector<FieldSpec> fields() const override {
     return {{"in", ir::DType::Float, FieldAccess::In},
@@ -206,7 +223,7 @@ class ConvWeightUpdatePartial final : public FlatCodelet<ConvWeightUpdatePartial
     const Geometry g = Geometry::of(shape.params.data());
     const bool accumulate = shape.params[13] != 0;
     return cycles::ampMatMulCycles(g.kH * g.kW * g.inChans, g.batch * g.outH * g.outW, g.outChans, !accumulate,
-                                   ir::DType::Float, ir::DType::Float, target);
+                                   inputType_, partialsType_, target);
   }
 
   void computeFlat(const FieldData* f, const double* p) const {
@@ -223,13 +240,26 @@ class ConvWeightUpdatePartial final : public FlatCodelet<ConvWeightUpdatePartial
       for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], delta, o + ci * g.outChans, g.outChans);
     });
   }
+
+ private:
+  ir::DType inputType_, partialsType_;
 };
 
 }  // namespace
 
 void addConvPartialCodelets(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half, F = ir::DType::Float;
   registry.add(std::make_unique<ConvPartialnx1>());
   registry.add(std::make_unique<ConvWeightUpdatePartial>());
+  // Half activations and weights, float or half partials (poplin's
+  // ConvPartialnx1<half,float,...> naming).
+  for (ir::DType partials : {F, H}) {
+    registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ConvPartialnx1", {H, partials}),
+                                               std::make_unique<ConvPartialnx1>(H, partials), std::vector{H, H, partials}));
+    registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ConvWeightUpdatePartial", {H, partials}),
+                                               std::make_unique<ConvWeightUpdatePartial>(H, partials),
+                                               std::vector{H, H, partials}));
+  }
 }
 
 }  // namespace ipusim::model

@@ -9,6 +9,8 @@
 //                sends a tie's gradient to one position; popnn would send it
 //                to every tied position);
 //   AvgPoolGrad: gradIn[p] += gradOut / count for each position p of a window.
+// Half variants (MaxPool<half>, ...): every field half, computed in float,
+// vectors of 4 halves in the cycles.
 // Cycles: popnn's planning estimate (conv_cycle_model.hpp poolingCycles):
 // MaxPool as MaxPooling, AvgPool and AvgPoolGrad as SumPooling (popnn's
 // average backward is a sum pooling of the scaled deltas), MaxPoolGrad as
@@ -18,6 +20,7 @@
 #include "model/codelets/conv_cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -64,6 +67,8 @@ enum class Pool { Max, Avg, MaxGrad, AvgGrad };
 template <Pool P>
 class Pooling final : public FlatCodelet<Pooling<P>> {
  public:
+  // The element type whose vectors the cycles count (compute is float).
+  explicit Pooling(ir::DType type = ir::DType::Float) : type_(type) {}
   static constexpr bool kGrad = P == Pool::MaxGrad || P == Pool::AvgGrad;
   std::string name() const override {
     switch (P) {
@@ -108,7 +113,7 @@ class Pooling final : public FlatCodelet<Pooling<P>> {
 
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const Window w = Window::of(shape.params.data());
-    cycles::PoolShape s{w.batch, kGrad ? w.inH : w.outH, kGrad ? w.inW : w.outW, w.chans, w.kH, w.kW};
+    cycles::PoolShape s{w.batch, kGrad ? w.inH : w.outH, kGrad ? w.inW : w.outW, w.chans, w.kH, w.kW, type_};
     const cycles::PoolKind kind = P == Pool::Max ? cycles::PoolKind::Max
                                   : P == Pool::MaxGrad ? cycles::PoolKind::MaxGrad
                                                        : cycles::PoolKind::Sum;
@@ -160,15 +165,18 @@ class Pooling final : public FlatCodelet<Pooling<P>> {
       });
     }
   }
+
+ private:
+  ir::DType type_;
 };
 
 }  // namespace
 
-void addPoolingCodelets(CodeletRegistry& registry) {
-  registry.add(std::make_unique<Pooling<Pool::Max>>());
-  registry.add(std::make_unique<Pooling<Pool::Avg>>());
-  registry.add(std::make_unique<Pooling<Pool::MaxGrad>>());
-  registry.add(std::make_unique<Pooling<Pool::AvgGrad>>());
+void addPoolingCodelets(CodeletRegistry& registry) {  // each in float and all-half
+  addFloatAndHalf<Pooling<Pool::Max>>(registry);
+  addFloatAndHalf<Pooling<Pool::Avg>>(registry);
+  addFloatAndHalf<Pooling<Pool::MaxGrad>>(registry);
+  addFloatAndHalf<Pooling<Pool::AvgGrad>>(registry);
 }
 
 }  // namespace ipusim::model

@@ -33,7 +33,9 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "Add<half>", "Sub<half>", "Mul<half>", "Div<half>", "ScaledAdd<half>", "Relu<half>", "Exp<half>", "Log<half>",
       "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ReduceSum<half,float>", "ReduceSum<half,half>", "ReduceSum<float,half>",
       "MatMulPartial<half,float>", "MatMulPartial<half,half>", "Copy<half>", "Cast<float,half>", "Cast<half,float>",
-      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>"};
+      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>", "ConvPartialnx1<half,float>",
+      "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
+      "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

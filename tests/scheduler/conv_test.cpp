@@ -7,6 +7,7 @@
 #include "model/codelets/conv_cycle_model.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/hardware/loaded_executable.hpp"
+#include "model/numeric/half.hpp"
 #include "scheduler/conv_layers.hpp"
 #include "scheduler/conv_lowering.hpp"
 #include "scheduler/lowering.hpp"
@@ -36,11 +37,12 @@ std::vector<float> randomValues(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
-// Every element within 1e-4 relative of the reference (absolute below 1).
-void expectClose(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
+// Every element within `relative` (1e-4) of the reference (absolute below 1).
+void expectClose(const std::vector<float>& got, const std::vector<double>& want, const std::string& what,
+                 double relative = 1e-4) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (std::size_t i = 0; i < got.size(); ++i)
-    ASSERT_LE(std::fabs(got[i] - want[i]), 1e-4 * std::max(1.0, std::fabs(want[i]))) << what << " element " << i;
+    ASSERT_LE(std::fabs(got[i] - want[i]), relative * std::max(1.0, std::fabs(want[i]))) << what << " element " << i;
 }
 
 // A graph of a few ops lowered, loaded and run; values read back by name.
@@ -70,7 +72,16 @@ Ran lowerAndRun(OpGraph& g, const std::map<std::string, std::vector<float>>& inp
       if (t.name == name) return t.id;
     throw std::logic_error("no tensor " + name);
   };
-  for (const auto& [name, data] : inputs) loaded.memory.write(tensorNamed(name), reinterpret_cast<const std::uint8_t*>(data.data()));
+  for (const auto& [name, data] : inputs) {
+    const ir::Id t = tensorNamed(name);
+    if (exe.tensors[t].dtype == ir::DType::Half) {  // half tensors hold binary16 bit patterns
+      std::vector<model::numeric::HalfBits> bits;
+      for (float v : data) bits.push_back(model::numeric::floatToHalf(v));
+      loaded.memory.write(t, reinterpret_cast<const std::uint8_t*>(bits.data()));
+    } else {
+      loaded.memory.write(t, reinterpret_cast<const std::uint8_t*>(data.data()));
+    }
+  }
   std::vector<ir::Id> programs;
   for (ir::Id seq : r.step.opSequences)
     for (ir::Id child : exe.programs[seq].children) programs.push_back(child);
@@ -79,7 +90,13 @@ Ran lowerAndRun(OpGraph& g, const std::map<std::string, std::vector<float>>& inp
     for (const std::string& name : names) {
       const ir::Id t = tensorNamed(name);
       std::vector<float> v(exe.tensors[t].numElements());
-      loaded.memory.read(t, reinterpret_cast<std::uint8_t*>(v.data()));
+      if (exe.tensors[t].dtype == ir::DType::Half) {
+        std::vector<model::numeric::HalfBits> bits(v.size());
+        loaded.memory.read(t, reinterpret_cast<std::uint8_t*>(bits.data()));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = model::numeric::halfToFloat(bits[i]);
+      } else {
+        loaded.memory.read(t, reinterpret_cast<std::uint8_t*>(v.data()));
+      }
       r.values[name] = v;
     }
   return r;
@@ -96,35 +113,46 @@ std::string describe(const ConvCase& c) {
          std::to_string(c.stride) + " " + toString(c.padding);
 }
 
-// Builds x -> Conv2D -> y with dy given, and both gradients.
-OpGraph convGraph(const ConvCase& c) {
+// Builds x -> Conv2D -> y with dy given, and both gradients (all in `type`,
+// the kernel gradient in float).
+OpGraph convGraph(const ConvCase& c, ir::DType type = ir::DType::Float) {
   OpGraph g;
-  const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
-  const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, ir::DType::Float, ValueKind::Weight, "conv", std::nullopt});
+  const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, type, ValueKind::Input, "input", std::nullopt});
+  const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, type, ValueKind::Weight, "conv", std::nullopt});
   g.weights = {kernel};
   Window window;
   window.strideH = window.strideW = c.stride;
   window.padding = c.padding;
   const std::size_t y = addConv2D(g, x, kernel, window, "conv");
   const std::size_t convOp = g.ops.size() - 1;
-  const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
-  addConv2DGrad(g, convOp, dy, true);
+  const std::size_t dy = g.addValue({"dy", g.values[y].shape, type, ValueKind::Input, "input", std::nullopt});
+  addConv2DGrad(g, convOp, dy, true, ir::DType::Float);
   g.images = x, g.labels = dy, g.loss = y;
   return g;
 }
 
-TEST(Conv2D, ForwardAndBothGradientsMatchDirectLoops) {
+// Half: the inputs rounded to half, the reference in double from those; the
+// results rounded once to half (2^-11 relative), sums of up to ~300 products
+// in float: within 2e-3 relative. The kernel gradient is float (the
+// variables' type under mixed_float16).
+void checkConvCases(ir::DType type) {
   const model::Target target = ipu2(16);
+  const double tolerance = type == ir::DType::Half ? 2e-3 : 1e-4;
+  auto rounded = [&](std::vector<float> v) {
+    if (type == ir::DType::Half)
+      for (auto& x : v) x = model::numeric::roundToHalf(x);
+    return v;
+  };
   for (const ConvCase c : {ConvCase{2, 6, 7, 3, 5, 3, 1, Padding::Valid}, ConvCase{3, 7, 7, 4, 9, 3, 2, Padding::Same},
                            ConvCase{2, 8, 6, 10, 17, 3, 1, Padding::Same}, ConvCase{1, 9, 9, 2, 3, 2, 2, Padding::Valid},
                            ConvCase{2, 5, 5, 1, 4, 5, 3, Padding::Same}}) {
-    OpGraph g = convGraph(c);
+    OpGraph g = convGraph(c, type);
     const auto& yShape = g.values[2].shape;
     const std::uint64_t oh = yShape[1], ow = yShape[2];
     const Window w{c.k, c.k, c.stride, c.stride, c.padding};
     const long pt = long(w.padTop(c.h)), pl = long(w.padLeft(c.w));
-    const auto x = randomValues(c.b * c.h * c.w * c.c, 1), k = randomValues(c.k * c.k * c.c * c.filters, 2);
-    const auto dy = randomValues(c.b * oh * ow * c.filters, 3);
+    const auto x = rounded(randomValues(c.b * c.h * c.w * c.c, 1)), k = rounded(randomValues(c.k * c.k * c.c * c.filters, 2));
+    const auto dy = rounded(randomValues(c.b * oh * ow * c.filters, 3));
     const Ran r = lowerAndRun(g, {{"x", x}, {"conv/kernel", k}, {"dy", dy}}, target);
     std::vector<double> y(c.b * oh * ow * c.filters), dx(x.size()), dk(k.size());
     for (std::uint64_t b = 0; b < c.b; ++b)
@@ -143,14 +171,19 @@ TEST(Conv2D, ForwardAndBothGradientsMatchDirectLoops) {
                   dk[ki] += double(dy[yi]) * x[xi];
                 }
             }
-    expectClose(r.values.at("conv/conv2d"), y, describe(c) + " forward");
-    expectClose(r.values.at("conv/input_grad"), dx, describe(c) + " input gradient");
-    expectClose(r.values.at("conv/kernel_grad"), dk, describe(c) + " kernel gradient");
+    expectClose(r.values.at("conv/conv2d"), y, describe(c) + " forward", tolerance);
+    expectClose(r.values.at("conv/input_grad"), dx, describe(c) + " input gradient", tolerance);
+    expectClose(r.values.at("conv/kernel_grad"), dk, describe(c) + " kernel gradient", 1e-4);
     ASSERT_EQ(r.step.convPlans.size(), 3u);
   }
 }
 
-TEST(Conv2D, BadShapesAndHalfAreRejectedNamingTheLayer) {
+TEST(Conv2D, ForwardAndBothGradientsMatchDirectLoops) { checkConvCases(ir::DType::Float); }
+TEST(Conv2D, HalfForwardAndBothGradientsMatchDirectLoops) { checkConvCases(ir::DType::Half); }
+
+
+
+TEST(Conv2D, BadShapesAndTypesAreRejectedNamingTheLayer) {
   OpGraph g;
   const std::size_t x = g.addValue({"x", {2, 5, 5, 3}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
   const std::size_t k = g.addValue({"c/kernel", {3, 3, 4, 8}, ir::DType::Float, ValueKind::Weight, "c", std::nullopt});
@@ -169,8 +202,10 @@ TEST(Conv2D, BadShapesAndHalfAreRejectedNamingTheLayer) {
     addConv2D(g, h, k3, Window{}, "c");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("float32 only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("share one type"), std::string::npos) << e.what();
   }
+  const std::size_t labels = g.addValue({"labels", {2, 5, 5, 3}, ir::DType::Int, ValueKind::Input, "input", std::nullopt});
+  EXPECT_THROW(addMaxPool2D(g, labels, Window{2, 2, 2, 2, Padding::Valid}, "p"), std::invalid_argument);
 }
 
 // Every plan of the space computes the same convolution (the vertex's
@@ -278,22 +313,25 @@ struct PoolCase {
 
 TEST(Pool2D, ForwardAndGradientMatchDirectLoops) {
   const model::Target target = ipu2(16);
+  for (ir::DType type : {ir::DType::Float, ir::DType::Half})
   for (const PoolCase c : {PoolCase{3, 6, 6, 5, 2, 2, Padding::Valid, true}, PoolCase{2, 7, 5, 3, 3, 2, Padding::Same, true},
                            PoolCase{3, 6, 6, 5, 2, 2, Padding::Valid, false}, PoolCase{2, 7, 5, 3, 3, 2, Padding::Same, false},
                            PoolCase{1, 5, 5, 2, 3, 1, Padding::Valid, true}}) {
     OpGraph g;
-    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
+    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, type, ValueKind::Input, "input", std::nullopt});
     const Window w{c.k, c.k, c.stride, c.stride, c.padding};
     const std::size_t y = c.max ? addMaxPool2D(g, x, w, "pool") : addAvgPool2D(g, x, w, "pool");
     const std::size_t poolOp = g.ops.size() - 1;
-    const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
+    const std::size_t dy = g.addValue({"dy", g.values[y].shape, type, ValueKind::Input, "input", std::nullopt});
     addPool2DGrad(g, poolOp, dy);
     g.images = x, g.labels = dy, g.loss = y;
     const std::uint64_t oh = w.outH(c.h), ow = w.outW(c.w);
     // Values with ties: TF's rule (first maximum) is observable.
     auto xv = randomValues(c.b * c.h * c.w * c.c, 6);
     for (auto& v : xv) v = std::round(v * 3) / 3;
-    const auto dyv = randomValues(c.b * oh * ow * c.c, 7);
+    auto dyv = randomValues(c.b * oh * ow * c.c, 7);
+    for (auto& v : dyv) v = type == ir::DType::Half ? model::numeric::roundToHalf(v) : v;
+    const double tolerance = type == ir::DType::Half ? 2e-3 : 1e-4;
     const Ran r = lowerAndRun(g, {{"x", xv}, {"dy", dyv}}, target);
     std::vector<double> yRef(dyv.size()), dxRef(xv.size());
     const long pt = long(w.padTop(c.h)), pl = long(w.padLeft(c.w));
@@ -324,9 +362,9 @@ TEST(Pool2D, ForwardAndGradientMatchDirectLoops) {
                   dxRef[((b * c.h + iy) * c.w + ix) * c.c + ch] += dyv[yi] / double(count);
               }
           }
-    const std::string name = c.max ? "max_pool" : "avg_pool";
-    expectClose(r.values.at("pool/" + name), yRef, name + " forward");
-    expectClose(r.values.at("pool/input_grad"), dxRef, name + " gradient");
+    const std::string name = std::string(c.max ? "max_pool" : "avg_pool") + (type == ir::DType::Half ? " half" : "");
+    expectClose(r.values.at(c.max ? "pool/max_pool" : "pool/avg_pool"), yRef, name + " forward", tolerance);
+    expectClose(r.values.at("pool/input_grad"), dxRef, name + " gradient", tolerance);
   }
 }
 
