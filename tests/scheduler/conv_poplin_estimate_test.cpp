@@ -39,22 +39,26 @@ std::vector<std::vector<U>> partition(U batch, U h, U w, U contexts, U strideH, 
   return out;
 }
 
-// poplin, float activations and partials, 16 conv units, 6 contexts,
-// weight load 16 x 32 bytes / 16 bytes per cycle = 32.
-U poplinNx1(U batch, U outH, U outW, U inChans, U outChans, U kh, U kw, U outStrideH, U outStrideW) {
-  const U contexts = 6, convUnits = 16, outChansPerGroup = 16, inGroups = (inChans + 7) / 8;
+// poplin, 16 conv units, 6 contexts, weight load 16 x 32 bytes / 16 bytes
+// per cycle = 32; float activations and partials, or half activations with
+// half (halfPartials) or float partials.
+U poplinNx1(U batch, U outH, U outW, U inChans, U outChans, U kh, U kw, U outStrideH, U outStrideW, bool half = false,
+            bool halfPartials = false) {
+  const U contexts = 6, convUnits = 16, outChansPerGroup = 16, inGroups = (inChans + (half ? 15 : 7)) / (half ? 16 : 8);
   const U outGroups = (outChans + outChansPerGroup - 1) / outChansPerGroup;
   U maxW = 0, minW = std::numeric_limits<U>::max();
   for (const auto& list : partition(batch, outH, outW, contexts, outStrideH, outStrideW)) {
-    U c = 17;  // getConvPartialnx1WorkerCycles
-    for (U n : list) c += 3 + (n == 1 ? 33 : n == 2 ? 44 : 45 + (n - 3) * 8) - 9;
+    U c = 17 + (halfPartials ? 1 : 0);  // getConvPartialnx1WorkerCycles
+    for (U n : list)
+      c += 3 + (half ? (n == 1 ? 29 : n == 2 ? 33 + (halfPartials ? 1 : 0) : 34 + (n - 3) * 4)
+                     : (n == 1 ? 33 : n == 2 ? 44 : 45 + (n - 3) * 8)) - 9;
     maxW = std::max(maxW, contexts * c), minW = std::min(minW, contexts * c);
   }
   const U passes = outChansPerGroup / convUnits;
   const U kernelLoop = std::max(maxW, minW + 9) * passes * kh * kw;
   const U innermost = 32 + 15 + 3;
   const U inner = kh * (14 + kw * (17 - 5 + passes * innermost)) + kernelLoop;
-  const U outer = 109 + contexts * 9 + contexts * 9 + (outGroups * 17 + (outGroups - 1) * 6 + 1) + 1 +
+  const U outer = 109 + contexts * 9 + contexts * (halfPartials ? 10 : 9) + (outGroups * 17 + (outGroups - 1) * 6 + 1) + 1 +
                   (16 + inGroups * (14 + outGroups * (14 + inner)));
   const U perWorker = (batch * outH * outW * outChansPerGroup + contexts - 1) / contexts;
   const U zero = ((perWorker + 1) / 2 + 14 - 9) * contexts * outGroups;
@@ -84,6 +88,7 @@ U poplin1x1(U m, U k, U n) {
 struct Case {
   U b, h, w, c, filters, k, stride;
   Padding padding;
+  ir::DType type = ir::DType::Float;
 };
 
 TEST(ConvPoplinEstimates, ForwardAndBackwardFollowPoplinWithinTenPercent) {
@@ -91,14 +96,17 @@ TEST(ConvPoplinEstimates, ForwardAndBackwardFollowPoplinWithinTenPercent) {
   for (const Case c : {Case{128, 28, 28, 1, 32, 3, 1, Padding::Valid},    // the Keras MNIST convnet's Conv2D 32
                        Case{128, 26, 26, 32, 64, 3, 1, Padding::Valid},   // and its Conv2D 64
                        Case{32, 16, 16, 16, 32, 3, 2, Padding::Same},
-                       Case{8, 14, 14, 64, 128, 3, 1, Padding::Same}}) {
+                       Case{8, 14, 14, 64, 128, 3, 1, Padding::Same},
+                       // half activations (forward and input gradient; the weight
+                       // update's half 1x1 estimate is MatMulPartial's, tested elsewhere)
+                       Case{32, 16, 16, 32, 64, 3, 1, Padding::Same, ir::DType::Half}}) {
     OpGraph g;
-    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
-    const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, ir::DType::Float, ValueKind::Weight, "conv", std::nullopt});
+    const std::size_t x = g.addValue({"x", {c.b, c.h, c.w, c.c}, c.type, ValueKind::Input, "input", std::nullopt});
+    const std::size_t kernel = g.addValue({"conv/kernel", {c.k, c.k, c.c, c.filters}, c.type, ValueKind::Weight, "conv", std::nullopt});
     g.weights = {kernel};
     const std::size_t y = addConv2D(g, x, kernel, Window{c.k, c.k, c.stride, c.stride, c.padding}, "conv");
-    const std::size_t dy = g.addValue({"dy", g.values[y].shape, ir::DType::Float, ValueKind::Input, "input", std::nullopt});
-    addConv2DGrad(g, 0, dy, true);
+    const std::size_t dy = g.addValue({"dy", g.values[y].shape, c.type, ValueKind::Input, "input", std::nullopt});
+    addConv2DGrad(g, 0, dy, true, ir::DType::Float);
     g.images = x, g.labels = dy, g.loss = y;
     Schedule schedule{"in_order", {0, 1, 2}, 0};
     LoweredStep step = lowerStep(g, schedule, target, target.totalTiles(), U(target.tile.memoryBytes * 0.6));
@@ -112,11 +120,14 @@ TEST(ConvPoplinEstimates, ForwardAndBackwardFollowPoplinWithinTenPercent) {
       // The busiest tile's block: the first of each split.
       const U bb = (s.batch + p.pb - 1) / p.pb, hb = (s.outH + p.ph - 1) / p.ph;
       const U cib = (s.inChans + p.pci - 1) / p.pci, cob = (s.outChans + p.pco - 1) / p.pco;
+      const bool half = c.type == ir::DType::Half;
+      if (half && s.pass == ConvPass::WeightUpdate) continue;
       const U expected = s.pass == ConvPass::WeightUpdate
                              ? poplin1x1(s.kernelH * s.kernelW * cib, bb * hb * s.outW, cob)
                              : poplinNx1(bb, hb, s.outW, cib, cob, s.kernelH, s.kernelW,
                                          s.dilationH / std::gcd(s.dilationH, s.strideH),
-                                         s.dilationW / std::gcd(s.dilationW, s.strideW));
+                                         s.dilationW / std::gcd(s.dilationW, s.strideW), half,
+                                         half && p.partialsType(s) == ir::DType::Half);
       // The simulated AMP compute set: the Execute of this op's sequence.
       ir::Cycles simulated = 0;
       for (ir::Id child : step.exe.programs[step.opSequences[op]].children) {
@@ -127,7 +138,7 @@ TEST(ConvPoplinEstimates, ForwardAndBackwardFollowPoplinWithinTenPercent) {
       }
       ASSERT_GT(simulated, 0u);
       const double ratio = double(simulated) / double(expected);
-      std::cout << c.b << "x" << c.h << "x" << c.w << "x" << c.c << " k" << c.k << " s" << c.stride << " -> "
+      std::cout << (half ? "half " : "") << c.b << "x" << c.h << "x" << c.w << "x" << c.c << " k" << c.k << " s" << c.stride << " -> "
                 << c.filters << " " << toString(s.pass) << ": plan " << p.pb << "," << p.ph << "," << p.pci << ","
                 << p.pco << " simulated " << simulated << " poplin " << expected << " ratio " << ratio << "\n";
       EXPECT_NEAR(ratio, 1.0, 0.10) << toString(s.pass);
