@@ -1,5 +1,7 @@
 #include "scheduler/op_graph.hpp"
 
+#include "scheduler/optimizer_updates.hpp"
+
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -32,6 +34,14 @@ const char* toString(OpKind kind) {
     case OpKind::MeanLoss: return "MeanLoss";
     case OpKind::SgdUpdate: return "SgdUpdate";
     case OpKind::Cast: return "Cast";
+    case OpKind::NonLinearity: return "NonLinearity";
+    case OpKind::NonLinearityGrad: return "NonLinearityGrad";
+    case OpKind::IncrementStep: return "IncrementStep";
+    case OpKind::Dropout: return "Dropout";
+    case OpKind::DropoutGrad: return "DropoutGrad";
+    case OpKind::MomentumUpdate: return "MomentumUpdate";
+    case OpKind::AdamUpdate: return "AdamUpdate";
+    case OpKind::RmspropUpdate: return "RmspropUpdate";
   }
   return "?";
 }
@@ -68,8 +78,26 @@ void OpGraph::checkTopological(const std::vector<std::size_t>& order) const {
                              ops[boost::source(*e, graph)].name);
 }
 
+namespace {
+
+// Keeps the dropout masks of two layers apart when the workload seed is
+// shared: splitmix64 of the seed and the layer's position.
+std::uint64_t mixSeed(std::uint64_t seed, std::uint64_t salt) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (salt + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+[[noreturn]] void notLowered(const Workload& w, const LayerSpec& l, const std::string& what) {
+  throw std::invalid_argument(w.name + ": layer '" + l.name + "' (" + l.kind + "): " + what);
+}
+
+}  // namespace
+
 OpGraph buildTrainingGraph(const Workload& w) {
   using ir::DType;
+  namespace k = layer_kind;
   OpGraph g;
   const std::uint64_t batch = w.dataset.batchSize;
   // Keras's dtype policy: the compute type of every layer, and the variables'.
@@ -86,49 +114,107 @@ OpGraph buildTrainingGraph(const Workload& w) {
     g.addOp({OpKind::Cast, name.substr(name.find('/') + 1), layer, {v}, {out}});
     return out;
   };
+  if (w.loss.type != "sparse_categorical_crossentropy")
+    throw std::invalid_argument(w.name + ": loss: " + w.loss.type + " is not lowered yet (sparse_categorical_crossentropy is)");
   g.images = value("images", {batch, w.dataset.features}, DType::Float, ValueKind::Input, "input");
   g.labels = value("labels", {batch}, DType::Int, ValueKind::Input, "input");
-
-  // Forward. Each dense layer: matmul, bias, activation. Per op we remember
-  // what its gradient needs.
-  struct DenseRecord {
-    std::string layer;
-    std::size_t input, kernel, bias, kernelUsed, preActivation, output;
-    Activation activation;
+  // The step counter, when Adam or a dropout reads it: incremented first in every step.
+  std::size_t incrementOp = ~std::size_t(0);
+  auto stepCounter = [&] {
+    if (g.stepCounter == ~std::size_t(0)) {
+      g.stepCounter = value("iterations", {1}, DType::Int, ValueKind::StepCounter, "training");
+      incrementOp = g.addOp({OpKind::IncrementStep, "increment", "training", {g.stepCounter}, {}});
+    }
+    return g.stepCounter;
   };
-  std::vector<DenseRecord> dense;
+  if (w.optimizer.type == "adam") stepCounter();
+
+  // Forward. Per op we remember what its gradient needs, in `backward`.
+  struct Record {
+    enum Kind { Dense, Activation, Dropout } kind;
+    std::string layer;
+    std::size_t input = 0, output = 0;             // the op's input and output values
+    std::size_t kernel = 0, bias = 0, kernelUsed = 0;  // Dense (bias npos without one)
+    scheduler::Activation activation = scheduler::Activation::Linear;
+    double rate = 0;
+    std::uint64_t seed = 0;
+  };
+  constexpr std::size_t npos = ~std::size_t(0);
+  std::vector<Record> backward;
   std::size_t x = cast(g.images, compute, "input/cast", "input", ValueKind::Activation);
   std::uint64_t features = w.dataset.features;
-  for (const LayerSpec& l : w.layers) {
-    if (l.kind == "flatten") continue;  // images are already [batch, features]
-    DenseRecord d{l.name, x, 0, 0, 0, 0, 0, l.activation};
+  std::size_t denseCount = 0;
+  auto applyActivation = [&](const LayerSpec& l, scheduler::Activation a) {
+    const std::vector<std::uint64_t> shape = g.values[x].shape;
+    if (a == scheduler::Activation::Linear || a == scheduler::Activation::Softmax) return;  // softmax: fused with the loss
+    const std::string name = toString(a);
+    const std::size_t out = value(l.name + "/" + name, shape, compute, ValueKind::Activation, l.name);
+    Op op{a == scheduler::Activation::Relu ? OpKind::Relu : OpKind::NonLinearity, name, l.name, {x}, {out}};
+    op.activation = a;
+    g.addOp(op);
+    Record r{Record::Activation, l.name, x, out};
+    r.activation = a;
+    backward.push_back(r);
+    x = out;
+  };
+  for (std::size_t li = 0; li < w.layers.size(); ++li) {
+    const LayerSpec& l = w.layers[li];
+    if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;  // row-major: the same elements
+    if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D)
+      notLowered(w, l, l.kind + " layers are not lowered yet (the convolution and pooling ops are built separately)");
+    if (l.kind == k::kBatchNormalization) notLowered(w, l, "batch_normalization layers are not lowered yet");
+    if (l.kind == k::kActivation) {
+      applyActivation(l, l.activation);
+      continue;
+    }
+    if (l.kind == k::kDropout) {
+      if (l.rate == 0) continue;
+      const std::size_t out = value(l.name + "/dropout", g.values[x].shape, compute, ValueKind::Activation, l.name);
+      Op op{OpKind::Dropout, "dropout", l.name, {x, stepCounter()}, {out}};
+      op.rate = l.rate;
+      // 53 bits: the seed travels to the vertices as a double parameter.
+      op.seed = (l.seeded ? l.seed : mixSeed(w.seed, li)) & ((1ull << 53) - 1);
+      g.addOp(op);
+      Record r{Record::Dropout, l.name, x, out};
+      r.rate = op.rate, r.seed = op.seed;
+      backward.push_back(r);
+      x = out;
+      continue;
+    }
+    // dense
+    if (!l.inputShape.empty() && l.inputShape.size() != 1)
+      notLowered(w, l, "dense on a " + shapeText(l.inputShape) + " input is not lowered yet (flatten before it)");
+    Record d{Record::Dense, l.name, x};
     d.kernel = value(l.name + "/kernel", {features, l.units}, variables, ValueKind::Weight, l.name,
-                     glorotUniform(features, l.units, w.seed, dense.size()));
-    d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
+                     glorotUniform(features, l.units, w.seed, denseCount++));
     g.weights.push_back(d.kernel);
-    g.weights.push_back(d.bias);
     d.kernelUsed = cast(d.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t biasUsed = cast(d.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
     const std::size_t mm = value(l.name + "/matmul", {batch, l.units}, compute, ValueKind::Activation, l.name);
     g.addOp({OpKind::MatMul, "matmul", l.name, {x, d.kernelUsed}, {mm}});
-    d.preActivation = value(l.name + "/bias_add", {batch, l.units}, compute, ValueKind::Activation, l.name);
-    g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, biasUsed}, {d.preActivation}});
-    d.output = d.preActivation;
-    if (l.activation == Activation::Relu) {
-      d.output = value(l.name + "/relu", {batch, l.units}, compute, ValueKind::Activation, l.name);
-      g.addOp({OpKind::Relu, "relu", l.name, {d.preActivation}, {d.output}});
+    d.output = mm;
+    d.bias = npos;
+    if (l.useBias) {
+      d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
+      g.weights.push_back(d.bias);
+      const std::size_t biasUsed = cast(d.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
+      d.output = value(l.name + "/bias_add", {batch, l.units}, compute, ValueKind::Activation, l.name);
+      g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, biasUsed}, {d.output}});
     }
-    dense.push_back(d);
+    backward.push_back(d);
     x = d.output;
     features = l.units;
+    applyActivation(l, l.activation);
   }
+  if (!denseCount) throw std::invalid_argument(w.name + ": model.layers: needs at least one dense layer");
   if (features != w.dataset.classes)
     throw std::invalid_argument(w.name + ": model.layers: the last dense layer has " + std::to_string(features) +
                                 " units but the dataset has " + std::to_string(w.dataset.classes) + " classes");
 
-  // Loss: sparse categorical cross-entropy on the logits (a softmax
-  // activation of the last layer is fused into it, as Keras does), computed
-  // in float whatever the logits' type.
+  // Loss: sparse categorical cross-entropy on the logits, computed in float
+  // whatever the logits' type. With from_logits=false the last layer's
+  // softmax is fused into it (as TF's Keras does: it takes the softmax's
+  // logits), with from_logits=true the loss applies the softmax itself:
+  // either way softmax and cross-entropy are one op.
   const std::size_t probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
   const std::size_t perRow = value("loss/per_example", {batch}, DType::Float, ValueKind::Activation, "loss");
   g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
@@ -143,46 +229,64 @@ OpGraph buildTrainingGraph(const Workload& w) {
   Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
   seed.scale = 1.0 / double(batch);
   g.addOp(seed);
+  std::size_t firstDense = 0;
+  while (backward[firstDense].kind != Record::Dense) ++firstDense;
   std::map<std::size_t, std::size_t> weightGrad;
-  for (std::size_t i = dense.size(); i-- > 0;) {
-    const DenseRecord& d = dense[i];
-    const std::vector<std::uint64_t> kshape = g.values[d.kernel].shape;  // a copy: addValue reallocates
-    if (d.activation == Activation::Relu) {
-      const std::size_t pre = value(d.layer + "/relu_grad", {batch, kshape[1]}, compute, ValueKind::Gradient, d.layer);
-      g.addOp({OpKind::ReluGrad, "relu_grad", d.layer, {d.output, grad}, {pre}});
+  for (std::size_t i = backward.size(); i-- > firstDense;) {
+    const Record& r = backward[i];
+    const std::vector<std::uint64_t> shape = g.values[r.input].shape;  // a copy: addValue reallocates
+    if (r.kind == Record::Activation) {
+      const std::string name = std::string(toString(r.activation)) + "_grad";
+      const std::size_t pre = value(r.layer + "/" + name, shape, compute, ValueKind::Gradient, r.layer);
+      // relu, sigmoid and tanh read their output; gelu its input.
+      const std::size_t reads = r.activation == scheduler::Activation::Gelu ? r.input : r.output;
+      Op op{r.activation == scheduler::Activation::Relu ? OpKind::ReluGrad : OpKind::NonLinearityGrad, name, r.layer,
+            {reads, grad}, {pre}};
+      op.activation = r.activation;
+      g.addOp(op);
       grad = pre;
+      continue;
     }
+    if (r.kind == Record::Dropout) {
+      const std::size_t pre = value(r.layer + "/dropout_grad", shape, compute, ValueKind::Gradient, r.layer);
+      Op op{OpKind::DropoutGrad, "dropout_grad", r.layer, {grad, stepCounter()}, {pre}};
+      op.rate = r.rate, op.seed = r.seed;
+      g.addOp(op);
+      grad = pre;
+      continue;
+    }
+    const std::vector<std::uint64_t> kshape = g.values[r.kernel].shape;
     // The bias add passes the gradient through; the bias gradient sums rows
     // (accumulated in float, delivered in the variables' type).
-    const std::size_t db = value(d.layer + "/bias_grad", {kshape[1]}, variables, ValueKind::Gradient, d.layer);
-    g.addOp({OpKind::ReduceRows, "bias_grad", d.layer, {grad}, {db}});
+    if (r.bias != npos) {
+      const std::size_t db = value(r.layer + "/bias_grad", {kshape[1]}, variables, ValueKind::Gradient, r.layer);
+      g.addOp({OpKind::ReduceRows, "bias_grad", r.layer, {grad}, {db}});
+      weightGrad[r.bias] = db;
+    }
     // dKernel = input^T . grad (input stored batch x in: transposed a), its
     // partials in float, delivered in the variables' type.
-    const std::size_t dk = value(d.layer + "/kernel_grad", kshape, variables, ValueKind::Gradient, d.layer);
-    Op dkOp{OpKind::MatMul, "kernel_grad", d.layer, {d.input, grad}, {dk}};
+    const std::size_t dk = value(r.layer + "/kernel_grad", kshape, variables, ValueKind::Gradient, r.layer);
+    Op dkOp{OpKind::MatMul, "kernel_grad", r.layer, {r.input, grad}, {dk}};
     dkOp.transposeA = true;
     g.addOp(dkOp);
-    weightGrad[d.kernel] = dk;
-    weightGrad[d.bias] = db;
-    if (i > 0) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b)
-      const std::size_t dx = value(d.layer + "/input_grad", {batch, kshape[0]}, compute, ValueKind::Gradient, d.layer);
-      Op dxOp{OpKind::MatMul, "input_grad", d.layer, {grad, d.kernelUsed}, {dx}};
+    weightGrad[r.kernel] = dk;
+    if (i > firstDense) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b)
+      const std::size_t dx = value(r.layer + "/input_grad", {batch, kshape[0]}, compute, ValueKind::Gradient, r.layer);
+      Op dxOp{OpKind::MatMul, "input_grad", r.layer, {grad, r.kernelUsed}, {dx}};
       dxOp.transposeB = true;
       g.addOp(dxOp);
       grad = dx;
     }
   }
 
-  // SGD: weight -= learningRate * gradient, after every reader of the weight.
-  for (std::size_t wv : g.weights) {
-    Op up{OpKind::SgdUpdate, "sgd_update", g.values[wv].layer, {wv, weightGrad.at(wv)}, {}};
-    up.name = g.values[wv].name.substr(g.values[wv].name.find('/') + 1) + "_update";
-    up.scale = -w.learningRate;
-    const std::size_t id = g.addOp(up);
-    for (std::size_t op = 0; op < id; ++op)
-      for (std::size_t in : g.ops[op].inputs)
-        if (in == wv) g.addOrderEdge(op, id);
-  }
+  // The optimizer: one update per weight, after every reader of the weight.
+  addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return stepCounter(); });
+  // The step count is incremented before anything reads it.
+  if (incrementOp != npos)
+    for (std::size_t op = 0; op < g.ops.size(); ++op)
+      if (op != incrementOp)
+        for (std::size_t in : g.ops[op].inputs)
+          if (in == g.stepCounter) g.addOrderEdge(incrementOp, op);
   return g;
 }
 

@@ -16,7 +16,11 @@
 
 namespace ipusim::scheduler {
 
-enum class ValueKind { Input, Weight, Activation, Gradient, Loss };
+// OptimizerState: an optimizer's slot variable (momentum, Adam's m and v,
+// RMSprop's velocity ...), a device tensor that lives as long as its weight.
+// StepCounter: the step count (1 on the first step), which Adam's bias
+// correction and dropout's masks read; the lowering keeps one copy per tile.
+enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter };
 
 struct Value {
   std::string name;
@@ -31,7 +35,10 @@ struct Value {
     return n;
   }
   std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
-  bool alwaysLive() const { return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss; }
+  bool alwaysLive() const {
+    return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss ||
+           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter;
+  }
 };
 
 enum class OpKind {
@@ -45,6 +52,14 @@ enum class OpKind {
   MeanLoss,               // out = scale * sum in (scalar)
   SgdUpdate,              // weight += -learningRate * grad (in place)
   Cast,                   // out = in converted to out's dtype (float <-> half)
+  NonLinearity,           // out = f(in), f = attr activation (sigmoid, tanh, gelu)
+  NonLinearityGrad,       // (out or in, grad) -> grad * f'(.) (sigmoid, tanh: from the output; gelu: from the input)
+  IncrementStep,          // the step counter += 1 (first op of a step)
+  Dropout,                // (in, step) -> out: in * mask / (1 - rate), mask drawn from (seed, step, element)
+  DropoutGrad,            // (grad, step) -> grad * mask / (1 - rate), the same mask
+  MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
+  AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
+  RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop
 };
 const char* toString(OpKind kind);
 
@@ -55,6 +70,10 @@ struct Op {
   std::vector<std::size_t> inputs, outputs;  // value indices
   bool transposeA = false, transposeB = false;
   double scale = 1.0;
+  Activation activation = Activation::Linear;  // NonLinearity(Grad)
+  double rate = 0;                             // Dropout(Grad)
+  std::uint64_t seed = 0;                      // Dropout(Grad)
+  OptimizerSpec optimizer;                     // *Update
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -64,6 +83,7 @@ struct OpGraph {
   std::vector<Op> ops;  // vertex i of `graph` is ops[i]
   OpDigraph graph;
   std::size_t images = 0, labels = 0, loss = 0;  // value indices
+  std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
 
   std::size_t addValue(Value v);
@@ -74,7 +94,9 @@ struct OpGraph {
   void checkTopological(const std::vector<std::size_t>& order) const;
 };
 
-// Glorot-uniform kernels (like Keras, from `seed`), zero biases. With
+// Glorot-uniform kernels (like Keras, from `seed`), zero biases. Layers not
+// lowered yet (conv2d, pooling, batch_normalization) throw
+// std::invalid_argument naming the layer. With
 // model.dtype float16 every float value is half; with mixed_float16 the
 // weights stay float and each step casts them to half for the layer's
 // compute (Keras's mixed policy), their gradients coming back in float.

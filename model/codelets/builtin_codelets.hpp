@@ -14,5 +14,8 @@ void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, Red
 void addMatMulPartialCodelet(CodeletRegistry& registry);
 void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fill
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropy(Grad)
+void addNonLinearityGradCodelets(CodeletRegistry& registry);     // SigmoidGrad, TanhGrad, GeluGrad
+void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Increment
+void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
 
 }  // namespace ipusim::model

@@ -18,6 +18,9 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addMatMulPartialCodelet(r);
     addDataMovementCodelets(r);
     addSoftmaxCrossEntropyCodelets(r);
+    addNonLinearityGradCodelets(r);
+    addDropoutCodelets(r);
+    addOptimizerUpdateCodelets(r);
     return r;
   }();
   return registry;

@@ -32,7 +32,13 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "Add<half>", "Sub<half>", "Mul<half>", "Div<half>", "ScaledAdd<half>", "Relu<half>", "Exp<half>", "Log<half>",
       "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ReduceSum<half,float>", "ReduceSum<half,half>", "ReduceSum<float,half>",
       "MatMulPartial<half,float>", "MatMulPartial<half,half>", "Copy<half>", "Cast<float,half>", "Cast<half,float>",
-      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>"};
+      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>",
+      // Activations, dropout, the step counter and the optimizers' updates.
+      "Sigmoid", "Tanh", "Gelu", "Sigmoid<half>", "Tanh<half>", "Gelu<half>", "SigmoidGrad", "TanhGrad", "GeluGrad",
+      "SigmoidGrad<half>", "TanhGrad<half>", "GeluGrad<half>", "Dropout", "Dropout<half>", "Increment",
+      "MomentumUpdate", "MomentumUpdate<half>", "AdamUpdate", "AdamUpdate<half>", "RmspropUpdate",
+      "RmspropUpdate<half>", "RmspropUpdateCentered", "RmspropUpdateCentered<half>", "RmspropUpdateMomentum",
+      "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

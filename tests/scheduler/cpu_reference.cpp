@@ -6,7 +6,7 @@
 namespace ipusim::testing {
 
 CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights)
-    : weights_(std::move(weights)), batch_(w.dataset.batchSize), learningRate_(float(w.learningRate)) {
+    : weights_(std::move(weights)), batch_(w.dataset.batchSize), learningRate_(float(w.optimizer.learningRate)) {
   std::uint64_t in = w.dataset.features;
   for (const auto& l : w.layers) {
     if (l.kind != "dense") continue;
