@@ -95,6 +95,12 @@ std::uint64_t mixSeed(std::uint64_t seed, std::uint64_t salt) {
 
 }  // namespace
 
+std::uint64_t dropoutSeed(const Workload& w, std::size_t layer) {
+  const LayerSpec& l = w.layers.at(layer);
+  // 53 bits: the seed travels to the vertices as a double parameter.
+  return (l.seeded ? l.seed : mixSeed(w.seed, layer)) & ((1ull << 53) - 1);
+}
+
 OpGraph buildTrainingGraph(const Workload& w) {
   using ir::DType;
   namespace k = layer_kind;
@@ -172,8 +178,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
       const std::size_t out = value(l.name + "/dropout", g.values[x].shape, compute, ValueKind::Activation, l.name);
       Op op{OpKind::Dropout, "dropout", l.name, {x, stepCounter()}, {out}};
       op.rate = l.rate;
-      // 53 bits: the seed travels to the vertices as a double parameter.
-      op.seed = (l.seeded ? l.seed : mixSeed(w.seed, li)) & ((1ull << 53) - 1);
+      op.seed = dropoutSeed(w, li);
       g.addOp(op);
       Record r{Record::Dropout, l.name, x, out};
       r.rate = op.rate, r.seed = op.seed;

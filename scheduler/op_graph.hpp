@@ -102,4 +102,9 @@ struct OpGraph {
 // compute (Keras's mixed policy), their gradients coming back in float.
 OpGraph buildTrainingGraph(const Workload& w);
 
+// The seed of the dropout masks of w.layers[layer] (its own seed, else one
+// mixed from the workload seed and its position), < 2^53: CPU references
+// draw the same masks with numeric::dropoutKeeps.
+std::uint64_t dropoutSeed(const Workload& w, std::size_t layer);
+
 }  // namespace ipusim::scheduler
