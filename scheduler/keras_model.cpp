@@ -52,7 +52,8 @@ std::vector<std::string> inboundLayers(const json& nodes, const std::string& fil
         }
       };
       collect(node.at("args"));
-      for (auto it = node.value("kwargs", json::object()).begin(); it != node.value("kwargs", json::object()).end(); ++it)
+      const json kwargs = node.value("kwargs", json::object());
+      for (auto it = kwargs.begin(); it != kwargs.end(); ++it)
         if (it.value().is_object() && kerasClassName(it.value()) == "__keras_tensor__")
           fail(file, where, "inbound_nodes: kwargs." + it.key() + ": a tensor passed by keyword is not modelled");
     } else {

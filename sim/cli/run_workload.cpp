@@ -140,7 +140,8 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
 
 int runWorkload(const RunWorkloadArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
-  scheduler::Workload workload = loadWorkloadWith(args.workloadPath, args.workloadSets);
+  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, args.workloadSets)
+                                                        : kerasWorkload(args.kerasPath, args.workloadSets);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;
