@@ -184,10 +184,14 @@ KerasModel loadKerasModel(const std::string& path) {
   json j;
   try {
     j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // The parser stopped at the last byte: the document ends early.
+    const bool truncated = e.byte + 1 >= text.size();
+    throw std::invalid_argument(path + ": not valid JSON" +
+                                (truncated ? " (the file ends early: truncated at byte " + std::to_string(text.size()) + ")" : "") +
+                                ": " + util::jsonErrorText(e.what()));
   } catch (const json::exception& e) {
-    const bool truncated = std::string(e.what()).find("unexpected end of input") != std::string::npos;
-    throw std::invalid_argument(path + ": not valid JSON" + (truncated ? " (the file is truncated)" : "") + ": " +
-                                util::jsonErrorText(e.what()));
+    throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
   return parseKerasModel(j, path);
 }
