@@ -9,6 +9,8 @@
 namespace ipusim::scheduler {
 namespace {
 
+constexpr std::uint64_t kLossElements = 2;  // loss, accuracy
+
 ir::Id addStream(ir::Executable& exe, const std::string& name, ir::StreamDirection dir, ir::DType type,
                  std::uint64_t elements, std::uint32_t depth) {
   ir::Stream s;
@@ -80,14 +82,15 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
   c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, ir::DType::Int, batch,
                              feeds ? w.training.prefetchDepth : 1);
-  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, 1,
+  // The outfeed carries the step's loss and accuracy (two floats), as Keras's outfeed carries loss and metrics.
+  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, kLossElements,
                            feeds ? w.training.outfeedBufferDepth : 1);
 
   std::vector<ir::Id> stepChildren{
       addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
       addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"))};
   stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
-  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
+  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, kLossElements, "loss")));
   // The inputs are written at step 0, the loss read after the last op.
   for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
   step.useSpans[step.loss].second = step.lastStep + 1;
@@ -111,7 +114,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
       ir::Program outer;
       outer.kind = ir::ProgramKind::Sequence;
       outer.name = "train";
-      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss"))};
+      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, kLossElements, "loss"))};
       outer.debug = {"training", "train"};
       entry = addProgram(exe, outer);
     }

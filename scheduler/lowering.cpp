@@ -140,6 +140,7 @@ class Lowerer {
       case OpKind::SoftmaxCrossEntropyGrad: lowerSoftmaxCrossEntropyGrad(op); break;
       case OpKind::ReduceRows: lowerReduceRows(op); break;
       case OpKind::MeanLoss: lowerMeanLoss(op); break;
+      case OpKind::Accuracy: lowerAccuracy(op); break;
       case OpKind::SgdUpdate: lowerSgdUpdate(op); break;
       case OpKind::NonLinearity:
         lowerElementwise(op, typed(nonLinearityCodelet(op.activation), {dtypeOf(op.outputs[0])}), {"in"}, "out");
@@ -336,8 +337,29 @@ class Lowerer {
   void lowerMeanLoss(const Op& op) {
     const Id in = tensorOf(op.inputs[0]);
     const std::uint64_t n = g_.values[op.inputs[0]].numElements();
-    const Id out = produce(op.outputs[0], onTile(1, b_.tensor(in).mapping.at(0).tile));
-    reduceAll(b_, in, n, out, op.scale);
+    if (op.index == 0) {  // defines the loss tensor (loss and metrics), on one tile
+      const std::size_t v = op.outputs[0];
+      const Id out = produce(v, onTile(g_.values[v].numElements(), b_.tensor(in).mapping.at(0).tile));
+      reduceAll(b_, in, n, out, op.scale, 0);
+    } else {  // a metric written into it
+      reduceAll(b_, in, n, tensorOf(op.inputs[1]), op.scale, op.index);
+    }
+  }
+
+  void lowerAccuracy(const Op& op) {
+    const std::uint64_t classes = g_.values[op.inputs[0]].shape[1];
+    const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    const Placement rows = perRow(p, classes);
+    const Id probs = tensorOf(op.inputs[0]);
+    const Id labels = realize(op.inputs[1], rows);
+    const Id correct = produce(op.outputs[0], rows);
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : rows)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
+        v.push_back({"Accuracy", r.tile,
+                     {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}}, {"correct", {correct, b, e}}},
+                     {{"rows", double(e - b)}, {"classes", double(classes)}}});
+    b_.execute(std::move(v), "");
   }
 
   // The bias gradient: column sums, owned as the bias is (a local update).

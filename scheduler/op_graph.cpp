@@ -32,6 +32,7 @@ const char* toString(OpKind kind) {
     case OpKind::SoftmaxCrossEntropyGrad: return "SoftmaxCrossEntropyGrad";
     case OpKind::ReduceRows: return "ReduceRows";
     case OpKind::MeanLoss: return "MeanLoss";
+    case OpKind::Accuracy: return "Accuracy";
     case OpKind::SgdUpdate: return "SgdUpdate";
     case OpKind::Cast: return "Cast";
     case OpKind::NonLinearity: return "NonLinearity";
@@ -223,10 +224,18 @@ OpGraph buildTrainingGraph(const Workload& w) {
   const std::size_t probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
   const std::size_t perRow = value("loss/per_example", {batch}, DType::Float, ValueKind::Activation, "loss");
   g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
-  g.loss = value("loss", {1}, DType::Float, ValueKind::Loss, "loss");
+  g.loss = value("loss", {2}, DType::Float, ValueKind::Loss, "loss");
   Op mean{OpKind::MeanLoss, "mean", "loss", {perRow}, {g.loss}};
   mean.scale = 1.0 / double(batch);
   g.addOp(mean);
+  // Accuracy, a metric beside the loss (Keras's sparse_categorical_accuracy:
+  // argmax of the prediction equals the label), the batch mean in element 1.
+  const std::size_t correct = value("loss/correct", {batch}, DType::Float, ValueKind::Activation, "loss");
+  g.addOp({OpKind::Accuracy, "accuracy", "loss", {probs, g.labels}, {correct}});
+  Op accuracy{OpKind::MeanLoss, "accuracy_mean", "loss", {correct, g.loss}, {}};
+  accuracy.scale = 1.0 / double(batch);
+  accuracy.index = 1;
+  g.addOp(accuracy);
 
   // Autodiff, in reverse layer order. The loss gradient w.r.t. the logits is
   // the fused softmax-cross-entropy gradient scaled by 1/batch (the mean).

@@ -49,7 +49,8 @@ enum class OpKind {
   SoftmaxCrossEntropy,    // (logits, labels) -> (probs, lossPerRow)
   SoftmaxCrossEntropyGrad,// (probs, labels) -> grad; attr scale
   ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
-  MeanLoss,               // out = scale * sum in (scalar)
+  MeanLoss,               // out[index] = scale * sum in (index 0 defines out; index 1 writes into it, out an input)
+  Accuracy,               // (probs, labels) -> correct per row (1 when the row's first largest probability is its label's)
   SgdUpdate,              // weight += -learningRate * grad (in place)
   Cast,                   // out = in converted to out's dtype (float <-> half)
   NonLinearity,           // out = f(in), f = attr activation (sigmoid, tanh, gelu)
@@ -74,6 +75,7 @@ struct Op {
   double rate = 0;                             // Dropout(Grad)
   std::uint64_t seed = 0;                      // Dropout(Grad)
   OptimizerSpec optimizer;                     // *Update
+  std::uint64_t index = 0;                     // MeanLoss: the element written
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -82,7 +84,8 @@ struct OpGraph {
   std::vector<Value> values;
   std::vector<Op> ops;  // vertex i of `graph` is ops[i]
   OpDigraph graph;
-  std::size_t images = 0, labels = 0, loss = 0;  // value indices
+  // value indices; `loss` holds the step's loss (element 0) and accuracy (element 1)
+  std::size_t images = 0, labels = 0, loss = 0;
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
 

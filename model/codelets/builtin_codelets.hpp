@@ -17,5 +17,6 @@ void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCross
 void addNonLinearityGradCodelets(CodeletRegistry& registry);     // SigmoidGrad, TanhGrad, GeluGrad
 void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Increment
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
+void addAccuracyCodelet(CodeletRegistry& registry);
 
 }  // namespace ipusim::model

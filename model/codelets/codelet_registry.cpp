@@ -21,6 +21,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addNonLinearityGradCodelets(r);
     addDropoutCodelets(r);
     addOptimizerUpdateCodelets(r);
+    addAccuracyCodelet(r);
     return r;
   }();
   return registry;

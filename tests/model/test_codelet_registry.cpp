@@ -38,7 +38,7 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "SigmoidGrad<half>", "TanhGrad<half>", "GeluGrad<half>", "Dropout", "Dropout<half>", "Increment",
       "MomentumUpdate", "MomentumUpdate<half>", "AdamUpdate", "AdamUpdate<half>", "RmspropUpdate",
       "RmspropUpdate<half>", "RmspropUpdateCentered", "RmspropUpdateCentered<half>", "RmspropUpdateMomentum",
-      "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>"};
+      "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>", "Accuracy"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

@@ -152,9 +152,11 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   const std::size_t C = w_.dataset.classes;
   std::vector<float> grad(B * C);
   double lossSum = 0;
+  std::size_t correct = 0;
   for (std::size_t r = 0; r < B; ++r) {
     const float* z = &acts[S][r * C];
     const float mx = *std::max_element(z, z + C);
+    correct += std::max_element(z, z + C) - z == labels[r];
     double sum = 0;
     for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
     for (std::size_t c = 0; c < C; ++c) {
@@ -209,6 +211,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
   }
   for (auto& [weight, g] : grads) update(weight, g);
+  lastAccuracy_ = float(double(correct) / double(B));
   return float(lossSum / double(B));
 }
 

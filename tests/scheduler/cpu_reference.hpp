@@ -20,6 +20,8 @@ class CpuReference {
   // One training step on a batch; returns the batch mean cross-entropy before the update.
   float step(const std::vector<float>& images, const std::vector<std::int32_t>& labels);
   const std::vector<std::vector<float>>& weights() const { return weights_; }
+  // The last step's accuracy: the share of rows whose first largest logit is the label's.
+  float lastAccuracy() const { return lastAccuracy_; }
 
  private:
   struct Stage {
@@ -39,6 +41,7 @@ class CpuReference {
   std::vector<std::vector<std::vector<float>>> slots_;  // per weight: the optimizer's slot variables
   std::uint32_t batch_;
   std::uint64_t stepCount_ = 0;
+  float lastAccuracy_ = 0;
 };
 
 }  // namespace ipusim::testing

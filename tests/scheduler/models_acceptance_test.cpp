@@ -108,7 +108,11 @@ TEST(ModelsAcceptance, UserGuideKeras3ModelOnFashionMnist) {
 // The tutorial's MLP as TF 2.x Keras wrote it, on Fashion-MNIST.
 TEST(ModelsAcceptance, TutorialTf2KerasModelOnFashionMnist) {
   auto w = scheduler::loadWorkload(sourcePath("workloads/tutorial_mlp_keras.json"));
-  expectSameLosses(runTraining(w, kSteps));
+  const TrainingLosses r = runTraining(w, kSteps);
+  expectSameLosses(r);
+  // The accuracy counter beside the loss: the device's per-step batch accuracy is the reference's.
+  ASSERT_EQ(r.simulatedAccuracy.size(), kSteps);
+  for (std::size_t s = 0; s < kSteps; ++s) EXPECT_FLOAT_EQ(r.simulatedAccuracy[s], r.referenceAccuracy[s]) << "step " << s;
 }
 
 }  // namespace

@@ -66,6 +66,10 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
     float v;
     std::memcpy(&v, b.data(), sizeof v);
     result.simulated.push_back(v);
+    if (b.size() >= 2 * sizeof v) {
+      std::memcpy(&v, b.data() + sizeof v, sizeof v);
+      result.simulatedAccuracy.push_back(v);
+    }
   });
   TrainingLoop loop("training_loop", engine, runs);
   sc_core::sc_start();
@@ -82,6 +86,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   for (std::uint64_t s = 0; s < runs * c.stepsPerRun; ++s) {
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
+    result.referenceAccuracy.push_back(reference.lastAccuracy());
   }
   return result;
 }
