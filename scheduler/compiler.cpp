@@ -1,5 +1,6 @@
 #include "scheduler/compiler.hpp"
 
+#include "scheduler/layer_shapes.hpp"
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
@@ -54,7 +55,15 @@ CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
   return compile(w, targetFor(w), progress);
 }
 
-CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& reportProgress) {
+CompiledWorkload compile(const Workload& original, const model::Target& target, const CompileProgress& reportProgress) {
+  // The layers' shapes, inferred again: a caller may have changed a layer or
+  // the input after the workload was read.
+  Workload w = original;
+  std::vector<std::uint64_t> input = w.dataset.inputShape;
+  if (elementsOf(input) != w.dataset.features || input.empty()) input = {w.dataset.features};
+  inferLayerShapes(w.layers, input, w.name, [&](std::size_t i, const std::string& key) {
+    return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
+  });
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
   const std::uint32_t tiles = target.totalTiles();
   // Decided from the layer shapes before a single weight is drawn: a model

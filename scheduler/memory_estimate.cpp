@@ -23,6 +23,10 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
     const long double kernel = fanIn * l.units * weightBytes;
     variables.push_back({l.name + "/kernel", "weights", kernel});
     variables.push_back({l.name + "/bias", "weights", l.units * weightBytes});
+    // The optimizer's slot variables live as long as their weights.
+    const OptimizerSpec& o = w.optimizer;
+    const int slots = o.type == "adam" ? 2 : o.type == "rmsprop" ? 1 + o.centered + (o.momentum > 0) : (o.momentum > 0);
+    if (slots) variables.push_back({l.name + "/optimizer_slots", "optimizer", slots * (kernel + l.units * weightBytes)});
     if (kernel > largestKernel) largestKernel = kernel, largestKernelName = l.name;
     features = l.units;
   }

@@ -234,6 +234,10 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
       dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from the Keras model's input " +
                                                 shapeText(keras->inputShape));
     d.inputShape = keras->inputShape;
+    if (keras->batchSize && !dataset.has("batch_size")) d.batchSize = keras->batchSize;  // the model fixes its batch
+    if (keras->batchSize && d.batchSize != keras->batchSize)
+      dataset.fail(dataset.key("batch_size"), std::to_string(d.batchSize) + " differs from the Keras model's fixed batch size " +
+                                                  std::to_string(keras->batchSize));
   }
   if (d.inputShape.empty()) d.inputShape = {d.features};
   if (elementsOf(d.inputShape) > 0xffffffffull) dataset.fail(dataset.key("input_shape"), "too many elements per example");
