@@ -29,6 +29,20 @@ void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weigh
   c.requireNull("activity_regularizer", "a regularizer adds to the loss");
 }
 
+// Dense and Conv2D: the activation, the bias, and the keys about their
+// weights, which must be Keras's defaults (ipusim draws Glorot-uniform
+// kernels and zero biases itself; a to_json() file holds no weights).
+void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
+  readActivation(c, spec);
+  spec.useBias = c.boolean("use_bias", true);
+  c.requireInitializer("kernel_initializer", {"GlorotUniform"});
+  c.requireInitializer("bias_initializer", {"Zeros"});
+  requireNoPenalties(c, {"kernel", "bias"});
+  c.requireNull("lora_rank", "LoRA adapters are extra weights");
+  c.ignore({"lora_alpha"});  // only meaningful with a lora_rank
+  c.requireNull("quantization_config", "quantized weights");
+}
+
 void requireChannelsLast(KerasConfig& c) {
   c.oneOf("data_format", "channels_last", {"channels_last"});
 }
@@ -67,14 +81,7 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
     const std::int64_t units = c.integer("units", 0);
     if (units <= 0 || units > 0xffffffffll) c.fail("units", "expected a positive integer, got " + c.at("units").dump());
     spec.units = std::uint32_t(units);
-    readActivation(c, spec);
-    spec.useBias = c.boolean("use_bias", true);
-    c.requireInitializer("kernel_initializer", {"GlorotUniform"});
-    c.requireInitializer("bias_initializer", {"Zeros"});
-    requireNoPenalties(c, {"kernel", "bias"});
-    c.requireNull("lora_rank", "LoRA adapters are extra weights");
-    c.ignore({"lora_alpha"});  // only meaningful with a lora_rank
-    c.requireNull("quantization_config", "quantized weights");
+    readKernelAndBias(c, spec);
   } else if (cls == "Dropout") {
     spec.kind = k::kDropout;
     spec.rate = c.number("rate", 0);
@@ -122,13 +129,7 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
     readWindow(c, spec, "kernel_size", false);
     c.requireValue("dilation_rate", 1, "dilated convolutions");
     c.requireValue("groups", 1, "grouped convolutions");
-    readActivation(c, spec);
-    spec.useBias = c.boolean("use_bias", true);
-    c.requireInitializer("kernel_initializer", {"GlorotUniform"});
-    c.requireInitializer("bias_initializer", {"Zeros"});
-    requireNoPenalties(c, {"kernel", "bias"});
-    c.requireNull("lora_rank", "LoRA adapters are extra weights");
-    c.ignore({"lora_alpha"});
+    readKernelAndBias(c, spec);
   } else if (cls == "MaxPooling2D" || cls == "AveragePooling2D") {
     spec.kind = cls == "MaxPooling2D" ? k::kMaxPooling2D : k::kAveragePooling2D;
     readWindow(c, spec, "pool_size", true);

@@ -12,7 +12,6 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addElementwiseBinaryCodelets(r);
     addElementwiseUnaryCodelets(r);
     addScaledAddCodelet(r);
-    addReluGradCodelet(r);
     addAddBiasCodelet(r);
     addReduceCodelets(r);
     addMatMulPartialCodelet(r);
