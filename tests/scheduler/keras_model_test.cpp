@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -115,6 +116,49 @@ TEST(KerasModel, WorkloadTakesTheCompileConfigUnlessItSetsItsOwn) {
   EXPECT_EQ(w.optimizer.type, "adam");
   EXPECT_DOUBLE_EQ(w.optimizer.learningRate, 0.001);  // Keras's Adam default
   EXPECT_EQ(w.training.stepsPerExecution, 5u);
+}
+
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string parseError(const nlohmann::json& j) {
+  try {
+    parseKerasModel(j, "model.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Keras 3's DTypePolicy objects: the model's policy; layers that disagree are refused.
+TEST(KerasModel, Keras3DtypePolicy) {
+  nlohmann::json j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  for (auto& layer : j["config"]["layers"])
+    if (layer["class_name"] != "InputLayer") layer["config"]["dtype"]["config"]["name"] = "mixed_float16";
+  EXPECT_EQ(parseKerasModel(j, "model.json").dtype, "mixed_float16");
+  j["config"]["layers"][2]["config"]["dtype"]["config"]["name"] = "float32";
+  expectMentions(parseError(j), {"model.json", "layer 'dense' (Dense)", "dtype", "'float32'", "'mixed_float16'"});
+}
+
+TEST(KerasModelErrors, CompileConfigOptionNotModelled) {
+  nlohmann::json j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  j["compile_config"]["optimizer"]["config"]["weight_decay"] = 0.004;
+  expectMentions(parseError(j), {"model.json", "compile_config.optimizer (RMSprop)", "weight_decay", "0.004", "not modelled"});
+  j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  j["compile_config"]["optimizer"] = "adadelta";
+  expectMentions(parseError(j), {"compile_config.optimizer", "adadelta", "SGD, Adam, RMSprop"});
+  j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  j["compile_config"]["loss"]["config"]["ignore_class"] = 0;
+  expectMentions(parseError(j), {"compile_config.loss (SparseCategoricalCrossentropy)", "ignore_class"});
+}
+
+// A key Keras may add in a later version is refused until someone decides what it means.
+TEST(KerasModelErrors, UnknownConfigKeyIsRefused) {
+  nlohmann::json j = readJson(src("workloads/keras/tutorial_mlp_tf2.json"));
+  j["config"]["layers"][2]["config"]["kernel_quantizer"] = "int8";
+  expectMentions(parseError(j), {"layer 'dense' (Dense)", "kernel_quantizer", "\"int8\""});
 }
 
 TEST(KerasModelErrors, TruncatedFile) {
