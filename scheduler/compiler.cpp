@@ -10,8 +10,6 @@
 namespace ipusim::scheduler {
 namespace {
 
-constexpr std::uint64_t kLossElements = 2;  // loss, accuracy
-
 ir::Id addStream(ir::Executable& exe, const std::string& name, ir::StreamDirection dir, ir::DType type,
                  std::uint64_t elements, std::uint32_t depth) {
   ir::Stream s;
@@ -89,17 +87,22 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.stepsPerRun = feeds ? w.training.stepsPerExecution : 1;
   c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice, ir::DType::Float,
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
-  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, ir::DType::Int, batch,
+  // Class indices (int), or one-hot targets (float, batch x classes): LossSpec::classIndexLabels.
+  const bool indices = w.loss.classIndexLabels();
+  const std::uint64_t labelElements = indices ? batch : batch * w.dataset.classes;
+  // The outfeed carries the step's loss and accuracy, as Keras's outfeed carries loss and metrics.
+  const std::uint64_t lossElements = w.loss.hasAccuracy() ? 2 : 1;
+  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
+                             labelElements,
                              feeds ? w.training.prefetchDepth : 1);
-  // The outfeed carries the step's loss and accuracy (two floats), as Keras's outfeed carries loss and metrics.
-  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, kLossElements,
+  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, lossElements,
                            feeds ? w.training.outfeedBufferDepth : 1);
 
   std::vector<ir::Id> stepChildren{
       addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
-      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"))};
+      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
   stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
-  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, kLossElements, "loss")));
+  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
   // The inputs are written at step 0, the loss read after the last op.
   for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
   step.useSpans[step.loss].second = step.lastStep + 1;
@@ -123,7 +126,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
       ir::Program outer;
       outer.kind = ir::ProgramKind::Sequence;
       outer.name = "train";
-      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, kLossElements, "loss"))};
+      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss"))};
       outer.debug = {"training", "train"};
       entry = addProgram(exe, outer);
     }

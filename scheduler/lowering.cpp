@@ -141,6 +141,8 @@ class Lowerer {
       case OpKind::ReduceRows: lowerReduceRows(op); break;
       case OpKind::MeanLoss: lowerMeanLoss(op); break;
       case OpKind::Accuracy: lowerAccuracy(op); break;
+      case OpKind::RowLoss: lowerRowLoss(op); break;
+      case OpKind::TargetDifference: lowerTargetDifference(op); break;
       case OpKind::SgdUpdate: lowerSgdUpdate(op); break;
       case OpKind::NonLinearity:
         lowerElementwise(op, typed(nonLinearityCodelet(op.activation), {dtypeOf(op.outputs[0])}), {"in"}, "out");
@@ -344,6 +346,50 @@ class Lowerer {
     } else {  // a metric written into it
       reduceAll(b_, in, n, tensorOf(op.inputs[1]), op.scale, op.index);
     }
+  }
+
+  // A loss or accuracy over dense targets (target_losses codelets): whole
+  // rows per vertex, the rows where the logits' loss placement puts them.
+  void lowerRowLoss(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Placement rows = perRow(p, cols);
+    const Id x = realize(op.inputs[0], p);
+    const Id targets = realize(op.inputs[1], p);
+    const bool withProbs = op.outputs.size() == 2;
+    const Id probs = withProbs ? produce(op.outputs[0], p) : ir::kNoId;
+    const Id perRowOut = produce(op.outputs.back(), rows);
+    const bool accuracy = op.codelet == "CategoricalAccuracy" || op.codelet == "BinaryAccuracy";
+    const char* inField = accuracy ? "probs" : op.codelet == "SquaredError" ? "pred" : "logits";
+    const std::string codelet = accuracy ? op.codelet : typed(op.codelet, {dtypeOf(op.inputs[0])});
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : rows)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1)) {
+        std::vector<ir::VertexField> fields{{inField, {x, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}}};
+        if (withProbs) fields.push_back({"probs", {probs, b * cols, e * cols}});
+        fields.push_back({accuracy ? "correct" : "loss", {perRowOut, b, e}});
+        v.push_back({codelet, r.tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}});
+      }
+    b_.execute(std::move(v), "");
+  }
+
+  // grad = scale * (pred - targets), rows where the prediction's rows are.
+  void lowerTargetDifference(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Id pred = realize(op.inputs[0], p);
+    const Id targets = realize(op.inputs[1], p);
+    const Id grad = produce(op.outputs[0], p);
+    const ir::DType in = dtypeOf(op.inputs[0]), out = dtypeOf(op.outputs[0]);
+    const std::string codelet = in == out ? typed("TargetDifference", {in}) : typed("TargetDifference", {in, out});
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : perRow(p, cols))
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
+        v.push_back({codelet, r.tile,
+                     {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
+                      {"grad", {grad, b * cols, e * cols}}},
+                     {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}});
+    b_.execute(std::move(v), "");
   }
 
   void lowerAccuracy(const Op& op) {

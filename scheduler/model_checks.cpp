@@ -31,8 +31,11 @@ void checkModelAgainstLoss(const Workload& w, const std::string& source, const s
   if (categorical && (out.size() != 1 || out[0] != w.dataset.classes))
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + " over dataset.classes = " +
                         std::to_string(w.dataset.classes) + " needs " + std::to_string(w.dataset.classes));
-  if (binary && out.size() != 1)
-    fail(layersKey, lastName + " outputs " + shapeText(out) + " per example; binary_crossentropy needs a vector (add a flatten)");
+  // The targets of the other losses are the class labels one-hot encoded (LossSpec::classIndexLabels).
+  if (!categorical && (out.size() != 1 || out[0] != w.dataset.classes))
+    fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + "'s targets are the " +
+                        std::to_string(w.dataset.classes) + " classes one-hot encoded (dataset.classes), so it needs " +
+                        std::to_string(w.dataset.classes));
   if (last.activation == Activation::Softmax && !categorical)
     fail(layerKey(w.layers.size() - 1, "activation"), "softmax is modelled only fused with a categorical cross-entropy, not " + loss);
   if (!categorical && !binary) return;  // mean squared error: any output

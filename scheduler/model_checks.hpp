@@ -4,8 +4,9 @@
 //   - at least one layer with weights (dense or conv2d);
 //   - softmax only as the last layer's activation (fused with the loss);
 //   - the output shape fits the loss: [classes] for the categorical
-//     cross-entropies (classes = dataset.classes), a vector for binary
-//     cross-entropy, any shape for mean squared error;
+//     cross-entropies (classes = dataset.classes), and for binary
+//     cross-entropy and mean squared error too (their targets are the class
+//     labels one-hot encoded);
 //   - from_logits=false needs probabilities: the last layer's activation is
 //     softmax (categorical) or sigmoid (binary); from_logits=true with such
 //     an activation would apply it twice, which is not modelled.

@@ -33,6 +33,8 @@ const char* toString(OpKind kind) {
     case OpKind::ReduceRows: return "ReduceRows";
     case OpKind::MeanLoss: return "MeanLoss";
     case OpKind::Accuracy: return "Accuracy";
+    case OpKind::RowLoss: return "RowLoss";
+    case OpKind::TargetDifference: return "TargetDifference";
     case OpKind::SgdUpdate: return "SgdUpdate";
     case OpKind::Cast: return "Cast";
     case OpKind::NonLinearity: return "NonLinearity";
@@ -121,10 +123,13 @@ OpGraph buildTrainingGraph(const Workload& w) {
     g.addOp({OpKind::Cast, name.substr(name.find('/') + 1), layer, {v}, {out}});
     return out;
   };
-  if (w.loss.type != "sparse_categorical_crossentropy")
-    throw std::invalid_argument(w.name + ": loss: " + w.loss.type + " is not lowered yet (sparse_categorical_crossentropy is)");
   g.images = value("images", {batch, w.dataset.features}, DType::Float, ValueKind::Input, "input");
-  g.labels = value("labels", {batch}, DType::Int, ValueKind::Input, "input");
+  // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
+  g.labels = w.loss.classIndexLabels() ? value("labels", {batch}, DType::Int, ValueKind::Input, "input")
+                                       : value("labels", {batch, w.dataset.classes}, DType::Float, ValueKind::Input, "input");
+  // The model's last sigmoid is fused into a binary cross-entropy as its
+  // softmax is into a categorical one (TF's Keras takes their logits).
+  const bool binary = w.loss.type == "binary_crossentropy";
   // The step counter, when Adam or a dropout reads it: incremented first in every step.
   std::size_t incrementOp = ~std::size_t(0);
   auto stepCounter = [&] {
@@ -154,6 +159,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   auto applyActivation = [&](const LayerSpec& l, scheduler::Activation a) {
     const std::vector<std::uint64_t> shape = g.values[x].shape;
     if (a == scheduler::Activation::Linear || a == scheduler::Activation::Softmax) return;  // softmax: fused with the loss
+    if (binary && a == scheduler::Activation::Sigmoid && &l == &w.layers.back()) return;  // fused likewise
     const std::string name = toString(a);
     const std::size_t out = value(l.name + "/" + name, shape, compute, ValueKind::Activation, l.name);
     Op op{a == scheduler::Activation::Relu ? OpKind::Relu : OpKind::NonLinearity, name, l.name, {x}, {out}};
@@ -216,33 +222,64 @@ OpGraph buildTrainingGraph(const Workload& w) {
     throw std::invalid_argument(w.name + ": model.layers: the last dense layer has " + std::to_string(features) +
                                 " units but the dataset has " + std::to_string(w.dataset.classes) + " classes");
 
-  // Loss: sparse categorical cross-entropy on the logits, computed in float
-  // whatever the logits' type. With from_logits=false the last layer's
-  // softmax is fused into it (as TF's Keras does: it takes the softmax's
-  // logits), with from_logits=true the loss applies the softmax itself:
-  // either way softmax and cross-entropy are one op.
-  const std::size_t probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+  // The loss, computed in float whatever the logits' type, and its gradient
+  // w.r.t. the logits (predictions for mean squared error), in `grad`.
+  const bool sparse = w.loss.classIndexLabels();
+  const bool squared = w.loss.type == "mean_squared_error";
+  g.loss = value("loss", {w.loss.hasAccuracy() ? 2u : 1u}, DType::Float, ValueKind::Loss, "loss");
   const std::size_t perRow = value("loss/per_example", {batch}, DType::Float, ValueKind::Activation, "loss");
-  g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
-  g.loss = value("loss", {2}, DType::Float, ValueKind::Loss, "loss");
+  std::size_t probs = npos;
+  std::size_t grad = value("loss/logits_grad", {batch, features}, compute, ValueKind::Gradient, "loss");
+  if (sparse) {
+    // Sparse categorical cross-entropy: with from_logits=false the last
+    // layer's softmax is fused into it (as TF's Keras does: it takes the
+    // softmax's logits), with from_logits=true the loss applies the softmax
+    // itself: either way softmax and cross-entropy are one op.
+    probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+    g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
+  } else {
+    // Over one-hot targets: categorical cross-entropy (softmax fused),
+    // binary cross-entropy (sigmoid fused; the mean over the classes), or the
+    // mean squared error of the predictions.
+    Op op{OpKind::RowLoss, w.loss.type, "loss", {x, g.labels}, {}};
+    op.codelet = squared ? "SquaredError" : binary ? "SigmoidCrossEntropy" : "SoftmaxCrossEntropyDense";
+    if (!squared) probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+    op.outputs = squared ? std::vector<std::size_t>{perRow} : std::vector<std::size_t>{probs, perRow};
+    g.addOp(op);
+  }
   Op mean{OpKind::MeanLoss, "mean", "loss", {perRow}, {g.loss}};
   mean.scale = 1.0 / double(batch);
   g.addOp(mean);
-  // Accuracy, a metric beside the loss (Keras's sparse_categorical_accuracy:
-  // argmax of the prediction equals the label), the batch mean in element 1.
-  const std::size_t correct = value("loss/correct", {batch}, DType::Float, ValueKind::Activation, "loss");
-  g.addOp({OpKind::Accuracy, "accuracy", "loss", {probs, g.labels}, {correct}});
-  Op accuracy{OpKind::MeanLoss, "accuracy_mean", "loss", {correct, g.loss}, {}};
-  accuracy.scale = 1.0 / double(batch);
-  accuracy.index = 1;
-  g.addOp(accuracy);
+  // Accuracy, a metric beside the loss (Keras's sparse_categorical_accuracy,
+  // categorical_accuracy or binary_accuracy), the batch mean in element 1.
+  if (w.loss.hasAccuracy()) {
+    const std::size_t correct = value("loss/correct", {batch}, DType::Float, ValueKind::Activation, "loss");
+    if (sparse) {
+      g.addOp({OpKind::Accuracy, "accuracy", "loss", {probs, g.labels}, {correct}});
+    } else {
+      Op op{OpKind::RowLoss, "accuracy", "loss", {probs, g.labels}, {correct}};
+      op.codelet = binary ? "BinaryAccuracy" : "CategoricalAccuracy";
+      g.addOp(op);
+    }
+    Op accuracy{OpKind::MeanLoss, "accuracy_mean", "loss", {correct, g.loss}, {}};
+    accuracy.scale = 1.0 / double(batch);
+    accuracy.index = 1;
+    g.addOp(accuracy);
+  }
 
-  // Autodiff, in reverse layer order. The loss gradient w.r.t. the logits is
-  // the fused softmax-cross-entropy gradient scaled by 1/batch (the mean).
-  std::size_t grad = value("loss/logits_grad", {batch, features}, compute, ValueKind::Gradient, "loss");
-  Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
-  seed.scale = 1.0 / double(batch);
-  g.addOp(seed);
+  // Autodiff, in reverse layer order, from the loss gradient w.r.t. the
+  // logits: (probabilities - targets) scaled by the means the loss takes
+  // (1/batch; binary and squared error also average over the classes, and
+  // the square brings a 2).
+  if (sparse) {
+    Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
+    seed.scale = 1.0 / double(batch);
+    g.addOp(seed);
+  } else {
+    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", "loss", {squared ? x : probs, g.labels}, {grad}};
+    seed.scale = (squared ? 2.0 : 1.0) / double(batch) / (binary || squared ? double(features) : 1.0);
+    g.addOp(seed);
+  }
   std::size_t firstDense = 0;
   while (backward[firstDense].kind != Record::Dense) ++firstDense;
   std::map<std::size_t, std::size_t> weightGrad;

@@ -51,6 +51,9 @@ enum class OpKind {
   ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
   MeanLoss,               // out[index] = scale * sum in (index 0 defines out; index 1 writes into it, out an input)
   Accuracy,               // (probs, labels) -> correct per row (1 when the row's first largest probability is its label's)
+  RowLoss,                // (x, targets) -> [probs,] per row: attr codelet (SoftmaxCrossEntropyDense, SigmoidCrossEntropy,
+                          //   SquaredError; CategoricalAccuracy, BinaryAccuracy -> correct per row)
+  TargetDifference,       // (pred, targets) -> grad = scale * (pred - targets)
   SgdUpdate,              // weight += -learningRate * grad (in place)
   Cast,                   // out = in converted to out's dtype (float <-> half)
   NonLinearity,           // out = f(in), f = attr activation (sigmoid, tanh, gelu)
@@ -76,6 +79,7 @@ struct Op {
   std::uint64_t seed = 0;                      // Dropout(Grad)
   OptimizerSpec optimizer;                     // *Update
   std::uint64_t index = 0;                     // MeanLoss: the element written
+  std::string codelet;                         // RowLoss
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;

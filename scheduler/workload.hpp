@@ -54,6 +54,13 @@ struct OptimizerSpec {
 struct LossSpec {
   std::string type = "sparse_categorical_crossentropy";  // | categorical_crossentropy | binary_crossentropy | mean_squared_error
   bool fromLogits = false;
+  // The labels the host streams: class indices (int, one per example) for
+  // sparse_categorical_crossentropy; for the others, the class label one-hot
+  // encoded over the model's `classes` outputs (floats): categorical targets,
+  // one binary target per class, or a regression target.
+  bool classIndexLabels() const { return type == "sparse_categorical_crossentropy"; }
+  // Every loss but mean_squared_error outfeeds an accuracy beside the loss.
+  bool hasAccuracy() const { return type != "mean_squared_error"; }
 };
 
 struct TrainingSpec {

@@ -17,5 +17,6 @@ void addNonLinearityGradCodelets(CodeletRegistry& registry);     // ReluGrad, Si
 void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Increment
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
 void addAccuracyCodelet(CodeletRegistry& registry);
+void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
 
 }  // namespace ipusim::model

@@ -21,6 +21,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addDropoutCodelets(r);
     addOptimizerUpdateCodelets(r);
     addAccuracyCodelet(r);
+    addTargetLossCodelets(r);
     return r;
   }();
   return registry;

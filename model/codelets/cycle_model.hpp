@@ -155,6 +155,12 @@ inline constexpr ir::Cycles kLabelLookupCycles = 4;
 // gradient in that one vertex; ours splits them, and the gradient is charged
 // the whole vertex.
 inline constexpr ir::Cycles kLossTransformOverhead = 5 + 6 + 5 + 2 + 1 + 1;
+// LossSumSquaredTransform (getLossTransformCycles, isSoftmax = false): 5
+// vertex, 5 pointer loads, 5 base and shifts, 2 load-aheads, 1 repeat, 1
+// exit; 4 cycles per float (per 2 halves; half adds 1 shift, 2 RMW and 6 for
+// an odd size).
+inline constexpr ir::Cycles kLossTransformSumSquaredOverhead = 5 + 5 + 5 + 2 + 1 + 1;
+inline constexpr ir::Cycles kLossTransformSumSquaredCyclesPerElement = 4;
 inline constexpr ir::Cycles kLossTransformCyclesPerElement = 9;
 
 // --- Supervisor: the AMP matrix product (MatMulPartial) --------------------

@@ -38,7 +38,11 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "SigmoidGrad<half>", "TanhGrad<half>", "GeluGrad<half>", "Dropout", "Dropout<half>", "Increment",
       "MomentumUpdate", "MomentumUpdate<half>", "AdamUpdate", "AdamUpdate<half>", "RmspropUpdate",
       "RmspropUpdate<half>", "RmspropUpdateCentered", "RmspropUpdateCentered<half>", "RmspropUpdateMomentum",
-      "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>", "Accuracy"};
+      "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>", "Accuracy",
+      // Losses over one-hot targets, their gradient and accuracies.
+      "SoftmaxCrossEntropyDense", "SigmoidCrossEntropy", "SquaredError", "TargetDifference", "CategoricalAccuracy",
+      "BinaryAccuracy", "SoftmaxCrossEntropyDense<half>", "SigmoidCrossEntropy<half>", "SquaredError<half>",
+      "TargetDifference<half>", "TargetDifference<float,half>"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

@@ -43,8 +43,10 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
   std::size_t weight = 0;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
+    // The last sigmoid is the binary cross-entropy's (fused into the loss, as the last softmax is).
+    const bool fusedSigmoid = w.loss.type == "binary_crossentropy" && i + 1 == w.layers.size();
     auto activation = [&](Activation a) {
-      if (a != Activation::Linear && a != Activation::Softmax) {
+      if (a != Activation::Linear && a != Activation::Softmax && !(fusedSigmoid && a == Activation::Sigmoid)) {
         Stage s{Stage::Activation, in, in};
         s.activation = a;
         stages_.push_back(s);
@@ -148,22 +150,51 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     acts.push_back(std::move(y));
   }
-  // Softmax cross-entropy and its gradient (mean over the batch).
+  // The loss and its gradient w.r.t. the last layer's output (its logits).
   const std::size_t C = w_.dataset.classes;
+  const std::string& lossType = w_.loss.type;
   std::vector<float> grad(B * C);
   double lossSum = 0;
   std::size_t correct = 0;
-  for (std::size_t r = 0; r < B; ++r) {
-    const float* z = &acts[S][r * C];
-    const float mx = *std::max_element(z, z + C);
-    correct += std::max_element(z, z + C) - z == labels[r];
-    double sum = 0;
-    for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
-    for (std::size_t c = 0; c < C; ++c) {
-      const double p = std::exp(double(z[c] - mx)) / sum;
-      grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
-      if (int(c) == labels[r]) lossSum += -std::log(p);
+  if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
+    // Softmax cross-entropy over the class (one-hot targets give the same numbers).
+    for (std::size_t r = 0; r < B; ++r) {
+      const float* z = &acts[S][r * C];
+      const float mx = *std::max_element(z, z + C);
+      correct += std::max_element(z, z + C) - z == labels[r];
+      double sum = 0;
+      for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
+      for (std::size_t c = 0; c < C; ++c) {
+        const double p = std::exp(double(z[c] - mx)) / sum;
+        grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
+        if (int(c) == labels[r]) lossSum += -std::log(p);
+      }
     }
+    lastAccuracy_ = float(double(correct) / double(B));
+  } else {
+    // Binary cross-entropy on the logits, or the squared error, per class
+    // against the one-hot targets; both the mean over the classes.
+    const bool binary = lossType == "binary_crossentropy";
+    double matches = 0;
+    for (std::size_t r = 0; r < B; ++r) {
+      double row = 0;
+      std::size_t same = 0;
+      for (std::size_t c = 0; c < C; ++c) {
+        const double z = acts[S][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
+        if (binary) {
+          const double p = 1.0 / (1.0 + std::exp(-z));
+          row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
+          grad[r * C + c] = float((p - t) / double(B) / double(C));
+          same += (p > 0.5) == (t > 0.5);
+        } else {
+          row += (z - t) * (z - t);
+          grad[r * C + c] = float(2.0 * (z - t) / double(B) / double(C));
+        }
+      }
+      lossSum += row / double(C);
+      matches += double(same) / double(C);
+    }
+    lastAccuracy_ = float(matches / double(B));
   }
   // Backward (no gradient before the first dense layer), then the updates.
   std::size_t firstDense = 0;
@@ -211,7 +242,6 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
   }
   for (auto& [weight, g] : grads) update(weight, g);
-  lastAccuracy_ = float(double(correct) / double(B));
   return float(lossSum / double(B));
 }
 

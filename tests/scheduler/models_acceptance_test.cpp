@@ -95,6 +95,47 @@ TEST(ModelsAcceptance, LossFromLogits) {
   expectSameLosses(run(j));
 }
 
+// The losses over one-hot targets: categorical cross-entropy (softmax last,
+// or from logits), binary cross-entropy (sigmoid last, or from logits) and
+// the mean squared error; the accuracy beside each (none for the squared error).
+TrainingLosses runLoss(const char* loss, bool fromLogits, const char* lastActivation) {
+  auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10}])"),
+               {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["model"]["layers"][1]["activation"] = lastActivation;
+  j["loss"] = {{"type", loss}};
+  if (std::string(loss) != "mean_squared_error") j["loss"]["from_logits"] = fromLogits;
+  return run(j);
+}
+
+void expectSameAccuracy(const TrainingLosses& r) {
+  ASSERT_EQ(r.simulatedAccuracy.size(), kSteps);
+  for (std::size_t s = 0; s < kSteps; ++s) EXPECT_FLOAT_EQ(r.simulatedAccuracy[s], r.referenceAccuracy[s]) << "step " << s;
+}
+
+TEST(ModelsAcceptance, CategoricalCrossentropyAfterSoftmax) {
+  const auto r = runLoss("categorical_crossentropy", false, "softmax");
+  expectSameLosses(r);
+  expectSameAccuracy(r);
+}
+
+TEST(ModelsAcceptance, CategoricalCrossentropyFromLogits) {
+  expectSameLosses(runLoss("categorical_crossentropy", true, "linear"));
+}
+
+TEST(ModelsAcceptance, BinaryCrossentropyAfterSigmoid) {
+  const auto r = runLoss("binary_crossentropy", false, "sigmoid");
+  expectSameLosses(r);
+  expectSameAccuracy(r);
+}
+
+TEST(ModelsAcceptance, BinaryCrossentropyFromLogits) { expectSameLosses(runLoss("binary_crossentropy", true, "linear")); }
+
+TEST(ModelsAcceptance, MeanSquaredError) {
+  const auto r = runLoss("mean_squared_error", false, "linear");
+  expectSameLosses(r);
+  EXPECT_TRUE(r.simulatedAccuracy.empty());  // the outfeed carries the loss alone
+}
+
 // The user guide's Keras 3 model (Dense 256-128-10 from logits, RMSprop and
 // steps_per_execution 10 from its compile_config) on Fashion-MNIST.
 TEST(ModelsAcceptance, UserGuideKeras3ModelOnFashionMnist) {

@@ -61,7 +61,10 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
   engine.stream("images").connect([&](model::Bytes& b) { current = deviceBatches.next(); toBytes(b, current.images); });
-  engine.stream("labels").connect([&](model::Bytes& b) { toBytes(b, current.labels); });
+  engine.stream("labels").connect([&](model::Bytes& b) {
+    const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+    b.assign(bytes.begin(), bytes.end());
+  });
   engine.stream("loss").connect([&](model::Bytes& b) {
     float v;
     std::memcpy(&v, b.data(), sizeof v);
