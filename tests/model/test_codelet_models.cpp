@@ -147,3 +147,37 @@ TEST(ModelCodelets, AccuracyTakesTheFirstLargest) {
             cyc::kContinuousReduceOverhead +
                 3 * (cyc::kContinuousReduceRowOverhead + 5 + cyc::kLabelLookupCycles + cyc::kAddSubMulCyclesPerVector));
 }
+
+TEST(ModelCodelets, TargetLossesMatchReference) {
+  const std::vector<float> x{0.5f, -1.0f, 2.0f, 0.0f, 1.0f, -0.5f}, t{0, 0, 1, 1, 0, 0};  // 2 rows x 3
+  std::vector<Buffer> sq = {Buffer::of(x), Buffer::of(t), Buffer::of({7.0f, 7.0f})};
+  run("SquaredError", sq, {{"rows", 2}, {"cols", 3}});
+  EXPECT_FLOAT_EQ(sq[2].floats[0], (0.25f + 1.0f + 1.0f) / 3);
+  std::vector<Buffer> bce = {Buffer::of(x), Buffer::of(t), Buffer::of(std::vector<float>(6)), Buffer::of({7.0f, 7.0f})};
+  run("SigmoidCrossEntropy", bce, {{"rows", 2}, {"cols", 3}});
+  double row0 = 0;
+  for (int c = 0; c < 3; ++c) row0 += -(t[c] * std::log(sigmoid(x[c])) + (1 - t[c]) * std::log(1 - sigmoid(x[c])));
+  EXPECT_NEAR(bce[3].floats[0], row0 / 3, 1e-6);
+  EXPECT_FLOAT_EQ(bce[2].floats[1], sigmoid(-1.0f));
+  std::vector<Buffer> cce = {Buffer::of(x), Buffer::of(t), Buffer::of(std::vector<float>(6)), Buffer::of({7.0f, 7.0f})};
+  run("SoftmaxCrossEntropyDense", cce, {{"rows", 2}, {"cols", 3}});
+  const double sum0 = std::exp(0.5) + std::exp(-1.0) + std::exp(2.0);
+  EXPECT_NEAR(cce[3].floats[0], -std::log(std::exp(2.0) / sum0), 1e-6);
+  std::vector<Buffer> diff = {Buffer::of(x), Buffer::of(t), Buffer::of(std::vector<float>(6))};
+  run("TargetDifference", diff, {{"rows", 2}, {"cols", 3}, {"scale", 0.5}});
+  EXPECT_FLOAT_EQ(diff[2].floats[2], 0.5f * (2.0f - 1.0f));
+  std::vector<Buffer> acc = {Buffer::of({0.1f, 0.2f, 0.7f, 0.6f, 0.3f, 0.1f}), Buffer::of(t), Buffer::of({7.0f, 7.0f})};
+  run("CategoricalAccuracy", acc, {{"rows", 2}, {"cols", 3}});
+  EXPECT_EQ(acc[2].floats, (std::vector<float>{1.0f, 1.0f}));
+  run("BinaryAccuracy", acc, {{"rows", 2}, {"cols", 3}});
+  EXPECT_FLOAT_EQ(acc[2].floats[0], 1.0f);
+  EXPECT_FLOAT_EQ(acc[2].floats[1], 1.0f);  // row 1: 0.6 > 0.5 against 1, 0.3 and 0.1 against 0
+}
+
+TEST(ModelCodelets, TargetLossCycles) {
+  // popnn getLossTransformCycles(isFloat, isSoftmax = false, n): 19 + 4 n for floats.
+  EXPECT_EQ(cyclesOf("TargetDifference", {6, 6, 6}, {{"rows", 2}, {"cols", 3}, {"scale", 1}}), 19u + 4 * 6);
+  EXPECT_EQ(cyclesOf("SquaredError", {6, 6, 2}, {{"rows", 2}, {"cols", 3}}),
+            cyc::kContinuousReduceOverhead +
+                2 * (cyc::kContinuousReduceRowOverhead + 2 + 2 * (cyc::kAddSubMulCyclesPerVector + cyc::kSquareCyclesPerVector)));
+}
