@@ -7,6 +7,7 @@
 // one update per weight and bias.
 #include "model/ir/tensor.hpp"
 #include "model/ir/types.hpp"
+#include "scheduler/window.hpp"
 #include "scheduler/workload.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
@@ -64,6 +65,15 @@ enum class OpKind {
   MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
   AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
   RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop
+  // NHWC activations, HWIO kernels (as Keras stores them); attr `window`
+  // (scheduler/conv_layers.hpp builds these).
+  Conv2D,                 // (input, kernel) -> output
+  Conv2DInputGrad,        // (outputGrad, kernel) -> inputGrad (its shape: the forward input's)
+  Conv2DWeightGrad,       // (input, outputGrad) -> kernelGrad
+  MaxPool2D,              // input -> output
+  MaxPool2DGrad,          // (input, outputGrad) -> inputGrad (to each window's first maximum, as TF)
+  AvgPool2D,              // input -> output (padding not counted in the mean)
+  AvgPool2DGrad,          // outputGrad -> inputGrad (its shape: the forward input's)
 };
 const char* toString(OpKind kind);
 
@@ -80,6 +90,7 @@ struct Op {
   OptimizerSpec optimizer;                     // *Update
   std::uint64_t index = 0;                     // MeanLoss: the element written
   std::string codelet;                         // RowLoss
+  Window window{};  // Conv2D* and *Pool2D*
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;

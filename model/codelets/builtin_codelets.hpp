@@ -18,5 +18,7 @@ void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Inc
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
 void addAccuracyCodelet(CodeletRegistry& registry);
 void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
+void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvWeightUpdatePartial
+void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
 
 }  // namespace ipusim::model

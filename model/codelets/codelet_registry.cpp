@@ -22,6 +22,8 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addOptimizerUpdateCodelets(r);
     addAccuracyCodelet(r);
     addTargetLossCodelets(r);
+    addConvPartialCodelets(r);
+    addPoolingCodelets(r);
     return r;
   }();
   return registry;
