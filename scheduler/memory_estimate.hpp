@@ -1,8 +1,9 @@
 #pragma once
 // The up-front memory check: from the layer shapes alone, before the op
 // graph is built or a weight drawn, whether the model can fit the chip. The
-// always-live bytes (weights, stream buffers) and the largest weight
-// gradient, spread evenly over every tile, are a lower bound on what the
+// always-live bytes (weights, stream buffers), the largest weight
+// gradient and the conv and pooling layers' outputs (all live when the
+// backward pass starts), spread evenly over every tile, are a lower bound on what the
 // compiled model needs per tile; when that bound exceeds a tile's capacity
 // the compile fails at once with a Poplar-style summary, in bounded time
 // and memory, whatever the model's size. (Models that pass are checked

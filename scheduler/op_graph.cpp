@@ -1,5 +1,6 @@
 #include "scheduler/op_graph.hpp"
 
+#include "scheduler/conv_layers.hpp"
 #include "scheduler/optimizer_updates.hpp"
 
 #include <cmath>
@@ -103,6 +104,29 @@ std::uint64_t mixSeed(std::uint64_t seed, std::uint64_t salt) {
   throw std::invalid_argument(w.name + ": layer '" + l.name + "' (" + l.kind + "): " + what);
 }
 
+bool isSpatial(const LayerSpec& l) {
+  namespace k = layer_kind;
+  return l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D;
+}
+
+// The per-example shape the images are fed in: the model's input shape
+// (height, width, channels) when the first layer that computes is a
+// convolution or pooling (a reshape or flatten before it moves no element),
+// else a flat vector of the dataset's features.
+std::vector<std::uint64_t> imageShape(const Workload& w) {
+  for (const LayerSpec& l : w.layers) {
+    if (l.kind == layer_kind::kFlatten || l.kind == layer_kind::kReshape) continue;
+    if (isSpatial(l)) return l.inputShape;
+    break;
+  }
+  return {w.dataset.features};
+}
+
+Window windowOf(const LayerSpec& l) {
+  return Window{l.window[0], l.window[1], l.strides[0], l.strides[1],
+                l.padding == "same" ? Padding::Same : Padding::Valid};
+}
+
 }  // namespace
 
 std::uint64_t dropoutSeed(const Workload& w, std::size_t layer) {
@@ -130,7 +154,9 @@ OpGraph buildTrainingGraph(const Workload& w) {
     g.addOp({OpKind::Cast, name.substr(name.find('/') + 1), layer, {v}, {out}});
     return out;
   };
-  g.images = value("images", {batch, w.dataset.features}, DType::Float, ValueKind::Input, "input");
+  std::vector<std::uint64_t> imagesShape{batch};
+  for (std::uint64_t d : imageShape(w)) imagesShape.push_back(d);
+  g.images = value("images", imagesShape, DType::Float, ValueKind::Input, "input");
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
   g.labels = w.loss.classIndexLabels() ? value("labels", {batch}, DType::Int, ValueKind::Input, "input")
                                        : value("labels", {batch, w.dataset.classes}, DType::Float, ValueKind::Input, "input");
@@ -150,10 +176,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
 
   // Forward. Per op we remember what its gradient needs, in `backward`.
   struct Record {
-    enum Kind { Dense, Activation, Dropout } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout } kind;
     std::string layer;
     std::size_t input = 0, output = 0;             // the op's input and output values
-    std::size_t kernel = 0, bias = 0, kernelUsed = 0;  // Dense (bias npos without one)
+    std::size_t kernel = 0, bias = 0, kernelUsed = 0;  // Dense, Conv (bias npos without one)
+    std::size_t op = 0;                            // Conv, Pool: the Conv2D / pooling op
     scheduler::Activation activation = scheduler::Activation::Linear;
     double rate = 0;
     std::uint64_t seed = 0;
@@ -162,7 +189,18 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::vector<Record> backward;
   std::size_t x = cast(g.images, compute, "input/cast", "input", ValueKind::Activation);
   std::uint64_t features = w.dataset.features;
-  std::size_t denseCount = 0;
+  std::size_t denseCount = 0, kernelCount = 0;
+  // A bias added over the last dimension of `x` (dense or conv output), cast to the compute type.
+  auto addBias = [&](Record& r, const LayerSpec& l) {
+    r.bias = npos;
+    if (!l.useBias) return;
+    r.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
+    g.weights.push_back(r.bias);
+    const std::size_t biasUsed = cast(r.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
+    const std::size_t out = value(l.name + "/bias_add", g.values[r.output].shape, compute, ValueKind::Activation, l.name);
+    g.addOp({OpKind::AddBias, "bias_add", l.name, {r.output, biasUsed}, {out}});
+    r.output = out;
+  };
   auto applyActivation = [&](const LayerSpec& l, scheduler::Activation a) {
     const std::vector<std::uint64_t> shape = g.values[x].shape;
     if (a == scheduler::Activation::Linear || a == scheduler::Activation::Softmax) return;  // softmax: fused with the loss
@@ -180,8 +218,39 @@ OpGraph buildTrainingGraph(const Workload& w) {
   for (std::size_t li = 0; li < w.layers.size(); ++li) {
     const LayerSpec& l = w.layers[li];
     if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;  // row-major: the same elements
-    if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D)
-      notLowered(w, l, l.kind + " layers are not lowered yet (the convolution and pooling ops are built separately)");
+    if (l.kind == k::kConv2D) {
+      // Glorot uniform with Keras's fans: kernel rows x columns x input channels (filters).
+      const std::uint64_t channels = l.inputShape.back(), field = std::uint64_t(l.window[0]) * l.window[1];
+      Record c{Record::Conv, l.name, x};
+      c.kernel = value(l.name + "/kernel", {l.window[0], l.window[1], channels, l.units}, variables, ValueKind::Weight,
+                       l.name, glorotUniform(field * channels, field * l.units, w.seed, kernelCount++));
+      g.weights.push_back(c.kernel);
+      c.kernelUsed = cast(c.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);
+      try {
+        c.output = addConv2D(g, x, c.kernelUsed, windowOf(l), l.name);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(w.name + ": " + e.what());
+      }
+      c.op = g.ops.size() - 1;
+      addBias(c, l);
+      backward.push_back(c);
+      x = c.output;
+      applyActivation(l, l.activation);
+      continue;
+    }
+    if (l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D) {
+      Record p{Record::Pool, l.name, x};
+      try {
+        p.output = l.kind == k::kMaxPooling2D ? addMaxPool2D(g, x, windowOf(l), l.name)
+                                              : addAvgPool2D(g, x, windowOf(l), l.name);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(w.name + ": " + e.what());
+      }
+      p.op = g.ops.size() - 1;
+      backward.push_back(p);
+      x = p.output;
+      continue;
+    }
     if (l.kind == k::kBatchNormalization) notLowered(w, l, "batch_normalization layers are not lowered yet");
     if (l.kind == k::kActivation) {
       applyActivation(l, l.activation);
@@ -200,25 +269,20 @@ OpGraph buildTrainingGraph(const Workload& w) {
       x = out;
       continue;
     }
-    // dense
+    // dense: a MatMul reads an NHWC input (after a flatten) as [batch, height x width x channels].
     if (!l.inputShape.empty() && l.inputShape.size() != 1)
       notLowered(w, l, "dense on a " + shapeText(l.inputShape) + " input is not lowered yet (flatten before it)");
+    if (!l.inputShape.empty()) features = elementsOf(l.inputShape);
     Record d{Record::Dense, l.name, x};
+    ++denseCount;
     d.kernel = value(l.name + "/kernel", {features, l.units}, variables, ValueKind::Weight, l.name,
-                     glorotUniform(features, l.units, w.seed, denseCount++));
+                     glorotUniform(features, l.units, w.seed, kernelCount++));
     g.weights.push_back(d.kernel);
     d.kernelUsed = cast(d.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t mm = value(l.name + "/matmul", {batch, l.units}, compute, ValueKind::Activation, l.name);
     g.addOp({OpKind::MatMul, "matmul", l.name, {x, d.kernelUsed}, {mm}});
     d.output = mm;
-    d.bias = npos;
-    if (l.useBias) {
-      d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
-      g.weights.push_back(d.bias);
-      const std::size_t biasUsed = cast(d.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
-      d.output = value(l.name + "/bias_add", {batch, l.units}, compute, ValueKind::Activation, l.name);
-      g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, biasUsed}, {d.output}});
-    }
+    addBias(d, l);
     backward.push_back(d);
     x = d.output;
     features = l.units;
@@ -287,10 +351,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
     seed.scale = (squared ? 2.0 : 1.0) / double(batch) / (binary || squared ? double(features) : 1.0);
     g.addOp(seed);
   }
-  std::size_t firstDense = 0;
-  while (backward[firstDense].kind != Record::Dense) ++firstDense;
+  // Nothing before the first layer with weights needs a gradient.
+  std::size_t firstWeighted = 0;
+  while (backward[firstWeighted].kind != Record::Dense && backward[firstWeighted].kind != Record::Conv) ++firstWeighted;
   std::map<std::size_t, std::size_t> weightGrad;
-  for (std::size_t i = backward.size(); i-- > firstDense;) {
+  for (std::size_t i = backward.size(); i-- > firstWeighted;) {
     const Record& r = backward[i];
     const std::vector<std::uint64_t> shape = g.values[r.input].shape;  // a copy: addValue reallocates
     if (r.kind == Record::Activation) {
@@ -313,13 +378,24 @@ OpGraph buildTrainingGraph(const Workload& w) {
       grad = pre;
       continue;
     }
+    if (r.kind == Record::Pool) {
+      grad = addPool2DGrad(g, r.op, grad);
+      continue;
+    }
     const std::vector<std::uint64_t> kshape = g.values[r.kernel].shape;
     // The bias add passes the gradient through; the bias gradient sums rows
-    // (accumulated in float, delivered in the variables' type).
+    // (an NHWC gradient: every dimension but the last), accumulated in float,
+    // delivered in the variables' type.
     if (r.bias != npos) {
-      const std::size_t db = value(r.layer + "/bias_grad", {kshape[1]}, variables, ValueKind::Gradient, r.layer);
+      const std::size_t db = value(r.layer + "/bias_grad", {kshape.back()}, variables, ValueKind::Gradient, r.layer);
       g.addOp({OpKind::ReduceRows, "bias_grad", r.layer, {grad}, {db}});
       weightGrad[r.bias] = db;
+    }
+    if (r.kind == Record::Conv) {
+      const Conv2DGradients grads = addConv2DGrad(g, r.op, grad, i > firstWeighted, variables);
+      weightGrad[r.kernel] = grads.kernel;
+      if (i > firstWeighted) grad = grads.input;
+      continue;
     }
     // dKernel = input^T . grad (input stored batch x in: transposed a), its
     // partials in float, delivered in the variables' type.
@@ -328,8 +404,8 @@ OpGraph buildTrainingGraph(const Workload& w) {
     dkOp.transposeA = true;
     g.addOp(dkOp);
     weightGrad[r.kernel] = dk;
-    if (i > firstDense) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b)
-      const std::size_t dx = value(r.layer + "/input_grad", {batch, kshape[0]}, compute, ValueKind::Gradient, r.layer);
+    if (i > firstWeighted) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b), in the input's shape
+      const std::size_t dx = value(r.layer + "/input_grad", shape, compute, ValueKind::Gradient, r.layer);
       Op dxOp{OpKind::MatMul, "input_grad", r.layer, {grad, r.kernelUsed}, {dx}};
       dxOp.transposeB = true;
       g.addOp(dxOp);

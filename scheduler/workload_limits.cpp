@@ -54,6 +54,19 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
   std::uint64_t fanIn = d.features;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& layer = w.layers[i];
+    if (layer.kind == layer_kind::kConv2D) {
+      // kernel rows x columns x input channels x filters; the output, batch x height x width x filters.
+      const std::string key = "model.layers[" + std::to_string(i) + "].filters";
+      const std::string filters = str(std::uint64_t(layer.units));
+      const Wide weights = Wide(layer.window[0]) * layer.window[1] * layer.inputShape.back() * layer.units * kFloat;
+      if (weights > kMaxTensorBytes)
+        overLimit(source, key, filters + " needs " + wide(weights) + " bytes of float kernel; " + limit);
+      const Wide activations = Wide(d.batchSize) * elementsOf(layer.outputShape) * kFloat;
+      if (activations > kMaxTensorBytes)
+        overLimit(source, key, filters + " needs " + wide(activations) + " bytes of float activations (batch " +
+                                   str(std::uint64_t(d.batchSize)) + "); " + limit);
+      continue;
+    }
     if (layer.kind != layer_kind::kDense) continue;
     if (!layer.inputShape.empty()) fanIn = layer.inputShape.back();
     const std::string key = "model.layers[" + std::to_string(i) + "].units";

@@ -41,6 +41,10 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
   namespace k = scheduler::layer_kind;
   std::uint64_t in = w.dataset.features;
   std::size_t weight = 0;
+  auto windowOf = [](const scheduler::LayerSpec& l) {
+    return scheduler::Window{l.window[0], l.window[1], l.strides[0], l.strides[1],
+                             l.padding == "same" ? scheduler::Padding::Same : scheduler::Padding::Valid};
+  };
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
     // The last sigmoid is the binary cross-entropy's (fused into the loss, as the last softmax is).
@@ -60,6 +64,20 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       stages_.push_back(s);
       in = l.units;
       activation(l.activation);
+    } else if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D) {
+      const bool conv = l.kind == k::kConv2D;
+      const auto& s3 = l.inputShape;  // height, width, channels
+      Stage s{conv ? Stage::Conv : Stage::Pool, in, scheduler::elementsOf(l.outputShape)};
+      s.geometry = SpatialGeometry::of(batch_, s3[0], s3[1], s3[2], conv ? l.units : s3[2], windowOf(l));
+      s.max = l.kind == k::kMaxPooling2D;
+      if (conv) {
+        s.kernel = weight;
+        s.bias = l.useBias;
+        weight += l.useBias ? 2 : 1;
+      }
+      stages_.push_back(s);
+      in = s.out;
+      if (conv) activation(l.activation);
     } else if (l.kind == k::kActivation) {
       activation(l.activation);
     } else if (l.kind == k::kDropout && l.rate > 0) {
@@ -133,7 +151,11 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     const Stage& s = stages_[i];
     const std::vector<float>& x = acts[i];
     std::vector<float> y(B * s.out);
-    if (s.kind == Stage::Dense) {
+    if (s.kind == Stage::Conv) {
+      y = conv2dForward(s.geometry, x, weights_[s.kernel], s.bias ? weights_[s.kernel + 1] : std::vector<float>{});
+    } else if (s.kind == Stage::Pool) {
+      y = pool2dForward(s.geometry, s.max, x);
+    } else if (s.kind == Stage::Dense) {
       const auto& W = weights_[s.kernel];
       for (std::size_t r = 0; r < B; ++r)
         for (std::size_t c = 0; c < s.out; ++c) {
@@ -196,12 +218,23 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     lastAccuracy_ = float(matches / double(B));
   }
-  // Backward (no gradient before the first dense layer), then the updates.
-  std::size_t firstDense = 0;
-  while (stages_[firstDense].kind != Stage::Dense) ++firstDense;
+  // Backward (no gradient before the first layer with weights), then the updates.
+  std::size_t firstWeighted = 0;
+  while (stages_[firstWeighted].kind != Stage::Dense && stages_[firstWeighted].kind != Stage::Conv) ++firstWeighted;
   std::vector<std::pair<std::size_t, std::vector<float>>> grads;
-  for (std::size_t i = S; i-- > firstDense;) {
+  for (std::size_t i = S; i-- > firstWeighted;) {
     const Stage& s = stages_[i];
+    if (s.kind == Stage::Pool) {
+      grad = pool2dBackward(s.geometry, s.max, acts[i], grad);
+      continue;
+    }
+    if (s.kind == Stage::Conv) {
+      Conv2DReferenceGrads d = conv2dBackward(s.geometry, acts[i], weights_[s.kernel], grad, i > firstWeighted);
+      grads.push_back({s.kernel, std::move(d.kernel)});
+      if (s.bias) grads.push_back({s.kernel + 1, std::move(d.bias)});
+      if (i > firstWeighted) grad = std::move(d.input);
+      continue;
+    }
     if (s.kind == Stage::Activation) {
       for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, acts[i][e], acts[i + 1][e]);
       continue;
@@ -230,7 +263,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       }
       grads.push_back({s.kernel + 1, std::move(db)});
     }
-    if (i > firstDense) {
+    if (i > firstWeighted) {
       std::vector<float> gin(B * s.in);
       for (std::size_t r = 0; r < B; ++r)
         for (std::size_t k = 0; k < s.in; ++k) {

@@ -1,11 +1,13 @@
 #pragma once
 // A straightforward CPU trainer for the acceptance tests: plain loops over
-// the same model (flatten/reshape, dense with or without bias, relu /
+// the same model (flatten/reshape, dense with or without bias, conv2d with or
+// without bias, max and average pooling (cpu_reference_spatial.hpp), relu /
 // sigmoid / tanh / gelu activations and layers, dropout with the device's
 // masks, softmax cross-entropy from logits or fused with a last softmax)
 // and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),
 // starting from the initial weights the compiled executable holds, fed the
 // same batches. Float arithmetic, double accumulators.
+#include "cpu_reference_spatial.hpp"
 #include "scheduler/workload.hpp"
 
 #include <cstdint>
@@ -15,7 +17,7 @@ namespace ipusim::testing {
 
 class CpuReference {
  public:
-  // `weights`: per dense layer its kernel (in x out) and, with a bias, the bias (out), in layer order.
+  // `weights`: per dense (conv2d) layer its kernel (in x out; HWIO) and, with a bias, the bias (out), in layer order.
   CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights);
   // One training step on a batch; returns the batch mean cross-entropy before the update.
   float step(const std::vector<float>& images, const std::vector<std::int32_t>& labels);
@@ -25,9 +27,11 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Activation, Dropout } kind;
-    std::uint64_t in = 0, out = 0;  // features
-    std::size_t kernel = 0;         // Dense: index in weights_
+    enum Kind { Dense, Conv, Pool, Activation, Dropout } kind;
+    std::uint64_t in = 0, out = 0;  // elements per example
+    std::size_t kernel = 0;         // Dense, Conv: index in weights_
+    SpatialGeometry geometry;       // Conv, Pool
+    bool max = false;               // Pool: max (else average)
     bool bias = false;
     scheduler::Activation activation = scheduler::Activation::Linear;
     float rate = 0;

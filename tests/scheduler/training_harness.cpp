@@ -48,7 +48,7 @@ std::vector<float> floats(const std::vector<double>& v) { return {v.begin(), v.e
 
 std::string sourcePath(const std::string& relative) { return std::string(IPUSIM_SOURCE_DIR) + "/" + relative; }
 
-TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
+TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bool withReference) {
   TrainingLosses result;
   result.compiled = scheduler::compile(w);
   const auto& c = result.compiled;
@@ -78,6 +78,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   sc_core::sc_start();
   if (loop.failure) std::rethrow_exception(loop.failure);
   result.cycles = model::nowCycles();
+  if (!withReference) return result;
 
   std::vector<std::vector<float>> weights;
   for (ir::Id t : c.weightTensors) {

@@ -16,7 +16,9 @@ struct TrainingLosses {
   std::uint64_t cycles = 0;
 };
 
-TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps);
+// Without `withReference` only the simulated losses are collected (for runs
+// too long for the CPU reference's plain loops).
+TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bool withReference = true);
 
 std::string sourcePath(const std::string& relative);  // under IPUSIM_SOURCE_DIR
 
