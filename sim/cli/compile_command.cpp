@@ -1,6 +1,6 @@
 // `ipusim compile WORKLOAD`: compile only, and say how — the time of each
 // compile stage, the fullest tile against its capacity, the estimated step
-// against the AMP lower bound, and every matmul's plan. The figures a user
+// against the AMP lower bound, and every matmul's and convolution's plan. The figures a user
 // needs before spending a simulation on a model (and what bench/ records).
 #include "scheduler/compiler.hpp"
 #include "sim/cli/commands.hpp"
@@ -20,10 +20,22 @@ struct CompileArgs {
   TargetFlags target;
 };
 
-// Multiply-accumulates of one training step's matmuls, from the plans' shapes.
+// The multiply-accumulates of one convolution pass: every element of its
+// input (input gradient: of the undilated deltas) or of its output (forward,
+// weight update: of the deltas) meets a whole kernel window, the border
+// products of a same padding included.
+double convMacs(const scheduler::ConvShape& s) {
+  const double window = double(s.kernelH) * double(s.kernelW);
+  if (s.pass == scheduler::ConvPass::InputGrad)
+    return double(s.batch) * double(s.inH) * double(s.inW) * double(s.inChans) * window * double(s.outChans);
+  return double(s.batch) * double(s.outH) * double(s.outW) * double(s.outChans) * window * double(s.inChans);
+}
+
+// Multiply-accumulates of one training step's matmuls and convolutions, from the plans' shapes.
 double stepMacs(const scheduler::CompileReport& r) {
   double macs = 0;
   for (const auto& p : r.matMulPlans) macs += p.macs;
+  for (const auto& p : r.convPlans) macs += convMacs(p.shape);
   return macs;
 }
 
@@ -55,6 +67,15 @@ int compileWorkload(const CompileArgs& args) {
                      {"estimated_cycles", p.plan.cost.total()}, {"amp_cycles", p.plan.cost.compute},
                      {"amp_efficiency", p.macs / ampPeak / double(p.plan.cost.compute)},
                      {"temporary_bytes_per_tile", p.plan.cost.temporaryBytesPerTile}});
+  nlohmann::json convs = nlohmann::json::array();
+  for (const auto& p : r.convPlans)
+    convs.push_back({{"op", p.op}, {"batch", p.shape.batch}, {"in_h", p.shape.inH}, {"in_w", p.shape.inW},
+                     {"in_chans", p.shape.inChans}, {"out_h", p.shape.outH}, {"out_w", p.shape.outW},
+                     {"out_chans", p.shape.outChans}, {"kernel_h", p.shape.kernelH}, {"kernel_w", p.shape.kernelW},
+                     {"pb", p.plan.pb}, {"ph", p.plan.ph}, {"pci", p.plan.pci}, {"pco", p.plan.pco},
+                     {"estimated_cycles", p.plan.cost.total()}, {"amp_cycles", p.plan.cost.compute},
+                     {"amp_efficiency", convMacs(p.shape) / ampPeak / double(std::max<ir::Cycles>(1, p.plan.cost.compute))},
+                     {"temporary_bytes_per_tile", p.plan.cost.temporaryBytesPerTile}});
   if (args.json) {
     std::cout << nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
                                 {"compile_seconds", seconds}, {"stages", stageJson},
@@ -64,7 +85,7 @@ int compileWorkload(const CompileArgs& args) {
                                 {"estimated_step_cycles", r.estimatedStepCycles},
                                 {"dtype", workload.dtype}, {"amp_macs_per_cycle", ampPeak},
                                 {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
-                                {"matmuls", plans}}.dump(2)
+                                {"matmuls", plans}, {"convolutions", convs}}.dump(2)
               << "\n";
     return 0;
   }
@@ -88,6 +109,18 @@ int compileWorkload(const CompileArgs& args) {
               << p["pn"].get<std::uint64_t>() << "  serial " << p["serial"].get<std::uint64_t>() << std::setw(10)
               << p["estimated_cycles"].get<std::uint64_t>() << " cycles  " << std::setprecision(0)
               << 100 * p["amp_efficiency"].get<double>() << "%\n";
+  if (convs.empty()) return 0;
+  std::cout << "convolution plans (input b x h x w x c -> output h x w x c, kernel; partition pb x ph x pci x pco, "
+               "estimated cycles, AMP phase efficiency):\n";
+  for (const auto& p : convs) {
+    auto n = [&](const char* key) { return std::to_string(p[key].get<std::uint64_t>()); };
+    std::cout << "  " << std::left << std::setw(28) << p["op"].get<std::string>() << std::right << " "
+              << n("batch") + "x" + n("in_h") + "x" + n("in_w") + "x" + n("in_chans") << " -> "
+              << n("out_h") + "x" + n("out_w") + "x" + n("out_chans") << ", " << n("kernel_h") + "x" + n("kernel_w")
+              << ";  " << n("pb") + " x " + n("ph") + " x " + n("pci") + " x " + n("pco") << std::setw(10)
+              << p["estimated_cycles"].get<std::uint64_t>() << " cycles  " << std::setprecision(0)
+              << 100 * p["amp_efficiency"].get<double>() << "%\n";
+  }
   return 0;
 }
 
