@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace ipusim::test {
 namespace {
 
@@ -24,6 +26,20 @@ TEST(KerasRun, Keras3FileTrainsWithItsCompileConfig) {
                             " GROUP BY t.name ORDER BY t.name;\"");
   ASSERT_EQ(q.exitCode, 0) << q.output;
   EXPECT_EQ(q.output, "accuracy|20\nloss|20\n");
+}
+
+// The classic Keras MNIST convnet (TF 2.x file) trains on Fashion-MNIST fed as
+// 28x28x1 images: convolutions, pooling, dropout and dense layers end to end.
+TEST(KerasRun, MnistConvnetTrains) {
+  const auto r = runCommand(ipusimBinary() + " run --keras " + quote(sourcePath("workloads/keras/mnist_convnet_tf2.json")) +
+                            " --steps 2 --steps-per-execution 2");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("mnist_convnet_tf2"), std::string::npos) << r.output;
+  const std::size_t at = r.output.find("final loss");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const double loss = std::stod(r.output.substr(at + 10));
+  EXPECT_GT(loss, 0.5) << r.output;  // near ln 10 = 2.3 after two steps from Glorot weights
+  EXPECT_LT(loss, 5.0) << r.output;
 }
 
 TEST(KerasRun, BadKerasFileNamesFileLayerAndKey) {
