@@ -12,13 +12,6 @@
 namespace ipusim::testing {
 namespace {
 
-void expectSameLosses(const TrainingLosses& r, std::uint64_t steps) {
-  ASSERT_EQ(r.simulated.size(), steps);
-  ASSERT_EQ(r.reference.size(), steps);
-  for (std::size_t s = 0; s < steps; ++s)
-    EXPECT_NEAR(r.simulated[s], r.reference[s], 1e-4 * std::fabs(r.reference[s])) << "step " << s;
-}
-
 TEST(TrainingAcceptance, FashionMnistWithFeeds100StepsMatchReference) {
   auto w = scheduler::loadWorkload(sourcePath("workloads/mnist_with_feeds.json"));
   const TrainingLosses r = runTraining(w, 100);

@@ -5,7 +5,10 @@
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
 
+#include <gtest/gtest.h>
 #include <systemc>
+
+#include <cmath>
 
 #include <cstring>
 #include <exception>
@@ -45,6 +48,15 @@ void toBytes(model::Bytes& bytes, const std::vector<T>& v) {
 std::vector<float> floats(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
 }  // namespace
+
+void expectSameLosses(const TrainingLosses& r, std::uint64_t steps) {
+  ASSERT_EQ(r.simulated.size(), steps);
+  ASSERT_EQ(r.reference.size(), steps);
+  for (std::size_t s = 0; s < steps; ++s) {
+    ASSERT_TRUE(std::isfinite(r.simulated[s])) << "step " << s;
+    EXPECT_NEAR(r.simulated[s], r.reference[s], 1e-4 * std::fabs(r.reference[s])) << "step " << s;
+  }
+}
 
 std::string sourcePath(const std::string& relative) { return std::string(IPUSIM_SOURCE_DIR) + "/" + relative; }
 

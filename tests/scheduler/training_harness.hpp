@@ -20,6 +20,10 @@ struct TrainingLosses {
 // too long for the CPU reference's plain loops).
 TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bool withReference = true);
 
+// gtest expectations: `steps` finite simulated losses, each within 1e-4
+// relative of the reference's.
+void expectSameLosses(const TrainingLosses& r, std::uint64_t steps);
+
 std::string sourcePath(const std::string& relative);  // under IPUSIM_SOURCE_DIR
 
 }  // namespace ipusim::testing
