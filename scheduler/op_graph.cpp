@@ -218,6 +218,17 @@ OpGraph buildTrainingGraph(const Workload& w) {
   for (std::size_t li = 0; li < w.layers.size(); ++li) {
     const LayerSpec& l = w.layers[li];
     if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;  // row-major: the same elements
+    if (isSpatial(l)) {
+      // The value in hand must be the layer's NHWC input: a reshape moves no
+      // element, so one that changes the image shape between spatial layers
+      // (or after a dense layer) would need a copy that is not built.
+      std::vector<std::uint64_t> expected{batch};
+      expected.insert(expected.end(), l.inputShape.begin(), l.inputShape.end());
+      if (g.values[x].shape != expected)
+        notLowered(w, l, "its " + shapeText(l.inputShape) + " input comes from a " +
+                             shapeText({g.values[x].shape.begin() + 1, g.values[x].shape.end()}) +
+                             " value reshaped; only the images may be reshaped before a conv2d or pooling layer");
+    }
     if (l.kind == k::kConv2D) {
       // Glorot uniform with Keras's fans: kernel rows x columns x input channels (filters).
       const std::uint64_t channels = l.inputShape.back(), field = std::uint64_t(l.window[0]) * l.window[1];

@@ -115,6 +115,23 @@ TEST(KerasModel, ConvnetWorkloadBuildsItsTrainingGraph) {
   EXPECT_EQ(g.values[g.weights[4]].shape, (std::vector<std::uint64_t>{9216, 128}));
 }
 
+// A dense layer's output reshaped into an image for a convolution would need
+// a copy that is not built: a clear error naming the layer.
+TEST(KerasModel, ConvAfterDenseIsAClearError) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "features": 16, "classes": 10},
+    "model": {"layers": [{"type": "dense", "units": 64}, {"type": "reshape", "target_shape": [8, 8, 1]},
+                         {"type": "conv2d", "filters": 4, "kernel_size": [3, 3]}, {"type": "flatten"},
+                         {"type": "dense", "units": 10, "activation": "softmax"}]}})");
+  const Workload w = parseWorkload(j, "dense_conv.json");
+  try {
+    buildTrainingGraph(w);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    expectMentions(e.what(), {"dense_conv.json", "layer 'conv2d'", "8x8x1 input comes from a 64 value reshaped"});
+  }
+}
+
 // Batch normalization parses but is not lowered yet: the compiler says so, naming the layer.
 TEST(KerasModel, BatchNormalizationIsNotLoweredYet) {
   nlohmann::json j = nlohmann::json::parse(R"({
