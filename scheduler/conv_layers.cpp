@@ -61,6 +61,11 @@ std::size_t addPool(OpGraph& g, OpKind kind, const char* opName, std::size_t inp
 
 }  // namespace
 
+Window windowOf(const LayerSpec& layer) {
+  return Window{layer.window[0], layer.window[1], layer.strides[0], layer.strides[1],
+                layer.padding == "same" ? Padding::Same : Padding::Valid};
+}
+
 std::size_t addConv2D(OpGraph& g, std::size_t input, std::size_t kernel, Window window, const std::string& layer) {
   const auto in = nhwc(g, input, layer);
   const auto k = g.values[kernel].shape;

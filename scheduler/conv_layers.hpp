@@ -17,6 +17,10 @@ namespace ipusim::scheduler {
 
 inline constexpr std::size_t kNoValue = ~std::size_t(0);
 
+// The window of a conv2d or pooling layer: its kernel (pool) size, strides
+// and padding (the kernel size of a Conv2D op is taken from its kernel's shape).
+Window windowOf(const LayerSpec& layer);
+
 // Adds the Conv2D op "<layer>/conv2d": `input` [b, h, w, c], `kernel`
 // [kh, kw, c, filters] (kernel size from its shape; strides and padding from
 // `window`). Returns the output value [b, oh, ow, filters]. Throws

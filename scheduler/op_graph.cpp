@@ -122,11 +122,6 @@ std::vector<std::uint64_t> imageShape(const Workload& w) {
   return {w.dataset.features};
 }
 
-Window windowOf(const LayerSpec& l) {
-  return Window{l.window[0], l.window[1], l.strides[0], l.strides[1],
-                l.padding == "same" ? Padding::Same : Padding::Valid};
-}
-
 }  // namespace
 
 std::uint64_t dropoutSeed(const Workload& w, std::size_t layer) {

@@ -1,6 +1,7 @@
 #include "cpu_reference.hpp"
 
 #include "model/numeric/dropout_mask.hpp"
+#include "scheduler/conv_layers.hpp"
 #include "scheduler/op_graph.hpp"
 
 #include <algorithm>
@@ -41,10 +42,6 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
   namespace k = scheduler::layer_kind;
   std::uint64_t in = w.dataset.features;
   std::size_t weight = 0;
-  auto windowOf = [](const scheduler::LayerSpec& l) {
-    return scheduler::Window{l.window[0], l.window[1], l.strides[0], l.strides[1],
-                             l.padding == "same" ? scheduler::Padding::Same : scheduler::Padding::Valid};
-  };
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
     // The last sigmoid is the binary cross-entropy's (fused into the loss, as the last softmax is).
@@ -68,7 +65,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       const bool conv = l.kind == k::kConv2D;
       const auto& s3 = l.inputShape;  // height, width, channels
       Stage s{conv ? Stage::Conv : Stage::Pool, in, scheduler::elementsOf(l.outputShape)};
-      s.geometry = SpatialGeometry::of(batch_, s3[0], s3[1], s3[2], conv ? l.units : s3[2], windowOf(l));
+      s.geometry = SpatialGeometry::of(batch_, s3[0], s3[1], s3[2], conv ? l.units : s3[2], scheduler::windowOf(l));
       s.max = l.kind == k::kMaxPooling2D;
       if (conv) {
         s.kernel = weight;
