@@ -1,19 +1,19 @@
 // ipusim-convnet-compile: compiles one training step of the Keras MNIST
-// convnet (input 28x28x1, batch 128: Conv2D 32 3x3 relu, Conv2D 64 3x3 relu,
-// MaxPooling2D 2x2, Flatten, Dense 128 relu, Dense 10, sparse categorical
-// cross-entropy, SGD) through the compiler's stages — op graph (conv
-// layers from scheduler/conv_layers.hpp, dense layers as buildTrainingGraph
-// builds them), scheduling, planning and lowering, memory planning,
-// validation — and prints each stage's wall time, the plans of the
-// convolutions and the estimated step. Issue 14 asks for a compile under 2 s;
-// the verdict (exit status 1 when over --limit) uses the process's CPU time
-// (user + sys), which on the shared build machine measures the code rather
-// than the load; the wall time is printed beside it.
-// (Dropout layers of the Keras example are not part of this graph.)
-#include "scheduler/conv_layers.hpp"
+// convnet (workloads/mnist_convnet.json: input 28x28x1, Conv2D 32 3x3 relu,
+// Conv2D 64 3x3 relu, MaxPooling2D 2x2, Dropout, Flatten, Dense 128 relu,
+// Dropout, Dense 10, sparse categorical cross-entropy, Adam; batch 128 unless
+// --batch) through the compiler's stages — op graph (buildTrainingGraph),
+// scheduling, planning and lowering, memory planning, validation — and
+// prints each stage's wall time, the plans of the convolutions and the
+// estimated step. Issue 14 asks for a compile under 2 s; the verdict (exit
+// status 1 when over --limit) uses the process's CPU time (user + sys),
+// which on the shared build machine measures the code rather than the load;
+// the wall time is printed beside it.
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_plan.hpp"
+#include "scheduler/op_graph.hpp"
 #include "scheduler/schedule.hpp"
+#include "scheduler/workload.hpp"
 
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
@@ -28,112 +28,6 @@ using namespace ipusim;
 using namespace ipusim::scheduler;
 
 namespace {
-
-struct Builder {
-  OpGraph g;
-  std::map<std::size_t, std::size_t> gradOf;  // weight -> its gradient
-
-  std::size_t value(const std::string& name, std::vector<std::uint64_t> shape, ValueKind kind, const std::string& layer,
-                    ir::DType dtype = ir::DType::Float) {
-    Value v;
-    v.name = name, v.shape = std::move(shape), v.dtype = dtype, v.kind = kind, v.layer = layer;
-    return g.addValue(v);
-  }
-  std::size_t weight(const std::string& layer, const std::string& what, std::vector<std::uint64_t> shape) {
-    const std::size_t w = value(layer + "/" + what, std::move(shape), ValueKind::Weight, layer);
-    g.weights.push_back(w);
-    return w;
-  }
-  std::size_t op(OpKind kind, const std::string& name, const std::string& layer, std::vector<std::size_t> in,
-                 std::vector<std::uint64_t> outShape, ValueKind outKind = ValueKind::Activation) {
-    const std::size_t out = value(layer + "/" + name, std::move(outShape), outKind, layer);
-    g.addOp({kind, name, layer, std::move(in), {out}});
-    return out;
-  }
-  // bias add + relu over the last dimension; returns (pre-activation, output).
-  std::pair<std::size_t, std::size_t> biasRelu(std::size_t x, std::size_t bias, const std::string& layer, bool relu) {
-    const auto shape = g.values[x].shape;
-    const std::size_t pre = op(OpKind::AddBias, "bias_add", layer, {x, bias}, shape);
-    return {pre, relu ? op(OpKind::Relu, "relu", layer, {pre}, shape) : pre};
-  }
-  // The relu gradient and the bias gradient; returns the pre-activation gradient.
-  std::size_t biasReluGrad(std::size_t out, std::size_t grad, std::size_t bias, const std::string& layer, bool relu) {
-    if (relu) grad = op(OpKind::ReluGrad, "relu_grad", layer, {out, grad}, g.values[grad].shape, ValueKind::Gradient);
-    gradOf[bias] = op(OpKind::ReduceRows, "bias_grad", layer, {grad}, g.values[bias].shape, ValueKind::Gradient);
-    return grad;
-  }
-};
-
-OpGraph mnistConvnet(std::uint64_t batch, double learningRate) {
-  Builder b;
-  OpGraph& g = b.g;
-  g.images = b.value("images", {batch, 28, 28, 1}, ValueKind::Input, "input");
-  g.labels = b.value("labels", {batch}, ValueKind::Input, "input", ir::DType::Int);
-  Window conv3x3;  // 3x3 kernels (from the kernel's shape), stride 1, valid
-  const std::size_t k1 = b.weight("conv2d", "kernel", {3, 3, 1, 32}), b1 = b.weight("conv2d", "bias", {32});
-  const std::size_t c1 = addConv2D(g, g.images, k1, conv3x3, "conv2d");
-  const std::size_t conv1 = g.ops.size() - 1;
-  const auto [pre1, out1] = b.biasRelu(c1, b1, "conv2d", true);
-  const std::size_t k2 = b.weight("conv2d_1", "kernel", {3, 3, 32, 64}), b2 = b.weight("conv2d_1", "bias", {64});
-  const std::size_t c2 = addConv2D(g, out1, k2, conv3x3, "conv2d_1");
-  const std::size_t conv2 = g.ops.size() - 1;
-  const auto [pre2, out2] = b.biasRelu(c2, b2, "conv2d_1", true);
-  const std::size_t pooled = addMaxPool2D(g, out2, Window{2, 2, 2, 2, Padding::Valid}, "max_pooling2d");
-  const std::size_t pool = g.ops.size() - 1;
-  const std::uint64_t flat = 12 * 12 * 64;  // Flatten: the NHWC pooled tensor read as [batch, 9216]
-  const std::size_t k3 = b.weight("dense", "kernel", {flat, 128}), b3 = b.weight("dense", "bias", {128});
-  const std::size_t m3 = b.op(OpKind::MatMul, "matmul", "dense", {pooled, k3}, {batch, 128});
-  const auto [pre3, out3] = b.biasRelu(m3, b3, "dense", true);
-  const std::size_t k4 = b.weight("dense_1", "kernel", {128, 10}), b4 = b.weight("dense_1", "bias", {10});
-  const std::size_t m4 = b.op(OpKind::MatMul, "matmul", "dense_1", {out3, k4}, {batch, 10});
-  const std::size_t logits = b.biasRelu(m4, b4, "dense_1", false).second;
-  // Loss, as buildTrainingGraph builds it.
-  const std::size_t probs = b.value("loss/probs", {batch, 10}, ValueKind::Activation, "loss");
-  const std::size_t perRow = b.value("loss/per_example", {batch}, ValueKind::Activation, "loss");
-  g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {logits, g.labels}, {probs, perRow}});
-  g.loss = b.value("loss", {1}, ValueKind::Loss, "loss");
-  Op mean{OpKind::MeanLoss, "mean", "loss", {perRow}, {g.loss}};
-  mean.scale = 1.0 / double(batch);
-  g.addOp(mean);
-  std::size_t grad = b.value("loss/logits_grad", {batch, 10}, ValueKind::Gradient, "loss");
-  Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
-  seed.scale = 1.0 / double(batch);
-  g.addOp(seed);
-  // Dense layers backward.
-  auto denseGrad = [&](const std::string& layer, std::size_t in, std::size_t kernel, std::size_t bias, std::size_t out,
-                       bool relu, std::vector<std::uint64_t> inShape) {
-    grad = b.biasReluGrad(out, grad, bias, layer, relu);
-    Op dk{OpKind::MatMul, "kernel_grad", layer, {in, grad}, {b.value(layer + "/kernel_grad", g.values[kernel].shape, ValueKind::Gradient, layer)}};
-    dk.transposeA = true;
-    b.gradOf[kernel] = dk.outputs[0];
-    g.addOp(dk);
-    Op dx{OpKind::MatMul, "input_grad", layer, {grad, kernel}, {b.value(layer + "/input_grad", std::move(inShape), ValueKind::Gradient, layer)}};
-    dx.transposeB = true;
-    g.addOp(dx);
-    grad = dx.outputs[0];
-  };
-  denseGrad("dense_1", out3, k4, b4, logits, false, {batch, 128});
-  denseGrad("dense", pooled, k3, b3, out3, true, g.values[pooled].shape);
-  grad = addPool2DGrad(g, pool, grad);
-  // Conv layers backward.
-  grad = b.biasReluGrad(out2, grad, b2, "conv2d_1", true);
-  const Conv2DGradients g2 = addConv2DGrad(g, conv2, grad, true);
-  b.gradOf[k2] = g2.kernel;
-  grad = b.biasReluGrad(out1, g2.input, b1, "conv2d", true);
-  b.gradOf[k1] = addConv2DGrad(g, conv1, grad, false).kernel;
-  (void)pre1, (void)pre2, (void)pre3;
-  // SGD after every reader of each weight.
-  for (std::size_t w : g.weights) {
-    Op up{OpKind::SgdUpdate, g.values[w].name.substr(g.values[w].name.find('/') + 1) + "_update", g.values[w].layer,
-          {w, b.gradOf.at(w)}, {}};
-    up.scale = -learningRate;
-    const std::size_t id = g.addOp(up);
-    for (std::size_t o = 0; o < id; ++o)
-      for (std::size_t in : g.ops[o].inputs)
-        if (in == w) g.addOrderEdge(o, id);
-  }
-  return g;
-}
 
 // The process's CPU time (user + sys), in seconds.
 double cpuSeconds() {
@@ -150,6 +44,8 @@ int main(int argc, char** argv) {
   std::string arch = "ipu2";
   std::uint64_t batch = 128;
   double limitSeconds = 2.0;
+  std::string workloadPath = "workloads/mnist_convnet.json";
+  app.add_option("--workload", workloadPath, "the convnet's workload (from the source tree's root by default)");
   app.add_option("--arch", arch, "target preset (ipu1 | ipu2)")->check(CLI::IsMember({"ipu1", "ipu2"}));
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
   app.add_option("--limit", limitSeconds, "the compile time the issue asks for, in seconds of CPU time");
@@ -158,9 +54,11 @@ int main(int argc, char** argv) {
   auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const model::Target target = model::Target::preset(arch);
   const std::uint32_t tiles = target.totalTiles();
+  scheduler::Workload workload = scheduler::loadWorkload(workloadPath);
+  workload.dataset.batchSize = std::uint32_t(batch);
   const double cpu0 = cpuSeconds();
   const auto t0 = Clock::now();
-  OpGraph g = mnistConvnet(batch, 0.01);
+  OpGraph g = buildTrainingGraph(workload);
   const auto t1 = Clock::now();
   const Schedule schedule = scheduleOps(g, "choose_best");
   const auto t2 = Clock::now();
