@@ -32,43 +32,44 @@ except ImportError:
 MASK64 = (1 << 64) - 1
 
 
-class Mt19937_64:
-    """std::mt19937_64 (C++ <random>): ipusim's BatchSource draws from it."""
+def mt19937_64_draws(seed, count):
+    """The first `count` outputs of std::mt19937_64 (C++ <random>) seeded with
+    `seed`: ipusim's BatchSource draws from it. The state twist and the
+    tempering run on numpy arrays (a Python loop would cost seconds per epoch)."""
+    n, m = 312, 156
+    mt = [0] * n
+    mt[0] = seed & MASK64
+    for i in range(1, n):
+        mt[i] = (6364136223846793005 * (mt[i - 1] ^ (mt[i - 1] >> 62)) + i) & MASK64
+    mt = np.array(mt, dtype=np.uint64)
+    upper, lower = np.uint64(0xFFFFFFFF80000000), np.uint64(0x7FFFFFFF)
+    matrix, one = np.uint64(0xB5026F5AA96619E9), np.uint64(1)
 
-    def __init__(self, seed):
-        self.mt = [0] * 312
-        self.mt[0] = seed & MASK64
-        for i in range(1, 312):
-            self.mt[i] = (6364136223846793005 * (self.mt[i - 1] ^ (self.mt[i - 1] >> 62)) + i) & MASK64
-        self.index = 312
+    def mix(cur, nxt, far):
+        x = (cur & upper) | (nxt & lower)
+        return far ^ (x >> one) ^ np.where((x & one) != 0, matrix, np.uint64(0))
 
-    def _twist(self):
-        mt = self.mt
-        for i in range(312):
-            x = (mt[i] & 0xFFFFFFFF80000000) | (mt[(i + 1) % 312] & 0x7FFFFFFF)
-            xa = x >> 1
-            if x & 1:
-                xa ^= 0xB5026F5AA96619E9
-            mt[i] = mt[(i + 156) % 312] ^ xa
-        self.index = 0
-
-    def __call__(self):
-        if self.index >= 312:
-            self._twist()
-        y = self.mt[self.index]
-        self.index += 1
-        y ^= (y >> 29) & 0x5555555555555555
-        y ^= (y << 17) & 0x71D67FFFEB88FFFF
-        y ^= (y << 37) & 0xFFF7EEE000000000
-        y ^= y >> 43
-        return y & MASK64
+    out = []
+    for _ in range((count + n - 1) // n):
+        # In place, as the C++ twist: entries below m use the old state only,
+        # entries from m on use entries the same twist already replaced.
+        mt[:m] = mix(mt[:m], mt[1:m + 1], mt[m:])
+        mt[m:n - 1] = mix(mt[m:n - 1], mt[m + 1:], mt[:m - 1])
+        mt[n - 1:] = mix(mt[n - 1:], mt[:1], mt[m - 1:m])
+        y = mt.copy()
+        y ^= (y >> np.uint64(29)) & np.uint64(0x5555555555555555)
+        y ^= (y << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
+        y ^= (y << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
+        y ^= y >> np.uint64(43)
+        out.append(y)
+    return np.concatenate(out)[:count].tolist()
 
 
 def shuffled_order(count, seed, epoch):
-    rng = Mt19937_64((seed * 0x9E3779B97F4A7C15 + epoch) & MASK64)
+    draws = mt19937_64_draws((seed * 0x9E3779B97F4A7C15 + epoch) & MASK64, count - 1)
     order = list(range(count))
-    for i in range(count, 1, -1):
-        j = rng() % i
+    for d, i in enumerate(range(count, 1, -1)):
+        j = draws[d] % i
         order[i - 1], order[j] = order[j], order[i - 1]
     return order
 

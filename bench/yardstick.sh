@@ -8,14 +8,20 @@
 # below 1 means ipusim or the default threads is faster).
 # Usage: IPUSIM=build/bin/ipusim bench/yardstick.sh
 # Environment: STEPS (10000), REPS (3), WORKLOAD (workloads/mnist_with_feeds.json),
-#   CONDITIONS ("quiet hog"), PROFILE (1: autoReport on, 0: off).
+#   CONDITIONS ("quiet hog"), PROFILE (1: autoReport on, 0: off),
+#   NUMPY_THREADS (1: the BLAS threads of numpy; products of 32 x 784 x 128
+#   gain nothing from more, and a threaded OpenBLAS on a loaded machine was
+#   measured up to 20x slower in wall time than on one thread).
 source "$(dirname "$0")/common.sh"
 STEPS="${STEPS:-10000}"
 REPS="${REPS:-3}"
 WORKLOAD="${WORKLOAD:-$BENCH_ROOT/workloads/mnist_with_feeds.json}"
 CONDITIONS="${CONDITIONS:-quiet hog}"
 PROFILE="${PROFILE:-1}"
+NUMPY_THREADS="${NUMPY_THREADS:-1}"
 PYTHON=/usr/bin/python3  # Debian's, with Debian's python3-numpy
+CPUS="$(nproc)"  # the CPUs this process may use: one busy loop each for the hog
+export OPENBLAS_NUM_THREADS="$NUMPY_THREADS"
 
 if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
   if [[ $(id -u) -eq 0 ]]; then
@@ -33,7 +39,7 @@ blas="$(readlink -f "/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-
 
 hogs=()
 start_hog() {  # one busy loop per CPU this process may use
-  for ((c = 0; c < $(nproc); ++c)); do
+  for ((c = 0; c < CPUS; ++c)); do
     bash -c 'while :; do :; done' &
     hogs+=($!)
   done
@@ -56,16 +62,14 @@ timed() {
   awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$timing"
 }
 
-ipusim_run() {
-  local options=""
-  [[ $PROFILE == 1 ]] && options="{\"autoReport.all\":\"true\",\"autoReport.directory\":\"$BENCH_TMP/report\",\"autoReport.executionProfileProgramRunCount\":\"10\"}"
-  POPLAR_ENGINE_OPTIONS="$options" "$IPUSIM" run "$WORKLOAD" --steps "$STEPS" "$@"
-}
+options=""
+[[ $PROFILE == 1 ]] && options="{\"autoReport.all\":\"true\",\"autoReport.directory\":\"$BENCH_TMP/report\",\"autoReport.executionProfileProgramRunCount\":\"10\"}"
+ipusim_run=(env "POPLAR_ENGINE_OPTIONS=$options" "$IPUSIM" run "$WORKLOAD" --steps "$STEPS")
 
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 machine_line
-echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas"
+echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas, $NUMPY_THREADS thread(s)"
 printf 'condition\trep\tprogram\twall_s\tcpu_s\n'
 summary=()
 for condition in $CONDITIONS; do
@@ -76,8 +80,8 @@ for condition in $CONDITIONS; do
     for program in numpy default threads1; do
       case $program in
         numpy) t=$(timed "$PYTHON" "$BENCH_ROOT/bench/numpy_yardstick.py" --workload "$WORKLOAD" --steps "$STEPS") ;;
-        default) t=$(timed ipusim_run) ;;
-        threads1) t=$(timed ipusim_run --threads 1) ;;
+        default) t=$(timed "${ipusim_run[@]}") ;;
+        threads1) t=$(timed "${ipusim_run[@]}" --threads 1) ;;
       esac
       printf '%s\t%d\t%s\t%s\t%s\n' "$condition" "$rep" "$program" ${t}
       echo "$rep $program $t" >>"$rows"
