@@ -115,10 +115,13 @@ class WorkerPool {
 };
 
 // Worker threads for new systems: the IPUSIM_WORKER_THREADS environment
-// variable when set (1 = sequential), else min(2, CPUs this process may run
-// on (sched_getaffinity)). Throws std::invalid_argument naming the variable
-// when it is not a number in [1, 64].
+// variable when set (1 = sequential), else workerThreadsFor(the CPUs this
+// process may run on (sched_getaffinity), the 1-minute load average). Throws
+// std::invalid_argument naming the variable when it is not a number in [1, 64].
 unsigned defaultWorkerThreads();
+// 2 when at least two CPUs are allowed and fewer than cpus - 1 of them are
+// busy on average with other work (loadAverage), else 1.
+unsigned workerThreadsFor(unsigned cpus, double loadAverage);
 
 // The pool's choice for new systems: IPUSIM_WORKER_CHOICE "adaptive" (the
 // default) or "always". Throws std::invalid_argument naming the variable and

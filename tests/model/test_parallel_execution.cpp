@@ -123,6 +123,16 @@ TEST(WorkerPool, EnvironmentVariableChoosesTheThreadCountAndIsChecked) {
   EXPECT_LE(automatic, 2u);
 }
 
+TEST(WorkerPool, TheDefaultTakesASecondThreadOnlyWhenACpuIsFree) {
+  EXPECT_EQ(workerThreadsFor(1, 0.0), 1u);
+  EXPECT_EQ(workerThreadsFor(2, 0.0), 2u);
+  EXPECT_EQ(workerThreadsFor(2, 0.9), 2u);
+  EXPECT_EQ(workerThreadsFor(2, 1.0), 1u);  // one CPU busy: the simulation thread takes the other
+  EXPECT_EQ(workerThreadsFor(2, 8.5), 1u);
+  EXPECT_EQ(workerThreadsFor(8, 5.0), 2u);
+  EXPECT_EQ(workerThreadsFor(8, 7.0), 1u);
+}
+
 TEST(WorkerPool, EnvironmentVariableChoosesTheChoiceAndIsChecked) {
   unsetenv("IPUSIM_WORKER_CHOICE");
   EXPECT_EQ(defaultWorkerChoice(), WorkerChoice::Adaptive);
