@@ -21,10 +21,11 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kWorkerSpin = std::chrono::microseconds(20);
 constexpr auto kCallerSpin = std::chrono::microseconds(50);
 // Runs a phase is timed each way before the choice uses the timings, and how
-// often the slower way is tried again (estimates): the interval starts at kExploreFirst runs and doubles, up to kExploreLast,
-// each time the trial confirms the choice (a parallel run on a loaded machine
-// can cost a scheduler time slice: trials must be rare once the answer is
-// clear); it starts over when the trial changes the choice.
+// often the slower way is tried again (estimates): the interval starts at
+// kExploreFirst runs and doubles, up to kExploreLast, each time the trial
+// confirms the choice (a parallel run on a loaded machine can cost a scheduler
+// time slice: trials must be rare once the answer is clear); it starts over
+// when the trial changes the choice.
 constexpr std::uint32_t kWarmUpSamples = 2;
 constexpr std::uint32_t kExploreFirst = 16;  // also PhaseTiming::trialEvery's start
 constexpr std::uint32_t kExploreLast = 1024;
