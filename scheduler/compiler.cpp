@@ -1,5 +1,6 @@
 #include "scheduler/compiler.hpp"
 
+#include "scheduler/layer_shapes.hpp"
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
@@ -52,7 +53,15 @@ CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
   return compile(w, targetFor(w), progress);
 }
 
-CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& reportProgress) {
+CompiledWorkload compile(const Workload& original, const model::Target& target, const CompileProgress& reportProgress) {
+  // The layers' shapes, inferred again: a caller may have changed a layer or
+  // the input after the workload was read.
+  Workload w = original;
+  std::vector<std::uint64_t> input = w.dataset.inputShape;
+  if (elementsOf(input) != w.dataset.features || input.empty()) input = {w.dataset.features};
+  inferLayerShapes(w.layers, input, w.name, [&](std::size_t i, const std::string& key) {
+    return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
+  });
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
   const std::uint32_t tiles = target.totalTiles();
   // Decided from the layer shapes before a single weight is drawn: a model
@@ -78,16 +87,22 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   c.stepsPerRun = feeds ? w.training.stepsPerExecution : 1;
   c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice, ir::DType::Float,
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
-  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, ir::DType::Int, batch,
+  // Class indices (int), or one-hot targets (float, batch x classes): LossSpec::classIndexLabels.
+  const bool indices = w.loss.classIndexLabels();
+  const std::uint64_t labelElements = indices ? batch : batch * w.dataset.classes;
+  // The outfeed carries the step's loss and accuracy, as Keras's outfeed carries loss and metrics.
+  const std::uint64_t lossElements = w.loss.hasAccuracy() ? 2 : 1;
+  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
+                             labelElements,
                              feeds ? w.training.prefetchDepth : 1);
-  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, 1,
+  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, lossElements,
                            feeds ? w.training.outfeedBufferDepth : 1);
 
   std::vector<ir::Id> stepChildren{
       addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
-      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"))};
+      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
   stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
-  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
+  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
   // The inputs are written at step 0, the loss read after the last op.
   for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
   step.useSpans[step.loss].second = step.lastStep + 1;
@@ -111,7 +126,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
       ir::Program outer;
       outer.kind = ir::ProgramKind::Sequence;
       outer.name = "train";
-      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss"))};
+      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss"))};
       outer.debug = {"training", "train"};
       entry = addProgram(exe, outer);
     }

@@ -51,6 +51,11 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   finalLoss_ = loss;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
+  if (bytes.size() >= 2 * sizeof(float)) {  // the compiled step's outfeed: loss, then accuracy
+    float accuracy = 0;
+    std::memcpy(&accuracy, bytes.data() + sizeof(float), sizeof(float));
+    engine_.counter({"accuracy", origin.at, accuracy, origin.run, origin.step});
+  }
 }
 
 void TrainingHost::fail(std::exception_ptr error) {

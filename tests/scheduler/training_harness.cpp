@@ -61,11 +61,18 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
   engine.stream("images").connect([&](model::Bytes& b) { current = deviceBatches.next(); toBytes(b, current.images); });
-  engine.stream("labels").connect([&](model::Bytes& b) { toBytes(b, current.labels); });
+  engine.stream("labels").connect([&](model::Bytes& b) {
+    const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+    b.assign(bytes.begin(), bytes.end());
+  });
   engine.stream("loss").connect([&](model::Bytes& b) {
     float v;
     std::memcpy(&v, b.data(), sizeof v);
     result.simulated.push_back(v);
+    if (b.size() >= 2 * sizeof v) {
+      std::memcpy(&v, b.data() + sizeof v, sizeof v);
+      result.simulatedAccuracy.push_back(v);
+    }
   });
   TrainingLoop loop("training_loop", engine, runs);
   sc_core::sc_start();
@@ -82,6 +89,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   for (std::uint64_t s = 0; s < runs * c.stepsPerRun; ++s) {
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
+    result.referenceAccuracy.push_back(reference.lastAccuracy());
   }
   return result;
 }
