@@ -196,7 +196,11 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   plan.cycles = std::max(plan.onChipCycles, plan.linkCycles);
   plan.transfersIndependent = independent(plan.transfers);
   if (plan.transfersIndependent) plan.transfers = mergeContiguous(plan.transfers);
-  for (const ExchangeTransfer& t : plan.transfers) plan.transferBytes += t.bytes;
+  plan.transferStarts.reserve(plan.transfers.size());
+  for (const ExchangeTransfer& t : plan.transfers) {
+    plan.transferStarts.push_back(plan.transferBytes);
+    plan.transferBytes += t.bytes;
+  }
   return plan;
 }
 
@@ -207,12 +211,15 @@ void ExchangeFabric::execute(const ExchangePlan& plan) {
 void ExchangeFabric::executePart(const ExchangePlan& plan, unsigned part, unsigned parts) {
   const std::uint64_t begin = plan.transferBytes * part / parts;
   const std::uint64_t end = plan.transferBytes * (part + 1) / parts;
-  std::uint64_t at = 0;  // bytes before the current transfer
-  for (const ExchangeTransfer& t : plan.transfers) {
+  // The first transfer that ends after `begin`.
+  std::size_t i = std::size_t(std::upper_bound(plan.transferStarts.begin(), plan.transferStarts.end(), begin) -
+                              plan.transferStarts.begin());
+  if (i) --i;
+  for (; i < plan.transfers.size() && plan.transferStarts[i] < end; ++i) {
+    const ExchangeTransfer& t = plan.transfers[i];
+    const std::uint64_t at = plan.transferStarts[i];  // bytes before this transfer
     const std::uint64_t lo = std::max(begin, at), hi = std::min(end, at + t.bytes);
     if (lo < hi) std::memcpy(t.dst + (lo - at), t.src + (lo - at), hi - lo);
-    at += t.bytes;
-    if (at >= end) break;
   }
 }
 

@@ -59,6 +59,7 @@ struct ExchangePlan {
   // consecutive ones continuing each other are merged into one.
   bool transfersIndependent = false;
   std::uint64_t transferBytes = 0;             // sum of transfers[i].bytes
+  std::vector<std::uint64_t> transferStarts;   // bytes before transfers[i] (executePart's index)
 };
 
 class ExchangeFabric {
