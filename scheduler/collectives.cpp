@@ -14,15 +14,11 @@ Chunk chunkOf(std::uint64_t elements, std::uint32_t parts, std::uint32_t c) {
   return {elements * c / parts, elements * (c + 1) / parts};
 }
 
-void checkCopies(const std::vector<ir::Tensor>& tensors, const std::vector<ir::Id>& ids, const char* what) {
-  for (ir::Id id : ids) {
-    if (id >= tensors.size()) throw std::invalid_argument(std::string(what) + ": tensor " + std::to_string(id) + " does not exist");
-    const ir::Tensor& t = tensors[id];
-    const ir::Tensor& first = tensors[ids.front()];
-    if (t.numElements() != first.numElements() || t.dtype != first.dtype)
-      throw std::invalid_argument(std::string(what) + ": '" + t.name + "' differs in size or type from '" + first.name +
-                                  "' (every replica's copy must match)");
-  }
+std::uint64_t copyElements(const ir::Tensor& t, std::uint32_t replicas, const char* what) {
+  if (replicas == 0 || t.numElements() % replicas)
+    throw std::invalid_argument(std::string(what) + ": '" + t.name + "' has " + std::to_string(t.numElements()) +
+                                " elements, expected a multiple of its " + std::to_string(replicas) + " replicas");
+  return t.numElements() / replicas;
 }
 
 // ScaledAdd vertices adding received[chunk] into data[chunk], per tile piece
@@ -54,19 +50,24 @@ std::vector<std::uint32_t> ladderRing(std::uint32_t n) {
   return ring;
 }
 
-std::vector<CollectiveStep> ringAllReduce(const std::vector<ir::Tensor>& tensors, const std::vector<ir::Id>& replicas,
-                                          const std::vector<ir::Id>& received, const std::vector<std::uint32_t>& ring,
-                                          std::uint32_t workerContexts) {
-  const std::uint32_t n = std::uint32_t(replicas.size());
-  if (received.size() != n || ring.size() != n)
-    throw std::invalid_argument("all-reduce: " + std::to_string(n) + " replicas need as many buffers and ring positions");
-  checkCopies(tensors, replicas, "all-reduce");
-  checkCopies(tensors, received, "all-reduce");
-  for (std::uint32_t r : ring)
-    if (r >= n) throw std::invalid_argument("all-reduce: ring position names replica " + std::to_string(r));
+std::vector<CollectiveStep> ringAllReduce(const ir::Tensor& data, const ir::Tensor& received,
+                                          const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts) {
+  const std::uint32_t n = std::uint32_t(ring.size());
+  const std::uint64_t elements = copyElements(data, n, "all-reduce");
+  if (received.numElements() != data.numElements() || received.dtype != data.dtype)
+    throw std::invalid_argument("all-reduce: the buffer '" + received.name + "' differs in size or type from '" +
+                                data.name + "'");
+  std::vector<bool> seen(n, false);
+  for (std::uint32_t r : ring) {
+    if (r >= n || seen[r]) throw std::invalid_argument("all-reduce: the ring is not a permutation of the replicas");
+    seen[r] = true;
+  }
   std::vector<CollectiveStep> steps;
   if (n < 2) return steps;
-  const std::uint64_t elements = tensors[replicas.front()].numElements();
+  // Chunk c of replica r's copy: elements r * elements + chunkOf(c).
+  auto ref = [&](ir::Id tensor, std::uint32_t replica, Chunk c) {
+    return ir::TensorRef{tensor, replica * elements + c.begin, replica * elements + c.end};
+  };
   for (std::uint32_t s = 0; s + 1 < n; ++s) {
     CollectiveStep step;
     step.what = "reduce_scatter/" + std::to_string(s);
@@ -74,8 +75,9 @@ std::vector<CollectiveStep> ringAllReduce(const std::vector<ir::Tensor>& tensors
       const std::uint32_t from = ring[p], to = ring[(p + 1) % n];
       const Chunk c = chunkOf(elements, n, (p + n - s) % n);
       if (c.begin == c.end) continue;
-      step.copy.push_back({{replicas[from], c.begin, c.end}, {received[to], c.begin, c.end}});
-      addChunk(tensors[replicas[to]], received[to], c, workerContexts, step.vertices);
+      step.copy.push_back({ref(data.id, from, c), ref(received.id, to, c)});
+      const std::uint64_t at = to * elements;
+      addChunk(data, received.id, {at + c.begin, at + c.end}, workerContexts, step.vertices);
     }
     steps.push_back(std::move(step));
   }
@@ -86,24 +88,22 @@ std::vector<CollectiveStep> ringAllReduce(const std::vector<ir::Tensor>& tensors
       const std::uint32_t from = ring[p], to = ring[(p + 1) % n];
       const Chunk c = chunkOf(elements, n, (p + 1 + n - s) % n);
       if (c.begin == c.end) continue;
-      step.copy.push_back({{replicas[from], c.begin, c.end}, {replicas[to], c.begin, c.end}});
+      step.copy.push_back({ref(data.id, from, c), ref(data.id, to, c)});
     }
     steps.push_back(std::move(step));
   }
   return steps;
 }
 
-std::vector<CollectiveStep> broadcast(const std::vector<ir::Tensor>& tensors, const std::vector<ir::Id>& replicas,
-                                      std::uint32_t root) {
-  checkCopies(tensors, replicas, "broadcast");
-  if (root >= replicas.size())
-    throw std::invalid_argument("broadcast: root replica " + std::to_string(root) + " of " +
-                                std::to_string(replicas.size()));
+std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root) {
+  const std::uint64_t elements = copyElements(data, replicas, "broadcast");
+  if (root >= replicas)
+    throw std::invalid_argument("broadcast: root replica " + std::to_string(root) + " of " + std::to_string(replicas));
   CollectiveStep step;
   step.what = "broadcast";
-  const std::uint64_t elements = tensors[replicas[root]].numElements();
-  for (std::uint32_t r = 0; r < replicas.size(); ++r)
-    if (r != root) step.copy.push_back({{replicas[root], 0, elements}, {replicas[r], 0, elements}});
+  for (std::uint32_t r = 0; r < replicas; ++r)
+    if (r != root && elements)
+      step.copy.push_back({{data.id, root * elements, (root + 1) * elements}, {data.id, r * elements, (r + 1) * elements}});
   if (step.copy.empty()) return {};
   return {step};
 }

@@ -4,16 +4,17 @@
 // replica's piece at once, timed by the fabric) and, for a reduction, one
 // compute set adding what arrived.
 //
-// All-reduce (sum) of R copies of a tensor, one per replica (replicas[r] on
-// replica r's tiles; every copy mapped alike over its own IPU's tiles): a
-// ring over the replicas in `ring` order, the tensor cut into R chunks.
-// Reduce-scatter: R - 1 steps; in step s, the replica at ring position p
-// sends chunk (p - s) mod R to position p + 1, which adds it into its own
-// copy (ScaledAdd with scale 1, on the tiles that hold the chunk). Replica p
-// then holds the sum of chunk (p + 1) mod R. All-gather: R - 1 steps passing
-// the summed chunks on, written in place. Each replica sends 2 (R - 1) / R of
-// the tensor in all, the ring's optimum. `received[r]` is a buffer mapped as
-// replicas[r] (where the chunks arrive before they are added).
+// A replicated tensor holds R copies, one per replica: replica r's copy is
+// elements [r * n, (r + 1) * n), mapped over replica r's tiles.
+//
+// All-reduce (sum): a ring over the replicas in `ring` order, each copy cut
+// into R chunks. Reduce-scatter: R - 1 steps; in step s, the replica at ring
+// position p sends chunk (p - s) mod R to position p + 1, which adds it into
+// its own copy (ScaledAdd with scale 1, on the tiles that hold the chunk).
+// Replica p then holds the sum of chunk (p + 1) mod R. All-gather: R - 1
+// steps passing the summed chunks on, written in place. Each replica sends
+// 2 (R - 1) / R of its copy in all, the ring's optimum. `received` is a
+// buffer mapped as `data` (where the chunks arrive before they are added).
 //
 // Broadcast: one exchange from the root replica's copy to every other.
 #include "model/ir/executable.hpp"
@@ -35,12 +36,11 @@ struct CollectiveStep {
 // (0, 2, 4, ..., 5, 3, 1); with fewer than 3 replicas, 0, 1.
 std::vector<std::uint32_t> ladderRing(std::uint32_t n);
 
-// Throws std::invalid_argument when the copies differ in size or dtype, or a
-// ring position is not a replica.
-std::vector<CollectiveStep> ringAllReduce(const std::vector<ir::Tensor>& tensors, const std::vector<ir::Id>& replicas,
-                                          const std::vector<ir::Id>& received, const std::vector<std::uint32_t>& ring,
-                                          std::uint32_t workerContexts);
-std::vector<CollectiveStep> broadcast(const std::vector<ir::Tensor>& tensors, const std::vector<ir::Id>& replicas,
-                                      std::uint32_t root);
+// Throws std::invalid_argument when data and received differ in size or
+// dtype, the size is not a multiple of the replicas, or the ring is not a
+// permutation of the replicas.
+std::vector<CollectiveStep> ringAllReduce(const ir::Tensor& data, const ir::Tensor& received,
+                                          const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts);
+std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root);
 
 }  // namespace ipusim::scheduler

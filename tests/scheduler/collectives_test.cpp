@@ -13,31 +13,26 @@ using scheduler::CollectiveStep;
 
 struct Replicated {
   ir::Executable exe;
-  std::vector<ir::Id> copies;
+  ir::Id data = ir::kNoId;
 };
 
-// R replicas on smallTarget(R): replica r's copy of `elements` floats spread
-// over its IPU's 8 tiles, value r * 100 + i % 7; the collective's steps as
-// one program (Copy, then Execute when it adds).
+// R replicas on `target`: one tensor of R copies of `elements` floats, replica
+// r's copy spread over its IPU's 8 tiles, value r * 100 + i % 7; the
+// collective's steps as one program (Copy, then Execute when it adds).
 Replicated build(const Target& target, std::uint32_t replicas, std::uint64_t elements, bool allReduce) {
   ir::GraphBuilder b(target, "collective");
-  std::vector<ir::Id> copies, received;
-  for (std::uint32_t r = 0; r < replicas; ++r) {
-    const ir::Id t = b.addTensor("grad/replica" + std::to_string(r), {elements}, ir::DType::Float);
-    b.mapLinearly(t, ir::GraphBuilder::tileRange(r * 8, 8), 2);
-    std::vector<double> init(elements);
-    for (std::uint64_t i = 0; i < elements; ++i) init[i] = r * 100.0 + double(i % 7);
-    b.setInitialValue(t, init);
-    copies.push_back(t);
-    const ir::Id in = b.addTensor("received/replica" + std::to_string(r), {elements}, ir::DType::Float);
-    b.mapLinearly(in, ir::GraphBuilder::tileRange(r * 8, 8), 2);
-    received.push_back(in);
-  }
-  std::vector<ir::Tensor> tensors;
-  for (ir::Id id = 0; id < 2 * replicas; ++id) tensors.push_back(b.tensor(id));
+  const ir::Id data = b.addTensor("grad", {replicas * elements}, ir::DType::Float);
+  const ir::Id received = b.addTensor("received", {replicas * elements}, ir::DType::Float);
+  std::vector<double> init(replicas * elements);
+  for (std::uint32_t r = 0; r < replicas; ++r)
+    for (std::uint64_t i = 0; i < elements; ++i) {
+      init[r * elements + i] = r * 100.0 + double(i % 7);
+      for (ir::Id t : {data, received}) b.mapInterval(t, r * elements + i, r * elements + i + 1, r * 8 + std::uint32_t(i * 8 / elements));
+    }
+  b.setInitialValue(data, init);
   const std::vector<CollectiveStep> steps =
-      allReduce ? scheduler::ringAllReduce(tensors, copies, received, scheduler::ladderRing(replicas), 6)
-                : scheduler::broadcast(tensors, copies, 1);
+      allReduce ? scheduler::ringAllReduce(b.tensor(data), b.tensor(received), scheduler::ladderRing(replicas), 6)
+                : scheduler::broadcast(b.tensor(data), replicas, 1);
   std::vector<ir::Id> programs;
   for (const CollectiveStep& step : steps) {
     programs.push_back(b.copy(step.copy, step.what));
@@ -47,7 +42,7 @@ Replicated build(const Target& target, std::uint32_t replicas, std::uint64_t ele
     programs.push_back(b.execute(cs));
   }
   b.addEntryPoint("collective", b.sequence(programs));
-  return {b.finish(), copies};
+  return {b.finish(), data};
 }
 
 TEST(Collectives, LadderRingStepsAreSingleHops) {
@@ -69,11 +64,11 @@ TEST(Collectives, RingAllReduceLeavesEveryReplicaTheExactSum) {
   rig.system.load(g.exe);
   rig.device = [&](Rig& r) { r.system.run(0); };
   rig.simulate();
-  for (std::uint32_t r = 0; r < 4; ++r) {
-    const std::vector<float> values = asFloats(rig.system.readTensor(g.copies[r]));
-    ASSERT_EQ(values.size(), 1000u);
-    for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(values[i], 600.0f + 4 * float(i % 7)) << r << " " << i;
-  }
+  const std::vector<float> values = asFloats(rig.system.readTensor(g.data));
+  ASSERT_EQ(values.size(), 4000u);
+  for (std::uint32_t r = 0; r < 4; ++r)
+    for (std::uint64_t i = 0; i < 1000; ++i)
+      ASSERT_EQ(values[r * 1000 + i], 600.0f + 4 * float(i % 7)) << r << " " << i;
 }
 
 TEST(Collectives, BroadcastCopiesTheRootToEveryReplica) {
@@ -82,10 +77,9 @@ TEST(Collectives, BroadcastCopiesTheRootToEveryReplica) {
   rig.system.load(g.exe);
   rig.device = [&](Rig& r) { r.system.run(0); };
   rig.simulate();
-  for (std::uint32_t r = 0; r < 4; ++r) {
-    const std::vector<float> values = asFloats(rig.system.readTensor(g.copies[r]));
-    for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(values[i], 100.0f + float(i % 7)) << r << " " << i;
-  }
+  const std::vector<float> values = asFloats(rig.system.readTensor(g.data));
+  for (std::uint32_t r = 0; r < 4; ++r)
+    for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(values[r * 100 + i], 100.0f + float(i % 7)) << r << " " << i;
 }
 
 // Timing: 4 replicas of 8192 floats (4 KiB per tile). Ring 0 -> 2 -> 3 -> 1 -> 0.
