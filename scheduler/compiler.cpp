@@ -1,9 +1,12 @@
 #include "scheduler/compiler.hpp"
 
+#include <algorithm>
+
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/op_graph.hpp"
+#include "scheduler/replication.hpp"
 #include "scheduler/schedule.hpp"
 
 namespace ipusim::scheduler {
@@ -44,6 +47,7 @@ ir::Program streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, st
 model::Target targetFor(const Workload& w) {
   model::Target t = model::Target::preset(w.ipu.arch);
   if (w.ipu.tiles) t.set("tile.tilesPerIpu", std::to_string(w.ipu.tiles));
+  t.set("ipuLink.numIpus", std::to_string(w.ipu.numIpus));
   t.validate();
   return t;
 }
@@ -54,17 +58,32 @@ CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
 
 CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& reportProgress) {
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
-  const std::uint32_t tiles = target.totalTiles();
+  // Replication: one IPU per replica; the replica is compiled for the first
+  // IPU's tiles and laid out over the others after its memory plan.
+  const std::uint32_t replicas = w.ipu.numIpus;
+  model::Target replicaTarget = target;
+  if (replicas > 1) {
+    if (target.numIpus() != replicas)
+      throw std::invalid_argument("ipu.num_ipus is " + std::to_string(replicas) + " but the target has " +
+                                  std::to_string(target.numIpus()) +
+                                  " IPUs (--ipus / ipuLink.numIpus): expected a multiple of the IPUs one replica needs (1)");
+    replicaTarget.ipuLink.numIpus = 1;
+  }
+  const std::uint32_t tiles = replicaTarget.totalTiles();
   // Decided from the layer shapes before a single weight is drawn: a model
   // too big for the chip fails here, in milliseconds.
-  checkModelFits(w, target, tiles);
+  checkModelFits(w, replicaTarget, tiles);
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
-  const Schedule schedule = scheduleOps(graph, w.scheduling);
+  Schedule schedule = scheduleOps(graph, w.scheduling);
+  if (replicas > 1) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
   progress("planning and lowering");
-  LoweredStep step = lowerStep(graph, schedule, target, tiles, budget);
+  LoweredStep step = lowerStep(graph, schedule, replicaTarget, tiles, budget);
+  std::vector<ir::Id> updateSequences;
+  for (std::size_t i = 0; i < schedule.order.size(); ++i)
+    if (graph.ops[schedule.order[i]].kind == OpKind::SgdUpdate) updateSequences.push_back(step.opSequences[i]);
 
   CompiledWorkload c;
   c.target = target;
@@ -98,7 +117,8 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   seq.children = stepChildren;
   seq.marksStep = true;
   seq.debug = {"training", "step"};
-  ir::Id entry = addProgram(exe, seq);
+  const ir::Id stepProgram = addProgram(exe, seq);
+  ir::Id entry = stepProgram;
   if (feeds) {
     ir::Program loop;
     loop.kind = ir::ProgramKind::Repeat;
@@ -120,8 +140,15 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
 
   progress("planning memory");
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
+  if (replicas > 1) {
+    progress("replicating");
+    const ir::Id allReduce = replicate(exe, replicas, tiles, updateSequences, target.tile.workerContexts);
+    auto& children = exe.programs[stepProgram].children;
+    auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
+    children.insert(firstUpdate, allReduce);
+  }
   progress("validating");
-  exe.validate(tiles);
+  exe.validate(target.totalTiles());
 
   c.imagesTensor = step.images;
   c.labelsTensor = step.labels;

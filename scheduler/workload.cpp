@@ -198,9 +198,10 @@ Workload parseWorkload(const json& j, const std::string& source) {
                                   std::to_string(w.training.stepsPerExecution) + ")");
 
   Reader ipu = top.object("ipu");
-  ipu.allowOnly({"arch", "tiles", "available_memory_proportion"});
+  ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
   w.ipu.arch = ipu.string("arch", w.ipu.arch, {"ipu1", "ipu2"});
   w.ipu.tiles = ipu.count32("tiles", 0, false);
+  w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

@@ -52,6 +52,7 @@ struct TrainingSpec {
 struct IpuSpec {
   std::string arch = "ipu2";
   std::uint32_t tiles = 0;  // 0: the arch's tiles per IPU
+  std::uint32_t numIpus = 1;  // ipu.num_ipus (as auto_select_ipus): the graph is replicated num_ipus times
   double availableMemoryProportion = 0.6;
 };
 

@@ -159,12 +159,15 @@ int runWorkload(const RunWorkloadArgs& args) {
   std::unique_ptr<DatasetBatches> batches;
   if (!args.synthetic) {
     dataset::Examples examples = dataset::loadExamples(workload.dataset);
-    if (examples.count < workload.dataset.batchSize)
+    // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
+    const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * workload.ipu.numIpus;
+    if (examples.count < globalBatch)
       throw std::invalid_argument(args.workloadPath + ": dataset.batch_size: " +
-                                  std::to_string(workload.dataset.batchSize) + " is more than the " +
+                                  std::to_string(workload.dataset.batchSize) + " x ipu.num_ipus " +
+                                  std::to_string(workload.ipu.numIpus) + " is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
     batches = std::make_unique<DatasetBatches>(
-        dataset::BatchSource(std::move(examples), workload.dataset.batchSize, workload.dataset.shuffleSeed));
+        dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed));
   }
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
@@ -182,6 +185,7 @@ int runWorkload(const RunWorkloadArgs& args) {
                       {"steps_per_execution", workload.training.stepsPerExecution},
                       {"feeds", workload.training.feeds ? "true" : "false"},
                       {"batch_size", workload.dataset.batchSize},
+                      {"replicas", workload.ipu.numIpus},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
   Engine engine(compiled.exe, target, options, config);

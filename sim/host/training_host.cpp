@@ -46,8 +46,16 @@ void TrainingHost::hostSpan(const char* track, const char* name, const char* cat
 
 void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   if (bytes.size() < sizeof(float)) return;  // synthetic data: no numbers
-  float loss = 0;
-  std::memcpy(&loss, bytes.data(), sizeof(float));
+  // One loss per replica (the outfeed returns each replica's value): the
+  // global batch's loss is their mean, as the replicas' batches are equal.
+  const std::size_t replicas = bytes.size() / sizeof(float);
+  double sum = 0;
+  for (std::size_t r = 0; r < replicas; ++r) {
+    float value = 0;
+    std::memcpy(&value, bytes.data() + r * sizeof(float), sizeof(float));
+    sum += value;
+  }
+  const float loss = float(sum / double(replicas));
   finalLoss_ = loss;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});

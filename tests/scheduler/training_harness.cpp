@@ -54,35 +54,57 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   const auto& c = result.compiled;
   const std::uint64_t runs = steps / c.stepsPerRun;
 
-  // Both sides see the same batches: two sources from the same seed.
-  sim::dataset::BatchSource deviceBatches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
-  sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
+  // Both sides see the same batches: two sources from the same seed. With
+  // replicas, the device's global batch is R batches (replica r the r-th).
+  const std::uint32_t replicas = w.ipu.numIpus;
+  const std::uint32_t globalBatch = w.dataset.batchSize * replicas;
+  sim::dataset::BatchSource deviceBatches(sim::dataset::loadExamples(w.dataset), globalBatch, w.dataset.shuffleSeed);
+  sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), globalBatch, w.dataset.shuffleSeed);
 
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
   engine.stream("images").connect([&](model::Bytes& b) { current = deviceBatches.next(); toBytes(b, current.images); });
   engine.stream("labels").connect([&](model::Bytes& b) { toBytes(b, current.labels); });
   engine.stream("loss").connect([&](model::Bytes& b) {
-    float v;
-    std::memcpy(&v, b.data(), sizeof v);
-    result.simulated.push_back(v);
+    // One loss per replica: the global batch's mean is their mean.
+    double sum = 0;
+    for (std::uint32_t r = 0; r < replicas; ++r) {
+      float v;
+      std::memcpy(&v, b.data() + r * sizeof v, sizeof v);
+      sum += v;
+    }
+    result.simulated.push_back(float(sum / replicas));
   });
   TrainingLoop loop("training_loop", engine, runs);
   sc_core::sc_start();
   if (loop.failure) std::rethrow_exception(loop.failure);
   result.cycles = model::nowCycles();
+  result.simulatedWeights.resize(replicas);
+  for (ir::Id t : c.weightTensors) {
+    std::vector<float> all(c.exe.tensors[t].numElements());
+    const model::Bytes bytes = engine.system().readTensor(t);
+    std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(float)));
+    const std::size_t n = all.size() / replicas;
+    for (std::uint32_t r = 0; r < replicas; ++r)
+      result.simulatedWeights[r].emplace_back(all.begin() + r * n, all.begin() + (r + 1) * n);
+  }
 
   std::vector<std::vector<float>> weights;
   for (ir::Id t : c.weightTensors) {
     const auto& tensor = c.exe.tensors[t];
     const std::vector<double> init = ir::initialValues(tensor);
-    weights.push_back(init.empty() ? std::vector<float>(tensor.numElements(), 0.0f) : floats(init));
+    const std::uint64_t n = tensor.numElements() / replicas;  // replica 0's copy
+    weights.push_back(init.empty() ? std::vector<float>(n, 0.0f) : floats({init.begin(), init.begin() + n}));
   }
-  CpuReference reference(w, weights);
+  scheduler::Workload oneIpu = w;
+  oneIpu.ipu.numIpus = 1;
+  oneIpu.dataset.batchSize = globalBatch;
+  CpuReference reference(oneIpu, weights);
   for (std::uint64_t s = 0; s < runs * c.stepsPerRun; ++s) {
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
   }
+  result.referenceWeights = reference.weights();
   return result;
 }
 
