@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "scheduler/gradient_accumulation.hpp"
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
@@ -77,7 +78,9 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
   Schedule schedule = scheduleOps(graph, w.scheduling);
-  if (replicas > 1) moveUpdatesLast(graph, schedule);
+  const std::uint32_t accumulation = w.training.gradientAccumulationCount;
+  // The all-reduce and gradient accumulation need every gradient before any update.
+  if (replicas > 1 || accumulation > 1) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
   progress("planning and lowering");
   LoweredStep step = lowerStep(graph, schedule, replicaTarget, tiles, budget);
@@ -105,7 +108,21 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   std::vector<ir::Id> stepChildren{
       addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
       addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"))};
-  stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
+  GradientAccumulation accumulated;
+  if (accumulation > 1) {
+    // The mini-batch step stops before the updates and adds its gradients up.
+    accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
+    for (ir::Id seq : step.opSequences)
+      if (std::find(updateSequences.begin(), updateSequences.end(), seq) == updateSequences.end())
+        stepChildren.push_back(seq);
+    stepChildren.push_back(accumulated.accumulate);
+    for (ir::Id acc : accumulated.accumulators) {
+      step.useSpans.resize(acc + 1, {0, 0});
+      step.useSpans[acc] = {0, step.lastStep + 1};
+    }
+  } else {
+    stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
+  }
   if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
   // The inputs are written at step 0, the loss read after the last op.
   for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
@@ -117,13 +134,34 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   seq.children = stepChildren;
   seq.marksStep = true;
   seq.debug = {"training", "step"};
-  const ir::Id stepProgram = addProgram(exe, seq);
-  ir::Id entry = stepProgram;
+  ir::Id entry = addProgram(exe, seq);
+  ir::Id updatesParent = entry;  // the Sequence holding the update ops
+  if (accumulation > 1) {
+    ir::Program miniBatches;
+    miniBatches.kind = ir::ProgramKind::Repeat;
+    miniBatches.name = "gradient_accumulation_count";
+    miniBatches.count = accumulation;
+    miniBatches.children = {entry};
+    miniBatches.debug = {"training", "gradient_accumulation"};
+    ir::Program apply;
+    apply.kind = ir::ProgramKind::Sequence;
+    apply.name = "apply_gradients";
+    apply.children = updateSequences;
+    apply.children.push_back(accumulated.zero);
+    apply.debug = {"training", "apply_gradients"};
+    updatesParent = addProgram(exe, apply);
+    ir::Program both;
+    both.kind = ir::ProgramKind::Sequence;
+    both.name = "accumulate_and_update";
+    both.children = {addProgram(exe, miniBatches), updatesParent};
+    both.debug = miniBatches.debug;
+    entry = addProgram(exe, both);
+  }
   if (feeds) {
     ir::Program loop;
     loop.kind = ir::ProgramKind::Repeat;
     loop.name = "steps_per_execution";
-    loop.count = w.training.stepsPerExecution;
+    loop.count = w.training.stepsPerExecution / accumulation;
     loop.children = {entry};
     loop.debug = {"training", "repeat"};
     entry = addProgram(exe, loop);
@@ -143,7 +181,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   if (replicas > 1) {
     progress("replicating");
     const ir::Id allReduce = replicate(exe, replicas, tiles, updateSequences, target.tile.workerContexts);
-    auto& children = exe.programs[stepProgram].children;
+    auto& children = exe.programs[updatesParent].children;
     auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
     children.insert(firstUpdate, allReduce);
   }

@@ -181,7 +181,7 @@ Workload parseWorkload(const json& j, const std::string& source) {
   if (!(w.learningRate > 0)) opt.fail("optimizer.learning_rate", "expected a positive number");
 
   Reader tr = top.object("training");
-  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed"});
+  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count"});
   w.training.steps = tr.count("steps", w.training.steps, true);
   w.training.stepsPerExecution = tr.count32("steps_per_execution", w.training.stepsPerExecution, true);
   w.training.feeds = tr.boolean("feeds", w.training.feeds);
@@ -196,6 +196,13 @@ Workload parseWorkload(const json& j, const std::string& source) {
   if (w.training.steps % w.training.stepsPerExecution)
     tr.fail("training.steps", "must be a multiple of steps_per_execution (" +
                                   std::to_string(w.training.stepsPerExecution) + ")");
+  w.training.gradientAccumulationCount =
+      tr.count32("gradient_accumulation_count", w.training.gradientAccumulationCount, true);
+  if (w.training.stepsPerExecution % w.training.gradientAccumulationCount)
+    tr.fail("training.gradient_accumulation_count",
+            std::to_string(w.training.gradientAccumulationCount) + " must divide steps_per_execution (" +
+                std::to_string(w.training.stepsPerExecution) +
+                (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
 
   Reader ipu = top.object("ipu");
   ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});

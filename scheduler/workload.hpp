@@ -47,6 +47,10 @@ struct TrainingSpec {
   std::uint32_t prefetchDepth = 3;
   std::string outfeedMode = "ALL";  // "ALL" or "LAST"
   std::uint32_t outfeedBufferDepth = 10;
+  // training.gradient_accumulation_count (as GradientAccumulationOptimizerV2):
+  // the weights are updated once per this many mini-batches, with the sum of
+  // their gradients. Divides steps_per_execution.
+  std::uint32_t gradientAccumulationCount = 1;
 };
 
 struct IpuSpec {

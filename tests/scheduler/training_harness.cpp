@@ -57,9 +57,14 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   // Both sides see the same batches: two sources from the same seed. With
   // replicas, the device's global batch is R batches (replica r the r-th).
   const std::uint32_t replicas = w.ipu.numIpus;
+  // With gradient accumulation N, the reference takes N of those at once
+  // (the summed gradient of N mini-batches is N x the mean over them: its
+  // learning rate is N x the device's).
   const std::uint32_t globalBatch = w.dataset.batchSize * replicas;
+  const std::uint32_t accumulation = w.training.gradientAccumulationCount;
   sim::dataset::BatchSource deviceBatches(sim::dataset::loadExamples(w.dataset), globalBatch, w.dataset.shuffleSeed);
-  sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), globalBatch, w.dataset.shuffleSeed);
+  sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), globalBatch * accumulation,
+                                        w.dataset.shuffleSeed);
 
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
@@ -98,9 +103,11 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   }
   scheduler::Workload oneIpu = w;
   oneIpu.ipu.numIpus = 1;
-  oneIpu.dataset.batchSize = globalBatch;
+  oneIpu.dataset.batchSize = globalBatch * accumulation;
+  oneIpu.learningRate = w.learningRate * accumulation;
+  oneIpu.training.gradientAccumulationCount = 1;
   CpuReference reference(oneIpu, weights);
-  for (std::uint64_t s = 0; s < runs * c.stepsPerRun; ++s) {
+  for (std::uint64_t s = 0; s < runs * c.stepsPerRun / accumulation; ++s) {
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
   }

@@ -20,7 +20,9 @@ struct TrainingLosses {
 };
 
 // With ipu.num_ipus = R the device takes global batches of R x batch_size
-// and the reference is one IPU trained on those global batches.
+// and the reference is one IPU trained on those global batches; with
+// training.gradient_accumulation_count N the reference takes N global batches
+// per step (one reference loss per N simulated ones).
 TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps);
 
 std::string sourcePath(const std::string& relative);  // under IPUSIM_SOURCE_DIR
