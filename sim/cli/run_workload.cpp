@@ -61,6 +61,7 @@ std::string stepLine(const RunSummary& s) {
   out << std::llround(c.total) << " cycles on " << s.arch << ", " << s.tilesUsed << " tiles";
   part("compute", c.compute);
   part("exchange", c.exchange);
+  if (c.ipuLink > 0) part("IPU link", c.ipuLink);
   part("sync", c.sync);
   part("stream copy", c.streamCopy);
   part("idle", c.idle());
@@ -81,7 +82,8 @@ void print(const RunSummary& s, bool json) {
                           {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
                           {"tiles_used", s.tilesUsed},
                           {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
-                                           {"exchange", s.step.exchange}, {"sync", s.step.sync},
+                                           {"exchange", s.step.exchange}, {"ipu_link", s.step.ipuLink},
+                                           {"sync", s.step.sync},
                                            {"stream_copy", s.step.streamCopy}, {"idle", s.step.idle()}}},
                           {"estimated_step_cycles", s.stepCycles},
                           {"compile_seconds", s.compileSeconds},
