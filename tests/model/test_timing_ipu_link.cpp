@@ -33,6 +33,14 @@ std::vector<std::uint32_t> tileRange(std::uint32_t first, std::uint32_t count) {
   return tiles;
 }
 
+// Entry "main": one Copy of every region (one exchange phase).
+void entryCopy(ExeBuilder& b, std::vector<ir::CopyRegion> regions) {
+  ir::Program p;
+  p.kind = ir::ProgramKind::Copy;
+  p.regions = std::move(regions);
+  b.entry("main", b.program(p));
+}
+
 TEST(IpuLinkTopology, Mk2LadderGivesEveryMiddleIpuItsTenLinks) {
   Target t = Target::preset("ipu2");
   t.set("ipuLink.numIpus", "16");
@@ -112,10 +120,7 @@ TEST(TimingIpuLink, OneIpusOutgoingBandwidthIsBoundedByItsLinks) {
     const ir::Id dst = b.tensor("dst" + std::to_string(to), floats, to * 8);
     regions.push_back({b.all(src), b.all(dst)});
   }
-  ir::Program p;
-  p.kind = ir::ProgramKind::Copy;
-  p.regions = regions;
-  b.entry("main", b.program(p));
+  entryCopy(b, regions);
   const Cycles cycles = runOnce(t, b);
   EXPECT_EQ(cycles, 3672u);
   EXPECT_LE(3.0 * 49152 / double(cycles), 64.0);
@@ -135,10 +140,7 @@ TEST(TimingIpuLink, Ipu2IpuCopyingToThreeOthersStaysUnderItsLinks) {
     const ir::Id dst = spread(b, "dst" + std::to_string(to), 4096, tileRange(to * 1472, 1024));
     regions.push_back({b.all(src), b.all(dst)});
   }
-  ir::Program p;
-  p.kind = ir::ProgramKind::Copy;
-  p.regions = regions;
-  b.entry("main", b.program(p));
+  entryCopy(b, regions);
   const Cycles cycles = runOnce(t, b);
   const double railBytesPerCycle = 2 * 32e9 / 1.33e9;
   EXPECT_EQ(cycles, 2 * 1000 + Cycles(std::ceil(16777216.0 / railBytesPerCycle)));

@@ -45,6 +45,23 @@ Replicated build(const Target& target, std::uint32_t replicas, std::uint64_t ele
   return {b.finish(), data};
 }
 
+// Runs the collective once (one simulation per process): functional, the
+// replicated tensor's values after it; timing only, the phases recorded.
+std::vector<float> valuesAfter(const Target& target, const Replicated& g) {
+  Rig rig(target);
+  rig.system.load(g.exe);
+  rig.device = [&](Rig& r) { r.system.run(0); };
+  rig.simulate();
+  return asFloats(rig.system.readTensor(g.data));
+}
+void recordPhases(const Target& target, const Replicated& g, Recorder& rec) {
+  Rig rig(target);
+  rig.system.load(g.exe, LoadOptions{false});
+  rig.system.addObserver(&rec);
+  rig.device = [&](Rig& r) { r.system.run(0); };
+  rig.simulate();
+}
+
 TEST(Collectives, LadderRingStepsAreSingleHops) {
   EXPECT_EQ(scheduler::ladderRing(1), (std::vector<std::uint32_t>{0}));
   EXPECT_EQ(scheduler::ladderRing(2), (std::vector<std::uint32_t>{0, 1}));
@@ -59,12 +76,7 @@ TEST(Collectives, LadderRingStepsAreSingleHops) {
 // 4 replicas, 1000 floats (chunks of 250 cross tile boundaries): every
 // replica ends with the exact sum (integers, so any order is exact).
 TEST(Collectives, RingAllReduceLeavesEveryReplicaTheExactSum) {
-  const Replicated g = build(smallTarget(4), 4, 1000, true);
-  Rig rig(smallTarget(4));
-  rig.system.load(g.exe);
-  rig.device = [&](Rig& r) { r.system.run(0); };
-  rig.simulate();
-  const std::vector<float> values = asFloats(rig.system.readTensor(g.data));
+  const std::vector<float> values = valuesAfter(smallTarget(4), build(smallTarget(4), 4, 1000, true));
   ASSERT_EQ(values.size(), 4000u);
   for (std::uint32_t r = 0; r < 4; ++r)
     for (std::uint64_t i = 0; i < 1000; ++i)
@@ -72,12 +84,7 @@ TEST(Collectives, RingAllReduceLeavesEveryReplicaTheExactSum) {
 }
 
 TEST(Collectives, BroadcastCopiesTheRootToEveryReplica) {
-  const Replicated g = build(smallTarget(4), 4, 100, false);
-  Rig rig(smallTarget(4));
-  rig.system.load(g.exe);
-  rig.device = [&](Rig& r) { r.system.run(0); };
-  rig.simulate();
-  const std::vector<float> values = asFloats(rig.system.readTensor(g.data));
+  const std::vector<float> values = valuesAfter(smallTarget(4), build(smallTarget(4), 4, 100, false));
   for (std::uint32_t r = 0; r < 4; ++r)
     for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(values[r * 100 + i], 100.0f + float(i % 7)) << r << " " << i;
 }
@@ -88,13 +95,8 @@ TEST(Collectives, BroadcastCopiesTheRootToEveryReplica) {
 // 16 B/cycle (300 + 512). So every one of the 2 (R - 1) = 6 exchanges lasts
 // 1044 cycles and each IPU sends 2 (R - 1) / R of its 32 KiB.
 TEST(Collectives, RingAllReduceStepsAreTimedByTheFabric) {
-  const Replicated g = build(smallTarget(4), 4, 8192, true);
-  Rig rig(smallTarget(4));
-  rig.system.load(g.exe, LoadOptions{false});
   Recorder rec;
-  rig.system.addObserver(&rec);
-  rig.device = [&](Rig& r) { r.system.run(0); };
-  rig.simulate();
+  recordPhases(smallTarget(4), build(smallTarget(4), 4, 8192, true), rec);
   for (std::uint32_t ipu = 0; ipu < 4; ++ipu) {
     const auto links = rec.of(PhaseKind::IpuLinkCopy, ipu);
     ASSERT_EQ(links.size(), 6u) << ipu;
@@ -112,13 +114,8 @@ TEST(Collectives, RingAllReduceStepsAreTimedByTheFabric) {
 TEST(Collectives, RingAllReduceWithWidePortsIsBoundByTheRails) {
   Target t = smallTarget(4);
   t.set("exchange.bytesPerCycle", "1024");
-  const Replicated g = build(t, 4, 8192, true);
-  Rig rig(t);
-  rig.system.load(g.exe, LoadOptions{false});
   Recorder rec;
-  rig.system.addObserver(&rec);
-  rig.device = [&](Rig& r) { r.system.run(0); };
-  rig.simulate();
+  recordPhases(t, build(t, 4, 8192, true), rec);
   for (const auto& p : rec.of(PhaseKind::IpuLinkCopy, 0)) EXPECT_EQ(p.duration, 300 + 8192 / 16u);
 }
 
