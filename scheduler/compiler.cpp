@@ -59,18 +59,23 @@ CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
 
 CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& reportProgress) {
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
-  // Replication: one IPU per replica; the replica is compiled for the first
-  // IPU's tiles and laid out over the others after its memory plan.
-  const std::uint32_t replicas = w.ipu.numIpus;
+  // Sharding: a replica spans `shards` IPUs, each layer on its shard's.
+  // Replication: the replica is compiled for the first IPUs' tiles and laid
+  // out over the others after its memory plan.
+  const std::uint32_t shards = ipusPerReplica(w);
+  const std::uint32_t replicas = w.ipu.numIpus / shards;
   model::Target replicaTarget = target;
-  if (replicas > 1) {
-    if (target.numIpus() != replicas)
-      throw std::invalid_argument("ipu.num_ipus is " + std::to_string(replicas) + " but the target has " +
-                                  std::to_string(target.numIpus()) +
-                                  " IPUs (--ipus / ipuLink.numIpus): expected a multiple of the IPUs one replica needs (1)");
-    replicaTarget.ipuLink.numIpus = 1;
+  if (w.ipu.numIpus > 1) {
+    if (target.numIpus() != w.ipu.numIpus)
+      throw std::invalid_argument("ipu.num_ipus is " + std::to_string(w.ipu.numIpus) + " but the target has " +
+                                  std::to_string(target.numIpus()) + " IPUs (--ipus / ipuLink.numIpus): expected " +
+                                  "a multiple of the IPUs one replica needs (" + std::to_string(shards) + ")");
+    replicaTarget.ipuLink.numIpus = shards;
   }
   const std::uint32_t tiles = replicaTarget.totalTiles();
+  std::map<std::string, std::uint32_t> tileBaseOfLayer;
+  if (shards > 1)
+    for (const LayerSpec& layer : w.layers) tileBaseOfLayer[layer.name] = layer.shard * target.tile.tilesPerIpu;
   // Decided from the layer shapes before a single weight is drawn: a model
   // too big for the chip fails here, in milliseconds.
   checkModelFits(w, replicaTarget, tiles);
@@ -83,7 +88,8 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   if (replicas > 1 || accumulation > 1) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
   progress("planning and lowering");
-  LoweredStep step = lowerStep(graph, schedule, replicaTarget, tiles, budget);
+  LoweredStep step = lowerStep(graph, schedule, replicaTarget, shards > 1 ? target.tile.tilesPerIpu : tiles, budget,
+                               tileBaseOfLayer);
   std::vector<ir::Id> updateSequences;
   for (std::size_t i = 0; i < schedule.order.size(); ++i)
     if (graph.ops[schedule.order[i]].kind == OpKind::SgdUpdate) updateSequences.push_back(step.opSequences[i]);
@@ -180,7 +186,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
-    const ir::Id allReduce = replicate(exe, replicas, tiles, updateSequences, target.tile.workerContexts);
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts);
     auto& children = exe.programs[updatesParent].children;
     auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
     children.insert(firstUpdate, allReduce);

@@ -106,7 +106,7 @@ void moveUpdatesLast(const OpGraph& graph, Schedule& schedule) {
                         [&](std::size_t op) { return graph.ops[op].kind != OpKind::SgdUpdate; });
 }
 
-ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t tilesPerReplica,
+ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,
                  const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts) {
   if (replicas <= 1) return ir::kNoId;
   // The gradients the updates read (before the layout changes the refs).
@@ -127,7 +127,7 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t tile
   layout.tensors();
   layout.computeSets();
   layout.programs();
-  exe.ipusPerReplica = 1;
+  exe.ipusPerReplica = ipusPerReplica;
 
   // The mean gradient: the all-reduce sums, the update divides.
   for (ir::Id cs : updateSets)

@@ -26,9 +26,9 @@ namespace ipusim::scheduler {
 void moveUpdatesLast(const OpGraph& graph, Schedule& schedule);
 
 // Lays out `exe` for `replicas` replicas (see above). `updateSequences` are
-// the programs of the SGD update ops. Returns the all-reduce's Sequence (to
+// the programs of the SGD update ops; a replica spans `ipusPerReplica` IPUs. Returns the all-reduce's Sequence (to
 // run right before the first update), or ir::kNoId when replicas == 1.
-ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t tilesPerReplica,
+ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,
                  const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts);
 
 }  // namespace ipusim::scheduler

@@ -1,5 +1,7 @@
 #include "scheduler/workload.hpp"
 
+#include <algorithm>
+
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/workload_limits.hpp"
@@ -130,11 +132,11 @@ std::vector<LayerSpec> parseLayers(const Reader& top) {
     spec.kind = l.string("type", "", {"flatten", "dense"});
     if (spec.kind.empty()) l.fail(l.key("type"), "missing (expected flatten or dense)");
     if (spec.kind == "flatten") {
-      l.allowOnly({"type", "name"});
+      l.allowOnly({"type", "name", "shard"});
       spec.name = l.string("name", flattenCount ? "flatten_" + std::to_string(flattenCount) : "flatten");
       ++flattenCount;
     } else {
-      l.allowOnly({"type", "name", "units", "activation"});
+      l.allowOnly({"type", "name", "units", "activation", "shard"});
       if (!l.has("units")) l.fail(l.key("units"), "missing (expected a positive integer)");
       spec.units = l.count32("units", 0, true);
       const std::string act = l.string("activation", "linear", {"linear", "relu", "softmax"});
@@ -142,6 +144,7 @@ std::vector<LayerSpec> parseLayers(const Reader& top) {
       spec.name = l.string("name", denseCount ? "dense_" + std::to_string(denseCount) : "dense");
       ++denseCount;
     }
+    spec.shard = l.count32("shard", 0, false);
     layers.push_back(spec);
   }
   if (!denseCount) model.fail("model.layers", "needs at least one dense layer");
@@ -153,6 +156,12 @@ std::vector<LayerSpec> parseLayers(const Reader& top) {
 }
 
 }  // namespace
+
+std::uint32_t ipusPerReplica(const Workload& w) {
+  std::uint32_t highest = 0;
+  for (const LayerSpec& l : w.layers) highest = std::max(highest, l.shard);
+  return highest + 1;
+}
 
 const char* toString(Activation a) {
   switch (a) {
@@ -209,6 +218,11 @@ Workload parseWorkload(const json& j, const std::string& source) {
   w.ipu.arch = ipu.string("arch", w.ipu.arch, {"ipu1", "ipu2"});
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
+  const std::uint32_t perReplica = ipusPerReplica(w);
+  if (w.ipu.numIpus % perReplica)
+    ipu.fail("ipu.num_ipus", std::to_string(w.ipu.numIpus) + " is not a multiple of the " +
+                                 std::to_string(perReplica) + " IPUs one replica needs (model.layers[i].shard up to " +
+                                 std::to_string(perReplica - 1) + ")");
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

@@ -38,6 +38,7 @@ struct LayerSpec {
   std::string name;  // "flatten", "dense", "dense_1", ... (Keras naming when not given)
   std::uint32_t units = 0;
   Activation activation = Activation::Linear;
+  std::uint32_t shard = 0;  // model.layers[i].shard (as ipu_shard): the IPU of one replica it runs on
 };
 
 struct TrainingSpec {
@@ -74,6 +75,9 @@ struct Workload {
   bool allowOutOfMemory = false;            // compile.allow_out_of_memory
   std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
 };
+
+// IPUs one replica needs: 1 + the highest model.layers[i].shard.
+std::uint32_t ipusPerReplica(const Workload& w);
 
 // `source` names the document in errors (a file name).
 Workload parseWorkload(const nlohmann::json& j, const std::string& source);

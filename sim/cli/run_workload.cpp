@@ -159,14 +159,15 @@ int runWorkload(const RunWorkloadArgs& args) {
   // The data before the compile: its checks ("examples cannot fill one batch",
   // a bad IDX header) take milliseconds, the compile may take seconds.
   std::unique_ptr<DatasetBatches> batches;
+  const std::uint32_t replicas = workload.ipu.numIpus / scheduler::ipusPerReplica(workload);
   if (!args.synthetic) {
     dataset::Examples examples = dataset::loadExamples(workload.dataset);
     // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
-    const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * workload.ipu.numIpus;
+    const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * replicas;
     if (examples.count < globalBatch)
       throw std::invalid_argument(args.workloadPath + ": dataset.batch_size: " +
-                                  std::to_string(workload.dataset.batchSize) + " x ipu.num_ipus " +
-                                  std::to_string(workload.ipu.numIpus) + " is more than the " +
+                                  std::to_string(workload.dataset.batchSize) + " x " + std::to_string(replicas) +
+                                  " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
     batches = std::make_unique<DatasetBatches>(
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed));
@@ -187,7 +188,7 @@ int runWorkload(const RunWorkloadArgs& args) {
                       {"steps_per_execution", workload.training.stepsPerExecution},
                       {"feeds", workload.training.feeds ? "true" : "false"},
                       {"batch_size", workload.dataset.batchSize},
-                      {"replicas", workload.ipu.numIpus},
+                      {"replicas", replicas},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
   Engine engine(compiled.exe, target, options, config);

@@ -56,7 +56,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
 
   // Both sides see the same batches: two sources from the same seed. With
   // replicas, the device's global batch is R batches (replica r the r-th).
-  const std::uint32_t replicas = w.ipu.numIpus;
+  const std::uint32_t replicas = w.ipu.numIpus / scheduler::ipusPerReplica(w);
   // With gradient accumulation N, the reference takes N of those at once
   // (the summed gradient of N mini-batches is N x the mean over them: its
   // learning rate is N x the device's).
@@ -103,6 +103,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   }
   scheduler::Workload oneIpu = w;
   oneIpu.ipu.numIpus = 1;
+  for (auto& layer : oneIpu.layers) layer.shard = 0;
   oneIpu.dataset.batchSize = globalBatch * accumulation;
   oneIpu.learningRate = w.learningRate * accumulation;
   oneIpu.training.gradientAccumulationCount = 1;
