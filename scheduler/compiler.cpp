@@ -206,6 +206,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   c.report.estimatedStepCycles = step.estimatedStepCycles;
   c.report.tilesOverCapacity = mem.tilesOverCapacity;
   c.report.matMulPlans = step.matMulPlans;
+  c.report.convPlans = step.convPlans;
   c.report.computeSets = exe.computeSets.size();
   for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
   c.exe = std::move(exe);

@@ -10,6 +10,7 @@
 // batch mean cross-entropy (a scalar).
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
+#include "scheduler/conv_plan.hpp"
 #include "scheduler/matmul_plan.hpp"
 #include "scheduler/workload.hpp"
 
@@ -32,6 +33,7 @@ struct CompileReport {
   std::size_t computeSets = 0, exchanges = 0;
   std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
   std::vector<PlannedMatMul> matMulPlans;  // in program order
+  std::vector<PlannedConv> convPlans;      // in program order
 };
 
 struct CompiledWorkload {

@@ -4,6 +4,7 @@
 #include "model/hardware/tile.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace ipusim::scheduler {
 
@@ -11,6 +12,16 @@ ir::Cycles vertexCycles(const std::string& codelet, const std::vector<std::uint6
                         const std::map<std::string, double>& params, const model::Target& target) {
   const model::Codelet& c = model::CodeletRegistry::instance().get(codelet);
   return c.cycles({fieldSizes, model::orderedParams(c, params)}, target);
+}
+
+VertexCost::VertexCost(const std::string& codelet, const std::vector<std::string>& paramOrder)
+    : codelet_(model::CodeletRegistry::instance().get(codelet)) {
+  if (codelet_.params() != paramOrder) throw std::logic_error(codelet + ": the planner's parameter order is out of date");
+}
+
+ir::Cycles VertexCost::operator()(std::vector<std::uint64_t> sizes, std::vector<double> params,
+                                  const model::Target& t) const {
+  return codelet_.cycles({std::move(sizes), std::move(params)}, t);
 }
 
 ir::Cycles tileCycles(const std::vector<ir::Cycles>& workers, const std::vector<ir::Cycles>& supervisors,

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace ipusim::model { class Codelet; }
+
 namespace ipusim::scheduler {
 
 inline std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -18,6 +20,18 @@ inline std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b -
 // Cycles of one vertex of `codelet` with these field sizes and params.
 ir::Cycles vertexCycles(const std::string& codelet, const std::vector<std::uint64_t>& fieldSizes,
                         const std::map<std::string, double>& params, const model::Target& target);
+
+// A codelet's cycles() called with its params in declaration order, without
+// building a name -> value map per call: the planners cost tens of thousands
+// of partitions. Throws std::logic_error if `paramOrder` is not the codelet's.
+class VertexCost {
+ public:
+  VertexCost(const std::string& codelet, const std::vector<std::string>& paramOrder);
+  ir::Cycles operator()(std::vector<std::uint64_t> sizes, std::vector<double> params, const model::Target& t) const;
+
+ private:
+  const model::Codelet& codelet_;
+};
 
 // A tile's compute cycles for worker vertices (dealt over the contexts) and
 // supervisor vertices (run in turn): model::hardware::tileComputeCycles.

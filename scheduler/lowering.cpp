@@ -1,8 +1,10 @@
 #include "scheduler/lowering.hpp"
 
 #include "model/codelets/typed_codelet.hpp"
+#include "scheduler/conv_lowering.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/matmul_lowering.hpp"
+#include "scheduler/pool_lowering.hpp"
 #include "scheduler/reduction.hpp"
 #include "scheduler/tile_mapper.hpp"
 
@@ -136,6 +138,13 @@ class Lowerer {
       case OpKind::ReduceRows: lowerReduceRows(op); break;
       case OpKind::MeanLoss: lowerMeanLoss(op); break;
       case OpKind::SgdUpdate: lowerSgdUpdate(op); break;
+      case OpKind::Conv2D:
+      case OpKind::Conv2DInputGrad:
+      case OpKind::Conv2DWeightGrad: lowerConvOp(op); break;
+      case OpKind::MaxPool2D: lowerPoolOp(op, PoolCodelet::MaxPool); break;
+      case OpKind::AvgPool2D: lowerPoolOp(op, PoolCodelet::AvgPool); break;
+      case OpKind::MaxPool2DGrad: lowerPoolOp(op, PoolCodelet::MaxPoolGrad); break;
+      case OpKind::AvgPool2DGrad: lowerPoolOp(op, PoolCodelet::AvgPoolGrad); break;
     }
   }
 
@@ -144,8 +153,11 @@ class Lowerer {
     const Value& bv = g_.values[op.inputs[1]];
     MatMulShape s;
     s.transposeA = op.transposeA, s.transposeB = op.transposeB;
-    s.m = op.transposeA ? av.shape[1] : av.shape[0];
-    s.k = op.transposeA ? av.shape[0] : av.shape[1];
+    // An operand of rank > 2 (a flattened NHWC activation) is its first
+    // dimension by the product of the others, as stored.
+    const std::uint64_t aRows = av.shape[0], aCols = av.numElements() / av.shape[0];
+    s.m = op.transposeA ? aCols : aRows;
+    s.k = op.transposeA ? aRows : aCols;
     s.n = op.transposeB ? bv.shape[0] : bv.shape[1];
     s.inputType = av.dtype;
     s.outputType = dtypeOf(op.outputs[0]);
@@ -330,6 +342,11 @@ class Lowerer {
     const Placement p = bias != ~std::size_t(0) ? b_.placementOf(tensorOf(bias))
                                                 : mapTensor(g_.values[op.outputs[0]].shape, dtypeOf(op.outputs[0]), target_, tiles_);
     const Id out = produce(op.outputs[0], p);
+    if (gv.shape.size() > 2) {  // an NHWC gradient: its channels summed over batch and positions
+      const std::uint64_t cols = gv.shape.back();
+      reduceColumnsWhereHeld(b_, in, cols, out, 1.0);
+      return;
+    }
     reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, 1.0);
   }
 
@@ -345,6 +362,62 @@ class Lowerer {
     b_.execute(std::move(v), "");
   }
 
+  // Conv2D and its gradients: the convolution the vertex computes
+  // (conv_plan.hpp), planned and lowered; a kernel gradient in its kernel's mapping.
+  void lowerConvOp(const Op& op) {
+    const Window& w = op.window;
+    const Value& first = g_.values[op.inputs[0]];
+    const Value& second = g_.values[op.inputs[1]];
+    const std::size_t out = op.outputs[0];
+    const Value& result = g_.values[out];
+    ConvShape s;
+    s.kernelH = w.kernelH, s.kernelW = w.kernelW;
+    if (op.kind == OpKind::Conv2DInputGrad) {  // dy (dilated by the stride) with the flipped kernel
+      s.pass = ConvPass::InputGrad;
+      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3];
+      s.outH = result.shape[1], s.outW = result.shape[2], s.outChans = result.shape[3];
+      s.dilationH = w.strideH, s.dilationW = w.strideW;
+      s.padTop = std::int64_t(w.kernelH - 1) - std::int64_t(w.padTop(result.shape[1]));
+      s.padLeft = std::int64_t(w.kernelW - 1) - std::int64_t(w.padLeft(result.shape[2]));
+      s.flipped = true;
+    } else {
+      const Value& dyOrOut = op.kind == OpKind::Conv2D ? result : second;
+      s.pass = op.kind == OpKind::Conv2D ? ConvPass::Forward : ConvPass::WeightUpdate;
+      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3];
+      s.outH = dyOrOut.shape[1], s.outW = dyOrOut.shape[2], s.outChans = dyOrOut.shape[3];
+      s.strideH = w.strideH, s.strideW = w.strideW;
+      s.padTop = std::int64_t(w.padTop(s.inH)), s.padLeft = std::int64_t(w.padLeft(s.inW));
+    }
+    s.inputType = first.dtype, s.outputType = result.dtype;
+    ConvTensors t;
+    t.in = tensorOf(op.inputs[0]);
+    t.weights = tensorOf(op.inputs[1]);
+    const std::size_t weight = weightOf(op, result.shape);
+    const bool isWeightGradient = op.kind == OpKind::Conv2DWeightGrad && weight != ~std::size_t(0);
+    t.out = produce(out, isWeightGradient ? b_.placementOf(tensorOf(weight)) : mapTensor(result.shape, dtypeOf(out), target_, tiles_));
+    s.inTiles = b_.tensor(t.in).mapping.size();
+    s.weightTiles = b_.tensor(t.weights).mapping.size();
+    s.outTiles = b_.tensor(t.out).mapping.size();
+    const ConvPlan plan = planConv(s, target_, tiles_, budget_);
+    convPlans_.push_back({op.layer + "/" + op.name, s, plan});
+    lowerConv(b_, s, plan, t, result.name);
+  }
+
+  void lowerPoolOp(const Op& op, PoolCodelet codelet) {
+    const bool grad = codelet == PoolCodelet::MaxPoolGrad || codelet == PoolCodelet::AvgPoolGrad;
+    const Value& result = g_.values[op.outputs[0]];
+    const Value& x = grad ? result : g_.values[op.inputs[0]];  // the forward input's shape
+    const Window& w = op.window;
+    PoolGeometry geometry{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.outH(x.shape[1]), w.outW(x.shape[2]),
+                          w.kernelH, w.kernelW, w.strideH, w.strideW, w.padTop(x.shape[1]), w.padLeft(x.shape[2]),
+                          result.dtype};
+    PoolTensors t;
+    if (codelet != PoolCodelet::AvgPoolGrad) t.in = tensorOf(op.inputs[0]);
+    if (grad) t.gradOut = tensorOf(op.inputs.back());
+    t.out = produce(op.outputs[0], mapTensor(result.shape, dtypeOf(op.outputs[0]), target_, tiles_));
+    lowerPool(b_, codelet, geometry, t, tiles_, result.name);
+  }
+
   OpGraph& g_;
   const model::Target& target_;
   std::uint32_t tiles_;
@@ -353,6 +426,7 @@ class Lowerer {
   std::vector<Id> tensorOf_;
  public:
   std::vector<PlannedMatMul> plans_;
+  std::vector<PlannedConv> convPlans_;
 };
 
 }  // namespace
@@ -362,6 +436,7 @@ LoweredStep lowerStep(OpGraph& g, const Schedule& schedule, const model::Target&
   Lowerer lowerer(g, target, tiles, memoryBudget);
   LoweredStep step = lowerer.run(schedule, tileBaseOfLayer);
   step.matMulPlans = std::move(lowerer.plans_);
+  step.convPlans = std::move(lowerer.convPlans_);
   return step;
 }
 

@@ -4,6 +4,8 @@
 //     except a weight gradient, mapped as its weight (so the update is local),
 //     and a loss's rows, kept whole;
 //   - matmuls by their plan (matmul_plan.hpp, matmul_lowering.hpp);
+//   - convolutions by theirs (conv_plan.hpp, conv_lowering.hpp), pooling
+//     over blocks of images and channels (pool_lowering.hpp);
 //   - column sums and the loss mean by staged reductions (reduction.hpp);
 //   - elementwise ops where their first input lies, over every worker;
 //   - a value wanted in another mapping is copied once (<value>/relaid).
@@ -11,6 +13,7 @@
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
 #include "scheduler/ir_builder.hpp"
+#include "scheduler/conv_plan.hpp"
 #include "scheduler/matmul_plan.hpp"
 #include "scheduler/op_graph.hpp"
 #include "scheduler/schedule.hpp"
@@ -31,6 +34,7 @@ struct LoweredStep {
   std::size_t lastStep = 0;
   std::uint64_t estimatedStepCycles = 0;  // compute + exchange + syncs of one step (no host transfers)
   std::vector<PlannedMatMul> matMulPlans;  // in program order
+  std::vector<PlannedConv> convPlans;      // in program order
 };
 
 // `graph` is consumed: the weights' initial values move into the executable.

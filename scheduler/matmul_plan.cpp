@@ -3,6 +3,8 @@
 #include "model/codelets/codelet.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/cost_model.hpp"
+#include "scheduler/partials.hpp"
+#include "scheduler/plan_cache.hpp"
 
 #include <algorithm>
 #include <map>
@@ -13,25 +15,7 @@
 namespace ipusim::scheduler {
 namespace {
 
-// A codelet's cycles() called with its params in declaration order, without
-// building a name -> value map per call: the planner costs tens of
-// thousands of partitions.
-class VertexCost {
- public:
-  VertexCost(const std::string& codelet, const std::vector<std::string>& paramOrder) :
-      codelet_(model::CodeletRegistry::instance().get(codelet)) {
-    const auto names = codelet_.params();
-    if (names != paramOrder) throw std::logic_error(codelet + ": the planner's parameter order is out of date");
-  }
-  ir::Cycles operator()(std::vector<std::uint64_t> sizes, std::vector<double> params, const model::Target& t) const {
-    return codelet_.cycles({std::move(sizes), std::move(params)}, t);
-  }
-
- private:
-  const model::Codelet& codelet_;
-};
-
-// The planner's two codelets, typed as the lowering will type them.
+// The AMP codelet, typed as the lowering will type it.
 const VertexCost& matMulPartial(ir::DType input, ir::DType partials) {
   static std::mutex mutex;
   static std::map<std::pair<ir::DType, ir::DType>, std::unique_ptr<VertexCost>> costs;
@@ -42,13 +26,6 @@ const VertexCost& matMulPartial(ir::DType input, ir::DType partials) {
                                      std::vector<std::string>{"m", "k", "n", "transposeA", "transposeB", "accumulate"});
   return *c;
 }
-const VertexCost& reduceSum(ir::DType out) {
-  static const VertexCost toFloat("ReduceSum", {"rows", "cols", "axis", "scale", "accumulate"});
-  static const VertexCost toHalf(model::typedCodeletName("ReduceSum", {ir::DType::Float, ir::DType::Half}),
-                                 {"rows", "cols", "axis", "scale", "accumulate"});
-  return out == ir::DType::Half ? toHalf : toFloat;
-}
-
 // Beyond this many passes a product is better declared out of memory.
 constexpr std::uint64_t kMaxSerialPasses = 64;
 
@@ -91,7 +68,7 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
   const MatMulShape& s = full;
   MatMulCost c;
   const std::uint64_t mb = ceilDiv(s.m, pm), kb = ceilDiv(s.k, pk), nb = ceilDiv(s.n, pn);
-  const std::uint64_t eIn = ir::sizeOf(s.inputType), eOut = ir::sizeOf(s.outputType), ePartial = 4;
+  const std::uint64_t eIn = ir::sizeOf(s.inputType), eOut = ir::sizeOf(s.outputType);
   // 1. Gather: the busiest receiver (its two blocks) or sender (its share of
   // a, read by pn tiles, and of b, read by pm tiles).
   const std::uint64_t received = (mb * kb + kb * nb) * eIn;
@@ -105,23 +82,11 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
                                           double(s.transposeB), 0.0}, target);
   c.compute = computePhaseCycles(tileCycles({}, {amp}, target), target);
   // 3. Partials to the output's owners (reduced there when pk > 1).
-  const std::uint64_t owned = ceilDiv(s.m * s.n, std::max<std::uint64_t>(1, s.outTiles));
-  const std::uint64_t partialBytes = mb * nb * (pk > 1 ? ePartial : eOut);
-  std::uint64_t bytes = (mb * kb + kb * nb) * eIn + partialBytes;
-  if (pk == 1) {
-    c.reduceExchange = exchangePhaseCycles(std::max(owned * eOut, mb * nb * eOut), target);
-  } else {
-    c.reduceExchange = exchangePhaseCycles(std::max(owned * pk * ePartial, partialBytes), target);
-    // The owner's elements in pieces contiguous in the output and in a
-    // partial block, cut into chunks so that every worker has one.
-    const std::uint64_t pieceLength = pn == 1 ? mb * nb : nb;
-    const std::uint64_t pieces = ceilDiv(owned, pieceLength) + 1;
-    const std::uint64_t chunks = std::max<std::uint64_t>(pieces, target.tile.workerContexts);
-    const std::uint64_t chunk = ceilDiv(owned, chunks);
-    const ir::Cycles one = reduceSum(s.outputType)({pk * chunk, chunk}, {double(pk), double(chunk), 0.0, 1.0, 0.0}, target);
-    c.reduce = computePhaseCycles(tileCycles(std::vector<ir::Cycles>(std::min(chunks, owned), one), {}, target), target);
-    bytes = std::max(bytes, partialBytes + owned * pk * ePartial);
-  }
+  const std::uint64_t partialBytes = mb * nb * (pk > 1 ? 4 : eOut);
+  const PartialsCost r = estimatePartials(s.m * s.n, s.outTiles, mb * nb, pk, pn == 1 ? mb * nb : nb, s.outputType, target);
+  c.reduceExchange = r.exchange;
+  c.reduce = r.reduce;
+  const std::uint64_t bytes = std::max((mb * kb + kb * nb) * eIn + partialBytes, r.bytesPerTile);
   c.temporaryBytesPerTile = bytes;
   return c;
 }
@@ -139,24 +104,17 @@ std::vector<MatMulPlan> matMulPlanSpace(const MatMulShape& s, const model::Targe
   return space;
 }
 
+static MatMulPlan searchMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
+                               std::uint64_t budget);
+
 MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles, std::uint64_t budget) {
-  // Cached by shape and machine: a model repeats its shapes (every layer of
-  // an MLP, forward and backward).
-  struct Entry {
-    MatMulShape shape;
-    nlohmann::json target;
-    std::uint32_t tiles;
-    std::uint64_t budget;
-    MatMulPlan plan;
-  };
-  static std::mutex mutex;
-  static std::vector<Entry> cache;
-  const nlohmann::json targetKey = target.toJson();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Entry& e : cache)
-      if (e.shape == s && e.tiles == tiles && e.budget == budget && e.target == targetKey) return e.plan;
-  }
+  static PlanCache<MatMulShape, MatMulPlan> cache;
+  return cache.get(s, target, tiles, budget, [&] { return searchMatMul(s, target, tiles, budget); });
+}
+
+// The fastest plan that fits in the fewest serial passes.
+static MatMulPlan searchMatMul(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
+                               std::uint64_t budget) {
   auto better = [](const MatMulPlan& a, const MatMulPlan& b) {
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.cost.temporaryBytesPerTile < b.cost.temporaryBytesPerTile;
@@ -170,8 +128,6 @@ MatMulPlan planMatMul(const MatMulShape& s, const model::Target& target, std::ui
       if (!have || better(p, best)) best = p, have = true;
     if (best.fits) break;
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  cache.push_back({s, targetKey, tiles, budget, best});
   return best;
 }
 

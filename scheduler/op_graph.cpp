@@ -32,6 +32,13 @@ const char* toString(OpKind kind) {
     case OpKind::MeanLoss: return "MeanLoss";
     case OpKind::SgdUpdate: return "SgdUpdate";
     case OpKind::Cast: return "Cast";
+    case OpKind::Conv2D: return "Conv2D";
+    case OpKind::Conv2DInputGrad: return "Conv2DInputGrad";
+    case OpKind::Conv2DWeightGrad: return "Conv2DWeightGrad";
+    case OpKind::MaxPool2D: return "MaxPool2D";
+    case OpKind::MaxPool2DGrad: return "MaxPool2DGrad";
+    case OpKind::AvgPool2D: return "AvgPool2D";
+    case OpKind::AvgPool2DGrad: return "AvgPool2DGrad";
   }
   return "?";
 }

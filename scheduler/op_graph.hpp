@@ -7,6 +7,7 @@
 // one update per weight and bias.
 #include "model/ir/tensor.hpp"
 #include "model/ir/types.hpp"
+#include "scheduler/window.hpp"
 #include "scheduler/workload.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
@@ -45,6 +46,15 @@ enum class OpKind {
   MeanLoss,               // out = scale * sum in (scalar)
   SgdUpdate,              // weight += -learningRate * grad (in place)
   Cast,                   // out = in converted to out's dtype (float <-> half)
+  // NHWC activations, HWIO kernels (as Keras stores them); attr `window`
+  // (scheduler/conv_layers.hpp builds these).
+  Conv2D,                 // (input, kernel) -> output
+  Conv2DInputGrad,        // (outputGrad, kernel) -> inputGrad (its shape: the forward input's)
+  Conv2DWeightGrad,       // (input, outputGrad) -> kernelGrad
+  MaxPool2D,              // input -> output
+  MaxPool2DGrad,          // (input, outputGrad) -> inputGrad (to each window's first maximum, as TF)
+  AvgPool2D,              // input -> output (padding not counted in the mean)
+  AvgPool2DGrad,          // outputGrad -> inputGrad (its shape: the forward input's)
 };
 const char* toString(OpKind kind);
 
@@ -55,6 +65,7 @@ struct Op {
   std::vector<std::size_t> inputs, outputs;  // value indices
   bool transposeA = false, transposeB = false;
   double scale = 1.0;
+  Window window{};  // Conv2D* and *Pool2D*
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;

@@ -4,6 +4,7 @@
 #include "scheduler/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 namespace ipusim::scheduler {
@@ -94,6 +95,75 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
   }
   builder.execute(std::move(stage1), "reduce_rows");
   builder.execute(std::move(stage2), "reduce_groups");
+}
+
+void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, ir::Id out, double scale) {
+  const ir::DType dtype = builder.tensor(in).dtype;
+  const std::string sumToFloat = model::typedCodeletName("ReduceSum", {dtype, ir::DType::Float});
+  // Stage 0, per range of `in` held by a tile: its whole rows summed into a
+  // partial row of its own, the piece of a row before them (head) and after
+  // them (tail) added to it.
+  const Placement held = builder.placementOf(in);
+  std::vector<std::uint32_t> rowTiles;
+  for (const PlacedRange& r : held) rowTiles.push_back(r.tile);
+  const auto [partials, pAt] = builder.addBlocks(builder.tensor(out).name + "/tile_sums", ir::DType::Float, rowTiles,
+                                                 std::vector<std::uint64_t>(rowTiles.size(), cols));
+  std::vector<ir::Vertex> wholeRows, heads, tails;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    const PlacedRange& r = held[i];
+    const std::uint64_t at = pAt[i];
+    const std::uint64_t firstRow = ceilDiv(r.begin, cols), endRow = std::max(firstRow, r.end / cols);
+    if (endRow == firstRow)
+      wholeRows.push_back({model::typedCodeletName("Fill", {ir::DType::Float}), r.tile, {{"out", {partials, at, at + cols}}}, {{"value", 0}}});
+    else
+      wholeRows.push_back({sumToFloat, r.tile, {{"in", {in, firstRow * cols, endRow * cols}}, {"out", {partials, at, at + cols}}},
+                           sumParams(endRow - firstRow, cols, 0, 1)});
+    auto piece = [&](std::uint64_t b, std::uint64_t e, std::vector<ir::Vertex>& into) {
+      if (b >= e) return;
+      Params p = sumParams(1, e - b, 0, 1);
+      p["accumulate"] = 1;
+      into.push_back({sumToFloat, r.tile, {{"in", {in, b, e}}, {"out", {partials, at + b % cols, at + b % cols + (e - b)}}}, p});
+    };
+    if (endRow == firstRow && r.begin / cols == (r.end - 1) / cols) {
+      piece(r.begin, r.end, heads);  // within one row
+    } else {
+      piece(r.begin, std::min(r.end, firstRow * cols), heads);
+      piece(std::max(r.begin, endRow * cols), r.end, tails);
+    }
+  }
+  builder.execute(std::move(wholeRows), "reduce_tile_rows");
+  if (!heads.empty()) builder.execute(std::move(heads), "reduce_tile_head");
+  if (!tails.empty()) builder.execute(std::move(tails), "reduce_tile_tail");
+  // Stage 1: groups of about sqrt(rows) consecutive partial rows, each
+  // summed on the tile holding its first row; then the column sums of those.
+  const std::uint64_t rows = rowTiles.size();
+  const std::uint64_t group = std::max<std::uint64_t>(2, std::uint64_t(std::ceil(std::sqrt(double(rows)))));
+  if (rows <= group) {
+    reduceColumns(builder, partials, rows, cols, out, scale);
+    return;
+  }
+  const std::uint64_t groups = ceilDiv(rows, group);
+  std::vector<std::uint32_t> groupTiles;
+  std::vector<std::uint64_t> groupSizes;
+  for (std::uint64_t k = 0; k < groups; ++k) {
+    groupTiles.push_back(rowTiles[k * group]);
+    groupSizes.push_back((std::min(rows, (k + 1) * group) - k * group) * cols);
+  }
+  const auto [gathered, gAt] = builder.addBlocks(builder.tensor(out).name + "/tile_sums_gathered", ir::DType::Float,
+                                                 groupTiles, groupSizes);
+  const auto [folded, fAt] = builder.addBlocks(builder.tensor(out).name + "/group_sums", ir::DType::Float, groupTiles,
+                                               std::vector<std::uint64_t>(groups, cols));
+  std::vector<ir::CopyRegion> bring;
+  std::vector<ir::Vertex> fold;
+  for (std::uint64_t k = 0; k < groups; ++k) {
+    bring.push_back({{partials, pAt[k * group], pAt[k * group] + groupSizes[k]}, {gathered, gAt[k], gAt[k] + groupSizes[k]}});
+    fold.push_back({"ReduceSum", groupTiles[k], {{"in", {gathered, gAt[k], gAt[k] + groupSizes[k]}}, {"out", {folded, fAt[k], fAt[k] + cols}}},
+                    sumParams(groupSizes[k] / cols, cols, 0, 1)});
+  }
+  const ir::Cycles estimate = estimateCopy(builder, bring);
+  builder.copy(std::move(bring), "gather_tile_sums", estimate);
+  builder.execute(std::move(fold), "reduce_tile_sums");
+  reduceColumns(builder, folded, groups, cols, out, scale);
 }
 
 void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale) {

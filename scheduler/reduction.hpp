@@ -14,6 +14,11 @@ namespace ipusim::scheduler {
 
 // `in`: rows x cols, row-major; `out`: cols elements, already mapped.
 void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint64_t cols, ir::Id out, double scale);
+// The same sum for a tall `in` (an NHWC gradient's channels over batch x
+// positions): first each tile sums the rows it holds (whole rows over its
+// workers, pieces of rows added after), then reduceColumns over those
+// per-tile sums, so no tile gathers the whole tensor.
+void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, ir::Id out, double scale);
 // `in`: n elements; `out`: one element, already mapped.
 void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale);
 

@@ -14,5 +14,7 @@ void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, Red
 void addMatMulPartialCodelet(CodeletRegistry& registry);
 void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fill
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropy(Grad)
+void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvWeightUpdatePartial
+void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
 
 }  // namespace ipusim::model

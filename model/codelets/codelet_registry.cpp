@@ -18,6 +18,8 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addMatMulPartialCodelet(r);
     addDataMovementCodelets(r);
     addSoftmaxCrossEntropyCodelets(r);
+    addConvPartialCodelets(r);
+    addPoolingCodelets(r);
     return r;
   }();
   return registry;

@@ -27,12 +27,15 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
   const std::vector<std::string> expected = {
       "Add", "Sub", "Mul", "Div", "ScaledAdd", "Relu", "Exp", "Log", "Neg", "Square", "ReluGrad", "AddBias",
       "ReduceSum", "ReduceMax", "MatMulPartial", "Copy", "Cast", "Fill", "SoftmaxCrossEntropy",
-      "SoftmaxCrossEntropyGrad",
+      "SoftmaxCrossEntropyGrad", "ConvPartialnx1", "ConvWeightUpdatePartial", "MaxPool", "AvgPool", "MaxPoolGrad",
+      "AvgPoolGrad",
       // Half variants (typed names, as PopLibs names its vertices).
       "Add<half>", "Sub<half>", "Mul<half>", "Div<half>", "ScaledAdd<half>", "Relu<half>", "Exp<half>", "Log<half>",
       "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ReduceSum<half,float>", "ReduceSum<half,half>", "ReduceSum<float,half>",
       "MatMulPartial<half,float>", "MatMulPartial<half,half>", "Copy<half>", "Cast<float,half>", "Cast<half,float>",
-      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>"};
+      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>", "ConvPartialnx1<half,float>",
+      "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
+      "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;
@@ -71,9 +74,15 @@ TEST(CodeletRegistry, AddRejectsDuplicatesAndNull) {
   EXPECT_THROW(registry.add(nullptr), std::invalid_argument);
 }
 
-TEST(CodeletRegistry, OnlyMatMulPartialIsASupervisor) {
+// Supervisors: the AMP products (MatMulPartial, the conv partials) and
+// popnn's pooling vertices (supervisor vertices in PopLibs too).
+TEST(CodeletRegistry, OnlyAmpAndPoolingCodeletsAreSupervisors) {
+  auto startsWith = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
   for (const auto& name : CodeletRegistry::instance().names())
-    EXPECT_EQ(CodeletRegistry::instance().get(name).isSupervisor(), name.rfind("MatMulPartial", 0) == 0) << name;
+    EXPECT_EQ(CodeletRegistry::instance().get(name).isSupervisor(),
+              startsWith(name, "MatMulPartial") || startsWith(name, "ConvPartial") ||
+                  startsWith(name, "ConvWeightUpdatePartial") || startsWith(name, "MaxPool") || startsWith(name, "AvgPool"))
+        << name;
 }
 
 TEST(CodeletRegistry, FieldsAndParamsFollowTheReadmeContract) {

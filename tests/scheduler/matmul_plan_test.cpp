@@ -9,6 +9,7 @@
 #include "scheduler/matmul_plan.hpp"
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/tile_mapper.hpp"
+#include "small_target.hpp"
 #include "static_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -19,11 +20,7 @@
 namespace ipusim::scheduler {
 namespace {
 
-model::Target ipu2(std::uint32_t tiles) {
-  model::Target t = model::Target::preset("ipu2");
-  t.set("tile.tilesPerIpu", std::to_string(tiles));
-  return t;
-}
+using testing::ipu2;
 
 MatMulShape shape(std::uint64_t m, std::uint64_t k, std::uint64_t n, std::uint64_t tiles) {
   MatMulShape s;

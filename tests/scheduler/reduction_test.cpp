@@ -7,6 +7,7 @@
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/reduction.hpp"
 #include "scheduler/tile_mapper.hpp"
+#include "small_target.hpp"
 #include "static_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -18,11 +19,7 @@
 namespace ipusim::scheduler {
 namespace {
 
-model::Target ipu2(std::uint32_t tiles) {
-  model::Target t = model::Target::preset("ipu2");
-  t.set("tile.tilesPerIpu", std::to_string(tiles));
-  return t;
-}
+using testing::ipu2;
 
 struct Reduced {
   std::vector<float> out;

@@ -1,0 +1,265 @@
+// The convolution partials on the AMP (supervisor codelets), over NHWC
+// activations and HWIO weights:
+//
+// ConvPartialnx1: out[b][oy][ox][co] (+)= sum_{ky,kx,ci} In(b, oy sH + ky - padTop,
+//   ox sW + kx - padLeft, ci) W(ky, kx, ci, co), where In reads the input
+//   dilated by dilationH/W (zeros between its rows and columns) with implicit
+//   zero padding (a coordinate outside the dilated input, or between its
+//   points, reads 0): In(b, y, x, ci) = in[b][y / dH][x / dW][ci] when
+//   y % dH == 0, 0 <= y / dH < inH (likewise x). W(ky, kx, ci, co) =
+//   weights[ky][kx][ci][co], or with `flipped` weights[kH-1-ky][kW-1-kx][co][ci]
+//   (the forward kernel read for the input gradient: dx is the convolution of
+//   dy, dilated by the stride, with the flipped kernel, in and out channels
+//   swapped, as poplin's backward pass transforms it).
+//   Cycles: poplin's ConvPartialnx1 estimate (conv_cycle_model.hpp).
+//
+// ConvWeightUpdatePartial: out[ky][kx][ci][co] (+)= sum_{b,oy,ox}
+//   In(b, oy sH + ky - padTop, ox sW + kx - padLeft, ci) deltas[b][oy][ox][co].
+//   Cycles: poplin plans a weight update as the convolution of
+//   getWeightUpdateParams (batch <-> input channels, the deltas as the kernel)
+//   and its expandDims transform folds the deltas' spatial dims into the input
+//   channels, leaving a 1x1 convolution (ConvPartial1x1Out) of
+//   kH kW ci field positions, b oH oW input and co output channels:
+//   cycles::ampMatMulCycles(kH kW ci, b oH oW, co).
+//
+// Typed variants ConvPartialnx1<half,float|half> and
+// ConvWeightUpdatePartial<half,float|half>: half in and weights (deltas),
+// float or half partials, computed in float (HalfCodelet) and rounded once
+// per half store; cycles for half activations (4 cycles per field element,
+// 16 input channels per group).
+//
+// Layout transposes cost nothing extra: the compiler lays the operands out
+// for the AMP, as poplin does (MatMulPartial takes the same stance).
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/conv_cycle_model.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/flat_codelet.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
+#include "model/codelets/vector_loop.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace ipusim::model {
+namespace {
+
+// The geometry both codelets share, read from params 0..12 (see kGeometry).
+struct Geometry {
+  std::uint64_t batch, inH, inW, inChans, outH, outW, outChans, kH, kW, sH, sW;
+  std::int64_t padTop, padLeft;
+  std::uint64_t dH = 1, dW = 1;
+  static Geometry of(const double* p) {
+    return {std::uint64_t(p[0]), std::uint64_t(p[1]), std::uint64_t(p[2]), std::uint64_t(p[3]),
+            std::uint64_t(p[4]), std::uint64_t(p[5]), std::uint64_t(p[6]), std::uint64_t(p[7]),
+            std::uint64_t(p[8]), std::uint64_t(p[9]), std::uint64_t(p[10]), std::int64_t(p[11]),
+            std::int64_t(p[12])};
+  }
+  // The input row (or column) read at output position o, kernel position k:
+  // -1 when it is padding or a dilation hole.
+  static std::int64_t source(std::uint64_t o, std::uint64_t k, std::uint64_t stride, std::int64_t pad,
+                             std::uint64_t dilation, std::uint64_t size) {
+    const std::int64_t y = std::int64_t(o * stride + k) - pad;
+    if (y < 0 || y % std::int64_t(dilation)) return -1;
+    const std::int64_t row = y / std::int64_t(dilation);
+    return row < std::int64_t(size) ? row : -1;
+  }
+};
+// body(ky, kx, inputOffset, outputPosition) for every tap
+// that reads an input element (not padding, not a dilation hole):
+// inputOffset is in[b][y][x][0]'s index, the position index (b oH + oy) oW + ox.
+template <class Body>
+void forEachTap(const Geometry& g, Body&& body) {
+  for (std::uint64_t b = 0; b < g.batch; ++b)
+    for (std::uint64_t oy = 0; oy < g.outH; ++oy)
+      for (std::uint64_t ky = 0; ky < g.kH; ++ky) {
+        const std::int64_t y = Geometry::source(oy, ky, g.sH, g.padTop, g.dH, g.inH);
+        if (y < 0) continue;
+        for (std::uint64_t ox = 0; ox < g.outW; ++ox)
+          for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
+            const std::int64_t x = Geometry::source(ox, kx, g.sW, g.padLeft, g.dW, g.inW);
+            if (x < 0) continue;
+            body(ky, kx, ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(x)) * g.inChans,
+                 (b * g.outH + oy) * g.outW + ox);
+          }
+      }
+}
+
+const std::vector<std::string> kGeometry{"batch", "inH", "inW", "inChans", "outH", "outW", "outChans",
+                                          "kernelH", "kernelW", "strideH", "strideW", "padTop", "padLeft"};
+
+std::vector<std::string> withGeometry(std::vector<std::string> extra) {
+  std::vector<std::string> p = kGeometry;
+  p.insert(p.end(), extra.begin(), extra.end());
+  return p;
+}
+
+void checkGeometry(ShapeCheck& check) {
+  for (const char* d : {"batch", "inH", "inW", "inChans", "outH", "outW", "outChans", "kernelH", "kernelW",
+                        "strideH", "strideW"})
+    check.dimension(d);
+  check.param("padTop"), check.param("padLeft");
+}
+
+std::string dims(std::initializer_list<std::uint64_t> d) {
+  std::string s;
+  for (auto x : d) s += (s.empty() ? "" : " x ") + std::to_string(x);
+  return s;
+}
+
+// out[co] += a * w[co] over n channels.
+IPUSIM_KERNEL void axpy(float a, const float* __restrict w, float* __restrict out, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t c) { out[c] += a * w[c]; });
+}
+
+class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
+ public:
+  // The activation and partials types the cycles count (compute is float;
+  // HalfCodelet converts half fields).
+  explicit ConvPartialnx1(ir::DType inputType = ir::DType::Float, ir::DType partialsType = ir::DType::Float)
+      : inputType_(inputType), partialsType_(partialsType) {}
+  std::string name() const override { return "ConvPartialnx1"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Float, FieldAccess::In},
+            {"weights", ir::DType::Float, FieldAccess::In},
+            {"out", ir::DType::Float, FieldAccess::InOut}};
+  }
+  std::vector<std::string> params() const override {
+    return withGeometry({"dilationH", "dilationW", "flipped", "accumulate"});
+  }
+  std::vector<ParamDefault> paramDefaults() const override {
+    return {{"strideH", 1}, {"strideW", 1}, {"padTop", 0}, {"padLeft", 0}, {"dilationH", 1},
+            {"dilationW", 1}, {"flipped", 0}, {"accumulate", 0}};
+  }
+  bool isSupervisor() const override { return true; }
+
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    checkGeometry(check);
+    check.dimension("dilationH"), check.dimension("dilationW");
+    check.flag("flipped"), check.flag("accumulate");
+    const Geometry g = Geometry::of(shape.params.data());
+    check.expectSize("in", g.batch * g.inH * g.inW * g.inChans, "batch x inH x inW x inChans = " +
+                                                                   dims({g.batch, g.inH, g.inW, g.inChans}));
+    check.expectSize("weights", g.kH * g.kW * g.inChans * g.outChans,
+                     "kernelH x kernelW x inChans x outChans = " + dims({g.kH, g.kW, g.inChans, g.outChans}));
+    check.expectSize("out", g.batch * g.outH * g.outW * g.outChans,
+                     "batch x outH x outW x outChans = " + dims({g.batch, g.outH, g.outW, g.outChans}));
+  }
+
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const Geometry g = Geometry::of(shape.params.data());
+    cycles::Nx1Shape s;
+    s.batch = g.batch, s.outH = g.outH, s.outW = g.outW, s.inChans = g.inChans, s.outChans = g.outChans;
+    s.kernelH = g.kH, s.kernelW = g.kW, s.strideH = g.sH, s.strideW = g.sW;
+    s.dilationH = std::uint64_t(shape.params[13]), s.dilationW = std::uint64_t(shape.params[14]);
+    s.zeroPartials = shape.params[16] == 0;
+    s.inputType = inputType_, s.partialsType = partialsType_;
+    return cycles::convPartialnx1Cycles(s, target);
+  }
+
+  void computeFlat(const FieldData* f, const double* p) const {
+    Geometry g = Geometry::of(p);
+    g.dH = std::uint64_t(p[13]), g.dW = std::uint64_t(p[14]);
+    const bool flipped = p[15] != 0, accumulate = p[16] != 0;
+    const float* in = f[0].as<const float>();
+    const float* w = f[1].as<const float>();
+    float* out = f[2].as<float>();
+    if (!accumulate) std::fill(out, out + f[2].size, 0.0f);
+    if (flipped) {  // w as [ky][kx][ci][co] of this convolution
+      thread_local std::vector<float> scratch;
+      scratch.resize(f[1].size);
+      for (std::uint64_t ky = 0; ky < g.kH; ++ky)
+        for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
+          const float* src = w + ((g.kH - 1 - ky) * g.kW + (g.kW - 1 - kx)) * g.outChans * g.inChans;
+          float* dst = scratch.data() + (ky * g.kW + kx) * g.inChans * g.outChans;
+          for (std::uint64_t co = 0; co < g.outChans; ++co)
+            for (std::uint64_t ci = 0; ci < g.inChans; ++ci) dst[ci * g.outChans + co] = src[co * g.inChans + ci];
+        }
+      w = scratch.data();
+    }
+    forEachTap(g, [&](std::uint64_t ky, std::uint64_t kx, std::uint64_t inAt, std::uint64_t position) {
+      const float* a = in + inAt;
+      const float* wk = w + (ky * g.kW + kx) * g.inChans * g.outChans;
+      float* o = out + position * g.outChans;
+      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], wk + ci * g.outChans, o, g.outChans);
+    });
+  }
+
+ private:
+  ir::DType inputType_, partialsType_;
+};
+
+class ConvWeightUpdatePartial final : public FlatCodelet<ConvWeightUpdatePartial> {
+ public:
+  explicit ConvWeightUpdatePartial(ir::DType inputType = ir::DType::Float, ir::DType partialsType = ir::DType::Float)
+      : inputType_(inputType), partialsType_(partialsType) {}
+  std::string name() const override { return "ConvWeightUpdatePartial"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Float, FieldAccess::In},
+            {"deltas", ir::DType::Float, FieldAccess::In},
+            {"out", ir::DType::Float, FieldAccess::InOut}};
+  }
+  std::vector<std::string> params() const override { return withGeometry({"accumulate"}); }
+  std::vector<ParamDefault> paramDefaults() const override {
+    return {{"strideH", 1}, {"strideW", 1}, {"padTop", 0}, {"padLeft", 0}, {"accumulate", 0}};
+  }
+  bool isSupervisor() const override { return true; }
+
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    checkGeometry(check);
+    check.flag("accumulate");
+    const Geometry g = Geometry::of(shape.params.data());
+    check.expectSize("in", g.batch * g.inH * g.inW * g.inChans, "batch x inH x inW x inChans = " +
+                                                                   dims({g.batch, g.inH, g.inW, g.inChans}));
+    check.expectSize("deltas", g.batch * g.outH * g.outW * g.outChans,
+                     "batch x outH x outW x outChans = " + dims({g.batch, g.outH, g.outW, g.outChans}));
+    check.expectSize("out", g.kH * g.kW * g.inChans * g.outChans,
+                     "kernelH x kernelW x inChans x outChans = " + dims({g.kH, g.kW, g.inChans, g.outChans}));
+  }
+
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const Geometry g = Geometry::of(shape.params.data());
+    const bool accumulate = shape.params[13] != 0;
+    return cycles::ampMatMulCycles(g.kH * g.kW * g.inChans, g.batch * g.outH * g.outW, g.outChans, !accumulate,
+                                   inputType_, partialsType_, target);
+  }
+
+  void computeFlat(const FieldData* f, const double* p) const {
+    const Geometry g = Geometry::of(p);
+    const bool accumulate = p[13] != 0;
+    const float* in = f[0].as<const float>();
+    const float* d = f[1].as<const float>();
+    float* out = f[2].as<float>();
+    if (!accumulate) std::fill(out, out + f[2].size, 0.0f);
+    forEachTap(g, [&](std::uint64_t ky, std::uint64_t kx, std::uint64_t inAt, std::uint64_t position) {
+      const float* a = in + inAt;
+      const float* delta = d + position * g.outChans;
+      float* o = out + (ky * g.kW + kx) * g.inChans * g.outChans;
+      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], delta, o + ci * g.outChans, g.outChans);
+    });
+  }
+
+ private:
+  ir::DType inputType_, partialsType_;
+};
+
+}  // namespace
+
+void addConvPartialCodelets(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half, F = ir::DType::Float;
+  registry.add(std::make_unique<ConvPartialnx1>());
+  registry.add(std::make_unique<ConvWeightUpdatePartial>());
+  // Half activations and weights, float or half partials (poplin's
+  // ConvPartialnx1<half,float,...> naming).
+  for (ir::DType partials : {F, H}) {
+    registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ConvPartialnx1", {H, partials}),
+                                               std::make_unique<ConvPartialnx1>(H, partials), std::vector{H, H, partials}));
+    registry.add(std::make_unique<HalfCodelet>(typedCodeletName("ConvWeightUpdatePartial", {H, partials}),
+                                               std::make_unique<ConvWeightUpdatePartial>(H, partials),
+                                               std::vector{H, H, partials}));
+  }
+}
+
+}  // namespace ipusim::model
