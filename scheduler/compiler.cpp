@@ -1,7 +1,5 @@
 #include "scheduler/compiler.hpp"
 
-#include <algorithm>
-
 #include "scheduler/gradient_accumulation.hpp"
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
@@ -9,6 +7,9 @@
 #include "scheduler/op_graph.hpp"
 #include "scheduler/replication.hpp"
 #include "scheduler/schedule.hpp"
+
+#include <algorithm>
+#include <map>
 
 namespace ipusim::scheduler {
 namespace {
