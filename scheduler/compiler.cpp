@@ -1,6 +1,7 @@
 #include "scheduler/compiler.hpp"
 
 #include "scheduler/gradient_accumulation.hpp"
+#include "scheduler/layer_shapes.hpp"
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
@@ -58,7 +59,15 @@ CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
   return compile(w, targetFor(w), progress);
 }
 
-CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& reportProgress) {
+CompiledWorkload compile(const Workload& original, const model::Target& target, const CompileProgress& reportProgress) {
+  // The layers' shapes, inferred again: a caller may have changed a layer or
+  // the input after the workload was read.
+  Workload w = original;
+  std::vector<std::uint64_t> input = w.dataset.inputShape;
+  if (elementsOf(input) != w.dataset.features || input.empty()) input = {w.dataset.features};
+  inferLayerShapes(w.layers, input, w.name, [&](std::size_t i, const std::string& key) {
+    return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
+  });
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
   // Sharding: a replica spans `shards` IPUs, each layer on its shard's.
   // Replication: the replica is compiled for the first IPUs' tiles and laid
@@ -85,6 +94,11 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   progress("scheduling");
   Schedule schedule = scheduleOps(graph, w.scheduling);
   const std::uint32_t accumulation = w.training.gradientAccumulationCount;
+  // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
+  if ((replicas > 1 || accumulation > 1) && (w.optimizer.type != "sgd" || w.optimizer.momentum != 0))
+    throw std::invalid_argument(std::string("optimizer: replication (ipu.num_ipus) and ") +
+                                "training.gradient_accumulation_count support plain SGD only (type sgd, momentum 0), got '" +
+                                w.optimizer.type + "'" + (w.optimizer.momentum != 0 ? " with momentum" : ""));
   // The all-reduce and gradient accumulation need every gradient before any update.
   if (replicas > 1 || accumulation > 1) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
@@ -107,14 +121,20 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   c.stepsPerRun = feeds ? w.training.stepsPerExecution : 1;
   c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice, ir::DType::Float,
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
-  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, ir::DType::Int, batch,
+  // Class indices (int), or one-hot targets (float, batch x classes): LossSpec::classIndexLabels.
+  const bool indices = w.loss.classIndexLabels();
+  const std::uint64_t labelElements = indices ? batch : batch * w.dataset.classes;
+  // The outfeed carries the step's loss and accuracy, as Keras's outfeed carries loss and metrics.
+  const std::uint64_t lossElements = w.loss.hasAccuracy() ? 2 : 1;
+  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
+                             labelElements,
                              feeds ? w.training.prefetchDepth : 1);
-  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, 1,
+  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, lossElements,
                            feeds ? w.training.outfeedBufferDepth : 1);
 
   std::vector<ir::Id> stepChildren{
       addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
-      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, batch, "input"))};
+      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
   GradientAccumulation accumulated;
   if (accumulation > 1) {
     // The mini-batch step stops before the updates and adds its gradients up.
@@ -130,7 +150,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
   } else {
     stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
   }
-  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss")));
+  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
   // The inputs are written at step 0, the loss read after the last op.
   for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
   step.useSpans[step.loss].second = step.lastStep + 1;
@@ -176,7 +196,7 @@ CompiledWorkload compile(const Workload& w, const model::Target& target, const C
       ir::Program outer;
       outer.kind = ir::ProgramKind::Sequence;
       outer.name = "train";
-      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, 1, "loss"))};
+      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss"))};
       outer.debug = {"training", "train"};
       entry = addProgram(exe, outer);
     }

@@ -5,7 +5,7 @@
 namespace ipusim::scheduler {
 namespace {
 
-std::string shapeText(const std::vector<std::uint64_t>& shape) {
+std::string bracketedShape(const std::vector<std::uint64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
@@ -28,7 +28,7 @@ ir::DType computeType(const OpGraph& g, std::size_t v, const std::string& layer,
 
 const std::vector<std::uint64_t>& nhwc(const OpGraph& g, std::size_t v, const std::string& layer) {
   const auto& s = g.values[v].shape;
-  if (s.size() != 4) fail(layer, "expects an input of shape [batch, height, width, channels], got " + shapeText(s));
+  if (s.size() != 4) fail(layer, "expects an input of shape [batch, height, width, channels], got " + bracketedShape(s));
   return s;
 }
 
@@ -65,8 +65,8 @@ std::size_t addConv2D(OpGraph& g, std::size_t input, std::size_t kernel, Window 
   const auto in = nhwc(g, input, layer);
   const auto k = g.values[kernel].shape;
   if (k.size() != 4 || k[2] != in[3])
-    fail(layer, "kernel '" + g.values[kernel].name + "' has shape " + shapeText(k) +
-                    "; expected [kernel_h, kernel_w, " + std::to_string(in[3]) + ", filters] for input " + shapeText(in));
+    fail(layer, "kernel '" + g.values[kernel].name + "' has shape " + bracketedShape(k) +
+                    "; expected [kernel_h, kernel_w, " + std::to_string(in[3]) + ", filters] for input " + bracketedShape(in));
   const ir::DType type = computeType(g, input, layer, kernel);
   window.kernelH = k[0], window.kernelW = k[1];
   checkWindow(window, in[1], in[2], layer);

@@ -80,6 +80,8 @@ class Lowerer {
       case ValueKind::Input: return "stream_buffers";
       case ValueKind::Weight: return "weights";
       case ValueKind::Gradient: return "gradients";
+      case ValueKind::OptimizerState:
+      case ValueKind::StepCounter: return "optimizer";
       default: return "activations";
     }
   }
@@ -91,6 +93,13 @@ class Lowerer {
 
   Id define(std::size_t value, const Placement& p) {
     const Value& v = g_.values[value];
+    if (v.kind == ValueKind::StepCounter) {  // one copy of the count per tile: read where it is needed, never exchanged
+      Placement perTile;
+      for (std::uint32_t t = 0; t < tiles_; ++t) perTile.push_back({t, t + 1, t});
+      const Id t = b_.addTensor(v.name, {tiles_}, dtypeOf(value), categoryOf(v), true, perTile);
+      tensorOf_[value] = t;
+      return t;
+    }
     const Id t = b_.addTensor(v.name, v.shape, dtypeOf(value), categoryOf(v), v.alwaysLive(), p);
     b_.exe().tensors[t].uniformInit = v.uniformInit;
     tensorOf_[value] = t;
@@ -137,7 +146,23 @@ class Lowerer {
       case OpKind::SoftmaxCrossEntropyGrad: lowerSoftmaxCrossEntropyGrad(op); break;
       case OpKind::ReduceRows: lowerReduceRows(op); break;
       case OpKind::MeanLoss: lowerMeanLoss(op); break;
+      case OpKind::Accuracy: lowerAccuracy(op); break;
+      case OpKind::RowLoss: lowerRowLoss(op); break;
+      case OpKind::TargetDifference: lowerTargetDifference(op); break;
       case OpKind::SgdUpdate: lowerSgdUpdate(op); break;
+      case OpKind::NonLinearity:
+        lowerElementwise(op, typed(nonLinearityCodelet(op.activation), {dtypeOf(op.outputs[0])}), {"in"}, "out");
+        break;
+      case OpKind::NonLinearityGrad:
+        lowerElementwise(op, typed(nonLinearityCodelet(op.activation) + "Grad", {dtypeOf(op.outputs[0])}),
+                         {"activation", "gradIn"}, "gradOut");
+        break;
+      case OpKind::IncrementStep: lowerIncrementStep(op); break;
+      case OpKind::Dropout: lowerDropout(op, "Dropout", "in", "out"); break;
+      case OpKind::DropoutGrad: lowerDropout(op, "Dropout", "in", "out"); break;  // the same mask, applied to the gradient
+      case OpKind::MomentumUpdate:
+      case OpKind::AdamUpdate:
+      case OpKind::RmspropUpdate: lowerOptimizerUpdate(op); break;
       case OpKind::Conv2D:
       case OpKind::Conv2DInputGrad:
       case OpKind::Conv2DWeightGrad: lowerConvOp(op); break;
@@ -330,8 +355,73 @@ class Lowerer {
   void lowerMeanLoss(const Op& op) {
     const Id in = tensorOf(op.inputs[0]);
     const std::uint64_t n = g_.values[op.inputs[0]].numElements();
-    const Id out = produce(op.outputs[0], onTile(1, b_.placementOf(in).at(0).tile));
-    reduceAll(b_, in, n, out, op.scale);
+    if (op.index == 0) {  // defines the loss tensor (loss and metrics), on one tile
+      const std::size_t v = op.outputs[0];
+      const Id out = produce(v, onTile(g_.values[v].numElements(), b_.placementOf(in).at(0).tile));
+      reduceAll(b_, in, n, out, op.scale, 0);
+    } else {  // a metric written into it
+      reduceAll(b_, in, n, tensorOf(op.inputs[1]), op.scale, op.index);
+    }
+  }
+
+  // A loss or accuracy over dense targets (target_losses codelets): whole
+  // rows per vertex, the rows where the logits' loss placement puts them.
+  void lowerRowLoss(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Placement rows = perRow(p, cols);
+    const Id x = realize(op.inputs[0], p);
+    const Id targets = realize(op.inputs[1], p);
+    const bool withProbs = op.outputs.size() == 2;
+    const Id probs = withProbs ? produce(op.outputs[0], p) : ir::kNoId;
+    const Id perRowOut = produce(op.outputs.back(), rows);
+    const bool accuracy = op.codelet == "CategoricalAccuracy" || op.codelet == "BinaryAccuracy";
+    const char* inField = accuracy ? "probs" : op.codelet == "SquaredError" ? "pred" : "logits";
+    const std::string codelet = accuracy ? op.codelet : typed(op.codelet, {dtypeOf(op.inputs[0])});
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : rows)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1)) {
+        std::vector<ir::VertexField> fields{{inField, {x, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}}};
+        if (withProbs) fields.push_back({"probs", {probs, b * cols, e * cols}});
+        fields.push_back({accuracy ? "correct" : "loss", {perRowOut, b, e}});
+        v.push_back({codelet, r.tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}});
+      }
+    b_.execute(std::move(v), "");
+  }
+
+  // grad = scale * (pred - targets), rows where the prediction's rows are.
+  void lowerTargetDifference(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Id pred = realize(op.inputs[0], p);
+    const Id targets = realize(op.inputs[1], p);
+    const Id grad = produce(op.outputs[0], p);
+    const ir::DType in = dtypeOf(op.inputs[0]), out = dtypeOf(op.outputs[0]);
+    const std::string codelet = in == out ? typed("TargetDifference", {in}) : typed("TargetDifference", {in, out});
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : perRow(p, cols))
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
+        v.push_back({codelet, r.tile,
+                     {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
+                      {"grad", {grad, b * cols, e * cols}}},
+                     {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}});
+    b_.execute(std::move(v), "");
+  }
+
+  void lowerAccuracy(const Op& op) {
+    const std::uint64_t classes = g_.values[op.inputs[0]].shape[1];
+    const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    const Placement rows = perRow(p, classes);
+    const Id probs = tensorOf(op.inputs[0]);
+    const Id labels = realize(op.inputs[1], rows);
+    const Id correct = produce(op.outputs[0], rows);
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : rows)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
+        v.push_back({"Accuracy", r.tile,
+                     {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}}, {"correct", {correct, b, e}}},
+                     {{"rows", double(e - b)}, {"classes", double(classes)}}});
+    b_.execute(std::move(v), "");
   }
 
   // The bias gradient: column sums, owned as the bias is (a local update).
@@ -359,6 +449,88 @@ class Lowerer {
     for (const PlacedRange& r : p)
       for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain))
         v.push_back({typed("ScaledAdd", {dtypeOf(op.inputs[0])}), r.tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}});
+    b_.execute(std::move(v), "");
+  }
+
+  static std::string nonLinearityCodelet(Activation a) {
+    switch (a) {
+      case Activation::Sigmoid: return "Sigmoid";
+      case Activation::Tanh: return "Tanh";
+      case Activation::Gelu: return "Gelu";
+      default: throw std::logic_error(std::string("no non-linearity codelet for ") + toString(a));
+    }
+  }
+
+  // The step counter: +1 on every tile's copy, one vertex per tile.
+  void lowerIncrementStep(const Op& op) {
+    const Id counter = tensorOf(op.inputs[0]);
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : b_.placementOf(counter)) v.push_back({"Increment", r.tile, {{"data", {counter, r.begin, r.end}}}, {}});
+    b_.execute(std::move(v), "");
+  }
+
+  // Dropout and its gradient: elementwise where the data lies; each vertex
+  // reads its tile's copy of the step count and is told the global index of
+  // its first element, so the mask of element i is the same function of
+  // (seed, step, i) on every tile, in the forward and the backward pass.
+  void lowerDropout(const Op& op, const std::string& codelet, const char* inField, const char* outField) {
+    const Id in = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(in);
+    const Id step = tensorOf(op.inputs[1]);
+    const Id out = produce(op.outputs[0], p);
+    const std::string name = typed(codelet, {dtypeOf(op.outputs[0])});
+    std::vector<ir::Vertex> v;
+    const std::uint64_t grain = vectorElements(dtypeOf(op.outputs[0]), target_);
+    for (const PlacedRange& r : p)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain))
+        v.push_back({name, r.tile, {{inField, {in, b, e}}, {"step", {step, r.tile, r.tile + 1}}, {outField, {out, b, e}}},
+                     {{"rate", op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}});
+    b_.execute(std::move(v), "");
+  }
+
+  // Momentum SGD, Adam, RMSprop: in place where the weight lies, its
+  // gradient brought there, its slots mapped as the weight.
+  void lowerOptimizerUpdate(const Op& op) {
+    const Id w = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(w);
+    const Id grad = realize(op.inputs[1], p);
+    const OptimizerSpec& o = op.optimizer;
+    const ir::DType dtype = dtypeOf(op.inputs[0]);
+    std::string codelet;
+    std::vector<std::string> slotFields;
+    std::vector<std::pair<std::string, double>> params;
+    Id step = ir::kNoId;
+    if (op.kind == OpKind::MomentumUpdate) {
+      codelet = "MomentumUpdate";
+      slotFields = {"velocity"};
+      params = {{"learningRate", o.learningRate}, {"momentum", o.momentum}, {"nesterov", o.nesterov ? 1.0 : 0.0}};
+    } else if (op.kind == OpKind::AdamUpdate) {
+      codelet = "AdamUpdate";
+      slotFields = {"m", "v"};
+      step = tensorOf(op.inputs.back());
+      params = {{"learningRate", o.learningRate}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}};
+    } else {
+      codelet = std::string("RmspropUpdate") + (o.centered ? "Centered" : "") + (o.momentum > 0 ? "Momentum" : "");
+      slotFields = {"velocity"};
+      if (o.centered) slotFields.push_back("average");
+      if (o.momentum > 0) slotFields.push_back("moment");
+      params = {{"learningRate", o.learningRate}, {"rho", o.rho}, {"epsilon", o.epsilon}};
+      if (o.momentum > 0) params.push_back({"momentum", o.momentum});
+    }
+    std::vector<Id> slots;
+    for (std::size_t s = 0; s < slotFields.size(); ++s) slots.push_back(realize(op.inputs[2 + s], p));
+    const std::string name = typed(codelet, {dtype});
+    std::vector<ir::Vertex> v;
+    const std::uint64_t grain = vectorElements(dtype, target_);
+    for (const PlacedRange& r : p)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain)) {
+        std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
+        for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
+        if (step != ir::kNoId) fields.push_back({"step", {step, r.tile, r.tile + 1}});
+        ir::Vertex vx{name, r.tile, std::move(fields), {}};
+        for (const auto& [k, val] : params) vx.params[k] = val;
+        v.push_back(std::move(vx));
+      }
     b_.execute(std::move(v), "");
   }
 

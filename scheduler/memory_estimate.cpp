@@ -16,10 +16,17 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   long double features = w.dataset.features, largestKernel = 0;
   std::string largestKernelName;
   for (const LayerSpec& l : w.layers) {
-    if (l.kind != "dense") continue;
-    const long double kernel = features * l.units * weightBytes;
+    if (l.kind != layer_kind::kDense && l.kind != layer_kind::kConv2D) continue;
+    if (!l.inputShape.empty()) features = l.inputShape.back();
+    // dense: fan-in x units; conv2d: kernel rows x columns x input channels x filters
+    const long double fanIn = l.kind == layer_kind::kConv2D ? features * l.window[0] * l.window[1] : features;
+    const long double kernel = fanIn * l.units * weightBytes;
     variables.push_back({l.name + "/kernel", "weights", kernel});
     variables.push_back({l.name + "/bias", "weights", l.units * weightBytes});
+    // The optimizer's slot variables live as long as their weights.
+    const OptimizerSpec& o = w.optimizer;
+    const int slots = o.type == "adam" ? 2 : o.type == "rmsprop" ? 1 + o.centered + (o.momentum > 0) : (o.momentum > 0);
+    if (slots) variables.push_back({l.name + "/optimizer_slots", "optimizer", slots * (kernel + l.units * weightBytes)});
     if (kernel > largestKernel) largestKernel = kernel, largestKernelName = l.name;
     features = l.units;
   }

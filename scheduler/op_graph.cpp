@@ -1,5 +1,7 @@
 #include "scheduler/op_graph.hpp"
 
+#include "scheduler/optimizer_updates.hpp"
+
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -30,8 +32,19 @@ const char* toString(OpKind kind) {
     case OpKind::SoftmaxCrossEntropyGrad: return "SoftmaxCrossEntropyGrad";
     case OpKind::ReduceRows: return "ReduceRows";
     case OpKind::MeanLoss: return "MeanLoss";
+    case OpKind::Accuracy: return "Accuracy";
+    case OpKind::RowLoss: return "RowLoss";
+    case OpKind::TargetDifference: return "TargetDifference";
     case OpKind::SgdUpdate: return "SgdUpdate";
     case OpKind::Cast: return "Cast";
+    case OpKind::NonLinearity: return "NonLinearity";
+    case OpKind::NonLinearityGrad: return "NonLinearityGrad";
+    case OpKind::IncrementStep: return "IncrementStep";
+    case OpKind::Dropout: return "Dropout";
+    case OpKind::DropoutGrad: return "DropoutGrad";
+    case OpKind::MomentumUpdate: return "MomentumUpdate";
+    case OpKind::AdamUpdate: return "AdamUpdate";
+    case OpKind::RmspropUpdate: return "RmspropUpdate";
     case OpKind::Conv2D: return "Conv2D";
     case OpKind::Conv2DInputGrad: return "Conv2DInputGrad";
     case OpKind::Conv2DWeightGrad: return "Conv2DWeightGrad";
@@ -75,8 +88,32 @@ void OpGraph::checkTopological(const std::vector<std::size_t>& order) const {
                              ops[boost::source(*e, graph)].name);
 }
 
+namespace {
+
+// Keeps the dropout masks of two layers apart when the workload seed is
+// shared: splitmix64 of the seed and the layer's position.
+std::uint64_t mixSeed(std::uint64_t seed, std::uint64_t salt) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (salt + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+[[noreturn]] void notLowered(const Workload& w, const LayerSpec& l, const std::string& what) {
+  throw std::invalid_argument(w.name + ": layer '" + l.name + "' (" + l.kind + "): " + what);
+}
+
+}  // namespace
+
+std::uint64_t dropoutSeed(const Workload& w, std::size_t layer) {
+  const LayerSpec& l = w.layers.at(layer);
+  // 53 bits: the seed travels to the vertices as a double parameter.
+  return (l.seeded ? l.seed : mixSeed(w.seed, layer)) & ((1ull << 53) - 1);
+}
+
 OpGraph buildTrainingGraph(const Workload& w) {
   using ir::DType;
+  namespace k = layer_kind;
   OpGraph g;
   const std::uint64_t batch = w.dataset.batchSize;
   // Keras's dtype policy: the compute type of every layer, and the variables'.
@@ -94,102 +131,220 @@ OpGraph buildTrainingGraph(const Workload& w) {
     return out;
   };
   g.images = value("images", {batch, w.dataset.features}, DType::Float, ValueKind::Input, "input");
-  g.labels = value("labels", {batch}, DType::Int, ValueKind::Input, "input");
-
-  // Forward. Each dense layer: matmul, bias, activation. Per op we remember
-  // what its gradient needs.
-  struct DenseRecord {
-    std::string layer;
-    std::size_t input, kernel, bias, kernelUsed, preActivation, output;
-    Activation activation;
+  // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
+  g.labels = w.loss.classIndexLabels() ? value("labels", {batch}, DType::Int, ValueKind::Input, "input")
+                                       : value("labels", {batch, w.dataset.classes}, DType::Float, ValueKind::Input, "input");
+  // The model's last sigmoid is fused into a binary cross-entropy as its
+  // softmax is into a categorical one (TF's Keras takes their logits).
+  const bool binary = w.loss.type == "binary_crossentropy";
+  // The step counter, when Adam or a dropout reads it: incremented first in every step.
+  std::size_t incrementOp = ~std::size_t(0);
+  auto stepCounter = [&] {
+    if (g.stepCounter == ~std::size_t(0)) {
+      g.stepCounter = value("iterations", {1}, DType::Int, ValueKind::StepCounter, "training");
+      incrementOp = g.addOp({OpKind::IncrementStep, "increment", "training", {g.stepCounter}, {}});
+    }
+    return g.stepCounter;
   };
-  std::vector<DenseRecord> dense;
+  if (w.optimizer.type == "adam") stepCounter();
+
+  // Forward. Per op we remember what its gradient needs, in `backward`.
+  struct Record {
+    enum Kind { Dense, Activation, Dropout } kind;
+    std::string layer;
+    std::size_t input = 0, output = 0;             // the op's input and output values
+    std::size_t kernel = 0, bias = 0, kernelUsed = 0;  // Dense (bias npos without one)
+    scheduler::Activation activation = scheduler::Activation::Linear;
+    double rate = 0;
+    std::uint64_t seed = 0;
+  };
+  constexpr std::size_t npos = ~std::size_t(0);
+  std::vector<Record> backward;
   std::size_t x = cast(g.images, compute, "input/cast", "input", ValueKind::Activation);
   std::uint64_t features = w.dataset.features;
-  for (const LayerSpec& l : w.layers) {
-    if (l.kind == "flatten") continue;  // images are already [batch, features]
-    DenseRecord d{l.name, x, 0, 0, 0, 0, 0, l.activation};
+  std::size_t denseCount = 0;
+  auto applyActivation = [&](const LayerSpec& l, scheduler::Activation a) {
+    const std::vector<std::uint64_t> shape = g.values[x].shape;
+    if (a == scheduler::Activation::Linear || a == scheduler::Activation::Softmax) return;  // softmax: fused with the loss
+    if (binary && a == scheduler::Activation::Sigmoid && &l == &w.layers.back()) return;  // fused likewise
+    const std::string name = toString(a);
+    const std::size_t out = value(l.name + "/" + name, shape, compute, ValueKind::Activation, l.name);
+    Op op{a == scheduler::Activation::Relu ? OpKind::Relu : OpKind::NonLinearity, name, l.name, {x}, {out}};
+    op.activation = a;
+    g.addOp(op);
+    Record r{Record::Activation, l.name, x, out};
+    r.activation = a;
+    backward.push_back(r);
+    x = out;
+  };
+  for (std::size_t li = 0; li < w.layers.size(); ++li) {
+    const LayerSpec& l = w.layers[li];
+    if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;  // row-major: the same elements
+    if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D)
+      notLowered(w, l, l.kind + " layers are not lowered yet (the convolution and pooling ops are built separately)");
+    if (l.kind == k::kBatchNormalization) notLowered(w, l, "batch_normalization layers are not lowered yet");
+    if (l.kind == k::kActivation) {
+      applyActivation(l, l.activation);
+      continue;
+    }
+    if (l.kind == k::kDropout) {
+      if (l.rate == 0) continue;
+      const std::size_t out = value(l.name + "/dropout", g.values[x].shape, compute, ValueKind::Activation, l.name);
+      Op op{OpKind::Dropout, "dropout", l.name, {x, stepCounter()}, {out}};
+      op.rate = l.rate;
+      op.seed = dropoutSeed(w, li);
+      g.addOp(op);
+      Record r{Record::Dropout, l.name, x, out};
+      r.rate = op.rate, r.seed = op.seed;
+      backward.push_back(r);
+      x = out;
+      continue;
+    }
+    // dense
+    if (!l.inputShape.empty() && l.inputShape.size() != 1)
+      notLowered(w, l, "dense on a " + shapeText(l.inputShape) + " input is not lowered yet (flatten before it)");
+    Record d{Record::Dense, l.name, x};
     d.kernel = value(l.name + "/kernel", {features, l.units}, variables, ValueKind::Weight, l.name,
-                     glorotUniform(features, l.units, w.seed, dense.size()));
-    d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
+                     glorotUniform(features, l.units, w.seed, denseCount++));
     g.weights.push_back(d.kernel);
-    g.weights.push_back(d.bias);
     d.kernelUsed = cast(d.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t biasUsed = cast(d.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
     const std::size_t mm = value(l.name + "/matmul", {batch, l.units}, compute, ValueKind::Activation, l.name);
     g.addOp({OpKind::MatMul, "matmul", l.name, {x, d.kernelUsed}, {mm}});
-    d.preActivation = value(l.name + "/bias_add", {batch, l.units}, compute, ValueKind::Activation, l.name);
-    g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, biasUsed}, {d.preActivation}});
-    d.output = d.preActivation;
-    if (l.activation == Activation::Relu) {
-      d.output = value(l.name + "/relu", {batch, l.units}, compute, ValueKind::Activation, l.name);
-      g.addOp({OpKind::Relu, "relu", l.name, {d.preActivation}, {d.output}});
+    d.output = mm;
+    d.bias = npos;
+    if (l.useBias) {
+      d.bias = value(l.name + "/bias", {l.units}, variables, ValueKind::Weight, l.name);
+      g.weights.push_back(d.bias);
+      const std::size_t biasUsed = cast(d.bias, compute, l.name + "/bias_cast", l.name, ValueKind::Activation);
+      d.output = value(l.name + "/bias_add", {batch, l.units}, compute, ValueKind::Activation, l.name);
+      g.addOp({OpKind::AddBias, "bias_add", l.name, {mm, biasUsed}, {d.output}});
     }
-    dense.push_back(d);
+    backward.push_back(d);
     x = d.output;
     features = l.units;
+    applyActivation(l, l.activation);
   }
+  if (!denseCount) throw std::invalid_argument(w.name + ": model.layers: needs at least one dense layer");
   if (features != w.dataset.classes)
     throw std::invalid_argument(w.name + ": model.layers: the last dense layer has " + std::to_string(features) +
                                 " units but the dataset has " + std::to_string(w.dataset.classes) + " classes");
 
-  // Loss: sparse categorical cross-entropy on the logits (a softmax
-  // activation of the last layer is fused into it, as Keras does), computed
-  // in float whatever the logits' type.
-  const std::size_t probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+  // The loss, computed in float whatever the logits' type, and its gradient
+  // w.r.t. the logits (predictions for mean squared error), in `grad`.
+  const bool sparse = w.loss.classIndexLabels();
+  const bool squared = w.loss.type == "mean_squared_error";
+  g.loss = value("loss", {w.loss.hasAccuracy() ? 2u : 1u}, DType::Float, ValueKind::Loss, "loss");
   const std::size_t perRow = value("loss/per_example", {batch}, DType::Float, ValueKind::Activation, "loss");
-  g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
-  g.loss = value("loss", {1}, DType::Float, ValueKind::Loss, "loss");
+  std::size_t probs = npos;
+  std::size_t grad = value("loss/logits_grad", {batch, features}, compute, ValueKind::Gradient, "loss");
+  if (sparse) {
+    // Sparse categorical cross-entropy: with from_logits=false the last
+    // layer's softmax is fused into it (as TF's Keras does: it takes the
+    // softmax's logits), with from_logits=true the loss applies the softmax
+    // itself: either way softmax and cross-entropy are one op.
+    probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+    g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
+  } else {
+    // Over one-hot targets: categorical cross-entropy (softmax fused),
+    // binary cross-entropy (sigmoid fused; the mean over the classes), or the
+    // mean squared error of the predictions.
+    Op op{OpKind::RowLoss, w.loss.type, "loss", {x, g.labels}, {}};
+    op.codelet = squared ? "SquaredError" : binary ? "SigmoidCrossEntropy" : "SoftmaxCrossEntropyDense";
+    if (!squared) probs = value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
+    op.outputs = squared ? std::vector<std::size_t>{perRow} : std::vector<std::size_t>{probs, perRow};
+    g.addOp(op);
+  }
   Op mean{OpKind::MeanLoss, "mean", "loss", {perRow}, {g.loss}};
   mean.scale = 1.0 / double(batch);
   g.addOp(mean);
-
-  // Autodiff, in reverse layer order. The loss gradient w.r.t. the logits is
-  // the fused softmax-cross-entropy gradient scaled by 1/batch (the mean).
-  std::size_t grad = value("loss/logits_grad", {batch, features}, compute, ValueKind::Gradient, "loss");
-  Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
-  seed.scale = 1.0 / double(batch);
-  g.addOp(seed);
-  std::map<std::size_t, std::size_t> weightGrad;
-  for (std::size_t i = dense.size(); i-- > 0;) {
-    const DenseRecord& d = dense[i];
-    const std::vector<std::uint64_t> kshape = g.values[d.kernel].shape;  // a copy: addValue reallocates
-    if (d.activation == Activation::Relu) {
-      const std::size_t pre = value(d.layer + "/relu_grad", {batch, kshape[1]}, compute, ValueKind::Gradient, d.layer);
-      g.addOp({OpKind::ReluGrad, "relu_grad", d.layer, {d.output, grad}, {pre}});
-      grad = pre;
+  // Accuracy, a metric beside the loss (Keras's sparse_categorical_accuracy,
+  // categorical_accuracy or binary_accuracy), the batch mean in element 1.
+  if (w.loss.hasAccuracy()) {
+    const std::size_t correct = value("loss/correct", {batch}, DType::Float, ValueKind::Activation, "loss");
+    if (sparse) {
+      g.addOp({OpKind::Accuracy, "accuracy", "loss", {probs, g.labels}, {correct}});
+    } else {
+      Op op{OpKind::RowLoss, "accuracy", "loss", {probs, g.labels}, {correct}};
+      op.codelet = binary ? "BinaryAccuracy" : "CategoricalAccuracy";
+      g.addOp(op);
     }
+    Op accuracy{OpKind::MeanLoss, "accuracy_mean", "loss", {correct, g.loss}, {}};
+    accuracy.scale = 1.0 / double(batch);
+    accuracy.index = 1;
+    g.addOp(accuracy);
+  }
+
+  // Autodiff, in reverse layer order, from the loss gradient w.r.t. the
+  // logits: (probabilities - targets) scaled by the means the loss takes
+  // (1/batch; binary and squared error also average over the classes, and
+  // the square brings a 2).
+  if (sparse) {
+    Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
+    seed.scale = 1.0 / double(batch);
+    g.addOp(seed);
+  } else {
+    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", "loss", {squared ? x : probs, g.labels}, {grad}};
+    seed.scale = (squared ? 2.0 : 1.0) / double(batch) / (binary || squared ? double(features) : 1.0);
+    g.addOp(seed);
+  }
+  std::size_t firstDense = 0;
+  while (backward[firstDense].kind != Record::Dense) ++firstDense;
+  std::map<std::size_t, std::size_t> weightGrad;
+  for (std::size_t i = backward.size(); i-- > firstDense;) {
+    const Record& r = backward[i];
+    const std::vector<std::uint64_t> shape = g.values[r.input].shape;  // a copy: addValue reallocates
+    if (r.kind == Record::Activation) {
+      const std::string name = std::string(toString(r.activation)) + "_grad";
+      const std::size_t pre = value(r.layer + "/" + name, shape, compute, ValueKind::Gradient, r.layer);
+      // relu, sigmoid and tanh read their output; gelu its input.
+      const std::size_t reads = r.activation == scheduler::Activation::Gelu ? r.input : r.output;
+      Op op{r.activation == scheduler::Activation::Relu ? OpKind::ReluGrad : OpKind::NonLinearityGrad, name, r.layer,
+            {reads, grad}, {pre}};
+      op.activation = r.activation;
+      g.addOp(op);
+      grad = pre;
+      continue;
+    }
+    if (r.kind == Record::Dropout) {
+      const std::size_t pre = value(r.layer + "/dropout_grad", shape, compute, ValueKind::Gradient, r.layer);
+      Op op{OpKind::DropoutGrad, "dropout_grad", r.layer, {grad, stepCounter()}, {pre}};
+      op.rate = r.rate, op.seed = r.seed;
+      g.addOp(op);
+      grad = pre;
+      continue;
+    }
+    const std::vector<std::uint64_t> kshape = g.values[r.kernel].shape;
     // The bias add passes the gradient through; the bias gradient sums rows
     // (accumulated in float, delivered in the variables' type).
-    const std::size_t db = value(d.layer + "/bias_grad", {kshape[1]}, variables, ValueKind::Gradient, d.layer);
-    g.addOp({OpKind::ReduceRows, "bias_grad", d.layer, {grad}, {db}});
+    if (r.bias != npos) {
+      const std::size_t db = value(r.layer + "/bias_grad", {kshape[1]}, variables, ValueKind::Gradient, r.layer);
+      g.addOp({OpKind::ReduceRows, "bias_grad", r.layer, {grad}, {db}});
+      weightGrad[r.bias] = db;
+    }
     // dKernel = input^T . grad (input stored batch x in: transposed a), its
     // partials in float, delivered in the variables' type.
-    const std::size_t dk = value(d.layer + "/kernel_grad", kshape, variables, ValueKind::Gradient, d.layer);
-    Op dkOp{OpKind::MatMul, "kernel_grad", d.layer, {d.input, grad}, {dk}};
+    const std::size_t dk = value(r.layer + "/kernel_grad", kshape, variables, ValueKind::Gradient, r.layer);
+    Op dkOp{OpKind::MatMul, "kernel_grad", r.layer, {r.input, grad}, {dk}};
     dkOp.transposeA = true;
     g.addOp(dkOp);
-    weightGrad[d.kernel] = dk;
-    weightGrad[d.bias] = db;
-    if (i > 0) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b)
-      const std::size_t dx = value(d.layer + "/input_grad", {batch, kshape[0]}, compute, ValueKind::Gradient, d.layer);
-      Op dxOp{OpKind::MatMul, "input_grad", d.layer, {grad, d.kernelUsed}, {dx}};
+    weightGrad[r.kernel] = dk;
+    if (i > firstDense) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b)
+      const std::size_t dx = value(r.layer + "/input_grad", {batch, kshape[0]}, compute, ValueKind::Gradient, r.layer);
+      Op dxOp{OpKind::MatMul, "input_grad", r.layer, {grad, r.kernelUsed}, {dx}};
       dxOp.transposeB = true;
       g.addOp(dxOp);
       grad = dx;
     }
   }
 
-  // SGD: weight -= learningRate * gradient, after every reader of the weight.
-  for (std::size_t wv : g.weights) {
-    Op up{OpKind::SgdUpdate, "sgd_update", g.values[wv].layer, {wv, weightGrad.at(wv)}, {}};
-    up.name = g.values[wv].name.substr(g.values[wv].name.find('/') + 1) + "_update";
-    up.scale = -w.learningRate;
-    const std::size_t id = g.addOp(up);
-    for (std::size_t op = 0; op < id; ++op)
-      for (std::size_t in : g.ops[op].inputs)
-        if (in == wv) g.addOrderEdge(op, id);
-  }
+  // The optimizer: one update per weight, after every reader of the weight.
+  addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return stepCounter(); });
+  // The step count is incremented before anything reads it.
+  if (incrementOp != npos)
+    for (std::size_t op = 0; op < g.ops.size(); ++op)
+      if (op != incrementOp)
+        for (std::size_t in : g.ops[op].inputs)
+          if (in == g.stepCounter) g.addOrderEdge(incrementOp, op);
   return g;
 }
 

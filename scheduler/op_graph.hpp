@@ -17,7 +17,11 @@
 
 namespace ipusim::scheduler {
 
-enum class ValueKind { Input, Weight, Activation, Gradient, Loss };
+// OptimizerState: an optimizer's slot variable (momentum, Adam's m and v,
+// RMSprop's velocity ...), a device tensor that lives as long as its weight.
+// StepCounter: the step count (1 on the first step), which Adam's bias
+// correction and dropout's masks read; the lowering keeps one copy per tile.
+enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter };
 
 struct Value {
   std::string name;
@@ -32,7 +36,10 @@ struct Value {
     return n;
   }
   std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
-  bool alwaysLive() const { return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss; }
+  bool alwaysLive() const {
+    return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss ||
+           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter;
+  }
 };
 
 enum class OpKind {
@@ -43,9 +50,21 @@ enum class OpKind {
   SoftmaxCrossEntropy,    // (logits, labels) -> (probs, lossPerRow)
   SoftmaxCrossEntropyGrad,// (probs, labels) -> grad; attr scale
   ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
-  MeanLoss,               // out = scale * sum in (scalar)
+  MeanLoss,               // out[index] = scale * sum in (index 0 defines out; index 1 writes into it, out an input)
+  Accuracy,               // (probs, labels) -> correct per row (1 when the row's first largest probability is its label's)
+  RowLoss,                // (x, targets) -> [probs,] per row: attr codelet (SoftmaxCrossEntropyDense, SigmoidCrossEntropy,
+                          //   SquaredError; CategoricalAccuracy, BinaryAccuracy -> correct per row)
+  TargetDifference,       // (pred, targets) -> grad = scale * (pred - targets)
   SgdUpdate,              // weight += -learningRate * grad (in place)
   Cast,                   // out = in converted to out's dtype (float <-> half)
+  NonLinearity,           // out = f(in), f = attr activation (sigmoid, tanh, gelu)
+  NonLinearityGrad,       // (out or in, grad) -> grad * f'(.) (sigmoid, tanh: from the output; gelu: from the input)
+  IncrementStep,          // the step counter += 1 (first op of a step)
+  Dropout,                // (in, step) -> out: in * mask / (1 - rate), mask drawn from (seed, step, element)
+  DropoutGrad,            // (grad, step) -> grad * mask / (1 - rate), the same mask
+  MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
+  AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
+  RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop
   // NHWC activations, HWIO kernels (as Keras stores them); attr `window`
   // (scheduler/conv_layers.hpp builds these).
   Conv2D,                 // (input, kernel) -> output
@@ -65,6 +84,12 @@ struct Op {
   std::vector<std::size_t> inputs, outputs;  // value indices
   bool transposeA = false, transposeB = false;
   double scale = 1.0;
+  Activation activation = Activation::Linear;  // NonLinearity(Grad)
+  double rate = 0;                             // Dropout(Grad)
+  std::uint64_t seed = 0;                      // Dropout(Grad)
+  OptimizerSpec optimizer;                     // *Update
+  std::uint64_t index = 0;                     // MeanLoss: the element written
+  std::string codelet;                         // RowLoss
   Window window{};  // Conv2D* and *Pool2D*
 };
 
@@ -74,7 +99,9 @@ struct OpGraph {
   std::vector<Value> values;
   std::vector<Op> ops;  // vertex i of `graph` is ops[i]
   OpDigraph graph;
-  std::size_t images = 0, labels = 0, loss = 0;  // value indices
+  // value indices; `loss` holds the step's loss (element 0) and accuracy (element 1)
+  std::size_t images = 0, labels = 0, loss = 0;
+  std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
 
   std::size_t addValue(Value v);
@@ -85,10 +112,17 @@ struct OpGraph {
   void checkTopological(const std::vector<std::size_t>& order) const;
 };
 
-// Glorot-uniform kernels (like Keras, from `seed`), zero biases. With
+// Glorot-uniform kernels (like Keras, from `seed`), zero biases. Layers not
+// lowered yet (conv2d, pooling, batch_normalization) throw
+// std::invalid_argument naming the layer. With
 // model.dtype float16 every float value is half; with mixed_float16 the
 // weights stay float and each step casts them to half for the layer's
 // compute (Keras's mixed policy), their gradients coming back in float.
 OpGraph buildTrainingGraph(const Workload& w);
+
+// The seed of the dropout masks of w.layers[layer] (its own seed, else one
+// mixed from the workload seed and its position), < 2^53: CPU references
+// draw the same masks with numeric::dropoutKeeps.
+std::uint64_t dropoutSeed(const Workload& w, std::size_t layer);
 
 }  // namespace ipusim::scheduler

@@ -166,7 +166,7 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
   reduceColumns(builder, folded, groups, cols, out, scale);
 }
 
-void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale) {
+void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale, std::uint64_t outIndex) {
   const std::uint32_t tile = builder.placementOf(out).at(0).tile;  // relative to the op's shard
   const ir::DType dtype = builder.tensor(in).dtype;
   const ir::Id buf = builder.addTensor(builder.tensor(out).name + "/elements", {n}, dtype, "temporaries", false,
@@ -176,7 +176,7 @@ void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, doubl
   builder.copy(std::move(gather), "gather_elements", estimate);
   const std::uint64_t chunks = std::min<std::uint64_t>(workersOf(builder), std::max<std::uint64_t>(1, n / 2));
   if (chunks <= 1) {
-    builder.execute({{"ReduceSum", tile, {{"in", {buf, 0, n}}, {"out", {out, 0, 1}}}, sumParams(1, n, 1, scale)}},
+    builder.execute({{"ReduceSum", tile, {{"in", {buf, 0, n}}, {"out", {out, outIndex, outIndex + 1}}}, sumParams(1, n, 1, scale)}},
                     "reduce");
     return;
   }
@@ -188,7 +188,7 @@ void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, doubl
     stage1.push_back({"ReduceSum", tile, {{"in", {buf, b, e}}, {"out", {sums, c, c + 1}}}, sumParams(1, e - b, 1, 1)});
   }
   builder.execute(std::move(stage1), "reduce_chunks");
-  builder.execute({{"ReduceSum", tile, {{"in", {sums, 0, chunks}}, {"out", {out, 0, 1}}}, sumParams(1, chunks, 1, scale)}},
+  builder.execute({{"ReduceSum", tile, {{"in", {sums, 0, chunks}}, {"out", {out, outIndex, outIndex + 1}}}, sumParams(1, chunks, 1, scale)}},
                   "reduce_sums");
 }
 

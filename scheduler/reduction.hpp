@@ -5,7 +5,7 @@
 //     tile owning a range of out gathers its columns of every row (one 2-D
 //     region), its workers each sum a group of rows (stage 1), and one
 //     vertex sums the groups' partials (stage 2).
-//   reduceAll: out[0] = scale * sum in (a loss mean): the elements are
+//   reduceAll: out[i] = scale * sum in (a loss mean): the elements are
 //     gathered to out's tile, each worker folds a chunk (stage 1), one vertex
 //     folds the chunks' sums (stage 2).
 #include "scheduler/ir_builder.hpp"
@@ -19,8 +19,8 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
 // workers, pieces of rows added after), then reduceColumns over those
 // per-tile sums, so no tile gathers the whole tensor.
 void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, ir::Id out, double scale);
-// `in`: n elements; `out`: one element, already mapped.
-void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale);
+// `in`: n elements; the sum goes to out[outIndex], already mapped.
+void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale, std::uint64_t outIndex = 0);
 
 // Cycles of a Copy of 1-D regions by the machine's rule (busiest tile's
 // sent or received bytes across tiles), from the tensors' mappings.

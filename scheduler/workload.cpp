@@ -4,9 +4,16 @@
 
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
+#include "scheduler/keras_model.hpp"
+#include "scheduler/layer_shapes.hpp"
+#include "scheduler/model_checks.hpp"
 #include "scheduler/workload_limits.hpp"
+#include "scheduler/workload_parts.hpp"
+#include "scheduler/workload_reader.hpp"
 
 #include <limits>
+#include <map>
+#include <optional>
 #include <unistd.h>
 #include <set>
 #include <stdexcept>
@@ -20,73 +27,7 @@ constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 
 using nlohmann::json;
 
-// Reads one JSON object, checking keys and types; every error names the
-// source file and the key path.
-class Reader {
- public:
-  Reader(const json& j, std::string source, std::string path)
-      : j_(j), source_(std::move(source)), path_(std::move(path)) {
-    if (!j_.is_object()) fail(path_.empty() ? "(document)" : path_, "expected an object");
-  }
-  void allowOnly(const std::set<std::string>& keys) const {
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      if (!keys.count(it.key())) {
-        std::string valid;
-        for (const auto& k : keys) valid += (valid.empty() ? "" : ", ") + k;
-        fail(key(it.key()), "unknown key (valid keys here: " + valid + ")");
-      }
-  }
-  bool has(const std::string& k) const { return j_.contains(k); }
-  Reader object(const std::string& k) const {
-    static const json empty = json::object();
-    return Reader(has(k) ? j_.at(k) : empty, source_, key(k));
-  }
-  std::string string(const std::string& k, const std::string& def, const std::set<std::string>& allowed = {}) const {
-    if (!has(k)) return def;
-    const json& v = j_.at(k);
-    if (!v.is_string()) fail(key(k), "expected a string");
-    std::string s = v.get<std::string>();
-    if (!allowed.empty() && !allowed.count(s)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : " | ") + a;
-      fail(key(k), "'" + s + "' is not one of " + list);
-    }
-    return s;
-  }
-  std::uint64_t count(const std::string& k, std::uint64_t def, bool positive) const {
-    if (!has(k)) return def;
-    const json& v = j_.at(k);
-    if (!v.is_number_integer() || (v.is_number_integer() && v.get<std::int64_t>() < 0) ||
-        (positive && v.get<std::int64_t>() == 0))
-      fail(key(k), positive ? "expected a positive integer" : "expected a non-negative integer");
-    return v.get<std::uint64_t>();
-  }
-  std::uint32_t count32(const std::string& k, std::uint32_t def, bool positive) const {
-    std::uint64_t v = count(k, def, positive);
-    if (v > 0xffffffffull) fail(key(k), "value too large");
-    return std::uint32_t(v);
-  }
-  double number(const std::string& k, double def) const {
-    if (!has(k)) return def;
-    if (!j_.at(k).is_number()) fail(key(k), "expected a number");
-    return j_.at(k).get<double>();
-  }
-  bool boolean(const std::string& k, bool def) const {
-    if (!has(k)) return def;
-    if (!j_.at(k).is_boolean()) fail(key(k), "expected true or false");
-    return j_.at(k).get<bool>();
-  }
-  const json& raw() const { return j_; }
-  std::string key(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
-  [[noreturn]] void fail(const std::string& keyPath, const std::string& what) const {
-    throw std::invalid_argument(source_ + ": " + keyPath + ": " + what);
-  }
-  const std::string& source() const { return source_; }
-
- private:
-  const json& j_;
-  std::string source_, path_;
-};
+using Reader = WorkloadReader;
 
 void requireFile(const Reader& r, const std::string& keyPath, const std::string& file) {
   try {
@@ -98,7 +39,8 @@ void requireFile(const Reader& r, const std::string& keyPath, const std::string&
 }
 
 DatasetSpec parseDataset(const Reader& r) {
-  r.allowOnly({"format", "images", "labels", "batch_size", "shuffle_seed", "features", "classes", "examples"});
+  r.allowOnly({"format", "images", "labels", "batch_size", "shuffle_seed", "features", "input_shape", "classes",
+               "examples"});
   DatasetSpec d;
   d.format = r.string("format", d.format, {"idx", "synthetic"});
   d.images = r.string("images", d.images);
@@ -117,44 +59,6 @@ DatasetSpec parseDataset(const Reader& r) {
   return d;
 }
 
-std::vector<LayerSpec> parseLayers(const Reader& top) {
-  if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]})");
-  Reader model = top.object("model");
-  model.allowOnly({"layers", "dtype"});
-  if (!model.has("layers") || !model.raw().at("layers").is_array() || model.raw().at("layers").empty())
-    model.fail("model.layers", "expected a non-empty array of layers");
-  std::vector<LayerSpec> layers;
-  int denseCount = 0, flattenCount = 0;
-  const json& arr = model.raw().at("layers");
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    Reader l(arr[i], top.source(), "model.layers[" + std::to_string(i) + "]");
-    LayerSpec spec;
-    spec.kind = l.string("type", "", {"flatten", "dense"});
-    if (spec.kind.empty()) l.fail(l.key("type"), "missing (expected flatten or dense)");
-    if (spec.kind == "flatten") {
-      l.allowOnly({"type", "name", "shard"});
-      spec.name = l.string("name", flattenCount ? "flatten_" + std::to_string(flattenCount) : "flatten");
-      ++flattenCount;
-    } else {
-      l.allowOnly({"type", "name", "units", "activation", "shard"});
-      if (!l.has("units")) l.fail(l.key("units"), "missing (expected a positive integer)");
-      spec.units = l.count32("units", 0, true);
-      const std::string act = l.string("activation", "linear", {"linear", "relu", "softmax"});
-      spec.activation = act == "relu" ? Activation::Relu : act == "softmax" ? Activation::Softmax : Activation::Linear;
-      spec.name = l.string("name", denseCount ? "dense_" + std::to_string(denseCount) : "dense");
-      ++denseCount;
-    }
-    spec.shard = l.count32("shard", 0, false);
-    layers.push_back(spec);
-  }
-  if (!denseCount) model.fail("model.layers", "needs at least one dense layer");
-  for (std::size_t i = 0; i + 1 < layers.size(); ++i)
-    if (layers[i].activation == Activation::Softmax)
-      model.fail("model.layers[" + std::to_string(i) + "].activation",
-                 "softmax is supported on the last layer only (fused with the loss)");
-  return layers;
-}
-
 }  // namespace
 
 std::uint32_t ipusPerReplica(const Workload& w) {
@@ -163,35 +67,86 @@ std::uint32_t ipusPerReplica(const Workload& w) {
   return highest + 1;
 }
 
-const char* toString(Activation a) {
-  switch (a) {
-    case Activation::Relu: return "relu";
-    case Activation::Softmax: return "softmax";
-    default: return "linear";
-  }
-}
-
-Workload parseWorkload(const json& j, const std::string& source) {
+Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
   top.allowOnly({"name", "dataset", "model", "loss", "optimizer", "training", "ipu", "compile", "seed"});
   Workload w;
   w.name = top.string("name", source);
-  w.dataset = parseDataset(top.object("dataset"));
-  w.layers = parseLayers(top);
+  const Reader dataset = top.object("dataset");
+  w.dataset = parseDataset(dataset);
+  w.seed = top.count("seed", w.seed, false);
+
+  if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]} or {\"keras\": \"model.json\"})");
+  const Reader model = top.object("model");
+  model.allowOnly({"layers", "dtype", "keras"});
+  std::optional<KerasModel> keras;
+  if (model.has("keras")) {
+    if (model.has("layers")) model.fail("model.layers", "give either model.layers or model.keras, not both");
+    const std::string file = model.string("keras", "");
+    w.kerasModel = file.empty() || file[0] == '/' || baseDirectory.empty() ? file : baseDirectory + "/" + file;
+    try {
+      keras = loadKerasModel(w.kerasModel);
+    } catch (const std::invalid_argument& e) {
+      model.fail("model.keras", e.what());
+    }
+    w.layers = keras->layers;
+    w.dtype = keras->dtype;
+  } else {
+    w.layers = parseLayers(model);
+  }
   // Keras's dtype policy names: float32 variables and compute; float16 both;
   // mixed_float16 float32 variables and float16 compute.
-  w.dtype = top.object("model").string("dtype", w.dtype, {"float32", "float16", "mixed_float16"});
-  w.loss = top.string("loss", w.loss, {"sparse_categorical_crossentropy"});
+  w.dtype = model.string("dtype", w.dtype, {"float32", "float16", "mixed_float16"});
 
-  Reader opt = top.object("optimizer");
-  opt.allowOnly({"type", "learning_rate"});
-  w.optimizer = opt.string("type", w.optimizer, {"sgd"});
-  w.learningRate = opt.number("learning_rate", w.learningRate);
-  if (!(w.learningRate > 0)) opt.fail("optimizer.learning_rate", "expected a positive number");
+  // The input shape: the Keras model's, or dataset.input_shape, or {features}.
+  DatasetSpec& d = w.dataset;
+  if (dataset.has("input_shape")) {
+    for (std::int64_t v : dataset.integers("input_shape")) {
+      if (v <= 0) dataset.fail(dataset.key("input_shape"), "expected positive sizes");
+      d.inputShape.push_back(std::uint64_t(v));
+    }
+    if (dataset.has("features") && elementsOf(d.inputShape) != d.features)
+      dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from input_shape " +
+                                                shapeText(d.inputShape) + " (" + std::to_string(elementsOf(d.inputShape)) + ")");
+  }
+  if (keras) {
+    if (!d.inputShape.empty() && d.inputShape != keras->inputShape)
+      dataset.fail(dataset.key("input_shape"), shapeText(d.inputShape) + " differs from the Keras model's input " +
+                                                   shapeText(keras->inputShape));
+    if (dataset.has("features") && !dataset.has("input_shape") && elementsOf(keras->inputShape) != d.features)
+      dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from the Keras model's input " +
+                                                shapeText(keras->inputShape));
+    d.inputShape = keras->inputShape;
+    if (keras->batchSize && !dataset.has("batch_size")) d.batchSize = keras->batchSize;  // the model fixes its batch
+    if (keras->batchSize && d.batchSize != keras->batchSize)
+      dataset.fail(dataset.key("batch_size"), std::to_string(d.batchSize) + " differs from the Keras model's fixed batch size " +
+                                                  std::to_string(keras->batchSize));
+  }
+  if (d.inputShape.empty()) d.inputShape = {d.features};
+  if (elementsOf(d.inputShape) > 0xffffffffull) dataset.fail(dataset.key("input_shape"), "too many elements per example");
+  d.features = std::uint32_t(elementsOf(d.inputShape));
+  inferLayerShapes(w.layers, d.inputShape, keras ? w.kerasModel : source,
+                   [&](std::size_t i, const std::string& key) {
+                     if (keras) return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
+                     return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
+                   });
+
+  // The loss and optimizer: the workload's, else the Keras compile_config's, else the defaults.
+  if (top.has("loss") || !keras || !keras->loss) w.loss = parseLoss(top);
+  else w.loss = *keras->loss;
+  if (top.has("optimizer") || !keras || !keras->optimizer) w.optimizer = parseOptimizer(top.object("optimizer"));
+  else w.optimizer = *keras->optimizer;
+  const bool ce = w.loss.type == "sparse_categorical_crossentropy" || w.loss.type == "categorical_crossentropy";
+  if (ce && keras && !dataset.has("classes") && w.layers.back().outputShape.size() == 1 &&
+      w.layers.back().outputShape[0] <= 0xffffffffull)
+    d.classes = std::uint32_t(w.layers.back().outputShape[0]);
+  checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
 
   Reader tr = top.object("training");
   tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count"});
   w.training.steps = tr.count("steps", w.training.steps, true);
+  if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
+    w.training.stepsPerExecution = keras->stepsPerExecution;
   w.training.stepsPerExecution = tr.count32("steps_per_execution", w.training.stepsPerExecution, true);
   w.training.feeds = tr.boolean("feeds", w.training.feeds);
   Reader in = tr.object("infeed");
@@ -232,7 +187,6 @@ Workload parseWorkload(const json& j, const std::string& source) {
   w.scheduling = comp.string("scheduling", w.scheduling,
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
-  w.seed = top.count("seed", w.seed, false);
   checkWorkloadLimits(w, source);
   return w;
 }
@@ -247,7 +201,8 @@ Workload loadWorkload(const std::string& path) {
   }
   std::string stem = path.substr(path.find_last_of('/') + 1);
   stem = stem.substr(0, stem.rfind('.'));
-  Workload w = parseWorkload(j, path);
+  const auto slash = path.find_last_of('/');
+  Workload w = parseWorkload(j, path, slash == std::string::npos ? "" : path.substr(0, slash));
   if (!j.contains("name")) w.name = stem;
   return w;
 }

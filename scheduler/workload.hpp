@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scheduler/layer_spec.hpp"
+
 namespace ipusim::scheduler {
 
 // Where Debian's dataset-fashion-mnist package installs the training set: a
@@ -25,20 +27,40 @@ struct DatasetSpec {
   std::string labels = kFashionMnistTrainLabels;
   std::uint32_t batchSize = 32;
   std::uint64_t shuffleSeed = 0;
-  std::uint32_t features = 784;            // pixels per example (checked against the IDX header)
+  std::uint32_t features = 784;            // elements per example (checked against the IDX header)
+  std::vector<std::uint64_t> inputShape;   // per example, channels last; {features} unless given (or the Keras model's)
   std::uint32_t classes = 10;              // labels lie in [0, classes)
   std::uint64_t syntheticExamples = 1024;  // synthetic: examples per epoch
 };
 
-enum class Activation { Linear, Relu, Softmax };
-const char* toString(Activation a);
+// Keras's optimizers, with Keras's parameter names and defaults (keras.optimizers.SGD,
+// Adam, RMSprop): the defaults below are those of SGD; parseWorkload() sets
+// Adam's and RMSprop's learning rate default (0.001) when the type is given.
+struct OptimizerSpec {
+  std::string type = "sgd";  // sgd | adam | rmsprop
+  double learningRate = 0.01;
+  double momentum = 0.0;     // sgd, rmsprop
+  bool nesterov = false;     // sgd
+  double beta1 = 0.9, beta2 = 0.999;  // adam
+  double epsilon = 1e-7;     // adam, rmsprop
+  double rho = 0.9;          // rmsprop
+  bool centered = false;     // rmsprop
+};
 
-struct LayerSpec {
-  std::string kind;  // "flatten" or "dense"
-  std::string name;  // "flatten", "dense", "dense_1", ... (Keras naming when not given)
-  std::uint32_t units = 0;
-  Activation activation = Activation::Linear;
-  std::uint32_t shard = 0;  // model.layers[i].shard (as ipu_shard): the IPU of one replica it runs on
+// The loss, as Keras's loss classes: from_logits=true means the loss applies
+// softmax (sigmoid for binary cross-entropy) itself; false means the model's
+// last layer already outputs probabilities (its activation must then be
+// softmax, or sigmoid for binary cross-entropy).
+struct LossSpec {
+  std::string type = "sparse_categorical_crossentropy";  // | categorical_crossentropy | binary_crossentropy | mean_squared_error
+  bool fromLogits = false;
+  // The labels the host streams: class indices (int, one per example) for
+  // sparse_categorical_crossentropy; for the others, the class label one-hot
+  // encoded over the model's `classes` outputs (floats): categorical targets,
+  // one binary target per class, or a regression target.
+  bool classIndexLabels() const { return type == "sparse_categorical_crossentropy"; }
+  // Every loss but mean_squared_error outfeeds an accuracy beside the loss.
+  bool hasAccuracy() const { return type != "mean_squared_error"; }
 };
 
 struct TrainingSpec {
@@ -64,11 +86,11 @@ struct IpuSpec {
 struct Workload {
   std::string name;  // file stem unless "name" is given
   DatasetSpec dataset;
-  std::vector<LayerSpec> layers;
+  std::vector<LayerSpec> layers;  // shapes inferred (LayerSpec::inputShape/outputShape)
+  std::string kerasModel;         // model.keras: the Keras file the layers came from ("" for ipusim's own list)
   std::string dtype = "float32";  // model.dtype: float32 | float16 | mixed_float16 (Keras policy names)
-  std::string loss = "sparse_categorical_crossentropy";
-  std::string optimizer = "sgd";
-  double learningRate = 0.01;
+  LossSpec loss;
+  OptimizerSpec optimizer;
   TrainingSpec training;
   IpuSpec ipu;
   std::string scheduling = "choose_best";  // post_order | look_ahead | shortest_path | clustering | choose_best
@@ -79,8 +101,9 @@ struct Workload {
 // IPUs one replica needs: 1 + the highest model.layers[i].shard.
 std::uint32_t ipusPerReplica(const Workload& w);
 
-// `source` names the document in errors (a file name).
-Workload parseWorkload(const nlohmann::json& j, const std::string& source);
+// `source` names the document in errors (a file name); a Keras model path
+// (model.keras) is relative to `baseDirectory` ("" : the current directory).
+Workload parseWorkload(const nlohmann::json& j, const std::string& source, const std::string& baseDirectory = "");
 Workload loadWorkload(const std::string& path);  // errors name the file
 
 }  // namespace ipusim::scheduler

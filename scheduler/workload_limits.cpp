@@ -59,14 +59,16 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
   std::uint64_t fanIn = d.features;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& layer = w.layers[i];
-    if (layer.kind != "dense") continue;
+    if (layer.kind != layer_kind::kDense) continue;
+    if (!layer.inputShape.empty()) fanIn = layer.inputShape.back();
     const std::string key = "model.layers[" + std::to_string(i) + "].units";
     const std::string units = str(std::uint64_t(layer.units));
     const Wide weights = Wide(fanIn) * layer.units * kFloat;
     if (weights > kMaxTensorBytes)
       overLimit(source, key, units + " needs " + wide(weights) + " bytes of float weights (fan-in " + str(fanIn) +
                                  "); " + limit + ": at most " + str(kMaxTensorBytes / (fanIn * kFloat)));
-    const Wide activations = Wide(d.batchSize) * layer.units * kFloat;
+    const std::uint64_t rows = layer.inputShape.empty() ? 1 : elementsOf(layer.inputShape) / fanIn;
+    const Wide activations = Wide(d.batchSize) * rows * layer.units * kFloat;
     if (activations > kMaxTensorBytes)
       overLimit(source, key, units + " needs " + wide(activations) + " bytes of float activations (batch " +
                                  str(std::uint64_t(d.batchSize)) + "); " + limit + ": at most " +

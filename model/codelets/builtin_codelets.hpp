@@ -8,12 +8,16 @@ namespace ipusim::model {
 void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div
 void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log, Neg, Square
 void addScaledAddCodelet(CodeletRegistry& registry);
-void addReluGradCodelet(CodeletRegistry& registry);
 void addAddBiasCodelet(CodeletRegistry& registry);
 void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax
 void addMatMulPartialCodelet(CodeletRegistry& registry);
 void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fill
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropy(Grad)
+void addNonLinearityGradCodelets(CodeletRegistry& registry);     // ReluGrad, SigmoidGrad, TanhGrad, GeluGrad
+void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Increment
+void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
+void addAccuracyCodelet(CodeletRegistry& registry);
+void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
 void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvWeightUpdatePartial
 void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
 

@@ -12,12 +12,16 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addElementwiseBinaryCodelets(r);
     addElementwiseUnaryCodelets(r);
     addScaledAddCodelet(r);
-    addReluGradCodelet(r);
     addAddBiasCodelet(r);
     addReduceCodelets(r);
     addMatMulPartialCodelet(r);
     addDataMovementCodelets(r);
     addSoftmaxCrossEntropyCodelets(r);
+    addNonLinearityGradCodelets(r);
+    addDropoutCodelets(r);
+    addOptimizerUpdateCodelets(r);
+    addAccuracyCodelet(r);
+    addTargetLossCodelets(r);
     addConvPartialCodelets(r);
     addPoolingCodelets(r);
     return r;

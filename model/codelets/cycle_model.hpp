@@ -31,6 +31,19 @@ inline constexpr ir::Cycles kUnaryOpVertexOverhead = 20;
 inline constexpr ir::Cycles kReluCyclesPerVector = 3;    // RELU FLOAT {3, false, 2}
 inline constexpr ir::Cycles kNegCyclesPerVector = 2;     // NEGATE FLOAT {2, false, 2}
 inline constexpr ir::Cycles kSquareCyclesPerVector = 2;  // SQUARE FLOAT {2, false, 2}
+inline constexpr ir::Cycles kSigmoidCyclesPerVector = 12;     // SIGMOID FLOAT {12, false, 2}
+inline constexpr ir::Cycles kSigmoidHalfCyclesPerVector = 6;  // SIGMOID HALF {6, false, 4}
+inline constexpr ir::Cycles kTanhCyclesPerVector = 12;        // TANH FLOAT {12, false, 2}
+inline constexpr ir::Cycles kTanhHalfCyclesPerVector = 4;     // TANH HALF {4, false, 4}
+inline constexpr ir::Cycles kSqrtCyclesPerVector = 10;        // SQRT FLOAT {10, false, 2}
+inline constexpr ir::Cycles kSqrtHalfCyclesPerVector = 23;    // SQRT HALF {23, false, 4}
+// GELU (exact, erf form) is no popops unary op; estimate: as a fused
+// expression of popops' ERF (FLOAT {18, false, 1}: 18 per element, 36 per
+// vector of 2; HALF {16, false, 1}: 64 per vector of 4) plus three
+// single-cycle f32v2/f16v4 operations (scale by 1/sqrt 2, add 1, multiply
+// by x/2).
+inline constexpr ir::Cycles kGeluCyclesPerVector = 2 * 18 + 3;
+inline constexpr ir::Cycles kGeluHalfCyclesPerVector = 4 * 16 + 3;
 // BinaryOp2D: `cycles = 5` + per region binaryOpInnerLoopCycles: ADD, SUBTRACT,
 // MULTIPLY FLOAT are {1, true} on the natural vector (2 floats) plus 2 cycles
 // of load/store and loop decision for these assembly codelets
@@ -92,6 +105,16 @@ inline constexpr ir::Cycles kStridedReduceUpdateStore = 5;
 inline constexpr ir::Cycles kSimpleOpCyclesPerVector = 1;
 // ReluGrad: popnn getNonLinearityGradOpCycles(RELU) = 3 per vector.
 inline constexpr ir::Cycles kReluGradCyclesPerVector = 3;
+// SigmoidGrad / TanhGrad (grad x out(1 - out), grad x (1 - out^2)) in the
+// same NonLinearityGrad2D frame; estimate: RELU's 3 plus one f32v2/f16v4
+// arithmetic op (the derivative needs a subtract and two multiplies where
+// RELU needs a compare and a select).
+inline constexpr ir::Cycles kSigmoidTanhGradCyclesPerVector = 3 + 1;
+// GeluGrad (grad x (Phi(x) + x phi(x))); estimate: ERF per element (popops
+// ERF FLOAT 18 / HALF 16), one EXPONENT per vector (FLOAT 6 / HALF 4) and
+// four single-cycle multiply/adds.
+inline constexpr ir::Cycles kGeluGradCyclesPerVector = 2 * 18 + 6 + 4;
+inline constexpr ir::Cycles kGeluGradHalfCyclesPerVector = 4 * 16 + 4 + 4;
 // No vector divide: f32div is scalar, 10 cycles per loop of 2 floats (popops
 // binaryOpPerfInfo DIVIDE FLOAT {10, false, 2}).
 inline constexpr ir::Cycles kDivideCyclesPerVector = 10;
@@ -109,6 +132,11 @@ inline constexpr ir::Cycles kLogCyclesPerVector = 12;
 inline constexpr ir::Cycles kExpHalfCyclesPerVector = 4;
 inline constexpr ir::Cycles kLogHalfCyclesPerVector = 4;
 inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
+// Dropout, estimate: one urand64 (64 random bits a cycle) then compare,
+// select and scale, single-cycle f32v2/f16v4 operations, per 64-bit vector.
+inline constexpr ir::Cycles kDropoutCyclesPerVector = 1 + 3;
+// ADD INT: popops binaryOpPerfInfo {7, false, 1}, per element (the step counter).
+inline constexpr ir::Cycles kIntAddCyclesPerElement = 7;
 // int -> float: not on the aux pipeline, one element per 2 cycles (popops
 // castWorkerCycles: max(load, store) + 1 with an op vector width of 1).
 inline constexpr ir::Cycles kIntToFloatCyclesPerElement = 2;
@@ -127,6 +155,12 @@ inline constexpr ir::Cycles kLabelLookupCycles = 4;
 // gradient in that one vertex; ours splits them, and the gradient is charged
 // the whole vertex.
 inline constexpr ir::Cycles kLossTransformOverhead = 5 + 6 + 5 + 2 + 1 + 1;
+// LossSumSquaredTransform (getLossTransformCycles, isSoftmax = false): 5
+// vertex, 5 pointer loads, 5 base and shifts, 2 load-aheads, 1 repeat, 1
+// exit; 4 cycles per float (per 2 halves; half adds 1 shift, 2 RMW and 6 for
+// an odd size).
+inline constexpr ir::Cycles kLossTransformSumSquaredOverhead = 5 + 5 + 5 + 2 + 1 + 1;
+inline constexpr ir::Cycles kLossTransformSumSquaredCyclesPerElement = 4;
 inline constexpr ir::Cycles kLossTransformCyclesPerElement = 9;
 
 // --- Supervisor: the AMP matrix product (MatMulPartial) --------------------

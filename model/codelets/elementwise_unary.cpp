@@ -1,5 +1,7 @@
-// Relu, Exp, Log, Neg, Square: out = f(in) over equal-sized float vectors,
-// and their half variants Relu<half> ... (in and out half; HalfCodelet).
+// Relu, Exp, Log, Neg, Square, Sigmoid, Tanh, Gelu: out = f(in) over
+// equal-sized float vectors, and their half variants Relu<half> ... (in and
+// out half; HalfCodelet). Gelu is the exact form, 0.5 x (1 + erf(x / sqrt 2))
+// (Keras's default, approximate=False).
 // Timing is popops' UnaryOp2D estimate for one region (popopsCycleEstimators.cpp,
 // with the unaryOpPerfInfo table of popopsCycleEstimators.hpp):
 //   kUnaryOpVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
@@ -46,6 +48,25 @@ struct SquareOp {
   static float apply(float x) { return x * x; }
 };
 
+struct SigmoidOp {
+  static constexpr const char* kName = "Sigmoid";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kSigmoidCyclesPerVector;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kSigmoidHalfCyclesPerVector;
+  static float apply(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+};
+struct TanhOp {
+  static constexpr const char* kName = "Tanh";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kTanhCyclesPerVector;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kTanhHalfCyclesPerVector;
+  static float apply(float x) { return std::tanh(x); }
+};
+struct GeluOp {
+  static constexpr const char* kName = "Gelu";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kGeluCyclesPerVector;
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kGeluHalfCyclesPerVector;
+  static float apply(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+};
+
 template <class Op>
 IPUSIM_KERNEL void applyUnary(const float* __restrict in, float* __restrict out, std::uint64_t n) {
   vec::forEach(n, [=](std::uint64_t i) { out[i] = Op::apply(in[i]); });
@@ -85,6 +106,9 @@ void addElementwiseUnaryCodelets(CodeletRegistry& registry) {
   addFloatAndHalf<ElementwiseUnary<LogOp>>(registry);
   addFloatAndHalf<ElementwiseUnary<NegOp>>(registry);
   addFloatAndHalf<ElementwiseUnary<SquareOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<SigmoidOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<TanhOp>>(registry);
+  addFloatAndHalf<ElementwiseUnary<GeluOp>>(registry);
 }
 
 }  // namespace ipusim::model

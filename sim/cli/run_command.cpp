@@ -15,6 +15,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto* graphOption = cmd->add_option(
       "--graph", graph->graphPath, "serialized executable (serialized_graph.json, workloads/graphs/*.json)");
   workloadOption->excludes(graphOption);
+  auto* kerasOption = cmd->add_option(
+      "--keras", workload->kerasPath,
+      "a Keras model.to_json() file (TF 2.x or Keras 3) to train with the defaults for the rest (see workloads/README.md)");
+  kerasOption->excludes(workloadOption)->excludes(graphOption);
   cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(CLI::PositiveNumber);
   cmd->add_option("--steps-per-execution", workload->stepsPerExecution,
                   "steps per Engine::run with feeds (overrides training.steps_per_execution)")
@@ -49,8 +53,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       exitCode = runGraph(*graph);
       return;
     }
-    if (workload->workloadPath.empty())
-      throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json) or --graph FILE");
+    if (workload->workloadPath.empty() && workload->kerasPath.empty())
+      throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json), --keras MODEL.json or --graph FILE");
+    if (!workload->kerasPath.empty()) workload->workloadPath = workload->kerasPath;  // names the run in messages
     if (*feeds) workload->feeds = true;
     if (*noFeeds) workload->feeds = false;
     workload->engineOptions = *engineOptions;

@@ -32,17 +32,20 @@ namespace {
 // The dataset's batches as the raw bytes of the images and labels tensors.
 class DatasetBatches : public BatchProvider {
  public:
-  explicit DatasetBatches(dataset::BatchSource source) : source_(std::move(source)) {}
+  DatasetBatches(dataset::BatchSource source, bool classIndices, std::uint32_t classes)
+      : source_(std::move(source)), classIndices_(classIndices), classes_(classes) {}
   void next(model::Bytes& images, model::Bytes& labels) override {
     const dataset::Batch batch = source_.next();
     images.resize(batch.images.size() * sizeof(float));
     std::memcpy(images.data(), batch.images.data(), images.size());
-    labels.resize(batch.labels.size() * sizeof(std::int32_t));
-    std::memcpy(labels.data(), batch.labels.data(), labels.size());
+    const std::vector<std::uint8_t> bytes = dataset::labelBytes(batch.labels, classIndices_, classes_);
+    labels.assign(bytes.begin(), bytes.end());
   }
 
  private:
   dataset::BatchSource source_;
+  bool classIndices_;
+  std::uint32_t classes_;
 };
 
 std::string seconds(double s) {
@@ -142,7 +145,8 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
 
 int runWorkload(const RunWorkloadArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
-  scheduler::Workload workload = loadWorkloadWith(args.workloadPath, args.workloadSets);
+  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, args.workloadSets)
+                                                        : kerasWorkload(args.kerasPath, args.workloadSets);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;
@@ -170,7 +174,8 @@ int runWorkload(const RunWorkloadArgs& args) {
                                   " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
     batches = std::make_unique<DatasetBatches>(
-        dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed));
+        dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed),
+        workload.loss.classIndexLabels(), workload.dataset.classes);
   }
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
@@ -197,6 +202,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   plan.steps = workload.training.steps;
   plan.stepsPerExecution = compiled.stepsPerRun;
   plan.feeds = workload.training.feeds;
+  plan.replicas = replicas;
   plan.entry = engine.entryIndex("train");
   plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
 

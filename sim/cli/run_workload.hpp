@@ -12,6 +12,7 @@ namespace ipusim::sim {
 
 struct RunWorkloadArgs {
   std::string workloadPath;
+  std::string kerasPath;  // --keras MODEL.json instead of a workload file
   std::optional<std::uint64_t> steps;
   std::optional<std::uint32_t> stepsPerExecution;
   std::optional<bool> feeds;

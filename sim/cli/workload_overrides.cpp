@@ -1,5 +1,7 @@
 #include "sim/cli/workload_overrides.hpp"
 
+#include "scheduler/keras_model.hpp"
+
 #include <fstream>
 #include <stdexcept>
 
@@ -55,12 +57,27 @@ scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<
   nlohmann::json j = readWorkloadJson(path);
   const bool named = j.is_object() && j.contains("name");
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
-  scheduler::Workload w = scheduler::parseWorkload(j, path);
+  const auto slash = path.find_last_of('/');
+  scheduler::Workload w = scheduler::parseWorkload(j, path, slash == std::string::npos ? "" : path.substr(0, slash));
   if (!named && !j.contains("name")) {  // as loadWorkload: the file stem names it
     std::string stem = path.substr(path.find_last_of('/') + 1);
     w.name = stem.substr(0, stem.rfind('.'));
   }
   return w;
+}
+
+scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vector<std::string>& assignments) {
+  const scheduler::KerasModel model = scheduler::loadKerasModel(kerasPath);
+  std::string stem = kerasPath.substr(kerasPath.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.rfind('.'));
+  nlohmann::json j = {{"name", stem}, {"model", {{"keras", kerasPath}}}};
+  // Fashion-MNIST when the model reads 784 elements an example (28x28 or
+  // 28x28x1) and classifies into 10; generated data otherwise.
+  const auto& out = model.layers.back().outputShape;
+  if (scheduler::elementsOf(model.inputShape) != 784 || out.size() != 1 || out[0] != 10)
+    j["dataset"] = {{"format", "synthetic"}};
+  for (const auto& a : assignments) applyWorkloadAssignment(j, a);
+  return scheduler::parseWorkload(j, kerasPath);
 }
 
 namespace {

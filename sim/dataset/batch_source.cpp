@@ -2,6 +2,7 @@
 
 #include "sim/dataset/idx_file.hpp"
 
+#include <cstring>
 #include <random>
 #include <stdexcept>
 
@@ -48,6 +49,20 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
 Examples loadExamples(const scheduler::DatasetSpec& spec) {
   if (spec.format == "synthetic") return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed);
   return loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
+}
+
+std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, bool classIndices, std::uint32_t classes) {
+  std::vector<std::uint8_t> bytes;
+  if (classIndices) {
+    bytes.resize(labels.size() * sizeof(std::int32_t));
+    std::memcpy(bytes.data(), labels.data(), bytes.size());
+    return bytes;
+  }
+  std::vector<float> oneHot(labels.size() * std::size_t(classes), 0.0f);
+  for (std::size_t r = 0; r < labels.size(); ++r) oneHot[r * classes + std::size_t(labels[r])] = 1.0f;
+  bytes.resize(oneHot.size() * sizeof(float));
+  std::memcpy(bytes.data(), oneHot.data(), bytes.size());
+  return bytes;
 }
 
 BatchSource::BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed)

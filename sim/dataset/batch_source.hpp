@@ -34,6 +34,11 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
 // As the workload's dataset section says.
 Examples loadExamples(const scheduler::DatasetSpec& spec);
 
+// The labels as the compiled step reads them (scheduler::LossSpec::
+// classIndexLabels): class indices as int32, or one-hot float rows of
+// `classes` (categorical, binary and regression targets alike).
+std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, bool classIndices, std::uint32_t classes);
+
 class BatchSource {
  public:
   BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed);

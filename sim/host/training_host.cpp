@@ -4,6 +4,7 @@
 #include "model/stop_request.hpp"
 #include "sim/host/interrupt.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -46,19 +47,27 @@ void TrainingHost::hostSpan(const char* track, const char* name, const char* cat
 
 void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   if (bytes.size() < sizeof(float)) return;  // synthetic data: no numbers
-  // One loss per replica (the outfeed returns each replica's value): the
-  // global batch's loss is their mean, as the replicas' batches are equal.
-  const std::size_t replicas = bytes.size() / sizeof(float);
-  double sum = 0;
-  for (std::size_t r = 0; r < replicas; ++r) {
-    float value = 0;
-    std::memcpy(&value, bytes.data() + r * sizeof(float), sizeof(float));
-    sum += value;
-  }
-  const float loss = float(sum / double(replicas));
+  // Each replica's loss (and accuracy) in turn (the outfeed returns every
+  // replica's values): the global batch's figures are their means, as the
+  // replicas' batches are equal.
+  const std::size_t replicas = std::max<std::uint32_t>(1, plan_.replicas);
+  const std::size_t perReplica = bytes.size() / sizeof(float) / replicas;
+  if (perReplica == 0) return;
+  auto mean = [&](std::size_t index) {
+    double sum = 0;
+    for (std::size_t r = 0; r < replicas; ++r) {
+      float value = 0;
+      std::memcpy(&value, bytes.data() + (r * perReplica + index) * sizeof(float), sizeof(float));
+      sum += value;
+    }
+    return float(sum / double(replicas));
+  };
+  const float loss = mean(0);
   finalLoss_ = loss;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
+  if (perReplica >= 2)  // the compiled step's outfeed: loss, then accuracy
+    engine_.counter({"accuracy", origin.at, mean(1), origin.run, origin.step});
 }
 
 void TrainingHost::fail(std::exception_ptr error) {

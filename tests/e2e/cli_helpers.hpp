@@ -9,6 +9,17 @@
 
 namespace ipusim::test {
 
+// Sanitized builds run 2-10x slower: tests scale their waits for a run to
+// reach a state by kSlowdown, and wall-clock bounds that only a release build
+// can promise skip themselves (kSanitizedBuild).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizedBuild = true;
+constexpr int kSlowdown = 10;
+#else
+constexpr bool kSanitizedBuild = false;
+constexpr int kSlowdown = 1;
+#endif
+
 inline std::string ipusimBinary() { return std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim"; }
 inline std::string sourcePath(const std::string& relative) { return std::string(IPUSIM_SOURCE_DIR) + "/" + relative; }
 

@@ -77,8 +77,9 @@ CommandResult signalMidway(const ScratchDir& dir, int signal) {
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   kill(pid, signal);
   CommandResult result;
-  for (int i = 0; i < 100 && kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  result.exitCode = kill(pid, 0) == 0 ? -1 : 0;  // -1: still running after 5 s
+  for (int i = 0; i < 100 * kSlowdown && kill(pid, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  result.exitCode = kill(pid, 0) == 0 ? -1 : 0;  // -1: still running after 5 s (x kSlowdown)
   std::ifstream in(log);
   result.output.assign(std::istreambuf_iterator<char>(in), {});
   return result;

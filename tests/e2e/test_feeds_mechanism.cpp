@@ -80,13 +80,15 @@ TEST(FeedsMechanism, LossSamplesCarryTheRunAndStepThatProducedThem) {
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const auto q = runCommand(
         "sqlite3 " + quote((dir.path() / "profile.pop").string()) +
-        " \"SELECT count(*), min(n), max(n) FROM (SELECT count(*) AS n FROM counters GROUP BY run_id);"
-        " SELECT count(*) FROM counters AS c JOIN runs AS r ON r.id = c.run_id"
+        " \"SELECT count(*), min(n), max(n) FROM (SELECT count(*) AS n FROM counters AS c"
+        " JOIN tracks AS t ON t.id = c.track_id WHERE t.name = 'loss' GROUP BY run_id);"
+        " SELECT t.name, count(*) FROM counters AS c JOIN runs AS r ON r.id = c.run_id JOIN tracks AS t ON t.id = c.track_id"
         " WHERE c.ts >= r.start_cycle AND c.ts <= r.end_cycle AND c.step / " + std::to_string(stepsPerRun) +
-        " = c.run_id;\"");
+        " = c.run_id GROUP BY t.name ORDER BY t.name;\"");
     ASSERT_EQ(q.exitCode, 0) << q.output;
+    // The loss and, beside it, the accuracy: one of each per step, in the run that produced it.
     EXPECT_EQ(q.output, std::to_string(40 / stepsPerRun) + "|" + std::to_string(stepsPerRun) + "|" +
-                            std::to_string(stepsPerRun) + "\n40\n")
+                            std::to_string(stepsPerRun) + "\naccuracy|40\nloss|40\n")
         << workload;
   }
 }

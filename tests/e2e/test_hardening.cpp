@@ -23,12 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // 2-10x slower: wall-clock bounds do not hold
-#else
-constexpr bool kSanitized = false;
-#endif
-
 const std::string kGraph = sourcePath("workloads/graphs/stream_pipeline.json");
 
 std::string readText(const fs::path& path) {
@@ -407,7 +401,7 @@ bool machineIsQuiet() {
 }
 
 TEST(BoundedRun, AMillionIterationRepeatRunsInFlatMemoryAndStopsWithinASecondOfCtrlC) {
-  if (kSanitized) GTEST_SKIP() << "wall-clock bounds do not hold under a sanitizer";
+  if (kSanitizedBuild) GTEST_SKIP() << "wall-clock bounds do not hold under a sanitizer";
   ScratchDir dir("million");
   // /usr/bin/time reports the simulator's CPU time when it exits; its child is the simulator.
   std::ofstream(dir.path() / "run.sh") << "echo $$ >pid\nexec /usr/bin/time -f '%U %S' -o cpu.txt " << ipusimBinary()

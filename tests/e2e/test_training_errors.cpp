@@ -35,15 +35,19 @@ TEST(TrainingErrors, CtrlCStopsPromptlySaysSoAndLeavesNoProfile) {
                                  + ") >" + quote(log.string()) + " 2>&1 & echo $!");
   const pid_t pid = std::stoi(started.output);
   // Wait until the simulation is under way (the profile's temporary file exists).
-  for (int i = 0; i < 200 && !anyProfileFile(dir.path() / "out"); ++i)
+  for (int i = 0; i < 200 * kSlowdown && !anyProfileFile(dir.path() / "out"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!anyProfileFile(dir.path() / "out")) {
+    kill(pid, SIGKILL);
+    FAIL() << "the run never reached its simulation";
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGINT);
   const auto t0 = std::chrono::steady_clock::now();
-  while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+  while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10 * kSlowdown))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(seconds, 5.0) << "Ctrl-C did not stop the run promptly";
+  EXPECT_LT(seconds, 5.0 * kSlowdown) << "Ctrl-C did not stop the run promptly";
   std::ifstream in(log);
   const std::string output((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(output.find("interrupted"), std::string::npos) << output;

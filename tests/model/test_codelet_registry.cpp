@@ -33,7 +33,19 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "Add<half>", "Sub<half>", "Mul<half>", "Div<half>", "ScaledAdd<half>", "Relu<half>", "Exp<half>", "Log<half>",
       "Neg<half>", "Square<half>", "ReluGrad<half>", "AddBias<half>", "ReduceSum<half,float>", "ReduceSum<half,half>", "ReduceSum<float,half>",
       "MatMulPartial<half,float>", "MatMulPartial<half,half>", "Copy<half>", "Cast<float,half>", "Cast<half,float>",
-      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>", "ConvPartialnx1<half,float>",
+      "Fill<half>", "SoftmaxCrossEntropy<half>", "SoftmaxCrossEntropyGrad<half>",
+      // Activations, dropout, the step counter and the optimizers' updates.
+      "Sigmoid", "Tanh", "Gelu", "Sigmoid<half>", "Tanh<half>", "Gelu<half>", "SigmoidGrad", "TanhGrad", "GeluGrad",
+      "SigmoidGrad<half>", "TanhGrad<half>", "GeluGrad<half>", "Dropout", "Dropout<half>", "Increment",
+      "MomentumUpdate", "MomentumUpdate<half>", "AdamUpdate", "AdamUpdate<half>", "RmspropUpdate",
+      "RmspropUpdate<half>", "RmspropUpdateCentered", "RmspropUpdateCentered<half>", "RmspropUpdateMomentum",
+      "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>", "Accuracy",
+      // Losses over one-hot targets, their gradient and accuracies.
+      "SoftmaxCrossEntropyDense", "SigmoidCrossEntropy", "SquaredError", "TargetDifference", "CategoricalAccuracy",
+      "BinaryAccuracy", "SoftmaxCrossEntropyDense<half>", "SigmoidCrossEntropy<half>", "SquaredError<half>",
+      "TargetDifference<half>", "TargetDifference<float,half>",
+      // Convolutions and pooling.
+      "ConvPartialnx1<half,float>",
       "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
       "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>"};
   const auto& registry = CodeletRegistry::instance();

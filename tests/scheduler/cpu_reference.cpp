@@ -1,83 +1,247 @@
 #include "cpu_reference.hpp"
 
+#include "model/numeric/dropout_mask.hpp"
+#include "scheduler/op_graph.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace ipusim::testing {
+namespace {
+
+using scheduler::Activation;
+
+float activate(Activation a, float x) {
+  switch (a) {
+    case Activation::Relu: return std::max(x, 0.0f);
+    case Activation::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case Activation::Tanh: return std::tanh(x);
+    case Activation::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    default: return x;
+  }
+}
+
+// The derivative from what the device reads: the output (relu, sigmoid, tanh) or the input (gelu).
+float derivative(Activation a, float in, float out) {
+  switch (a) {
+    case Activation::Relu: return out > 0 ? 1.0f : 0.0f;
+    case Activation::Sigmoid: return out * (1.0f - out);
+    case Activation::Tanh: return 1.0f - out * out;
+    case Activation::Gelu:
+      return 0.5f * (1.0f + std::erf(in * 0.70710678118654752f)) + in * 0.39894228040143268f * std::exp(-0.5f * in * in);
+    default: return 1.0f;
+  }
+}
+
+}  // namespace
 
 CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights)
-    : weights_(std::move(weights)), batch_(w.dataset.batchSize), learningRate_(float(w.learningRate)) {
+    : w_(w), weights_(std::move(weights)), batch_(w.dataset.batchSize) {
+  namespace k = scheduler::layer_kind;
   std::uint64_t in = w.dataset.features;
-  for (const auto& l : w.layers) {
-    if (l.kind != "dense") continue;
-    layers_.push_back({in, l.units, l.activation == scheduler::Activation::Relu});
-    in = l.units;
+  std::size_t weight = 0;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const auto& l = w.layers[i];
+    // The last sigmoid is the binary cross-entropy's (fused into the loss, as the last softmax is).
+    const bool fusedSigmoid = w.loss.type == "binary_crossentropy" && i + 1 == w.layers.size();
+    auto activation = [&](Activation a) {
+      if (a != Activation::Linear && a != Activation::Softmax && !(fusedSigmoid && a == Activation::Sigmoid)) {
+        Stage s{Stage::Activation, in, in};
+        s.activation = a;
+        stages_.push_back(s);
+      }
+    };
+    if (l.kind == k::kDense) {
+      Stage s{Stage::Dense, in, l.units};
+      s.kernel = weight;
+      s.bias = l.useBias;
+      weight += l.useBias ? 2 : 1;
+      stages_.push_back(s);
+      in = l.units;
+      activation(l.activation);
+    } else if (l.kind == k::kActivation) {
+      activation(l.activation);
+    } else if (l.kind == k::kDropout && l.rate > 0) {
+      Stage s{Stage::Dropout, in, in};
+      s.rate = float(l.rate);
+      s.seed = scheduler::dropoutSeed(w, i);
+      stages_.push_back(s);
+    } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout) {
+      throw std::invalid_argument("CpuReference: no model of " + l.kind);
+    }
+  }
+  if (weight != weights_.size()) throw std::invalid_argument("CpuReference: weights do not match the layers");
+  const std::string& o = w.optimizer.type;
+  std::size_t slots = 0;
+  if (o == "sgd") slots = w.optimizer.momentum > 0 ? 1 : 0;
+  else if (o == "adam") slots = 2;
+  else slots = 1 + (w.optimizer.centered ? 1 : 0) + (w.optimizer.momentum > 0 ? 1 : 0);
+  for (const auto& wt : weights_) slots_.push_back(std::vector<std::vector<float>>(slots, std::vector<float>(wt.size(), 0.0f)));
+}
+
+void CpuReference::update(std::size_t weight, const std::vector<float>& g) {
+  std::vector<float>& w = weights_[weight];
+  auto& s = slots_[weight];
+  const auto& o = w_.optimizer;
+  const float lr = float(o.learningRate);
+  const std::size_t n = w.size();
+  if (o.type == "sgd" && o.momentum == 0) {
+    for (std::size_t i = 0; i < n; ++i) w[i] += float(-o.learningRate) * g[i];
+  } else if (o.type == "sgd") {
+    const float m = float(o.momentum);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[0][i] = m * s[0][i] - lr * g[i];
+      w[i] += o.nesterov ? m * s[0][i] - lr * g[i] : s[0][i];
+    }
+  } else if (o.type == "adam") {
+    const double t = double(stepCount_);
+    const float alpha = float(o.learningRate * std::sqrt(1.0 - std::pow(o.beta2, t)) / (1.0 - std::pow(o.beta1, t)));
+    const float b1 = float(1.0 - o.beta1), b2 = float(1.0 - o.beta2), eps = float(o.epsilon);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[0][i] += (g[i] - s[0][i]) * b1;
+      s[1][i] += (g[i] * g[i] - s[1][i]) * b2;
+      w[i] -= alpha * s[0][i] / (std::sqrt(s[1][i]) + eps);
+    }
+  } else {
+    const float rho = float(o.rho), eps = float(o.epsilon), m = float(o.momentum);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[0][i] = rho * s[0][i] + (1.0f - rho) * g[i] * g[i];
+      float d = s[0][i] + eps;
+      if (o.centered) {
+        s[1][i] = rho * s[1][i] + (1.0f - rho) * g[i];
+        d = s[0][i] - s[1][i] * s[1][i] + eps;
+      }
+      const float inc = lr * g[i] / std::sqrt(d);
+      if (o.momentum > 0) {
+        auto& mom = s[o.centered ? 2 : 1];
+        mom[i] = m * mom[i] + inc;
+        w[i] -= mom[i];
+      } else {
+        w[i] -= inc;
+      }
+    }
   }
 }
 
 float CpuReference::step(const std::vector<float>& images, const std::vector<std::int32_t>& labels) {
-  const std::size_t B = batch_, L = layers_.size();
-  // Forward: acts[0] = input, acts[i+1] = output of layer i.
+  ++stepCount_;
+  const std::size_t B = batch_, S = stages_.size();
+  // Forward: acts[0] = input, acts[i+1] = output of stage i.
   std::vector<std::vector<float>> acts{images};
-  for (std::size_t i = 0; i < L; ++i) {
-    const auto& [in, out, relu] = layers_[i];
-    const auto& W = weights_[2 * i];
-    const auto& b = weights_[2 * i + 1];
-    std::vector<float> y(B * out);
-    for (std::size_t r = 0; r < B; ++r)
-      for (std::size_t c = 0; c < out; ++c) {
-        double s = 0;
-        for (std::size_t k = 0; k < in; ++k) s += double(acts[i][r * in + k]) * W[k * out + c];
-        float v = float(s) + b[c];
-        y[r * out + c] = relu ? std::max(v, 0.0f) : v;
-      }
+  for (std::size_t i = 0; i < S; ++i) {
+    const Stage& s = stages_[i];
+    const std::vector<float>& x = acts[i];
+    std::vector<float> y(B * s.out);
+    if (s.kind == Stage::Dense) {
+      const auto& W = weights_[s.kernel];
+      for (std::size_t r = 0; r < B; ++r)
+        for (std::size_t c = 0; c < s.out; ++c) {
+          double sum = 0;
+          for (std::size_t k = 0; k < s.in; ++k) sum += double(x[r * s.in + k]) * W[k * s.out + c];
+          y[r * s.out + c] = float(sum) + (s.bias ? weights_[s.kernel + 1][c] : 0.0f);
+        }
+    } else if (s.kind == Stage::Activation) {
+      for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, x[e]);
+    } else {
+      const float scale = 1.0f / (1.0f - s.rate);
+      for (std::size_t e = 0; e < y.size(); ++e)
+        y[e] = numeric::dropoutKeeps(s.seed, stepCount_, e, s.rate) ? x[e] * scale : 0.0f;
+    }
     acts.push_back(std::move(y));
   }
-  // Softmax cross-entropy and its gradient (mean over the batch).
-  const std::size_t C = layers_.back().out;
+  // The loss and its gradient w.r.t. the last layer's output (its logits).
+  const std::size_t C = w_.dataset.classes;
+  const std::string& lossType = w_.loss.type;
   std::vector<float> grad(B * C);
   double lossSum = 0;
-  for (std::size_t r = 0; r < B; ++r) {
-    const float* z = &acts[L][r * C];
-    const float mx = *std::max_element(z, z + C);
-    double sum = 0;
-    for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
-    for (std::size_t c = 0; c < C; ++c) {
-      const double p = std::exp(double(z[c] - mx)) / sum;
-      grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
-      if (int(c) == labels[r]) lossSum += -std::log(p);
-    }
-  }
-  // Backward and SGD.
-  std::vector<std::vector<float>> newWeights = weights_;
-  for (std::size_t i = L; i-- > 0;) {
-    const auto& [in, out, relu] = layers_[i];
-    if (relu)
-      for (std::size_t e = 0; e < B * out; ++e) if (!(acts[i + 1][e] > 0)) grad[e] = 0;
-    const auto& W = weights_[2 * i];
-    for (std::size_t k = 0; k < in; ++k)
-      for (std::size_t c = 0; c < out; ++c) {
-        double s = 0;
-        for (std::size_t r = 0; r < B; ++r) s += double(acts[i][r * in + k]) * grad[r * out + c];
-        newWeights[2 * i][k * out + c] = W[k * out + c] - learningRate_ * float(s);
+  std::size_t correct = 0;
+  if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
+    // Softmax cross-entropy over the class (one-hot targets give the same numbers).
+    for (std::size_t r = 0; r < B; ++r) {
+      const float* z = &acts[S][r * C];
+      const float mx = *std::max_element(z, z + C);
+      correct += std::max_element(z, z + C) - z == labels[r];
+      double sum = 0;
+      for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
+      for (std::size_t c = 0; c < C; ++c) {
+        const double p = std::exp(double(z[c] - mx)) / sum;
+        grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
+        if (int(c) == labels[r]) lossSum += -std::log(p);
       }
-    for (std::size_t c = 0; c < out; ++c) {
-      double s = 0;
-      for (std::size_t r = 0; r < B; ++r) s += grad[r * out + c];
-      newWeights[2 * i + 1][c] = weights_[2 * i + 1][c] - learningRate_ * float(s);
     }
-    if (i > 0) {
-      std::vector<float> gin(B * in);
+    lastAccuracy_ = float(double(correct) / double(B));
+  } else {
+    // Binary cross-entropy on the logits, or the squared error, per class
+    // against the one-hot targets; both the mean over the classes.
+    const bool binary = lossType == "binary_crossentropy";
+    double matches = 0;
+    for (std::size_t r = 0; r < B; ++r) {
+      double row = 0;
+      std::size_t same = 0;
+      for (std::size_t c = 0; c < C; ++c) {
+        const double z = acts[S][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
+        if (binary) {
+          const double p = 1.0 / (1.0 + std::exp(-z));
+          row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
+          grad[r * C + c] = float((p - t) / double(B) / double(C));
+          same += (p > 0.5) == (t > 0.5);
+        } else {
+          row += (z - t) * (z - t);
+          grad[r * C + c] = float(2.0 * (z - t) / double(B) / double(C));
+        }
+      }
+      lossSum += row / double(C);
+      matches += double(same) / double(C);
+    }
+    lastAccuracy_ = float(matches / double(B));
+  }
+  // Backward (no gradient before the first dense layer), then the updates.
+  std::size_t firstDense = 0;
+  while (stages_[firstDense].kind != Stage::Dense) ++firstDense;
+  std::vector<std::pair<std::size_t, std::vector<float>>> grads;
+  for (std::size_t i = S; i-- > firstDense;) {
+    const Stage& s = stages_[i];
+    if (s.kind == Stage::Activation) {
+      for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, acts[i][e], acts[i + 1][e]);
+      continue;
+    }
+    if (s.kind == Stage::Dropout) {
+      const float scale = 1.0f / (1.0f - s.rate);
+      for (std::size_t e = 0; e < grad.size(); ++e)
+        grad[e] = numeric::dropoutKeeps(s.seed, stepCount_, e, s.rate) ? grad[e] * scale : 0.0f;
+      continue;
+    }
+    const auto& W = weights_[s.kernel];
+    std::vector<float> dW(s.in * s.out);
+    for (std::size_t k = 0; k < s.in; ++k)
+      for (std::size_t c = 0; c < s.out; ++c) {
+        double sum = 0;
+        for (std::size_t r = 0; r < B; ++r) sum += double(acts[i][r * s.in + k]) * grad[r * s.out + c];
+        dW[k * s.out + c] = float(sum);
+      }
+    grads.push_back({s.kernel, std::move(dW)});
+    if (s.bias) {
+      std::vector<float> db(s.out);
+      for (std::size_t c = 0; c < s.out; ++c) {
+        double sum = 0;
+        for (std::size_t r = 0; r < B; ++r) sum += grad[r * s.out + c];
+        db[c] = float(sum);
+      }
+      grads.push_back({s.kernel + 1, std::move(db)});
+    }
+    if (i > firstDense) {
+      std::vector<float> gin(B * s.in);
       for (std::size_t r = 0; r < B; ++r)
-        for (std::size_t k = 0; k < in; ++k) {
-          double s = 0;
-          for (std::size_t c = 0; c < out; ++c) s += double(grad[r * out + c]) * W[k * out + c];
-          gin[r * in + k] = float(s);
+        for (std::size_t k = 0; k < s.in; ++k) {
+          double sum = 0;
+          for (std::size_t c = 0; c < s.out; ++c) sum += double(grad[r * s.out + c]) * W[k * s.out + c];
+          gin[r * s.in + k] = float(sum);
         }
       grad = std::move(gin);
     }
   }
-  weights_ = std::move(newWeights);
+  for (auto& [weight, g] : grads) update(weight, g);
   return float(lossSum / double(B));
 }
 

@@ -68,5 +68,36 @@ void expectHalfTracksFloat(const std::string& dtype) {
 TEST(Precision, Float16TrainingTracksTheFloat32Reference) { expectHalfTracksFloat("float16"); }
 TEST(Precision, MixedFloat16TrainingTracksTheFloat32Reference) { expectHalfTracksFloat("mixed_float16"); }
 
+// The layers and optimizers users bring, in half: the codelets' <half>
+// variants (activations, dropout, the optimizers' updates) track the float32
+// reference as the tutorial does.
+void expectNewLayersTrackFloat(const std::string& dtype, const nlohmann::json& optimizer, const char* activation) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "batch_size": 16, "shuffle_seed": 7, "features": 64, "classes": 10, "examples": 256},
+    "model": {"layers": [{"type": "dense", "units": 64}, {"type": "activation", "activation": "relu"},
+                         {"type": "dropout", "rate": 0.2}, {"type": "dense", "units": 32},
+                         {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "training": {"steps": 30, "steps_per_execution": 5}, "ipu": {"tiles": 16}, "seed": 5})");
+  j["model"]["dtype"] = dtype;
+  j["model"]["layers"][3]["activation"] = activation;
+  j["optimizer"] = optimizer;
+  const TrainingLosses r = runTraining(scheduler::parseWorkload(j, "half.json"), 30);
+  ASSERT_EQ(r.simulated.size(), 30u);
+  double worst = 0;
+  for (std::size_t s = 0; s < 30; ++s) worst = std::max(worst, std::fabs(double(r.simulated[s]) - r.reference[s]) / r.reference[s]);
+  EXPECT_LT(worst, 0.01) << dtype;
+  EXPECT_GT(worst, 0.0) << dtype;
+}
+
+TEST(Precision, MixedFloat16AdamGeluDropoutTrackTheFloat32Reference) {
+  expectNewLayersTrackFloat("mixed_float16", {{"type", "adam"}}, "gelu");
+}
+TEST(Precision, Float16MomentumSigmoidDropoutTrackTheFloat32Reference) {
+  expectNewLayersTrackFloat("float16", {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}, "sigmoid");
+}
+TEST(Precision, Float16RmspropTanhDropoutTrackTheFloat32Reference) {
+  expectNewLayersTrackFloat("float16", {{"type", "rmsprop"}}, "tanh");
+}
+
 }  // namespace
 }  // namespace ipusim::testing

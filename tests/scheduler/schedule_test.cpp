@@ -69,7 +69,8 @@ TEST(Schedule, ChooseBestNeverHasHigherPeakLiveness) {
 TEST(Schedule, PeakLivenessOfAChain) {
   // images -> dense(4) -> loss on a 2 x 3 batch: count by hand on post_order.
   Workload w = parseWorkload(nlohmann::json::parse(R"({"dataset": {"format": "synthetic", "batch_size": 2, "features": 3, "classes": 4},
-     "model": {"layers": [{"type": "dense", "units": 4}]}})"), "w.json");
+     "model": {"layers": [{"type": "dense", "units": 4}]},
+     "loss": {"type": "sparse_categorical_crossentropy", "from_logits": true}})"), "w.json");
   const OpGraph g = buildTrainingGraph(w);
   const Schedule s = scheduleOps(g, "post_order");
   EXPECT_EQ(s.peakLivenessBytes, peakLivenessBytes(g, s.order));

@@ -69,16 +69,26 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
   engine.stream("images").connect([&](model::Bytes& b) { current = deviceBatches.next(); toBytes(b, current.images); });
-  engine.stream("labels").connect([&](model::Bytes& b) { toBytes(b, current.labels); });
+  engine.stream("labels").connect([&](model::Bytes& b) {
+    const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+    b.assign(bytes.begin(), bytes.end());
+  });
   engine.stream("loss").connect([&](model::Bytes& b) {
-    // One loss per replica: the global batch's mean is their mean.
-    double sum = 0;
+    // Per replica: its loss (and accuracy when there is one); the global
+    // batch's figures are the replicas' means.
+    const std::size_t perReplica = b.size() / sizeof(float) / replicas;
+    double loss = 0, accuracy = 0;
     for (std::uint32_t r = 0; r < replicas; ++r) {
       float v;
-      std::memcpy(&v, b.data() + r * sizeof v, sizeof v);
-      sum += v;
+      std::memcpy(&v, b.data() + r * perReplica * sizeof v, sizeof v);
+      loss += v;
+      if (perReplica >= 2) {
+        std::memcpy(&v, b.data() + (r * perReplica + 1) * sizeof v, sizeof v);
+        accuracy += v;
+      }
     }
-    result.simulated.push_back(float(sum / replicas));
+    result.simulated.push_back(float(loss / replicas));
+    if (perReplica >= 2) result.simulatedAccuracy.push_back(float(accuracy / replicas));
   });
   TrainingLoop loop("training_loop", engine, runs);
   sc_core::sc_start();
@@ -105,12 +115,13 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps) {
   oneIpu.ipu.numIpus = 1;
   for (auto& layer : oneIpu.layers) layer.shard = 0;
   oneIpu.dataset.batchSize = globalBatch * accumulation;
-  oneIpu.learningRate = w.learningRate * accumulation;
+  oneIpu.optimizer.learningRate = w.optimizer.learningRate * accumulation;
   oneIpu.training.gradientAccumulationCount = 1;
   CpuReference reference(oneIpu, weights);
   for (std::uint64_t s = 0; s < runs * c.stepsPerRun / accumulation; ++s) {
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
+    result.referenceAccuracy.push_back(reference.lastAccuracy());
   }
   result.referenceWeights = reference.weights();
   return result;

@@ -35,7 +35,7 @@ TEST(Workload, TutorialWithFeeds) {
   EXPECT_EQ(w.layers[1].name, "dense");
   EXPECT_EQ(w.layers[2].name, "dense_1");
   EXPECT_EQ(w.layers[2].activation, Activation::Softmax);
-  EXPECT_DOUBLE_EQ(w.learningRate, 0.01);
+  EXPECT_DOUBLE_EQ(w.optimizer.learningRate, 0.01);
   EXPECT_EQ(w.training.steps, 10000u);
   EXPECT_EQ(w.training.stepsPerExecution, 10u);
   EXPECT_TRUE(w.training.feeds);
@@ -82,8 +82,8 @@ TEST(Workload, MissingDatasetFileNamesIt) {
 
 TEST(Workload, BadLayerAndEnumValues) {
   auto j = minimal();
-  j["model"]["layers"][0]["activation"] = "tanh";
-  expectError(j, {"model.layers[0].activation", "'tanh'", "relu"});
+  j["model"]["layers"][0]["activation"] = "swish";
+  expectError(j, {"model.layers[0].activation", "'swish'", "relu | sigmoid | tanh | softmax | gelu"});
   j = minimal();
   j["model"]["layers"][0].erase("units");
   expectError(j, {"model.layers[0].units", "missing"});

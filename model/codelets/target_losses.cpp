@@ -1,0 +1,191 @@
+// The losses over dense targets (rows x cols floats: one-hot classes, binary
+// labels or regression targets), their gradient and their accuracies:
+//   SoftmaxCrossEntropyDense  logits, targets, probs (Out), loss (Out, rows)  loss[r] = -sum_c t log softmax(x)_c
+//   SigmoidCrossEntropy       logits, targets, probs (Out), loss (Out, rows)  loss[r] = mean_c max(x,0) - x t + log(1 + exp(-|x|))
+//   SquaredError              pred, targets, loss (Out, rows)                 loss[r] = mean_c (y - t)^2
+//   TargetDifference          pred, targets, grad (Out)                       grad = scale (pred - t)
+//   CategoricalAccuracy       probs, targets, correct (Out, rows)             argmax p == argmax t (first of equal maxima)
+//   BinaryAccuracy            probs, targets, correct (Out, rows)             mean_c ((p > 0.5) == (t > 0.5))
+// Params: rows, cols (and scale for TargetDifference). TargetDifference is
+// the gradient of all three losses w.r.t. their logits or predictions:
+// softmax (targets summing to 1, as one-hot targets do), sigmoid, and
+// squared error (scale 2 / n). The cross-entropies work on logits, as TF's
+// Keras does when the model's last softmax or sigmoid is fused into the loss.
+// Half variants: the logits or predictions half (<half>), a gradient written
+// in half from float probabilities (TargetDifference<float,half>).
+// Timing: TargetDifference is popnn's LossSumSquaredTransform (its gradient
+// is pred - target): getLossTransformCycles(isSoftmax = false) in
+// lib/popnn/PerformanceEstimation.hpp, 5 + 5 + 5 + 2 + 1 + 1 overhead and 4
+// cycles per float (per 2 halves); the forward losses and accuracies are
+// estimates built from popops' per-vector costs (cycle_model.hpp) in the frame
+// of SoftmaxCrossEntropy: a continuous-reduce row per fold over the columns.
+#include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
+#include "model/codelets/flat_codelet.hpp"
+#include "model/codelets/shape_check.hpp"
+#include "model/codelets/typed_codelet.hpp"
+
+#include <cmath>
+
+namespace ipusim::model {
+namespace {
+
+enum class Kind { SoftmaxDense, Sigmoid, Squared, Difference, CategoricalAccuracy, BinaryAccuracy };
+
+const char* nameOf(Kind k) {
+  switch (k) {
+    case Kind::SoftmaxDense: return "SoftmaxCrossEntropyDense";
+    case Kind::Sigmoid: return "SigmoidCrossEntropy";
+    case Kind::Squared: return "SquaredError";
+    case Kind::Difference: return "TargetDifference";
+    case Kind::CategoricalAccuracy: return "CategoricalAccuracy";
+    default: return "BinaryAccuracy";
+  }
+}
+
+class TargetLoss final : public FlatCodelet<TargetLoss> {
+ public:
+  explicit TargetLoss(Kind kind, ir::DType vectorType = ir::DType::Float) : kind_(kind), vectorType_(vectorType) {}
+  std::string name() const override { return nameOf(kind_); }
+  std::vector<FieldSpec> fields() const override {
+    const bool probs = kind_ == Kind::SoftmaxDense || kind_ == Kind::Sigmoid;
+    std::vector<FieldSpec> f{{probs || kind_ == Kind::Difference || kind_ == Kind::Squared ? "pred" : "probs",
+                              ir::DType::Float, FieldAccess::In},
+                             {"targets", ir::DType::Float, FieldAccess::In}};
+    if (probs) f[0].name = "logits", f.push_back({"probs", ir::DType::Float, FieldAccess::Out});
+    if (kind_ == Kind::Difference) f.push_back({"grad", ir::DType::Float, FieldAccess::Out});
+    else if (kind_ == Kind::CategoricalAccuracy || kind_ == Kind::BinaryAccuracy) f.push_back({"correct", ir::DType::Float, FieldAccess::Out});
+    else f.push_back({"loss", ir::DType::Float, FieldAccess::Out});
+    return f;
+  }
+  std::vector<std::string> params() const override {
+    if (kind_ == Kind::Difference) return {"rows", "cols", "scale"};
+    return {"rows", "cols"};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), cols = check.dimension("cols");
+    const std::string matrix = "rows x cols = " + std::to_string(rows) + " x " + std::to_string(cols);
+    const auto f = fields();
+    check.expectSize(f[0].name, rows * cols, matrix);
+    check.expectSize("targets", rows * cols, matrix);
+    const bool perRow = f.back().name == "loss" || f.back().name == "correct";
+    check.expectSize(f.back().name, perRow ? rows : rows * cols, perRow ? "rows" : matrix);
+    if (f.size() == 4) check.expectSize("probs", rows * cols, matrix);
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    namespace c = cycles;
+    const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
+    if (kind_ == Kind::Difference) {
+      const bool half = vectorType_ == ir::DType::Half;
+      const std::uint64_t n = rows * cols;
+      return c::kLossTransformSumSquaredOverhead + (half ? 1 + 2 + (n % 2 ? 6 : 0) : 0) +
+             c::kLossTransformSumSquaredCyclesPerElement * (half ? n / 2 : n);
+    }
+    const ir::Cycles vectors = c::vectors(cols, target, vectorType_);
+    const ir::Cycles fold = c::kContinuousReduceRowOverhead + vectors;
+    ir::Cycles perRow = 0;
+    switch (kind_) {
+      case Kind::SoftmaxDense:  // max, sum, x - max, exp, / sum; t . (lse - x)
+        perRow = 3 * fold + vectors * (3 * c::kAddSubMulCyclesPerVector + c::kExpCyclesPerVector) +
+                 c::kScalarReciprocalCycles + c::kScalarLogCycles;
+        break;
+      case Kind::Sigmoid:  // sigmoid; max(x,0) - x t + log(1 + exp(-|x|)); the mean
+        perRow = fold + vectors * (c::kSigmoidCyclesPerVector + 4 * c::kAddSubMulCyclesPerVector +
+                                   c::kExpCyclesPerVector + c::kLogCyclesPerVector);
+        break;
+      case Kind::Squared: perRow = fold + vectors * (c::kAddSubMulCyclesPerVector + c::kSquareCyclesPerVector); break;
+      case Kind::CategoricalAccuracy: perRow = 2 * fold + c::kAddSubMulCyclesPerVector; break;
+      default: perRow = fold + vectors * 2 * c::kAddSubMulCyclesPerVector; break;
+    }
+    return c::kContinuousReduceOverhead + rows * perRow;
+  }
+  void computeFlat(const FieldData* f, const double* p) const {
+    const auto rows = std::uint64_t(p[0]), cols = std::uint64_t(p[1]);
+    const float* x = f[0].as<const float>();
+    const float* t = f[1].as<const float>();
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * cols;
+      const float* tr = t + r * cols;
+      switch (kind_) {
+        case Kind::SoftmaxDense: {
+          float* pr = f[2].as<float>() + r * cols;
+          float mx = xr[0];
+          for (std::uint64_t c = 1; c < cols; ++c) mx = std::max(mx, xr[c]);
+          double sum = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) sum += pr[c] = std::exp(xr[c] - mx);
+          const float lse = std::log(float(sum));
+          double loss = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) {
+            pr[c] = float(pr[c] / sum);
+            loss += double(tr[c]) * (lse - (xr[c] - mx));
+          }
+          f[3].as<float>()[r] = float(loss);
+          break;
+        }
+        case Kind::Sigmoid: {
+          float* pr = f[2].as<float>() + r * cols;
+          double loss = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) {
+            const float z = xr[c];
+            pr[c] = 1.0f / (1.0f + std::exp(-z));
+            loss += std::max(z, 0.0f) - z * tr[c] + std::log1p(std::exp(-std::fabs(z)));
+          }
+          f[3].as<float>()[r] = float(loss / double(cols));
+          break;
+        }
+        case Kind::Squared: {
+          double loss = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) loss += double(xr[c] - tr[c]) * double(xr[c] - tr[c]);
+          f[2].as<float>()[r] = float(loss / double(cols));
+          break;
+        }
+        case Kind::Difference: {
+          const float scale = float(p[2]);
+          float* g = f[2].as<float>() + r * cols;
+          for (std::uint64_t c = 0; c < cols; ++c) g[c] = scale * (xr[c] - tr[c]);
+          break;
+        }
+        case Kind::CategoricalAccuracy: {
+          std::uint64_t bp = 0, bt = 0;
+          for (std::uint64_t c = 1; c < cols; ++c) {
+            if (xr[c] > xr[bp]) bp = c;
+            if (tr[c] > tr[bt]) bt = c;
+          }
+          f[2].as<float>()[r] = bp == bt ? 1.0f : 0.0f;
+          break;
+        }
+        case Kind::BinaryAccuracy: {
+          std::uint64_t same = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) same += (xr[c] > 0.5f) == (tr[c] > 0.5f);
+          f[2].as<float>()[r] = float(double(same) / double(cols));
+          break;
+        }
+      }
+    }
+  }
+
+ private:
+  Kind kind_;
+  ir::DType vectorType_;
+};
+
+void addHalf(CodeletRegistry& registry, Kind kind, std::vector<ir::DType> types, const std::string& name) {
+  registry.add(std::make_unique<HalfCodelet>(name, std::make_unique<TargetLoss>(kind, ir::DType::Half), std::move(types)));
+}
+
+}  // namespace
+
+void addTargetLossCodelets(CodeletRegistry& registry) {
+  constexpr auto H = ir::DType::Half, F = ir::DType::Float;
+  for (Kind k : {Kind::SoftmaxDense, Kind::Sigmoid, Kind::Squared, Kind::Difference, Kind::CategoricalAccuracy,
+                 Kind::BinaryAccuracy})
+    registry.add(std::make_unique<TargetLoss>(k));
+  addHalf(registry, Kind::SoftmaxDense, {H, F, F, F}, typedCodeletName(nameOf(Kind::SoftmaxDense), {H}));
+  addHalf(registry, Kind::Sigmoid, {H, F, F, F}, typedCodeletName(nameOf(Kind::Sigmoid), {H}));
+  addHalf(registry, Kind::Squared, {H, F, F}, typedCodeletName(nameOf(Kind::Squared), {H}));
+  addHalf(registry, Kind::Difference, {H, F, H}, typedCodeletName(nameOf(Kind::Difference), {H}));
+  addHalf(registry, Kind::Difference, {F, F, H}, typedCodeletName(nameOf(Kind::Difference), {F, H}));
+}
+
+}  // namespace ipusim::model

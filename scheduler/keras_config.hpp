@@ -1,0 +1,65 @@
+#pragma once
+// Reading one Keras object's config for the importer (keras_model.hpp):
+// every key is either used, ignored because it does not change the
+// computation, or checked to hold the value ipusim models (a regularizer must
+// be null, dilation_rate 1, ...). A key the importer does not know is an
+// error too: a newer Keras may have given it a meaning. Errors are
+// std::invalid_argument "<file>: <where>: <key>: <what>", where `where` names
+// the object ("layer 'conv2d_1' (Conv2D)", "compile_config.optimizer (Adam)").
+// Internal to scheduler/.
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+class KerasConfig {
+ public:
+  using json = nlohmann::json;
+  KerasConfig(const json& config, std::string file, std::string where);
+
+  bool has(const std::string& key) const;  // present and not null
+  const json& at(const std::string& key) const;
+  // Marks keys as read; check() then fails on any key never read.
+  void ignore(std::initializer_list<const char*> keys);
+  void check() const;
+
+  std::string string(const std::string& key, const std::string& def);
+  std::string oneOf(const std::string& key, const std::string& def, const std::set<std::string>& allowed);
+  double number(const std::string& key, double def);
+  std::int64_t integer(const std::string& key, std::int64_t def);
+  bool boolean(const std::string& key, bool def);
+  // A positive integer or a list/tuple of two (kernel_size, strides, pool_size).
+  std::array<std::uint32_t, 2> pair(const std::string& key, std::array<std::uint32_t, 2> def);
+  // The key must be absent, null (or `allowedValue` when given): a
+  // regularizer, a constraint, clipnorm ...
+  void requireNull(const std::string& key, const std::string& why);
+  void requireValue(const std::string& key, const json& modelled, const std::string& why);
+  // An initializer whose class is one of `classes` (its own seed ignored: ipusim draws its own).
+  void requireInitializer(const std::string& key, const std::set<std::string>& classes);
+  // An activation name (a string, or Keras 3's serialized function).
+  std::string activation(const std::string& key);
+  // A dtype or dtype policy: "float32", {"class_name": "Policy"|"DTypePolicy"|..., "config": {"name": ...}}.
+  std::string dtypePolicy(const std::string& key);
+  // A batch shape ([null, 28, 28, 1]) -> the per-example shape; `batch` gets a fixed batch size (else 0).
+  std::vector<std::uint64_t> batchShape(const std::string& key, std::uint32_t& batch);
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  const std::string& file() const { return file_; }
+  const std::string& where() const { return where_; }
+
+ private:
+  void use(const std::string& key) { used_.insert(key); }
+  const json& config_;
+  std::string file_, where_;
+  std::set<std::string> used_;
+};
+
+// Keras's class_name of a serialized object ({"class_name": ...}), or "".
+std::string kerasClassName(const nlohmann::json& object);
+
+}  // namespace ipusim::scheduler

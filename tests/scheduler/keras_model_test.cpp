@@ -1,0 +1,210 @@
+// The Keras importer: model.to_json() files as TF 2.x and Keras 3 write them
+// become ipusim's layer list; bad files get one clear error naming the file,
+// the layer and the key.
+#include "scheduler/keras_model.hpp"
+#include "scheduler/op_graph.hpp"
+#include "scheduler/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
+
+std::string errorOf(const std::string& path) {
+  try {
+    loadKerasModel(path);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void expectMentions(const std::string& message, const std::vector<std::string>& fragments) {
+  for (const auto& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << "'" << f << "' not in: " << message;
+}
+
+TEST(KerasModel, Tf2TutorialMlp) {
+  const KerasModel m = loadKerasModel(src("workloads/keras/tutorial_mlp_tf2.json"));
+  EXPECT_EQ(m.format, "tf2");
+  EXPECT_EQ(m.kerasVersion, "2.4.0");
+  EXPECT_EQ(m.inputShape, (std::vector<std::uint64_t>{28, 28}));
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(m.layers[0].kind, "flatten");
+  EXPECT_EQ(m.layers[0].outputShape, std::vector<std::uint64_t>{784});
+  EXPECT_EQ(m.layers[1].name, "dense");
+  EXPECT_EQ(m.layers[1].units, 128u);
+  EXPECT_EQ(m.layers[1].activation, Activation::Relu);
+  EXPECT_EQ(m.layers[2].name, "dense_1");
+  EXPECT_EQ(m.layers[2].activation, Activation::Softmax);
+  EXPECT_FALSE(m.optimizer);  // TF 2.x's to_json has no compile config
+  EXPECT_EQ(m.dtype, "float32");
+}
+
+TEST(KerasModel, Keras3WithCompileConfig) {
+  const KerasModel m = loadKerasModel(src("workloads/keras/user_guide_logits_keras3.json"));
+  EXPECT_EQ(m.format, "keras3");
+  ASSERT_EQ(m.layers.size(), 4u);
+  EXPECT_EQ(m.layers[1].units, 256u);
+  EXPECT_EQ(m.layers[2].units, 128u);
+  EXPECT_EQ(m.layers[3].units, 10u);
+  EXPECT_EQ(m.layers[3].activation, Activation::Linear);
+  ASSERT_TRUE(m.optimizer);
+  EXPECT_EQ(m.optimizer->type, "rmsprop");
+  EXPECT_NEAR(m.optimizer->learningRate, 0.001, 1e-9);
+  EXPECT_DOUBLE_EQ(m.optimizer->rho, 0.9);
+  EXPECT_DOUBLE_EQ(m.optimizer->epsilon, 1e-7);
+  ASSERT_TRUE(m.loss);
+  EXPECT_EQ(m.loss->type, "sparse_categorical_crossentropy");
+  EXPECT_TRUE(m.loss->fromLogits);
+  EXPECT_EQ(m.stepsPerExecution, 10u);
+}
+
+TEST(KerasModel, FunctionalChainReadsAsTheSequentialModel) {
+  const KerasModel f = loadKerasModel(src("workloads/keras/tutorial_mlp_functional_keras3.json"));
+  const KerasModel s = loadKerasModel(src("workloads/keras/tutorial_mlp_tf2.json"));
+  ASSERT_EQ(f.layers.size(), s.layers.size());
+  for (std::size_t i = 0; i < f.layers.size(); ++i) {
+    EXPECT_EQ(f.layers[i].kind, s.layers[i].kind);
+    EXPECT_EQ(f.layers[i].name, s.layers[i].name);
+    EXPECT_EQ(f.layers[i].outputShape, s.layers[i].outputShape);
+  }
+}
+
+TEST(KerasModel, MnistConvnetShapes) {
+  const KerasModel m = loadKerasModel(src("workloads/keras/mnist_convnet_tf2.json"));
+  ASSERT_EQ(m.layers.size(), 8u);
+  const std::vector<std::vector<std::uint64_t>> shapes{{26, 26, 32}, {24, 24, 64}, {12, 12, 64}, {12, 12, 64},
+                                                       {9216},       {128},        {128},        {10}};
+  for (std::size_t i = 0; i < shapes.size(); ++i) EXPECT_EQ(m.layers[i].outputShape, shapes[i]) << m.layers[i].name;
+  EXPECT_EQ(m.layers[0].kind, "conv2d");
+  EXPECT_EQ(m.layers[0].window, (std::array<std::uint32_t, 2>{3, 3}));
+  EXPECT_EQ(m.layers[2].kind, "max_pooling2d");
+  EXPECT_EQ(m.layers[2].strides, (std::array<std::uint32_t, 2>{2, 2}));
+  EXPECT_DOUBLE_EQ(m.layers[3].rate, 0.25);
+  EXPECT_DOUBLE_EQ(m.layers[6].rate, 0.5);
+}
+
+// Until the convolution ops land, the convnet parses and the compiler says
+// clearly what it cannot lower yet.
+TEST(KerasModel, ConvnetWorkloadIsNotLoweredYet) {
+  const Workload w = loadWorkload(src("workloads/mnist_convnet.json"));
+  EXPECT_EQ(w.dataset.inputShape, (std::vector<std::uint64_t>{28, 28, 1}));
+  EXPECT_EQ(w.dataset.features, 784u);
+  try {
+    buildTrainingGraph(w);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    expectMentions(e.what(), {"layer 'conv2d'", "conv2d layers are not lowered yet"});
+  }
+}
+
+TEST(KerasModel, WorkloadTakesTheCompileConfigUnlessItSetsItsOwn) {
+  nlohmann::json j = {{"model", {{"keras", "keras/user_guide_logits_keras3.json"}}},
+                      {"dataset", {{"format", "synthetic"}}}};
+  Workload w = parseWorkload(j, "w.json", src("workloads"));
+  EXPECT_EQ(w.optimizer.type, "rmsprop");
+  EXPECT_EQ(w.training.stepsPerExecution, 10u);
+  EXPECT_EQ(w.dataset.features, 784u);
+  j["optimizer"] = {{"type", "adam"}};
+  j["training"] = {{"steps_per_execution", 5}, {"steps", 10}};
+  w = parseWorkload(j, "w.json", src("workloads"));
+  EXPECT_EQ(w.optimizer.type, "adam");
+  EXPECT_DOUBLE_EQ(w.optimizer.learningRate, 0.001);  // Keras's Adam default
+  EXPECT_EQ(w.training.stepsPerExecution, 5u);
+}
+
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string parseError(const nlohmann::json& j) {
+  try {
+    parseKerasModel(j, "model.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Keras 3's DTypePolicy objects: the model's policy; layers that disagree are refused.
+TEST(KerasModel, Keras3DtypePolicy) {
+  nlohmann::json j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  for (auto& layer : j["config"]["layers"])
+    if (layer["class_name"] != "InputLayer") layer["config"]["dtype"]["config"]["name"] = "mixed_float16";
+  EXPECT_EQ(parseKerasModel(j, "model.json").dtype, "mixed_float16");
+  j["config"]["layers"][2]["config"]["dtype"]["config"]["name"] = "float32";
+  expectMentions(parseError(j), {"model.json", "layer 'dense' (Dense)", "dtype", "'float32'", "'mixed_float16'"});
+}
+
+TEST(KerasModelErrors, CompileConfigOptionNotModelled) {
+  nlohmann::json j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  j["compile_config"]["optimizer"]["config"]["weight_decay"] = 0.004;
+  expectMentions(parseError(j), {"model.json", "compile_config.optimizer (RMSprop)", "weight_decay", "0.004", "not modelled"});
+  j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  j["compile_config"]["optimizer"] = "adadelta";
+  expectMentions(parseError(j), {"compile_config.optimizer", "adadelta", "SGD, Adam, RMSprop"});
+  j = readJson(src("workloads/keras/user_guide_logits_keras3.json"));
+  j["compile_config"]["loss"]["config"]["ignore_class"] = 0;
+  expectMentions(parseError(j), {"compile_config.loss (SparseCategoricalCrossentropy)", "ignore_class"});
+}
+
+// A key Keras may add in a later version is refused until someone decides what it means.
+TEST(KerasModelErrors, UnknownConfigKeyIsRefused) {
+  nlohmann::json j = readJson(src("workloads/keras/tutorial_mlp_tf2.json"));
+  j["config"]["layers"][2]["config"]["kernel_quantizer"] = "int8";
+  expectMentions(parseError(j), {"layer 'dense' (Dense)", "kernel_quantizer", "\"int8\""});
+}
+
+TEST(KerasModelErrors, TruncatedFile) {
+  const std::string path = src("tests/data/keras/truncated.json");
+  expectMentions(errorOf(path), {path, "not valid JSON", "the file ends early"});
+}
+
+TEST(KerasModelErrors, UnknownLayerNamesClassNameAndSupportedClasses) {
+  const std::string path = src("tests/data/keras/unknown_layer.json");
+  expectMentions(errorOf(path), {path, "layer 'lstm' (LSTM)", "class_name", "'LSTM' is not supported", "Dense", "Conv2D"});
+}
+
+TEST(KerasModelErrors, RegularizerNamesLayerKeyAndValue) {
+  const std::string path = src("tests/data/keras/kernel_regularizer.json");
+  expectMentions(errorOf(path), {path, "layer 'dense' (Dense)", "kernel_regularizer", "\"L2\"", "not modelled"});
+}
+
+TEST(KerasModelErrors, UnknownActivationNamesLayerKeyAndValue) {
+  const std::string path = src("tests/data/keras/unknown_activation.json");
+  expectMentions(errorOf(path), {path, "layer 'dense' (Dense)", "activation", "'swish'", "gelu"});
+}
+
+TEST(KerasModelErrors, DilationNamesLayerKeyAndValue) {
+  const std::string path = src("tests/data/keras/dilated_conv.json");
+  expectMentions(errorOf(path), {path, "layer 'conv2d_1' (Conv2D)", "dilation_rate", "[2,2]", "only 1"});
+}
+
+TEST(KerasModelErrors, ShapesThatDoNotChainNameLayerAndKey) {
+  const std::string path = src("tests/data/keras/shapes_do_not_chain.json");
+  expectMentions(errorOf(path), {path, "layer 'reshape'", "target_shape", "784", "27x27"});
+}
+
+TEST(KerasModelErrors, FunctionalModelThatIsNotAChain) {
+  const std::string path = src("tests/data/keras/functional_not_a_chain.json");
+  expectMentions(errorOf(path), {path, "layer 'dense_1' (Dense)", "inbound_nodes", "'flatten'", "chain"});
+}
+
+TEST(KerasModelErrors, WorkloadNamesItsKeyAndTheKerasFile) {
+  nlohmann::json j = {{"model", {{"keras", "no/such/model.json"}}}};
+  try {
+    parseWorkload(j, "w.json");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    expectMentions(e.what(), {"w.json", "model.keras", "no/such/model.json"});
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::scheduler
