@@ -112,8 +112,8 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   // Per sender, per destination pair (tile / 2): source byte ranges sent to the
   // even [0] and odd [1] member, to find bytes the pair receives twice.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Range>[2]> pairRanges;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> linkBytes;
-  std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles of the IPU
+  IpuLink::Flows linkBytes;
+  std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles, of this IPU or over IPU-Links
   bool crossesTiles = false;
 
   // All regions form one phase: their traffic adds up per tile before timing.
@@ -145,9 +145,13 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
         traffic[s.tile];  // a sender appears even if pairing makes it send little
         pairRanges[{s.tile, d.tile / 2}][d.tile % 2].push_back({srcAddress, srcAddress + bytes});
       } else {
+        // Off-chip bytes leave through the sending tile's exchange port and
+        // enter through the receiving tile's, as on-chip bytes do.
+        crossesTiles = true;
         linkBytes[{srcIpu, dstIpu}] += bytes;
         plan.ipuUsesLink[srcIpu] = plan.ipuUsesLink[dstIpu] = true;
-        traffic[s.tile];
+        traffic[s.tile].sentBytes += bytes;
+        onChipReceived[d.tile] += bytes;
       }
       if (memory.functional())
         plan.transfers.push_back({memory.pointer(s) + (srcAddress - s.address),
@@ -186,12 +190,10 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   if (crossesTiles) plan.onChipCycles += target_.exchange.latencyCycles;
   for (std::uint32_t ipu = 0; ipu < numIpus; ++ipu)
     if (involved[ipu]) plan.ipus.push_back(ipu);
-  for (const auto& [pair, bytes] : linkBytes) {
-    try {
-      plan.linkCycles = std::max(plan.linkCycles, link_.transferCycles(bytes));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + ": " + e.what());
-    }
+  try {
+    plan.linkCycles = link_.phaseCycles(linkBytes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": " + e.what());
   }
   plan.cycles = std::max(plan.onChipCycles, plan.linkCycles);
   plan.transfersIndependent = independent(plan.transfers);
