@@ -51,7 +51,8 @@ void IpuSystem::load(const ir::Executable& exe, const LoadOptions& options) {
   impl_->options = options;
   impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional);
   const unsigned threads = options.workerThreads ? options.workerThreads : hardware::defaultWorkerThreads();
-  impl_->pool = std::make_unique<hardware::WorkerPool>(options.functional ? threads : 1);
+  impl_->pool = std::make_unique<hardware::WorkerPool>(options.functional ? threads : 1,
+                                                      hardware::defaultWorkerChoice());
   impl_->executor = std::make_unique<hardware::ProgramExecutor>(*impl_->loaded, impl_->hostLink, impl_->sync,
                                                                 impl_->observers, *impl_->pool);
 }

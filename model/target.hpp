@@ -33,10 +33,16 @@ struct SyncParams {
   std::uint32_t externalCycles = 0;
 };
 
+// The IPU-Link fabric: IPUs form a ladder (model/hardware/ipu_link_topology.hpp):
+// IPUs 2k and 2k+1 are a rung (a C2 card's pair, an IPU-M2000's pair), IPU i
+// and i+2 are joined along a rail; railsWrap joins the rails' ends (a torus).
 struct IpuLinkParams {
   std::uint32_t numIpus = 1;
-  double bytesPerSecond = 0;
-  std::uint32_t latencyCycles = 0;
+  double linkBytesPerSecond = 0;   // one link, one direction
+  std::uint32_t linksPerRung = 0;  // links joining IPUs 2k and 2k+1
+  std::uint32_t linksPerRail = 0;  // links joining IPUs i and i+2
+  std::uint32_t railsWrap = 0;     // 1: the last IPUs of each rail join the first
+  std::uint32_t latencyCycles = 0; // per hop
 };
 
 struct HostLinkParams {

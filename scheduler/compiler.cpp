@@ -1,11 +1,16 @@
 #include "scheduler/compiler.hpp"
 
+#include "scheduler/gradient_accumulation.hpp"
 #include "scheduler/layer_shapes.hpp"
 #include "scheduler/lowering.hpp"
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/op_graph.hpp"
+#include "scheduler/replication.hpp"
 #include "scheduler/schedule.hpp"
+
+#include <algorithm>
+#include <map>
 
 namespace ipusim::scheduler {
 namespace {
@@ -45,6 +50,7 @@ ir::Program streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, st
 model::Target targetFor(const Workload& w) {
   model::Target t = model::Target::preset(w.ipu.arch);
   if (w.ipu.tiles) t.set("tile.tilesPerIpu", std::to_string(w.ipu.tiles));
+  t.set("ipuLink.numIpus", std::to_string(w.ipu.numIpus));
   t.validate();
   return t;
 }
@@ -63,17 +69,45 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
   });
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };
-  const std::uint32_t tiles = target.totalTiles();
+  // Sharding: a replica spans `shards` IPUs, each layer on its shard's.
+  // Replication: the replica is compiled for the first IPUs' tiles and laid
+  // out over the others after its memory plan.
+  const std::uint32_t shards = ipusPerReplica(w);
+  const std::uint32_t replicas = w.ipu.numIpus / shards;
+  model::Target replicaTarget = target;
+  if (w.ipu.numIpus > 1) {
+    if (target.numIpus() != w.ipu.numIpus)
+      throw std::invalid_argument("ipu.num_ipus is " + std::to_string(w.ipu.numIpus) + " but the target has " +
+                                  std::to_string(target.numIpus()) + " IPUs (--ipus / ipuLink.numIpus): expected " +
+                                  "a multiple of the IPUs one replica needs (" + std::to_string(shards) + ")");
+    replicaTarget.ipuLink.numIpus = shards;
+  }
+  const std::uint32_t tiles = replicaTarget.totalTiles();
+  std::map<std::string, std::uint32_t> tileBaseOfLayer;
+  if (shards > 1)
+    for (const LayerSpec& layer : w.layers) tileBaseOfLayer[layer.name] = layer.shard * target.tile.tilesPerIpu;
   // Decided from the layer shapes before a single weight is drawn: a model
   // too big for the chip fails here, in milliseconds.
-  checkModelFits(w, target, tiles);
+  checkModelFits(w, replicaTarget, tiles);
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
-  const Schedule schedule = scheduleOps(graph, w.scheduling);
+  Schedule schedule = scheduleOps(graph, w.scheduling);
+  const std::uint32_t accumulation = w.training.gradientAccumulationCount;
+  // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
+  if ((replicas > 1 || accumulation > 1) && (w.optimizer.type != "sgd" || w.optimizer.momentum != 0))
+    throw std::invalid_argument(std::string("optimizer: replication (ipu.num_ipus) and ") +
+                                "training.gradient_accumulation_count support plain SGD only (type sgd, momentum 0), got '" +
+                                w.optimizer.type + "'" + (w.optimizer.momentum != 0 ? " with momentum" : ""));
+  // The all-reduce and gradient accumulation need every gradient before any update.
+  if (replicas > 1 || accumulation > 1) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
   progress("planning and lowering");
-  LoweredStep step = lowerStep(graph, schedule, target, tiles, budget);
+  LoweredStep step = lowerStep(graph, schedule, replicaTarget, shards > 1 ? target.tile.tilesPerIpu : tiles, budget,
+                               tileBaseOfLayer);
+  std::vector<ir::Id> updateSequences;
+  for (std::size_t i = 0; i < schedule.order.size(); ++i)
+    if (graph.ops[schedule.order[i]].kind == OpKind::SgdUpdate) updateSequences.push_back(step.opSequences[i]);
 
   CompiledWorkload c;
   c.target = target;
@@ -101,7 +135,21 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   std::vector<ir::Id> stepChildren{
       addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
       addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
-  stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
+  GradientAccumulation accumulated;
+  if (accumulation > 1) {
+    // The mini-batch step stops before the updates and adds its gradients up.
+    accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
+    for (ir::Id seq : step.opSequences)
+      if (std::find(updateSequences.begin(), updateSequences.end(), seq) == updateSequences.end())
+        stepChildren.push_back(seq);
+    stepChildren.push_back(accumulated.accumulate);
+    for (ir::Id acc : accumulated.accumulators) {
+      step.useSpans.resize(acc + 1, {0, 0});
+      step.useSpans[acc] = {0, step.lastStep + 1};
+    }
+  } else {
+    stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
+  }
   if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
   // The inputs are written at step 0, the loss read after the last op.
   for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
@@ -114,11 +162,33 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   seq.marksStep = true;
   seq.debug = {"training", "step"};
   ir::Id entry = addProgram(exe, seq);
+  ir::Id updatesParent = entry;  // the Sequence holding the update ops
+  if (accumulation > 1) {
+    ir::Program miniBatches;
+    miniBatches.kind = ir::ProgramKind::Repeat;
+    miniBatches.name = "gradient_accumulation_count";
+    miniBatches.count = accumulation;
+    miniBatches.children = {entry};
+    miniBatches.debug = {"training", "gradient_accumulation"};
+    ir::Program apply;
+    apply.kind = ir::ProgramKind::Sequence;
+    apply.name = "apply_gradients";
+    apply.children = updateSequences;
+    apply.children.push_back(accumulated.zero);
+    apply.debug = {"training", "apply_gradients"};
+    updatesParent = addProgram(exe, apply);
+    ir::Program both;
+    both.kind = ir::ProgramKind::Sequence;
+    both.name = "accumulate_and_update";
+    both.children = {addProgram(exe, miniBatches), updatesParent};
+    both.debug = miniBatches.debug;
+    entry = addProgram(exe, both);
+  }
   if (feeds) {
     ir::Program loop;
     loop.kind = ir::ProgramKind::Repeat;
     loop.name = "steps_per_execution";
-    loop.count = w.training.stepsPerExecution;
+    loop.count = w.training.stepsPerExecution / accumulation;
     loop.children = {entry};
     loop.debug = {"training", "repeat"};
     entry = addProgram(exe, loop);
@@ -135,8 +205,15 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
 
   progress("planning memory");
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
+  if (replicas > 1) {
+    progress("replicating");
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts);
+    auto& children = exe.programs[updatesParent].children;
+    auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
+    children.insert(firstUpdate, allReduce);
+  }
   progress("validating");
-  exe.validate(tiles);
+  exe.validate(target.totalTiles());
 
   c.imagesTensor = step.images;
   c.labelsTensor = step.labels;

@@ -25,7 +25,7 @@ ir::Id IrBuilder::addTensor(const std::string& name, std::vector<std::uint64_t> 
   t.category = category;
   t.alwaysLive = alwaysLive;
   t.debug = debug_;
-  for (const PlacedRange& r : normalized(placement)) t.mapping.push_back({r.tile, r.begin, r.end});
+  for (const PlacedRange& r : normalized(placement)) t.mapping.push_back({r.tile + tileBase_, r.begin, r.end});
   exe_.tensors.push_back(std::move(t));
   spans_.push_back({step_, step_});
   return exe_.tensors.back().id;
@@ -47,7 +47,8 @@ std::pair<ir::Id, std::vector<std::uint64_t>> IrBuilder::addBlocks(const std::st
 
 Placement IrBuilder::placementOf(ir::Id tensor) const {
   Placement p;
-  for (const ir::TileInterval& iv : exe_.tensors[tensor].mapping) p.push_back({iv.begin, iv.end, iv.tile});
+  // Unsigned arithmetic: another shard's tiles wrap outside [0, tiles).
+  for (const ir::TileInterval& iv : exe_.tensors[tensor].mapping) p.push_back({iv.begin, iv.end, iv.tile - tileBase_});
   return p;
 }
 
@@ -98,6 +99,7 @@ void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& wha
   ir::Cycles busiest = 0;
   for (auto& [tile, w] : perTile) busiest = std::max(busiest, tileCycles(w.first, w.second, target_));
   estimate_ += computePhaseCycles(busiest, target_);
+  for (ir::Vertex& v : vertices) v.tile += tileBase_;
   cs.vertices = std::move(vertices);
   exe_.computeSets.push_back(std::move(cs));
   ir::Program p;

@@ -26,6 +26,15 @@ class IrBuilder {
   explicit IrBuilder(const model::Target& target) : target_(target) {}
 
   const model::Target& target() const { return target_; }
+  // Sharding: the op being built works on tiles [base, base + tiles) (its
+  // shard's IPU). Placements given here and vertex tiles are relative to the
+  // base and stored offset by it; placementOf() answers relative to it, so a
+  // tensor of another shard never matches a placement of this one (its tiles
+  // come out outside the shard's range) and is copied over by the caller.
+  void setTileBase(std::uint32_t base) { tileBase_ = base; }
+  // The tiles one op may spread over (one IPU's when sharded; every tile by default).
+  void setOpTiles(std::uint32_t tiles) { opTiles_ = tiles; }
+  std::uint32_t opTiles() const { return opTiles_ ? opTiles_ : target_.totalTiles(); }
   ir::Executable& exe() { return exe_; }
   const ir::Tensor& tensor(ir::Id id) const { return exe_.tensors[id]; }
 
@@ -66,6 +75,8 @@ class IrBuilder {
   std::vector<ir::Id> opPrograms_;
   std::vector<UseSpan> spans_;
   std::size_t step_ = 1;
+  std::uint32_t tileBase_ = 0;
+  std::uint32_t opTiles_ = 0;
   ir::Cycles estimate_ = 0;
 };
 

@@ -56,6 +56,8 @@ struct LayerSpec {
   std::array<std::uint32_t, 2> window{1, 1};
   std::array<std::uint32_t, 2> strides{1, 1};
   std::string padding = "valid";  // conv2d, pooling: valid | same
+  // model.layers[i].shard (as Keras's ipu_shard): the IPU of a replica it runs on.
+  std::uint32_t shard = 0;
   // Filled by inferLayerShapes(): the per-example shapes in and out.
   std::vector<std::uint64_t> inputShape, outputShape;
 };

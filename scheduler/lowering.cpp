@@ -39,12 +39,16 @@ std::vector<RowRun> rowRuns(std::uint64_t begin, std::uint64_t end, std::uint64_
 class Lowerer {
  public:
   Lowerer(OpGraph& g, const model::Target& target, std::uint32_t tiles, std::uint64_t budget)
-      : g_(g), target_(target), tiles_(tiles), budget_(budget), b_(target), tensorOf_(g.values.size(), ir::kNoId) {}
+      : g_(g), target_(target), tiles_(tiles), budget_(budget), b_(target), tensorOf_(g.values.size(), ir::kNoId) {
+    b_.setOpTiles(tiles);
+  }
 
-  LoweredStep run(const Schedule& schedule) {
+  LoweredStep run(const Schedule& schedule, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
     LoweredStep out;
     for (std::size_t opIndex : schedule.order) {
       const Op& op = g_.ops[opIndex];
+      const auto base = tileBaseOfLayer.find(op.layer);
+      if (base != tileBaseOfLayer.end()) b_.setTileBase(base->second);
       b_.beginOp({op.layer, op.name});
       lowerOp(op);
       ir::Program seq;
@@ -353,7 +357,7 @@ class Lowerer {
     const std::uint64_t n = g_.values[op.inputs[0]].numElements();
     if (op.index == 0) {  // defines the loss tensor (loss and metrics), on one tile
       const std::size_t v = op.outputs[0];
-      const Id out = produce(v, onTile(g_.values[v].numElements(), b_.tensor(in).mapping.at(0).tile));
+      const Id out = produce(v, onTile(g_.values[v].numElements(), b_.placementOf(in).at(0).tile));
       reduceAll(b_, in, n, out, op.scale, 0);
     } else {  // a metric written into it
       reduceAll(b_, in, n, tensorOf(op.inputs[1]), op.scale, op.index);
@@ -600,9 +604,9 @@ class Lowerer {
 }  // namespace
 
 LoweredStep lowerStep(OpGraph& g, const Schedule& schedule, const model::Target& target, std::uint32_t tiles,
-                      std::uint64_t memoryBudget) {
+                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
   Lowerer lowerer(g, target, tiles, memoryBudget);
-  LoweredStep step = lowerer.run(schedule);
+  LoweredStep step = lowerer.run(schedule, tileBaseOfLayer);
   step.matMulPlans = std::move(lowerer.plans_);
   step.convPlans = std::move(lowerer.convPlans_);
   return step;

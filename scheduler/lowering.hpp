@@ -18,6 +18,9 @@
 #include "scheduler/op_graph.hpp"
 #include "scheduler/schedule.hpp"
 
+#include <map>
+#include <string>
+
 namespace ipusim::scheduler {
 
 struct LoweredStep {
@@ -35,7 +38,10 @@ struct LoweredStep {
 };
 
 // `graph` is consumed: the weights' initial values move into the executable.
+// `tiles` are the tiles one op may use (one IPU's when sharded). Sharding:
+// `tileBaseOfLayer` gives the first tile of each layer's IPU; an op of a
+// layer not listed (the loss) stays where the op before it was.
 LoweredStep lowerStep(OpGraph& graph, const Schedule& schedule, const model::Target& target, std::uint32_t tiles,
-                      std::uint64_t memoryBudget);
+                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer = {});
 
 }  // namespace ipusim::scheduler

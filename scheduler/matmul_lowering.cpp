@@ -109,7 +109,7 @@ void lowerMatMul(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& pla
     const std::string passName = name + "/rows_" + std::to_string(r0) + "_" + std::to_string(r0 + rows);
     MatMulTensors pt = t;
     pt.out = builder.addTensor(passName, {rows, s.n}, s.outputType, "temporaries", false,
-                               mapTensor({rows, s.n}, s.outputType, builder.target(), builder.target().totalTiles()));
+                               mapTensor({rows, s.n}, s.outputType, builder.target(), builder.opTiles()));
     pass.outTiles = builder.tensor(pt.out).mapping.size();
     lowerPass(builder, pass, plan, pt, r0, s.m, passName);
     std::vector<ir::CopyRegion> place{{{pt.out, 0, rows * s.n}, {t.out, r0 * s.n, (r0 + rows) * s.n}}};

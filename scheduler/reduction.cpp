@@ -167,7 +167,7 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
 }
 
 void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale, std::uint64_t outIndex) {
-  const std::uint32_t tile = builder.tensor(out).mapping.at(0).tile;
+  const std::uint32_t tile = builder.placementOf(out).at(0).tile;  // relative to the op's shard
   const ir::DType dtype = builder.tensor(in).dtype;
   const ir::Id buf = builder.addTensor(builder.tensor(out).name + "/elements", {n}, dtype, "temporaries", false,
                                        onTile(n, tile));

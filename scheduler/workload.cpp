@@ -1,5 +1,7 @@
 #include "scheduler/workload.hpp"
 
+#include <algorithm>
+
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/keras_model.hpp"
@@ -58,6 +60,12 @@ DatasetSpec parseDataset(const Reader& r) {
 }
 
 }  // namespace
+
+std::uint32_t ipusPerReplica(const Workload& w) {
+  std::uint32_t highest = 0;
+  for (const LayerSpec& l : w.layers) highest = std::max(highest, l.shard);
+  return highest + 1;
+}
 
 Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
@@ -135,7 +143,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
 
   Reader tr = top.object("training");
-  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed"});
+  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count"});
   w.training.steps = tr.count("steps", w.training.steps, true);
   if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
     w.training.stepsPerExecution = keras->stepsPerExecution;
@@ -152,11 +160,24 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   if (w.training.steps % w.training.stepsPerExecution)
     tr.fail("training.steps", "must be a multiple of steps_per_execution (" +
                                   std::to_string(w.training.stepsPerExecution) + ")");
+  w.training.gradientAccumulationCount =
+      tr.count32("gradient_accumulation_count", w.training.gradientAccumulationCount, true);
+  if (w.training.stepsPerExecution % w.training.gradientAccumulationCount)
+    tr.fail("training.gradient_accumulation_count",
+            std::to_string(w.training.gradientAccumulationCount) + " must divide steps_per_execution (" +
+                std::to_string(w.training.stepsPerExecution) +
+                (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
 
   Reader ipu = top.object("ipu");
-  ipu.allowOnly({"arch", "tiles", "available_memory_proportion"});
+  ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
   w.ipu.arch = ipu.string("arch", w.ipu.arch, {"ipu1", "ipu2"});
   w.ipu.tiles = ipu.count32("tiles", 0, false);
+  w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
+  const std::uint32_t perReplica = ipusPerReplica(w);
+  if (w.ipu.numIpus % perReplica)
+    ipu.fail("ipu.num_ipus", std::to_string(w.ipu.numIpus) + " is not a multiple of the " +
+                                 std::to_string(perReplica) + " IPUs one replica needs (model.layers[i].shard up to " +
+                                 std::to_string(perReplica - 1) + ")");
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

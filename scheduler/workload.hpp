@@ -70,11 +70,16 @@ struct TrainingSpec {
   std::uint32_t prefetchDepth = 3;
   std::string outfeedMode = "ALL";  // "ALL" or "LAST"
   std::uint32_t outfeedBufferDepth = 10;
+  // training.gradient_accumulation_count (as GradientAccumulationOptimizerV2):
+  // the weights are updated once per this many mini-batches, with the sum of
+  // their gradients. Divides steps_per_execution.
+  std::uint32_t gradientAccumulationCount = 1;
 };
 
 struct IpuSpec {
   std::string arch = "ipu2";
   std::uint32_t tiles = 0;  // 0: the arch's tiles per IPU
+  std::uint32_t numIpus = 1;  // ipu.num_ipus (as auto_select_ipus): the graph is replicated num_ipus times
   double availableMemoryProportion = 0.6;
 };
 
@@ -92,6 +97,9 @@ struct Workload {
   bool allowOutOfMemory = false;            // compile.allow_out_of_memory
   std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
 };
+
+// IPUs one replica needs: 1 + the highest model.layers[i].shard.
+std::uint32_t ipusPerReplica(const Workload& w);
 
 // `source` names the document in errors (a file name); a Keras model path
 // (model.keras) is relative to `baseDirectory` ("" : the current directory).

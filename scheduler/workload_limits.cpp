@@ -1,5 +1,7 @@
 #include "scheduler/workload_limits.hpp"
 
+#include "model/target_limits.hpp"
+
 #include "model/target.hpp"
 
 #include <algorithm>
@@ -31,6 +33,9 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
   if (tiles > preset.tile.tilesPerIpu)
     overLimit(source, "ipu.tiles", str(tiles) + " is more than an " + w.ipu.arch + " IPU has (" +
                                        str(std::uint64_t(preset.tile.tilesPerIpu)) + ")");
+  if (w.ipu.numIpus > model::kMaxIpus)
+    overLimit(source, "ipu.num_ipus", str(std::uint64_t(w.ipu.numIpus)) + " is more than the " +
+                                          str(std::uint64_t(model::kMaxIpus)) + " IPUs of the largest system (an IPU-POD256)");
   const DatasetSpec& d = w.dataset;
   constexpr std::uint64_t kFloat = 4;  // bytes per float element
   const std::string limit = "the limit for one tensor is " + str(kMaxTensorBytes) + " bytes";

@@ -245,8 +245,9 @@ const std::vector<Benchmark>& benchmarks() {
       {"ipu_link", "16 MiB from IPU 0 to IPU 1", "GB/s",
        [](const model::Target& t) { return ipuLink(t, kLinkBytes); },
        [](const model::Target& t, ir::Cycles c) { return double(kLinkBytes) / seconds(t, c) / 1e9; },
-       {{"ipu2", {320, "IPU-M2000 datasheet: IPU-Links 320 GB/s"}}},
-       0.05, "ipuLink.latencyCycles is paid once per copy"},
+       {{"ipu2", {192, "an IPU-M2000 pair: 6 of the GC200's 10 IPU-Links x 32 GB/s (datasheet: 320 GB/s)"}},
+        {"ipu1", {192, "Jia2019: a C2 card's pair, 3 IPU-Links, 192 GB/s"}}},
+       0.05, "one hop: ipuLink.latencyCycles is paid once per copy"},
   };
   return table;
 }

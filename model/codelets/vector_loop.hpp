@@ -11,18 +11,35 @@
 // on its own; inlined into compute(), where the pointers are locals, the
 // no-alias facts are lost and -O2 adds no runtime alias check, so the loop
 // would stay scalar. One call per vertex costs nothing measurable.
+//
+// Each kernel is also compiled for AVX2 (target_clones: the loader picks the
+// clone the CPU runs, through an ifunc): twice the lanes of the SSE2 baseline
+// of an x86-64 build, the same operations in the same order, so the same
+// results bit for bit (no FMA: "avx2" does not enable contraction, and the
+// build is ISO C++ with -ffp-contract=off). Sanitizer builds keep one
+// version: an ifunc resolver runs before the sanitizer's runtime is set up.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+#define IPUSIM_KERNEL __attribute__((noinline, target_clones("avx2", "default")))
+#else
 #define IPUSIM_KERNEL __attribute__((noinline))
+#endif
 
 namespace ipusim::model::vec {
 
 inline constexpr std::uint64_t kLanes = 8;  // two SSE / one AVX register of floats
 
-// body(i) for i in [0, n).
+// body(i) for i in [0, n). A remainder of 4 or more runs as one half block
+// (one SSE register): the tiles' matrix products have rows of 4 and 12.
 template <class Body>
 inline void forEach(std::uint64_t n, Body&& body) {
   std::uint64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (std::uint64_t lane = 0; lane < kLanes; ++lane) body(i + lane);
+  if (i + kLanes / 2 <= n) {
+    for (std::uint64_t lane = 0; lane < kLanes / 2; ++lane) body(i + lane);
+    i += kLanes / 2;
+  }
   for (; i < n; ++i) body(i);
 }
 

@@ -112,8 +112,8 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   // Per sender, per destination pair (tile / 2): source byte ranges sent to the
   // even [0] and odd [1] member, to find bytes the pair receives twice.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Range>[2]> pairRanges;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> linkBytes;
-  std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles of the IPU
+  IpuLink::Flows linkBytes;
+  std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles, of this IPU or over IPU-Links
   bool crossesTiles = false;
 
   // All regions form one phase: their traffic adds up per tile before timing.
@@ -145,9 +145,13 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
         traffic[s.tile];  // a sender appears even if pairing makes it send little
         pairRanges[{s.tile, d.tile / 2}][d.tile % 2].push_back({srcAddress, srcAddress + bytes});
       } else {
+        // Off-chip bytes leave through the sending tile's exchange port and
+        // enter through the receiving tile's, as on-chip bytes do.
+        crossesTiles = true;
         linkBytes[{srcIpu, dstIpu}] += bytes;
         plan.ipuUsesLink[srcIpu] = plan.ipuUsesLink[dstIpu] = true;
-        traffic[s.tile];
+        traffic[s.tile].sentBytes += bytes;
+        onChipReceived[d.tile] += bytes;
       }
       if (memory.functional())
         plan.transfers.push_back({memory.pointer(s) + (srcAddress - s.address),
@@ -186,17 +190,19 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   if (crossesTiles) plan.onChipCycles += target_.exchange.latencyCycles;
   for (std::uint32_t ipu = 0; ipu < numIpus; ++ipu)
     if (involved[ipu]) plan.ipus.push_back(ipu);
-  for (const auto& [pair, bytes] : linkBytes) {
-    try {
-      plan.linkCycles = std::max(plan.linkCycles, link_.transferCycles(bytes));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + ": " + e.what());
-    }
+  try {
+    plan.linkCycles = link_.phaseCycles(linkBytes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": " + e.what());
   }
   plan.cycles = std::max(plan.onChipCycles, plan.linkCycles);
   plan.transfersIndependent = independent(plan.transfers);
   if (plan.transfersIndependent) plan.transfers = mergeContiguous(plan.transfers);
-  for (const ExchangeTransfer& t : plan.transfers) plan.transferBytes += t.bytes;
+  plan.transferStarts.reserve(plan.transfers.size());
+  for (const ExchangeTransfer& t : plan.transfers) {
+    plan.transferStarts.push_back(plan.transferBytes);
+    plan.transferBytes += t.bytes;
+  }
   return plan;
 }
 
@@ -207,12 +213,15 @@ void ExchangeFabric::execute(const ExchangePlan& plan) {
 void ExchangeFabric::executePart(const ExchangePlan& plan, unsigned part, unsigned parts) {
   const std::uint64_t begin = plan.transferBytes * part / parts;
   const std::uint64_t end = plan.transferBytes * (part + 1) / parts;
-  std::uint64_t at = 0;  // bytes before the current transfer
-  for (const ExchangeTransfer& t : plan.transfers) {
+  // The first transfer that ends after `begin`.
+  std::size_t i = std::size_t(std::upper_bound(plan.transferStarts.begin(), plan.transferStarts.end(), begin) -
+                              plan.transferStarts.begin());
+  if (i) --i;
+  for (; i < plan.transfers.size() && plan.transferStarts[i] < end; ++i) {
+    const ExchangeTransfer& t = plan.transfers[i];
+    const std::uint64_t at = plan.transferStarts[i];  // bytes before this transfer
     const std::uint64_t lo = std::max(begin, at), hi = std::min(end, at + t.bytes);
     if (lo < hi) std::memcpy(t.dst + (lo - at), t.src + (lo - at), hi - lo);
-    at += t.bytes;
-    if (at >= end) break;
   }
 }
 

@@ -14,8 +14,11 @@
 //   tile, ceil(bytes / tile.vectorBytes) cycles, added to that tile's cycles.
 // - on-chip part = max over tiles of cycles(t), plus exchange.latencyCycles
 //   when any byte crosses between tiles of one IPU.
-// - between IPUs: bytes per ordered IPU pair over the IPU-Link (IpuLink);
-//   link part = max over pairs. Those bytes do not use the on-chip budget.
+// - between IPUs: the bytes pass through the sending tile's and the receiving
+//   tile's exchange ports (counted in sent(t) / received(t) above, unpaired),
+//   and over the IPU-Link fabric: per ordered IPU pair, along its route
+//   (IpuLink: hops x latency + busiest hop's bytes / its bandwidth); link part =
+//   max over pairs.
 // - the phase lasts max(on-chip part, link part) on every IPU involved.
 //
 // Broadcast: a source tensor may alias the same bytes several times (two
@@ -38,7 +41,7 @@ struct ExchangeTransfer {  // functional: one contiguous byte move
 
 struct ExchangeTileTraffic {
   std::uint32_t tile = 0;
-  std::uint64_t sentBytes = 0;      // on-chip, after pairing
+  std::uint64_t sentBytes = 0;      // to other tiles (on-chip after pairing, and over IPU-Links)
   std::uint64_t receivedBytes = 0;  // on-chip + within-tile + over IPU-Links
   std::uint64_t localBytes = 0;     // within-tile memcpy
   ir::Cycles cycles = 0;            // on-chip exchange + memcpy cycles of this tile
@@ -59,6 +62,7 @@ struct ExchangePlan {
   // consecutive ones continuing each other are merged into one.
   bool transfersIndependent = false;
   std::uint64_t transferBytes = 0;             // sum of transfers[i].bytes
+  std::vector<std::uint64_t> transferStarts;   // bytes before transfers[i] (executePart's index)
 };
 
 class ExchangeFabric {

@@ -2,7 +2,9 @@
 
 #include "model/target_limits.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -20,14 +22,30 @@ ir::Cycles ceilDivide(std::uint64_t bytes, double bytesPerCycle) {
 }
 
 IpuLink::IpuLink(const Target& target)
-    : bytesPerCycle_(target.ipuLink.bytesPerSecond / target.clockHz),
-      latencyCycles_(target.ipuLink.latencyCycles) {}
+    : linkBytesPerCycle_(target.ipuLink.linkBytesPerSecond / target.clockHz),
+      latencyCycles_(target.ipuLink.latencyCycles),
+      topology_(target.ipuLink) {}
 
-ir::Cycles IpuLink::transferCycles(std::uint64_t bytes) const {
-  if (!(bytesPerCycle_ > 0))
+ir::Cycles IpuLink::phaseCycles(const Flows& flows) const {
+  if (flows.empty()) return 0;
+  if (!(linkBytesPerCycle_ > 0))
     throw std::invalid_argument(
-        "ipuLink.bytesPerSecond is 0: a copy between IPUs needs a positive IPU-Link bandwidth");
-  return latencyCycles_ + ceilDivide(bytes, bytesPerCycle_);
+        "ipuLink.linkBytesPerSecond is 0: a copy between IPUs needs a positive IPU-Link bandwidth");
+  std::map<IpuLinkTopology::Hop, std::uint64_t> hopBytes;  // directed hop -> bytes of every flow using it
+  std::map<IpuLinkTopology::Hop, std::vector<IpuLinkTopology::Hop>> routes;
+  for (const auto& [pair, bytes] : flows) {
+    const auto route = topology_.route(pair.first, pair.second);
+    for (const auto& hop : route) hopBytes[hop] += bytes;
+    routes[pair] = route;
+  }
+  ir::Cycles longest = 0;
+  for (const auto& [pair, route] : routes) {
+    ir::Cycles busiest = 0;
+    for (const auto& hop : route)
+      busiest = std::max(busiest, ceilDivide(hopBytes[hop], linkBytesPerCycle_ * topology_.links(hop.first, hop.second)));
+    longest = std::max(longest, latencyCycles_ * route.size() + busiest);
+  }
+  return longest;
 }
 
 }  // namespace ipusim::model::hardware

@@ -1,23 +1,39 @@
 #pragma once
-// IpuLink: the links between IPUs. Every ordered pair of IPUs has its own
-// link bandwidth (links in each direction work in parallel), so a copy
-// phase's link part lasts as long as its busiest pair:
-//   cycles(B) = ipuLink.latencyCycles + ceil(B / (ipuLink.bytesPerSecond / clockHz)).
+// IpuLink: the time of one exchange phase's traffic between IPUs over the
+// IPU-Link fabric (IpuLinkTopology).
+//
+// Each flow (bytes from one IPU to another) follows its route. A direct
+// connection carries, in each direction, links x ipuLink.linkBytesPerSecond;
+// flows whose routes share a hop in the same direction share its bandwidth.
+// Transfers are cut through (a hop forwards bytes as they arrive), so a flow
+// lasts
+//   hops x ipuLink.latencyCycles + ceil(bytes on its busiest hop / that hop's bytes per cycle)
+// and the phase's link part is the longest flow. An IPU's outgoing traffic is
+// therefore bounded by the links it has, and a multi-hop route pays each hop.
+#include "model/hardware/ipu_link_topology.hpp"
 #include "model/ir/types.hpp"
 #include "model/target.hpp"
+
+#include <cstdint>
+#include <map>
+#include <utility>
 
 namespace ipusim::model::hardware {
 
 class IpuLink {
  public:
+  using Flows = std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t>;  // (from, to) -> bytes
+
   explicit IpuLink(const Target& target);
-  // Cycles to move `bytes` from one IPU to another. Throws std::invalid_argument
-  // naming ipuLink.bytesPerSecond when the target has no link bandwidth.
-  ir::Cycles transferCycles(std::uint64_t bytes) const;
+  // Cycles of the link part of a phase moving `flows`. Throws
+  // std::invalid_argument naming the link parameters when a flow has no route.
+  ir::Cycles phaseCycles(const Flows& flows) const;
+  const IpuLinkTopology& topology() const { return topology_; }
 
  private:
-  double bytesPerCycle_;
+  double linkBytesPerCycle_;
   ir::Cycles latencyCycles_;
+  IpuLinkTopology topology_;
 };
 
 // ceil(bytes / bytesPerCycle) for a fractional rate, robust to the rounding

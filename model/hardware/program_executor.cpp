@@ -3,6 +3,7 @@
 #include "model/clock.hpp"
 #include "model/stop_request.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ipusim::model::hardware {
@@ -11,6 +12,20 @@ namespace {
 // Phases touching fewer bytes than this run on one thread: handing work to the
 // pool costs microseconds, about what copying this much costs.
 constexpr std::uint64_t kParallelWorkBytes = 128 * 1024;
+// A large phase is cut into chunks of about this much work, at most
+// kChunksPerThread per pool thread: small enough that a worker late to the
+// phase still finds chunks, and that the caller waits at most about one chunk
+// for a worker's, large enough that claiming one costs nothing measurable.
+constexpr std::uint64_t kChunkWorkBytes = 32 * 1024;
+constexpr unsigned kChunksPerThread = 4;
+
+unsigned chunksFor(std::uint64_t workBytes, unsigned threads) {
+  return unsigned(std::clamp<std::uint64_t>(workBytes / kChunkWorkBytes, 2, kChunksPerThread * threads));
+}
+
+// The pool's timing keys: compute sets and copies are timed apart.
+std::uint64_t computeSetKey(ir::Id computeSet) { return computeSet; }
+std::uint64_t copyKey(ir::Id copy) { return (std::uint64_t(1) << 32) | copy; }
 
 }  // namespace
 
@@ -150,16 +165,18 @@ void ProgramExecutor::announce(ir::Id id, const ir::Program& p) {
 void ProgramExecutor::executeComputeSet(const ir::Program& p) {
   const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
   if (loaded_.functional) {
-    if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes)
-      pool_.run([&](unsigned part) { plan.runPart(part, pool_.size()); });
-    else
+    if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes) {
+      const unsigned chunks = chunksFor(plan.workBytes(), pool_.size());
+      pool_.run(computeSetKey(p.computeSet), chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); });
+    } else {
       plan.run();
+    }
   }
   // An empty compute set still synchronises every IPU.
   const std::vector<std::uint32_t>& ipus = plan.ipus().empty() ? allIpus_ : plan.ipus();
   Cycles slowest = 0;
   for (std::uint32_t ipu : ipus) slowest = std::max(slowest, plan.ipuCycles()[ipu]);
-  const ir::SyncType type = SyncController::typeFor(ipus.size());
+  const ir::SyncType type = SyncController::typeFor(ipus, loaded_.exe.ipusPerReplica);
   const Cycles total = slowest + sync_.cycles(type);
   if (phases()) {
     announce(plan.id(), p);
@@ -178,10 +195,12 @@ void ProgramExecutor::executeCopy(const ir::Program& p) {
   const ir::Id index = loaded_.copyIndexOfProgram[p.id];
   const ExchangePlan& plan = loaded_.copies[index];
   if (loaded_.functional) {
-    if (pool_.size() > 1 && plan.transfersIndependent && plan.transferBytes >= kParallelWorkBytes)
-      pool_.run([&](unsigned part) { ExchangeFabric::executePart(plan, part, pool_.size()); });
-    else
+    if (pool_.size() > 1 && plan.transfersIndependent && plan.transferBytes >= kParallelWorkBytes) {
+      const unsigned chunks = chunksFor(plan.transferBytes, pool_.size());
+      pool_.run(copyKey(index), chunks, [&](unsigned chunk) { ExchangeFabric::executePart(plan, chunk, chunks); });
+    } else {
       ExchangeFabric::execute(plan);
+    }
   }
   if (phases()) {
     const ir::Id staticId = loaded_.copyStaticPhase(index);

@@ -17,8 +17,9 @@
 //   Sequence, Repeat, RepeatWhileTrue, If, Call: no time of their own.
 //
 // Functional work of a large phase (compute-set vertices, exchange bytes) is
-// split over the WorkerPool; small phases run on the calling thread, where a
-// hand-off would cost more than the work.
+// split into chunks over the WorkerPool (which times each phase and runs it on
+// the calling thread alone when that is faster); small phases run on the
+// calling thread, where a hand-off would cost more than the work.
 //
 // Observer calls follow the run's Detail (see model/observer.hpp). A phase of
 // zero cycles produces no PhaseEvent.

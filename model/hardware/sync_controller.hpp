@@ -17,9 +17,16 @@ class SyncController {
   ir::Cycles cycles(ir::SyncType type) const {
     return type == ir::SyncType::External ? params_.externalCycles : params_.internalCycles;
   }
-  // Sync type that closes a compute phase spanning `numIpus` IPUs.
-  static ir::SyncType typeFor(std::size_t numIpus) {
-    return numIpus > 1 ? ir::SyncType::External : ir::SyncType::Internal;
+  // Sync type that closes a compute phase on `ipus` (ascending): external
+  // when it spans several IPUs of one graph; with replication (ipusPerReplica
+  // k > 0) each replica syncs its own IPUs, so only a replica of several IPUs
+  // meeting in the phase needs an external sync.
+  static ir::SyncType typeFor(const std::vector<std::uint32_t>& ipus, std::uint32_t ipusPerReplica) {
+    if (ipus.size() < 2) return ir::SyncType::Internal;
+    if (ipusPerReplica == 0) return ir::SyncType::External;
+    for (std::size_t i = 1; i < ipus.size(); ++i)
+      if (ipus[i] / ipusPerReplica == ipus[i - 1] / ipusPerReplica) return ir::SyncType::External;
+    return ir::SyncType::Internal;
   }
   // Sync phase of an IPU that arrived `arrival` cycles into a phase whose
   // slowest IPU arrived at `slowest`: its wait plus the sync itself.

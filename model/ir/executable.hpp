@@ -30,6 +30,11 @@ struct Executable {
   std::vector<Stream> streams;
   std::vector<Program> programs;
   std::vector<EntryPoint> entryPoints;
+  // Replication (as Poplar's replicated graphs): 0 = one graph over every IPU;
+  // k > 0 = each group of k IPUs (0..k-1, k..2k-1, ...) is one replica, whose
+  // compute phases end in an internal sync when k = 1 (replicas run in step,
+  // joined only by their cross-replica collectives' exchanges and syncs).
+  std::uint32_t ipusPerReplica = 0;
 
   // Structural validation: ids in range, refs inside tensors, every vertex
   // field on the vertex's tile, mappings complete. Throws std::invalid_argument

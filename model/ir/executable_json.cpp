@@ -345,12 +345,13 @@ json toJson(const Executable& exe) {
   for (const auto& p : exe.programs) programs.push_back(programJson(p));
   json& entries = j["entryPoints"] = json::array();
   for (const auto& e : exe.entryPoints) entries.push_back({{"name", e.name}, {"program", e.program}});
+  if (exe.ipusPerReplica) j["ipusPerReplica"] = exe.ipusPerReplica;
   return j;
 }
 
 Executable fromJson(const json& j) {
   expectObject(j, "", {"format", "version", "name", "target", "options", "tensors", "computeSets", "streams",
-                       "programs", "entryPoints"});
+                       "programs", "entryPoints", "ipusPerReplica"});
   if (const json* v = optional(j, "format"))
     if (asString(*v, "format") != kFormat) fail("format", "expected '" + std::string(kFormat) + "', got " + v->dump());
   if (const json* v = optional(j, "version"))
@@ -366,6 +367,7 @@ Executable fromJson(const json& j) {
     if (!v->is_object() && !v->is_null()) fail("options", std::string("expected an object, got ") + v->type_name());
     exe.options = *v;
   }
+  if (const json* v = optional(j, "ipusPerReplica")) exe.ipusPerReplica = std::uint32_t(asU64(*v, "ipusPerReplica"));
   readTable(j, "tensors", exe.tensors, readTensor);
   readTable(j, "computeSets", exe.computeSets, readComputeSet);
   readTable(j, "streams", exe.streams, readStream);

@@ -25,6 +25,12 @@ namespace {
 //             model (for IPU21, the Mk2 generation): getExchangeBytesPerCycle 4,
 //             getTilesPerSharedExchangeBus 2, getMaxIPUSyncDelay 126,
 //             getGlobalSyncCycles 600. Used for ipu2; no published Mk1 values.
+//   IPU-Fabric Graphcore IPU-POD DA build and test guide: 8 IPU-Link ports per
+//             IPU-M2000 for the links between IPU-M2000s; the M2000 datasheet:
+//             10 IPU-Links per GC200. 4 IPUs x 2 rails x 2 directions = 8 ports
+//             when each rail is 2 links, leaving 6 for the pair.
+//   Jia2019's ladder: the two IPUs of a C2 card joined by 3 IPU-Links (192
+//             GB/s), cards joined along two rails of one link (64 GB/s).
 // The AMP rates are derived: peak FLOPS / (2 FLOP per MAC x tiles x clock).
 const std::vector<ParamDescriptor> kTable = {
     {"target", "clockHz", "Hz", 1.6e9, 1.33e9, Bound::Positive,
@@ -69,11 +75,20 @@ const std::vector<ParamDescriptor> kTable = {
     {"ipuLink", "ipuLink.numIpus", "IPUs", 1, 1, Bound::Positive,
      "IPUs in the system, joined by IPU-Links (1 in both presets)",
      [](Target& t) -> FieldRef { return &t.ipuLink.numIpus; }},
-    {"ipuLink", "ipuLink.bytesPerSecond", "B/s", 320e9, 320e9, Bound::Positive,
-     "IPU-Link bandwidth per IPU: 320 GB/s Mk2 (M2000 datasheet); Mk1 taken equal (estimate)",
-     [](Target& t) -> FieldRef { return &t.ipuLink.bytesPerSecond; }},
+    {"ipuLink", "ipuLink.linkBytesPerSecond", "B/s", 64e9, 32e9, Bound::Positive,
+     "One IPU-Link, each direction: Mk1 64 GB/s (Jia2019); Mk2 320 GB/s over 10 links (M2000 datasheet)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.linkBytesPerSecond; }},
+    {"ipuLink", "ipuLink.linksPerRung", "links", 3, 6, Bound::NonNegative,
+     "Links joining IPUs 2k, 2k+1: 3 on a C2 card (Jia2019); Mk2 6, estimate: a GC200's 10 less 2 rails of 2 (IPU-Fabric)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.linksPerRung; }},
+    {"ipuLink", "ipuLink.linksPerRail", "links", 1, 2, Bound::NonNegative,
+     "Links joining IPUs i, i+2: Mk1 1 card to card (Jia2019 ladder); Mk2 2 (8 IPU-Link ports per M2000, IPU-Fabric)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.linksPerRail; }},
+    {"ipuLink", "ipuLink.railsWrap", "0/1", 0, 0, Bound::NonNegative,
+     "1 joins each rail's last IPU to its first (IPU-POD64 2D-torus, its datasheet); 0 a ladder (M2000, C2 cards)",
+     [](Target& t) -> FieldRef { return &t.ipuLink.railsWrap; }},
     {"ipuLink", "ipuLink.latencyCycles", "cycles", 1000, 1000, Bound::NonNegative,
-     "Latency of an IPU-to-IPU transfer over IPU-Links (estimate)",
+     "Latency of one IPU-Link hop, paid per hop of a route (estimate: no published per-hop figure)",
      [](Target& t) -> FieldRef { return &t.ipuLink.latencyCycles; }},
     {"hostLink", "hostLink.bytesPerSecond", "B/s", 28.8e9, 12.5e9, Bound::Positive,
      "Host link per direction: ipu1 PCIe Gen4 x16 less TLP headers (PCIe4); ipu2 100 GbE RoCE (M2000 BMC guide)",

@@ -64,6 +64,7 @@ std::string stepLine(const RunSummary& s) {
   out << std::llround(c.total) << " cycles on " << s.arch << ", " << s.tilesUsed << " tiles";
   part("compute", c.compute);
   part("exchange", c.exchange);
+  if (c.ipuLink > 0) part("IPU link", c.ipuLink);
   part("sync", c.sync);
   part("stream copy", c.streamCopy);
   part("idle", c.idle());
@@ -84,7 +85,8 @@ void print(const RunSummary& s, bool json) {
                           {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
                           {"tiles_used", s.tilesUsed},
                           {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
-                                           {"exchange", s.step.exchange}, {"sync", s.step.sync},
+                                           {"exchange", s.step.exchange}, {"ipu_link", s.step.ipuLink},
+                                           {"sync", s.step.sync},
                                            {"stream_copy", s.step.streamCopy}, {"idle", s.step.idle()}}},
                           {"estimated_step_cycles", s.stepCycles},
                           {"compile_seconds", s.compileSeconds},
@@ -161,14 +163,18 @@ int runWorkload(const RunWorkloadArgs& args) {
   // The data before the compile: its checks ("examples cannot fill one batch",
   // a bad IDX header) take milliseconds, the compile may take seconds.
   std::unique_ptr<DatasetBatches> batches;
+  const std::uint32_t replicas = workload.ipu.numIpus / scheduler::ipusPerReplica(workload);
   if (!args.synthetic) {
     dataset::Examples examples = dataset::loadExamples(workload.dataset);
-    if (examples.count < workload.dataset.batchSize)
+    // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
+    const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * replicas;
+    if (examples.count < globalBatch)
       throw std::invalid_argument(args.workloadPath + ": dataset.batch_size: " +
-                                  std::to_string(workload.dataset.batchSize) + " is more than the " +
+                                  std::to_string(workload.dataset.batchSize) + " x " + std::to_string(replicas) +
+                                  " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
     batches = std::make_unique<DatasetBatches>(
-        dataset::BatchSource(std::move(examples), workload.dataset.batchSize, workload.dataset.shuffleSeed),
+        dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed),
         workload.loss.classIndexLabels(), workload.dataset.classes);
   }
   const auto compileStart = std::chrono::steady_clock::now();
@@ -187,6 +193,7 @@ int runWorkload(const RunWorkloadArgs& args) {
                       {"steps_per_execution", workload.training.stepsPerExecution},
                       {"feeds", workload.training.feeds ? "true" : "false"},
                       {"batch_size", workload.dataset.batchSize},
+                      {"replicas", replicas},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
   Engine engine(compiled.exe, target, options, config);
@@ -195,6 +202,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   plan.steps = workload.training.steps;
   plan.stepsPerExecution = compiled.stepsPerRun;
   plan.feeds = workload.training.feeds;
+  plan.replicas = replicas;
   plan.entry = engine.entryIndex("train");
   plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
 

@@ -1,12 +1,21 @@
 #include "sim/dataset/batch_source.hpp"
 
 #include "sim/dataset/idx_file.hpp"
+#include "model/codelets/vector_loop.hpp"
 
 #include <cstring>
 #include <random>
 #include <stdexcept>
 
 namespace ipusim::sim::dataset {
+namespace {
+
+// out[i] = in[i] / 255 (pixels to [0, 1]), in a loop GCC vectorises.
+IPUSIM_KERNEL void toUnitFloats(const std::uint8_t* __restrict in, float* __restrict out, std::uint64_t n) {
+  model::vec::forEach(n, [=](std::uint64_t i) { out[i] = float(in[i]) / 255.0f; });
+}
+
+}  // namespace
 
 Examples loadIdxExamples(const std::string& images, const std::string& labels, std::uint32_t features,
                          std::uint32_t classes) {
@@ -91,8 +100,8 @@ Batch BatchSource::next() {
   b.labels.resize(batchSize_);
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
     const std::uint32_t ex = order_[position_ + r];
-    const std::uint8_t* px = &examples_.pixels[std::size_t(ex) * examples_.features];
-    for (std::uint32_t f = 0; f < examples_.features; ++f) b.images[std::size_t(r) * examples_.features + f] = px[f] / 255.0f;
+    toUnitFloats(&examples_.pixels[std::size_t(ex) * examples_.features],
+                 &b.images[std::size_t(r) * examples_.features], examples_.features);
     b.labels[r] = examples_.labels[ex];
   }
   position_ += batchSize_;

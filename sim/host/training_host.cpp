@@ -4,6 +4,7 @@
 #include "model/stop_request.hpp"
 #include "sim/host/interrupt.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -46,16 +47,27 @@ void TrainingHost::hostSpan(const char* track, const char* name, const char* cat
 
 void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   if (bytes.size() < sizeof(float)) return;  // synthetic data: no numbers
-  float loss = 0;
-  std::memcpy(&loss, bytes.data(), sizeof(float));
+  // Each replica's loss (and accuracy) in turn (the outfeed returns every
+  // replica's values): the global batch's figures are their means, as the
+  // replicas' batches are equal.
+  const std::size_t replicas = std::max<std::uint32_t>(1, plan_.replicas);
+  const std::size_t perReplica = bytes.size() / sizeof(float) / replicas;
+  if (perReplica == 0) return;
+  auto mean = [&](std::size_t index) {
+    double sum = 0;
+    for (std::size_t r = 0; r < replicas; ++r) {
+      float value = 0;
+      std::memcpy(&value, bytes.data() + (r * perReplica + index) * sizeof(float), sizeof(float));
+      sum += value;
+    }
+    return float(sum / double(replicas));
+  };
+  const float loss = mean(0);
   finalLoss_ = loss;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
-  if (bytes.size() >= 2 * sizeof(float)) {  // the compiled step's outfeed: loss, then accuracy
-    float accuracy = 0;
-    std::memcpy(&accuracy, bytes.data() + sizeof(float), sizeof(float));
-    engine_.counter({"accuracy", origin.at, accuracy, origin.run, origin.step});
-  }
+  if (perReplica >= 2)  // the compiled step's outfeed: loss, then accuracy
+    engine_.counter({"accuracy", origin.at, mean(1), origin.run, origin.step});
 }
 
 void TrainingHost::fail(std::exception_ptr error) {

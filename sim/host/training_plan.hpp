@@ -15,6 +15,7 @@ struct TrainingPlan {
   bool feeds = true;                    // infeed/outfeed queues; false: one step per run
   std::uint32_t entry = 0;              // entry point running one execution
   std::string imagesStream = "images", labelsStream = "labels", lossStream = "loss";
+  std::uint32_t replicas = 1;  // the outfeed holds each replica's values in turn
   OutfeedMode outfeedMode = OutfeedMode::All;
 
   std::uint64_t runs() const { return feeds ? steps / stepsPerExecution : steps; }

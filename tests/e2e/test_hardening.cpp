@@ -210,7 +210,7 @@ TEST(NoSilentArithmetic, HugeTimesAndTinyRatesNameTheParameter) {
   expectRefusal(runCommand(run + "--set host.runDispatchSeconds=1e11"), "host.runDispatchSeconds");
   expectRefusal(runCommand(run + "--set hostLink.latencySeconds=1e11"), "hostLink.latencySeconds");
   expectRefusal(runCommand(run + "--set hostLink.bytesPerSecond=1e-300"), "hostLink.bytesPerSecond");
-  expectRefusal(runCommand(run + "--set ipuLink.bytesPerSecond=1e-300"), "ipuLink.bytesPerSecond");
+  expectRefusal(runCommand(run + "--set ipuLink.linkBytesPerSecond=1e-300"), "ipuLink.linkBytesPerSecond");
 }
 
 // ---- damaged profiles ---------------------------------------------------

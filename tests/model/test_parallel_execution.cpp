@@ -12,50 +12,91 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
+#include <chrono>
 #include <vector>
 
 namespace ipusim::model::hardware {
 namespace {
 
-TEST(WorkerPool, RunsEveryPartExactlyOnceAndReturnsWhenAllAreDone) {
-  WorkerPool pool(2);
-  ASSERT_EQ(pool.size(), 2u);
-  for (int round = 0; round < 1000; ++round) {  // back-to-back phases, as in a simulation
-    std::vector<std::atomic<int>> calls(pool.size());
-    pool.run([&](unsigned part) { calls[part].fetch_add(1); });
-    for (auto& c : calls) ASSERT_EQ(c.load(), 1) << "round " << round;
+TEST(WorkerPool, RunsEveryChunkExactlyOnceAndReturnsWhenAllAreDone) {
+  for (unsigned threads : {2u, 4u}) {
+    WorkerPool pool(threads);
+    ASSERT_EQ(pool.size(), threads);
+    for (int round = 0; round < 2000; ++round) {  // back-to-back phases, as in a simulation
+      const unsigned chunks = 1 + unsigned(round % 13);
+      std::vector<std::atomic<int>> calls(chunks);
+      pool.run(WorkerPool::kNoKey, chunks, [&](unsigned chunk) { calls[chunk].fetch_add(1); });
+      for (unsigned c = 0; c < chunks; ++c) ASSERT_EQ(calls[c].load(), 1) << "round " << round << " chunk " << c;
+    }
+    EXPECT_EQ(pool.sequentialRuns() + pool.parallelRuns(), 2000u);
   }
+}
+
+TEST(WorkerPool, WorkersTakeChunksWhenTheCallerIsBusy) {
+  // The caller's first chunk waits until another chunk has run: only a worker
+  // can have run it, so the pool's threads do take part.
+  WorkerPool pool(2);
+  std::atomic<int> ranElsewhere{0};
+  pool.run(WorkerPool::kNoKey, 4, [&](unsigned chunk) {
+    if (chunk == 0)
+      while (ranElsewhere.load() == 0) std::this_thread::yield();
+    else
+      ranElsewhere.fetch_add(1);
+  });
+  EXPECT_EQ(ranElsewhere.load(), 3);
+  EXPECT_GE(pool.chunksOnWorkers(), 1u);
 }
 
 TEST(WorkerPool, OneThreadRunsOnTheCaller) {
   WorkerPool pool(1);
   EXPECT_EQ(pool.size(), 1u);
-  unsigned seen = 99;
-  pool.run([&](unsigned part) { seen = part; });
-  EXPECT_EQ(seen, 0u);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<unsigned> seen;
+  pool.run(WorkerPool::kNoKey, 3, [&](unsigned chunk) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    seen.push_back(chunk);
+  });
+  EXPECT_EQ(seen, (std::vector<unsigned>{0, 1, 2}));
 }
 
-TEST(WorkerPool, RethrowsTheErrorOfTheLowestFailingPart) {
+TEST(WorkerPool, AdaptiveChoiceTriesBothWaysThenKeepsTheFasterOne) {
+  // A phase whose chunks only cost when they run on a worker (a worker
+  // "without a core"): the pool must settle on the caller alone, trying the
+  // pool again only once in a while.
   WorkerPool pool(2);
-  try {
-    pool.run([](unsigned part) { throw std::invalid_argument("part " + std::to_string(part)); });
-    FAIL() << "expected an exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "part 0");  // what a sequential run meets first
+  const std::thread::id caller = std::this_thread::get_id();
+  auto task = [&](unsigned) {
+    if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  for (int i = 0; i < 300; ++i) pool.run(7, 8, task);
+  EXPECT_GE(pool.sequentialRuns(), 250u) << "parallel runs: " << pool.parallelRuns();
+  EXPECT_GE(pool.parallelRuns(), 3u);  // warm-up and exploration
+}
+
+TEST(WorkerPool, RethrowsTheErrorOfTheLowestFailingChunk) {
+  for (WorkerChoice choice : {WorkerChoice::Adaptive, WorkerChoice::Always}) {
+    WorkerPool pool(2, choice);
+    for (int round = 0; round < 20; ++round) {
+      try {
+        pool.run(1, 6, [](unsigned chunk) { throw std::invalid_argument("chunk " + std::to_string(chunk)); });
+        FAIL() << "expected an exception";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "chunk 0");  // what a sequential run meets first
+      }
+      try {
+        pool.run(2, 6, [](unsigned chunk) {
+          if (chunk >= 3) throw std::invalid_argument("chunk " + std::to_string(chunk));
+        });
+        FAIL() << "expected an exception";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "chunk 3");
+      }
+    }
+    std::atomic<int> ran{0};  // the pool still works after an error
+    pool.run(3, 5, [&](unsigned) { ran.fetch_add(1); });
+    EXPECT_EQ(ran.load(), 5);
   }
-  try {
-    pool.run([](unsigned part) {
-      if (part == 1) throw std::invalid_argument("part 1");
-    });
-    FAIL() << "expected an exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "part 1");
-  }
-  int ran = 0;  // the pool still works after an error
-  pool.run([&](unsigned part) {
-    if (part == 0) ran = 1;
-  });
-  EXPECT_EQ(ran, 1);
 }
 
 TEST(WorkerPool, ZeroThreadsIsAClearError) {
@@ -77,6 +118,34 @@ TEST(WorkerPool, EnvironmentVariableChoosesTheThreadCountAndIsChecked) {
   setenv("IPUSIM_WORKER_THREADS", "0", 1);
   EXPECT_THROW(defaultWorkerThreads(), std::invalid_argument);
   unsetenv("IPUSIM_WORKER_THREADS");
+  const unsigned automatic = defaultWorkerThreads();
+  EXPECT_GE(automatic, 1u);
+  EXPECT_LE(automatic, 2u);
+}
+
+TEST(WorkerPool, TheDefaultTakesASecondThreadOnlyWhenACpuIsFree) {
+  EXPECT_EQ(workerThreadsFor(1, 0.0), 1u);
+  EXPECT_EQ(workerThreadsFor(2, 0.0), 2u);
+  EXPECT_EQ(workerThreadsFor(2, 0.9), 2u);
+  EXPECT_EQ(workerThreadsFor(2, 1.0), 1u);  // one CPU busy: the simulation thread takes the other
+  EXPECT_EQ(workerThreadsFor(2, 8.5), 1u);
+  EXPECT_EQ(workerThreadsFor(8, 5.0), 2u);
+  EXPECT_EQ(workerThreadsFor(8, 7.0), 1u);
+}
+
+TEST(WorkerPool, EnvironmentVariableChoosesTheChoiceAndIsChecked) {
+  unsetenv("IPUSIM_WORKER_CHOICE");
+  EXPECT_EQ(defaultWorkerChoice(), WorkerChoice::Adaptive);
+  setenv("IPUSIM_WORKER_CHOICE", "always", 1);
+  EXPECT_EQ(defaultWorkerChoice(), WorkerChoice::Always);
+  setenv("IPUSIM_WORKER_CHOICE", "sometimes", 1);
+  try {
+    defaultWorkerChoice();
+    FAIL() << "expected an exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("IPUSIM_WORKER_CHOICE is 'sometimes'"), std::string::npos) << e.what();
+  }
+  unsetenv("IPUSIM_WORKER_CHOICE");
 }
 
 TEST(TileMemoryArena, BlocksAreZeroedAlignedAndDisjoint) {

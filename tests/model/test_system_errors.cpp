@@ -51,12 +51,12 @@ TEST(SystemErrors, SyntheticModeRejectsDataDependentControlFlow) {
 
 TEST(SystemErrors, InvalidTargetIsRejectedWhenTheSystemIsMade) {
   Target target = smallTarget(2);
-  target.ipuLink.bytesPerSecond = 0;
+  target.ipuLink.linkBytesPerSecond = 0;
   try {
     IpuSystem system("system", target);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ipuLink.bytesPerSecond"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ipuLink.linkBytesPerSecond"), std::string::npos) << e.what();
   }
 }
 

@@ -15,7 +15,7 @@
 
 namespace ipusim::model::testing {
 
-// 2 IPUs x 8 tiles at 1 GHz, round numbers so every formula is easy to check.
+// `numIpus` IPUs x 8 tiles at 1 GHz, round numbers so every formula is easy to check.
 inline Target smallTarget(std::uint32_t numIpus = 1) {
   Target t = Target::preset("ipu2");
   t.set("clockHz", "1e9");
@@ -28,8 +28,11 @@ inline Target smallTarget(std::uint32_t numIpus = 1) {
   t.set("sync.internalCycles", "100");
   t.set("sync.externalCycles", "500");
   t.set("ipuLink.numIpus", std::to_string(numIpus));
-  t.set("ipuLink.bytesPerSecond", "64e9");   // 64 bytes per cycle
-  t.set("ipuLink.latencyCycles", "300");
+  t.set("ipuLink.linkBytesPerSecond", "16e9");  // 16 bytes per cycle per link and direction
+  t.set("ipuLink.linksPerRung", "3");           // IPUs 2k, 2k+1: 48 bytes per cycle
+  t.set("ipuLink.linksPerRail", "1");           // IPUs i, i+2: 16 bytes per cycle
+  t.set("ipuLink.railsWrap", "0");
+  t.set("ipuLink.latencyCycles", "300");        // per hop
   t.set("hostLink.bytesPerSecond", "16e9");  // 16 bytes per cycle
   t.set("hostLink.latencySeconds", "1e-6");  // 1000 cycles
   return t;

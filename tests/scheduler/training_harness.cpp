@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 #include <systemc>
 
+#include <algorithm>
 #include <cmath>
-
 #include <cstring>
 #include <exception>
 
@@ -66,9 +66,17 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
   const auto& c = result.compiled;
   const std::uint64_t runs = steps / c.stepsPerRun;
 
-  // Both sides see the same batches: two sources from the same seed.
-  sim::dataset::BatchSource deviceBatches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
-  sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
+  // Both sides see the same batches: two sources from the same seed. With
+  // replicas, the device's global batch is R batches (replica r the r-th).
+  const std::uint32_t replicas = w.ipu.numIpus / scheduler::ipusPerReplica(w);
+  // With gradient accumulation N, the reference takes N of those at once
+  // (the summed gradient of N mini-batches is N x the mean over them: its
+  // learning rate is N x the device's).
+  const std::uint32_t globalBatch = w.dataset.batchSize * replicas;
+  const std::uint32_t accumulation = w.training.gradientAccumulationCount;
+  sim::dataset::BatchSource deviceBatches(sim::dataset::loadExamples(w.dataset), globalBatch, w.dataset.shuffleSeed);
+  sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), globalBatch * accumulation,
+                                        w.dataset.shuffleSeed);
 
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
@@ -78,32 +86,57 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     b.assign(bytes.begin(), bytes.end());
   });
   engine.stream("loss").connect([&](model::Bytes& b) {
-    float v;
-    std::memcpy(&v, b.data(), sizeof v);
-    result.simulated.push_back(v);
-    if (b.size() >= 2 * sizeof v) {
-      std::memcpy(&v, b.data() + sizeof v, sizeof v);
-      result.simulatedAccuracy.push_back(v);
+    // Per replica: its loss (and accuracy when there is one); the global
+    // batch's figures are the replicas' means.
+    const std::size_t perReplica = b.size() / sizeof(float) / replicas;
+    double loss = 0, accuracy = 0;
+    for (std::uint32_t r = 0; r < replicas; ++r) {
+      float v;
+      std::memcpy(&v, b.data() + r * perReplica * sizeof v, sizeof v);
+      loss += v;
+      if (perReplica >= 2) {
+        std::memcpy(&v, b.data() + (r * perReplica + 1) * sizeof v, sizeof v);
+        accuracy += v;
+      }
     }
+    result.simulated.push_back(float(loss / replicas));
+    if (perReplica >= 2) result.simulatedAccuracy.push_back(float(accuracy / replicas));
   });
   TrainingLoop loop("training_loop", engine, runs);
   sc_core::sc_start();
   if (loop.failure) std::rethrow_exception(loop.failure);
   result.cycles = model::nowCycles();
+  result.simulatedWeights.resize(replicas);
+  for (ir::Id t : c.weightTensors) {
+    std::vector<float> all(c.exe.tensors[t].numElements());
+    const model::Bytes bytes = engine.system().readTensor(t);
+    std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(float)));
+    const std::size_t n = all.size() / replicas;
+    for (std::uint32_t r = 0; r < replicas; ++r)
+      result.simulatedWeights[r].emplace_back(all.begin() + r * n, all.begin() + (r + 1) * n);
+  }
   if (!withReference) return result;
 
   std::vector<std::vector<float>> weights;
   for (ir::Id t : c.weightTensors) {
     const auto& tensor = c.exe.tensors[t];
     const std::vector<double> init = ir::initialValues(tensor);
-    weights.push_back(init.empty() ? std::vector<float>(tensor.numElements(), 0.0f) : floats(init));
+    const std::uint64_t n = tensor.numElements() / replicas;  // replica 0's copy
+    weights.push_back(init.empty() ? std::vector<float>(n, 0.0f) : floats({init.begin(), init.begin() + n}));
   }
-  CpuReference reference(w, weights);
-  for (std::uint64_t s = 0; s < runs * c.stepsPerRun; ++s) {
+  scheduler::Workload oneIpu = w;
+  oneIpu.ipu.numIpus = 1;
+  for (auto& layer : oneIpu.layers) layer.shard = 0;
+  oneIpu.dataset.batchSize = globalBatch * accumulation;
+  oneIpu.optimizer.learningRate = w.optimizer.learningRate * accumulation;
+  oneIpu.training.gradientAccumulationCount = 1;
+  CpuReference reference(oneIpu, weights);
+  for (std::uint64_t s = 0; s < runs * c.stepsPerRun / accumulation; ++s) {
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
     result.referenceAccuracy.push_back(reference.lastAccuracy());
   }
+  result.referenceWeights = reference.weights();
   return result;
 }
 

@@ -14,10 +14,18 @@ struct TrainingLosses {
   std::vector<float> simulatedAccuracy, referenceAccuracy;  // the accuracy beside each loss
   scheduler::CompiledWorkload compiled;
   std::uint64_t cycles = 0;
+  // After the last step: every replica's copy of each weight tensor (kernel,
+  // bias per layer), and the reference's weights.
+  std::vector<std::vector<std::vector<float>>> simulatedWeights;  // [replica][tensor]
+  std::vector<std::vector<float>> referenceWeights;
 };
 
-// Without `withReference` only the simulated losses are collected (for runs
-// too long for the CPU reference's plain loops).
+// With ipu.num_ipus = R the device takes global batches of R x batch_size
+// and the reference is one IPU trained on those global batches; with
+// training.gradient_accumulation_count N the reference takes N global batches
+// per step (one reference loss per N simulated ones). Without
+// `withReference` only the simulated losses are collected (for runs too long
+// for the CPU reference's plain loops).
 TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bool withReference = true);
 
 // gtest expectations: `steps` finite simulated losses, each within 1e-4

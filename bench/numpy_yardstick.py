@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""The yardstick: the tutorial's training with numpy, for ipusim's speed to be
+measured against (bench/yardstick.sh runs both, alternating).
+
+Trains the workload's model (flatten, dense layers with relu / softmax,
+sparse categorical cross-entropy, plain SGD) in float32 on the same batches
+ipusim feeds: Fashion-MNIST from Debian's dataset-fashion-mnist, pixels / 255,
+batches of the workload's batch_size in the order of ipusim's BatchSource
+(Fisher-Yates with mt19937_64 draws, seed shuffle_seed * 0x9e3779b97f4a7c15 +
+epoch, the remainder of an epoch dropped). Initial weights are Glorot-uniform
+from numpy's generator, not ipusim's draw: the arithmetic per step is the
+same, the loss curve is close but not identical.
+
+Prints one JSON object: steps, train_seconds (the training loop's wall time),
+train_cpu_seconds (its CPU time) and final_loss.
+
+Needs python3-numpy (Debian): `apt-get install python3-numpy`.
+Usage: bench/numpy_yardstick.py [--workload workloads/mnist_with_feeds.json] [--steps N]
+"""
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("numpy_yardstick: numpy is missing; install Debian's python3-numpy (apt-get install python3-numpy)")
+
+MASK64 = (1 << 64) - 1
+
+
+def mt19937_64_draws(seed, count):
+    """The first `count` outputs of std::mt19937_64 (C++ <random>) seeded with
+    `seed`: ipusim's BatchSource draws from it. The state twist and the
+    tempering run on numpy arrays (a Python loop would cost seconds per epoch)."""
+    n, m = 312, 156
+    mt = [0] * n
+    mt[0] = seed & MASK64
+    for i in range(1, n):
+        mt[i] = (6364136223846793005 * (mt[i - 1] ^ (mt[i - 1] >> 62)) + i) & MASK64
+    mt = np.array(mt, dtype=np.uint64)
+    upper, lower = np.uint64(0xFFFFFFFF80000000), np.uint64(0x7FFFFFFF)
+    matrix, one = np.uint64(0xB5026F5AA96619E9), np.uint64(1)
+
+    def mix(cur, nxt, far):
+        x = (cur & upper) | (nxt & lower)
+        return far ^ (x >> one) ^ np.where((x & one) != 0, matrix, np.uint64(0))
+
+    out = []
+    for _ in range((count + n - 1) // n):
+        # In place, as the C++ twist: entries below m use the old state only,
+        # entries from m on use entries the same twist already replaced.
+        mt[:m] = mix(mt[:m], mt[1:m + 1], mt[m:])
+        mt[m:n - 1] = mix(mt[m:n - 1], mt[m + 1:], mt[:m - 1])
+        mt[n - 1:] = mix(mt[n - 1:], mt[:1], mt[m - 1:m])
+        y = mt.copy()
+        y ^= (y >> np.uint64(29)) & np.uint64(0x5555555555555555)
+        y ^= (y << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
+        y ^= (y << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
+        y ^= y >> np.uint64(43)
+        out.append(y)
+    return np.concatenate(out)[:count].tolist()
+
+
+def shuffled_order(count, seed, epoch):
+    draws = mt19937_64_draws((seed * 0x9E3779B97F4A7C15 + epoch) & MASK64, count - 1)
+    order = list(range(count))
+    for d, i in enumerate(range(count, 1, -1)):
+        j = draws[d] % i
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return order
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as f:
+        data = f.read()
+    if data[:2] != b"\0\0" or data[2] != 8:
+        sys.exit(f"numpy_yardstick: {path}: not an IDX file of unsigned bytes")
+    dims = [int.from_bytes(data[4 + 4 * d: 8 + 4 * d], "big") for d in range(data[3])]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * len(dims)).reshape(dims)
+
+
+def load_workload(path):
+    with open(path) as f:
+        w = json.load(f)
+    layers = w["model"]["layers"]
+    dense = [l for l in layers if l["type"] == "dense"]
+    others = [l["type"] for l in layers if l["type"] not in ("dense", "flatten")]
+    if others or not dense or w.get("loss") != "sparse_categorical_crossentropy" or w["optimizer"]["type"] != "sgd":
+        sys.exit(f"numpy_yardstick: {path}: only flatten/dense models with sparse_categorical_crossentropy and sgd "
+                 "are supported (the tutorial's)")
+    if dense[-1].get("activation") != "softmax" or any(l.get("activation", "relu") != "relu" for l in dense[:-1]):
+        sys.exit(f"numpy_yardstick: {path}: expected relu hidden layers and a softmax output")
+    ds = w["dataset"]
+    share = "/usr/share/datasets/fashion-mnist"
+    return {
+        "units": [l["units"] for l in dense],
+        "lr": float(w["optimizer"]["learning_rate"]),
+        "batch": int(ds["batch_size"]),
+        "shuffle_seed": int(ds.get("shuffle_seed", 0)),
+        "images": ds.get("images", f"{share}/train-images-idx3-ubyte.gz"),
+        "labels": ds.get("labels", f"{share}/train-labels-idx1-ubyte.gz"),
+        "steps": int(w["training"]["steps"]),
+        "seed": int(w.get("seed", 0)),
+    }
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", default=os.path.join(here, "..", "workloads", "mnist_with_feeds.json"))
+    ap.add_argument("--steps", type=int, help="training steps (default: the workload's)")
+    args = ap.parse_args()
+    cfg = load_workload(args.workload)
+    steps = args.steps or cfg["steps"]
+    for key in ("images", "labels"):
+        if not os.path.exists(cfg[key]):
+            sys.exit(f"numpy_yardstick: {cfg[key]} is missing; install Debian's dataset-fashion-mnist")
+    images = read_idx(cfg["images"]).reshape(-1, 28 * 28)
+    labels = read_idx(cfg["labels"]).astype(np.int64)
+    count, features, batch = images.shape[0], images.shape[1], cfg["batch"]
+
+    # The batch order, drawn before the timed loop (ipusim draws it as it goes,
+    # once per epoch: a negligible share of its time).
+    per_epoch = count // batch
+    epochs = (steps + per_epoch - 1) // per_epoch
+    orders = [np.array(shuffled_order(count, cfg["shuffle_seed"], e), dtype=np.int64) for e in range(epochs)]
+
+    rng = np.random.default_rng(cfg["seed"])
+    sizes = [features] + cfg["units"]
+    weights, biases = [], []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        limit = np.sqrt(6.0 / (fan_in + fan_out))
+        weights.append(rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32))
+        biases.append(np.zeros(fan_out, dtype=np.float32))
+    lr = np.float32(cfg["lr"])
+    scale = np.float32(1.0 / batch)
+
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    loss = float("nan")
+    for step in range(steps):
+        epoch, at = divmod(step, per_epoch)
+        rows = orders[epoch][at * batch:(at + 1) * batch]
+        x = images[rows].astype(np.float32) / np.float32(255.0)
+        y = labels[rows]
+        # Forward.
+        acts = [x]
+        for layer, (w, b) in enumerate(zip(weights, biases)):
+            z = acts[-1] @ w + b
+            acts.append(np.maximum(z, 0, out=z) if layer + 1 < len(weights) else z)
+        logits = acts[-1]
+        logits = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        probs = e / e.sum(axis=1, keepdims=True)
+        loss = float(-np.log(probs[np.arange(batch), y]).mean())
+        # Backward and SGD update.
+        grad = probs
+        grad[np.arange(batch), y] -= 1
+        grad *= scale
+        for layer in range(len(weights) - 1, -1, -1):
+            gw = acts[layer].T @ grad
+            gb = grad.sum(axis=0)
+            if layer:
+                grad = grad @ weights[layer].T
+                grad *= acts[layer] > 0
+            weights[layer] -= lr * gw
+            biases[layer] -= lr * gb
+    print(json.dumps({"steps": steps, "train_seconds": round(time.perf_counter() - start_wall, 3),
+                      "train_cpu_seconds": round(time.process_time() - start_cpu, 3), "final_loss": loss}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+#include "scheduler/collectives.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+struct Chunk {
+  std::uint64_t begin, end;
+};
+
+Chunk chunkOf(std::uint64_t elements, std::uint32_t parts, std::uint32_t c) {
+  return {elements * c / parts, elements * (c + 1) / parts};
+}
+
+std::uint64_t copyElements(const ir::Tensor& t, std::uint32_t replicas, const char* what) {
+  if (replicas == 0 || t.numElements() % replicas)
+    throw std::invalid_argument(std::string(what) + ": '" + t.name + "' has " + std::to_string(t.numElements()) +
+                                " elements, expected a multiple of its " + std::to_string(replicas) + " replicas");
+  return t.numElements() / replicas;
+}
+
+// ScaledAdd vertices adding received[chunk] into data[chunk], per tile piece
+// of data's mapping, each piece dealt over the tile's worker contexts.
+void addChunk(const ir::Tensor& data, ir::Id received, Chunk chunk, std::uint32_t workers,
+              std::vector<ir::Vertex>& out) {
+  const std::string codelet = data.dtype == ir::DType::Half ? "ScaledAdd<half>" : "ScaledAdd";
+  for (const ir::TileInterval& iv : data.mapping) {
+    const std::uint64_t lo = std::max(iv.begin, chunk.begin), hi = std::min(iv.end, chunk.end);
+    if (lo >= hi) continue;
+    const std::uint64_t parts = std::min<std::uint64_t>(workers, hi - lo);
+    for (std::uint64_t w = 0; w < parts; ++w) {
+      const std::uint64_t b = lo + (hi - lo) * w / parts, e = lo + (hi - lo) * (w + 1) / parts;
+      if (b == e) continue;
+      out.push_back({codelet, iv.tile, {{"data", {data.id, b, e}}, {"deltas", {received, b, e}}}, {{"scale", 1.0}}});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> ladderRing(std::uint32_t n) {
+  std::vector<std::uint32_t> ring;
+  for (std::uint32_t i = 0; i < n; i += 2) ring.push_back(i);
+  for (std::uint32_t i = (n % 2 ? n - 2 : n - 1); i < n; i -= 2) {
+    ring.push_back(i);
+    if (i < 2) break;
+  }
+  return ring;
+}
+
+std::vector<CollectiveStep> ringAllReduce(const ir::Tensor& data, const ir::Tensor& received,
+                                          const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts) {
+  const std::uint32_t n = std::uint32_t(ring.size());
+  const std::uint64_t elements = copyElements(data, n, "all-reduce");
+  if (received.numElements() != data.numElements() || received.dtype != data.dtype)
+    throw std::invalid_argument("all-reduce: the buffer '" + received.name + "' differs in size or type from '" +
+                                data.name + "'");
+  std::vector<bool> seen(n, false);
+  for (std::uint32_t r : ring) {
+    if (r >= n || seen[r]) throw std::invalid_argument("all-reduce: the ring is not a permutation of the replicas");
+    seen[r] = true;
+  }
+  std::vector<CollectiveStep> steps;
+  if (n < 2) return steps;
+  // Chunk c of replica r's copy: elements r * elements + chunkOf(c).
+  auto ref = [&](ir::Id tensor, std::uint32_t replica, Chunk c) {
+    return ir::TensorRef{tensor, replica * elements + c.begin, replica * elements + c.end};
+  };
+  for (std::uint32_t s = 0; s + 1 < n; ++s) {
+    CollectiveStep step;
+    step.what = "reduce_scatter/" + std::to_string(s);
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const std::uint32_t from = ring[p], to = ring[(p + 1) % n];
+      const Chunk c = chunkOf(elements, n, (p + n - s) % n);
+      if (c.begin == c.end) continue;
+      step.copy.push_back({ref(data.id, from, c), ref(received.id, to, c)});
+      const std::uint64_t at = to * elements;
+      addChunk(data, received.id, {at + c.begin, at + c.end}, workerContexts, step.vertices);
+    }
+    steps.push_back(std::move(step));
+  }
+  for (std::uint32_t s = 0; s + 1 < n; ++s) {
+    CollectiveStep step;
+    step.what = "all_gather/" + std::to_string(s);
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const std::uint32_t from = ring[p], to = ring[(p + 1) % n];
+      const Chunk c = chunkOf(elements, n, (p + 1 + n - s) % n);
+      if (c.begin == c.end) continue;
+      step.copy.push_back({ref(data.id, from, c), ref(data.id, to, c)});
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root) {
+  const std::uint64_t elements = copyElements(data, replicas, "broadcast");
+  if (root >= replicas)
+    throw std::invalid_argument("broadcast: root replica " + std::to_string(root) + " of " + std::to_string(replicas));
+  CollectiveStep step;
+  step.what = "broadcast";
+  for (std::uint32_t r = 0; r < replicas; ++r)
+    if (r != root && elements)
+      step.copy.push_back({{data.id, root * elements, (root + 1) * elements}, {data.id, r * elements, (r + 1) * elements}});
+  if (step.copy.empty()) return {};
+  return {step};
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,192 @@
+#include "scheduler/replication.hpp"
+
+#include "scheduler/collectives.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+bool isUpdate(const ir::Vertex& v) { return v.codelet.rfind("ScaledAdd", 0) == 0; }
+
+ir::Id addProgram(ir::Executable& exe, ir::Program p) {
+  p.id = ir::Id(exe.programs.size());
+  exe.programs.push_back(std::move(p));
+  return exe.programs.back().id;
+}
+
+class Replicator {
+ public:
+  Replicator(ir::Executable& exe, std::uint32_t replicas, std::uint32_t tilesPerReplica)
+      : exe_(exe), replicas_(replicas), tiles_(tilesPerReplica) {
+    for (const ir::Tensor& t : exe.tensors) elements_.push_back(t.numElements());
+  }
+
+  ir::TensorRef ref(const ir::TensorRef& r, std::uint32_t replica) const {
+    const std::uint64_t at = replica * elements_[r.tensor];
+    return {r.tensor, at + r.begin, at + r.end};
+  }
+
+  void tensors() {
+    for (ir::Tensor& t : exe_.tensors) {
+      const std::uint64_t n = t.numElements();
+      std::vector<ir::TileInterval> mapping;
+      for (std::uint32_t r = 0; r < replicas_; ++r)
+        for (const ir::TileInterval& iv : t.mapping)
+          mapping.push_back({iv.tile + r * tiles_, iv.begin + r * n, iv.end + r * n, iv.address});
+      t.mapping = std::move(mapping);
+      // Every replica starts from the same weights (TF broadcasts replica 0's).
+      std::vector<double> init = ir::initialValues(t);
+      t.uniformInit.reset();
+      t.initialValue.clear();
+      if (!init.empty())
+        for (std::uint32_t r = 0; r < replicas_; ++r) t.initialValue.insert(t.initialValue.end(), init.begin(), init.end());
+      t.shape.insert(t.shape.begin(), replicas_);
+    }
+  }
+
+  void computeSets() {
+    for (ir::ComputeSet& cs : exe_.computeSets) {
+      std::vector<ir::Vertex> vertices;
+      vertices.reserve(cs.vertices.size() * replicas_);
+      for (std::uint32_t r = 0; r < replicas_; ++r)
+        for (ir::Vertex v : cs.vertices) {
+          v.tile += r * tiles_;
+          for (ir::VertexField& f : v.fields) f.ref = ref(f.ref, r);
+          vertices.push_back(std::move(v));
+        }
+      cs.vertices = std::move(vertices);
+    }
+  }
+
+  void programs() {
+    for (ir::Program& p : exe_.programs) {
+      switch (p.kind) {
+        case ir::ProgramKind::Copy: {
+          std::vector<ir::CopyRegion> one = p.regions.empty() ? std::vector<ir::CopyRegion>{{p.src, p.dst}} : p.regions;
+          p.regions.clear();
+          for (std::uint32_t r = 0; r < replicas_; ++r)
+            for (ir::CopyRegion region : one) {
+              region.src = ref(region.src, r);
+              region.dst = ref(region.dst, r);
+              p.regions.push_back(region);
+            }
+          p.src = p.dst = {};
+          break;
+        }
+        case ir::ProgramKind::StreamCopy: {
+          const std::uint64_t n = elements_[p.tensor.tensor];
+          if (p.tensor.begin != 0 || p.tensor.end != n)
+            throw std::logic_error("replication: stream copy '" + p.name + "' moves part of a tensor");
+          p.tensor.end = n * replicas_;
+          break;
+        }
+        case ir::ProgramKind::RepeatWhileTrue:
+        case ir::ProgramKind::If:
+          throw std::invalid_argument("replication: program '" + p.name +
+                                      "' branches on a tensor; replicated graphs branch on no value here");
+        default: break;
+      }
+    }
+    for (ir::Stream& s : exe_.streams) s.elementsPerCopy *= replicas_;
+  }
+
+ private:
+  ir::Executable& exe_;
+  std::uint32_t replicas_, tiles_;
+  std::vector<std::uint64_t> elements_;
+};
+
+}  // namespace
+
+void moveUpdatesLast(const OpGraph& graph, Schedule& schedule) {
+  std::stable_partition(schedule.order.begin(), schedule.order.end(),
+                        [&](std::size_t op) { return graph.ops[op].kind != OpKind::SgdUpdate; });
+}
+
+ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,
+                 const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts) {
+  if (replicas <= 1) return ir::kNoId;
+  // The gradients the updates read (before the layout changes the refs).
+  std::vector<ir::Id> updateSets, gradients;
+  std::set<ir::Id> seen;
+  for (ir::Id seq : updateSequences)
+    for (ir::Id child : exe.programs[seq].children) {
+      const ir::Program& p = exe.programs[child];
+      if (p.kind != ir::ProgramKind::Execute) continue;
+      updateSets.push_back(p.computeSet);
+      for (const ir::Vertex& v : exe.computeSets[p.computeSet].vertices)
+        if (isUpdate(v))
+          for (const ir::VertexField& f : v.fields)
+            if (f.name == "deltas" && seen.insert(f.ref.tensor).second) gradients.push_back(f.ref.tensor);
+    }
+
+  Replicator layout(exe, replicas, tilesPerReplica);
+  layout.tensors();
+  layout.computeSets();
+  layout.programs();
+  exe.ipusPerReplica = ipusPerReplica;
+
+  // The mean gradient: the all-reduce sums, the update divides.
+  for (ir::Id cs : updateSets)
+    for (ir::Vertex& v : exe.computeSets[cs].vertices)
+      if (isUpdate(v)) v.params["scale"] /= double(replicas);
+
+  // One all-reduce of every gradient, their steps merged.
+  std::vector<CollectiveStep> merged;
+  const std::vector<std::uint32_t> ring = ladderRing(replicas);
+  for (ir::Id g : gradients) {
+    ir::Tensor received = exe.tensors[g];
+    received.id = ir::Id(exe.tensors.size());
+    received.name = exe.tensors[g].name + "/received";
+    received.category = "gradients";
+    received.alwaysLive = true;
+    received.initialValue.clear();
+    for (ir::TileInterval& iv : received.mapping) iv.address = ir::TileInterval::kUnplaced;
+    exe.tensors.push_back(received);
+    const std::vector<CollectiveStep> steps = ringAllReduce(exe.tensors[g], exe.tensors.back(), ring, workerContexts);
+    if (merged.empty()) merged.resize(steps.size());
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      merged[s].what = steps[s].what;
+      merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
+      merged[s].vertices.insert(merged[s].vertices.end(), steps[s].vertices.begin(), steps[s].vertices.end());
+    }
+  }
+  ir::Program all;
+  all.kind = ir::ProgramKind::Sequence;
+  all.name = "all_reduce";
+  all.debug = {"training", "all_reduce"};
+  for (const CollectiveStep& step : merged) {
+    // BSP: the IPUs the exchange joins synchronise first.
+    ir::Program sync;
+    sync.kind = ir::ProgramKind::Sync;
+    sync.syncType = ir::SyncType::External;
+    sync.name = "all_reduce/" + step.what + "/sync";
+    sync.debug = all.debug;
+    all.children.push_back(addProgram(exe, sync));
+    ir::Program copy;
+    copy.kind = ir::ProgramKind::Copy;
+    copy.name = "all_reduce/" + step.what;
+    copy.regions = step.copy;
+    copy.debug = all.debug;
+    all.children.push_back(addProgram(exe, copy));
+    if (step.vertices.empty()) continue;
+    ir::ComputeSet cs;
+    cs.id = ir::Id(exe.computeSets.size());
+    cs.name = "all_reduce/" + step.what + "/add";
+    cs.vertices = step.vertices;
+    cs.debug = all.debug;
+    exe.computeSets.push_back(cs);
+    ir::Program execute;
+    execute.kind = ir::ProgramKind::Execute;
+    execute.name = cs.name;
+    execute.computeSet = cs.id;
+    execute.debug = all.debug;
+    all.children.push_back(addProgram(exe, execute));
+  }
+  return addProgram(exe, all);
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,73 @@
+// Gradient accumulation without pipelining (scheduler/gradient_accumulation.hpp):
+// N mini-batches of b, one update with their summed gradient, train as one
+// update on N x b at N x the learning rate; replicas combine with it.
+#include "training_harness.hpp"
+
+#include "scheduler/compiler.hpp"
+#include "scheduler/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ipusim::testing {
+namespace {
+
+void expectMatchesReference(const TrainingLosses& r, std::uint32_t accumulation, std::uint64_t steps) {
+  ASSERT_EQ(r.simulated.size(), steps);
+  ASSERT_EQ(r.reference.size(), steps / accumulation);
+  for (std::size_t u = 0; u < r.reference.size(); ++u) {
+    double mean = 0;  // the N mini-batches of one update ran on the same weights
+    for (std::uint32_t i = 0; i < accumulation; ++i) mean += r.simulated[u * accumulation + i];
+    mean /= accumulation;
+    EXPECT_NEAR(mean, r.reference[u], 1e-4 * std::fabs(r.reference[u])) << "update " << u;
+  }
+  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t)
+    for (std::size_t i = 0; i < r.referenceWeights[t].size(); ++i)
+      ASSERT_NEAR(r.simulatedWeights[0][t][i], r.referenceWeights[t][i], 1e-5 + 1e-4 * std::fabs(r.referenceWeights[t][i]))
+          << "tensor " << t << " [" << i << "]";
+}
+
+scheduler::Workload small(std::uint32_t accumulation, std::uint32_t replicas) {
+  auto w = scheduler::loadWorkload(sourcePath("workloads/small_synthetic.json"));
+  w.training.gradientAccumulationCount = accumulation;
+  w.ipu.numIpus = replicas;
+  return w;
+}
+
+TEST(GradientAccumulation, FourMiniBatchesPerUpdateTrainAsOneBatchOfFour) {
+  const TrainingLosses r = runTraining(small(4, 1), 20);
+  expectMatchesReference(r, 4, 20);
+}
+
+TEST(GradientAccumulation, CombinesWithReplication) {
+  const TrainingLosses r = runTraining(small(2, 2), 20);
+  expectMatchesReference(r, 2, 20);
+}
+
+TEST(GradientAccumulation, UpdatesRunOncePerCountInTheProgram) {
+  const scheduler::CompiledWorkload c = scheduler::compile(small(4, 1));
+  const ir::Program* inner = nullptr;
+  for (const auto& p : c.exe.programs)
+    if (p.name == "gradient_accumulation_count") inner = &p;
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->count, 4u);
+  for (const auto& p : c.exe.programs)
+    if (p.name == "steps_per_execution") EXPECT_EQ(p.count, 1u);  // 4 steps per execution / 4
+}
+
+TEST(GradientAccumulation, ACountNotDividingStepsPerExecutionNamesTheKey) {
+  nlohmann::json j = {{"dataset", {{"format", "synthetic"}}},
+                      {"model", {{"layers", {{{"type", "dense"}, {"units", 10}, {"activation", "softmax"}}}}}},
+                      {"training", {{"steps", 12}, {"steps_per_execution", 6}, {"gradient_accumulation_count", 4}}}};
+  try {
+    scheduler::parseWorkload(j, "ga.json");
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ga.json: training.gradient_accumulation_count: 4 must divide steps_per_execution (6)"),
+              std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::testing
