@@ -31,6 +31,20 @@ nlohmann::json job(const nlohmann::json& layers, const nlohmann::json& optimizer
   return j;
 }
 
+// The trained weights (conv kernels and biases included) of every replica
+// match the reference's after the last step.
+void expectSameWeights(const TrainingLosses& r, std::uint32_t replicas) {
+  ASSERT_EQ(r.simulatedWeights.size(), replicas);
+  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t)
+    for (std::uint32_t rep = 0; rep < replicas; ++rep) {
+      const auto& ref = r.referenceWeights[t];
+      ASSERT_EQ(r.simulatedWeights[rep][t].size(), ref.size());
+      for (std::size_t i = 0; i < ref.size(); ++i)
+        ASSERT_NEAR(r.simulatedWeights[rep][t][i], ref[i], 1e-5 + 1e-4 * std::fabs(ref[i]))
+            << "tensor " << t << " [" << i << "] replica " << rep;
+    }
+}
+
 TrainingLosses run(const nlohmann::json& j) { return runTraining(scheduler::parseWorkload(j, "conv_models.json"), kSteps); }
 
 // Conv2D same (relu), max pooling, Conv2D valid with strides 2 (tanh), an
@@ -43,7 +57,25 @@ TEST(ConvModelsAcceptance, ConvSameValidStridesMaxAndAveragePooling) {
     {"type": "average_pooling2d", "pool_size": [2, 2], "strides": [1, 1], "padding": "same"},
     {"type": "flatten"},
     {"type": "dense", "units": 10, "activation": "softmax"}])");
-  expectSameLosses(run(job(layers, {{"type", "sgd"}, {"learning_rate", 0.1}})), kSteps);
+  const TrainingLosses r = run(job(layers, {{"type", "sgd"}, {"learning_rate", 0.1}}));
+  expectSameLosses(r, kSteps);
+  expectSameWeights(r, 1);
+}
+
+// The same conv net replicated over two IPUs (plain SGD, as replication
+// requires): trains as one IPU on the global batch, conv kernels all-reduced.
+TEST(ConvModelsAcceptance, TwoReplicasTrainAsOneIpuOnTheGlobalBatch) {
+  const auto layers = nlohmann::json::parse(R"([
+    {"type": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "same", "activation": "relu"},
+    {"type": "max_pooling2d", "pool_size": [2, 2]},
+    {"type": "conv2d", "filters": 8, "kernel_size": [3, 3], "strides": [2, 2], "activation": "tanh"},
+    {"type": "flatten"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])");
+  auto j = job(layers, {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["ipu"]["num_ipus"] = 2;
+  const TrainingLosses r = run(j);
+  expectSameLosses(r, kSteps);
+  expectSameWeights(r, 2);
 }
 
 // A first conv layer without bias and with strides (no input gradient), a
