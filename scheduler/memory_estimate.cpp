@@ -14,14 +14,23 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   std::vector<Variable> variables;
   const long double weightBytes = w.dtype == "float16" ? 2 : 4;  // the variables' type
   const long double computeBytes = w.dtype == "float32" ? 4 : 2;  // the activations' type
-  // The output of every conv2d and pooling layer is read by its backward pass
-  // (the activation's or pooling's gradient, the next layer's kernel
-  // gradient), so all of them are live together when the loss is computed.
-  for (const LayerSpec& l : w.layers)
-    if (l.kind == layer_kind::kConv2D || l.kind == layer_kind::kMaxPooling2D ||
-        l.kind == layer_kind::kAveragePooling2D)
-      variables.push_back({l.name + "/output", "activations",
-                           computeBytes * w.dataset.batchSize * (long double)elementsOf(l.outputShape)});
+  // Activations the backward pass reads, all live when the loss is computed:
+  // the input of every conv2d (its kernel gradient reads it) but the first
+  // layer's (the images, counted below), of every max_pooling2d (its
+  // gradient finds the maxima in it), and of a dense layer after them (its
+  // kernel gradient). Each is a different tensor. (Dense-only models count
+  // none, as before.)
+  bool spatial = false, computed = false;
+  for (const LayerSpec& l : w.layers) {
+    namespace k = layer_kind;
+    if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;
+    const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D || (l.kind == k::kDense && spatial);
+    if (reads)
+      variables.push_back({l.name + "/input", "activations",
+                           computeBytes * w.dataset.batchSize * (long double)elementsOf(l.inputShape)});
+    spatial = spatial || l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D;
+    computed = true;
+  }
   long double features = w.dataset.features, largestKernel = 0;
   std::string largestKernelName;
   for (const LayerSpec& l : w.layers) {
@@ -52,7 +61,7 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   std::string message =
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
       std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "
-      "weight gradient, stream buffers and conv/pooling activations (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
+      "weight gradient, stream buffers and the conv layers' activations (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
       std::to_string(tiles) + " tiles are over their capacity, by " + text((perTile - target.tile.memoryBytes) * tiles) +
       " bytes in total (decided from the layer shapes, before compiling). Largest variables, per tile:";
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)
