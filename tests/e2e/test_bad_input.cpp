@@ -80,6 +80,7 @@ CommandResult signalMidway(const ScratchDir& dir, int signal) {
   for (int i = 0; i < 100 * kSlowdown && kill(pid, 0) == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   result.exitCode = kill(pid, 0) == 0 ? -1 : 0;  // -1: still running after 5 s (x kSlowdown)
+  if (result.exitCode == -1) kill(pid, SIGKILL);  // a failed test leaves no run behind
   std::ifstream in(log);
   result.output.assign(std::istreambuf_iterator<char>(in), {});
   return result;

@@ -47,6 +47,7 @@ TEST(TrainingErrors, CtrlCStopsPromptlySaysSoAndLeavesNoProfile) {
   while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10 * kSlowdown))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (kill(pid, 0) == 0) kill(pid, SIGKILL);  // a failed test leaves no run behind
   EXPECT_LT(seconds, 5.0 * kSlowdown) << "Ctrl-C did not stop the run promptly";
   std::ifstream in(log);
   const std::string output((std::istreambuf_iterator<char>(in)), {});
