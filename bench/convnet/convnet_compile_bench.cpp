@@ -24,6 +24,10 @@
 #include <cstdio>
 #include <map>
 
+// libsystemc.so's main() calls sc_main: the library needs one to link
+// (without --as-needed, as in the sanitizer builds), though main() is ours.
+int sc_main(int, char*[]) { return 0; }
+
 using namespace ipusim;
 using namespace ipusim::scheduler;
 
