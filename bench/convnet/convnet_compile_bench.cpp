@@ -26,7 +26,7 @@
 
 // libsystemc.so's main() calls sc_main: the library needs one to link
 // (without --as-needed, as in the sanitizer builds), though main() is ours.
-int sc_main(int, char*[]) { return 0; }
+extern "C" int sc_main(int, char*[]) { return 0; }  // SystemC declares it extern "C"
 
 using namespace ipusim;
 using namespace ipusim::scheduler;
