@@ -15,6 +15,12 @@ namespace {
 
 using json = nlohmann::json;
 
+// An object's "name" if it is a string, else "" (a layer is then named by its index).
+std::string nameIn(const json& object) {
+  return object.is_object() && object.contains("name") && object["name"].is_string() ? object["name"].get<std::string>()
+                                                                                     : std::string();
+}
+
 // A Keras model file is the JSON of a layer list: 16 MiB is room for
 // thousands of layers, and refuses a mistaken path to a weights file at once.
 constexpr std::uint64_t kMaxKerasFileBytes = 16ull << 20;
@@ -45,7 +51,8 @@ std::vector<std::string> inboundLayers(const json& nodes, const std::string& fil
         if (a.is_array()) {
           for (const json& e : a) collect(e);
         } else if (kerasClassName(a) == "__keras_tensor__") {
-          const json& h = a.at("config").value("keras_history", json());
+          const bool hasConfig = a.contains("config") && a["config"].is_object();
+          const json h = hasConfig ? a["config"].value("keras_history", json()) : json();
           if (!h.is_array() || h.empty() || !h[0].is_string())
             fail(file, where, "inbound_nodes: a tensor without keras_history: " + a.dump());
           names.push_back(h[0].get<std::string>());
@@ -84,7 +91,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
                                          : "'" + cls + "' is not modelled (Sequential, or a Functional Model that is a chain)");
   if (!j.contains("config") || !j.at("config").is_object()) fail(file, "config", "missing (expected the model's config)");
   const json& config = j.at("config");
-  m.name = config.value("name", std::string());
+  m.name = nameIn(config);
   if (!config.contains("layers") || !config.at("layers").is_array() || config.at("layers").empty())
     fail(file, "config.layers", "expected a non-empty list of layers");
 
@@ -99,8 +106,8 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     const json& l = layers[i];
     const std::string lcls = kerasClassName(l);
     const json& lconfig = l.is_object() ? l.value("config", json()) : json();
-    std::string name = lconfig.is_object() ? lconfig.value("name", std::string()) : std::string();
-    if (name.empty() && l.is_object()) name = l.value("name", std::string());
+    std::string name = nameIn(lconfig);
+    if (name.empty()) name = nameIn(l);
     if (name.empty()) name = "#" + std::to_string(i);
     if (lcls.empty() || !lconfig.is_object())
       fail(file, "config.layers[" + std::to_string(i) + "]", "expected {\"class_name\": ..., \"config\": {...}}");
