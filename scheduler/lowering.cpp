@@ -78,7 +78,8 @@ class Lowerer {
   static std::string categoryOf(const Value& v) {
     switch (v.kind) {
       case ValueKind::Input: return "stream_buffers";
-      case ValueKind::Weight: return "weights";
+      case ValueKind::Weight:
+      case ValueKind::NonTrainable: return "weights";
       case ValueKind::Gradient: return "gradients";
       case ValueKind::OptimizerState:
       case ValueKind::StepCounter: return "optimizer";
@@ -102,6 +103,7 @@ class Lowerer {
     }
     const Id t = b_.addTensor(v.name, v.shape, dtypeOf(value), categoryOf(v), v.alwaysLive(), p);
     b_.exe().tensors[t].uniformInit = v.uniformInit;
+    if (!v.uniformInit && v.initialFill != 0) b_.exe().tensors[t].initialValue.assign(v.numElements(), v.initialFill);
     tensorOf_[value] = t;
     return t;
   }
@@ -170,6 +172,14 @@ class Lowerer {
       case OpKind::AvgPool2D: lowerPoolOp(op, PoolCodelet::AvgPool); break;
       case OpKind::MaxPool2DGrad: lowerPoolOp(op, PoolCodelet::MaxPoolGrad); break;
       case OpKind::AvgPool2DGrad: lowerPoolOp(op, PoolCodelet::AvgPoolGrad); break;
+      case OpKind::Square: lowerElementwise(op, typed("Square", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::Mul: lowerElementwise(op, typed("Mul", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::BatchNormStatistics:
+        lowerElementwise(op, "BatchNormStatistics", {"mean", "meanSquare", "movingMean", "movingVariance"}, "invStdDev",
+                         {{"epsilon", op.epsilon}, {"momentum", op.momentum}});
+        break;
+      case OpKind::BatchNormalise: lowerBatchNormalise(op); break;
+      case OpKind::BatchNormInputGrad: lowerBatchNormInputGrad(op); break;
     }
   }
 
@@ -205,7 +215,7 @@ class Lowerer {
   // Elementwise: the output where the first input is, the others brought
   // there; each tile's ranges cut into one chunk per worker.
   void lowerElementwise(const Op& op, const std::string& codelet, const std::vector<std::string>& inFields,
-                        const std::string& outField) {
+                        const std::string& outField, const std::map<std::string, double>& params = {}) {
     const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
     std::vector<Id> ins;
     for (std::size_t in : op.inputs) ins.push_back(realize(in, p));
@@ -217,7 +227,7 @@ class Lowerer {
         std::vector<ir::VertexField> fields;
         for (std::size_t f = 0; f < ins.size(); ++f) fields.push_back({inFields[f], {ins[f], b, e}});
         fields.push_back({outField, {o, b, e}});
-        v.push_back({codelet, r.tile, std::move(fields), {}});
+        v.push_back({codelet, r.tile, std::move(fields), params});
       }
     b_.execute(std::move(v), "");
   }
@@ -226,10 +236,21 @@ class Lowerer {
   // then adds them, whole rows or row parts, over its workers.
   void lowerAddBias(const Op& op) {
     const Id in = tensorOf(op.inputs[0]);
-    const Placement p = b_.placementOf(in);
-    const Id bias = tensorOf(op.inputs[1]);
-    const std::uint64_t cols = g_.values[op.inputs[1]].numElements();
-    const Id o = produce(op.outputs[0], p);
+    const Id o = produce(op.outputs[0], b_.placementOf(in));
+    lowerChannelwise(typed("AddBias", {dtypeOf(op.inputs[1])}), in, {{"in", in}, {"out", o}}, {{"bias", op.inputs[1]}},
+                     {}, "broadcast_bias");
+  }
+
+  // A vertex over a rows x cols tensor (`x`'s placement; `rowFields` all
+  // laid out so) reading per-column vectors (`channelFields`, values of cols
+  // elements): each tile gets the columns its rows touch of every such
+  // vector (one Copy), then its vertices take whole rows, split over its
+  // workers, or parts of a row, in chunks. Params rows, cols and `params`.
+  void lowerChannelwise(const std::string& codelet, Id x, const std::vector<std::pair<std::string, Id>>& rowFields,
+                        const std::vector<std::pair<std::string, std::size_t>>& channelFields,
+                        const std::map<std::string, double>& params, const std::string& copyName) {
+    const Placement p = b_.placementOf(x);
+    const std::uint64_t cols = g_.values[channelFields.at(0).second].numElements();
     // Per tile, the column intervals it needs (merged), and where each lies in its buffer.
     struct Need { std::uint32_t tile; std::vector<std::pair<std::uint64_t, std::uint64_t>> cols; };
     std::vector<Need> needs;
@@ -251,17 +272,23 @@ class Lowerer {
       tiles.push_back(n.tile);
       sizes.push_back(size);
     }
-    const ir::DType dtype = dtypeOf(op.inputs[1]);
-    const std::string addBias = typed("AddBias", {dtype});
-    const auto [buf, bufAt] = b_.addBlocks(g_.values[op.inputs[1]].name + "/broadcast", dtype, tiles, sizes);
+    // One broadcast buffer per vector, every tile's blocks at the same offsets (bufAt).
+    std::vector<Id> buffers;
+    std::vector<std::uint64_t> bufAt;
     std::vector<ir::CopyRegion> regions;
-    for (std::size_t t = 0; t < needs.size(); ++t) {
-      std::uint64_t at = bufAt[t];
-      for (auto [c0, c1] : needs[t].cols) regions.push_back({{bias, c0, c1}, {buf, at, at + (c1 - c0)}}), at += c1 - c0;
+    for (const auto& [field, value] : channelFields) {
+      const Id src = tensorOf(value);
+      const auto [buf, at0] = b_.addBlocks(g_.values[value].name + "/broadcast", dtypeOf(value), tiles, sizes);
+      buffers.push_back(buf);
+      bufAt = at0;
+      for (std::size_t t = 0; t < needs.size(); ++t) {
+        std::uint64_t at = bufAt[t];
+        for (auto [c0, c1] : needs[t].cols) regions.push_back({{src, c0, c1}, {buf, at, at + (c1 - c0)}}), at += c1 - c0;
+      }
     }
     const ir::Cycles estimate = estimateCopy(b_, regions);
-    b_.copy(std::move(regions), "broadcast_bias", estimate);
-    auto biasAt = [&](std::size_t t, std::uint64_t col) {  // buffer element holding column `col` on needs[t]
+    b_.copy(std::move(regions), copyName, estimate);
+    auto columnAt = [&](std::size_t t, std::uint64_t col) {  // buffer element holding column `col` on needs[t]
       std::uint64_t at = bufAt[t];
       for (auto [c0, c1] : needs[t].cols) {
         if (col >= c0 && col < c1) return at + (col - c0);
@@ -271,25 +298,27 @@ class Lowerer {
     };
     std::vector<ir::Vertex> v;
     const std::uint32_t workers = target_.tile.workerContexts;
+    auto vertex = [&](std::uint32_t tile, std::uint64_t begin, std::uint64_t end, std::uint64_t colAt, std::uint64_t rows,
+                      std::uint64_t len) {
+      std::vector<ir::VertexField> fields;
+      for (const auto& [field, tensor] : rowFields) fields.push_back({field, {tensor, begin, end}});
+      for (std::size_t c = 0; c < buffers.size(); ++c) fields.push_back({channelFields[c].first, {buffers[c], colAt, colAt + len}});
+      ir::Vertex vx{codelet, tile, std::move(fields), {{"rows", double(rows)}, {"cols", double(len)}}};
+      for (const auto& [k, val] : params) vx.params[k] = val;
+      v.push_back(std::move(vx));
+    };
     std::size_t t = 0;
     for (const PlacedRange& r : p) {
       while (needs[t].tile != r.tile) ++t;
       for (const RowRun& run : rowRuns(r.begin, r.end, cols)) {
         if (run.rows > 1 || run.len == cols) {  // whole rows, split over the workers
-          const std::uint64_t b0 = biasAt(t, 0);
           for (auto [rb, re] : chunks(0, run.rows, workers, 1))
-            v.push_back({addBias, r.tile, {{"in", {in, run.begin + rb * cols, run.begin + re * cols}},
-                                             {"bias", {buf, b0, b0 + cols}},
-                                             {"out", {o, run.begin + rb * cols, run.begin + re * cols}}},
-                         {{"rows", double(re - rb)}, {"cols", double(cols)}}});
+            vertex(r.tile, run.begin + rb * cols, run.begin + re * cols, columnAt(t, 0), re - rb, cols);
         } else {  // part of a row, in chunks
           const std::uint64_t partChunk = std::max<std::uint64_t>(2, ceilDiv(r.end - r.begin, workers));
           for (std::uint64_t c = 0; c < run.len; c += partChunk) {
-            const std::uint64_t len = std::min(partChunk, run.len - c), at = biasAt(t, run.col + c);
-            v.push_back({addBias, r.tile, {{"in", {in, run.begin + c, run.begin + c + len}},
-                                             {"bias", {buf, at, at + len}},
-                                             {"out", {o, run.begin + c, run.begin + c + len}}},
-                         {{"rows", 1}, {"cols", double(len)}}});
+            const std::uint64_t len = std::min(partChunk, run.len - c);
+            vertex(r.tile, run.begin + c, run.begin + c + len, columnAt(t, run.col + c), 1, len);
           }
         }
       }
@@ -424,20 +453,50 @@ class Lowerer {
     b_.execute(std::move(v), "");
   }
 
-  // The bias gradient: column sums, owned as the bias is (a local update).
+  // Column sums (a bias gradient, batch normalization's statistics and
+  // deltas) times op.scale; a weight's gradient owned as its weight is (a
+  // local update): "<w>_grad" of weight "<w>", else the layer's weight of its shape.
   void lowerReduceRows(const Op& op) {
     const Value& gv = g_.values[op.inputs[0]];
-    const std::size_t bias = weightOf(op, g_.values[op.outputs[0]].shape);
+    const std::string& outName = g_.values[op.outputs[0]].name;
+    std::size_t bias = ~std::size_t(0);
+    for (std::size_t w : g_.weights)
+      if (g_.values[w].name + "_grad" == outName) bias = w;
+    if (bias == ~std::size_t(0)) bias = weightOf(op, g_.values[op.outputs[0]].shape);
     const Id in = tensorOf(op.inputs[0]);
     const Placement p = bias != ~std::size_t(0) ? b_.placementOf(tensorOf(bias))
                                                 : mapTensor(g_.values[op.outputs[0]].shape, dtypeOf(op.outputs[0]), target_, tiles_);
     const Id out = produce(op.outputs[0], p);
     if (gv.shape.size() > 2) {  // an NHWC gradient: its channels summed over batch and positions
       const std::uint64_t cols = gv.shape.back();
-      reduceColumnsWhereHeld(b_, in, cols, out, 1.0);
+      reduceColumnsWhereHeld(b_, in, cols, out, op.scale);
       return;
     }
-    reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, 1.0);
+    reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, op.scale);
+  }
+
+  // Batch normalization's whole-tensor vertices (model/codelets/batch_norm.cpp):
+  // where the input (gradient) lies, the per-channel vectors broadcast to
+  // the tiles as a bias is.
+  void lowerBatchNormalise(const Op& op) {
+    const Id in = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(in);
+    const Id whitened = produce(op.outputs[0], p);
+    const Id out = produce(op.outputs[1], p);
+    lowerChannelwise(typed("BatchNormalise", {dtypeOf(op.inputs[0])}), in, {{"in", in}, {"whitened", whitened}, {"out", out}},
+                     {{"mean", op.inputs[1]}, {"invStdDev", op.inputs[2]}, {"gamma", op.inputs[3]}, {"beta", op.inputs[4]}},
+                     {}, "broadcast_statistics");
+  }
+  void lowerBatchNormInputGrad(const Op& op) {
+    const Id grad = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(grad);
+    const Id whitened = realize(op.inputs[1], p);
+    const Id out = produce(op.outputs[0], p);
+    lowerChannelwise(typed("BatchNormInputGrad", {dtypeOf(op.inputs[0])}), grad,
+                     {{"gradIn", grad}, {"whitened", whitened}, {"gradOut", out}},
+                     {{"gammaDelta", op.inputs[2]}, {"betaDelta", op.inputs[3]}, {"gamma", op.inputs[4]},
+                      {"invStdDev", op.inputs[5]}},
+                     {{"scale", op.scale}}, "broadcast_deltas");
   }
 
   void lowerSgdUpdate(const Op& op) {

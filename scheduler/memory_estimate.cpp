@@ -24,7 +24,9 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   for (const LayerSpec& l : w.layers) {
     namespace k = layer_kind;
     if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;
-    const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D || (l.kind == k::kDense && spatial);
+    // (A batch normalization's backward reads its whitened input, a tensor of its own.)
+    const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D || (l.kind == k::kDense && spatial) ||
+                       l.kind == k::kBatchNormalization;
     if (reads)
       variables.push_back({l.name + "/input", "activations",
                            computeBytes * w.dataset.batchSize * (long double)elementsOf(l.inputShape)});
@@ -33,7 +35,14 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   }
   long double features = w.dataset.features, largestKernel = 0;
   std::string largestKernelName;
+  const OptimizerSpec& o = w.optimizer;
+  const int slots = o.type == "adam" ? 2 : o.type == "rmsprop" ? 1 + o.centered + (o.momentum > 0) : (o.momentum > 0);
   for (const LayerSpec& l : w.layers) {
+    if (l.kind == layer_kind::kBatchNormalization) {  // gamma, beta, the moving mean and variance (float), gamma's and beta's slots
+      const long double channels = l.outputShape.empty() ? 0 : l.outputShape.back();
+      variables.push_back({l.name + "/parameters", "weights", 4 * channels * 4});
+      if (slots) variables.push_back({l.name + "/optimizer_slots", "optimizer", slots * 2 * channels * weightBytes});
+    }
     if (l.kind != layer_kind::kDense && l.kind != layer_kind::kConv2D) continue;
     if (!l.inputShape.empty()) features = l.inputShape.back();
     // dense: fan-in x units; conv2d: kernel rows x columns x input channels x filters
@@ -42,8 +51,6 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
     variables.push_back({l.name + "/kernel", "weights", kernel});
     variables.push_back({l.name + "/bias", "weights", l.units * weightBytes});
     // The optimizer's slot variables live as long as their weights.
-    const OptimizerSpec& o = w.optimizer;
-    const int slots = o.type == "adam" ? 2 : o.type == "rmsprop" ? 1 + o.centered + (o.momentum > 0) : (o.momentum > 0);
     if (slots) variables.push_back({l.name + "/optimizer_slots", "optimizer", slots * (kernel + l.units * weightBytes)});
     if (kernel > largestKernel) largestKernel = kernel, largestKernelName = l.name;
     features = l.units;

@@ -1,5 +1,6 @@
 #include "scheduler/op_graph.hpp"
 
+#include "scheduler/batch_norm_layer.hpp"
 #include "scheduler/conv_layers.hpp"
 #include "scheduler/optimizer_updates.hpp"
 
@@ -53,6 +54,11 @@ const char* toString(OpKind kind) {
     case OpKind::MaxPool2DGrad: return "MaxPool2DGrad";
     case OpKind::AvgPool2D: return "AvgPool2D";
     case OpKind::AvgPool2DGrad: return "AvgPool2DGrad";
+    case OpKind::Square: return "Square";
+    case OpKind::Mul: return "Mul";
+    case OpKind::BatchNormStatistics: return "BatchNormStatistics";
+    case OpKind::BatchNormalise: return "BatchNormalise";
+    case OpKind::BatchNormInputGrad: return "BatchNormInputGrad";
   }
   return "?";
 }
@@ -111,12 +117,13 @@ bool isSpatial(const LayerSpec& l) {
 
 // The per-example shape the images are fed in: the model's input shape
 // (height, width, channels) when the first layer that computes is a
-// convolution or pooling (a reshape or flatten before it moves no element),
-// else a flat vector of the dataset's features.
+// convolution or pooling, or a batch normalization over a channels axis of
+// such an input (a reshape or flatten before it moves no element), else a
+// flat vector of the dataset's features.
 std::vector<std::uint64_t> imageShape(const Workload& w) {
   for (const LayerSpec& l : w.layers) {
     if (l.kind == layer_kind::kFlatten || l.kind == layer_kind::kReshape) continue;
-    if (isSpatial(l)) return l.inputShape;
+    if (isSpatial(l) || (l.kind == layer_kind::kBatchNormalization && l.inputShape.size() > 1)) return l.inputShape;
     break;
   }
   return {w.dataset.features};
@@ -171,7 +178,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
 
   // Forward. Per op we remember what its gradient needs, in `backward`.
   struct Record {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm } kind;
     std::string layer;
     std::size_t input = 0, output = 0;             // the op's input and output values
     std::size_t kernel = 0, bias = 0, kernelUsed = 0;  // Dense, Conv (bias npos without one)
@@ -179,6 +186,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
     scheduler::Activation activation = scheduler::Activation::Linear;
     double rate = 0;
     std::uint64_t seed = 0;
+    BatchNormForward batchNorm;
   };
   constexpr std::size_t npos = ~std::size_t(0);
   std::vector<Record> backward;
@@ -213,16 +221,18 @@ OpGraph buildTrainingGraph(const Workload& w) {
   for (std::size_t li = 0; li < w.layers.size(); ++li) {
     const LayerSpec& l = w.layers[li];
     if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;  // row-major: the same elements
-    if (isSpatial(l)) {
+    if (isSpatial(l) || (l.kind == k::kBatchNormalization && l.inputShape.size() > 1)) {
       // The value in hand must be the layer's NHWC input: a reshape moves no
       // element, so one that changes the image shape between spatial layers
-      // (or after a dense layer) would need a copy that is not built.
+      // (or after a dense layer) would need a copy that is not built. (Batch
+      // normalization's statistics are per channel: its channels must be the
+      // value's last axis.)
       std::vector<std::uint64_t> expected{batch};
       expected.insert(expected.end(), l.inputShape.begin(), l.inputShape.end());
       if (g.values[x].shape != expected)
         notLowered(w, l, "its " + shapeText(l.inputShape) + " input comes from a " +
                              shapeText({g.values[x].shape.begin() + 1, g.values[x].shape.end()}) +
-                             " value reshaped; only the images may be reshaped before a conv2d or pooling layer");
+                             " value reshaped; only the images may be reshaped before a conv2d, pooling or batch_normalization layer");
     }
     if (l.kind == k::kConv2D) {
       // Glorot uniform with Keras's fans: kernel rows x columns x input channels (filters).
@@ -257,7 +267,14 @@ OpGraph buildTrainingGraph(const Workload& w) {
       x = p.output;
       continue;
     }
-    if (l.kind == k::kBatchNormalization) notLowered(w, l, "batch_normalization layers are not lowered yet");
+    if (l.kind == k::kBatchNormalization) {
+      Record r{Record::BatchNorm, l.name, x};
+      r.batchNorm = addBatchNorm(g, x, l, compute, variables);
+      r.output = r.batchNorm.output;
+      backward.push_back(r);
+      x = r.output;
+      continue;
+    }
     if (l.kind == k::kActivation) {
       applyActivation(l, l.activation);
       continue;
@@ -358,8 +375,12 @@ OpGraph buildTrainingGraph(const Workload& w) {
     g.addOp(seed);
   }
   // Nothing before the first layer with weights needs a gradient.
+  auto weighted = [](const Record& r) {
+    return r.kind == Record::Dense || r.kind == Record::Conv ||
+           (r.kind == Record::BatchNorm && (r.batchNorm.gamma != npos || r.batchNorm.beta != npos));
+  };
   std::size_t firstWeighted = 0;
-  while (backward[firstWeighted].kind != Record::Dense && backward[firstWeighted].kind != Record::Conv) ++firstWeighted;
+  while (!weighted(backward[firstWeighted])) ++firstWeighted;
   std::map<std::size_t, std::size_t> weightGrad;
   for (std::size_t i = backward.size(); i-- > firstWeighted;) {
     const Record& r = backward[i];
@@ -386,6 +407,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
     }
     if (r.kind == Record::Pool) {
       grad = addPool2DGrad(g, r.op, grad);
+      continue;
+    }
+    if (r.kind == Record::BatchNorm) {
+      const std::size_t dx = addBatchNormGrad(g, r.batchNorm, grad, i > firstWeighted, weightGrad);
+      if (i > firstWeighted) grad = dx;
       continue;
     }
     const std::vector<std::uint64_t> kshape = g.values[r.kernel].shape;

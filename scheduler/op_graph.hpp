@@ -21,7 +21,10 @@ namespace ipusim::scheduler {
 // RMSprop's velocity ...), a device tensor that lives as long as its weight.
 // StepCounter: the step count (1 on the first step), which Adam's bias
 // correction and dropout's masks read; the lowering keeps one copy per tile.
-enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter };
+// NonTrainable: device state no optimizer updates (batch normalization's
+// moving mean and variance, a fixed gamma or beta), as Keras's non-trainable
+// weights.
+enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter, NonTrainable };
 
 struct Value {
   std::string name;
@@ -30,6 +33,7 @@ struct Value {
   ValueKind kind = ValueKind::Activation;
   std::string layer;
   std::optional<ir::UniformInit> uniformInit;  // kernels: drawn at load (Glorot uniform); others start at zero
+  double initialFill = 0;  // without uniformInit: every element's initial value (Keras's Ones: 1)
   std::uint64_t numElements() const {
     std::uint64_t n = 1;
     for (auto d : shape) n *= d;
@@ -38,7 +42,7 @@ struct Value {
   std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
   bool alwaysLive() const {
     return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss ||
-           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter;
+           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter || kind == ValueKind::NonTrainable;
   }
 };
 
@@ -74,6 +78,13 @@ enum class OpKind {
   MaxPool2DGrad,          // (input, outputGrad) -> inputGrad (to each window's first maximum, as TF)
   AvgPool2D,              // input -> output (padding not counted in the mean)
   AvgPool2DGrad,          // outputGrad -> inputGrad (its shape: the forward input's)
+  // Batch normalization over the last axis (scheduler/batch_norm_layer.hpp builds these).
+  Square,                 // out = in * in
+  Mul,                    // out = in0 * in1
+  BatchNormStatistics,    // (mean, meanSquare, movingMean, movingVariance) -> invStdDev; the moving
+                          //   statistics updated in place; attrs epsilon, momentum
+  BatchNormalise,         // (in, mean, invStdDev, gamma, beta) -> (whitened, out)
+  BatchNormInputGrad,     // (grad, whitened, gammaDelta, betaDelta, gamma, invStdDev) -> inputGrad; attr scale = 1 / M
 };
 const char* toString(OpKind kind);
 
@@ -91,6 +102,7 @@ struct Op {
   std::uint64_t index = 0;                     // MeanLoss: the element written
   std::string codelet;                         // RowLoss
   Window window{};  // Conv2D* and *Pool2D*
+  double epsilon = 0, momentum = 0;  // BatchNormStatistics
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -112,8 +124,10 @@ struct OpGraph {
   void checkTopological(const std::vector<std::size_t>& order) const;
 };
 
-// Glorot-uniform kernels (like Keras, from `seed`), zero biases. Layers not
-// lowered yet (conv2d, pooling, batch_normalization) throw
+// Glorot-uniform kernels (like Keras, from `seed`), zero biases; batch
+// normalization's gamma and moving variance start at one (its beta and moving
+// mean at zero). A layer arrangement not lowered (a dense layer on an
+// unflattened input, a reshape between spatial layers) throws
 // std::invalid_argument naming the layer. With
 // model.dtype float16 every float value is half; with mixed_float16 the
 // weights stay float and each step casts them to half for the layer's

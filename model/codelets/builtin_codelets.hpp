@@ -20,5 +20,6 @@ void addAccuracyCodelet(CodeletRegistry& registry);
 void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
 void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvWeightUpdatePartial
 void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
+void addBatchNormCodelets(CodeletRegistry& registry);            // BatchNormStatistics, BatchNormalise, BatchNormInputGrad
 
 }  // namespace ipusim::model

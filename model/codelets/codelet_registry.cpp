@@ -24,6 +24,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addTargetLossCodelets(r);
     addConvPartialCodelets(r);
     addPoolingCodelets(r);
+    addBatchNormCodelets(r);
     return r;
   }();
   return registry;

@@ -135,6 +135,24 @@ inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
 // Dropout, estimate: one urand64 (64 random bits a cycle) then compare,
 // select and scale, single-cycle f32v2/f16v4 operations, per 64-bit vector.
 inline constexpr ir::Cycles kDropoutCyclesPerVector = 1 + 3;
+// Batch normalization (model/codelets/batch_norm.cpp): popnn builds it from
+// popops element-wise and broadcast ops (graphcore/poplibs
+// lib/popnn/BatchNorm.cpp); ours fuses each group of those ops into one
+// vertex. Estimates, per 64-bit vector, as the sum of the popops ops fused:
+// - BatchNormStatistics (per channel): the mean's square (SQUARE), the
+//   subtract and the epsilon add (2 binary ops), SQRT and a reciprocal
+//   (DIVIDE), and the two moving averages as ScaledAdd's aX + bY.
+inline constexpr ir::Cycles kBatchNormStatisticsCyclesPerVector =
+    kSquareCyclesPerVector + 2 * kAddSubMulCyclesPerVector + kSqrtCyclesPerVector + kDivideCyclesPerVector +
+    2 * kScaledAddCyclesPerVector;
+// - BatchNormalise (per row, as BroadcastVectorOuterByRow): batchNormalise's
+//   subtract mean, multiply by invStdDev, multiply by gamma, add beta.
+inline constexpr ir::Cycles kBatchNormaliseCyclesPerVector = 4 * kBroadcastAddCyclesPerVector;
+// - BatchNormInputGrad (per row): batchNormGradients' whitened x gammaDelta
+//   (broadcast), its scaled subtraction (ScaledAdd), betaDelta's scaled
+//   subtraction (broadcast) and the multiply by gamma x invStdDev (broadcast);
+//   plus, per vertex, gamma x invStdDev over its columns (one binary op).
+inline constexpr ir::Cycles kBatchNormInputGradCyclesPerVector = 3 * kBroadcastAddCyclesPerVector + kScaledAddCyclesPerVector;
 // ADD INT: popops binaryOpPerfInfo {7, false, 1}, per element (the step counter).
 inline constexpr ir::Cycles kIntAddCyclesPerElement = 7;
 // int -> float: not on the aux pipeline, one element per 2 cycles (popops

@@ -82,6 +82,16 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.rate = float(l.rate);
       s.seed = scheduler::dropoutSeed(w, i);
       stages_.push_back(s);
+    } else if (l.kind == k::kBatchNormalization) {
+      Stage s{Stage::BatchNorm, in, in};
+      s.channels = l.outputShape.back();
+      s.momentum = l.momentum, s.epsilon = l.epsilon;
+      if (l.scale) s.gamma = weight++;
+      if (l.center) s.beta = weight++;
+      s.moving = moving_.size();
+      moving_.push_back(std::vector<float>(s.channels, 0.0f));  // Keras: moving_mean zeros
+      moving_.push_back(std::vector<float>(s.channels, 1.0f));  //        moving_variance ones
+      stages_.push_back(s);
     } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout) {
       throw std::invalid_argument("CpuReference: no model of " + l.kind);
     }
@@ -93,6 +103,17 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
   else if (o == "adam") slots = 2;
   else slots = 1 + (w.optimizer.centered ? 1 : 0) + (w.optimizer.momentum > 0 ? 1 : 0);
   for (const auto& wt : weights_) slots_.push_back(std::vector<std::vector<float>>(slots, std::vector<float>(wt.size(), 0.0f)));
+}
+
+void CpuReference::batchStatistics(const Stage& s, const std::vector<float>& x, std::vector<double>& mean,
+                                   std::vector<double>& variance) const {
+  const std::size_t C = s.channels, M = x.size() / C;
+  mean.assign(C, 0.0);
+  variance.assign(C, 0.0);
+  for (std::size_t e = 0; e < x.size(); ++e) mean[e % C] += x[e];
+  for (double& m : mean) m /= double(M);
+  for (std::size_t e = 0; e < x.size(); ++e) variance[e % C] += (x[e] - mean[e % C]) * (x[e] - mean[e % C]);
+  for (double& v : variance) v /= double(M);
 }
 
 void CpuReference::update(std::size_t weight, const std::vector<float>& g) {
@@ -160,6 +181,23 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
           for (std::size_t k = 0; k < s.in; ++k) sum += double(x[r * s.in + k]) * W[k * s.out + c];
           y[r * s.out + c] = float(sum) + (s.bias ? weights_[s.kernel + 1][c] : 0.0f);
         }
+    } else if (s.kind == Stage::BatchNorm) {
+      // Keras's BatchNormalization.call in training: ops.moments over every
+      // axis but the channels, the moving averages updated with the batch's
+      // (biased) variance, ops.batch_normalization.
+      std::vector<double> mean, variance;
+      batchStatistics(s, x, mean, variance);
+      const std::size_t C = s.channels;
+      for (std::size_t e = 0; e < y.size(); ++e) {
+        const std::size_t c = e % C;
+        const double gamma = s.gamma == ~std::size_t(0) ? 1.0 : weights_[s.gamma][c];
+        const double beta = s.beta == ~std::size_t(0) ? 0.0 : weights_[s.beta][c];
+        y[e] = float((x[e] - mean[c]) / std::sqrt(variance[c] + s.epsilon) * gamma + beta);
+      }
+      for (std::size_t c = 0; c < C; ++c) {
+        moving_[s.moving][c] = float(moving_[s.moving][c] * s.momentum + mean[c] * (1.0 - s.momentum));
+        moving_[s.moving + 1][c] = float(moving_[s.moving + 1][c] * s.momentum + variance[c] * (1.0 - s.momentum));
+      }
     } else if (s.kind == Stage::Activation) {
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, x[e]);
     } else {
@@ -216,8 +254,12 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     lastAccuracy_ = float(matches / double(B));
   }
   // Backward (no gradient before the first layer with weights), then the updates.
+  auto weighted = [](const Stage& s) {
+    return s.kind == Stage::Dense || s.kind == Stage::Conv ||
+           (s.kind == Stage::BatchNorm && (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
+  };
   std::size_t firstWeighted = 0;
-  while (stages_[firstWeighted].kind != Stage::Dense && stages_[firstWeighted].kind != Stage::Conv) ++firstWeighted;
+  while (!weighted(stages_[firstWeighted])) ++firstWeighted;
   std::vector<std::pair<std::size_t, std::vector<float>>> grads;
   for (std::size_t i = S; i-- > firstWeighted;) {
     const Stage& s = stages_[i];
@@ -234,6 +276,32 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::Activation) {
       for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, acts[i][e], acts[i + 1][e]);
+      continue;
+    }
+    if (s.kind == Stage::BatchNorm) {
+      // The gradient through the batch statistics: with xhat = (x - mean) * r,
+      // r = 1 / sqrt(variance + epsilon), over the M values of a channel,
+      // dgamma = sum(dy xhat), dbeta = sum(dy),
+      // dx = gamma r / M (M dy - dbeta - xhat dgamma).
+      std::vector<double> mean, variance;
+      batchStatistics(s, acts[i], mean, variance);
+      const std::size_t C = s.channels, M = grad.size() / C;
+      std::vector<double> r(C), dGamma(C, 0.0), dBeta(C, 0.0);
+      for (std::size_t c = 0; c < C; ++c) r[c] = 1.0 / std::sqrt(variance[c] + s.epsilon);
+      for (std::size_t e = 0; e < grad.size(); ++e) {
+        const std::size_t c = e % C;
+        dGamma[c] += grad[e] * (acts[i][e] - mean[c]) * r[c];
+        dBeta[c] += grad[e];
+      }
+      if (s.gamma != ~std::size_t(0)) grads.push_back({s.gamma, std::vector<float>(dGamma.begin(), dGamma.end())});
+      if (s.beta != ~std::size_t(0)) grads.push_back({s.beta, std::vector<float>(dBeta.begin(), dBeta.end())});
+      if (i > firstWeighted)
+        for (std::size_t e = 0; e < grad.size(); ++e) {
+          const std::size_t c = e % C;
+          const double gamma = s.gamma == ~std::size_t(0) ? 1.0 : weights_[s.gamma][c];
+          const double xhat = (acts[i][e] - mean[c]) * r[c];
+          grad[e] = float(gamma * r[c] / double(M) * (double(M) * grad[e] - dBeta[c] - xhat * dGamma[c]));
+        }
       continue;
     }
     if (s.kind == Stage::Dropout) {

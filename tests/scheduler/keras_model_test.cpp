@@ -29,6 +29,20 @@ void expectMentions(const std::string& message, const std::vector<std::string>& 
   for (const auto& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << "'" << f << "' not in: " << message;
 }
 
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string parseError(const nlohmann::json& j) {
+  try {
+    parseKerasModel(j, "model.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 TEST(KerasModel, Tf2TutorialMlp) {
   const KerasModel m = loadKerasModel(src("workloads/keras/tutorial_mlp_tf2.json"));
   EXPECT_EQ(m.format, "tf2");
@@ -132,20 +146,96 @@ TEST(KerasModel, ConvAfterDenseIsAClearError) {
   }
 }
 
-// Batch normalization parses but is not lowered yet: the compiler says so, naming the layer.
-TEST(KerasModel, BatchNormalizationIsNotLoweredYet) {
+// Batch normalization in ipusim's own format builds its training graph:
+// gamma and beta are weights (starting at one and zero), the moving mean and
+// variance non-trainable state (zero and one), the statistics, the
+// normalisation and the gradient through them ops of the layer.
+TEST(KerasModel, BatchNormalizationBuildsItsTrainingGraph) {
   nlohmann::json j = nlohmann::json::parse(R"({
     "dataset": {"format": "synthetic", "input_shape": [8, 8, 1], "classes": 10},
     "model": {"layers": [{"type": "conv2d", "filters": 4, "kernel_size": [3, 3]},
-                         {"type": "batch_normalization"}, {"type": "flatten"},
+                         {"type": "batch_normalization", "momentum": 0.9}, {"type": "flatten"},
                          {"type": "dense", "units": 10, "activation": "softmax"}]}})");
-  const Workload w = parseWorkload(j, "bn.json");
-  try {
-    buildTrainingGraph(w);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    expectMentions(e.what(), {"layer 'batch_normalization'", "batch_normalization layers are not lowered yet"});
-  }
+  const OpGraph g = buildTrainingGraph(parseWorkload(j, "bn.json"));
+  std::map<std::string, const Value*> values;
+  for (const Value& v : g.values) values[v.name] = &v;
+  ASSERT_TRUE(values.count("batch_normalization/gamma") && values.count("batch_normalization/beta"));
+  EXPECT_EQ(values["batch_normalization/gamma"]->kind, ValueKind::Weight);
+  EXPECT_EQ(values["batch_normalization/gamma"]->initialFill, 1.0);
+  EXPECT_EQ(values["batch_normalization/beta"]->initialFill, 0.0);
+  EXPECT_EQ(values["batch_normalization/moving_mean"]->kind, ValueKind::NonTrainable);
+  EXPECT_EQ(values["batch_normalization/moving_variance"]->initialFill, 1.0);
+  EXPECT_TRUE(values["batch_normalization/moving_variance"]->alwaysLive());
+  EXPECT_EQ(values["batch_normalization/moving_mean"]->shape, std::vector<std::uint64_t>{4});
+  std::map<std::string, const Op*> ops;
+  for (const Op& op : g.ops)
+    if (op.layer == "batch_normalization") ops[op.name] = &op;
+  for (const char* name : {"mean", "square", "mean_square", "statistics", "normalise", "beta_grad", "grad_whitened",
+                           "gamma_grad", "input_grad", "gamma_update", "beta_update"})
+    EXPECT_TRUE(ops.count(name)) << name;
+  EXPECT_DOUBLE_EQ(ops["statistics"]->momentum, 0.9);
+  EXPECT_DOUBLE_EQ(ops["statistics"]->epsilon, 1e-3);
+  EXPECT_DOUBLE_EQ(ops["mean"]->scale, 1.0 / (32 * 6 * 6));  // M: batch (32, the default) x 6 x 6 positions
+}
+
+// Keras 3: a convnet of Conv2D (no bias), BatchNormalization (axis -1,
+// synchronized false), Activation, MaxPooling2D, with a compile_config.
+TEST(KerasModel, Keras3BatchNormalizationConvnet) {
+  const KerasModel m = loadKerasModel(src("workloads/keras/bn_convnet_keras3.json"));
+  EXPECT_EQ(m.format, "keras3");
+  ASSERT_EQ(m.layers.size(), 10u);
+  EXPECT_EQ(m.layers[1].kind, "batch_normalization");
+  EXPECT_EQ(m.layers[1].name, "batch_normalization");
+  EXPECT_DOUBLE_EQ(m.layers[1].momentum, 0.99);
+  EXPECT_DOUBLE_EQ(m.layers[1].epsilon, 1e-3);
+  EXPECT_TRUE(m.layers[1].center && m.layers[1].scale);
+  EXPECT_EQ(m.layers[1].outputShape, (std::vector<std::uint64_t>{28, 28, 16}));
+  EXPECT_EQ(m.layers[5].name, "batch_normalization_1");
+  EXPECT_EQ(m.layers[5].outputShape, (std::vector<std::uint64_t>{14, 14, 32}));
+  ASSERT_TRUE(m.optimizer);
+  EXPECT_EQ(m.optimizer->type, "adam");
+}
+
+// TF 2.x: BatchNormalization after a Dense stores its axis as [1].
+TEST(KerasModel, Tf2BatchNormalizationMlp) {
+  const KerasModel m = loadKerasModel(src("workloads/keras/bn_mlp_tf2.json"));
+  EXPECT_EQ(m.format, "tf2");
+  ASSERT_EQ(m.layers.size(), 5u);
+  EXPECT_EQ(m.layers[2].kind, "batch_normalization");
+  EXPECT_EQ(m.layers[2].outputShape, std::vector<std::uint64_t>{128});
+  nlohmann::json j = {{"model", {{"keras", "keras/bn_mlp_tf2.json"}}}, {"dataset", {{"format", "synthetic"}}}};
+  const OpGraph g = buildTrainingGraph(parseWorkload(j, "w.json", src("workloads")));
+  EXPECT_EQ(g.weights.size(), 5u);  // dense kernel, gamma, beta, dense_1 kernel and bias
+}
+
+// Batch normalization's config values that change the computation and are not modelled.
+TEST(KerasModelErrors, BatchNormalizationConfigNotModelled) {
+  const std::string file = "workloads/keras/bn_convnet_keras3.json";
+  auto layer = [](nlohmann::json& j) -> nlohmann::json& { return j["config"]["layers"][2]["config"]; };
+  nlohmann::json j = readJson(src(file));
+  layer(j)["axis"] = 1;
+  expectMentions(parseError(j), {"model.json", "layer 'batch_normalization' (BatchNormalization)", "axis: 1",
+                                 "only the last axis"});
+  j = readJson(src(file));
+  layer(j)["gamma_initializer"]["class_name"] = "RandomNormal";
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "gamma_initializer", "RandomNormal",
+                                 "not modelled"});
+  j = readJson(src(file));
+  layer(j)["moving_variance_initializer"] = "zeros";
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "moving_variance_initializer",
+                                 "zeros"});
+  j = readJson(src(file));
+  layer(j)["beta_regularizer"] = {{"class_name", "L2"}, {"config", {{"l2", 0.01}}}};
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "beta_regularizer", "L2"});
+  j = readJson(src(file));
+  layer(j)["gamma_constraint"] = {{"class_name", "NonNeg"}, {"config", nlohmann::json::object()}};
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "gamma_constraint", "NonNeg"});
+  j = readJson(src(file));
+  layer(j)["synchronized"] = true;
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "synchronized", "true"});
+  j = readJson(src(file));
+  layer(j)["momentum"] = 1.5;
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "momentum", "[0, 1]"});
 }
 
 TEST(KerasModel, WorkloadTakesTheCompileConfigUnlessItSetsItsOwn) {
@@ -161,20 +251,6 @@ TEST(KerasModel, WorkloadTakesTheCompileConfigUnlessItSetsItsOwn) {
   EXPECT_EQ(w.optimizer.type, "adam");
   EXPECT_DOUBLE_EQ(w.optimizer.learningRate, 0.001);  // Keras's Adam default
   EXPECT_EQ(w.training.stepsPerExecution, 5u);
-}
-
-nlohmann::json readJson(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::string parseError(const nlohmann::json& j) {
-  try {
-    parseKerasModel(j, "model.json");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Keras 3's DTypePolicy objects: the model's policy; layers that disagree are refused.

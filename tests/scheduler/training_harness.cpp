@@ -115,6 +115,17 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     for (std::uint32_t r = 0; r < replicas; ++r)
       result.simulatedWeights[r].emplace_back(all.begin() + r * n, all.begin() + (r + 1) * n);
   }
+  for (const auto& layer : w.layers) {
+    if (layer.kind != scheduler::layer_kind::kBatchNormalization) continue;
+    for (const char* name : {"/moving_mean", "/moving_variance"})
+      for (ir::Id id = 0; id < c.exe.tensors.size(); ++id)
+        if (const ir::Tensor& t = c.exe.tensors[id]; t.name == layer.name + name) {
+          std::vector<float> all(t.numElements());
+          const model::Bytes bytes = engine.system().readTensor(id);
+          std::memcpy(all.data(), bytes.data(), std::min(bytes.size(), all.size() * sizeof(float)));
+          result.simulatedMoving.emplace_back(all.begin(), all.begin() + all.size() / replicas);
+        }
+  }
   if (!withReference) return result;
 
   std::vector<std::vector<float>> weights;
@@ -137,6 +148,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     result.referenceAccuracy.push_back(reference.lastAccuracy());
   }
   result.referenceWeights = reference.weights();
+  result.referenceMoving = reference.movingStatistics();
   return result;
 }
 

@@ -18,6 +18,9 @@ struct TrainingLosses {
   // bias per layer), and the reference's weights.
   std::vector<std::vector<std::vector<float>>> simulatedWeights;  // [replica][tensor]
   std::vector<std::vector<float>> referenceWeights;
+  // Per batch normalization layer (layer order): its moving mean, then its
+  // moving variance, on the device (replica 0) and in the reference.
+  std::vector<std::vector<float>> simulatedMoving, referenceMoving;
 };
 
 // With ipu.num_ipus = R the device takes global batches of R x batch_size

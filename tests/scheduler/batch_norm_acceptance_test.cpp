@@ -1,0 +1,101 @@
+// Acceptance of batch_normalization layers in training (issue "Models users
+// bring"): models with batch normalization after a dense layer and after a
+// conv2d layer, built by buildTrainingGraph, compiled and run in the SystemC
+// model, compute the same losses as the CPU reference (Keras's arithmetic:
+// two-pass batch statistics, the full gradient through them) over 20 steps
+// (relative 1e-4), from the same initial weights and batches; the trained
+// weights (gamma and beta included) and the moving mean and variance match
+// the reference's after the last step. One simulation per test (per process).
+#include "training_harness.hpp"
+
+#include "scheduler/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ipusim::testing {
+namespace {
+
+constexpr std::uint64_t kSteps = 20;
+
+// A small synthetic job (16 tiles), 10 classes.
+nlohmann::json job(const nlohmann::json& inputShape, const nlohmann::json& layers, const nlohmann::json& optimizer) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "shuffle_seed": 7, "classes": 10, "examples": 32},
+    "training": {"steps": 20, "steps_per_execution": 4},
+    "ipu": {"arch": "ipu2", "tiles": 16}, "seed": 5})");
+  j["dataset"]["input_shape"] = inputShape;
+  j["model"]["layers"] = layers;
+  j["optimizer"] = optimizer;
+  return j;
+}
+
+void expectNear(const std::vector<std::vector<float>>& simulated, const std::vector<std::vector<float>>& reference,
+                const char* what) {
+  ASSERT_EQ(simulated.size(), reference.size()) << what;
+  for (std::size_t t = 0; t < reference.size(); ++t) {
+    ASSERT_EQ(simulated[t].size(), reference[t].size()) << what << " " << t;
+    for (std::size_t i = 0; i < reference[t].size(); ++i)
+      ASSERT_NEAR(simulated[t][i], reference[t][i], 1e-5 + 1e-4 * std::fabs(reference[t][i]))
+          << what << " " << t << " [" << i << "]";
+  }
+}
+
+void expectSameTraining(const nlohmann::json& j, std::size_t batchNormLayers) {
+  const TrainingLosses r = runTraining(scheduler::parseWorkload(j, "batch_norm.json"), kSteps);
+  expectSameLosses(r, kSteps);
+  ASSERT_EQ(r.simulatedWeights.size(), 1u);
+  expectNear(r.simulatedWeights[0], r.referenceWeights, "weight");
+  ASSERT_EQ(r.referenceMoving.size(), 2 * batchNormLayers);
+  expectNear(r.simulatedMoving, r.referenceMoving, "moving statistic");
+  // The moving averages moved from their initial zeros and ones.
+  EXPECT_NE(r.simulatedMoving[0][0], 0.0f);
+  EXPECT_NE(r.simulatedMoving[1][0], 1.0f);
+}
+
+// Dense -> batch normalization -> relu -> dense, SGD with momentum: the
+// statistics over the batch (a [4, 16] input).
+TEST(BatchNormAcceptance, AfterDenseMatchesReference) {
+  const auto layers = nlohmann::json::parse(R"([
+    {"type": "flatten"},
+    {"type": "dense", "units": 16, "use_bias": false},
+    {"type": "batch_normalization"},
+    {"type": "activation", "activation": "relu"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])");
+  expectSameTraining(job({6, 6, 1}, layers, {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}), 1);
+}
+
+// Conv2D -> batch normalization (momentum 0.9, epsilon 0.01) -> relu ->
+// max pooling -> conv2d -> batch normalization without center -> flatten ->
+// dense, Adam: the statistics over batch and positions ([4, 10, 10, 4] and
+// [4, 3, 3, 6] inputs), a gradient through both. The convolutions have no
+// bias, as usual before a batch normalization: its gradient would be zero
+// but for rounding, which Adam's normalised step would turn into a
+// lr-sized walk different on any two machines.
+TEST(BatchNormAcceptance, AfterConv2DMatchesReference) {
+  const auto layers = nlohmann::json::parse(R"([
+    {"type": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "same", "use_bias": false},
+    {"type": "batch_normalization", "momentum": 0.9, "epsilon": 0.01},
+    {"type": "activation", "activation": "relu"},
+    {"type": "max_pooling2d", "pool_size": [2, 2]},
+    {"type": "conv2d", "filters": 6, "kernel_size": [3, 3], "use_bias": false},
+    {"type": "batch_normalization", "center": false},
+    {"type": "flatten"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])");
+  expectSameTraining(job({10, 10, 2}, layers, {{"type", "adam"}, {"learning_rate", 0.01}}), 2);
+}
+
+// Batch normalization as the first layer that computes (no input gradient)
+// without scale, RMSprop.
+TEST(BatchNormAcceptance, FirstLayerWithoutScaleMatchesReference) {
+  const auto layers = nlohmann::json::parse(R"([
+    {"type": "batch_normalization", "scale": false},
+    {"type": "dense", "units": 12, "activation": "tanh"},
+    {"type": "batch_normalization"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])");
+  expectSameTraining(job({20}, layers, {{"type", "rmsprop"}, {"learning_rate", 0.01}}), 2);
+}
+
+}  // namespace
+}  // namespace ipusim::testing
