@@ -47,7 +47,9 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       // Convolutions and pooling.
       "ConvPartialnx1<half,float>",
       "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
-      "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>"};
+      "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>",
+      // Batch normalization.
+      "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;
