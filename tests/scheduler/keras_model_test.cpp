@@ -196,6 +196,15 @@ TEST(KerasModel, Keras3BatchNormalizationConvnet) {
   EXPECT_EQ(m.optimizer->type, "adam");
 }
 
+// The bundled workload: the Keras 3 convnet with batch normalization on Fashion-MNIST.
+TEST(KerasModel, BundledBatchNormConvnetWorkloadBuildsItsTrainingGraph) {
+  const Workload w = loadWorkload(src("workloads/bn_convnet_keras.json"));
+  EXPECT_EQ(w.optimizer.type, "adam");  // from its compile_config
+  const OpGraph g = buildTrainingGraph(w);
+  EXPECT_EQ(g.weights.size(), 8u);  // two conv kernels, two gamma and beta pairs, the dense kernel and bias
+  EXPECT_EQ(g.values[g.images].shape, (std::vector<std::uint64_t>{32, 28, 28, 1}));
+}
+
 // TF 2.x: BatchNormalization after a Dense stores its axis as [1].
 TEST(KerasModel, Tf2BatchNormalizationMlp) {
   const KerasModel m = loadKerasModel(src("workloads/keras/bn_mlp_tf2.json"));
