@@ -236,6 +236,7 @@ class Lowerer {
   // then adds them, whole rows or row parts, over its workers.
   void lowerAddBias(const Op& op) {
     const Id in = tensorOf(op.inputs[0]);
+    tensorOf(op.inputs[1]);  // the bias defined before the output, in the order the tensors always had
     const Id o = produce(op.outputs[0], b_.placementOf(in));
     lowerChannelwise(typed("AddBias", {dtypeOf(op.inputs[1])}), in, {{"in", in}, {"out", o}}, {{"bias", op.inputs[1]}},
                      {}, "broadcast_bias");

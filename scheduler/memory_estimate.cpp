@@ -28,7 +28,7 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
     const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D || (l.kind == k::kDense && spatial) ||
                        l.kind == k::kBatchNormalization;
     if (reads)
-      variables.push_back({l.name + "/input", "activations",
+      variables.push_back({l.name + (l.kind == k::kBatchNormalization ? "/whitened" : "/input"), "activations",
                            computeBytes * w.dataset.batchSize * (long double)elementsOf(l.inputShape)});
     spatial = spatial || l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D;
     computed = true;
