@@ -42,6 +42,31 @@ TEST(KerasRun, MnistConvnetTrains) {
   EXPECT_LT(loss, 5.0) << r.output;
 }
 
+// Keras files with BatchNormalization train from the command line: the TF 2.x
+// MLP (axis [1]) and the Keras 3 convnet (axis -1, its compile_config); the
+// profile holds the moving statistics as always-live weights.
+TEST(KerasRun, BatchNormalizationFilesTrain) {
+  ScratchDir dir("keras-bn");
+  const auto r = runCommand("POPLAR_ENGINE_OPTIONS=" +
+                            quote("{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.str() + "\"}") + " " +
+                            ipusimBinary() + " run --keras " + quote(sourcePath("workloads/keras/bn_mlp_tf2.json")) +
+                            " --steps 10");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto q = runCommand("sqlite3 " + quote((dir.path() / "profile.pop").string()) +
+                            " \"SELECT name, category, always_live FROM tensors WHERE name LIKE 'batch_normalization/moving%'"
+                            " ORDER BY name;\"");
+  ASSERT_EQ(q.exitCode, 0) << q.output;
+  EXPECT_EQ(q.output, "batch_normalization/moving_mean|weights|1\nbatch_normalization/moving_variance|weights|1\n");
+  const auto c = runCommand(ipusimBinary() + " run --keras " + quote(sourcePath("workloads/keras/bn_convnet_keras3.json")) +
+                            " --steps 2 --steps-per-execution 2");
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  const std::size_t at = c.output.find("final loss");
+  ASSERT_NE(at, std::string::npos) << c.output;
+  const double loss = std::stod(c.output.substr(at + 10));
+  EXPECT_GT(loss, 0.5) << c.output;
+  EXPECT_LT(loss, 5.0) << c.output;
+}
+
 TEST(KerasRun, BadKerasFileNamesFileLayerAndKey) {
   ScratchDir dir("keras-bad");
   const std::string file = sourcePath("tests/data/keras/kernel_regularizer.json");
