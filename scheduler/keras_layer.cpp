@@ -116,7 +116,10 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
     c.ignore({"renorm_clipping", "renorm_momentum"});  // only meaningful with renorm
     c.requireNull("virtual_batch_size", "ghost batch normalization");
     c.requireNull("adjustment", "a custom adjustment");
-    c.ignore({"fused"});  // an implementation choice of TF 2.x, same arithmetic
+    // An implementation choice of TF 2.x: the same training; its fused kernel
+    // updates the moving variance with the unbiased batch variance
+    // (tensorflow/tensorflow#55545), ipusim with the biased one, as Keras 3.
+    c.ignore({"fused"});
   } else if (cls == "Activation") {
     spec.kind = k::kActivation;
     readActivation(c, spec);
