@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -33,19 +34,25 @@ nlohmann::json job(const nlohmann::json& inputShape, const nlohmann::json& layer
   return j;
 }
 
+// Each tensor within 1e-4 of its largest magnitude: a weight near zero
+// carries the rounding of its larger neighbours (after 20 steps through
+// batch statistics of 4 examples, an element of 0.03 in a kernel of 0.6
+// differs by 2e-5 while the losses agree to 1e-4).
 void expectNear(const std::vector<std::vector<float>>& simulated, const std::vector<std::vector<float>>& reference,
                 const char* what) {
   ASSERT_EQ(simulated.size(), reference.size()) << what;
   for (std::size_t t = 0; t < reference.size(); ++t) {
     ASSERT_EQ(simulated[t].size(), reference[t].size()) << what << " " << t;
+    float largest = 0;
+    for (float v : reference[t]) largest = std::max(largest, std::fabs(v));
     for (std::size_t i = 0; i < reference[t].size(); ++i)
-      ASSERT_NEAR(simulated[t][i], reference[t][i], 1e-5 + 1e-4 * std::fabs(reference[t][i]))
-          << what << " " << t << " [" << i << "]";
+      ASSERT_NEAR(simulated[t][i], reference[t][i], 1e-4 * largest) << what << " " << t << " [" << i << "]";
   }
 }
 
-void expectSameTraining(const nlohmann::json& j, std::size_t batchNormLayers) {
-  const TrainingLosses r = runTraining(scheduler::parseWorkload(j, "batch_norm.json"), kSteps);
+TrainingLosses run(const nlohmann::json& j) { return runTraining(scheduler::parseWorkload(j, "batch_norm.json"), kSteps); }
+
+void expectSameTraining(const TrainingLosses& r, std::size_t batchNormLayers) {
   expectSameLosses(r, kSteps);
   ASSERT_EQ(r.simulatedWeights.size(), 1u);
   expectNear(r.simulatedWeights[0], r.referenceWeights, "weight");
@@ -57,15 +64,19 @@ void expectSameTraining(const nlohmann::json& j, std::size_t batchNormLayers) {
 }
 
 // Dense -> batch normalization -> relu -> dense, SGD with momentum: the
-// statistics over the batch (a [4, 16] input).
+// statistics over the batch (a [4, 64] input: its 64 channels' vectors span
+// two tiles, and tiles hold parts of rows).
 TEST(BatchNormAcceptance, AfterDenseMatchesReference) {
   const auto layers = nlohmann::json::parse(R"([
     {"type": "flatten"},
-    {"type": "dense", "units": 16, "use_bias": false},
+    {"type": "dense", "units": 64, "use_bias": false},
     {"type": "batch_normalization"},
     {"type": "activation", "activation": "relu"},
     {"type": "dense", "units": 10, "activation": "softmax"}])");
-  expectSameTraining(job({6, 6, 1}, layers, {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}), 1);
+  const TrainingLosses r = run(job({6, 6, 1}, layers, {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}));
+  expectSameTraining(r, 1);
+  for (const ir::Tensor& t : r.compiled.exe.tensors)
+    if (t.name == "batch_normalization/gamma") EXPECT_EQ(t.mapping.size(), 2u);
 }
 
 // Conv2D -> batch normalization (momentum 0.9, epsilon 0.01) -> relu ->
@@ -85,7 +96,7 @@ TEST(BatchNormAcceptance, AfterConv2DMatchesReference) {
     {"type": "batch_normalization", "center": false},
     {"type": "flatten"},
     {"type": "dense", "units": 10, "activation": "softmax"}])");
-  expectSameTraining(job({10, 10, 2}, layers, {{"type", "adam"}, {"learning_rate", 0.01}}), 2);
+  expectSameTraining(run(job({10, 10, 2}, layers, {{"type", "adam"}, {"learning_rate", 0.01}})), 2);
 }
 
 // Batch normalization as the first layer that computes (no input gradient)
@@ -96,7 +107,7 @@ TEST(BatchNormAcceptance, FirstLayerWithoutScaleMatchesReference) {
     {"type": "dense", "units": 12, "activation": "tanh"},
     {"type": "batch_normalization"},
     {"type": "dense", "units": 10, "activation": "softmax"}])");
-  expectSameTraining(job({20}, layers, {{"type", "rmsprop"}, {"learning_rate", 0.01}}), 2);
+  expectSameTraining(run(job({20}, layers, {{"type", "rmsprop"}, {"learning_rate", 0.01}})), 2);
 }
 
 // float16 and mixed_float16 (half activations, the statistics, gamma and
