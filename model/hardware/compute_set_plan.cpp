@@ -19,7 +19,7 @@ std::string vertexName(const ir::ComputeSet& cs, std::size_t index, const ir::Ve
 }  // namespace
 
 ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& memory,
-                               const Target& target)
+                               const Target& target, const ir::ReplicaMirror& mirror)
     : id_(cs.id), name_(cs.name), ipuCycles_(target.numIpus(), 0) {
   const auto& registry = CodeletRegistry::instance();
   // Per tile: the cycles of its worker and supervisor vertices, in vertex order.
@@ -104,11 +104,23 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     workPrefix_.push_back((workPrefix_.empty() ? 0 : workPrefix_.back()) + work);
   }
 
-  for (const auto& [tile, tv] : perTile) {
-    const ir::Cycles cycles = tileComputeCycles(tv.workers, tv.supervisors, target.tile);
-    tiles_.push_back({tile, cycles, std::uint32_t(tv.workers.size() + tv.supervisors.size())});
-    const std::uint32_t ipu = target.ipuOf(tile);
-    ipuCycles_[ipu] = std::max(ipuCycles_[ipu], cycles);
+  for (const auto& [tile, tv] : perTile)
+    tiles_.push_back({tile, tileComputeCycles(tv.workers, tv.supervisors, target.tile),
+                      std::uint32_t(tv.workers.size() + tv.supervisors.size())});
+  // A mirrored compute set's vertices are replica 0's: replica k's tiles do
+  // the same work k x tilesPerReplica tiles further (ir::ReplicaMirror).
+  if (mirror.computeSet(cs.id)) {
+    const std::size_t one = tiles_.size();
+    for (std::uint32_t k = 1; k < mirror.replicas; ++k)
+      for (std::size_t i = 0; i < one; ++i) {
+        TileWork w = tiles_[i];
+        w.tile += k * mirror.tilesPerReplica;
+        tiles_.push_back(w);
+      }
+  }
+  for (const TileWork& w : tiles_) {
+    const std::uint32_t ipu = target.ipuOf(w.tile);
+    ipuCycles_[ipu] = std::max(ipuCycles_[ipu], w.cycles);
     if (ipus_.empty() || ipus_.back() != ipu) ipus_.push_back(ipu);
   }
 }

@@ -26,6 +26,7 @@ class Validator {
     for (std::size_t i = 0; i < exe_.programs.size(); ++i) checkProgram(i);
     checkProgramsAcyclic();
     checkEntryPoints();
+    checkMirror();
   }
 
  private:
@@ -366,6 +367,35 @@ class Validator {
         if (exe_.entryPoints[k].name == e.name) fail(where, "name is already used by entryPoints[" + std::to_string(k) + "]");
       checkProgramId(where, "program", e.program);
     }
+  }
+
+  // A mirrored phase holds replica 0's work only (replica_mirror.hpp).
+  void checkMirror() const {
+    const ReplicaMirror& m = exe_.mirror;
+    if (!m.active()) return;
+    const std::string where = "mirror";
+    if (m.tilesPerReplica == 0 || std::uint64_t(m.tilesPerReplica) * m.replicas > numTiles_)
+      fail(where, std::to_string(m.replicas) + " replicas of " + std::to_string(m.tilesPerReplica) +
+                      " tiles, expected a positive tile count whose product fits the " + std::to_string(numTiles_) +
+                      " tiles");
+    if (m.computeSets.size() != exe_.computeSets.size() || m.copies.size() != exe_.programs.size())
+      fail(where, "flags " + std::to_string(m.computeSets.size()) + " compute sets and " +
+                      std::to_string(m.copies.size()) + " programs, expected one flag per compute set (" +
+                      std::to_string(exe_.computeSets.size()) + ") and per program (" +
+                      std::to_string(exe_.programs.size()) + ")");
+    for (std::size_t i = 0; i < m.computeSets.size(); ++i) {
+      if (!m.computeSets[i]) continue;
+      const ComputeSet& cs = exe_.computeSets[i];
+      for (std::size_t v = 0; v < cs.vertices.size(); ++v)
+        if (cs.vertices[v].tile >= m.tilesPerReplica)
+          fail(named("computeSets", i, cs.name) + " vertex " + std::to_string(v),
+               "is mirrored but on tile " + std::to_string(cs.vertices[v].tile) + ", expected replica 0's (below " +
+                   std::to_string(m.tilesPerReplica) + ")");
+    }
+    for (std::size_t i = 0; i < m.copies.size(); ++i)
+      if (m.copies[i] && exe_.programs[i].kind != ProgramKind::Copy)
+        fail(named("programs", i, exe_.programs[i].name), "is flagged as a mirrored Copy but is a " +
+                                                              std::string(toString(exe_.programs[i].kind)));
   }
 
   const Executable& exe_;

@@ -32,11 +32,11 @@ struct Engine::Impl {
   std::string profilePath;
 };
 
-Engine::Engine(const ir::Executable& exe, const model::Target& target, const EngineOptions& options,
+Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOptions& options,
                const EngineConfig& config)
     : impl_(std::make_unique<Impl>()) {
   auto& s = *impl_;
-  s.exe = exe;
+  s.exe = std::move(exe);
   s.target = target;
   s.options = options;
   s.config = config;
