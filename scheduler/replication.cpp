@@ -165,8 +165,11 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     for (std::size_t s = 0; s < steps.size(); ++s) {
       merged[s].what = steps[s].what;
       merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
-      merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
-                                std::make_move_iterator(steps[s].vertices.end()));
+      if (merged[s].vertices.empty())
+        merged[s].vertices = std::move(steps[s].vertices);
+      else
+        merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
+                                  std::make_move_iterator(steps[s].vertices.end()));
     }
   }
   ir::Program all;
