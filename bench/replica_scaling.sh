@@ -8,24 +8,32 @@
 # traffic of a replicated graph), and the simulator's own wall and CPU time
 # (timing only, --synthetic-data, and functional), with their growth over
 # one replica.
-# Usage: IPUSIM=build/bin/ipusim bench/replica_scaling.sh   (REPLICAS="1 4" STEPS=100 to shorten)
+# Timing-only runs compile one replica's program for all of them
+# (sim/README.md, "Replicas in timing-only mode"); RUN_FLAGS=--full-replicas
+# lays out and times every replica instead.
+# Usage: IPUSIM=build/bin/ipusim bench/replica_scaling.sh   (REPLICAS="1 4" STEPS=100 to shorten;
+#        HOSTS="fitted" MODES="synthetic" for one host and mode; RUN_FLAGS="..." added to every run)
 source "$(dirname "$0")/common.sh"
 REPLICAS="${REPLICAS:-1 2 4 8 16}"
 STEPS="${STEPS:-200}"
+HOSTS="${HOSTS:-fitted free}"
+MODES="${MODES:-synthetic functional}"
+read -r -a run_flags <<<"${RUN_FLAGS:-}"
 workload="$BENCH_ROOT/workloads/mnist_with_feeds.json"
 free_host=(--set host.runDispatchSeconds=0 --set host.streamStartupSeconds=0 --set host.streamServiceSeconds=0
            --set host.batchPrepareSeconds=0 --set host.outfeedDequeueSeconds=0 --set hostLink.latencySeconds=0
            --set hostLink.bytesPerSecond=1e15)
 unset POPLAR_ENGINE_OPTIONS
 machine_line
-printf 'replicas\thost\tmode\tstep_cycles\texamples_per_s\tipu_link_share\twall_s\tcpu_s\twall_vs_1\n'
-declare -A base
-for host in fitted free; do
+printf 'replicas\thost\tmode\tstep_cycles\texamples_per_s\tipu_link_share\twall_s\tcpu_s\twall_vs_1\tcpu_vs_1\n'
+declare -A base cpu_base
+for host in $HOSTS; do
   extra=()
   [[ $host == free ]] && extra=("${free_host[@]}")
-  for mode in synthetic functional; do
+  for mode in $MODES; do
     flags=()
     [[ $mode == synthetic ]] && flags=(--synthetic-data)
+    flags+=("${run_flags[@]}")
     for r in $REPLICAS; do
       json="$BENCH_TMP/r.json"
       start=$(date +%s.%N)
@@ -36,11 +44,13 @@ for host in fitted free; do
       cpu=$(awk '{ printf "%.2f", $1 + $2 }' "$BENCH_TMP/t.txt")
       key="$host/$mode"
       [[ -z "${base[$key]:-}" ]] && base[$key]=$wall
-      jq -r --arg r "$r" --arg h "$host" --arg m "$mode" --arg w "$wall" --arg c "$cpu" --arg b "${base[$key]}" '
+      [[ -z "${cpu_base[$key]:-}" ]] && cpu_base[$key]=$cpu
+      jq -r --arg r "$r" --arg h "$host" --arg m "$mode" --arg w "$wall" --arg c "$cpu" --arg b "${base[$key]}" --arg cb "${cpu_base[$key]}" '
         [$r, $h, $m, (.step_cycles.total | round),
          ((($r | tonumber) * 32 * .steps / .simulated_seconds) | round),
          ((.step_cycles.ipu_link / .step_cycles.total * 1000 | round) / 1000),
-         $w, $c, (((($w | tonumber) / ($b | tonumber)) * 100 | round) / 100)] | @tsv' "$json"
+         $w, $c, (((($w | tonumber) / ($b | tonumber)) * 100 | round) / 100),
+         (((($c | tonumber) / ($cb | tonumber)) * 100 | round) / 100)] | @tsv' "$json"
     done
   done
 done

@@ -44,10 +44,10 @@ IpuSystem::IpuSystem(sc_core::sc_module_name name, const Target& target) : sc_co
 
 IpuSystem::~IpuSystem() = default;
 
-void IpuSystem::load(const ir::Executable& exe, const LoadOptions& options) {
+void IpuSystem::load(ir::Executable exe, const LoadOptions& options) {
   if (impl_->loaded) throw std::logic_error("IpuSystem::load: an executable is already loaded (load once)");
   exe.validate(impl_->target.totalTiles());
-  impl_->exe = exe;
+  impl_->exe = std::move(exe);
   impl_->options = options;
   impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional);
   const unsigned threads = options.workerThreads ? options.workerThreads : hardware::defaultWorkerThreads();

@@ -40,7 +40,8 @@ class IpuSystem : public sc_core::sc_module {
   // Validates the executable against the target, places tensors in tile
   // memory, writes initial values, resolves vertices and precomputes static
   // timings. Throws std::invalid_argument naming the offending element.
-  void load(const ir::Executable& exe, const LoadOptions& options = {});
+  // Keeps `exe` (moved in, or a copy); executable() returns it.
+  void load(ir::Executable exe, const LoadOptions& options = {});
 
   void addObserver(ExecutionObserver* observer);
 

@@ -207,7 +207,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts);
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts,
+                                         w.mirrorReplicas);
     auto& children = exe.programs[updatesParent].children;
     auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
     children.insert(firstUpdate, allReduce);

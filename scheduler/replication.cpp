@@ -29,7 +29,8 @@ class Replicator {
     return {r.tensor, at + r.begin, at + r.end};
   }
 
-  void tensors() {
+  // `withValues` false (mirrored, timing only): no initial values, nothing reads them.
+  void tensors(bool withValues) {
     for (ir::Tensor& t : exe_.tensors) {
       const std::uint64_t n = t.numElements();
       std::vector<ir::TileInterval> mapping;
@@ -38,7 +39,7 @@ class Replicator {
           mapping.push_back({iv.tile + r * tiles_, iv.begin + r * n, iv.end + r * n, iv.address});
       t.mapping = std::move(mapping);
       // Every replica starts from the same weights (TF broadcasts replica 0's).
-      std::vector<double> init = ir::initialValues(t);
+      std::vector<double> init = withValues ? ir::initialValues(t) : std::vector<double>{};
       t.uniformInit.reset();
       t.initialValue.clear();
       if (!init.empty())
@@ -61,10 +62,12 @@ class Replicator {
     }
   }
 
-  void programs() {
+  // `mirrorCopies`: leave every Copy as replica 0's (ir::ReplicaMirror).
+  void programs(bool mirrorCopies) {
     for (ir::Program& p : exe_.programs) {
       switch (p.kind) {
         case ir::ProgramKind::Copy: {
+          if (mirrorCopies) break;
           std::vector<ir::CopyRegion> one = p.regions.empty() ? std::vector<ir::CopyRegion>{{p.src, p.dst}} : p.regions;
           p.regions.clear();
           for (std::uint32_t r = 0; r < replicas_; ++r)
@@ -107,8 +110,11 @@ void moveUpdatesLast(const OpGraph& graph, Schedule& schedule) {
 }
 
 ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,
-                 const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts) {
+                 const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts, bool mirror) {
   if (replicas <= 1) return ir::kNoId;
+  // Paired receives pair tiles (2k, 2k + 1): an odd replica width would pair
+  // replica k's tiles differently from replica 0's, so it is laid out in full.
+  mirror = mirror && tilesPerReplica % 2 == 0;
   // The gradients the updates read (before the layout changes the refs).
   std::vector<ir::Id> updateSets, gradients;
   std::set<ir::Id> seen;
@@ -124,10 +130,18 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     }
 
   Replicator layout(exe, replicas, tilesPerReplica);
-  layout.tensors();
-  layout.computeSets();
-  layout.programs();
+  layout.tensors(!mirror);
+  if (!mirror) layout.computeSets();
+  layout.programs(mirror);
   exe.ipusPerReplica = ipusPerReplica;
+  if (mirror) {
+    // Everything so far is one replica's program; the collectives below are
+    // laid out in full (appended, so their flags are false).
+    exe.mirror.replicas = replicas;
+    exe.mirror.tilesPerReplica = tilesPerReplica;
+    exe.mirror.computeSets.assign(exe.computeSets.size(), true);
+    for (const ir::Program& p : exe.programs) exe.mirror.copies.push_back(p.kind == ir::ProgramKind::Copy);
+  }
 
   // The mean gradient: the all-reduce sums, the update divides.
   for (ir::Id cs : updateSets)
@@ -146,19 +160,23 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     received.initialValue.clear();
     for (ir::TileInterval& iv : received.mapping) iv.address = ir::TileInterval::kUnplaced;
     exe.tensors.push_back(received);
-    const std::vector<CollectiveStep> steps = ringAllReduce(exe.tensors[g], exe.tensors.back(), ring, workerContexts);
+    std::vector<CollectiveStep> steps = ringAllReduce(exe.tensors[g], exe.tensors.back(), ring, workerContexts);
     if (merged.empty()) merged.resize(steps.size());
     for (std::size_t s = 0; s < steps.size(); ++s) {
       merged[s].what = steps[s].what;
       merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
-      merged[s].vertices.insert(merged[s].vertices.end(), steps[s].vertices.begin(), steps[s].vertices.end());
+      if (merged[s].vertices.empty())
+        merged[s].vertices = std::move(steps[s].vertices);
+      else
+        merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
+                                  std::make_move_iterator(steps[s].vertices.end()));
     }
   }
   ir::Program all;
   all.kind = ir::ProgramKind::Sequence;
   all.name = "all_reduce";
   all.debug = {"training", "all_reduce"};
-  for (const CollectiveStep& step : merged) {
+  for (CollectiveStep& step : merged) {
     // BSP: the IPUs the exchange joins synchronise first.
     ir::Program sync;
     sync.kind = ir::ProgramKind::Sync;
@@ -169,24 +187,29 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     ir::Program copy;
     copy.kind = ir::ProgramKind::Copy;
     copy.name = "all_reduce/" + step.what;
-    copy.regions = step.copy;
+    copy.regions = std::move(step.copy);
     copy.debug = all.debug;
-    all.children.push_back(addProgram(exe, copy));
+    all.children.push_back(addProgram(exe, std::move(copy)));
     if (step.vertices.empty()) continue;
     ir::ComputeSet cs;
     cs.id = ir::Id(exe.computeSets.size());
     cs.name = "all_reduce/" + step.what + "/add";
-    cs.vertices = step.vertices;
+    cs.vertices = std::move(step.vertices);
     cs.debug = all.debug;
-    exe.computeSets.push_back(cs);
     ir::Program execute;
     execute.kind = ir::ProgramKind::Execute;
     execute.name = cs.name;
     execute.computeSet = cs.id;
     execute.debug = all.debug;
+    exe.computeSets.push_back(std::move(cs));
     all.children.push_back(addProgram(exe, execute));
   }
-  return addProgram(exe, all);
+  const ir::Id id = addProgram(exe, all);
+  if (mirror) {
+    exe.mirror.computeSets.resize(exe.computeSets.size(), false);
+    exe.mirror.copies.resize(exe.programs.size(), false);
+  }
+  return id;
 }
 
 }  // namespace ipusim::scheduler

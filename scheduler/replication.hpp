@@ -28,7 +28,11 @@ void moveUpdatesLast(const OpGraph& graph, Schedule& schedule);
 // Lays out `exe` for `replicas` replicas (see above). `updateSequences` are
 // the programs of the SGD update ops; a replica spans `ipusPerReplica` IPUs. Returns the all-reduce's Sequence (to
 // run right before the first update), or ir::kNoId when replicas == 1.
+// `mirror` (timing only): keep one replica's compute sets and Copies and flag
+// them in exe.mirror (model/ir/replica_mirror.hpp) instead of laying them out
+// R times; tensors, streams and the all-reduce are laid out in full. Ignored
+// (full layout) when tilesPerReplica is odd: tile pairs would not line up.
 ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,
-                 const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts);
+                 const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts, bool mirror = false);
 
 }  // namespace ipusim::scheduler

@@ -95,6 +95,9 @@ struct Workload {
   IpuSpec ipu;
   std::string scheduling = "choose_best";  // post_order | look_ahead | shortest_path | clustering | choose_best
   bool allowOutOfMemory = false;            // compile.allow_out_of_memory
+  // Not a workload key: a timing-only runner sets it to compile identical
+  // replicas once (scheduler/replication.hpp, model/ir/replica_mirror.hpp).
+  bool mirrorReplicas = false;
   std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
 };
 

@@ -19,45 +19,52 @@ std::string vertexName(const ir::ComputeSet& cs, std::size_t index, const ir::Ve
 }  // namespace
 
 ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& memory,
-                               const Target& target)
+                               const Target& target, const ir::ReplicaMirror& mirror)
     : id_(cs.id), name_(cs.name), ipuCycles_(target.numIpus(), 0) {
   const auto& registry = CodeletRegistry::instance();
   // Per tile: the cycles of its worker and supervisor vertices, in vertex order.
   struct TileVertices { std::vector<ir::Cycles> workers, supervisors; };
   std::map<std::uint32_t, TileVertices> perTile;
   workPrefix_.reserve(cs.vertices.size());
+  const Codelet* codelet = nullptr;
+  std::string codeletName;
+  std::vector<FieldSpec> specs;
 
   for (std::size_t i = 0; i < cs.vertices.size(); ++i) {
     const ir::Vertex& v = cs.vertices[i];
-    const std::string where = vertexName(cs, i, v);
+    // Named only when something is wrong: building the name costs more than the vertex.
+    const auto where = [&] { return vertexName(cs, i, v); };
     if (v.tile >= target.totalTiles())
-      throw std::invalid_argument(where + ": tile out of range, expected below " +
+      throw std::invalid_argument(where() + ": tile out of range, expected below " +
                                   std::to_string(target.totalTiles()));
-    const Codelet* codelet = nullptr;
-    try {
-      codelet = &registry.get(v.codelet);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + ": " + e.what());
+    // Vertices of one codelet come in runs: look it up (and its fields) once per run.
+    if (!codelet || v.codelet != codeletName) {
+      try {
+        codelet = &registry.get(v.codelet);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(where() + ": " + e.what());
+      }
+      codeletName = v.codelet;
+      specs = codelet->fields();
     }
     VertexShape shape;
     std::vector<FieldData> fields;
     std::uint64_t work = kVertexOverheadBytes;
-    const std::vector<FieldSpec> specs = codelet->fields();
     for (const ir::VertexField& f : v.fields)
       if (std::none_of(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == f.name; }))
-        throw std::invalid_argument(where + ": unknown field '" + f.name + "' for codelet " + v.codelet);
+        throw std::invalid_argument(where() + ": unknown field '" + f.name + "' for codelet " + v.codelet);
     for (const FieldSpec& spec : specs) {
       auto field = std::find_if(v.fields.begin(), v.fields.end(),
                                 [&](const ir::VertexField& f) { return f.name == spec.name; });
       if (field == v.fields.end())
-        throw std::invalid_argument(where + ": field '" + spec.name + "' is not connected");
+        throw std::invalid_argument(where() + ": field '" + spec.name + "' is not connected");
       const ir::TensorRef& ref = field->ref;
       if (ref.tensor >= memory.numTensors())
-        throw std::invalid_argument(where + ": field '" + spec.name + "' refers to tensor " +
+        throw std::invalid_argument(where() + ": field '" + spec.name + "' refers to tensor " +
                                     std::to_string(ref.tensor) + ", which does not exist");
       const ir::Tensor& tensor = memory.tensor(ref.tensor);
       if (tensor.dtype != spec.dtype)
-        throw std::invalid_argument(where + ": field '" + spec.name + "' is tensor '" + tensor.name +
+        throw std::invalid_argument(where() + ": field '" + spec.name + "' is tensor '" + tensor.name +
                                     "' of type " + ir::toString(tensor.dtype) + ", expected " +
                                     ir::toString(spec.dtype));
       FieldData data;
@@ -65,7 +72,7 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
       if (ref.size() > 0) {
         const auto pieces = memory.pieces(ref);
         if (pieces.size() != 1 || pieces[0].tile != v.tile || pieces[0].elements != ref.size())
-          throw std::invalid_argument(where + ": field '" + spec.name + "' (tensor " +
+          throw std::invalid_argument(where() + ": field '" + spec.name + "' (tensor " +
                                       std::to_string(ref.tensor) + " [" + std::to_string(ref.begin) +
                                       ", " + std::to_string(ref.end) +
                                       ")) must lie contiguously on the vertex's tile");
@@ -78,12 +85,12 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     try {
       shape.params = orderedParams(*codelet, v.params);  // defaults filled in
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + ": " + e.what());
+      throw std::invalid_argument(where() + ": " + e.what());
     }
     try {
       codelet->validate(shape);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + ": " + e.what());
+      throw std::invalid_argument(where() + ": " + e.what());
     }
     const ir::Cycles cycles = codelet->cycles(shape, target);
     TileVertices& tv = perTile[v.tile];
@@ -104,11 +111,23 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     workPrefix_.push_back((workPrefix_.empty() ? 0 : workPrefix_.back()) + work);
   }
 
-  for (const auto& [tile, tv] : perTile) {
-    const ir::Cycles cycles = tileComputeCycles(tv.workers, tv.supervisors, target.tile);
-    tiles_.push_back({tile, cycles, std::uint32_t(tv.workers.size() + tv.supervisors.size())});
-    const std::uint32_t ipu = target.ipuOf(tile);
-    ipuCycles_[ipu] = std::max(ipuCycles_[ipu], cycles);
+  for (const auto& [tile, tv] : perTile)
+    tiles_.push_back({tile, tileComputeCycles(tv.workers, tv.supervisors, target.tile),
+                      std::uint32_t(tv.workers.size() + tv.supervisors.size())});
+  // A mirrored compute set's vertices are replica 0's: replica k's tiles do
+  // the same work k x tilesPerReplica tiles further (ir::ReplicaMirror).
+  if (mirror.computeSet(cs.id)) {
+    const std::size_t one = tiles_.size();
+    for (std::uint32_t k = 1; k < mirror.replicas; ++k)
+      for (std::size_t i = 0; i < one; ++i) {
+        TileWork w = tiles_[i];
+        w.tile += k * mirror.tilesPerReplica;
+        tiles_.push_back(w);
+      }
+  }
+  for (const TileWork& w : tiles_) {
+    const std::uint32_t ipu = target.ipuOf(w.tile);
+    ipuCycles_[ipu] = std::max(ipuCycles_[ipu], w.cycles);
     if (ipus_.empty() || ipus_.back() != ipu) ipus_.push_back(ipu);
   }
 }

@@ -11,6 +11,7 @@
 // WorkerPool without changing the result.
 #include "model/codelets/codelet.hpp"
 #include "model/hardware/memory_layout.hpp"
+#include "model/ir/replica_mirror.hpp"
 
 #include <cstdint>
 #include <string>
@@ -37,7 +38,10 @@ struct TileWork {
 
 class ComputeSetPlan {
  public:
-  ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& memory, const Target& target);
+  // A compute set `mirror` flags (timing only) holds replica 0's vertices:
+  // tiles() and ipuCycles() then cover every replica, run() replica 0 only.
+  ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& memory, const Target& target,
+                 const ir::ReplicaMirror& mirror = {});
 
   // Functional execution: every vertex's compute(), in vertex order.
   void run() const { runVertices(0, numVertices()); }

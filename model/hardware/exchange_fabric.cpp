@@ -100,7 +100,8 @@ std::size_t checkRegion(const std::string& where, const ir::CopyRegion& region, 
 
 ExchangeFabric::ExchangeFabric(const Target& target) : target_(target), link_(target) {}
 
-ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& memory) const {
+ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& memory,
+                                  const ir::ReplicaMirror& mirror) const {
   const std::string where = programName(copy);
   const std::vector<ir::CopyRegion> regions = ir::copyRegions(copy);
   const std::uint32_t numIpus = target_.numIpus();
@@ -171,6 +172,34 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
     const std::uint64_t shared = overlap(unite(std::move(ranges[0])), unite(std::move(ranges[1])));
     // Bytes both members receive cost the sender 2S / factor instead of 2S.
     traffic[key.first].sentBytes += raw - 2 * shared + ceilDiv(2 * shared, factor);
+  }
+
+  if (mirror.copy(copy.id)) {
+    // Replica 0's traffic stands for every replica's (ir::ReplicaMirror):
+    // replica k's tiles move the same bytes k x tilesPerReplica tiles
+    // further, its IPU pairs k x (tilesPerReplica / tilesPerIpu) IPUs
+    // further; the link part is then timed over every replica's flows.
+    if (memory.functional())
+      throw std::logic_error(where + ": a mirrored Copy holds replica 0's regions only; it cannot move data");
+    const std::uint32_t tileShift = mirror.tilesPerReplica, ipuShift = tileShift / target_.tile.tilesPerIpu;
+    const std::uint32_t replicas = mirror.replicas;
+    if (!traffic.empty() && traffic.rbegin()->first >= tileShift)
+      throw std::invalid_argument(where + ": mirrored, but reaches tile " + std::to_string(traffic.rbegin()->first) +
+                                  ", outside replica 0's " + std::to_string(tileShift) + " tiles");
+    const auto oneTraffic = traffic;
+    const auto oneReceived = onChipReceived;
+    const IpuLink::Flows oneLink = linkBytes;
+    const std::vector<std::uint64_t> oneIpuBytes = plan.ipuReceivedBytes;
+    for (std::uint32_t k = 1; k < replicas; ++k) {
+      for (const auto& [tile, t] : oneTraffic) traffic[tile + k * tileShift] = t;
+      for (const auto& [tile, bytes] : oneReceived) onChipReceived[tile + k * tileShift] = bytes;
+      for (const auto& [pair, bytes] : oneLink) {
+        linkBytes[{pair.first + k * ipuShift, pair.second + k * ipuShift}] = bytes;
+        plan.ipuUsesLink[pair.first + k * ipuShift] = plan.ipuUsesLink[pair.second + k * ipuShift] = true;
+      }
+      for (std::uint32_t ipu = 0; ipu < ipuShift; ++ipu) plan.ipuReceivedBytes[ipu + k * ipuShift] = oneIpuBytes[ipu];
+    }
+    plan.totalBytes *= replicas;
   }
 
   const std::uint64_t bpc = target_.exchange.bytesPerCycle;

@@ -27,6 +27,7 @@
 #include "model/hardware/ipu_link.hpp"
 #include "model/hardware/memory_layout.hpp"
 #include "model/ir/program.hpp"
+#include "model/ir/replica_mirror.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -70,8 +71,9 @@ class ExchangeFabric {
   explicit ExchangeFabric(const Target& target);
   // Plans Copy program `copy`. Throws std::invalid_argument naming the program
   // when its regions are invalid (sizes, types) or an IPU-Link is needed and
-  // has no bandwidth.
-  ExchangePlan plan(const ir::Program& copy, const MemoryLayout& memory) const;
+  // has no bandwidth. A Copy `mirror` flags (timing only) holds replica 0's
+  // regions: the plan then covers every replica (no transfers).
+  ExchangePlan plan(const ir::Program& copy, const MemoryLayout& memory, const ir::ReplicaMirror& mirror = {}) const;
   // Moves the bytes (functional mode). Reads see the memory as before the phase
   // unless source and destination regions overlap (memmove per transfer).
   static void execute(const ExchangePlan& plan);

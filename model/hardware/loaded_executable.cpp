@@ -86,12 +86,21 @@ void checkRegion(const ir::Executable& exe, const ir::Program& p, const ir::Tens
 LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& target_, bool functional_)
     : exe(exe_), target(target_), functional(functional_), memory(exe_, target_, functional_) {
   checkPrograms(exe);
+  if (exe.mirror.active()) {
+    if (functional)
+      throw std::invalid_argument("executable '" + exe.name + "' mirrors its replicas (one replica's work, "
+                                  "model/ir/replica_mirror.hpp): it runs in timing-only mode, not functional");
+    if (exe.mirror.tilesPerReplica % target.tile.tilesPerIpu != 0)
+      throw std::invalid_argument("executable '" + exe.name + "': mirror.tilesPerReplica " +
+                                  std::to_string(exe.mirror.tilesPerReplica) + " is not a whole number of IPUs of " +
+                                  std::to_string(target.tile.tilesPerIpu) + " tiles");
+  }
   computeSets.reserve(exe.computeSets.size());
   for (std::size_t i = 0; i < exe.computeSets.size(); ++i) {
     if (exe.computeSets[i].id != i)
       throw std::invalid_argument("computeSets[" + std::to_string(i) + "]: id is " +
                                   std::to_string(exe.computeSets[i].id) + ", expected its index");
-    computeSets.emplace_back(exe.computeSets[i], memory, target);
+    computeSets.emplace_back(exe.computeSets[i], memory, target, exe.mirror);
   }
   ExchangeFabric fabric(target);
   copyIndexOfProgram.assign(exe.programs.size(), ir::kNoId);
@@ -100,7 +109,7 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
     switch (p.kind) {
       case ir::ProgramKind::Copy:
         copyIndexOfProgram[p.id] = ir::Id(copies.size());
-        copies.push_back(fabric.plan(p, memory));
+        copies.push_back(fabric.plan(p, memory, exe.mirror));
         break;
       case ir::ProgramKind::RepeatWhileTrue:
       case ir::ProgramKind::If: {

@@ -4,6 +4,7 @@
 // Engine::run(i), as in Poplar.
 #include "model/ir/compute_set.hpp"
 #include "model/ir/program.hpp"
+#include "model/ir/replica_mirror.hpp"
 #include "model/ir/stream.hpp"
 #include "model/ir/tensor.hpp"
 
@@ -35,6 +36,8 @@ struct Executable {
   // compute phases end in an internal sync when k = 1 (replicas run in step,
   // joined only by their cross-replica collectives' exchanges and syncs).
   std::uint32_t ipusPerReplica = 0;
+  // Timing only: replicas described once (replica_mirror.hpp). Not serialized.
+  ReplicaMirror mirror;
 
   // Structural validation: ids in range, refs inside tensors, every vertex
   // field on the vertex's tile, mappings complete. Throws std::invalid_argument
@@ -42,7 +45,9 @@ struct Executable {
   void validate(std::uint32_t numTilesTotal) const;
 };
 
-// JSON form of the executable (serialized_graph.json). fromJson throws
+// JSON form of the executable (serialized_graph.json); toJson throws
+// std::logic_error for a mirrored executable (it describes no replica but
+// the first's work: serialize the full layout). fromJson throws
 // std::invalid_argument naming the key path ("computeSets[3].vertices[7].tile")
 // and what was expected.
 nlohmann::json toJson(const Executable& exe);

@@ -333,6 +333,9 @@ void readTable(const json& root, const char* key, std::vector<T>& out, ReadOne r
 }  // namespace
 
 json toJson(const Executable& exe) {
+  if (exe.mirror.active())
+    throw std::logic_error("executable '" + exe.name + "' mirrors its replicas (timing only, model/ir/replica_mirror.hpp): "
+                           "it holds one replica's work; serialize the fully laid-out executable");
   json j = {{"format", kFormat}, {"version", kVersion}, {"name", exe.name}, {"target", exe.target},
             {"options", exe.options}};
   json& tensors = j["tensors"] = json::array();

@@ -26,6 +26,7 @@ class Validator {
     for (std::size_t i = 0; i < exe_.programs.size(); ++i) checkProgram(i);
     checkProgramsAcyclic();
     checkEntryPoints();
+    checkMirror();
   }
 
  private:
@@ -56,16 +57,17 @@ class Validator {
     std::uint64_t next = 0;
     for (std::size_t k = 0; k < t.mapping.size(); ++k) {
       const TileInterval& iv = t.mapping[k];
-      const std::string at = "mapping[" + std::to_string(k) + "] " + range(iv.begin, iv.end);
-      if (iv.begin >= iv.end) fail(where, at + " is empty or reversed");
-      if (iv.begin < next) fail(where, at + " overlaps or is out of order (previous interval ends at " + std::to_string(next) + ")");
+      // Named only on failure: a replicated tensor has an interval per tile and replica.
+      const auto at = [&] { return "mapping[" + std::to_string(k) + "] " + range(iv.begin, iv.end); };
+      if (iv.begin >= iv.end) fail(where, at() + " is empty or reversed");
+      if (iv.begin < next) fail(where, at() + " overlaps or is out of order (previous interval ends at " + std::to_string(next) + ")");
       if (iv.begin > next) fail(where, "elements " + range(next, iv.begin) + " are not mapped to any tile");
-      if (iv.end > n) fail(where, at + " goes past the tensor's " + std::to_string(n) + " elements");
+      if (iv.end > n) fail(where, at() + " goes past the tensor's " + std::to_string(n) + " elements");
       if (iv.tile >= numTiles_)
-        fail(where, at + " is on tile " + std::to_string(iv.tile) + ", but the target has " + std::to_string(numTiles_) + " tiles");
+        fail(where, at() + " is on tile " + std::to_string(iv.tile) + ", but the target has " + std::to_string(numTiles_) + " tiles");
       const std::uint64_t bytes = (iv.end - iv.begin) * sizeOf(t.dtype);
       if (iv.address != TileInterval::kUnplaced && iv.address > std::numeric_limits<std::uint64_t>::max() - bytes)
-        fail(where, at + " address " + std::to_string(iv.address) + " overflows");
+        fail(where, at() + " address " + std::to_string(iv.address) + " overflows");
       next = iv.end;
     }
     if (next != n) fail(where, "elements " + range(next, n) + " are not mapped to any tile");
@@ -103,6 +105,10 @@ class Validator {
     checkId(base, cs.id, i);
     for (std::size_t v = 0; v < cs.vertices.size(); ++v) {
       const Vertex& vertex = cs.vertices[v];
+      // Graphs have hundreds of thousands of vertices: the checks run without
+      // building a message first; only a failing vertex is checked again with
+      // the messages below.
+      if (vertexPasses(vertex)) continue;
       const std::string where = base + " vertex " + std::to_string(v);
       if (vertex.codelet.empty()) fail(where, "codelet name is empty");
       if (vertex.tile >= numTiles_)
@@ -116,6 +122,26 @@ class Validator {
         checkOnTile(where, what, field.ref, vertex.tile);
       }
     }
+  }
+
+  // The checks of checkComputeSet's vertex loop, without messages.
+  bool vertexPasses(const Vertex& vertex) const {
+    if (vertex.codelet.empty() || vertex.tile >= numTiles_) return false;
+    for (std::size_t f = 0; f < vertex.fields.size(); ++f) {
+      const VertexField& field = vertex.fields[f];
+      if (field.name.empty()) return false;
+      for (std::size_t g = 0; g < f; ++g)
+        if (vertex.fields[g].name == field.name) return false;
+      const TensorRef& ref = field.ref;
+      if (ref.tensor >= exe_.tensors.size()) return false;
+      const Tensor& t = exe_.tensors[ref.tensor];
+      if (ref.begin > ref.end || ref.end > t.numElements()) return false;
+      auto first = std::upper_bound(t.mapping.begin(), t.mapping.end(), ref.begin,
+                                    [](std::uint64_t b, const TileInterval& iv) { return b < iv.end; });
+      for (auto it = first; it != t.mapping.end() && it->begin < ref.end; ++it)
+        if (std::max(it->begin, ref.begin) < std::min(it->end, ref.end) && it->tile != vertex.tile) return false;
+    }
+    return true;
   }
 
   // Every element of `ref` must live on `tile` (mapping is sorted: checked above).
@@ -366,6 +392,35 @@ class Validator {
         if (exe_.entryPoints[k].name == e.name) fail(where, "name is already used by entryPoints[" + std::to_string(k) + "]");
       checkProgramId(where, "program", e.program);
     }
+  }
+
+  // A mirrored phase holds replica 0's work only (replica_mirror.hpp).
+  void checkMirror() const {
+    const ReplicaMirror& m = exe_.mirror;
+    if (!m.active()) return;
+    const std::string where = "mirror";
+    if (m.tilesPerReplica == 0 || std::uint64_t(m.tilesPerReplica) * m.replicas > numTiles_)
+      fail(where, std::to_string(m.replicas) + " replicas of " + std::to_string(m.tilesPerReplica) +
+                      " tiles, expected a positive tile count whose product fits the " + std::to_string(numTiles_) +
+                      " tiles");
+    if (m.computeSets.size() != exe_.computeSets.size() || m.copies.size() != exe_.programs.size())
+      fail(where, "flags " + std::to_string(m.computeSets.size()) + " compute sets and " +
+                      std::to_string(m.copies.size()) + " programs, expected one flag per compute set (" +
+                      std::to_string(exe_.computeSets.size()) + ") and per program (" +
+                      std::to_string(exe_.programs.size()) + ")");
+    for (std::size_t i = 0; i < m.computeSets.size(); ++i) {
+      if (!m.computeSets[i]) continue;
+      const ComputeSet& cs = exe_.computeSets[i];
+      for (std::size_t v = 0; v < cs.vertices.size(); ++v)
+        if (cs.vertices[v].tile >= m.tilesPerReplica)
+          fail(named("computeSets", i, cs.name) + " vertex " + std::to_string(v),
+               "is mirrored but on tile " + std::to_string(cs.vertices[v].tile) + ", expected replica 0's (below " +
+                   std::to_string(m.tilesPerReplica) + ")");
+    }
+    for (std::size_t i = 0; i < m.copies.size(); ++i)
+      if (m.copies[i] && exe_.programs[i].kind != ProgramKind::Copy)
+        fail(named("programs", i, exe_.programs[i].name), "is flagged as a mirrored Copy but is a " +
+                                                              std::string(toString(exe_.programs[i].kind)));
   }
 
   const Executable& exe_;

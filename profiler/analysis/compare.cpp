@@ -13,6 +13,10 @@ double ProfileFigures::throughput() const {
   return seconds > 0 ? double(runs.steps) / seconds : 0.0;
 }
 
+double ProfileFigures::exampleThroughput() const {
+  return throughput() * double(target.examplesPerStep());
+}
+
 ProfileFigures measureProfile(const traces::ProfileReader& reader) {
   ProfileFigures f;
   f.target = readProfileTarget(reader);
@@ -30,9 +34,18 @@ Comparison compareProfiles(const traces::ProfileReader& a, const traces::Profile
   c.a = measureProfile(a);
   c.b = measureProfile(b);
   if (c.a.runs.steps > 0 && c.b.runs.steps > 0 && c.a.throughput() > 0)
-    c.speedup = c.b.throughput() / c.a.throughput();
-  else if (c.b.simulatedSeconds() > 0)
+    c.stepSpeedup = c.b.throughput() / c.a.throughput();
+  const std::int64_t examplesA = c.a.target.examplesPerStep(), examplesB = c.b.target.examplesPerStep();
+  if (c.stepSpeedup > 0 && examplesA > 0 && examplesB > 0 && examplesA != examplesB) {
+    c.speedup = c.b.exampleThroughput() / c.a.exampleThroughput();
+    c.speedupBasis = "examples";
+  } else if (c.stepSpeedup > 0) {
+    c.speedup = c.stepSpeedup;
+    c.speedupBasis = "steps";
+  } else if (c.b.simulatedSeconds() > 0) {
     c.speedup = c.a.simulatedSeconds() / c.b.simulatedSeconds();
+    c.speedupBasis = "time";
+  }
   return c;
 }
 
@@ -51,6 +64,10 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
       {"steps", f.runs.steps},
       {"steps_per_run", f.runs.stepsPerRun()},
       {"throughput_steps_per_second", f.throughput()},
+      {"num_ipus", f.target.numIpus},
+      {"replicas", f.target.replicas},
+      {"examples_per_step", f.target.examplesPerStep()},
+      {"throughput_examples_per_second", f.exampleThroughput()},
       {"captured_cycles", a.windowCycles},
       {"proportions",
        {{"compute", a.fraction(&PhaseCycles::compute)},
@@ -69,7 +86,11 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
 }
 
 nlohmann::json comparisonToJson(const Comparison& c) {
-  return {{"a", figuresToJson(c.a)}, {"b", figuresToJson(c.b)}, {"speedup", c.speedup}};
+  return {{"a", figuresToJson(c.a)},
+          {"b", figuresToJson(c.b)},
+          {"speedup", c.speedup},
+          {"speedup_basis", c.speedupBasis},
+          {"step_speedup", c.stepSpeedup}};
 }
 
 namespace {
@@ -94,8 +115,21 @@ void printComparison(const Comparison& c, std::ostream& out) {
   both("captured runs", [](const ProfileFigures& f) { return std::to_string(f.runs.capturedRuns); });
   both("steps", [](const ProfileFigures& f) { return std::to_string(f.runs.steps); });
   both("steps per run", [](const ProfileFigures& f) { return formatNumber(f.runs.stepsPerRun(), 2); });
+  const auto known = [](std::int64_t n) { return n > 0 ? std::to_string(n) : std::string("-"); };
+  both("IPUs", [&](const ProfileFigures& f) { return known(f.target.numIpus); });
+  if (c.a.target.replicas > 0 || c.b.target.replicas > 0)
+    both("replicas", [&](const ProfileFigures& f) { return known(f.target.replicas); });
+  const bool batches = c.a.target.batchSize > 0 || c.b.target.batchSize > 0;
+  if (batches)
+    both("examples per step (global batch)", [&](const ProfileFigures& f) { return known(f.target.examplesPerStep()); });
   both("throughput (steps/s)", [](const ProfileFigures& f) { return formatNumber(f.throughput(), 1); });
-  out << "  over the captured runs:\n";
+  if (batches)
+    both("throughput (examples/s)", [](const ProfileFigures& f) {
+      return f.target.examplesPerStep() > 0 ? formatNumber(f.exampleThroughput(), 1) : std::string("-");
+    });
+  const bool severalIpus = c.a.target.numIpus > 1 || c.b.target.numIpus > 1;
+  out << (severalIpus ? "  over the captured runs (share of every IPU's time, IPUs summed):\n"
+                      : "  over the captured runs:\n");
   const auto share = [&](const std::string& label, std::int64_t PhaseCycles::*bucket) {
     both(label, [&](const ProfileFigures& f) { return formatPercent(f.captured.fraction(bucket)); });
   };
@@ -113,7 +147,12 @@ void printComparison(const Comparison& c, std::ostream& out) {
        [](const ProfileFigures& f) { return formatPercent(f.captured.hostIoOverlapFraction()); });
   both("bytes to device", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToDevice); });
   both("bytes to host", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToHost); });
-  out << "Speedup of B over A: " << formatNumber(c.speedup, 3) << "x\n";
+  out << "Speedup of B over A: " << formatNumber(c.speedup, 3) << "x";
+  if (c.speedupBasis == "examples")
+    out << " in examples/s (" << formatNumber(c.stepSpeedup, 3) << "x in steps/s; a step of B trains "
+        << formatNumber(double(c.b.target.examplesPerStep()) / double(c.a.target.examplesPerStep()), 3)
+        << "x the examples of A's)";
+  out << "\n";
 }
 
 }  // namespace ipusim::profiler::analysis

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <string>
 
 namespace ipusim::profiler::analysis {
 
@@ -25,14 +26,23 @@ struct ProfileFigures {
   double simulatedSeconds() const { return target.cyclesToSeconds(totalCycles); }
   // Training steps per simulated second; 0 when no time passed.
   double throughput() const;
+  // Examples per simulated second (steps x batch_size x replicas); 0 when
+  // the profile does not say its batch (meta batch_size) or no time passed.
+  double exampleThroughput() const;
 };
 
 struct Comparison {
   ProfileFigures a, b;
-  // How many times faster B is than A: throughput(B) / throughput(A) when
-  // both ran steps, else simulatedSeconds(A) / simulatedSeconds(B); 0 when
-  // undefined (no time).
+  // How many times faster B is than A, in examples/s when both profiles
+  // know their global batch and it differs (1 vs 4 replicas: a step of B
+  // trains 4x the examples), else in steps/s when both ran steps, else
+  // simulatedSeconds(A) / simulatedSeconds(B); 0 when undefined (no time).
   double speedup = 0;
+  // "examples", "steps" or "time": what `speedup` compares.
+  std::string speedupBasis;
+  // throughput(B) / throughput(A) (0 when undefined), shown beside an
+  // examples/s speedup.
+  double stepSpeedup = 0;
 };
 
 // Throws traces::ProfileError when a profile has no clock_hz.
@@ -43,7 +53,7 @@ Comparison compareProfiles(const traces::ProfileReader& a, const traces::Profile
 //  "throughput_steps_per_second", "proportions": {...}, "overlap_percent",
 //  "bytes_to_device", "bytes_to_host", ...}
 nlohmann::json figuresToJson(const ProfileFigures& figures);
-// {"a": {...}, "b": {...}, "speedup": x}
+// {"a": {...}, "b": {...}, "speedup": x, "speedup_basis": "examples"|"steps"|"time", "step_speedup": y}
 nlohmann::json comparisonToJson(const Comparison& comparison);
 void printComparison(const Comparison& comparison, std::ostream& out);
 

@@ -54,6 +54,8 @@ ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
   target.tilesPerIpu = parseCount(reader, "tiles_per_ipu", 1ll << 24);
   target.clockHz = parsePositive(reader, "clock_hz");
   target.tileMemoryBytes = parseCount(reader, "tile_memory_bytes", 1ll << 40);
+  target.replicas = parseCount(reader, "replicas", 65536);
+  target.batchSize = parseCount(reader, "batch_size", 1ll << 32);
   return target;
 }
 

@@ -19,6 +19,11 @@ struct ProfileTarget {
   std::int64_t tilesPerIpu = 0;
   double clockHz = 0;          // 0 = unknown
   std::int64_t tileMemoryBytes = 0;  // capacity per tile, 0 = unknown
+  // Training runs (`ipusim run` meta): 0 = unknown (a graph run).
+  std::int64_t replicas = 0;         // meta replicas
+  std::int64_t batchSize = 0;        // meta batch_size, per replica
+  // Examples one step trains (batch_size x replicas); 0 = unknown.
+  std::int64_t examplesPerStep() const { return batchSize * (replicas > 0 ? replicas : 1); }
 
   // Throws traces::ProfileError when clock_hz is absent (times in seconds
   // need it).

@@ -129,8 +129,11 @@ void ProfileRecorder::writeExecutableFacts() {
     const ir::ComputeSet& cs = exe_.computeSets[p.computeSet];
     std::set<std::uint32_t> tiles;
     for (const auto& v : cs.vertices) tiles.insert(v.tile);
-    writer_.addProgramWork({p.id, static_cast<std::int64_t>(computeSetFlops(cs)),
-                            static_cast<std::int64_t>(cs.vertices.size()), static_cast<std::int64_t>(tiles.size())});
+    // A mirrored compute set holds one replica's vertices for every replica's.
+    const std::int64_t copies = exe_.mirror.computeSet(cs.id) ? exe_.mirror.replicas : 1;
+    writer_.addProgramWork({p.id, copies * static_cast<std::int64_t>(computeSetFlops(cs)),
+                            copies * static_cast<std::int64_t>(cs.vertices.size()),
+                            copies * static_cast<std::int64_t>(tiles.size())});
   }
   for (const auto& t : exe_.tensors) {
     std::set<std::uint32_t> tiles;

@@ -37,6 +37,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto synthetic = std::make_shared<bool>(false);
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--synthetic-data", *synthetic, "skip the numerics and host data, keep identical timing");
+  auto fullReplicas = std::make_shared<bool>(false);
+  cmd->add_flag("--full-replicas", *fullReplicas,
+                "with --synthetic-data and replicas: lay out and time every replica in full (by default one replica's "
+                "program stands for all, with identical cycles; see sim/README.md)");
   cmd->add_flag("--json", *json, "print the summary as one JSON object");
   auto threads = std::make_shared<std::uint32_t>(0);
   cmd->add_option("--threads", *threads,
@@ -61,6 +65,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
     if (*noFeeds) workload->feeds = false;
     workload->engineOptions = *engineOptions;
     workload->synthetic = *synthetic;
+    workload->fullReplicas = *fullReplicas;
     workload->json = *json;
     workload->threads = *threads;
     workload->target = *target;

@@ -177,6 +177,10 @@ int runWorkload(const RunWorkloadArgs& args) {
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed),
         workload.loss.classIndexLabels(), workload.dataset.classes);
   }
+  // Timing only: identical replicas are compiled and laid out once (their
+  // phases mirrored, model/ir/replica_mirror.hpp), unless every replica is
+  // asked for or the serialized graph (which holds every replica) is written.
+  workload.mirrorReplicas = args.synthetic && !args.fullReplicas && !options.outputSerializedGraph;
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
@@ -194,9 +198,10 @@ int runWorkload(const RunWorkloadArgs& args) {
                       {"feeds", workload.training.feeds ? "true" : "false"},
                       {"batch_size", workload.dataset.batchSize},
                       {"replicas", replicas},
+                      {"replicas_mirrored", compiled.exe.mirror.active() ? "true" : "false"},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
-  Engine engine(compiled.exe, target, options, config);
+  Engine engine(std::move(compiled.exe), target, options, config);
 
   TrainingPlan plan;
   plan.steps = workload.training.steps;

@@ -17,6 +17,9 @@ struct RunWorkloadArgs {
   std::optional<std::uint32_t> stepsPerExecution;
   std::optional<bool> feeds;
   bool synthetic = false;
+  // --full-replicas: with --synthetic-data, lay out and time every replica
+  // (otherwise identical replicas are compiled once: model/ir/replica_mirror.hpp).
+  bool fullReplicas = false;
   bool json = false;
   std::uint32_t threads = 0;
   std::string engineOptions;

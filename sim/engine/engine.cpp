@@ -22,7 +22,6 @@ model::Detail detailOf(InstrumentationLevel level) {
 }  // namespace
 
 struct Engine::Impl {
-  ir::Executable exe;
   model::Target target;
   EngineOptions options;
   EngineConfig config;
@@ -32,21 +31,21 @@ struct Engine::Impl {
   std::string profilePath;
 };
 
-Engine::Engine(const ir::Executable& exe, const model::Target& target, const EngineOptions& options,
+Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOptions& options,
                const EngineConfig& config)
     : impl_(std::make_unique<Impl>()) {
   auto& s = *impl_;
-  s.exe = exe;
   s.target = target;
   s.options = options;
   s.config = config;
   s.system = std::make_unique<model::IpuSystem>("ipu_system", s.target);
-  s.system->load(s.exe, model::LoadOptions{config.functional, config.workerThreads});
+  s.system->load(std::move(exe), model::LoadOptions{config.functional, config.workerThreads});
+  const ir::Executable& loaded = s.system->executable();
 
   const fs::path directory = options.directory;
   if (options.outputSerializedGraph) {
     fs::create_directories(directory);
-    ir::saveExecutable(s.exe, (directory / "serialized_graph.json").string());  // complete or absent
+    ir::saveExecutable(loaded, (directory / "serialized_graph.json").string());  // complete or absent
   }
   if (!options.writesProfile()) return;
 
@@ -56,13 +55,13 @@ Engine::Engine(const ir::Executable& exe, const model::Target& target, const Eng
   rc.captureRunsPerProgram = options.executionProfileProgramRunCount;
   rc.captureExecution = options.capturesExecution();
   rc.capturedDetail = detailOf(options.instrumentationLevel);
-  s.recorder = std::make_unique<profiler::ProfileRecorder>(*s.writer, s.exe, s.target, rc);
+  s.recorder = std::make_unique<profiler::ProfileRecorder>(*s.writer, loaded, s.target, rc);
   s.system->addObserver(s.recorder.get());
 
   auto& w = *s.writer;
   w.setMeta("tool", "ipusim");
   w.setMeta("tool_version", "0.1.0");
-  w.setMeta("workload", config.workloadName.empty() ? s.exe.name : config.workloadName);
+  w.setMeta("workload", config.workloadName.empty() ? loaded.name : config.workloadName);
   w.setMeta("arch", s.target.arch);
   w.setMeta("num_ipus", std::to_string(s.target.numIpus()));
   w.setMeta("tiles_per_ipu", std::to_string(s.target.tile.tilesPerIpu));
@@ -77,7 +76,7 @@ Engine::Engine(const ir::Executable& exe, const model::Target& target, const Eng
   w.setMeta("instrumentation_level", toString(options.instrumentationLevel));
   w.setMeta("synthetic_data", config.functional ? "false" : "true");
   nlohmann::json directions = nlohmann::json::object();
-  for (const auto& stream : s.exe.streams)
+  for (const auto& stream : loaded.streams)
     directions[stream.name] = stream.direction == ir::StreamDirection::HostToDevice ? "HostToDevice" : "DeviceToHost";
   w.setMeta("stream_directions", directions.dump());
   if (config.extraMeta.is_object())
@@ -92,12 +91,12 @@ model::HostStream& Engine::stream(const std::string& name) { return impl_->syste
 
 std::uint32_t Engine::entryIndex(const std::string& name) const {
   std::string valid;
-  const auto& entries = impl_->exe.entryPoints;
+  const auto& entries = impl_->system->executable().entryPoints;
   for (std::uint32_t i = 0; i < entries.size(); ++i) {
     if (entries[i].name == name) return i;
     valid += (valid.empty() ? "" : ", ") + entries[i].name;
   }
-  throw std::invalid_argument("no entry point '" + name + "' in '" + impl_->exe.name + "' (it has: " + valid + ")");
+  throw std::invalid_argument("no entry point '" + name + "' in '" + impl_->system->executable().name + "' (it has: " + valid + ")");
 }
 
 void Engine::run(std::uint32_t entry) { impl_->system->run(entry); }

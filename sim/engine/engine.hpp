@@ -24,7 +24,8 @@ struct EngineConfig {
 
 class Engine {
  public:
-  Engine(const ir::Executable& exe, const model::Target& target, const EngineOptions& options,
+  // Keeps `exe` (moved in, or a copy): a replicated graph can be large.
+  Engine(ir::Executable exe, const model::Target& target, const EngineOptions& options,
          const EngineConfig& config = {});
   ~Engine();
 

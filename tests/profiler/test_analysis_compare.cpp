@@ -33,6 +33,7 @@ TEST(AnalysisCompare, SidesAndSpeedup) {
   EXPECT_DOUBLE_EQ(c.b.runs.stepsPerRun(), 3.0);
   EXPECT_DOUBLE_EQ(c.a.throughput(), 6 / 3000e-9);
   EXPECT_DOUBLE_EQ(c.speedup, 2.0);
+  EXPECT_EQ(c.speedupBasis, "steps");  // no batch in these profiles
   EXPECT_DOUBLE_EQ(c.a.captured.fraction(&PhaseCycles::compute), 950.0 / 1800.0);
   EXPECT_DOUBLE_EQ(c.a.captured.hostWaitFraction(), 260.0 / 1800.0);
   EXPECT_DOUBLE_EQ(c.b.captured.fraction(&PhaseCycles::compute), 1.0);
@@ -62,6 +63,30 @@ TEST(AnalysisCompare, TextShowsTheSpeedup) {
   printComparison(knownComparison(), text);
   EXPECT_NE(text.str().find("Speedup of B over A: 2.000x"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("3.000 us"), std::string::npos) << text.str();
+}
+
+// 1 vs 4 replicas of batch 32: B's steps are 2x faster and each trains 4x
+// the examples, so B trains 8x the examples per second.
+TEST(AnalysisCompare, ReplicasOfAGlobalBatchCompareInExamplesPerSecond) {
+  const std::string a = testing_profiles::temporaryPath("a1.pop");
+  const std::string b = testing_profiles::temporaryPath("b4.pop");
+  testing_profiles::writeKnownProfile(a, 1e9, {{"batch_size", "32"}, {"replicas", "1"}});
+  testing_profiles::writeFastProfile(b, {{"batch_size", "32"}, {"replicas", "4"}});
+  const traces::ProfileReader readerA(a), readerB(b);
+  const Comparison c = compareProfiles(readerA, readerB);
+  EXPECT_EQ(c.speedupBasis, "examples");
+  EXPECT_DOUBLE_EQ(c.stepSpeedup, 2.0);
+  EXPECT_DOUBLE_EQ(c.speedup, 8.0);
+  EXPECT_DOUBLE_EQ(c.b.exampleThroughput(), 128 * 6 / 1500e-9);
+  std::ostringstream text;
+  printComparison(c, text);
+  for (const char* expected : {"replicas", "examples per step (global batch)", "throughput (examples/s)",
+                               "Speedup of B over A: 8.000x in examples/s (2.000x in steps/s; a step of B trains "
+                               "4.000x the examples of A's)"})
+    EXPECT_NE(text.str().find(expected), std::string::npos) << expected << "\n" << text.str();
+  const auto j = comparisonToJson(c);
+  EXPECT_EQ(j["speedup_basis"], "examples");
+  EXPECT_EQ(j["b"]["examples_per_step"], 128);
 }
 
 TEST(AnalysisCompare, ProfileWithoutClockIsAnError) {

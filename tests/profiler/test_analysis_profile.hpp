@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <unistd.h>
 
@@ -66,8 +67,11 @@ inline void streamCopy(traces::ProfileWriter& w, std::int64_t track, std::int64_
   if (end > 0) slice(w, track, run, ts + begin + mid, end, "End", "stream_copy_end", parent, 1);
 }
 
-inline void writeKnownProfile(const std::string& path, double clockHz = 1e9) {
+// `meta`: more meta keys (e.g. a training run's batch_size and replicas).
+inline void writeKnownProfile(const std::string& path, double clockHz = 1e9,
+                              const std::map<std::string, std::string>& meta = {}) {
   traces::ProfileWriter w(path);
+  for (const auto& [key, value] : meta) w.setMeta(key, value);
   w.setMeta("arch", "ipu2");
   w.setMeta("workload", "known");
   w.setMeta("num_ipus", "1");
@@ -128,8 +132,9 @@ inline void writeKnownProfile(const std::string& path, double clockHz = 1e9) {
 
 // Two runs of 3 steps, first start 0 to last end 1500 (half of the known
 // profile's 3000 cycles, same steps): B is 2x faster. Run 0 captured, all compute.
-inline void writeFastProfile(const std::string& path) {
+inline void writeFastProfile(const std::string& path, const std::map<std::string, std::string>& meta = {}) {
   traces::ProfileWriter w(path);
+  for (const auto& [key, value] : meta) w.setMeta(key, value);
   w.setMeta("arch", "ipu2");
   w.setMeta("num_ipus", "1");
   w.setMeta("tiles_per_ipu", "4");
