@@ -2,41 +2,40 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace ipusim::model::hardware {
 namespace {
 
-// The moves [first, last) of run r, each of the run's full size.
 template <std::uint64_t kBytes>
-void copyFixed(const CopyRun& r, std::uint64_t first, std::uint64_t last) {
-  const std::uint8_t* src = r.src + std::int64_t(first) * r.srcStep;
-  std::uint8_t* dst = r.dst + std::int64_t(first) * r.dstStep;
-  for (std::uint64_t c = first; c < last; ++c, src += r.srcStep, dst += r.dstStep) std::memcpy(dst, src, kBytes);
-}
+using Fixed = std::integral_constant<std::uint64_t, kBytes>;
 
-void copyAny(const CopyRun& r, std::uint64_t first, std::uint64_t last) {
+// The moves [first, last) of run r, each of `bytes` (the run's size: a
+// Fixed<N> makes it a compile-time constant, so memcpy becomes inline moves).
+template <class Bytes>
+void copyEach(const CopyRun& r, std::uint64_t first, std::uint64_t last, Bytes bytes) {
   const std::uint8_t* src = r.src + std::int64_t(first) * r.srcStep;
   std::uint8_t* dst = r.dst + std::int64_t(first) * r.dstStep;
-  for (std::uint64_t c = first; c < last; ++c, src += r.srcStep, dst += r.dstStep) std::memcpy(dst, src, r.bytes);
+  for (std::uint64_t c = first; c < last; ++c, src += r.srcStep, dst += r.dstStep) std::memcpy(dst, src, bytes);
 }
 
 // Moves [first, last) of an independent run, whole.
 void copyMoves(const CopyRun& r, std::uint64_t first, std::uint64_t last) {
   // The sizes of the compiled programs' pieces: rows of 1-32 floats.
   switch (r.bytes) {
-    case 4: return copyFixed<4>(r, first, last);
-    case 8: return copyFixed<8>(r, first, last);
-    case 12: return copyFixed<12>(r, first, last);
-    case 16: return copyFixed<16>(r, first, last);
-    case 20: return copyFixed<20>(r, first, last);
-    case 24: return copyFixed<24>(r, first, last);
-    case 32: return copyFixed<32>(r, first, last);
-    case 48: return copyFixed<48>(r, first, last);
-    case 64: return copyFixed<64>(r, first, last);
-    case 96: return copyFixed<96>(r, first, last);
-    case 112: return copyFixed<112>(r, first, last);
-    case 128: return copyFixed<128>(r, first, last);
-    default: return copyAny(r, first, last);
+    case 4: return copyEach(r, first, last, Fixed<4>{});
+    case 8: return copyEach(r, first, last, Fixed<8>{});
+    case 12: return copyEach(r, first, last, Fixed<12>{});
+    case 16: return copyEach(r, first, last, Fixed<16>{});
+    case 20: return copyEach(r, first, last, Fixed<20>{});
+    case 24: return copyEach(r, first, last, Fixed<24>{});
+    case 32: return copyEach(r, first, last, Fixed<32>{});
+    case 48: return copyEach(r, first, last, Fixed<48>{});
+    case 64: return copyEach(r, first, last, Fixed<64>{});
+    case 96: return copyEach(r, first, last, Fixed<96>{});
+    case 112: return copyEach(r, first, last, Fixed<112>{});
+    case 128: return copyEach(r, first, last, Fixed<128>{});
+    default: return copyEach(r, first, last, r.bytes);
   }
 }
 

@@ -155,7 +155,7 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
       }
       if (memory.functional())
         transfers.push_back({memory.pointer(s) + (srcAddress - s.address),
-                                  memory.pointer(d) + (dstAddress - d.address), bytes});
+                             memory.pointer(d) + (dstAddress - d.address), bytes});
       at = end;
       if (sEnd == end) ++i;
       if (dEnd == end) ++j;
