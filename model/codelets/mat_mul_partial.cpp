@@ -8,12 +8,12 @@
 //     accumulators wider than its output; per-step half rounding inside the
 //     pipeline is not modelled).
 //
-// compute(): the hot path of a training run. Every case runs one i-k-j kernel
-// whose inner loop streams a row of b and a row of out contiguously (and is
-// vectorised); k is unrolled by 4 so each out row is loaded and stored once
-// per 4 rows of b. A transposed a is read with a stride (one scalar per
-// (i, p), the inner loop never touches a); a transposed b is first transposed
-// into a per-thread scratch (O(n k), against O(m n k) for the product).
+// compute(): the hot path of a training run. Every case runs one kernel that
+// keeps blocks of 4 rows x 8 (or 4, or 1) columns of out in registers while
+// it walks p in groups of 4 (the order of the additions is spelled out at
+// multiplyAccumulate). A transposed a is read with a stride (one scalar per
+// (i, p)); a transposed b is first transposed into a per-thread scratch
+// (O(n k), against O(m n k) for the product).
 //
 // cycles(): a supervisor codelet (it owns the tile's AMP): poplin's
 // ConvPartial1x1Out estimate, cycles::ampMatMulCycles (the formula and its
@@ -36,29 +36,92 @@
 namespace ipusim::model {
 namespace {
 
-// out[i][:] += sum_p A(i, p) * b[p][:], where A(i, p) = a[i * aRowStride + p * aColStride].
-IPUSIM_KERNEL void multiplyAccumulate(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
-                                      const float* __restrict b, float* __restrict out, std::uint64_t m,
-                                      std::uint64_t k, std::uint64_t n) {
-  for (std::uint64_t i = 0; i < m; ++i) {
-    float* __restrict row = out + i * n;
-    const float* aRow = a + i * aRowStride;
-    std::uint64_t p = 0;
-    for (; p + 4 <= k; p += 4) {
-      const float a0 = aRow[p * aColStride], a1 = aRow[(p + 1) * aColStride];
-      const float a2 = aRow[(p + 2) * aColStride], a3 = aRow[(p + 3) * aColStride];
-      const float* __restrict b0 = b + p * n;
-      const float* __restrict b1 = b0 + n;
-      const float* __restrict b2 = b1 + n;
-      const float* __restrict b3 = b2 + n;
-      vec::forEach(n, [=](std::uint64_t j) { row[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; });
-    }
-    for (; p < k; ++p) {
-      const float a0 = aRow[p * aColStride];
-      const float* __restrict b0 = b + p * n;
-      vec::forEach(n, [=](std::uint64_t j) { row[j] += a0 * b0[j]; });
+// The arithmetic of one output element, the vertex's order (the contract
+// every kernel below keeps, bit for bit):
+//   acc = accumulate ? out[i][j] : 0.0f
+//   for each group of 4 p:  acc = acc + (((A(i,p) b[p][j] + A(i,p+1) b[p+1][j]) + A(i,p+2) b[p+2][j]) + A(i,p+3) b[p+3][j])
+//   for each remaining p:   acc = acc + A(i,p) b[p][j]
+//   out[i][j] = acc
+// where A(i, p) = a[i * aRowStride + p * aColStride].
+//
+// The kernel keeps a block of kRows x lanes outputs in registers for the
+// whole p loop (each out element is loaded and stored once, each row of b is
+// loaded once per kRows rows of out): the tiles' products are small (11 x 24
+// x 12, 28 x 8 x 16) and a loop that streams out rows through memory per
+// group of p spent most of its time on loads and stores. V is a GCC vector of
+// floats (or float itself for the scalar tail); operations are elementwise,
+// so every lane width gives the same bits.
+using Float8 = float __attribute__((vector_size(32)));
+using Float4 = float __attribute__((vector_size(16)));
+
+// The helpers are always inlined: a helper compiled on its own would be the
+// baseline (SSE2) code even when called from the kernel's AVX2 clone.
+#define IPUSIM_INLINE inline __attribute__((always_inline))
+
+// Vectors pass by reference: a by-value AVX vector in a baseline-compiled
+// signature draws GCC's ABI warning (-Wpsabi), although these are inlined.
+template <class V>
+IPUSIM_INLINE void loadVector(V& v, const float* p) {
+  __builtin_memcpy(&v, p, sizeof(V));
+}
+template <class V>
+IPUSIM_INLINE void storeVector(float* p, const V& v) {
+  __builtin_memcpy(p, &v, sizeof(V));
+}
+
+// Outputs [i0, i0 + kRows) x [j0, j0 + lanes of V).
+template <class V, unsigned kRows>
+IPUSIM_INLINE void productBlock(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
+                                const float* __restrict b, float* __restrict out, std::uint64_t i0,
+                                std::uint64_t j0, std::uint64_t k, std::uint64_t n, bool accumulate) {
+  V acc[kRows];  // fully unrolled loops over r keep these in registers
+#pragma GCC unroll 4
+  for (unsigned r = 0; r < kRows; ++r) {
+    acc[r] = V{};
+    if (accumulate) loadVector(acc[r], out + (i0 + r) * n + j0);
+  }
+  std::uint64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    V b0, b1, b2, b3;
+    loadVector(b0, b + p * n + j0);
+    loadVector(b1, b + (p + 1) * n + j0);
+    loadVector(b2, b + (p + 2) * n + j0);
+    loadVector(b3, b + (p + 3) * n + j0);
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < kRows; ++r) {
+      const float* ar = a + (i0 + r) * aRowStride + p * aColStride;
+      const float a0 = ar[0], a1 = ar[aColStride], a2 = ar[2 * aColStride], a3 = ar[3 * aColStride];
+      acc[r] = acc[r] + (((a0 * b0 + a1 * b1) + a2 * b2) + a3 * b3);
     }
   }
+  for (; p < k; ++p) {
+    V b0;
+    loadVector(b0, b + p * n + j0);
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < kRows; ++r) acc[r] = acc[r] + a[(i0 + r) * aRowStride + p * aColStride] * b0;
+  }
+#pragma GCC unroll 4
+  for (unsigned r = 0; r < kRows; ++r) storeVector(out + (i0 + r) * n + j0, acc[r]);
+}
+
+// Rows [i0, i0 + kRows) of out, every column: 8 lanes, then 4, then 1.
+template <unsigned kRows>
+IPUSIM_INLINE void productRows(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
+                               const float* __restrict b, float* __restrict out, std::uint64_t i0, std::uint64_t k,
+                               std::uint64_t n, bool accumulate) {
+  std::uint64_t j = 0;
+  for (; j + 8 <= n; j += 8) productBlock<Float8, kRows>(a, aRowStride, aColStride, b, out, i0, j, k, n, accumulate);
+  for (; j + 4 <= n; j += 4) productBlock<Float4, kRows>(a, aRowStride, aColStride, b, out, i0, j, k, n, accumulate);
+  for (; j < n; ++j) productBlock<float, kRows>(a, aRowStride, aColStride, b, out, i0, j, k, n, accumulate);
+}
+
+// out (m x n) = (accumulate ? out : 0) + A . b (k x n), in the order above.
+IPUSIM_KERNEL void multiplyAccumulate(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
+                                      const float* __restrict b, float* __restrict out, std::uint64_t m,
+                                      std::uint64_t k, std::uint64_t n, bool accumulate) {
+  std::uint64_t i = 0;
+  for (; i + 4 <= m; i += 4) productRows<4>(a, aRowStride, aColStride, b, out, i, k, n, accumulate);
+  for (; i < m; ++i) productRows<1>(a, aRowStride, aColStride, b, out, i, k, n, accumulate);
 }
 
 // out[i][:] = (accumulate ? out[i][:] : 0) + A(i, 0) * b[:] for k == 1: the
@@ -136,7 +199,6 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
       outerProduct(a, 1, b, out, m, n, accumulate);
       return;
     }
-    if (!accumulate) std::fill(out, out + m * n, 0.0f);
     if (transposeB) {
       thread_local std::vector<float> scratch;  // b as k x n, reused across calls
       scratch.resize(k * n);
@@ -145,9 +207,9 @@ class MatMulPartial final : public FlatCodelet<MatMulPartial> {
     }
     // A(i, p): a[i*k + p] when stored m x k, a[p*m + i] when stored k x m.
     if (transposeA)
-      multiplyAccumulate(a, 1, m, b, out, m, k, n);
+      multiplyAccumulate(a, 1, m, b, out, m, k, n, accumulate);
     else
-      multiplyAccumulate(a, k, 1, b, out, m, k, n);
+      multiplyAccumulate(a, k, 1, b, out, m, k, n, accumulate);
   }
 
  private:

@@ -38,34 +38,52 @@ struct SumReduction {
   static constexpr bool kScaled = true;
   static constexpr ir::Cycles kStridedCompletion = cycles::kStridedReduceAddCompletion;
   static float reduceRow(const float* in, std::uint64_t n) { return vec::sum(in, n); }
-  static float combine(float a, float b) { return a + b; }
+  template <class V>
+  static V combine(V a, V b) { return a + b; }
 };
 struct MaxReduction {
   static constexpr const char* kName = "ReduceMax";
   static constexpr bool kScaled = false;
   static constexpr ir::Cycles kStridedCompletion = cycles::kStridedReduceMaxCompletion;
   static float reduceRow(const float* in, std::uint64_t n) { return vec::max(in, n); }
-  static float combine(float a, float b) { return a > b ? a : b; }
+  template <class V>  // float, or a GCC vector of floats (elementwise)
+  static V combine(V a, V b) { return a > b ? a : b; }
 };
 
-// acc[c] = combine over rows r of in[r][c]; acc starts as row 0.
-template <class R>
-IPUSIM_KERNEL void reduceColumns(const float* __restrict in, float* __restrict acc, std::uint64_t rows,
-                                 std::uint64_t cols) {
-  for (std::uint64_t c = 0; c < cols; ++c) acc[c] = in[c];
+using Float8 = float __attribute__((vector_size(32)));
+using Float4 = float __attribute__((vector_size(16)));
+
+// Always inlined into the kernel (compiled on its own it would be the
+// baseline code even in the kernel's AVX2 clone).
+template <class R, class V>
+inline __attribute__((always_inline)) void reduceColumnBlock(const float* __restrict in, float* __restrict out,
+                                                             std::uint64_t c, std::uint64_t rows,
+                                                             std::uint64_t cols, float scale, bool accumulate) {
+  V acc, row;
+  __builtin_memcpy(&acc, in + c, sizeof(V));
   for (std::uint64_t r = 1; r < rows; ++r) {
-    const float* __restrict row = in + r * cols;
-    vec::forEach(cols, [=](std::uint64_t c) { acc[c] = R::combine(acc[c], row[c]); });
+    __builtin_memcpy(&row, in + r * cols + c, sizeof(V));
+    acc = R::combine(acc, row);
   }
+  V result = scale * acc;
+  if (accumulate) {
+    V old;
+    __builtin_memcpy(&old, out + c, sizeof(V));
+    result = R::combine(old, result);
+  }
+  __builtin_memcpy(out + c, &result, sizeof(V));
 }
 
+// out[c] = scale * (combine over rows r of in[r][c], starting from row 0),
+// combined with out[c] when accumulating: per column, the rows in order; the
+// columns 8 (then 4, then 1) at a time with the running result in registers.
 template <class R>
-IPUSIM_KERNEL void storeScaled(const float* __restrict acc, float* __restrict out, std::uint64_t n, float scale,
-                               bool accumulate) {
-  if (accumulate)
-    vec::forEach(n, [=](std::uint64_t c) { out[c] = R::combine(out[c], scale * acc[c]); });
-  else
-    vec::forEach(n, [=](std::uint64_t c) { out[c] = scale * acc[c]; });
+IPUSIM_KERNEL void reduceColumns(const float* __restrict in, float* __restrict out, std::uint64_t rows,
+                                 std::uint64_t cols, float scale, bool accumulate) {
+  std::uint64_t c = 0;
+  for (; c + 8 <= cols; c += 8) reduceColumnBlock<R, Float8>(in, out, c, rows, cols, scale, accumulate);
+  for (; c + 4 <= cols; c += 4) reduceColumnBlock<R, Float4>(in, out, c, rows, cols, scale, accumulate);
+  for (; c < cols; ++c) reduceColumnBlock<R, float>(in, out, c, rows, cols, scale, accumulate);
 }
 
 template <class R>
@@ -124,10 +142,14 @@ class Reduce final : public FlatCodelet<Reduce<R>> {
       }
       return;
     }
-    thread_local std::vector<float> scratch;  // the running column reduction
-    scratch.resize(cols);
-    reduceColumns<R>(in, scratch.data(), rows, cols);
-    storeScaled<R>(scratch.data(), out, cols, scale, accumulate);
+    if (in < out + cols && out < in + rows * cols) {
+      // out overlaps in (a hand-built graph may do that): every element of
+      // in is read before out is written, as if the columns were reduced first.
+      thread_local std::vector<float> copy;
+      copy.assign(in, in + rows * cols);
+      in = copy.data();
+    }
+    reduceColumns<R>(in, out, rows, cols, scale, accumulate);
   }
 
  private:

@@ -1,7 +1,6 @@
 #include "model/hardware/exchange_fabric.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -114,6 +113,7 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   // even [0] and odd [1] member, to find bytes the pair receives twice.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Range>[2]> pairRanges;
   IpuLink::Flows linkBytes;
+  std::vector<ExchangeTransfer> transfers;  // functional mode: the byte moves, in region order
   std::map<std::uint32_t, std::uint64_t> onChipReceived;  // from other tiles, of this IPU or over IPU-Links
   bool crossesTiles = false;
 
@@ -155,8 +155,8 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
         onChipReceived[d.tile] += bytes;
       }
       if (memory.functional())
-        plan.transfers.push_back({memory.pointer(s) + (srcAddress - s.address),
-                                  memory.pointer(d) + (dstAddress - d.address), bytes});
+        transfers.push_back({memory.pointer(s) + (srcAddress - s.address),
+                             memory.pointer(d) + (dstAddress - d.address), bytes});
       at = end;
       if (sEnd == end) ++i;
       if (dEnd == end) ++j;
@@ -225,33 +225,15 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
     throw std::invalid_argument(where + ": " + e.what());
   }
   plan.cycles = std::max(plan.onChipCycles, plan.linkCycles);
-  plan.transfersIndependent = independent(plan.transfers);
-  if (plan.transfersIndependent) plan.transfers = mergeContiguous(plan.transfers);
-  plan.transferStarts.reserve(plan.transfers.size());
-  for (const ExchangeTransfer& t : plan.transfers) {
-    plan.transferStarts.push_back(plan.transferBytes);
-    plan.transferBytes += t.bytes;
-  }
+  const bool independentMoves = independent(transfers);
+  plan.copies = CopyRuns(independentMoves ? mergeContiguous(transfers) : transfers, independentMoves);
   return plan;
 }
 
-void ExchangeFabric::execute(const ExchangePlan& plan) {
-  for (const ExchangeTransfer& t : plan.transfers) std::memmove(t.dst, t.src, t.bytes);
-}
+void ExchangeFabric::execute(const ExchangePlan& plan) { plan.copies.execute(); }
 
 void ExchangeFabric::executePart(const ExchangePlan& plan, unsigned part, unsigned parts) {
-  const std::uint64_t begin = plan.transferBytes * part / parts;
-  const std::uint64_t end = plan.transferBytes * (part + 1) / parts;
-  // The first transfer that ends after `begin`.
-  std::size_t i = std::size_t(std::upper_bound(plan.transferStarts.begin(), plan.transferStarts.end(), begin) -
-                              plan.transferStarts.begin());
-  if (i) --i;
-  for (; i < plan.transfers.size() && plan.transferStarts[i] < end; ++i) {
-    const ExchangeTransfer& t = plan.transfers[i];
-    const std::uint64_t at = plan.transferStarts[i];  // bytes before this transfer
-    const std::uint64_t lo = std::max(begin, at), hi = std::min(end, at + t.bytes);
-    if (lo < hi) std::memcpy(t.dst + (lo - at), t.src + (lo - at), hi - lo);
-  }
+  plan.copies.executePart(part, parts);
 }
 
 }  // namespace ipusim::model::hardware

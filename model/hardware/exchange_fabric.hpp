@@ -24,6 +24,7 @@
 // Broadcast: a source tensor may alias the same bytes several times (two
 // intervals of its mapping on one tile at one address, a broadcast view);
 // copying such a view to a pair of tiles is the paired-receive case.
+#include "model/hardware/copy_runs.hpp"
 #include "model/hardware/ipu_link.hpp"
 #include "model/hardware/memory_layout.hpp"
 #include "model/ir/program.hpp"
@@ -33,12 +34,6 @@
 #include <vector>
 
 namespace ipusim::model::hardware {
-
-struct ExchangeTransfer {  // functional: one contiguous byte move
-  const std::uint8_t* src;
-  std::uint8_t* dst;
-  std::uint64_t bytes;
-};
 
 struct ExchangeTileTraffic {
   std::uint32_t tile = 0;
@@ -57,13 +52,11 @@ struct ExchangePlan {
   std::vector<std::uint32_t> ipus;             // IPUs involved, ascending
   std::vector<bool> ipuUsesLink;               // per IPU of the target
   std::vector<std::uint64_t> ipuReceivedBytes; // per IPU of the target
-  std::vector<ExchangeTransfer> transfers;     // functional mode only
-  // No transfer's destination overlaps another transfer's source or
-  // destination: the transfers may then run in any order or concurrently, and
-  // consecutive ones continuing each other are merged into one.
-  bool transfersIndependent = false;
-  std::uint64_t transferBytes = 0;             // sum of transfers[i].bytes
-  std::vector<std::uint64_t> transferStarts;   // bytes before transfers[i] (executePart's index)
+  // The byte moves (functional mode only). Independent when no destination
+  // overlaps another move's source or destination: the moves may then run in
+  // any order or concurrently, and consecutive ones continuing each other
+  // are merged into one.
+  CopyRuns copies;
 };
 
 class ExchangeFabric {
@@ -78,8 +71,8 @@ class ExchangeFabric {
   // unless source and destination regions overlap (memmove per transfer).
   static void execute(const ExchangePlan& plan);
   // Part `part` of `parts` of the plan's bytes (split by byte count, a
-  // transfer may be cut). Only for plans with transfersIndependent: the parts
-  // may then run concurrently with the same result as execute().
+  // transfer may be cut). Only for plans whose copies are independent: the
+  // parts may then run concurrently with the same result as execute().
   static void executePart(const ExchangePlan& plan, unsigned part, unsigned parts);
 
  private:

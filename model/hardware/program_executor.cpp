@@ -195,8 +195,8 @@ void ProgramExecutor::executeCopy(const ir::Program& p) {
   const ir::Id index = loaded_.copyIndexOfProgram[p.id];
   const ExchangePlan& plan = loaded_.copies[index];
   if (loaded_.functional) {
-    if (pool_.size() > 1 && plan.transfersIndependent && plan.transferBytes >= kParallelWorkBytes) {
-      const unsigned chunks = chunksFor(plan.transferBytes, pool_.size());
+    if (pool_.size() > 1 && plan.copies.independent() && plan.copies.totalBytes() >= kParallelWorkBytes) {
+      const unsigned chunks = chunksFor(plan.copies.totalBytes(), pool_.size());
       pool_.run(copyKey(index), chunks, [&](unsigned chunk) { ExchangeFabric::executePart(plan, chunk, chunks); });
     } else {
       ExchangeFabric::execute(plan);

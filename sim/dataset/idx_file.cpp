@@ -8,10 +8,23 @@
 #include <limits>
 #include <stdexcept>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace ipusim::sim::dataset {
 namespace {
+
+// Asks for transparent huge pages under [data, data + bytes) before it is
+// first touched: Fashion-MNIST's 47 MB of images then fault in 2 MiB at a
+// time, not 4 KiB (11,500 page faults cost ~0.1 s of CPU in a VM). A hint only.
+void adviseHugePages(void* data, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHugePage = 2 << 20;
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
 
 // Reads through zlib (which reads plain files transparently), never more than asked.
 class IdxStream {
@@ -76,6 +89,8 @@ IdxArray readIdx(const std::string& path) {
                                   " bytes of data (the limit for a dataset file held in memory)");
     elements *= a.dims.back();
   }
+  a.data.reserve(elements);
+  adviseHugePages(a.data.data(), elements);
   a.data.resize(elements);
   const std::size_t got = in.read(a.data.data(), a.data.size());
   if (got < elements)

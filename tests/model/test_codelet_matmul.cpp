@@ -43,7 +43,55 @@ void checkCase(std::size_t m, std::size_t k, std::size_t n, bool ta, bool tb, bo
         << " at " << i;
 }
 
+// The vertex's own order, in float: per output, p in groups of 4 summed left
+// to right and added to the running value, then the remaining p one by one
+// (mat_mul_partial.cpp states it). The kernel must give these bits exactly,
+// whatever its blocking and lane width.
+std::vector<float> inVertexOrder(const std::vector<float>& a, const std::vector<float>& b, std::vector<float> out,
+                                 std::size_t m, std::size_t k, std::size_t n, bool ta, bool tb, bool accumulate) {
+  auto A = [&](std::size_t i, std::size_t p) { return ta ? a[p * m + i] : a[i * k + p]; };
+  auto B = [&](std::size_t p, std::size_t j) { return tb ? b[j * k + p] : b[p * n + j]; };
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      float acc = accumulate ? out[i * n + j] : 0.0f;
+      if (k == 1) {
+        out[i * n + j] = acc + A(i, 0) * B(0, j);
+        continue;
+      }
+      std::size_t p = 0;
+      for (; p + 4 <= k; p += 4) {
+        float group = A(i, p) * B(p, j) + A(i, p + 1) * B(p + 1, j);
+        group = group + A(i, p + 2) * B(p + 2, j);
+        group = group + A(i, p + 3) * B(p + 3, j);
+        acc = acc + group;
+      }
+      for (; p < k; ++p) acc = acc + A(i, p) * B(p, j);
+      out[i * n + j] = acc;
+    }
+  return out;
+}
+
 }  // namespace
+
+TEST(MatMulPartial, EveryBlockingEdgeGivesTheVertexOrdersBitsExactly) {
+  // m around the 4-row blocks, n around the 8- and 4-lane blocks, k around
+  // the groups of 4; the tutorial's tile shapes among them.
+  for (std::size_t m : {1, 3, 4, 5, 11, 28})
+    for (std::size_t n : {1, 2, 3, 4, 5, 8, 12, 13, 16, 21})
+      for (std::size_t k : {1, 2, 4, 7, 8, 24})
+        for (bool ta : {false, true})
+          for (bool tb : {false, true})
+            for (bool accumulate : {false, true}) {
+              const auto a = pseudoRandom(m * k, 21), b = pseudoRandom(k * n, 22), initial = pseudoRandom(m * n, 23);
+              std::vector<Buffer> buffers = {Buffer::of(a), Buffer::of(b), Buffer::of(initial)};
+              run("MatMulPartial", buffers,
+                  {{"m", m}, {"k", k}, {"n", n}, {"transposeA", ta}, {"transposeB", tb}, {"accumulate", accumulate}});
+              const auto expected = inVertexOrder(a, b, initial, m, k, n, ta, tb, accumulate);
+              for (std::size_t i = 0; i < m * n; ++i)
+                ASSERT_EQ(buffers[2].floats[i], expected[i]) << "m=" << m << " k=" << k << " n=" << n << " ta=" << ta
+                                                             << " tb=" << tb << " acc=" << accumulate << " at " << i;
+            }
+}
 
 TEST(MatMulPartial, AllTransposeAndAccumulateCasesMatchReference) {
   // Odd sizes exercise the k-unroll remainder and the vector-strip remainder.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
@@ -41,6 +42,34 @@ TEST(ReduceCodelets, SumAlongBothAxesWithScaleAndAccumulate) {
     for (std::size_t i = 0; i < sums.size(); ++i)
       EXPECT_NEAR(buffers[1].floats[i], initial[i] + 0.5f * sums[i], 1e-5) << axis << i;
   }
+}
+
+TEST(ReduceCodelets, ColumnsGiveTheVertexOrdersBitsExactlyForEveryWidth) {
+  // Axis 0, per column: start from row 0, combine the rows in order, scale,
+  // then combine with out when accumulating; widths around the kernel's 8- and
+  // 4-lane blocks.
+  for (const bool isMax : {false, true})
+    for (std::size_t rows : {1, 2, 4, 33})
+      for (std::size_t cols : {1, 2, 3, 4, 6, 8, 12, 13, 21})
+        for (const bool accumulate : {false, true}) {
+          const auto in = pseudoRandom(rows * cols, 31), initial = pseudoRandom(cols, 32);
+          const float scale = isMax ? 1.0f : 0.375f;
+          std::vector<float> expected(cols);
+          for (std::size_t c = 0; c < cols; ++c) {
+            float acc = in[c];
+            for (std::size_t r = 1; r < rows; ++r)
+              acc = isMax ? (acc > in[r * cols + c] ? acc : in[r * cols + c]) : acc + in[r * cols + c];
+            const float value = scale * acc;
+            expected[c] = !accumulate ? value : isMax ? (initial[c] > value ? initial[c] : value) : initial[c] + value;
+          }
+          std::vector<Buffer> buffers = {Buffer::of(in), Buffer::of(initial)};
+          std::map<std::string, double> params = {{"rows", rows}, {"cols", cols}, {"axis", 0}, {"accumulate", accumulate}};
+          if (!isMax) params["scale"] = scale;
+          run(isMax ? "ReduceMax" : "ReduceSum", buffers, params);
+          for (std::size_t c = 0; c < cols; ++c)
+            ASSERT_EQ(buffers[1].floats[c], expected[c])
+                << (isMax ? "max" : "sum") << " rows=" << rows << " cols=" << cols << " acc=" << accumulate << " at " << c;
+        }
 }
 
 TEST(ReduceCodelets, MaxAlongBothAxesWithAccumulate) {
