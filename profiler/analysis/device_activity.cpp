@@ -34,6 +34,10 @@ double DeviceActivity::hostWaitFraction() const {
   return windowCycles > 0 ? double(hostWaitCycles) / double(windowCycles) : 0.0;
 }
 
+double DeviceActivity::idleShare(std::size_t ipu) const {
+  return windowCycles > 0 && ipu < perIpu.size() ? double(perIpu[ipu].idle) / double(windowCycles) : 0.0;
+}
+
 double DeviceActivity::overlapFraction() const {
   return hostTransferCycles > 0 ? double(transferOverlapCycles) / double(hostTransferCycles) : 0.0;
 }

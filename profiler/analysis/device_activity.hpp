@@ -60,6 +60,9 @@ struct DeviceActivity {
   // Fraction of IPU time (all IPUs) in a bucket; 0 when there is no time.
   double fraction(std::int64_t PhaseCycles::*bucket) const;
   double hostWaitFraction() const;
+  // IPU `ipu`'s idle cycles over the window (no compute, exchange, link,
+  // sync or stream copy phase): 0 when there is no time or no such IPU.
+  double idleShare(std::size_t ipu) const;
   // Overlap as defined above; 0 when there was no transfer.
   double overlapFraction() const;
   // Host IO overlap as defined above; 0 when there was no host data work.

