@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iostream>
+#include <map>
 
 namespace ipusim::test {
 namespace {
@@ -69,6 +71,40 @@ TEST(PipelineTiming, GroupedIdleShareMatchesTheRampFormula) {
       std::cout << "[ figure ] grouped S=2 N=" << n << ": idle share " << idle << " (formula " << expected << ")\n";
     }
   }
+}
+
+// The balanced model sharded as the pipeline places it, with the same gradient accumulation.
+nlohmann::json balancedSharded(std::uint32_t n) {
+  nlohmann::json j = balancedPipeline("sequential", n);
+  j["name"] = "balanced_sharded";
+  j.erase("pipeline");
+  for (auto& l : j["model"]["layers"]) {
+    l["shard"] = l["stage"];
+    l.erase("stage");
+  }
+  j["training"]["gradient_accumulation_count"] = n;
+  return j;
+}
+
+TEST(PipelineTiming, SequentialTakesTheCyclesOfTheShardedModel) {
+  ScratchDir dir("pipeline-sequential");
+  const auto sequential = run(writeJson(dir, "sequential", balancedPipeline("sequential", 4)), dir.str() + "/seq");
+  const auto sharded = run(writeJson(dir, "sharded", balancedSharded(4)), dir.str() + "/sharded");
+  std::cout << "[ figure ] 4 mini-batches: sequential pipeline " << sequential["cycles"] << " cycles, sharded "
+            << sharded["cycles"] << " cycles\n";
+  EXPECT_EQ(sequential["cycles"], sharded["cycles"]);
+  EXPECT_EQ(sequential["steps"], sharded["steps"]);
+}
+
+TEST(PipelineTiming, GroupedAndInterleavedOverlapTheStagesSequentialDoesNot) {
+  ScratchDir dir("pipeline-schedules");
+  std::map<std::string, std::int64_t> cycles;
+  for (const char* schedule : {"grouped", "interleaved", "sequential"})
+    cycles[schedule] = run(writeJson(dir, schedule, balancedPipeline(schedule, 8)), dir.str() + "/" + schedule)["cycles"];
+  std::cout << "[ figure ] 8 mini-batches: grouped " << cycles["grouped"] << ", interleaved " << cycles["interleaved"]
+            << ", sequential " << cycles["sequential"] << " cycles\n";
+  EXPECT_LT(cycles["grouped"], cycles["sequential"]);
+  EXPECT_LT(cycles["interleaved"], cycles["sequential"]);
 }
 
 }  // namespace
