@@ -86,13 +86,17 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   PipelineParts parts;
   parts.forward.resize(w.pipeline.stages);
   parts.backward.resize(w.pipeline.stages);
+  parts.updates.resize(w.pipeline.stages);
   std::map<std::string, std::uint32_t> stageOfLayer;
   for (const LayerSpec& l : w.layers) stageOfLayer[l.name] = *l.stage;
   std::uint32_t stage = 0;
   for (std::size_t i = 0; i < schedule.order.size(); ++i) {
     const Op& op = graph.ops[schedule.order[i]];
-    if (op.kind == OpKind::SgdUpdate) continue;
     if (auto it = stageOfLayer.find(op.layer); it != stageOfLayer.end()) stage = it->second;
+    if (op.kind == OpKind::SgdUpdate) {
+      parts.updates[stage].push_back(step.opSequences[i]);
+      continue;
+    }
     const bool backward = std::any_of(op.outputs.begin(), op.outputs.end(),
                                       [&](std::size_t v) { return graph.values[v].kind == ValueKind::Gradient; });
     (backward ? parts.backward : parts.forward)[stage].push_back(step.opSequences[i]);
@@ -103,6 +107,7 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   parts.images = step.images;
   parts.labels = step.labels;
   parts.loss = step.loss;
+  parts.programCycles = step.programCycles;
   return parts;
 }
 
@@ -201,6 +206,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     PipelineParts parts = pipelineParts(w, graph, schedule, step, target.tile.tilesPerIpu, shards);
     const GradientAccumulation accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
     parts.accumulate = accumulated.accumulate;
+    parts.zero = accumulated.zero;
     parts.imagesStream = c.imagesStream;
     parts.labelsStream = c.labelsStream;
     parts.lossStream = c.lossStream;
@@ -208,7 +214,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     const PipelinedProgram pipeline =
         buildPipeline(exe, planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation), parts);
     // The N mini-batches, then the update on their summed gradients.
-    updatesParent = addApplyGradients(exe, updateSequences, accumulated.zero);
+    updatesParent = pipeline.apply;
     ir::Program both;
     both.kind = ir::ProgramKind::Sequence;
     both.name = "pipeline_and_update";
@@ -276,9 +282,13 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts);
+    // Pipelined, the update programs run are the merged ones of apply_gradients.
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles,
+                                       pipelined ? std::vector<ir::Id>{updatesParent} : updateSequences,
+                                       target.tile.workerContexts);
     auto& children = exe.programs[updatesParent].children;
-    auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
+    // Pipelined, the updates are merged side by side: the all-reduce goes first.
+    auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
     children.insert(firstUpdate, allReduce);
   }
   progress("validating");

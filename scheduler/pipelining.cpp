@@ -40,7 +40,7 @@ std::vector<ir::CopyRegion> regionsOf(const ir::Program& copy) {
 
 class Pipeliner {
  public:
-  Pipeliner(ir::Executable& exe, const PipelineParts& parts) : exe_(exe), parts_(parts) {
+  Pipeliner(ir::Executable& exe, const PipelineParts& parts) : exe_(exe), parts_(parts), cycles_(parts.programCycles) {
     for (ir::Id t : {parts.images, parts.labels, parts.loss}) perMiniBatch_.insert(t);
     // The accumulate vertices of each stage (by their tile's IPU).
     accumulateOfStage_.resize(parts.forward.size());
@@ -99,9 +99,11 @@ class Pipeliner {
       cs.name = "gradient_accumulation/add";
       cs.vertices = std::move(accumulate);
       cs.debug = {"training", "gradient_accumulation"};
+      cs.independentPerIpu = true;  // each IPU adds its stage's gradients
       ir::Program p;
       p.kind = ir::ProgramKind::Execute;
       p.name = cs.name;
+      cs.independentPerIpu = true;  // the passes are on different IPUs
       p.computeSet = addComputeSet(exe_, std::move(cs));
       p.debug = {"training", "gradient_accumulation"};
       children.push_back(addProgram(exe_, p));
@@ -122,7 +124,53 @@ class Pipeliner {
     return addProgram(exe_, p);
   }
 
-  // The slot's passes in lockstep (see pipelining.hpp).
+  // A phase of a slot: programs of different passes run as one.
+  struct Phase {
+    ir::ProgramKind kind;
+    ir::Cycles cycles;
+    std::vector<ir::Id> programs;
+  };
+
+  // The alignment of two phase lists (each kept in order) with the fewest
+  // estimated cycles: a phase runs alone (its cycles) or with one of the
+  // same kind of the other list (the slower one's cycles).
+  static std::vector<Phase> align(const std::vector<Phase>& a, const std::vector<Phase>& b) {
+    const std::size_t n = a.size(), m = b.size();
+    constexpr ir::Cycles kNone = ~ir::Cycles(0);
+    std::vector<std::vector<ir::Cycles>> best(n + 1, std::vector<ir::Cycles>(m + 1, kNone));
+    std::vector<std::vector<std::uint8_t>> move(n + 1, std::vector<std::uint8_t>(m + 1, 0));
+    best[0][0] = 0;
+    for (std::size_t i = 0; i <= n; ++i)
+      for (std::size_t j = 0; j <= m; ++j) {
+        if (best[i][j] == kNone) continue;
+        auto relax = [&](std::size_t i2, std::size_t j2, ir::Cycles c, std::uint8_t how) {
+          if (best[i][j] + c < best[i2][j2] || (best[i][j] + c == best[i2][j2] && how == 3)) {
+            best[i2][j2] = best[i][j] + c;
+            move[i2][j2] = how;
+          }
+        };
+        if (i < n) relax(i + 1, j, a[i].cycles, 1);
+        if (j < m) relax(i, j + 1, b[j].cycles, 2);
+        if (i < n && j < m && a[i].kind == b[j].kind) relax(i + 1, j + 1, std::max(a[i].cycles, b[j].cycles), 3);
+      }
+    std::vector<Phase> out;
+    for (std::size_t i = n, j = m; i || j;) {
+      const std::uint8_t how = move[i][j];
+      if (how == 1) out.push_back(a[--i]);
+      else if (how == 2) out.push_back(b[--j]);
+      else {
+        Phase p = a[--i];
+        const Phase& q = b[--j];
+        p.cycles = std::max(p.cycles, q.cycles);
+        p.programs.insert(p.programs.end(), q.programs.begin(), q.programs.end());
+        out.push_back(std::move(p));
+      }
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // The slot's passes side by side (see pipelining.hpp).
   ir::Id runSlot(const PipelineSlot& slot) {
     std::vector<std::vector<ir::Id>> lanes;
     std::string name;
@@ -130,26 +178,26 @@ class Pipeliner {
       lanes.push_back(passPrograms(p));
       name += (name.empty() ? "" : " ") + passName(p);
     }
-    std::vector<std::size_t> next(lanes.size(), 0);
-    std::vector<ir::Id> merged;
-    for (;;) {
-      std::size_t copies = 0, executes = 0;
-      for (std::size_t l = 0; l < lanes.size(); ++l)
-        if (next[l] < lanes[l].size()) {
-          const ir::ProgramKind k = exe_.programs[lanes[l][next[l]]].kind;
-          copies += k == ir::ProgramKind::Copy;
-          executes += k == ir::ProgramKind::Execute;
-        }
-      if (copies + executes == 0) break;
-      const ir::ProgramKind kind = copies >= executes ? ir::ProgramKind::Copy : ir::ProgramKind::Execute;
-      std::vector<ir::Id> together;
-      for (std::size_t l = 0; l < lanes.size(); ++l)
-        if (next[l] < lanes[l].size() && exe_.programs[lanes[l][next[l]]].kind == kind)
-          together.push_back(lanes[l][next[l]++]);
-      merged.push_back(together.size() == 1 ? together[0] : mergePrograms(together, kind));
-    }
-    return addProgram(exe_, sequence("slot " + name, merged, {"training", "pipeline"}));
+    return addProgram(exe_, sequence("slot " + name, sideBySide(lanes), {"training", "pipeline"}));
   }
+
+ public:
+  // Independent program lists (of Execute and Copy programs, on different
+  // IPUs) run side by side: their aligned phases, merged.
+  std::vector<ir::Id> sideBySide(const std::vector<std::vector<ir::Id>>& lanes) {
+    std::vector<Phase> phases;
+    for (const std::vector<ir::Id>& lane : lanes) {
+      std::vector<Phase> next;
+      for (ir::Id id : lane) next.push_back({exe_.programs[id].kind, cycles_[id], {id}});
+      phases = align(phases, next);
+    }
+    std::vector<ir::Id> merged;
+    for (const Phase& phase : phases)
+      merged.push_back(phase.programs.size() == 1 ? phase.programs[0] : mergePrograms(phase.programs, phase.kind));
+    return merged;
+  }
+
+ private:
 
   ir::Id mergePrograms(const std::vector<ir::Id>& programs, ir::ProgramKind kind) {
     ir::Program p;
@@ -164,6 +212,7 @@ class Pipeliner {
         cs.vertices.insert(cs.vertices.end(), part.vertices.begin(), part.vertices.end());
       }
       p.name = cs.name;
+      cs.independentPerIpu = true;  // the passes are on different IPUs
       p.computeSet = addComputeSet(exe_, std::move(cs));
     } else {
       for (ir::Id id : programs) {
@@ -205,7 +254,9 @@ class Pipeliner {
         r.dst.tensor = tensorOf(m, r.dst.tensor);
       }
     }
-    return addProgram(exe_, p);
+    const ir::Id clone = addProgram(exe_, p);
+    cycles_[clone] = cycles_[id];
+    return clone;
   }
 
   // Mini-batch m's copy of tensor t: t itself for mini-batch 0 and for the
@@ -238,6 +289,7 @@ class Pipeliner {
   std::set<ir::Id> perMiniBatch_;
   std::vector<std::vector<ir::Vertex>> accumulateOfStage_;
   std::map<std::pair<std::uint32_t, ir::Id>, ir::Id> clones_;
+  std::map<ir::Id, ir::Cycles> cycles_;  // estimated cycles of the op programs and their clones
 };
 
 void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<UseSpan>& spans,
@@ -278,6 +330,16 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
     throw std::logic_error("buildPipeline: every stage needs its forward and backward ops");
   Pipeliner pipeliner(exe, parts);
   PipelinedProgram out = pipeliner.build(plan);
+  // Each IPU updates its stage's weights, side by side, then the accumulators are zeroed.
+  std::vector<std::vector<ir::Id>> updates;
+  for (const std::vector<ir::Id>& stage : parts.updates) {
+    updates.emplace_back();
+    for (ir::Id op : stage)
+      for (ir::Id leaf : exe.programs[op].children) updates.back().push_back(leaf);
+  }
+  std::vector<ir::Id> apply = pipeliner.sideBySide(updates);
+  apply.push_back(parts.zero);
+  out.apply = addProgram(exe, sequence("apply_gradients", apply, {"training", "apply_gradients"}));
   // The stream buffers and losses live only while their mini-batch is in
   // flight; the loss the caller outfeeds once after the loop stays.
   std::vector<ir::Id> inFlight = pipeliner.inFlightOnly_;

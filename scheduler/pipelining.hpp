@@ -9,10 +9,15 @@
 //   copies); weights and gradient accumulators are shared;
 // - the passes of one slot run at once: their programs are merged in
 //   lockstep, compute sets into one compute set (a BSP compute phase on
-//   every IPU involved, ending in one sync) and copies into one multi-region
+//   every IPU involved, each IPU's part closed by its internal sync:
+//   ir::ComputeSet::independentPerIpu) and copies into one multi-region
 //   Copy (one exchange phase; stage-to-stage activations and gradients cross
-//   the IPU-Links, timed by the fabric); when the next programs of the passes
-//   differ in kind, the more common kind goes first (copies on a tie);
+//   the IPU-Links, timed by the fabric). Which programs go together is an
+//   alignment of the passes' program lists (each kept in order) that
+//   minimises the slot's estimated cycles, a merged phase costing its
+//   slowest part: the BSP machine then runs the passes side by side as far
+//   as their phases allow (pass by pass, each next pass aligned with the
+//   ones before);
 // - each time step ends by adding its backward passes' weight gradients into
 //   the accumulators (one compute set), then outfeeds the loss of the
 //   mini-batches whose last stage ran; a mini-batch's infeed copies start the
@@ -26,6 +31,7 @@
 #include "scheduler/pipeline_schedule.hpp"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace ipusim::scheduler {
@@ -33,15 +39,19 @@ namespace ipusim::scheduler {
 struct PipelineParts {
   std::vector<std::vector<ir::Id>> forward, backward;  // per stage: its ops' Sequences, in schedule order
   ir::Id accumulate = ir::kNoId;           // Execute adding every gradient into its accumulator (gradient_accumulation.hpp)
+  ir::Id zero = ir::kNoId;                 // Execute zeroing the accumulators
+  std::vector<std::vector<ir::Id>> updates;  // per stage: its weights' update op Sequences (reading the accumulators)
   std::vector<std::uint32_t> stageOfIpu;   // per IPU of a replica: its stage (or ~0u)
   std::uint32_t tilesPerIpu = 0;
   ir::Id images = ir::kNoId, labels = ir::kNoId, loss = ir::kNoId;  // mini-batch 0's tensors
   ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
   bool outfeedEachMiniBatch = true;        // outfeed mode ALL (LAST: the caller copies lastLoss once)
+  std::map<ir::Id, ir::Cycles> programCycles;  // the op programs' estimated cycles (LoweredStep::programCycles)
 };
 
 struct PipelinedProgram {
   ir::Id program = ir::kNoId;   // Sequence of the N training steps (each marksStep)
+  ir::Id apply = ir::kNoId;     // Sequence: the updates (each IPU's side by side), then the accumulators zeroed
   ir::Id lastLoss = ir::kNoId;  // the last mini-batch's loss tensor (kept always live)
 };
 

@@ -35,7 +35,9 @@ double DeviceActivity::hostWaitFraction() const {
 }
 
 double DeviceActivity::idleShare(std::size_t ipu) const {
-  return windowCycles > 0 && ipu < perIpu.size() ? double(perIpu[ipu].idle) / double(windowCycles) : 0.0;
+  if (ipu >= perIpu.size()) return 0.0;
+  const std::int64_t device = windowCycles - perIpu[ipu].streamCopy;
+  return device > 0 ? double(perIpu[ipu].idle) / double(device) : 0.0;
 }
 
 double DeviceActivity::overlapFraction() const {

@@ -73,6 +73,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   nlohmann::json perIpu = nlohmann::json::array();
   for (std::size_t ipu = 0; ipu < r.captured.perIpu.size(); ++ipu) {
     nlohmann::json entry = phaseCyclesToJson(r.captured.perIpu[ipu]);
+    entry["idle_share"] = r.captured.idleShare(ipu);
     entry["ipu"] = ipu;
     perIpu.push_back(entry);
   }
@@ -152,7 +153,13 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
   };
   for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
     row(std::to_string(ipu), a.perIpu[ipu], a.windowCycles);
-  if (a.perIpu.size() > 1) row("all", a.allIpus(), a.allIpus().total());
+  if (a.perIpu.size() > 1) {
+    row("all", a.allIpus(), a.allIpus().total());
+    out << "  idle share outside stream copies (a pipeline's ramp-up and ramp-down):";
+    for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
+      out << (ipu ? ", " : " ") << "IPU " << ipu << " " << formatPercent(a.idleShare(ipu));
+    out << "\n";
+  }
   out << "  StreamCopy Begin (device waits for data or space): " << cyclesAndTime(r.target, a.hostWaitCycles)
       << ", " << formatPercent(a.hostWaitFraction()) << "\n";
   out << "  host-link transfer (StreamCopy Mid): " << cyclesAndTime(r.target, a.hostTransferCycles)

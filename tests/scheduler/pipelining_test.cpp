@@ -264,5 +264,11 @@ TEST(Pipelining, SequentialTrainsAsGradientAccumulation) {
   expectTrainsAsAccumulation(runTraining(pipelined("sequential", 4), 20), 4, 20);
 }
 
+TEST(Pipelining, TwoReplicasOfAPipelineTrainAsAccumulationOverTheGlobalBatch) {
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["ipu"]["num_ipus"] = 4;
+  expectTrainsAsAccumulation(runTraining(scheduler::parseWorkload(j, "pipelined.json"), 20), 4, 20);
+}
+
 }  // namespace
 }  // namespace ipusim::testing
