@@ -207,6 +207,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     const GradientAccumulation accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
     parts.accumulate = accumulated.accumulate;
     parts.zero = accumulated.zero;
+    parts.sideBySide = w.pipeline.schedule != "sequential";
     parts.imagesStream = c.imagesStream;
     parts.labelsStream = c.labelsStream;
     parts.lossStream = c.lossStream;

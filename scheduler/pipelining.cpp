@@ -99,7 +99,7 @@ class Pipeliner {
       cs.name = "gradient_accumulation/add";
       cs.vertices = std::move(accumulate);
       cs.debug = {"training", "gradient_accumulation"};
-      cs.independentPerIpu = true;  // each IPU adds its stage's gradients
+      cs.independentPerIpu = parts_.sideBySide;  // each IPU adds its stage's gradients
       ir::Program p;
       p.kind = ir::ProgramKind::Execute;
       p.name = cs.name;
@@ -330,14 +330,20 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
     throw std::logic_error("buildPipeline: every stage needs its forward and backward ops");
   Pipeliner pipeliner(exe, parts);
   PipelinedProgram out = pipeliner.build(plan);
-  // Each IPU updates its stage's weights, side by side, then the accumulators are zeroed.
+  // Each IPU updates its stage's weights (side by side, or the ops one
+  // after another as sharding runs them), then the accumulators are zeroed.
   std::vector<std::vector<ir::Id>> updates;
   for (const std::vector<ir::Id>& stage : parts.updates) {
     updates.emplace_back();
     for (ir::Id op : stage)
       for (ir::Id leaf : exe.programs[op].children) updates.back().push_back(leaf);
   }
-  std::vector<ir::Id> apply = pipeliner.sideBySide(updates);
+  std::vector<ir::Id> apply;
+  if (parts.sideBySide) {
+    apply = pipeliner.sideBySide(updates);
+  } else {
+    for (const std::vector<ir::Id>& stage : parts.updates) apply.insert(apply.end(), stage.begin(), stage.end());
+  }
   apply.push_back(parts.zero);
   out.apply = addProgram(exe, sequence("apply_gradients", apply, {"training", "apply_gradients"}));
   // The stream buffers and losses live only while their mini-batch is in

@@ -47,6 +47,10 @@ struct PipelineParts {
   ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
   bool outfeedEachMiniBatch = true;        // outfeed mode ALL (LAST: the caller copies lastLoss once)
   std::map<ir::Id, ir::Cycles> programCycles;  // the op programs' estimated cycles (LoweredStep::programCycles)
+  // Grouped and Interleaved: the IPUs' gradient additions and updates run
+  // side by side (each IPU's own); Sequential runs them as sharding does (one
+  // addition across the IPUs, the updates one after another).
+  bool sideBySide = true;
 };
 
 struct PipelinedProgram {
