@@ -423,9 +423,14 @@ TEST(ConvBias, AddAndGradientOverNhwcMatchDirectSums) {
     const std::size_t bias = g.addValue({"conv/bias", {channels}, ir::DType::Float, ValueKind::Weight, "conv", std::nullopt});
     g.weights = {bias};
     const std::size_t y = g.addValue({"conv/bias_add", shape, ir::DType::Float, ValueKind::Activation, "conv", std::nullopt});
-    g.addOp({OpKind::AddBias, "bias_add", "conv", {x, bias}, {y}});
+    Op add;
+    add.kind = OpKind::AddBias, add.name = "bias_add", add.layer = "conv", add.inputs = {x, bias}, add.outputs = {y};
+    g.addOp(add);
     const std::size_t db = g.addValue({"conv/bias_grad", {channels}, ir::DType::Float, ValueKind::Gradient, "conv", std::nullopt});
-    g.addOp({OpKind::ReduceRows, "bias_grad", "conv", {x}, {db}});
+    Op reduce;
+    reduce.kind = OpKind::ReduceRows, reduce.name = "bias_grad", reduce.layer = "conv", reduce.inputs = {x},
+    reduce.outputs = {db};
+    g.addOp(reduce);
     g.images = x, g.labels = x, g.loss = y;
     const auto xv = randomValues(g.values[x].numElements(), 8), bv = randomValues(channels, 9);
     const Ran r = lowerAndRun(g, {{"x", xv}, {"conv/bias", bv}}, target);

@@ -52,8 +52,11 @@ TEST(GradientAccumulation, UpdatesRunOncePerCountInTheProgram) {
     if (p.name == "gradient_accumulation_count") inner = &p;
   ASSERT_NE(inner, nullptr);
   EXPECT_EQ(inner->count, 4u);
-  for (const auto& p : c.exe.programs)
-    if (p.name == "steps_per_execution") EXPECT_EQ(p.count, 1u);  // 4 steps per execution / 4
+  for (const auto& p : c.exe.programs) {
+    if (p.name == "steps_per_execution") {
+      EXPECT_EQ(p.count, 1u);  // 4 steps per execution / 4
+    }
+  }
 }
 
 TEST(GradientAccumulation, ACountNotDividingStepsPerExecutionNamesTheKey) {
