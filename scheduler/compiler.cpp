@@ -6,6 +6,7 @@
 #include "scheduler/memory_estimate.hpp"
 #include "scheduler/memory_plan.hpp"
 #include "scheduler/op_graph.hpp"
+#include "scheduler/pipelining.hpp"
 #include "scheduler/replication.hpp"
 #include "scheduler/schedule.hpp"
 
@@ -43,6 +44,71 @@ ir::Program streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, st
   p.tensor = {tensor, 0, elements};
   p.debug = {layer, name};
   return p;
+}
+
+// The updates on the accumulated gradients, then the accumulators zeroed.
+ir::Id addApplyGradients(ir::Executable& exe, const std::vector<ir::Id>& updateSequences, ir::Id zero) {
+  ir::Program apply;
+  apply.kind = ir::ProgramKind::Sequence;
+  apply.name = "apply_gradients";
+  apply.children = updateSequences;
+  apply.children.push_back(zero);
+  apply.debug = {"training", "apply_gradients"};
+  return addProgram(exe, apply);
+}
+
+// With feeds, steps_per_execution / accumulation runs of `body` (then, in
+// outfeed mode LAST, the loss copy `lastLossCopy` once); without, `body`.
+ir::Id addTrainingLoop(ir::Executable& exe, const Workload& w, ir::Id body, std::uint32_t accumulation,
+                       ir::Id lastLossCopy) {
+  if (!w.training.feeds) return body;
+  ir::Program loop;
+  loop.kind = ir::ProgramKind::Repeat;
+  loop.name = "steps_per_execution";
+  loop.count = w.training.stepsPerExecution / accumulation;
+  loop.children = {body};
+  loop.debug = {"training", "repeat"};
+  ir::Id entry = addProgram(exe, loop);
+  if (lastLossCopy == ir::kNoId) return entry;
+  ir::Program outer;
+  outer.kind = ir::ProgramKind::Sequence;
+  outer.name = "train";
+  outer.children = {entry, lastLossCopy};
+  outer.debug = {"training", "train"};
+  return addProgram(exe, outer);
+}
+
+// Pipelining: the step's op Sequences by stage and direction (an op's stage
+// is its layer's; the loss's ops stay on the stage of the op before them, as
+// the lowering places them); a backward op is one producing a gradient.
+PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Schedule& schedule,
+                            const LoweredStep& step, std::uint32_t tilesPerIpu, std::uint32_t ipusPerReplica) {
+  PipelineParts parts;
+  parts.forward.resize(w.pipeline.stages);
+  parts.backward.resize(w.pipeline.stages);
+  parts.updates.resize(w.pipeline.stages);
+  std::map<std::string, std::uint32_t> stageOfLayer;
+  for (const LayerSpec& l : w.layers) stageOfLayer[l.name] = *l.stage;
+  std::uint32_t stage = 0;
+  for (std::size_t i = 0; i < schedule.order.size(); ++i) {
+    const Op& op = graph.ops[schedule.order[i]];
+    if (auto it = stageOfLayer.find(op.layer); it != stageOfLayer.end()) stage = it->second;
+    if (op.kind == OpKind::SgdUpdate) {
+      parts.updates[stage].push_back(step.opSequences[i]);
+      continue;
+    }
+    const bool backward = std::any_of(op.outputs.begin(), op.outputs.end(),
+                                      [&](std::size_t v) { return graph.values[v].kind == ValueKind::Gradient; });
+    (backward ? parts.backward : parts.forward)[stage].push_back(step.opSequences[i]);
+  }
+  parts.stageOfIpu.assign(ipusPerReplica, ~0u);
+  for (std::uint32_t s = 0; s < w.pipeline.stages; ++s) parts.stageOfIpu[w.pipeline.deviceMapping[s]] = s;
+  parts.tilesPerIpu = tilesPerIpu;
+  parts.images = step.images;
+  parts.labels = step.labels;
+  parts.loss = step.loss;
+  parts.programCycles = step.programCycles;
+  return parts;
 }
 
 }  // namespace
@@ -94,13 +160,14 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   progress("scheduling");
   Schedule schedule = scheduleOps(graph, w.scheduling);
   const std::uint32_t accumulation = w.training.gradientAccumulationCount;
+  const bool pipelined = w.pipeline.enabled();
   // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
-  if ((replicas > 1 || accumulation > 1) && (w.optimizer.type != "sgd" || w.optimizer.momentum != 0))
-    throw std::invalid_argument(std::string("optimizer: replication (ipu.num_ipus) and ") +
+  if ((replicas > 1 || accumulation > 1 || pipelined) && (w.optimizer.type != "sgd" || w.optimizer.momentum != 0))
+    throw std::invalid_argument(std::string("optimizer: replication (ipu.num_ipus), pipelining and ") +
                                 "training.gradient_accumulation_count support plain SGD only (type sgd, momentum 0), got '" +
                                 w.optimizer.type + "'" + (w.optimizer.momentum != 0 ? " with momentum" : ""));
   // The all-reduce and gradient accumulation need every gradient before any update.
-  if (replicas > 1 || accumulation > 1) moveUpdatesLast(graph, schedule);
+  if (replicas > 1 || accumulation > 1 || pipelined) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
   progress("planning and lowering");
   LoweredStep step = lowerStep(graph, schedule, replicaTarget, shards > 1 ? target.tile.tilesPerIpu : tiles, budget,
@@ -132,85 +199,99 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, lossElements,
                            feeds ? w.training.outfeedBufferDepth : 1);
 
-  std::vector<ir::Id> stepChildren{
-      addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
-      addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
-  GradientAccumulation accumulated;
-  if (accumulation > 1) {
-    // The mini-batch step stops before the updates and adds its gradients up.
-    accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
-    for (ir::Id seq : step.opSequences)
-      if (std::find(updateSequences.begin(), updateSequences.end(), seq) == updateSequences.end())
-        stepChildren.push_back(seq);
-    stepChildren.push_back(accumulated.accumulate);
-    for (ir::Id acc : accumulated.accumulators) {
-      step.useSpans.resize(acc + 1, {0, 0});
-      step.useSpans[acc] = {0, step.lastStep + 1};
-    }
-  } else {
-    stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
-  }
-  if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
-  // The inputs are written at step 0, the loss read after the last op.
-  for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
-  step.useSpans[step.loss].second = step.lastStep + 1;
-
-  ir::Program seq;
-  seq.kind = ir::ProgramKind::Sequence;
-  seq.name = "step";
-  seq.children = stepChildren;
-  seq.marksStep = true;
-  seq.debug = {"training", "step"};
-  ir::Id entry = addProgram(exe, seq);
-  ir::Id updatesParent = entry;  // the Sequence holding the update ops
-  if (accumulation > 1) {
-    ir::Program miniBatches;
-    miniBatches.kind = ir::ProgramKind::Repeat;
-    miniBatches.name = "gradient_accumulation_count";
-    miniBatches.count = accumulation;
-    miniBatches.children = {entry};
-    miniBatches.debug = {"training", "gradient_accumulation"};
-    ir::Program apply;
-    apply.kind = ir::ProgramKind::Sequence;
-    apply.name = "apply_gradients";
-    apply.children = updateSequences;
-    apply.children.push_back(accumulated.zero);
-    apply.debug = {"training", "apply_gradients"};
-    updatesParent = addProgram(exe, apply);
+  ir::Id updatesParent = ir::kNoId;  // the Sequence holding the update ops
+  ir::Id entry = ir::kNoId;
+  if (pipelined) {
+    progress("pipelining");
+    PipelineParts parts = pipelineParts(w, graph, schedule, step, target.tile.tilesPerIpu, shards);
+    const GradientAccumulation accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
+    parts.accumulate = accumulated.accumulate;
+    parts.zero = accumulated.zero;
+    parts.sideBySide = w.pipeline.schedule != "sequential";
+    parts.imagesStream = c.imagesStream;
+    parts.labelsStream = c.labelsStream;
+    parts.lossStream = c.lossStream;
+    parts.outfeedEachMiniBatch = !lossLast;
+    const PipelinedProgram pipeline =
+        buildPipeline(exe, planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation), parts);
+    // The N mini-batches, then the update on their summed gradients.
+    updatesParent = pipeline.apply;
     ir::Program both;
     both.kind = ir::ProgramKind::Sequence;
-    both.name = "accumulate_and_update";
-    both.children = {addProgram(exe, miniBatches), updatesParent};
-    both.debug = miniBatches.debug;
-    entry = addProgram(exe, both);
-  }
-  if (feeds) {
-    ir::Program loop;
-    loop.kind = ir::ProgramKind::Repeat;
-    loop.name = "steps_per_execution";
-    loop.count = w.training.stepsPerExecution / accumulation;
-    loop.children = {entry};
-    loop.debug = {"training", "repeat"};
-    entry = addProgram(exe, loop);
-    if (lossLast) {
-      ir::Program outer;
-      outer.kind = ir::ProgramKind::Sequence;
-      outer.name = "train";
-      outer.children = {entry, addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss"))};
-      outer.debug = {"training", "train"};
-      entry = addProgram(exe, outer);
+    both.name = "pipeline_and_update";
+    both.children = {pipeline.program, updatesParent};
+    both.debug = {"training", "pipeline"};
+    entry = addTrainingLoop(
+        exe, w, addProgram(exe, both), accumulation,
+        lossLast ? addProgram(exe, streamCopy("loss", c.lossStream, pipeline.lastLoss, lossElements, "loss")) : ir::kNoId);
+    exe.entryPoints.push_back({"train", entry});
+    step.useSpans = useSpansInOrder(exe, {entry});
+  } else {
+    std::vector<ir::Id> stepChildren{
+        addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
+        addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
+    GradientAccumulation accumulated;
+    if (accumulation > 1) {
+      // The mini-batch step stops before the updates and adds its gradients up.
+      accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
+      for (ir::Id seq : step.opSequences)
+        if (std::find(updateSequences.begin(), updateSequences.end(), seq) == updateSequences.end())
+          stepChildren.push_back(seq);
+      stepChildren.push_back(accumulated.accumulate);
+      for (ir::Id acc : accumulated.accumulators) {
+        step.useSpans.resize(acc + 1, {0, 0});
+        step.useSpans[acc] = {0, step.lastStep + 1};
+      }
+    } else {
+      stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
     }
+    if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
+    // The inputs are written at step 0, the loss read after the last op.
+    for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
+    step.useSpans[step.loss].second = step.lastStep + 1;
+
+    ir::Program seq;
+    seq.kind = ir::ProgramKind::Sequence;
+    seq.name = "step";
+    seq.children = stepChildren;
+    seq.marksStep = true;
+    seq.debug = {"training", "step"};
+    entry = addProgram(exe, seq);
+    updatesParent = entry;
+    if (accumulation > 1) {
+      ir::Program miniBatches;
+      miniBatches.kind = ir::ProgramKind::Repeat;
+      miniBatches.name = "gradient_accumulation_count";
+      miniBatches.count = accumulation;
+      miniBatches.children = {entry};
+      miniBatches.debug = {"training", "gradient_accumulation"};
+      updatesParent = addApplyGradients(exe, updateSequences, accumulated.zero);
+      ir::Program both;
+      both.kind = ir::ProgramKind::Sequence;
+      both.name = "accumulate_and_update";
+      both.children = {addProgram(exe, miniBatches), updatesParent};
+      both.debug = miniBatches.debug;
+      entry = addProgram(exe, both);
+    }
+    entry = addTrainingLoop(
+        exe, w, entry, accumulation,
+        lossLast ? addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")) : ir::kNoId);
+    exe.entryPoints.push_back({"train", entry});
   }
-  exe.entryPoints.push_back({"train", entry});
 
   progress("planning memory");
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts,
-                                         w.mirrorReplicas);
+    // Pipelined, the update programs run are the merged ones of apply_gradients.
+    // Mirroring one replica (timing-only) is not checked against pipelined
+    // programs yet: they are laid out in full.
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles,
+                                       pipelined ? std::vector<ir::Id>{updatesParent} : updateSequences,
+                                       target.tile.workerContexts, w.mirrorReplicas && !pipelined);
     auto& children = exe.programs[updatesParent].children;
-    auto firstUpdate = std::find(children.begin(), children.end(), updateSequences.front());
+    // Pipelined, the updates are merged side by side: the all-reduce goes first.
+    auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
     children.insert(firstUpdate, allReduce);
   }
   progress("validating");

@@ -78,7 +78,7 @@ void IrBuilder::copy(std::vector<ir::CopyRegion> regions, const std::string& wha
   if (regions.size() == 1 && regions[0].rows <= 1) p.src = regions[0].src, p.dst = regions[0].dst;
   else p.regions = std::move(regions);
   estimate_ += estimate;
-  addProgram(std::move(p));
+  programCycles_[addProgram(std::move(p))] = estimate;
 }
 
 void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& what) {
@@ -98,7 +98,8 @@ void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& wha
   }
   ir::Cycles busiest = 0;
   for (auto& [tile, w] : perTile) busiest = std::max(busiest, tileCycles(w.first, w.second, target_));
-  estimate_ += computePhaseCycles(busiest, target_);
+  const ir::Cycles cycles = computePhaseCycles(busiest, target_);
+  estimate_ += cycles;
   for (ir::Vertex& v : vertices) v.tile += tileBase_;
   cs.vertices = std::move(vertices);
   exe_.computeSets.push_back(std::move(cs));
@@ -106,7 +107,7 @@ void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& wha
   p.kind = ir::ProgramKind::Execute;
   p.name = exe_.computeSets.back().name;
   p.computeSet = exe_.computeSets.back().id;
-  addProgram(std::move(p));
+  programCycles_[addProgram(std::move(p))] = cycles;
 }
 
 }  // namespace ipusim::scheduler

@@ -5,6 +5,7 @@
 // channels last (NHWC without the N), as Keras's default data_format.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ struct LayerSpec {
   std::string padding = "valid";  // conv2d, pooling: valid | same
   // model.layers[i].shard (as Keras's ipu_shard): the IPU of a replica it runs on.
   std::uint32_t shard = 0;
+  // model.layers[i].stage (as a Keras layer's pipeline stage): the pipeline
+  // stage it belongs to; only with the workload's `pipeline` key, which maps
+  // stages to IPUs (pipeline_spec.hpp) and sets `shard` from it.
+  std::optional<std::uint32_t> stage;
   // Filled by inferLayerShapes(): the per-example shapes in and out.
   std::vector<std::uint64_t> inputShape, outputShape;
 };

@@ -69,6 +69,7 @@ class Lowerer {
     out.useSpans = b_.useSpans();
     out.lastStep = b_.currentStep() - 1;
     out.estimatedStepCycles = b_.estimatedCycles();
+    out.programCycles = b_.programCycles();
     out.exe = std::move(b_.exe());
     return out;
   }

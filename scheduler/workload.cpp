@@ -7,6 +7,7 @@
 #include "scheduler/keras_model.hpp"
 #include "scheduler/layer_shapes.hpp"
 #include "scheduler/model_checks.hpp"
+#include "scheduler/pipeline_spec.hpp"
 #include "scheduler/workload_limits.hpp"
 #include "scheduler/workload_parts.hpp"
 #include "scheduler/workload_reader.hpp"
@@ -69,7 +70,7 @@ std::uint32_t ipusPerReplica(const Workload& w) {
 
 Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
-  top.allowOnly({"name", "dataset", "model", "loss", "optimizer", "training", "ipu", "compile", "seed"});
+  top.allowOnly({"name", "dataset", "model", "loss", "optimizer", "training", "ipu", "pipeline", "compile", "seed"});
   Workload w;
   w.name = top.string("name", source);
   const Reader dataset = top.object("dataset");
@@ -173,11 +174,13 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.arch = ipu.string("arch", w.ipu.arch, {"ipu1", "ipu2"});
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
+  parsePipeline(top, w);
   const std::uint32_t perReplica = ipusPerReplica(w);
   if (w.ipu.numIpus % perReplica)
     ipu.fail("ipu.num_ipus", std::to_string(w.ipu.numIpus) + " is not a multiple of the " +
-                                 std::to_string(perReplica) + " IPUs one replica needs (model.layers[i].shard up to " +
-                                 std::to_string(perReplica - 1) + ")");
+                                 std::to_string(perReplica) + " IPUs one replica needs (" +
+                                 (w.pipeline.enabled() ? "pipeline.device_mapping" : "model.layers[i].shard") +
+                                 " up to " + std::to_string(perReplica - 1) + ")");
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

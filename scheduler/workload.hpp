@@ -83,6 +83,14 @@ struct IpuSpec {
   double availableMemoryProportion = 0.6;
 };
 
+// The workload's `pipeline` key (pipeline_spec.hpp): absent when stages == 0.
+struct PipelineSpec {
+  std::string schedule = "grouped";     // grouped | interleaved | sequential (TF's PipelineSchedule)
+  std::uint32_t stages = 0;             // 1 + the highest model.layers[i].stage; 0: not pipelined
+  std::vector<std::uint32_t> deviceMapping;  // stage -> IPU of a replica
+  bool enabled() const { return stages > 0; }
+};
+
 struct Workload {
   std::string name;  // file stem unless "name" is given
   DatasetSpec dataset;
@@ -93,6 +101,7 @@ struct Workload {
   OptimizerSpec optimizer;
   TrainingSpec training;
   IpuSpec ipu;
+  PipelineSpec pipeline;
   std::string scheduling = "choose_best";  // post_order | look_ahead | shortest_path | clustering | choose_best
   bool allowOutOfMemory = false;            // compile.allow_out_of_memory
   // Not a workload key: a timing-only runner sets it to compile identical

@@ -35,44 +35,45 @@ LayerSpec parseLayer(const Reader& l, std::map<std::string, int>& counts) {
     spec.padding = l.string("padding", spec.padding, {"valid", "same"});
   };
   if (spec.kind == k::kFlatten) {
-    l.allowOnly({"type", "name", "shard"});
+    l.allowOnly({"type", "name", "shard", "stage"});
   } else if (spec.kind == k::kReshape) {
-    l.allowOnly({"type", "name", "shard", "target_shape"});
+    l.allowOnly({"type", "name", "shard", "stage", "target_shape"});
     spec.targetShape = l.integers("target_shape");
   } else if (spec.kind == k::kDense) {
-    l.allowOnly({"type", "name", "shard", "units", "activation", "use_bias"});
+    l.allowOnly({"type", "name", "shard", "stage", "units", "activation", "use_bias"});
     if (!l.has("units")) l.fail(l.key("units"), "missing (expected a positive integer)");
     spec.units = l.count32("units", 0, true);
     activation(false);
     spec.useBias = l.boolean("use_bias", true);
   } else if (spec.kind == k::kDropout) {
-    l.allowOnly({"type", "name", "shard", "rate", "seed"});
+    l.allowOnly({"type", "name", "shard", "stage", "rate", "seed"});
     if (!l.has("rate")) l.fail(l.key("rate"), "missing (expected a number in [0, 1))");
     spec.rate = l.numberIn("rate", 0, 0, 1, true);
     spec.seeded = l.has("seed");
     spec.seed = l.count("seed", 0, false);
   } else if (spec.kind == k::kBatchNormalization) {
-    l.allowOnly({"type", "name", "shard", "momentum", "epsilon", "center", "scale"});
+    l.allowOnly({"type", "name", "shard", "stage", "momentum", "epsilon", "center", "scale"});
     spec.momentum = l.numberIn("momentum", spec.momentum, 0, 1, false);
     spec.epsilon = l.number("epsilon", spec.epsilon);
     if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
     spec.center = l.boolean("center", true);
     spec.scale = l.boolean("scale", true);
   } else if (spec.kind == k::kActivation) {
-    l.allowOnly({"type", "name", "shard", "activation"});
+    l.allowOnly({"type", "name", "shard", "stage", "activation"});
     activation(true);
   } else if (spec.kind == k::kConv2D) {
-    l.allowOnly({"type", "name", "shard", "filters", "kernel_size", "strides", "padding", "use_bias", "activation"});
+    l.allowOnly({"type", "name", "shard", "stage", "filters", "kernel_size", "strides", "padding", "use_bias", "activation"});
     if (!l.has("filters")) l.fail(l.key("filters"), "missing (expected a positive integer)");
     spec.units = l.count32("filters", 0, true);
     window("kernel_size", false);
     spec.useBias = l.boolean("use_bias", true);
     activation(false);
   } else {  // pooling: strides default to pool_size, as Keras's
-    l.allowOnly({"type", "name", "shard", "pool_size", "strides", "padding"});
+    l.allowOnly({"type", "name", "shard", "stage", "pool_size", "strides", "padding"});
     window("pool_size", true);
   }
   spec.shard = l.count32("shard", 0, false);
+  if (l.has("stage")) spec.stage = l.count32("stage", 0, false);
   return spec;
 }
 

@@ -176,7 +176,9 @@ void ProgramExecutor::executeComputeSet(const ir::Program& p) {
   const std::vector<std::uint32_t>& ipus = plan.ipus().empty() ? allIpus_ : plan.ipus();
   Cycles slowest = 0;
   for (std::uint32_t ipu : ipus) slowest = std::max(slowest, plan.ipuCycles()[ipu]);
-  const ir::SyncType type = SyncController::typeFor(ipus, loaded_.exe.ipusPerReplica);
+  const ir::SyncType type = loaded_.exe.computeSets[p.computeSet].independentPerIpu
+                                ? ir::SyncType::Internal
+                                : SyncController::typeFor(ipus, loaded_.exe.ipusPerReplica);
   const Cycles total = slowest + sync_.cycles(type);
   if (phases()) {
     announce(plan.id(), p);

@@ -26,6 +26,10 @@ struct ComputeSet {
   std::string name;
   std::vector<Vertex> vertices;
   DebugInfo debug;
+  // Its vertices on each IPU are independent of the other IPUs' (pipeline
+  // stages run side by side, each as its IPU's own program would): each IPU
+  // closes its part with an internal sync rather than all with an external one.
+  bool independentPerIpu = false;
 };
 
 }  // namespace ipusim::ir

@@ -51,6 +51,7 @@ json computeSetJson(const ComputeSet& cs) {
     vertices.push_back(std::move(vj));
   }
   json j = {{"id", cs.id}, {"name", cs.name}, {"vertices", std::move(vertices)}};
+  if (cs.independentPerIpu) j["independentPerIpu"] = true;
   putDebug(j, cs.debug);
   return j;
 }
@@ -197,7 +198,7 @@ Vertex readVertex(const json& j, const std::string& path) {
 }
 
 ComputeSet readComputeSet(const json& j, const std::string& path, std::size_t index) {
-  expectObject(j, path, {"id", "name", "vertices", "debug"});
+  expectObject(j, path, {"id", "name", "vertices", "independentPerIpu", "debug"});
   ComputeSet cs;
   cs.id = readId(j, path, index);
   cs.name = asString(required(j, path, "name", "a string"), child(path, "name"));
@@ -205,6 +206,7 @@ ComputeSet readComputeSet(const json& j, const std::string& path, std::size_t in
   const json& vertices = expectArray(required(j, path, "vertices", "an array of vertices"), vPath);
   cs.vertices.reserve(vertices.size());
   for (std::size_t i = 0; i < vertices.size(); ++i) cs.vertices.push_back(readVertex(vertices[i], item(vPath, i)));
+  if (const json* v = optional(j, "independentPerIpu")) cs.independentPerIpu = asBool(*v, child(path, "independentPerIpu"));
   cs.debug = readDebug(j, path);
   return cs;
 }

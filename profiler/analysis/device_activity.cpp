@@ -34,6 +34,12 @@ double DeviceActivity::hostWaitFraction() const {
   return windowCycles > 0 ? double(hostWaitCycles) / double(windowCycles) : 0.0;
 }
 
+double DeviceActivity::idleShare(std::size_t ipu) const {
+  if (ipu >= perIpu.size()) return 0.0;
+  const std::int64_t device = windowCycles - perIpu[ipu].streamCopy;
+  return device > 0 ? double(perIpu[ipu].idle) / double(device) : 0.0;
+}
+
 double DeviceActivity::overlapFraction() const {
   return hostTransferCycles > 0 ? double(transferOverlapCycles) / double(hostTransferCycles) : 0.0;
 }

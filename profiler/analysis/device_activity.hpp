@@ -60,6 +60,12 @@ struct DeviceActivity {
   // Fraction of IPU time (all IPUs) in a bucket; 0 when there is no time.
   double fraction(std::int64_t PhaseCycles::*bucket) const;
   double hostWaitFraction() const;
+  // IPU `ipu`'s idle share: its idle cycles (no compute, exchange, link,
+  // sync or stream copy phase) over its window cycles outside stream copies
+  // (a stream copy stalls the whole device on the host link: the IPUs are
+  // stopped then, not idle while others work). What a pipeline's ramp-up and
+  // ramp-down leave unused. 0 when there is no such time or no such IPU.
+  double idleShare(std::size_t ipu) const;
   // Overlap as defined above; 0 when there was no transfer.
   double overlapFraction() const;
   // Host IO overlap as defined above; 0 when there was no host data work.

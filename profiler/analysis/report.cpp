@@ -73,6 +73,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   nlohmann::json perIpu = nlohmann::json::array();
   for (std::size_t ipu = 0; ipu < r.captured.perIpu.size(); ++ipu) {
     nlohmann::json entry = phaseCyclesToJson(r.captured.perIpu[ipu]);
+    entry["idle_share"] = r.captured.idleShare(ipu);
     entry["ipu"] = ipu;
     perIpu.push_back(entry);
   }
@@ -93,6 +94,11 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                        {"bytes", t.bytes},
                        {"always_live_bytes", t.alwaysLiveBytes},
                        {"not_always_live_peak_bytes", t.notAlwaysLivePeakBytes}});
+  nlohmann::json perIpuMemory = nlohmann::json::array();
+  for (const auto& ipu : r.memory.perIpu)
+    perIpuMemory.push_back({{"ipu", ipu.ipu},
+                            {"max_bytes", ipu.maxBytes},
+                            {"max_not_always_live_peak_bytes", ipu.maxNotAlwaysLivePeakBytes}});
   j["tile_memory"] = {{"tiles", r.memory.tiles},
                       {"capacity_bytes", r.memory.capacityBytes},
                       {"total_bytes", r.memory.totalBytes},
@@ -101,6 +107,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                       {"tiles_over_capacity", r.memory.tilesOverCapacity},
                       {"figure", r.memory.fromPeaks ? "peak" : "category_sum"},
                       {"bytes_by_category", r.memory.bytesByCategory},
+                      {"per_ipu", perIpuMemory},
                       {"fullest", fullest}};
   if (r.loss) {
     j["loss"] = {{"samples", r.loss->samples}, {"first", r.loss->first}, {"last", r.loss->last},
@@ -146,7 +153,13 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
   };
   for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
     row(std::to_string(ipu), a.perIpu[ipu], a.windowCycles);
-  if (a.perIpu.size() > 1) row("all", a.allIpus(), a.allIpus().total());
+  if (a.perIpu.size() > 1) {
+    row("all", a.allIpus(), a.allIpus().total());
+    out << "  idle share outside stream copies (a pipeline's ramp-up and ramp-down):";
+    for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
+      out << (ipu ? ", " : " ") << "IPU " << ipu << " " << formatPercent(a.idleShare(ipu));
+    out << "\n";
+  }
   out << "  StreamCopy Begin (device waits for data or space): " << cyclesAndTime(r.target, a.hostWaitCycles)
       << ", " << formatPercent(a.hostWaitFraction()) << "\n";
   out << "  host-link transfer (StreamCopy Mid): " << cyclesAndTime(r.target, a.hostTransferCycles)
@@ -208,6 +221,11 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   if (!m.bytesByCategory.empty()) out << "  by category (tensors' bytes; not-always-live ones share memory):\n";
   for (const auto& [category, bytes] : m.bytesByCategory)
     out << "    " << category << ": " << formatBytes(bytes) << "\n";
+  if (m.perIpu.size() > 1)
+    for (const auto& ipu : m.perIpu)
+      out << "  IPU " << ipu.ipu << ": fullest tile " << formatBytes(ipu.maxBytes)
+          << ", not-always-live peak (activations, gradients, temporaries) up to "
+          << formatBytes(ipu.maxNotAlwaysLivePeakBytes) << " a tile\n";
   if (!m.fullest.empty()) {
     out << "  fullest tiles:";
     for (const auto& tile : m.fullest) {

@@ -39,8 +39,13 @@ TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& 
   for (const auto& [index, use] : byTile) add(s.totalBytes, use.bytes, index);
   std::vector<TileUse> tiles;
   tiles.reserve(byTile.size());
+  std::map<std::int64_t, IpuMemoryUse> byIpu;
   for (const auto& [index, use] : byTile) {
     tiles.push_back(use);
+    IpuMemoryUse& ipu = byIpu[use.ipu];
+    ipu.ipu = use.ipu;
+    ipu.maxBytes = std::max(ipu.maxBytes, use.bytes);
+    ipu.maxNotAlwaysLivePeakBytes = std::max(ipu.maxNotAlwaysLivePeakBytes, use.notAlwaysLivePeakBytes);
     s.maxBytes = std::max(s.maxBytes, use.bytes);
     if (capacityBytes > 0 && use.bytes > capacityBytes) ++s.tilesOverCapacity;
   }
@@ -52,6 +57,7 @@ TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& 
                       return a.bytes != b.bytes ? a.bytes > b.bytes : a.tile < b.tile;
                     });
   s.fullest.assign(tiles.begin(), tiles.begin() + static_cast<std::ptrdiff_t>(keep));
+  for (const auto& [ipu, use] : byIpu) s.perIpu.push_back(use);
   return s;
 }
 

@@ -23,6 +23,15 @@ struct TileUse {
   std::int64_t notAlwaysLivePeakBytes = 0;
 };
 
+// Per IPU: its fullest tile's peak and the highest not-always-live peak of its
+// tiles (the bytes where activations, gradients and temporaries live, shared
+// by liveness: what a pipeline schedule's mini-batches in flight need).
+struct IpuMemoryUse {
+  std::int64_t ipu = 0;
+  std::int64_t maxBytes = 0;
+  std::int64_t maxNotAlwaysLivePeakBytes = 0;
+};
+
 struct TileMemorySummary {
   std::int64_t tiles = 0;            // tiles the mean is taken over
   std::int64_t capacityBytes = 0;    // per tile, 0 = unknown
@@ -33,6 +42,7 @@ struct TileMemorySummary {
   std::int64_t tilesOverCapacity = 0;
   std::map<std::string, std::int64_t> bytesByCategory;
   std::vector<TileUse> fullest;      // most used first; ties by tile index
+  std::vector<IpuMemoryUse> perIpu;  // by IPU, the IPUs with rows
 };
 
 // `targetTiles` is the number of tiles of the target (IPUs x tiles per IPU;

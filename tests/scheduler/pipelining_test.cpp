@@ -1,0 +1,274 @@
+// Pipelining (model.layers[i].stage, pipeline: {schedule,
+// gradient_accumulation_count, device_mapping}): the schedules' order of
+// stage passes, the workload errors, and training: a pipeline with
+// gradient_accumulation_count N trains as the unpipelined model with
+// gradient accumulation N, for each schedule.
+#include "training_harness.hpp"
+
+#include "scheduler/compiler.hpp"
+#include "scheduler/pipeline_schedule.hpp"
+#include "scheduler/workload.hpp"
+#include "model/ir/tile_memory_usage.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ipusim::testing {
+namespace {
+
+using scheduler::PipelinePlan;
+using scheduler::StagePass;
+
+nlohmann::json smallJson() {
+  std::ifstream in(sourcePath("workloads/small_synthetic.json"));
+  return nlohmann::json::parse(in);
+}
+
+// small_synthetic (flatten, dense, dense_1) in two stages on two IPUs.
+nlohmann::json pipelinedJson(const std::string& schedule, std::uint32_t count) {
+  nlohmann::json j = smallJson();
+  auto& layers = j["model"]["layers"];
+  layers[0]["stage"] = 0;
+  layers[1]["stage"] = 0;
+  layers[2]["stage"] = 1;
+  j["pipeline"] = {{"schedule", schedule}, {"gradient_accumulation_count", count}};
+  j["ipu"]["num_ipus"] = 2;
+  return j;
+}
+
+scheduler::Workload pipelined(const std::string& schedule, std::uint32_t count) {
+  return scheduler::parseWorkload(pipelinedJson(schedule, count), "pipelined.json");
+}
+
+// When each pass of the plan runs: (time step, slot) per pass; every pass once.
+std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::pair<std::size_t, std::size_t>> whenRuns(
+    const PipelinePlan& plan) {
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::pair<std::size_t, std::size_t>> at;
+  for (std::size_t t = 0; t < plan.timeSteps.size(); ++t)
+    for (std::size_t s = 0; s < plan.timeSteps[t].slots.size(); ++s) {
+      std::set<std::uint32_t> stages;
+      for (const StagePass& p : plan.timeSteps[t].slots[s]) {
+        EXPECT_TRUE(stages.insert(p.stage).second) << "two passes of stage " << p.stage << " in one slot";
+        EXPECT_TRUE(at.emplace(std::make_tuple(p.stage, p.miniBatch, p.backward), std::make_pair(t, s)).second);
+      }
+    }
+  return at;
+}
+
+// Each pass after the ones it needs: F_{s-1}(m) before F_s(m), F_{S-1}(m) before B_{S-1}(m), B_{s+1}(m) before B_s(m).
+void expectDependenciesHold(const PipelinePlan& plan, std::uint32_t S, std::uint32_t N) {
+  const auto at = whenRuns(plan);
+  ASSERT_EQ(at.size(), std::size_t(2 * S * N));
+  for (std::uint32_t m = 0; m < N; ++m)
+    for (std::uint32_t s = 0; s < S; ++s) {
+      if (s > 0) {
+        EXPECT_LT(at.at({s - 1, m, false}), at.at({s, m, false}));
+      }
+      if (s + 1 < S) {
+        EXPECT_LT(at.at({s + 1, m, true}), at.at({s, m, true}));
+      }
+    }
+  for (std::uint32_t m = 0; m < N; ++m) EXPECT_LT(at.at({S - 1, m, false}), at.at({S - 1, m, true}));
+}
+
+// Most mini-batches of stage 0 in flight (forward run, backward not yet) at once.
+std::uint32_t inFlightOnStage0(const PipelinePlan& plan) {
+  std::int64_t now = 0, most = 0;
+  for (const auto& step : plan.timeSteps)
+    for (const auto& slot : step.slots)
+      for (const StagePass& p : slot)
+        if (p.stage == 0) {
+          now += p.backward ? -1 : 1;
+          most = std::max(most, now);
+        }
+  return std::uint32_t(most);
+}
+
+TEST(PipelineSchedule, EveryScheduleRunsEachPassOnceAfterWhatItNeeds) {
+  for (const char* schedule : {"grouped", "interleaved", "sequential"})
+    for (std::uint32_t S : {2u, 3u, 4u}) {
+      SCOPED_TRACE(std::string(schedule) + " S=" + std::to_string(S));
+      expectDependenciesHold(scheduler::planPipeline(schedule, S, 8), S, 8);
+    }
+}
+
+TEST(PipelineSchedule, GroupedRampsUpRunsBothDirectionsThenRampsDown) {
+  // S = 2, N = 4: forwards only, then forward and backward slots, then backwards only.
+  const PipelinePlan plan = scheduler::planPipeline("grouped", 2, 4);
+  ASSERT_EQ(plan.timeSteps.size(), 6u);  // N + 2S - 2
+  EXPECT_EQ(plan.timeSteps[0].slots, (std::vector<scheduler::PipelineSlot>{{{0, 0, false}}}));
+  EXPECT_EQ(plan.timeSteps[1].slots,
+            (std::vector<scheduler::PipelineSlot>{{{0, 1, false}, {1, 0, false}}, {{1, 0, true}}}));
+  EXPECT_EQ(plan.timeSteps[2].slots,
+            (std::vector<scheduler::PipelineSlot>{{{0, 2, false}, {1, 1, false}}, {{1, 1, true}, {0, 0, true}}}));
+  EXPECT_EQ(plan.timeSteps[5].slots, (std::vector<scheduler::PipelineSlot>{{{0, 3, true}}}));
+  EXPECT_EQ(plan.firstTimeStep, (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+TEST(PipelineSchedule, InterleavedAlternatesForwardAndBackwardAndKeepsFewerMiniBatchesInFlight) {
+  const PipelinePlan interleaved = scheduler::planPipeline("interleaved", 2, 8);
+  // Slot u: stage 0 runs F at even u, B at odd u (from its first backward on).
+  EXPECT_EQ(interleaved.timeSteps[2].slots[0], (scheduler::PipelineSlot{{0, 1, false}, {1, 0, true}}));
+  EXPECT_EQ(interleaved.timeSteps[3].slots[0], (scheduler::PipelineSlot{{0, 0, true}, {1, 1, false}}));
+  for (std::uint32_t S : {2u, 4u}) {
+    EXPECT_EQ(inFlightOnStage0(scheduler::planPipeline("grouped", S, 16)), 2 * S - 1) << S;
+    EXPECT_EQ(inFlightOnStage0(scheduler::planPipeline("interleaved", S, 16)), S) << S;
+    EXPECT_EQ(inFlightOnStage0(scheduler::planPipeline("sequential", S, 16)), 1u) << S;
+  }
+}
+
+// ---- workload errors ----
+
+void expectError(const nlohmann::json& j, const std::string& expected) {
+  try {
+    scheduler::parseWorkload(j, "pipelined.json");
+    FAIL() << "expected an error containing: " << expected;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
+TEST(PipelineWorkload, StagesSetEachLayersIpuFromTheDeviceMapping) {
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["ipu"]["num_ipus"] = 4;
+  j["pipeline"]["device_mapping"] = {3, 1};
+  const scheduler::Workload w = scheduler::parseWorkload(j, "pipelined.json");
+  EXPECT_EQ(w.pipeline.stages, 2u);
+  EXPECT_EQ(w.layers[1].shard, 3u);
+  EXPECT_EQ(w.layers[2].shard, 1u);
+  EXPECT_EQ(w.training.gradientAccumulationCount, 4u);
+}
+
+TEST(PipelineWorkload, BadStagesNameTheKeyAndWhatTheyNeed) {
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["model"]["layers"][0]["stage"] = 1;
+  expectError(j, "pipelined.json: model.layers[0].stage: 1: the first layer must be stage 0");
+  j = pipelinedJson("grouped", 4);
+  j["model"]["layers"][2]["stage"] = 0;
+  j["model"]["layers"][1]["stage"] = 1;
+  expectError(j, "model.layers[2].stage: 0 after stage 1: stages must follow the layer order");
+  j = pipelinedJson("grouped", 4);
+  j["model"]["layers"][2]["stage"] = 2;
+  expectError(j, "model.layers[2].stage: 2 after stage 0: stages are numbered without gaps (expected 0 or 1)");
+  j = pipelinedJson("grouped", 4);
+  j["model"]["layers"][1].erase("stage");
+  expectError(j, "model.layers[1].stage: missing: in a pipelined model every layer names its stage");
+  j = pipelinedJson("grouped", 4);
+  for (auto& l : j["model"]["layers"]) l["stage"] = 0;
+  expectError(j, "a pipeline requires at least two stages");
+  j = smallJson();
+  j["model"]["layers"][1]["stage"] = 0;
+  expectError(j, "model.layers[1].stage: needs the workload's \"pipeline\" key");
+}
+
+TEST(PipelineWorkload, BadDeviceMappingNamesTheKeyAndWhatItNeeds) {
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["pipeline"]["device_mapping"] = {0, 1, 1};
+  expectError(j, "pipelined.json: pipeline.device_mapping: 3 entries for 2 stages: each stage must be mapped to one IPU");
+  j["pipeline"]["device_mapping"] = {0, 2};
+  expectError(j, "pipeline.device_mapping[1]: IPU 2 does not exist: expected 0 to 1 (ipu.num_ipus is 2)");
+  j["pipeline"]["device_mapping"] = {1, 1};
+  expectError(j, "pipeline.device_mapping[1]: IPU 1 already runs another stage");
+}
+
+TEST(PipelineWorkload, AnAccumulationCountTheScheduleCannotTakeNamesTheKey) {
+  expectError(pipelinedJson("grouped", 2),
+              "pipeline.gradient_accumulation_count: 2 is not a multiple of 4: the grouped schedule needs a multiple of "
+              "2 x the 2 stages");
+  expectError(pipelinedJson("interleaved", 3),
+              "pipeline.gradient_accumulation_count: 3 is not a multiple of 2: the interleaved schedule needs a "
+              "multiple of the 2 stages");
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["pipeline"].erase("gradient_accumulation_count");
+  expectError(j, "pipeline.gradient_accumulation_count: missing");
+  j = pipelinedJson("grouped", 4);
+  j["training"]["gradient_accumulation_count"] = 2;
+  expectError(j, "training.gradient_accumulation_count: 2 differs from pipeline.gradient_accumulation_count (4)");
+  j = pipelinedJson("grouped", 8);  // steps_per_execution is 4
+  expectError(j, "pipeline.gradient_accumulation_count: 8 must divide training.steps_per_execution (4)");
+}
+
+TEST(PipelineWorkload, NumIpusNotAMultipleOfThePipelinesIpusNamesTheKey) {
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["ipu"]["num_ipus"] = 3;
+  expectError(j, "ipu.num_ipus: 3 is not a multiple of the 2 IPUs one replica needs (pipeline.device_mapping up to 1)");
+}
+
+// ---- memory: mini-batches in flight ----
+
+// Per IPU, the highest not-always-live part of its tiles' peaks (the report's per-IPU figure).
+std::vector<std::uint64_t> notAlwaysLivePeakPerIpu(const scheduler::CompiledWorkload& c) {
+  std::vector<std::uint64_t> peak(c.target.numIpus(), 0);
+  for (const ir::TileMemoryUsage& u : ir::tileMemoryUsage(c.exe.tensors, c.target.totalTiles())) {
+    auto& p = peak[c.target.ipuOf(u.tile)];
+    p = std::max(p, u.notAlwaysLivePeakBytes);
+  }
+  return peak;
+}
+
+TEST(Pipelining, InterleavedKeepsFewerActivationBytesLiveThanGrouped) {
+  const auto grouped = notAlwaysLivePeakPerIpu(scheduler::compile(pipelined("grouped", 4)));
+  const auto interleaved = notAlwaysLivePeakPerIpu(scheduler::compile(pipelined("interleaved", 4)));
+  const auto sequential = notAlwaysLivePeakPerIpu(scheduler::compile(pipelined("sequential", 4)));
+  for (std::size_t ipu = 0; ipu < 2; ++ipu)
+    std::cout << "[ figure ] IPU " << ipu << " not-always-live peak per tile: grouped " << grouped[ipu]
+              << " B, interleaved " << interleaved[ipu] << " B, sequential " << sequential[ipu] << " B\n";
+  // Stage 0 keeps 3 mini-batches in flight (Grouped), 2 (Interleaved), 1 (Sequential).
+  EXPECT_LT(interleaved[0], grouped[0]);
+  EXPECT_LT(sequential[0], interleaved[0]);
+  EXPECT_LE(interleaved[1], grouped[1]);
+}
+
+TEST(Pipelining, AGroupedSlotRunsBothStagesInOneComputeSet) {
+  const scheduler::CompiledWorkload c = scheduler::compile(pipelined("grouped", 4));
+  std::size_t both = 0;
+  for (const ir::ComputeSet& cs : c.exe.computeSets) {
+    if (cs.name.rfind("gradient_accumulation", 0) == 0) continue;  // spans the IPUs without pipelining too
+    std::set<std::uint32_t> ipus;
+    for (const ir::Vertex& v : cs.vertices) ipus.insert(c.target.ipuOf(v.tile));
+    both += ipus.size() == 2;
+  }
+  EXPECT_GT(both, 0u);
+}
+
+// ---- training: as gradient accumulation over the same mini-batches ----
+
+void expectTrainsAsAccumulation(const TrainingLosses& r, std::uint32_t n, std::uint64_t steps) {
+  ASSERT_EQ(r.simulated.size(), steps);
+  ASSERT_EQ(r.reference.size(), steps / n);
+  for (std::size_t u = 0; u < r.reference.size(); ++u) {
+    double mean = 0;  // the N mini-batches of one update ran on the same weights
+    for (std::uint32_t i = 0; i < n; ++i) mean += r.simulated[u * n + i];
+    EXPECT_NEAR(mean / n, r.reference[u], 1e-4 * std::fabs(r.reference[u])) << "update " << u;
+  }
+  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t)
+    for (std::size_t i = 0; i < r.referenceWeights[t].size(); ++i)
+      ASSERT_NEAR(r.simulatedWeights[0][t][i], r.referenceWeights[t][i], 1e-5 + 1e-4 * std::fabs(r.referenceWeights[t][i]))
+          << "tensor " << t << " [" << i << "]";
+}
+
+TEST(Pipelining, GroupedTrainsAsGradientAccumulation) {
+  expectTrainsAsAccumulation(runTraining(pipelined("grouped", 4), 20), 4, 20);
+}
+
+TEST(Pipelining, InterleavedTrainsAsGradientAccumulation) {
+  expectTrainsAsAccumulation(runTraining(pipelined("interleaved", 4), 20), 4, 20);
+}
+
+TEST(Pipelining, SequentialTrainsAsGradientAccumulation) {
+  expectTrainsAsAccumulation(runTraining(pipelined("sequential", 4), 20), 4, 20);
+}
+
+TEST(Pipelining, TwoReplicasOfAPipelineTrainAsAccumulationOverTheGlobalBatch) {
+  nlohmann::json j = pipelinedJson("grouped", 4);
+  j["ipu"]["num_ipus"] = 4;
+  expectTrainsAsAccumulation(runTraining(scheduler::parseWorkload(j, "pipelined.json"), 20), 4, 20);
+}
+
+}  // namespace
+}  // namespace ipusim::testing
