@@ -6,6 +6,7 @@
 #include "traces/profile_reader.hpp"
 #include "viewer/core/lane.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -49,6 +50,8 @@ class LaneLoader {
   // Whether a requested window is still being read (bench, tests).
   bool windowsPending() const;
   bool finished() const;
+  // CPU time the loader thread has used so far, in ms (bench).
+  double cpuMs() const { return cpuMs_.load(); }
   // Blocks until every visible lane is loaded (tests, screenshots, bench).
   void waitForVisible() const;
 
@@ -62,6 +65,7 @@ class LaneLoader {
   bool finished_ = false;
   bool building_ = false;  // a window is being read
   std::map<Lane*, WindowPlan> requests_;
+  std::atomic<double> cpuMs_{0};
   std::thread thread_;
 };
 

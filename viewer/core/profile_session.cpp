@@ -3,6 +3,7 @@
 #include "traces/profile_verification.hpp"
 
 #include <sqlite3.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -85,6 +86,9 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
                   } catch (const std::exception& e) {
                     result.error = e.what();
                   }
+                  timespec cpu{};
+                  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+                  result.cpuMs = double(cpu.tv_sec) * 1e3 + double(cpu.tv_nsec) / 1e6;
                   return result;
                 }).share();
 
@@ -127,6 +131,10 @@ const profiler::analysis::HostWaitBreakdown& ProfileSession::hostWait() const { 
 std::optional<profiler::analysis::HostWaitBreakdown> ProfileSession::hostWaitIfReady() const {
   if (!backgroundChecksDone()) return std::nullopt;
   return background_.get().hostWait;
+}
+
+double ProfileSession::backgroundChecksCpuMs() const {
+  return backgroundChecksDone() ? background_.get().cpuMs : 0.0;
 }
 
 bool ProfileSession::backgroundChecksDone() const {

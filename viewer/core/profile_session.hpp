@@ -68,6 +68,10 @@ class ProfileSession {
   // when the profile passed.
   std::string verificationError() const;
   bool backgroundChecksDone() const;
+  // CPU time of the background checks, in ms, once done (bench); the
+  // loader thread's so far.
+  double backgroundChecksCpuMs() const;
+  double loaderCpuMs() const { return loader_ ? loader_->cpuMs() : 0.0; }
 
   // Lanes in display order: engine, host, stream, then per IPU its program
   // flame graph and BSP lane, then counters.
@@ -104,6 +108,7 @@ class ProfileSession {
   struct BackgroundChecks {
     profiler::analysis::HostWaitBreakdown hostWait;
     std::string error;
+    double cpuMs = 0;
   };
   std::shared_future<BackgroundChecks> background_;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);

@@ -172,7 +172,8 @@ void TraceView::updateStats(bool inBackground) {
   }
   statsJobRange_ = *selection_;
   statsJob_ = std::async(std::launch::async, [path = session_.path(), range = *selection_] {
-    traces::ProfileReader reader(path);
+    // The session checks the whole file on a thread of its own.
+    traces::ProfileReader reader(path, traces::ProfileReader::Checks::WholeFileDeferred);
     return profiler::computeRangeStats(reader, range.first, range.second);
   });
 }
