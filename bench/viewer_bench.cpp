@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <iostream>
 #include <thread>
 
@@ -34,6 +36,37 @@ double processCpuMs() {
   getrusage(RUSAGE_SELF, &usage);
   const auto ms = [](const timeval& t) { return double(t.tv_sec) * 1e3 + double(t.tv_usec) / 1e3; };
   return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+double threadCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
+double peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+// The 1-, 5- and 15-minute load averages: the machine is shared.
+std::string loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+// A visible windowed lane whose view needs a window it does not hold yet
+// (asked for, read, but not adopted: the next frame adopts it).
+bool windowsWaiting(const viewer::ProfileSession& session) {
+  for (const auto& lane : session.lanes()) {
+    if (!lane->windowed || !lane->visible.load()) continue;
+    std::lock_guard<std::mutex> lock(lane->windowMutex);
+    if (lane->pendingWindow) return true;
+  }
+  return false;
 }
 
 // While lanes load, frames are drawn every 1/30 s (the frame budget), as the
@@ -133,32 +166,37 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
   viewer::GlWindow window(windowSize.first, windowSize.second, "ipusim-view bench", false);
   viewer::ViewerApp app{viewer::RecentProfiles(std::string("/dev/null"))};
   double lastCpuMs = 0;
+  // Wall time to glFinish; lastCpuMs: the UI thread's CPU time for the
+  // frame (ImGui, level of detail, summaries, GL calls; llvmpipe rasterises
+  // on threads of its own, counted in the process's CPU).
   auto drawFrame = [&] {
     const auto t = Clock::now();
+    const double cpu0 = threadCpuMs();
     window.beginFrame();
     app.frame();
-    lastCpuMs = msSince(t);
     window.render();
     glFinish();
     const double ms = msSince(t);
+    lastCpuMs = threadCpuMs() - cpu0;
     window.swap();
     return ms;
   };
+  const std::string load0 = loadAverage();
   // One frame of the empty app first, as the window shows before a profile
   // is picked: it pays llvmpipe's shader compilation and the font upload.
   app.show(viewer::ViewKind::Start);
   std::printf("warm-up frame (GL shaders, font atlas; no profile yet): %.1f ms\n", drawFrame());
   const auto t0 = Clock::now();
-  const double cpu0 = processCpuMs();
+  const double cpu0 = processCpuMs(), uiCpu0 = threadCpuMs();
   if (!app.open(file.string())) {
     std::cerr << "ipusim-view --bench: " << app.errors().back() << "\n";
     return 2;
   }
   app.show(viewer::ViewKind::Trace);
-  const double structureMs = msSince(t0);
+  const double structureMs = msSince(t0), structureCpuMs = threadCpuMs() - uiCpu0;
   const double firstFrameMs = drawFrame();
-  std::printf("structure (meta, runs, tracks, lanes laid out): %.0f ms; first frame %.1f ms\n", structureMs,
-              firstFrameMs);
+  std::printf("structure (meta, runs, tracks, lanes laid out): %.0f ms wall, %.0f ms UI-thread CPU; first frame %.1f ms\n",
+              structureMs, structureCpuMs, firstFrameMs);
   // Opening ends when every lane holds every slice: the whole run is then
   // drawable at any zoom. Frames keep coming meanwhile (paced, see above).
   double worstWhileLoading = 0, worstWhileLoadingCpu = 0;
@@ -178,27 +216,58 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
     ++framesWhileLoading;
     std::this_thread::sleep_until(next);
   }
+  // Then until the opening view's windows (lanes too big to load whole)
+  // hold their slices and are drawn.
+  auto& session = *app.profile(0).session;
+  const auto settle = [&](double& worst, int& frames) {
+    do {
+      const auto next = Clock::now() + kFramePeriod;
+      worst = std::max(worst, drawFrame());
+      ++frames;
+      std::this_thread::sleep_until(next);
+    } while (session.windowsPending() || windowsWaiting(session));
+    drawFrame();  // adopts the last window
+  };
+  settle(worstWhileLoading, framesWhileLoading);
   const double openMs = msSince(t0), openCpuMs = processCpuMs() - cpu0;
-  std::printf("open: all %lld slices drawable after %.0f ms wall, %.0f ms CPU (%d frames meanwhile, worst %.1f ms, "
-              "%.1f ms of it on the UI thread's CPU)\n",
-              static_cast<long long>(app.profile(0).session->sliceCount()), openMs, openCpuMs, framesWhileLoading,
-              worstWhileLoading, worstWhileLoadingCpu);
+  const double openUiCpuMs = threadCpuMs() - uiCpu0, openLoaderCpuMs = session.loaderCpuMs();
+  std::size_t windowed = 0;
+  for (const auto& lane : session.lanes()) windowed += lane->windowed ? 1 : 0;
+  std::printf("open: %lld slices; every lane drawable (%zu of them from summaries, their slices loaded by view) "
+              "and the opening view's slices drawn after %.0f ms wall, %.0f ms CPU (%d frames meanwhile, worst %.1f ms, "
+              "%.1f ms of it on the UI thread's CPU); peak RSS %.0f MB\n",
+              static_cast<long long>(session.sliceCount()), windowed, openMs, openCpuMs, framesWhileLoading,
+              worstWhileLoading, worstWhileLoadingCpu, peakRssMb());
+  std::printf("open, CPU on its path: UI thread %.0f ms + lane loader %.0f ms = %.0f ms (the rest of the process's "
+              "CPU: the whole-file checks, the opening selection's statistics and llvmpipe, on other threads)\n",
+              openUiCpuMs, openLoaderCpuMs, openUiCpuMs + openLoaderCpuMs);
   int status = 0;
-  if (openMs > 3000) {
-    std::printf("opening took more than 3 s\n");
+  if (openMs > 5000) {
+    std::printf("opening took more than 5 s\n");
     status = 3;
   }
   auto& trace = *app.profile(0).trace;
   const double start = double(app.profile(0).session->startCycle());
   const double end = double(app.profile(0).session->endCycle());
-  std::printf("%-24s %10s %10s %14s %16s %10s\n", "zoom (visible cycles)", "mean ms", "max ms", "ui cpu mean ms",
-              "process cpu ms", "blocks");
+  std::printf("%-16s %9s %13s %9s %9s %14s %14s %10s %8s %10s\n", "zoom (cycles)", "ready ms", "loader cpu ms",
+              "mean ms", "max ms",
+              "ui cpu mean ms", "ui cpu max ms", "proc cpu ms", "blocks", "summary");
   for (double fraction : {1.0, 0.1, 0.01, 1e-3, 1e-5}) {
     const double span = (end - start) * fraction;
     const double from = start + (end - start - span) * 0.37;
     trace.axis().fit(from, from + span);
-    drawFrame();  // layout
-    double total = 0, worst = 0, cpu = 0, worstCpu = 0;
+    // Until the lanes that can show slices at this zoom have them.
+    const auto ready0 = Clock::now();
+    const double loaderCpu0 = session.loaderCpuMs();
+    double worstWhileReading = 0;
+    int framesWhileReading = 0;
+    settle(worstWhileReading, framesWhileReading);
+    const double readyMs = msSince(ready0), readyLoaderCpuMs = session.loaderCpuMs() - loaderCpu0;
+    std::size_t summarised = 0;
+    for (const auto& lane : session.lanes())
+      summarised += lane->windowed && !(lane->window && double(lane->window->first) <= trace.axis().startCycle() &&
+                                        double(lane->window->second) >= trace.axis().endCycle());
+    double total = 0, worst = 0, cpu = 0, worstCpu = 0, uiCpuMax = 0;
     const int frames = 12;
     const double processCpu0 = processCpuMs();
     for (int i = 0; i < frames; ++i) {
@@ -207,6 +276,7 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
       const double frameCpu0 = processCpuMs();
       const double ms = drawFrame();
       cpu += lastCpuMs;
+      uiCpuMax = std::max(uiCpuMax, lastCpuMs);
       total += ms;
       if (ms > worst) {
         worst = ms;
@@ -215,15 +285,24 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
     }
     char label[64];
     std::snprintf(label, sizeof label, "%.0f", span);
-    std::printf("%-24s %10.2f %10.2f %14.2f %16.2f %10lld\n", label, total / frames, worst, cpu / frames,
-                (processCpuMs() - processCpu0) / frames, static_cast<long long>(trace.framesDrawnBlocks()));
+    std::printf("%-16s %9.0f %13.0f %9.2f %9.2f %14.2f %14.2f %10.2f %8lld %7zu/%zu\n", label, readyMs,
+                readyLoaderCpuMs, total / frames, worst,
+                cpu / frames, uiCpuMax, (processCpuMs() - processCpu0) / frames,
+                static_cast<long long>(trace.framesDrawnBlocks()), summarised, windowed);
     if (worst > 33) {
       // CPU well under wall time means the frame waited for a core.
       std::printf("a frame took more than 33 ms (%.1f ms wall, %.1f ms process CPU)\n", worst, worstCpu);
       status = 3;
     }
   }
-  if (status == 3) std::printf("over budget: opening must take under 3 s and every frame under 33 ms\n");
+  // The whole-file checks (quick_check, row counts) and the host-wait figure, in the background since opening.
+  const auto checks0 = Clock::now();
+  while (!session.backgroundChecksDone()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::printf("background checks: %s, %.0f ms CPU (done %.0f ms after the frames above)\n",
+              session.verificationError().empty() ? "passed" : session.verificationError().c_str(),
+              session.backgroundChecksCpuMs(), msSince(checks0));
+  std::printf("peak RSS %.0f MB; load average %s -> %s\n", peakRssMb(), load0.c_str(), loadAverage().c_str());
+  if (status == 3) std::printf("over budget: opening must take under 5 s and every frame under 33 ms\n");
   return status;
 }
 

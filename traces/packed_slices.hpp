@@ -29,4 +29,15 @@ struct PackedSlices {
   }
 };
 
+// One slice_chunks row without its data: which slices of the track it holds
+// (by writing order) and the time they cover, so a reader can load only the
+// chunks that meet a window.
+struct PackedChunkSpan {
+  std::int64_t chunk = 0;       // 0, 1, ... in writing order
+  std::int64_t sliceCount = 0;
+  std::int64_t minTs = 0;       // earliest start of its slices
+  std::int64_t maxEnd = 0;      // latest end (ts + dur)
+  bool meets(std::int64_t from, std::int64_t to) const { return minTs < to && maxEnd >= from; }
+};
+
 }  // namespace ipusim::traces

@@ -168,7 +168,7 @@ void ProfileReader::Impl::loadTrackStats() {
   }
 }
 
-ProfileReader::ProfileReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+ProfileReader::ProfileReader(const std::string& path, Checks checks) : impl_(std::make_unique<Impl>()) {
   impl_->path = resolveProfilePath(path);
   const int rc = sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READONLY, nullptr);
   if (rc != SQLITE_OK) {
@@ -180,7 +180,7 @@ ProfileReader::ProfileReader(const std::string& path) : impl_(std::make_unique<I
   }
   try {
     impl_->checkIsCompleteProfile();
-    verifyProfileIntegrity(impl_->db, impl_->path);
+    verifyProfileIntegrity(impl_->db, impl_->path, checks == Checks::All);
     impl_->loadTrackStats();
     impl_->windowQuery = impl_->prepare(
         std::string("SELECT ") + kSliceColumns +
@@ -474,12 +474,20 @@ std::vector<std::string> ProfileReader::packedSliceStrings() const {
 
 bool ProfileReader::forEachPackedChunk(std::int64_t trackId,
                                        const std::function<void(const PackedSlices&)>& fn) const {
+  return forEachPackedChunk(trackId, 0, std::numeric_limits<std::int64_t>::max(), fn);
+}
+
+bool ProfileReader::forEachPackedChunk(std::int64_t trackId, std::int64_t firstChunk, std::int64_t lastChunk,
+                                       const std::function<void(const PackedSlices&)>& fn) const {
   if (!impl_->hasPackedCopy()) return false;
   Statement stringCount = impl_->prepare("SELECT count(*) FROM slice_strings");
   stringCount.step();
   const auto limit = static_cast<std::uint64_t>(stringCount.columnInt(0));
-  Statement chunks = impl_->prepare("SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk");
+  Statement chunks = impl_->prepare(
+      "SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 AND chunk BETWEEN ?2 AND ?3 ORDER BY chunk");
   chunks.bindInt(1, trackId);
+  chunks.bindInt(2, firstChunk);
+  chunks.bindInt(3, lastChunk);
   PackedSlices chunk;
   while (chunks.step()) {
     const std::int64_t count = chunks.columnInt(0);
@@ -499,6 +507,72 @@ bool ProfileReader::forEachPackedChunk(std::int64_t trackId,
     fn(chunk);
   }
   return true;
+}
+
+std::vector<PackedChunkSpan> ProfileReader::packedChunkSpans(std::int64_t trackId) const {
+  std::vector<PackedChunkSpan> spans;
+  if (!impl_->hasPackedCopy()) return spans;
+  Statement s = impl_->prepare(
+      "SELECT chunk, slice_count, min_ts, max_end FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk");
+  s.bindInt(1, trackId);
+  while (s.step()) {
+    PackedChunkSpan span{s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)};
+    if (span.chunk != std::int64_t(spans.size()) || span.sliceCount < 0 || span.maxEnd < span.minTs)
+      throw ProfileError(impl_->path + ": corrupt slice_chunks row of track " + std::to_string(trackId) +
+                         ": chunk " + std::to_string(span.chunk) + " (expected " + std::to_string(spans.size()) +
+                         ") with " + std::to_string(span.sliceCount) + " slices over [" +
+                         std::to_string(span.minTs) + ", " + std::to_string(span.maxEnd) + "]");
+    spans.push_back(span);
+  }
+  return spans;
+}
+
+namespace {
+// A summary blob: `count` little-endian 32-bit words.
+std::vector<std::uint32_t> readWords(const std::pair<const unsigned char*, std::size_t>& blob, std::int64_t count,
+                                     const std::string& what) {
+  if (count < 0 || blob.second != std::size_t(count) * 4)
+    throw ProfileError(what + " has " + std::to_string(blob.second) + " bytes, expected 4 per bucket for " +
+                       std::to_string(count) + " buckets");
+  std::vector<std::uint32_t> words(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const unsigned char* p = blob.first + 4 * i;
+    words[i] = std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
+  }
+  return words;
+}
+}  // namespace
+
+std::vector<SliceSummary> ProfileReader::sliceSummaries(std::int64_t trackId) const {
+  std::vector<SliceSummary> out;
+  if (!hasTable("slice_summary")) return out;
+  Statement stringCount = impl_->prepare("SELECT count(*) FROM slice_strings");
+  stringCount.step();
+  const auto strings = static_cast<std::uint64_t>(stringCount.columnInt(0));
+  Statement s = impl_->prepare(
+      "SELECT depth, origin_ts, bucket_cycles, bucket_count, busy, category FROM slice_summary "
+      "WHERE track_id = ?1 ORDER BY depth");
+  s.bindInt(1, trackId);
+  while (s.step()) {
+    SliceSummary summary;
+    summary.depth = s.columnInt(0);
+    summary.originTs = s.columnInt(1);
+    summary.bucketCycles = s.columnInt(2);
+    const std::int64_t count = s.columnInt(3);
+    const std::string what = impl_->path + ": corrupt slice_summary row of track " + std::to_string(trackId) +
+                             " depth " + std::to_string(summary.depth);
+    // Bounded by the data: no more buckets than the writer ever makes.
+    if (summary.depth < 0 || summary.bucketCycles < 1 || count < 0 || count > (std::int64_t(1) << 24))
+      throw ProfileError(what + ": depth, bucket_cycles " + std::to_string(summary.bucketCycles) +
+                         " or bucket_count " + std::to_string(count) + " out of range");
+    summary.busy = readWords(s.columnBlob(4), count, what + ": busy");
+    summary.category = readWords(s.columnBlob(5), count, what + ": category");
+    for (const std::uint32_t c : summary.category)
+      if (c != SliceSummary::kNoCategory && c >= strings)
+        throw ProfileError(what + ": a category id beyond slice_strings");
+    out.push_back(std::move(summary));
+  }
+  return out;
 }
 
 bool ProfileReader::readPackedSlices(std::int64_t trackId, PackedSlices& out) const {

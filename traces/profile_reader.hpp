@@ -6,6 +6,7 @@
 #include "traces/packed_slices.hpp"
 #include "traces/profile_error.hpp"
 #include "traces/profile_rows.hpp"
+#include "traces/slice_summary.hpp"
 
 #include <functional>
 #include <map>
@@ -19,8 +20,16 @@ namespace ipusim::traces {
 
 class ProfileReader {
  public:
+  // How much of SCHEMA.md's "Verifying a profile" the constructor does.
+  enum class Checks {
+    All,        // every check
+    // All but the two that read the whole file (quick_check, row counts):
+    // for a reader that reads a profile piecemeal and runs them elsewhere
+    // (the viewer, on a background thread through a second reader).
+    WholeFileDeferred,
+  };
   // `path` is a profile file or a report directory holding profile.pop.
-  explicit ProfileReader(const std::string& path);
+  explicit ProfileReader(const std::string& path, Checks checks = Checks::All);
   ~ProfileReader();
   ProfileReader(const ProfileReader&) = delete;
   ProfileReader& operator=(const ProfileReader&) = delete;
@@ -59,6 +68,16 @@ class ProfileReader {
   // empty: see packedSliceStrings()), so a caller never holds a second copy
   // of a whole track. Returns false, calling nothing, without a packed copy.
   bool forEachPackedChunk(std::int64_t trackId, const std::function<void(const PackedSlices&)>& fn) const;
+  // Only chunks firstChunk .. lastChunk (inclusive) of the track.
+  bool forEachPackedChunk(std::int64_t trackId, std::int64_t firstChunk, std::int64_t lastChunk,
+                          const std::function<void(const PackedSlices&)>& fn) const;
+  // The track's chunks by number, without their data: slice counts and time
+  // spans (empty without a packed copy).
+  std::vector<PackedChunkSpan> packedChunkSpans(std::int64_t trackId) const;
+  // The track's busy-time summary, one per depth (slice_summary; empty for
+  // a track of one chunk or less). Throws ProfileError naming the file when
+  // a row does not hold what it says.
+  std::vector<SliceSummary> sliceSummaries(std::int64_t trackId) const;
   // slice_strings by id (empty without a packed copy).
   std::vector<std::string> packedSliceStrings() const;
   std::int64_t sliceCount() const;

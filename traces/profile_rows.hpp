@@ -6,7 +6,8 @@
 
 namespace ipusim::traces {
 
-inline constexpr int kSchemaVersion = 2;  // 2: counters.run_id, counters.step
+// 2: counters.run_id, counters.step; 3: slice_chunks.min_ts/max_end, slice_summary
+inline constexpr int kSchemaVersion = 3;
 
 struct RunRow {
   std::int64_t id = 0;           // 0-based Engine::run index

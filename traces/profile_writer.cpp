@@ -2,6 +2,7 @@
 
 #include "traces/internal/profile_schema.hpp"
 #include "traces/internal/slice_chunk_codec.hpp"
+#include "traces/internal/slice_summary_builder.hpp"
 #include "traces/internal/slice_batch_inserter.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/internal/temporary_profile_file.hpp"
@@ -107,6 +108,8 @@ struct ProfileWriter::Impl {
   void packSlice(const SliceRow& row);
   void writeChunk(std::int64_t trackId, TrackChunks& chunks);
   void writePackedRemainder();
+  void writeSliceSummaries();
+  void writeSliceSummary(std::int64_t trackId, Statement& insert);
   void closeStatements() noexcept;
   void closeDatabase() noexcept;
   void removeTemporary() noexcept;
@@ -271,12 +274,14 @@ void ProfileWriter::Impl::packSlice(const SliceRow& row) {
 
 void ProfileWriter::Impl::writeChunk(std::int64_t trackId, TrackChunks& chunks) {
   if (!insertChunk)
-    insertChunk = Statement(db, "INSERT INTO slice_chunks(track_id, chunk, slice_count, data) "
-                                "VALUES (?1, ?2, ?3, ?4)", path);
+    insertChunk = Statement(db, "INSERT INTO slice_chunks(track_id, chunk, slice_count, min_ts, max_end, data) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", path);
   insertChunk.bindInt(1, trackId);
   insertChunk.bindInt(2, chunks.written);
   insertChunk.bindInt(3, static_cast<std::int64_t>(chunks.encoder.count()));
-  insertChunk.bindBlob(4, chunks.encoder.take());
+  insertChunk.bindInt(4, chunks.encoder.minTs());
+  insertChunk.bindInt(5, chunks.encoder.maxEnd());
+  insertChunk.bindBlob(6, chunks.encoder.take());
   insertChunk.execute("cannot write slice_chunks");
   ++chunks.written;
 }
@@ -289,6 +294,52 @@ void ProfileWriter::Impl::writePackedRemainder() {
     insertString.bindInt(1, id);
     insertString.bindText(2, text);
     insertString.execute("cannot write slice_strings");
+  }
+}
+
+// A track of more than one chunk gets a summary (tracks that fit one chunk
+// load whole at once). Built from the chunks just written, read back one at a
+// time: the slices are not kept in memory while writing.
+void ProfileWriter::Impl::writeSliceSummaries() {
+  Statement insert(db,
+      "INSERT INTO slice_summary(track_id, depth, origin_ts, bucket_cycles, bucket_count, busy, category) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", path);
+  for (const auto& [trackId, chunks] : trackChunks)
+    if (chunks.written > 1) writeSliceSummary(trackId, insert);
+}
+
+namespace {
+// Little-endian 32-bit words, as SCHEMA.md gives the summary's blobs.
+std::string littleEndianWords(const std::vector<std::uint32_t>& words) {
+  std::string bytes(words.size() * 4, '\0');
+  for (std::size_t i = 0; i < words.size(); ++i)
+    for (int k = 0; k < 4; ++k) bytes[i * 4 + k] = static_cast<char>((words[i] >> (8 * k)) & 0xff);
+  return bytes;
+}
+}  // namespace
+
+void ProfileWriter::Impl::writeSliceSummary(std::int64_t trackId, Statement& insert) {
+  const TrackSliceStats& stats = trackStats.at(trackId);
+  internal::SliceSummaryBuilder builder(stats.minTs(), stats.maxEnd(), stats.count());
+  Statement chunks(db, "SELECT slice_count, data FROM slice_chunks WHERE track_id = ?1 ORDER BY chunk", path);
+  chunks.bindInt(1, trackId);
+  PackedSlices decoded;
+  while (chunks.step()) {
+    const auto [data, size] = chunks.columnBlob(1);
+    decoded.clear();
+    internal::decodeSliceChunk(data, size, static_cast<std::size_t>(chunks.columnInt(0)), decoded, path);
+    for (std::size_t i = 0; i < decoded.size(); ++i)
+      builder.add(decoded.ts[i], decoded.dur[i], decoded.depth[i], decoded.category[i]);
+  }
+  for (const SliceSummary& s : builder.take()) {
+    insert.bindInt(1, trackId);
+    insert.bindInt(2, s.depth);
+    insert.bindInt(3, s.originTs);
+    insert.bindInt(4, s.bucketCycles);
+    insert.bindInt(5, static_cast<std::int64_t>(s.size()));
+    insert.bindBlob(6, littleEndianWords(s.busy));
+    insert.bindBlob(7, littleEndianWords(s.category));
+    insert.execute("cannot write slice_summary");
   }
 }
 
@@ -559,6 +610,7 @@ void ProfileWriter::commit() {
     impl.slices.flush();
     impl.writeTrackStats();
     impl.writePackedRemainder();
+    impl.writeSliceSummaries();
     internal::execSql(impl.db, internal::kCreateIndexesSql, impl.path, "cannot build the indexes");
     impl.insertMeta.bindText(1, "complete");
     impl.insertMeta.bindText(2, "1");

@@ -31,10 +31,12 @@ HostWaitBreakdown ipuWaitingForHost(const traces::ProfileReader& reader, const I
   IntervalSet begin, service;
   for (const auto& track : reader.tracks()) {
     if (track.kind != "stream") continue;
-    for (const auto& s : reader.slices(track.id, from, to)) {
+    // Streamed, not gathered: a long profile has millions of stream slices.
+    reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
+      if (s.ts >= to || (s.ts < from && s.ts + s.dur <= from)) return;  // outside [from, to), as slices() would
       if (s.category == "stream_copy_begin") begin.add(s.ts, s.ts + s.dur);
       else if (s.category == "stream_copy_host_service") service.add(s.ts, s.ts + s.dur);
-    }
+    });
   }
   const IntervalSet beginIn = begin.intersect(windows).subtract(outside);
   const IntervalSet serviceIn = service.intersect(windows).subtract(outside);

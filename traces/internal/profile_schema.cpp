@@ -137,8 +137,20 @@ CREATE TABLE slice_chunks(
   track_id    INTEGER NOT NULL REFERENCES tracks(id),
   chunk       INTEGER NOT NULL,
   slice_count INTEGER NOT NULL,
+  min_ts      INTEGER NOT NULL,
+  max_end     INTEGER NOT NULL,
   data        BLOB    NOT NULL,
   PRIMARY KEY(track_id, chunk)
+) WITHOUT ROWID;
+CREATE TABLE slice_summary(
+  track_id      INTEGER NOT NULL REFERENCES tracks(id),
+  depth         INTEGER NOT NULL,
+  origin_ts     INTEGER NOT NULL,
+  bucket_cycles INTEGER NOT NULL,
+  bucket_count  INTEGER NOT NULL,
+  busy          BLOB    NOT NULL,
+  category      BLOB    NOT NULL,
+  PRIMARY KEY(track_id, depth)
 ) WITHOUT ROWID;
 CREATE VIEW tile_slices AS
   SELECT s.run_id AS run_id, t.ipu AS ipu, c.tile AS tile, s.ts AS ts, c.cycles AS dur,

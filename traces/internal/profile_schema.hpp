@@ -1,5 +1,5 @@
 #pragma once
-// Internal to traces/: the SQL of schema version 1 (traces/SCHEMA.md documents
+// Internal to traces/: the SQL of the schema (kSchemaVersion; traces/SCHEMA.md documents
 // every table and column). Tables are created empty by the writer; indexes
 // and the derived slice_track_stats rows are added at commit, when building
 // them in one pass is much cheaper than maintaining them during inserts.

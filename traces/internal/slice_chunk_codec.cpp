@@ -2,6 +2,8 @@
 
 #include "traces/profile_error.hpp"
 
+#include <algorithm>
+
 namespace ipusim::traces::internal {
 
 namespace {
@@ -36,6 +38,9 @@ void SliceChunkEncoder::add(std::int64_t id, std::int64_t ts, std::int64_t dur, 
   put(static_cast<std::uint64_t>(phaseId + 1));
   previousId_ = id;
   previousTs_ = ts;
+  const std::int64_t end = ts + (dur > 0 ? dur : 0);
+  minTs_ = count_ == 0 ? ts : std::min(minTs_, ts);
+  maxEnd_ = count_ == 0 ? end : std::max(maxEnd_, end);
   ++count_;
 }
 
@@ -44,6 +49,7 @@ std::string SliceChunkEncoder::take() {
   bytes_.clear();
   count_ = 0;
   previousId_ = previousTs_ = 0;
+  minTs_ = maxEnd_ = 0;
   return chunk;
 }
 

@@ -21,6 +21,9 @@ class SliceChunkEncoder {
            std::uint32_t category, std::int64_t programId, std::int64_t phaseId);
   std::size_t count() const { return count_; }
   bool full() const { return count_ >= kSlicesPerChunk; }
+  // The chunk's time span so far: earliest start, latest end (ts + dur).
+  std::int64_t minTs() const { return minTs_; }
+  std::int64_t maxEnd() const { return maxEnd_; }
   // The encoded chunk; the encoder starts a new one.
   std::string take();
 
@@ -29,6 +32,7 @@ class SliceChunkEncoder {
   std::string bytes_;
   std::size_t count_ = 0;
   std::int64_t previousId_ = 0, previousTs_ = 0;
+  std::int64_t minTs_ = 0, maxEnd_ = 0;
 };
 
 // Appends the `count` slices of one chunk to `out` (not its strings).

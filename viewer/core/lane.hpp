@@ -6,11 +6,19 @@
 // opens and filled by LaneLoader on a background thread: readers check
 // `loaded` (acquire) before touching the data, the loader writes the data and
 // then sets it (release), and never touches a lane again.
+#include "traces/packed_slices.hpp"
+#include "viewer/core/busy_summary.hpp"
+#include "viewer/core/lane_window.hpp"
 #include "viewer/core/slice_columns.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ipusim::viewer {
@@ -36,12 +44,27 @@ struct Lane {
   std::vector<double> counterValue;
   double counterMin = 0, counterMax = 0;
 
+  // Windowed slice lanes (lane_window.hpp): a track of several packed
+  // chunks. The loader sets these before `loaded`; `rows` then start empty
+  // (one per summarised depth) and hold a window once one is adopted.
+  bool windowed = false;
+  std::vector<traces::PackedChunkSpan> chunks;
+  std::vector<BusySummary> summary;  // by depth
+  // UI thread only: the cycles `rows` hold, and the last window asked for.
+  std::optional<std::pair<std::int64_t, std::int64_t>> window, requested;
+  // Hand-over: the loader leaves a finished window in `pendingWindow`; the UI
+  // thread swaps it in and leaves the old rows in `retiredWindow`, which the
+  // loader frees (unmapping megabytes on the UI thread stalls frames).
+  std::mutex windowMutex;
+  std::unique_ptr<LaneWindow> pendingWindow, retiredWindow;
+  std::string windowError;  // a window that could not be read (under windowMutex)
+
   std::atomic<bool> visible{true};  // the loader skips hidden lanes until shown
   std::atomic<bool> loaded{false};
   std::string loadError;            // set instead of data when loading failed
 
   bool isLoaded() const { return loaded.load(std::memory_order_acquire); }
-  std::size_t rowCount() const { return isLoaded() ? rows.size() : 1; }
+  std::size_t rowCount() const { return isLoaded() ? std::max(rows.size(), summary.size()) : 1; }
 };
 
 }  // namespace ipusim::viewer

@@ -1,9 +1,13 @@
 #include "viewer/core/lane_loader.hpp"
 
+#include "traces/profile_error.hpp"
+
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <exception>
+
+#include <time.h>
 
 namespace ipusim::viewer {
 
@@ -19,8 +23,8 @@ class RowBuilder {
   // as they fill, but the columns never grow by copying. Copying a growing
   // 30 MB column, and unmapping the old one, stalled the UI thread for
   // hundreds of ms on 2 cores (TLB shootdowns) while lanes loaded.
-  explicit RowBuilder(Lane& lane, std::size_t expectedSlices = 0)
-      : lane_(lane), keepPhases_(lane.trackKind == "bsp"), expected_(expectedSlices) {}
+  RowBuilder(LaneWindow& out, bool keepPhases, std::size_t expectedSlices = 0)
+      : out_(out), keepPhases_(keepPhases), expected_(expectedSlices) {}
 
   void add(std::int64_t ts, std::int64_t dur, std::int64_t id, std::int64_t depth, std::uint32_t name,
            std::uint32_t category, std::int64_t programId, std::int64_t phaseId) {
@@ -45,31 +49,47 @@ class RowBuilder {
                        static_cast<std::int32_t>(programId));
     if (keepPhases_) {
       rows_[target].phaseId.push_back(phaseId);
-      if (lane_.firstPhaseId < 0 && phaseId >= 0) lane_.firstPhaseId = phaseId;
+      if (out_.firstPhaseId < 0 && phaseId >= 0) out_.firstPhaseId = phaseId;
     }
-    ++lane_.sliceCount;
+    ++out_.sliceCount;
   }
 
-  // Hands the rows to the lane: by depth, extra rows of a depth right below its first.
+  // Hands the rows over: by depth, extra rows of a depth right below its first.
   void finish() {
     for (const auto& candidates : rowsOfDepth_)
       for (std::size_t r : candidates) {
-        lane_.rows.push_back(std::move(rows_[r]));
-        lane_.rowDepth.push_back(rowDepth_[r]);
+        out_.rows.push_back(std::move(rows_[r]));
+        out_.rowDepth.push_back(rowDepth_[r]);
       }
-    if (lane_.rows.empty()) {
-      lane_.rows.emplace_back();
-      lane_.rowDepth.push_back(0);
+    if (out_.rows.empty()) {
+      out_.rows.emplace_back();
+      out_.rowDepth.push_back(0);
     }
   }
 
  private:
-  Lane& lane_;
+  LaneWindow& out_;
   bool keepPhases_;
   std::size_t expected_;
   std::vector<std::vector<std::size_t>> rowsOfDepth_;
   std::vector<SliceColumns> rows_;
   std::vector<int> rowDepth_;
+};
+
+// The profile's slice strings as the lane's own interned ones.
+class LocalStrings {
+ public:
+  LocalStrings(const std::vector<std::string>& strings, StringTable& table)
+      : strings_(strings), table_(table), local_(strings.size(), -1) {}
+  std::uint32_t operator()(std::uint32_t s) {
+    if (local_[s] < 0) local_[s] = table_.intern(strings_[s]);
+    return static_cast<std::uint32_t>(local_[s]);
+  }
+
+ private:
+  const std::vector<std::string>& strings_;
+  StringTable& table_;
+  std::vector<std::int64_t> local_;
 };
 
 // The track's slice count from slice_track_stats (0 when unknown).
@@ -95,19 +115,13 @@ bool before(std::int64_t ts, std::int64_t depth, std::int64_t id, std::int64_t b
 
 // From the packed copy, chunk by chunk, as long as the writer wrote the track
 // in (ts, depth, id) order (the usual case): no second copy of the track.
-// Returns false, the lane untouched, when there is no packed copy or the
-// order breaks (the caller then sorts).
-bool loadPackedInOrder(const traces::ProfileReader& reader, Lane& lane,
-                       const std::vector<std::string>& strings) {
-  std::vector<std::int64_t> laneString(strings.size(), -1);
-  StringTable laneStrings;
-  const auto local = [&](std::uint32_t s) {
-    if (laneString[s] < 0) laneString[s] = laneStrings.intern(strings[s]);
-    return static_cast<std::uint32_t>(laneString[s]);
-  };
-  Lane scratch;  // filled here, moved into `lane` only when the order held
-  scratch.trackKind = lane.trackKind;
-  RowBuilder rows(scratch, trackSliceCount(reader, lane.trackId));
+// Returns false, `out` untouched, when there is no packed copy or the order
+// breaks (the caller then sorts).
+bool loadPackedInOrder(const traces::ProfileReader& reader, const Lane& lane, const std::vector<std::string>& strings,
+                       LaneWindow& out) {
+  LaneWindow scratch;  // filled here, moved into `out` only when the order held
+  LocalStrings local(strings, scratch.strings);
+  RowBuilder rows(scratch, lane.trackKind == "bsp", trackSliceCount(reader, lane.trackId));
   bool ordered = true;
   std::int64_t lastTs = 0, lastDepth = 0, lastId = 0;
   bool first = true;
@@ -125,53 +139,116 @@ bool loadPackedInOrder(const traces::ProfileReader& reader, Lane& lane,
   });
   if (!found || !ordered) return false;
   rows.finish();
-  lane.rows = std::move(scratch.rows);
-  lane.rowDepth = std::move(scratch.rowDepth);
-  lane.strings = std::move(laneStrings);
-  lane.sliceCount = scratch.sliceCount;
-  lane.firstPhaseId = scratch.firstPhaseId;
+  out = std::move(scratch);
   return true;
 }
 
-// From the packed copy of a track written out of order: all of it, sorted.
-bool loadPackedSorted(const traces::ProfileReader& reader, Lane& lane) {
-  traces::PackedSlices p;
-  if (!reader.readPackedSlices(lane.trackId, p)) return false;
+// Packed slices in (ts, depth, id) order into rows, sorting them first when
+// the writer did not write them in that order.
+void buildRows(const traces::PackedSlices& p, const std::vector<std::string>& strings, bool keepPhases,
+               LaneWindow& out) {
   const std::size_t n = p.size();
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  const auto less = [&](std::size_t a, std::size_t b) {
     return before(p.ts[a], p.depth[a], p.id[a], p.ts[b], p.depth[b], p.id[b]);
-  });
-  std::vector<std::int64_t> laneString(p.strings.size(), -1);
-  const auto local = [&](std::uint32_t s) {
-    if (laneString[s] < 0) laneString[s] = lane.strings.intern(p.strings[s]);
-    return static_cast<std::uint32_t>(laneString[s]);
   };
-  RowBuilder rows(lane, n);
+  if (!std::is_sorted(order.begin(), order.end(), less)) std::sort(order.begin(), order.end(), less);
+  LocalStrings local(strings, out.strings);
+  RowBuilder rows(out, keepPhases, n);
   for (const std::size_t i : order)
     rows.add(p.ts[i], p.dur[i], p.id[i], p.depth[i], local(p.name[i]), local(p.category[i]), p.programId[i],
              p.phaseId[i]);
   rows.finish();
+}
+
+// From the packed copy of a track written out of order: all of it, sorted.
+bool loadPackedSorted(const traces::ProfileReader& reader, const Lane& lane, LaneWindow& out) {
+  traces::PackedSlices p;
+  if (!reader.readPackedSlices(lane.trackId, p)) return false;
+  buildRows(p, p.strings, lane.trackKind == "bsp", out);
   return true;
 }
 
-void loadSlices(const traces::ProfileReader& reader, Lane& lane) {
-  const auto strings = reader.packedSliceStrings();
-  if (!strings.empty() && (loadPackedInOrder(reader, lane, strings) || loadPackedSorted(reader, lane))) return;
+// A track of several chunks with a summary: only its spans and summary now.
+bool loadWindowed(const traces::ProfileReader& reader, Lane& lane, const std::vector<std::string>& strings) {
+  auto chunks = reader.packedChunkSpans(lane.trackId);
+  if (chunks.size() <= 1) return false;
+  const auto summaries = reader.sliceSummaries(lane.trackId);
+  if (summaries.empty()) return false;
+  for (const auto& s : summaries) lane.summary.emplace_back(s, strings);
+  for (const auto& c : chunks) lane.sliceCount += std::uint64_t(std::max<std::int64_t>(0, c.sliceCount));
+  lane.chunks = std::move(chunks);
+  lane.rows.assign(lane.summary.size(), SliceColumns{});
+  lane.rowDepth.clear();
+  for (const auto& s : lane.summary) lane.rowDepth.push_back(int(s.depth()));
+  lane.windowed = true;
+  return true;
+}
+
+void takeWindow(Lane& lane, LaneWindow&& w) {
+  lane.rows = std::move(w.rows);
+  lane.rowDepth = std::move(w.rowDepth);
+  lane.strings = std::move(w.strings);
+  lane.sliceCount = w.sliceCount;
+  lane.firstPhaseId = w.firstPhaseId;
+}
+
+void loadSlices(const traces::ProfileReader& reader, Lane& lane, const std::vector<std::string>& strings) {
+  if (!strings.empty() && loadWindowed(reader, lane, strings)) return;
+  LaneWindow whole;
+  if (!strings.empty() &&
+      (loadPackedInOrder(reader, lane, strings, whole) || loadPackedSorted(reader, lane, whole))) {
+    takeWindow(lane, std::move(whole));
+    return;
+  }
   // A profile without the packed copy: row by row (slower, same result).
-  RowBuilder rows(lane);
+  RowBuilder rows(whole, lane.trackKind == "bsp");
   reader.forEachSlice(lane.trackId, [&](const traces::SliceRow& s) {
-    rows.add(s.ts, s.dur, s.id, s.depth, lane.strings.intern(s.name), lane.strings.intern(s.category),
+    rows.add(s.ts, s.dur, s.id, s.depth, whole.strings.intern(s.name), whole.strings.intern(s.category),
              s.programId, s.phaseId);
   });
   rows.finish();
+  takeWindow(lane, std::move(whole));
 }
 
+// The counter's values in ts order (as ProfileReader::counters gives them:
+// ts, then writing order). Read in table order, which for a writer that
+// records values as time passes is already ts order, and sorted otherwise:
+// the (track_id, ts) index would cost a lookup per value (seconds for the
+// 4 million losses of a 100-million-slice profile).
 void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
-  for (const auto& c : reader.counters(lane.trackId)) {
-    lane.counterTs.push_back(c.ts);
-    lane.counterValue.push_back(c.value);
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(reader.db(), "SELECT ts, value FROM counters WHERE track_id = ?1 ORDER BY rowid", -1, &stmt,
+                         nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    throw traces::ProfileError(reader.path() + ": cannot read counters: " + sqlite3_errmsg(reader.db()));
+  }
+  sqlite3_bind_int64(stmt, 1, lane.trackId);
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const std::int64_t ts = sqlite3_column_int64(stmt, 0);
+    if (ts < 0) {
+      sqlite3_finalize(stmt);
+      throw traces::ProfileError(reader.path() + ": counters of track " + std::to_string(lane.trackId) + ": ts " +
+                                 std::to_string(ts) + " is negative");
+    }
+    lane.counterTs.push_back(ts);
+    lane.counterValue.push_back(sqlite3_column_double(stmt, 1));
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE)
+    throw traces::ProfileError(reader.path() + ": cannot read counters: " + sqlite3_errstr(rc));
+  if (!std::is_sorted(lane.counterTs.begin(), lane.counterTs.end())) {
+    std::vector<std::size_t> order(lane.counterTs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return lane.counterTs[a] < lane.counterTs[b]; });
+    std::vector<std::int64_t> ts(order.size());
+    std::vector<double> value(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) ts[i] = lane.counterTs[order[i]], value[i] = lane.counterValue[order[i]];
+    lane.counterTs = std::move(ts);
+    lane.counterValue = std::move(value);
   }
   if (!lane.counterValue.empty()) {
     auto [lo, hi] = std::minmax_element(lane.counterValue.begin(), lane.counterValue.end());
@@ -182,16 +259,74 @@ void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
 
 }  // namespace
 
-void loadLane(const traces::ProfileReader& reader, Lane& lane) {
+void loadLane(const traces::ProfileReader& reader, Lane& lane) { loadLane(reader, lane, reader.packedSliceStrings()); }
+
+void loadLane(const traces::ProfileReader& reader, Lane& lane, const std::vector<std::string>& strings) {
   try {
     if (lane.kind == LaneKind::Counter) loadCounter(reader, lane);
-    else loadSlices(reader, lane);
+    else loadSlices(reader, lane, strings);
   } catch (const std::exception& e) {
     lane.rows.assign(1, SliceColumns{});
     lane.rowDepth.assign(1, 0);
     lane.loadError = e.what();
   }
   lane.loaded.store(true, std::memory_order_release);
+}
+
+std::unique_ptr<LaneWindow> loadWindow(const traces::ProfileReader& reader, const Lane& lane, const WindowPlan& plan,
+                                       const std::vector<std::string>& strings) {
+  auto window = std::make_unique<LaneWindow>();
+  window->from = plan.from;
+  window->to = plan.to;
+  // The slices of the planned chunks that meet the window (a chunk may hold
+  // a long slice reaching far beyond the others: only what meets counts).
+  traces::PackedSlices meeting;
+  const auto keep = [&](const traces::PackedSlices& p) {
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const std::int64_t end = p.ts[i] + std::max<std::int64_t>(0, p.dur[i]);
+      if (p.ts[i] >= plan.to || end < plan.from) continue;
+      meeting.id.push_back(p.id[i]);
+      meeting.ts.push_back(p.ts[i]);
+      meeting.dur.push_back(p.dur[i]);
+      meeting.depth.push_back(p.depth[i]);
+      meeting.name.push_back(p.name[i]);
+      meeting.category.push_back(p.category[i]);
+      meeting.programId.push_back(p.programId[i]);
+      meeting.phaseId.push_back(p.phaseId[i]);
+    }
+  };
+  // Consecutive chunks in one query.
+  for (std::size_t i = 0; i < plan.chunks.size();) {
+    std::size_t j = i;
+    while (j + 1 < plan.chunks.size() && plan.chunks[j + 1] == plan.chunks[j] + 1) ++j;
+    reader.forEachPackedChunk(lane.trackId, plan.chunks[i], plan.chunks[j], keep);
+    i = j + 1;
+  }
+  buildRows(meeting, strings, lane.trackKind == "bsp", *window);
+  return window;
+}
+
+bool adoptPendingWindow(Lane& lane) {
+  std::lock_guard<std::mutex> lock(lane.windowMutex);
+  if (!lane.pendingWindow) return false;
+  auto old = std::make_unique<LaneWindow>();
+  old->rows = std::move(lane.rows);
+  old->rowDepth = std::move(lane.rowDepth);
+  old->strings = std::move(lane.strings);
+  LaneWindow& w = *lane.pendingWindow;
+  lane.rows = std::move(w.rows);
+  lane.rowDepth = std::move(w.rowDepth);
+  lane.strings = std::move(w.strings);
+  if (lane.firstPhaseId < 0) lane.firstPhaseId = w.firstPhaseId;
+  lane.window = std::make_pair(w.from, w.to);
+  // Fewer rows than summarised depths would shrink the lane while drawing.
+  while (lane.rows.size() < lane.summary.size()) {
+    lane.rows.emplace_back();
+    lane.rowDepth.push_back(int(lane.summary[lane.rows.size() - 1].depth()));
+  }
+  lane.pendingWindow.reset();
+  lane.retiredWindow = std::move(old);  // a previous retired one, if any, is freed here (rare)
+  return true;
 }
 
 LaneLoader::LaneLoader(std::string profilePath, std::vector<Lane*> lanes)
@@ -214,6 +349,19 @@ void LaneLoader::wake() {
   changed_.notify_all();
 }
 
+void LaneLoader::requestWindow(Lane* lane, WindowPlan plan) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_[lane] = std::move(plan);  // a newer view replaces an older request
+  }
+  changed_.notify_all();
+}
+
+bool LaneLoader::windowsPending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !requests_.empty() || building_;
+}
+
 bool LaneLoader::finished() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return finished_;
@@ -230,8 +378,11 @@ void LaneLoader::waitForVisible() const {
 
 void LaneLoader::run() {
   std::unique_ptr<traces::ProfileReader> reader;
+  std::vector<std::string> strings;
   try {
-    reader = std::make_unique<traces::ProfileReader>(path_);
+    // The session runs the whole-file checks on a thread of its own.
+    reader = std::make_unique<traces::ProfileReader>(path_, traces::ProfileReader::Checks::WholeFileDeferred);
+    strings = reader->packedSliceStrings();  // once for every lane and window
   } catch (const std::exception& e) {
     for (Lane* lane : lanes_) {
       lane->loadError = e.what();
@@ -239,29 +390,69 @@ void LaneLoader::run() {
       lane->rowDepth.assign(1, 0);
       lane->loaded.store(true, std::memory_order_release);
     }
+    reader.reset();
   }
   for (;;) {
     Lane* next = nullptr;
+    Lane* windowLane = nullptr;
+    WindowPlan plan;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      building_ = false;
       changed_.wait(lock, [&] {
         if (stop_) return true;
         next = nullptr;
         bool anyLeft = false;
+        // Slice lanes first, then the windows asked for, then counter lanes
+        // (millions of values on a long profile).
+        Lane* counter = nullptr;
         for (Lane* lane : lanes_) {
           if (lane->isLoaded()) continue;
           anyLeft = true;
-          if (lane->visible.load()) {
-            next = lane;
-            break;
+          if (!lane->visible.load()) continue;
+          if (lane->kind == LaneKind::Counter) {
+            if (!counter) counter = lane;
+            continue;
           }
+          next = lane;
+          break;
         }
+        if (!next && (requests_.empty() || !reader)) next = counter;
         if (!anyLeft) finished_ = true;
-        return next != nullptr || finished_;
+        return next != nullptr || (!requests_.empty() && reader);
       });
-      if (stop_ || finished_) break;
+      if (stop_) break;
+      if (!next) {
+        windowLane = requests_.begin()->first;
+        plan = std::move(requests_.begin()->second);
+        requests_.erase(requests_.begin());
+        building_ = true;
+      }
     }
-    loadLane(*reader, *next);
+    if (next) {
+      loadLane(*reader, *next, strings);
+    } else {
+      std::unique_ptr<LaneWindow> window;
+      try {
+        window = loadWindow(*reader, *windowLane, plan, strings);
+      } catch (const std::exception& e) {
+        window = std::make_unique<LaneWindow>();  // empty: the summary stays, the error shows
+        window->from = plan.from;
+        window->to = plan.to;
+        std::lock_guard<std::mutex> lock(windowLane->windowMutex);
+        if (windowLane->loadError.empty()) windowLane->windowError = e.what();
+      }
+      std::unique_ptr<LaneWindow> retired;
+      {
+        std::lock_guard<std::mutex> lock(windowLane->windowMutex);
+        windowLane->pendingWindow = std::move(window);
+        retired = std::move(windowLane->retiredWindow);
+      }
+      retired.reset();  // freed here, off the UI thread
+    }
+    timespec cpu{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    cpuMs_.store(double(cpu.tv_sec) * 1e3 + double(cpu.tv_nsec) / 1e6);
     wake();
   }
   wake();

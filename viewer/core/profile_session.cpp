@@ -1,5 +1,13 @@
 #include "viewer/core/profile_session.hpp"
 
+#include "traces/profile_verification.hpp"
+
+#include <sqlite3.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+
 #include "profiler/analysis/job_cycles.hpp"
 
 #include <algorithm>
@@ -42,7 +50,7 @@ std::int64_t parseInt(const std::string& text, std::int64_t fallback) {
 }  // namespace
 
 ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
-    : reader_(std::make_unique<traces::ProfileReader>(path)) {
+    : reader_(std::make_unique<traces::ProfileReader>(path, traces::ProfileReader::Checks::WholeFileDeferred)) {
   meta_ = reader_->meta();
   try {
     clockHz_ = std::stod(metaValue("clock_hz", "0"));
@@ -64,7 +72,25 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
     extent_.second = std::max(extent_.second, run.endCycle);
   }
   jobCycles_ = profiler::analysis::jobCycles(*reader_);
-  hostWait_ = profiler::analysis::ipuWaitingForHost(*reader_);
+  background_ = std::async(std::launch::async, [file = reader_->path(), cancel = cancel_] {
+                  BackgroundChecks result;
+                  try {
+                    const traces::ProfileReader checked(file, traces::ProfileReader::Checks::WholeFileDeferred);
+                    // Closing the session interrupts the scan (SQLITE_INTERRUPT) instead of waiting for it.
+                    sqlite3_progress_handler(
+                        checked.db(), 10000,
+                        [](void* flag) { return static_cast<std::atomic<bool>*>(flag)->load() ? 1 : 0; },
+                        cancel.get());
+                    traces::verifyProfileIntegrity(checked.db(), checked.path());  // the rest of the checks
+                    result.hostWait = profiler::analysis::ipuWaitingForHost(checked);
+                  } catch (const std::exception& e) {
+                    result.error = e.what();
+                  }
+                  timespec cpu{};
+                  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+                  result.cpuMs = double(cpu.tv_sec) * 1e3 + double(cpu.tv_nsec) / 1e6;
+                  return result;
+                }).share();
 
   std::vector<traces::TrackRow> ordered;
   for (const auto& t : tracks_)
@@ -95,7 +121,43 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
   }
 }
 
-ProfileSession::~ProfileSession() = default;
+ProfileSession::~ProfileSession() {
+  loader_.reset();
+  cancel_->store(true);  // the background checks stop at their next progress call
+}
+
+const profiler::analysis::HostWaitBreakdown& ProfileSession::hostWait() const { return background_.get().hostWait; }
+
+std::optional<profiler::analysis::HostWaitBreakdown> ProfileSession::hostWaitIfReady() const {
+  if (!backgroundChecksDone()) return std::nullopt;
+  return background_.get().hostWait;
+}
+
+double ProfileSession::backgroundChecksCpuMs() const {
+  return backgroundChecksDone() ? background_.get().cpuMs : 0.0;
+}
+
+bool ProfileSession::backgroundChecksDone() const {
+  return background_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+std::string ProfileSession::verificationError() const {
+  return backgroundChecksDone() ? background_.get().error : std::string();
+}
+
+void ProfileSession::requestWindow(std::size_t lane, WindowPlan plan) {
+  Lane& l = *lanes_.at(lane);
+  l.requested = std::make_pair(plan.from, plan.to);
+  if (loader_) {
+    loader_->requestWindow(&l, std::move(plan));
+    return;
+  }
+  auto window = loadWindow(*reader_, l, plan, reader_->packedSliceStrings());
+  std::lock_guard<std::mutex> lock(l.windowMutex);
+  l.pendingWindow = std::move(window);
+}
+
+bool ProfileSession::windowsPending() const { return loader_ && loader_->windowsPending(); }
 
 std::string ProfileSession::metaValue(const std::string& key, const std::string& fallback) const {
   auto it = meta_.find(key);

@@ -11,6 +11,8 @@
 #include "viewer/core/lane_loader.hpp"
 #include "viewer/core/program_tree.hpp"
 
+#include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,7 +55,23 @@ class ProfileSession {
   // total cycles (profiler/analysis/job_cycles.hpp) and IPU waiting for the
   // host (profiler/analysis/host_wait.hpp).
   std::int64_t jobCycles() const { return jobCycles_; }
-  const profiler::analysis::HostWaitBreakdown& hostWait() const { return hostWait_; }
+  // Waits for the background checks (below) when they are still running;
+  // zeros when they failed.
+  const profiler::analysis::HostWaitBreakdown& hostWait() const;
+  // Without waiting: nullopt while the background checks run.
+  std::optional<profiler::analysis::HostWaitBreakdown> hostWaitIfReady() const;
+  // Opening makes the cheap checks of SCHEMA.md "Verifying a profile"; the
+  // two that read the whole file (SQLite's quick_check, the row counts: tens
+  // of seconds for 100 million slices) run on a thread of their own, which
+  // then computes the host-wait figure (it reads every stream slice).
+  // The first failure of those checks, once known; empty while running or
+  // when the profile passed.
+  std::string verificationError() const;
+  bool backgroundChecksDone() const;
+  // CPU time of the background checks, in ms, once done (bench); the
+  // loader thread's so far.
+  double backgroundChecksCpuMs() const;
+  double loaderCpuMs() const { return loader_ ? loader_->cpuMs() : 0.0; }
 
   // Lanes in display order: engine, host, stream, then per IPU its program
   // flame graph and BSP lane, then counters.
@@ -62,6 +80,11 @@ class ProfileSession {
   void setLaneVisible(std::size_t lane, bool visible);
   bool fullyLoaded() const;
   void waitUntilVisibleLoaded() const;
+  // Windowed lanes (lane_window.hpp), UI thread: asks the loader for the
+  // window `plan` of lane `lane` (without a background loader, loads it now).
+  void requestWindow(std::size_t lane, WindowPlan plan);
+  // Whether a requested window is still being read.
+  bool windowsPending() const;
 
   std::optional<SliceDetails> details(const Lane& lane, std::int64_t sliceId, std::int64_t ts) const;
 
@@ -81,7 +104,14 @@ class ProfileSession {
   std::vector<traces::TileMemoryPeakRow> tileMemoryPeaks_;
   std::pair<std::int64_t, std::int64_t> extent_{0, 0};
   std::int64_t jobCycles_ = 0;
-  profiler::analysis::HostWaitBreakdown hostWait_;
+  // The background checks' outcome: the host-wait figure or the error.
+  struct BackgroundChecks {
+    profiler::analysis::HostWaitBreakdown hostWait;
+    std::string error;
+    double cpuMs = 0;
+  };
+  std::shared_future<BackgroundChecks> background_;
+  std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<LaneLoader> loader_;
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> tileCache_;

@@ -210,8 +210,12 @@ void ViewerApp::drawSummary(OpenProfile& p) {
   ImGui::Text("Engine::run calls: %zu (%lld with detail), steps: %lld", s.runs().size(),
               static_cast<long long>(captured), static_cast<long long>(steps));
   ImGui::Text("Total: %s", formatCyclesWithTime(s.jobCycles(), s.clockHz()).c_str());
-  ImGui::Text("IPU waiting for the host: %.1f%% (captured runs and the host time before each)",
-              100.0 * s.hostWait().share());
+  if (const auto wait = s.hostWaitIfReady())
+    ImGui::Text("IPU waiting for the host: %.1f%% (captured runs and the host time before each)",
+                100.0 * wait->share());
+  else
+    ImGui::TextDisabled("IPU waiting for the host: computing (while the profile is checked)...");
+  if (!s.verificationError().empty()) ImGui::TextColored(ImVec4(0.8f, 0, 0, 1), "%s", s.verificationError().c_str());
   ImGui::Text("Slices: %s", formatCycles(s.sliceCount()).c_str());
   ImGui::Separator();
   ImGui::TextUnformatted("Engine options");

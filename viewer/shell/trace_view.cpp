@@ -172,7 +172,8 @@ void TraceView::updateStats(bool inBackground) {
   }
   statsJobRange_ = *selection_;
   statsJob_ = std::async(std::launch::async, [path = session_.path(), range = *selection_] {
-    traces::ProfileReader reader(path);
+    // The session checks the whole file on a thread of its own.
+    traces::ProfileReader reader(path, traces::ProfileReader::Checks::WholeFileDeferred);
     return profiler::computeRangeStats(reader, range.first, range.second);
   });
 }
@@ -240,6 +241,15 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
     ImGui::PopID();
   }
 
+  // The whole-file checks run after opening (ProfileSession): a failure shows over the lanes.
+  const std::string checkError = session_.verificationError();
+  if (!checkError.empty()) {
+    const ImVec4 clip(origin.x, origin.y, origin.x + size.x, origin.y + overviewH + kRulerHeight);
+    dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + ImGui::GetFontSize() + 6), IM_COL32(255, 225, 225, 255));
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x + 4, origin.y + 3), IM_COL32(170, 0, 0, 255),
+                ("This profile failed its checks: " + checkError).c_str(), nullptr, 0, &clip);
+  }
+
   // Lanes in a child window that scrolls vertically; the wheel zooms instead.
   const float top = overviewH + kRulerHeight;
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + top));
@@ -251,6 +261,8 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
   hovered_.reset();
   hoveredFold_.clear();
   lastBlockCount_ = 0;
+  for (std::size_t li = 0; li < session_.lanes().size(); ++li)
+    if (session_.lanes()[li]->windowed && adoptPendingWindow(*session_.lanes()[li])) windowAdopted(li);
   const float rowH = compact ? kCompactRowHeight : kRowHeight;
   float y = lanesOrigin.y;
   auto& lanes = session_.lanes();
@@ -273,6 +285,10 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
       }
       if (!lane.isLoaded()) ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()),
                                          IM_COL32(120, 60, 60, 255), "loading...");
+      else if (lane.windowed && lane.requested && !windowHoldsView(li))
+        ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(90, 90, 90, 255),
+                     lane.requested->first <= axis_.startCycle() && lane.requested->second >= axis_.endCycle()
+                         ? "loading slices..." : "summary");
       else if (!lane.loadError.empty())
         ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(180, 0, 0, 255),
                      "error (hover)");
@@ -280,6 +296,7 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
       ldl->PushClipRect(ImVec2(plotX, y), ImVec2(plotX + plotW, y + total), true);
       if (lane.isLoaded()) {
         if (lane.kind == LaneKind::Counter) drawCounterLane(ldl, lane, ImVec2(plotX, y), ImVec2(plotW, h));
+        else if (lane.windowed && !windowHoldsView(li)) drawSummaryLane(ldl, lane, ImVec2(plotX, y), plotW, rowH);
         else drawSliceLane(ldl, li, ImVec2(plotX, y), plotW, rowH);
         if (lane.trackKind == "bsp" && hasTiles_[li] < 0) {
           // Tile detail exists when the first phase run on this lane has tile
@@ -322,6 +339,16 @@ void TraceView::drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size) {
   for (const char* kind : {"engine", "bsp"}) {
     for (auto& lane : session_.lanes()) {
       if (lane->trackKind != kind || !lane->isLoaded() || lane->rows.empty()) continue;
+      if (lane->windowed) {
+        if (!lane->summary.empty()) {
+          spans_.clear();
+          lane->summary[0].spans(whole, spans_);
+          for (const auto& sp : spans_)
+            dl->AddRectFilled(ImVec2(origin.x + float(sp.x0), y + h * (1 - sp.busy)), ImVec2(origin.x + float(sp.x1), y + h),
+                              categoryColour(lane->summary[0].categoryName(sp.category), 1));
+        }
+        break;
+      }
       blocks_.clear();
       foldRow(lane->rows[0], whole, {1.0, 1.0}, blocks_);
       for (const auto& b : blocks_) {
@@ -447,6 +474,64 @@ void TraceView::drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 orig
       const float x1 =
           std::max(x0 + 1, clampX(origin.x + axis_.pixelOf(double(row.end[selected_->index])), origin.x, origin.x + width));
       dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(0, 0, 0, 255), 0, 0, 2);
+    }
+  }
+}
+
+bool TraceView::windowHoldsView(std::size_t laneIndex) {
+  Lane& lane = *session_.lanes()[laneIndex];
+  const double from = axis_.startCycle(), to = axis_.endCycle();
+  const auto covers = [&](const std::optional<std::pair<std::int64_t, std::int64_t>>& w) {
+    return w && double(w->first) <= from && double(w->second) >= to;
+  };
+  if (covers(lane.window)) return true;
+  if (!covers(lane.requested))
+    if (auto plan = planWindow(lane.chunks, from, to)) session_.requestWindow(laneIndex, std::move(*plan));
+  return false;
+}
+
+void TraceView::windowAdopted(std::size_t laneIndex) {
+  const Lane& lane = *session_.lanes()[laneIndex];
+  if (selected_ && selected_->lane == laneIndex) {
+    // The same slice in the new rows, found by its start and id.
+    std::optional<SliceRef> found;
+    if (selectedDetails_)
+      for (std::size_t r = 0; r < lane.rows.size() && !found; ++r) {
+        const SliceColumns& row = lane.rows[r];
+        for (std::size_t i = row.firstStartingAtOrAfter(selectedDetails_->row.ts);
+             i < row.size() && row.start[i] == selectedDetails_->row.ts; ++i)
+          if (row.sliceId[i] == selectedSliceId_) found = SliceRef{laneIndex, r, i};
+      }
+    selected_ = found;  // the details panel keeps the slice either way
+  }
+  if (!search_.query().empty()) search_.run(session_.lanes(), search_.query());
+}
+
+void TraceView::drawSummaryLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, float width, float rowH) {
+  if (lane.trackKind == "engine") drawUncapturedRuns(dl, origin, width, rowH);
+  const bool flatten = flat_ && lane.trackKind == "program";
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (std::size_t d = 0; d < lane.summary.size(); ++d) {
+    const BusySummary& summary = lane.summary[d];
+    const float y0 = origin.y + (flatten ? 0.0f : float(d) * rowH), y1 = y0 + rowH - 1;
+    spans_.clear();
+    summary.spans(axis_, spans_);
+    lastBlockCount_ += std::int64_t(spans_.size());
+    for (const auto& sp : spans_) {
+      // Height: the share of the column's cycles covered.
+      const Rgba colour = darker(categoryColour(summary.categoryName(sp.category), int(summary.depth())), 0.85f);
+      dl->AddRectFilled(ImVec2(origin.x + float(sp.x0), y1 - (y1 - y0) * sp.busy), ImVec2(origin.x + float(sp.x1), y1),
+                        colour);
+    }
+    if (mouse.y >= y0 && mouse.y < y1 + 1 && mouse.x >= origin.x && mouse.x < origin.x + width &&
+        ImGui::IsWindowHovered()) {
+      const auto at = std::find_if(spans_.begin(), spans_.end(), [&](const BusySpan& sp) {
+        return mouse.x - origin.x >= sp.x0 && mouse.x - origin.x < sp.x1;
+      });
+      if (at != spans_.end())
+        hoveredFold_ = summary.categoryName(at->category) + ", about " + std::to_string(int(at->busy * 100 + 0.5f)) +
+                       " % busy (summary of " + formatCycles(std::int64_t(lane.sliceCount)) +
+                       " slices: zoom in to see them)";
     }
   }
 }

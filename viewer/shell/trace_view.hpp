@@ -76,6 +76,12 @@ class TraceView {
   void drawOverview(ImDrawList* dl, ImVec2 origin, ImVec2 size);
   void drawRuler(ImDrawList* dl, ImVec2 origin, float width);
   void drawSliceLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 origin, float width, float rowH);
+  // A windowed lane zoomed out (or its window still loading): its busy summary.
+  void drawSummaryLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, float width, float rowH);
+  // A windowed lane: whether its rows hold the view; asks for them when not.
+  bool windowHoldsView(std::size_t laneIndex);
+  // After a lane's rows changed: selection and search matches point into them.
+  void windowAdopted(std::size_t laneIndex);
   void drawUncapturedRuns(ImDrawList* dl, ImVec2 origin, float width, float rowH);
   void drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size);
   void drawTileView(ImDrawList* dl, const Lane& bspLane, ImVec2 origin, ImVec2 size);
@@ -91,6 +97,7 @@ class TraceView {
   std::optional<std::pair<double, double>> pendingFit_;  // applied once the width is known
   FoldOptions fold_;
   std::vector<DrawBlock> blocks_;  // scratch, reused every row
+  std::vector<BusySpan> spans_;    // scratch, for summaries
   std::optional<SliceRef> hovered_, selected_;
   std::optional<SliceDetails> hoveredDetails_, selectedDetails_;
   std::int64_t hoveredSliceId_ = -1, selectedSliceId_ = -1;

@@ -6,7 +6,7 @@ import sqlite3
 from dataclasses import dataclass
 
 # The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
-SUPPORTED_SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSION = 3
 
 
 class ProfileError(Exception):
