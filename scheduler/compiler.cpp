@@ -30,12 +30,6 @@ ir::Id addStream(ir::Executable& exe, const std::string& name, ir::StreamDirecti
   return s.id;
 }
 
-ir::Id addProgram(ir::Executable& exe, ir::Program p) {
-  p.id = ir::Id(exe.programs.size());
-  exe.programs.push_back(std::move(p));
-  return exe.programs.back().id;
-}
-
 ir::Program streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, std::uint64_t elements, const std::string& layer) {
   ir::Program p;
   p.kind = ir::ProgramKind::StreamCopy;
@@ -54,7 +48,7 @@ ir::Id addApplyGradients(ir::Executable& exe, const std::vector<ir::Id>& updateS
   apply.children = updateSequences;
   apply.children.push_back(zero);
   apply.debug = {"training", "apply_gradients"};
-  return addProgram(exe, apply);
+  return exe.addProgram(apply);
 }
 
 // With feeds, steps_per_execution / accumulation runs of `body` (then, in
@@ -68,14 +62,14 @@ ir::Id addTrainingLoop(ir::Executable& exe, const Workload& w, ir::Id body, std:
   loop.count = w.training.stepsPerExecution / accumulation;
   loop.children = {body};
   loop.debug = {"training", "repeat"};
-  ir::Id entry = addProgram(exe, loop);
+  ir::Id entry = exe.addProgram(loop);
   if (lastLossCopy == ir::kNoId) return entry;
   ir::Program outer;
   outer.kind = ir::ProgramKind::Sequence;
   outer.name = "train";
   outer.children = {entry, lastLossCopy};
   outer.debug = {"training", "train"};
-  return addProgram(exe, outer);
+  return exe.addProgram(outer);
 }
 
 // Pipelining: the step's op Sequences by stage and direction (an op's stage
@@ -222,14 +216,14 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     both.children = {pipeline.program, updatesParent};
     both.debug = {"training", "pipeline"};
     entry = addTrainingLoop(
-        exe, w, addProgram(exe, both), accumulation,
-        lossLast ? addProgram(exe, streamCopy("loss", c.lossStream, pipeline.lastLoss, lossElements, "loss")) : ir::kNoId);
+        exe, w, exe.addProgram(both), accumulation,
+        lossLast ? exe.addProgram(streamCopy("loss", c.lossStream, pipeline.lastLoss, lossElements, "loss")) : ir::kNoId);
     exe.entryPoints.push_back({"train", entry});
     step.useSpans = useSpansInOrder(exe, {entry});
   } else {
     std::vector<ir::Id> stepChildren{
-        addProgram(exe, streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
-        addProgram(exe, streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
+        exe.addProgram(streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
+        exe.addProgram(streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
     GradientAccumulation accumulated;
     if (accumulation > 1) {
       // The mini-batch step stops before the updates and adds its gradients up.
@@ -245,7 +239,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     } else {
       stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
     }
-    if (!lossLast) stepChildren.push_back(addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
+    if (!lossLast) stepChildren.push_back(exe.addProgram(streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
     // The inputs are written at step 0, the loss read after the last op.
     for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
     step.useSpans[step.loss].second = step.lastStep + 1;
@@ -256,7 +250,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     seq.children = stepChildren;
     seq.marksStep = true;
     seq.debug = {"training", "step"};
-    entry = addProgram(exe, seq);
+    entry = exe.addProgram(seq);
     updatesParent = entry;
     if (accumulation > 1) {
       ir::Program miniBatches;
@@ -269,13 +263,13 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
       ir::Program both;
       both.kind = ir::ProgramKind::Sequence;
       both.name = "accumulate_and_update";
-      both.children = {addProgram(exe, miniBatches), updatesParent};
+      both.children = {exe.addProgram(miniBatches), updatesParent};
       both.debug = miniBatches.debug;
-      entry = addProgram(exe, both);
+      entry = exe.addProgram(both);
     }
     entry = addTrainingLoop(
         exe, w, entry, accumulation,
-        lossLast ? addProgram(exe, streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")) : ir::kNoId);
+        lossLast ? exe.addProgram(streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")) : ir::kNoId);
     exe.entryPoints.push_back({"train", entry});
   }
 

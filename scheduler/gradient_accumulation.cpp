@@ -6,25 +6,17 @@
 namespace ipusim::scheduler {
 namespace {
 
-ir::Id addProgram(ir::Executable& exe, ir::Program p) {
-  p.id = ir::Id(exe.programs.size());
-  exe.programs.push_back(std::move(p));
-  return exe.programs.back().id;
-}
-
 ir::Id addExecute(ir::Executable& exe, const std::string& name, std::vector<ir::Vertex> vertices) {
   ir::ComputeSet cs;
-  cs.id = ir::Id(exe.computeSets.size());
   cs.name = name;
   cs.vertices = std::move(vertices);
   cs.debug = {"training", "gradient_accumulation"};
-  exe.computeSets.push_back(cs);
   ir::Program p;
   p.kind = ir::ProgramKind::Execute;
   p.name = name;
-  p.computeSet = cs.id;
   p.debug = cs.debug;
-  return addProgram(exe, p);
+  p.computeSet = exe.addComputeSet(std::move(cs));
+  return exe.addProgram(p);
 }
 
 // Pieces [b, e) of `t` per tile interval, each dealt over the worker contexts.

@@ -8,18 +8,6 @@
 namespace ipusim::scheduler {
 namespace {
 
-ir::Id addProgram(ir::Executable& exe, ir::Program p) {
-  p.id = ir::Id(exe.programs.size());
-  exe.programs.push_back(std::move(p));
-  return exe.programs.back().id;
-}
-
-ir::Id addComputeSet(ir::Executable& exe, ir::ComputeSet cs) {
-  cs.id = ir::Id(exe.computeSets.size());
-  exe.computeSets.push_back(std::move(cs));
-  return exe.computeSets.back().id;
-}
-
 ir::Program sequence(const std::string& name, std::vector<ir::Id> children, const ir::DebugInfo& debug) {
   ir::Program p;
   p.kind = ir::ProgramKind::Sequence;
@@ -62,10 +50,10 @@ class Pipeliner {
       for (std::size_t t = plan.firstTimeStep[m]; t < end; ++t) timeSteps.push_back(timeStep(plan.timeSteps[t], t, stages));
       ir::Program step = sequence("pipeline step " + std::to_string(m), timeSteps, {"training", "step"});
       step.marksStep = true;
-      trainingSteps.push_back(addProgram(exe_, step));
+      trainingSteps.push_back(exe_.addProgram(step));
     }
     PipelinedProgram out;
-    out.program = addProgram(exe_, sequence("pipeline", trainingSteps, {"training", "pipeline"}));
+    out.program = exe_.addProgram(sequence("pipeline", trainingSteps, {"training", "pipeline"}));
     out.lastLoss = tensorOf(std::uint32_t(plan.firstTimeStep.size() - 1), parts_.loss);
     return out;
   }
@@ -104,14 +92,14 @@ class Pipeliner {
       p.kind = ir::ProgramKind::Execute;
       p.name = cs.name;
       cs.independentPerIpu = true;  // the passes are on different IPUs
-      p.computeSet = addComputeSet(exe_, std::move(cs));
+      p.computeSet = exe_.addComputeSet(std::move(cs));
       p.debug = {"training", "gradient_accumulation"};
-      children.push_back(addProgram(exe_, p));
+      children.push_back(exe_.addProgram(p));
     }
     if (parts_.outfeedEachMiniBatch)
       for (std::uint32_t m : leaving)
         children.push_back(streamCopy("loss", parts_.lossStream, tensorOf(m, parts_.loss), "loss"));
-    return addProgram(exe_, sequence("time step " + std::to_string(index), children, {"training", "pipeline"}));
+    return exe_.addProgram(sequence("time step " + std::to_string(index), children, {"training", "pipeline"}));
   }
 
   ir::Id streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, const std::string& layer) {
@@ -121,7 +109,7 @@ class Pipeliner {
     p.stream = stream;
     p.tensor = {tensor, 0, exe_.tensors[tensor].numElements()};
     p.debug = {layer, name};
-    return addProgram(exe_, p);
+    return exe_.addProgram(p);
   }
 
   // A phase of a slot: programs of different passes run as one.
@@ -178,7 +166,7 @@ class Pipeliner {
       lanes.push_back(passPrograms(p));
       name += (name.empty() ? "" : " ") + passName(p);
     }
-    return addProgram(exe_, sequence("slot " + name, sideBySide(lanes), {"training", "pipeline"}));
+    return exe_.addProgram(sequence("slot " + name, sideBySide(lanes), {"training", "pipeline"}));
   }
 
  public:
@@ -213,7 +201,7 @@ class Pipeliner {
       }
       p.name = cs.name;
       cs.independentPerIpu = true;  // the passes are on different IPUs
-      p.computeSet = addComputeSet(exe_, std::move(cs));
+      p.computeSet = exe_.addComputeSet(std::move(cs));
     } else {
       for (ir::Id id : programs) {
         const ir::Program& part = exe_.programs[id];
@@ -222,7 +210,7 @@ class Pipeliner {
         p.regions.insert(p.regions.end(), r.begin(), r.end());
       }
     }
-    return addProgram(exe_, p);
+    return exe_.addProgram(p);
   }
 
   // The leaf programs (Execute, Copy) of a pass, for its mini-batch.
@@ -245,7 +233,7 @@ class Pipeliner {
       ir::ComputeSet cs = exe_.computeSets[p.computeSet];
       for (ir::Vertex& v : cs.vertices)
         for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(m, f.ref.tensor);
-      p.computeSet = addComputeSet(exe_, std::move(cs));
+      p.computeSet = exe_.addComputeSet(std::move(cs));
     } else {
       p.regions = regionsOf(p);
       p.src = p.dst = {};
@@ -254,7 +242,7 @@ class Pipeliner {
         r.dst.tensor = tensorOf(m, r.dst.tensor);
       }
     }
-    const ir::Id clone = addProgram(exe_, p);
+    const ir::Id clone = exe_.addProgram(p);
     cycles_[clone] = cycles_[id];
     return clone;
   }
@@ -345,7 +333,7 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
     for (const std::vector<ir::Id>& stage : parts.updates) apply.insert(apply.end(), stage.begin(), stage.end());
   }
   apply.push_back(parts.zero);
-  out.apply = addProgram(exe, sequence("apply_gradients", apply, {"training", "apply_gradients"}));
+  out.apply = exe.addProgram(sequence("apply_gradients", apply, {"training", "apply_gradients"}));
   // The stream buffers and losses live only while their mini-batch is in
   // flight; the loss the caller outfeeds once after the loop stays.
   std::vector<ir::Id> inFlight = pipeliner.inFlightOnly_;

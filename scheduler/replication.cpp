@@ -11,12 +11,6 @@ namespace {
 
 bool isUpdate(const ir::Vertex& v) { return v.codelet.rfind("ScaledAdd", 0) == 0; }
 
-ir::Id addProgram(ir::Executable& exe, ir::Program p) {
-  p.id = ir::Id(exe.programs.size());
-  exe.programs.push_back(std::move(p));
-  return exe.programs.back().id;
-}
-
 class Replicator {
  public:
   Replicator(ir::Executable& exe, std::uint32_t replicas, std::uint32_t tilesPerReplica)
@@ -183,28 +177,26 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     sync.syncType = ir::SyncType::External;
     sync.name = "all_reduce/" + step.what + "/sync";
     sync.debug = all.debug;
-    all.children.push_back(addProgram(exe, sync));
+    all.children.push_back(exe.addProgram(sync));
     ir::Program copy;
     copy.kind = ir::ProgramKind::Copy;
     copy.name = "all_reduce/" + step.what;
     copy.regions = std::move(step.copy);
     copy.debug = all.debug;
-    all.children.push_back(addProgram(exe, std::move(copy)));
+    all.children.push_back(exe.addProgram(std::move(copy)));
     if (step.vertices.empty()) continue;
     ir::ComputeSet cs;
-    cs.id = ir::Id(exe.computeSets.size());
     cs.name = "all_reduce/" + step.what + "/add";
     cs.vertices = std::move(step.vertices);
     cs.debug = all.debug;
     ir::Program execute;
     execute.kind = ir::ProgramKind::Execute;
     execute.name = cs.name;
-    execute.computeSet = cs.id;
     execute.debug = all.debug;
-    exe.computeSets.push_back(std::move(cs));
-    all.children.push_back(addProgram(exe, execute));
+    execute.computeSet = exe.addComputeSet(std::move(cs));
+    all.children.push_back(exe.addProgram(execute));
   }
-  const ir::Id id = addProgram(exe, all);
+  const ir::Id id = exe.addProgram(all);
   if (mirror) {
     exe.mirror.computeSets.resize(exe.computeSets.size(), false);
     exe.mirror.copies.resize(exe.programs.size(), false);

@@ -39,6 +39,18 @@ struct Executable {
   // Timing only: replicas described once (replica_mirror.hpp). Not serialized.
   ReplicaMirror mirror;
 
+  // Appends a program or compute set, giving it the next id; returns that id.
+  Id addProgram(Program p) {
+    p.id = Id(programs.size());
+    programs.push_back(std::move(p));
+    return programs.back().id;
+  }
+  Id addComputeSet(ComputeSet cs) {
+    cs.id = Id(computeSets.size());
+    computeSets.push_back(std::move(cs));
+    return computeSets.back().id;
+  }
+
   // Structural validation: ids in range, refs inside tensors, every vertex
   // field on the vertex's tile, mappings complete. Throws std::invalid_argument
   // naming the offending element.
