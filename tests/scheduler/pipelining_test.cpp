@@ -238,20 +238,6 @@ TEST(Pipelining, AGroupedSlotRunsBothStagesInOneComputeSet) {
 
 // ---- training: as gradient accumulation over the same mini-batches ----
 
-void expectTrainsAsAccumulation(const TrainingLosses& r, std::uint32_t n, std::uint64_t steps) {
-  ASSERT_EQ(r.simulated.size(), steps);
-  ASSERT_EQ(r.reference.size(), steps / n);
-  for (std::size_t u = 0; u < r.reference.size(); ++u) {
-    double mean = 0;  // the N mini-batches of one update ran on the same weights
-    for (std::uint32_t i = 0; i < n; ++i) mean += r.simulated[u * n + i];
-    EXPECT_NEAR(mean / n, r.reference[u], 1e-4 * std::fabs(r.reference[u])) << "update " << u;
-  }
-  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t)
-    for (std::size_t i = 0; i < r.referenceWeights[t].size(); ++i)
-      ASSERT_NEAR(r.simulatedWeights[0][t][i], r.referenceWeights[t][i], 1e-5 + 1e-4 * std::fabs(r.referenceWeights[t][i]))
-          << "tensor " << t << " [" << i << "]";
-}
-
 TEST(Pipelining, GroupedTrainsAsGradientAccumulation) {
   expectTrainsAsAccumulation(runTraining(pipelined("grouped", 4), 20), 4, 20);
 }

@@ -35,6 +35,13 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
 // relative of the reference's.
 void expectSameLosses(const TrainingLosses& r, std::uint64_t steps);
 
+// gtest expectations for a run that updates once per `accumulation`
+// mini-batches (gradient accumulation, pipelining): `steps` simulated losses,
+// the mean of each update's mini-batches within 1e-4 relative of the
+// reference's loss for that update, and the final weights within
+// 1e-5 + 1e-4 relative of the reference's.
+void expectTrainsAsAccumulation(const TrainingLosses& r, std::uint32_t accumulation, std::uint64_t steps);
+
 std::string sourcePath(const std::string& relative);  // under IPUSIM_SOURCE_DIR
 
 }  // namespace ipusim::testing
