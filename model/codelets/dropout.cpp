@@ -50,7 +50,7 @@ class Dropout final : public FlatCodelet<Dropout> {
     const std::uint64_t seed = std::uint64_t(p[1]), offset = std::uint64_t(p[2]);
     const float scale = 1.0f / (1.0f - rate);
     for (std::uint64_t i = 0; i < f[2].size; ++i)
-      out[i] = numeric::dropoutKeeps(seed, step, offset + i, rate) ? in[i] * scale : 0.0f;
+      out[i] = ipusim::numeric::dropoutKeeps(seed, step, offset + i, rate) ? in[i] * scale : 0.0f;
   }
 
  private:

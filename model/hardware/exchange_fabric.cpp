@@ -69,7 +69,7 @@ std::vector<ExchangeTransfer> mergeContiguous(const std::vector<ExchangeTransfer
   return out;
 }
 
-std::string programName(const ir::Program& p) {
+std::string copyProgramName(const ir::Program& p) {
   return "programs[" + std::to_string(p.id) + "] '" + p.name + "' (Copy)";
 }
 
@@ -101,7 +101,7 @@ ExchangeFabric::ExchangeFabric(const Target& target) : target_(target), link_(ta
 
 ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& memory,
                                   const ir::ReplicaMirror& mirror) const {
-  const std::string where = programName(copy);
+  const std::string where = copyProgramName(copy);
   const std::vector<ir::CopyRegion> regions = ir::copyRegions(copy);
   const std::uint32_t numIpus = target_.numIpus();
 

@@ -1,6 +1,7 @@
 // Executable::validate: structural checks of a compiled graph, each error
 // naming the element by its path ("computeSets[3] 'fwd/matmul' vertex 7: ...").
 #include "model/ir/executable.hpp"
+#include "model/ir/range_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +11,6 @@
 
 namespace ipusim::ir {
 namespace {
-
-std::string range(std::uint64_t begin, std::uint64_t end) {
-  return "[" + std::to_string(begin) + "," + std::to_string(end) + ")";
-}
 
 class Validator {
  public:
@@ -58,10 +55,10 @@ class Validator {
     for (std::size_t k = 0; k < t.mapping.size(); ++k) {
       const TileInterval& iv = t.mapping[k];
       // Named only on failure: a replicated tensor has an interval per tile and replica.
-      const auto at = [&] { return "mapping[" + std::to_string(k) + "] " + range(iv.begin, iv.end); };
+      const auto at = [&] { return "mapping[" + std::to_string(k) + "] " + rangeText(iv.begin, iv.end); };
       if (iv.begin >= iv.end) fail(where, at() + " is empty or reversed");
       if (iv.begin < next) fail(where, at() + " overlaps or is out of order (previous interval ends at " + std::to_string(next) + ")");
-      if (iv.begin > next) fail(where, "elements " + range(next, iv.begin) + " are not mapped to any tile");
+      if (iv.begin > next) fail(where, "elements " + rangeText(next, iv.begin) + " are not mapped to any tile");
       if (iv.end > n) fail(where, at() + " goes past the tensor's " + std::to_string(n) + " elements");
       if (iv.tile >= numTiles_)
         fail(where, at() + " is on tile " + std::to_string(iv.tile) + ", but the target has " + std::to_string(numTiles_) + " tiles");
@@ -70,7 +67,7 @@ class Validator {
         fail(where, at() + " address " + std::to_string(iv.address) + " overflows");
       next = iv.end;
     }
-    if (next != n) fail(where, "elements " + range(next, n) + " are not mapped to any tile");
+    if (next != n) fail(where, "elements " + rangeText(next, n) + " are not mapped to any tile");
     if (t.uniformInit && !t.initialValue.empty()) fail(where, "has both initialValue and initialUniform; expected one");
     if (t.uniformInit && !(std::isfinite(t.uniformInit->limit) && t.uniformInit->limit >= 0))
       fail(where, "initialUniform.limit must be a finite number >= 0");
@@ -87,7 +84,7 @@ class Validator {
                       std::to_string(exe_.tensors.size()) + " tensors");
     const Tensor& t = exe_.tensors[ref.tensor];
     if (ref.begin > ref.end || ref.end > t.numElements())
-      fail(where, what + " elements " + range(ref.begin, ref.end) + " are outside tensor " + tensorName(ref.tensor) +
+      fail(where, what + " elements " + rangeText(ref.begin, ref.end) + " are outside tensor " + tensorName(ref.tensor) +
                       " of " + std::to_string(t.numElements()) + " elements");
   }
 
@@ -155,7 +152,7 @@ class Validator {
       const TileInterval& iv = *it;
       const std::uint64_t lo = std::max(iv.begin, ref.begin), hi = std::min(iv.end, ref.end);
       if (lo < hi && iv.tile != tile)
-        fail(where, what + " elements " + range(lo, hi) + " of tensor " + tensorName(ref.tensor) + " are not on tile " +
+        fail(where, what + " elements " + rangeText(lo, hi) + " of tensor " + tensorName(ref.tensor) + " are not on tile " +
                         std::to_string(tile) + " (they are on tile " + std::to_string(iv.tile) + ")");
     }
   }
@@ -267,7 +264,7 @@ class Validator {
     auto less = [](const Span& a, const Span& b) { return a.tensor != b.tensor ? a.tensor < b.tensor : a.begin < b.begin; };
     std::sort(dsts.begin(), dsts.end(), less);
     auto describe = [&](const char* what, std::size_t k, const TensorRef& ref) {
-      return "regions[" + std::to_string(owner[k]) + "]." + what + " " + range(ref.begin, ref.end) + " of tensor " +
+      return "regions[" + std::to_string(owner[k]) + "]." + what + " " + rangeText(ref.begin, ref.end) + " of tensor " +
              tensorName(ref.tensor);
     };
     for (std::size_t k = 1; k < dsts.size(); ++k)

@@ -1,21 +1,11 @@
 #include "model/ir/graph_builder.hpp"
+#include "model/ir/range_text.hpp"
 #include "model/ir/tile_memory_usage.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace ipusim::ir {
-namespace {
-
-constexpr std::uint64_t kAlignment = 8;  // tile memory is accessed in 64-bit words
-
-std::uint64_t alignUp(std::uint64_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
-
-std::string range(std::uint64_t begin, std::uint64_t end) {
-  return "[" + std::to_string(begin) + "," + std::to_string(end) + ")";
-}
-
-}  // namespace
 
 GraphBuilder::GraphBuilder(const model::Target& target, std::string name) : target_(target) {
   target_.validate();
@@ -87,7 +77,7 @@ void GraphBuilder::mapLinearly(Id tensor, const std::vector<std::uint32_t>& tile
 
 void GraphBuilder::mapInterval(Id tensor, std::uint64_t begin, std::uint64_t end, std::uint32_t tile) {
   Tensor& t = mutableTensor(tensor, "mapInterval");
-  const std::string what = "GraphBuilder::mapInterval of tensor '" + t.name + "' elements " + range(begin, end);
+  const std::string what = "GraphBuilder::mapInterval of tensor '" + t.name + "' elements " + rangeText(begin, end);
   checkTile(tile, what);
   if (begin >= end) throw std::invalid_argument(what + ": the interval is empty or reversed");
   if (end > t.numElements())
@@ -98,7 +88,7 @@ void GraphBuilder::mapInterval(Id tensor, std::uint64_t begin, std::uint64_t end
   const bool overlapsPrevious = at != t.mapping.begin() && std::prev(at)->end > begin;
   if (overlapsNext || overlapsPrevious) {
     const TileInterval& other = overlapsNext ? *at : *std::prev(at);
-    throw std::invalid_argument(what + ": overlaps elements " + range(other.begin, other.end) + " already on tile " +
+    throw std::invalid_argument(what + ": overlaps elements " + rangeText(other.begin, other.end) + " already on tile " +
                                 std::to_string(other.tile));
   }
   t.mapping.insert(at, {tile, begin, end, TileInterval::kUnplaced});
@@ -110,7 +100,7 @@ void GraphBuilder::setIntervalAddress(Id tensor, std::size_t interval, std::uint
     throw std::invalid_argument("GraphBuilder::setIntervalAddress: tensor '" + t.name + "' has " +
                                 std::to_string(t.mapping.size()) + " mapped intervals, got index " +
                                 std::to_string(interval));
-  if (address % kAlignment != 0)
+  if (address % kTileMemoryAlignment != 0)
     throw std::invalid_argument("GraphBuilder::setIntervalAddress: tensor '" + t.name + "' mapping[" +
                                 std::to_string(interval) + "] address " + std::to_string(address) +
                                 " is not a multiple of 8");
@@ -128,7 +118,7 @@ TensorRef GraphBuilder::ref(Id id) const { return {id, 0, tensor(id).numElements
 TensorRef GraphBuilder::ref(Id id, std::uint64_t begin, std::uint64_t end) const {
   const Tensor& t = tensor(id);
   if (begin > end || end > t.numElements())
-    throw std::invalid_argument("GraphBuilder::ref: elements " + range(begin, end) + " are outside tensor '" +
+    throw std::invalid_argument("GraphBuilder::ref: elements " + rangeText(begin, end) + " are outside tensor '" +
                                 t.name + "' of " + std::to_string(t.numElements()) + " elements");
   return {id, begin, end};
 }
@@ -353,7 +343,7 @@ void GraphBuilder::placeUnplacedIntervals() {
     for (TileInterval& iv : t.mapping)
       if (iv.address == TileInterval::kUnplaced) {
         std::uint64_t& top = next[iv.tile];
-        iv.address = alignUp(top);
+        iv.address = alignToTileMemory(top);
         top = iv.address + (iv.end - iv.begin) * sizeOf(t.dtype);
       }
 }

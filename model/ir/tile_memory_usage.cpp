@@ -8,10 +8,6 @@
 namespace ipusim::ir {
 namespace {
 
-std::uint64_t alignUp(std::uint64_t value) {
-  return (value + kTileMemoryAlignment - 1) / kTileMemoryAlignment * kTileMemoryAlignment;
-}
-
 struct TileAccumulator {
   std::uint64_t top = 0;
   std::uint64_t alwaysLive = 0;
@@ -44,7 +40,7 @@ std::vector<TileMemoryUsage> tileMemoryUsage(const std::vector<Tensor>& tensors,
     }
     for (const auto& [tile, bytes] : bytesOnTile) {
       TileAccumulator& acc = tiles[tile];
-      if (t.alwaysLive) acc.alwaysLive += alignUp(bytes);
+      if (t.alwaysLive) acc.alwaysLive += alignToTileMemory(bytes);
       acc.tensors.push_back({t.id, t.name, t.category, t.alwaysLive, bytes});
     }
   }
@@ -54,7 +50,7 @@ std::vector<TileMemoryUsage> tileMemoryUsage(const std::vector<Tensor>& tensors,
   for (auto& [tile, acc] : tiles) {
     TileMemoryUsage u;
     u.tile = tile;
-    u.peakBytes = alignUp(acc.top);
+    u.peakBytes = alignToTileMemory(acc.top);
     u.alwaysLiveBytes = std::min(acc.alwaysLive, u.peakBytes);
     u.notAlwaysLivePeakBytes = u.peakBytes - u.alwaysLiveBytes;
     std::map<std::pair<std::string, bool>, std::uint64_t> byCategory;

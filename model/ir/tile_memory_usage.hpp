@@ -31,7 +31,10 @@
 
 namespace ipusim::ir {
 
-inline constexpr std::uint64_t kTileMemoryAlignment = 8;
+inline constexpr std::uint64_t kTileMemoryAlignment = 8;  // tile memory is accessed in 64-bit words
+inline constexpr std::uint64_t alignToTileMemory(std::uint64_t bytes) {
+  return (bytes + kTileMemoryAlignment - 1) / kTileMemoryAlignment * kTileMemoryAlignment;
+}
 
 struct TensorOnTile {
   Id tensor = kNoId;
