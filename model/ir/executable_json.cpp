@@ -91,6 +91,7 @@ json programJson(const Program& p) {
     case ProgramKind::Sequence: break;
   }
   if (p.marksStep) j["marksStep"] = true;
+  if (p.collective) j["collective"] = true;
   putDebug(j, p.debug);
   return j;
 }
@@ -239,7 +240,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
     if (message.rfind(kindPath, 0) == 0) throw;
     fail(kindPath, message);
   }
-  std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "debug"};
+  std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "collective", "debug"};
   switch (p.kind) {
     case ProgramKind::Execute: keys.push_back("computeSet"); break;
     case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst", "regions"}); break;
@@ -311,6 +312,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
     case ProgramKind::Sequence: break;
   }
   if (const json* v = optional(j, "marksStep")) p.marksStep = asBool(*v, child(path, "marksStep"));
+  if (const json* v = optional(j, "collective")) p.collective = asBool(*v, child(path, "collective"));
   p.debug = readDebug(j, path);
   return p;
 }

@@ -63,6 +63,10 @@ struct Program {
   SyncType syncType = SyncType::Internal;  // Sync
   Id callee = kNoId;            // Call
   bool marksStep = false;       // each execution of this program is one training step
+  // A step of a cross-replica collective (the gradient all-reduce: its syncs,
+  // exchanges and additions): its BSP phases are profiled as category
+  // "collective", apart from point-to-point IPU-Link copies.
+  bool collective = false;
   DebugInfo debug;
 };
 
