@@ -293,6 +293,15 @@ class Validator {
     checkId(where, p.id, i);
     for (std::size_t c = 0; c < p.children.size(); ++c)
       checkProgramId(where, "children[" + std::to_string(c) + "]", p.children[c]);
+    if (p.ipusApart) {
+      if (p.kind != ProgramKind::Sequence) fail(where, "ipusApart is for a Sequence only");
+      for (std::size_t c = 0; c < p.children.size(); ++c) {
+        const ProgramKind k = exe_.programs[p.children[c]].kind;
+        if (k != ProgramKind::Execute && k != ProgramKind::Copy)
+          fail(where, "children[" + std::to_string(c) + "] is a " + toString(k) +
+                          ": the children of an ipusApart Sequence are Execute and Copy programs");
+      }
+    }
     switch (p.kind) {
       case ProgramKind::Sequence: break;
       case ProgramKind::Execute:
