@@ -77,7 +77,10 @@ TEST(CollectiveCategory, AllReducePhasesAreCollectiveSlicesOnEveryIpu) {
     std::cout << "[ figure ] IPU " << ipu << ": " << f.allReduceRuns << " all-reduces, " << f.allReduceCycles
               << " cycles; collective slices " << collective << " cycles\n";
     EXPECT_EQ(f.allReduceRuns, 4) << "IPU " << ipu;  // one per step
-    EXPECT_GT(f.allReduceCycles, 0) << "IPU " << ipu;
+    // Measured: 7,129 cycles per all-reduce of 2 replicas (2 ring steps, each
+    // an external sync, an exchange over the links, and for the reduce-scatter
+    // the addition and its sync).
+    EXPECT_EQ(f.allReduceCycles, 4 * 7129) << "IPU " << ipu;
     EXPECT_EQ(collective, f.allReduceCycles) << "IPU " << ipu;  // the all-reduce's phases tile its spans
     EXPECT_EQ(f.collectiveOutsideAllReduce, 0) << "IPU " << ipu;
     EXPECT_EQ(f.bspCycles.count("ipu_link"), 0u) << "IPU " << ipu << ": a replicated graph has no other link copy";
@@ -111,7 +114,7 @@ TEST(CollectiveCategory, PipelineLinkCopiesStayIpuLink) {
               << cycles("collective") << " cycles\n";
     EXPECT_GT(cycles("ipu_link"), 0) << "IPU " << ipu;
     EXPECT_EQ(f.allReduceRuns, 2) << "IPU " << ipu;  // one update per 8 mini-batches (16 steps, count 8)
-    EXPECT_EQ(cycles("collective"), f.allReduceCycles) << "IPU " << ipu;
+    EXPECT_EQ(cycles("collective"), f.allReduceCycles) << "IPU " << ipu;  // measured: 2 x 21,435
     EXPECT_EQ(f.collectiveOutsideAllReduce, 0) << "IPU " << ipu;
   }
 }
