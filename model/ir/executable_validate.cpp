@@ -293,15 +293,8 @@ class Validator {
     checkId(where, p.id, i);
     for (std::size_t c = 0; c < p.children.size(); ++c)
       checkProgramId(where, "children[" + std::to_string(c) + "]", p.children[c]);
-    if (p.ipusApart) {
-      if (p.kind != ProgramKind::Sequence) fail(where, "ipusApart is for a Sequence only");
-      for (std::size_t c = 0; c < p.children.size(); ++c) {
-        const ProgramKind k = exe_.programs[p.children[c]].kind;
-        if (k != ProgramKind::Execute && k != ProgramKind::Copy)
-          fail(where, "children[" + std::to_string(c) + "] is a " + toString(k) +
-                          ": the children of an ipusApart Sequence are Execute and Copy programs");
-      }
-    }
+    // Reserved: the executor runs every Sequence in lockstep (model/README.md).
+    if (p.ipusApart) fail(where, "ipusApart is not supported yet: every Sequence runs its IPUs in lockstep");
     switch (p.kind) {
       case ProgramKind::Sequence: break;
       case ProgramKind::Execute:
