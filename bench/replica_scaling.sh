@@ -3,9 +3,9 @@
 # IPUs (ipu.num_ipus; batch 32 per replica, so the global batch grows), with
 # the host as fitted and with the host made free (every host.* time and the
 # host link's latency 0, its bandwidth 1e15 B/s). Per row: the simulated
-# step (cycles), throughput (examples per simulated second), the IPU-Link
-# share of the step (the gradient all-reduce's exchanges: the only link
-# traffic of a replicated graph), and the simulator's own wall and CPU time
+# step (cycles), throughput (examples per simulated second), the all-reduce
+# share of IPU 0's step (category collective: the gradient all-reduce's syncs,
+# exchanges over the links and additions), and the simulator's own wall and CPU time
 # (timing only, --synthetic-data, and functional), with their growth over
 # one replica.
 # Timing-only runs compile one replica's program for all of them
@@ -25,7 +25,7 @@ free_host=(--set host.runDispatchSeconds=0 --set host.streamStartupSeconds=0 --s
            --set hostLink.bytesPerSecond=1e15)
 unset POPLAR_ENGINE_OPTIONS
 machine_line
-printf 'replicas\thost\tmode\tstep_cycles\texamples_per_s\tipu_link_share\twall_s\tcpu_s\twall_vs_1\tcpu_vs_1\n'
+printf 'replicas\thost\tmode\tstep_cycles\texamples_per_s\tallreduce_share\twall_s\tcpu_s\twall_vs_1\tcpu_vs_1\n'
 declare -A base cpu_base
 for host in $HOSTS; do
   extra=()
@@ -48,7 +48,7 @@ for host in $HOSTS; do
       jq -r --arg r "$r" --arg h "$host" --arg m "$mode" --arg w "$wall" --arg c "$cpu" --arg b "${base[$key]}" --arg cb "${cpu_base[$key]}" '
         [$r, $h, $m, (.step_cycles.total | round),
          ((($r | tonumber) * 32 * .steps / .simulated_seconds) | round),
-         ((.step_cycles.ipu_link / .step_cycles.total * 1000 | round) / 1000),
+         ((.step_cycles.collective / .step_cycles.total * 1000 | round) / 1000),
          $w, $c, (((($w | tonumber) / ($b | tonumber)) * 100 | round) / 100),
          (((($c | tonumber) / ($cb | tonumber)) * 100 | round) / 100)] | @tsv' "$json"
     done

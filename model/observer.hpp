@@ -60,6 +60,7 @@ struct PhaseEvent {  // one BSP phase on one IPU
   Id program = ir::kNoId;     // program step it belongs to
   Id staticPhase = ir::kNoId; // for Compute/Exchange: the StaticPhase
   std::uint64_t bytes = 0;
+  bool collective = false;    // run by a collective's program step (ir::Program::collective)
 };
 
 struct StreamCopyEvent {

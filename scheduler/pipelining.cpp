@@ -87,11 +87,13 @@ class Pipeliner {
       cs.name = "gradient_accumulation/add";
       cs.vertices = std::move(accumulate);
       cs.debug = {"training", "gradient_accumulation"};
-      cs.independentPerIpu = parts_.sideBySide;  // each IPU adds its stage's gradients
+      // Grouped and Interleaved: each IPU adds its stage's gradients on its
+      // own (internal syncs). Sequential: one addition across the IPUs, closed
+      // by an external sync, as the sharded model's gradient accumulation.
+      cs.independentPerIpu = parts_.sideBySide;
       ir::Program p;
       p.kind = ir::ProgramKind::Execute;
       p.name = cs.name;
-      cs.independentPerIpu = true;  // the passes are on different IPUs
       p.computeSet = exe_.addComputeSet(std::move(cs));
       p.debug = {"training", "gradient_accumulation"};
       children.push_back(exe_.addProgram(p));

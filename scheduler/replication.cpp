@@ -170,6 +170,7 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
   all.kind = ir::ProgramKind::Sequence;
   all.name = "all_reduce";
   all.debug = {"training", "all_reduce"};
+  all.collective = true;
   for (CollectiveStep& step : merged) {
     // BSP: the IPUs the exchange joins synchronise first.
     ir::Program sync;
@@ -177,12 +178,14 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     sync.syncType = ir::SyncType::External;
     sync.name = "all_reduce/" + step.what + "/sync";
     sync.debug = all.debug;
+    sync.collective = true;
     all.children.push_back(exe.addProgram(sync));
     ir::Program copy;
     copy.kind = ir::ProgramKind::Copy;
     copy.name = "all_reduce/" + step.what;
     copy.regions = std::move(step.copy);
     copy.debug = all.debug;
+    copy.collective = true;
     all.children.push_back(exe.addProgram(std::move(copy)));
     if (step.vertices.empty()) continue;
     ir::ComputeSet cs;
@@ -193,6 +196,7 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     execute.kind = ir::ProgramKind::Execute;
     execute.name = cs.name;
     execute.debug = all.debug;
+    execute.collective = true;
     execute.computeSet = exe.addComputeSet(std::move(cs));
     all.children.push_back(exe.addProgram(execute));
   }

@@ -119,6 +119,7 @@ void ProgramExecutor::emitPhase(std::uint32_t ipu, PhaseKind kind, Cycles start,
   e.program = program;
   e.staticPhase = staticPhase;
   e.bytes = bytes;
+  e.collective = program != ir::kNoId && loaded_.exe.programs[program].collective;
   observers_.each([&](ExecutionObserver& o) { o.phase(e); });
 }
 

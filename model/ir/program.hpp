@@ -63,6 +63,15 @@ struct Program {
   SyncType syncType = SyncType::Internal;  // Sync
   Id callee = kNoId;            // Call
   bool marksStep = false;       // each execution of this program is one training step
+  // A step of a cross-replica collective (the gradient all-reduce: its syncs,
+  // exchanges and additions): its BSP phases are profiled as category
+  // "collective", apart from point-to-point IPU-Link copies.
+  bool collective = false;
+  // A Sequence whose children (Execute and Copy only) run on each IPU's own
+  // clock, as Poplar runs every IPU's program between the syncs that join
+  // IPUs: a phase waits only for the IPUs it involves, the Sequence ends when
+  // its last IPU is done (a pipeline slot: its passes side by side).
+  bool ipusApart = false;
   DebugInfo debug;
 };
 

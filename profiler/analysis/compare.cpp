@@ -73,6 +73,7 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
        {{"compute", a.fraction(&PhaseCycles::compute)},
         {"exchange", a.fraction(&PhaseCycles::exchange)},
         {"ipu_link", a.fraction(&PhaseCycles::ipuLink)},
+        {"collective", a.fraction(&PhaseCycles::collective)},
         {"sync", a.fraction(&PhaseCycles::sync)},
         {"stream_copy", a.fraction(&PhaseCycles::streamCopy)},
         {"idle", a.fraction(&PhaseCycles::idle)}}},
@@ -136,6 +137,7 @@ void printComparison(const Comparison& c, std::ostream& out) {
   share("compute", &PhaseCycles::compute);
   share("exchange", &PhaseCycles::exchange);
   share("ipu link", &PhaseCycles::ipuLink);
+  share("collective (all-reduce)", &PhaseCycles::collective);
   share("sync", &PhaseCycles::sync);
   share("stream copy", &PhaseCycles::streamCopy);
   share("idle", &PhaseCycles::idle);

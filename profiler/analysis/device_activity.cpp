@@ -12,6 +12,7 @@ PhaseCycles& PhaseCycles::operator+=(const PhaseCycles& o) {
   compute += o.compute;
   exchange += o.exchange;
   ipuLink += o.ipuLink;
+  collective += o.collective;
   sync += o.sync;
   streamCopy += o.streamCopy;
   idle += o.idle;
@@ -80,7 +81,7 @@ void forEachSliceIn(const traces::ProfileReader& reader, std::int64_t trackId, s
 
 // The per-IPU buckets, in attribution priority order.
 struct IpuSets {
-  IntervalSet compute, exchange, ipuLink, sync, streamCopy;
+  IntervalSet compute, exchange, ipuLink, collective, sync, streamCopy;
 };
 
 }  // namespace
@@ -154,6 +155,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
         if (s.category == "compute") sets.compute.add(s.ts, end);
         else if (s.category == "exchange") sets.exchange.add(s.ts, end);
         else if (s.category == "ipu_link") sets.ipuLink.add(s.ts, end);
+        else if (s.category == "collective") sets.collective.add(s.ts, end);
         else if (s.category == "sync") sets.sync.add(s.ts, end);
         else if (startsWith(s.category, "stream_copy")) sets.streamCopy.add(s.ts, end);
         if (s.category == "stream_copy_begin") hostWait.add(s.ts, end);
@@ -206,6 +208,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
     };
     cycles.exchange = claim(sets.exchange);
     cycles.ipuLink = claim(sets.ipuLink);
+    cycles.collective = claim(sets.collective);
     cycles.sync = claim(sets.sync);
     cycles.streamCopy = claim(sets.streamCopy);
     cycles.idle = activity.windowCycles - taken.length();

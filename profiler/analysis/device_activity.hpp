@@ -6,14 +6,14 @@
 //
 // Definitions (see profiler/README.md):
 // - Sources: slices on "bsp" tracks (one per IPU: compute, exchange, sync,
-//   ipu_link, stream_copy*) and on "stream" tracks (stream_copy,
+//   ipu_link, collective, stream_copy*) and on "stream" tracks (stream_copy,
 //   stream_copy_begin/mid/end). A stream track with ipu = -1 is a device-wide
 //   copy and counts for every IPU. "program" tracks repeat the same time
 //   nested by program step and are not used.
 // - Time is the length of a union of slices clipped to the windows, so nested
 //   or overlapping slices are never counted twice.
 // - Per IPU every window cycle is attributed to exactly one bucket, by
-//   priority: compute > exchange > ipu link > sync > stream copy > idle. The
+//   priority: compute > exchange > ipu link > collective > sync > stream copy > idle. The
 //   buckets sum to the window length.
 // - StreamCopy Begin (hostWaitCycles): window cycles inside some StreamCopy
 //   Begin phase (the device waits for data or buffer space). It is one part
@@ -40,8 +40,8 @@
 namespace ipusim::profiler::analysis {
 
 struct PhaseCycles {
-  std::int64_t compute = 0, exchange = 0, ipuLink = 0, sync = 0, streamCopy = 0, idle = 0;
-  std::int64_t total() const { return compute + exchange + ipuLink + sync + streamCopy + idle; }
+  std::int64_t compute = 0, exchange = 0, ipuLink = 0, collective = 0, sync = 0, streamCopy = 0, idle = 0;
+  std::int64_t total() const { return compute + exchange + ipuLink + collective + sync + streamCopy + idle; }
   PhaseCycles& operator+=(const PhaseCycles& o);
 };
 

@@ -154,7 +154,7 @@ std::optional<Insight> deviceBoundInsight(const ProfileFacts& f, const InsightLi
   const PhaseCycles sum = all.allIpus();
   const std::int64_t total = sum.total();
   if (total <= 0) return std::nullopt;
-  const std::int64_t busy = sum.compute + sum.exchange + sum.ipuLink + sum.sync;
+  const std::int64_t busy = sum.compute + sum.exchange + sum.ipuLink + sum.collective + sum.sync;
   const double share = double(busy) / double(total);
   if (share < limits.deviceBoundShare) return std::nullopt;
   struct Phase { const char* name; std::int64_t cycles; std::int64_t OperationRow::*bucket; };
@@ -169,7 +169,9 @@ std::optional<Insight> deviceBoundInsight(const ProfileFacts& f, const InsightLi
   in.finding = "the device is busy " + formatPercent(share) + " of the time (compute " +
                formatPercent(double(sum.compute) / total) + ", exchange " +
                formatPercent(double(sum.exchange + sum.ipuLink) / total) + ", sync " +
-               formatPercent(double(sum.sync) / total) + "); the host is not the bottleneck";
+               formatPercent(double(sum.sync) / total) +
+               (sum.collective > 0 ? ", collective " + formatPercent(double(sum.collective) / total) : "") +
+               "); the host is not the bottleneck";
   const OperationRow* op = largestOp(f.operations, top.bucket);
   if (op && op->*top.bucket > 0) {
     const double opShare = f.operations.busyCycles > 0 ? double(op->*top.bucket) / double(f.operations.busyCycles) : 0;

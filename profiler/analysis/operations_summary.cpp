@@ -163,6 +163,16 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
     return row;
   };
 
+  // A collective's slices (category collective) count by what the phase
+  // does: its compute sets as compute, its syncs (no static phase) as sync,
+  // its exchanges as exchange.
+  std::map<std::int64_t, std::string> phaseKind;
+  for (const auto& phase : reader.phases()) phaseKind[phase.id] = phase.kind;
+  const auto collectiveBucket = [&](const traces::SliceRow& s) {
+    if (s.phaseId < 0) return &OperationRow::sync;
+    const auto kind = phaseKind.find(s.phaseId);
+    return kind != phaseKind.end() && kind->second == "compute" ? &OperationRow::compute : &OperationRow::exchange;
+  };
   std::int64_t firstBspIpu = -1;
   for (const auto& t : tracks)
     if (t.kind == "bsp" && (firstBspIpu < 0 || t.ipu < firstBspIpu)) firstBspIpu = t.ipu;
@@ -173,6 +183,7 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
       if (s.category == "compute") bucket = &OperationRow::compute;
       else if (s.category == "exchange" || s.category == "ipu_link") bucket = &OperationRow::exchange;
       else if (s.category == "sync") bucket = &OperationRow::sync;
+      else if (s.category == "collective") bucket = collectiveBucket(s);
       if (!bucket) return;
       const std::int64_t cycles = overlap(windows.intervals, s.ts, s.ts + s.dur);
       if (cycles <= 0) return;

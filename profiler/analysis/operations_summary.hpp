@@ -7,14 +7,15 @@
 //   steps uses the captured runs. Cycles are summed over all of them and
 //   divided by their count for "per step" figures.
 // - A BSP slice (bsp tracks, every IPU) of category compute, exchange,
-//   ipu_link (counted as exchange) or sync is clipped to the windows and
+//   ipu_link (counted as exchange), sync or collective (counted as what its
+//   phase does: compute, exchange or sync) is clipped to the windows and
 //   attributed to its program's layer/op; a program without debug info takes
 //   its nearest ancestor's, else the row ("", "").
 // - Pass: "update" when the op's name ends in "_update", "gradient" when it
 //   contains "grad", "step" for the training-loop programs (layer
 //   "training"), else "forward".
 // - The rows' cycles add up exactly to the windows' compute + exchange +
-//   ipu link + sync cycles of DeviceActivity (the slices of one bsp track
+//   ipu link + collective + sync cycles of DeviceActivity (the slices of one bsp track
 //   do not overlap).
 // - FLOPs: program_work.flops per execution of the op's Execute programs,
 //   executions counted as compute slices on the first IPU's bsp track.
@@ -50,7 +51,7 @@ struct OperationsSummary {
   std::int64_t windows = 0;         // steps (or runs) measured
   bool byStep = true;               // false: windows are runs (no step slices)
   std::int64_t windowCycles = 0;    // their total length
-  std::int64_t busyCycles = 0;      // compute + exchange + ipu link + sync over all IPUs
+  std::int64_t busyCycles = 0;      // compute + exchange + ipu link + collective + sync over all IPUs
   double peakFlopsPerCycle = 0;     // the AMP float peak of the whole target
   std::vector<OperationRow> rows;   // by cycles, largest first
 

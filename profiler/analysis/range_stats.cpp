@@ -167,6 +167,7 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
       s.compute = p.compute;
       s.exchange = p.exchange;
       s.ipuLink = p.ipuLink;
+      s.collective = p.collective;
       s.sync = p.sync;
       s.streamCopy = p.streamCopy;
       s.idle = p.idle;

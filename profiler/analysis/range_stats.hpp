@@ -5,7 +5,7 @@
 // profiler/README.md), computed by that same code over the one window
 // [from, to):
 // - per IPU every cycle goes to one bucket, by priority compute > exchange >
-//   ipu link > sync > stream copy > idle, so the buckets add up to the range;
+//   ipu link > collective > sync > stream copy > idle, so the buckets add up to the range;
 // - IPU waiting for the host: analysis::ipuWaitingForHost over [from, to);
 // - StreamCopy Begin: cycles inside a Begin; host-link transfer: cycles
 //   inside a StreamCopy Mid; compute/IO overlap: the share of transfer
@@ -35,7 +35,7 @@ namespace ipusim::profiler {
 struct IpuRangeStats {
   std::int64_t ipu = 0;
   // Exclusive buckets (see above): they add up to the range's cycles.
-  std::int64_t compute = 0, exchange = 0, ipuLink = 0, sync = 0, streamCopy = 0, idle = 0;
+  std::int64_t compute = 0, exchange = 0, ipuLink = 0, collective = 0, sync = 0, streamCopy = 0, idle = 0;
   bool hasTileDetail = false;
   double tileBalance = 0;         // 0..1, 1 = every working tile as busy as the busiest
   double parallelEfficiency = 0;  // 0..1, 1 = every tile of the IPU as busy as the busiest

@@ -25,7 +25,7 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
 
 nlohmann::json phaseCyclesToJson(const PhaseCycles& c) {
   return {{"compute", c.compute},       {"exchange", c.exchange}, {"ipu_link", c.ipuLink},
-          {"sync", c.sync},             {"stream_copy", c.streamCopy}, {"idle", c.idle}};
+          {"collective", c.collective}, {"sync", c.sync},             {"stream_copy", c.streamCopy}, {"idle", c.idle}};
 }
 
 namespace {
@@ -138,13 +138,13 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
     out << "  no captured run\n";
     return;
   }
-  const char* names[] = {"compute", "exchange", "ipu link", "sync", "stream copy", "idle"};
+  const char* names[] = {"compute", "exchange", "ipu link", "collective", "sync", "stream copy", "idle"};
   out << "  " << std::left << std::setw(6) << "IPU";
   for (const char* n : names) out << std::right << std::setw(22) << n;
   out << "\n";
   const auto row = [&](const std::string& label, const PhaseCycles& c, std::int64_t total) {
     out << "  " << std::left << std::setw(6) << label;
-    for (std::int64_t v : {c.compute, c.exchange, c.ipuLink, c.sync, c.streamCopy, c.idle}) {
+    for (std::int64_t v : {c.compute, c.exchange, c.ipuLink, c.collective, c.sync, c.streamCopy, c.idle}) {
       const std::string cell = std::to_string(v) + " " +
                                formatPercent(total > 0 ? double(v) / double(total) : 0.0);
       out << std::right << std::setw(22) << cell;

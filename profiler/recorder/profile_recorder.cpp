@@ -278,7 +278,7 @@ void ProfileRecorder::phase(const model::PhaseEvent& event) {
   slice.runId = currentRun_;
   slice.ts = event.start;
   slice.dur = event.duration;
-  slice.category = categoryOf(event.kind);
+  slice.category = event.collective ? "collective" : categoryOf(event.kind);
   slice.name = slice.category;
   if (event.program != ir::kNoId && event.program < exe_.programs.size()) {
     const ir::Program& p = exe_.programs[event.program];

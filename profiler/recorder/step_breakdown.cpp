@@ -22,6 +22,10 @@ void StepBreakdown::stepEnd(std::uint64_t, ir::Cycles at) {
 void StepBreakdown::phase(const model::PhaseEvent& event) {
   if (!measuring_ || !inStep_ || event.ipu != 0) return;
   const double d = double(event.duration);
+  if (event.collective) {
+    sum_.collective += d;
+    return;
+  }
   switch (event.kind) {
     case model::PhaseKind::Compute: sum_.compute += d; break;
     case model::PhaseKind::Exchange: sum_.exchange += d; break;
@@ -35,7 +39,8 @@ StepCycles StepBreakdown::result() const {
   StepCycles mean = sum_;
   if (sum_.steps == 0) return mean;
   const double n = double(sum_.steps);
-  for (double* v : {&mean.total, &mean.compute, &mean.exchange, &mean.sync, &mean.streamCopy, &mean.ipuLink}) *v /= n;
+  for (double* v : {&mean.total, &mean.compute, &mean.exchange, &mean.sync, &mean.streamCopy, &mean.ipuLink,
+                    &mean.collective}) *v /= n;
   return mean;
 }
 

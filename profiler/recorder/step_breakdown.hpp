@@ -1,6 +1,6 @@
 #pragma once
 // StepBreakdown: an observer that measures where one training step's device
-// cycles go (compute, exchange, sync, stream copy, idle), on IPU 0, over the
+// cycles go (compute, exchange, IPU link, collective, sync, stream copy, idle), on IPU 0, over the
 // steps of one chosen run. It asks for phase detail for that run only, so it
 // costs nothing elsewhere. `ipusim run` prints it.
 #include "model/observer.hpp"
@@ -9,8 +9,10 @@ namespace ipusim::profiler {
 
 struct StepCycles {
   std::uint64_t steps = 0;  // steps measured
-  double total = 0, compute = 0, exchange = 0, sync = 0, streamCopy = 0, ipuLink = 0;  // per step (mean)
-  double idle() const { return total - compute - exchange - sync - streamCopy - ipuLink; }
+  // Per step (mean). collective: the phases of a collective (the all-reduce's
+  // syncs, exchanges and additions), counted there and in no other bucket.
+  double total = 0, compute = 0, exchange = 0, sync = 0, streamCopy = 0, ipuLink = 0, collective = 0;
+  double idle() const { return total - compute - exchange - sync - streamCopy - ipuLink - collective; }
 };
 
 class StepBreakdown : public model::ExecutionObserver {

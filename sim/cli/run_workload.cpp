@@ -65,6 +65,7 @@ std::string stepLine(const RunSummary& s) {
   part("compute", c.compute);
   part("exchange", c.exchange);
   if (c.ipuLink > 0) part("IPU link", c.ipuLink);
+  if (c.collective > 0) part("collective", c.collective);
   part("sync", c.sync);
   part("stream copy", c.streamCopy);
   part("idle", c.idle());
@@ -86,6 +87,7 @@ void print(const RunSummary& s, bool json) {
                           {"tiles_used", s.tilesUsed},
                           {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
                                            {"exchange", s.step.exchange}, {"ipu_link", s.step.ipuLink},
+                                           {"collective", s.step.collective},
                                            {"sync", s.step.sync},
                                            {"stream_copy", s.step.streamCopy}, {"idle", s.step.idle()}}},
                           {"estimated_step_cycles", s.stepCycles},

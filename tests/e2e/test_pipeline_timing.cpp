@@ -69,7 +69,11 @@ std::vector<double> idleShares(const std::string& profileDir) {
 // the phases one stage has and the other has not (stage 0's small first
 // layer, stage 1's loss) leave the other IPU idle too, and the gradient
 // additions and updates keep both busy: measured, 0.190 and 0.212 against
-// 0.200 at N = 4, 0.119 and 0.136 against 0.111 at N = 8 (IPU 0, IPU 1).
+// 0.200 at N = 4, 0.119 and 0.136 against 0.111 at N = 8, 0.078 and 0.091
+// against 0.059 at N = 16 (IPU 0, IPU 1). The real IPUs would not wait phase
+// by phase: each runs its own program between the syncs that join IPUs
+// (model/README.md, "Lockstep"); until the executor models that, the
+// tolerance stays where the lockstep model puts it.
 TEST(PipelineTiming, GroupedIdleShareMatchesTheRampFormula) {
   ScratchDir dir("pipeline-grouped");
   const std::uint32_t S = 2;
@@ -106,9 +110,13 @@ TEST(PipelineTiming, SequentialTakesTheCyclesOfTheShardedModel) {
   const auto sharded = run(writeJson(dir, "sharded", balancedSharded(4)), dir.str() + "/sharded");
   std::cout << "[ figure ] 4 mini-batches: sequential pipeline " << sequential["cycles"] << " cycles, sharded "
             << sharded["cycles"] << " cycles\n";
-  // Measured: 12,916,189 against 12,918,085 (1,896 cycles, 0.015%, apart; not yet explained).
-  EXPECT_NEAR(sequential["cycles"].get<double>(), sharded["cycles"].get<double>(),
-              1e-3 * sharded["cycles"].get<double>());
+  // The same programs in the same order: F0, F1, B1, B0 per mini-batch, each
+  // mini-batch's gradients added by one compute set across both IPUs (closed
+  // by an external sync), the updates one after another. They once differed
+  // by 1,896 cycles = 4 mini-batches x (sync.externalCycles 600 -
+  // sync.internalCycles 126): the Sequential addition was closed by internal
+  // syncs, as if each IPU added on its own.
+  EXPECT_EQ(sequential["cycles"], sharded["cycles"]);
   EXPECT_EQ(sequential["steps"], sharded["steps"]);
 }
 

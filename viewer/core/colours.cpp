@@ -25,6 +25,7 @@ Rgba categoryColour(const std::string& category, int depth) {
   if (category == "engine_run") return palette::kEngineRun;
   if (category == "step") return palette::kStep;
   if (category == "ipu_link") return palette::kIpuLink;
+  if (category == "collective") return palette::kCollective;
   if (category == "host") return palette::kHost;
   if (category == "host_io") return palette::kHostIo;
   if (category == "program") return palette::kProgram;

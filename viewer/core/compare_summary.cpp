@@ -66,6 +66,8 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
                     share(tb.stats, &profiler::IpuRangeStats::exchange), true});
     rows.push_back({prefix + "IPU link", share(ta.stats, &profiler::IpuRangeStats::ipuLink),
                     share(tb.stats, &profiler::IpuRangeStats::ipuLink), true});
+    rows.push_back({prefix + "collective", share(ta.stats, &profiler::IpuRangeStats::collective),
+                    share(tb.stats, &profiler::IpuRangeStats::collective), true});
     rows.push_back({prefix + "sync", share(ta.stats, &profiler::IpuRangeStats::sync),
                     share(tb.stats, &profiler::IpuRangeStats::sync), true});
     rows.push_back({prefix + "stream copy", share(ta.stats, &profiler::IpuRangeStats::streamCopy),

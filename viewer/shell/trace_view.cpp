@@ -791,13 +791,14 @@ void TraceView::drawSidePanel() {
     const std::pair<const char*, std::int64_t> parts[] = {{"compute", ipu.compute},
                                                           {"exchange", ipu.exchange},
                                                           {"IPU link", ipu.ipuLink},
+                                                          {"collective", ipu.collective},
                                                           {"sync", ipu.sync},
                                                           {"stream copy", ipu.streamCopy},
                                                           {"idle", ipu.idle}};
-    const Rgba colours[] = {computeColour(2), palette::kExchange, palette::kIpuLink, palette::kSync,
-                            palette::kStreamCopyMid, palette::kIdle};
-    for (std::size_t i = 0; i < 6; ++i) {
-      if (i == 2 && ipu.ipuLink == 0) continue;
+    const Rgba colours[] = {computeColour(2), palette::kExchange, palette::kIpuLink, palette::kCollective,
+                            palette::kSync,           palette::kStreamCopyMid, palette::kIdle};
+    for (std::size_t i = 0; i < 7; ++i) {
+      if ((i == 2 || i == 3) && parts[i].second == 0) continue;  // IPU link and collective: multi-IPU only
       ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(colours[i]), ImGuiColorEditFlags_NoTooltip,
                          ImVec2(10, 10));
       ImGui::SameLine();

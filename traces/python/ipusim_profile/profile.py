@@ -49,7 +49,7 @@ class Program:
 
 @dataclass(frozen=True)
 class Phase:
-    """One BSP phase on one IPU: compute, exchange, sync, stream copy, IPU link."""
+    """One BSP phase on one IPU: compute, exchange, sync, stream copy, IPU link (point to point), collective."""
     ipu: int
     run_id: object
     ts: int
