@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <stdexcept>
+
 namespace ipusim::viewer {
 namespace {
 
