@@ -123,12 +123,13 @@ TEST_F(BigCounterProfile, ALaneKeepsTheSummaryAndReadsTheValuesInView) {
 }
 
 TEST_F(BigCounterProfile, AWindowOfADamagedProfileIsAnErrorNamingTheFile) {
-  ProfileSession s(path_, false);
-  Lane& lane = lossLane(s);
+  // Damaged before opening (the session's background checks hold a read lock meanwhile).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "UPDATE counters SET ts = -5 WHERE ts = 50000", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
+  ProfileSession s(path_, false);  // the summary alone is read: the damage shows in a window
+  Lane& lane = lossLane(s);
   const traces::ProfileReader reader(path_, traces::ProfileReader::Checks::WholeFileDeferred);
   try {
     loadWindow(reader, lane, WindowPlan{-100, 100, {}}, {});
