@@ -213,6 +213,17 @@ class Lowerer {
     scheduler::lowerMatMul(b_, s, plan, t, g_.values[out].name);
   }
 
+  // One compute set: each tile's ranges of `p` cut into one chunk per worker
+  // (multiples of `grain` elements), one vertex per chunk from
+  // make(tile, begin, end).
+  template <typename MakeVertex>
+  void executePerWorker(const Placement& p, std::uint64_t grain, MakeVertex make) {
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : p)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain)) v.push_back(make(r.tile, b, e));
+    b_.execute(std::move(v), "");
+  }
+
   // Elementwise: the output where the first input is, the others brought
   // there; each tile's ranges cut into one chunk per worker.
   void lowerElementwise(const Op& op, const std::string& codelet, const std::vector<std::string>& inFields,
@@ -221,16 +232,12 @@ class Lowerer {
     std::vector<Id> ins;
     for (std::size_t in : op.inputs) ins.push_back(realize(in, p));
     const Id o = produce(op.outputs[0], p);
-    std::vector<ir::Vertex> v;
-    const std::uint64_t grain = vectorElements(dtypeOf(op.outputs[0]), target_);
-    for (const PlacedRange& r : p)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain)) {
-        std::vector<ir::VertexField> fields;
-        for (std::size_t f = 0; f < ins.size(); ++f) fields.push_back({inFields[f], {ins[f], b, e}});
-        fields.push_back({outField, {o, b, e}});
-        v.push_back({codelet, r.tile, std::move(fields), params});
-      }
-    b_.execute(std::move(v), "");
+    executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields;
+      for (std::size_t f = 0; f < ins.size(); ++f) fields.push_back({inFields[f], {ins[f], b, e}});
+      fields.push_back({outField, {o, b, e}});
+      return ir::Vertex{codelet, tile, std::move(fields), params};
+    });
   }
 
   // in + bias: each tile gets the bias columns its rows touch (one Copy),
@@ -356,14 +363,12 @@ class Lowerer {
     const Id labels = realize(op.inputs[1], rows);
     const Id probs = produce(op.outputs[0], p);
     const Id loss = produce(op.outputs[1], rows);
-    std::vector<ir::Vertex> v;
-    for (const PlacedRange& r : rows)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
-        v.push_back({typed("SoftmaxCrossEntropy", {dtypeOf(op.inputs[0])}), r.tile,
-                     {{"logits", {x, b * classes, e * classes}}, {"labels", {labels, b, e}},
-                      {"probs", {probs, b * classes, e * classes}}, {"loss", {loss, b, e}}},
-                     {{"rows", double(e - b)}, {"classes", double(classes)}}});
-    b_.execute(std::move(v), "");
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("SoftmaxCrossEntropy", {dtypeOf(op.inputs[0])}), tile,
+                        {{"logits", {x, b * classes, e * classes}}, {"labels", {labels, b, e}},
+                         {"probs", {probs, b * classes, e * classes}}, {"loss", {loss, b, e}}},
+                        {{"rows", double(e - b)}, {"classes", double(classes)}}};
+    });
   }
 
   void lowerSoftmaxCrossEntropyGrad(const Op& op) {
@@ -373,14 +378,12 @@ class Lowerer {
     const Id probs = tensorOf(op.inputs[0]);
     const Id labels = realize(op.inputs[1], rows);
     const Id grad = produce(op.outputs[0], p);
-    std::vector<ir::Vertex> v;
-    for (const PlacedRange& r : rows)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
-        v.push_back({typed("SoftmaxCrossEntropyGrad", {dtypeOf(op.outputs[0])}), r.tile,
-                     {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}},
-                      {"grad", {grad, b * classes, e * classes}}},
-                     {{"rows", double(e - b)}, {"classes", double(classes)}, {"scale", op.scale}}});
-    b_.execute(std::move(v), "");
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("SoftmaxCrossEntropyGrad", {dtypeOf(op.outputs[0])}), tile,
+                        {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}},
+                         {"grad", {grad, b * classes, e * classes}}},
+                        {{"rows", double(e - b)}, {"classes", double(classes)}, {"scale", op.scale}}};
+    });
   }
 
   void lowerMeanLoss(const Op& op) {
@@ -409,15 +412,12 @@ class Lowerer {
     const bool accuracy = op.codelet == "CategoricalAccuracy" || op.codelet == "BinaryAccuracy";
     const char* inField = accuracy ? "probs" : op.codelet == "SquaredError" ? "pred" : "logits";
     const std::string codelet = accuracy ? op.codelet : typed(op.codelet, {dtypeOf(op.inputs[0])});
-    std::vector<ir::Vertex> v;
-    for (const PlacedRange& r : rows)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1)) {
-        std::vector<ir::VertexField> fields{{inField, {x, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}}};
-        if (withProbs) fields.push_back({"probs", {probs, b * cols, e * cols}});
-        fields.push_back({accuracy ? "correct" : "loss", {perRowOut, b, e}});
-        v.push_back({codelet, r.tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}});
-      }
-    b_.execute(std::move(v), "");
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields{{inField, {x, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}}};
+      if (withProbs) fields.push_back({"probs", {probs, b * cols, e * cols}});
+      fields.push_back({accuracy ? "correct" : "loss", {perRowOut, b, e}});
+      return ir::Vertex{codelet, tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}};
+    });
   }
 
   // grad = scale * (pred - targets), rows where the prediction's rows are.
@@ -429,14 +429,12 @@ class Lowerer {
     const Id grad = produce(op.outputs[0], p);
     const ir::DType in = dtypeOf(op.inputs[0]), out = dtypeOf(op.outputs[0]);
     const std::string codelet = in == out ? typed("TargetDifference", {in}) : typed("TargetDifference", {in, out});
-    std::vector<ir::Vertex> v;
-    for (const PlacedRange& r : perRow(p, cols))
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
-        v.push_back({codelet, r.tile,
-                     {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
-                      {"grad", {grad, b * cols, e * cols}}},
-                     {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}});
-    b_.execute(std::move(v), "");
+    executePerWorker(perRow(p, cols), 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{codelet, tile,
+                        {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
+                         {"grad", {grad, b * cols, e * cols}}},
+                        {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}};
+    });
   }
 
   void lowerAccuracy(const Op& op) {
@@ -446,13 +444,11 @@ class Lowerer {
     const Id probs = tensorOf(op.inputs[0]);
     const Id labels = realize(op.inputs[1], rows);
     const Id correct = produce(op.outputs[0], rows);
-    std::vector<ir::Vertex> v;
-    for (const PlacedRange& r : rows)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, 1))
-        v.push_back({"Accuracy", r.tile,
-                     {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}}, {"correct", {correct, b, e}}},
-                     {{"rows", double(e - b)}, {"classes", double(classes)}}});
-    b_.execute(std::move(v), "");
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{"Accuracy", tile,
+                        {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}}, {"correct", {correct, b, e}}},
+                        {{"rows", double(e - b)}, {"classes", double(classes)}}};
+    });
   }
 
   // Column sums (a bias gradient, batch normalization's statistics and
@@ -505,12 +501,9 @@ class Lowerer {
     const Id w = tensorOf(op.inputs[0]);
     const Placement p = b_.placementOf(w);
     const Id grad = realize(op.inputs[1], p);
-    std::vector<ir::Vertex> v;
-    const std::uint64_t grain = vectorElements(dtypeOf(op.inputs[0]), target_);
-    for (const PlacedRange& r : p)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain))
-        v.push_back({typed("ScaledAdd", {dtypeOf(op.inputs[0])}), r.tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}});
-    b_.execute(std::move(v), "");
+    executePerWorker(p, vectorElements(dtypeOf(op.inputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("ScaledAdd", {dtypeOf(op.inputs[0])}), tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}};
+    });
   }
 
   static std::string nonLinearityCodelet(Activation a) {
@@ -540,13 +533,10 @@ class Lowerer {
     const Id step = tensorOf(op.inputs[1]);
     const Id out = produce(op.outputs[0], p);
     const std::string name = typed(codelet, {dtypeOf(op.outputs[0])});
-    std::vector<ir::Vertex> v;
-    const std::uint64_t grain = vectorElements(dtypeOf(op.outputs[0]), target_);
-    for (const PlacedRange& r : p)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain))
-        v.push_back({name, r.tile, {{inField, {in, b, e}}, {"step", {step, r.tile, r.tile + 1}}, {outField, {out, b, e}}},
-                     {{"rate", op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}});
-    b_.execute(std::move(v), "");
+    executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{name, tile, {{inField, {in, b, e}}, {"step", {step, tile, tile + 1}}, {outField, {out, b, e}}},
+                        {{"rate", op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}};
+    });
   }
 
   // Momentum SGD, Adam, RMSprop: in place where the weight lies, its
@@ -581,18 +571,14 @@ class Lowerer {
     std::vector<Id> slots;
     for (std::size_t s = 0; s < slotFields.size(); ++s) slots.push_back(realize(op.inputs[2 + s], p));
     const std::string name = typed(codelet, {dtype});
-    std::vector<ir::Vertex> v;
-    const std::uint64_t grain = vectorElements(dtype, target_);
-    for (const PlacedRange& r : p)
-      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain)) {
-        std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
-        for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
-        if (step != ir::kNoId) fields.push_back({"step", {step, r.tile, r.tile + 1}});
-        ir::Vertex vx{name, r.tile, std::move(fields), {}};
-        for (const auto& [k, val] : params) vx.params[k] = val;
-        v.push_back(std::move(vx));
-      }
-    b_.execute(std::move(v), "");
+    executePerWorker(p, vectorElements(dtype, target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
+      for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
+      if (step != ir::kNoId) fields.push_back({"step", {step, tile, tile + 1}});
+      ir::Vertex vx{name, tile, std::move(fields), {}};
+      for (const auto& [k, val] : params) vx.params[k] = val;
+      return vx;
+    });
   }
 
   // Conv2D and its gradients: the convolution the vertex computes

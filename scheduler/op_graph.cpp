@@ -186,7 +186,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
     scheduler::Activation activation = scheduler::Activation::Linear;
     double rate = 0;
     std::uint64_t seed = 0;
-    BatchNormForward batchNorm;
+    BatchNormForward batchNorm{};
   };
   constexpr std::size_t npos = ~std::size_t(0);
   std::vector<Record> backward;

@@ -32,7 +32,7 @@ struct Value {
   ir::DType dtype = ir::DType::Float;  // Int for labels, Half for float16 compute
   ValueKind kind = ValueKind::Activation;
   std::string layer;
-  std::optional<ir::UniformInit> uniformInit;  // kernels: drawn at load (Glorot uniform); others start at zero
+  std::optional<ir::UniformInit> uniformInit{};  // kernels: drawn at load (Glorot uniform); others start at zero
   double initialFill = 0;  // without uniformInit: every element's initial value (Keras's Ones: 1)
   std::uint64_t numElements() const {
     std::uint64_t n = 1;
@@ -98,9 +98,9 @@ struct Op {
   Activation activation = Activation::Linear;  // NonLinearity(Grad)
   double rate = 0;                             // Dropout(Grad)
   std::uint64_t seed = 0;                      // Dropout(Grad)
-  OptimizerSpec optimizer;                     // *Update
+  OptimizerSpec optimizer{};                   // *Update
   std::uint64_t index = 0;                     // MeanLoss: the element written
-  std::string codelet;                         // RowLoss
+  std::string codelet{};                       // RowLoss
   Window window{};  // Conv2D* and *Pool2D*
   double epsilon = 0, momentum = 0;  // BatchNormStatistics
 };

@@ -33,13 +33,16 @@
 namespace ipusim::model {
 namespace {
 
+// combineInto(a, b): a = a (+ or max) b, in that operand order. By reference:
+// a GCC vector of 8 floats passed or returned by value changes the ABI without
+// AVX (GCC's -Wpsabi), and these are used in the kernels' AVX2 clones.
 struct SumReduction {
   static constexpr const char* kName = "ReduceSum";
   static constexpr bool kScaled = true;
   static constexpr ir::Cycles kStridedCompletion = cycles::kStridedReduceAddCompletion;
   static float reduceRow(const float* in, std::uint64_t n) { return vec::sum(in, n); }
   template <class V>
-  static V combine(V a, V b) { return a + b; }
+  static void combineInto(V& a, const V& b) { a = a + b; }
 };
 struct MaxReduction {
   static constexpr const char* kName = "ReduceMax";
@@ -47,7 +50,7 @@ struct MaxReduction {
   static constexpr ir::Cycles kStridedCompletion = cycles::kStridedReduceMaxCompletion;
   static float reduceRow(const float* in, std::uint64_t n) { return vec::max(in, n); }
   template <class V>  // float, or a GCC vector of floats (elementwise)
-  static V combine(V a, V b) { return a > b ? a : b; }
+  static void combineInto(V& a, const V& b) { a = a > b ? a : b; }
 };
 
 using Float8 = float __attribute__((vector_size(32)));
@@ -63,13 +66,14 @@ inline __attribute__((always_inline)) void reduceColumnBlock(const float* __rest
   __builtin_memcpy(&acc, in + c, sizeof(V));
   for (std::uint64_t r = 1; r < rows; ++r) {
     __builtin_memcpy(&row, in + r * cols + c, sizeof(V));
-    acc = R::combine(acc, row);
+    R::combineInto(acc, row);
   }
   V result = scale * acc;
   if (accumulate) {
     V old;
     __builtin_memcpy(&old, out + c, sizeof(V));
-    result = R::combine(old, result);
+    R::combineInto(old, result);
+    result = old;
   }
   __builtin_memcpy(out + c, &result, sizeof(V));
 }
@@ -138,7 +142,10 @@ class Reduce final : public FlatCodelet<Reduce<R>> {
     if (axisIsRows) {
       for (std::uint64_t r = 0; r < rows; ++r) {
         const float value = scale * R::reduceRow(in + r * cols, cols);
-        out[r] = accumulate ? R::combine(out[r], value) : value;
+        if (accumulate)
+          R::combineInto(out[r], value);
+        else
+          out[r] = value;
       }
       return;
     }

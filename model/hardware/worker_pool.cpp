@@ -134,8 +134,8 @@ void WorkerPool::runParallel(unsigned chunks, const std::function<void(unsigned)
   failed_.store(false, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
   task_ = &task;
-  chunks_.store(chunks, std::memory_order_relaxed);
   const std::uint32_t generation = generationOf(state_.load(std::memory_order_relaxed)) + 1;
+  chunksOf(generation).store(chunks, std::memory_order_relaxed);
   // Publishes the job. seq_cst with the sleepers_ load below (and the
   // worker's sleepers_ increment and state_ load): either this thread sees a
   // sleeper or the sleeper sees the job.
@@ -164,9 +164,9 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
   for (;;) {
     if (generationOf(state) != generation) break;
     const unsigned chunk = nextChunkOf(state);
-    if (chunk >= chunks_.load(std::memory_order_relaxed)) break;
+    if (chunk >= chunksOf(generation).load(std::memory_order_relaxed)) break;
     // A successful claim proves the job is still current: it cannot finish
-    // before this chunk does, so task_ and chunks_ stay valid until then.
+    // before this chunk does, so task_ and its chunk count stay valid until then.
     if (!state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire))
       continue;
     try {
@@ -176,7 +176,10 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
       failed_.store(true, std::memory_order_relaxed);
     }
     ++ran;
-    const unsigned total = chunks_.load(std::memory_order_relaxed);
+    // Counted before the chunk is reported finished: once the caller has seen
+    // every chunk finished, chunksOnWorkers() includes them all.
+    if (onWorker) chunksOnWorkers_.fetch_add(1, std::memory_order_relaxed);
+    const unsigned total = chunksOf(generation).load(std::memory_order_relaxed);
     if (finished_.fetch_add(1, std::memory_order_seq_cst) + 1 == total && onWorker &&
         callerSleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -184,7 +187,6 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
     }
     state = state_.load(std::memory_order_acquire);
   }
-  if (onWorker && ran) chunksOnWorkers_.fetch_add(ran, std::memory_order_relaxed);
   return ran;
 }
 

@@ -100,7 +100,14 @@ class WorkerPool {
   // The current job: generation (high 32 bits) and next unclaimed chunk (low
   // 32 bits) in one word, so a claim is valid only for the job it was made in.
   std::atomic<std::uint64_t> state_{0};
-  std::atomic<unsigned> chunks_{0};
+  // The chunk count of generation g is chunksOf_[g % 2]. One slot per parity,
+  // not one word: a worker holding a stale state (g-1, c) while the caller
+  // prepares job g must not compare c with job g's count (it could claim a
+  // chunk past the end of job g-1 in the moment before job g is published).
+  // Job g+1, which reuses g-1's slot, is prepared only after job g is
+  // published, so a claim made against g-1's count can no longer succeed.
+  std::atomic<unsigned> chunksOf_[2] = {0, 0};
+  std::atomic<unsigned>& chunksOf(std::uint32_t generation) { return chunksOf_[generation % 2]; }
   const std::function<void(unsigned)>* task_ = nullptr;
   std::vector<std::exception_ptr> errors_;    // per chunk
   std::atomic<bool> failed_{false};

@@ -34,7 +34,7 @@ class CpuReference {
     enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm } kind;
     std::uint64_t in = 0, out = 0;  // elements per example
     std::size_t kernel = 0;         // Dense, Conv: index in weights_
-    SpatialGeometry geometry;       // Conv, Pool
+    SpatialGeometry geometry{};     // Conv, Pool
     bool max = false;               // Pool: max (else average)
     bool bias = false;
     scheduler::Activation activation = scheduler::Activation::Linear;

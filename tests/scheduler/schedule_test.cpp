@@ -50,9 +50,11 @@ TEST(Schedule, UpdatesComeAfterEveryReaderOfTheWeight) {
     for (std::size_t i = 0; i < s.order.size(); ++i) pos[s.order[i]] = i;
     for (std::size_t u = 0; u < g.ops.size(); ++u) {
       if (g.ops[u].kind != OpKind::SgdUpdate) continue;
-      for (std::size_t r = 0; r < g.ops.size(); ++r)
-        if (r != u && std::count(g.ops[r].inputs.begin(), g.ops[r].inputs.end(), g.ops[u].inputs[0]))
+      for (std::size_t r = 0; r < g.ops.size(); ++r) {
+        if (r != u && std::count(g.ops[r].inputs.begin(), g.ops[r].inputs.end(), g.ops[u].inputs[0])) {
           EXPECT_LT(pos[r], pos[u]) << name << ": " << g.ops[r].name << " after " << g.ops[u].name;
+        }
+      }
     }
   }
 }
