@@ -62,7 +62,7 @@ std::string loadAverage() {
 // (asked for, read, but not adopted: the next frame adopts it).
 bool windowsWaiting(const viewer::ProfileSession& session) {
   for (const auto& lane : session.lanes()) {
-    if (!lane->windowed || !lane->visible.load()) continue;
+    if (!lane->loadsByWindow() || !lane->visible.load()) continue;
     std::lock_guard<std::mutex> lock(lane->windowMutex);
     if (lane->pendingWindow) return true;
   }
@@ -232,8 +232,8 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
   const double openMs = msSince(t0), openCpuMs = processCpuMs() - cpu0;
   const double openUiCpuMs = threadCpuMs() - uiCpu0, openLoaderCpuMs = session.loaderCpuMs();
   std::size_t windowed = 0;
-  for (const auto& lane : session.lanes()) windowed += lane->windowed ? 1 : 0;
-  std::printf("open: %lld slices; every lane drawable (%zu of them from summaries, their slices loaded by view) "
+  for (const auto& lane : session.lanes()) windowed += lane->loadsByWindow() ? 1 : 0;
+  std::printf("open: %lld slices; every lane drawable (%zu of them from summaries, their slices or values loaded by view) "
               "and the opening view's slices drawn after %.0f ms wall, %.0f ms CPU (%d frames meanwhile, worst %.1f ms, "
               "%.1f ms of it on the UI thread's CPU); peak RSS %.0f MB\n",
               static_cast<long long>(session.sliceCount()), windowed, openMs, openCpuMs, framesWhileLoading,
@@ -265,7 +265,7 @@ int runViewerBench(const std::string& directory, std::int64_t slices, std::pair<
     const double readyMs = msSince(ready0), readyLoaderCpuMs = session.loaderCpuMs() - loaderCpu0;
     std::size_t summarised = 0;
     for (const auto& lane : session.lanes())
-      summarised += lane->windowed && !(lane->window && double(lane->window->first) <= trace.axis().startCycle() &&
+      summarised += lane->loadsByWindow() && !(lane->window && double(lane->window->first) <= trace.axis().startCycle() &&
                                         double(lane->window->second) >= trace.axis().endCycle());
     double total = 0, worst = 0, cpu = 0, worstCpu = 0, uiCpuMax = 0;
     const int frames = 12;

@@ -1,5 +1,7 @@
 #include "traces/profile_reader.hpp"
 
+#include "traces/internal/counter_summary_rows.hpp"
+#include "traces/internal/little_endian_blobs.hpp"
 #include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/profile_verification.hpp"
@@ -413,6 +415,15 @@ std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
   return result;
 }
 
+std::optional<CounterSummary> ProfileReader::counterSummary(std::int64_t trackId) const {
+  if (!hasTable("counter_summary")) return std::nullopt;
+  Statement s = impl_->prepare(std::string("SELECT ") + internal::kCounterSummaryColumns +
+                               " FROM counter_summary WHERE track_id = ?1");
+  s.bindInt(1, trackId);
+  if (!s.step()) return std::nullopt;
+  return internal::readCounterSummaryRow(s, impl_->path);
+}
+
 std::vector<SliceRow> ProfileReader::slices(std::int64_t trackId, std::int64_t from,
                                             std::int64_t to) const {
   std::vector<SliceRow> result;
@@ -527,21 +538,6 @@ std::vector<PackedChunkSpan> ProfileReader::packedChunkSpans(std::int64_t trackI
   return spans;
 }
 
-namespace {
-// A summary blob: `count` little-endian 32-bit words.
-std::vector<std::uint32_t> readWords(const std::pair<const unsigned char*, std::size_t>& blob, std::int64_t count,
-                                     const std::string& what) {
-  if (count < 0 || blob.second != std::size_t(count) * 4)
-    throw ProfileError(what + " has " + std::to_string(blob.second) + " bytes, expected 4 per bucket for " +
-                       std::to_string(count) + " buckets");
-  std::vector<std::uint32_t> words(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const unsigned char* p = blob.first + 4 * i;
-    words[i] = std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
-  }
-  return words;
-}
-}  // namespace
 
 std::vector<SliceSummary> ProfileReader::sliceSummaries(std::int64_t trackId) const {
   std::vector<SliceSummary> out;
@@ -565,8 +561,8 @@ std::vector<SliceSummary> ProfileReader::sliceSummaries(std::int64_t trackId) co
     if (summary.depth < 0 || summary.bucketCycles < 1 || count < 0 || count > (std::int64_t(1) << 24))
       throw ProfileError(what + ": depth, bucket_cycles " + std::to_string(summary.bucketCycles) +
                          " or bucket_count " + std::to_string(count) + " out of range");
-    summary.busy = readWords(s.columnBlob(4), count, what + ": busy");
-    summary.category = readWords(s.columnBlob(5), count, what + ": category");
+    summary.busy = internal::decodeWords(s.columnBlob(4), count, what + ": busy");
+    summary.category = internal::decodeWords(s.columnBlob(5), count, what + ": category");
     for (const std::uint32_t c : summary.category)
       if (c != SliceSummary::kNoCategory && c >= strings)
         throw ProfileError(what + ": a category id beyond slice_strings");

@@ -3,6 +3,7 @@
 // the viewer. Checks on open that the file exists, is SQLite, is an ipusim
 // profile and has a schema version this build reads; otherwise throws
 // ProfileError naming the file and the problem.
+#include "traces/counter_summary.hpp"
 #include "traces/packed_slices.hpp"
 #include "traces/profile_error.hpp"
 #include "traces/profile_rows.hpp"
@@ -11,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,10 @@ class ProfileReader {
   // tile_memory_peak table existed.
   std::vector<TileMemoryPeakRow> tileMemoryPeaks() const;
   std::vector<CounterRow> counters(std::int64_t trackId) const;
+  // The counter track's summary (counter_summary): nullopt for a track of
+  // too few values to have one, or a profile written before it existed.
+  // Throws ProfileError naming the file when the row does not hold what it says.
+  std::optional<CounterSummary> counterSummary(std::int64_t trackId) const;
   // The executable's facts for the operations and liveness reports. Each is
   // empty for a profile written before its table existed.
   std::vector<ProgramWorkRow> programWork() const;

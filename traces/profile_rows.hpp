@@ -6,8 +6,9 @@
 
 namespace ipusim::traces {
 
-// 2: counters.run_id, counters.step; 3: slice_chunks.min_ts/max_end, slice_summary
-inline constexpr int kSchemaVersion = 3;
+// 2: counters.run_id, counters.step; 3: slice_chunks.min_ts/max_end, slice_summary;
+// 4: counter_summary
+inline constexpr int kSchemaVersion = 4;
 
 struct RunRow {
   std::int64_t id = 0;           // 0-based Engine::run index

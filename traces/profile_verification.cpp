@@ -1,5 +1,6 @@
 #include "traces/profile_verification.hpp"
 
+#include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/profile_reader.hpp"
 
@@ -18,7 +19,7 @@ const char* const kCountedTables[] = {"meta",        "runs",          "tracks", 
                                       "tile_memory", "tile_memory_peak", "counters", "program_work",
                                       "tensors",     "program_order", "tensor_lifetimes", "slice_track_stats",
                                       "long_slices", "slice_strings", "slice_chunks",
-                                      "slice_summary", nullptr};
+                                      "slice_summary", "counter_summary", nullptr};
 
 // SQLite reads a missing end of file as zeros, and quick_check may find
 // nothing wrong when the lost bytes were free space: the file must be as
@@ -46,6 +47,26 @@ void quickCheck(sqlite3* db, const std::string& path) {
     throw ProfileError(path + ": corrupt or truncated profile (SQLite quick_check: " + verdict + ")");
 }
 
+// Check 4: every counter_summary row holds what it says (readCounterSummaryRow)
+// and summarises as many values as its track has: a summary the viewer draws
+// instead of the values must agree with them.
+void checkCounterSummaries(sqlite3* db, const std::string& path) {
+  Statement exists(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'counter_summary'", path);
+  if (!(exists.step() && exists.columnInt(0) > 0)) return;
+  Statement rows(db, std::string("SELECT ") + internal::kCounterSummaryColumns + " FROM counter_summary", path);
+  Statement values(db, "SELECT count(*) FROM counters WHERE track_id = ?1", path);
+  while (rows.step()) {
+    const CounterSummary summary = internal::readCounterSummaryRow(rows, path);
+    values.reset();
+    values.bindInt(1, rows.columnInt(0));
+    const std::int64_t actual = values.step() ? values.columnInt(0) : 0;
+    if (actual != summary.valueCount)
+      throw ProfileError(path + ": damaged profile: counter_summary row of track " + std::to_string(rows.columnInt(0)) +
+                         " summarises " + std::to_string(summary.valueCount) + " values, counters holds " +
+                         std::to_string(actual));
+  }
+}
+
 }  // namespace
 
 const char* const* countedTables() { return kCountedTables; }
@@ -53,7 +74,7 @@ const char* const* countedTables() { return kCountedTables; }
 // The packed copy, its summary and the peaks are optional (profiles written before they existed have none).
 static bool isOptionalTable(const std::string& table) {
   return table == "slice_chunks" || table == "slice_strings" || table == "slice_summary" ||
-         table == "tile_memory_peak";
+         table == "counter_summary" || table == "tile_memory_peak";
 }
 
 std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path) {
@@ -95,6 +116,7 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
       throw ProfileError(path + ": damaged profile: table " + table + " has " + std::to_string(rows) +
                          " rows, its writer recorded " + std::to_string(it->get<std::int64_t>()));
   }
+  checkCounterSummaries(db, path);
 }
 
 void verifyProfileFile(const std::string& path) {

@@ -1,5 +1,8 @@
 #include "traces/profile_writer.hpp"
 
+#include "traces/internal/counter_summary_builder.hpp"
+#include "traces/internal/counter_summary_rows.hpp"
+#include "traces/internal/little_endian_blobs.hpp"
 #include "traces/internal/profile_schema.hpp"
 #include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/internal/slice_summary_builder.hpp"
@@ -88,6 +91,11 @@ struct ProfileWriter::Impl {
   // Consecutive slices are usually on one track: skip the hash lookup then.
   std::int64_t lastStatsTrack = -1;
   TrackSliceStats* lastStats = nullptr;
+  // Per counter track: how many values and their ts range (counter_summary).
+  struct CounterTrackStats {
+    std::int64_t count = 0, minTs = 0, maxTs = 0;
+  };
+  std::unordered_map<std::int64_t, CounterTrackStats> counterStats;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -110,6 +118,8 @@ struct ProfileWriter::Impl {
   void writePackedRemainder();
   void writeSliceSummaries();
   void writeSliceSummary(std::int64_t trackId, Statement& insert);
+  void recordCounterStats(const CounterRow& row);
+  void writeCounterSummaries();
   void closeStatements() noexcept;
   void closeDatabase() noexcept;
   void removeTemporary() noexcept;
@@ -308,16 +318,6 @@ void ProfileWriter::Impl::writeSliceSummaries() {
     if (chunks.written > 1) writeSliceSummary(trackId, insert);
 }
 
-namespace {
-// Little-endian 32-bit words, as SCHEMA.md gives the summary's blobs.
-std::string littleEndianWords(const std::vector<std::uint32_t>& words) {
-  std::string bytes(words.size() * 4, '\0');
-  for (std::size_t i = 0; i < words.size(); ++i)
-    for (int k = 0; k < 4; ++k) bytes[i * 4 + k] = static_cast<char>((words[i] >> (8 * k)) & 0xff);
-  return bytes;
-}
-}  // namespace
-
 void ProfileWriter::Impl::writeSliceSummary(std::int64_t trackId, Statement& insert) {
   const TrackSliceStats& stats = trackStats.at(trackId);
   internal::SliceSummaryBuilder builder(stats.minTs(), stats.maxEnd(), stats.count());
@@ -337,9 +337,32 @@ void ProfileWriter::Impl::writeSliceSummary(std::int64_t trackId, Statement& ins
     insert.bindInt(3, s.originTs);
     insert.bindInt(4, s.bucketCycles);
     insert.bindInt(5, static_cast<std::int64_t>(s.size()));
-    insert.bindBlob(6, littleEndianWords(s.busy));
-    insert.bindBlob(7, littleEndianWords(s.category));
+    insert.bindBlob(6, internal::encodeWords(s.busy));
+    insert.bindBlob(7, internal::encodeWords(s.category));
     insert.execute("cannot write slice_summary");
+  }
+}
+
+void ProfileWriter::Impl::recordCounterStats(const CounterRow& row) {
+  CounterTrackStats& stats = counterStats[row.trackId];
+  stats.minTs = stats.count == 0 ? row.ts : std::min(stats.minTs, row.ts);
+  stats.maxTs = stats.count == 0 ? row.ts : std::max(stats.maxTs, row.ts);
+  ++stats.count;
+}
+
+// A counter track of more than CounterSummaryBuilder::kMinValues values gets
+// a summary, built from its values read back through counters_by_track_ts
+// (so the indexes must exist) in (ts, writing) order: the values are not
+// kept in memory while writing.
+void ProfileWriter::Impl::writeCounterSummaries() {
+  Statement values(db, "SELECT ts, value FROM counters WHERE track_id = ?1 ORDER BY ts, rowid", path);
+  for (const auto& [trackId, stats] : counterStats) {
+    if (stats.count <= internal::CounterSummaryBuilder::kMinValues) continue;
+    internal::CounterSummaryBuilder builder(stats.minTs, stats.maxTs, stats.count);
+    values.reset();
+    values.bindInt(1, trackId);
+    while (values.step()) builder.add(values.columnInt(0), values.columnDouble(1));
+    internal::writeCounterSummary(db, path, trackId, builder.take());
   }
 }
 
@@ -547,6 +570,7 @@ void ProfileWriter::addCounter(const CounterRow& row) {
     s.bindOptionalInt(4, row.runId);
     s.bindOptionalInt(5, row.step);
     s.execute("cannot add a counter value");
+    impl_->recordCounterStats(row);
   });
 }
 
@@ -612,6 +636,7 @@ void ProfileWriter::commit() {
     impl.writePackedRemainder();
     impl.writeSliceSummaries();
     internal::execSql(impl.db, internal::kCreateIndexesSql, impl.path, "cannot build the indexes");
+    impl.writeCounterSummaries();  // reads through counters_by_track_ts
     impl.insertMeta.bindText(1, "complete");
     impl.insertMeta.bindText(2, "1");
     impl.insertMeta.execute("cannot write meta complete");

@@ -155,6 +155,19 @@ TEST_F(ProfileSessionTest, ANewerSchemaIsAProfileErrorNamingTheVersion) {
   }
 }
 
+// Opening makes the cheap checks only; the row counts run after it and name
+// the file and the table that fails them (the app then refuses the file).
+TEST_F(ProfileSessionTest, TheChecksAfterOpeningNameTheFileAndTheFailedCheck) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM counters WHERE ts = 900", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  ProfileSession s(path_);
+  s.waitForChecks();
+  EXPECT_TRUE(s.backgroundChecksDone());
+  EXPECT_EQ(s.verificationError(), path_ + ": damaged profile: table counters has 1 rows, its writer recorded 2");
+}
+
 TEST_F(ProfileSessionTest, RecentProfilesKeepsNewestFirstWithoutDuplicates) {
   const std::string file = scratch_.file("state/ipusim/recent-profiles");
   {

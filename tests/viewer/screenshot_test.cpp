@@ -4,6 +4,7 @@
 #include "viewer/core/colours.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
@@ -175,6 +176,23 @@ TEST_F(ScreenshotTest, UnopenableProfilesExitNonZeroWithTheReason) {
   r = runViewer("\"" + profile_ + "\" --screenshot \"" + png + "\" --range 9:3");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("--range"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(png));
+}
+
+// A profile that passes the checks made on opening but fails those run
+// after it (the row counts) is refused like one that does not open: exit 2,
+// the file and the failed check named, no picture.
+TEST_F(ScreenshotTest, AProfileFailingTheChecksAfterOpeningIsRefused) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(profile_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM counters WHERE ts = 900", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string png = scratch_.file("damaged.png");
+  const ViewerRun r = runViewer("\"" + profile_ + "\" --screenshot \"" + png + "\"");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(profile_ + ": damaged profile: table counters has 1 rows, its writer recorded 2"),
+            std::string::npos)
+      << r.output;
   EXPECT_FALSE(std::filesystem::exists(png));
 }
 

@@ -152,6 +152,20 @@ CREATE TABLE slice_summary(
   category      BLOB    NOT NULL,
   PRIMARY KEY(track_id, depth)
 ) WITHOUT ROWID;
+CREATE TABLE counter_summary(
+  track_id      INTEGER PRIMARY KEY REFERENCES tracks(id),
+  value_count   INTEGER NOT NULL,
+  origin_ts     INTEGER NOT NULL,
+  bucket_cycles INTEGER NOT NULL,
+  bucket_count  INTEGER NOT NULL,
+  bucket_values BLOB    NOT NULL,
+  first_ts      BLOB    NOT NULL,
+  last_ts       BLOB    NOT NULL,
+  value_min     BLOB    NOT NULL,
+  value_max     BLOB    NOT NULL,
+  value_first   BLOB    NOT NULL,
+  value_last    BLOB    NOT NULL
+);
 CREATE VIEW tile_slices AS
   SELECT s.run_id AS run_id, t.ipu AS ipu, c.tile AS tile, s.ts AS ts, c.cycles AS dur,
          s.category AS category, s.name AS name, s.phase_id AS phase_id,

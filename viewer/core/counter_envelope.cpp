@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace ipusim::viewer {
 
@@ -15,7 +17,7 @@ std::vector<CounterColumn> counterEnvelope(const std::vector<std::int64_t>& ts,
   if (i > 0) --i;
   while (i < ts.size()) {
     const int px = static_cast<int>(std::floor(axis.pixelOf(double(ts[i]))));
-    CounterColumn c{px, value[i], value[i], value[i], value[i]};
+    CounterColumn c{px, value[i], value[i], value[i], value[i], 0};
     // The first sample of the next column: binary search, so dense series cost per pixel.
     const double nextCycle = axis.cycleAt(px + 1);
     const auto stop = static_cast<std::size_t>(
@@ -28,11 +30,31 @@ std::vector<CounterColumn> counterEnvelope(const std::vector<std::int64_t>& ts,
       c.max = std::max(c.max, value[k]);
     }
     c.last = value[end - 1];
+    c.count = end - i;
     out.push_back(c);
     i = end;
     if (px > width) break;
   }
   return out;
+}
+
+std::optional<CounterColumn> columnNear(const std::vector<CounterColumn>& columns, int px, int reach) {
+  std::optional<CounterColumn> best;
+  for (const auto& c : columns) {
+    const int distance = std::abs(c.px - px);
+    if (distance <= reach && (!best || distance < std::abs(best->px - px))) best = c;
+  }
+  return best;
+}
+
+std::string describeCounterColumn(const CounterColumn& c) {
+  char text[160];
+  if (c.count <= 1)
+    std::snprintf(text, sizeof text, "%.6g", c.last);
+  else
+    std::snprintf(text, sizeof text, "%llu values, %.6g .. %.6g (first %.6g, last %.6g)",
+                  static_cast<unsigned long long>(c.count), c.min, c.max, c.first, c.last);
+  return text;
 }
 
 }  // namespace ipusim::viewer

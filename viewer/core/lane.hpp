@@ -8,6 +8,7 @@
 // then sets it (release), and never touches a lane again.
 #include "traces/packed_slices.hpp"
 #include "viewer/core/busy_summary.hpp"
+#include "viewer/core/counter_pyramid.hpp"
 #include "viewer/core/lane_window.hpp"
 #include "viewer/core/slice_columns.hpp"
 
@@ -39,10 +40,15 @@ struct Lane {
   std::uint64_t sliceCount = 0;
   std::int64_t firstPhaseId = -1;  // BSP lanes: the phase of the first slice that has one
 
-  // Counter lanes, ordered by ts.
+  // Counter lanes, ordered by ts: every value, or with a summary the values
+  // of the window adopted last (`window`, below).
   std::vector<std::int64_t> counterTs;
   std::vector<double> counterValue;
   double counterMin = 0, counterMax = 0;
+  // A counter track with a counter_summary: drawn from it zoomed out; its
+  // values are read by window (planCounterWindow) through the same
+  // hand-over as slice windows. Set by the loader before `loaded`.
+  std::optional<CounterPyramid> counterSummary;
 
   // Windowed slice lanes (lane_window.hpp): a track of several packed
   // chunks. The loader sets these before `loaded`; `rows` then start empty
@@ -50,7 +56,7 @@ struct Lane {
   bool windowed = false;
   std::vector<traces::PackedChunkSpan> chunks;
   std::vector<BusySummary> summary;  // by depth
-  // UI thread only: the cycles `rows` hold, and the last window asked for.
+  // UI thread only: the cycles `rows` (or the counter values) hold, and the last window asked for.
   std::optional<std::pair<std::int64_t, std::int64_t>> window, requested;
   // Hand-over: the loader leaves a finished window in `pendingWindow`; the UI
   // thread swaps it in and leaves the old rows in `retiredWindow`, which the
@@ -65,6 +71,8 @@ struct Lane {
 
   bool isLoaded() const { return loaded.load(std::memory_order_acquire); }
   std::size_t rowCount() const { return isLoaded() ? std::max(rows.size(), summary.size()) : 1; }
+  // Whether the lane's data arrives by window (slices or counter values).
+  bool loadsByWindow() const { return windowed || counterSummary.has_value(); }
 };
 
 }  // namespace ipusim::viewer

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <initializer_list>
 
 #include <time.h>
 
@@ -212,33 +213,49 @@ void loadSlices(const traces::ProfileReader& reader, Lane& lane, const std::vect
   takeWindow(lane, std::move(whole));
 }
 
-// The counter's values in ts order (as ProfileReader::counters gives them:
-// ts, then writing order). Read in table order, which for a writer that
-// records values as time passes is already ts order, and sorted otherwise:
-// the (track_id, ts) index would cost a lookup per value (seconds for the
-// 4 million losses of a 100-million-slice profile).
-void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
+// Runs `sql` (binding the lane's track as ?1 and `bounds` as ?2, ?3, ...)
+// and appends the (ts, value) rows to `ts` and `value`.
+void readCounterValues(const traces::ProfileReader& reader, const Lane& lane, const char* sql,
+                       std::initializer_list<std::int64_t> bounds, std::vector<std::int64_t>& ts,
+                       std::vector<double>& value) {
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(reader.db(), "SELECT ts, value FROM counters WHERE track_id = ?1 ORDER BY rowid", -1, &stmt,
-                         nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(reader.db(), sql, -1, &stmt, nullptr) != SQLITE_OK) {
     sqlite3_finalize(stmt);
     throw traces::ProfileError(reader.path() + ": cannot read counters: " + sqlite3_errmsg(reader.db()));
   }
   sqlite3_bind_int64(stmt, 1, lane.trackId);
+  int index = 2;
+  for (const std::int64_t b : bounds) sqlite3_bind_int64(stmt, index++, b);
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    const std::int64_t ts = sqlite3_column_int64(stmt, 0);
-    if (ts < 0) {
+    const std::int64_t t = sqlite3_column_int64(stmt, 0);
+    if (t < 0) {
       sqlite3_finalize(stmt);
       throw traces::ProfileError(reader.path() + ": counters of track " + std::to_string(lane.trackId) + ": ts " +
-                                 std::to_string(ts) + " is negative");
+                                 std::to_string(t) + " is negative");
     }
-    lane.counterTs.push_back(ts);
-    lane.counterValue.push_back(sqlite3_column_double(stmt, 1));
+    ts.push_back(t);
+    value.push_back(sqlite3_column_double(stmt, 1));
   }
   sqlite3_finalize(stmt);
   if (rc != SQLITE_DONE)
     throw traces::ProfileError(reader.path() + ": cannot read counters: " + sqlite3_errstr(rc));
+}
+
+// The counter's values in ts order (as ProfileReader::counters gives them:
+// ts, then writing order). A track with a counter_summary keeps only the
+// summary now; its values are read by window (loadWindow). Others are read
+// whole in table order, which for a writer that records values as time
+// passes is already ts order, and sorted otherwise.
+void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
+  if (auto summary = reader.counterSummary(lane.trackId)) {
+    lane.counterSummary.emplace(*summary);
+    lane.counterMin = lane.counterSummary->min();
+    lane.counterMax = lane.counterSummary->max();
+    return;
+  }
+  readCounterValues(reader, lane, "SELECT ts, value FROM counters WHERE track_id = ?1 ORDER BY rowid", {},
+                    lane.counterTs, lane.counterValue);
   if (!std::is_sorted(lane.counterTs.begin(), lane.counterTs.end())) {
     std::vector<std::size_t> order(lane.counterTs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -255,6 +272,25 @@ void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
     lane.counterMin = *lo;
     lane.counterMax = *hi;
   }
+}
+
+// A counter window: the values in [from, to) through the (track_id, ts)
+// index, with the last value before and the first after it.
+void loadCounterWindow(const traces::ProfileReader& reader, const Lane& lane, LaneWindow& window) {
+  std::vector<std::int64_t> beforeTs;
+  std::vector<double> beforeValue;
+  readCounterValues(reader, lane,
+                    "SELECT ts, value FROM counters WHERE track_id = ?1 AND ts < ?2 ORDER BY ts DESC, rowid DESC "
+                    "LIMIT 1",
+                    {window.from}, beforeTs, beforeValue);
+  window.counterTs = std::move(beforeTs);
+  window.counterValue = std::move(beforeValue);
+  readCounterValues(reader, lane,
+                    "SELECT ts, value FROM counters WHERE track_id = ?1 AND ts >= ?2 AND ts < ?3 ORDER BY ts, rowid",
+                    {window.from, window.to}, window.counterTs, window.counterValue);
+  readCounterValues(reader, lane,
+                    "SELECT ts, value FROM counters WHERE track_id = ?1 AND ts >= ?2 ORDER BY ts, rowid LIMIT 1",
+                    {window.to}, window.counterTs, window.counterValue);
 }
 
 }  // namespace
@@ -278,6 +314,10 @@ std::unique_ptr<LaneWindow> loadWindow(const traces::ProfileReader& reader, cons
   auto window = std::make_unique<LaneWindow>();
   window->from = plan.from;
   window->to = plan.to;
+  if (lane.kind == LaneKind::Counter) {
+    loadCounterWindow(reader, lane, *window);
+    return window;
+  }
   // The slices of the planned chunks that meet the window (a chunk may hold
   // a long slice reaching far beyond the others: only what meets counts).
   traces::PackedSlices meeting;
@@ -313,7 +353,11 @@ bool adoptPendingWindow(Lane& lane) {
   old->rows = std::move(lane.rows);
   old->rowDepth = std::move(lane.rowDepth);
   old->strings = std::move(lane.strings);
+  old->counterTs = std::move(lane.counterTs);
+  old->counterValue = std::move(lane.counterValue);
   LaneWindow& w = *lane.pendingWindow;
+  lane.counterTs = std::move(w.counterTs);
+  lane.counterValue = std::move(w.counterValue);
   lane.rows = std::move(w.rows);
   lane.rowDepth = std::move(w.rowDepth);
   lane.strings = std::move(w.strings);

@@ -26,7 +26,8 @@ void loadLane(const traces::ProfileReader& reader, Lane& lane);
 void loadLane(const traces::ProfileReader& reader, Lane& lane, const std::vector<std::string>& strings);
 
 // The slices of a windowed lane's planned chunks that meet the plan's window,
-// as rows (the loader thread and tests call it). Throws ProfileError.
+// as rows; for a counter lane with a summary, its values in the window (the
+// loader thread and tests call it). Throws ProfileError.
 std::unique_ptr<LaneWindow> loadWindow(const traces::ProfileReader& reader, const Lane& lane, const WindowPlan& plan,
                                        const std::vector<std::string>& strings);
 

@@ -17,9 +17,13 @@ namespace ipusim::viewer {
 // 24 chunks of 65,536 slices: ~1.6 M slices, ~50 MB of rows per lane.
 inline constexpr std::size_t kMaxWindowChunks = 24;
 
-// The slices of one lane that meet [from, to): all of them, as rows.
+// The slices of one lane that meet [from, to): all of them, as rows. For a
+// counter lane: its values with ts in [from, to), plus the last one before
+// and the first one after (the line continues to them), in ts order.
 struct LaneWindow {
   std::int64_t from = 0, to = 0;
+  std::vector<std::int64_t> counterTs;
+  std::vector<double> counterValue;
   std::vector<SliceColumns> rows;
   std::vector<int> rowDepth;
   StringTable strings;

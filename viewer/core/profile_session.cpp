@@ -71,7 +71,7 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
     extent_.first = std::min(extent_.first, run.startCycle);
     extent_.second = std::max(extent_.second, run.endCycle);
   }
-  jobCycles_ = profiler::analysis::jobCycles(*reader_);
+  jobCycles_ = profiler::analysis::jobCycles(metaValue("job_end_cycle"), runs_, reader_->path());
   background_ = std::async(std::launch::async, [file = reader_->path(), cancel = cancel_] {
                   BackgroundChecks result;
                   try {

@@ -67,6 +67,8 @@ class ProfileSession {
   // The first failure of those checks, once known; empty while running or
   // when the profile passed.
   std::string verificationError() const;
+  // Blocks until the background checks are done (screenshots, tests).
+  void waitForChecks() const { background_.wait(); }
   bool backgroundChecksDone() const;
   // CPU time of the background checks, in ms, once done (bench); the
   // loader thread's so far.

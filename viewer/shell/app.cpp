@@ -93,7 +93,31 @@ void ViewerApp::waitUntilLoaded() {
   for (auto& p : profiles_) p.session->waitUntilVisibleLoaded();
 }
 
+void ViewerApp::refuseDamagedProfiles() {
+  for (std::size_t i = 0; i < profiles_.size();) {
+    const std::string error = profiles_[i].session->verificationError();
+    if (error.empty()) {
+      ++i;
+      continue;
+    }
+    // The message names the file and the check (ProfileError's convention).
+    errors_.push_back(error + " (refused by the checks that run after opening; nothing of it is shown)");
+    profiles_.erase(profiles_.begin() + std::ptrdiff_t(i));
+    compareRows_.reset();
+    requested_ = ViewKind::Start;
+  }
+  current_ = std::min(current_, profiles_.empty() ? 0 : profiles_.size() - 1);
+}
+
+bool ViewerApp::waitForChecks() {
+  for (auto& p : profiles_) p.session->waitForChecks();
+  const std::size_t before = errors_.size();
+  refuseDamagedProfiles();
+  return errors_.size() == before;
+}
+
 void ViewerApp::frame() {
+  refuseDamagedProfiles();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
@@ -215,7 +239,6 @@ void ViewerApp::drawSummary(OpenProfile& p) {
                 100.0 * wait->share());
   else
     ImGui::TextDisabled("IPU waiting for the host: computing (while the profile is checked)...");
-  if (!s.verificationError().empty()) ImGui::TextColored(ImVec4(0.8f, 0, 0, 1), "%s", s.verificationError().c_str());
   ImGui::Text("Slices: %s", formatCycles(s.sliceCount()).c_str());
   ImGui::Separator();
   ImGui::TextUnformatted("Engine options");

@@ -56,13 +56,19 @@ class ViewerApp {
   // std::invalid_argument naming the profile that lacks one).
   void setRunRange(std::int64_t firstRun, std::int64_t lastRun);
   void waitUntilLoaded();
+  // Waits for every open profile's background checks (ProfileSession) and
+  // refuses those that failed them (see frame()); false when one was refused.
+  bool waitForChecks();
   // True while some open profile still loads lanes (the window should keep
   // redrawing to show them arrive); false when only input changes anything.
   bool loading() const;
-  // Draws one frame covering the whole window.
+  // Draws one frame covering the whole window. First refuses any open
+  // profile whose background checks have failed: its data is dropped and the
+  // start page names the file and the failed check, as for a failed open.
   void frame();
 
  private:
+  void refuseDamagedProfiles();
   void drawStartPage();
   void drawTrace(OpenProfile& p);
   void drawSummary(OpenProfile& p);

@@ -65,6 +65,11 @@ int screenshot(const Options& o) {
       return 2;
     }
   }
+  // A screenshot never shows a profile that fails the checks run after opening.
+  if (!app.waitForChecks()) {
+    std::cerr << "ipusim-view: " << app.errors().back() << "\n";
+    return 2;
+  }
   if (view == ipusim::viewer::ViewKind::Compare && o.profiles.size() < 2)
     throw std::invalid_argument("--view compare needs two profiles");
   if (range) applyRange(app, *range);  // a missing run is an error before any window opens

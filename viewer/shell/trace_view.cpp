@@ -241,14 +241,8 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
     ImGui::PopID();
   }
 
-  // The whole-file checks run after opening (ProfileSession): a failure shows over the lanes.
-  const std::string checkError = session_.verificationError();
-  if (!checkError.empty()) {
-    const ImVec4 clip(origin.x, origin.y, origin.x + size.x, origin.y + overviewH + kRulerHeight);
-    dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + ImGui::GetFontSize() + 6), IM_COL32(255, 225, 225, 255));
-    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x + 4, origin.y + 3), IM_COL32(170, 0, 0, 255),
-                ("This profile failed its checks: " + checkError).c_str(), nullptr, 0, &clip);
-  }
+  // The whole-file checks run after opening (ProfileSession); a failure
+  // refuses the profile (ViewerApp::frame), so nothing here shows one.
 
   // Lanes in a child window that scrolls vertically; the wheel zooms instead.
   const float top = overviewH + kRulerHeight;
@@ -262,7 +256,7 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
   hoveredFold_.clear();
   lastBlockCount_ = 0;
   for (std::size_t li = 0; li < session_.lanes().size(); ++li)
-    if (session_.lanes()[li]->windowed && adoptPendingWindow(*session_.lanes()[li])) windowAdopted(li);
+    if (session_.lanes()[li]->loadsByWindow() && adoptPendingWindow(*session_.lanes()[li])) windowAdopted(li);
   const float rowH = compact ? kCompactRowHeight : kRowHeight;
   float y = lanesOrigin.y;
   auto& lanes = session_.lanes();
@@ -278,24 +272,25 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
       ldl->AddRectFilled(ImVec2(origin.x, y), ImVec2(plotX - 2, y + total), IM_COL32(225, 225, 228, 255));
       ldl->PushClipRect(ImVec2(origin.x, y), ImVec2(plotX - 4, y + total), true);
       ldl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(30, 30, 30, 255), lane.title.c_str());
-      if (lane.kind == LaneKind::Counter && lane.isLoaded() && !lane.counterTs.empty()) {
+      if (lane.kind == LaneKind::Counter && lane.isLoaded() && (!lane.counterTs.empty() || lane.counterSummary)) {
         char range[96];
         std::snprintf(range, sizeof range, "%.4g .. %.4g", lane.counterMin, lane.counterMax);
         ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(90, 90, 90, 255), range);
       }
       if (!lane.isLoaded()) ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()),
                                          IM_COL32(120, 60, 60, 255), "loading...");
-      else if (lane.windowed && lane.requested && !windowHoldsView(li))
+      else if (lane.loadsByWindow() && lane.requested && !windowHoldsView(li))
         ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(90, 90, 90, 255),
                      lane.requested->first <= axis_.startCycle() && lane.requested->second >= axis_.endCycle()
-                         ? "loading slices..." : "summary");
+                         ? (lane.kind == LaneKind::Counter ? "loading values..." : "loading slices...")
+                         : "summary");
       else if (!lane.loadError.empty())
         ldl->AddText(ImVec2(origin.x + 4, y + 2 + ImGui::GetTextLineHeight()), IM_COL32(180, 0, 0, 255),
                      "error (hover)");
       ldl->PopClipRect();
       ldl->PushClipRect(ImVec2(plotX, y), ImVec2(plotX + plotW, y + total), true);
       if (lane.isLoaded()) {
-        if (lane.kind == LaneKind::Counter) drawCounterLane(ldl, lane, ImVec2(plotX, y), ImVec2(plotW, h));
+        if (lane.kind == LaneKind::Counter) drawCounterLane(ldl, li, ImVec2(plotX, y), ImVec2(plotW, h));
         else if (lane.windowed && !windowHoldsView(li)) drawSummaryLane(ldl, lane, ImVec2(plotX, y), plotW, rowH);
         else drawSliceLane(ldl, li, ImVec2(plotX, y), plotW, rowH);
         if (lane.trackKind == "bsp" && hasTiles_[li] < 0) {
@@ -485,8 +480,10 @@ bool TraceView::windowHoldsView(std::size_t laneIndex) {
     return w && double(w->first) <= from && double(w->second) >= to;
   };
   if (covers(lane.window)) return true;
-  if (!covers(lane.requested))
-    if (auto plan = planWindow(lane.chunks, from, to)) session_.requestWindow(laneIndex, std::move(*plan));
+  if (!covers(lane.requested)) {
+    auto plan = lane.counterSummary ? planCounterWindow(*lane.counterSummary, from, to) : planWindow(lane.chunks, from, to);
+    if (plan) session_.requestWindow(laneIndex, std::move(*plan));
+  }
   return false;
 }
 
@@ -583,12 +580,22 @@ void TraceView::drawUncapturedRuns(ImDrawList* dl, ImVec2 origin, float width, f
   if (open) flush(start, end, count, firstId);
 }
 
-void TraceView::drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size) {
+void TraceView::drawCounterLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 origin, ImVec2 size) {
+  const Lane& lane = *session_.lanes()[laneIndex];
   dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y - 1), IM_COL32(252, 252, 252, 255));
-  if (lane.counterTs.empty()) return;
+  // With a summary: the values of the window when it holds the view, else the summary's buckets.
+  const bool fromSummary = lane.counterSummary && !windowHoldsView(laneIndex);
+  if (!fromSummary && lane.counterTs.empty()) return;
   const double lo = lane.counterMin, hi = lane.counterMax > lane.counterMin ? lane.counterMax : lane.counterMin + 1;
   auto yOf = [&](double v) { return float(origin.y + size.y - 4 - (v - lo) / (hi - lo) * (size.y - 8)); };
-  const auto columns = counterEnvelope(lane.counterTs, lane.counterValue, axis_);
+  const auto columns =
+      fromSummary ? lane.counterSummary->columns(axis_) : counterEnvelope(lane.counterTs, lane.counterValue, axis_);
+  // Hover: the values under the mouse, true ones (a summary's least and greatest are values of the track).
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.y >= origin.y && mouse.y < origin.y + size.y && mouse.x >= origin.x && mouse.x < origin.x + size.x &&
+      ImGui::IsWindowHovered())
+    if (const auto at = columnNear(columns, int(std::floor(mouse.x - origin.x)), 3))
+      hoveredFold_ = lane.title + ": " + describeCounterColumn(*at);
   ImVec2 previous;
   bool first = true;
   for (const auto& c : columns) {

@@ -83,7 +83,7 @@ class TraceView {
   // After a lane's rows changed: selection and search matches point into them.
   void windowAdopted(std::size_t laneIndex);
   void drawUncapturedRuns(ImDrawList* dl, ImVec2 origin, float width, float rowH);
-  void drawCounterLane(ImDrawList* dl, const Lane& lane, ImVec2 origin, ImVec2 size);
+  void drawCounterLane(ImDrawList* dl, std::size_t laneIndex, ImVec2 origin, ImVec2 size);
   void drawTileView(ImDrawList* dl, const Lane& bspLane, ImVec2 origin, ImVec2 size);
   void handleInput(ImVec2 plotOrigin, ImVec2 plotSize, bool& changed);
   // Synchronous (setRange, screenshots) or on a worker thread (a drag in the

@@ -12,6 +12,7 @@ step, only the standard library's sqlite3.
 
 from .profile import (
     Counter,
+    CounterSummary,
     Phase,
     Profile,
     ProfileError,
@@ -28,6 +29,7 @@ from .host_wait import HostWait
 
 __all__ = [
     "Counter",
+    "CounterSummary",
     "HostWait",
     "IntervalSet",
     "Phase",

@@ -3,10 +3,11 @@
 import json
 import os
 import sqlite3
+import struct
 from dataclasses import dataclass
 
 # The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
-SUPPORTED_SCHEMA_VERSION = 3
+SUPPORTED_SCHEMA_VERSION = 4
 
 
 class ProfileError(Exception):
@@ -88,6 +89,27 @@ class Counter:
 
 
 @dataclass(frozen=True)
+class CounterSummary:
+    """A counter track's values in equal buckets (counter_summary, SCHEMA.md): per bucket the number of
+    values, the ts of the first and last, and the least, greatest, first and last value (0 when empty)."""
+    value_count: int
+    origin_ts: int
+    bucket_cycles: int
+    counts: tuple
+    first_ts: tuple
+    last_ts: tuple
+    min: tuple
+    max: tuple
+    first: tuple
+    last: tuple
+
+
+# counter_summary's blobs: column, struct format of one little-endian word (SCHEMA.md).
+_COUNTER_SUMMARY_BLOBS = (("bucket_values", "I"), ("first_ts", "q"), ("last_ts", "q"), ("value_min", "d"),
+                          ("value_max", "d"), ("value_first", "d"), ("value_last", "d"))
+
+
+@dataclass(frozen=True)
 class TileMemory:
     ipu: int
     tile: int
@@ -138,6 +160,7 @@ class Profile:
             raise ProfileError(f"{path}: schema version {version} is newer than this reader's "
                                f"{SUPPORTED_SCHEMA_VERSION}; use a newer ipusim_profile")
         self._check_row_counts()
+        self._check_counter_summaries()
 
     def _check_row_counts(self):
         """meta.row_counts, when the writer recorded it: every table it names has that many rows."""
@@ -158,6 +181,55 @@ class Profile:
             if actual != rows:
                 raise ProfileError(f"{self.path}: damaged profile: table {table} has {actual} rows, "
                                    f"its writer recorded {rows}")
+
+    def _counter_summary_row(self, row):
+        """Decodes a counter_summary row, refusing one that does not hold what it says (check 4)."""
+        what = f"{self.path}: damaged profile: counter_summary row of track {row['track_id']}"
+        count, bucket_cycles, origin = row["bucket_count"], row["bucket_cycles"], row["origin_ts"]
+        if not (1 <= count <= 1 << 24) or bucket_cycles < 1 or origin < 0 or row["value_count"] < 0:
+            raise ProfileError(f"{what}: value_count {row['value_count']}, origin_ts {origin}, bucket_cycles "
+                               f"{bucket_cycles} or bucket_count {count} out of range")
+        arrays = {}
+        for column, word in _COUNTER_SUMMARY_BLOBS:
+            blob = bytes(row[column])
+            size = struct.calcsize(word)
+            if len(blob) != count * size:
+                raise ProfileError(f"{what}: {column} has {len(blob)} bytes, expected {size} per bucket for "
+                                   f"{count} buckets")
+            arrays[column] = struct.unpack(f"<{count}{word}", blob)
+        for b, n in enumerate(arrays["bucket_values"]):
+            start = origin + b * bucket_cycles
+            first, last = arrays["first_ts"][b], arrays["last_ts"][b]
+            if n and not (start <= first <= last < start + bucket_cycles):
+                raise ProfileError(f"{what}: bucket {b} holds ts {first}..{last}, outside its cycles "
+                                   f"[{start}, {start + bucket_cycles})")
+        if sum(arrays["bucket_values"]) != row["value_count"]:
+            raise ProfileError(f"{what}: its buckets hold {sum(arrays['bucket_values'])} values, value_count says "
+                               f"{row['value_count']}")
+        return CounterSummary(row["value_count"], origin, bucket_cycles, arrays["bucket_values"], arrays["first_ts"],
+                              arrays["last_ts"], arrays["value_min"], arrays["value_max"], arrays["value_first"],
+                              arrays["value_last"])
+
+    def _check_counter_summaries(self):
+        """Check 4: every counter_summary row is well formed and summarises as many values as counters holds."""
+        if "counter_summary" not in self._tables:
+            return  # written before schema 4
+        for row in self._db.execute("SELECT * FROM counter_summary"):
+            summary = self._counter_summary_row(row)
+            actual = self._db.execute("SELECT count(*) FROM counters WHERE track_id = ?",
+                                      (row["track_id"],)).fetchone()[0]
+            if actual != summary.value_count:
+                raise ProfileError(f"{self.path}: damaged profile: counter_summary row of track {row['track_id']} "
+                                   f"summarises {summary.value_count} values, counters holds {actual}")
+
+    def counter_summary(self, name):
+        """The summary of the counter track `name` (CounterSummary), or None when it has none (at most 65,536
+        values, or a profile written before schema 4)."""
+        if "counter_summary" not in self._tables:
+            return None
+        row = self._db.execute("SELECT s.* FROM counter_summary AS s JOIN tracks AS t ON t.id = s.track_id "
+                               "WHERE t.kind = 'counter' AND t.name = ?", (name,)).fetchone()
+        return self._counter_summary_row(row) if row else None
 
     def close(self):
         self._db.close()

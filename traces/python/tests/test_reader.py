@@ -6,6 +6,7 @@ ipusim executable, whose `report --json` the reader must agree with."""
 import json
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,53 @@ def write_minimal(path, meta):
     db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
     db.commit()
     db.close()
+
+
+def write_counter_summary_profile(path, value_count=3):
+    """A loss track of 3 values (ts 10, 12, 25) and its counter_summary as SCHEMA.md lays it out: origin 10,
+    2 buckets of 10 cycles. `value_count` is written as the row's value_count (3 is right)."""
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '4'), ('complete', '1');
+        CREATE TABLE tracks(id INTEGER PRIMARY KEY, parent_id INTEGER, kind TEXT, name TEXT, ipu INTEGER,
+                            tile INTEGER, sort_order INTEGER);
+        INSERT INTO tracks VALUES (7, NULL, 'counter', 'loss', NULL, NULL, 0);
+        CREATE TABLE counters(track_id INTEGER, ts INTEGER, value REAL, run_id INTEGER, step INTEGER);
+        INSERT INTO counters VALUES (7, 10, 2.5, 0, 0), (7, 12, 1.5, 0, 1), (7, 25, 0.75, 0, 2);
+        CREATE TABLE counter_summary(track_id INTEGER PRIMARY KEY, value_count INTEGER, origin_ts INTEGER,
+                                     bucket_cycles INTEGER, bucket_count INTEGER, bucket_values BLOB,
+                                     first_ts BLOB, last_ts BLOB, value_min BLOB, value_max BLOB,
+                                     value_first BLOB, value_last BLOB);
+    """)
+    db.execute("INSERT INTO counter_summary VALUES (7, ?, 10, 10, 2, ?, ?, ?, ?, ?, ?, ?)",
+               (value_count, struct.pack("<2I", 2, 1), struct.pack("<2q", 10, 25), struct.pack("<2q", 12, 25),
+                struct.pack("<2d", 1.5, 0.75), struct.pack("<2d", 2.5, 0.75), struct.pack("<2d", 2.5, 0.75),
+                struct.pack("<2d", 1.5, 0.75)))
+    db.commit()
+    db.close()
+
+
+class CounterSummaryTest(unittest.TestCase):
+    def test_decodes_every_bucket(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.pop")
+            write_counter_summary_profile(path)
+            with ipusim_profile.open_profile(path) as p:
+                s = p.counter_summary("loss")
+                self.assertIsNone(p.counter_summary("accuracy"))
+        self.assertEqual((s.value_count, s.origin_ts, s.bucket_cycles), (3, 10, 10))
+        self.assertEqual(s.counts, (2, 1))
+        self.assertEqual((s.first_ts, s.last_ts), ((10, 25), (12, 25)))
+        self.assertEqual((s.min, s.max, s.first, s.last), ((1.5, 0.75), (2.5, 0.75), (2.5, 0.75), (1.5, 0.75)))
+
+    def test_a_summary_that_disagrees_with_the_values_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.pop")
+            write_counter_summary_profile(path, value_count=4)
+            with self.assertRaisesRegex(ProfileError, "profile.pop: damaged profile: counter_summary row of track 7: "
+                                                      "its buckets hold 3 values, value_count says 4"):
+                ipusim_profile.open_profile(path)
 
 
 class OpenErrorsTest(unittest.TestCase):
