@@ -290,8 +290,6 @@ class Validator {
     checkId(where, p.id, i);
     for (std::size_t c = 0; c < p.children.size(); ++c)
       checkProgramId(where, "children[" + std::to_string(c) + "]", p.children[c]);
-    // Reserved: the executor runs every Sequence in lockstep (model/README.md).
-    if (p.ipusApart) fail(where, "ipusApart is not supported yet: every Sequence runs its IPUs in lockstep");
     switch (p.kind) {
       case ProgramKind::Sequence: break;
       case ProgramKind::Execute:

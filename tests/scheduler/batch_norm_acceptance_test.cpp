@@ -75,8 +75,11 @@ TEST(BatchNormAcceptance, AfterDenseMatchesReference) {
     {"type": "dense", "units": 10, "activation": "softmax"}])");
   const TrainingLosses r = run(job({6, 6, 1}, layers, {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}));
   expectSameTraining(r, 1);
-  for (const ir::Tensor& t : r.compiled.exe.tensors)
-    if (t.name == "batch_normalization/gamma") EXPECT_EQ(t.mapping.size(), 2u);
+  for (const ir::Tensor& t : r.compiled.exe.tensors) {
+    if (t.name == "batch_normalization/gamma") {
+      EXPECT_EQ(t.mapping.size(), 2u);
+    }
+  }
 }
 
 // Conv2D -> batch normalization (momentum 0.9, epsilon 0.01) -> relu ->
