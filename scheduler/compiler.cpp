@@ -101,7 +101,6 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   parts.images = step.images;
   parts.labels = step.labels;
   parts.loss = step.loss;
-  parts.programCycles = step.programCycles;
   return parts;
 }
 
@@ -277,14 +276,14 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
-    // Pipelined, the update programs run are the merged ones of apply_gradients.
-    // Mirroring one replica (timing-only) is not checked against pipelined
-    // programs yet: they are laid out in full.
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles,
-                                       pipelined ? std::vector<ir::Id>{updatesParent} : updateSequences,
-                                       target.tile.workerContexts, w.mirrorReplicas && !pipelined);
+    // The update ops' programs are the ones apply_gradients runs, pipelined
+    // or not (side by side, they are the children of one Sequence running
+    // its IPUs apart). Mirroring one replica (timing-only) is not checked
+    // against pipelined programs yet: they are laid out in full.
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts,
+                                       w.mirrorReplicas && !pipelined);
     auto& children = exe.programs[updatesParent].children;
-    // Pipelined, the updates are merged side by side: the all-reduce goes first.
+    // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
     auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
     children.insert(firstUpdate, allReduce);
   }

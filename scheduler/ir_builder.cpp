@@ -78,7 +78,7 @@ void IrBuilder::copy(std::vector<ir::CopyRegion> regions, const std::string& wha
   if (regions.size() == 1 && regions[0].rows <= 1) p.src = regions[0].src, p.dst = regions[0].dst;
   else p.regions = std::move(regions);
   estimate_ += estimate;
-  programCycles_[addProgram(std::move(p))] = estimate;
+  addProgram(std::move(p));
 }
 
 void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& what) {
@@ -107,7 +107,7 @@ void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& wha
   p.kind = ir::ProgramKind::Execute;
   p.name = exe_.computeSets.back().name;
   p.computeSet = exe_.computeSets.back().id;
-  programCycles_[addProgram(std::move(p))] = cycles;
+  addProgram(std::move(p));
 }
 
 }  // namespace ipusim::scheduler

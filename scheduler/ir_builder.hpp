@@ -65,8 +65,6 @@ class IrBuilder {
   std::size_t currentStep() const { return step_; }
   const std::vector<UseSpan>& useSpans() const { return spans_; }
   ir::Cycles estimatedCycles() const { return estimate_; }
-  // Each Copy and Execute program's estimated cycles (by program id).
-  const std::map<ir::Id, ir::Cycles>& programCycles() const { return programCycles_; }
 
  private:
   ir::Id addProgram(ir::Program p);
@@ -80,7 +78,6 @@ class IrBuilder {
   std::uint32_t tileBase_ = 0;
   std::uint32_t opTiles_ = 0;
   ir::Cycles estimate_ = 0;
-  std::map<ir::Id, ir::Cycles> programCycles_;
 };
 
 }  // namespace ipusim::scheduler

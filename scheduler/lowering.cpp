@@ -69,7 +69,6 @@ class Lowerer {
     out.useSpans = b_.useSpans();
     out.lastStep = b_.currentStep() - 1;
     out.estimatedStepCycles = b_.estimatedCycles();
-    out.programCycles = b_.programCycles();
     out.exe = std::move(b_.exe());
     return out;
   }

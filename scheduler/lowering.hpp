@@ -33,7 +33,6 @@ struct LoweredStep {
   std::vector<UseSpan> useSpans;
   std::size_t lastStep = 0;
   std::uint64_t estimatedStepCycles = 0;  // compute + exchange + syncs of one step (no host transfers)
-  std::map<ir::Id, ir::Cycles> programCycles;  // each Copy and Execute program's estimate
   std::vector<PlannedMatMul> matMulPlans;  // in program order
   std::vector<PlannedConv> convPlans;      // in program order
 };

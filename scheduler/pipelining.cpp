@@ -28,10 +28,13 @@ std::vector<ir::CopyRegion> regionsOf(const ir::Program& copy) {
 
 class Pipeliner {
  public:
-  Pipeliner(ir::Executable& exe, const PipelineParts& parts) : exe_(exe), parts_(parts), cycles_(parts.programCycles) {
+  Pipeliner(ir::Executable& exe, const PipelineParts& parts) : exe_(exe), parts_(parts) {
     for (ir::Id t : {parts.images, parts.labels, parts.loss}) perMiniBatch_.insert(t);
     // The accumulate vertices of each stage (by their tile's IPU).
     accumulateOfStage_.resize(parts.forward.size());
+    ipuOfStage_.assign(parts.forward.size(), ~0u);
+    for (std::uint32_t ipu = 0; ipu < parts.stageOfIpu.size(); ++ipu)
+      if (parts.stageOfIpu[ipu] < ipuOfStage_.size()) ipuOfStage_[parts.stageOfIpu[ipu]] = ipu;
     const ir::Program& acc = exe.programs[parts.accumulate];
     for (const ir::Vertex& v : exe.computeSets[acc.computeSet].vertices) {
       const std::uint32_t ipu = v.tile / parts.tilesPerIpu;
@@ -58,6 +61,18 @@ class Pipeliner {
     return out;
   }
 
+  // The stages' update op Sequences side by side: one Sequence running its
+  // IPUs apart, each IPU its stage's updates.
+  ir::Id updatesApart(const std::vector<std::vector<ir::Id>>& updates) {
+    std::vector<ir::Id> leaves;
+    for (const std::vector<ir::Id>& stage : updates)
+      for (ir::Id op : stage)
+        for (ir::Id leaf : exe_.programs[op].children) leaves.push_back(leaf);
+    ir::Program apart = sequence("updates", leaves, {"training", "apply_gradients"});
+    apart.ipusApart = true;
+    return exe_.addProgram(apart);
+  }
+
  private:
   ir::Id timeStep(const PipelineTimeStep& step, std::size_t index, std::uint32_t stages) {
     std::vector<ir::Id> children;
@@ -71,37 +86,42 @@ class Pipeliner {
     std::vector<ir::Vertex> accumulate;
     std::vector<std::uint32_t> leaving;
     for (const PipelineSlot& slot : step.slots) {
-      children.push_back(runSlot(slot));
+      children.push_back(parts_.sideBySide ? slotApart(slot) : slotAlone(slot));
       for (const StagePass& p : slot) {
-        if (p.backward)
-          for (ir::Vertex v : accumulateOfStage_[p.stage]) {
-            for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(p.miniBatch, f.ref.tensor);
-            accumulate.push_back(std::move(v));
-          }
-        else if (p.stage == stages - 1)
+        if (p.backward && !parts_.sideBySide)
+          for (ir::Vertex& v : accumulateOf(p)) accumulate.push_back(std::move(v));
+        else if (!p.backward && p.stage == stages - 1)
           leaving.push_back(p.miniBatch);
       }
     }
-    if (!accumulate.empty()) {
-      ir::ComputeSet cs;
-      cs.name = "gradient_accumulation/add";
-      cs.vertices = std::move(accumulate);
-      cs.debug = {"training", "gradient_accumulation"};
-      // Grouped and Interleaved: each IPU adds its stage's gradients on its
-      // own (internal syncs). Sequential: one addition across the IPUs, closed
-      // by an external sync, as the sharded model's gradient accumulation.
-      cs.independentPerIpu = parts_.sideBySide;
-      ir::Program p;
-      p.kind = ir::ProgramKind::Execute;
-      p.name = cs.name;
-      p.computeSet = exe_.addComputeSet(std::move(cs));
-      p.debug = {"training", "gradient_accumulation"};
-      children.push_back(exe_.addProgram(p));
-    }
+    // Sequential: one addition across the IPUs, closed by an external sync,
+    // as the sharded model's gradient accumulation.
+    if (!accumulate.empty()) children.push_back(execute("gradient_accumulation/add", std::move(accumulate)));
     if (parts_.outfeedEachMiniBatch)
       for (std::uint32_t m : leaving)
         children.push_back(streamCopy("loss", parts_.lossStream, tensorOf(m, parts_.loss), "loss"));
     return exe_.addProgram(sequence("time step " + std::to_string(index), children, {"training", "pipeline"}));
+  }
+
+  // Backward pass `p`'s additions of its weight gradients into the accumulators.
+  std::vector<ir::Vertex> accumulateOf(const StagePass& p) {
+    std::vector<ir::Vertex> out = accumulateOfStage_[p.stage];
+    for (ir::Vertex& v : out)
+      for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(p.miniBatch, f.ref.tensor);
+    return out;
+  }
+
+  ir::Id execute(const std::string& name, std::vector<ir::Vertex> vertices) {
+    ir::ComputeSet cs;
+    cs.name = name;
+    cs.vertices = std::move(vertices);
+    cs.debug = {"training", "gradient_accumulation"};
+    ir::Program p;
+    p.kind = ir::ProgramKind::Execute;
+    p.name = cs.name;
+    p.computeSet = exe_.addComputeSet(std::move(cs));
+    p.debug = {"training", "gradient_accumulation"};
+    return exe_.addProgram(p);
   }
 
   ir::Id streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, const std::string& layer) {
@@ -114,103 +134,111 @@ class Pipeliner {
     return exe_.addProgram(p);
   }
 
-  // A phase of a slot: programs of different passes run as one.
-  struct Phase {
-    ir::ProgramKind kind;
-    ir::Cycles cycles;
+  // Sequential: the slot's one pass, its programs in order, as sharding runs them.
+  ir::Id slotAlone(const PipelineSlot& slot) {
     std::vector<ir::Id> programs;
-  };
-
-  // The alignment of two phase lists (each kept in order) with the fewest
-  // estimated cycles: a phase runs alone (its cycles) or with one of the
-  // same kind of the other list (the slower one's cycles).
-  static std::vector<Phase> align(const std::vector<Phase>& a, const std::vector<Phase>& b) {
-    const std::size_t n = a.size(), m = b.size();
-    constexpr ir::Cycles kNone = ~ir::Cycles(0);
-    std::vector<std::vector<ir::Cycles>> best(n + 1, std::vector<ir::Cycles>(m + 1, kNone));
-    std::vector<std::vector<std::uint8_t>> move(n + 1, std::vector<std::uint8_t>(m + 1, 0));
-    best[0][0] = 0;
-    for (std::size_t i = 0; i <= n; ++i)
-      for (std::size_t j = 0; j <= m; ++j) {
-        if (best[i][j] == kNone) continue;
-        auto relax = [&](std::size_t i2, std::size_t j2, ir::Cycles c, std::uint8_t how) {
-          if (best[i][j] + c < best[i2][j2] || (best[i][j] + c == best[i2][j2] && how == 3)) {
-            best[i2][j2] = best[i][j] + c;
-            move[i2][j2] = how;
-          }
-        };
-        if (i < n) relax(i + 1, j, a[i].cycles, 1);
-        if (j < m) relax(i, j + 1, b[j].cycles, 2);
-        if (i < n && j < m && a[i].kind == b[j].kind) relax(i + 1, j + 1, std::max(a[i].cycles, b[j].cycles), 3);
-      }
-    std::vector<Phase> out;
-    for (std::size_t i = n, j = m; i || j;) {
-      const std::uint8_t how = move[i][j];
-      if (how == 1) out.push_back(a[--i]);
-      else if (how == 2) out.push_back(b[--j]);
-      else {
-        Phase p = a[--i];
-        const Phase& q = b[--j];
-        p.cycles = std::max(p.cycles, q.cycles);
-        p.programs.insert(p.programs.end(), q.programs.begin(), q.programs.end());
-        out.push_back(std::move(p));
-      }
-    }
-    std::reverse(out.begin(), out.end());
-    return out;
-  }
-
-  // The slot's passes side by side (see pipelining.hpp).
-  ir::Id runSlot(const PipelineSlot& slot) {
-    std::vector<std::vector<ir::Id>> lanes;
     std::string name;
     for (const StagePass& p : slot) {
-      lanes.push_back(passPrograms(p));
+      const std::vector<ir::Id> pass = passPrograms(p);
+      programs.insert(programs.end(), pass.begin(), pass.end());
       name += (name.empty() ? "" : " ") + passName(p);
     }
-    return exe_.addProgram(sequence("slot " + name, sideBySide(lanes), {"training", "pipeline"}));
+    return exe_.addProgram(sequence("slot " + name, programs, {"training", "pipeline"}));
   }
 
- public:
-  // Independent program lists (of Execute and Copy programs, on different
-  // IPUs) run side by side: their aligned phases, merged.
-  std::vector<ir::Id> sideBySide(const std::vector<std::vector<ir::Id>>& lanes) {
-    std::vector<Phase> phases;
-    for (const std::vector<ir::Id>& lane : lanes) {
-      std::vector<Phase> next;
-      for (ir::Id id : lane) next.push_back({exe_.programs[id].kind, cycles_[id], {id}});
-      phases = align(phases, next);
+  // Grouped and Interleaved: the slot's passes side by side (see pipelining.hpp).
+  ir::Id slotApart(const PipelineSlot& slot) {
+    std::vector<ir::Id> stageInputs, passes;
+    std::string name;
+    for (const StagePass& p : slot) {
+      for (ir::Id id : passPrograms(p)) passes.push_back(readingLocalCopies(id, p.stage, stageInputs));
+      if (p.backward) passes.push_back(execute("gradient_accumulation/add " + passName(p), accumulateOf(p)));
+      name += (name.empty() ? "" : " ") + passName(p);
     }
-    std::vector<ir::Id> merged;
-    for (const Phase& phase : phases)
-      merged.push_back(phase.programs.size() == 1 ? phase.programs[0] : mergePrograms(phase.programs, phase.kind));
-    return merged;
+    std::vector<ir::Id> children;
+    if (!stageInputs.empty()) children.push_back(interStageCopy(stageInputs));
+    children.insert(children.end(), passes.begin(), passes.end());
+    ir::Program seq = sequence("slot " + name, children, {"training", "pipeline"});
+    seq.ipusApart = true;
+    return exe_.addProgram(seq);
   }
 
- private:
+  // Whether tensor t has elements on another IPU than `ipu`.
+  bool offIpu(ir::Id t, std::uint32_t ipu) const {
+    const std::vector<ir::TileInterval>& mapping = exe_.tensors[t].mapping;
+    return std::any_of(mapping.begin(), mapping.end(),
+                       [&](const ir::TileInterval& iv) { return iv.tile / parts_.tilesPerIpu != ipu; });
+  }
 
-  ir::Id mergePrograms(const std::vector<ir::Id>& programs, ir::ProgramKind kind) {
+  // Copy program `id` of a pass of `stage` reading, instead of a tensor of
+  // another stage's IPU, that tensor's copy on the stage's own IPU (the
+  // first pass of the stage to read it adds its copy to `stageInputs`): the
+  // stage's input, or the activation its weight gradient needs, crossed the
+  // IPU-Links once at a slot boundary, as Poplar's inter-IPU copies between
+  // pipeline stages (TF keeps a stage's inputs on its IPU for its backward
+  // pass). Anything else: `id`.
+  ir::Id readingLocalCopies(ir::Id id, std::uint32_t stage, std::vector<ir::Id>& stageInputs) {
+    if (exe_.programs[id].kind != ir::ProgramKind::Copy) return id;
+    ir::Program local = exe_.programs[id];  // a copy: localCopy() adds programs
+    const std::uint32_t ipu = ipuOfStage_[stage];
+    std::vector<ir::CopyRegion> regions = regionsOf(local);
+    std::set<ir::Id> written;
+    for (const ir::CopyRegion& r : regions) written.insert(r.dst.tensor);
+    bool changed = false;
+    for (ir::CopyRegion& r : regions) {
+      // Left as they are: a tensor the copy also writes, and one every
+      // mini-batch shares (a copy taken once would go stale across updates).
+      if (!offIpu(r.src.tensor, ipu) || written.count(r.src.tensor) || shared(r.src.tensor)) continue;
+      r.src.tensor = localCopy(r.src.tensor, stage, stageInputs);
+      changed = true;
+    }
+    if (!changed) return id;
+    local.regions = std::move(regions);
+    local.src = local.dst = {};
+    return exe_.addProgram(local);
+  }
+
+  // Tensor t's copy on stage `stage`'s IPU, laid out as t tile by tile
+  // (poputil::cloneToIpu: "the mapping of tensor elements to tiles is
+  // preserved", each tile's elements on the same tile of the other IPU).
+  ir::Id localCopy(ir::Id t, std::uint32_t stage, std::vector<ir::Id>& stageInputs) {
+    auto [it, added] = localCopies_.emplace(std::make_pair(t, stage), ir::kNoId);
+    if (!added) return it->second;
+    ir::Tensor c = exe_.tensors[t];
+    c.id = ir::Id(exe_.tensors.size());
+    c.name += " [stage " + std::to_string(stage) + " copy]";
+    c.alwaysLive = false;
+    c.initialValue.clear();
+    c.uniformInit = {};
+    const std::uint32_t base = ipuOfStage_[stage] * parts_.tilesPerIpu;
+    for (ir::TileInterval& iv : c.mapping) {
+      iv.tile = base + iv.tile % parts_.tilesPerIpu;
+      iv.address = ir::TileInterval::kUnplaced;
+    }
+    const std::uint64_t n = c.numElements();
+    exe_.tensors.push_back(std::move(c));
+    it->second = exe_.tensors.back().id;
+    ir::Program copy;
+    copy.kind = ir::ProgramKind::Copy;
+    copy.name = exe_.tensors[t].name + " -> stage " + std::to_string(stage);
+    copy.src = {t, 0, n};
+    copy.dst = {it->second, 0, n};
+    copy.debug = {"training", "inter_ipu_copy"};
+    stageInputs.push_back(exe_.addProgram(copy));
+    return it->second;
+  }
+
+  // The slot's inter-stage copies as one multi-region Copy: one exchange
+  // over the IPU-Links that joins the IPUs it involves.
+  ir::Id interStageCopy(const std::vector<ir::Id>& copies) {
+    if (copies.size() == 1) return copies[0];
     ir::Program p;
-    p.kind = kind;
-    p.debug = exe_.programs[programs[0]].debug;
-    if (kind == ir::ProgramKind::Execute) {
-      ir::ComputeSet cs;
-      cs.debug = exe_.computeSets[exe_.programs[programs[0]].computeSet].debug;
-      for (ir::Id id : programs) {
-        const ir::ComputeSet& part = exe_.computeSets[exe_.programs[id].computeSet];
-        cs.name += (cs.name.empty() ? "" : " | ") + part.name;
-        cs.vertices.insert(cs.vertices.end(), part.vertices.begin(), part.vertices.end());
-      }
-      p.name = cs.name;
-      cs.independentPerIpu = true;  // the passes are on different IPUs
-      p.computeSet = exe_.addComputeSet(std::move(cs));
-    } else {
-      for (ir::Id id : programs) {
-        const ir::Program& part = exe_.programs[id];
-        p.name += (p.name.empty() ? "" : " | ") + part.name;
-        const std::vector<ir::CopyRegion> r = regionsOf(part);
-        p.regions.insert(p.regions.end(), r.begin(), r.end());
-      }
+    p.kind = ir::ProgramKind::Copy;
+    p.debug = exe_.programs[copies[0]].debug;
+    p.name = "inter_ipu_copy";
+    for (ir::Id id : copies) {
+      const std::vector<ir::CopyRegion> r = regionsOf(exe_.programs[id]);
+      p.regions.insert(p.regions.end(), r.begin(), r.end());
     }
     return exe_.addProgram(p);
   }
@@ -244,17 +272,16 @@ class Pipeliner {
         r.dst.tensor = tensorOf(m, r.dst.tensor);
       }
     }
-    const ir::Id clone = exe_.addProgram(p);
-    cycles_[clone] = cycles_[id];
-    return clone;
+    return exe_.addProgram(p);
   }
+
+  bool shared(ir::Id t) const { return exe_.tensors[t].alwaysLive && !perMiniBatch_.count(t); }
 
   // Mini-batch m's copy of tensor t: t itself for mini-batch 0 and for the
   // tensors every mini-batch shares (always-live ones but the stream buffers
   // and the loss: weights, accumulators, constants).
   ir::Id tensorOf(std::uint32_t m, ir::Id t) {
-    const bool own = !exe_.tensors[t].alwaysLive || perMiniBatch_.count(t);
-    if (m == 0 || !own) return t;
+    if (m == 0 || shared(t)) return t;
     auto [it, added] = clones_.emplace(std::make_pair(m, t), ir::kNoId);
     if (added) {
       ir::Tensor c = exe_.tensors[t];
@@ -278,8 +305,9 @@ class Pipeliner {
  private:
   std::set<ir::Id> perMiniBatch_;
   std::vector<std::vector<ir::Vertex>> accumulateOfStage_;
+  std::vector<std::uint32_t> ipuOfStage_;
   std::map<std::pair<std::uint32_t, ir::Id>, ir::Id> clones_;
-  std::map<ir::Id, ir::Cycles> cycles_;  // estimated cycles of the op programs and their clones
+  std::map<std::pair<ir::Id, std::uint32_t>, ir::Id> localCopies_;  // (tensor, stage) -> its copy on the stage's IPU
 };
 
 void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<UseSpan>& spans,
@@ -322,15 +350,9 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
   PipelinedProgram out = pipeliner.build(plan);
   // Each IPU updates its stage's weights (side by side, or the ops one
   // after another as sharding runs them), then the accumulators are zeroed.
-  std::vector<std::vector<ir::Id>> updates;
-  for (const std::vector<ir::Id>& stage : parts.updates) {
-    updates.emplace_back();
-    for (ir::Id op : stage)
-      for (ir::Id leaf : exe.programs[op].children) updates.back().push_back(leaf);
-  }
   std::vector<ir::Id> apply;
   if (parts.sideBySide) {
-    apply = pipeliner.sideBySide(updates);
+    apply.push_back(pipeliner.updatesApart(parts.updates));
   } else {
     for (const std::vector<ir::Id>& stage : parts.updates) apply.insert(apply.end(), stage.begin(), stage.end());
   }

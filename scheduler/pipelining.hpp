@@ -7,21 +7,30 @@
 //   gradients and stream buffers (mini-batch 0 the compiled tensors, m > 0
 //   clones of them, with clones of the stage passes' compute sets and
 //   copies); weights and gradient accumulators are shared;
-// - the passes of one slot run at once: their programs are merged in
-//   lockstep, compute sets into one compute set (a BSP compute phase on
-//   every IPU involved, each IPU's part closed by its internal sync:
-//   ir::ComputeSet::independentPerIpu) and copies into one multi-region
-//   Copy (one exchange phase; stage-to-stage activations and gradients cross
-//   the IPU-Links, timed by the fabric). Which programs go together is an
-//   alignment of the passes' program lists (each kept in order) that
-//   minimises the slot's estimated cycles, a merged phase costing its
-//   slowest part: the BSP machine then runs the passes side by side as far
-//   as their phases allow (pass by pass, each next pass aligned with the
-//   ones before);
-// - each time step ends by adding its backward passes' weight gradients into
-//   the accumulators (one compute set), then outfeeds the loss of the
-//   mini-batches whose last stage ran; a mini-batch's infeed copies start the
-//   time step of its first stage's forward pass;
+// - Grouped and Interleaved: the passes of one slot run at once, in one
+//   ir::Program::ipusApart Sequence: each IPU runs its pass's compute sets
+//   (closed by internal syncs) and copies on its own clock, as Poplar runs
+//   every IPU's program between the syncs that join IPUs, and the IPUs meet
+//   in an external sync at the slot's end (an IPU whose pass is shorter
+//   waits in it; one with no pass is idle). A pass reads only its own IPU's
+//   tensors: what it needs from another stage (its input activation, the
+//   activation its weight gradient needs, the gradient coming back) is
+//   copied to its IPU once, laid out tile by tile as the original, by the
+//   slot where the stage first reads it (the inter-IPU copies of all the
+//   slot's passes merged into one Copy that opens the slot: one exchange
+//   over the IPU-Links joining the IPUs, timed by the fabric), and the
+//   stage's later passes of that mini-batch read the same copy (TF keeps a
+//   stage's inputs on its IPU for the backward pass). A backward pass ends
+//   by adding its weight gradients into its stage's accumulators. The
+//   weight updates after the N mini-batches run apart the same way;
+// - Sequential: one pass per slot, its programs in order as sharding runs
+//   them (reading other IPUs' tensors over the links where they are); each
+//   time step ends by adding its backward passes' weight gradients into the
+//   accumulators (one compute set across the IPUs, closed by an external
+//   sync), and the updates run one after another;
+// - each time step outfeeds the loss of the mini-batches whose last stage
+//   ran; a mini-batch's infeed copies start the time step of its first
+//   stage's forward pass;
 // - the tensors' lives are the spans of program steps in this order, so the
 //   memory plan shares bytes between mini-batches not in flight together:
 //   a schedule with fewer mini-batches in flight (Interleaved) needs fewer
@@ -46,16 +55,16 @@ struct PipelineParts {
   ir::Id images = ir::kNoId, labels = ir::kNoId, loss = ir::kNoId;  // mini-batch 0's tensors
   ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
   bool outfeedEachMiniBatch = true;        // outfeed mode ALL (LAST: the caller copies lastLoss once)
-  std::map<ir::Id, ir::Cycles> programCycles;  // the op programs' estimated cycles (LoweredStep::programCycles)
-  // Grouped and Interleaved: the IPUs' gradient additions and updates run
-  // side by side (each IPU's own); Sequential runs them as sharding does (one
-  // addition across the IPUs, the updates one after another).
+  // Grouped and Interleaved: the slots' passes, gradient additions and
+  // updates run side by side, each IPU on its own clock; Sequential runs them
+  // as sharding does (one addition across the IPUs, the updates one after
+  // another).
   bool sideBySide = true;
 };
 
 struct PipelinedProgram {
   ir::Id program = ir::kNoId;   // Sequence of the N training steps (each marksStep)
-  ir::Id apply = ir::kNoId;     // Sequence: the updates (each IPU's side by side), then the accumulators zeroed
+  ir::Id apply = ir::kNoId;     // Sequence: the updates (each IPU's apart, or one after another), then the accumulators zeroed
   ir::Id lastLoss = ir::kNoId;  // the last mini-batch's loss tensor (kept always live)
 };
 

@@ -75,6 +75,10 @@ void ProgramExecutor::execute(ir::Id id) {
   }
   switch (p.kind) {
     case ir::ProgramKind::Sequence:
+      if (p.ipusApart) {
+        executeApart(p);
+        break;
+      }
       for (ir::Id child : p.children) execute(child);
       break;
     case ir::ProgramKind::Execute: executeComputeSet(p); break;
@@ -163,23 +167,47 @@ void ProgramExecutor::announce(ir::Id id, const ir::Program& p) {
   observers_.each([&](ExecutionObserver& o) { o.staticPhase(s); });
 }
 
-void ProgramExecutor::executeComputeSet(const ir::Program& p) {
+void ProgramExecutor::runComputeSet(const ir::Program& p) {
+  if (!loaded_.functional) return;
   const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
-  if (loaded_.functional) {
-    if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes) {
-      const unsigned chunks = chunksFor(plan.workBytes(), pool_.size());
-      pool_.run(computeSetKey(p.computeSet), chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); });
-    } else {
-      plan.run();
-    }
+  if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes) {
+    const unsigned chunks = chunksFor(plan.workBytes(), pool_.size());
+    pool_.run(computeSetKey(p.computeSet), chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); });
+  } else {
+    plan.run();
   }
+}
+
+void ProgramExecutor::runCopy(const ir::Program& p) {
+  if (!loaded_.functional) return;
+  const ir::Id index = loaded_.copyIndexOfProgram[p.id];
+  const ExchangePlan& plan = loaded_.copies[index];
+  if (pool_.size() > 1 && plan.copies.independent() && plan.copies.totalBytes() >= kParallelWorkBytes) {
+    const unsigned chunks = chunksFor(plan.copies.totalBytes(), pool_.size());
+    pool_.run(copyKey(index), chunks, [&](unsigned chunk) { ExchangeFabric::executePart(plan, chunk, chunks); });
+  } else {
+    ExchangeFabric::execute(plan);
+  }
+}
+
+const std::vector<std::uint32_t>& ProgramExecutor::ipusOf(const ComputeSetPlan& plan) const {
   // An empty compute set still synchronises every IPU.
-  const std::vector<std::uint32_t>& ipus = plan.ipus().empty() ? allIpus_ : plan.ipus();
+  return plan.ipus().empty() ? allIpus_ : plan.ipus();
+}
+
+ir::SyncType ProgramExecutor::syncTypeOf(const ir::Program& p) const {
+  return loaded_.exe.computeSets[p.computeSet].independentPerIpu
+             ? ir::SyncType::Internal
+             : SyncController::typeFor(ipusOf(loaded_.computeSets[p.computeSet]), loaded_.exe.ipusPerReplica);
+}
+
+void ProgramExecutor::executeComputeSet(const ir::Program& p) {
+  runComputeSet(p);
+  const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
+  const std::vector<std::uint32_t>& ipus = ipusOf(plan);
   Cycles slowest = 0;
   for (std::uint32_t ipu : ipus) slowest = std::max(slowest, plan.ipuCycles()[ipu]);
-  const ir::SyncType type = loaded_.exe.computeSets[p.computeSet].independentPerIpu
-                                ? ir::SyncType::Internal
-                                : SyncController::typeFor(ipus, loaded_.exe.ipusPerReplica);
+  const ir::SyncType type = syncTypeOf(p);
   const Cycles total = slowest + sync_.cycles(type);
   if (phases()) {
     announce(plan.id(), p);
@@ -195,16 +223,9 @@ void ProgramExecutor::executeComputeSet(const ir::Program& p) {
 }
 
 void ProgramExecutor::executeCopy(const ir::Program& p) {
+  runCopy(p);
   const ir::Id index = loaded_.copyIndexOfProgram[p.id];
   const ExchangePlan& plan = loaded_.copies[index];
-  if (loaded_.functional) {
-    if (pool_.size() > 1 && plan.copies.independent() && plan.copies.totalBytes() >= kParallelWorkBytes) {
-      const unsigned chunks = chunksFor(plan.copies.totalBytes(), pool_.size());
-      pool_.run(copyKey(index), chunks, [&](unsigned chunk) { ExchangeFabric::executePart(plan, chunk, chunks); });
-    } else {
-      ExchangeFabric::execute(plan);
-    }
-  }
   if (phases()) {
     const ir::Id staticId = loaded_.copyStaticPhase(index);
     announce(staticId, p);
@@ -214,6 +235,93 @@ void ProgramExecutor::executeCopy(const ir::Program& p) {
                 p.id, staticId, plan.ipuReceivedBytes[ipu]);
   }
   if (plan.cycles) sc_core::wait(cyclesToTime(plan.cycles));
+}
+
+void ProgramExecutor::executeApart(const ir::Program& sequence) {
+  const Cycles start = nowCycles();
+  std::vector<Cycles> clock(allIpus_.size(), 0);  // each IPU's clock, in cycles from the Sequence's start
+  std::vector<bool> worked(allIpus_.size(), false);
+  // IPUs joined by a phase meet first: the early ones wait, in a Sync phase
+  // (as an IPU waiting at a barrier in lockstep). Returns the meeting time.
+  const auto join = [&](const std::vector<std::uint32_t>& ipus, ir::Id program, Cycles barrier) {
+    Cycles at = 0;
+    for (std::uint32_t ipu : ipus) at = std::max(at, clock[ipu]);
+    for (std::uint32_t ipu : ipus) {
+      if (phases()) emitPhase(ipu, PhaseKind::Sync, start + clock[ipu], at + barrier - clock[ipu], program, ir::kNoId, 0);
+      clock[ipu] = at + barrier;
+      worked[ipu] = true;
+    }
+    return at + barrier;
+  };
+  for (ir::Id id : sequence.children) {
+    if (stopRequested()) throw StopRequested();
+    const ir::Program& p = loaded_.exe.programs[id];
+    if (p.kind == ir::ProgramKind::Execute) {
+      runComputeSet(p);
+      const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
+      const std::vector<std::uint32_t>& ipus = ipusOf(plan);
+      const ir::SyncType type = syncTypeOf(p);
+      if (phases()) announce(plan.id(), p);
+      if (type == ir::SyncType::Internal) {
+        // Each IPU computes and syncs its own tiles on its own clock.
+        for (std::uint32_t ipu : ipus) {
+          const Cycles compute = plan.ipuCycles()[ipu];
+          if (phases()) {
+            emitPhase(ipu, PhaseKind::Compute, start + clock[ipu], compute, p.id, plan.id(), 0);
+            emitPhase(ipu, PhaseKind::Sync, start + clock[ipu] + compute, sync_.cycles(type), p.id, ir::kNoId, 0);
+          }
+          clock[ipu] += compute + sync_.cycles(type);
+          worked[ipu] = true;
+        }
+      } else {
+        // Closed by an external sync: the IPUs start together and wait for the slowest.
+        const Cycles at = join(ipus, p.id, 0);
+        Cycles slowest = 0;
+        for (std::uint32_t ipu : ipus) slowest = std::max(slowest, plan.ipuCycles()[ipu]);
+        for (std::uint32_t ipu : ipus) {
+          const Cycles compute = plan.ipuCycles()[ipu];
+          if (phases()) {
+            emitPhase(ipu, PhaseKind::Compute, start + at, compute, p.id, plan.id(), 0);
+            emitPhase(ipu, PhaseKind::Sync, start + at + compute, sync_.phaseCycles(type, compute, slowest), p.id,
+                      ir::kNoId, 0);
+          }
+          clock[ipu] = at + slowest + sync_.cycles(type);
+        }
+      }
+    } else if (p.kind == ir::ProgramKind::Copy) {
+      runCopy(p);
+      const ir::Id index = loaded_.copyIndexOfProgram[p.id];
+      const ExchangePlan& plan = loaded_.copies[index];
+      const ir::Id staticId = loaded_.copyStaticPhase(index);
+      if (phases()) announce(staticId, p);
+      // A copy over the IPU-Links joins its IPUs; one within each IPU leaves them apart.
+      const bool link = std::any_of(plan.ipus.begin(), plan.ipus.end(),
+                                    [&](std::uint32_t ipu) { return plan.ipuUsesLink[ipu]; });
+      const Cycles at = link ? join(plan.ipus, p.id, 0) : 0;
+      for (std::uint32_t ipu : plan.ipus) {
+        const Cycles from = link ? at : clock[ipu];
+        if (phases())
+          emitPhase(ipu, plan.ipuUsesLink[ipu] ? PhaseKind::IpuLinkCopy : PhaseKind::Exchange, start + from,
+                    plan.cycles, p.id, staticId, plan.ipuReceivedBytes[ipu]);
+        clock[ipu] = from + plan.cycles;
+        worked[ipu] = true;
+      }
+    } else {
+      throw std::logic_error("program '" + sequence.name + "' runs its IPUs apart but child '" + p.name + "' is a " +
+                             ir::toString(p.kind));
+    }
+  }
+  // The IPUs that ran meet at the end: across IPUs of a replica in an
+  // external sync (the one before the next slot's inter-IPU copies), the
+  // early ones waiting in it. An IPU that ran nothing has no phase: idle.
+  std::vector<std::uint32_t> ran;
+  for (std::uint32_t ipu : allIpus_)
+    if (worked[ipu]) ran.push_back(ipu);
+  const ir::SyncType type = SyncController::typeFor(ran, loaded_.exe.ipusPerReplica);
+  Cycles end = 0;
+  for (std::uint32_t ipu : ran) end = std::max(end, clock[ipu]);
+  if (type == ir::SyncType::External) end = join(ran, sequence.id, sync_.cycles(type));
+  if (end) sc_core::wait(cyclesToTime(end));
 }
 
 void ProgramExecutor::executeSync(const ir::Program& p) {

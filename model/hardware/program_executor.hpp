@@ -15,6 +15,16 @@
 //              End (sync.externalCycles). All IPUs are stalled throughout.
 //   Sync       sync.internalCycles or sync.externalCycles on every IPU.
 //   Sequence, Repeat, RepeatWhileTrue, If, Call: no time of their own.
+//   A Sequence with ipusApart (a pipeline slot) runs its Execute and Copy
+//   children on per-IPU clocks, as Poplar runs each IPU's program between
+//   the syncs that join IPUs: a compute set closed by internal syncs advances
+//   each of its IPUs by its own cycles; one closed by an external sync and a
+//   copy over the IPU-Links first join their IPUs (the early ones wait in a
+//   Sync phase); a copy within each IPU leaves them apart. At the end the
+//   IPUs that ran meet (an external sync when they are several IPUs of a
+//   replica, the early ones waiting in it); an IPU that ran nothing is idle.
+//   One wait, to the meeting. Its children get no programBegin/End (their
+//   spans differ per IPU): their phases carry their program ids.
 //
 // Functional work of a large phase (compute-set vertices, exchange bytes) is
 // split into chunks over the WorkerPool (which times each phase and runs it on
@@ -44,6 +54,11 @@ class ProgramExecutor {
   void execute(ir::Id program);
   void executeComputeSet(const ir::Program& p);
   void executeCopy(const ir::Program& p);
+  void executeApart(const ir::Program& sequence);  // a Sequence with ipusApart
+  void runComputeSet(const ir::Program& p);        // the vertices (functional mode), no time
+  void runCopy(const ir::Program& p);              // the bytes (functional mode), no time
+  const std::vector<std::uint32_t>& ipusOf(const ComputeSetPlan& plan) const;
+  ir::SyncType syncTypeOf(const ir::Program& p) const;
   void executeStreamCopy(const ir::Program& p);
   void executeSync(const ir::Program& p);
   bool condition(const ir::Program& p) const;

@@ -92,6 +92,7 @@ json programJson(const Program& p) {
   }
   if (p.marksStep) j["marksStep"] = true;
   if (p.collective) j["collective"] = true;
+  if (p.ipusApart) j["ipusApart"] = true;
   putDebug(j, p.debug);
   return j;
 }
@@ -240,7 +241,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
     if (message.rfind(kindPath, 0) == 0) throw;
     fail(kindPath, message);
   }
-  std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "collective", "debug"};
+  std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "collective", "ipusApart", "debug"};
   switch (p.kind) {
     case ProgramKind::Execute: keys.push_back("computeSet"); break;
     case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst", "regions"}); break;
@@ -313,6 +314,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   }
   if (const json* v = optional(j, "marksStep")) p.marksStep = asBool(*v, child(path, "marksStep"));
   if (const json* v = optional(j, "collective")) p.collective = asBool(*v, child(path, "collective"));
+  if (const json* v = optional(j, "ipusApart")) p.ipusApart = asBool(*v, child(path, "ipusApart"));
   p.debug = readDebug(j, path);
   return p;
 }

@@ -284,12 +284,25 @@ class Validator {
     }
   }
 
+  // A Sequence running its IPUs apart times Execute and Copy children only
+  // (the executor has no per-IPU clock for the others).
+  void checkApart(const std::string& where, const Program& p) const {
+    if (p.kind != ProgramKind::Sequence) fail(where, "ipusApart is set, but only a Sequence runs its IPUs apart");
+    for (std::size_t c = 0; c < p.children.size(); ++c) {
+      const Program& child = exe_.programs[p.children[c]];
+      if (child.kind != ProgramKind::Execute && child.kind != ProgramKind::Copy)
+        fail(where, "children[" + std::to_string(c) + "] ('" + child.name + "') is a " + toString(child.kind) +
+                        "; a Sequence with ipusApart runs Execute and Copy children only");
+    }
+  }
+
   void checkProgram(std::size_t i) const {
     const Program& p = exe_.programs[i];
     const std::string where = named("programs", i, p.name) + " (" + toString(p.kind) + ")";
     checkId(where, p.id, i);
     for (std::size_t c = 0; c < p.children.size(); ++c)
       checkProgramId(where, "children[" + std::to_string(c) + "]", p.children[c]);
+    if (p.ipusApart) checkApart(where, p);
     switch (p.kind) {
       case ProgramKind::Sequence: break;
       case ProgramKind::Execute:

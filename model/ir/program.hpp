@@ -67,6 +67,12 @@ struct Program {
   // exchanges and additions): its BSP phases are profiled as category
   // "collective", apart from point-to-point IPU-Link copies.
   bool collective = false;
+  // A Sequence whose children (Execute and Copy only) run on each IPU's own
+  // clock, as Poplar runs every IPU's program between the syncs that join
+  // IPUs: a phase waits only for the IPUs it involves, and the Sequence ends
+  // when its IPUs meet (a pipeline slot: its passes side by side; see
+  // model/README.md, "IPUs apart").
+  bool ipusApart = false;
   DebugInfo debug;
 };
 

@@ -224,16 +224,43 @@ TEST(Pipelining, InterleavedKeepsFewerActivationBytesLiveThanGrouped) {
   EXPECT_LE(interleaved[1], grouped[1]);
 }
 
-TEST(Pipelining, AGroupedSlotRunsBothStagesInOneComputeSet) {
-  const scheduler::CompiledWorkload c = scheduler::compile(pipelined("grouped", 4));
-  std::size_t both = 0;
-  for (const ir::ComputeSet& cs : c.exe.computeSets) {
-    if (cs.name.rfind("gradient_accumulation", 0) == 0) continue;  // spans the IPUs without pipelining too
-    std::set<std::uint32_t> ipus;
-    for (const ir::Vertex& v : cs.vertices) ipus.insert(c.target.ipuOf(v.tile));
-    both += ipus.size() == 2;
+// The IPUs a program touches: its vertices' tiles, or its copy's tensors' tiles.
+std::set<std::uint32_t> ipusTouched(const scheduler::CompiledWorkload& c, const ir::Program& p) {
+  std::set<std::uint32_t> ipus;
+  if (p.kind == ir::ProgramKind::Execute) {
+    for (const ir::Vertex& v : c.exe.computeSets[p.computeSet].vertices) ipus.insert(c.target.ipuOf(v.tile));
+  } else {
+    for (const ir::CopyRegion& r : ir::copyRegions(p))
+      for (ir::Id t : {r.src.tensor, r.dst.tensor})
+        for (const ir::TileInterval& iv : c.exe.tensors[t].mapping) ipus.insert(c.target.ipuOf(iv.tile));
   }
-  EXPECT_GT(both, 0u);
+  return ipus;
+}
+
+TEST(Pipelining, AGroupedSlotRunsItsIpusApartJoinedOnlyByTheInterIpuCopyThatOpensIt) {
+  const scheduler::CompiledWorkload c = scheduler::compile(pipelined("grouped", 4));
+  std::size_t slots = 0, bothStages = 0, opened = 0;
+  for (const ir::Program& slot : c.exe.programs) {
+    if (!slot.ipusApart || slot.name.rfind("slot ", 0) != 0) continue;
+    ++slots;
+    std::set<std::uint32_t> ipus;
+    for (std::size_t k = 0; k < slot.children.size(); ++k) {
+      const ir::Program& p = c.exe.programs[slot.children[k]];
+      const std::set<std::uint32_t> touched = ipusTouched(c, p);
+      ipus.insert(touched.begin(), touched.end());
+      if (touched.size() < 2) continue;
+      // Only the first child, a Copy, crosses the IPU-Links.
+      EXPECT_EQ(k, 0u) << slot.name << ": '" << p.name << "' joins the IPUs in the middle of the slot";
+      EXPECT_EQ(p.kind, ir::ProgramKind::Copy) << slot.name;
+      ++opened;
+    }
+    bothStages += ipus.size() == 2;
+  }
+  // 4 mini-batches, 2 stages: 5 time steps of a forward and a backward slot,
+  // less the empty ones (no backward in the first, no forward in the last).
+  EXPECT_EQ(slots, 8u);
+  EXPECT_GT(bothStages, 0u);
+  EXPECT_GT(opened, 0u);
 }
 
 // ---- training: as gradient accumulation over the same mini-batches ----
@@ -250,10 +277,27 @@ TEST(Pipelining, SequentialTrainsAsGradientAccumulation) {
   expectTrainsAsAccumulation(runTraining(pipelined("sequential", 4), 20), 4, 20);
 }
 
-TEST(Pipelining, TwoReplicasOfAPipelineTrainAsAccumulationOverTheGlobalBatch) {
-  nlohmann::json j = pipelinedJson("grouped", 4);
+// Two replicas of the 2-IPU pipeline (4 IPUs): the all-reduce averages the
+// replicas' accumulated gradients before each update.
+void expectTwoReplicasTrainAsAccumulation(const std::string& schedule) {
+  nlohmann::json j = pipelinedJson(schedule, 4);
   j["ipu"]["num_ipus"] = 4;
   expectTrainsAsAccumulation(runTraining(scheduler::parseWorkload(j, "pipelined.json"), 20), 4, 20);
+}
+
+TEST(Pipelining, TwoReplicasOfAPipelineTrainAsAccumulationOverTheGlobalBatch) {
+  expectTwoReplicasTrainAsAccumulation("grouped");
+}
+
+TEST(Pipelining, TwoReplicasOfAnInterleavedPipelineTrainAsAccumulationOverTheGlobalBatch) {
+  expectTwoReplicasTrainAsAccumulation("interleaved");
+}
+
+// Sequential's updates are the update ops' own Sequences: replication once
+// found no update program among apply_gradients' children (it looked for
+// Execute children only) and ran no all-reduce.
+TEST(Pipelining, TwoReplicasOfASequentialPipelineTrainAsAccumulationOverTheGlobalBatch) {
+  expectTwoReplicasTrainAsAccumulation("sequential");
 }
 
 }  // namespace
