@@ -80,6 +80,11 @@ TEST(IrValidate, ProgramsAreCheckedByKind) {
   expectError([](Executable& e) { e.programs[10].children = {0}; },
                "programs[10] 'sync' (Sync): Sync needs 0 child program(s), has 1");
   expectError([](Executable& e) { e.programs[5].children.push_back(11); }, "is part of a cycle");
+  expectError([](Executable& e) { e.programs[5].ipusApart = true; },
+               "programs[5] 'step' (Sequence): children[0] ('infeed') is a StreamCopy; a Sequence with ipusApart "
+               "runs Execute and Copy children only");
+  expectError([](Executable& e) { e.programs[6].ipusApart = true; },
+               "programs[6] 'loop' (Repeat): ipusApart is set, but only a Sequence runs its IPUs apart");
   expectError([](Executable& e) { e.entryPoints[1].name = "train"; },
                "entryPoints[1] 'train': name is already used by entryPoints[0]");
   expectError([](Executable& e) { e.entryPoints[0].program = 12; },
