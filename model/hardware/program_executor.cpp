@@ -240,7 +240,9 @@ void ProgramExecutor::executeCopy(const ir::Program& p) {
 void ProgramExecutor::executeApart(const ir::Program& sequence) {
   const Cycles start = nowCycles();
   std::vector<Cycles> clock(allIpus_.size(), 0);  // each IPU's clock, in cycles from the Sequence's start
-  std::vector<bool> worked(allIpus_.size(), false);
+  // Whether an IPU ran its own program here (a compute set, a copy within
+  // it), not only its part of a copy over the links that others joined it for.
+  std::vector<bool> ranOwn(allIpus_.size(), false);
   // IPUs joined by a phase meet first: the early ones wait, in a Sync phase
   // (as an IPU waiting at a barrier in lockstep). Returns the meeting time.
   const auto join = [&](const std::vector<std::uint32_t>& ipus, ir::Id program, Cycles barrier) {
@@ -249,7 +251,6 @@ void ProgramExecutor::executeApart(const ir::Program& sequence) {
     for (std::uint32_t ipu : ipus) {
       if (phases()) emitPhase(ipu, PhaseKind::Sync, start + clock[ipu], at + barrier - clock[ipu], program, ir::kNoId, 0);
       clock[ipu] = at + barrier;
-      worked[ipu] = true;
     }
     return at + barrier;
   };
@@ -271,7 +272,7 @@ void ProgramExecutor::executeApart(const ir::Program& sequence) {
             emitPhase(ipu, PhaseKind::Sync, start + clock[ipu] + compute, sync_.cycles(type), p.id, ir::kNoId, 0);
           }
           clock[ipu] += compute + sync_.cycles(type);
-          worked[ipu] = true;
+          ranOwn[ipu] = true;
         }
       } else {
         // Closed by an external sync: the IPUs start together and wait for the slowest.
@@ -286,6 +287,7 @@ void ProgramExecutor::executeApart(const ir::Program& sequence) {
                       ir::kNoId, 0);
           }
           clock[ipu] = at + slowest + sync_.cycles(type);
+          ranOwn[ipu] = true;
         }
       }
     } else if (p.kind == ir::ProgramKind::Copy) {
@@ -304,23 +306,24 @@ void ProgramExecutor::executeApart(const ir::Program& sequence) {
           emitPhase(ipu, plan.ipuUsesLink[ipu] ? PhaseKind::IpuLinkCopy : PhaseKind::Exchange, start + from,
                     plan.cycles, p.id, staticId, plan.ipuReceivedBytes[ipu]);
         clock[ipu] = from + plan.cycles;
-        worked[ipu] = true;
+        ranOwn[ipu] = ranOwn[ipu] || !link;
       }
     } else {
       throw std::logic_error("program '" + sequence.name + "' runs its IPUs apart but child '" + p.name + "' is a " +
                              ir::toString(p.kind));
     }
   }
-  // The IPUs that ran meet at the end: across IPUs of a replica in an
-  // external sync (the one before the next slot's inter-IPU copies), the
-  // early ones waiting in it. An IPU that ran nothing has no phase: idle.
+  // The IPUs that ran their own programs meet at the end: several IPUs of a
+  // replica in an external sync (the one before the next slot's inter-IPU
+  // copies), the early ones waiting in it. An IPU that ran none (a pipeline
+  // stage with no pass in the slot) has no phase after its part of the
+  // copies that joined it: idle, as in lockstep an IPU with nothing in a phase.
   std::vector<std::uint32_t> ran;
   for (std::uint32_t ipu : allIpus_)
-    if (worked[ipu]) ran.push_back(ipu);
+    if (ranOwn[ipu]) ran.push_back(ipu);
+  Cycles end = clock.empty() ? 0 : *std::max_element(clock.begin(), clock.end());
   const ir::SyncType type = SyncController::typeFor(ran, loaded_.exe.ipusPerReplica);
-  Cycles end = 0;
-  for (std::uint32_t ipu : ran) end = std::max(end, clock[ipu]);
-  if (type == ir::SyncType::External) end = join(ran, sequence.id, sync_.cycles(type));
+  if (type == ir::SyncType::External) end = std::max(end, join(ran, sequence.id, sync_.cycles(type)));
   if (end) sc_core::wait(cyclesToTime(end));
 }
 

@@ -21,8 +21,10 @@
 //   each of its IPUs by its own cycles; one closed by an external sync and a
 //   copy over the IPU-Links first join their IPUs (the early ones wait in a
 //   Sync phase); a copy within each IPU leaves them apart. At the end the
-//   IPUs that ran meet (an external sync when they are several IPUs of a
-//   replica, the early ones waiting in it); an IPU that ran nothing is idle.
+//   IPUs that ran their own programs (compute sets, copies within an IPU)
+//   meet (an external sync when they are several IPUs of a replica, the
+//   early ones waiting in it); an IPU that ran none is idle after its part
+//   of the copies that joined it.
 //   One wait, to the meeting. Its children get no programBegin/End (their
 //   spans differ per IPU): their phases carry their program ids.
 //

@@ -95,16 +95,21 @@ TEST(TimingIpusApart, ACopyOverTheLinksJoinsItsIpus) {
   EXPECT_EQ(t.duration, s + copy0[0].duration + 500);
 }
 
-// An IPU that runs nothing in the Sequence has no phase (idle); one IPU
-// alone meets nobody: no external sync.
-TEST(TimingIpusApart, AnIpuWithNothingToRunIsIdleAndALoneIpuNeedsNoExternalSync) {
+// An IPU that runs no program of its own in the Sequence (a pipeline stage
+// with no pass in the slot) has no phase after its part of the copy that
+// joined it: idle. The one IPU left meets nobody: no external sync.
+TEST(TimingIpusApart, AnIpuWithNoProgramOfItsOwnIsIdleAfterTheCopyThatJoinedIt) {
   const Target target = smallTarget(2);
   ExeBuilder b;
-  b.entry("main", apart(b, {addOn(b, "ipu0", 3, 1000)}));
+  const ir::Id x = b.tensor("x", 256, 3), y = b.tensor("y", 256, 9);
+  b.entry("main", apart(b, {b.copy(b.all(x), b.all(y)), addOn(b, "ipu1", 9, 1000)}));
   const Timed t = runMain(target, b);
-  EXPECT_EQ(t.duration, 6 * addCycles(1000, target) + 50 + 100);
-  EXPECT_TRUE(t.rec.of(PhaseKind::Compute, 1).empty());
-  EXPECT_TRUE(t.rec.of(PhaseKind::Sync, 1).empty());
+  const auto copy0 = t.rec.of(PhaseKind::IpuLinkCopy, 0);
+  ASSERT_EQ(copy0.size(), 1u);
+  EXPECT_EQ(t.duration, copy0[0].duration + 6 * addCycles(1000, target) + 50 + 100);
+  EXPECT_TRUE(t.rec.of(PhaseKind::Compute, 0).empty());
+  EXPECT_TRUE(t.rec.of(PhaseKind::Sync, 0).empty());
+  EXPECT_EQ(t.rec.of(PhaseKind::Sync, 1).size(), 1u);  // its own internal sync only
 }
 
 }  // namespace

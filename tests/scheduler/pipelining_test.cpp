@@ -256,9 +256,9 @@ TEST(Pipelining, AGroupedSlotRunsItsIpusApartJoinedOnlyByTheInterIpuCopyThatOpen
     }
     bothStages += ipus.size() == 2;
   }
-  // 4 mini-batches, 2 stages: 5 time steps of a forward and a backward slot,
+  // 4 mini-batches, 2 stages: 6 time steps of a forward and a backward slot,
   // less the empty ones (no backward in the first, no forward in the last).
-  EXPECT_EQ(slots, 8u);
+  EXPECT_EQ(slots, 10u);
   EXPECT_GT(bothStages, 0u);
   EXPECT_GT(opened, 0u);
 }
