@@ -20,18 +20,16 @@ using Clock = std::chrono::steady_clock;
 // chunks still running on a worker before it sleeps.
 constexpr auto kWorkerSpin = std::chrono::microseconds(20);
 constexpr auto kCallerSpin = std::chrono::microseconds(50);
-// Runs a phase is timed each way before the choice uses the timings, and how
-// often the slower way is tried again (estimates): the interval starts at
-// kExploreFirst runs and doubles, up to kExploreLast, each time the trial
-// confirms the choice (a parallel run on a loaded machine can cost a scheduler
-// time slice: trials must be rare once the answer is clear); it starts over
-// when the trial changes the choice.
-constexpr std::uint32_t kWarmUpSamples = 2;
-constexpr std::uint32_t kExploreFirst = 16;  // also PhaseTiming::trialEvery's start
-constexpr std::uint32_t kExploreLast = 1024;
-// Smoothing weight of a new sample; a sample above twice the current estimate
-// (the thread was preempted) counts as twice the estimate.
-constexpr double kSmoothing = 0.25;
+// Epochs (estimates, not fits): an epoch is kEpochRuns keyed runs (the
+// tutorial runs 9 keyed phases a step: an epoch is 3-4 steps, each phase
+// measured 2-3 times after its warm-up run); after a trial the choice is kept
+// kStayFirst epochs, doubling up to kStayLast while trials confirm it (a
+// trial of the slower way costs up to an epoch of slower runs: once the
+// answer is clear, trials must be rare), and back to kStayFirst when a trial
+// changes it.
+constexpr std::uint32_t kEpochRuns = 32;
+constexpr std::uint32_t kStayFirst = 4;
+constexpr std::uint32_t kStayLast = 256;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,14 +50,6 @@ bool spinUntil(Done&& done, Clock::duration limit) {
   }
 }
 
-void smooth(double& estimate, std::uint32_t& samples, double sample) {
-  if (samples == 0)
-    estimate = sample;
-  else
-    estimate += kSmoothing * (std::min(sample, 2 * estimate) - estimate);
-  ++samples;
-}
-
 }  // namespace
 
 WorkerPool::WorkerPool(unsigned threads, WorkerChoice choice) : choice_(choice) {
@@ -76,34 +66,11 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-bool WorkerPool::chooseParallel(PhaseTiming& t) const {
-  t.trial = false;
-  if (t.parallelSamples < kWarmUpSamples) return true;
-  if (t.sequentialSamples < kWarmUpSamples) return false;
-  const bool parallelFaster = t.parallelNs < t.sequentialNs;
-  if (++t.runsSinceOther >= t.trialEvery) {
-    t.runsSinceOther = 0;
-    t.trial = true;
-    return !parallelFaster;
-  }
-  return parallelFaster;
-}
-
-void WorkerPool::record(PhaseTiming& t, bool parallel, double ns) {
-  const bool parallelWasFaster = t.parallelNs < t.sequentialNs;
-  if (parallel)
-    smooth(t.parallelNs, t.parallelSamples, ns);
-  else
-    smooth(t.sequentialNs, t.sequentialSamples, ns);
-  if (!t.trial) return;
-  if ((t.parallelNs < t.sequentialNs) == parallelWasFaster)
-    t.trialEvery = std::min(2 * t.trialEvery, kExploreLast);
-  else
-    t.trialEvery = kExploreFirst;
-}
-
 void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned)>& task) {
   if (chunks == 0) return;
+  if (chunks > kMaxChunks)
+    throw std::invalid_argument("WorkerPool::run: " + std::to_string(chunks) + " chunks, expected at most " +
+                                std::to_string(kMaxChunks));
   if (workers_.empty() || chunks == 1) {
     runSequential(chunks, task);
     return;
@@ -113,14 +80,61 @@ void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<voi
     return;
   }
   PhaseTiming& timing = timings_[key];
-  const bool parallel = chooseParallel(timing);
   const Clock::time_point start = Clock::now();
-  if (parallel)
+  if (epochWay_ == kParallel)
     runParallel(chunks, task);
   else
     runSequential(chunks, task);
-  const double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-  record(timing, parallel, ns);
+  record(timing, double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+}
+
+void WorkerPool::record(PhaseTiming& t, double ns) {
+  if (t.epoch == epoch_) {  // not the phase's first run of the epoch
+    t.ns += ns;
+    ++t.samples;
+  } else {
+    t.epoch = epoch_;
+    t.ns = 0;
+    t.samples = 0;
+  }
+  if (++epochRuns_ >= kEpochRuns) finishEpoch();
+}
+
+void WorkerPool::finishEpoch() {
+  for (auto& [key, t] : timings_) {  // a phase that did not run has no figure for this way now
+    const bool ran = t.epoch == epoch_;
+    t.lastNs[epochWay_] = ran ? t.ns : 0;
+    t.lastSamples[epochWay_] = ran ? t.samples : 0;
+  }
+  Way next = chosen_;
+  if (epoch_ == 0) {
+    next = kParallel;  // the first epoch ran on the caller: try the pool
+  } else if (!decided_ || epochWay_ != chosen_) {  // a trial of the other way ended
+    const Way faster = fasterWay();
+    stay_ = decided_ && faster == chosen_ ? std::min(2 * stay_, kStayLast) : kStayFirst;
+    chosen_ = faster;
+    decided_ = true;
+    epochsLeft_ = stay_;
+    next = chosen_;
+  } else if (--epochsLeft_ == 0) {
+    next = chosen_ == kParallel ? kSequential : kParallel;
+  }
+  epochWay_ = next;
+  ++epoch_;
+  epochRuns_ = 0;
+}
+
+WorkerPool::Way WorkerPool::fasterWay() const {
+  double total[2] = {0, 0};
+  bool shared = false;
+  for (const auto& [key, t] : timings_) {
+    if (t.lastSamples[kSequential] == 0 || t.lastSamples[kParallel] == 0) continue;
+    const double runs = double(t.lastSamples[kSequential] + t.lastSamples[kParallel]);
+    for (Way w : {kSequential, kParallel}) total[w] += runs * t.lastNs[w] / t.lastSamples[w];
+    shared = true;
+  }
+  if (!shared) return chosen_;
+  return total[kParallel] < total[kSequential] ? kParallel : kSequential;
 }
 
 void WorkerPool::runSequential(unsigned chunks, const std::function<void(unsigned)>& task) {
@@ -135,11 +149,11 @@ void WorkerPool::runParallel(unsigned chunks, const std::function<void(unsigned)
   finished_.store(0, std::memory_order_relaxed);
   task_ = &task;
   const std::uint32_t generation = generationOf(state_.load(std::memory_order_relaxed)) + 1;
-  chunksOf(generation).store(chunks, std::memory_order_relaxed);
+  chunks_.store(chunks, std::memory_order_relaxed);
   // Publishes the job. seq_cst with the sleepers_ load below (and the
   // worker's sleepers_ increment and state_ load): either this thread sees a
   // sleeper or the sleeper sees the job.
-  state_.store(std::uint64_t(generation) << 32, std::memory_order_seq_cst);
+  state_.store(jobState(generation, 0, chunks), std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) != 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }  // a worker between its check and its wait sees the job
     wake_.notify_all();
@@ -163,12 +177,13 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
   std::uint64_t state = state_.load(std::memory_order_acquire);
   for (;;) {
     if (generationOf(state) != generation) break;
-    const unsigned chunk = nextChunkOf(state);
-    if (chunk >= chunksOf(generation).load(std::memory_order_relaxed)) break;
+    const unsigned front = frontOf(state), back = backOf(state);
+    if (front >= back) break;
+    const unsigned chunk = onWorker ? back - 1 : front;
+    const std::uint64_t claimed = onWorker ? jobState(generation, front, back - 1) : jobState(generation, front + 1, back);
     // A successful claim proves the job is still current: it cannot finish
-    // before this chunk does, so task_ and its chunk count stay valid until then.
-    if (!state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      continue;
+    // before this chunk does, so task_ and chunks_ stay valid until then.
+    if (!state_.compare_exchange_weak(state, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     try {
       (*task_)(chunk);
     } catch (...) {
@@ -179,7 +194,7 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
     // Counted before the chunk is reported finished: once the caller has seen
     // every chunk finished, chunksOnWorkers() includes them all.
     if (onWorker) chunksOnWorkers_.fetch_add(1, std::memory_order_relaxed);
-    const unsigned total = chunksOf(generation).load(std::memory_order_relaxed);
+    const unsigned total = chunks_.load(std::memory_order_relaxed);
     if (finished_.fetch_add(1, std::memory_order_seq_cst) + 1 == total && onWorker &&
         callerSleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mutex_);
