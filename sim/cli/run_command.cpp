@@ -45,7 +45,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto threads = std::make_shared<std::uint32_t>(0);
   cmd->add_option("--threads", *threads,
                   "host threads for the functional work (default: IPUSIM_WORKER_THREADS, else 2 when a CPU is free beside the "
-                  "simulation thread, else 1; each phase uses them only while that is measured faster); results do not change");
+                  "simulation thread, else 1; the phases use them only while that is measured faster, epoch by epoch); results do not change");
   auto target = std::make_shared<TargetFlags>();
   target->addTo(*cmd);
   cmd->callback([=, &exitCode] {
