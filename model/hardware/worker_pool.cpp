@@ -20,14 +20,19 @@ using Clock = std::chrono::steady_clock;
 // chunks still running on a worker before it sleeps.
 constexpr auto kWorkerSpin = std::chrono::microseconds(20);
 constexpr auto kCallerSpin = std::chrono::microseconds(50);
-// Epochs (estimates, not fits): an epoch is kEpochRuns keyed runs (the
-// tutorial runs 9 keyed phases a step: an epoch is 3-4 steps, each phase
-// measured 2-3 times after its warm-up run); after a trial the choice is kept
-// kStayFirst epochs, doubling up to kStayLast while trials confirm it (a
-// trial of the slower way costs up to an epoch of slower runs: once the
-// answer is clear, trials must be rare), and back to kStayFirst when a trial
-// changes it.
-constexpr std::uint32_t kEpochRuns = 32;
+// Epochs (estimates, not fits). An epoch is whole cycles of the recurring
+// phases (a cycle ends when the epoch's first phase runs again: a training
+// step, typically), so that both ways time the same phases; its first cycle
+// is not timed (the data moves to where the new way wants it), and it ends at
+// a cycle boundary once kEpochSamples runs were timed: the tutorial (9 timed
+// phases a step) takes 1 + 4 steps, a large model whose phases each run once
+// a step 1 + 1. A first phase that never comes back ends the epoch after
+// kEpochMaxRuns runs. After a trial the choice is kept kStayFirst epochs,
+// doubling up to kStayLast while trials confirm it (a trial of the slower way
+// costs up to an epoch of slower runs: once the answer is clear, trials must
+// be rare), and back to kStayFirst when a trial changes it.
+constexpr std::uint32_t kEpochSamples = 32;
+constexpr std::uint32_t kEpochMaxRuns = 4096;
 constexpr std::uint32_t kStayFirst = 4;
 constexpr std::uint32_t kStayLast = 256;
 
@@ -79,6 +84,7 @@ void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<voi
     runParallel(chunks, task);
     return;
   }
+  startRun(key);
   PhaseTiming& timing = timings_[key];
   const Clock::time_point start = Clock::now();
   if (epochWay_ == kParallel)
@@ -88,16 +94,28 @@ void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<voi
   record(timing, double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
 }
 
+void WorkerPool::startRun(std::uint64_t key) {
+  if (epochRuns_ == 0) {
+    epochFirstKey_ = key;
+  } else if (key == epochFirstKey_) {  // the phases come round again: a cycle is complete
+    ++epochCycles_;
+    if (epochCycles_ >= 2 && epochSamples_ >= kEpochSamples) finishEpoch();
+  }
+  if (epochRuns_ >= kEpochMaxRuns) finishEpoch();  // the first phase never came back
+  if (epochRuns_ == 0) epochFirstKey_ = key;
+  ++epochRuns_;
+}
+
 void WorkerPool::record(PhaseTiming& t, double ns) {
-  if (t.epoch == epoch_) {  // not the phase's first run of the epoch
-    t.ns += ns;
-    ++t.samples;
-  } else {
+  if (epochCycles_ == 0) return;  // the epoch's first cycle: the data may still be moving
+  if (t.epoch != epoch_) {
     t.epoch = epoch_;
     t.ns = 0;
     t.samples = 0;
   }
-  if (++epochRuns_ >= kEpochRuns) finishEpoch();
+  t.ns += ns;
+  ++t.samples;
+  ++epochSamples_;
 }
 
 void WorkerPool::finishEpoch() {
@@ -121,7 +139,7 @@ void WorkerPool::finishEpoch() {
   }
   epochWay_ = next;
   ++epoch_;
-  epochRuns_ = 0;
+  epochRuns_ = epochCycles_ = epochSamples_ = 0;
 }
 
 WorkerPool::Way WorkerPool::fasterWay() const {

@@ -27,10 +27,10 @@
 // measured on a 2-CPU machine, a phase run alone between phases run on the
 // pool took 2-3x its time in a run on one thread, and the per-phase choice
 // kept the pool although the whole run was 1.5x slower than one thread. So
-// the pool runs kEpochRuns keyed runs (phases with a key) one way, then the
-// same number the other way, times every keyed run on the calling thread's
-// clock (but a phase's first run of an epoch, while its data moves), and
-// compares the two epochs' mean times over the phases both measured, each
+// the pool runs an epoch of phases (those with a key: whole cycles of the
+// recurring phases, a training step typically) one way, then one the other
+// way, times every keyed run on the calling thread's clock (but the epoch's
+// first cycle, while the data moves), and compares the two epochs' mean times over the phases both measured, each
 // weighted by its runs. It keeps the faster way for a number of epochs that
 // doubles (up to kStayLast) while the trials of the other way confirm the
 // choice, so that a change of load (another process taking a core) is
@@ -96,13 +96,16 @@ class WorkerPool {
   struct PhaseTiming {
     double ns = 0;                 // current epoch: measured runs' wall time
     std::uint32_t samples = 0;     // and their number
-    std::uint64_t epoch = ~std::uint64_t(0);  // the epoch of the phase's last run
+    std::uint64_t epoch = ~std::uint64_t(0);  // the epoch of the phase's last timed run
     double lastNs[2] = {0, 0};     // per Way: the last finished epoch's
     std::uint32_t lastSamples[2] = {0, 0};
   };
 
-  // Adds a run's wall time to its phase's figures of this epoch (but the
-  // phase's first run of the epoch); ends the epoch after kEpochRuns keyed runs.
+  // Counts a keyed run into the epoch, ending the epoch first at a cycle
+  // boundary when it has enough timed runs.
+  void startRun(std::uint64_t key);
+  // Adds a run's wall time to its phase's figures of this epoch (but in the
+  // epoch's first cycle).
   void record(PhaseTiming& timing, double ns);
   void finishEpoch();
   // The faster way by the last epochs of each (the current choice if they share no phase).
@@ -129,7 +132,10 @@ class WorkerPool {
   // The caller thread only:
   std::unordered_map<std::uint64_t, PhaseTiming> timings_;
   std::uint64_t epoch_ = 0;         // epochs started
+  std::uint64_t epochFirstKey_ = kNoKey;  // the phase that started the epoch
   std::uint32_t epochRuns_ = 0;     // keyed runs in the current epoch
+  std::uint32_t epochCycles_ = 0;   // cycles completed in it (the first is not timed)
+  std::uint32_t epochSamples_ = 0;  // timed runs in it
   Way epochWay_ = kSequential;      // the way of the current epoch
   Way chosen_ = kSequential;        // the faster way, as last measured
   bool decided_ = false;            // chosen_ has been measured against the other way

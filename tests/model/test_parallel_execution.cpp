@@ -85,6 +85,18 @@ TEST(WorkerPool, AdaptiveChoiceKeepsThePoolWhenItIsFaster) {
   EXPECT_GE(pool.parallelRuns(), 300u) << "sequential runs: " << pool.sequentialRuns();
 }
 
+TEST(WorkerPool, AdaptiveChoiceComparesTheSamePhasesWhenAStepHasMany) {
+  // 40 phases a step, each run once a step (a large model): an epoch is whole
+  // steps, so both ways time the same phases and the pool, faster, is chosen.
+  // (Epochs of a fixed number of runs cut the steps in different places: the
+  // two ways then shared no phase and the choice stayed on one thread.)
+  WorkerPool pool(2);
+  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::microseconds(200)); };
+  for (int step = 0; step < 12; ++step)
+    for (std::uint64_t phase = 0; phase < 40; ++phase) pool.run(phase, 8, task);
+  EXPECT_GE(pool.parallelRuns(), 300u) << "sequential runs: " << pool.sequentialRuns();
+}
+
 TEST(WorkerPool, TheCallerTakesTheFirstChunksAndTheWorkersTheLast) {
   // Each thread works from its own end of the job, so a phase's low chunks
   // (low tiles) stay with the caller phase after phase and the high ones with
