@@ -36,6 +36,20 @@ struct SentRange {
   }
 };
 
+// Sorts `ranges` (senders below `tiles`): by sender in one counting pass,
+// then each sender's ranges apart — a big model's gathers hold millions of
+// ranges and one sort of them all was a fifth of its load time.
+void sortBySender(std::vector<SentRange>& ranges, std::uint32_t tiles) {
+  std::vector<std::size_t> start(std::size_t(tiles) + 1, 0);
+  for (const SentRange& r : ranges) ++start[r.sender + 1];
+  for (std::uint32_t t = 0; t < tiles; ++t) start[t + 1] += start[t];
+  std::vector<SentRange> sorted(ranges.size());
+  std::vector<std::size_t> next(start.begin(), start.end() - 1);
+  for (const SentRange& r : ranges) sorted[next[r.sender]++] = r;
+  for (std::uint32_t t = 0; t < tiles; ++t) std::sort(sorted.begin() + start[t], sorted.begin() + start[t + 1]);
+  ranges = std::move(sorted);
+}
+
 // The union of the ranges [first, last) (sorted by start) into `out` (cleared first).
 void uniteSorted(const SentRange* first, const SentRange* last, std::vector<Range>& out) {
   out.clear();
@@ -205,7 +219,7 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
     if (t.hasOnChip) onChipReceived[tile] = t.onChipReceived;
   }
   const std::uint32_t factor = std::max<std::uint32_t>(1, target_.exchange.pairedReceiveFactor);
-  std::sort(sentRanges.begin(), sentRanges.end());
+  sortBySender(sentRanges, target_.totalTiles());
   std::vector<Range> even, odd;
   for (std::size_t a = 0; a < sentRanges.size();) {
     // One sender's ranges to one pair: [a, m) to the even member, [m, b) to the odd.
