@@ -1,7 +1,6 @@
 #include "model/hardware/worker_pool.hpp"
 
 #include <sched.h>
-#include <stdlib.h>  // getloadavg
 
 #include <algorithm>
 #include <cstdlib>
@@ -250,25 +249,19 @@ unsigned defaultWorkerThreads() {
                                   "', expected a whole number of threads from 1 to 64");
     return unsigned(n);
   }
-  // The CPUs this process may use (a container or taskset may allow fewer than
-  // the machine has) and the load other processes put on them now.
+  // The CPUs this process may use (a container or taskset may allow fewer than the machine has).
   cpu_set_t set;
   CPU_ZERO(&set);
   unsigned cpus = std::thread::hardware_concurrency();
   if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = unsigned(CPU_COUNT(&set));
-  double load[1] = {0};
-  if (getloadavg(load, 1) != 1) load[0] = 0;
-  return workerThreadsFor(cpus, load[0]);
+  return workerThreadsFor(cpus);
 }
 
-unsigned workerThreadsFor(unsigned cpus, double loadAverage) {
-  // A second thread can only help when a CPU is free beside the one the
-  // simulation thread takes: measured on a 2-CPU machine at load 8-10 (runs
-  // side by side, bench/RESULTS.md), two threads cost 11-16 % more CPU and
-  // were not faster, even with the adaptive choice. Two threads at most: the
-  // phases of the tutorial-sized workloads gain nothing measurable from more.
-  if (cpus < 2 || loadAverage >= double(cpus) - 1.0) return 1;
-  return 2;
+unsigned workerThreadsFor(unsigned cpus) {
+  // Two threads at most: the phases of the tutorial-sized workloads gain
+  // nothing measurable from more, and the pool's adaptive choice decides
+  // whether the second is used at all.
+  return cpus < 2 ? 1 : 2;
 }
 
 WorkerChoice defaultWorkerChoice() {

@@ -165,12 +165,15 @@ class WorkerPool {
 
 // Worker threads for new systems: the IPUSIM_WORKER_THREADS environment
 // variable when set (1 = sequential), else workerThreadsFor(the CPUs this
-// process may run on (sched_getaffinity), the 1-minute load average). Throws
-// std::invalid_argument naming the variable when it is not a number in [1, 64].
+// process may run on, sched_getaffinity). Throws std::invalid_argument naming
+// the variable when it is not a number in [1, 64].
 unsigned defaultWorkerThreads();
-// 2 when at least two CPUs are allowed and fewer than cpus - 1 of them are
-// busy on average with other work (loadAverage), else 1.
-unsigned workerThreadsFor(unsigned cpus, double loadAverage);
+// 2 when at least two CPUs are allowed, else 1. Not the load average: the
+// adaptive choice measures what a second thread gains now, while the load
+// average remembers the last minute — it counted the run just before (a
+// benchmark's previous repetition) as "a CPU busy" and took one thread where
+// the pool was 1.4x faster (bench/RESULTS.md).
+unsigned workerThreadsFor(unsigned cpus);
 
 // The pool's choice for new systems: IPUSIM_WORKER_CHOICE "adaptive" (the
 // default) or "always". Throws std::invalid_argument naming the variable and

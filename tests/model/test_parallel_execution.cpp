@@ -185,14 +185,10 @@ TEST(WorkerPool, EnvironmentVariableChoosesTheThreadCountAndIsChecked) {
   EXPECT_LE(automatic, 2u);
 }
 
-TEST(WorkerPool, TheDefaultTakesASecondThreadOnlyWhenACpuIsFree) {
-  EXPECT_EQ(workerThreadsFor(1, 0.0), 1u);
-  EXPECT_EQ(workerThreadsFor(2, 0.0), 2u);
-  EXPECT_EQ(workerThreadsFor(2, 0.9), 2u);
-  EXPECT_EQ(workerThreadsFor(2, 1.0), 1u);  // one CPU busy: the simulation thread takes the other
-  EXPECT_EQ(workerThreadsFor(2, 8.5), 1u);
-  EXPECT_EQ(workerThreadsFor(8, 5.0), 2u);
-  EXPECT_EQ(workerThreadsFor(8, 7.0), 1u);
+TEST(WorkerPool, TheDefaultTakesASecondThreadWhenTwoCpusAreAllowed) {
+  EXPECT_EQ(workerThreadsFor(1), 1u);
+  EXPECT_EQ(workerThreadsFor(2), 2u);
+  EXPECT_EQ(workerThreadsFor(8), 2u);
 }
 
 TEST(WorkerPool, EnvironmentVariableChoosesTheChoiceAndIsChecked) {
