@@ -133,8 +133,8 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
   // millions of rows: 15.8 M in mlp_4096's 56 Copies).
   const std::vector<ir::CopyRegion> single = {ir::CopyRegion{copy.src, copy.dst}};
   const std::vector<ir::CopyRegion>& regions = copy.regions.empty() ? single : copy.regions;
-  std::uint64_t rows = 0;
-  for (const ir::CopyRegion& region : regions) rows += std::max<std::uint64_t>(1, region.rows);
+  std::uint64_t totalRows = 0;
+  for (const ir::CopyRegion& region : regions) totalRows += std::max<std::uint64_t>(1, region.rows);
   const std::uint32_t numIpus = target_.numIpus();
 
   ExchangePlan plan;
@@ -165,7 +165,7 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
       const ir::CopyRegion region{{region2d.src.tensor, region2d.src.begin + s0, region2d.src.end + s0},
                                   {region2d.dst.tensor, region2d.dst.begin + d0, region2d.dst.end + d0}};
       const std::size_t elem = checkRegion(
-          [&] { return rows > 1 ? where + " regions[" + std::to_string(r) + "]" : where; }, region, memory);
+          [&] { return totalRows > 1 ? where + " regions[" + std::to_string(r) + "]" : where; }, region, memory);
       memory.pieces(region.src, srcPieces);
       memory.pieces(region.dst, dstPieces);
       std::size_t i = 0, j = 0;
