@@ -46,11 +46,13 @@ for w in "$BENCH_ROOT"/workloads/*.json "$BENCH_ROOT"/bench/workloads/*.json; do
 done
 
 # What a user waits for before the first step: compile, load (memory laid
-# out, every exchange planned) and one synthetic step. The load was most of it
+# out, every exchange planned) and the first weight update (one step, or the
+# gradient accumulation's mini-batches), synthetic. The load was most of it
 # for the large models before the planner stopped listing 2-D regions row by row.
-echo -e "\n## compile + load + 1 synthetic step: wall s, CPU s (user+sys), peak RSS MiB"
+echo -e "\n## compile + load + first weight update, synthetic: wall s, CPU s (user+sys), peak RSS MiB"
 for w in "$BENCH_ROOT"/workloads/*.json "$BENCH_ROOT"/bench/workloads/*.json; do
-  timed_row "$w" ran "$IPUSIM" run "$w" --steps 1 --steps-per-execution 1 --synthetic-data --json
+  n=$(jq '.pipeline.gradient_accumulation_count // .training.gradient_accumulation_count // 1' "$w")
+  timed_row "$w" ran "$IPUSIM" run "$w" --steps "$n" --steps-per-execution "$n" --synthetic-data --json
 done
 
 # device_step WORKLOAD: runs STEPS synthetic steps with a profile, prints the
