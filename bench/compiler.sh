@@ -3,6 +3,8 @@
 #  1. compile time and peak host memory of every bundled workload, of the
 #     3 x Dense(4096) MLP in float32 and float16, and of a model that cannot
 #     fit (3 x Dense(16384): it must fail with the out-of-memory summary);
+#     then the same with the load and one synthetic step (the wait before
+#     the first step);
 #  2. the MLP's device step (compute + exchange + sync), measured by running
 #     STEPS synthetic steps, against the AMP lower bound (training MACs /
 #     (16 float MACs x 1,472 tiles) per cycle), and the AMP efficiency of
@@ -14,18 +16,43 @@ source "$(dirname "$0")/common.sh"
 STEPS="${STEPS:-20}"
 machine_line
 
-echo -e "\n## compile: wall s, CPU s (user+sys), peak RSS MiB, result"
-for w in "$BENCH_ROOT"/workloads/*.json "$BENCH_ROOT"/bench/workloads/*.json; do
-  timing="$BENCH_TMP/time.txt"
-  if /usr/bin/time -v -o "$timing" "$IPUSIM" compile "$w" --json >"$BENCH_TMP/c.json" 2>"$BENCH_TMP/err.txt"; then
-    result="fits: fullest tile $(jq .max_tile_bytes "$BENCH_TMP/c.json") B, estimated step $(jq .estimated_step_cycles "$BENCH_TMP/c.json") cycles"
+# timed_row WORKLOAD DESCRIBE COMMAND...: runs COMMAND (its stdout to
+# $BENCH_TMP/c.json) under /usr/bin/time and prints the workload, wall s, CPU s
+# (user+sys), peak RSS MiB and what the function DESCRIBE prints, or the start
+# of the error.
+timed_row() {
+  local w="$1" describe="$2" timing="$BENCH_TMP/time.txt" result
+  shift 2
+  if /usr/bin/time -v -o "$timing" "$@" >"$BENCH_TMP/c.json" 2>"$BENCH_TMP/err.txt"; then
+    result="$("$describe")"
   else
     result="fails: $(head -c 160 "$BENCH_TMP/err.txt" | tr '\n' ' ')"
   fi
+  local wall cpu rss
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$timing")
   cpu=$(awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.2f", u + s}' "$timing")
   rss=$(awk -F': ' '/Maximum resident/ {printf "%.0f", $2 / 1024}' "$timing")
   echo -e "$(basename "$w")\t$wall\t$cpu\t$rss\t$result"
+}
+
+compiled() {
+  echo "fits: fullest tile $(jq .max_tile_bytes "$BENCH_TMP/c.json") B, estimated step $(jq .estimated_step_cycles "$BENCH_TMP/c.json") cycles"
+}
+ran() { echo ran; }
+
+echo -e "\n## compile: wall s, CPU s (user+sys), peak RSS MiB, result"
+for w in "$BENCH_ROOT"/workloads/*.json "$BENCH_ROOT"/bench/workloads/*.json; do
+  timed_row "$w" compiled "$IPUSIM" compile "$w" --json
+done
+
+# What a user waits for before the first step: compile, load (memory laid
+# out, every exchange planned) and the first weight update (one step, or the
+# gradient accumulation's mini-batches), synthetic. The load was most of it
+# for the large models before the planner stopped listing 2-D regions row by row.
+echo -e "\n## compile + load + first weight update, synthetic: wall s, CPU s (user+sys), peak RSS MiB"
+for w in "$BENCH_ROOT"/workloads/*.json "$BENCH_ROOT"/bench/workloads/*.json; do
+  n=$(jq '.pipeline.gradient_accumulation_count // .training.gradient_accumulation_count // 1' "$w")
+  timed_row "$w" ran "$IPUSIM" run "$w" --steps "$n" --steps-per-execution "$n" --synthetic-data --json
 done
 
 # device_step WORKLOAD: runs STEPS synthetic steps with a profile, prints the

@@ -4,7 +4,7 @@ measured against (bench/yardstick.sh runs both, alternating).
 
 Trains the workload's model (flatten, dense layers with relu / softmax,
 sparse categorical cross-entropy, plain SGD) in float32 on the same batches
-ipusim feeds: Fashion-MNIST from Debian's dataset-fashion-mnist, pixels / 255,
+ipusim feeds (a "synthetic" dataset: random data of its shapes, for timing): Fashion-MNIST from Debian's dataset-fashion-mnist, pixels / 255,
 batches of the workload's batch_size in the order of ipusim's BatchSource
 (Fisher-Yates with mt19937_64 draws, seed shuffle_seed * 0x9e3779b97f4a7c15 +
 epoch, the remainder of an epoch dropped). Initial weights are Glorot-uniform
@@ -89,13 +89,18 @@ def load_workload(path):
     layers = w["model"]["layers"]
     dense = [l for l in layers if l["type"] == "dense"]
     others = [l["type"] for l in layers if l["type"] not in ("dense", "flatten")]
-    if others or not dense or w.get("loss") != "sparse_categorical_crossentropy" or w["optimizer"]["type"] != "sgd":
+    if others or not dense or w.get("loss", "sparse_categorical_crossentropy") != "sparse_categorical_crossentropy" or w["optimizer"]["type"] != "sgd":
         sys.exit(f"numpy_yardstick: {path}: only flatten/dense models with sparse_categorical_crossentropy and sgd "
                  "are supported (the tutorial's)")
     if dense[-1].get("activation") != "softmax" or any(l.get("activation", "relu") != "relu" for l in dense[:-1]):
         sys.exit(f"numpy_yardstick: {path}: expected relu hidden layers and a softmax output")
     ds = w["dataset"]
     share = "/usr/share/datasets/fashion-mnist"
+    if ds.get("format") == "synthetic":  # random data of the same shapes: the same arithmetic per step
+        return {"units": [l["units"] for l in dense], "lr": float(w["optimizer"]["learning_rate"]),
+                "batch": int(ds["batch_size"]), "shuffle_seed": int(ds.get("shuffle_seed", 0)),
+                "synthetic": (int(ds["examples"]), int(ds["features"]), int(ds["classes"])),
+                "steps": int(w["training"]["steps"]), "seed": int(w.get("seed", 0))}
     return {
         "units": [l["units"] for l in dense],
         "lr": float(w["optimizer"]["learning_rate"]),
@@ -116,11 +121,17 @@ def main():
     args = ap.parse_args()
     cfg = load_workload(args.workload)
     steps = args.steps or cfg["steps"]
-    for key in ("images", "labels"):
-        if not os.path.exists(cfg[key]):
-            sys.exit(f"numpy_yardstick: {cfg[key]} is missing; install Debian's dataset-fashion-mnist")
-    images = read_idx(cfg["images"]).reshape(-1, 28 * 28)
-    labels = read_idx(cfg["labels"]).astype(np.int64)
+    if "synthetic" in cfg:
+        examples, features, classes = cfg["synthetic"]
+        data_rng = np.random.default_rng(cfg["seed"] + 1)
+        images = data_rng.integers(0, 256, (examples, features), dtype=np.uint8)
+        labels = data_rng.integers(0, classes, examples).astype(np.int64)
+    else:
+        for key in ("images", "labels"):
+            if not os.path.exists(cfg[key]):
+                sys.exit(f"numpy_yardstick: {cfg[key]} is missing; install Debian's dataset-fashion-mnist")
+        images = read_idx(cfg["images"]).reshape(-1, 28 * 28)
+        labels = read_idx(cfg["labels"]).astype(np.int64)
     count, features, batch = images.shape[0], images.shape[1], cfg["batch"]
 
     # The batch order, drawn before the timed loop (ipusim draws it as it goes,

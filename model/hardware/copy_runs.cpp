@@ -87,6 +87,10 @@ void CopyRuns::executePart(unsigned part, unsigned parts) const {
   for (; i < runs_.size() && starts_[i] < end; ++i) {
     const CopyRun& r = runs_[i];
     if (r.bytes == 0) continue;
+    if (starts_[i] >= begin && starts_[i + 1] <= end) {  // the whole run: no divisions (most runs)
+      copyMoves(r, 0, r.count);
+      continue;
+    }
     const std::uint64_t lo = std::max(begin, starts_[i]) - starts_[i];  // bytes into the run
     const std::uint64_t hi = std::min(end, starts_[i + 1]) - starts_[i];
     if (lo >= hi) continue;

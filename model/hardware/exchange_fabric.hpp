@@ -30,6 +30,7 @@
 #include "model/ir/program.hpp"
 #include "model/ir/replica_mirror.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -76,8 +77,45 @@ class ExchangeFabric {
   static void executePart(const ExchangePlan& plan, unsigned part, unsigned parts);
 
  private:
+  // One tile's byte sums while a Copy's rows are walked (plan()'s scratch).
+  struct TileTally {
+    std::uint64_t sent = 0, received = 0, local = 0, onChipReceived = 0;
+    bool touched = false, hasOnChip = false;
+  };
+  // Dense per-tile tallies, kept between plan() calls so that planning a
+  // small Copy costs its own tiles, not the target's: at(tile) marks the tile
+  // touched; clear() resets the touched ones only.
+  class TileTallies {
+   public:
+    void resize(std::size_t tiles) {
+      if (tallies_.size() < tiles) tallies_.resize(tiles);
+    }
+    TileTally& at(std::uint32_t tile) {
+      TileTally& t = tallies_[tile];
+      if (!t.touched) {
+        t.touched = true;
+        touched_.push_back(tile);
+      }
+      return t;
+    }
+    // Touched tiles, ascending.
+    const std::vector<std::uint32_t>& touched() {
+      std::sort(touched_.begin(), touched_.end());
+      return touched_;
+    }
+    void clear() {
+      for (std::uint32_t tile : touched_) tallies_[tile] = {};
+      touched_.clear();
+    }
+
+   private:
+    std::vector<TileTally> tallies_;
+    std::vector<std::uint32_t> touched_;
+  };
+
   const Target& target_;
   IpuLink link_;
+  mutable TileTallies tallies_;  // plan()'s scratch: plan() is not reentrant
 };
 
 }  // namespace ipusim::model::hardware

@@ -91,10 +91,16 @@ MemoryLayout::MemoryLayout(const ir::Executable& exe, const Target& target, bool
 }
 
 std::vector<RegionPiece> MemoryLayout::pieces(const ir::TensorRef& ref) const {
+  std::vector<RegionPiece> out;
+  pieces(ref, out);
+  return out;
+}
+
+void MemoryLayout::pieces(const ir::TensorRef& ref, std::vector<RegionPiece>& out) const {
   const ir::Tensor& t = exe_.tensors.at(ref.tensor);
   const std::size_t elem = ir::sizeOf(t.dtype);
   const auto& map = mappings_[ref.tensor];
-  std::vector<RegionPiece> out;
+  out.clear();
   // First interval ending after ref.begin (mapping is sorted by begin).
   auto it = std::upper_bound(map.begin(), map.end(), ref.begin,
                              [](std::uint64_t v, const ir::TileInterval& iv) { return v < iv.end; });
@@ -113,7 +119,6 @@ std::vector<RegionPiece> MemoryLayout::pieces(const ir::TensorRef& ref) const {
     }
     out.push_back({it->tile, address, lo - ref.begin, hi - lo});
   }
-  return out;
 }
 
 void MemoryLayout::readRegion(const ir::TensorRef& ref, std::uint8_t* out) const {

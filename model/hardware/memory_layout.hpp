@@ -35,6 +35,9 @@ class MemoryLayout {
   // Pieces of `ref` in element order; adjacent intervals on one tile at
   // consecutive addresses are merged into one piece.
   std::vector<RegionPiece> pieces(const ir::TensorRef& ref) const;
+  // The same into `out` (cleared first): no allocation once `out` has grown,
+  // for loops over millions of rows.
+  void pieces(const ir::TensorRef& ref, std::vector<RegionPiece>& out) const;
   // Pointer to the piece's first byte (nullptr in synthetic mode).
   std::uint8_t* pointer(const RegionPiece& piece) const { return tiles_[piece.tile].at(piece.address); }
   bool functional() const { return functional_; }

@@ -1,7 +1,6 @@
 #include "model/hardware/worker_pool.hpp"
 
 #include <sched.h>
-#include <stdlib.h>  // getloadavg
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,18 +19,21 @@ using Clock = std::chrono::steady_clock;
 // chunks still running on a worker before it sleeps.
 constexpr auto kWorkerSpin = std::chrono::microseconds(20);
 constexpr auto kCallerSpin = std::chrono::microseconds(50);
-// Runs a phase is timed each way before the choice uses the timings, and how
-// often the slower way is tried again (estimates): the interval starts at
-// kExploreFirst runs and doubles, up to kExploreLast, each time the trial
-// confirms the choice (a parallel run on a loaded machine can cost a scheduler
-// time slice: trials must be rare once the answer is clear); it starts over
-// when the trial changes the choice.
-constexpr std::uint32_t kWarmUpSamples = 2;
-constexpr std::uint32_t kExploreFirst = 16;  // also PhaseTiming::trialEvery's start
-constexpr std::uint32_t kExploreLast = 1024;
-// Smoothing weight of a new sample; a sample above twice the current estimate
-// (the thread was preempted) counts as twice the estimate.
-constexpr double kSmoothing = 0.25;
+// Epochs (estimates, not fits). An epoch is whole cycles of the recurring
+// phases (a cycle ends when the epoch's first phase runs again: a training
+// step, typically), so that both ways time the same phases; its first cycle
+// is not timed (the data moves to where the new way wants it), and it ends at
+// a cycle boundary once kEpochSamples runs were timed: the tutorial (9 timed
+// phases a step) takes 1 + 4 steps, a large model whose phases each run once
+// a step 1 + 1. A first phase that never comes back ends the epoch after
+// kEpochMaxRuns runs. After a trial the choice is kept kStayFirst epochs,
+// doubling up to kStayLast while trials confirm it (a trial of the slower way
+// costs up to an epoch of slower runs: once the answer is clear, trials must
+// be rare), and back to kStayFirst when a trial changes it.
+constexpr std::uint32_t kEpochSamples = 32;
+constexpr std::uint32_t kEpochMaxRuns = 4096;
+constexpr std::uint32_t kStayFirst = 4;
+constexpr std::uint32_t kStayLast = 256;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,14 +54,6 @@ bool spinUntil(Done&& done, Clock::duration limit) {
   }
 }
 
-void smooth(double& estimate, std::uint32_t& samples, double sample) {
-  if (samples == 0)
-    estimate = sample;
-  else
-    estimate += kSmoothing * (std::min(sample, 2 * estimate) - estimate);
-  ++samples;
-}
-
 }  // namespace
 
 WorkerPool::WorkerPool(unsigned threads, WorkerChoice choice) : choice_(choice) {
@@ -76,34 +70,11 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-bool WorkerPool::chooseParallel(PhaseTiming& t) const {
-  t.trial = false;
-  if (t.parallelSamples < kWarmUpSamples) return true;
-  if (t.sequentialSamples < kWarmUpSamples) return false;
-  const bool parallelFaster = t.parallelNs < t.sequentialNs;
-  if (++t.runsSinceOther >= t.trialEvery) {
-    t.runsSinceOther = 0;
-    t.trial = true;
-    return !parallelFaster;
-  }
-  return parallelFaster;
-}
-
-void WorkerPool::record(PhaseTiming& t, bool parallel, double ns) {
-  const bool parallelWasFaster = t.parallelNs < t.sequentialNs;
-  if (parallel)
-    smooth(t.parallelNs, t.parallelSamples, ns);
-  else
-    smooth(t.sequentialNs, t.sequentialSamples, ns);
-  if (!t.trial) return;
-  if ((t.parallelNs < t.sequentialNs) == parallelWasFaster)
-    t.trialEvery = std::min(2 * t.trialEvery, kExploreLast);
-  else
-    t.trialEvery = kExploreFirst;
-}
-
 void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned)>& task) {
   if (chunks == 0) return;
+  if (chunks > kMaxChunks)
+    throw std::invalid_argument("WorkerPool::run: " + std::to_string(chunks) + " chunks, expected at most " +
+                                std::to_string(kMaxChunks));
   if (workers_.empty() || chunks == 1) {
     runSequential(chunks, task);
     return;
@@ -112,15 +83,75 @@ void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<voi
     runParallel(chunks, task);
     return;
   }
+  startRun(key);
   PhaseTiming& timing = timings_[key];
-  const bool parallel = chooseParallel(timing);
   const Clock::time_point start = Clock::now();
-  if (parallel)
+  if (epochWay_ == kParallel)
     runParallel(chunks, task);
   else
     runSequential(chunks, task);
-  const double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-  record(timing, parallel, ns);
+  record(timing, double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+}
+
+void WorkerPool::startRun(std::uint64_t key) {
+  if (epochRuns_ == 0) {
+    epochFirstKey_ = key;
+  } else if (key == epochFirstKey_) {  // the phases come round again: a cycle is complete
+    ++epochCycles_;
+    if (epochCycles_ >= 2 && epochSamples_ >= kEpochSamples) finishEpoch();
+  }
+  if (epochRuns_ >= kEpochMaxRuns) finishEpoch();  // the first phase never came back
+  if (epochRuns_ == 0) epochFirstKey_ = key;
+  ++epochRuns_;
+}
+
+void WorkerPool::record(PhaseTiming& t, double ns) {
+  if (epochCycles_ == 0) return;  // the epoch's first cycle: the data may still be moving
+  if (t.epoch != epoch_) {
+    t.epoch = epoch_;
+    t.ns = 0;
+    t.samples = 0;
+  }
+  t.ns += ns;
+  ++t.samples;
+  ++epochSamples_;
+}
+
+void WorkerPool::finishEpoch() {
+  for (auto& [key, t] : timings_) {  // a phase that did not run has no figure for this way now
+    const bool ran = t.epoch == epoch_;
+    t.lastNs[epochWay_] = ran ? t.ns : 0;
+    t.lastSamples[epochWay_] = ran ? t.samples : 0;
+  }
+  Way next = chosen_;
+  if (epoch_ == 0) {
+    next = kParallel;  // the first epoch ran on the caller: try the pool
+  } else if (!decided_ || epochWay_ != chosen_) {  // a trial of the other way ended
+    const Way faster = fasterWay();
+    stay_ = decided_ && faster == chosen_ ? std::min(2 * stay_, kStayLast) : kStayFirst;
+    chosen_ = faster;
+    decided_ = true;
+    epochsLeft_ = stay_;
+    next = chosen_;
+  } else if (--epochsLeft_ == 0) {
+    next = chosen_ == kParallel ? kSequential : kParallel;
+  }
+  epochWay_ = next;
+  ++epoch_;
+  epochRuns_ = epochCycles_ = epochSamples_ = 0;
+}
+
+WorkerPool::Way WorkerPool::fasterWay() const {
+  double total[2] = {0, 0};
+  bool shared = false;
+  for (const auto& [key, t] : timings_) {
+    if (t.lastSamples[kSequential] == 0 || t.lastSamples[kParallel] == 0) continue;
+    const double runs = double(t.lastSamples[kSequential] + t.lastSamples[kParallel]);
+    for (Way w : {kSequential, kParallel}) total[w] += runs * t.lastNs[w] / t.lastSamples[w];
+    shared = true;
+  }
+  if (!shared) return chosen_;
+  return total[kParallel] < total[kSequential] ? kParallel : kSequential;
 }
 
 void WorkerPool::runSequential(unsigned chunks, const std::function<void(unsigned)>& task) {
@@ -135,11 +166,11 @@ void WorkerPool::runParallel(unsigned chunks, const std::function<void(unsigned)
   finished_.store(0, std::memory_order_relaxed);
   task_ = &task;
   const std::uint32_t generation = generationOf(state_.load(std::memory_order_relaxed)) + 1;
-  chunksOf(generation).store(chunks, std::memory_order_relaxed);
+  chunks_.store(chunks, std::memory_order_relaxed);
   // Publishes the job. seq_cst with the sleepers_ load below (and the
   // worker's sleepers_ increment and state_ load): either this thread sees a
   // sleeper or the sleeper sees the job.
-  state_.store(std::uint64_t(generation) << 32, std::memory_order_seq_cst);
+  state_.store(jobState(generation, 0, chunks), std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) != 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }  // a worker between its check and its wait sees the job
     wake_.notify_all();
@@ -163,12 +194,13 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
   std::uint64_t state = state_.load(std::memory_order_acquire);
   for (;;) {
     if (generationOf(state) != generation) break;
-    const unsigned chunk = nextChunkOf(state);
-    if (chunk >= chunksOf(generation).load(std::memory_order_relaxed)) break;
+    const unsigned front = frontOf(state), back = backOf(state);
+    if (front >= back) break;
+    const unsigned chunk = onWorker ? back - 1 : front;
+    const std::uint64_t claimed = onWorker ? jobState(generation, front, back - 1) : jobState(generation, front + 1, back);
     // A successful claim proves the job is still current: it cannot finish
-    // before this chunk does, so task_ and its chunk count stay valid until then.
-    if (!state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      continue;
+    // before this chunk does, so task_ and chunks_ stay valid until then.
+    if (!state_.compare_exchange_weak(state, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     try {
       (*task_)(chunk);
     } catch (...) {
@@ -179,7 +211,7 @@ unsigned WorkerPool::runChunks(std::uint32_t generation, bool onWorker) {
     // Counted before the chunk is reported finished: once the caller has seen
     // every chunk finished, chunksOnWorkers() includes them all.
     if (onWorker) chunksOnWorkers_.fetch_add(1, std::memory_order_relaxed);
-    const unsigned total = chunksOf(generation).load(std::memory_order_relaxed);
+    const unsigned total = chunks_.load(std::memory_order_relaxed);
     if (finished_.fetch_add(1, std::memory_order_seq_cst) + 1 == total && onWorker &&
         callerSleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -217,25 +249,19 @@ unsigned defaultWorkerThreads() {
                                   "', expected a whole number of threads from 1 to 64");
     return unsigned(n);
   }
-  // The CPUs this process may use (a container or taskset may allow fewer than
-  // the machine has) and the load other processes put on them now.
+  // The CPUs this process may use (a container or taskset may allow fewer than the machine has).
   cpu_set_t set;
   CPU_ZERO(&set);
   unsigned cpus = std::thread::hardware_concurrency();
   if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = unsigned(CPU_COUNT(&set));
-  double load[1] = {0};
-  if (getloadavg(load, 1) != 1) load[0] = 0;
-  return workerThreadsFor(cpus, load[0]);
+  return workerThreadsFor(cpus);
 }
 
-unsigned workerThreadsFor(unsigned cpus, double loadAverage) {
-  // A second thread can only help when a CPU is free beside the one the
-  // simulation thread takes: measured on a 2-CPU machine at load 8-10 (runs
-  // side by side, bench/RESULTS.md), two threads cost 11-16 % more CPU and
-  // were not faster, even with the adaptive choice. Two threads at most: the
-  // phases of the tutorial-sized workloads gain nothing measurable from more.
-  if (cpus < 2 || loadAverage >= double(cpus) - 1.0) return 1;
-  return 2;
+unsigned workerThreadsFor(unsigned cpus) {
+  // Two threads at most: the phases of the tutorial-sized workloads gain
+  // nothing measurable from more, and the pool's adaptive choice decides
+  // whether the second is used at all.
+  return cpus < 2 ? 1 : 2;
 }
 
 WorkerChoice defaultWorkerChoice() {

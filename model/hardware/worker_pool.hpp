@@ -4,22 +4,38 @@
 // several host cores, and that never makes a run slower than one thread would.
 //
 // run(key, chunks, task) calls task(chunk) for every chunk in [0, chunks) and
-// returns when all are done. Chunks are claimed one at a time from a shared
-// counter: the calling thread starts at once and takes chunks until none are
-// left, a worker that wakes late (its core busy with other work) finds the
-// chunks gone and goes back to sleep, so the caller never waits for a worker
-// that has not started. Results are deterministic as long as each chunk's work
-// is a fixed function of its index and chunks write disjoint memory (BSP
-// guarantees the latter within one phase): which thread runs a chunk does not
-// change what it computes.
+// returns when all are done. Chunks are claimed one at a time from the two
+// ends of the job: the calling thread from the first chunk up, the workers
+// from the last chunk down, until they meet. The caller starts at once and
+// takes chunks until none are left, so a worker that wakes late (its core busy
+// with other work) finds the chunks gone and goes back to sleep, and the
+// caller never waits for a worker that has not started. The two ends keep the
+// data where it was: the phases' chunks are in tile order, so on a quiet
+// machine the caller runs the low tiles and the worker the high ones, phase
+// after phase, and more of each tile's memory stays in one core's cache
+// (claimed from one shared counter, chunks changed cores from phase to phase:
+// the tutorial forced onto the pool of a 2-CPU machine took 1.44x the wall
+// time of one thread then, 1.25x with the two ends; bench/RESULTS.md — the
+// exchanges' sources still cross). Results are deterministic
+// as long as each chunk's work is a fixed function of its index and chunks
+// write disjoint memory (BSP guarantees the latter within one phase): which
+// thread runs a chunk does not change what it computes.
 //
-// Adaptive choice: the pool times every run of a phase (key) on the calling
-// thread's clock, keeps a smoothed wall time for running it on the caller alone
-// and for running it on the pool, and uses the faster one, trying the other
-// now and then (every 16 runs of the phase, the interval doubling up to 1024
-// while the trials confirm the choice) so that a change of load (another
-// process taking a core) is noticed. On a busy machine the pool thus falls back to the calling
-// thread alone; on a quiet one it uses every thread.
+// Adaptive choice: one way for all phases at a time, chosen by epochs. Where
+// a phase runs decides where the next phase finds its data (in this core's
+// cache or the other's), so the two ways cannot be compared phase by phase:
+// measured on a 2-CPU machine, a phase run alone between phases run on the
+// pool took 2-3x its time in a run on one thread, and the per-phase choice
+// kept the pool although the whole run was 1.5x slower than one thread. So
+// the pool runs an epoch of phases (those with a key: whole cycles of the
+// recurring phases, a training step typically) one way, then one the other
+// way, times every keyed run on the calling thread's clock (but the epoch's
+// first cycle, while the data moves), and compares the two epochs' mean times over the phases both measured, each
+// weighted by its runs. It keeps the faster way for a number of epochs that
+// doubles (up to kStayLast) while the trials of the other way confirm the
+// choice, so that a change of load (another process taking a core) is
+// noticed. On a busy machine the pool thus falls back to the calling thread
+// alone; on a quiet one it uses every thread where that is faster.
 //
 // Waiting: workers spin for at most kWorkerSpin after their last chunk (phases
 // come back-to-back while a simulation runs) and then sleep on a condition
@@ -51,6 +67,9 @@ class WorkerPool {
   // A key for run() that is not a recurring phase: always runs on the pool.
   static constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
 
+  // The most chunks one run() takes.
+  static constexpr unsigned kMaxChunks = 0xFFFF;
+
   // threads: total threads, including the caller; at least 1.
   explicit WorkerPool(unsigned threads, WorkerChoice choice = WorkerChoice::Adaptive);
   ~WorkerPool();
@@ -61,7 +80,8 @@ class WorkerPool {
   // Runs task(chunk) for each chunk in [0, chunks); key names the phase whose
   // timings choose between one thread and the pool (kNoKey: the pool).
   // Rethrows the exception of the lowest chunk that threw (the one a
-  // sequential run would have met first).
+  // sequential run would have met first). Throws std::invalid_argument when
+  // chunks exceeds kMaxChunks.
   void run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned chunk)>& task);
 
   // How many run() calls used the pool and how many the caller alone.
@@ -71,43 +91,65 @@ class WorkerPool {
   std::uint64_t chunksOnWorkers() const { return chunksOnWorkers_.load(); }
 
  private:
-  // Smoothed wall time of one phase run either way.
+  enum Way { kSequential = 0, kParallel = 1 };
+  // One phase's timings: the current epoch's, and the last finished epoch's of each way.
   struct PhaseTiming {
-    double sequentialNs = 0, parallelNs = 0;
-    std::uint32_t sequentialSamples = 0, parallelSamples = 0;
-    std::uint32_t runsSinceOther = 0;  // runs since the slower way was last tried
-    std::uint32_t trialEvery = 16;     // runs between trials of the slower way
-    bool trial = false;                // this run tries the slower way
+    double ns = 0;                 // current epoch: measured runs' wall time
+    std::uint32_t samples = 0;     // and their number
+    std::uint64_t epoch = ~std::uint64_t(0);  // the epoch of the phase's last timed run
+    double lastNs[2] = {0, 0};     // per Way: the last finished epoch's
+    std::uint32_t lastSamples[2] = {0, 0};
   };
 
-  bool chooseParallel(PhaseTiming& timing) const;
-  static void record(PhaseTiming& timing, bool parallel, double ns);
+  // Counts a keyed run into the epoch, ending the epoch first at a cycle
+  // boundary when it has enough timed runs.
+  void startRun(std::uint64_t key);
+  // Adds a run's wall time to its phase's figures of this epoch (but in the
+  // epoch's first cycle).
+  void record(PhaseTiming& timing, double ns);
+  void finishEpoch();
+  // The faster way by the last epochs of each (the current choice if they share no phase).
+  Way fasterWay() const;
   void runParallel(unsigned chunks, const std::function<void(unsigned)>& task);
   void runSequential(unsigned chunks, const std::function<void(unsigned)>& task);
-  // Claims and runs chunks of generation `generation` until none are left;
-  // returns how many this thread ran.
+  // Claims and runs chunks of generation `generation` until none are left,
+  // from the front (the caller) or the back (workers); returns how many this
+  // thread ran.
   unsigned runChunks(std::uint32_t generation, bool onWorker);
   void workerLoop();
 
+  // The job word: generation (high 32 bits), then the first unclaimed chunk
+  // (16 bits) and one past the last unclaimed chunk (low 16 bits).
   static std::uint32_t generationOf(std::uint64_t state) { return std::uint32_t(state >> 32); }
-  static std::uint32_t nextChunkOf(std::uint64_t state) { return std::uint32_t(state); }
+  static unsigned frontOf(std::uint64_t state) { return unsigned(state >> 16) & 0xFFFF; }
+  static unsigned backOf(std::uint64_t state) { return unsigned(state) & 0xFFFF; }
+  static std::uint64_t jobState(std::uint32_t generation, unsigned front, unsigned back) {
+    return std::uint64_t(generation) << 32 | std::uint64_t(front) << 16 | back;
+  }
 
   const WorkerChoice choice_;
   std::vector<std::thread> workers_;
-  std::unordered_map<std::uint64_t, PhaseTiming> timings_;  // caller thread only
+  // The caller thread only:
+  std::unordered_map<std::uint64_t, PhaseTiming> timings_;
+  std::uint64_t epoch_ = 0;         // epochs started
+  std::uint64_t epochFirstKey_ = kNoKey;  // the phase that started the epoch
+  std::uint32_t epochRuns_ = 0;     // keyed runs in the current epoch
+  std::uint32_t epochCycles_ = 0;   // cycles completed in it (the first is not timed)
+  std::uint32_t epochSamples_ = 0;  // timed runs in it
+  Way epochWay_ = kSequential;      // the way of the current epoch
+  Way chosen_ = kSequential;        // the faster way, as last measured
+  bool decided_ = false;            // chosen_ has been measured against the other way
+  std::uint32_t stay_ = 0;          // epochs the choice is kept before the next trial
+  std::uint32_t epochsLeft_ = 0;    // of those, still to run
   std::uint64_t parallelRuns_ = 0, sequentialRuns_ = 0;
 
-  // The current job: generation (high 32 bits) and next unclaimed chunk (low
-  // 32 bits) in one word, so a claim is valid only for the job it was made in.
+  // The current job (see jobState): a claim is a compare-and-swap of the
+  // whole word, so it succeeds only for the job it was made in — a worker
+  // holding a stale word from the last job can never claim in the next.
   std::atomic<std::uint64_t> state_{0};
-  // The chunk count of generation g is chunksOf_[g % 2]. One slot per parity,
-  // not one word: a worker holding a stale state (g-1, c) while the caller
-  // prepares job g must not compare c with job g's count (it could claim a
-  // chunk past the end of job g-1 in the moment before job g is published).
-  // Job g+1, which reuses g-1's slot, is prepared only after job g is
-  // published, so a claim made against g-1's count can no longer succeed.
-  std::atomic<unsigned> chunksOf_[2] = {0, 0};
-  std::atomic<unsigned>& chunksOf(std::uint32_t generation) { return chunksOf_[generation % 2]; }
+  // The current job's chunk count. Read only by a thread that claimed one of
+  // its chunks: the job cannot end, nor the next begin, before that chunk is done.
+  std::atomic<unsigned> chunks_{0};
   const std::function<void(unsigned)>* task_ = nullptr;
   std::vector<std::exception_ptr> errors_;    // per chunk
   std::atomic<bool> failed_{false};
@@ -123,12 +165,15 @@ class WorkerPool {
 
 // Worker threads for new systems: the IPUSIM_WORKER_THREADS environment
 // variable when set (1 = sequential), else workerThreadsFor(the CPUs this
-// process may run on (sched_getaffinity), the 1-minute load average). Throws
-// std::invalid_argument naming the variable when it is not a number in [1, 64].
+// process may run on, sched_getaffinity). Throws std::invalid_argument naming
+// the variable when it is not a number in [1, 64].
 unsigned defaultWorkerThreads();
-// 2 when at least two CPUs are allowed and fewer than cpus - 1 of them are
-// busy on average with other work (loadAverage), else 1.
-unsigned workerThreadsFor(unsigned cpus, double loadAverage);
+// 2 when at least two CPUs are allowed, else 1. Not the load average: the
+// adaptive choice measures what a second thread gains now, while the load
+// average remembers the last minute — it counted the run just before (a
+// benchmark's previous repetition) as "a CPU busy" and took one thread where
+// the pool was 1.4x faster (bench/RESULTS.md).
+unsigned workerThreadsFor(unsigned cpus);
 
 // The pool's choice for new systems: IPUSIM_WORKER_CHOICE "adaptive" (the
 // default) or "always". Throws std::invalid_argument naming the variable and

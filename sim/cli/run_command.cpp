@@ -44,8 +44,8 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--json", *json, "print the summary as one JSON object");
   auto threads = std::make_shared<std::uint32_t>(0);
   cmd->add_option("--threads", *threads,
-                  "host threads for the functional work (default: IPUSIM_WORKER_THREADS, else 2 when a CPU is free beside the "
-                  "simulation thread, else 1; each phase uses them only while that is measured faster); results do not change");
+                  "host threads for the functional work (default: IPUSIM_WORKER_THREADS, else 2 when 2 CPUs are allowed, else 1; "
+                  "the second is used only while that is measured faster, epoch by epoch); results do not change");
   auto target = std::make_shared<TargetFlags>();
   target->addTo(*cmd);
   cmd->callback([=, &exitCode] {

@@ -155,6 +155,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   if (workload.training.steps == 0) throw std::invalid_argument("--steps must be positive");
   if (workload.training.stepsPerExecution == 0) throw std::invalid_argument("--steps-per-execution must be positive");
   scheduler::checkWorkloadLimits(workload, "--steps/--steps-per-execution with " + args.workloadPath);
+  scheduler::checkStepCounts(workload, "--steps/--steps-per-execution with " + args.workloadPath);
 
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const HostParams host = args.target.applyHost(HostParams::defaults());

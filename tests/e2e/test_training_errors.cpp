@@ -56,6 +56,28 @@ TEST(TrainingErrors, CtrlCStopsPromptlySaysSoAndLeavesNoProfile) {
   EXPECT_FALSE(anyProfileFile(dir.path() / "out"));
 }
 
+TEST(TrainingErrors, StepCountsChangedOnTheCommandLineAreCheckedBeforeTheRun) {
+  // --steps and --steps-per-execution bypass the workload file's checks: they
+  // are checked again, before the compile, naming the key. A pipeline whose
+  // accumulation does not divide the steps per execution once ran 0 cycles
+  // and reported success.
+  ScratchDir dir("train-step-counts");
+  const auto steps = runCommand(trainInto((dir.path() / "out").string(), "--steps 4"));
+  EXPECT_EQ(steps.exitCode, 1) << steps.output;
+  EXPECT_NE(steps.output.find("training.steps: 4 must be a multiple of training.steps_per_execution (10)"),
+            std::string::npos)
+      << steps.output;
+  const auto pipeline = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + ipusimBinary() +
+                                   " run workloads/mnist_pipelined_2ipus.json --steps 1 --steps-per-execution 1 "
+                                   "--synthetic-data");
+  EXPECT_EQ(pipeline.exitCode, 1) << pipeline.output;
+  EXPECT_NE(pipeline.output.find("pipeline.gradient_accumulation_count: 8 must divide "
+                                 "training.steps_per_execution (1)"),
+            std::string::npos)
+      << pipeline.output;
+  EXPECT_FALSE(anyProfileFile(dir.path() / "out"));
+}
+
 TEST(TrainingErrors, UnwritableReportDirectoryIsAClearError) {
   ScratchDir dir("train-unwritable");
   const fs::path blocker = dir.path() / "a-file";

@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <chrono>
 #include <vector>
@@ -63,15 +65,75 @@ TEST(WorkerPool, OneThreadRunsOnTheCaller) {
 TEST(WorkerPool, AdaptiveChoiceTriesBothWaysThenKeepsTheFasterOne) {
   // A phase whose chunks only cost when they run on a worker (a worker
   // "without a core"): the pool must settle on the caller alone, trying the
-  // pool again only once in a while.
+  // pool again only once in a while (an epoch at a time, ever more rarely).
   WorkerPool pool(2);
   const std::thread::id caller = std::this_thread::get_id();
   auto task = [&](unsigned) {
     if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   };
-  for (int i = 0; i < 300; ++i) pool.run(7, 8, task);
-  EXPECT_GE(pool.sequentialRuns(), 250u) << "parallel runs: " << pool.parallelRuns();
-  EXPECT_GE(pool.parallelRuns(), 3u);  // warm-up and exploration
+  for (int i = 0; i < 600; ++i) pool.run(7, 8, task);
+  EXPECT_GE(pool.sequentialRuns(), 480u) << "parallel runs: " << pool.parallelRuns();
+  EXPECT_GE(pool.parallelRuns(), 32u);  // the first trial: one epoch on the pool
+}
+
+TEST(WorkerPool, AdaptiveChoiceKeepsThePoolWhenItIsFaster) {
+  // Chunks that take the same time on any thread (they wait, as a chunk
+  // waiting for memory would): two threads finish a run in half the time.
+  WorkerPool pool(2);
+  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::microseconds(500)); };
+  for (int i = 0; i < 400; ++i) pool.run(3, 8, task);
+  EXPECT_GE(pool.parallelRuns(), 300u) << "sequential runs: " << pool.sequentialRuns();
+}
+
+TEST(WorkerPool, AdaptiveChoiceComparesTheSamePhasesWhenAStepHasMany) {
+  // 40 phases a step, each run once a step (a large model): an epoch is whole
+  // steps, so both ways time the same phases and the pool, faster, is chosen.
+  // (Epochs of a fixed number of runs cut the steps in different places: the
+  // two ways then shared no phase and the choice stayed on one thread.)
+  WorkerPool pool(2);
+  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::microseconds(200)); };
+  for (int step = 0; step < 12; ++step)
+    for (std::uint64_t phase = 0; phase < 40; ++phase) pool.run(phase, 8, task);
+  EXPECT_GE(pool.parallelRuns(), 300u) << "sequential runs: " << pool.sequentialRuns();
+}
+
+TEST(WorkerPool, TheCallerTakesTheFirstChunksAndTheWorkersTheLast) {
+  // Each thread works from its own end of the job, so a phase's low chunks
+  // (low tiles) stay with the caller phase after phase and the high ones with
+  // the worker. The caller's first chunk waits until the worker has run one.
+  WorkerPool pool(2, WorkerChoice::Always);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> ranOnWorker{0};
+  std::vector<unsigned> callerChunks, workerChunks;
+  pool.run(WorkerPool::kNoKey, 6, [&](unsigned chunk) {
+    if (std::this_thread::get_id() == caller) {
+      if (callerChunks.empty())
+        while (ranOnWorker.load() == 0) std::this_thread::yield();
+      callerChunks.push_back(chunk);
+    } else {
+      workerChunks.push_back(chunk);  // one worker: no other thread writes it
+      ranOnWorker.fetch_add(1);
+    }
+  });
+  ASSERT_FALSE(workerChunks.empty());
+  EXPECT_EQ(workerChunks.front(), 5u);
+  EXPECT_TRUE(std::is_sorted(workerChunks.rbegin(), workerChunks.rend()));
+  EXPECT_TRUE(std::is_sorted(callerChunks.begin(), callerChunks.end()));
+  if (!callerChunks.empty()) {
+    EXPECT_EQ(callerChunks.front(), 0u);
+    EXPECT_LT(callerChunks.back(), workerChunks.back());  // they met in between
+  }
+  EXPECT_EQ(callerChunks.size() + workerChunks.size(), 6u);
+}
+
+TEST(WorkerPool, TooManyChunksIsAClearError) {
+  WorkerPool pool(2);
+  try {
+    pool.run(WorkerPool::kNoKey, WorkerPool::kMaxChunks + 1, [](unsigned) {});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("65536 chunks, expected at most 65535"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WorkerPool, RethrowsTheErrorOfTheLowestFailingChunk) {
@@ -123,14 +185,10 @@ TEST(WorkerPool, EnvironmentVariableChoosesTheThreadCountAndIsChecked) {
   EXPECT_LE(automatic, 2u);
 }
 
-TEST(WorkerPool, TheDefaultTakesASecondThreadOnlyWhenACpuIsFree) {
-  EXPECT_EQ(workerThreadsFor(1, 0.0), 1u);
-  EXPECT_EQ(workerThreadsFor(2, 0.0), 2u);
-  EXPECT_EQ(workerThreadsFor(2, 0.9), 2u);
-  EXPECT_EQ(workerThreadsFor(2, 1.0), 1u);  // one CPU busy: the simulation thread takes the other
-  EXPECT_EQ(workerThreadsFor(2, 8.5), 1u);
-  EXPECT_EQ(workerThreadsFor(8, 5.0), 2u);
-  EXPECT_EQ(workerThreadsFor(8, 7.0), 1u);
+TEST(WorkerPool, TheDefaultTakesASecondThreadWhenTwoCpusAreAllowed) {
+  EXPECT_EQ(workerThreadsFor(1), 1u);
+  EXPECT_EQ(workerThreadsFor(2), 2u);
+  EXPECT_EQ(workerThreadsFor(8), 2u);
 }
 
 TEST(WorkerPool, EnvironmentVariableChoosesTheChoiceAndIsChecked) {
