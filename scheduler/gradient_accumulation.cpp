@@ -4,9 +4,7 @@
 #include <map>
 
 namespace ipusim::scheduler {
-namespace {
-
-ir::Id addExecute(ir::Executable& exe, const std::string& name, std::vector<ir::Vertex> vertices) {
+ir::Id addAccumulationExecute(ir::Executable& exe, const std::string& name, std::vector<ir::Vertex> vertices) {
   ir::ComputeSet cs;
   cs.name = name;
   cs.vertices = std::move(vertices);
@@ -18,6 +16,8 @@ ir::Id addExecute(ir::Executable& exe, const std::string& name, std::vector<ir::
   p.computeSet = exe.addComputeSet(std::move(cs));
   return exe.addProgram(p);
 }
+
+namespace {
 
 // Pieces [b, e) of `t` per tile interval, each dealt over the worker contexts.
 template <class Emit>
@@ -77,8 +77,8 @@ GradientAccumulation accumulateGradients(ir::Executable& exe, const std::vector<
     });
     out.accumulators.push_back(acc);
   }
-  out.accumulate = addExecute(exe, "gradient_accumulation/add", std::move(add));
-  out.zero = addExecute(exe, "gradient_accumulation/zero", std::move(zero));
+  out.accumulate = addAccumulationExecute(exe, "gradient_accumulation/add", std::move(add));
+  out.zero = addAccumulationExecute(exe, "gradient_accumulation/zero", std::move(zero));
   return out;
 }
 

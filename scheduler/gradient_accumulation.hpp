@@ -8,6 +8,7 @@
 #include "model/ir/executable.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ipusim::scheduler {
@@ -23,5 +24,9 @@ struct GradientAccumulation {
 // (the caller gives the accumulators always-live spans).
 GradientAccumulation accumulateGradients(ir::Executable& exe, const std::vector<ir::Id>& updateSequences,
                                          std::uint32_t workerContexts);
+
+// An Execute of `vertices` (additions into or zeroing of accumulators), debug
+// layer "training", op "gradient_accumulation" (a pipeline's per-pass additions).
+ir::Id addAccumulationExecute(ir::Executable& exe, const std::string& name, std::vector<ir::Vertex> vertices);
 
 }  // namespace ipusim::scheduler

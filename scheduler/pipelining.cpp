@@ -1,5 +1,7 @@
 #include "scheduler/pipelining.hpp"
 
+#include "scheduler/gradient_accumulation.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -96,7 +98,8 @@ class Pipeliner {
     }
     // Sequential: one addition across the IPUs, closed by an external sync,
     // as the sharded model's gradient accumulation.
-    if (!accumulate.empty()) children.push_back(execute("gradient_accumulation/add", std::move(accumulate)));
+    if (!accumulate.empty())
+      children.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add", std::move(accumulate)));
     if (parts_.outfeedEachMiniBatch)
       for (std::uint32_t m : leaving)
         children.push_back(streamCopy("loss", parts_.lossStream, tensorOf(m, parts_.loss), "loss"));
@@ -109,19 +112,6 @@ class Pipeliner {
     for (ir::Vertex& v : out)
       for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(p.miniBatch, f.ref.tensor);
     return out;
-  }
-
-  ir::Id execute(const std::string& name, std::vector<ir::Vertex> vertices) {
-    ir::ComputeSet cs;
-    cs.name = name;
-    cs.vertices = std::move(vertices);
-    cs.debug = {"training", "gradient_accumulation"};
-    ir::Program p;
-    p.kind = ir::ProgramKind::Execute;
-    p.name = cs.name;
-    p.computeSet = exe_.addComputeSet(std::move(cs));
-    p.debug = {"training", "gradient_accumulation"};
-    return exe_.addProgram(p);
   }
 
   ir::Id streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, const std::string& layer) {
@@ -152,7 +142,8 @@ class Pipeliner {
     std::string name;
     for (const StagePass& p : slot) {
       for (ir::Id id : passPrograms(p)) passes.push_back(readingLocalCopies(id, p.stage, stageInputs));
-      if (p.backward) passes.push_back(execute("gradient_accumulation/add " + passName(p), accumulateOf(p)));
+      if (p.backward)
+        passes.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add " + passName(p), accumulateOf(p)));
       name += (name.empty() ? "" : " ") + passName(p);
     }
     std::vector<ir::Id> children;

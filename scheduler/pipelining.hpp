@@ -64,7 +64,7 @@ struct PipelineParts {
 
 struct PipelinedProgram {
   ir::Id program = ir::kNoId;   // Sequence of the N training steps (each marksStep)
-  ir::Id apply = ir::kNoId;     // Sequence: the updates (each IPU's apart, or one after another), then the accumulators zeroed
+  ir::Id apply = ir::kNoId;     // Sequence: the updates (IPUs apart, or one after another), then the zeroing
   ir::Id lastLoss = ir::kNoId;  // the last mini-batch's loss tensor (kept always live)
 };
 

@@ -249,7 +249,8 @@ void ProgramExecutor::executeApart(const ir::Program& sequence) {
     Cycles at = 0;
     for (std::uint32_t ipu : ipus) at = std::max(at, clock[ipu]);
     for (std::uint32_t ipu : ipus) {
-      if (phases()) emitPhase(ipu, PhaseKind::Sync, start + clock[ipu], at + barrier - clock[ipu], program, ir::kNoId, 0);
+      if (phases())
+        emitPhase(ipu, PhaseKind::Sync, start + clock[ipu], at + barrier - clock[ipu], program, ir::kNoId, 0);
       clock[ipu] = at + barrier;
     }
     return at + barrier;
