@@ -29,6 +29,7 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
   const Codelet* codelet = nullptr;
   std::string codeletName;
   std::vector<FieldSpec> specs;
+  std::vector<RegionPiece> pieces;  // reused: a compute set may have hundreds of thousands of fields
 
   for (std::size_t i = 0; i < cs.vertices.size(); ++i) {
     const ir::Vertex& v = cs.vertices[i];
@@ -70,7 +71,7 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
       FieldData data;
       data.size = ref.size();
       if (ref.size() > 0) {
-        const auto pieces = memory.pieces(ref);
+        memory.pieces(ref, pieces);
         if (pieces.size() != 1 || pieces[0].tile != v.tile || pieces[0].elements != ref.size())
           throw std::invalid_argument(where() + ": field '" + spec.name + "' (tensor " +
                                       std::to_string(ref.tensor) + " [" + std::to_string(ref.begin) +
