@@ -1,6 +1,7 @@
 #include "scheduler/collectives.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -21,26 +22,45 @@ std::uint64_t copyElements(const ir::Tensor& t, std::uint32_t replicas, const ch
   return t.numElements() / replicas;
 }
 
-// ScaledAdd vertices adding received[chunk] into data[chunk], per tile piece
-// of data's mapping, each piece dealt over the tile's worker contexts.
+// The vertices adding received[chunk] into data[chunk], as popops'
+// scaledAddTo places them: a tile holding one contiguous piece of the chunk
+// gets one ScaledAddSupervisor vertex (its workers split the piece); a tile
+// holding several gets ScaledAdd worker vertices, each piece dealt over the
+// tile's worker contexts (ScaledAdd2D).
 void addChunk(const ir::Tensor& data, ir::Id received, Chunk chunk, std::uint32_t workers,
               std::vector<ir::Vertex>& out) {
-  const std::string codelet = data.dtype == ir::DType::Half ? "ScaledAdd<half>" : "ScaledAdd";
-  // The mapping is sorted and disjoint (validated): start at the first
-  // interval ending after the chunk begins, stop past its end. (Scanning the
-  // whole mapping for each chunk cost R^3 intervals per tensor over an
-  // all-reduce of R replicas.)
+  const bool half = data.dtype == ir::DType::Half;
+  const std::string supervisor = half ? "ScaledAddSupervisor<half>" : "ScaledAddSupervisor";
+  const std::string worker = half ? "ScaledAdd<half>" : "ScaledAdd";
+  // The mapping is sorted and disjoint (validated): the chunk's pieces start
+  // at the first interval ending after it begins. (Scanning the whole mapping
+  // for each chunk cost R^3 intervals per tensor over an all-reduce of R replicas.)
+  struct Piece {
+    std::uint32_t tile;
+    std::uint64_t lo, hi;
+  };
+  std::vector<Piece> pieces;
+  std::map<std::uint32_t, std::uint32_t> piecesOnTile;
   auto it = std::upper_bound(data.mapping.begin(), data.mapping.end(), chunk.begin,
                              [](std::uint64_t v, const ir::TileInterval& iv) { return v < iv.end; });
   for (; it != data.mapping.end() && it->begin < chunk.end; ++it) {
-    const ir::TileInterval& iv = *it;
-    const std::uint64_t lo = std::max(iv.begin, chunk.begin), hi = std::min(iv.end, chunk.end);
+    const std::uint64_t lo = std::max(it->begin, chunk.begin), hi = std::min(it->end, chunk.end);
     if (lo >= hi) continue;
-    const std::uint64_t parts = std::min<std::uint64_t>(workers, hi - lo);
+    pieces.push_back({it->tile, lo, hi});
+    ++piecesOnTile[it->tile];
+  }
+  auto vertex = [&](const std::string& codelet, std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+    out.push_back({codelet, tile, {{"data", {data.id, b, e}}, {"deltas", {received, b, e}}}, {{"scale", 1.0}}});
+  };
+  for (const Piece& p : pieces) {
+    if (piecesOnTile[p.tile] == 1) {
+      vertex(supervisor, p.tile, p.lo, p.hi);
+      continue;
+    }
+    const std::uint64_t parts = std::min<std::uint64_t>(workers, p.hi - p.lo);
     for (std::uint64_t w = 0; w < parts; ++w) {
-      const std::uint64_t b = lo + (hi - lo) * w / parts, e = lo + (hi - lo) * (w + 1) / parts;
-      if (b == e) continue;
-      out.push_back({codelet, iv.tile, {{"data", {data.id, b, e}}, {"deltas", {received, b, e}}}, {{"scale", 1.0}}});
+      const std::uint64_t b = p.lo + (p.hi - p.lo) * w / parts, e = p.lo + (p.hi - p.lo) * (w + 1) / parts;
+      if (b != e) vertex(worker, p.tile, b, e);
     }
   }
 }
@@ -75,14 +95,9 @@ std::vector<CollectiveStep> ringAllReduce(const ir::Tensor& data, const ir::Tens
   auto ref = [&](ir::Id tensor, std::uint32_t replica, Chunk c) {
     return ir::TensorRef{tensor, replica * elements + c.begin, replica * elements + c.end};
   };
-  // Vertices per reduce-scatter step, about: each of the n chunks meets
-  // mapping / n + 1 intervals, each dealt over the worker contexts (reserved:
-  // growing vectors of vertices was a sixth of a 16-replica compile).
-  const std::size_t verticesPerStep = std::size_t(n) * workerContexts * (data.mapping.size() / n + 2);
   for (std::uint32_t s = 0; s + 1 < n; ++s) {
     CollectiveStep step;
     step.what = "reduce_scatter/" + std::to_string(s);
-    step.vertices.reserve(verticesPerStep);
     for (std::uint32_t p = 0; p < n; ++p) {
       const std::uint32_t from = ring[p], to = ring[(p + 1) % n];
       const Chunk c = chunkOf(elements, n, (p + n - s) % n);

@@ -10,7 +10,8 @@
 // All-reduce (sum): a ring over the replicas in `ring` order, each copy cut
 // into R chunks. Reduce-scatter: R - 1 steps; in step s, the replica at ring
 // position p sends chunk (p - s) mod R to position p + 1, which adds it into
-// its own copy (ScaledAdd with scale 1, on the tiles that hold the chunk).
+// its own copy (ScaledAdd with scale 1 on the tiles that hold the chunk: one
+// ScaledAddSupervisor where a tile holds a single piece of it, as popops does).
 // Replica p then holds the sum of chunk (p + 1) mod R. All-gather: R - 1
 // steps passing the summed chunks on, written in place. Each replica sends
 // 2 (R - 1) / R of its copy in all, the ring's optimum. `received` is a

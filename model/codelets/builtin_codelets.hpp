@@ -7,7 +7,7 @@ namespace ipusim::model {
 
 void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div
 void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log, Neg, Square
-void addScaledAddCodelet(CodeletRegistry& registry);
+void addScaledAddCodelet(CodeletRegistry& registry);             // ScaledAdd, ScaledAddSupervisor
 void addAddBiasCodelet(CodeletRegistry& registry);
 void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax
 void addMatMulPartialCodelet(CodeletRegistry& registry);

@@ -1,15 +1,29 @@
-// ScaledAdd: data += scale * deltas (the weight update of SGD).
-// ScaledAdd<half>: data and deltas half (scale * deltas + data in float,
-// rounded to half once).
+// ScaledAdd: data += scale * deltas (the weight update of SGD), a worker
+// vertex. ScaledAdd<half>: data and deltas half (scale * deltas + data in
+// float, rounded to half once).
 // Timing follows popops' ScaledAdd2D FLOAT (see cycle_model.hpp):
 //   kScaledAddVertexOverhead + ceil(n / elementsPerVector) * kScaledAddCyclesPerVector
 // (2 floats or 4 halves per vector: f16v4 axpy).
+//
+// ScaledAddSupervisor (and <half>): the same arithmetic as one supervisor
+// vertex whose region the tile's workers split among themselves, as popops'
+// scaledAddTo places one on a tile holding a single contiguous region
+// (ScaledAdd.cpp: ScaledAddSupervisor, else ScaledAdd2D per worker). Timing:
+// popopsCycleEstimators.cpp, scaledArithmeticSupervisorCycleEstimate for ADD
+// with a constant scale, not memory constrained, data and deltas of one type:
+//   supervisor 12 + 47 + (final == 0 ? 7 : 13) + 12, plus 6 x the slowest
+//   worker: 15 + (count / atom ? 6 + 3 (count / atom - 1) : 0) + 2
+//   + (the worker taking the remainder: 1 + its final elements) + 1,
+// with atom = 8 bytes of elements, count = (n / 6 / atom) x atom,
+// final = n % 6, rem = (n / 6) % 6 + ceil(final / atom).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
+
+#include <algorithm>
 
 namespace ipusim::model {
 namespace {
@@ -43,8 +57,62 @@ class ScaledAdd final : public FlatCodelet<ScaledAdd> {
   ir::DType vectorType_;
 };
 
+ir::Cycles scaledAddSupervisorCycles(std::uint64_t n, ir::DType type, std::uint64_t workers) {
+  const std::uint64_t atom = 8 / ir::sizeOf(type);  // elements in 64 bits
+  const std::uint64_t count = (n / workers / atom) * atom;
+  const std::uint64_t final = n % workers;
+  const std::uint64_t rem = (n / workers) % workers + (final + atom - 1) / atom;
+  const ir::Cycles supervisor = 12 + 47 + (final == 0 ? 7 : 13) + 12;
+  ir::Cycles slowest = 0;
+  for (std::uint64_t worker = 0; worker <= workers; ++worker) {  // as the estimator's loop
+    ir::Cycles c = 15;
+    if (count / atom != 0) c += 6 + 3 * (count / atom - 1);
+    c += 2;
+    if (worker == rem) {
+      c += 1;
+      if (final != 0) {
+        if (type == ir::DType::Float) {
+          c += 8;
+        } else {
+          c += 5 + (final >= 2 ? 7 : 0) + (final == 3 ? 6 : 0);
+        }
+      }
+    }
+    c += 1;
+    slowest = std::max(slowest, c);
+  }
+  return supervisor + slowest * workers;
+}
+
+class ScaledAddSupervisor final : public FlatCodelet<ScaledAddSupervisor> {
+ public:
+  explicit ScaledAddSupervisor(ir::DType type = ir::DType::Float) : type_(type) {}
+  std::string name() const override { return "ScaledAddSupervisor"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"data", ir::DType::Float, FieldAccess::InOut}, {"deltas", ir::DType::Float, FieldAccess::In}};
+  }
+  std::vector<std::string> params() const override { return {"scale"}; }
+  bool isSupervisor() const override { return true; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("deltas", "data");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return scaledAddSupervisorCycles(shape.fieldSizes[0], type_, std::max<std::uint32_t>(1, target.tile.workerContexts));
+  }
+  void computeFlat(const FieldData* f, const double* params) const {
+    scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);
+  }
+
+ private:
+  ir::DType type_;
+};
+
 }  // namespace
 
-void addScaledAddCodelet(CodeletRegistry& registry) { addFloatAndHalf<ScaledAdd>(registry); }
+void addScaledAddCodelet(CodeletRegistry& registry) {
+  addFloatAndHalf<ScaledAdd>(registry);
+  addFloatAndHalf<ScaledAddSupervisor>(registry);
+}
 
 }  // namespace ipusim::model

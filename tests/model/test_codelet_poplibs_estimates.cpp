@@ -244,6 +244,35 @@ TEST(CodeletPoplibsEstimates, ScaledAddMatchesScaledAdd2D) {
   expectWithinTenPercent("ScaledAdd", shapes);
 }
 
+// lib/popops/popopsCycleEstimators.cpp, scaledArithmeticSupervisorCycleEstimate
+// for ScaledAddSupervisor<float,float,float,true> (constant scale, not memory
+// constrained): the supervisor's 12 + 47 + (7 or 13) + 12 cycles plus 6 x the
+// slowest worker (the estimator's loop runs wid = 0..6).
+U poplibsScaledAddSupervisorFloat(U n) {
+  const U workers = 6, atom = 2;
+  const U count = (n / workers / atom) * atom, final = n % workers;
+  const U rem = (n / workers) % workers + ceilDiv(final, atom);
+  const U supervisor = 12 + 47 + (final == 0 ? 7 : 13) + 12;
+  U slowest = 0;
+  for (U wid = 0; wid <= workers; ++wid) {
+    U cycles = 15 + (count / atom != 0 ? 6 + 3 * (count / atom - 1) : 0) + 2;
+    if (wid == rem) cycles += 1 + (final != 0 ? 8 : 0);
+    slowest = std::max(slowest, cycles + 1);
+  }
+  return supervisor + slowest * 6;
+}
+
+TEST(CodeletPoplibsEstimates, ScaledAddSupervisorMatchesItsEstimatorExactly) {
+  // Worked by hand: 12 floats, every worker 2 (one atom), no remainder:
+  // 78 + 6 x 25; 1,000 floats: 166 each, 4 left for worker 6: 84 + 6 x 279.
+  EXPECT_EQ(poplibsScaledAddSupervisorFloat(12), 78 + 6 * 25u);
+  EXPECT_EQ(poplibsScaledAddSupervisorFloat(1000), 84 + 6 * 279u);
+  for (U n : {U(1), U(7), U(12), U(100), U(1000), U(4096), U(6361)})
+    EXPECT_EQ(cyclesOf("ScaledAddSupervisor", {n, n}, {{"scale", 1.0}}, Target::preset("ipu2")),
+              poplibsScaledAddSupervisorFloat(n))
+        << n << " floats";
+}
+
 TEST(CodeletPoplibsEstimates, DataMovementMatchesCast2DAndFill2D) {
   expectWithinTenPercent("Cast", flat(2, kSizes, poplibsCast2DIntToFloat));
   expectWithinTenPercent("Copy", flat(2, kSizes, poplibsCast2DFloatToFloat));

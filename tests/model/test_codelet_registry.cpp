@@ -25,7 +25,7 @@ std::string errorOf(const std::function<void()>& f) {
 
 TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
   const std::vector<std::string> expected = {
-      "Add", "Sub", "Mul", "Div", "ScaledAdd", "Relu", "Exp", "Log", "Neg", "Square", "ReluGrad", "AddBias",
+      "Add", "Sub", "Mul", "Div", "ScaledAdd", "ScaledAddSupervisor", "ScaledAddSupervisor<half>", "Relu", "Exp", "Log", "Neg", "Square", "ReluGrad", "AddBias",
       "ReduceSum", "ReduceMax", "MatMulPartial", "Copy", "Cast", "Fill", "SoftmaxCrossEntropy",
       "SoftmaxCrossEntropyGrad", "ConvPartialnx1", "ConvWeightUpdatePartial", "MaxPool", "AvgPool", "MaxPoolGrad",
       "AvgPoolGrad",
@@ -88,14 +88,16 @@ TEST(CodeletRegistry, AddRejectsDuplicatesAndNull) {
   EXPECT_THROW(registry.add(nullptr), std::invalid_argument);
 }
 
-// Supervisors: the AMP products (MatMulPartial, the conv partials) and
-// popnn's pooling vertices (supervisor vertices in PopLibs too).
-TEST(CodeletRegistry, OnlyAmpAndPoolingCodeletsAreSupervisors) {
+// Supervisors: the AMP products (MatMulPartial, the conv partials),
+// popnn's pooling vertices and popops' ScaledAddSupervisor (supervisor
+// vertices in PopLibs too).
+TEST(CodeletRegistry, OnlyAmpPoolingAndScaledAddSupervisorCodeletsAreSupervisors) {
   auto startsWith = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
   for (const auto& name : CodeletRegistry::instance().names())
     EXPECT_EQ(CodeletRegistry::instance().get(name).isSupervisor(),
               startsWith(name, "MatMulPartial") || startsWith(name, "ConvPartial") ||
-                  startsWith(name, "ConvWeightUpdatePartial") || startsWith(name, "MaxPool") || startsWith(name, "AvgPool"))
+                  startsWith(name, "ConvWeightUpdatePartial") || startsWith(name, "MaxPool") || startsWith(name, "AvgPool") ||
+                  startsWith(name, "ScaledAddSupervisor"))
         << name;
 }
 
