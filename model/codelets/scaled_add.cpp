@@ -32,11 +32,12 @@ IPUSIM_KERNEL void scaledAdd(float* __restrict data, const float* __restrict del
   vec::forEach(n, [=](std::uint64_t i) { data[i] += scale * deltas[i]; });
 }
 
-class ScaledAdd final : public FlatCodelet<ScaledAdd> {
+// The fields, params, checks and arithmetic both vertex forms share;
+// `type`: the element type the cycles count (the vector loop's).
+template <class Derived>
+class ScaledAddForm : public FlatCodelet<Derived> {
  public:
-  // vectorType: the element type of the vector loop the cycles count.
-  explicit ScaledAdd(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
-  std::string name() const override { return "ScaledAdd"; }
+  explicit ScaledAddForm(ir::DType type) : type_(type) {}
   std::vector<FieldSpec> fields() const override {
     return {{"data", ir::DType::Float, FieldAccess::InOut}, {"deltas", ir::DType::Float, FieldAccess::In}};
   }
@@ -45,16 +46,22 @@ class ScaledAdd final : public FlatCodelet<ScaledAdd> {
     ShapeCheck check(*this, shape);
     check.expectSameSize("deltas", "data");
   }
-  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kScaledAddVertexOverhead +
-           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kScaledAddCyclesPerVector;
-  }
   void computeFlat(const FieldData* f, const double* params) const {
     scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);
   }
 
- private:
-  ir::DType vectorType_;
+ protected:
+  ir::DType type_;
+};
+
+class ScaledAdd final : public ScaledAddForm<ScaledAdd> {
+ public:
+  explicit ScaledAdd(ir::DType vectorType = ir::DType::Float) : ScaledAddForm(vectorType) {}
+  std::string name() const override { return "ScaledAdd"; }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kScaledAddVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, type_) * cycles::kScaledAddCyclesPerVector;
+  }
 };
 
 ir::Cycles scaledAddSupervisorCycles(std::uint64_t n, ir::DType type, std::uint64_t workers) {
@@ -84,28 +91,14 @@ ir::Cycles scaledAddSupervisorCycles(std::uint64_t n, ir::DType type, std::uint6
   return supervisor + slowest * workers;
 }
 
-class ScaledAddSupervisor final : public FlatCodelet<ScaledAddSupervisor> {
+class ScaledAddSupervisor final : public ScaledAddForm<ScaledAddSupervisor> {
  public:
-  explicit ScaledAddSupervisor(ir::DType type = ir::DType::Float) : type_(type) {}
+  explicit ScaledAddSupervisor(ir::DType type = ir::DType::Float) : ScaledAddForm(type) {}
   std::string name() const override { return "ScaledAddSupervisor"; }
-  std::vector<FieldSpec> fields() const override {
-    return {{"data", ir::DType::Float, FieldAccess::InOut}, {"deltas", ir::DType::Float, FieldAccess::In}};
-  }
-  std::vector<std::string> params() const override { return {"scale"}; }
   bool isSupervisor() const override { return true; }
-  void validate(const VertexShape& shape) const override {
-    ShapeCheck check(*this, shape);
-    check.expectSameSize("deltas", "data");
-  }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     return scaledAddSupervisorCycles(shape.fieldSizes[0], type_, std::max<std::uint32_t>(1, target.tile.workerContexts));
   }
-  void computeFlat(const FieldData* f, const double* params) const {
-    scaledAdd(f[0].as<float>(), f[1].as<const float>(), static_cast<float>(params[0]), f[0].size);
-  }
-
- private:
-  ir::DType type_;
 };
 
 }  // namespace
