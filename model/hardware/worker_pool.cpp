@@ -94,14 +94,12 @@ void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<voi
 }
 
 void WorkerPool::startRun(std::uint64_t key) {
-  if (epochRuns_ == 0) {
-    epochFirstKey_ = key;
-  } else if (key == epochFirstKey_) {  // the phases come round again: a cycle is complete
+  if (epochRuns_ > 0 && key == epochFirstKey_) {  // the phases come round again: a cycle is complete
     ++epochCycles_;
     if (epochCycles_ >= 2 && epochSamples_ >= kEpochSamples) finishEpoch();
   }
   if (epochRuns_ >= kEpochMaxRuns) finishEpoch();  // the first phase never came back
-  if (epochRuns_ == 0) epochFirstKey_ = key;
+  if (epochRuns_ == 0) epochFirstKey_ = key;        // this run starts the epoch
   ++epochRuns_;
 }
 

@@ -30,8 +30,8 @@
 // the pool runs an epoch of phases (those with a key: whole cycles of the
 // recurring phases, a training step typically) one way, then one the other
 // way, times every keyed run on the calling thread's clock (but the epoch's
-// first cycle, while the data moves), and compares the two epochs' mean times over the phases both measured, each
-// weighted by its runs. It keeps the faster way for a number of epochs that
+// first cycle, while the data moves), and compares the two epochs' mean times
+// over the phases both measured, each weighted by its runs. It keeps the faster way for a number of epochs that
 // doubles (up to kStayLast) while the trials of the other way confirm the
 // choice, so that a change of load (another process taking a core) is
 // noticed. On a busy machine the pool thus falls back to the calling thread
