@@ -210,4 +210,19 @@ Workload loadWorkload(const std::string& path) {
   return w;
 }
 
+void checkStepCounts(const Workload& w, const std::string& source) {
+  const TrainingSpec& t = w.training;
+  const std::uint32_t perExecution = t.feeds ? t.stepsPerExecution : 1;
+  if (t.feeds && t.steps % t.stepsPerExecution)
+    throw std::invalid_argument(source + ": training.steps: " + std::to_string(t.steps) +
+                                " must be a multiple of training.steps_per_execution (" +
+                                std::to_string(t.stepsPerExecution) + ")");
+  if (perExecution % t.gradientAccumulationCount)
+    throw std::invalid_argument(
+        source + ": " + (w.pipeline.enabled() ? "pipeline" : "training") + ".gradient_accumulation_count: " +
+        std::to_string(t.gradientAccumulationCount) + " must divide training.steps_per_execution (" +
+        std::to_string(perExecution) + (t.feeds ? ")" : ", 1 without feeds)") +
+        ": the weights are updated within one execution");
+}
+
 }  // namespace ipusim::scheduler

@@ -118,4 +118,14 @@ std::uint32_t ipusPerReplica(const Workload& w);
 Workload parseWorkload(const nlohmann::json& j, const std::string& source, const std::string& baseDirectory = "");
 Workload loadWorkload(const std::string& path);  // errors name the file
 
+// The step counts fit together, also after --steps / --steps-per-execution
+// changed them: with feeds, training.steps is a multiple of
+// training.steps_per_execution; the gradient accumulation count (training.
+// or pipeline.) divides steps_per_execution (1 without feeds), since the
+// weights are updated within one execution. Throws
+// std::invalid_argument("<source>: <key>: ...") naming the first that does not.
+// parseWorkload() holds the file's values to the same rules with messages of
+// its own (tests name them); this is for values changed after parsing.
+void checkStepCounts(const Workload& w, const std::string& source);
+
 }  // namespace ipusim::scheduler

@@ -34,12 +34,4 @@ inline constexpr std::uint32_t kMaxOutfeedDepth = 65536;
 // Throws std::invalid_argument("<source>: <key>: ...") for the first size over its limit.
 void checkWorkloadLimits(const Workload& w, const std::string& source);
 
-// The step counts fit together, also after --steps / --steps-per-execution
-// changed them: with feeds, training.steps is a multiple of
-// training.steps_per_execution; the gradient accumulation count (training.
-// or pipeline.) divides steps_per_execution (1 without feeds), since the
-// weights are updated within one execution. Throws
-// std::invalid_argument("<source>: <key>: ...") naming the first that does not.
-void checkStepCounts(const Workload& w, const std::string& source);
-
 }  // namespace ipusim::scheduler
