@@ -49,7 +49,8 @@ void IpuSystem::load(ir::Executable exe, const LoadOptions& options) {
   exe.validate(impl_->target.totalTiles());
   impl_->exe = std::move(exe);
   impl_->options = options;
-  impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional);
+  impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional,
+                                                                  options.fuseMatMuls);
   const unsigned threads = options.workerThreads ? options.workerThreads : hardware::defaultWorkerThreads();
   impl_->pool = std::make_unique<hardware::WorkerPool>(options.functional ? threads : 1,
                                                       hardware::defaultWorkerChoice());

@@ -30,6 +30,10 @@ struct LoadOptions {
   // 0 = IPUSIM_WORKER_THREADS if set, else 2 (or 1 on a one-core host).
   // Results do not depend on it.
   std::uint32_t workerThreads = 0;
+  // Compute the compiler's matrix products whole, not tile by tile: the same
+  // results bit for bit, without writing the lowering's temporaries to tile
+  // memory (model/hardware/fused_matmul.hpp). Functional mode only.
+  bool fuseMatMuls = true;
 };
 
 class IpuSystem : public sc_core::sc_module {

@@ -92,10 +92,37 @@ void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan,
   placeOrReducePartials(builder, partials, t.out, s.outputType, plan.pk, locate, name, plan.cost.reduceExchange);
 }
 
+namespace {
+
+// One pass (lowerPass with rowOffset and fullM), with the same product
+// recorded whole for the model to compute in one kernel
+// (model/ir/fused_matmul.hpp), unless a tile's k slice is empty (the whole
+// kernel sums every slice).
+void lowerFusedPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan, const MatMulTensors& t,
+                    std::uint64_t rowOffset, std::uint64_t fullM, const std::string& name) {
+  const ir::Id first = ir::Id(builder.exe().programs.size());
+  lowerPass(builder, s, plan, t, rowOffset, fullM, name);
+  const std::uint64_t kSlice = ceilDiv(s.k, plan.pk);
+  if ((plan.pk - 1) * kSlice >= s.k) return;
+  ir::FusedMatMul fused;
+  for (ir::Id id = first; id < builder.exe().programs.size(); ++id) fused.programs.push_back(id);
+  fused.a = {t.a, 0, fullM * s.k};
+  fused.b = {t.b, 0, s.k * s.n};
+  fused.out = {t.out, 0, s.m * s.n};
+  fused.m = s.m, fused.k = s.k, fused.n = s.n;
+  fused.aRows = fullM, fused.rowOffset = rowOffset;
+  fused.kSlice = kSlice;
+  fused.transposeA = s.transposeA, fused.transposeB = s.transposeB;
+  fused.inputType = s.inputType, fused.outputType = s.outputType;
+  builder.exe().fusedMatMuls.push_back(std::move(fused));
+}
+
+}  // namespace
+
 void lowerMatMul(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan, const MatMulTensors& t,
                  const std::string& name) {
   if (plan.serial <= 1) {
-    lowerPass(builder, s, plan, t, 0, s.m, name);
+    lowerFusedPass(builder, s, plan, t, 0, s.m, name);
     return;
   }
   // Serial passes over the rows: each computes its rows into a temporary
@@ -111,7 +138,7 @@ void lowerMatMul(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& pla
     pt.out = builder.addTensor(passName, {rows, s.n}, s.outputType, "temporaries", false,
                                mapTensor({rows, s.n}, s.outputType, builder.target(), builder.opTiles()));
     pass.outTiles = builder.tensor(pt.out).mapping.size();
-    lowerPass(builder, pass, plan, pt, r0, s.m, passName);
+    lowerFusedPass(builder, pass, plan, pt, r0, s.m, passName);
     std::vector<ir::CopyRegion> place{{{pt.out, 0, rows * s.n}, {t.out, r0 * s.n, (r0 + rows) * s.n}}};
     const ir::Cycles estimate = estimateCopy(builder, place);
     builder.copy(std::move(place), "place_rows", estimate);

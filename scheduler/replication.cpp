@@ -90,6 +90,20 @@ class Replicator {
     for (ir::Stream& s : exe_.streams) s.elementsPerCopy *= replicas_;
   }
 
+  // Each replica's products, over its elements of the tensors. A mirrored
+  // executable is timing only: it computes no product.
+  void fusedMatMuls(bool mirror) {
+    std::vector<ir::FusedMatMul> all;
+    if (!mirror)
+      for (const ir::FusedMatMul& f : exe_.fusedMatMuls)
+        for (std::uint32_t r = 0; r < replicas_; ++r) {
+          ir::FusedMatMul one = f;
+          one.a = ref(f.a, r), one.b = ref(f.b, r), one.out = ref(f.out, r);
+          all.push_back(std::move(one));
+        }
+    exe_.fusedMatMuls = std::move(all);
+  }
+
  private:
   ir::Executable& exe_;
   std::uint32_t replicas_, tiles_;
@@ -127,6 +141,7 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
   layout.tensors(!mirror);
   if (!mirror) layout.computeSets();
   layout.programs(mirror);
+  layout.fusedMatMuls(mirror);
   exe.ipusPerReplica = ipusPerReplica;
   if (mirror) {
     // Everything so far is one replica's program; the collectives below are

@@ -25,6 +25,7 @@
 // AMP, as poplin does.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
+#include "model/codelets/matmul_kernel.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/typed_codelet.hpp"
@@ -42,7 +43,9 @@ namespace {
 //   for each group of 4 p:  acc = acc + (((A(i,p) b[p][j] + A(i,p+1) b[p+1][j]) + A(i,p+2) b[p+2][j]) + A(i,p+3) b[p+3][j])
 //   for each remaining p:   acc = acc + A(i,p) b[p][j]
 //   out[i][j] = acc
-// where A(i, p) = a[i * aRowStride + p * aColStride].
+// where A(i, p) = a[i * aRowStride + p * aColStride]. With k cut into
+// slices (the whole-product kernel, matmul_kernel.hpp), each slice's acc is
+// computed so from 0.0f and out[i][j] = ((acc0 + acc1) + acc2) + ...
 //
 // The kernel keeps a block of kRows x lanes outputs in registers for the
 // whole p loop (each out element is loaded and stored once, each row of b is
@@ -51,6 +54,7 @@ namespace {
 // group of p spent most of its time on loads and stores. V is a GCC vector of
 // floats (or float itself for the scalar tail); operations are elementwise,
 // so every lane width gives the same bits.
+using Float16 = float __attribute__((vector_size(64)));
 using Float8 = float __attribute__((vector_size(32)));
 using Float4 = float __attribute__((vector_size(16)));
 
@@ -69,60 +73,124 @@ IPUSIM_INLINE void storeVector(float* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof(V));
 }
 
-// Outputs [i0, i0 + kRows) x [j0, j0 + lanes of V).
-template <class V, unsigned kRows>
-IPUSIM_INLINE void productBlock(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
-                                const float* __restrict b, float* __restrict out, std::uint64_t i0,
-                                std::uint64_t j0, std::uint64_t k, std::uint64_t n, bool accumulate) {
-  V acc[kRows];  // fully unrolled loops over r keep these in registers
-#pragma GCC unroll 4
-  for (unsigned r = 0; r < kRows; ++r) {
-    acc[r] = V{};
-    if (accumulate) loadVector(acc[r], out + (i0 + r) * n + j0);
-  }
-  std::uint64_t p = 0;
-  for (; p + 4 <= k; p += 4) {
-    V b0, b1, b2, b3;
-    loadVector(b0, b + p * n + j0);
-    loadVector(b1, b + (p + 1) * n + j0);
-    loadVector(b2, b + (p + 2) * n + j0);
-    loadVector(b3, b + (p + 3) * n + j0);
-#pragma GCC unroll 4
-    for (unsigned r = 0; r < kRows; ++r) {
-      const float* ar = a + (i0 + r) * aRowStride + p * aColStride;
-      const float a0 = ar[0], a1 = ar[aColStride], a2 = ar[2 * aColStride], a3 = ar[3 * aColStride];
-      acc[r] = acc[r] + (((a0 * b0 + a1 * b1) + a2 * b2) + a3 * b3);
+// Outputs [i0, i0 + kRows) x [j0, j0 + kVecs vectors V), every k slice:
+// each slice summed in registers, the slices' sums added in turn. Two
+// vectors a row (kVecs 2) load each a(i, p) once for twice the products:
+// one vector a row was bound by its loads.
+template <class V, unsigned kRows, unsigned kVecs = 1>
+IPUSIM_INLINE void productBlock(const MatMulArgs& x, std::uint64_t i0, std::uint64_t j0) {
+  constexpr std::uint64_t kLanes = sizeof(V) / sizeof(float);
+  V total[kRows][kVecs];  // fully unrolled loops over r and v keep these in registers
+  std::uint64_t k0 = 0;
+  do {
+    const std::uint64_t k1 = std::min(x.k, k0 + x.kSlice);
+    V acc[kRows][kVecs];
+#pragma GCC unroll 8
+    for (unsigned r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < kVecs; ++v) {
+        acc[r][v] = V{};
+        if (x.accumulate && k0 == 0) loadVector(acc[r][v], x.out + (i0 + r) * x.outStride + j0 + v * kLanes);
+      }
+    std::uint64_t p = k0;
+    for (; p + 4 <= k1; p += 4) {
+      V b0[kVecs], b1[kVecs], b2[kVecs], b3[kVecs];
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < kVecs; ++v) {
+        const float* bp = x.b + p * x.bStride + j0 + v * kLanes;
+        loadVector(b0[v], bp);
+        loadVector(b1[v], bp + x.bStride);
+        loadVector(b2[v], bp + 2 * x.bStride);
+        loadVector(b3[v], bp + 3 * x.bStride);
+      }
+#pragma GCC unroll 8
+      for (unsigned r = 0; r < kRows; ++r) {
+        const float* ar = x.a + (i0 + r) * x.aRowStride + p * x.aColStride;
+        const std::uint64_t c = x.aColStride;
+        const float a0 = ar[0], a1 = ar[c], a2 = ar[2 * c], a3 = ar[3 * c];
+#pragma GCC unroll 2
+        for (unsigned v = 0; v < kVecs; ++v)
+          acc[r][v] = acc[r][v] + (((a0 * b0[v] + a1 * b1[v]) + a2 * b2[v]) + a3 * b3[v]);
+      }
     }
-  }
-  for (; p < k; ++p) {
-    V b0;
-    loadVector(b0, b + p * n + j0);
-#pragma GCC unroll 4
-    for (unsigned r = 0; r < kRows; ++r) acc[r] = acc[r] + a[(i0 + r) * aRowStride + p * aColStride] * b0;
-  }
-#pragma GCC unroll 4
-  for (unsigned r = 0; r < kRows; ++r) storeVector(out + (i0 + r) * n + j0, acc[r]);
+    for (; p < k1; ++p) {
+      V b0[kVecs];
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < kVecs; ++v) loadVector(b0[v], x.b + p * x.bStride + j0 + v * kLanes);
+#pragma GCC unroll 8
+      for (unsigned r = 0; r < kRows; ++r) {
+        const float ar = x.a[(i0 + r) * x.aRowStride + p * x.aColStride];
+#pragma GCC unroll 2
+        for (unsigned v = 0; v < kVecs; ++v) acc[r][v] = acc[r][v] + ar * b0[v];
+      }
+    }
+#pragma GCC unroll 8
+    for (unsigned r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < kVecs; ++v) total[r][v] = k0 == 0 ? acc[r][v] : total[r][v] + acc[r][v];
+    k0 = k1;
+  } while (k0 < x.k);
+#pragma GCC unroll 8
+  for (unsigned r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+    for (unsigned v = 0; v < kVecs; ++v) storeVector(x.out + (i0 + r) * x.outStride + j0 + v * kLanes, total[r][v]);
 }
 
-// Rows [i0, i0 + kRows) of out, every column: 8 lanes, then 4, then 1.
-template <unsigned kRows>
-IPUSIM_INLINE void productRows(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
-                               const float* __restrict b, float* __restrict out, std::uint64_t i0, std::uint64_t k,
-                               std::uint64_t n, bool accumulate) {
+// Rows [i0, i0 + kRows) of out, every column: 2 x 16 then 16 lanes (kWide
+// only), then 8, then 4, then 1.
+template <unsigned kRows, bool kWide>
+IPUSIM_INLINE void productRows(const MatMulArgs& x, std::uint64_t i0) {
   std::uint64_t j = 0;
-  for (; j + 8 <= n; j += 8) productBlock<Float8, kRows>(a, aRowStride, aColStride, b, out, i0, j, k, n, accumulate);
-  for (; j + 4 <= n; j += 4) productBlock<Float4, kRows>(a, aRowStride, aColStride, b, out, i0, j, k, n, accumulate);
-  for (; j < n; ++j) productBlock<float, kRows>(a, aRowStride, aColStride, b, out, i0, j, k, n, accumulate);
+  if constexpr (kWide) {
+    for (; j + 32 <= x.n; j += 32) productBlock<Float16, kRows, 2>(x, i0, j);
+    for (; j + 16 <= x.n; j += 16) productBlock<Float16, kRows>(x, i0, j);
+  }
+  for (; j + 8 <= x.n; j += 8) productBlock<Float8, kRows>(x, i0, j);
+  for (; j + 4 <= x.n; j += 4) productBlock<Float4, kRows>(x, i0, j);
+  for (; j < x.n; ++j) productBlock<float, kRows>(x, i0, j);
 }
 
-// out (m x n) = (accumulate ? out : 0) + A . b (k x n), in the order above.
-IPUSIM_KERNEL void multiplyAccumulate(const float* __restrict a, std::uint64_t aRowStride, std::uint64_t aColStride,
-                                      const float* __restrict b, float* __restrict out, std::uint64_t m,
-                                      std::uint64_t k, std::uint64_t n, bool accumulate) {
+template <bool kWide>
+IPUSIM_INLINE void productAll(const MatMulArgs& x) {
   std::uint64_t i = 0;
-  for (; i + 4 <= m; i += 4) productRows<4>(a, aRowStride, aColStride, b, out, i, k, n, accumulate);
-  for (; i < m; ++i) productRows<1>(a, aRowStride, aColStride, b, out, i, k, n, accumulate);
+  for (; i + 4 <= x.m; i += 4) productRows<4, kWide>(x, i);
+  for (; i < x.m; ++i) productRows<1, kWide>(x, i);
 }
+
+// The kernel in 8 lanes: the baseline and AVX2 clones. `x` by value: a
+// local, which no store through x.out can change, stays in registers.
+IPUSIM_KERNEL void multiplyAccumulate8(MatMulArgs x) { productAll<false>(x); }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// The kernel in 16 lanes, for CPUs with AVX-512 (whole rows of 16 floats in
+// one register: twice the AVX2 clone's work per instruction where the
+// datapath is 512 bits wide). The same operations in the same order.
+__attribute__((noinline, target("avx512f"))) void multiplyAccumulate16(MatMulArgs x) { productAll<true>(x); }
+bool hasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#endif
+
+}  // namespace
+
+void multiplyAccumulate(const MatMulArgs& x) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (hasAvx512()) return multiplyAccumulate16(x);
+#endif
+  multiplyAccumulate8(x);
+}
+
+void multiplyAccumulate(const float* a, std::uint64_t aRowStride, std::uint64_t aColStride, const float* b,
+                        float* out, std::uint64_t m, std::uint64_t k, std::uint64_t n, bool accumulate) {
+  MatMulArgs x;
+  x.a = a, x.aRowStride = aRowStride, x.aColStride = aColStride;
+  x.b = b, x.bStride = n, x.out = out, x.outStride = n;
+  x.m = m, x.k = k, x.n = n, x.kSlice = std::max<std::uint64_t>(k, 1), x.accumulate = accumulate;
+  multiplyAccumulate(x);
+}
+
+namespace {
 
 // out[i][:] = (accumulate ? out[i][:] : 0) + A(i, 0) * b[:] for k == 1: the
 // product of multiplyAccumulate() on a zeroed (or accumulating) out, without
@@ -140,6 +208,8 @@ IPUSIM_KERNEL void outerProduct(const float* __restrict a, std::uint64_t aRowStr
   }
 }
 
+}  // namespace
+
 // dst (cols x rows) = transpose of src (rows x cols), in cache-sized tiles.
 IPUSIM_KERNEL void transpose(const float* __restrict src, float* __restrict dst, std::uint64_t rows, std::uint64_t cols) {
   constexpr std::uint64_t kTile = 32;  // 32 x 32 floats = 4 KiB per tile: both sides stay in L1
@@ -150,6 +220,8 @@ IPUSIM_KERNEL void transpose(const float* __restrict src, float* __restrict dst,
         for (std::uint64_t c = c0; c < cEnd; ++c) dst[c * rows + r] = src[r * cols + c];
     }
 }
+
+namespace {
 
 class MatMulPartial final : public FlatCodelet<MatMulPartial> {
  public:

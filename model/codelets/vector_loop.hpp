@@ -15,9 +15,10 @@
 // Each kernel is also compiled for AVX2 (target_clones: the loader picks the
 // clone the CPU runs, through an ifunc): twice the lanes of the SSE2 baseline
 // of an x86-64 build, the same operations in the same order, so the same
-// results bit for bit (no FMA: "avx2" does not enable contraction, and the
-// build is ISO C++ with -ffp-contract=off). Sanitizer builds keep one
-// version: an ifunc resolver runs before the sanitizer's runtime is set up.
+// results bit for bit (no FMA: the build has -ffp-contract=off, which a
+// target with FMA needs: GCC contracts a * b + c in C++ otherwise). Sanitizer
+// builds keep one version: an ifunc resolver runs before the sanitizer's
+// runtime is set up.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
     !defined(__SANITIZE_THREAD__)
 #define IPUSIM_KERNEL __attribute__((noinline, target_clones("avx2", "default")))

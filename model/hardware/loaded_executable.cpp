@@ -83,7 +83,8 @@ void checkRegion(const ir::Executable& exe, const ir::Program& p, const ir::Tens
 
 }  // namespace
 
-LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& target_, bool functional_)
+LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& target_, bool functional_,
+                                   bool fuseMatMuls)
     : exe(exe_), target(target_), functional(functional_), memory(exe_, target_, functional_) {
   checkPrograms(exe);
   if (exe.mirror.active()) {
@@ -148,6 +149,7 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
                                   std::to_string(exe.streams[i].id) + ", expected its index");
     streams.push_back(std::make_unique<HostStream>(exe.streams[i]));
   }
+  if (functional && fuseMatMuls) fused = planFusedMatMuls(exe, memory);
 }
 
 }  // namespace ipusim::model::hardware

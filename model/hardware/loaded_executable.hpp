@@ -2,9 +2,10 @@
 // LoadedExecutable: everything load() prepares once so that running is only
 // walking programs and waiting: tile memory, compute-set plans (resolved
 // vertices + static cycles), exchange plans of every Copy, resolved
-// condition scalars and the host streams.
+// condition scalars, the host streams and the products computed whole.
 #include "model/hardware/compute_set_plan.hpp"
 #include "model/hardware/exchange_fabric.hpp"
+#include "model/hardware/fused_matmul.hpp"
 #include "model/hardware/memory_layout.hpp"
 #include "model/host_stream.hpp"
 
@@ -23,7 +24,9 @@ struct StreamCopySlot {  // a StreamCopy program's tensor region, checked
 };
 
 struct LoadedExecutable {
-  LoadedExecutable(const ir::Executable& exe, const Target& target, bool functional);
+  // fuseMatMuls (functional only): compute the executable's fused products
+  // whole (fused_matmul.hpp) instead of tile by tile; the same results.
+  LoadedExecutable(const ir::Executable& exe, const Target& target, bool functional, bool fuseMatMuls = true);
 
   const ir::Executable& exe;
   const Target& target;
@@ -34,6 +37,7 @@ struct LoadedExecutable {
   std::vector<ir::Id> copyIndexOfProgram;             // per program: index into copies, or kNoId
   std::vector<ConditionSlot> conditions;              // per program (RepeatWhileTrue, If)
   std::vector<std::unique_ptr<HostStream>> streams;   // by stream id
+  FusedMatMuls fused;                                 // empty unless functional and fusing
 
   // StaticPhase ids: compute set c is c; copy i is computeSets.size() + i.
   ir::Id copyStaticPhase(ir::Id copyIndex) const { return ir::Id(computeSets.size()) + copyIndex; }

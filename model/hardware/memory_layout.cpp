@@ -8,10 +8,6 @@
 namespace ipusim::model::hardware {
 namespace {
 
-std::uint64_t alignUp(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
 std::string tensorName(const ir::Tensor& t) {
   return "tensors[" + std::to_string(t.id) + "] '" + t.name + "'";
 }

@@ -26,6 +26,7 @@ unsigned chunksFor(std::uint64_t workBytes, unsigned threads) {
 // The pool's timing keys: compute sets and copies are timed apart.
 std::uint64_t computeSetKey(ir::Id computeSet) { return computeSet; }
 std::uint64_t copyKey(ir::Id copy) { return (std::uint64_t(1) << 32) | copy; }
+std::uint64_t fusedKey(std::size_t group) { return (std::uint64_t(2) << 32) | group; }
 
 }  // namespace
 
@@ -167,24 +168,52 @@ void ProgramExecutor::announce(ir::Id id, const ir::Program& p) {
   observers_.each([&](ExecutionObserver& o) { o.staticPhase(s); });
 }
 
+bool ProgramExecutor::runFused(const ir::Program& p) {
+  if (loaded_.fused.empty()) return false;
+  const std::int32_t group = loaded_.fused.groupOfProgram[p.id];
+  if (group < 0) return false;
+  const FusedMatMuls::Group& g = loaded_.fused.groups[std::size_t(group)];
+  if (p.id != g.last) return true;
+  FusedScratch& scratch = loaded_.fused.scratch;
+  for (const FusedMatMulPlan& plan : g.plans) {
+    plan.gather(scratch);
+    if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes) {
+      // A part (whole panels, or bands of rows) per thread: each element's
+      // arithmetic is the same whoever computes it, and a part is work enough.
+      const unsigned parts = unsigned(std::min<std::uint64_t>(pool_.size(), plan.maxParts()));
+      pool_.run(
+          fusedKey(std::size_t(group)), parts, [&](unsigned part) { plan.computePart(scratch, part, parts); },
+          [&] { plan.computePart(scratch, 0, 1); });
+    } else {
+      plan.computePart(scratch, 0, 1);
+    }
+    plan.store(scratch);
+  }
+  return true;
+}
+
 void ProgramExecutor::runComputeSet(const ir::Program& p) {
-  if (!loaded_.functional) return;
+  if (!loaded_.functional || runFused(p)) return;
   const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
   if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes) {
     const unsigned chunks = chunksFor(plan.workBytes(), pool_.size());
-    pool_.run(computeSetKey(p.computeSet), chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); });
+    pool_.run(
+        computeSetKey(p.computeSet), chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); },
+        [&] { plan.run(); });
   } else {
     plan.run();
   }
 }
 
 void ProgramExecutor::runCopy(const ir::Program& p) {
-  if (!loaded_.functional) return;
+  if (!loaded_.functional || runFused(p)) return;
   const ir::Id index = loaded_.copyIndexOfProgram[p.id];
   const ExchangePlan& plan = loaded_.copies[index];
   if (pool_.size() > 1 && plan.copies.independent() && plan.copies.totalBytes() >= kParallelWorkBytes) {
     const unsigned chunks = chunksFor(plan.copies.totalBytes(), pool_.size());
-    pool_.run(copyKey(index), chunks, [&](unsigned chunk) { ExchangeFabric::executePart(plan, chunk, chunks); });
+    pool_.run(
+        copyKey(index), chunks, [&](unsigned chunk) { ExchangeFabric::executePart(plan, chunk, chunks); },
+        [&] { ExchangeFabric::execute(plan); });
   } else {
     ExchangeFabric::execute(plan);
   }

@@ -59,6 +59,9 @@ class ProgramExecutor {
   void executeApart(const ir::Program& sequence);  // a Sequence with ipusApart
   void runComputeSet(const ir::Program& p);        // the vertices (functional mode), no time
   void runCopy(const ir::Program& p);              // the bytes (functional mode), no time
+  // A program of a product computed whole (fused_matmul.hpp): the product
+  // runs at its last program; true when `p`'s own data work is thereby done.
+  bool runFused(const ir::Program& p);
   const std::vector<std::uint32_t>& ipusOf(const ComputeSetPlan& plan) const;
   ir::SyncType syncTypeOf(const ir::Program& p) const;
   void executeStreamCopy(const ir::Program& p);

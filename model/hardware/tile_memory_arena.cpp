@@ -9,8 +9,6 @@ namespace {
 constexpr std::uint64_t kBlockAlignment = 64;  // a cache line: blocks never share one
 constexpr std::uint64_t kHugePage = 2 << 20;     // x86-64 huge page: the arena starts on one
 
-std::uint64_t alignUp(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
-
 }  // namespace
 
 TileMemoryArena::TileMemoryArena(const std::vector<std::uint64_t>& bytesPerTile)

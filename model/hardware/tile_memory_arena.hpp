@@ -14,6 +14,11 @@
 
 namespace ipusim::model::hardware {
 
+// value rounded up to a multiple of alignment.
+inline std::uint64_t alignUp(std::uint64_t value, std::uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
 class TileMemoryArena {
  public:
   // One block per entry of `bytesPerTile` (0: no block). Throws std::bad_alloc.

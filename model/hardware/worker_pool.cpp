@@ -11,8 +11,6 @@
 namespace ipusim::model::hardware {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Spin limits (estimates, not fits): a futex wake-up and the scheduler's
 // latency cost some 5-50 us, so a worker keeps watching for the next phase
 // for about that long; the caller waits at most about one chunk's time for
@@ -21,9 +19,9 @@ constexpr auto kWorkerSpin = std::chrono::microseconds(20);
 constexpr auto kCallerSpin = std::chrono::microseconds(50);
 // Epochs (estimates, not fits). An epoch is whole cycles of the recurring
 // phases (a cycle ends when the epoch's first phase runs again: a training
-// step, typically), so that both ways time the same phases; its first cycle
+// step, typically), so that both ways time the same work; its first cycle
 // is not timed (the data moves to where the new way wants it), and it ends at
-// a cycle boundary once kEpochSamples runs were timed: the tutorial (9 timed
+// a cycle boundary once kEpochSamples runs were timed: the tutorial (9 keyed
 // phases a step) takes 1 + 4 steps, a large model whose phases each run once
 // a step 1 + 1. A first phase that never comes back ends the epoch after
 // kEpochMaxRuns runs. After a trial the choice is kept kStayFirst epochs,
@@ -43,14 +41,14 @@ inline void cpuRelax() {
 
 // Spins until done() or `limit` passed; returns done().
 template <class Done>
-bool spinUntil(Done&& done, Clock::duration limit) {
-  const Clock::time_point end = Clock::now() + limit;
+bool spinUntil(Done&& done, std::chrono::steady_clock::duration limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (done()) return true;
       cpuRelax();
     }
-    if (Clock::now() >= end) return done();
+    if (std::chrono::steady_clock::now() >= end) return done();
   }
 }
 
@@ -84,43 +82,53 @@ void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<voi
     return;
   }
   startRun(key);
-  PhaseTiming& timing = timings_[key];
-  const Clock::time_point start = Clock::now();
   if (epochWay_ == kParallel)
     runParallel(chunks, task);
   else
     runSequential(chunks, task);
-  record(timing, double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+}
+
+void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned)>& task,
+                     const std::function<void()>& whole) {
+  if (chunks <= 1 || workers_.empty() || (key != kNoKey && choice_ != WorkerChoice::Always && !startsParallel(key))) {
+    ++sequentialRuns_;
+    whole();
+    return;
+  }
+  run(kNoKey, chunks, task);
+}
+
+bool WorkerPool::startsParallel(std::uint64_t key) {
+  startRun(key);
+  return epochWay_ == kParallel;
 }
 
 void WorkerPool::startRun(std::uint64_t key) {
+  const Clock::time_point now = Clock::now();
   if (epochRuns_ > 0 && key == epochFirstKey_) {  // the phases come round again: a cycle is complete
-    ++epochCycles_;
-    if (epochCycles_ >= 2 && epochSamples_ >= kEpochSamples) finishEpoch();
+    if (++epochCycles_ == 1) {  // the untimed first cycle ends: the data may have moved
+      timedFrom_ = now;
+      timedRuns_ = 0;
+    } else if (timedRuns_ >= kEpochSamples) {
+      finishEpoch(now);
+    }
   }
-  if (epochRuns_ >= kEpochMaxRuns) finishEpoch();  // the first phase never came back
-  if (epochRuns_ == 0) epochFirstKey_ = key;        // this run starts the epoch
+  if (epochRuns_ >= kEpochMaxRuns) finishEpoch(now);  // the first phase never came back
+  if (epochRuns_ == 0) {  // this run starts the epoch
+    epochFirstKey_ = key;
+    timedFrom_ = now;
+    timedRuns_ = 0;
+  }
   ++epochRuns_;
+  ++timedRuns_;
 }
 
-void WorkerPool::record(PhaseTiming& t, double ns) {
-  if (epochCycles_ == 0) return;  // the epoch's first cycle: the data may still be moving
-  if (t.epoch != epoch_) {
-    t.epoch = epoch_;
-    t.ns = 0;
-    t.samples = 0;
-  }
-  t.ns += ns;
-  ++t.samples;
-  ++epochSamples_;
-}
-
-void WorkerPool::finishEpoch() {
-  for (auto& [key, t] : timings_) {  // a phase that did not run has no figure for this way now
-    const bool ran = t.epoch == epoch_;
-    t.lastNs[epochWay_] = ran ? t.ns : 0;
-    t.lastSamples[epochWay_] = ran ? t.samples : 0;
-  }
+void WorkerPool::finishEpoch(Clock::time_point now) {
+  // The epoch's wall time per keyed run, over its timed cycles (or over all
+  // its runs when the first phase never came back).
+  lastNsPerRun_[epochWay_] =
+      double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count()) / timedRuns_;
+  measured_[epochWay_] = true;
   Way next = chosen_;
   if (epoch_ == 0) {
     next = kParallel;  // the first epoch ran on the caller: try the pool
@@ -136,20 +144,12 @@ void WorkerPool::finishEpoch() {
   }
   epochWay_ = next;
   ++epoch_;
-  epochRuns_ = epochCycles_ = epochSamples_ = 0;
+  epochRuns_ = epochCycles_ = timedRuns_ = 0;
 }
 
 WorkerPool::Way WorkerPool::fasterWay() const {
-  double total[2] = {0, 0};
-  bool shared = false;
-  for (const auto& [key, t] : timings_) {
-    if (t.lastSamples[kSequential] == 0 || t.lastSamples[kParallel] == 0) continue;
-    const double runs = double(t.lastSamples[kSequential] + t.lastSamples[kParallel]);
-    for (Way w : {kSequential, kParallel}) total[w] += runs * t.lastNs[w] / t.lastSamples[w];
-    shared = true;
-  }
-  if (!shared) return chosen_;
-  return total[kParallel] < total[kSequential] ? kParallel : kSequential;
+  if (!measured_[kSequential] || !measured_[kParallel]) return chosen_;
+  return lastNsPerRun_[kParallel] < lastNsPerRun_[kSequential] ? kParallel : kSequential;
 }
 
 void WorkerPool::runSequential(unsigned chunks, const std::function<void(unsigned)>& task) {

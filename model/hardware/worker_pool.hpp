@@ -29,10 +29,13 @@
 // kept the pool although the whole run was 1.5x slower than one thread. So
 // the pool runs an epoch of phases (those with a key: whole cycles of the
 // recurring phases, a training step typically) one way, then one the other
-// way, times every keyed run on the calling thread's clock (but the epoch's
-// first cycle, while the data moves), and compares the two epochs' mean times
-// over the phases both measured, each weighted by its runs. It keeps the faster way for a number of epochs that
-// doubles (up to kStayLast) while the trials of the other way confirm the
+// way, and compares the two epochs' wall time per keyed run on the calling
+// thread's clock, over whole cycles (but the epoch's first, while the data
+// moves): all the caller did in them, not the keyed runs alone, since the
+// work between them also pays for data that another core wrote (timing the
+// keyed runs alone chose the pool for the tutorial with its products
+// computed whole, and the run took 1.35x the time of one thread). It keeps
+// the faster way for a number of epochs that doubles (up to kStayLast) while the trials of the other way confirm the
 // choice, so that a change of load (another process taking a core) is
 // noticed. On a busy machine the pool thus falls back to the calling thread
 // alone; on a quiet one it uses every thread where that is faster.
@@ -51,7 +54,6 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 namespace ipusim::model::hardware {
@@ -83,6 +85,12 @@ class WorkerPool {
   // sequential run would have met first). Throws std::invalid_argument when
   // chunks exceeds kMaxChunks.
   void run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned chunk)>& task);
+  // The same, but where the chunks would run one after the other on the
+  // caller, whole() runs instead: the work as one thread does it (cutting a
+  // phase into chunks costs a little even on one thread: the chunks' edges,
+  // a product's operands read once per chunk).
+  void run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned chunk)>& task,
+           const std::function<void()>& whole);
 
   // How many run() calls used the pool and how many the caller alone.
   std::uint64_t parallelRuns() const { return parallelRuns_; }
@@ -92,23 +100,16 @@ class WorkerPool {
 
  private:
   enum Way { kSequential = 0, kParallel = 1 };
-  // One phase's timings: the current epoch's, and the last finished epoch's of each way.
-  struct PhaseTiming {
-    double ns = 0;                 // current epoch: measured runs' wall time
-    std::uint32_t samples = 0;     // and their number
-    std::uint64_t epoch = ~std::uint64_t(0);  // the epoch of the phase's last timed run
-    double lastNs[2] = {0, 0};     // per Way: the last finished epoch's
-    std::uint32_t lastSamples[2] = {0, 0};
-  };
+  using Clock = std::chrono::steady_clock;
 
   // Counts a keyed run into the epoch, ending the epoch first at a cycle
   // boundary when it has enough timed runs.
   void startRun(std::uint64_t key);
-  // Adds a run's wall time to its phase's figures of this epoch (but in the
-  // epoch's first cycle).
-  void record(PhaseTiming& timing, double ns);
-  void finishEpoch();
-  // The faster way by the last epochs of each (the current choice if they share no phase).
+  // startRun(key), then whether this run takes the pool.
+  bool startsParallel(std::uint64_t key);
+  // Records the epoch's time per run for its way, and picks the next epoch's way.
+  void finishEpoch(Clock::time_point now);
+  // The faster way by the last epochs of each (the current choice until both were measured).
   Way fasterWay() const;
   void runParallel(unsigned chunks, const std::function<void(unsigned)>& task);
   void runSequential(unsigned chunks, const std::function<void(unsigned)>& task);
@@ -130,12 +131,14 @@ class WorkerPool {
   const WorkerChoice choice_;
   std::vector<std::thread> workers_;
   // The caller thread only:
-  std::unordered_map<std::uint64_t, PhaseTiming> timings_;
   std::uint64_t epoch_ = 0;         // epochs started
   std::uint64_t epochFirstKey_ = kNoKey;  // the phase that started the epoch
   std::uint32_t epochRuns_ = 0;     // keyed runs in the current epoch
   std::uint32_t epochCycles_ = 0;   // cycles completed in it (the first is not timed)
-  std::uint32_t epochSamples_ = 0;  // timed runs in it
+  Clock::time_point timedFrom_;     // when its timed part began
+  std::uint32_t timedRuns_ = 0;     // keyed runs since then
+  double lastNsPerRun_[2] = {0, 0}; // per Way: the last finished epoch's wall time per run
+  bool measured_[2] = {false, false};
   Way epochWay_ = kSequential;      // the way of the current epoch
   Way chosen_ = kSequential;        // the faster way, as last measured
   bool decided_ = false;            // chosen_ has been measured against the other way

@@ -3,6 +3,7 @@
 // what `serialized_graph.json` holds. Entry programs are run by index with
 // Engine::run(i), as in Poplar.
 #include "model/ir/compute_set.hpp"
+#include "model/ir/fused_matmul.hpp"
 #include "model/ir/program.hpp"
 #include "model/ir/replica_mirror.hpp"
 #include "model/ir/stream.hpp"
@@ -38,6 +39,8 @@ struct Executable {
   std::uint32_t ipusPerReplica = 0;
   // Timing only: replicas described once (replica_mirror.hpp). Not serialized.
   ReplicaMirror mirror;
+  // Matrix products the model may compute whole (fused_matmul.hpp). Not serialized.
+  std::vector<FusedMatMul> fusedMatMuls;
 
   // Appends a program or compute set, giving it the next id; returns that id.
   Id addProgram(Program p) {

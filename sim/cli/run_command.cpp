@@ -46,6 +46,11 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--threads", *threads,
                   "host threads for the functional work (default: IPUSIM_WORKER_THREADS, else 2 when 2 CPUs are allowed, else 1; "
                   "the second is used only while that is measured faster, epoch by epoch); results do not change");
+  auto tileByTile = std::make_shared<bool>(false);
+  cmd->add_flag("--tile-by-tile", *tileByTile,
+                "compute each matrix product as its tile program lists it (gathered blocks, partials, reductions), "
+                "so that tile memory also holds its temporaries; slower, the same results (by default a product "
+                "is computed whole, bit for bit the same; model/README.md)");
   auto target = std::make_shared<TargetFlags>();
   target->addTo(*cmd);
   cmd->callback([=, &exitCode] {
@@ -68,6 +73,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
     workload->fullReplicas = *fullReplicas;
     workload->json = *json;
     workload->threads = *threads;
+    workload->tileByTile = *tileByTile;
     workload->target = *target;
     exitCode = runWorkload(*workload);
   });

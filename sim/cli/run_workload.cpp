@@ -195,6 +195,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   EngineConfig config;
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
+  config.fuseMatMuls = !args.tileByTile;
   config.workloadName = workload.name;
   config.extraMeta = {{"steps", workload.training.steps},
                       {"steps_per_execution", workload.training.stepsPerExecution},

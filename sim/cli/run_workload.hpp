@@ -22,6 +22,9 @@ struct RunWorkloadArgs {
   bool fullReplicas = false;
   bool json = false;
   std::uint32_t threads = 0;
+  // --tile-by-tile: compute the matrix products as their tile programs list
+  // them (model::LoadOptions::fuseMatMuls off).
+  bool tileByTile = false;
   std::string engineOptions;
   TargetFlags target;
   std::vector<std::string> workloadSets;  // --workload-set key.path=value

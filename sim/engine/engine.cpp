@@ -39,7 +39,7 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   s.options = options;
   s.config = config;
   s.system = std::make_unique<model::IpuSystem>("ipu_system", s.target);
-  s.system->load(std::move(exe), model::LoadOptions{config.functional, config.workerThreads});
+  s.system->load(std::move(exe), model::LoadOptions{config.functional, config.workerThreads, config.fuseMatMuls});
   const ir::Executable& loaded = s.system->executable();
 
   const fs::path directory = options.directory;

@@ -18,6 +18,7 @@ namespace ipusim::sim {
 struct EngineConfig {
   bool functional = true;     // false: --synthetic-data (timing only)
   std::uint32_t workerThreads = 0;  // host threads for the functional work (0: automatic); results do not depend on it
+  bool fuseMatMuls = true;    // matrix products computed whole (model::LoadOptions); results do not depend on it
   std::string workloadName;   // recorded in the profile's meta
   nlohmann::json extraMeta;   // more meta keys (object of strings/numbers)
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,27 @@ inline std::string quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// Every step's loss in a profile, in step order, as text with 17 significant
+// digits (exact for a double); empty if the profile cannot be read.
+inline std::vector<std::string> profileLosses(const std::filesystem::path& profile) {
+  const CommandResult q = runCommand("sqlite3 " + quote(profile.string()) +
+                                     " \"SELECT printf('%.17g', c.value) FROM counters c JOIN tracks t ON t.id = c.track_id"
+                                     " WHERE t.kind = 'counter' AND t.name = 'loss' ORDER BY c.ts\"");
+  std::vector<std::string> losses;
+  if (q.exitCode != 0) return losses;
+  std::string line;
+  for (char c : q.output) {
+    if (c != '\n') {
+      line += c;
+    } else if (!line.empty()) {
+      losses.push_back(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) losses.push_back(line);
+  return losses;
 }
 
 // A fresh scratch directory, removed with the object.

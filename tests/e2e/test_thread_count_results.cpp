@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <vector>
 
 namespace ipusim::test {
@@ -21,14 +20,7 @@ std::vector<std::string> lossesWithThreads(unsigned threads) {
                               quote(options) + " " + ipusimBinary() + " run workloads/mnist_with_feeds.json --steps 300" +
                               " --threads " + std::to_string(threads));
   EXPECT_EQ(run.exitCode, 0) << run.output;
-  const auto q = runCommand("sqlite3 " + quote((dir.path() / "profile.pop").string()) +
-                            " \"SELECT printf('%.17g', c.value) FROM counters c JOIN tracks t ON t.id = c.track_id"
-                            " WHERE t.kind = 'counter' AND t.name = 'loss' ORDER BY c.ts\"");
-  EXPECT_EQ(q.exitCode, 0) << q.output;
-  std::istringstream lines(q.output);
-  std::vector<std::string> losses;
-  for (std::string v; lines >> v;) losses.push_back(v);
-  return losses;
+  return profileLosses(dir.path() / "profile.pop");
 }
 
 TEST(ThreadCountResults, LossesAreBitIdenticalForOneTwoAndFourThreads) {

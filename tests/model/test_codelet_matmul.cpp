@@ -1,6 +1,8 @@
 // MatMulPartial: every transpose case and accumulate against a naive
-// triple loop, validation messages, and exact AMP cycles.
+// triple loop, validation messages, and exact AMP cycles; the whole-product
+// kernel's k slices against the tile program's order.
 #include "model/codelets/cycle_model.hpp"
+#include "model/codelets/matmul_kernel.hpp"
 #include "test_codelet_util.hpp"
 
 #include <gtest/gtest.h>
@@ -77,7 +79,7 @@ TEST(MatMulPartial, EveryBlockingEdgeGivesTheVertexOrdersBitsExactly) {
   // m around the 4-row blocks, n around the 8- and 4-lane blocks, k around
   // the groups of 4; the tutorial's tile shapes among them.
   for (std::size_t m : {1, 3, 4, 5, 11, 28})
-    for (std::size_t n : {1, 2, 3, 4, 5, 8, 12, 13, 16, 21})
+    for (std::size_t n : {1, 2, 3, 4, 5, 8, 12, 13, 16, 21, 37})
       for (std::size_t k : {1, 2, 4, 7, 8, 24})
         for (bool ta : {false, true})
           for (bool tb : {false, true})
@@ -91,6 +93,43 @@ TEST(MatMulPartial, EveryBlockingEdgeGivesTheVertexOrdersBitsExactly) {
                 ASSERT_EQ(buffers[2].floats[i], expected[i]) << "m=" << m << " k=" << k << " n=" << n << " ta=" << ta
                                                              << " tb=" << tb << " acc=" << accumulate << " at " << i;
             }
+}
+
+TEST(MatMulKernel, KSlicesAreSummedApartThenAddedInSliceOrder) {
+  // The whole-product kernel: each k slice in the vertex's order from +0
+  // (one tile's partial), the slices' sums then added in turn (ReduceSum over
+  // the partials), with b and out read and written through row strides (the
+  // fused product's panels). Bit for bit, and nothing outside out's rows.
+  for (std::size_t m : {1, 5, 9})
+    for (std::size_t n : {3, 16, 37})
+      for (std::size_t k : {1, 7, 24, 50})
+        for (std::size_t kSlice : {1, 3, 4, 24, 64}) {
+          const std::size_t bStride = n + 3, outStride = n + 2;
+          const auto a = pseudoRandom(m * k, 31), b = pseudoRandom(k * bStride, 32);
+          std::vector<float> out(m * outStride, -7.0f);
+          MatMulArgs x;
+          x.a = a.data(), x.aRowStride = k, x.aColStride = 1;
+          x.b = b.data(), x.bStride = bStride;
+          x.out = out.data(), x.outStride = outStride;
+          x.m = m, x.k = k, x.n = n, x.kSlice = kSlice;
+          multiplyAccumulate(x);
+          std::vector<float> expected(m * n, 0.0f);
+          for (std::size_t k0 = 0; k0 < k; k0 += kSlice) {
+            const std::size_t kb = std::min(k, k0 + kSlice) - k0;
+            std::vector<float> aSlice(m * kb), bSlice(kb * n);
+            for (std::size_t i = 0; i < m; ++i)
+              for (std::size_t p = 0; p < kb; ++p) aSlice[i * kb + p] = a[i * k + k0 + p];
+            for (std::size_t p = 0; p < kb; ++p)
+              for (std::size_t j = 0; j < n; ++j) bSlice[p * n + j] = b[(k0 + p) * bStride + j];
+            const auto partial = inVertexOrder(aSlice, bSlice, std::vector<float>(m * n, 0.0f), m, kb, n, false,
+                                               false, false);
+            for (std::size_t e = 0; e < m * n; ++e) expected[e] = k0 == 0 ? partial[e] : expected[e] + partial[e];
+          }
+          for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < outStride; ++j)
+              ASSERT_EQ(out[i * outStride + j], j < n ? expected[i * n + j] : -7.0f)
+                  << "m=" << m << " n=" << n << " k=" << k << " kSlice=" << kSlice << " at " << i << "," << j;
+        }
 }
 
 TEST(MatMulPartial, AllTransposeAndAccumulateCasesMatchReference) {

@@ -100,6 +100,36 @@ TEST(WorkerPool, AdaptiveChoiceComparesTheSamePhasesWhenAStepHasMany) {
   EXPECT_GE(pool.parallelRuns(), 150u) << "sequential runs: " << pool.sequentialRuns();
 }
 
+TEST(WorkerPool, AdaptiveChoiceCountsTheWorkBetweenRuns) {
+  // A phase the pool runs in half the time, after which the caller's own work
+  // (unkeyed: host work, small phases) is slower, as reading data that the
+  // other core wrote: per keyed run the pool wins (1 ms against 2), per step
+  // it loses (1 + 3 ms against 2). The caller alone must be kept.
+  WorkerPool pool(2);
+  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::microseconds(250)); };
+  for (int step = 0; step < 400; ++step) {
+    const std::uint64_t before = pool.parallelRuns();
+    pool.run(5, 8, task);
+    if (pool.parallelRuns() != before) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  EXPECT_GE(pool.sequentialRuns(), 300u) << "parallel runs: " << pool.parallelRuns();
+}
+
+TEST(WorkerPool, OneThreadRunsTheWholeWorkInsteadOfItsChunks) {
+  // With a whole() form, the one-thread way runs it, not the chunks one by
+  // one; the pool's way runs the chunks.
+  int whole = 0;
+  std::atomic<int> chunks{0};
+  WorkerPool alone(1);
+  alone.run(3, 8, [&](unsigned) { ++chunks; }, [&] { ++whole; });
+  EXPECT_EQ(whole, 1);
+  EXPECT_EQ(chunks.load(), 0);
+  WorkerPool pool(2, WorkerChoice::Always);
+  pool.run(3, 8, [&](unsigned) { ++chunks; }, [&] { ++whole; });
+  EXPECT_EQ(whole, 1);
+  EXPECT_EQ(chunks.load(), 8);
+}
+
 TEST(WorkerPool, TheCallerTakesTheFirstChunksAndTheWorkersTheLast) {
   // Each thread works from its own end of the job, so a phase's low chunks
   // (low tiles) stay with the caller phase after phase and the high ones with
