@@ -2,8 +2,9 @@
 # ipusim against the yardstick: the tutorial's training (functional, with
 # feeds, autoReport capturing 10 runs, as in issue 12) and the same training
 # with numpy (bench/numpy_yardstick.py), run alternately: numpy, ipusim with
-# the default threads, ipusim --threads 1, REPS times; first on the machine as
-# it is ("quiet"), then with a CPU hog (one busy loop per CPU) running.
+# the default threads, ipusim --threads 1, REPS times (each repetition in
+# another order); first on the machine as it is ("quiet"), then with a CPU
+# hog (one busy loop per CPU) running.
 # Prints every run and the median ratios (wall and CPU = user+sys; a ratio
 # below 1 means ipusim or the default threads is faster).
 # Usage: IPUSIM=build/bin/ipusim bench/yardstick.sh
@@ -76,8 +77,13 @@ for condition in $CONDITIONS; do
   [[ $condition == hog ]] && start_hog
   rows="$BENCH_TMP/rows.txt"
   : >"$rows"
+  programs=(numpy default threads1)
   for ((rep = 1; rep <= REPS; ++rep)); do
-    for program in numpy default threads1; do
+    # Each repetition starts one program later, so that no program always
+    # runs right after the same one: its place in the order does not bias
+    # the ratios (REPS a multiple of 3 gives each program each place).
+    for ((i = 0; i < 3; ++i)); do
+      program=${programs[$(((rep - 1 + i) % 3))]}
       case $program in
         numpy) t=$(timed "$PYTHON" "$BENCH_ROOT/bench/numpy_yardstick.py" --workload "$WORKLOAD" --steps "$STEPS") ;;
         default) t=$(timed "${ipusim_run[@]}") ;;
