@@ -9,9 +9,10 @@
 //     pipeline is not modelled).
 //
 // compute(): the hot path of a training run. Every case runs one kernel that
-// keeps blocks of 4 rows x 8 (or 4, or 1) columns of out in registers while
-// it walks p in groups of 4 (the order of the additions is spelled out at
-// multiplyAccumulate). A transposed a is read with a stride (one scalar per
+// keeps blocks of 4 rows x 2 x 16 or 16 (AVX-512 only), 8, 4 or 1 columns of
+// out in registers while it walks p in groups of 4 (the order of the
+// additions is spelled out below; matmul_kernel.hpp shares the kernel with
+// the model's whole products). A transposed a is read with a stride (one scalar per
 // (i, p)); a transposed b is first transposed into a per-thread scratch
 // (O(n k), against O(m n k) for the product).
 //
@@ -24,9 +25,9 @@
 // Transposes cost nothing extra: the compiler lays the operands out for the
 // AMP, as poplin does.
 #include "model/codelets/builtin_codelets.hpp"
+#include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/matmul_kernel.hpp"
-#include "model/codelets/cycle_model.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"

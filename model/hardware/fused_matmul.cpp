@@ -4,8 +4,8 @@
 #include "model/numeric/half.hpp"
 
 #include <algorithm>
-#include <map>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 

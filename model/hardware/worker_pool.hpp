@@ -34,10 +34,10 @@
 // moves): all the caller did in them, not the keyed runs alone, since the
 // work between them also pays for data that another core wrote (timing the
 // keyed runs alone chose the pool for the tutorial with its products
-// computed whole, and the run took 1.35x the time of one thread). It keeps
-// the faster way for a number of epochs that doubles (up to kStayLast) while the trials of the other way confirm the
-// choice, so that a change of load (another process taking a core) is
-// noticed. On a busy machine the pool thus falls back to the calling thread
+// computed whole, and the run took 1.3x the time of one thread). It keeps
+// the faster way for a number of epochs that doubles (up to kStayLast)
+// while the trials of the other way confirm the choice, so that a change of
+// load (another process taking a core) is noticed. On a busy machine the pool thus falls back to the calling thread
 // alone; on a quiet one it uses every thread where that is faster.
 //
 // Waiting: workers spin for at most kWorkerSpin after their last chunk (phases
