@@ -69,33 +69,23 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned)>& task) {
-  if (chunks == 0) return;
-  if (chunks > kMaxChunks)
-    throw std::invalid_argument("WorkerPool::run: " + std::to_string(chunks) + " chunks, expected at most " +
-                                std::to_string(kMaxChunks));
-  if (workers_.empty() || chunks == 1) {
-    runSequential(chunks, task);
-    return;
-  }
-  if (key == kNoKey || choice_ == WorkerChoice::Always) {
-    runParallel(chunks, task);
-    return;
-  }
-  startRun(key);
-  if (epochWay_ == kParallel)
-    runParallel(chunks, task);
-  else
-    runSequential(chunks, task);
+  run(key, chunks, task, [&] {
+    for (unsigned c = 0; c < chunks; ++c) task(c);
+  });
 }
 
 void WorkerPool::run(std::uint64_t key, unsigned chunks, const std::function<void(unsigned)>& task,
                      const std::function<void()>& whole) {
-  if (chunks <= 1 || workers_.empty() || (key != kNoKey && choice_ != WorkerChoice::Always && !startsParallel(key))) {
-    ++sequentialRuns_;
-    whole();
+  if (chunks == 0) return;
+  if (chunks > kMaxChunks)
+    throw std::invalid_argument("WorkerPool::run: " + std::to_string(chunks) + " chunks, expected at most " +
+                                std::to_string(kMaxChunks));
+  if (chunks > 1 && !workers_.empty() && (key == kNoKey || choice_ == WorkerChoice::Always || startsParallel(key))) {
+    runParallel(chunks, task);
     return;
   }
-  run(kNoKey, chunks, task);
+  ++sequentialRuns_;
+  whole();
 }
 
 bool WorkerPool::startsParallel(std::uint64_t key) {
@@ -150,11 +140,6 @@ void WorkerPool::finishEpoch(Clock::time_point now) {
 WorkerPool::Way WorkerPool::fasterWay() const {
   if (!measured_[kSequential] || !measured_[kParallel]) return chosen_;
   return lastNsPerRun_[kParallel] < lastNsPerRun_[kSequential] ? kParallel : kSequential;
-}
-
-void WorkerPool::runSequential(unsigned chunks, const std::function<void(unsigned)>& task) {
-  ++sequentialRuns_;
-  for (unsigned c = 0; c < chunks; ++c) task(c);
 }
 
 void WorkerPool::runParallel(unsigned chunks, const std::function<void(unsigned)>& task) {

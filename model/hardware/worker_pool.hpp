@@ -37,8 +37,9 @@
 // computed whole, and the run took 1.3x the time of one thread). It keeps
 // the faster way for a number of epochs that doubles (up to kStayLast)
 // while the trials of the other way confirm the choice, so that a change of
-// load (another process taking a core) is noticed. On a busy machine the pool thus falls back to the calling thread
-// alone; on a quiet one it uses every thread where that is faster.
+// load (another process taking a core) is noticed. On a busy machine the
+// pool thus falls back to the calling thread alone; on a quiet one it uses
+// every thread where that is faster.
 //
 // Waiting: workers spin for at most kWorkerSpin after their last chunk (phases
 // come back-to-back while a simulation runs) and then sleep on a condition
@@ -112,7 +113,6 @@ class WorkerPool {
   // The faster way by the last epochs of each (the current choice until both were measured).
   Way fasterWay() const;
   void runParallel(unsigned chunks, const std::function<void(unsigned)>& task);
-  void runSequential(unsigned chunks, const std::function<void(unsigned)>& task);
   // Claims and runs chunks of generation `generation` until none are left,
   // from the front (the caller) or the back (workers); returns how many this
   // thread ran.
