@@ -5,7 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include <string>
+#include <vector>
 
 namespace ipusim::test {
 namespace {
@@ -17,13 +18,8 @@ TEST(TrainingConverges, TwoThousandStepsOfFashionMnistGetTheLossBelowPointNine) 
                               ipusimBinary() + " run workloads/mnist_with_feeds.json --steps 2000");
   ASSERT_EQ(run.exitCode, 0) << run.output;
 
-  const auto q = runCommand("sqlite3 " + quote((dir.path() / "profile.pop").string()) +
-                            " \"SELECT c.value FROM counters c JOIN tracks t ON t.id = c.track_id"
-                            " WHERE t.kind = 'counter' AND t.name = 'loss' ORDER BY c.ts\"");
-  ASSERT_EQ(q.exitCode, 0) << q.output;
-  std::istringstream lines(q.output);
   std::vector<double> losses;
-  for (double v; lines >> v;) losses.push_back(v);
+  for (const std::string& v : profileLosses(dir.path() / "profile.pop")) losses.push_back(std::stod(v));
   ASSERT_EQ(losses.size(), 2000u);  // one value per step
   EXPECT_NEAR(losses.front(), 2.30, 0.25);  // ~ln 10 before any learning
   double last100 = 0;
