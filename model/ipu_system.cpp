@@ -58,6 +58,12 @@ void IpuSystem::load(ir::Executable exe, const LoadOptions& options) {
                                                                 impl_->observers, *impl_->pool);
 }
 
+IpuSystem::HostThreads IpuSystem::hostThreads() const {
+  impl_->requireLoaded("hostThreads");
+  const hardware::WorkerPool& pool = *impl_->pool;
+  return {pool.size(), pool.parallelRuns(), pool.sequentialRuns()};
+}
+
 void IpuSystem::addObserver(ExecutionObserver* observer) {
   if (!observer) throw std::invalid_argument("IpuSystem::addObserver: observer is null");
   impl_->observers.add(observer);

@@ -21,10 +21,10 @@ constexpr auto kCallerSpin = std::chrono::microseconds(50);
 // phases (a cycle ends when the epoch's first phase runs again: a training
 // step, typically), so that both ways time the same work; its first cycle
 // is not timed (the data moves to where the new way wants it), and it ends at
-// a cycle boundary once kEpochSamples runs were timed: the tutorial (9 keyed
-// phases a step) takes 1 + 4 steps, a large model whose phases each run once
+// a cycle boundary once kEpochSamples runs were timed: the tutorial (3 keyed
+// phases a step) takes 1 + 11 steps, a large model whose phases each run once
 // a step 1 + 1. A first phase that never comes back ends the epoch after
-// kEpochMaxRuns runs. After a trial the choice is kept kStayFirst epochs,
+// kEpochMaxRuns runs. After a decision the choice is kept kStayFirst epochs,
 // doubling up to kStayLast while trials confirm it (a trial of the slower way
 // costs up to an epoch of slower runs: once the answer is clear, trials must
 // be rare), and back to kStayFirst when a trial changes it.
@@ -32,6 +32,11 @@ constexpr std::uint32_t kEpochSamples = 32;
 constexpr std::uint32_t kEpochMaxRuns = 4096;
 constexpr std::uint32_t kStayFirst = 4;
 constexpr std::uint32_t kStayLast = 256;
+// The pool is chosen only when it takes less than (1 - kPoolMargin) of the
+// caller's time alone (an estimate, not a fit): epochs of one way differ by
+// some 3 % on a quiet 2-CPU VM, and a second core's worth of CPU for a
+// smaller gain is no gain to a machine's other users.
+constexpr double kPoolMargin = 0.05;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -116,30 +121,35 @@ void WorkerPool::startRun(std::uint64_t key) {
 void WorkerPool::finishEpoch(Clock::time_point now) {
   // The epoch's wall time per keyed run, over its timed cycles (or over all
   // its runs when the first phase never came back).
-  lastNsPerRun_[epochWay_] =
+  const double nsPerRun =
       double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count()) / timedRuns_;
-  measured_[epochWay_] = true;
-  Way next = chosen_;
-  if (epoch_ == 0) {
-    next = kParallel;  // the first epoch ran on the caller: try the pool
-  } else if (!decided_ || epochWay_ != chosen_) {  // a trial of the other way ended
-    const Way faster = fasterWay();
-    stay_ = decided_ && faster == chosen_ ? std::min(2 * stay_, kStayLast) : kStayFirst;
-    chosen_ = faster;
-    decided_ = true;
-    epochsLeft_ = stay_;
-    next = chosen_;
-  } else if (--epochsLeft_ == 0) {
-    next = chosen_ == kParallel ? kSequential : kParallel;
+  switch (stage_) {
+    case Stage::Staying:  // an epoch of the chosen way
+      chosenNs_ = nsPerRun;
+      if (--epochsLeft_ == 0) stage_ = Stage::Trial;
+      break;
+    case Stage::Trial:  // the other way's epoch ended: one more of the chosen way before deciding
+      trialNs_ = nsPerRun;
+      stage_ = Stage::Confirming;
+      break;
+    case Stage::Confirming: {
+      // The chosen way's better epoch of the two around the trial, against
+      // the trial: a trial must beat both to change the choice.
+      const double chosenNs = std::min(chosenNs_, nsPerRun);
+      const double poolNs = chosen_ == kParallel ? chosenNs : trialNs_;
+      const double aloneNs = chosen_ == kSequential ? chosenNs : trialNs_;
+      const Way faster = poolNs < (1 - kPoolMargin) * aloneNs ? kParallel : kSequential;
+      stay_ = faster == chosen_ && stay_ > 0 ? std::min(2 * stay_, kStayLast) : kStayFirst;
+      chosen_ = faster;
+      chosenNs_ = nsPerRun;
+      epochsLeft_ = stay_;
+      stage_ = Stage::Staying;
+      break;
+    }
   }
-  epochWay_ = next;
+  epochWay_ = stage_ == Stage::Trial ? (chosen_ == kParallel ? kSequential : kParallel) : chosen_;
   ++epoch_;
   epochRuns_ = epochCycles_ = timedRuns_ = 0;
-}
-
-WorkerPool::Way WorkerPool::fasterWay() const {
-  if (!measured_[kSequential] || !measured_[kParallel]) return chosen_;
-  return lastNsPerRun_[kParallel] < lastNsPerRun_[kSequential] ? kParallel : kSequential;
 }
 
 void WorkerPool::runParallel(unsigned chunks, const std::function<void(unsigned)>& task) {

@@ -34,12 +34,19 @@
 // moves): all the caller did in them, not the keyed runs alone, since the
 // work between them also pays for data that another core wrote (timing the
 // keyed runs alone chose the pool for the tutorial with its products
-// computed whole, and the run took 1.3x the time of one thread). It keeps
-// the faster way for a number of epochs that doubles (up to kStayLast)
-// while the trials of the other way confirm the choice, so that a change of
-// load (another process taking a core) is noticed. On a busy machine the
-// pool thus falls back to the calling thread alone; on a quiet one it uses
-// every thread where that is faster.
+// computed whole, and the run took 1.3x the time of one thread).
+// A trial epoch of the other way sits between two epochs of the chosen way,
+// and changes the choice only when it beats the better of the two: on a
+// loaded machine an epoch of either way now and then takes twice its time
+// (the scheduler gave its core to another process for a slice or two), and
+// comparing the trial with the epoch before it alone kept the pool for
+// 2-5 % of the tutorial's phases under a CPU hog, each slower than on one
+// thread. The pool must also beat the caller alone by kPoolMargin, so that
+// a tie or noise leaves the work on one thread. The choice is kept for a
+// number of epochs that doubles (up to kStayLast) while trials confirm it,
+// so that a change of load (another process taking a core) is noticed. On
+// a busy machine the pool thus falls back to the calling thread alone; on
+// a quiet one it uses every thread where that is clearly faster.
 //
 // Waiting: workers spin for at most kWorkerSpin after their last chunk (phases
 // come back-to-back while a simulation runs) and then sleep on a condition
@@ -108,10 +115,8 @@ class WorkerPool {
   void startRun(std::uint64_t key);
   // startRun(key), then whether this run takes the pool.
   bool startsParallel(std::uint64_t key);
-  // Records the epoch's time per run for its way, and picks the next epoch's way.
+  // Records the epoch's time per run and picks the next epoch's way.
   void finishEpoch(Clock::time_point now);
-  // The faster way by the last epochs of each (the current choice until both were measured).
-  Way fasterWay() const;
   void runParallel(unsigned chunks, const std::function<void(unsigned)>& task);
   // Claims and runs chunks of generation `generation` until none are left,
   // from the front (the caller) or the back (workers); returns how many this
@@ -137,13 +142,17 @@ class WorkerPool {
   std::uint32_t epochCycles_ = 0;   // cycles completed in it (the first is not timed)
   Clock::time_point timedFrom_;     // when its timed part began
   std::uint32_t timedRuns_ = 0;     // keyed runs since then
-  double lastNsPerRun_[2] = {0, 0}; // per Way: the last finished epoch's wall time per run
-  bool measured_[2] = {false, false};
+  // Where the choice stands: epochs of the chosen way (the first epoch is
+  // one, on the caller), then a trial epoch of the other way, then one more
+  // of the chosen way, after which the choice is made.
+  enum class Stage { Staying, Trial, Confirming };
+  Stage stage_ = Stage::Staying;
   Way epochWay_ = kSequential;      // the way of the current epoch
-  Way chosen_ = kSequential;        // the faster way, as last measured
-  bool decided_ = false;            // chosen_ has been measured against the other way
-  std::uint32_t stay_ = 0;          // epochs the choice is kept before the next trial
-  std::uint32_t epochsLeft_ = 0;    // of those, still to run
+  Way chosen_ = kSequential;        // the way kept between trials
+  double chosenNs_ = 0;             // the chosen way's last epoch: wall time per keyed run
+  double trialNs_ = 0;              // the last trial's
+  std::uint32_t stay_ = 0;          // epochs the choice is kept before the next trial (0: none made yet)
+  std::uint32_t epochsLeft_ = 1;    // of those, still to run
   std::uint64_t parallelRuns_ = 0, sequentialRuns_ = 0;
 
   // The current job (see jobState): a claim is a compare-and-swap of the

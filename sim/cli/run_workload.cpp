@@ -72,6 +72,18 @@ std::string stepLine(const RunSummary& s) {
   return out.str();
 }
 
+// "2 (large phases on the pool: 324 of 30000; the rest on one thread)":
+// the worker pool's adaptive choice, for a user asking what the second
+// thread did.
+std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
+  std::ostringstream out;
+  out << h.threads;
+  const std::uint64_t phases = h.pooledPhases + h.alonePhases;
+  if (h.threads > 1)
+    out << " (large phases on the pool: " << h.pooledPhases << " of " << phases << "; the rest on one thread)";
+  return out.str();
+}
+
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
@@ -98,6 +110,9 @@ void print(const RunSummary& s, bool json) {
                           {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
                                                                        : nlohmann::json(nullptr)},
                           {"fitted_parameters", s.fittedParams},
+                          {"host_threads", {{"threads", s.hostThreads.threads},
+                                            {"pooled_phases", s.hostThreads.pooledPhases},
+                                            {"phases", s.hostThreads.pooledPhases + s.hostThreads.alonePhases}}},
                           {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
     std::cout << out.dump(2) << "\n";
     return;
@@ -123,6 +138,7 @@ void print(const RunSummary& s, bool json) {
   std::cout << " (see `ipusim params`)\n"
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
+            << "host threads     " << hostThreadsLine(s.hostThreads) << "\n"
             << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile) << "\n";
 }
 
@@ -256,6 +272,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.arch = target.arch;
   summary.profile = engine.finish();
   summary.fittedParams = fittedHostParams();
+  summary.hostThreads = engine.system().hostThreads();
   if (!summary.profile.empty()) {
     // The figures every output shares come from the profile, by their one definition.
     const traces::ProfileReader reader(summary.profile);

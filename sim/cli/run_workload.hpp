@@ -1,6 +1,7 @@
 #pragma once
 // `ipusim run WORKLOAD`: compiles a training workload and simulates it with
 // the host runtime (training loop, dataset, feeds) in this process.
+#include "model/ipu_system.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/target_flags.hpp"
 
@@ -50,6 +51,7 @@ struct RunSummary {
   // From the profile, by profiler/analysis' one definition; absent without a profile.
   std::optional<double> ipuWaitingForHost;
   std::vector<std::string> fittedParams;  // host parameters the absolute times rest on
+  model::IpuSystem::HostThreads hostThreads;  // how the functional work used the host's threads
 };
 
 int runWorkload(const RunWorkloadArgs& args);

@@ -6,6 +6,7 @@
 #include "cli_helpers.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <vector>
 
@@ -32,6 +33,24 @@ TEST(ThreadCountResults, LossesAreBitIdenticalForOneTwoAndFourThreads) {
     for (std::size_t step = 0; step < one.size(); ++step)
       ASSERT_EQ(many[step], one[step]) << "step " << step << " with " << threads << " threads";
   }
+}
+
+TEST(ThreadCountResults, TheSummarySaysHowTheThreadsWereUsed) {
+  // run --json reports the threads and how many large phases ran on all of
+  // them; with IPUSIM_WORKER_CHOICE=always, every one did.
+  auto hostThreads = [](const std::string& args) {
+    const auto run = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && IPUSIM_WORKER_CHOICE=always " +
+                                ipusimBinary() + " run workloads/mnist_with_feeds.json --steps 20 --json " + args);
+    EXPECT_EQ(run.exitCode, 0) << run.output;
+    return nlohmann::json::parse(run.output.substr(run.output.find('{'))).at("host_threads");
+  };
+  const nlohmann::json two = hostThreads("--threads 2");
+  EXPECT_EQ(two.at("threads").get<int>(), 2);
+  EXPECT_GT(two.at("phases").get<int>(), 0);
+  EXPECT_EQ(two.at("pooled_phases"), two.at("phases"));
+  const nlohmann::json one = hostThreads("--threads 1");
+  EXPECT_EQ(one.at("threads").get<int>(), 1);
+  EXPECT_EQ(one.at("phases").get<int>(), 0);
 }
 
 }  // namespace

@@ -81,10 +81,12 @@ TEST(WorkerPool, AdaptiveChoiceKeepsThePoolWhenItIsFaster) {
   // waiting for memory would): two threads finish a run in half the time.
   // (1 ms each: a worker's wake-up or a preemption under a sanitizer on a
   // busy machine stays far below the 4 ms the pool saves per run.)
+  // Epochs of 33 runs: on the caller, on the pool (the trial), on the caller
+  // again (then the choice), then the pool.
   WorkerPool pool(2);
   auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
-  for (int i = 0; i < 200; ++i) pool.run(3, 8, task);
-  EXPECT_GE(pool.parallelRuns(), 130u) << "sequential runs: " << pool.sequentialRuns();
+  for (int i = 0; i < 300; ++i) pool.run(3, 8, task);
+  EXPECT_GE(pool.parallelRuns(), 190u) << "sequential runs: " << pool.sequentialRuns();
 }
 
 TEST(WorkerPool, AdaptiveChoiceComparesTheSamePhasesWhenAStepHasMany) {
@@ -92,12 +94,13 @@ TEST(WorkerPool, AdaptiveChoiceComparesTheSamePhasesWhenAStepHasMany) {
   // steps, so both ways time the same phases and the pool, faster, is chosen.
   // (Epochs of a fixed number of runs cut the steps in different places: the
   // two ways then shared no phase and the choice stayed on one thread.)
-  // 20 phases a step: an epoch is 1 untimed + 2 timed steps.
+  // 20 phases a step: an epoch is 1 untimed + 2 timed steps; the pool runs
+  // the second epoch (the trial) and every epoch after the third.
   WorkerPool pool(2);
   auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
-  for (int step = 0; step < 12; ++step)
+  for (int step = 0; step < 18; ++step)
     for (std::uint64_t phase = 0; phase < 20; ++phase) pool.run(phase, 8, task);
-  EXPECT_GE(pool.parallelRuns(), 150u) << "sequential runs: " << pool.sequentialRuns();
+  EXPECT_GE(pool.parallelRuns(), 220u) << "sequential runs: " << pool.sequentialRuns();
 }
 
 TEST(WorkerPool, AdaptiveChoiceCountsTheWorkBetweenRuns) {
@@ -113,6 +116,39 @@ TEST(WorkerPool, AdaptiveChoiceCountsTheWorkBetweenRuns) {
     if (pool.parallelRuns() != before) std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
   EXPECT_GE(pool.sequentialRuns(), 300u) << "parallel runs: " << pool.parallelRuns();
+}
+
+TEST(WorkerPool, ATrialMustBeatTheEpochsOnBothSidesOfIt) {
+  // The caller alone takes 1 ms a run, the pool 1.5 ms; but the epoch just
+  // before the first trial is slow (3 ms a run, as when the scheduler gave
+  // the caller's core to another process). The trial beats that epoch, not
+  // the one after it: the caller alone must be kept, the pool running only
+  // its trials (an epoch of 33 runs each: at most two in 300 runs).
+  WorkerPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  auto task = [&](unsigned) {
+    const bool onCaller = std::this_thread::get_id() == caller;
+    std::this_thread::sleep_for(std::chrono::microseconds(onCaller ? 500 : 1500));
+  };
+  for (int i = 0; i < 300; ++i) {
+    if (pool.parallelRuns() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    pool.run(9, 2, task);
+  }
+  EXPECT_LE(pool.parallelRuns(), 70u) << "sequential runs: " << pool.sequentialRuns();
+}
+
+TEST(WorkerPool, ThePoolMustSaveMoreThanItsMarginToBeChosen) {
+  // Two chunks of 5 ms on the caller (10 ms a run); on the pool the worker's
+  // chunk takes 9.7 ms, so a run takes about 3 % less time there: less than
+  // the margin, so the caller alone is kept, the pool running only its trial.
+  WorkerPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  auto task = [&](unsigned) {
+    const bool onCaller = std::this_thread::get_id() == caller;
+    std::this_thread::sleep_for(std::chrono::microseconds(onCaller ? 5000 : 9700));
+  };
+  for (int i = 0; i < 140; ++i) pool.run(4, 2, task);
+  EXPECT_LE(pool.parallelRuns(), 40u) << "sequential runs: " << pool.sequentialRuns();
 }
 
 TEST(WorkerPool, OneThreadRunsTheWholeWorkInsteadOfItsChunks) {
