@@ -34,6 +34,7 @@
 #include "model/codelets/conv_cycle_model.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
+#include "model/codelets/float_vectors.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "model/codelets/vector_loop.hpp"
@@ -65,26 +66,6 @@ struct Geometry {
     return row < std::int64_t(size) ? row : -1;
   }
 };
-// body(ky, kx, inputOffset, outputPosition) for every tap
-// that reads an input element (not padding, not a dilation hole):
-// inputOffset is in[b][y][x][0]'s index, the position index (b oH + oy) oW + ox.
-template <class Body>
-void forEachTap(const Geometry& g, Body&& body) {
-  for (std::uint64_t b = 0; b < g.batch; ++b)
-    for (std::uint64_t oy = 0; oy < g.outH; ++oy)
-      for (std::uint64_t ky = 0; ky < g.kH; ++ky) {
-        const std::int64_t y = Geometry::source(oy, ky, g.sH, g.padTop, g.dH, g.inH);
-        if (y < 0) continue;
-        for (std::uint64_t ox = 0; ox < g.outW; ++ox)
-          for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
-            const std::int64_t x = Geometry::source(ox, kx, g.sW, g.padLeft, g.dW, g.inW);
-            if (x < 0) continue;
-            body(ky, kx, ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(x)) * g.inChans,
-                 (b * g.outH + oy) * g.outW + ox);
-          }
-      }
-}
-
 const std::vector<std::string> kGeometry{"batch", "inH", "inW", "inChans", "outH", "outW", "outChans",
                                           "kernelH", "kernelW", "strideH", "strideW", "padTop", "padLeft"};
 
@@ -107,9 +88,192 @@ std::string dims(std::initializer_list<std::uint64_t> d) {
   return s;
 }
 
-// out[co] += a * w[co] over n channels.
-IPUSIM_KERNEL void axpy(float a, const float* __restrict w, float* __restrict out, std::uint64_t n) {
-  vec::forEach(n, [=](std::uint64_t c) { out[c] += a * w[c]; });
+// The kernels. Both keep the vertex's order of additions per output element
+// (the order of a loop of out[co] += a * w[co] over taps and channels, which
+// they replaced): ConvPartialnx1's out[b][oy][ox][co] adds its products tap
+// by tap (ky, then kx, skipping padding and dilation holes), channel by
+// channel (ci); ConvWeightUpdatePartial's out[ky][kx][ci][co] adds its
+// products position by position (b, then oy, then ox). Each product is
+// rounded, then added and rounded (-ffp-contract=off). The kernels keep a
+// block of outputs in registers for the whole sum, where that loop loaded
+// and stored out once per product (the convnet spent a third of its time
+// there): the lanes are elementwise, so every width gives the same bits.
+using vec::Float16;
+using vec::Float4;
+using vec::Float8;
+using vec::loadVector;
+using vec::storeVector;
+
+// The input row (column) that output row oy (column ox) reads at kernel row
+// ky (column kx), or -1: rows[oy * kH + ky], cols[ox * kW + kx].
+struct ConvArgs {
+  Geometry g;
+  const float* in = nullptr;
+  const float* w = nullptr;  // weights [ky][kx][ci][co] (forward) or deltas [b][oy][ox][co] (weight update)
+  float* out = nullptr;
+  const std::int64_t* rows = nullptr;
+  const std::int64_t* cols = nullptr;
+};
+
+// ConvPartialnx1: outputs [co, co + kVecs V) of position (b, oy, ox).
+template <class V, unsigned kVecs>
+IPUSIM_INLINE void forwardBlock(const ConvArgs& x, std::uint64_t b, std::uint64_t oy, std::uint64_t ox,
+                                std::uint64_t co) {
+  constexpr std::uint64_t kLanes = sizeof(V) / sizeof(float);
+  const Geometry& g = x.g;
+  float* o = x.out + ((b * g.outH + oy) * g.outW + ox) * g.outChans + co;
+  V acc[kVecs];
+#pragma GCC unroll 4
+  for (unsigned v = 0; v < kVecs; ++v) loadVector(acc[v], o + v * kLanes);
+  for (std::uint64_t ky = 0; ky < g.kH; ++ky) {
+    const std::int64_t y = x.rows[oy * g.kH + ky];
+    if (y < 0) continue;
+    for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
+      const std::int64_t xx = x.cols[ox * g.kW + kx];
+      if (xx < 0) continue;
+      const float* a = x.in + ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(xx)) * g.inChans;
+      const float* w = x.w + (ky * g.kW + kx) * g.inChans * g.outChans + co;
+      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) {
+        const float av = a[ci];
+#pragma GCC unroll 4
+        for (unsigned v = 0; v < kVecs; ++v) {
+          V wv;
+          loadVector(wv, w + ci * g.outChans + v * kLanes);
+          acc[v] = acc[v] + av * wv;
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (unsigned v = 0; v < kVecs; ++v) storeVector(o + v * kLanes, acc[v]);
+}
+
+// ConvWeightUpdatePartial: outputs [ci0, ci0 + kRows) x [co, co + kVecs V) of kernel position (ky, kx).
+template <class V, unsigned kRows, unsigned kVecs>
+IPUSIM_INLINE void weightBlock(const ConvArgs& x, std::uint64_t ky, std::uint64_t kx, std::uint64_t ci0,
+                               std::uint64_t co) {
+  constexpr std::uint64_t kLanes = sizeof(V) / sizeof(float);
+  const Geometry& g = x.g;
+  float* o = x.out + ((ky * g.kW + kx) * g.inChans + ci0) * g.outChans + co;
+  V acc[kRows][kVecs];
+#pragma GCC unroll 4
+  for (unsigned r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+    for (unsigned v = 0; v < kVecs; ++v) loadVector(acc[r][v], o + r * g.outChans + v * kLanes);
+  for (std::uint64_t b = 0; b < g.batch; ++b)
+    for (std::uint64_t oy = 0; oy < g.outH; ++oy) {
+      const std::int64_t y = x.rows[oy * g.kH + ky];
+      if (y < 0) continue;
+      for (std::uint64_t ox = 0; ox < g.outW; ++ox) {
+        const std::int64_t xx = x.cols[ox * g.kW + kx];
+        if (xx < 0) continue;
+        const float* a = x.in + ((b * g.inH + std::uint64_t(y)) * g.inW + std::uint64_t(xx)) * g.inChans + ci0;
+        const float* d = x.w + ((b * g.outH + oy) * g.outW + ox) * g.outChans + co;
+        V dv[kVecs];
+#pragma GCC unroll 2
+        for (unsigned v = 0; v < kVecs; ++v) loadVector(dv[v], d + v * kLanes);
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < kRows; ++r) {
+          const float ar = a[r];
+#pragma GCC unroll 2
+          for (unsigned v = 0; v < kVecs; ++v) acc[r][v] = acc[r][v] + ar * dv[v];
+        }
+      }
+    }
+#pragma GCC unroll 4
+  for (unsigned r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+    for (unsigned v = 0; v < kVecs; ++v) storeVector(o + r * g.outChans + v * kLanes, acc[r][v]);
+}
+
+// Every output channel of one block: 4, 2 or 1 x 16 lanes (kWide only), then
+// 2 or 1 x 8, then 4, then 1.
+template <bool kWide, class Block>
+IPUSIM_INLINE void overChannels(std::uint64_t n, const Block& block) {
+  std::uint64_t co = 0;
+  if constexpr (kWide) {
+    for (; co + 64 <= n; co += 64) block.template run<Float16, 4>(co);
+    for (; co + 32 <= n; co += 32) block.template run<Float16, 2>(co);
+    for (; co + 16 <= n; co += 16) block.template run<Float16, 1>(co);
+  }
+  for (; co + 16 <= n; co += 16) block.template run<Float8, 2>(co);
+  for (; co + 8 <= n; co += 8) block.template run<Float8, 1>(co);
+  for (; co + 4 <= n; co += 4) block.template run<Float4, 1>(co);
+  for (; co < n; ++co) block.template run<float, 1>(co);
+}
+
+// The blocks of one position (forward) or of kRows input channels of one
+// kernel position (weight update), for overChannels.
+struct ForwardAt {
+  const ConvArgs& x;
+  std::uint64_t b, oy, ox;
+  template <class V, unsigned kVecs>
+  IPUSIM_INLINE void run(std::uint64_t co) const { forwardBlock<V, kVecs>(x, b, oy, ox, co); }
+};
+template <unsigned kRows>
+struct WeightAt {
+  const ConvArgs& x;
+  std::uint64_t ky, kx, ci;
+  template <class V, unsigned kVecs>
+  IPUSIM_INLINE void run(std::uint64_t co) const { weightBlock<V, kRows, kVecs>(x, ky, kx, ci, co); }
+};
+
+template <bool kWide>
+IPUSIM_INLINE void convForward(const ConvArgs& x) {
+  const Geometry& g = x.g;
+  for (std::uint64_t b = 0; b < g.batch; ++b)
+    for (std::uint64_t oy = 0; oy < g.outH; ++oy)
+      for (std::uint64_t ox = 0; ox < g.outW; ++ox)
+        overChannels<kWide>(g.outChans, ForwardAt{x, b, oy, ox});
+}
+
+template <bool kWide>
+IPUSIM_INLINE void convWeightUpdate(const ConvArgs& x) {
+  const Geometry& g = x.g;
+  for (std::uint64_t ky = 0; ky < g.kH; ++ky)
+    for (std::uint64_t kx = 0; kx < g.kW; ++kx) {
+      std::uint64_t ci = 0;
+      for (; ci + 4 <= g.inChans; ci += 4)
+        overChannels<kWide>(g.outChans, WeightAt<4>{x, ky, kx, ci});
+      for (; ci < g.inChans; ++ci)
+        overChannels<kWide>(g.outChans, WeightAt<1>{x, ky, kx, ci});
+    }
+}
+
+// 8 lanes: the baseline and AVX2 clones; 16 lanes for CPUs with AVX-512.
+IPUSIM_KERNEL void convForward8(ConvArgs x) { convForward<false>(x); }
+IPUSIM_KERNEL void convWeightUpdate8(ConvArgs x) { convWeightUpdate<false>(x); }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((noinline, target("avx512f"))) void convForward16(ConvArgs x) { convForward<true>(x); }
+__attribute__((noinline, target("avx512f"))) void convWeightUpdate16(ConvArgs x) { convWeightUpdate<true>(x); }
+#endif
+
+// The kernels' row and column tables for geometry g (see ConvArgs).
+struct SourceTables {
+  std::vector<std::int64_t> rows, cols;
+  void fill(const Geometry& g) {
+    rows.resize(g.outH * g.kH);
+    cols.resize(g.outW * g.kW);
+    for (std::uint64_t oy = 0; oy < g.outH; ++oy)
+      for (std::uint64_t ky = 0; ky < g.kH; ++ky)
+        rows[oy * g.kH + ky] = Geometry::source(oy, ky, g.sH, g.padTop, g.dH, g.inH);
+    for (std::uint64_t ox = 0; ox < g.outW; ++ox)
+      for (std::uint64_t kx = 0; kx < g.kW; ++kx)
+        cols[ox * g.kW + kx] = Geometry::source(ox, kx, g.sW, g.padLeft, g.dW, g.inW);
+  }
+};
+
+// Runs the forward or the weight-update kernel, in 16 lanes where the CPU
+// has AVX-512, on the vertex's fields.
+void runConvKernel(bool forward, const Geometry& g, const float* in, const float* w, float* out) {
+  thread_local SourceTables tables;
+  tables.fill(g);
+  ConvArgs x;
+  x.g = g, x.in = in, x.w = w, x.out = out, x.rows = tables.rows.data(), x.cols = tables.cols.data();
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (vec::hasAvx512()) return forward ? convForward16(x) : convWeightUpdate16(x);
+#endif
+  forward ? convForward8(x) : convWeightUpdate8(x);
 }
 
 class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
@@ -178,12 +342,7 @@ class ConvPartialnx1 final : public FlatCodelet<ConvPartialnx1> {
         }
       w = scratch.data();
     }
-    forEachTap(g, [&](std::uint64_t ky, std::uint64_t kx, std::uint64_t inAt, std::uint64_t position) {
-      const float* a = in + inAt;
-      const float* wk = w + (ky * g.kW + kx) * g.inChans * g.outChans;
-      float* o = out + position * g.outChans;
-      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], wk + ci * g.outChans, o, g.outChans);
-    });
+    runConvKernel(true, g, in, w, out);
   }
 
  private:
@@ -233,12 +392,7 @@ class ConvWeightUpdatePartial final : public FlatCodelet<ConvWeightUpdatePartial
     const float* d = f[1].as<const float>();
     float* out = f[2].as<float>();
     if (!accumulate) std::fill(out, out + f[2].size, 0.0f);
-    forEachTap(g, [&](std::uint64_t ky, std::uint64_t kx, std::uint64_t inAt, std::uint64_t position) {
-      const float* a = in + inAt;
-      const float* delta = d + position * g.outChans;
-      float* o = out + (ky * g.kW + kx) * g.inChans * g.outChans;
-      for (std::uint64_t ci = 0; ci < g.inChans; ++ci) axpy(a[ci], delta, o + ci * g.outChans, g.outChans);
-    });
+    runConvKernel(false, g, in, d, out);
   }
 
  private:

@@ -27,6 +27,7 @@
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
+#include "model/codelets/float_vectors.hpp"
 #include "model/codelets/matmul_kernel.hpp"
 #include "model/codelets/shape_check.hpp"
 #include "model/codelets/typed_codelet.hpp"
@@ -53,26 +54,12 @@ namespace {
 // loaded once per kRows rows of out): the tiles' products are small (11 x 24
 // x 12, 28 x 8 x 16) and a loop that streams out rows through memory per
 // group of p spent most of its time on loads and stores. V is a GCC vector of
-// floats (or float itself for the scalar tail); operations are elementwise,
-// so every lane width gives the same bits.
-using Float16 = float __attribute__((vector_size(64)));
-using Float8 = float __attribute__((vector_size(32)));
-using Float4 = float __attribute__((vector_size(16)));
-
-// The helpers are always inlined: a helper compiled on its own would be the
-// baseline (SSE2) code even when called from the kernel's AVX2 clone.
-#define IPUSIM_INLINE inline __attribute__((always_inline))
-
-// Vectors pass by reference: a by-value AVX vector in a baseline-compiled
-// signature draws GCC's ABI warning (-Wpsabi), although these are inlined.
-template <class V>
-IPUSIM_INLINE void loadVector(V& v, const float* p) {
-  __builtin_memcpy(&v, p, sizeof(V));
-}
-template <class V>
-IPUSIM_INLINE void storeVector(float* p, const V& v) {
-  __builtin_memcpy(p, &v, sizeof(V));
-}
+// floats (float_vectors.hpp), or float itself for the scalar tail.
+using vec::Float16;
+using vec::Float4;
+using vec::Float8;
+using vec::loadVector;
+using vec::storeVector;
 
 // Outputs [i0, i0 + kRows) x [j0, j0 + kVecs vectors V), every k slice:
 // each slice summed in registers, the slices' sums added in turn. Two
@@ -167,17 +154,13 @@ IPUSIM_KERNEL void multiplyAccumulate8(MatMulArgs x) { productAll<false>(x); }
 // one register: twice the AVX2 clone's work per instruction where the
 // datapath is 512 bits wide). The same operations in the same order.
 __attribute__((noinline, target("avx512f"))) void multiplyAccumulate16(MatMulArgs x) { productAll<true>(x); }
-bool hasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 }  // namespace
 
 void multiplyAccumulate(const MatMulArgs& x) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (hasAvx512()) return multiplyAccumulate16(x);
+  if (vec::hasAvx512()) return multiplyAccumulate16(x);
 #endif
   multiplyAccumulate8(x);
 }

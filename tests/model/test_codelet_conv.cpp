@@ -92,6 +92,77 @@ TEST(ConvWeightUpdatePartial, MatchesDirectWeightGradient) {
   }
 }
 
+// The input row (column) output row o reads at kernel row k, or -1 (no dilation).
+long sourceOf(std::size_t o, std::size_t k, std::size_t stride, long pad, std::size_t size) {
+  const long y = long(o * stride + k) - pad;
+  return y >= 0 && y < long(size) ? y : -1;
+}
+
+// Output channels 127 = 64 + 32 + 16 + 8 + 4 + 3 and 45 reach every block
+// width of the kernels (16 lanes: 4, 2 and 1 vectors; 8 lanes: 2 and 1; 4;
+// 1), input channels 7 and 5 both blocks of the weight update (4 and 1).
+const Geo kOrderGeometries[] = {Geo{2, 5, 6, 7, 3, 4, 127, 3, 3, 1, 1, 0, 0}, Geo{1, 7, 7, 5, 4, 4, 45, 3, 3, 2, 2, 1, 1}};
+
+TEST(ConvPartialnx1, AddsTapByTapThenChannelByChannelBitForBit) {
+  // The contract the kernel keeps (conv_partial.cpp): each output element
+  // starts from its value (accumulate) and adds a * w in float, tap by tap
+  // (ky, then kx), channel by channel: a scalar transcription, compared bit
+  // for bit.
+  for (const Geo& g : kOrderGeometries) {
+    const auto in = pseudoRandom(g.b * g.ih * g.iw * g.ci, 5), w = pseudoRandom(g.kh * g.kw * g.ci * g.co, 6);
+    const auto start = pseudoRandom(g.b * g.oh * g.ow * g.co, 7);
+    std::vector<Buffer> buffers{Buffer::of(in), Buffer::of(w), Buffer::of(start)};
+    auto p = g.params();
+    p["accumulate"] = 1;
+    run("ConvPartialnx1", buffers, p);
+    for (std::size_t b = 0; b < g.b; ++b)
+      for (std::size_t oy = 0; oy < g.oh; ++oy)
+        for (std::size_t ox = 0; ox < g.ow; ++ox)
+          for (std::size_t co = 0; co < g.co; ++co) {
+            const std::size_t at = ((b * g.oh + oy) * g.ow + ox) * g.co + co;
+            float acc = start[at];
+            for (std::size_t ky = 0; ky < g.kh; ++ky)
+              for (std::size_t kx = 0; kx < g.kw; ++kx) {
+                const long y = sourceOf(oy, ky, g.sh, g.pt, g.ih), x = sourceOf(ox, kx, g.sw, g.pl, g.iw);
+                if (y < 0 || x < 0) continue;
+                for (std::size_t ci = 0; ci < g.ci; ++ci)
+                  acc = acc + in[((b * g.ih + std::size_t(y)) * g.iw + std::size_t(x)) * g.ci + ci] *
+                                  w[((ky * g.kw + kx) * g.ci + ci) * g.co + co];
+              }
+            ASSERT_EQ(buffers[2].floats[at], acc) << "b " << b << " oy " << oy << " ox " << ox << " co " << co;
+          }
+  }
+}
+
+TEST(ConvWeightUpdatePartial, AddsPositionByPositionBitForBit) {
+  // Each weight gradient element starts from its value and adds in * delta
+  // in float, position by position (b, then oy, then ox).
+  for (const Geo& g : kOrderGeometries) {
+    const auto in = pseudoRandom(g.b * g.ih * g.iw * g.ci, 8), d = pseudoRandom(g.b * g.oh * g.ow * g.co, 9);
+    const auto start = pseudoRandom(g.kh * g.kw * g.ci * g.co, 10);
+    std::vector<Buffer> buffers{Buffer::of(in), Buffer::of(d), Buffer::of(start)};
+    auto p = g.params();
+    p["accumulate"] = 1;
+    run("ConvWeightUpdatePartial", buffers, p);
+    for (std::size_t ky = 0; ky < g.kh; ++ky)
+      for (std::size_t kx = 0; kx < g.kw; ++kx)
+        for (std::size_t ci = 0; ci < g.ci; ++ci)
+          for (std::size_t co = 0; co < g.co; ++co) {
+            const std::size_t at = ((ky * g.kw + kx) * g.ci + ci) * g.co + co;
+            float acc = start[at];
+            for (std::size_t b = 0; b < g.b; ++b)
+              for (std::size_t oy = 0; oy < g.oh; ++oy)
+                for (std::size_t ox = 0; ox < g.ow; ++ox) {
+                  const long y = sourceOf(oy, ky, g.sh, g.pt, g.ih), x = sourceOf(ox, kx, g.sw, g.pl, g.iw);
+                  if (y < 0 || x < 0) continue;
+                  acc = acc + in[((b * g.ih + std::size_t(y)) * g.iw + std::size_t(x)) * g.ci + ci] *
+                                  d[((b * g.oh + oy) * g.ow + ox) * g.co + co];
+                }
+            ASSERT_EQ(buffers[2].floats[at], acc) << "ky " << ky << " kx " << kx << " ci " << ci << " co " << co;
+          }
+  }
+}
+
 TEST(ConvPartialnx1, ValidationNamesTheField) {
   const Geo g{1, 3, 3, 2, 1, 1, 4, 3, 3, 1, 1, 0, 0};
   try {
