@@ -6,9 +6,12 @@
 # another order); first on the machine as it is ("quiet"), then with a CPU
 # hog (one busy loop per CPU) running.
 # Prints every run and the median ratios (wall and CPU = user+sys; a ratio
-# below 1 means ipusim or the default threads is faster).
+# below 1 means ipusim or the default threads is faster), with the quartiles
+# of the repetitions' ratios.
 # Usage: IPUSIM=build/bin/ipusim bench/yardstick.sh
-# Environment: STEPS (10000), REPS (3), WORKLOAD (workloads/mnist_with_feeds.json),
+# Environment: STEPS (10000), REPS (3), WORKLOAD (workloads/mnist_with_feeds.json;
+#   also the large MLP, or a Keras model such as workloads/mnist_convnet.json:
+#   what bench/numpy_yardstick.py can train),
 #   CONDITIONS ("quiet hog"), PROFILE (1: autoReport on, 0: off),
 #   NUMPY_THREADS (1: the BLAS threads of numpy; products of 32 x 784 x 128
 #   gain nothing from more, and a threaded OpenBLAS on a loaded machine was
@@ -67,8 +70,6 @@ options=""
 [[ $PROFILE == 1 ]] && options="{\"autoReport.all\":\"true\",\"autoReport.directory\":\"$BENCH_TMP/report\",\"autoReport.executionProfileProgramRunCount\":\"10\"}"
 ipusim_run=(env "POPLAR_ENGINE_OPTIONS=$options" "$IPUSIM" run "$WORKLOAD" --steps "$STEPS")
 
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-
 machine_line
 echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas, $NUMPY_THREADS thread(s)"
 printf 'condition\trep\tprogram\twall_s\tcpu_s\n'
@@ -94,14 +95,17 @@ for condition in $CONDITIONS; do
     done
   done
   [[ $condition == hog ]] && stop_hog
-  # Ratios per repetition (runs side by side), then their median.
+  # Ratios per repetition (runs side by side), then their median and, in
+  # brackets, their quartiles: how far one repetition's ratio may stray on
+  # this machine (a difference inside them is not one this run can show).
   ratio() {  # ratio NUM DEN COLUMN(3 wall, 4 cpu)
-    awk -v n="$1" -v d="$2" -v c="$3" '$2 == n {a[$1] = $c} $2 == d {b[$1] = $c} END {for (r in a) print a[r] / b[r]}' "$rows" | median
+    awk -v n="$1" -v d="$2" -v c="$3" '$2 == n {a[$1] = $c} $2 == d {b[$1] = $c} END {for (r in a) print a[r] / b[r]}' "$rows" |
+      sort -g | awk '{v[NR] = $1} END {printf "%.2f (%.2f-%.2f)", v[int((NR + 1) / 2)], v[int((NR + 3) / 4)], v[NR + 1 - int((NR + 3) / 4)]}'
   }
-  summary+=("$(printf '%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f' "$condition" \
+  summary+=("$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s' "$condition" \
     "$(ratio default numpy 3)" "$(ratio default numpy 4)" "$(ratio threads1 numpy 3)" "$(ratio threads1 numpy 4)" \
     "$(ratio default threads1 3)" "$(ratio default threads1 4)")")
 done
-echo "# median ratios of the runs side by side (< 1: the first is faster)"
+echo "# median ratios of the runs side by side (< 1: the first is faster), with their quartiles"
 printf 'condition\tdefault/numpy wall\tdefault/numpy cpu\tthreads1/numpy wall\tthreads1/numpy cpu\tdefault/threads1 wall\tdefault/threads1 cpu\n'
 printf '%s\n' "${summary[@]}"
