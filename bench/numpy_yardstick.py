@@ -186,6 +186,20 @@ def build_layers(cfg, rng):
     return layers, params, opt
 
 
+def softmax_cross_entropy(logits, labels, scale):
+    """The loss of a batch (mean sparse categorical cross-entropy of the
+    softmax of `logits`) and its gradient with respect to the logits, scaled
+    by `scale` (1 / batch)."""
+    rows = np.arange(logits.shape[0])
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    probs = e / e.sum(axis=1, keepdims=True)
+    loss = float(-np.log(probs[rows, labels]).mean())
+    probs[rows, labels] -= 1
+    probs *= scale
+    return loss, probs
+
+
 def train_layers(cfg, images, labels, batch_rows, steps, rng):
     """A Keras model's training: forward, softmax cross-entropy, backward
     through every layer, the optimizer's update. Returns the last loss."""
@@ -199,13 +213,7 @@ def train_layers(cfg, images, labels, batch_rows, steps, rng):
         y = labels[rows]
         for layer in layers:
             x = layer.forward(x, True)
-        logits = x - x.max(axis=1, keepdims=True)
-        e = np.exp(logits)
-        probs = e / e.sum(axis=1, keepdims=True)
-        loss = float(-np.log(probs[np.arange(batch), y]).mean())
-        grad = probs
-        grad[np.arange(batch), y] -= 1
-        grad *= scale
+        loss, grad = softmax_cross_entropy(x, y, scale)
         for layer in reversed(layers):
             grad = layer.backward(grad)
         opt.update(params, [g for layer in layers for g in layer.grads])
@@ -219,8 +227,7 @@ def train_mlp(cfg, images, labels, batch_rows, steps, rng):
     sizes = [images.shape[1]] + cfg["units"]
     weights, biases = [], []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        weights.append(rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32))
+        weights.append(L.glorot_uniform(rng, (fan_in, fan_out), fan_in, fan_out))
         biases.append(np.zeros(fan_out, dtype=np.float32))
     lr = np.float32(cfg["lr"])
     scale = np.float32(1.0 / batch)
@@ -234,15 +241,8 @@ def train_mlp(cfg, images, labels, batch_rows, steps, rng):
         for layer, (w, b) in enumerate(zip(weights, biases)):
             z = acts[-1] @ w + b
             acts.append(np.maximum(z, 0, out=z) if layer + 1 < len(weights) else z)
-        logits = acts[-1]
-        logits = logits - logits.max(axis=1, keepdims=True)
-        e = np.exp(logits)
-        probs = e / e.sum(axis=1, keepdims=True)
-        loss = float(-np.log(probs[np.arange(batch), y]).mean())
+        loss, grad = softmax_cross_entropy(acts[-1], y, scale)
         # Backward and SGD update.
-        grad = probs
-        grad[np.arange(batch), y] -= 1
-        grad *= scale
         for layer in range(len(weights) - 1, -1, -1):
             gw = acts[layer].T @ grad
             gb = grad.sum(axis=0)
