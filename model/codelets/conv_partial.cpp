@@ -104,8 +104,9 @@ using vec::Float8;
 using vec::loadVector;
 using vec::storeVector;
 
-// The input row (column) that output row oy (column ox) reads at kernel row
-// ky (column kx), or -1: rows[oy * kH + ky], cols[ox * kW + kx].
+// A kernel's operands. rows[oy * kH + ky] (cols[ox * kW + kx]): the input
+// row (column) that output row oy (column ox) reads at kernel row ky
+// (column kx), or -1 (padding, a dilation hole).
 struct ConvArgs {
   Geometry g;
   const float* in = nullptr;

@@ -148,7 +148,6 @@ void WorkerPool::finishEpoch(Clock::time_point now) {
     }
   }
   epochWay_ = stage_ == Stage::Trial ? (chosen_ == kParallel ? kSequential : kParallel) : chosen_;
-  ++epoch_;
   epochRuns_ = epochCycles_ = timedRuns_ = 0;
 }
 

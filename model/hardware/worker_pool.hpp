@@ -68,7 +68,7 @@ namespace ipusim::model::hardware {
 
 // How run() chooses between the caller alone and the whole pool.
 enum class WorkerChoice {
-  Adaptive,  // the faster one, measured per phase (the default)
+  Adaptive,  // the faster one, measured by epochs of whole cycles (the default)
   Always,    // always the whole pool (tests, and benchmarks of the parallel path)
 };
 
@@ -136,7 +136,6 @@ class WorkerPool {
   const WorkerChoice choice_;
   std::vector<std::thread> workers_;
   // The caller thread only:
-  std::uint64_t epoch_ = 0;         // epochs started
   std::uint64_t epochFirstKey_ = kNoKey;  // the phase that started the epoch
   std::uint32_t epochRuns_ = 0;     // keyed runs in the current epoch
   std::uint32_t epochCycles_ = 0;   // cycles completed in it (the first is not timed)

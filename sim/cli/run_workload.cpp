@@ -112,7 +112,7 @@ void print(const RunSummary& s, bool json) {
                           {"fitted_parameters", s.fittedParams},
                           {"host_threads", {{"threads", s.hostThreads.threads},
                                             {"pooled_phases", s.hostThreads.pooledPhases},
-                                            {"phases", s.hostThreads.pooledPhases + s.hostThreads.alonePhases}}},
+                                            {"large_phases", s.hostThreads.pooledPhases + s.hostThreads.alonePhases}}},
                           {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
     std::cout << out.dump(2) << "\n";
     return;

@@ -46,11 +46,11 @@ TEST(ThreadCountResults, TheSummarySaysHowTheThreadsWereUsed) {
   };
   const nlohmann::json two = hostThreads("--threads 2");
   EXPECT_EQ(two.at("threads").get<int>(), 2);
-  EXPECT_GT(two.at("phases").get<int>(), 0);
-  EXPECT_EQ(two.at("pooled_phases"), two.at("phases"));
+  EXPECT_GT(two.at("large_phases").get<int>(), 0);
+  EXPECT_EQ(two.at("pooled_phases"), two.at("large_phases"));
   const nlohmann::json one = hostThreads("--threads 1");
   EXPECT_EQ(one.at("threads").get<int>(), 1);
-  EXPECT_EQ(one.at("phases").get<int>(), 0);
+  EXPECT_EQ(one.at("large_phases").get<int>(), 0);
 }
 
 }  // namespace
