@@ -9,19 +9,21 @@
 # below 1 means ipusim or the default threads is faster), with the quartiles
 # of the repetitions' ratios.
 # Usage: IPUSIM=build/bin/ipusim bench/yardstick.sh
-# Environment: STEPS (10000), REPS (3), WORKLOAD (workloads/mnist_with_feeds.json;
+# Environment: STEPS (10000), REPS (6: each order once), WORKLOAD (workloads/mnist_with_feeds.json;
 #   also the large MLP, or a Keras model such as workloads/mnist_convnet.json:
 #   what bench/numpy_yardstick.py can train),
 #   CONDITIONS ("quiet hog"), PROFILE (1: autoReport on, 0: off),
+#   CONTROL (1: "default" runs --threads 1 as well: an A/A control),
 #   NUMPY_THREADS (1: the BLAS threads of numpy; products of 32 x 784 x 128
 #   gain nothing from more, and a threaded OpenBLAS on a loaded machine was
 #   measured up to 20x slower in wall time than on one thread).
 source "$(dirname "$0")/common.sh"
 STEPS="${STEPS:-10000}"
-REPS="${REPS:-3}"
+REPS="${REPS:-6}"
 WORKLOAD="${WORKLOAD:-$BENCH_ROOT/workloads/mnist_with_feeds.json}"
 CONDITIONS="${CONDITIONS:-quiet hog}"
 PROFILE="${PROFILE:-1}"
+CONTROL="${CONTROL:-0}"
 NUMPY_THREADS="${NUMPY_THREADS:-1}"
 PYTHON=/usr/bin/python3  # Debian's, with Debian's python3-numpy
 CPUS="$(nproc)"  # the CPUs this process may use: one busy loop each for the hog
@@ -69,25 +71,31 @@ timed() {
 options=""
 [[ $PROFILE == 1 ]] && options="{\"autoReport.all\":\"true\",\"autoReport.directory\":\"$BENCH_TMP/report\",\"autoReport.executionProfileProgramRunCount\":\"10\"}"
 ipusim_run=(env "POPLAR_ENGINE_OPTIONS=$options" "$IPUSIM" run "$WORKLOAD" --steps "$STEPS")
+# CONTROL=1: the "default" program runs --threads 1 too, so that its ratio to
+# threads1 shows what the harness and the machine alone make of two equal runs.
+default_threads=()
+[[ $CONTROL == 1 ]] && default_threads=(--threads 1)
 
 machine_line
-echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas, $NUMPY_THREADS thread(s)"
+echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas, $NUMPY_THREADS thread(s)$([[ $CONTROL == 1 ]] && echo "; CONTROL: default runs --threads 1")"
 printf 'condition\trep\tprogram\twall_s\tcpu_s\n'
 summary=()
 for condition in $CONDITIONS; do
   [[ $condition == hog ]] && start_hog
   rows="$BENCH_TMP/rows.txt"
   : >"$rows"
-  programs=(numpy default threads1)
+  # Each repetition runs the programs in another of their 6 orders (REPS a
+  # multiple of 6 gives each program each place, after each other program,
+  # equally often). Rotating one order (N D T, D T N, T N D) was not enough:
+  # with CONTROL=1 the "default" place, running --threads 1 as well, took
+  # 1.09x the time of the threads1 place over 6 repetitions.
+  orders=("numpy default threads1" "threads1 default numpy" "default threads1 numpy"
+          "numpy threads1 default" "threads1 numpy default" "default numpy threads1")
   for ((rep = 1; rep <= REPS; ++rep)); do
-    # Each repetition starts one program later, so that no program always
-    # runs right after the same one: its place in the order does not bias
-    # the ratios (REPS a multiple of 3 gives each program each place).
-    for ((i = 0; i < 3; ++i)); do
-      program=${programs[$(((rep - 1 + i) % 3))]}
+    for program in ${orders[$(((rep - 1) % 6))]}; do
       case $program in
         numpy) t=$(timed "$PYTHON" "$BENCH_ROOT/bench/numpy_yardstick.py" --workload "$WORKLOAD" --steps "$STEPS") ;;
-        default) t=$(timed "${ipusim_run[@]}") ;;
+        default) t=$(timed "${ipusim_run[@]}" "${default_threads[@]}") ;;
         threads1) t=$(timed "${ipusim_run[@]}" --threads 1) ;;
       esac
       printf '%s\t%d\t%s\t%s\t%s\n' "$condition" "$rep" "$program" ${t}
