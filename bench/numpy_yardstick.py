@@ -153,7 +153,6 @@ def load_workload(path):
         if dense[-1].get("activation") != "softmax" or any(l.get("activation", "relu") != "relu" for l in dense[:-1]):
             sys.exit(f"numpy_yardstick: {path}: expected relu hidden layers and a softmax output")
         cfg["units"] = [l["units"] for l in dense]
-        cfg["lr"] = cfg["optimizer"]["lr"]
     if ds.get("format") == "synthetic":  # random data of the same shapes: the same arithmetic per step
         cfg["synthetic"] = (int(ds["examples"]), int(ds["features"]), int(ds["classes"]))
     else:
@@ -229,7 +228,7 @@ def train_mlp(cfg, images, labels, batch_rows, steps, rng):
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         weights.append(L.glorot_uniform(rng, (fan_in, fan_out), fan_in, fan_out))
         biases.append(np.zeros(fan_out, dtype=np.float32))
-    lr = np.float32(cfg["lr"])
+    lr = np.float32(cfg["optimizer"]["lr"])
     scale = np.float32(1.0 / batch)
     loss = float("nan")
     for step in range(steps):

@@ -61,7 +61,7 @@ void IpuSystem::load(ir::Executable exe, const LoadOptions& options) {
 IpuSystem::HostThreads IpuSystem::hostThreads() const {
   impl_->requireLoaded("hostThreads");
   const hardware::WorkerPool& pool = *impl_->pool;
-  return {pool.size(), pool.parallelRuns(), pool.sequentialRuns()};
+  return {pool.size(), pool.parallelRuns() + pool.sequentialRuns(), pool.parallelRuns()};
 }
 
 void IpuSystem::addObserver(ExecutionObserver* observer) {

@@ -66,12 +66,12 @@ class IpuSystem : public sc_core::sc_module {
   // the placed addresses: the planner's, plus what load() placed).
   std::vector<ir::TileMemoryUsage> tileMemoryUsage(std::size_t largestPerTile = 5) const;
 
-  // How the host ran the functional work: its threads, and how many of the
-  // phases large enough to share ran on all of them (the worker pool's
-  // adaptive choice, model/hardware/worker_pool.hpp) or on one.
+  // How the host ran the functional work: its threads, the phases large
+  // enough to share, and how many of those ran on all of them (the worker
+  // pool's adaptive choice, model/hardware/worker_pool.hpp).
   struct HostThreads {
     unsigned threads = 1;
-    std::uint64_t pooledPhases = 0, alonePhases = 0;
+    std::uint64_t largePhases = 0, pooledPhases = 0;
   };
   HostThreads hostThreads() const;
 

@@ -5,7 +5,6 @@
 // itself serves as the one-lane "vector" of a scalar tail), and with
 // -ffp-contract=off (CMakeLists.txt) a * b + c stays a product rounded, then
 // a sum rounded, on every target.
-#include <cstdint>
 
 namespace ipusim::model::vec {
 

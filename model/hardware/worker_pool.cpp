@@ -141,7 +141,6 @@ void WorkerPool::finishEpoch(Clock::time_point now) {
       const Way faster = poolNs < (1 - kPoolMargin) * aloneNs ? kParallel : kSequential;
       stay_ = faster == chosen_ && stay_ > 0 ? std::min(2 * stay_, kStayLast) : kStayFirst;
       chosen_ = faster;
-      chosenNs_ = nsPerRun;
       epochsLeft_ = stay_;
       stage_ = Stage::Staying;
       break;

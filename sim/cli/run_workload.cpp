@@ -78,9 +78,8 @@ std::string stepLine(const RunSummary& s) {
 std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
   std::ostringstream out;
   out << h.threads;
-  const std::uint64_t phases = h.pooledPhases + h.alonePhases;
   if (h.threads > 1)
-    out << " (large phases on the pool: " << h.pooledPhases << " of " << phases << "; the rest on one thread)";
+    out << " (large phases on the pool: " << h.pooledPhases << " of " << h.largePhases << "; the rest on one thread)";
   return out.str();
 }
 
@@ -112,7 +111,7 @@ void print(const RunSummary& s, bool json) {
                           {"fitted_parameters", s.fittedParams},
                           {"host_threads", {{"threads", s.hostThreads.threads},
                                             {"pooled_phases", s.hostThreads.pooledPhases},
-                                            {"large_phases", s.hostThreads.pooledPhases + s.hostThreads.alonePhases}}},
+                                            {"large_phases", s.hostThreads.largePhases}}},
                           {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
     std::cout << out.dump(2) << "\n";
     return;
