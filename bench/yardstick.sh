@@ -2,9 +2,14 @@
 # ipusim against the yardstick: the tutorial's training (functional, with
 # feeds, autoReport capturing 10 runs, as in issue 12) and the same training
 # with numpy (bench/numpy_yardstick.py), run alternately: numpy, ipusim with
-# the default threads, ipusim --threads 1, REPS times (each repetition in
+# the default threads, ipusim on one thread, REPS times (each repetition in
 # another order); first on the machine as it is ("quiet"), then with a CPU
 # hog (one busy loop per CPU) running.
+# Both ipusim programs run the same command line; one thread is asked for by
+# IPUSIM_WORKER_THREADS=1, which gives the pool `--threads 1` gives. Not by
+# the flag: on the 2-vCPU VM of bench/RESULTS.md, the flag alone moved the run
+# by 6-10 %, whatever the thread count (`--threads 2` against no flag, the same
+# two threads; `--threads 1` against IPUSIM_WORKER_THREADS=1, the same one).
 # Prints every run and the median ratios (wall and CPU = user+sys; a ratio
 # below 1 means ipusim or the default threads is faster), with the quartiles
 # of the repetitions' ratios.
@@ -13,7 +18,7 @@
 #   also the large MLP, or a Keras model such as workloads/mnist_convnet.json:
 #   what bench/numpy_yardstick.py can train),
 #   CONDITIONS ("quiet hog"), PROFILE (1: autoReport on, 0: off),
-#   CONTROL (1: "default" runs --threads 1 as well: an A/A control),
+#   CONTROL (1: "default" runs on one thread as well: an A/A control),
 #   NUMPY_THREADS (1: the BLAS threads of numpy; products of 32 x 784 x 128
 #   gain nothing from more, and a threaded OpenBLAS on a loaded machine was
 #   measured up to 20x slower in wall time than on one thread).
@@ -29,12 +34,19 @@ PYTHON=/usr/bin/python3  # Debian's, with Debian's python3-numpy
 CPUS="$(nproc)"  # the CPUs this process may use: one busy loop each for the hog
 export OPENBLAS_NUM_THREADS="$NUMPY_THREADS"
 
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
+# numpy on Debian's OpenBLAS, the fastest BLAS Debian packages: the yardstick
+# must be the hard one. python3-numpy alone brings the reference BLAS
+# (libblas3), which made numpy's tutorial step several times slower
+# (bench/RESULTS.md, issue 12's first measurements).
+missing=()
+"$PYTHON" -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
+dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q 'ok installed' || missing+=(libopenblas0-pthread)
+if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then
-    echo "bench: installing Debian's python3-numpy" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-numpy >&2
+    echo "bench: installing Debian's ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
   else
-    echo "bench: numpy is missing: run 'apt-get install python3-numpy' as root" >&2
+    echo "bench: ${missing[*]} missing: run 'apt-get install ${missing[*]}' as root" >&2
     exit 1
   fi
 fi
@@ -42,6 +54,8 @@ fi
 # The BLAS numpy's matrix products run on (Debian's alternatives: reference
 # BLAS from libblas3, or OpenBLAS from libopenblas0-*): it decides numpy's speed.
 blas="$(readlink -f "/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libblas.so.3" 2>/dev/null || echo unknown)"
+[[ $blas == *openblas* ]] ||
+  echo "bench: numpy's BLAS is $blas, not OpenBLAS (update-alternatives --config libblas.so.3-$(gcc -print-multiarch)): numpy is slower than it can be" >&2
 
 hogs=()
 start_hog() {  # one busy loop per CPU this process may use
@@ -57,7 +71,9 @@ stop_hog() {
 }
 trap 'stop_hog; rm -rf "$BENCH_TMP"' EXIT
 
-# timed NAME COMMAND...: runs COMMAND under /usr/bin/time, prints "wall cpu".
+# timed COMMAND...: runs COMMAND under /usr/bin/time, prints "wall cpu pooled"
+# (pooled: the large phases ipusim ran on its worker pool, from its summary
+# line; "-" for numpy and for one thread).
 timed() {
   local timing="$BENCH_TMP/time.txt"
   if ! /usr/bin/time -f '%e %U %S' -o "$timing" "$@" >"$BENCH_TMP/out.txt" 2>"$BENCH_TMP/err.txt"; then
@@ -65,20 +81,24 @@ timed() {
     cat "$BENCH_TMP/err.txt" >&2
     return 1
   fi
-  awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$timing"
+  local pooled
+  pooled="$(sed -n 's/.*large phases on the pool: \([0-9]*\) of.*/\1/p' "$BENCH_TMP/out.txt")"
+  awk -v pooled="${pooled:--}" '{printf "%.2f %.2f %s\n", $1, $2 + $3, pooled}' "$timing"
 }
 
 options=""
 [[ $PROFILE == 1 ]] && options="{\"autoReport.all\":\"true\",\"autoReport.directory\":\"$BENCH_TMP/report\",\"autoReport.executionProfileProgramRunCount\":\"10\"}"
-ipusim_run=(env "POPLAR_ENGINE_OPTIONS=$options" "$IPUSIM" run "$WORKLOAD" --steps "$STEPS")
-# CONTROL=1: the "default" program runs --threads 1 too, so that its ratio to
-# threads1 shows what the harness and the machine alone make of two equal runs.
-default_threads=()
-[[ $CONTROL == 1 ]] && default_threads=(--threads 1)
+# The default is what a user gets: no thread setting from this shell either.
+unset IPUSIM_WORKER_THREADS IPUSIM_WORKER_CHOICE
+ipusim_args=("$IPUSIM" run "$WORKLOAD" --steps "$STEPS")
+# CONTROL=1: the "default" program runs on one thread too, so that its ratio
+# to threads1 shows what the harness and the machine alone make of two equal runs.
+default_env=()
+[[ $CONTROL == 1 ]] && default_env=(IPUSIM_WORKER_THREADS=1)
 
 machine_line
-echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas, $NUMPY_THREADS thread(s)$([[ $CONTROL == 1 ]] && echo "; CONTROL: default runs --threads 1")"
-printf 'condition\trep\tprogram\twall_s\tcpu_s\n'
+echo "# $STEPS steps of $(basename "$WORKLOAD"), profile capture $PROFILE, $REPS alternating repetitions; numpy's BLAS: $blas, $NUMPY_THREADS thread(s)$([[ $CONTROL == 1 ]] && echo "; CONTROL: default runs on one thread")"
+printf 'condition\trep\tprogram\twall_s\tcpu_s\tpooled_phases\n'
 summary=()
 for condition in $CONDITIONS; do
   [[ $condition == hog ]] && start_hog
@@ -95,10 +115,10 @@ for condition in $CONDITIONS; do
     for program in ${orders[$(((rep - 1) % 6))]}; do
       case $program in
         numpy) t=$(timed "$PYTHON" "$BENCH_ROOT/bench/numpy_yardstick.py" --workload "$WORKLOAD" --steps "$STEPS") ;;
-        default) t=$(timed "${ipusim_run[@]}" "${default_threads[@]}") ;;
-        threads1) t=$(timed "${ipusim_run[@]}" --threads 1) ;;
+        default) t=$(timed env "POPLAR_ENGINE_OPTIONS=$options" "${default_env[@]}" "${ipusim_args[@]}") ;;
+        threads1) t=$(timed env "POPLAR_ENGINE_OPTIONS=$options" IPUSIM_WORKER_THREADS=1 "${ipusim_args[@]}") ;;
       esac
-      printf '%s\t%d\t%s\t%s\t%s\n' "$condition" "$rep" "$program" ${t}
+      printf '%s\t%d\t%s\t%s\t%s\t%s\n' "$condition" "$rep" "$program" ${t}
       echo "$rep $program $t" >>"$rows"
     done
   done
