@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <unistd.h>
 #include <iomanip>
 #include <iostream>
@@ -35,17 +34,18 @@ class DatasetBatches : public BatchProvider {
   DatasetBatches(dataset::BatchSource source, bool classIndices, std::uint32_t classes)
       : source_(std::move(source)), classIndices_(classIndices), classes_(classes) {}
   void next(model::Bytes& images, model::Bytes& labels) override {
-    const dataset::Batch batch = source_.next();
-    images.resize(batch.images.size() * sizeof(float));
-    std::memcpy(images.data(), batch.images.data(), images.size());
-    const std::vector<std::uint8_t> bytes = dataset::labelBytes(batch.labels, classIndices_, classes_);
-    labels.assign(bytes.begin(), bytes.end());
+    // Straight into the stream's buffer (operator new's alignment suits floats).
+    images.resize(std::size_t(source_.batchSize()) * source_.features() * sizeof(float));
+    labelIndices_.resize(source_.batchSize());
+    source_.nextInto(reinterpret_cast<float*>(images.data()), labelIndices_.data());
+    labels = dataset::labelBytes(labelIndices_, classIndices_, classes_);
   }
 
  private:
   dataset::BatchSource source_;
   bool classIndices_;
   std::uint32_t classes_;
+  std::vector<std::int32_t> labelIndices_;  // reused from step to step
 };
 
 std::string seconds(double s) {

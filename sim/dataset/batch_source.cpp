@@ -94,10 +94,15 @@ void BatchSource::shuffle() {
 }
 
 Batch BatchSource::next() {
-  if (position_ + batchSize_ > examples_.count) ++epoch_, shuffle();  // drop the remainder
   Batch b;
   b.images.resize(std::size_t(batchSize_) * examples_.features);
   b.labels.resize(batchSize_);
+  nextInto(b.images.data(), b.labels.data());
+  return b;
+}
+
+void BatchSource::nextInto(float* images, std::int32_t* labels) {
+  if (position_ + batchSize_ > examples_.count) ++epoch_, shuffle();  // drop the remainder
   // The images are scattered over the dataset (tens of MB): ask for all their
   // cache lines first, so the misses overlap instead of coming one by one.
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
@@ -106,13 +111,12 @@ Batch BatchSource::next() {
   }
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
     const std::uint32_t ex = order_[position_ + r];
-    toUnitFloats(&examples_.pixels[std::size_t(ex) * examples_.features],
-                 &b.images[std::size_t(r) * examples_.features], examples_.features);
-    b.labels[r] = examples_.labels[ex];
+    toUnitFloats(&examples_.pixels[std::size_t(ex) * examples_.features], images + std::size_t(r) * examples_.features,
+                 examples_.features);
+    labels[r] = examples_.labels[ex];
   }
   position_ += batchSize_;
   ++served_;
-  return b;
 }
 
 }  // namespace ipusim::sim::dataset

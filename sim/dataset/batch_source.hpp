@@ -43,6 +43,10 @@ class BatchSource {
  public:
   BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed);
   Batch next();                       // the next batch (a new epoch reshuffles)
+  // The same, written into the caller's buffers (batchSize() x features()
+  // floats, batchSize() labels): a training loop's per-step buffer, without
+  // a Batch allocated, zeroed and copied each step.
+  void nextInto(float* images, std::int32_t* labels);
   std::uint64_t batchesPerEpoch() const { return examples_.count / batchSize_; }
   std::uint64_t batchesServed() const { return served_; }
   std::uint32_t batchSize() const { return batchSize_; }

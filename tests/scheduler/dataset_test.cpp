@@ -66,5 +66,19 @@ TEST(Dataset, BatchesAreDeterministicScaledAndReshuffledPerEpoch) {
   EXPECT_NE(c.next().images, BatchSource(syntheticExamples(10, 4, 3, 1), 4, 99).next().images);
 }
 
+TEST(Dataset, BatchesIntoTheCallersBuffersAreTheSameBatches) {
+  // Over an epoch's end (the reshuffle), the buffers reused from batch to batch.
+  BatchSource a(syntheticExamples(10, 4, 3, 1), 4, 99), b(syntheticExamples(10, 4, 3, 1), 4, 99);
+  std::vector<float> images(16, -1.0f);
+  std::vector<std::int32_t> labels(4, -1);
+  for (int i = 0; i < 5; ++i) {
+    const Batch x = a.next();
+    b.nextInto(images.data(), labels.data());
+    EXPECT_EQ(images, x.images) << "batch " << i;
+    EXPECT_EQ(labels, x.labels) << "batch " << i;
+  }
+  EXPECT_EQ(b.batchesServed(), 5u);
+}
+
 }  // namespace
 }  // namespace ipusim::sim::dataset
