@@ -170,9 +170,9 @@ void ProfileReader::Impl::loadTrackStats() {
   }
 }
 
-ProfileReader::ProfileReader(const std::string& path, Checks checks) : impl_(std::make_unique<Impl>()) {
+ProfileReader::ProfileReader(const std::string& path, Checks checks, const char* vfs) : impl_(std::make_unique<Impl>()) {
   impl_->path = resolveProfilePath(path);
-  const int rc = sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READONLY, nullptr);
+  const int rc = sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READONLY, vfs);
   if (rc != SQLITE_OK) {
     // The destructor does not run when the constructor throws: close here.
     const std::string cause = impl_->db ? sqlite3_errmsg(impl_->db) : sqlite3_errstr(rc);

@@ -31,7 +31,8 @@ class ProfileReader {
     WholeFileDeferred,
   };
   // `path` is a profile file or a report directory holding profile.pop.
-  explicit ProfileReader(const std::string& path, Checks checks = Checks::All);
+  // `vfs`: the SQLite VFS to read it through (nullptr: SQLite's default).
+  explicit ProfileReader(const std::string& path, Checks checks = Checks::All, const char* vfs = nullptr);
   ~ProfileReader();
   ProfileReader(const ProfileReader&) = delete;
   ProfileReader& operator=(const ProfileReader&) = delete;

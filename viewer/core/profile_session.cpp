@@ -1,6 +1,7 @@
 #include "viewer/core/profile_session.hpp"
 
 #include "traces/profile_verification.hpp"
+#include "viewer/core/frame_gate.hpp"
 
 #include <sqlite3.h>
 #include <sys/resource.h>  // setpriority
@@ -76,15 +77,16 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
   jobCycles_ = profiler::analysis::jobCycles(metaValue("job_end_cycle"), runs_, reader_->path());
   background_ = std::async(std::launch::async, [file = reader_->path(), cancel = cancel_] {
                   // The checks read the whole file (tens of CPU seconds at 100 M
-                  // slices): at the lowest priority (nice 19, this thread only)
-                  // they use what drawing leaves and never take a core from the
-                  // frames (measured at 100 M slices on 2 cores: frames of 19-31
-                  // ms mean while the checks ran at normal priority, 12-16 ms
-                  // without them; bench/RESULTS.md).
+                  // slices): at the lowest priority (nice 19, this thread only),
+                  // and paused while a frame is drawn (frame_gate), they use what
+                  // drawing leaves (measured at 100 M slices on 2 cores: frames of
+                  // 19-31 ms mean while the checks ran at normal priority, 11-20
+                  // ms at nice 19, 10-12 ms without them; bench/RESULTS.md).
                   setpriority(PRIO_PROCESS, pid_t(gettid()), 19);
                   BackgroundChecks result;
                   try {
-                    const traces::ProfileReader checked(file, traces::ProfileReader::Checks::WholeFileDeferred);
+                    const traces::ProfileReader checked(file, traces::ProfileReader::Checks::WholeFileDeferred,
+                                                        frame_gate::frameGatedVfs());
                     // Closing the session interrupts the scan (SQLITE_INTERRUPT) instead of waiting for it.
                     sqlite3_progress_handler(
                         checked.db(), 10000,
@@ -133,9 +135,21 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
 ProfileSession::~ProfileSession() {
   loader_.reset();
   cancel_->store(true);  // the background checks stop at their next progress call
+  // Closed mid-frame (a damaged profile refused): their reads must not wait for the frame.
+  const frame_gate::UiWaits uiWaits;
+  background_.wait();
 }
 
-const profiler::analysis::HostWaitBreakdown& ProfileSession::hostWait() const { return background_.get().hostWait; }
+const profiler::analysis::HostWaitBreakdown& ProfileSession::hostWait() const {
+  waitForChecks();
+  return background_.get().hostWait;
+}
+
+void ProfileSession::waitForChecks() const {
+  if (backgroundChecksDone()) return;
+  const frame_gate::UiWaits uiWaits;  // called mid-frame: the checks must not wait for the frame
+  background_.wait();
+}
 
 std::optional<profiler::analysis::HostWaitBreakdown> ProfileSession::hostWaitIfReady() const {
   if (!backgroundChecksDone()) return std::nullopt;

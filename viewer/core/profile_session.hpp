@@ -68,7 +68,7 @@ class ProfileSession {
   // when the profile passed.
   std::string verificationError() const;
   // Blocks until the background checks are done (screenshots, tests).
-  void waitForChecks() const { background_.wait(); }
+  void waitForChecks() const;
   bool backgroundChecksDone() const;
   // CPU time of the background checks, in ms, once done (bench); the
   // loader thread's so far.

@@ -1,5 +1,7 @@
 #include "viewer/shell/gl_window.hpp"
 
+#include "viewer/core/frame_gate.hpp"
+
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <GL/gl.h>
@@ -56,6 +58,7 @@ bool GlWindow::shouldClose() const { return glfwWindowShouldClose(window_); }
 void GlWindow::beginFrame(double waitSeconds) {
   if (waitSeconds > 0) glfwWaitEventsTimeout(waitSeconds);
   else glfwPollEvents();
+  frame_gate::frameBegins();  // background checks pause until the swap
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
@@ -71,7 +74,10 @@ void GlWindow::render() {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
-void GlWindow::swap() { glfwSwapBuffers(window_); }
+void GlWindow::swap() {
+  glfwSwapBuffers(window_);
+  frame_gate::frameEnds();
+}
 
 std::vector<std::uint8_t> GlWindow::readBackBuffer(int& width, int& height) const {
   glfwGetFramebufferSize(window_, &width, &height);
