@@ -37,6 +37,14 @@ constexpr std::uint32_t kStayLast = 256;
 // some 3 % on a quiet 2-CPU VM, and a second core's worth of CPU for a
 // smaller gain is no gain to a machine's other users.
 constexpr double kPoolMargin = 0.05;
+// A trial that, after a whole timed cycle, already takes more than this
+// times the kept way's time per run has lost: it ends there (an estimate,
+// not a fit). Under a CPU hog a trial of the pool cost far more than its
+// share: the worker, preempted mid-chunk, kept the caller waiting a
+// scheduler slice, and 12 steps of it nine times a run made the default
+// 1.06x one thread in wall time (bench/RESULTS.md). Quiet, the tutorial's
+// pool takes 1.65x; a pool that saves time is far below this.
+constexpr double kTrialGiveUp = 1.5;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -104,7 +112,7 @@ void WorkerPool::startRun(std::uint64_t key) {
     if (++epochCycles_ == 1) {  // the untimed first cycle ends: the data may have moved
       timedFrom_ = now;
       timedRuns_ = 0;
-    } else if (timedRuns_ >= kEpochSamples) {
+    } else if (timedRuns_ >= kEpochSamples || trialLost(now)) {
       finishEpoch(now);
     }
   }
@@ -116,6 +124,12 @@ void WorkerPool::startRun(std::uint64_t key) {
   }
   ++epochRuns_;
   ++timedRuns_;
+}
+
+bool WorkerPool::trialLost(Clock::time_point now) const {
+  if (stage_ != Stage::Trial || chosenNs_ <= 0) return false;
+  const double elapsedNs = double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count());
+  return elapsedNs > kTrialGiveUp * chosenNs_ * timedRuns_;
 }
 
 void WorkerPool::finishEpoch(Clock::time_point now) {

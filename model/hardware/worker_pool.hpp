@@ -44,7 +44,8 @@
 // thread. The pool must also beat the caller alone by kPoolMargin, so that
 // a tie or noise leaves the work on one thread. The choice is kept for a
 // number of epochs that doubles (up to kStayLast) while trials confirm it,
-// so that a change of load (another process taking a core) is noticed. On
+// so that a change of load (another process taking a core) is noticed. A
+// trial that has lost by far after its first timed cycle ends there. On
 // a busy machine the pool thus falls back to the calling thread alone; on
 // a quiet one it uses every thread where that is clearly faster.
 //
@@ -115,6 +116,9 @@ class WorkerPool {
   void startRun(std::uint64_t key);
   // startRun(key), then whether this run takes the pool.
   bool startsParallel(std::uint64_t key);
+  // Whether the trial epoch, at a cycle boundary after its untimed cycle,
+  // has already lost by kTrialGiveUp (it then ends early).
+  bool trialLost(Clock::time_point now) const;
   // Records the epoch's time per run and picks the next epoch's way.
   void finishEpoch(Clock::time_point now);
   void runParallel(unsigned chunks, const std::function<void(unsigned)>& task);
