@@ -137,7 +137,7 @@ ProfileSession::~ProfileSession() {
   cancel_->store(true);  // the background checks stop at their next progress call
   // Closed mid-frame (a damaged profile refused): their reads must not wait for the frame.
   const frame_gate::UiWaits uiWaits;
-  background_.wait();
+  if (background_.valid()) background_.wait();
 }
 
 const profiler::analysis::HostWaitBreakdown& ProfileSession::hostWait() const {
