@@ -6,7 +6,7 @@
 # another order); first on the machine as it is ("quiet"), then with a CPU
 # hog (one busy loop per CPU) running.
 # Both ipusim programs run the same command line; one thread is asked for by
-# IPUSIM_WORKER_THREADS=1, which gives the pool `--threads 1` gives. Not by
+# IPUSIM_WORKER_THREADS=1 (the same one-thread pool as `--threads 1`), not by
 # the flag: on the 2-vCPU VM of bench/RESULTS.md, the flag alone moved the run
 # by 6-10 %, whatever the thread count (`--threads 2` against no flag, the same
 # two threads; `--threads 1` against IPUSIM_WORKER_THREADS=1, the same one).
