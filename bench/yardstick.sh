@@ -90,7 +90,8 @@ options=""
 [[ $PROFILE == 1 ]] && options="{\"autoReport.all\":\"true\",\"autoReport.directory\":\"$BENCH_TMP/report\",\"autoReport.executionProfileProgramRunCount\":\"10\"}"
 # The default is what a user gets: no thread setting from this shell either.
 unset IPUSIM_WORKER_THREADS IPUSIM_WORKER_CHOICE
-ipusim_args=("$IPUSIM" run "$WORKLOAD" --steps "$STEPS")
+# timed_ipusim [VAR=VALUE...]: the one ipusim command line, timed.
+timed_ipusim() { timed env "POPLAR_ENGINE_OPTIONS=$options" "$@" "$IPUSIM" run "$WORKLOAD" --steps "$STEPS"; }
 # CONTROL=1: the "default" program runs on one thread too, so that its ratio
 # to threads1 shows what the harness and the machine alone make of two equal runs.
 default_env=()
@@ -115,8 +116,8 @@ for condition in $CONDITIONS; do
     for program in ${orders[$(((rep - 1) % 6))]}; do
       case $program in
         numpy) t=$(timed "$PYTHON" "$BENCH_ROOT/bench/numpy_yardstick.py" --workload "$WORKLOAD" --steps "$STEPS") ;;
-        default) t=$(timed env "POPLAR_ENGINE_OPTIONS=$options" "${default_env[@]}" "${ipusim_args[@]}") ;;
-        threads1) t=$(timed env "POPLAR_ENGINE_OPTIONS=$options" IPUSIM_WORKER_THREADS=1 "${ipusim_args[@]}") ;;
+        default) t=$(timed_ipusim "${default_env[@]}") ;;
+        threads1) t=$(timed_ipusim IPUSIM_WORKER_THREADS=1) ;;
       esac
       printf '%s\t%d\t%s\t%s\t%s\t%s\n' "$condition" "$rep" "$program" ${t}
       echo "$rep $program $t" >>"$rows"

@@ -126,17 +126,16 @@ void WorkerPool::startRun(std::uint64_t key) {
   ++timedRuns_;
 }
 
+double WorkerPool::nsPerTimedRun(Clock::time_point now) const {
+  return double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count()) / timedRuns_;
+}
+
 bool WorkerPool::trialLost(Clock::time_point now) const {
-  if (stage_ != Stage::Trial || chosenNs_ <= 0) return false;
-  const double elapsedNs = double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count());
-  return elapsedNs > kTrialGiveUp * chosenNs_ * timedRuns_;
+  return stage_ == Stage::Trial && chosenNs_ > 0 && nsPerTimedRun(now) > kTrialGiveUp * chosenNs_;
 }
 
 void WorkerPool::finishEpoch(Clock::time_point now) {
-  // The epoch's wall time per keyed run, over its timed cycles (or over all
-  // its runs when the first phase never came back).
-  const double nsPerRun =
-      double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count()) / timedRuns_;
+  const double nsPerRun = nsPerTimedRun(now);
   switch (stage_) {
     case Stage::Staying:  // an epoch of the chosen way
       chosenNs_ = nsPerRun;

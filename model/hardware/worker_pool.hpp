@@ -116,6 +116,9 @@ class WorkerPool {
   void startRun(std::uint64_t key);
   // startRun(key), then whether this run takes the pool.
   bool startsParallel(std::uint64_t key);
+  // The epoch's wall time per keyed run so far, over its timed cycles (or
+  // over all its runs when the first phase never came back).
+  double nsPerTimedRun(Clock::time_point now) const;
   // Whether the trial epoch, at a cycle boundary after its untimed cycle,
   // has already lost by kTrialGiveUp (it then ends early).
   bool trialLost(Clock::time_point now) const;

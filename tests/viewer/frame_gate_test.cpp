@@ -11,12 +11,11 @@ namespace ipusim::viewer {
 namespace {
 
 TEST(FrameGate, BackgroundWorkWaitsForTheFrameToEnd) {
-  std::atomic<bool> cancel{false};
-  frame_gate::waitWhileDrawing(cancel);  // no frame: returns at once
+  frame_gate::waitWhileDrawing();  // no frame: returns at once
   frame_gate::frameBegins();
   std::atomic<bool> waited{false};
   std::thread worker([&] {
-    frame_gate::waitWhileDrawing(cancel);
+    frame_gate::waitWhileDrawing();
     waited = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -27,24 +26,14 @@ TEST(FrameGate, BackgroundWorkWaitsForTheFrameToEnd) {
   EXPECT_FALSE(frame_gate::drawing());
 }
 
-TEST(FrameGate, CancellingEndsTheWait) {
-  // Closing a profile mid-frame must not wait for the frame: its checks stop.
-  std::atomic<bool> cancel{false};
-  frame_gate::frameBegins();
-  std::thread worker([&] { frame_gate::waitWhileDrawing(cancel); });
-  cancel = true;
-  worker.join();
-  frame_gate::frameEnds();
-}
-
 TEST(FrameGate, TheUiWaitingForTheWorkLetsItRunMidFrame) {
   // A frame that needs a background figure now (a comparison's host wait)
-  // waits for the checks: they must not wait for that frame in turn.
-  std::atomic<bool> cancel{false};
+  // waits for the checks, and so does closing a profile mid-frame: they must
+  // not wait for that frame in turn.
   frame_gate::frameBegins();
   {
     const frame_gate::UiWaits uiWaits;
-    std::thread worker([&] { frame_gate::waitWhileDrawing(cancel); });
+    std::thread worker([] { frame_gate::waitWhileDrawing(); });
     worker.join();
   }
   EXPECT_TRUE(frame_gate::drawing());

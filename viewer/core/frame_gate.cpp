@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
@@ -12,7 +13,6 @@ namespace {
 
 std::atomic<bool> frameInProgress{false};
 std::atomic<int> uiWaiting{0};
-const std::atomic<bool> neverCancelled{false};
 
 constexpr const char* kVfsName = "ipusim-frame-gated";
 
@@ -33,7 +33,7 @@ const sqlite3_io_methods gatedMethods = {
     1,
     [](sqlite3_file* f) { return realOf(f)->pMethods->xClose(realOf(f)); },
     [](sqlite3_file* f, void* buffer, int amount, sqlite3_int64 offset) {
-      waitWhileDrawing(neverCancelled);
+      waitWhileDrawing();
       return realOf(f)->pMethods->xRead(realOf(f), buffer, amount, offset);
     },
     [](sqlite3_file* f, const void* buffer, int amount, sqlite3_int64 offset) {
@@ -85,10 +85,10 @@ void frameEnds() { frameInProgress.store(false, std::memory_order_release); }
 
 bool drawing() { return frameInProgress.load(std::memory_order_acquire); }
 
-void waitWhileDrawing(const std::atomic<bool>& cancel) {
+void waitWhileDrawing() {
   // Polled: a frame lasts milliseconds, and a read waiting 0.2 ms more than
   // it needs to costs nothing the user sees.
-  while (drawing() && uiWaiting.load(std::memory_order_acquire) == 0 && !cancel.load(std::memory_order_relaxed))
+  while (drawing() && uiWaiting.load(std::memory_order_acquire) == 0)
     std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 

@@ -10,16 +10,14 @@
 // swap; the checks read the file through frameGatedVfs(), wait while a frame
 // is drawn, and use the time between frames (at 20-30 frames a second, most
 // of it).
-#include <atomic>
-
 namespace ipusim::viewer::frame_gate {
 
 void frameBegins();
 void frameEnds();
 bool drawing();
-// Returns once no frame is being drawn, or at once when `cancel` is set or
-// the UI thread waits for background work (UiWaits).
-void waitWhileDrawing(const std::atomic<bool>& cancel);
+// Returns once no frame is being drawn, or at once while the UI thread waits
+// for background work (UiWaits).
+void waitWhileDrawing();
 
 // The name of a SQLite VFS that reads as the default one does, but first
 // waits while a frame is drawn (registered on first use). Every page a

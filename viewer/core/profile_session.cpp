@@ -135,9 +135,7 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
 ProfileSession::~ProfileSession() {
   loader_.reset();
   cancel_->store(true);  // the background checks stop at their next progress call
-  // Closed mid-frame (a damaged profile refused): their reads must not wait for the frame.
-  const frame_gate::UiWaits uiWaits;
-  if (background_.valid()) background_.wait();
+  waitForChecks();  // closed mid-frame (a damaged profile refused): without waiting for the frame
 }
 
 const profiler::analysis::HostWaitBreakdown& ProfileSession::hostWait() const {
