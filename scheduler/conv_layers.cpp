@@ -62,6 +62,10 @@ std::size_t addPool(OpGraph& g, OpKind kind, const char* opName, std::size_t inp
 }  // namespace
 
 Window windowOf(const LayerSpec& layer) {
+  // Global pooling: one window over all rows and columns of its input.
+  if (layer.kind == layer_kind::kGlobalAveragePooling2D || layer.kind == layer_kind::kGlobalMaxPooling2D)
+    return Window{layer.inputShape.at(0), layer.inputShape.at(1), layer.inputShape.at(0), layer.inputShape.at(1),
+                  Padding::Valid};
   return Window{layer.window[0], layer.window[1], layer.strides[0], layer.strides[1],
                 layer.padding == "same" ? Padding::Same : Padding::Valid};
 }

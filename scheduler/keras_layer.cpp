@@ -1,5 +1,7 @@
 #include "scheduler/keras_layer.hpp"
 
+#include "scheduler/padding_layers.hpp"
+
 namespace ipusim::scheduler {
 namespace {
 
@@ -133,6 +135,25 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
     c.requireValue("dilation_rate", 1, "dilated convolutions");
     c.requireValue("groups", 1, "grouped convolutions");
     readKernelAndBias(c, spec);
+  } else if (cls == "GlobalAveragePooling2D" || cls == "GlobalMaxPooling2D") {
+    spec.kind = cls == "GlobalAveragePooling2D" ? k::kGlobalAveragePooling2D : k::kGlobalMaxPooling2D;
+    requireChannelsLast(c);
+    spec.keepDims = c.boolean("keepdims", false);
+  } else if (cls == "Add" || cls == "Subtract" || cls == "Multiply") {
+    spec.kind = cls == "Add" ? k::kAdd : cls == "Subtract" ? k::kSubtract : k::kMultiply;
+  } else if (cls == "ZeroPadding1D" || cls == "ZeroPadding2D" || cls == "Cropping1D" || cls == "Cropping2D") {
+    const bool crop = cls[0] == 'C', two = cls.back() == 'D' && cls[cls.size() - 2] == '2';
+    spec.kind = crop ? (two ? k::kCropping2D : k::kCropping1D) : (two ? k::kZeroPadding2D : k::kZeroPadding1D);
+    const char* key = crop ? "cropping" : "padding";
+    if (two) requireChannelsLast(c);
+    c.ignore({key});
+    if (!c.has(key)) c.fail(key, "missing");
+    const auto pads = padsFromJson(c.at(key), two);
+    if (!pads) c.fail(key, std::string("expected ") + padsForms(two) + ", got " + c.at(key).dump());
+    spec.pads = *pads;
+  } else if (cls == "Concatenate") {
+    spec.kind = k::kConcatenate;
+    spec.axis = c.integer("axis", -1);
   } else if (cls == "MaxPooling2D" || cls == "AveragePooling2D") {
     spec.kind = cls == "MaxPooling2D" ? k::kMaxPooling2D : k::kAveragePooling2D;
     readWindow(c, spec, "pool_size", true);

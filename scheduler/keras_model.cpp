@@ -4,10 +4,12 @@
 #include "model/util/json_error_text.hpp"
 #include "scheduler/keras_compile.hpp"
 #include "scheduler/keras_layer.hpp"
+#include "scheduler/layer_graph.hpp"
 #include "scheduler/layer_shapes.hpp"
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -42,10 +44,20 @@ std::vector<std::string> inboundLayers(const json& nodes, const std::string& fil
   if (nodes.size() > 1) fail(file, where, "inbound_nodes: the layer is called " + std::to_string(nodes.size()) +
                                               " times (shared layers are not modelled)");
   for (const json& node : nodes) {
+    // [name, node index, tensor index]: a node index above 0 is the output
+    // of the layer's second call, a tensor index above 0 its second output.
+    auto history = [&](const json& h) {
+      if (!h.is_array() || h.empty() || !h[0].is_string()) return false;
+      for (std::size_t k = 1; k < 3 && k < h.size(); ++k)
+        if (h[k].is_number_integer() && h[k].get<std::int64_t>() != 0)
+          fail(file, where, "inbound_nodes: reads " + h.dump() + ", an output of a shared layer's later call or a layer's "
+                            "second output (not modelled)");
+      names.push_back(h[0].get<std::string>());
+      return true;
+    };
     if (node.is_array()) {
       for (const json& in : node)
-        if (in.is_array() && !in.empty() && in[0].is_string()) names.push_back(in[0].get<std::string>());
-        else fail(file, where, "inbound_nodes: cannot read " + in.dump());
+        if (!history(in)) fail(file, where, "inbound_nodes: cannot read " + in.dump());
     } else if (node.is_object() && node.contains("args")) {
       std::function<void(const json&)> collect = [&](const json& a) {
         if (a.is_array()) {
@@ -53,9 +65,7 @@ std::vector<std::string> inboundLayers(const json& nodes, const std::string& fil
         } else if (kerasClassName(a) == "__keras_tensor__") {
           const bool hasConfig = a.contains("config") && a["config"].is_object();
           const json h = hasConfig ? a["config"].value("keras_history", json()) : json();
-          if (!h.is_array() || h.empty() || !h[0].is_string())
-            fail(file, where, "inbound_nodes: a tensor without keras_history: " + a.dump());
-          names.push_back(h[0].get<std::string>());
+          if (!history(h)) fail(file, where, "inbound_nodes: a tensor without keras_history: " + a.dump());
         }
       };
       collect(node.at("args"));
@@ -75,7 +85,9 @@ std::vector<std::string> inboundLayers(const json& nodes, const std::string& fil
 const std::vector<std::string>& supportedKerasLayers() {
   static const std::vector<std::string> classes{"InputLayer", "Flatten", "Reshape", "Dense", "Dropout",
                                                 "BatchNormalization", "Activation", "Conv2D", "MaxPooling2D",
-                                                "AveragePooling2D"};
+                                                "AveragePooling2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
+                                                "Add", "Subtract", "Multiply", "Concatenate", "ZeroPadding1D",
+                                                "ZeroPadding2D", "Cropping1D", "Cropping2D"};
   return classes;
 }
 
@@ -88,7 +100,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   const bool functional = cls == "Functional" || cls == "Model";
   if (cls != "Sequential" && !functional)
     fail(file, "class_name", cls.empty() ? "missing (is this a model.to_json() file?)"
-                                         : "'" + cls + "' is not modelled (Sequential, or a Functional Model that is a chain)");
+                                         : "'" + cls + "' is not modelled (Sequential, or a Functional Model)");
   if (!j.contains("config") || !j.at("config").is_object()) fail(file, "config", "missing (expected the model's config)");
   const json& config = j.at("config");
   m.name = nameIn(config);
@@ -96,11 +108,14 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     fail(file, "config.layers", "expected a non-empty list of layers");
 
   std::string dtype;  // the policy of the first layer with one; every other must agree
-  std::string previous;  // functional: the layer the next must read
   bool haveInput = false;
   std::string supported;
   for (const auto& s : supportedKerasLayers()) supported += (supported.empty() ? "" : ", ") + s;
-  std::vector<std::optional<std::int64_t>> axes;
+  LayerConnections connections;
+  connections.inputsKey = "inbound_nodes";
+  connections.outputKey = "config.output_layers";
+  std::map<std::string, std::int64_t> axes;  // BatchNormalization layers' axis, by layer name
+  std::map<std::string, std::string> classOf;  // by layer name, for errors
   const json& layers = config.at("layers");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const json& l = layers[i];
@@ -114,22 +129,16 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     const std::string where = layerWhere(name, lcls);
     if (std::find(supportedKerasLayers().begin(), supportedKerasLayers().end(), lcls) == supportedKerasLayers().end())
       fail(file, where, "class_name: '" + lcls + "' is not supported (supported: " + supported + ")");
+    std::vector<std::string> in;
     if (functional) {
-      const std::vector<std::string> in = inboundLayers(l.value("inbound_nodes", json::array()), file, where);
-      if (lcls == "InputLayer") {
-        if (!in.empty()) fail(file, where, "inbound_nodes: an InputLayer with inputs");
-      } else if (in.size() != 1 || in[0] != previous) {
-        std::string list;
-        for (const auto& n : in) list += (list.empty() ? "'" : ", '") + n + "'";
-        fail(file, where, "inbound_nodes: reads " + (list.empty() ? "nothing" : list) + ", not the layer before it ('" +
-                              previous + "'): only functional models that are a chain are modelled");
-      }
-      previous = name;
+      in = inboundLayers(l.value("inbound_nodes", json::array()), file, where);
+      if (lcls == "InputLayer" && !in.empty()) fail(file, where, "inbound_nodes: an InputLayer with inputs");
+      if (lcls != "InputLayer" && in.empty()) fail(file, where, "inbound_nodes: the layer reads nothing");
     }
     KerasConfig c(lconfig, file, where);
     if (lcls == "InputLayer") {
       if (haveInput) fail(file, where, "a second input (models with several inputs are not modelled)");
-      if (!m.layers.empty()) fail(file, where, "an InputLayer after other layers");
+      if (!m.layers.empty() && !functional) fail(file, where, "an InputLayer after other layers");
       const char* key = c.has("batch_shape") ? "batch_shape" : "batch_input_shape";
       if (!c.has(key)) fail(file, where, "batch_shape: missing (needs the input's shape)");
       m.inputShape = c.batchShape(key, m.batchSize);
@@ -138,6 +147,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
       if (c.boolean("ragged", false)) c.fail("ragged", "true is not modelled (dense inputs only)");
       c.check();
       haveInput = true;
+      connections.modelInput = name;
       continue;
     }
     if (!haveInput) {  // TF 2.x: the first layer's batch_input_shape
@@ -151,32 +161,40 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     else if (layer.dtype != dtype)
       fail(file, where, "dtype: '" + layer.dtype + "' differs from the model's '" + dtype +
                             "' (one policy for the whole model is modelled)");
+    layer.spec.name = name;
+    if (layer.normalizationAxis) axes[name] = *layer.normalizationAxis;
+    classOf[name] = lcls;
     m.layers.push_back(std::move(layer.spec));
-    axes.push_back(layer.normalizationAxis);
+    connections.inputs.push_back(in);
   }
   if (m.layers.empty()) fail(file, "config.layers", "no layer after the input");
   if (functional) {
-    // The model's output must be the chain's end.
+    // One output: output_layers [["name", 0, 0]] (TF 2.x, Keras 3), or a bare ["name", 0, 0].
     const json& outs = config.value("output_layers", json());
     const json* first = outs.is_array() && !outs.empty() ? (outs[0].is_array() ? &outs[0] : &outs) : nullptr;
     if (first && (outs.size() > 1 && outs[0].is_array()))
       fail(file, "config.output_layers", "several outputs are not modelled");
-    if (first && !first->empty() && (*first)[0].is_string() && (*first)[0].get<std::string>() != previous)
-      fail(file, "config.output_layers", "the output is '" + (*first)[0].get<std::string>() +
-                                             "', not the chain's last layer ('" + previous + "')");
+    if (first && !first->empty() && (*first)[0].is_string()) connections.output = (*first)[0].get<std::string>();
   }
+  const auto where = [&](const std::vector<LayerSpec>& list, std::size_t i, const std::string& key) {
+    const std::string& name = list[i].name;
+    return layerWhere(name, classOf[name]) + (key.empty() ? "" : ": " + key);
+  };
+  connectLayers(m.layers, connections, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
   m.dtype = dtype.empty() ? "float32" : dtype;
   inferLayerShapes(m.layers, m.inputShape, file, [&](std::size_t i, const std::string& key) {
     return "layer '" + m.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
   });
-  for (std::size_t i = 0; i < m.layers.size(); ++i)
-    if (axes[i]) {  // BatchNormalization: the channels axis, counted with the batch
-      const std::int64_t rank = std::int64_t(m.layers[i].inputShape.size()) + 1;
-      if (*axes[i] != -1 && *axes[i] != rank - 1)
-        fail(file, "layer '" + m.layers[i].name + "' (BatchNormalization)",
-             "axis: " + std::to_string(*axes[i]) + " is not modelled (only the last axis, -1 or " +
-                 std::to_string(rank - 1) + ", of a rank-" + std::to_string(rank) + " input)");
-    }
+  for (const LayerSpec& l : m.layers) {
+    const auto axis = axes.find(l.name);
+    if (axis == axes.end()) continue;
+    // BatchNormalization: the channels axis, counted with the batch
+    const std::int64_t rank = std::int64_t(l.inputShape.size()) + 1;
+    if (axis->second != -1 && axis->second != rank - 1)
+      fail(file, "layer '" + l.name + "' (BatchNormalization)",
+           "axis: " + std::to_string(axis->second) + " is not modelled (only the last axis, -1 or " +
+               std::to_string(rank - 1) + ", of a rank-" + std::to_string(rank) + " input)");
+  }
   if (j.contains("compile_config") && !j.at("compile_config").is_null()) {
     const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file);
     m.optimizer = cc.optimizer;

@@ -30,8 +30,16 @@ const std::vector<std::string>& layerKinds() {
   namespace k = layer_kind;
   static const std::vector<std::string> kinds{k::kFlatten, k::kReshape, k::kDense, k::kDropout,
                                               k::kBatchNormalization, k::kActivation, k::kConv2D,
-                                              k::kMaxPooling2D, k::kAveragePooling2D};
+                                              k::kMaxPooling2D, k::kAveragePooling2D,
+                                              k::kGlobalAveragePooling2D, k::kGlobalMaxPooling2D,
+                                              k::kAdd, k::kSubtract, k::kMultiply, k::kConcatenate,
+                                              k::kZeroPadding1D, k::kZeroPadding2D, k::kCropping1D, k::kCropping2D};
   return kinds;
+}
+
+bool isMerge(const std::string& kind) {
+  namespace k = layer_kind;
+  return kind == k::kAdd || kind == k::kSubtract || kind == k::kMultiply || kind == k::kConcatenate;
 }
 
 std::uint64_t elementsOf(const std::vector<std::uint64_t>& shape) {

@@ -31,13 +31,36 @@ inline constexpr const char* kActivation = "activation";
 inline constexpr const char* kConv2D = "conv2d";
 inline constexpr const char* kMaxPooling2D = "max_pooling2d";
 inline constexpr const char* kAveragePooling2D = "average_pooling2d";
+inline constexpr const char* kGlobalAveragePooling2D = "global_average_pooling2d";
+inline constexpr const char* kGlobalMaxPooling2D = "global_max_pooling2d";
+// Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
+inline constexpr const char* kAdd = "add";
+inline constexpr const char* kSubtract = "subtract";
+inline constexpr const char* kMultiply = "multiply";
+inline constexpr const char* kConcatenate = "concatenate";
+// Zeros added around, or elements cut from, the rows and columns of an
+// image (2d: rows x columns x channels) or the steps of a sequence (1d:
+// steps x channels): LayerSpec::pads.
+inline constexpr const char* kZeroPadding1D = "zero_padding1d";
+inline constexpr const char* kZeroPadding2D = "zero_padding2d";
+inline constexpr const char* kCropping1D = "cropping1d";
+inline constexpr const char* kCropping2D = "cropping2d";
 }  // namespace layer_kind
+// Whether a kind merges several inputs (add, subtract, multiply, concatenate).
+bool isMerge(const std::string& kind);
 // Every kind, in the order the documentation lists them.
 const std::vector<std::string>& layerKinds();
+
+// LayerSpec::inputs: the model's input (the images), not a layer.
+inline constexpr std::size_t kModelInput = ~std::size_t(0);
 
 struct LayerSpec {
   std::string kind;  // one of layerKinds()
   std::string name;  // "dense", "dense_1", ... (Keras naming when not given)
+  // The layers whose outputs this layer reads (indices into the model's
+  // layer list, which is in topological order: every input comes earlier),
+  // or kModelInput. One input but for merges. A chain reads the layer before.
+  std::vector<std::size_t> inputs;
   // dense: output features; conv2d: filters.
   std::uint32_t units = 0;
   Activation activation = Activation::Linear;  // dense, conv2d, activation
@@ -57,6 +80,14 @@ struct LayerSpec {
   std::array<std::uint32_t, 2> window{1, 1};
   std::array<std::uint32_t, 2> strides{1, 1};
   std::string padding = "valid";  // conv2d, pooling: valid | same
+  // global pooling: keep the pooled rows and columns as 1x1 (Keras's keepdims).
+  bool keepDims = false;
+  // zero_padding*, cropping*: rows before and after, columns (1d: steps)
+  // before and after.
+  std::array<std::uint32_t, 4> pads{0, 0, 0, 0};
+  // concatenate: the axis, counted as Keras counts it (with the batch axis
+  // 0; -1 the last).
+  std::int64_t axis = -1;
   // model.layers[i].shard (as Keras's ipu_shard): the IPU of a replica it runs on.
   std::uint32_t shard = 0;
   // model.layers[i].stage (as a Keras layer's pipeline stage): the pipeline

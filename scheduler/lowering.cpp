@@ -4,6 +4,7 @@
 #include "scheduler/conv_lowering.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/matmul_lowering.hpp"
+#include "scheduler/padding_layers.hpp"
 #include "scheduler/pool_lowering.hpp"
 #include "scheduler/reduction.hpp"
 #include "scheduler/tile_mapper.hpp"
@@ -180,6 +181,14 @@ class Lowerer {
         break;
       case OpKind::BatchNormalise: lowerBatchNormalise(op); break;
       case OpKind::BatchNormInputGrad: lowerBatchNormInputGrad(op); break;
+      case OpKind::Add: lowerElementwise(op, typed("Add", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::Sub: lowerElementwise(op, typed("Sub", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::Neg: lowerElementwise(op, typed("Neg", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::Concat:
+      case OpKind::Slice: lowerConcatOrSlice(op); break;
+      case OpKind::Reshape: tensorOf_[op.outputs[0]] = tensorOf(op.inputs[0]); break;
+      case OpKind::Pad2D:
+      case OpKind::Crop2D: lowerPaddingOrCropping(op); break;
     }
   }
 
@@ -237,6 +246,72 @@ class Lowerer {
       fields.push_back({outField, {o, b, e}});
       return ir::Vertex{codelet, tile, std::move(fields), params};
     });
+  }
+
+  // Concat: each input's rows copied into their columns of the output's
+  // rows; Slice: a block of columns of every row copied out. One Copy of
+  // 2-D regions (one per input), the output mapped linearly.
+  void lowerConcatOrSlice(const Op& op) {
+    const std::size_t out = op.outputs[0];
+    const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+    std::vector<ir::CopyRegion> regions;
+    auto region = [&](Id src, std::uint64_t srcBegin, std::uint64_t srcStride, std::uint64_t dstBegin,
+                      std::uint64_t dstStride, std::uint64_t len) {
+      ir::CopyRegion r{{src, srcBegin, srcBegin + len}, {o, dstBegin, dstBegin + len}};
+      r.rows = op.rows;
+      if (op.rows > 1) r.srcStride = srcStride, r.dstStride = dstStride;
+      regions.push_back(r);
+    };
+    if (op.kind == OpKind::Concat) {
+      std::uint64_t total = 0, at = 0;
+      for (std::uint64_t b : op.blocks) total += b;
+      for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+        region(tensorOf(op.inputs[i]), 0, op.blocks[i], at, total, op.blocks[i]);
+        at += op.blocks[i];
+      }
+    } else {
+      region(tensorOf(op.inputs[0]), op.blocks[0], op.blocks[2], 0, op.blocks[1], op.blocks[1]);
+    }
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), op.name, estimate);
+  }
+
+  // Pad2D: the output filled with zeros (one compute set over its linear
+  // mapping), then the input's rows copied inside it; Crop2D: the inside
+  // copied out. One 2-D region per image: its rows, at the strides of the
+  // smaller and the larger image. (Poplar pads by concatenating a constant
+  // zero tensor; filling the whole output is an estimate of that cost.)
+  void lowerPaddingOrCropping(const Op& op) {
+    const bool pad = op.kind == OpKind::Pad2D;
+    const std::size_t out = op.outputs[0];
+    const PaddedGeometry small = paddedGeometryOf(g_.values[pad ? op.inputs[0] : out].shape);
+    const PaddedGeometry large = paddedGeometryOf(g_.values[pad ? out : op.inputs[0]].shape);
+    const Id in = tensorOf(op.inputs[0]);
+    const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+    if (pad) {
+      const std::string fill = typed("Fill", {dtypeOf(out)});
+      executePerWorker(b_.placementOf(o), vectorElements(dtypeOf(out), target_),
+                       [&](std::uint32_t tile, std::uint64_t begin, std::uint64_t end) {
+                         return ir::Vertex{fill, tile, {{"out", {o, begin, end}}}, {{"value", 0.0}}};
+                       });
+    }
+    const Id smallT = pad ? in : o, largeT = pad ? o : in;
+    const std::uint64_t rowLen = small.cols * small.channels, largeRow = large.cols * large.channels;
+    std::vector<ir::CopyRegion> regions;
+    for (std::uint64_t i = 0; i < small.images; ++i) {
+      const std::uint64_t s0 = i * small.rows * rowLen;
+      const std::uint64_t l0 = ((i * large.rows + op.pads[0]) * large.cols + op.pads[2]) * large.channels;
+      ir::CopyRegion r = pad ? ir::CopyRegion{{smallT, s0, s0 + rowLen}, {largeT, l0, l0 + rowLen}}
+                             : ir::CopyRegion{{largeT, l0, l0 + rowLen}, {smallT, s0, s0 + rowLen}};
+      r.rows = small.rows;
+      if (small.rows > 1) {
+        r.srcStride = pad ? rowLen : largeRow;
+        r.dstStride = pad ? largeRow : rowLen;
+      }
+      regions.push_back(r);
+    }
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), op.name, estimate);
   }
 
   // in + bias: each tile gets the bias columns its rows touch (one Copy),

@@ -25,12 +25,14 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
     namespace k = layer_kind;
     if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;
     // (A batch normalization's backward reads its whitened input, a tensor of its own.)
-    const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D || (l.kind == k::kDense && spatial) ||
+    const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D ||
+                       l.kind == k::kGlobalMaxPooling2D || (l.kind == k::kDense && spatial) ||
                        l.kind == k::kBatchNormalization;
     if (reads)
       variables.push_back({l.name + (l.kind == k::kBatchNormalization ? "/whitened" : "/input"), "activations",
                            computeBytes * w.dataset.batchSize * (long double)elementsOf(l.inputShape)});
-    spatial = spatial || l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D;
+    spatial = spatial || l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D ||
+              l.kind == k::kGlobalAveragePooling2D || l.kind == k::kGlobalMaxPooling2D;
     computed = true;
   }
   long double features = w.dataset.features, largestKernel = 0;

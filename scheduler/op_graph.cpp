@@ -2,7 +2,9 @@
 
 #include "scheduler/batch_norm_layer.hpp"
 #include "scheduler/conv_layers.hpp"
+#include "scheduler/merge_layers.hpp"
 #include "scheduler/optimizer_updates.hpp"
+#include "scheduler/padding_layers.hpp"
 
 #include <cmath>
 #include <map>
@@ -59,6 +61,14 @@ const char* toString(OpKind kind) {
     case OpKind::BatchNormStatistics: return "BatchNormStatistics";
     case OpKind::BatchNormalise: return "BatchNormalise";
     case OpKind::BatchNormInputGrad: return "BatchNormInputGrad";
+    case OpKind::Add: return "Add";
+    case OpKind::Sub: return "Sub";
+    case OpKind::Neg: return "Neg";
+    case OpKind::Concat: return "Concat";
+    case OpKind::Slice: return "Slice";
+    case OpKind::Pad2D: return "Pad2D";
+    case OpKind::Crop2D: return "Crop2D";
+    case OpKind::Reshape: return "Reshape";
   }
   return "?";
 }
@@ -106,14 +116,18 @@ std::uint64_t mixSeed(std::uint64_t seed, std::uint64_t salt) {
   return z ^ (z >> 31);
 }
 
-[[noreturn]] void notLowered(const Workload& w, const LayerSpec& l, const std::string& what) {
-  throw std::invalid_argument(w.name + ": layer '" + l.name + "' (" + l.kind + "): " + what);
+bool isPooling(const LayerSpec& l) {
+  namespace k = layer_kind;
+  return l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D || l.kind == k::kGlobalAveragePooling2D ||
+         l.kind == k::kGlobalMaxPooling2D;
 }
 
-bool isSpatial(const LayerSpec& l) {
+bool isPaddingOrCropping(const LayerSpec& l) {
   namespace k = layer_kind;
-  return l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D;
+  return l.kind == k::kZeroPadding1D || l.kind == k::kZeroPadding2D || l.kind == k::kCropping1D || l.kind == k::kCropping2D;
 }
+
+bool isSpatial(const LayerSpec& l) { return l.kind == layer_kind::kConv2D || isPooling(l) || isPaddingOrCropping(l); }
 
 // The per-example shape the images are fed in: the model's input shape
 // (height, width, channels) when the first layer that computes is a
@@ -176,22 +190,36 @@ OpGraph buildTrainingGraph(const Workload& w) {
   };
   if (w.optimizer.type == "adam") stepCounter();
 
-  // Forward. Per op we remember what its gradient needs, in `backward`.
+  // Forward, layer by layer in the model's (topological) order. Each op
+  // whose gradient the backward pass builds is recorded on a tape, in order.
   struct Record {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Reshape } kind;
     std::string layer;
-    std::size_t input = 0, output = 0;             // the op's input and output values
+    std::size_t input = 0, output = 0;             // the op's (first) input and output values
+    std::vector<std::size_t> inputs{};             // Merge: every input
+    std::string merge{};                           // Merge: the layer kind (add, subtract, ...)
     std::size_t kernel = 0, bias = 0, kernelUsed = 0;  // Dense, Conv (bias npos without one)
-    std::size_t op = 0;                            // Conv, Pool: the Conv2D / pooling op
+    std::size_t op = 0;                            // Conv, Pool, Merge: the op (Merge: concatenate's)
     scheduler::Activation activation = scheduler::Activation::Linear;
     double rate = 0;
     std::uint64_t seed = 0;
     BatchNormForward batchNorm{};
   };
   constexpr std::size_t npos = ~std::size_t(0);
-  std::vector<Record> backward;
-  std::size_t x = cast(g.images, compute, "input/cast", "input", ValueKind::Activation);
-  std::uint64_t features = w.dataset.features;
+  std::vector<Record> tape;
+  // Per value: whether it depends on a trainable weight (only those need a gradient).
+  std::vector<char> needsGrad;
+  auto dependsOnWeights = [&](std::size_t v) { return v < needsGrad.size() && needsGrad[v]; };
+  auto record = [&](Record r, bool weighted) {
+    bool depends = weighted;
+    for (std::size_t in : r.inputs.empty() ? std::vector<std::size_t>{r.input} : r.inputs) depends |= dependsOnWeights(in);
+    needsGrad.resize(g.values.size(), 0);
+    needsGrad[r.output] = depends;
+    tape.push_back(std::move(r));
+  };
+  const std::size_t x0 = cast(g.images, compute, "input/cast", "input", ValueKind::Activation);
+  std::vector<std::size_t> outputOf(w.layers.size(), npos);  // per layer: its output value
+  std::size_t x = x0;
   std::size_t denseCount = 0, kernelCount = 0;
   // A bias added over the last dimension of `x` (dense or conv output), cast to the compute type.
   auto addBias = [&](Record& r, const LayerSpec& l) {
@@ -215,24 +243,53 @@ OpGraph buildTrainingGraph(const Workload& w) {
     g.addOp(op);
     Record r{Record::Activation, l.name, x, out};
     r.activation = a;
-    backward.push_back(r);
+    record(r, false);
     x = out;
   };
   for (std::size_t li = 0; li < w.layers.size(); ++li) {
     const LayerSpec& l = w.layers[li];
-    if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;  // row-major: the same elements
+    std::vector<std::size_t> ins;
+    for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{li ? li - 1 : kModelInput} : l.inputs)
+      ins.push_back(j == kModelInput ? x0 : outputOf.at(j));
+    x = ins[0];
+    const auto finish = [&] { outputOf[li] = x; };
+    if (l.kind == k::kFlatten || l.kind == k::kReshape) {  // row-major: the same elements
+      finish();
+      continue;
+    }
     if (isSpatial(l) || (l.kind == k::kBatchNormalization && l.inputShape.size() > 1)) {
-      // The value in hand must be the layer's NHWC input: a reshape moves no
-      // element, so one that changes the image shape between spatial layers
-      // (or after a dense layer) would need a copy that is not built. (Batch
+      // The value in hand must be the layer's NHWC input (batch
       // normalization's statistics are per channel: its channels must be the
-      // value's last axis.)
+      // value's last axis). A flatten or reshape moves no element and makes
+      // no op; where a layer needs the new shape, a Reshape op gives the
+      // same tensor that shape (and its gradient the old one back).
       std::vector<std::uint64_t> expected{batch};
       expected.insert(expected.end(), l.inputShape.begin(), l.inputShape.end());
-      if (g.values[x].shape != expected)
-        notLowered(w, l, "its " + shapeText(l.inputShape) + " input comes from a " +
-                             shapeText({g.values[x].shape.begin() + 1, g.values[x].shape.end()}) +
-                             " value reshaped; only the images may be reshaped before a conv2d, pooling or batch_normalization layer");
+      if (g.values[x].shape != expected) {
+        const std::size_t out = value(l.name + "/reshaped_input", expected, g.values[x].dtype, ValueKind::Activation, l.name);
+        g.addOp({OpKind::Reshape, "reshape_input", l.name, {x}, {out}});
+        record(Record{Record::Reshape, l.name, x, out}, false);
+        x = out;
+      }
+    }
+    if (isMerge(l.kind)) {
+      x = addMerge(g, l, ins, batch);
+      Record r{Record::Merge, l.name, ins[0], x};
+      r.inputs = ins;
+      r.merge = l.kind;
+      r.op = g.ops.size() - 1;
+      record(r, false);
+      finish();
+      continue;
+    }
+    if (isPaddingOrCropping(l)) {
+      Record r{Record::Padding, l.name, x};
+      r.output = addPaddingOrCropping(g, l, x, batch);
+      r.op = g.ops.size() - 1;
+      x = r.output;
+      record(r, false);
+      finish();
+      continue;
     }
     if (l.kind == k::kConv2D) {
       // Glorot uniform with Keras's fans: kernel rows x columns x input channels (filters).
@@ -249,38 +306,45 @@ OpGraph buildTrainingGraph(const Workload& w) {
       }
       c.op = g.ops.size() - 1;
       addBias(c, l);
-      backward.push_back(c);
       x = c.output;
+      record(c, true);
       applyActivation(l, l.activation);
+      finish();
       continue;
     }
-    if (l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D) {
+    if (isPooling(l)) {
+      const bool max = l.kind == k::kMaxPooling2D || l.kind == k::kGlobalMaxPooling2D;
       Record p{Record::Pool, l.name, x};
       try {
-        p.output = l.kind == k::kMaxPooling2D ? addMaxPool2D(g, x, windowOf(l), l.name)
-                                              : addAvgPool2D(g, x, windowOf(l), l.name);
+        p.output = max ? addMaxPool2D(g, x, windowOf(l), l.name) : addAvgPool2D(g, x, windowOf(l), l.name);
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(w.name + ": " + e.what());
       }
       p.op = g.ops.size() - 1;
-      backward.push_back(p);
       x = p.output;
+      record(p, false);
+      finish();
       continue;
     }
     if (l.kind == k::kBatchNormalization) {
       Record r{Record::BatchNorm, l.name, x};
       r.batchNorm = addBatchNorm(g, x, l, compute, variables);
       r.output = r.batchNorm.output;
-      backward.push_back(r);
       x = r.output;
+      record(r, r.batchNorm.gamma != npos || r.batchNorm.beta != npos);
+      finish();
       continue;
     }
     if (l.kind == k::kActivation) {
       applyActivation(l, l.activation);
+      finish();
       continue;
     }
     if (l.kind == k::kDropout) {
-      if (l.rate == 0) continue;
+      if (l.rate == 0) {
+        finish();
+        continue;
+      }
       const std::size_t out = value(l.name + "/dropout", g.values[x].shape, compute, ValueKind::Activation, l.name);
       Op op{OpKind::Dropout, "dropout", l.name, {x, stepCounter()}, {out}};
       op.rate = l.rate;
@@ -288,33 +352,53 @@ OpGraph buildTrainingGraph(const Workload& w) {
       g.addOp(op);
       Record r{Record::Dropout, l.name, x, out};
       r.rate = op.rate, r.seed = op.seed;
-      backward.push_back(r);
+      record(r, false);
       x = out;
+      finish();
       continue;
     }
-    // dense: a MatMul reads an NHWC input (after a flatten) as [batch, height x width x channels].
-    if (!l.inputShape.empty() && l.inputShape.size() != 1)
-      notLowered(w, l, "dense on a " + shapeText(l.inputShape) + " input is not lowered yet (flatten before it)");
-    if (!l.inputShape.empty()) features = elementsOf(l.inputShape);
+    // dense: a MatMul reads an NHWC input (after a flatten) as [batch,
+    // height x width x channels]. On an input of rank > 1 (Keras's Dense on
+    // the last axis) every row of the last axis is a row of the product:
+    // the value reshaped to [rows, features], the result back to the layer's
+    // output shape.
+    const std::uint64_t features = l.inputShape.back();
+    const std::uint64_t rows = batch * (elementsOf(l.inputShape) / features);
+    auto reshape = [&](std::vector<std::uint64_t> shape, const char* name) {
+      if (g.values[x].shape == shape) return;
+      const std::size_t out = value(l.name + "/" + name, std::move(shape), g.values[x].dtype, ValueKind::Activation, l.name);
+      g.addOp({OpKind::Reshape, name, l.name, {x}, {out}});
+      record(Record{Record::Reshape, l.name, x, out}, false);
+      x = out;
+    };
+    if (l.inputShape.size() > 1) reshape({rows, features}, "rows");
     Record d{Record::Dense, l.name, x};
     ++denseCount;
     d.kernel = value(l.name + "/kernel", {features, l.units}, variables, ValueKind::Weight, l.name,
                      glorotUniform(features, l.units, w.seed, kernelCount++));
     g.weights.push_back(d.kernel);
     d.kernelUsed = cast(d.kernel, compute, l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t mm = value(l.name + "/matmul", {batch, l.units}, compute, ValueKind::Activation, l.name);
+    const std::size_t mm = value(l.name + "/matmul", {rows, l.units}, compute, ValueKind::Activation, l.name);
     g.addOp({OpKind::MatMul, "matmul", l.name, {x, d.kernelUsed}, {mm}});
     d.output = mm;
     addBias(d, l);
-    backward.push_back(d);
     x = d.output;
-    features = l.units;
+    record(d, true);
+    if (l.inputShape.size() > 1) {
+      std::vector<std::uint64_t> shape{batch};
+      shape.insert(shape.end(), l.outputShape.begin(), l.outputShape.end());
+      reshape(shape, "unrows");
+    }
     applyActivation(l, l.activation);
+    finish();
   }
+  x = outputOf.back();
+  const std::uint64_t features = elementsOf(w.layers.back().outputShape);
   if (!denseCount) throw std::invalid_argument(w.name + ": model.layers: needs at least one dense layer");
   if (features != w.dataset.classes)
-    throw std::invalid_argument(w.name + ": model.layers: the last dense layer has " + std::to_string(features) +
-                                " units but the dataset has " + std::to_string(w.dataset.classes) + " classes");
+    throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers.back().name + "') has " +
+                                std::to_string(features) + " units but the dataset has " +
+                                std::to_string(w.dataset.classes) + " classes");
 
   // The loss, computed in float whatever the logits' type, and its gradient
   // w.r.t. the logits (predictions for mean squared error), in `grad`.
@@ -374,17 +458,32 @@ OpGraph buildTrainingGraph(const Workload& w) {
     seed.scale = (squared ? 2.0 : 1.0) / double(batch) / (binary || squared ? double(features) : 1.0);
     g.addOp(seed);
   }
-  // Nothing before the first layer with weights needs a gradient.
-  auto weighted = [](const Record& r) {
-    return r.kind == Record::Dense || r.kind == Record::Conv ||
-           (r.kind == Record::BatchNorm && (r.batchNorm.gamma != npos || r.batchNorm.beta != npos));
+  // Backward over the tape in reverse, each op's gradient from its output's;
+  // a value read by several ops gets the sum of their gradients. Only values
+  // that depend on a weight get one (nothing before the first layer with
+  // weights).
+  std::map<std::size_t, std::size_t> gradOf{{x, grad}};
+  auto accumulate = [&](std::size_t v, std::size_t gv) {
+    const auto [it, first] = gradOf.emplace(v, gv);
+    if (first) return;
+    const std::string layer = g.values[v].layer;
+    const std::size_t sum = value(layer + "/grad_sum", g.values[gv].shape, compute, ValueKind::Gradient, layer);
+    g.addOp({OpKind::Add, "grad_sum", layer, {it->second, gv}, {sum}});
+    it->second = sum;
   };
-  std::size_t firstWeighted = 0;
-  while (!weighted(backward[firstWeighted])) ++firstWeighted;
   std::map<std::size_t, std::size_t> weightGrad;
-  for (std::size_t i = backward.size(); i-- > firstWeighted;) {
-    const Record& r = backward[i];
+  for (std::size_t i = tape.size(); i-- > 0;) {
+    const Record& r = tape[i];
+    const auto found = gradOf.find(r.output);
+    if (found == gradOf.end() || !dependsOnWeights(r.output)) continue;
+    const std::size_t grad = found->second;
+    const bool wantInput = dependsOnWeights(r.input);
     const std::vector<std::uint64_t> shape = g.values[r.input].shape;  // a copy: addValue reallocates
+    if (r.kind == Record::Merge) {
+      addMergeGrad(g, r.merge, g.ops[r.op], r.inputs, grad, [&](std::size_t in) { return dependsOnWeights(in); },
+                   [&](std::size_t in, std::size_t gv) { accumulate(in, gv); });
+      continue;
+    }
     if (r.kind == Record::Activation) {
       const std::string name = std::string(toString(r.activation)) + "_grad";
       const std::size_t pre = value(r.layer + "/" + name, shape, compute, ValueKind::Gradient, r.layer);
@@ -394,7 +493,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
             {reads, grad}, {pre}};
       op.activation = r.activation;
       g.addOp(op);
-      grad = pre;
+      accumulate(r.input, pre);
       continue;
     }
     if (r.kind == Record::Dropout) {
@@ -402,16 +501,26 @@ OpGraph buildTrainingGraph(const Workload& w) {
       Op op{OpKind::DropoutGrad, "dropout_grad", r.layer, {grad, stepCounter()}, {pre}};
       op.rate = r.rate, op.seed = r.seed;
       g.addOp(op);
-      grad = pre;
+      accumulate(r.input, pre);
       continue;
     }
     if (r.kind == Record::Pool) {
-      grad = addPool2DGrad(g, r.op, grad);
+      accumulate(r.input, addPool2DGrad(g, r.op, grad));
+      continue;
+    }
+    if (r.kind == Record::Reshape) {
+      const std::size_t back = value(r.layer + "/reshaped_input_grad", shape, compute, ValueKind::Gradient, r.layer);
+      g.addOp({OpKind::Reshape, "reshape_input_grad", r.layer, {grad}, {back}});
+      accumulate(r.input, back);
+      continue;
+    }
+    if (r.kind == Record::Padding) {
+      accumulate(r.input, addPaddingOrCroppingGrad(g, r.op, grad));
       continue;
     }
     if (r.kind == Record::BatchNorm) {
-      const std::size_t dx = addBatchNormGrad(g, r.batchNorm, grad, i > firstWeighted, weightGrad);
-      if (i > firstWeighted) grad = dx;
+      const std::size_t dx = addBatchNormGrad(g, r.batchNorm, grad, wantInput, weightGrad);
+      if (wantInput) accumulate(r.input, dx);
       continue;
     }
     const std::vector<std::uint64_t> kshape = g.values[r.kernel].shape;
@@ -424,9 +533,9 @@ OpGraph buildTrainingGraph(const Workload& w) {
       weightGrad[r.bias] = db;
     }
     if (r.kind == Record::Conv) {
-      const Conv2DGradients grads = addConv2DGrad(g, r.op, grad, i > firstWeighted, variables);
+      const Conv2DGradients grads = addConv2DGrad(g, r.op, grad, wantInput, variables);
       weightGrad[r.kernel] = grads.kernel;
-      if (i > firstWeighted) grad = grads.input;
+      if (wantInput) accumulate(r.input, grads.input);
       continue;
     }
     // dKernel = input^T . grad (input stored batch x in: transposed a), its
@@ -436,12 +545,12 @@ OpGraph buildTrainingGraph(const Workload& w) {
     dkOp.transposeA = true;
     g.addOp(dkOp);
     weightGrad[r.kernel] = dk;
-    if (i > firstWeighted) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b), in the input's shape
+    if (wantInput) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b), in the input's shape
       const std::size_t dx = value(r.layer + "/input_grad", shape, compute, ValueKind::Gradient, r.layer);
       Op dxOp{OpKind::MatMul, "input_grad", r.layer, {grad, r.kernelUsed}, {dx}};
       dxOp.transposeB = true;
       g.addOp(dxOp);
-      grad = dx;
+      accumulate(r.input, dx);
     }
   }
 

@@ -12,6 +12,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,18 @@ enum class OpKind {
                           //   statistics updated in place; attrs epsilon, momentum
   BatchNormalise,         // (in, mean, invStdDev, gamma, beta) -> (whitened, out)
   BatchNormInputGrad,     // (grad, whitened, gammaDelta, betaDelta, gamma, invStdDev) -> inputGrad; attr scale = 1 / M
+  // Merges and the sums of gradients (scheduler/merge_layers.hpp builds these).
+  Add,                    // out = in0 + in1
+  Sub,                    // out = in0 - in1
+  Neg,                    // out = -in
+  Concat,                 // (in0, in1, ...) -> out: attr rows; out's rows are the inputs' rows (attr blocks:
+                          //   each input's row length) side by side
+  Slice,                  // in -> out: attr rows; of each row of in (blocks[2] long), blocks[1] elements from blocks[0]
+  // Zero padding and cropping of [batch, rows, columns, channels] or [batch, steps, channels]
+  // (scheduler/padding_layers.hpp builds these); attr pads: rows before, after, columns before, after.
+  Pad2D,                  // in -> out: zeros around a copy of in
+  Crop2D,                 // in -> out: the inside of in
+  Reshape,                // in -> out: the same elements in out's shape (the same tensor; no program)
 };
 const char* toString(OpKind kind);
 
@@ -103,6 +116,9 @@ struct Op {
   std::string codelet{};                       // RowLoss
   Window window{};  // Conv2D* and *Pool2D*
   double epsilon = 0, momentum = 0;  // BatchNormStatistics
+  std::uint64_t rows = 0;                  // Concat, Slice
+  std::vector<std::uint64_t> blocks{};     // Concat, Slice
+  std::array<std::uint64_t, 4> pads{};     // Pad2D, Crop2D
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -126,9 +142,9 @@ struct OpGraph {
 
 // Glorot-uniform kernels (like Keras, from `seed`), zero biases; batch
 // normalization's gamma and moving variance start at one (its beta and moving
-// mean at zero). A layer arrangement not lowered (a dense layer on an
-// unflattened input, a reshape between spatial layers) throws
-// std::invalid_argument naming the layer. With
+// mean at zero). The layers are a graph (LayerSpec::inputs, in topological
+// order, the output last): a value read by several ops gets the sum of their
+// gradients. With
 // model.dtype float16 every float value is half; with mixed_float16 the
 // weights stay float and each step casts them to half for the layer's
 // compute (Keras's mixed policy), their gradients coming back in float.

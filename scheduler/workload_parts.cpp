@@ -1,5 +1,8 @@
 #include "scheduler/workload_parts.hpp"
 
+#include "scheduler/layer_graph.hpp"
+#include "scheduler/padding_layers.hpp"
+
 #include <map>
 #include <set>
 
@@ -35,41 +38,63 @@ LayerSpec parseLayer(const Reader& l, std::map<std::string, int>& counts) {
     spec.padding = l.string("padding", spec.padding, {"valid", "same"});
   };
   if (spec.kind == k::kFlatten) {
-    l.allowOnly({"type", "name", "shard", "stage"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs"});
   } else if (spec.kind == k::kReshape) {
-    l.allowOnly({"type", "name", "shard", "stage", "target_shape"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "target_shape"});
     spec.targetShape = l.integers("target_shape");
   } else if (spec.kind == k::kDense) {
-    l.allowOnly({"type", "name", "shard", "stage", "units", "activation", "use_bias"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "units", "activation", "use_bias"});
     if (!l.has("units")) l.fail(l.key("units"), "missing (expected a positive integer)");
     spec.units = l.count32("units", 0, true);
     activation(false);
     spec.useBias = l.boolean("use_bias", true);
   } else if (spec.kind == k::kDropout) {
-    l.allowOnly({"type", "name", "shard", "stage", "rate", "seed"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "rate", "seed"});
     if (!l.has("rate")) l.fail(l.key("rate"), "missing (expected a number in [0, 1))");
     spec.rate = l.numberIn("rate", 0, 0, 1, true);
     spec.seeded = l.has("seed");
     spec.seed = l.count("seed", 0, false);
   } else if (spec.kind == k::kBatchNormalization) {
-    l.allowOnly({"type", "name", "shard", "stage", "momentum", "epsilon", "center", "scale"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "momentum", "epsilon", "center", "scale"});
     spec.momentum = l.numberIn("momentum", spec.momentum, 0, 1, false);
     spec.epsilon = l.number("epsilon", spec.epsilon);
     if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
     spec.center = l.boolean("center", true);
     spec.scale = l.boolean("scale", true);
   } else if (spec.kind == k::kActivation) {
-    l.allowOnly({"type", "name", "shard", "stage", "activation"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "activation"});
     activation(true);
   } else if (spec.kind == k::kConv2D) {
-    l.allowOnly({"type", "name", "shard", "stage", "filters", "kernel_size", "strides", "padding", "use_bias", "activation"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "filters", "kernel_size", "strides", "padding", "use_bias", "activation"});
     if (!l.has("filters")) l.fail(l.key("filters"), "missing (expected a positive integer)");
     spec.units = l.count32("filters", 0, true);
     window("kernel_size", false);
     spec.useBias = l.boolean("use_bias", true);
     activation(false);
+  } else if (spec.kind == k::kGlobalAveragePooling2D || spec.kind == k::kGlobalMaxPooling2D) {
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "keepdims"});
+    spec.keepDims = l.boolean("keepdims", false);
+  } else if (spec.kind == k::kConcatenate) {
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "axis"});
+    if (l.has("axis") && !l.raw().at("axis").is_number_integer())
+      l.fail(l.key("axis"), "expected an integer (Keras's count: 1 the first axis after the batch, -1 the last)");
+    spec.axis = l.has("axis") ? l.raw().at("axis").get<std::int64_t>() : -1;
+  } else if (isMerge(spec.kind)) {
+    l.allowOnly({"type", "name", "shard", "stage", "inputs"});
+  } else if (spec.kind == k::kZeroPadding1D || spec.kind == k::kZeroPadding2D || spec.kind == k::kCropping1D ||
+             spec.kind == k::kCropping2D) {
+    const bool crop = spec.kind == k::kCropping1D || spec.kind == k::kCropping2D;
+    const bool two = spec.kind == k::kZeroPadding2D || spec.kind == k::kCropping2D;
+    const char* key = crop ? "cropping" : "padding";
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", key});
+    // Keras's defaults: padding 1 on each side; no cropping.
+    const auto pads = l.has(key) ? padsFromJson(l.raw().at(key), two)
+                                 : std::optional(crop ? std::array<std::uint32_t, 4>{0, 0, 0, 0}
+                                                      : std::array<std::uint32_t, 4>{two, two, 1, 1});
+    if (!pads) l.fail(l.key(key), std::string("expected ") + padsForms(two) + ", got " + l.raw().at(key).dump());
+    spec.pads = *pads;
   } else {  // pooling: strides default to pool_size, as Keras's
-    l.allowOnly({"type", "name", "shard", "stage", "pool_size", "strides", "padding"});
+    l.allowOnly({"type", "name", "shard", "stage", "inputs", "pool_size", "strides", "padding"});
     window("pool_size", true);
   }
   spec.shard = l.count32("shard", 0, false);
@@ -83,10 +108,17 @@ std::vector<LayerSpec> parseLayers(const Reader& model) {
   if (!model.has("layers") || !model.raw().at("layers").is_array() || model.raw().at("layers").empty())
     model.fail("model.layers", "expected a non-empty array of layers");
   std::vector<LayerSpec> layers;
+  LayerConnections connections;
   std::map<std::string, int> counts;
   const json& arr = model.raw().at("layers");
-  for (std::size_t i = 0; i < arr.size(); ++i)
-    layers.push_back(parseLayer(Reader(arr[i], model.source(), "model.layers[" + std::to_string(i) + "]"), counts));
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const Reader layer(arr[i], model.source(), "model.layers[" + std::to_string(i) + "]");
+    layers.push_back(parseLayer(layer, counts));
+    connections.inputs.push_back(layer.has("inputs") ? layer.strings("inputs") : std::vector<std::string>{});
+  }
+  connectLayers(layers, connections, model.source(), [](std::size_t i, const std::string& key) {
+    return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
+  });
   return layers;
 }
 

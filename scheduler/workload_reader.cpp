@@ -97,6 +97,18 @@ std::vector<std::int64_t> WorkloadReader::integers(const std::string& k) const {
   return out;
 }
 
+std::vector<std::string> WorkloadReader::strings(const std::string& k) const {
+  if (!has(k)) fail(key(k), "missing (expected an array of strings)");
+  const json& v = j_.at(k);
+  if (!v.is_array() || v.empty()) fail(key(k), "expected a non-empty array of strings, got " + v.dump());
+  std::vector<std::string> out;
+  for (const json& e : v) {
+    if (!e.is_string()) fail(key(k), "expected strings, got " + v.dump());
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
 void WorkloadReader::fail(const std::string& keyPath, const std::string& what) const {
   throw std::invalid_argument(source_ + ": " + keyPath + ": " + what);
 }

@@ -31,6 +31,8 @@ class WorkloadReader {
   std::array<std::uint32_t, 2> pair(const std::string& k, std::array<std::uint32_t, 2> def) const;
   // A non-empty array of integers (reshape's target_shape).
   std::vector<std::int64_t> integers(const std::string& k) const;
+  // A non-empty array of strings (a layer's inputs).
+  std::vector<std::string> strings(const std::string& k) const;
 
   const json& raw() const { return j_; }
   std::string key(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }

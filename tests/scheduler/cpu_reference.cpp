@@ -37,53 +37,156 @@ float derivative(Activation a, float in, float out) {
 
 }  // namespace
 
+std::vector<float> CpuReference::pad(const Stage& s, const std::vector<float>& small) const {
+  std::vector<float> large(batch_ * s.largeH * s.largeW * s.chans, 0.0f);
+  for (std::uint64_t b = 0; b < batch_; ++b)
+    for (std::uint64_t h = 0; h < s.smallH; ++h)
+      for (std::uint64_t w = 0; w < s.smallW; ++w)
+        for (std::uint64_t c = 0; c < s.chans; ++c)
+          large[((b * s.largeH + h + s.top) * s.largeW + w + s.left) * s.chans + c] =
+              small[((b * s.smallH + h) * s.smallW + w) * s.chans + c];
+  return large;
+}
+
+std::vector<float> CpuReference::crop(const Stage& s, const std::vector<float>& large) const {
+  std::vector<float> small(batch_ * s.smallH * s.smallW * s.chans);
+  for (std::uint64_t b = 0; b < batch_; ++b)
+    for (std::uint64_t h = 0; h < s.smallH; ++h)
+      for (std::uint64_t w = 0; w < s.smallW; ++w)
+        for (std::uint64_t c = 0; c < s.chans; ++c)
+          small[((b * s.smallH + h) * s.smallW + w) * s.chans + c] =
+              large[((b * s.largeH + h + s.top) * s.largeW + w + s.left) * s.chans + c];
+  return small;
+}
+
+std::vector<float> CpuReference::mergeForward(const Stage& s, const std::vector<std::vector<float>>& acts) const {
+  const std::vector<float>& first = acts[s.from[0]];
+  if (s.merge == "concatenate") {
+    std::vector<float> y;
+    y.reserve(batch_ * s.out);
+    for (std::uint64_t r = 0; r < s.rows; ++r)
+      for (std::size_t i = 0; i < s.from.size(); ++i) {
+        const float* row = acts[s.from[i]].data() + r * s.blocks[i];
+        y.insert(y.end(), row, row + s.blocks[i]);
+      }
+    return y;
+  }
+  std::vector<float> y = first;
+  for (std::size_t i = 1; i < s.from.size(); ++i) {
+    const std::vector<float>& x = acts[s.from[i]];
+    for (std::size_t e = 0; e < y.size(); ++e)
+      y[e] = s.merge == "add" ? y[e] + x[e] : s.merge == "subtract" ? y[e] - x[e] : y[e] * x[e];
+  }
+  return y;
+}
+
+void CpuReference::mergeBackward(const Stage& s, const std::vector<std::vector<float>>& acts,
+                                 const std::vector<float>& grad,
+                                 const std::function<void(std::size_t, std::vector<float>)>& deliver) const {
+  std::uint64_t offset = 0, total = 0;
+  for (std::uint64_t b : s.blocks) total += b;
+  for (std::size_t i = 0; i < s.from.size(); ++i) {
+    std::vector<float> g;
+    if (s.merge == "concatenate") {
+      for (std::uint64_t r = 0; r < s.rows; ++r)
+        g.insert(g.end(), grad.begin() + std::ptrdiff_t(r * total + offset),
+                 grad.begin() + std::ptrdiff_t(r * total + offset + s.blocks[i]));
+      offset += s.blocks[i];
+    } else if (s.merge == "add" || (s.merge == "subtract" && i == 0)) {
+      g = grad;
+    } else if (s.merge == "subtract") {
+      g = grad;
+      for (float& v : g) v = -v;
+    } else {  // multiply: the gradient times every other input
+      g = grad;
+      for (std::size_t j = 0; j < s.from.size(); ++j)
+        if (j != i)
+          for (std::size_t e = 0; e < g.size(); ++e) g[e] *= acts[s.from[j]][e];
+    }
+    deliver(s.from[i], std::move(g));
+  }
+}
+
 CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights)
     : w_(w), weights_(std::move(weights)), batch_(w.dataset.batchSize) {
   namespace k = scheduler::layer_kind;
-  std::uint64_t in = w.dataset.features;
   std::size_t weight = 0;
+  // Per layer, the activation holding its output (0: the images).
+  std::vector<std::size_t> actOf(w.layers.size(), 0);
+  std::vector<std::uint64_t> sizeOf{w.dataset.features};  // per activation: elements per example
+  auto push = [&](Stage s) {
+    stages_.push_back(std::move(s));
+    sizeOf.push_back(stages_.back().out * stages_.back().steps);
+    return stages_.size();
+  };
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
+    std::vector<std::size_t> from;
+    for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{i ? i - 1 : scheduler::kModelInput} : l.inputs)
+      from.push_back(j == scheduler::kModelInput ? 0 : actOf[j]);
+    std::size_t act = from[0];
+    const std::uint64_t in = sizeOf[act];
     // The last sigmoid is the binary cross-entropy's (fused into the loss, as the last softmax is).
     const bool fusedSigmoid = w.loss.type == "binary_crossentropy" && i + 1 == w.layers.size();
     auto activation = [&](Activation a) {
       if (a != Activation::Linear && a != Activation::Softmax && !(fusedSigmoid && a == Activation::Sigmoid)) {
-        Stage s{Stage::Activation, in, in};
+        Stage s{Stage::Activation, sizeOf[act], sizeOf[act], {act}};
         s.activation = a;
-        stages_.push_back(s);
+        act = push(s);
       }
     };
-    if (l.kind == k::kDense) {
-      Stage s{Stage::Dense, in, l.units};
+    if (scheduler::isMerge(l.kind)) {
+      Stage s{Stage::Merge, in, scheduler::elementsOf(l.outputShape), from};
+      s.merge = l.kind;
+      if (l.kind == k::kConcatenate) {
+        s.rows = batch_;
+        for (std::size_t d = 0; d + 1 < std::size_t(l.axis); ++d) s.rows *= l.outputShape[d];
+        for (std::size_t f : from) s.blocks.push_back(sizeOf[f] * batch_ / s.rows);
+      }
+      act = push(s);
+    } else if (l.kind == k::kZeroPadding1D || l.kind == k::kZeroPadding2D || l.kind == k::kCropping1D ||
+               l.kind == k::kCropping2D) {
+      Stage s{Stage::Padding, in, scheduler::elementsOf(l.outputShape), {act}};
+      s.pads = l.kind == k::kZeroPadding1D || l.kind == k::kZeroPadding2D;
+      const auto& small = s.pads ? l.inputShape : l.outputShape;
+      const auto& large = s.pads ? l.outputShape : l.inputShape;
+      const bool two = small.size() == 3;
+      s.smallH = two ? small[0] : 1, s.smallW = small[two ? 1 : 0], s.chans = small.back();
+      s.largeH = two ? large[0] : 1, s.largeW = large[two ? 1 : 0];
+      s.top = l.pads[0], s.left = l.pads[2];
+      act = push(s);
+    } else if (l.kind == k::kDense) {
+      // Keras's Dense on the last axis: every row of it a row of the product.
+      Stage s{Stage::Dense, l.inputShape.back(), l.units, {act}};
+      s.steps = in / l.inputShape.back();
       s.kernel = weight;
       s.bias = l.useBias;
       weight += l.useBias ? 2 : 1;
-      stages_.push_back(s);
-      in = l.units;
+      act = push(s);
       activation(l.activation);
-    } else if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D) {
+    } else if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D ||
+               l.kind == k::kGlobalAveragePooling2D || l.kind == k::kGlobalMaxPooling2D) {
       const bool conv = l.kind == k::kConv2D;
       const auto& s3 = l.inputShape;  // height, width, channels
-      Stage s{conv ? Stage::Conv : Stage::Pool, in, scheduler::elementsOf(l.outputShape)};
+      Stage s{conv ? Stage::Conv : Stage::Pool, in, scheduler::elementsOf(l.outputShape), {act}};
       s.geometry = SpatialGeometry::of(batch_, s3[0], s3[1], s3[2], conv ? l.units : s3[2], scheduler::windowOf(l));
-      s.max = l.kind == k::kMaxPooling2D;
+      s.max = l.kind == k::kMaxPooling2D || l.kind == k::kGlobalMaxPooling2D;
       if (conv) {
         s.kernel = weight;
         s.bias = l.useBias;
         weight += l.useBias ? 2 : 1;
       }
-      stages_.push_back(s);
-      in = s.out;
+      act = push(s);
       if (conv) activation(l.activation);
     } else if (l.kind == k::kActivation) {
       activation(l.activation);
     } else if (l.kind == k::kDropout && l.rate > 0) {
-      Stage s{Stage::Dropout, in, in};
+      Stage s{Stage::Dropout, in, in, {act}};
       s.rate = float(l.rate);
       s.seed = scheduler::dropoutSeed(w, i);
-      stages_.push_back(s);
+      act = push(s);
     } else if (l.kind == k::kBatchNormalization) {
-      Stage s{Stage::BatchNorm, in, in};
+      Stage s{Stage::BatchNorm, in, in, {act}};
       s.channels = l.outputShape.back();
       s.momentum = l.momentum, s.epsilon = l.epsilon;
       if (l.scale) s.gamma = weight++;
@@ -91,11 +194,13 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.moving = moving_.size();
       moving_.push_back(std::vector<float>(s.channels, 0.0f));  // Keras: moving_mean zeros
       moving_.push_back(std::vector<float>(s.channels, 1.0f));  //        moving_variance ones
-      stages_.push_back(s);
+      act = push(s);
     } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout) {
       throw std::invalid_argument("CpuReference: no model of " + l.kind);
     }
+    actOf[i] = act;
   }
+  output_ = actOf.back();
   if (weight != weights_.size()) throw std::invalid_argument("CpuReference: weights do not match the layers");
   const std::string& o = w.optimizer.type;
   std::size_t slots = 0;
@@ -167,15 +272,19 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   std::vector<std::vector<float>> acts{images};
   for (std::size_t i = 0; i < S; ++i) {
     const Stage& s = stages_[i];
-    const std::vector<float>& x = acts[i];
-    std::vector<float> y(B * s.out);
-    if (s.kind == Stage::Conv) {
+    const std::vector<float>& x = acts[s.from[0]];
+    std::vector<float> y(B * s.steps * s.out);
+    if (s.kind == Stage::Merge) {
+      y = mergeForward(s, acts);
+    } else if (s.kind == Stage::Padding) {
+      y = s.pads ? pad(s, x) : crop(s, x);
+    } else if (s.kind == Stage::Conv) {
       y = conv2dForward(s.geometry, x, weights_[s.kernel], s.bias ? weights_[s.kernel + 1] : std::vector<float>{});
     } else if (s.kind == Stage::Pool) {
       y = pool2dForward(s.geometry, s.max, x);
     } else if (s.kind == Stage::Dense) {
       const auto& W = weights_[s.kernel];
-      for (std::size_t r = 0; r < B; ++r)
+      for (std::size_t r = 0; r < B * s.steps; ++r)
         for (std::size_t c = 0; c < s.out; ++c) {
           double sum = 0;
           for (std::size_t k = 0; k < s.in; ++k) sum += double(x[r * s.in + k]) * W[k * s.out + c];
@@ -216,7 +325,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
     // Softmax cross-entropy over the class (one-hot targets give the same numbers).
     for (std::size_t r = 0; r < B; ++r) {
-      const float* z = &acts[S][r * C];
+      const float* z = &acts[output_][r * C];
       const float mx = *std::max_element(z, z + C);
       correct += std::max_element(z, z + C) - z == labels[r];
       double sum = 0;
@@ -237,7 +346,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       double row = 0;
       std::size_t same = 0;
       for (std::size_t c = 0; c < C; ++c) {
-        const double z = acts[S][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
+        const double z = acts[output_][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
         if (binary) {
           const double p = 1.0 / (1.0 + std::exp(-z));
           row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
@@ -253,29 +362,55 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     lastAccuracy_ = float(matches / double(B));
   }
-  // Backward (no gradient before the first layer with weights), then the updates.
+  // Backward in reverse stage order, each activation's gradient the sum of
+  // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
     return s.kind == Stage::Dense || s.kind == Stage::Conv ||
            (s.kind == Stage::BatchNorm && (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
-  std::size_t firstWeighted = 0;
-  while (!weighted(stages_[firstWeighted])) ++firstWeighted;
+  std::vector<char> depends(S + 1, 0);
+  for (std::size_t i = 0; i < S; ++i) {
+    depends[i + 1] = weighted(stages_[i]);
+    for (std::size_t f : stages_[i].from) depends[i + 1] |= depends[f];
+  }
+  std::vector<std::vector<float>> gradOf(S + 1);
+  gradOf[output_] = std::move(grad);
+  auto deliver = [&](std::size_t act, std::vector<float> g) {
+    if (!depends[act]) return;
+    if (gradOf[act].empty()) gradOf[act] = std::move(g);
+    else
+      for (std::size_t e = 0; e < g.size(); ++e) gradOf[act][e] += g[e];
+  };
   std::vector<std::pair<std::size_t, std::vector<float>>> grads;
-  for (std::size_t i = S; i-- > firstWeighted;) {
+  for (std::size_t i = S; i-- > 0;) {
     const Stage& s = stages_[i];
+    if (gradOf[i + 1].empty() || !depends[i + 1]) continue;
+    std::vector<float> grad = std::move(gradOf[i + 1]);
+    const std::size_t inAct = s.from[0];
+    const bool wantInput = depends[inAct];
+    const std::vector<float>& input = acts[inAct];
+    if (s.kind == Stage::Merge) {
+      mergeBackward(s, acts, grad, deliver);
+      continue;
+    }
+    if (s.kind == Stage::Padding) {
+      deliver(inAct, s.pads ? crop(s, grad) : pad(s, grad));
+      continue;
+    }
     if (s.kind == Stage::Pool) {
-      grad = pool2dBackward(s.geometry, s.max, acts[i], grad);
+      deliver(inAct, pool2dBackward(s.geometry, s.max, input, grad));
       continue;
     }
     if (s.kind == Stage::Conv) {
-      Conv2DReferenceGrads d = conv2dBackward(s.geometry, acts[i], weights_[s.kernel], grad, i > firstWeighted);
+      Conv2DReferenceGrads d = conv2dBackward(s.geometry, input, weights_[s.kernel], grad, wantInput);
       grads.push_back({s.kernel, std::move(d.kernel)});
       if (s.bias) grads.push_back({s.kernel + 1, std::move(d.bias)});
-      if (i > firstWeighted) grad = std::move(d.input);
+      if (wantInput) deliver(inAct, std::move(d.input));
       continue;
     }
     if (s.kind == Stage::Activation) {
-      for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, acts[i][e], acts[i + 1][e]);
+      for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, input[e], acts[i + 1][e]);
+      deliver(inAct, std::move(grad));
       continue;
     }
     if (s.kind == Stage::BatchNorm) {
@@ -284,30 +419,33 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       // dgamma = sum(dy xhat), dbeta = sum(dy),
       // dx = gamma r / M (M dy - dbeta - xhat dgamma).
       std::vector<double> mean, variance;
-      batchStatistics(s, acts[i], mean, variance);
+      batchStatistics(s, input, mean, variance);
       const std::size_t C = s.channels, M = grad.size() / C;
       std::vector<double> r(C), dGamma(C, 0.0), dBeta(C, 0.0);
       for (std::size_t c = 0; c < C; ++c) r[c] = 1.0 / std::sqrt(variance[c] + s.epsilon);
       for (std::size_t e = 0; e < grad.size(); ++e) {
         const std::size_t c = e % C;
-        dGamma[c] += grad[e] * (acts[i][e] - mean[c]) * r[c];
+        dGamma[c] += grad[e] * (input[e] - mean[c]) * r[c];
         dBeta[c] += grad[e];
       }
       if (s.gamma != ~std::size_t(0)) grads.push_back({s.gamma, std::vector<float>(dGamma.begin(), dGamma.end())});
       if (s.beta != ~std::size_t(0)) grads.push_back({s.beta, std::vector<float>(dBeta.begin(), dBeta.end())});
-      if (i > firstWeighted)
+      if (wantInput) {
         for (std::size_t e = 0; e < grad.size(); ++e) {
           const std::size_t c = e % C;
           const double gamma = s.gamma == ~std::size_t(0) ? 1.0 : weights_[s.gamma][c];
-          const double xhat = (acts[i][e] - mean[c]) * r[c];
+          const double xhat = (input[e] - mean[c]) * r[c];
           grad[e] = float(gamma * r[c] / double(M) * (double(M) * grad[e] - dBeta[c] - xhat * dGamma[c]));
         }
+        deliver(inAct, std::move(grad));
+      }
       continue;
     }
     if (s.kind == Stage::Dropout) {
       const float scale = 1.0f / (1.0f - s.rate);
       for (std::size_t e = 0; e < grad.size(); ++e)
         grad[e] = numeric::dropoutKeeps(s.seed, stepCount_, e, s.rate) ? grad[e] * scale : 0.0f;
+      deliver(inAct, std::move(grad));
       continue;
     }
     const auto& W = weights_[s.kernel];
@@ -315,7 +453,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     for (std::size_t k = 0; k < s.in; ++k)
       for (std::size_t c = 0; c < s.out; ++c) {
         double sum = 0;
-        for (std::size_t r = 0; r < B; ++r) sum += double(acts[i][r * s.in + k]) * grad[r * s.out + c];
+        for (std::size_t r = 0; r < B * s.steps; ++r) sum += double(input[r * s.in + k]) * grad[r * s.out + c];
         dW[k * s.out + c] = float(sum);
       }
     grads.push_back({s.kernel, std::move(dW)});
@@ -323,20 +461,20 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       std::vector<float> db(s.out);
       for (std::size_t c = 0; c < s.out; ++c) {
         double sum = 0;
-        for (std::size_t r = 0; r < B; ++r) sum += grad[r * s.out + c];
+        for (std::size_t r = 0; r < B * s.steps; ++r) sum += grad[r * s.out + c];
         db[c] = float(sum);
       }
       grads.push_back({s.kernel + 1, std::move(db)});
     }
-    if (i > firstWeighted) {
-      std::vector<float> gin(B * s.in);
-      for (std::size_t r = 0; r < B; ++r)
+    if (wantInput) {
+      std::vector<float> gin(B * s.steps * s.in);
+      for (std::size_t r = 0; r < B * s.steps; ++r)
         for (std::size_t k = 0; k < s.in; ++k) {
           double sum = 0;
           for (std::size_t c = 0; c < s.out; ++c) sum += double(grad[r * s.out + c]) * W[k * s.out + c];
           gin[r * s.in + k] = float(sum);
         }
-      grad = std::move(gin);
+      deliver(inAct, std::move(gin));
     }
   }
   for (auto& [weight, g] : grads) update(weight, g);

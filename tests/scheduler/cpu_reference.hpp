@@ -3,7 +3,7 @@
 // the same model (flatten/reshape, dense with or without bias, conv2d with or
 // without bias, max and average pooling (cpu_reference_spatial.hpp), relu /
 // sigmoid / tanh / gelu activations and layers, dropout with the device's
-// masks, batch normalization in training (Keras's arithmetic: two-pass batch
+// masks, merges (add, subtract, multiply, concatenate), global pooling, batch normalization in training (Keras's arithmetic: two-pass batch
 // statistics, the full gradient through them, moving averages), softmax cross-entropy from logits or fused with a last softmax)
 // and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),
 // starting from the initial weights the compiled executable holds, fed the
@@ -12,6 +12,8 @@
 #include "scheduler/workload.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace ipusim::testing {
@@ -31,8 +33,19 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm } kind;
-    std::uint64_t in = 0, out = 0;  // elements per example
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding } kind;
+    std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
+    // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
+    std::vector<std::size_t> from{};
+    std::string merge{};                 // Merge: add | subtract | multiply | concatenate
+    std::vector<std::uint64_t> blocks{}; // Merge, concatenate: each input's row length
+    std::uint64_t rows = 0;              // Merge, concatenate: rows of the output
+    // Padding: the smaller image (rows, columns, channels), the larger one's
+    // rows and columns, where the smaller starts in it, and whether the
+    // layer pads (else it crops).
+    std::uint64_t smallH = 0, smallW = 0, chans = 0, largeH = 0, largeW = 0, top = 0, left = 0;
+    bool pads = false;
+    std::uint64_t steps = 1;        // Dense: rows per example (Keras's Dense on the last axis of a sequence)
     std::size_t kernel = 0;         // Dense, Conv: index in weights_
     SpatialGeometry geometry{};     // Conv, Pool
     bool max = false;               // Pool: max (else average)
@@ -50,9 +63,17 @@ class CpuReference {
   void batchStatistics(const Stage& s, const std::vector<float>& x, std::vector<double>& mean,
                        std::vector<double>& variance) const;
   void update(std::size_t weight, const std::vector<float>& grad);
+  // Padding: the smaller image inside the larger (zeros around), or cut out of it.
+  std::vector<float> pad(const Stage& s, const std::vector<float>& small) const;
+  std::vector<float> crop(const Stage& s, const std::vector<float>& large) const;
+  std::vector<float> mergeForward(const Stage& s, const std::vector<std::vector<float>>& acts) const;
+  // Hands each input of merge `s` its gradient.
+  void mergeBackward(const Stage& s, const std::vector<std::vector<float>>& acts, const std::vector<float>& grad,
+                     const std::function<void(std::size_t, std::vector<float>)>& deliver) const;
 
   scheduler::Workload w_;
   std::vector<Stage> stages_;
+  std::size_t output_ = 0;  // the activation holding the model's output
   std::vector<std::vector<float>> weights_;
   std::vector<std::vector<std::vector<float>>> slots_;  // per weight: the optimizer's slot variables
   std::vector<std::vector<float>> moving_;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -129,21 +130,21 @@ TEST(KerasModel, ConvnetWorkloadBuildsItsTrainingGraph) {
   EXPECT_EQ(g.values[g.weights[4]].shape, (std::vector<std::uint64_t>{9216, 128}));
 }
 
-// A dense layer's output reshaped into an image for a convolution would need
-// a copy that is not built: a clear error naming the layer.
-TEST(KerasModel, ConvAfterDenseIsAClearError) {
+// A dense layer's output reshaped into an image for a convolution: a
+// Reshape op gives the dense output's tensor the image's shape, and the
+// gradient its own shape back.
+TEST(KerasModel, ConvAfterDenseReadsTheReshapedTensor) {
   nlohmann::json j = nlohmann::json::parse(R"({
     "dataset": {"format": "synthetic", "features": 16, "classes": 10},
     "model": {"layers": [{"type": "dense", "units": 64}, {"type": "reshape", "target_shape": [8, 8, 1]},
                          {"type": "conv2d", "filters": 4, "kernel_size": [3, 3]}, {"type": "flatten"},
                          {"type": "dense", "units": 10, "activation": "softmax"}]}})");
   const Workload w = parseWorkload(j, "dense_conv.json");
-  try {
-    buildTrainingGraph(w);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    expectMentions(e.what(), {"dense_conv.json", "layer 'conv2d'", "8x8x1 input comes from a 64 value reshaped"});
-  }
+  const OpGraph g = buildTrainingGraph(w);
+  std::vector<std::string> reshapes;
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::Reshape) reshapes.push_back(op.layer + "/" + op.name);
+  EXPECT_EQ(reshapes, (std::vector<std::string>{"conv2d/reshape_input", "conv2d/reshape_input_grad"}));
 }
 
 // Batch normalization in ipusim's own format builds its training graph:
@@ -321,9 +322,84 @@ TEST(KerasModelErrors, ShapesThatDoNotChainNameLayerAndKey) {
   expectMentions(errorOf(path), {path, "layer 'reshape'", "target_shape", "784", "27x27"});
 }
 
-TEST(KerasModelErrors, FunctionalModelThatIsNotAChain) {
+// dense_1 reads flatten, so dense's output leads nowhere.
+TEST(KerasModelErrors, FunctionalLayerThatLeadsNowhere) {
   const std::string path = src("tests/data/keras/functional_not_a_chain.json");
-  expectMentions(errorOf(path), {path, "layer 'dense_1' (Dense)", "inbound_nodes", "'flatten'", "chain"});
+  expectMentions(errorOf(path), {path, "layer 'dense' (Dense)", "does not lead to the model's output", "'dense_1'"});
+}
+
+// A residual convnet (tests/data/keras/make_residual_convnet.py writes it in
+// both formats): the same graph of layer calls from either.
+TEST(KerasModel, ResidualConvnetReadsAsOneGraphFromEitherFormat) {
+  const KerasModel tf2 = loadKerasModel(src("tests/data/keras/residual_convnet_tf2.json"));
+  const KerasModel k3 = loadKerasModel(src("tests/data/keras/residual_convnet_keras3.json"));
+  ASSERT_EQ(tf2.layers.size(), 14u);
+  ASSERT_EQ(k3.layers.size(), tf2.layers.size());
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < tf2.layers.size(); ++i) {
+    const LayerSpec& a = tf2.layers[i];
+    const LayerSpec& b = k3.layers[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.inputs, b.inputs) << a.name;
+    EXPECT_EQ(a.outputShape, b.outputShape) << a.name;
+    for (std::size_t in : a.inputs) EXPECT_TRUE(in == kModelInput || in < i) << a.name << " reads a later layer";
+    at[a.name] = i;
+  }
+  const LayerSpec& add = tf2.layers[at.at("add")];
+  EXPECT_EQ(add.kind, layer_kind::kAdd);
+  EXPECT_EQ(add.inputs, (std::vector<std::size_t>{at.at("conv2d_2"), at.at("activation")}));
+  EXPECT_EQ(tf2.layers[at.at("conv2d")].inputs, std::vector<std::size_t>{kModelInput});
+  EXPECT_EQ(tf2.layers[at.at("conv2d_4")].inputs, std::vector<std::size_t>{at.at("activation_1")});
+  EXPECT_EQ(tf2.layers[at.at("concatenate")].outputShape, std::vector<std::uint64_t>{32});
+  EXPECT_EQ(tf2.layers[at.at("global_average_pooling2d")].outputShape, std::vector<std::uint64_t>{16});
+  EXPECT_EQ(tf2.layers.back().name, "dense");  // the output last
+}
+
+// The residual convnet's file with one layer's inbound node changed by `edit`.
+std::string residualError(const std::function<void(nlohmann::json& layers)>& edit) {
+  nlohmann::json j = readJson(src("tests/data/keras/residual_convnet_tf2.json"));
+  edit(j["config"]["layers"]);
+  return parseError(j);
+}
+
+nlohmann::json& layerNamed(nlohmann::json& layers, const std::string& name) {
+  for (auto& l : layers)
+    if (l["name"] == name) return l;
+  throw std::logic_error("no layer " + name);
+}
+
+TEST(KerasModelErrors, CycleInInboundNodesNamesItsLayers) {
+  const std::string e = residualError([](nlohmann::json& layers) {
+    layerNamed(layers, "conv2d_1")["inbound_nodes"] = nlohmann::json::parse(R"([[["conv2d_2", 0, 0, {}]]])");
+  });
+  expectMentions(e, {"model.json", "inbound_nodes", "cycle", "'conv2d_1'", "'conv2d_2'"});
+}
+
+TEST(KerasModelErrors, InputThatNamesNoLayer) {
+  const std::string e = residualError([](nlohmann::json& layers) {
+    layerNamed(layers, "add")["inbound_nodes"] = nlohmann::json::parse(R"([[["conv2d_2", 0, 0, {}], ["conv_9", 0, 0, {}]]])");
+  });
+  expectMentions(e, {"model.json", "layer 'add' (Add)", "inbound_nodes", "'conv_9' names no layer"});
+}
+
+TEST(KerasModelErrors, ShapesThatDoNotMerge) {
+  const std::string e = residualError([](nlohmann::json& layers) {
+    layerNamed(layers, "add")["inbound_nodes"] = nlohmann::json::parse(R"([[["conv2d_2", 0, 0, {}], ["input_1", 0, 0, {}]]])");
+  });
+  expectMentions(e, {"model.json", "layer 'add'", "do not merge", "8x8x8, 8x8x1"});
+}
+
+TEST(KerasModelErrors, ConcatenateAxisOutOfRange) {
+  const std::string e = residualError([](nlohmann::json& layers) { layerNamed(layers, "concatenate")["config"]["axis"] = 2; });
+  expectMentions(e, {"model.json", "layer 'concatenate'", "axis", "2 is not an axis"});
+}
+
+TEST(KerasModelErrors, SharedLayerCalledTwice) {
+  const std::string e = residualError([](nlohmann::json& layers) {
+    layerNamed(layers, "add")["inbound_nodes"] = nlohmann::json::parse(R"([[["conv2d_2", 1, 0, {}], ["activation", 0, 0, {}]]])");
+  });
+  expectMentions(e, {"model.json", "layer 'add' (Add)", "inbound_nodes", "[\"conv2d_2\",1,0", "shared layer"});
 }
 
 TEST(KerasModelErrors, WorkloadNamesItsKeyAndTheKerasFile) {

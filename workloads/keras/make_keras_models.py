@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Writes the bundled Keras 3 model files of the image classifiers:
+
+  resnet50_keras3.json      ResNet-50 as keras.applications.ResNet50 builds it
+                            (keras/src/applications/resnet.py: residual_block_v1,
+                            stack_residual_blocks_v1; 224x224x3, 1000 classes);
+  resnet20_cifar_keras3.json ResNet-20 for CIFAR-10 (He et al. 2016, section 4.2:
+                            3 stages of 3 basic blocks, 16/32/64 filters, identity
+                            shortcuts with 1x1 projections where the shape changes,
+                            as the Keras example "CIFAR-10 ResNet" builds it).
+
+Each is what `model.to_json()` writes in Keras 3 (module, class_name, config,
+registered_name, build_config, name, inbound_nodes with __keras_tensor__
+args), built here layer call by layer call after Keras's own code so that no
+Keras install is needed. Run from the repository root:
+
+    python3 workloads/keras/make_keras_models.py
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def initializer(name):
+    return {"module": "keras.initializers", "class_name": name, "config": {"seed": None} if name.startswith("Glorot") else {},
+            "registered_name": None}
+
+
+def policy(dtype):
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": dtype}, "registered_name": None}
+
+
+class Model:
+    """Records layer calls as Keras 3's functional model serializes them."""
+
+    def __init__(self, name, input_shape, dtype="float32"):
+        self.name, self.dtype, self.layers, self.shapes = name, dtype, [], {}
+        self.layers.append({"module": "keras.layers", "class_name": "InputLayer",
+                            "config": {"batch_shape": [None, *input_shape], "dtype": "float32", "sparse": False,
+                                       "name": "input_layer"},
+                            "registered_name": None, "name": "input_layer", "inbound_nodes": []})
+        self.shapes["input_layer"] = [None, *input_shape]
+        self.counts = {}
+
+    def call(self, cls, config, inputs, name=None, shape=None):
+        if name is None:
+            base = "".join("_" + c.lower() if c.isupper() else c for c in cls).lstrip("_")
+            n = self.counts.get(base, 0)
+            self.counts[base] = n + 1
+            name = base if n == 0 else f"{base}_{n}"
+        tensors = [{"class_name": "__keras_tensor__",
+                    "config": {"shape": self.shapes[i], "dtype": self.dtype, "keras_history": [i, 0, 0]}}
+                   for i in inputs]
+        args = [tensors] if len(inputs) > 1 else tensors
+        in_shapes = [self.shapes[i] for i in inputs]
+        self.layers.append({"module": "keras.layers", "class_name": cls,
+                            "config": {"name": name, "trainable": True, "dtype": policy(self.dtype), **config},
+                            "registered_name": None,
+                            "build_config": {"input_shape": in_shapes if len(inputs) > 1 else in_shapes[0]},
+                            "name": name, "inbound_nodes": [{"args": args, "kwargs": {}}]})
+        self.shapes[name] = shape
+        return name
+
+    # Layers, with Keras 3's defaults written out as to_json() writes them.
+    def conv(self, x, filters, kernel, strides=1, padding="valid", name=None, use_bias=True):
+        h, w, _ = self.shapes[x][1:]
+        out = lambda n: (n + strides - 1) // strides if padding == "same" else (n - kernel) // strides + 1
+        return self.call("Conv2D", {
+            "filters": filters, "kernel_size": [kernel, kernel], "strides": [strides, strides], "padding": padding,
+            "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "linear",
+            "use_bias": use_bias, "kernel_initializer": initializer("GlorotUniform"),
+            "bias_initializer": initializer("Zeros"), "kernel_regularizer": None, "bias_regularizer": None,
+            "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None},
+            [x], name, [None, out(h), out(w), filters])
+
+    def bn(self, x, name=None, epsilon=1.001e-5):
+        return self.call("BatchNormalization", {
+            "axis": -1, "momentum": 0.99, "epsilon": epsilon, "center": True, "scale": True,
+            "beta_initializer": initializer("Zeros"), "gamma_initializer": initializer("Ones"),
+            "moving_mean_initializer": initializer("Zeros"), "moving_variance_initializer": initializer("Ones"),
+            "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None, "gamma_constraint": None,
+            "synchronized": False}, [x], name, self.shapes[x])
+
+    def relu(self, x, name=None):
+        return self.call("Activation", {"activation": "relu"}, [x], name, self.shapes[x])
+
+    def add(self, a, b, name=None):
+        return self.call("Add", {}, [a, b], name, self.shapes[a])
+
+    def pad(self, x, p, name):
+        b, h, w, c = self.shapes[x]
+        return self.call("ZeroPadding2D", {"padding": [[p, p], [p, p]], "data_format": "channels_last"}, [x], name,
+                         [b, h + 2 * p, w + 2 * p, c])
+
+    def max_pool(self, x, size, strides, name):
+        b, h, w, c = self.shapes[x]
+        return self.call("MaxPooling2D", {"pool_size": [size, size], "padding": "valid", "strides": [strides, strides],
+                                          "data_format": "channels_last"}, [x], name,
+                         [b, (h - size) // strides + 1, (w - size) // strides + 1, c])
+
+    def global_avg_pool(self, x, name=None):
+        return self.call("GlobalAveragePooling2D", {"data_format": "channels_last", "keepdims": False}, [x], name,
+                         [None, self.shapes[x][3]])
+
+    def dense(self, x, units, activation, name=None):
+        return self.call("Dense", {
+            "units": units, "activation": activation, "use_bias": True,
+            "kernel_initializer": initializer("GlorotUniform"), "bias_initializer": initializer("Zeros"),
+            "kernel_regularizer": None, "bias_regularizer": None, "kernel_constraint": None, "bias_constraint": None},
+            [x], name, [None, units])
+
+    def write(self, output, file, compile_config=None):
+        doc = {"module": "keras.src.models.functional", "class_name": "Functional",
+               "config": {"name": self.name, "trainable": True, "layers": self.layers,
+                          "input_layers": [["input_layer", 0, 0]], "output_layers": [[output, 0, 0]]},
+               "registered_name": "Functional", "build_config": {"input_shape": None}}
+        if compile_config:
+            doc["compile_config"] = compile_config
+        with open(os.path.join(HERE, file), "w") as f:
+            json.dump(doc, f)
+            f.write("\n")
+
+
+def resnet50():
+    """keras.applications.ResNet50(weights=None): include_top, 224x224x3, 1000 classes."""
+    m = Model("resnet50", [224, 224, 3])
+
+    def block(x, filters, stride=1, conv_shortcut=True, name=None):  # residual_block_v1
+        if conv_shortcut:
+            shortcut = m.conv(x, 4 * filters, 1, stride, name=name + "_0_conv")
+            shortcut = m.bn(shortcut, name + "_0_bn")
+        else:
+            shortcut = x
+        x = m.conv(x, filters, 1, stride, name=name + "_1_conv")
+        x = m.relu(m.bn(x, name + "_1_bn"), name + "_1_relu")
+        x = m.conv(x, filters, 3, padding="same", name=name + "_2_conv")
+        x = m.relu(m.bn(x, name + "_2_bn"), name + "_2_relu")
+        x = m.conv(x, 4 * filters, 1, name=name + "_3_conv")
+        x = m.bn(x, name + "_3_bn")
+        x = m.add(shortcut, x, name + "_add")
+        return m.relu(x, name + "_out")
+
+    def stack(x, filters, blocks, stride1=2, name=None):  # stack_residual_blocks_v1
+        x = block(x, filters, stride=stride1, name=name + "_block1")
+        for i in range(2, blocks + 1):
+            x = block(x, filters, conv_shortcut=False, name=name + "_block" + str(i))
+        return x
+
+    x = m.pad("input_layer", 3, "conv1_pad")
+    x = m.conv(x, 64, 7, 2, name="conv1_conv")
+    x = m.relu(m.bn(x, "conv1_bn"), "conv1_relu")
+    x = m.pad(x, 1, "pool1_pad")
+    x = m.max_pool(x, 3, 2, "pool1_pool")
+    x = stack(x, 64, 3, stride1=1, name="conv2")
+    x = stack(x, 128, 4, name="conv3")
+    x = stack(x, 256, 6, name="conv4")
+    x = stack(x, 512, 3, name="conv5")
+    x = m.global_avg_pool(x, "avg_pool")
+    x = m.dense(x, 1000, "softmax", "predictions")
+    m.write(x, "resnet50_keras3.json")
+
+
+def resnet20_cifar():
+    """ResNet-20 (n = 3) for 32x32x3 CIFAR-10 images, 10 classes."""
+    m = Model("resnet20_cifar", [32, 32, 3])
+
+    def conv_bn(x, filters, strides=1, activation=True):
+        x = m.bn(m.conv(x, filters, 3, strides, padding="same"), epsilon=1e-3)
+        return m.relu(x) if activation else x
+
+    x = conv_bn("input_layer", 16)
+    for stage, filters in enumerate([16, 32, 64]):
+        for b in range(3):
+            strides = 2 if stage > 0 and b == 0 else 1
+            y = conv_bn(x, filters, strides)
+            y = conv_bn(y, filters, activation=False)
+            if strides > 1:  # projection shortcut: a 1x1 convolution
+                x = m.conv(x, filters, 1, strides, padding="same")
+            x = m.relu(m.add(x, y))
+    x = m.global_avg_pool(x)
+    x = m.dense(x, 10, "softmax")
+    m.write(x, "resnet20_cifar_keras3.json")
+
+
+if __name__ == "__main__":
+    resnet50()
+    resnet20_cifar()
