@@ -135,7 +135,9 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
   if (!heads.empty()) builder.execute(std::move(heads), "reduce_tile_head");
   if (!tails.empty()) builder.execute(std::move(tails), "reduce_tile_tail");
   // Stage 1: groups of about sqrt(rows) consecutive partial rows, each
-  // summed on the tile holding its first row; then the column sums of those.
+  // group's columns cut into slices over the group's tiles (slice j of group
+  // k summed on the tile of its j-th row), so no tile gathers a whole group
+  // of wide rows; then the column sums of the groups' sums.
   const std::uint64_t rows = rowTiles.size();
   const std::uint64_t group = std::max<std::uint64_t>(2, std::uint64_t(std::ceil(std::sqrt(double(rows)))));
   if (rows <= group) {
@@ -143,22 +145,42 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
     return;
   }
   const std::uint64_t groups = ceilDiv(rows, group);
-  std::vector<std::uint32_t> groupTiles;
-  std::vector<std::uint64_t> groupSizes;
+  // Slices of at least kSliceGrain columns (a few vectors: a fold vertex's
+  // overhead is then spread over its loop).
+  constexpr std::uint64_t kSliceGrain = 8;
+  struct Slice { std::uint64_t group, firstRow, rows, col, len; std::uint32_t tile; };
+  std::vector<Slice> slices;
   for (std::uint64_t k = 0; k < groups; ++k) {
-    groupTiles.push_back(rowTiles[k * group]);
-    groupSizes.push_back((std::min(rows, (k + 1) * group) - k * group) * cols);
+    const std::uint64_t first = k * group, n = std::min(rows, first + group) - first;
+    const std::uint64_t count = std::max<std::uint64_t>(1, std::min(n, cols / kSliceGrain));
+    const std::uint64_t len = ceilDiv(cols, count);
+    for (std::uint64_t j = 0, col = 0; col < cols; ++j, col += len)
+      slices.push_back({k, first, n, col, std::min(len, cols - col), rowTiles[first + j]});
   }
-  const auto [gathered, gAt] = builder.addBlocks(builder.tensor(out).name + "/tile_sums_gathered", ir::DType::Float,
-                                                 groupTiles, groupSizes);
-  const auto [folded, fAt] = builder.addBlocks(builder.tensor(out).name + "/group_sums", ir::DType::Float, groupTiles,
-                                               std::vector<std::uint64_t>(groups, cols));
+  std::vector<std::uint32_t> sliceTiles;
+  std::vector<std::uint64_t> gatheredSizes, foldedSizes;
+  for (const Slice& sl : slices) {
+    sliceTiles.push_back(sl.tile);
+    gatheredSizes.push_back(sl.rows * sl.len);
+    foldedSizes.push_back(sl.len);
+  }
+  const auto [gathered, gAt] =
+      builder.addBlocks(builder.tensor(out).name + "/tile_sums_gathered", ir::DType::Float, sliceTiles, gatheredSizes);
+  // The groups' sums, groups x cols row-major: slice (k, j) holds row k's columns [col, col + len).
+  const auto [folded, fAt] =
+      builder.addBlocks(builder.tensor(out).name + "/group_sums", ir::DType::Float, sliceTiles, foldedSizes);
   std::vector<ir::CopyRegion> bring;
   std::vector<ir::Vertex> fold;
-  for (std::uint64_t k = 0; k < groups; ++k) {
-    bring.push_back({{partials, pAt[k * group], pAt[k * group] + groupSizes[k]}, {gathered, gAt[k], gAt[k] + groupSizes[k]}});
-    fold.push_back({"ReduceSum", groupTiles[k], {{"in", {gathered, gAt[k], gAt[k] + groupSizes[k]}}, {"out", {folded, fAt[k], fAt[k] + cols}}},
-                    sumParams(groupSizes[k] / cols, cols, 0, 1)});
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    const Slice& sl = slices[i];
+    // The slice's columns of the group's partial rows (partials is rows x cols, row r at pAt[r] = r cols).
+    ir::CopyRegion region{{partials, pAt[sl.firstRow] + sl.col, pAt[sl.firstRow] + sl.col + sl.len},
+                          {gathered, gAt[i], gAt[i] + sl.len}};
+    region.rows = sl.rows;
+    if (sl.rows > 1) region.srcStride = cols, region.dstStride = sl.len;
+    bring.push_back(region);
+    fold.push_back({"ReduceSum", sl.tile, {{"in", {gathered, gAt[i], gAt[i] + sl.rows * sl.len}}, {"out", {folded, fAt[i], fAt[i] + sl.len}}},
+                    sumParams(sl.rows, sl.len, 0, 1)});
   }
   const ir::Cycles estimate = estimateCopy(builder, bring);
   builder.copy(std::move(bring), "gather_tile_sums", estimate);

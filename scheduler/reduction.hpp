@@ -16,8 +16,10 @@ namespace ipusim::scheduler {
 void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint64_t cols, ir::Id out, double scale);
 // The same sum for a tall `in` (an NHWC gradient's channels over batch x
 // positions): first each tile sums the rows it holds (whole rows over its
-// workers, pieces of rows added after), then reduceColumns over those
-// per-tile sums, so no tile gathers the whole tensor.
+// workers, pieces of rows added after); groups of about sqrt(tiles) of
+// those per-tile sums are folded, each group's columns sliced over its
+// tiles; then reduceColumns over the groups' sums. No tile gathers the whole
+// tensor, nor a whole group of wide rows.
 void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, ir::Id out, double scale);
 // `in`: n elements; the sum goes to out[outIndex], already mapped.
 void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale, std::uint64_t outIndex = 0);

@@ -42,7 +42,7 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
 
   if (d.classes > kMaxClasses)
     overLimit(source, "dataset.classes", str(std::uint64_t(d.classes)) + " is over the limit of " + str(std::uint64_t(kMaxClasses)) +
-                                             " (labels are unsigned bytes, as in IDX files)");
+                                             " (labels are 16-bit class indices)");
   const Wide batchBytes = Wide(d.batchSize) * d.features * kFloat;
   if (batchBytes > kMaxTensorBytes)
     overLimit(source, "dataset.batch_size", str(std::uint64_t(d.batchSize)) + " batches of " + str(std::uint64_t(d.features)) +

@@ -23,8 +23,10 @@ inline constexpr std::uint64_t kMaxHostDatasetBytes = 4ull << 30;
 // M2000 datasheet) rounded up. Even out of memory (debug.allowOutOfMemory)
 // the simulator holds every byte on the host, so this bounds host memory.
 inline constexpr std::uint64_t kMaxTensorBytes = 1ull << 30;
-// Labels are stored as unsigned bytes (as in IDX label files): at most 256 classes.
-inline constexpr std::uint32_t kMaxClasses = 256;
+// Labels are stored as 16-bit class indices on the host (IDX label files
+// hold bytes, so at most 256 classes there): at most 65,536 classes, beyond
+// ImageNet-21k's 21,841.
+inline constexpr std::uint32_t kMaxClasses = 65536;
 // Steps per run and in total (design choice: 2^40, far beyond a training job,
 // while step counters and cycle totals stay exact).
 inline constexpr std::uint64_t kMaxSteps = 1ull << 40;

@@ -39,7 +39,7 @@ Examples loadIdxExamples(const std::string& images, const std::string& labels, s
   e.count = img.dims[0];
   e.features = features;
   e.pixels = std::move(img.data);
-  e.labels = std::move(lab.data);
+  e.labels.assign(lab.data.begin(), lab.data.end());
   return e;
 }
 
@@ -51,7 +51,7 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
   e.pixels.resize(count * features);
   e.labels.resize(count);
   for (auto& p : e.pixels) p = std::uint8_t(rng() >> 56);
-  for (auto& l : e.labels) l = std::uint8_t(rng() % classes);
+  for (auto& l : e.labels) l = std::uint16_t(rng() % classes);
   return e;
 }
 

@@ -22,7 +22,7 @@ struct Examples {
   std::uint64_t count = 0;
   std::uint32_t features = 0;
   std::vector<std::uint8_t> pixels;  // count x features
-  std::vector<std::uint8_t> labels;  // count
+  std::vector<std::uint16_t> labels;  // count (IDX files hold bytes; synthetic data up to 65,536 classes)
 };
 
 // IDX images + labels. Errors name the file: counts that differ, an image

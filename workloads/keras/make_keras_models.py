@@ -18,6 +18,7 @@ Keras install is needed. Run from the repository root:
 """
 import json
 import os
+import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -45,7 +46,8 @@ class Model:
 
     def call(self, cls, config, inputs, name=None, shape=None):
         if name is None:
-            base = "".join("_" + c.lower() if c.isupper() else c for c in cls).lstrip("_")
+            # Keras's to_snake_case: Conv2D -> conv2d, BatchNormalization -> batch_normalization.
+            base = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", cls)).lower()
             n = self.counts.get(base, 0)
             self.counts[base] = n + 1
             name = base if n == 0 else f"{base}_{n}"
