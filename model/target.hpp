@@ -25,6 +25,7 @@ struct TileParams {
 struct ExchangeParams {
   std::uint32_t bytesPerCycle = 4;     // per tile, send and receive
   std::uint32_t pairedReceiveFactor = 2;
+  std::uint32_t multicast = 1;         // 1: a sender's bytes reach every listening tile in one send; 0: one send per receiver
   std::uint32_t latencyCycles = 0;     // fixed cost of an exchange phase
 };
 

@@ -125,9 +125,13 @@ ConvCost estimateConv(const ConvShape& s, std::uint64_t pb, std::uint64_t ph, st
   const std::uint64_t block = wu ? s.kernelH * s.kernelW * CI.size * CO.size : B.size * H.size * s.outW * CO.size;
   // 1. Gather: the busiest receiver (its window and second operand) or sender
   // (its share of every window, each read by pco tiles, and of the second
-  // operand, read by pb ph tiles (kernel) or pci tiles (deltas)).
-  const std::uint64_t windowsTotal = s.batch * sumRows * s.inW * s.inChans * pco;
-  const std::uint64_t secondTotal = s.weightElements() * (wu ? pci : pb * ph);
+  // operand, read by pb ph tiles (kernel) or pci tiles (deltas): with
+  // multicast each element is sent once, however many tiles read it; rows
+  // two windows share (the halo) are sent once then too).
+  const bool multicast = target.exchange.multicast != 0;
+  const std::uint64_t windowsTotal =
+      multicast ? s.batch * std::min(sumRows, s.inH) * s.inW * s.inChans : s.batch * sumRows * s.inW * s.inChans * pco;
+  const std::uint64_t secondTotal = s.weightElements() * (multicast ? 1 : (wu ? pci : pb * ph));
   const std::uint64_t sent = ceilDiv(windowsTotal, std::max<std::uint64_t>(1, s.inTiles)) * e +
                              ceilDiv(secondTotal, std::max<std::uint64_t>(1, s.weightTiles)) * e;
   c.gather = exchangePhaseCycles(std::max((window + second) * e, sent), target);

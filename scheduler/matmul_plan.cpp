@@ -70,10 +70,12 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
   const std::uint64_t mb = ceilDiv(s.m, pm), kb = ceilDiv(s.k, pk), nb = ceilDiv(s.n, pn);
   const std::uint64_t eIn = ir::sizeOf(s.inputType), eOut = ir::sizeOf(s.outputType);
   // 1. Gather: the busiest receiver (its two blocks) or sender (its share of
-  // a, read by pn tiles, and of b, read by pm tiles).
+  // a, read by pn tiles, and of b, read by pm tiles: sent once with
+  // multicast, once per reader without).
+  const bool multicast = target.exchange.multicast != 0;
   const std::uint64_t received = (mb * kb + kb * nb) * eIn;
-  const std::uint64_t sent = ceilDiv(s.m * s.k, std::max<std::uint64_t>(1, s.aTiles)) * eIn * pn +
-                             ceilDiv(s.k * s.n, std::max<std::uint64_t>(1, s.bTiles)) * eIn * pm;
+  const std::uint64_t sent = ceilDiv(s.m * s.k, std::max<std::uint64_t>(1, s.aTiles)) * eIn * (multicast ? 1 : pn) +
+                             ceilDiv(s.k * s.n, std::max<std::uint64_t>(1, s.bTiles)) * eIn * (multicast ? 1 : pm);
   c.gather = exchangePhaseCycles(std::max(received, sent), target);
   // 2. One AMP vertex per tile.
   const ir::DType partialsType = pk > 1 ? ir::DType::Float : s.outputType;

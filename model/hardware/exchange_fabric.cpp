@@ -218,24 +218,45 @@ ExchangePlan ExchangeFabric::plan(const ir::Program& copy, const MemoryLayout& m
     out.localBytes = t.local;
     if (t.hasOnChip) onChipReceived[tile] = t.onChipReceived;
   }
-  const std::uint32_t factor = std::max<std::uint32_t>(1, target_.exchange.pairedReceiveFactor);
   sortBySender(sentRanges, target_.totalTiles());
-  std::vector<Range> even, odd;
-  for (std::size_t a = 0; a < sentRanges.size();) {
-    // One sender's ranges to one pair: [a, m) to the even member, [m, b) to the odd.
-    const std::uint32_t sender = sentRanges[a].sender, pair = sentRanges[a].receiver / 2;
-    std::size_t m = a, b = a;
-    std::uint64_t raw = 0;  // raw bytes first: the same bytes sent twice to one tile are sent twice
-    for (; b < sentRanges.size() && sentRanges[b].sender == sender && sentRanges[b].receiver / 2 == pair; ++b) {
-      raw += sentRanges[b].bytes.second - sentRanges[b].bytes.first;
-      if (sentRanges[b].receiver % 2 == 0) m = b + 1;
+  if (target_.exchange.multicast) {
+    // Multicast: a sender's byte goes out once, and every tile that needs
+    // it listens then. (Bytes one tile takes twice pass twice, but that
+    // tile's receiving already takes as long.)
+    std::vector<Range> sorted;
+    for (std::size_t a = 0; a < sentRanges.size();) {
+      const std::uint32_t sender = sentRanges[a].sender;
+      sorted.clear();
+      std::size_t b = a;
+      for (; b < sentRanges.size() && sentRanges[b].sender == sender; ++b) sorted.push_back(sentRanges[b].bytes);
+      std::sort(sorted.begin(), sorted.end());
+      std::uint64_t distinct = 0, coveredTo = 0;
+      for (const Range& r : sorted) {
+        if (r.second > std::max(coveredTo, r.first)) distinct += r.second - std::max(coveredTo, r.first);
+        coveredTo = std::max(coveredTo, r.second);
+      }
+      traffic[sender].sentBytes += distinct;
+      a = b;
     }
-    uniteSorted(sentRanges.data() + a, sentRanges.data() + m, even);
-    uniteSorted(sentRanges.data() + m, sentRanges.data() + b, odd);
-    const std::uint64_t shared = overlap(even, odd);
-    // Bytes both members receive cost the sender 2S / factor instead of 2S.
-    traffic[sender].sentBytes += raw - 2 * shared + ceilDiv(2 * shared, factor);
-    a = b;
+  } else {
+    const std::uint32_t factor = std::max<std::uint32_t>(1, target_.exchange.pairedReceiveFactor);
+    std::vector<Range> even, odd;
+    for (std::size_t a = 0; a < sentRanges.size();) {
+      // One sender's ranges to one pair: [a, m) to the even member, [m, b) to the odd.
+      const std::uint32_t sender = sentRanges[a].sender, pair = sentRanges[a].receiver / 2;
+      std::size_t m = a, b = a;
+      std::uint64_t raw = 0;  // raw bytes first: the same bytes sent twice to one tile are sent twice
+      for (; b < sentRanges.size() && sentRanges[b].sender == sender && sentRanges[b].receiver / 2 == pair; ++b) {
+        raw += sentRanges[b].bytes.second - sentRanges[b].bytes.first;
+        if (sentRanges[b].receiver % 2 == 0) m = b + 1;
+      }
+      uniteSorted(sentRanges.data() + a, sentRanges.data() + m, even);
+      uniteSorted(sentRanges.data() + m, sentRanges.data() + b, odd);
+      const std::uint64_t shared = overlap(even, odd);
+      // Bytes both members receive cost the sender 2S / factor instead of 2S.
+      traffic[sender].sentBytes += raw - 2 * shared + ceilDiv(2 * shared, factor);
+      a = b;
+    }
   }
 
   if (mirror.copy(copy.id)) {

@@ -7,8 +7,10 @@
 // applied once, so it pays the latency once:
 // - on-chip, per tile t: sent(t) and received(t) bytes to/from other tiles of
 //   its IPU; exchange cycles(t) = ceil(max(sent, received) / exchange.bytesPerCycle).
-//   Paired tiles (2k, 2k+1) receiving the same source bytes from the same
-//   sender: the sender sends those S bytes once for the pair; in general it is
+//   Multicast (exchange.multicast): sent(t) counts each distinct source byte
+//   once however many tiles listen to it (model/README.md). Without it, each
+//   receiver's bytes are sent again, but paired tiles (2k, 2k+1) receiving the
+//   same source bytes from the same sender share a send: the sender is
 //   charged ceil(2S / exchange.pairedReceiveFactor) (factor 2: S, not 2S).
 // - within one tile (source and destination on the same tile): a memcpy on the
 //   tile, ceil(bytes / tile.vectorBytes) cycles, added to that tile's cycles.

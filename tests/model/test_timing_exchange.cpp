@@ -66,19 +66,48 @@ TEST(TimingExchange, BroadcastToPairedTilesCostsTheSenderOnce) {
   EXPECT_EQ(rec.statics.at(0).tileCycles[0], 256u);
 }
 
-// The same broadcast to tiles 3 and 4 (different pairs): the sender sends 2 KiB.
-TEST(TimingExchange, BroadcastToUnpairedTilesCostsTheSenderTwice) {
+// The same broadcast to tiles 3 and 4 (different pairs): with multicast
+// both listen to one send of 1 KiB; without, the sender sends 2 KiB.
+TEST(TimingExchange, BroadcastToUnpairedTilesIsOneMulticastSend) {
   ExeBuilder b;
   const ir::Id src = b.tensorMapped("row", 512, {{0, 0, 256, 0}, {0, 256, 512, 0}});
   const ir::Id dst = b.tensorMapped("rows", 512, {{3, 0, 256, 0}, {4, 256, 512, 0}});
   b.entry("main", b.copy(b.all(src), b.all(dst)));
   Recorder rec;
-  EXPECT_EQ(runOnce(smallTarget(), b, rec), 2048 / 4 + 20u);
+  EXPECT_EQ(runOnce(smallTarget(), b, rec), 1024 / 4 + 20u);
 }
 
-// pairedReceiveFactor 1 disables the pairing: the pair costs the sender 2B.
+TEST(TimingExchange, BroadcastToUnpairedTilesWithoutMulticastCostsTheSenderTwice) {
+  Target target = smallTarget();
+  target.set("exchange.multicast", "0");
+  ExeBuilder b;
+  const ir::Id src = b.tensorMapped("row", 512, {{0, 0, 256, 0}, {0, 256, 512, 0}});
+  const ir::Id dst = b.tensorMapped("rows", 512, {{3, 0, 256, 0}, {4, 256, 512, 0}});
+  b.entry("main", b.copy(b.all(src), b.all(dst)));
+  Recorder rec;
+  EXPECT_EQ(runOnce(target, b, rec), 2048 / 4 + 20u);
+}
+
+// One 256-byte row multicast to six tiles: one send of 256 bytes, each
+// receiver takes 256 (a batch normalization's per-channel broadcast).
+TEST(TimingExchange, MulticastToManyTilesCostsOneSend) {
+  ExeBuilder b;
+  std::vector<ir::TileInterval> srcMap, dstMap;
+  for (std::uint32_t k = 0; k < 6; ++k) {
+    srcMap.push_back({0, k * 64, (k + 1) * 64, 0});  // every interval the same bytes of tile 0
+    dstMap.push_back({2 + k, k * 64, (k + 1) * 64, 0});
+  }
+  const ir::Id src = b.tensorMapped("row", 6 * 64, srcMap);
+  const ir::Id dst = b.tensorMapped("rows", 6 * 64, dstMap);
+  b.entry("main", b.copy(b.all(src), b.all(dst)));
+  Recorder rec;
+  EXPECT_EQ(runOnce(smallTarget(), b, rec), 256 / 4 + 20u);
+}
+
+// pairedReceiveFactor 1 disables the pairing without multicast: the pair costs the sender 2B.
 TEST(TimingExchange, PairedReceiveFactorOneSendsTwice) {
   Target target = smallTarget();
+  target.set("exchange.multicast", "0");
   target.set("exchange.pairedReceiveFactor", "1");
   ExeBuilder b;
   const ir::Id src = b.tensorMapped("row", 512, {{0, 0, 256, 0}, {0, 256, 512, 0}});
