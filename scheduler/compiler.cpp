@@ -1,14 +1,14 @@
 #include "scheduler/compiler.hpp"
 
-#include "scheduler/gradient_accumulation.hpp"
-#include "scheduler/layer_shapes.hpp"
-#include "scheduler/lowering.hpp"
-#include "scheduler/memory_estimate.hpp"
-#include "scheduler/memory_plan.hpp"
-#include "scheduler/op_graph.hpp"
-#include "scheduler/pipelining.hpp"
-#include "scheduler/replication.hpp"
-#include "scheduler/schedule.hpp"
+#include "scheduler/multi_ipu/gradient_accumulation.hpp"
+#include "scheduler/models/layer_shapes.hpp"
+#include "scheduler/lowering/lowering.hpp"
+#include "scheduler/models/memory_estimate.hpp"
+#include "scheduler/planning/memory_plan.hpp"
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/multi_ipu/pipelining.hpp"
+#include "scheduler/multi_ipu/replication.hpp"
+#include "scheduler/graph/schedule.hpp"
 
 #include <algorithm>
 #include <map>

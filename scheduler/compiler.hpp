@@ -10,9 +10,9 @@
 // batch mean cross-entropy (a scalar).
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
-#include "scheduler/conv_plan.hpp"
-#include "scheduler/matmul_plan.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/planning/conv_plan.hpp"
+#include "scheduler/planning/matmul_plan.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <functional>
 

@@ -9,11 +9,11 @@
 // status 1 when over --limit) uses the process's CPU time (user + sys),
 // which on the shared build machine measures the code rather than the load;
 // the wall time is printed beside it.
-#include "scheduler/lowering.hpp"
-#include "scheduler/memory_plan.hpp"
-#include "scheduler/op_graph.hpp"
-#include "scheduler/schedule.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/lowering/lowering.hpp"
+#include "scheduler/planning/memory_plan.hpp"
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/graph/schedule.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>

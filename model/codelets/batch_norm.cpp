@@ -1,6 +1,6 @@
 // Batch normalization's vertices (channels last: a rows x cols block of
 // activations, cols channels; the per-channel vectors float), as
-// scheduler/batch_norm_layer.hpp decomposes a layer:
+// scheduler/layers/batch_norm_layer.hpp decomposes a layer:
 //   BatchNormStatistics (n channels): variance = max(meanSquare - mean^2, 0),
 //     invStdDev = 1 / sqrt(variance + epsilon); movingMean and
 //     movingVariance (in place) = moving * momentum + batch * (1 - momentum)

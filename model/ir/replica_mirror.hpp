@@ -2,7 +2,7 @@
 // ReplicaMirror: identical replicas described once (timing-only runs).
 //
 // A replicated executable normally lays every replica out in full: R copies
-// of every vertex and copy region (scheduler/replication.hpp). In timing-only
+// of every vertex and copy region (scheduler/multi_ipu/replication.hpp). In timing-only
 // mode nothing reads a replica's numbers, and replicas run the same program
 // with data-independent timing, so the compiler may keep ONE replica's work
 // instead: the compute sets and Copy programs flagged here hold replica 0's

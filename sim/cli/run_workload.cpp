@@ -1,7 +1,7 @@
 #include "sim/cli/run_workload.hpp"
 
 #include "scheduler/compiler.hpp"
-#include "scheduler/workload_limits.hpp"
+#include "scheduler/models/workload_limits.hpp"
 #include "model/clock.hpp"
 #include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/job_cycles.hpp"

@@ -1,6 +1,6 @@
 #include "sim/cli/workload_overrides.hpp"
 
-#include "scheduler/keras_model.hpp"
+#include "scheduler/models/keras_model.hpp"
 
 #include <fstream>
 #include <stdexcept>

@@ -2,7 +2,7 @@
 // Workload key overrides: `key.path=value` assignments applied to a
 // workload's JSON before it is parsed, so that any workload key can be
 // changed from the command line (`ipusim run --workload-set`, sweeps).
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 // them, deterministically: each epoch is a permutation of the examples drawn
 // from shuffle_seed and the epoch number; a partial last batch is dropped.
 // Images are floats in [0, 1] ([batch, features]), labels ints ([batch]).
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 
 #include "model/ir/tile_memory_usage.hpp"
 #include "scheduler/compiler.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <nlohmann/json.hpp>

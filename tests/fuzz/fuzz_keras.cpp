@@ -1,7 +1,7 @@
 // Fuzzes the Keras importer: a model.to_json() text -> parseKerasModel
 // (both formats, layer configs, shapes that must chain, compile_config).
 #include "fuzz_common.hpp"
-#include "scheduler/keras_model.hpp"
+#include "scheduler/models/keras_model.hpp"
 
 #include <stdexcept>
 

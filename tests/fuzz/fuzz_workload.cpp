@@ -1,6 +1,6 @@
 // Fuzzes the workload reader: JSON text -> parseWorkload (keys, types, limits).
 #include "fuzz_common.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <stdexcept>
 

@@ -8,7 +8,7 @@
 // the reference's after the last step. One simulation per test (per process).
 #include "training_harness.hpp"
 
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

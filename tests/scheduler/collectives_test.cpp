@@ -1,6 +1,6 @@
-// Cross-replica collectives (scheduler/collectives.hpp) run on the machine
+// Cross-replica collectives (scheduler/multi_ipu/collectives.hpp) run on the machine
 // model: exact sums in functional mode, and the fabric's timing of each step.
-#include "scheduler/collectives.hpp"
+#include "scheduler/multi_ipu/collectives.hpp"
 
 #include "../model/test_system_rig.hpp"
 #include "model/hardware/ipu_link_topology.hpp"

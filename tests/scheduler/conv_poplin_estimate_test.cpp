@@ -11,9 +11,9 @@
 //   weight update: ConvPartial1x1Out of the expanded weight-update conv
 //     (getConvPartial1x1SupervisorCycleEstimate, float).
 #include "model/hardware/loaded_executable.hpp"
-#include "scheduler/conv_layers.hpp"
-#include "scheduler/lowering.hpp"
-#include "scheduler/memory_plan.hpp"
+#include "scheduler/layers/conv_layers.hpp"
+#include "scheduler/lowering/lowering.hpp"
+#include "scheduler/planning/memory_plan.hpp"
 
 #include <gtest/gtest.h>
 

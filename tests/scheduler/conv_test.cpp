@@ -1,5 +1,5 @@
 // Convolution and pooling through the compiler: the ops the graph builders
-// add (scheduler/conv_layers.hpp), lowered by the planner and the lowering,
+// add (scheduler/layers/conv_layers.hpp), lowered by the planner and the lowering,
 // run by the machine model and compared with direct nested-loop references
 // (forward, input gradient, kernel gradient; max and average pooling and
 // their gradients), every plan of a planner's space computing the right
@@ -8,11 +8,11 @@
 #include "model/codelets/cycle_model.hpp"
 #include "model/hardware/loaded_executable.hpp"
 #include "model/numeric/half.hpp"
-#include "scheduler/conv_layers.hpp"
-#include "scheduler/conv_lowering.hpp"
-#include "scheduler/lowering.hpp"
-#include "scheduler/memory_plan.hpp"
-#include "scheduler/tile_mapper.hpp"
+#include "scheduler/layers/conv_layers.hpp"
+#include "scheduler/lowering/conv_lowering.hpp"
+#include "scheduler/lowering/lowering.hpp"
+#include "scheduler/planning/memory_plan.hpp"
+#include "scheduler/planning/tile_mapper.hpp"
 #include "small_target.hpp"
 #include "static_runner.hpp"
 

@@ -1,8 +1,9 @@
 #include "cpu_reference.hpp"
 
 #include "model/numeric/dropout_mask.hpp"
-#include "scheduler/conv_layers.hpp"
-#include "scheduler/op_graph.hpp"
+#include "scheduler/layers/conv_layers.hpp"
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/layers/layer.hpp"
 
 #include <algorithm>
 #include <cmath>

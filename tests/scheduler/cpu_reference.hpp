@@ -9,7 +9,7 @@
 // starting from the initial weights the compiled executable holds, fed the
 // same batches. Float arithmetic, double accumulators.
 #include "cpu_reference_spatial.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <cstdint>
 #include <functional>

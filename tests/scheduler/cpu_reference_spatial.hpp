@@ -1,11 +1,11 @@
 #pragma once
 // Plain loops for the CPU reference's convolution and pooling layers (NHWC
-// activations, HWIO kernels, TF's padding arithmetic from scheduler/window.hpp):
+// activations, HWIO kernels, TF's padding arithmetic from scheduler/layers/window.hpp):
 // forward and backward, float values with double accumulators. Pooling
 // ignores padded positions (max) and does not count them (average), as TF
 // and the device's pooling vertices do; a max window's gradient goes to its
 // first maximum in row-major window order.
-#include "scheduler/window.hpp"
+#include "scheduler/layers/window.hpp"
 
 #include <cstdint>
 #include <vector>

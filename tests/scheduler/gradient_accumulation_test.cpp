@@ -1,10 +1,10 @@
-// Gradient accumulation without pipelining (scheduler/gradient_accumulation.hpp):
+// Gradient accumulation without pipelining (scheduler/multi_ipu/gradient_accumulation.hpp):
 // N mini-batches of b, one update with their summed gradient, train as one
 // update on N x b at N x the learning rate; replicas combine with it.
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

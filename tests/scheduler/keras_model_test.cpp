@@ -1,9 +1,9 @@
 // The Keras importer: model.to_json() files as TF 2.x and Keras 3 write them
 // become ipusim's layer list; bad files get one clear error naming the file,
 // the layer and the key.
-#include "scheduler/keras_model.hpp"
-#include "scheduler/op_graph.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/keras_model.hpp"
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The model as a graph of layer calls (layer_graph.hpp): names resolved into
 // inputs, the layers put in topological order with the output last, and one
 // clear error per bad graph naming the file, the layer and the key.
-#include "scheduler/layer_graph.hpp"
-#include "scheduler/op_graph.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/layer_graph.hpp"
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

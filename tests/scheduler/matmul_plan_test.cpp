@@ -3,12 +3,12 @@
 // estimate is within 1.25x of the best plan of its space as the machine
 // model actually runs them, every one of which computes the right product.
 #include "model/hardware/loaded_executable.hpp"
-#include "scheduler/cost_model.hpp"
-#include "scheduler/ir_builder.hpp"
-#include "scheduler/matmul_lowering.hpp"
-#include "scheduler/matmul_plan.hpp"
-#include "scheduler/memory_plan.hpp"
-#include "scheduler/tile_mapper.hpp"
+#include "scheduler/planning/cost_model.hpp"
+#include "scheduler/lowering/ir_builder.hpp"
+#include "scheduler/lowering/matmul_lowering.hpp"
+#include "scheduler/planning/matmul_plan.hpp"
+#include "scheduler/planning/memory_plan.hpp"
+#include "scheduler/planning/tile_mapper.hpp"
 #include "small_target.hpp"
 #include "static_runner.hpp"
 

@@ -6,8 +6,8 @@
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
-#include "scheduler/pipeline_schedule.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/multi_ipu/pipeline_schedule.hpp"
+#include "scheduler/models/workload.hpp"
 #include "model/ir/tile_memory_usage.hpp"
 
 #include <gtest/gtest.h>

@@ -2,11 +2,11 @@
 // output and over all six workers, in two compute phases rather than one
 // worker of one tile; timed as the machine model runs them.
 #include "model/hardware/loaded_executable.hpp"
-#include "scheduler/cost_model.hpp"
-#include "scheduler/ir_builder.hpp"
-#include "scheduler/memory_plan.hpp"
-#include "scheduler/reduction.hpp"
-#include "scheduler/tile_mapper.hpp"
+#include "scheduler/planning/cost_model.hpp"
+#include "scheduler/lowering/ir_builder.hpp"
+#include "scheduler/planning/memory_plan.hpp"
+#include "scheduler/lowering/reduction.hpp"
+#include "scheduler/planning/tile_mapper.hpp"
 #include "small_target.hpp"
 #include "static_runner.hpp"
 

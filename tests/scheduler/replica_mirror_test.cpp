@@ -8,7 +8,7 @@
 
 #include "model/hardware/loaded_executable.hpp"
 #include "scheduler/compiler.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// Replication (scheduler/replication.hpp): R replicas x batch b train as one
+// Replication (scheduler/multi_ipu/replication.hpp): R replicas x batch b train as one
 // IPU with batch R x b over the same examples; the compiled layout.
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

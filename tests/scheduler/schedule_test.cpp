@@ -1,6 +1,6 @@
 // Scheduling algorithms: valid topological orders; choose_best has the lowest peak liveness.
-#include "scheduler/op_graph.hpp"
-#include "scheduler/schedule.hpp"
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/graph/schedule.hpp"
 
 #include <gtest/gtest.h>
 

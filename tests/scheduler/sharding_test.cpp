@@ -3,7 +3,7 @@
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

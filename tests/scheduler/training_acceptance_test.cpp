@@ -3,7 +3,7 @@
 // algorithm. One simulation per test (per process).
 #include "training_harness.hpp"
 
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The workload format: bundled files parse; malformed ones name file and key.
-#include "scheduler/workload.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // ipusim-view: the execution-trace viewer. Interactive by default; with
 // --screenshot it renders one view headless and exits; with --bench it times
 // opening and drawing a synthetic 10-million-slice profile.
-#include "bench/viewer_bench.hpp"
+#include "viewer/shell/viewer_bench.hpp"
 #include "traces/output_file.hpp"
 #include "traces/profile_error.hpp"
 #include "viewer/core/run_framing.hpp"

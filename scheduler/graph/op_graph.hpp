@@ -1,0 +1,158 @@
+#pragma once
+// OpGraph: the training step as a dataflow graph of ops over values, held in
+// a Boost.Graph (an edge u -> v: v must run after u — it reads a value u
+// writes, or, for an SGD update, it overwrites a weight u reads).
+// buildTrainingGraph() adds the forward ops of the layers, autodiff adds the
+// gradient of every op on the path from the weights to the loss, and SGD adds
+// one update per weight and bias.
+#include "model/ir/tensor.hpp"
+#include "model/ir/types.hpp"
+#include "scheduler/layers/window.hpp"
+#include "scheduler/models/workload.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+// OptimizerState: an optimizer's slot variable (momentum, Adam's m and v,
+// RMSprop's velocity ...), a device tensor that lives as long as its weight.
+// StepCounter: the step count (1 on the first step), which Adam's bias
+// correction and dropout's masks read; the lowering keeps one copy per tile.
+// NonTrainable: device state no optimizer updates (batch normalization's
+// moving mean and variance, a fixed gamma or beta), as Keras's non-trainable
+// weights.
+enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter, NonTrainable };
+
+struct Value {
+  std::string name;
+  std::vector<std::uint64_t> shape;  // row-major
+  ir::DType dtype = ir::DType::Float;  // Int for labels, Half for float16 compute
+  ValueKind kind = ValueKind::Activation;
+  std::string layer;
+  std::optional<ir::UniformInit> uniformInit{};  // kernels: drawn at load (Glorot uniform); others start at zero
+  double initialFill = 0;  // without uniformInit: every element's initial value (Keras's Ones: 1)
+  std::uint64_t numElements() const {
+    std::uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
+  bool alwaysLive() const {
+    return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss ||
+           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter || kind == ValueKind::NonTrainable;
+  }
+};
+
+enum class OpKind {
+  MatMul,                 // out = op(a) . op(b); attrs transposeA/B (stored layouts as MatMulPartial)
+  AddBias,                // out = in + bias (broadcast over rows)
+  Relu,                   // out = max(in, 0)
+  ReluGrad,               // out = activation > 0 ? grad : 0
+  SoftmaxCrossEntropy,    // (logits, labels) -> (probs, lossPerRow)
+  SoftmaxCrossEntropyGrad,// (probs, labels) -> grad; attr scale
+  ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
+  MeanLoss,               // out[index] = scale * sum in (index 0 defines out; index 1 writes into it, out an input)
+  Accuracy,               // (probs, labels) -> correct per row (1 when the row's first largest probability is its label's)
+  RowLoss,                // (x, targets) -> [probs,] per row: attr codelet (SoftmaxCrossEntropyDense, SigmoidCrossEntropy,
+                          //   SquaredError; CategoricalAccuracy, BinaryAccuracy -> correct per row)
+  TargetDifference,       // (pred, targets) -> grad = scale * (pred - targets)
+  SgdUpdate,              // weight += -learningRate * grad (in place)
+  Cast,                   // out = in converted to out's dtype (float <-> half)
+  NonLinearity,           // out = f(in), f = attr activation (sigmoid, tanh, gelu)
+  NonLinearityGrad,       // (out or in, grad) -> grad * f'(.) (sigmoid, tanh: from the output; gelu: from the input)
+  IncrementStep,          // the step counter += 1 (first op of a step)
+  Dropout,                // (in, step) -> out: in * mask / (1 - rate), mask drawn from (seed, step, element)
+  DropoutGrad,            // (grad, step) -> grad * mask / (1 - rate), the same mask
+  MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
+  AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
+  RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop
+  // NHWC activations, HWIO kernels (as Keras stores them); attr `window`
+  // (scheduler/layers/conv_layers.hpp builds these).
+  Conv2D,                 // (input, kernel) -> output
+  Conv2DInputGrad,        // (outputGrad, kernel) -> inputGrad (its shape: the forward input's)
+  Conv2DWeightGrad,       // (input, outputGrad) -> kernelGrad
+  MaxPool2D,              // input -> output
+  MaxPool2DGrad,          // (input, outputGrad) -> inputGrad (to each window's first maximum, as TF)
+  AvgPool2D,              // input -> output (padding not counted in the mean)
+  AvgPool2DGrad,          // outputGrad -> inputGrad (its shape: the forward input's)
+  // Batch normalization over the last axis (scheduler/layers/batch_norm_layer.hpp builds these).
+  Square,                 // out = in * in
+  Mul,                    // out = in0 * in1
+  BatchNormStatistics,    // (mean, meanSquare, movingMean, movingVariance) -> invStdDev; the moving
+                          //   statistics updated in place; attrs epsilon, momentum
+  BatchNormalise,         // (in, mean, invStdDev, gamma, beta) -> (whitened, out)
+  BatchNormInputGrad,     // (grad, whitened, gammaDelta, betaDelta, gamma, invStdDev) -> inputGrad; attr scale = 1 / M
+  // Merges and the sums of gradients (scheduler/layers/merge_layers.hpp builds these).
+  Add,                    // out = in0 + in1
+  Sub,                    // out = in0 - in1
+  Neg,                    // out = -in
+  Concat,                 // (in0, in1, ...) -> out: attr rows; out's rows are the inputs' rows (attr blocks:
+                          //   each input's row length) side by side
+  Slice,                  // in -> out: attr rows; of each row of in (blocks[2] long), blocks[1] elements from blocks[0]
+  // Zero padding and cropping of [batch, rows, columns, channels] or [batch, steps, channels]
+  // (scheduler/layers/padding_layers.hpp builds these); attr pads: rows before, after, columns before, after.
+  Pad2D,                  // in -> out: zeros around a copy of in
+  Crop2D,                 // in -> out: the inside of in
+  Reshape,                // in -> out: the same elements in out's shape (the same tensor; no program)
+};
+const char* toString(OpKind kind);
+
+struct Op {
+  OpKind kind;
+  std::string name;   // the op name within its layer: "matmul", "relu_grad", ...
+  std::string layer;  // workload layer ("dense", "dense_1", "loss", ...)
+  std::vector<std::size_t> inputs, outputs;  // value indices
+  bool transposeA = false, transposeB = false;
+  double scale = 1.0;
+  Activation activation = Activation::Linear;  // NonLinearity(Grad)
+  double rate = 0;                             // Dropout(Grad)
+  std::uint64_t seed = 0;                      // Dropout(Grad)
+  OptimizerSpec optimizer{};                   // *Update
+  std::uint64_t index = 0;                     // MeanLoss: the element written
+  std::string codelet{};                       // RowLoss
+  Window window{};  // Conv2D* and *Pool2D*
+  double epsilon = 0, momentum = 0;  // BatchNormStatistics
+  std::uint64_t rows = 0;                  // Concat, Slice
+  std::vector<std::uint64_t> blocks{};     // Concat, Slice
+  std::array<std::uint64_t, 4> pads{};     // Pad2D, Crop2D
+};
+
+using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
+struct OpGraph {
+  std::vector<Value> values;
+  std::vector<Op> ops;  // vertex i of `graph` is ops[i]
+  OpDigraph graph;
+  // value indices; `loss` holds the step's loss (element 0) and accuracy (element 1)
+  std::size_t images = 0, labels = 0, loss = 0;
+  std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
+  std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
+
+  std::size_t addValue(Value v);
+  std::size_t addOp(Op op);  // adds edges from the producers of its inputs
+  void addOrderEdge(std::size_t before, std::size_t after);
+  std::vector<std::size_t> producerOf;  // per value: op index, or npos for inputs/weights
+  // Throws std::logic_error if `order` is not a topological order of every op.
+  void checkTopological(const std::vector<std::size_t>& order) const;
+};
+
+// Glorot-uniform kernels (like Keras, from `seed`), zero biases; batch
+// normalization's gamma and moving variance start at one (its beta and moving
+// mean at zero). The layers are a graph (LayerSpec::inputs, in topological
+// order, the output last): a value read by several ops gets the sum of their
+// gradients. With
+// model.dtype float16 every float value is half; with mixed_float16 the
+// weights stay float and each step casts them to half for the layer's
+// compute (Keras's mixed policy), their gradients coming back in float.
+OpGraph buildTrainingGraph(const Workload& w);
+
+// The seed of the dropout masks of w.layers[layer] (its own seed, else one
+// mixed from the workload seed and its position), < 2^53: CPU references
+// draw the same masks with numeric::dropoutKeeps.
+std::uint64_t dropoutSeed(const Workload& w, std::size_t layer);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,101 @@
+#pragma once
+// TrainingGraphBuilder: what a layer's build() works with while the training
+// step's op graph is built (buildTrainingGraph, op_graph.hpp): the graph, the
+// workload, the dtype policy's types, the step counter, Glorot-uniform
+// kernels, the activations Dense, Conv2D and Activation apply, and the tape.
+//
+// The tape: each forward op (or group of ops) whose gradient the backward
+// pass needs records its inputs, its output and a function that, given the
+// output's gradient, adds the backward ops and delivers each input its
+// gradient. The backward pass runs the tape in reverse; a value read by
+// several ops gets the sum of their gradients (an Add op "grad_sum" in the
+// layer that produced it); only values that depend on a trainable weight
+// get one.
+#include "scheduler/graph/op_graph.hpp"
+#include "scheduler/models/workload.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+class TrainingGraphBuilder;
+
+// Handed to a tape entry's backward function.
+struct Backward {
+  TrainingGraphBuilder& b;
+  std::size_t grad;  // the gradient of the entry's output
+  // Whether `input` needs a gradient (it depends on a trainable weight).
+  bool wants(std::size_t input) const;
+  // Adds `gradient` to `input`'s.
+  void deliver(std::size_t input, std::size_t gradient) const;
+  // The gradient of trainable weight `weight` (for its update).
+  void weightGradient(std::size_t weight, std::size_t gradient) const;
+};
+using BackwardFn = std::function<void(const Backward&)>;
+
+class TrainingGraphBuilder {
+ public:
+  explicit TrainingGraphBuilder(const Workload& w);
+
+  OpGraph& graph() { return g_; }
+  const Workload& workload() const { return w_; }
+  std::uint64_t batch() const { return w_.dataset.batchSize; }
+  ir::DType compute() const { return compute_; }      // every layer's compute type
+  ir::DType variables() const { return variables_; }  // the weights' type
+
+  std::size_t value(std::string name, std::vector<std::uint64_t> shape, ir::DType dtype, ValueKind kind,
+                    std::string layer, std::optional<ir::UniformInit> init = std::nullopt);
+  // `v` in dtype `to`: itself, or a Cast op's output named `name` ("layer/op").
+  std::size_t cast(std::size_t v, ir::DType to, const std::string& name, const std::string& layer, ValueKind kind);
+  // A trainable weight (in g.weights order: layer order, kernel before bias).
+  std::size_t weight(std::string name, std::vector<std::uint64_t> shape, const std::string& layer,
+                     std::optional<ir::UniformInit> init = std::nullopt, double initialFill = 0);
+  // Glorot uniform with Keras's fans, a seed per kernel (in kernel order).
+  ir::UniformInit glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut);
+  // The step count (created with its increment op on first use).
+  std::size_t stepCounter();
+
+  // `x` in `shape`: itself, or the same tensor in that shape (a Reshape op
+  // named `name`, and its gradient's back).
+  std::size_t reshape(std::size_t x, const std::vector<std::uint64_t>& shape, const std::string& layer,
+                      const std::string& name);
+  // `x` as [batch] + `perExample` (reshape).
+  std::size_t shaped(std::size_t x, const std::vector<std::uint64_t>& perExample, const std::string& layer,
+                     const std::string& name);
+  // Activation `a` of layer `l` over `x` (none for linear; softmax, and the
+  // last layer's sigmoid under a binary cross-entropy, are fused with the loss).
+  std::size_t activation(const LayerSpec& l, Activation a, std::size_t x);
+  // x + bias over the last dimension (a weight of `units`), when l.useBias.
+  std::size_t bias(const LayerSpec& l, std::size_t x);
+
+  // Records a tape entry (weighted: the op reads a trainable weight).
+  void record(std::vector<std::size_t> inputs, std::size_t output, bool weighted, BackwardFn backward);
+  bool dependsOnWeights(std::size_t value) const { return value < depends_.size() && depends_[value]; }
+
+  // Runs the tape backward from the gradient of `output`; returns each
+  // trainable weight's gradient.
+  std::map<std::size_t, std::size_t> backward(std::size_t output, std::size_t outputGrad);
+
+ private:
+  friend struct Backward;
+  struct Entry {
+    std::vector<std::size_t> inputs;
+    std::size_t output;
+    BackwardFn backward;
+  };
+  void accumulate(std::size_t v, std::size_t gradient);
+
+  const Workload& w_;
+  OpGraph g_;
+  ir::DType compute_, variables_;
+  std::size_t kernels_ = 0;
+  std::vector<Entry> tape_;
+  std::vector<char> depends_;
+  std::map<std::size_t, std::size_t> gradOf_, weightGrad_;
+};
+
+}  // namespace ipusim::scheduler

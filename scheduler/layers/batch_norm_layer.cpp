@@ -1,0 +1,104 @@
+#include "scheduler/layers/batch_norm_layer.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+std::size_t addValue(OpGraph& g, const std::string& name, std::vector<std::uint64_t> shape, ir::DType dtype, ValueKind kind,
+                     const std::string& layer, double fill = 0) {
+  return g.addValue({name, std::move(shape), dtype, kind, layer, std::nullopt, fill});
+}
+
+// `v` as float: itself, or a Cast op's output.
+std::size_t asFloat(OpGraph& g, std::size_t v, const std::string& name, const std::string& layer) {
+  if (g.values[v].dtype == ir::DType::Float) return v;
+  const std::size_t out = addValue(g, layer + "/" + name, g.values[v].shape, ir::DType::Float, ValueKind::Activation, layer);
+  g.addOp({OpKind::Cast, name, layer, {v}, {out}});
+  return out;
+}
+
+// The channels' sums of `in` (over every axis but the last) times `scale`, in float.
+std::size_t channelSums(OpGraph& g, std::size_t in, const std::string& name, ValueKind kind, double scale,
+                        const std::string& layer) {
+  const std::uint64_t channels = g.values[in].shape.back();
+  const std::size_t out = addValue(g, layer + "/" + name, {channels}, ir::DType::Float, kind, layer);
+  Op op{OpKind::ReduceRows, name, layer, {in}, {out}};
+  op.scale = scale;
+  g.addOp(op);
+  return out;
+}
+
+// gamma or beta: a weight starting at `fill` when trainable, else a fixed float value `fill`.
+std::size_t parameter(OpGraph& g, const LayerSpec& l, const char* name, bool trainable, double fill, ir::DType variables,
+                      std::size_t& weight) {
+  const std::uint64_t c = l.outputShape.back();
+  if (!trainable) return addValue(g, l.name + "/" + name, {c}, ir::DType::Float, ValueKind::NonTrainable, l.name, fill);
+  weight = addValue(g, l.name + "/" + name, {c}, variables, ValueKind::Weight, l.name, fill);
+  g.weights.push_back(weight);
+  return asFloat(g, weight, std::string(name) + "_cast", l.name);
+}
+
+}  // namespace
+
+BatchNormForward addBatchNorm(OpGraph& g, std::size_t input, const LayerSpec& l, ir::DType compute, ir::DType variables) {
+  BatchNormForward f;
+  f.layer = l.name;
+  f.input = input;
+  const std::vector<std::uint64_t> shape = g.values[input].shape;
+  const std::uint64_t channels = shape.back();
+  const double perChannel = double(g.values[input].numElements() / channels);  // M
+  // The batch statistics (popnn batchNormEstimates: the sums of x and x^2).
+  const std::size_t mean = channelSums(g, input, "mean", ValueKind::Activation, 1.0 / perChannel, l.name);
+  const std::size_t square = addValue(g, l.name + "/square", shape, compute, ValueKind::Activation, l.name);
+  g.addOp({OpKind::Square, "square", l.name, {input}, {square}});
+  const std::size_t meanSquare = channelSums(g, square, "mean_square", ValueKind::Activation, 1.0 / perChannel, l.name);
+  // Keras's initializers: moving_mean zeros, moving_variance ones.
+  f.movingMean = addValue(g, l.name + "/moving_mean", {channels}, ir::DType::Float, ValueKind::NonTrainable, l.name, 0.0);
+  f.movingVariance = addValue(g, l.name + "/moving_variance", {channels}, ir::DType::Float, ValueKind::NonTrainable, l.name, 1.0);
+  f.invStdDev = addValue(g, l.name + "/inv_std_dev", {channels}, ir::DType::Float, ValueKind::Activation, l.name);
+  Op stats{OpKind::BatchNormStatistics, "statistics", l.name, {mean, meanSquare, f.movingMean, f.movingVariance}, {f.invStdDev}};
+  stats.epsilon = l.epsilon;
+  stats.momentum = l.momentum;
+  g.addOp(stats);
+  // gamma (ones) and beta (zeros), Keras's default initializers.
+  f.gammaUsed = parameter(g, l, "gamma", l.scale, 1.0, variables, f.gamma);
+  const std::size_t betaUsed = parameter(g, l, "beta", l.center, 0.0, variables, f.beta);
+  f.whitened = addValue(g, l.name + "/whitened", shape, compute, ValueKind::Activation, l.name);
+  f.output = addValue(g, l.name + "/batch_normalization", shape, compute, ValueKind::Activation, l.name);
+  g.addOp({OpKind::BatchNormalise, "normalise", l.name, {input, mean, f.invStdDev, f.gammaUsed, betaUsed},
+           {f.whitened, f.output}});
+  return f;
+}
+
+std::size_t addBatchNormGrad(OpGraph& g, const BatchNormForward& f, std::size_t outputGrad, bool wantInputGradient,
+                             std::map<std::size_t, std::size_t>& weightGrad) {
+  const std::string& layer = f.layer;
+  const std::vector<std::uint64_t> shape = g.values[outputGrad].shape;
+  const ir::DType compute = g.values[outputGrad].dtype;
+  const std::uint64_t channels = shape.back();
+  // popnn batchNormDeltas: betaDelta = sum(dy), gammaDelta = sum(dy * whitened), accumulated in float.
+  const std::size_t betaDelta = channelSums(g, outputGrad, "beta_grad", ValueKind::Gradient, 1.0, layer);
+  const std::size_t product = addValue(g, layer + "/grad_whitened", shape, compute, ValueKind::Gradient, layer);
+  g.addOp({OpKind::Mul, "grad_whitened", layer, {outputGrad, f.whitened}, {product}});
+  const std::size_t gammaDelta = channelSums(g, product, "gamma_grad", ValueKind::Gradient, 1.0, layer);
+  // The weights' gradients in the weights' type (a float16 model's gamma and beta are half).
+  auto deliver = [&](std::size_t weight, std::size_t delta, const char* name) {
+    if (weight == ~std::size_t(0)) return;
+    std::size_t grad = delta;
+    if (g.values[weight].dtype != ir::DType::Float) {
+      grad = addValue(g, layer + "/" + name, {channels}, g.values[weight].dtype, ValueKind::Gradient, layer);
+      g.addOp({OpKind::Cast, name, layer, {delta}, {grad}});
+    }
+    weightGrad[weight] = grad;
+  };
+  deliver(f.gamma, gammaDelta, "gamma_grad_cast");
+  deliver(f.beta, betaDelta, "beta_grad_cast");
+  if (!wantInputGradient) return ~std::size_t(0);
+  const std::size_t dx = addValue(g, layer + "/input_grad", shape, compute, ValueKind::Gradient, layer);
+  Op op{OpKind::BatchNormInputGrad, "input_grad", layer, {outputGrad, f.whitened, gammaDelta, betaDelta, f.gammaUsed, f.invStdDev},
+        {dx}};
+  op.scale = double(channels) / double(g.values[outputGrad].numElements());  // 1 / M
+  g.addOp(op);
+  return dx;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,141 @@
+#include "scheduler/layers/conv_layers.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+std::string bracketedShape(const std::vector<std::uint64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+[[noreturn]] void fail(const std::string& layer, const std::string& what) {
+  throw std::invalid_argument("layer '" + layer + "': " + what);
+}
+
+// The compute type of a layer: float or half, and `other` (if any) of the same type.
+ir::DType computeType(const OpGraph& g, std::size_t v, const std::string& layer, std::size_t other = kNoValue) {
+  const ir::DType t = g.values[v].dtype;
+  if (t != ir::DType::Float && t != ir::DType::Half)
+    fail(layer, "'" + g.values[v].name + "' is " + ir::toString(t) + "; expected float or half");
+  if (other != kNoValue && g.values[other].dtype != t)
+    fail(layer, "'" + g.values[other].name + "' is " + ir::toString(g.values[other].dtype) + " but '" +
+                    g.values[v].name + "' is " + ir::toString(t) + "; a convolution's input and kernel share one type");
+  return t;
+}
+
+const std::vector<std::uint64_t>& nhwc(const OpGraph& g, std::size_t v, const std::string& layer) {
+  const auto& s = g.values[v].shape;
+  if (s.size() != 4) fail(layer, "expects an input of shape [batch, height, width, channels], got " + bracketedShape(s));
+  return s;
+}
+
+void checkWindow(const Window& w, std::uint64_t h, std::uint64_t wd, const std::string& layer) {
+  if (!w.kernelH || !w.kernelW || !w.strideH || !w.strideW)
+    fail(layer, "kernel sizes and strides must be at least 1");
+  if (!w.outH(h) || !w.outW(wd))
+    fail(layer, "a " + std::to_string(w.kernelH) + "x" + std::to_string(w.kernelW) + " window with padding " +
+                    toString(w.padding) + " leaves no output of a " + std::to_string(h) + "x" + std::to_string(wd) +
+                    " input");
+}
+
+std::size_t addValueLike(OpGraph& g, const std::string& name, std::vector<std::uint64_t> shape, ir::DType dtype,
+                         ValueKind kind, const std::string& layer) {
+  return g.addValue({name, std::move(shape), dtype, kind, layer, std::nullopt});
+}
+
+std::size_t addPool(OpGraph& g, OpKind kind, const char* opName, std::size_t input, const Window& window,
+                    const std::string& layer) {
+  const auto in = nhwc(g, input, layer);
+  const ir::DType type = computeType(g, input, layer);
+  checkWindow(window, in[1], in[2], layer);
+  const std::size_t out = addValueLike(g, layer + "/" + opName, {in[0], window.outH(in[1]), window.outW(in[2]), in[3]},
+                                       type, ValueKind::Activation, layer);
+  Op op{kind, opName, layer, {input}, {out}};
+  op.window = window;
+  g.addOp(op);
+  return out;
+}
+
+}  // namespace
+
+Window windowOf(const LayerSpec& layer) {
+  // Global pooling: one window over all rows and columns of its input.
+  if (layer.kind == layer_kind::kGlobalAveragePooling2D || layer.kind == layer_kind::kGlobalMaxPooling2D)
+    return Window{layer.inputShape.at(0), layer.inputShape.at(1), layer.inputShape.at(0), layer.inputShape.at(1),
+                  Padding::Valid};
+  return Window{layer.window[0], layer.window[1], layer.strides[0], layer.strides[1],
+                layer.padding == "same" ? Padding::Same : Padding::Valid};
+}
+
+std::size_t addConv2D(OpGraph& g, std::size_t input, std::size_t kernel, Window window, const std::string& layer) {
+  const auto in = nhwc(g, input, layer);
+  const auto k = g.values[kernel].shape;
+  if (k.size() != 4 || k[2] != in[3])
+    fail(layer, "kernel '" + g.values[kernel].name + "' has shape " + bracketedShape(k) +
+                    "; expected [kernel_h, kernel_w, " + std::to_string(in[3]) + ", filters] for input " + bracketedShape(in));
+  const ir::DType type = computeType(g, input, layer, kernel);
+  window.kernelH = k[0], window.kernelW = k[1];
+  checkWindow(window, in[1], in[2], layer);
+  const std::size_t out = addValueLike(g, layer + "/conv2d", {in[0], window.outH(in[1]), window.outW(in[2]), k[3]},
+                                       type, ValueKind::Activation, layer);
+  Op op{OpKind::Conv2D, "conv2d", layer, {input, kernel}, {out}};
+  op.window = window;
+  g.addOp(op);
+  return out;
+}
+
+Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t outputGrad, bool wantInputGradient,
+                              ir::DType kernelGradType) {
+  const Op conv = g.ops.at(convOp);  // a copy: addOp reallocates
+  if (conv.kind != OpKind::Conv2D) throw std::logic_error("addConv2DGrad: op " + conv.name + " is not a Conv2D");
+  const std::size_t input = conv.inputs[0], kernel = conv.inputs[1];
+  if (g.values[outputGrad].shape != g.values[conv.outputs[0]].shape ||
+      g.values[outputGrad].dtype != g.values[conv.outputs[0]].dtype)
+    throw std::logic_error("addConv2DGrad: the gradient's shape or type differs from the output's");
+  if (kernelGradType != ir::DType::Float && kernelGradType != ir::DType::Half)
+    throw std::logic_error("addConv2DGrad: a kernel gradient is float or half");
+  Conv2DGradients grads;
+  grads.kernel = addValueLike(g, conv.layer + "/kernel_grad", g.values[kernel].shape, kernelGradType,
+                              ValueKind::Gradient, conv.layer);
+  Op wu{OpKind::Conv2DWeightGrad, "kernel_grad", conv.layer, {input, outputGrad}, {grads.kernel}};
+  wu.window = conv.window;
+  g.addOp(wu);
+  if (wantInputGradient) {
+    grads.input = addValueLike(g, conv.layer + "/input_grad", g.values[input].shape, g.values[input].dtype,
+                               ValueKind::Gradient, conv.layer);
+    Op ig{OpKind::Conv2DInputGrad, "input_grad", conv.layer, {outputGrad, kernel}, {grads.input}};
+    ig.window = conv.window;
+    g.addOp(ig);
+  }
+  return grads;
+}
+
+std::size_t addMaxPool2D(OpGraph& g, std::size_t input, const Window& window, const std::string& layer) {
+  return addPool(g, OpKind::MaxPool2D, "max_pool", input, window, layer);
+}
+
+std::size_t addAvgPool2D(OpGraph& g, std::size_t input, const Window& window, const std::string& layer) {
+  return addPool(g, OpKind::AvgPool2D, "avg_pool", input, window, layer);
+}
+
+std::size_t addPool2DGrad(OpGraph& g, std::size_t poolOp, std::size_t outputGrad) {
+  const Op pool = g.ops.at(poolOp);
+  if (pool.kind != OpKind::MaxPool2D && pool.kind != OpKind::AvgPool2D)
+    throw std::logic_error("addPool2DGrad: op " + pool.name + " is not a pooling op");
+  const std::size_t input = pool.inputs[0];
+  if (g.values[outputGrad].dtype != g.values[input].dtype)
+    throw std::logic_error("addPool2DGrad: the gradient's type differs from the input's");
+  const std::size_t grad = addValueLike(g, pool.layer + "/input_grad", g.values[input].shape, g.values[input].dtype,
+                                        ValueKind::Gradient, pool.layer);
+  const bool isMax = pool.kind == OpKind::MaxPool2D;
+  Op op{isMax ? OpKind::MaxPool2DGrad : OpKind::AvgPool2DGrad, isMax ? "max_pool_grad" : "avg_pool_grad", pool.layer,
+        isMax ? std::vector<std::size_t>{input, outputGrad} : std::vector<std::size_t>{outputGrad}, {grad}};
+  op.window = pool.window;
+  g.addOp(op);
+  return grad;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,110 @@
+// dense (Keras's Dense): out = activation(in . kernel + bias) on the last
+// axis. A MatMul reads an NHWC input after a flatten as [batch, height x
+// width x channels]; on an input of rank > 1 (a sequence) every row of the
+// last axis is a row of the product: the value reshaped to [rows, features]
+// and the result back. Kernel [features, units] Glorot uniform (Keras's
+// fans), cast to the compute type under mixed_float16; bias zeros.
+// Backward: the activation's gradient, the bias gradient (ReduceRows), the
+// kernel gradient input^T . grad, the input gradient grad . kernel^T.
+#include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/layer_keys.hpp"
+#include "scheduler/layers/layers.hpp"
+#include "scheduler/models/workload_limits.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+class DenseLayer final : public Layer {
+ public:
+  std::vector<std::string> kinds() const override { return {layer_kind::kDense}; }
+  std::vector<std::string> kerasClasses() const override { return {"Dense"}; }
+  std::set<std::string> workloadKeys(const std::string&) const override { return {"units", "activation", "use_bias"}; }
+
+  void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
+    if (!l.has("units")) l.fail(l.key("units"), "missing (expected a positive integer)");
+    spec.units = l.count32("units", 0, true);
+    readActivation(l, spec, false);
+    spec.useBias = l.boolean("use_bias", true);
+  }
+
+  void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
+    spec.kind = layer_kind::kDense;
+    const std::int64_t units = c.integer("units", 0);
+    if (units <= 0 || units > 0xffffffffll) c.fail("units", "expected a positive integer, got " + c.at("units").dump());
+    spec.units = std::uint32_t(units);
+    readKernelAndBias(c, spec);
+  }
+
+  Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail&) const override {
+    Shape out = in[0];
+    out.back() = spec.units;  // Keras's Dense works on the last axis
+    return out;
+  }
+
+  void checkLimits(const LayerSpec& l, std::uint32_t batch, const LayerFail& fail) const override {
+    constexpr std::uint64_t kFloat = 4;
+    const std::uint64_t fanIn = l.inputShape.back();
+    const std::string units = std::to_string(l.units);
+    const WideCount weights = WideCount(fanIn) * l.units * kFloat;
+    if (weights > kMaxTensorBytes)
+      fail("units", units + " needs " + wideText(weights) + " bytes of float weights (fan-in " + std::to_string(fanIn) +
+                        "); " + tensorLimitText() + ": at most " + std::to_string(kMaxTensorBytes / (fanIn * kFloat)));
+    const std::uint64_t rows = elementsOf(l.inputShape) / fanIn;
+    const WideCount activations = WideCount(batch) * rows * l.units * kFloat;
+    if (activations > kMaxTensorBytes)
+      fail("units", units + " needs " + wideText(activations) + " bytes of float activations (batch " +
+                        std::to_string(batch) + "); " + tensorLimitText() + ": at most " +
+                        std::to_string(kMaxTensorBytes / (std::uint64_t(batch) * kFloat)));
+  }
+
+  bool hasWeights(const LayerSpec&) const override { return true; }
+
+  std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
+    OpGraph& g = b.graph();
+    const std::uint64_t features = l.inputShape.back();
+    const std::uint64_t rows = b.batch() * (elementsOf(l.inputShape) / features);
+    std::size_t x = inputs[0];
+    if (l.inputShape.size() > 1) x = b.reshape(x, {rows, features}, l.name, "rows");
+    const std::size_t kernel =
+        b.weight(l.name + "/kernel", {features, l.units}, l.name, b.glorotUniform(features, l.units));
+    const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
+    const std::size_t mm = b.value(l.name + "/matmul", {rows, l.units}, b.compute(), ValueKind::Activation, l.name);
+    g.addOp({OpKind::MatMul, "matmul", l.name, {x, kernelUsed}, {mm}});
+    const std::size_t out = b.bias(l, mm);
+    const std::size_t bias = l.useBias ? g.weights.back() : ~std::size_t(0);
+    b.record({x}, out, true, [&b, l, x, kernel, kernelUsed, bias](const Backward& bw) {
+      OpGraph& g = b.graph();
+      const std::vector<std::uint64_t> kshape = g.values[kernel].shape, shape = g.values[x].shape;
+      // The bias add passes the gradient through; the bias gradient sums its
+      // rows, accumulated in float, delivered in the variables' type.
+      if (bias != ~std::size_t(0)) {
+        const std::size_t db = b.value(l.name + "/bias_grad", {kshape.back()}, b.variables(), ValueKind::Gradient, l.name);
+        g.addOp({OpKind::ReduceRows, "bias_grad", l.name, {bw.grad}, {db}});
+        bw.weightGradient(bias, db);
+      }
+      // dKernel = input^T . grad (input stored batch x in: transposed a), its
+      // partials in float, delivered in the variables' type.
+      const std::size_t dk = b.value(l.name + "/kernel_grad", kshape, b.variables(), ValueKind::Gradient, l.name);
+      Op dkOp{OpKind::MatMul, "kernel_grad", l.name, {x, bw.grad}, {dk}};
+      dkOp.transposeA = true;
+      g.addOp(dkOp);
+      bw.weightGradient(kernel, dk);
+      if (bw.wants(x)) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b), in the input's shape
+        const std::size_t dx = b.value(l.name + "/input_grad", shape, b.compute(), ValueKind::Gradient, l.name);
+        Op dxOp{OpKind::MatMul, "input_grad", l.name, {bw.grad, kernelUsed}, {dx}};
+        dxOp.transposeB = true;
+        g.addOp(dxOp);
+        bw.deliver(x, dx);
+      }
+    });
+    std::size_t y = out;
+    if (l.inputShape.size() > 1) y = b.shaped(y, l.outputShape, l.name, "unrows");
+    return b.activation(l, l.activation, y);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> makeDenseLayer() { return std::make_unique<DenseLayer>(); }
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,73 @@
+#include "scheduler/layers/layer_keys.hpp"
+
+#include "scheduler/models/layer_shapes.hpp"
+
+namespace ipusim::scheduler {
+
+void readActivation(const WorkloadReader& l, LayerSpec& spec, bool required) {
+  if (required && !l.has("activation")) l.fail(l.key("activation"), "missing (expected " + activationNames() + ")");
+  const std::string name = l.string("activation", "linear");
+  if (!parseActivation(name, spec.activation))
+    l.fail(l.key("activation"), "'" + name + "' is not one of " + activationNames());
+}
+
+void readWindow(const WorkloadReader& l, LayerSpec& spec, const char* key, bool stridesDefaultToWindow) {
+  if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer or [rows, columns])");
+  spec.window = l.pair(key, spec.window);
+  spec.strides = l.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
+  spec.padding = l.string("padding", spec.padding, {"valid", "same"});
+}
+
+void readActivation(KerasConfig& c, LayerSpec& spec) {
+  const std::string name = c.activation("activation");
+  if (!parseActivation(name, spec.activation))
+    c.fail("activation", "'" + name + "' is not modelled (supported: " + activationNames() + ")");
+}
+
+void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights) {
+  for (const char* w : weights) {
+    c.requireNull(std::string(w) + "_regularizer", "a regularizer adds to the loss");
+    c.requireNull(std::string(w) + "_constraint", "a constraint changes the update");
+  }
+  c.requireNull("activity_regularizer", "a regularizer adds to the loss");
+}
+
+void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
+  readActivation(c, spec);
+  spec.useBias = c.boolean("use_bias", true);
+  c.requireInitializer("kernel_initializer", {"GlorotUniform"});
+  c.requireInitializer("bias_initializer", {"Zeros"});
+  requireNoPenalties(c, {"kernel", "bias"});
+  c.requireNull("lora_rank", "LoRA adapters are extra weights");
+  c.ignore({"lora_alpha"});  // only meaningful with a lora_rank
+  c.requireNull("quantization_config", "quantized weights");
+}
+
+void requireChannelsLast(KerasConfig& c) { c.oneOf("data_format", "channels_last", {"channels_last"}); }
+
+void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
+  if (!c.has(windowKey)) c.fail(windowKey, "missing");
+  spec.window = c.pair(windowKey, spec.window);
+  spec.strides = c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
+  spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
+  requireChannelsLast(c);
+}
+
+std::vector<std::uint64_t> windowedShape(const LayerSpec& l, const std::vector<std::uint64_t>& shape,
+                                         const char* windowKey, std::uint64_t channels,
+                                         const std::function<void(const std::string&, const std::string&)>& fail) {
+  if (shape.size() != 3)
+    fail("", "expects a rows x columns x channels input (channels last), got " + shapeText(shape) +
+                 (shape.size() == 1 ? " (add a reshape to rows x columns x channels before it)" : ""));
+  std::vector<std::uint64_t> out = shape;
+  for (int d = 0; d < 2; ++d) {
+    out[d] = windowedSize(shape[d], l.window[d], l.strides[d], l.padding);
+    if (out[d] == 0)
+      fail(windowKey, std::to_string(l.window[0]) + "x" + std::to_string(l.window[1]) +
+                          " with padding 'valid' is larger than its " + shapeText(shape) + " input");
+  }
+  out[2] = channels;
+  return out;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,40 @@
+#pragma once
+// Keys several layer kinds share, read the same way for each: an
+// activation, a window (kernel or pool size, strides, padding), a kernel and
+// its bias, channels last. Workload keys (WorkloadReader) and Keras config
+// keys (KerasConfig) side by side.
+#include "scheduler/models/keras_config.hpp"
+#include "scheduler/models/layer_spec.hpp"
+#include "scheduler/models/workload_reader.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+// ipusim's workload.
+void readActivation(const WorkloadReader& keys, LayerSpec& spec, bool required);
+void readWindow(const WorkloadReader& keys, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
+
+// Keras configs.
+void readActivation(KerasConfig& c, LayerSpec& spec);
+// The activation, use_bias, and the keys about the weights, which must be
+// Keras's defaults (ipusim draws Glorot-uniform kernels and zero biases
+// itself; a to_json() file holds no weights): Dense, Conv2D.
+void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
+// Regularizers, constraints and activity regularizers change the loss or
+// the update: only null is modelled.
+void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
+void requireChannelsLast(KerasConfig& c);
+void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
+
+// A convolution's or pooling's output (Keras's rule per spatial dimension,
+// layer_shapes.hpp windowedSize) over a rows x columns x channels input,
+// with `channels` out; fails on another rank or a window larger than a
+// valid-padded input, naming `windowKey`.
+std::vector<std::uint64_t> windowedShape(const LayerSpec& spec, const std::vector<std::uint64_t>& in,
+                                         const char* windowKey, std::uint64_t channels,
+                                         const std::function<void(const std::string&, const std::string&)>& fail);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,19 @@
+#pragma once
+// The layer classes the registry (registry.cpp) holds, one file each.
+#include "scheduler/layers/layer.hpp"
+
+#include <memory>
+
+namespace ipusim::scheduler {
+
+std::unique_ptr<Layer> makeReshapeLayer();             // flatten, reshape
+std::unique_ptr<Layer> makeDenseLayer();               // dense
+std::unique_ptr<Layer> makeDropoutLayer();             // dropout
+std::unique_ptr<Layer> makeBatchNormalizationLayer();  // batch_normalization
+std::unique_ptr<Layer> makeActivationLayer();          // activation
+std::unique_ptr<Layer> makeConv2DLayer();              // conv2d
+std::unique_ptr<Layer> makePoolingLayer();             // max/average pooling, global pooling
+std::unique_ptr<Layer> makeMergeLayer();               // add, subtract, multiply, concatenate
+std::unique_ptr<Layer> makePaddingLayer();             // zero padding, cropping (1-D, 2-D)
+
+}  // namespace ipusim::scheduler

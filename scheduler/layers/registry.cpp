@@ -1,0 +1,61 @@
+#include "scheduler/layers/layer.hpp"
+#include "scheduler/layers/layers.hpp"
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+// The table: one entry per layer class, in the documentation's order.
+struct Registry {
+  std::vector<std::unique_ptr<Layer>> layers;
+  std::map<std::string, const Layer*> byKind, byKerasClass;
+  std::vector<std::string> kinds, kerasClasses{"InputLayer"};
+  Registry() {
+    layers.push_back(makeReshapeLayer());
+    layers.push_back(makeDenseLayer());
+    layers.push_back(makeDropoutLayer());
+    layers.push_back(makeBatchNormalizationLayer());
+    layers.push_back(makeActivationLayer());
+    layers.push_back(makeConv2DLayer());
+    layers.push_back(makePoolingLayer());
+    layers.push_back(makeMergeLayer());
+    layers.push_back(makePaddingLayer());
+    for (const auto& l : layers) {
+      for (const std::string& k : l->kinds())
+        if (byKind.emplace(k, l.get()).second) kinds.push_back(k);
+      for (const std::string& c : l->kerasClasses())
+        if (byKerasClass.emplace(c, l.get()).second) kerasClasses.push_back(c);
+    }
+  }
+};
+
+const Registry& registry() {
+  static const Registry r;
+  return r;
+}
+
+}  // namespace
+
+const Layer& layerOfKind(const std::string& kind) {
+  const auto it = registry().byKind.find(kind);
+  if (it == registry().byKind.end()) throw std::logic_error("no layer of kind '" + kind + "'");
+  return *it->second;
+}
+
+const Layer* layerOfKerasClass(const std::string& cls) {
+  const auto it = registry().byKerasClass.find(cls);
+  return it == registry().byKerasClass.end() ? nullptr : it->second;
+}
+
+const std::vector<std::string>& layerKinds() { return registry().kinds; }
+const std::vector<std::string>& kerasLayerClasses() { return registry().kerasClasses; }
+
+bool isMerge(const std::string& kind) {
+  const auto it = registry().byKind.find(kind);
+  return it != registry().byKind.end() && it->second->merges();
+}
+
+}  // namespace ipusim::scheduler

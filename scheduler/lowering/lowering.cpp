@@ -1,0 +1,736 @@
+#include "scheduler/lowering/lowering.hpp"
+
+#include "model/codelets/typed_codelet.hpp"
+#include "scheduler/lowering/conv_lowering.hpp"
+#include "scheduler/planning/cost_model.hpp"
+#include "scheduler/lowering/matmul_lowering.hpp"
+#include "scheduler/layers/padding_layers.hpp"
+#include "scheduler/lowering/pool_lowering.hpp"
+#include "scheduler/lowering/reduction.hpp"
+#include "scheduler/planning/tile_mapper.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace ipusim::scheduler {
+namespace {
+
+using ir::Id;
+
+// [begin, end) of a rows x cols row-major tensor in runs that are either
+// part of one row or whole rows.
+struct RowRun { std::uint64_t begin, rows, col, len; };
+std::vector<RowRun> rowRuns(std::uint64_t begin, std::uint64_t end, std::uint64_t cols) {
+  std::vector<RowRun> runs;
+  for (std::uint64_t e = begin; e < end;) {
+    const std::uint64_t col = e % cols;
+    if (col == 0 && end - e >= cols) {
+      const std::uint64_t rows = (end - e) / cols;
+      runs.push_back({e, rows, 0, cols});
+      e += rows * cols;
+    } else {
+      const std::uint64_t len = std::min(end - e, cols - col);
+      runs.push_back({e, 1, col, len});
+      e += len;
+    }
+  }
+  return runs;
+}
+
+class Lowerer {
+ public:
+  Lowerer(OpGraph& g, const model::Target& target, std::uint32_t tiles, std::uint64_t budget)
+      : g_(g), target_(target), tiles_(tiles), budget_(budget), b_(target), tensorOf_(g.values.size(), ir::kNoId) {
+    b_.setOpTiles(tiles);
+  }
+
+  LoweredStep run(const Schedule& schedule, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
+    LoweredStep out;
+    for (std::size_t opIndex : schedule.order) {
+      const Op& op = g_.ops[opIndex];
+      const auto base = tileBaseOfLayer.find(op.layer);
+      if (base != tileBaseOfLayer.end()) b_.setTileBase(base->second);
+      b_.beginOp({op.layer, op.name});
+      lowerOp(op);
+      ir::Program seq;
+      seq.kind = ir::ProgramKind::Sequence;
+      seq.name = op.layer + "/" + op.name;
+      seq.children = b_.endOp();
+      seq.debug = {op.layer, op.name};
+      seq.id = Id(b_.exe().programs.size());
+      b_.exe().programs.push_back(seq);
+      out.opSequences.push_back(seq.id);
+    }
+    for (std::size_t v : {g_.images, g_.labels})
+      if (tensorOf_[v] == ir::kNoId) define(v, mapTensor(g_.values[v].shape, dtypeOf(v), target_, tiles_));
+    out.images = tensorOf_[g_.images];
+    out.labels = tensorOf_[g_.labels];
+    out.loss = tensorOf_[g_.loss];
+    for (std::size_t w : g_.weights) out.weightTensors.push_back(tensorOf_[w]);
+    out.useSpans = b_.useSpans();
+    out.lastStep = b_.currentStep() - 1;
+    out.estimatedStepCycles = b_.estimatedCycles();
+    out.exe = std::move(b_.exe());
+    return out;
+  }
+
+ private:
+  // ---- values ----
+  static std::string categoryOf(const Value& v) {
+    switch (v.kind) {
+      case ValueKind::Input: return "stream_buffers";
+      case ValueKind::Weight:
+      case ValueKind::NonTrainable: return "weights";
+      case ValueKind::Gradient: return "gradients";
+      case ValueKind::OptimizerState:
+      case ValueKind::StepCounter: return "optimizer";
+      default: return "activations";
+    }
+  }
+  ir::DType dtypeOf(std::size_t value) const { return g_.values[value].dtype; }
+  // The codelet `base` typed for `types` ("Relu<half>"; plain when all float).
+  static std::string typed(const std::string& base, std::initializer_list<ir::DType> types) {
+    return model::typedCodeletName(base, types);
+  }
+
+  Id define(std::size_t value, const Placement& p) {
+    const Value& v = g_.values[value];
+    if (v.kind == ValueKind::StepCounter) {  // one copy of the count per tile: read where it is needed, never exchanged
+      Placement perTile;
+      for (std::uint32_t t = 0; t < tiles_; ++t) perTile.push_back({t, t + 1, t});
+      const Id t = b_.addTensor(v.name, {tiles_}, dtypeOf(value), categoryOf(v), true, perTile);
+      tensorOf_[value] = t;
+      return t;
+    }
+    const Id t = b_.addTensor(v.name, v.shape, dtypeOf(value), categoryOf(v), v.alwaysLive(), p);
+    b_.exe().tensors[t].uniformInit = v.uniformInit;
+    if (!v.uniformInit && v.initialFill != 0) b_.exe().tensors[t].initialValue.assign(v.numElements(), v.initialFill);
+    tensorOf_[value] = t;
+    return t;
+  }
+  // The value's tensor, defined with the default mapping on first use.
+  Id tensorOf(std::size_t value) {
+    if (tensorOf_[value] == ir::kNoId) define(value, mapTensor(g_.values[value].shape, dtypeOf(value), target_, tiles_));
+    return tensorOf_[value];
+  }
+  // The value in placement `p`: its own tensor, or a copy laid out so.
+  Id realize(std::size_t value, const Placement& p) {
+    if (tensorOf_[value] == ir::kNoId) return define(value, p);
+    const Id t = tensorOf_[value];
+    if (normalized(b_.placementOf(t)) == normalized(p)) return t;
+    const Value& v = g_.values[value];
+    const Id relaid = b_.addTensor(v.name + "/relaid", v.shape, dtypeOf(value), "temporaries", false, p);
+    std::vector<ir::CopyRegion> regions{{{t, 0, v.numElements()}, {relaid, 0, v.numElements()}}};
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), "relayout", estimate);
+    return relaid;
+  }
+  Id produce(std::size_t value, const Placement& p) { return define(value, p); }
+  // The weight a layer's gradient updates (same layer, same shape), if any.
+  std::size_t weightOf(const Op& op, const std::vector<std::uint64_t>& shape) const {
+    for (std::size_t w : g_.weights)
+      if (g_.values[w].layer == op.layer && g_.values[w].shape == shape) return w;
+    return ~std::size_t(0);
+  }
+
+  // ---- ops ----
+  void lowerOp(const Op& op) {
+    switch (op.kind) {
+      case OpKind::MatMul: lowerMatMulOp(op); break;
+      case OpKind::AddBias: lowerAddBias(op); break;
+      case OpKind::Relu: lowerElementwise(op, typed("Relu", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::ReluGrad:
+        lowerElementwise(op, typed("ReluGrad", {dtypeOf(op.outputs[0])}), {"activation", "gradIn"}, "gradOut");
+        break;
+      case OpKind::Cast:
+        lowerElementwise(op, typed("Cast", {dtypeOf(op.inputs[0]), dtypeOf(op.outputs[0])}), {"in"}, "out");
+        break;
+      case OpKind::SoftmaxCrossEntropy: lowerSoftmaxCrossEntropy(op); break;
+      case OpKind::SoftmaxCrossEntropyGrad: lowerSoftmaxCrossEntropyGrad(op); break;
+      case OpKind::ReduceRows: lowerReduceRows(op); break;
+      case OpKind::MeanLoss: lowerMeanLoss(op); break;
+      case OpKind::Accuracy: lowerAccuracy(op); break;
+      case OpKind::RowLoss: lowerRowLoss(op); break;
+      case OpKind::TargetDifference: lowerTargetDifference(op); break;
+      case OpKind::SgdUpdate: lowerSgdUpdate(op); break;
+      case OpKind::NonLinearity:
+        lowerElementwise(op, typed(nonLinearityCodelet(op.activation), {dtypeOf(op.outputs[0])}), {"in"}, "out");
+        break;
+      case OpKind::NonLinearityGrad:
+        lowerElementwise(op, typed(nonLinearityCodelet(op.activation) + "Grad", {dtypeOf(op.outputs[0])}),
+                         {"activation", "gradIn"}, "gradOut");
+        break;
+      case OpKind::IncrementStep: lowerIncrementStep(op); break;
+      case OpKind::Dropout: lowerDropout(op, "Dropout", "in", "out"); break;
+      case OpKind::DropoutGrad: lowerDropout(op, "Dropout", "in", "out"); break;  // the same mask, applied to the gradient
+      case OpKind::MomentumUpdate:
+      case OpKind::AdamUpdate:
+      case OpKind::RmspropUpdate: lowerOptimizerUpdate(op); break;
+      case OpKind::Conv2D:
+      case OpKind::Conv2DInputGrad:
+      case OpKind::Conv2DWeightGrad: lowerConvOp(op); break;
+      case OpKind::MaxPool2D: lowerPoolOp(op, PoolCodelet::MaxPool); break;
+      case OpKind::AvgPool2D: lowerPoolOp(op, PoolCodelet::AvgPool); break;
+      case OpKind::MaxPool2DGrad: lowerPoolOp(op, PoolCodelet::MaxPoolGrad); break;
+      case OpKind::AvgPool2DGrad: lowerPoolOp(op, PoolCodelet::AvgPoolGrad); break;
+      case OpKind::Square: lowerElementwise(op, typed("Square", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::Mul: lowerElementwise(op, typed("Mul", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::BatchNormStatistics:
+        lowerElementwise(op, "BatchNormStatistics", {"mean", "meanSquare", "movingMean", "movingVariance"}, "invStdDev",
+                         {{"epsilon", op.epsilon}, {"momentum", op.momentum}});
+        break;
+      case OpKind::BatchNormalise: lowerBatchNormalise(op); break;
+      case OpKind::BatchNormInputGrad: lowerBatchNormInputGrad(op); break;
+      case OpKind::Add: lowerElementwise(op, typed("Add", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::Sub: lowerElementwise(op, typed("Sub", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::Neg: lowerElementwise(op, typed("Neg", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::Concat:
+      case OpKind::Slice: lowerConcatOrSlice(op); break;
+      case OpKind::Reshape: tensorOf_[op.outputs[0]] = tensorOf(op.inputs[0]); break;
+      case OpKind::Pad2D:
+      case OpKind::Crop2D: lowerPaddingOrCropping(op); break;
+    }
+  }
+
+  void lowerMatMulOp(const Op& op) {
+    const Value& av = g_.values[op.inputs[0]];
+    const Value& bv = g_.values[op.inputs[1]];
+    MatMulShape s;
+    s.transposeA = op.transposeA, s.transposeB = op.transposeB;
+    // An operand of rank > 2 (a flattened NHWC activation) is its first
+    // dimension by the product of the others, as stored.
+    const std::uint64_t aRows = av.shape[0], aCols = av.numElements() / av.shape[0];
+    s.m = op.transposeA ? aCols : aRows;
+    s.k = op.transposeA ? aRows : aCols;
+    s.n = op.transposeB ? bv.shape[0] : bv.shape[1];
+    s.inputType = av.dtype;
+    s.outputType = dtypeOf(op.outputs[0]);
+    MatMulTensors t;
+    t.a = tensorOf(op.inputs[0]);
+    t.b = tensorOf(op.inputs[1]);
+    const std::size_t out = op.outputs[0];
+    const std::size_t weight = weightOf(op, g_.values[out].shape);
+    const bool isWeightGradient = g_.values[out].kind == ValueKind::Gradient && weight != ~std::size_t(0);
+    t.out = produce(out, isWeightGradient ? b_.placementOf(tensorOf(weight))
+                                          : mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+    s.aTiles = b_.tensor(t.a).mapping.size();
+    s.bTiles = b_.tensor(t.b).mapping.size();
+    s.outTiles = b_.tensor(t.out).mapping.size();
+    const MatMulPlan plan = planMatMul(s, target_, tiles_, budget_);
+    plans_.push_back({op.layer + "/" + op.name, s.m, s.k, s.n, double(s.m) * double(s.k) * double(s.n), plan});
+    scheduler::lowerMatMul(b_, s, plan, t, g_.values[out].name);
+  }
+
+  // One compute set: each tile's ranges of `p` cut into one chunk per worker
+  // (multiples of `grain` elements), one vertex per chunk from
+  // make(tile, begin, end).
+  template <typename MakeVertex>
+  void executePerWorker(const Placement& p, std::uint64_t grain, MakeVertex make) {
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : p)
+      for (auto [b, e] : chunks(r.begin, r.end, target_.tile.workerContexts, grain)) v.push_back(make(r.tile, b, e));
+    b_.execute(std::move(v), "");
+  }
+
+  // Elementwise: the output where the first input is, the others brought
+  // there; each tile's ranges cut into one chunk per worker.
+  void lowerElementwise(const Op& op, const std::string& codelet, const std::vector<std::string>& inFields,
+                        const std::string& outField, const std::map<std::string, double>& params = {}) {
+    const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    std::vector<Id> ins;
+    for (std::size_t in : op.inputs) ins.push_back(realize(in, p));
+    const Id o = produce(op.outputs[0], p);
+    executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields;
+      for (std::size_t f = 0; f < ins.size(); ++f) fields.push_back({inFields[f], {ins[f], b, e}});
+      fields.push_back({outField, {o, b, e}});
+      return ir::Vertex{codelet, tile, std::move(fields), params};
+    });
+  }
+
+  // Concat: each input's rows copied into their columns of the output's
+  // rows; Slice: a block of columns of every row copied out. One Copy of
+  // 2-D regions (one per input), the output mapped linearly.
+  void lowerConcatOrSlice(const Op& op) {
+    const std::size_t out = op.outputs[0];
+    const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+    std::vector<ir::CopyRegion> regions;
+    auto region = [&](Id src, std::uint64_t srcBegin, std::uint64_t srcStride, std::uint64_t dstBegin,
+                      std::uint64_t dstStride, std::uint64_t len) {
+      ir::CopyRegion r{{src, srcBegin, srcBegin + len}, {o, dstBegin, dstBegin + len}};
+      r.rows = op.rows;
+      if (op.rows > 1) r.srcStride = srcStride, r.dstStride = dstStride;
+      regions.push_back(r);
+    };
+    if (op.kind == OpKind::Concat) {
+      std::uint64_t total = 0, at = 0;
+      for (std::uint64_t b : op.blocks) total += b;
+      for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+        region(tensorOf(op.inputs[i]), 0, op.blocks[i], at, total, op.blocks[i]);
+        at += op.blocks[i];
+      }
+    } else {
+      region(tensorOf(op.inputs[0]), op.blocks[0], op.blocks[2], 0, op.blocks[1], op.blocks[1]);
+    }
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), op.name, estimate);
+  }
+
+  // Pad2D: the output filled with zeros (one compute set over its linear
+  // mapping), then the input's rows copied inside it; Crop2D: the inside
+  // copied out. One 2-D region per image: its rows, at the strides of the
+  // smaller and the larger image. (Poplar pads by concatenating a constant
+  // zero tensor; filling the whole output is an estimate of that cost.)
+  void lowerPaddingOrCropping(const Op& op) {
+    const bool pad = op.kind == OpKind::Pad2D;
+    const std::size_t out = op.outputs[0];
+    const PaddedGeometry small = paddedGeometryOf(g_.values[pad ? op.inputs[0] : out].shape);
+    const PaddedGeometry large = paddedGeometryOf(g_.values[pad ? out : op.inputs[0]].shape);
+    const Id in = tensorOf(op.inputs[0]);
+    const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+    if (pad) {
+      const std::string fill = typed("Fill", {dtypeOf(out)});
+      executePerWorker(b_.placementOf(o), vectorElements(dtypeOf(out), target_),
+                       [&](std::uint32_t tile, std::uint64_t begin, std::uint64_t end) {
+                         return ir::Vertex{fill, tile, {{"out", {o, begin, end}}}, {{"value", 0.0}}};
+                       });
+    }
+    const Id smallT = pad ? in : o, largeT = pad ? o : in;
+    const std::uint64_t rowLen = small.cols * small.channels, largeRow = large.cols * large.channels;
+    std::vector<ir::CopyRegion> regions;
+    for (std::uint64_t i = 0; i < small.images; ++i) {
+      const std::uint64_t s0 = i * small.rows * rowLen;
+      const std::uint64_t l0 = ((i * large.rows + op.pads[0]) * large.cols + op.pads[2]) * large.channels;
+      ir::CopyRegion r = pad ? ir::CopyRegion{{smallT, s0, s0 + rowLen}, {largeT, l0, l0 + rowLen}}
+                             : ir::CopyRegion{{largeT, l0, l0 + rowLen}, {smallT, s0, s0 + rowLen}};
+      r.rows = small.rows;
+      if (small.rows > 1) {
+        r.srcStride = pad ? rowLen : largeRow;
+        r.dstStride = pad ? largeRow : rowLen;
+      }
+      regions.push_back(r);
+    }
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), op.name, estimate);
+  }
+
+  // in + bias: each tile gets the bias columns its rows touch (one Copy),
+  // then adds them, whole rows or row parts, over its workers.
+  void lowerAddBias(const Op& op) {
+    const Id in = tensorOf(op.inputs[0]);
+    tensorOf(op.inputs[1]);  // the bias defined before the output, in the order the tensors always had
+    const Id o = produce(op.outputs[0], b_.placementOf(in));
+    lowerChannelwise(typed("AddBias", {dtypeOf(op.inputs[1])}), in, {{"in", in}, {"out", o}}, {{"bias", op.inputs[1]}},
+                     {}, "broadcast_bias");
+  }
+
+  // A vertex over a rows x cols tensor (`x`'s placement; `rowFields` all
+  // laid out so) reading per-column vectors (`channelFields`, values of cols
+  // elements): each tile gets the columns its rows touch of every such
+  // vector (one Copy), then its vertices take whole rows, split over its
+  // workers, or parts of a row, in chunks. Params rows, cols and `params`.
+  void lowerChannelwise(const std::string& codelet, Id x, const std::vector<std::pair<std::string, Id>>& rowFields,
+                        const std::vector<std::pair<std::string, std::size_t>>& channelFields,
+                        const std::map<std::string, double>& params, const std::string& copyName) {
+    const Placement p = b_.placementOf(x);
+    const std::uint64_t cols = g_.values[channelFields.at(0).second].numElements();
+    // Per tile, the column intervals it needs (merged), and where each lies in its buffer.
+    struct Need { std::uint32_t tile; std::vector<std::pair<std::uint64_t, std::uint64_t>> cols; };
+    std::vector<Need> needs;
+    for (const PlacedRange& r : p) {
+      if (needs.empty() || needs.back().tile != r.tile) needs.push_back({r.tile, {}});
+      for (const RowRun& run : rowRuns(r.begin, r.end, cols)) needs.back().cols.push_back({run.col, run.col + run.len});
+    }
+    std::vector<std::uint32_t> tiles;
+    std::vector<std::uint64_t> sizes;
+    for (Need& n : needs) {
+      std::sort(n.cols.begin(), n.cols.end());
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+      for (auto c : n.cols)
+        if (!merged.empty() && c.first <= merged.back().second) merged.back().second = std::max(merged.back().second, c.second);
+        else merged.push_back(c);
+      n.cols = merged;
+      std::uint64_t size = 0;
+      for (auto [c0, c1] : merged) size += c1 - c0;
+      tiles.push_back(n.tile);
+      sizes.push_back(size);
+    }
+    // One broadcast buffer per vector, every tile's blocks at the same offsets (bufAt).
+    std::vector<Id> buffers;
+    std::vector<std::uint64_t> bufAt;
+    std::vector<ir::CopyRegion> regions;
+    for (const auto& [field, value] : channelFields) {
+      const Id src = tensorOf(value);
+      const auto [buf, at0] = b_.addBlocks(g_.values[value].name + "/broadcast", dtypeOf(value), tiles, sizes);
+      buffers.push_back(buf);
+      bufAt = at0;
+      for (std::size_t t = 0; t < needs.size(); ++t) {
+        std::uint64_t at = bufAt[t];
+        for (auto [c0, c1] : needs[t].cols) regions.push_back({{src, c0, c1}, {buf, at, at + (c1 - c0)}}), at += c1 - c0;
+      }
+    }
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), copyName, estimate);
+    auto columnAt = [&](std::size_t t, std::uint64_t col) {  // buffer element holding column `col` on needs[t]
+      std::uint64_t at = bufAt[t];
+      for (auto [c0, c1] : needs[t].cols) {
+        if (col >= c0 && col < c1) return at + (col - c0);
+        at += c1 - c0;
+      }
+      return at;
+    };
+    std::vector<ir::Vertex> v;
+    const std::uint32_t workers = target_.tile.workerContexts;
+    auto vertex = [&](std::uint32_t tile, std::uint64_t begin, std::uint64_t end, std::uint64_t colAt, std::uint64_t rows,
+                      std::uint64_t len) {
+      std::vector<ir::VertexField> fields;
+      for (const auto& [field, tensor] : rowFields) fields.push_back({field, {tensor, begin, end}});
+      for (std::size_t c = 0; c < buffers.size(); ++c) fields.push_back({channelFields[c].first, {buffers[c], colAt, colAt + len}});
+      ir::Vertex vx{codelet, tile, std::move(fields), {{"rows", double(rows)}, {"cols", double(len)}}};
+      for (const auto& [k, val] : params) vx.params[k] = val;
+      v.push_back(std::move(vx));
+    };
+    std::size_t t = 0;
+    for (const PlacedRange& r : p) {
+      while (needs[t].tile != r.tile) ++t;
+      for (const RowRun& run : rowRuns(r.begin, r.end, cols)) {
+        if (run.rows > 1 || run.len == cols) {  // whole rows, split over the workers
+          for (auto [rb, re] : chunks(0, run.rows, workers, 1))
+            vertex(r.tile, run.begin + rb * cols, run.begin + re * cols, columnAt(t, 0), re - rb, cols);
+        } else {  // part of a row, in chunks
+          const std::uint64_t partChunk = std::max<std::uint64_t>(2, ceilDiv(r.end - r.begin, workers));
+          for (std::uint64_t c = 0; c < run.len; c += partChunk) {
+            const std::uint64_t len = std::min(partChunk, run.len - c);
+            vertex(r.tile, run.begin + c, run.begin + c + len, columnAt(t, run.col + c), 1, len);
+          }
+        }
+      }
+    }
+    b_.execute(std::move(v), "");
+  }
+
+  // A loss works on whole rows: rows spread over tiles (the logits' own
+  // mapping when it keeps rows whole), each tile's rows over its workers.
+  Placement rowPlacement(std::size_t logitsValue) {
+    const Value& v = g_.values[logitsValue];
+    const std::uint64_t rows = v.shape[0], classes = v.shape[1];
+    const Placement current = b_.placementOf(tensorOf(logitsValue));
+    bool whole = true;
+    for (const PlacedRange& r : current) whole = whole && r.begin % classes == 0 && r.end % classes == 0;
+    if (whole) return current;
+    Placement p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / classes));
+    for (PlacedRange& r : p) r.begin *= classes, r.end *= classes;
+    return p;
+  }
+  static Placement perRow(const Placement& p, std::uint64_t classes) {
+    Placement q = p;
+    for (PlacedRange& r : q) r.begin /= classes, r.end /= classes;
+    return q;
+  }
+
+  void lowerSoftmaxCrossEntropy(const Op& op) {
+    const Value& logits = g_.values[op.inputs[0]];
+    const std::uint64_t classes = logits.shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Placement rows = perRow(p, classes);
+    const Id x = realize(op.inputs[0], p);
+    const Id labels = realize(op.inputs[1], rows);
+    const Id probs = produce(op.outputs[0], p);
+    const Id loss = produce(op.outputs[1], rows);
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("SoftmaxCrossEntropy", {dtypeOf(op.inputs[0])}), tile,
+                        {{"logits", {x, b * classes, e * classes}}, {"labels", {labels, b, e}},
+                         {"probs", {probs, b * classes, e * classes}}, {"loss", {loss, b, e}}},
+                        {{"rows", double(e - b)}, {"classes", double(classes)}}};
+    });
+  }
+
+  void lowerSoftmaxCrossEntropyGrad(const Op& op) {
+    const std::uint64_t classes = g_.values[op.inputs[0]].shape[1];
+    const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    const Placement rows = perRow(p, classes);
+    const Id probs = tensorOf(op.inputs[0]);
+    const Id labels = realize(op.inputs[1], rows);
+    const Id grad = produce(op.outputs[0], p);
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("SoftmaxCrossEntropyGrad", {dtypeOf(op.outputs[0])}), tile,
+                        {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}},
+                         {"grad", {grad, b * classes, e * classes}}},
+                        {{"rows", double(e - b)}, {"classes", double(classes)}, {"scale", op.scale}}};
+    });
+  }
+
+  void lowerMeanLoss(const Op& op) {
+    const Id in = tensorOf(op.inputs[0]);
+    const std::uint64_t n = g_.values[op.inputs[0]].numElements();
+    if (op.index == 0) {  // defines the loss tensor (loss and metrics), on one tile
+      const std::size_t v = op.outputs[0];
+      const Id out = produce(v, onTile(g_.values[v].numElements(), b_.placementOf(in).at(0).tile));
+      reduceAll(b_, in, n, out, op.scale, 0);
+    } else {  // a metric written into it
+      reduceAll(b_, in, n, tensorOf(op.inputs[1]), op.scale, op.index);
+    }
+  }
+
+  // A loss or accuracy over dense targets (target_losses codelets): whole
+  // rows per vertex, the rows where the logits' loss placement puts them.
+  void lowerRowLoss(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Placement rows = perRow(p, cols);
+    const Id x = realize(op.inputs[0], p);
+    const Id targets = realize(op.inputs[1], p);
+    const bool withProbs = op.outputs.size() == 2;
+    const Id probs = withProbs ? produce(op.outputs[0], p) : ir::kNoId;
+    const Id perRowOut = produce(op.outputs.back(), rows);
+    const bool accuracy = op.codelet == "CategoricalAccuracy" || op.codelet == "BinaryAccuracy";
+    const char* inField = accuracy ? "probs" : op.codelet == "SquaredError" ? "pred" : "logits";
+    const std::string codelet = accuracy ? op.codelet : typed(op.codelet, {dtypeOf(op.inputs[0])});
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields{{inField, {x, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}}};
+      if (withProbs) fields.push_back({"probs", {probs, b * cols, e * cols}});
+      fields.push_back({accuracy ? "correct" : "loss", {perRowOut, b, e}});
+      return ir::Vertex{codelet, tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}};
+    });
+  }
+
+  // grad = scale * (pred - targets), rows where the prediction's rows are.
+  void lowerTargetDifference(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Id pred = realize(op.inputs[0], p);
+    const Id targets = realize(op.inputs[1], p);
+    const Id grad = produce(op.outputs[0], p);
+    const ir::DType in = dtypeOf(op.inputs[0]), out = dtypeOf(op.outputs[0]);
+    const std::string codelet = in == out ? typed("TargetDifference", {in}) : typed("TargetDifference", {in, out});
+    executePerWorker(perRow(p, cols), 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{codelet, tile,
+                        {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
+                         {"grad", {grad, b * cols, e * cols}}},
+                        {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}};
+    });
+  }
+
+  void lowerAccuracy(const Op& op) {
+    const std::uint64_t classes = g_.values[op.inputs[0]].shape[1];
+    const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    const Placement rows = perRow(p, classes);
+    const Id probs = tensorOf(op.inputs[0]);
+    const Id labels = realize(op.inputs[1], rows);
+    const Id correct = produce(op.outputs[0], rows);
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{"Accuracy", tile,
+                        {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}}, {"correct", {correct, b, e}}},
+                        {{"rows", double(e - b)}, {"classes", double(classes)}}};
+    });
+  }
+
+  // Column sums (a bias gradient, batch normalization's statistics and
+  // deltas) times op.scale; a weight's gradient owned as its weight is (a
+  // local update): "<w>_grad" of weight "<w>", else the layer's weight of its shape.
+  void lowerReduceRows(const Op& op) {
+    const Value& gv = g_.values[op.inputs[0]];
+    const std::string& outName = g_.values[op.outputs[0]].name;
+    std::size_t bias = ~std::size_t(0);
+    for (std::size_t w : g_.weights)
+      if (g_.values[w].name + "_grad" == outName) bias = w;
+    if (bias == ~std::size_t(0)) bias = weightOf(op, g_.values[op.outputs[0]].shape);
+    const Id in = tensorOf(op.inputs[0]);
+    const Placement p = bias != ~std::size_t(0) ? b_.placementOf(tensorOf(bias))
+                                                : mapTensor(g_.values[op.outputs[0]].shape, dtypeOf(op.outputs[0]), target_, tiles_);
+    const Id out = produce(op.outputs[0], p);
+    if (gv.shape.size() > 2) {  // an NHWC gradient: its channels summed over batch and positions
+      const std::uint64_t cols = gv.shape.back();
+      reduceColumnsWhereHeld(b_, in, cols, out, op.scale);
+      return;
+    }
+    reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, op.scale);
+  }
+
+  // Batch normalization's whole-tensor vertices (model/codelets/batch_norm.cpp):
+  // where the input (gradient) lies, the per-channel vectors broadcast to
+  // the tiles as a bias is.
+  void lowerBatchNormalise(const Op& op) {
+    const Id in = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(in);
+    const Id whitened = produce(op.outputs[0], p);
+    const Id out = produce(op.outputs[1], p);
+    lowerChannelwise(typed("BatchNormalise", {dtypeOf(op.inputs[0])}), in, {{"in", in}, {"whitened", whitened}, {"out", out}},
+                     {{"mean", op.inputs[1]}, {"invStdDev", op.inputs[2]}, {"gamma", op.inputs[3]}, {"beta", op.inputs[4]}},
+                     {}, "broadcast_statistics");
+  }
+  void lowerBatchNormInputGrad(const Op& op) {
+    const Id grad = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(grad);
+    const Id whitened = realize(op.inputs[1], p);
+    const Id out = produce(op.outputs[0], p);
+    lowerChannelwise(typed("BatchNormInputGrad", {dtypeOf(op.inputs[0])}), grad,
+                     {{"gradIn", grad}, {"whitened", whitened}, {"gradOut", out}},
+                     {{"gammaDelta", op.inputs[2]}, {"betaDelta", op.inputs[3]}, {"gamma", op.inputs[4]},
+                      {"invStdDev", op.inputs[5]}},
+                     {{"scale", op.scale}}, "broadcast_deltas");
+  }
+
+  void lowerSgdUpdate(const Op& op) {
+    const Id w = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(w);
+    const Id grad = realize(op.inputs[1], p);
+    executePerWorker(p, vectorElements(dtypeOf(op.inputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("ScaledAdd", {dtypeOf(op.inputs[0])}), tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}};
+    });
+  }
+
+  static std::string nonLinearityCodelet(Activation a) {
+    switch (a) {
+      case Activation::Sigmoid: return "Sigmoid";
+      case Activation::Tanh: return "Tanh";
+      case Activation::Gelu: return "Gelu";
+      default: throw std::logic_error(std::string("no non-linearity codelet for ") + toString(a));
+    }
+  }
+
+  // The step counter: +1 on every tile's copy, one vertex per tile.
+  void lowerIncrementStep(const Op& op) {
+    const Id counter = tensorOf(op.inputs[0]);
+    std::vector<ir::Vertex> v;
+    for (const PlacedRange& r : b_.placementOf(counter)) v.push_back({"Increment", r.tile, {{"data", {counter, r.begin, r.end}}}, {}});
+    b_.execute(std::move(v), "");
+  }
+
+  // Dropout and its gradient: elementwise where the data lies; each vertex
+  // reads its tile's copy of the step count and is told the global index of
+  // its first element, so the mask of element i is the same function of
+  // (seed, step, i) on every tile, in the forward and the backward pass.
+  void lowerDropout(const Op& op, const std::string& codelet, const char* inField, const char* outField) {
+    const Id in = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(in);
+    const Id step = tensorOf(op.inputs[1]);
+    const Id out = produce(op.outputs[0], p);
+    const std::string name = typed(codelet, {dtypeOf(op.outputs[0])});
+    executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{name, tile, {{inField, {in, b, e}}, {"step", {step, tile, tile + 1}}, {outField, {out, b, e}}},
+                        {{"rate", op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}};
+    });
+  }
+
+  // Momentum SGD, Adam, RMSprop: in place where the weight lies, its
+  // gradient brought there, its slots mapped as the weight.
+  void lowerOptimizerUpdate(const Op& op) {
+    const Id w = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(w);
+    const Id grad = realize(op.inputs[1], p);
+    const OptimizerSpec& o = op.optimizer;
+    const ir::DType dtype = dtypeOf(op.inputs[0]);
+    std::string codelet;
+    std::vector<std::string> slotFields;
+    std::vector<std::pair<std::string, double>> params;
+    Id step = ir::kNoId;
+    if (op.kind == OpKind::MomentumUpdate) {
+      codelet = "MomentumUpdate";
+      slotFields = {"velocity"};
+      params = {{"learningRate", o.learningRate}, {"momentum", o.momentum}, {"nesterov", o.nesterov ? 1.0 : 0.0}};
+    } else if (op.kind == OpKind::AdamUpdate) {
+      codelet = "AdamUpdate";
+      slotFields = {"m", "v"};
+      step = tensorOf(op.inputs.back());
+      params = {{"learningRate", o.learningRate}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}};
+    } else {
+      codelet = std::string("RmspropUpdate") + (o.centered ? "Centered" : "") + (o.momentum > 0 ? "Momentum" : "");
+      slotFields = {"velocity"};
+      if (o.centered) slotFields.push_back("average");
+      if (o.momentum > 0) slotFields.push_back("moment");
+      params = {{"learningRate", o.learningRate}, {"rho", o.rho}, {"epsilon", o.epsilon}};
+      if (o.momentum > 0) params.push_back({"momentum", o.momentum});
+    }
+    std::vector<Id> slots;
+    for (std::size_t s = 0; s < slotFields.size(); ++s) slots.push_back(realize(op.inputs[2 + s], p));
+    const std::string name = typed(codelet, {dtype});
+    executePerWorker(p, vectorElements(dtype, target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
+      for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
+      if (step != ir::kNoId) fields.push_back({"step", {step, tile, tile + 1}});
+      ir::Vertex vx{name, tile, std::move(fields), {}};
+      for (const auto& [k, val] : params) vx.params[k] = val;
+      return vx;
+    });
+  }
+
+  // Conv2D and its gradients: the convolution the vertex computes
+  // (conv_plan.hpp), planned and lowered; a kernel gradient in its kernel's mapping.
+  void lowerConvOp(const Op& op) {
+    const Window& w = op.window;
+    const Value& first = g_.values[op.inputs[0]];
+    const Value& second = g_.values[op.inputs[1]];
+    const std::size_t out = op.outputs[0];
+    const Value& result = g_.values[out];
+    ConvShape s;
+    s.kernelH = w.kernelH, s.kernelW = w.kernelW;
+    if (op.kind == OpKind::Conv2DInputGrad) {  // dy (dilated by the stride) with the flipped kernel
+      s.pass = ConvPass::InputGrad;
+      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3];
+      s.outH = result.shape[1], s.outW = result.shape[2], s.outChans = result.shape[3];
+      s.dilationH = w.strideH, s.dilationW = w.strideW;
+      s.padTop = std::int64_t(w.kernelH - 1) - std::int64_t(w.padTop(result.shape[1]));
+      s.padLeft = std::int64_t(w.kernelW - 1) - std::int64_t(w.padLeft(result.shape[2]));
+      s.flipped = true;
+    } else {
+      const Value& dyOrOut = op.kind == OpKind::Conv2D ? result : second;
+      s.pass = op.kind == OpKind::Conv2D ? ConvPass::Forward : ConvPass::WeightUpdate;
+      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3];
+      s.outH = dyOrOut.shape[1], s.outW = dyOrOut.shape[2], s.outChans = dyOrOut.shape[3];
+      s.strideH = w.strideH, s.strideW = w.strideW;
+      s.padTop = std::int64_t(w.padTop(s.inH)), s.padLeft = std::int64_t(w.padLeft(s.inW));
+    }
+    s.inputType = first.dtype, s.outputType = result.dtype;
+    ConvTensors t;
+    t.in = tensorOf(op.inputs[0]);
+    t.weights = tensorOf(op.inputs[1]);
+    const std::size_t weight = weightOf(op, result.shape);
+    const bool isWeightGradient = op.kind == OpKind::Conv2DWeightGrad && weight != ~std::size_t(0);
+    t.out = produce(out, isWeightGradient ? b_.placementOf(tensorOf(weight)) : mapTensor(result.shape, dtypeOf(out), target_, tiles_));
+    s.inTiles = b_.tensor(t.in).mapping.size();
+    s.weightTiles = b_.tensor(t.weights).mapping.size();
+    s.outTiles = b_.tensor(t.out).mapping.size();
+    const ConvPlan plan = planConv(s, target_, tiles_, budget_);
+    convPlans_.push_back({op.layer + "/" + op.name, s, plan});
+    lowerConv(b_, s, plan, t, result.name);
+  }
+
+  void lowerPoolOp(const Op& op, PoolCodelet codelet) {
+    const bool grad = codelet == PoolCodelet::MaxPoolGrad || codelet == PoolCodelet::AvgPoolGrad;
+    const Value& result = g_.values[op.outputs[0]];
+    const Value& x = grad ? result : g_.values[op.inputs[0]];  // the forward input's shape
+    const Window& w = op.window;
+    PoolGeometry geometry{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.outH(x.shape[1]), w.outW(x.shape[2]),
+                          w.kernelH, w.kernelW, w.strideH, w.strideW, w.padTop(x.shape[1]), w.padLeft(x.shape[2]),
+                          result.dtype};
+    PoolTensors t;
+    if (codelet != PoolCodelet::AvgPoolGrad) t.in = tensorOf(op.inputs[0]);
+    if (grad) t.gradOut = tensorOf(op.inputs.back());
+    t.out = produce(op.outputs[0], mapTensor(result.shape, dtypeOf(op.outputs[0]), target_, tiles_));
+    lowerPool(b_, codelet, geometry, t, tiles_, result.name);
+  }
+
+  OpGraph& g_;
+  const model::Target& target_;
+  std::uint32_t tiles_;
+  std::uint64_t budget_;
+  IrBuilder b_;
+  std::vector<Id> tensorOf_;
+ public:
+  std::vector<PlannedMatMul> plans_;
+  std::vector<PlannedConv> convPlans_;
+};
+
+}  // namespace
+
+LoweredStep lowerStep(OpGraph& g, const Schedule& schedule, const model::Target& target, std::uint32_t tiles,
+                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
+  Lowerer lowerer(g, target, tiles, memoryBudget);
+  LoweredStep step = lowerer.run(schedule, tileBaseOfLayer);
+  step.matMulPlans = std::move(lowerer.plans_);
+  step.convPlans = std::move(lowerer.convPlans_);
+  return step;
+}
+
+}  // namespace ipusim::scheduler

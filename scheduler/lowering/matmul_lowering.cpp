@@ -1,0 +1,148 @@
+#include "scheduler/lowering/matmul_lowering.hpp"
+
+#include "model/codelets/typed_codelet.hpp"
+#include "scheduler/planning/cost_model.hpp"
+#include "scheduler/lowering/partials.hpp"
+#include "scheduler/lowering/reduction.hpp"
+#include "scheduler/planning/tile_mapper.hpp"
+
+#include <algorithm>
+
+namespace ipusim::scheduler {
+namespace {
+
+struct Blocks {  // a dimension of d cut into p blocks of ceil(d / p)
+  std::uint64_t d, size;
+  std::uint64_t begin(std::uint64_t i) const { return i * size; }
+  std::uint64_t length(std::uint64_t i) const { return std::min(d, (i + 1) * size) - i * size; }
+};
+
+}  // namespace
+
+// One pass: rows [rowOffset, rowOffset + s.m) of a product whose a has
+// `fullM` logical rows, into `t.out` (s.m x s.n).
+void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan, const MatMulTensors& t,
+               std::uint64_t rowOffset, std::uint64_t fullM, const std::string& name) {
+  const Blocks M{s.m, ceilDiv(s.m, plan.pm)}, K{s.k, ceilDiv(s.k, plan.pk)}, N{s.n, ceilDiv(s.n, plan.pn)};
+  const std::uint64_t tiles = plan.tiles();
+  auto tileOf = [&](std::uint64_t i, std::uint64_t j, std::uint64_t l) { return std::uint32_t((i * plan.pn + j) * plan.pk + l); };
+
+  // Per-tile operand buffers and partials, in tile order.
+  std::vector<std::uint32_t> tileIds(tiles);
+  std::vector<std::uint64_t> aSizes(tiles), bSizes(tiles), pSizes(tiles);
+  for (std::uint64_t i = 0; i < plan.pm; ++i)
+    for (std::uint64_t j = 0; j < plan.pn; ++j)
+      for (std::uint64_t l = 0; l < plan.pk; ++l) {
+        const std::uint32_t tile = tileOf(i, j, l);
+        tileIds[tile] = tile;
+        aSizes[tile] = M.length(i) * K.length(l);
+        bSizes[tile] = K.length(l) * N.length(j);
+        pSizes[tile] = M.length(i) * N.length(j);
+      }
+  const auto [aBuf, aAt] = builder.addBlocks(name + "/a_blocks", s.inputType, tileIds, aSizes);
+  const auto [bBuf, bAt] = builder.addBlocks(name + "/b_blocks", s.inputType, tileIds, bSizes);
+  // Partials in float (PopLibs' default) unless one pass writes a half output directly.
+  const ir::DType partialsType = plan.pk > 1 ? ir::DType::Float : s.outputType;
+  const auto [partials, pAt] = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
+
+  // 1. Gather each tile's blocks as stored (the vertex reads them transposed).
+  std::vector<ir::CopyRegion> gather;
+  gather.reserve(2 * tiles);
+  for (std::uint64_t i = 0; i < plan.pm; ++i)
+    for (std::uint64_t j = 0; j < plan.pn; ++j)
+      for (std::uint64_t l = 0; l < plan.pk; ++l) {
+        const std::uint32_t tile = tileOf(i, j, l);
+        const std::uint64_t m0 = M.begin(i), mb = M.length(i), k0 = K.begin(l), kb = K.length(l);
+        const std::uint64_t n0 = N.begin(j), nb = N.length(j);
+        gather.push_back(s.transposeA ? stridedBlock(t.a, k0 * fullM + rowOffset + m0, kb, mb, fullM, aBuf, aAt[tile])
+                                      : stridedBlock(t.a, (rowOffset + m0) * s.k + k0, mb, kb, s.k, aBuf, aAt[tile]));
+        gather.push_back(s.transposeB ? stridedBlock(t.b, n0 * s.k + k0, nb, kb, s.k, bBuf, bAt[tile])
+                                      : stridedBlock(t.b, k0 * s.n + n0, kb, nb, s.n, bBuf, bAt[tile]));
+      }
+  builder.copy(std::move(gather), "gather_operands", plan.cost.gather);
+
+  // 2. The AMP: one MatMulPartial per tile.
+  std::vector<ir::Vertex> amp;
+  amp.reserve(tiles);
+  for (std::uint64_t i = 0; i < plan.pm; ++i)
+    for (std::uint64_t j = 0; j < plan.pn; ++j)
+      for (std::uint64_t l = 0; l < plan.pk; ++l) {
+        const std::uint32_t tile = tileOf(i, j, l);
+        amp.push_back({model::typedCodeletName("MatMulPartial", {s.inputType, partialsType}), tile,
+                       {{"a", {aBuf, aAt[tile], aAt[tile] + aSizes[tile]}},
+                        {"b", {bBuf, bAt[tile], bAt[tile] + bSizes[tile]}},
+                        {"out", {partials, pAt[tile], pAt[tile] + pSizes[tile]}}},
+                       {{"m", double(M.length(i))}, {"k", double(K.length(l))}, {"n", double(N.length(j))},
+                        {"transposeA", double(s.transposeA)}, {"transposeB", double(s.transposeB)},
+                        {"accumulate", 0}}});
+      }
+  builder.execute(std::move(amp), "");
+
+  // 3. The output's owners take their elements (reduced when pk > 1): the pk
+  // partials of an element sit at the same offset of the blocks of tiles
+  // l = 0..pk-1, which are consecutive in `partials` (stride: one block).
+  auto locate = [&](std::uint64_t e) {
+    const std::uint64_t row = e / s.n, col = e % s.n, i = row / M.size, j = col / N.size;
+    const std::uint64_t nb = N.length(j);
+    const std::uint64_t offset = (row - M.begin(i)) * nb + (col - N.begin(j));
+    // A whole-width block continues on the next row; otherwise the piece ends with the block's columns.
+    const std::uint64_t pieceEnd = plan.pn == 1 ? (M.begin(i) + M.length(i)) * s.n : row * s.n + N.begin(j) + nb;
+    return PartialLocation{pAt[tileOf(i, j, 0)] + offset, M.length(i) * nb, pieceEnd};
+  };
+  placeOrReducePartials(builder, partials, t.out, s.outputType, plan.pk, locate, name, plan.cost.reduceExchange);
+}
+
+namespace {
+
+// One pass (lowerPass with rowOffset and fullM), with the same product
+// recorded whole for the model to compute in one kernel
+// (model/ir/fused_matmul.hpp), unless a tile's k slice is empty (the whole
+// kernel sums every slice).
+void lowerFusedPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan, const MatMulTensors& t,
+                    std::uint64_t rowOffset, std::uint64_t fullM, const std::string& name) {
+  const ir::Id first = ir::Id(builder.exe().programs.size());
+  lowerPass(builder, s, plan, t, rowOffset, fullM, name);
+  const std::uint64_t kSlice = ceilDiv(s.k, plan.pk);
+  if ((plan.pk - 1) * kSlice >= s.k) return;
+  ir::FusedMatMul fused;
+  for (ir::Id id = first; id < builder.exe().programs.size(); ++id) fused.programs.push_back(id);
+  fused.a = {t.a, 0, fullM * s.k};
+  fused.b = {t.b, 0, s.k * s.n};
+  fused.out = {t.out, 0, s.m * s.n};
+  fused.m = s.m, fused.k = s.k, fused.n = s.n;
+  fused.aRows = fullM, fused.rowOffset = rowOffset;
+  fused.kSlice = kSlice;
+  fused.transposeA = s.transposeA, fused.transposeB = s.transposeB;
+  fused.inputType = s.inputType, fused.outputType = s.outputType;
+  builder.exe().fusedMatMuls.push_back(std::move(fused));
+}
+
+}  // namespace
+
+void lowerMatMul(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan, const MatMulTensors& t,
+                 const std::string& name) {
+  if (plan.serial <= 1) {
+    lowerFusedPass(builder, s, plan, t, 0, s.m, name);
+    return;
+  }
+  // Serial passes over the rows: each computes its rows into a temporary
+  // spread over the tiles (so its reduction uses them all), then places
+  // them into the output's rows.
+  const std::uint64_t rowsPerPass = ceilDiv(s.m, plan.serial);
+  for (std::uint64_t r0 = 0; r0 < s.m; r0 += rowsPerPass) {
+    const std::uint64_t rows = std::min(rowsPerPass, s.m - r0);
+    MatMulShape pass = s;
+    pass.m = rows;
+    const std::string passName = name + "/rows_" + std::to_string(r0) + "_" + std::to_string(r0 + rows);
+    MatMulTensors pt = t;
+    pt.out = builder.addTensor(passName, {rows, s.n}, s.outputType, "temporaries", false,
+                               mapTensor({rows, s.n}, s.outputType, builder.target(), builder.opTiles()));
+    pass.outTiles = builder.tensor(pt.out).mapping.size();
+    lowerFusedPass(builder, pass, plan, pt, r0, s.m, passName);
+    std::vector<ir::CopyRegion> place{{{pt.out, 0, rows * s.n}, {t.out, r0 * s.n, (r0 + rows) * s.n}}};
+    const ir::Cycles estimate = estimateCopy(builder, place);
+    builder.copy(std::move(place), "place_rows", estimate);
+  }
+}
+
+}  // namespace ipusim::scheduler

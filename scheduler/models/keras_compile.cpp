@@ -1,0 +1,114 @@
+#include "scheduler/models/keras_compile.hpp"
+
+#include "scheduler/models/keras_config.hpp"
+
+#include <map>
+
+namespace ipusim::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+// Keras's optimizer names (keras.optimizers.get) and classes -> ipusim's type.
+const std::map<std::string, std::string> kOptimizers{{"sgd", "sgd"}, {"SGD", "sgd"},         {"adam", "adam"},
+                                                     {"Adam", "adam"}, {"rmsprop", "rmsprop"}, {"RMSprop", "rmsprop"}};
+
+OptimizerSpec readOptimizer(const json& v, const std::string& file) {
+  const std::string where = "compile_config.optimizer";
+  const std::string name = v.is_string() ? v.get<std::string>() : kerasClassName(v);
+  auto it = kOptimizers.find(name);
+  if (it == kOptimizers.end())
+    throw std::invalid_argument(file + ": " + where + ": " + v.dump().substr(0, 200) +
+                                " is not modelled (supported: SGD, Adam, RMSprop)");
+  OptimizerSpec o;
+  o.type = it->second;
+  if (o.type != "sgd") o.learningRate = 0.001;  // Keras's defaults
+  if (v.is_string()) return o;
+  if (!v.contains("config")) throw std::invalid_argument(file + ": " + where + ": no config in " + v.dump());
+  KerasConfig c(v.at("config"), file, where + " (" + name + ")");
+  c.ignore({"name", "ema_momentum", "ema_overwrite_frequency", "jit_compile", "is_legacy_optimizer", "decay"});
+  if (c.has("decay") && c.at("decay") != json(0.0) && c.at("decay") != json(0))
+    c.fail("decay", c.at("decay").dump() + " is not modelled (a learning-rate decay); only 0 is");
+  o.learningRate = c.number("learning_rate", o.learningRate);
+  if (!(o.learningRate > 0)) c.fail("learning_rate", "expected a positive number");
+  c.requireNull("weight_decay", "weight decay changes the update");
+  c.requireNull("clipnorm", "gradient clipping");
+  c.requireNull("clipvalue", "gradient clipping");
+  c.requireNull("global_clipnorm", "gradient clipping");
+  c.requireValue("use_ema", false, "an exponential moving average of the weights");
+  c.requireNull("loss_scale_factor", "loss scaling");
+  c.requireNull("gradient_accumulation_steps", "gradient accumulation");
+  if (o.type == "sgd") {
+    o.momentum = c.number("momentum", 0.0);
+    o.nesterov = c.boolean("nesterov", false);
+  } else if (o.type == "adam") {
+    o.beta1 = c.number("beta_1", o.beta1);
+    o.beta2 = c.number("beta_2", o.beta2);
+    o.epsilon = c.number("epsilon", o.epsilon);
+    c.requireValue("amsgrad", false, "AMSGrad");
+  } else {
+    o.rho = c.number("rho", o.rho);
+    o.momentum = c.number("momentum", 0.0);
+    o.epsilon = c.number("epsilon", o.epsilon);
+    o.centered = c.boolean("centered", false);
+  }
+  if (!(o.momentum >= 0 && o.momentum <= 1)) c.fail("momentum", "expected a number in [0, 1]");
+  c.check();
+  return o;
+}
+
+// Keras's loss names (functions and aliases) and classes -> ipusim's type.
+const std::map<std::string, std::string> kLosses{
+    {"sparse_categorical_crossentropy", "sparse_categorical_crossentropy"},
+    {"SparseCategoricalCrossentropy", "sparse_categorical_crossentropy"},
+    {"categorical_crossentropy", "categorical_crossentropy"},
+    {"CategoricalCrossentropy", "categorical_crossentropy"},
+    {"binary_crossentropy", "binary_crossentropy"},
+    {"BinaryCrossentropy", "binary_crossentropy"},
+    {"mean_squared_error", "mean_squared_error"},
+    {"mse", "mean_squared_error"},
+    {"MeanSquaredError", "mean_squared_error"}};
+
+LossSpec readLoss(const json& v, const std::string& file) {
+  const std::string where = "compile_config.loss";
+  std::string name = v.is_string() ? v.get<std::string>() : kerasClassName(v);
+  // A serialized loss function: {"class_name": "function", "config": "mse"}.
+  if (name == "function" && v.contains("config") && v.at("config").is_string()) name = v.at("config").get<std::string>();
+  auto it = kLosses.find(name);
+  if (it == kLosses.end())
+    throw std::invalid_argument(file + ": " + where + ": " + v.dump().substr(0, 200) +
+                                " is not modelled (supported: sparse_categorical_crossentropy, "
+                                "categorical_crossentropy, binary_crossentropy, mean_squared_error)");
+  LossSpec loss;
+  loss.type = it->second;
+  if (v.is_string() || kerasClassName(v) == "function") return loss;
+  if (!v.contains("config")) throw std::invalid_argument(file + ": " + where + ": no config in " + v.dump());
+  KerasConfig c(v.at("config"), file, where + " (" + name + ")");
+  c.ignore({"name", "dtype", "fn"});
+  c.oneOf("reduction", "sum_over_batch_size", {"sum_over_batch_size", "auto"});
+  if (loss.type != "mean_squared_error") loss.fromLogits = c.boolean("from_logits", false);
+  c.requireNull("ignore_class", "ignored classes");
+  c.requireValue("label_smoothing", 0, "label smoothing");
+  c.requireValue("axis", -1, "a class axis other than the last");
+  c.check();
+  return loss;
+}
+
+}  // namespace
+
+KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::string& file) {
+  KerasCompileConfig out;
+  KerasConfig c(compileConfig, file, "compile_config");
+  // Metrics are reported, not trained on; the rest are execution choices.
+  c.ignore({"metrics", "weighted_metrics", "run_eagerly", "jit_compile", "auto_scale_loss", "optimizer", "loss"});
+  c.requireNull("loss_weights", "weighted losses");
+  if (c.has("optimizer")) out.optimizer = readOptimizer(c.at("optimizer"), file);
+  if (c.has("loss")) out.loss = readLoss(c.at("loss"), file);
+  const std::int64_t spe = c.integer("steps_per_execution", 0);
+  if (spe < 0 || spe > 0xffffffffll) c.fail("steps_per_execution", "expected a positive integer");
+  out.stepsPerExecution = std::uint32_t(spe);
+  c.check();
+  return out;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,26 @@
+#pragma once
+// A Keras 3 compile_config -> the optimizer, loss and steps_per_execution it
+// names (keras_model.hpp uses them when the workload does not set its own).
+// Optimizers and losses may be names ("adam", "sparse_categorical_crossentropy")
+// or serialized objects; an option that changes training and is not modelled
+// (weight_decay, clipnorm, use_ema, a learning-rate schedule, label
+// smoothing, ...) is an error naming the file, the key and the value.
+// Internal to scheduler/.
+#include "scheduler/models/workload.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace ipusim::scheduler {
+
+struct KerasCompileConfig {
+  std::optional<OptimizerSpec> optimizer;
+  std::optional<LossSpec> loss;
+  std::uint32_t stepsPerExecution = 0;  // 0: not given
+};
+
+KerasCompileConfig readKerasCompileConfig(const nlohmann::json& compileConfig, const std::string& file);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,24 @@
+#include "scheduler/models/keras_layer.hpp"
+
+#include "scheduler/layers/layer.hpp"
+
+
+namespace ipusim::scheduler {
+
+KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
+  const Layer* layer = layerOfKerasClass(cls);
+  if (!layer) c.fail("class_name", "internal: no reader for " + cls);
+  KerasLayer out;
+  // Keys every Keras layer may carry that do not change the training step:
+  // its name, whether it trains (ipusim trains every layer), and the
+  // input_shape / batch_input_shape kwargs of a first layer (read by the
+  // document reader when it needs them).
+  c.ignore({"name", "trainable", "batch_input_shape", "batch_shape", "input_shape", "input_dim"});
+  out.spec.name = c.string("name", "");
+  out.dtype = c.dtypePolicy("dtype");
+  layer->readKeras(c, cls, out.spec);
+  c.check();
+  return out;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,52 @@
+#pragma once
+// The Keras importer: a `model.to_json()` file -> ipusim's layer list (and,
+// from a Keras 3 compile_config, the optimizer, loss and
+// steps_per_execution). Reads both formats found in the wild:
+//   - TF 2.x Keras: {"class_name", "config", "keras_version", "backend"},
+//     the input shape in an InputLayer's or the first layer's
+//     batch_input_shape, dtypes as strings or {"class_name": "Policy"};
+//   - Keras 3: every object as {"module", "class_name", "config",
+//     "registered_name"} (plus "build_config", "compile_config"), the input
+//     shape in "batch_shape", dtypes as DTypePolicy objects.
+// Sequential models, and functional Models (class_name "Functional" or
+// "Model") whose layers form a chain (each layer's one input is the layer
+// before it). Config keys that do not change the computation (initializers
+// we replace by our own Glorot draw, names, trainable, data_format
+// channels_last, ...) are ignored; a key that would change it and is not
+// modelled (a regularizer, a constraint, dilation_rate != 1, an unknown
+// activation) is an error naming the file, the layer, the key and the
+// value; an unsupported layer class names its class, its name and the
+// supported classes. Shapes are inferred and checked (layer_shapes.hpp).
+#include "scheduler/models/layer_spec.hpp"
+#include "scheduler/models/workload.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+struct KerasModel {
+  std::string format;        // "tf2" or "keras3"
+  std::string kerasVersion;  // TF 2.x files name it ("2.4.0"); Keras 3 files do not
+  std::string name;          // the model's name
+  std::vector<std::uint64_t> inputShape;  // per example (the batch dimension dropped)
+  std::uint32_t batchSize = 0;            // a fixed batch dimension, else 0
+  std::string dtype = "float32";          // the layers' dtype policy (float32 | float16 | mixed_float16)
+  std::vector<LayerSpec> layers;          // shapes inferred
+  // From a Keras 3 compile_config, when the model was compiled.
+  std::optional<OptimizerSpec> optimizer;
+  std::optional<LossSpec> loss;
+  std::uint32_t stepsPerExecution = 0;  // 0: not given
+};
+
+// The Keras classes the importer reads ("Dense", "Conv2D", ...).
+const std::vector<std::string>& supportedKerasLayers();
+
+// Errors: std::invalid_argument "<source>: <where>: <what>".
+KerasModel parseKerasModel(const nlohmann::json& j, const std::string& source);
+KerasModel loadKerasModel(const std::string& path);  // also: not a file, not JSON, truncated
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,127 @@
+#include "scheduler/models/layer_graph.hpp"
+
+#include "scheduler/layers/layer.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace ipusim::scheduler {
+void connectLayers(std::vector<LayerSpec>& layers, const LayerConnections& c, const std::string& source,
+                   const LayerKeyNamer& where) {
+  constexpr std::size_t kUnplaced = ~std::size_t(0);
+  const std::size_t n = layers.size();
+  auto fail = [&](std::size_t i, const std::string& key, const std::string& what) {
+    throw std::invalid_argument(source + ": " + where(i, key) + ": " + what);
+  };
+  std::unordered_map<std::string, std::size_t> byName;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!byName.emplace(layers[i].name, i).second) fail(i, "name", "'" + layers[i].name + "' names two layers");
+  // Inputs by original index.
+  std::vector<std::vector<std::size_t>> in(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::vector<std::string> none;
+    const std::vector<std::string>& names = i < c.inputs.size() ? c.inputs[i] : none;
+    if (names.empty()) {
+      in[i] = {i == 0 ? kModelInput : i - 1};
+    } else {
+      for (const std::string& name : names) {
+        const auto it = byName.find(name);
+        if (it != byName.end()) in[i].push_back(it->second);
+        else if (name == c.modelInput) in[i].push_back(kModelInput);
+        else fail(i, c.inputsKey, "'" + name + "' names no layer (nor the model's input '" + c.modelInput + "')");
+        if (in[i].back() == i) fail(i, c.inputsKey, "the layer reads its own output");
+      }
+    }
+    const bool merge = isMerge(layers[i].kind);
+    if (merge && in[i].size() < 2)
+      fail(i, c.inputsKey, "a " + layers[i].kind + " layer merges two or more inputs, got " + std::to_string(in[i].size()));
+    if (!merge && in[i].size() != 1)
+      fail(i, c.inputsKey, "a " + layers[i].kind + " layer reads one input, got " + std::to_string(in[i].size()));
+  }
+  // The output: the named layer, else the one layer no layer reads (a chain's last).
+  std::size_t output = n - 1;
+  if (!c.output.empty()) {
+    const auto it = byName.find(c.output);
+    if (it == byName.end()) throw std::invalid_argument(source + ": " + c.outputKey + ": '" + c.output + "' names no layer");
+    output = it->second;
+  } else {
+    std::vector<char> read(n, 0);
+    for (const auto& ins : in)
+      for (std::size_t j : ins)
+        if (j != kModelInput) read[j] = 1;
+    std::vector<std::size_t> sinks;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!read[i]) sinks.push_back(i);
+    if (sinks.size() > 1) {
+      std::string names;
+      for (std::size_t i : sinks) names += (names.empty() ? "'" : ", '") + layers[i].name + "'";
+      fail(sinks[1], "", "no layer reads the outputs of " + names + ": a model has one output (the layer no other reads)");
+    }
+    if (!sinks.empty()) output = sinks[0];
+  }
+  // Every layer must lead to the output.
+  std::vector<char> used(n, 0);
+  std::vector<std::size_t> stack{output};
+  used[output] = 1;
+  while (!stack.empty()) {
+    const std::size_t i = stack.back();
+    stack.pop_back();
+    for (std::size_t j : in[i])
+      if (j != kModelInput && !used[j]) used[j] = 1, stack.push_back(j);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (!used[i]) fail(i, "", "its output does not lead to the model's output ('" + layers[output].name + "')");
+  // Kahn's algorithm, the lowest original index first (the given order where
+  // it is topological); the output is released last.
+  std::vector<std::size_t> pending(n, 0);
+  std::vector<std::vector<std::size_t>> readers(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j : in[i])
+      if (j != kModelInput) ++pending[i], readers[j].push_back(i);
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!pending[i] && i != output) ready.push(i);
+  std::vector<std::size_t> order, position(n, kUnplaced);
+  while (!ready.empty()) {
+    const std::size_t i = ready.top();
+    ready.pop();
+    position[i] = order.size();
+    order.push_back(i);
+    for (std::size_t r : readers[i])
+      if (--pending[r] == 0 && r != output) ready.push(r);
+  }
+  if (pending[output] == 0 && order.size() == n - 1) {
+    position[output] = order.size();
+    order.push_back(output);
+  }
+  if (order.size() != n) {
+    // A cycle: walk back from a layer left over through inputs left over until one repeats.
+    std::size_t at = 0;
+    while (position[at] != kUnplaced) ++at;
+    std::vector<std::size_t> path, seenAt(n, kUnplaced);
+    while (seenAt[at] == kUnplaced) {
+      seenAt[at] = path.size();
+      path.push_back(at);
+      for (std::size_t j : in[at])
+        if (j != kModelInput && position[j] == kUnplaced) { at = j; break; }
+    }
+    // path[k + 1] is an input of path[k]: the data flows from the end of the path to `at`.
+    std::string cycle = "'" + layers[at].name + "' -> ";
+    for (std::size_t k = path.size(); k-- > seenAt[at] + 1;) cycle += "'" + layers[path[k]].name + "' -> ";
+    fail(at, c.inputsKey, "the layers' inputs form a cycle: " + cycle + "'" + layers[at].name + "'");
+  }
+  std::vector<LayerSpec> sorted;
+  sorted.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    LayerSpec l = std::move(layers[order[k]]);
+    l.inputs.clear();
+    for (std::size_t j : in[order[k]]) l.inputs.push_back(j == kModelInput ? kModelInput : position[j]);
+    sorted.push_back(std::move(l));
+  }
+  layers = std::move(sorted);
+}
+
+}  // namespace ipusim::scheduler

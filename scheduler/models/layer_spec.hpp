@@ -1,0 +1,103 @@
+#pragma once
+// LayerSpec: one layer of a model, as ipusim's own workload format and the
+// Keras importer (keras_model.hpp) both describe it. Nothing downstream knows
+// where a layer came from. Shapes are per example (no batch dimension),
+// channels last (NHWC without the N), as Keras's default data_format.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+// Keras's activation names. Gelu is the exact erf form (Keras's default,
+// approximate=False).
+enum class Activation { Linear, Relu, Sigmoid, Tanh, Softmax, Gelu };
+const char* toString(Activation a);
+// The activation named `name` (Keras's spelling); false when unknown.
+bool parseActivation(const std::string& name, Activation& out);
+// "linear | relu | sigmoid | tanh | softmax | gelu", for error messages.
+std::string activationNames();
+
+// Layer kinds (ipusim's names; Keras class names map onto them).
+namespace layer_kind {
+inline constexpr const char* kFlatten = "flatten";
+inline constexpr const char* kReshape = "reshape";
+inline constexpr const char* kDense = "dense";
+inline constexpr const char* kDropout = "dropout";
+inline constexpr const char* kBatchNormalization = "batch_normalization";
+inline constexpr const char* kActivation = "activation";
+inline constexpr const char* kConv2D = "conv2d";
+inline constexpr const char* kMaxPooling2D = "max_pooling2d";
+inline constexpr const char* kAveragePooling2D = "average_pooling2d";
+inline constexpr const char* kGlobalAveragePooling2D = "global_average_pooling2d";
+inline constexpr const char* kGlobalMaxPooling2D = "global_max_pooling2d";
+// Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
+inline constexpr const char* kAdd = "add";
+inline constexpr const char* kSubtract = "subtract";
+inline constexpr const char* kMultiply = "multiply";
+inline constexpr const char* kConcatenate = "concatenate";
+// Zeros added around, or elements cut from, the rows and columns of an
+// image (2d: rows x columns x channels) or the steps of a sequence (1d:
+// steps x channels): LayerSpec::pads.
+inline constexpr const char* kZeroPadding1D = "zero_padding1d";
+inline constexpr const char* kZeroPadding2D = "zero_padding2d";
+inline constexpr const char* kCropping1D = "cropping1d";
+inline constexpr const char* kCropping2D = "cropping2d";
+}  // namespace layer_kind
+
+// Every kind, the Keras classes read, and whether a kind merges: the layer
+// registry's (scheduler/layers/layer.hpp: layerKinds, kerasLayerClasses, isMerge).
+
+// LayerSpec::inputs: the model's input (the images), not a layer.
+inline constexpr std::size_t kModelInput = ~std::size_t(0);
+
+struct LayerSpec {
+  std::string kind;  // one of layerKinds()
+  std::string name;  // "dense", "dense_1", ... (Keras naming when not given)
+  // The layers whose outputs this layer reads (indices into the model's
+  // layer list, which is in topological order: every input comes earlier),
+  // or kModelInput. One input but for merges. A chain reads the layer before.
+  std::vector<std::size_t> inputs;
+  // dense: output features; conv2d: filters.
+  std::uint32_t units = 0;
+  Activation activation = Activation::Linear;  // dense, conv2d, activation
+  bool useBias = true;                          // dense, conv2d
+  // reshape: the per-example target shape (a -1 is resolved by shape inference).
+  std::vector<std::int64_t> targetShape;
+  // dropout: the fraction of inputs zeroed in training; masks are drawn on
+  // the device from `seed` (the workload seed when the layer gives none), the
+  // layer's position and the step.
+  double rate = 0;
+  std::uint64_t seed = 0;
+  bool seeded = false;  // `seed` was given
+  // batch_normalization (Keras defaults): moving = moving * momentum + batch * (1 - momentum).
+  double momentum = 0.99, epsilon = 1e-3;
+  bool center = true, scale = true;
+  // conv2d: kernel_size; pooling: pool_size. Rows, columns.
+  std::array<std::uint32_t, 2> window{1, 1};
+  std::array<std::uint32_t, 2> strides{1, 1};
+  std::string padding = "valid";  // conv2d, pooling: valid | same
+  // global pooling: keep the pooled rows and columns as 1x1 (Keras's keepdims).
+  bool keepDims = false;
+  // zero_padding*, cropping*: rows before and after, columns (1d: steps)
+  // before and after.
+  std::array<std::uint32_t, 4> pads{0, 0, 0, 0};
+  // concatenate: the axis, counted as Keras counts it (with the batch axis
+  // 0; -1 the last).
+  std::int64_t axis = -1;
+  // model.layers[i].shard (as Keras's ipu_shard): the IPU of a replica it runs on.
+  std::uint32_t shard = 0;
+  // model.layers[i].stage (as a Keras layer's pipeline stage): the pipeline
+  // stage it belongs to; only with the workload's `pipeline` key, which maps
+  // stages to IPUs (pipeline_spec.hpp) and sets `shard` from it.
+  std::optional<std::uint32_t> stage;
+  // Filled by inferLayerShapes(): the per-example shapes in and out.
+  std::vector<std::uint64_t> inputShape, outputShape;
+};
+
+std::uint64_t elementsOf(const std::vector<std::uint64_t>& shape);
+std::string shapeText(const std::vector<std::uint64_t>& shape);  // "28x28x1"
+
+}  // namespace ipusim::scheduler

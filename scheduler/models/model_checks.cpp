@@ -1,0 +1,56 @@
+#include "scheduler/models/model_checks.hpp"
+
+#include "scheduler/layers/layer.hpp"
+
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+
+void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey) {
+  namespace k = layer_kind;
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw std::invalid_argument(source + ": " + key + ": " + what);
+  };
+  auto layerKey = [&](std::size_t i, const std::string& key) {
+    return layersKey == "model.layers" ? "model.layers[" + std::to_string(i) + "]." + key
+                                       : layersKey + ": layer '" + w.layers[i].name + "': " + key;
+  };
+  bool weights = false;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerSpec& l = w.layers[i];
+    weights = weights || layerOfKind(l.kind).hasWeights(l);
+    if (l.activation == Activation::Softmax && i + 1 < w.layers.size())
+      fail(layerKey(i, "activation"), "softmax is supported on the last layer only (fused with the loss)");
+  }
+  if (!weights) fail(layersKey, "needs at least one dense or conv2d layer");
+
+  const LayerSpec& last = w.layers.back();
+  const std::vector<std::uint64_t>& out = last.outputShape;
+  const std::string& loss = w.loss.type;
+  const bool categorical = loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy";
+  const bool binary = loss == "binary_crossentropy";
+  const std::string lastName = "the last layer ('" + last.name + "')";
+  if (categorical && (out.size() != 1 || out[0] != w.dataset.classes))
+    fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + " over dataset.classes = " +
+                        std::to_string(w.dataset.classes) + " needs " + std::to_string(w.dataset.classes));
+  // The targets of the other losses are the class labels one-hot encoded (LossSpec::classIndexLabels).
+  if (!categorical && (out.size() != 1 || out[0] != w.dataset.classes))
+    fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + "'s targets are the " +
+                        std::to_string(w.dataset.classes) + " classes one-hot encoded (dataset.classes), so it needs " +
+                        std::to_string(w.dataset.classes));
+  if (last.activation == Activation::Softmax && !categorical)
+    fail(layerKey(w.layers.size() - 1, "activation"), "softmax is modelled only fused with a categorical cross-entropy, not " + loss);
+  if (!categorical && !binary) return;  // mean squared error: any output
+  const Activation probabilities = categorical ? Activation::Softmax : Activation::Sigmoid;
+  const std::string act = toString(probabilities);
+  if (!w.loss.fromLogits && last.activation != probabilities)
+    fail("loss.from_logits", "false (Keras's default) means " + lastName + " outputs probabilities, so its activation "
+                             "must be " + act + ", not " + toString(last.activation) +
+                             "; for a model that outputs logits set \"loss\": {\"type\": \"" + loss +
+                             "\", \"from_logits\": true}");
+  if (w.loss.fromLogits && last.activation == probabilities)
+    fail("loss.from_logits", "true with " + act + " as " + lastName + "'s activation would apply " + act +
+                             " twice (not modelled): drop the activation or set from_logits to false");
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,21 @@
+#pragma once
+// The checks a model must pass against its loss, whichever format it came
+// from (run by parseWorkload() after shape inference):
+//   - at least one layer with weights (dense or conv2d);
+//   - softmax only as the last layer's activation (fused with the loss);
+//   - the output shape fits the loss: [classes] for the categorical
+//     cross-entropies (classes = dataset.classes), and for binary
+//     cross-entropy and mean squared error too (their targets are the class
+//     labels one-hot encoded);
+//   - from_logits=false needs probabilities: the last layer's activation is
+//     softmax (categorical) or sigmoid (binary); from_logits=true with such
+//     an activation would apply it twice, which is not modelled.
+// Errors: std::invalid_argument naming `source` and the key.
+#include "scheduler/models/workload.hpp"
+
+namespace ipusim::scheduler {
+
+// `layersKey` names the layer list in errors ("model.layers", or the Keras file's name).
+void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,228 @@
+#include "scheduler/models/workload.hpp"
+
+#include <algorithm>
+
+#include "model/util/input_file.hpp"
+#include "model/util/json_error_text.hpp"
+#include "scheduler/models/keras_model.hpp"
+#include "scheduler/models/layer_shapes.hpp"
+#include "scheduler/models/model_checks.hpp"
+#include "scheduler/multi_ipu/pipeline_spec.hpp"
+#include "scheduler/models/workload_limits.hpp"
+#include "scheduler/models/workload_parts.hpp"
+#include "scheduler/models/workload_reader.hpp"
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <unistd.h>
+#include <set>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+// A workload is a few hundred bytes of JSON (design choice: 16 MiB is room for
+// any hand-written file, and refuses a mistaken path to a large file at once).
+constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
+
+using nlohmann::json;
+
+using Reader = WorkloadReader;
+
+void requireFile(const Reader& r, const std::string& keyPath, const std::string& file) {
+  try {
+    // A regular file (not a FIFO, a directory, a device), checked without reading it.
+    ::close(util::openRegularInputFile(file, "dataset file", std::numeric_limits<std::uint64_t>::max()));
+  } catch (const std::invalid_argument& e) {
+    r.fail(keyPath, e.what());
+  }
+}
+
+DatasetSpec parseDataset(const Reader& r) {
+  r.allowOnly({"format", "images", "labels", "batch_size", "shuffle_seed", "features", "input_shape", "classes",
+               "examples"});
+  DatasetSpec d;
+  d.format = r.string("format", d.format, {"idx", "synthetic"});
+  d.images = r.string("images", d.images);
+  d.labels = r.string("labels", d.labels);
+  d.batchSize = r.count32("batch_size", d.batchSize, true);
+  d.shuffleSeed = r.count("shuffle_seed", d.shuffleSeed, false);
+  d.features = r.count32("features", d.features, true);
+  d.classes = r.count32("classes", d.classes, true);
+  d.syntheticExamples = r.count("examples", d.syntheticExamples, true);
+  if (d.format == "idx") {
+    requireFile(r, r.key("images"), d.images);
+    requireFile(r, r.key("labels"), d.labels);
+  } else if (d.syntheticExamples < d.batchSize) {
+    r.fail(r.key("examples"), "must be at least batch_size (" + std::to_string(d.batchSize) + ")");
+  }
+  return d;
+}
+
+}  // namespace
+
+std::uint32_t ipusPerReplica(const Workload& w) {
+  std::uint32_t highest = 0;
+  for (const LayerSpec& l : w.layers) highest = std::max(highest, l.shard);
+  return highest + 1;
+}
+
+Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
+  Reader top(j, source, "");
+  top.allowOnly({"name", "dataset", "model", "loss", "optimizer", "training", "ipu", "pipeline", "compile", "seed"});
+  Workload w;
+  w.name = top.string("name", source);
+  const Reader dataset = top.object("dataset");
+  w.dataset = parseDataset(dataset);
+  w.seed = top.count("seed", w.seed, false);
+
+  if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]} or {\"keras\": \"model.json\"})");
+  const Reader model = top.object("model");
+  model.allowOnly({"layers", "dtype", "keras"});
+  std::optional<KerasModel> keras;
+  if (model.has("keras")) {
+    if (model.has("layers")) model.fail("model.layers", "give either model.layers or model.keras, not both");
+    const std::string file = model.string("keras", "");
+    w.kerasModel = file.empty() || file[0] == '/' || baseDirectory.empty() ? file : baseDirectory + "/" + file;
+    try {
+      keras = loadKerasModel(w.kerasModel);
+    } catch (const std::invalid_argument& e) {
+      model.fail("model.keras", e.what());
+    }
+    w.layers = keras->layers;
+    w.dtype = keras->dtype;
+  } else {
+    w.layers = parseLayers(model);
+  }
+  // Keras's dtype policy names: float32 variables and compute; float16 both;
+  // mixed_float16 float32 variables and float16 compute.
+  w.dtype = model.string("dtype", w.dtype, {"float32", "float16", "mixed_float16"});
+
+  // The input shape: the Keras model's, or dataset.input_shape, or {features}.
+  DatasetSpec& d = w.dataset;
+  if (dataset.has("input_shape")) {
+    for (std::int64_t v : dataset.integers("input_shape")) {
+      if (v <= 0) dataset.fail(dataset.key("input_shape"), "expected positive sizes");
+      d.inputShape.push_back(std::uint64_t(v));
+    }
+    if (dataset.has("features") && elementsOf(d.inputShape) != d.features)
+      dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from input_shape " +
+                                                shapeText(d.inputShape) + " (" + std::to_string(elementsOf(d.inputShape)) + ")");
+  }
+  if (keras) {
+    if (!d.inputShape.empty() && d.inputShape != keras->inputShape)
+      dataset.fail(dataset.key("input_shape"), shapeText(d.inputShape) + " differs from the Keras model's input " +
+                                                   shapeText(keras->inputShape));
+    if (dataset.has("features") && !dataset.has("input_shape") && elementsOf(keras->inputShape) != d.features)
+      dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from the Keras model's input " +
+                                                shapeText(keras->inputShape));
+    d.inputShape = keras->inputShape;
+    if (keras->batchSize && !dataset.has("batch_size")) d.batchSize = keras->batchSize;  // the model fixes its batch
+    if (keras->batchSize && d.batchSize != keras->batchSize)
+      dataset.fail(dataset.key("batch_size"), std::to_string(d.batchSize) + " differs from the Keras model's fixed batch size " +
+                                                  std::to_string(keras->batchSize));
+  }
+  if (d.inputShape.empty()) d.inputShape = {d.features};
+  if (elementsOf(d.inputShape) > 0xffffffffull) dataset.fail(dataset.key("input_shape"), "too many elements per example");
+  d.features = std::uint32_t(elementsOf(d.inputShape));
+  inferLayerShapes(w.layers, d.inputShape, keras ? w.kerasModel : source,
+                   [&](std::size_t i, const std::string& key) {
+                     if (keras) return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
+                     return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
+                   });
+
+  // The loss and optimizer: the workload's, else the Keras compile_config's, else the defaults.
+  if (top.has("loss") || !keras || !keras->loss) w.loss = parseLoss(top);
+  else w.loss = *keras->loss;
+  if (top.has("optimizer") || !keras || !keras->optimizer) w.optimizer = parseOptimizer(top.object("optimizer"));
+  else w.optimizer = *keras->optimizer;
+  const bool ce = w.loss.type == "sparse_categorical_crossentropy" || w.loss.type == "categorical_crossentropy";
+  if (ce && keras && !dataset.has("classes") && w.layers.back().outputShape.size() == 1 &&
+      w.layers.back().outputShape[0] <= 0xffffffffull)
+    d.classes = std::uint32_t(w.layers.back().outputShape[0]);
+  checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
+
+  Reader tr = top.object("training");
+  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count"});
+  w.training.steps = tr.count("steps", w.training.steps, true);
+  if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
+    w.training.stepsPerExecution = keras->stepsPerExecution;
+  w.training.stepsPerExecution = tr.count32("steps_per_execution", w.training.stepsPerExecution, true);
+  w.training.feeds = tr.boolean("feeds", w.training.feeds);
+  Reader in = tr.object("infeed");
+  in.allowOnly({"prefetch_depth"});
+  w.training.prefetchDepth = in.count32("prefetch_depth", w.training.prefetchDepth, true);
+  Reader out = tr.object("outfeed");
+  out.allowOnly({"mode", "buffer_depth"});
+  w.training.outfeedMode = out.string("mode", w.training.outfeedMode, {"ALL", "LAST"});
+  w.training.outfeedBufferDepth = out.count32("buffer_depth", w.training.outfeedBufferDepth, true);
+  if (!w.training.feeds) w.training.stepsPerExecution = 1;  // one step per Engine::run
+  if (w.training.steps % w.training.stepsPerExecution)
+    tr.fail("training.steps", "must be a multiple of steps_per_execution (" +
+                                  std::to_string(w.training.stepsPerExecution) + ")");
+  w.training.gradientAccumulationCount =
+      tr.count32("gradient_accumulation_count", w.training.gradientAccumulationCount, true);
+  if (w.training.stepsPerExecution % w.training.gradientAccumulationCount)
+    tr.fail("training.gradient_accumulation_count",
+            std::to_string(w.training.gradientAccumulationCount) + " must divide steps_per_execution (" +
+                std::to_string(w.training.stepsPerExecution) +
+                (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
+
+  Reader ipu = top.object("ipu");
+  ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
+  w.ipu.arch = ipu.string("arch", w.ipu.arch, {"ipu1", "ipu2"});
+  w.ipu.tiles = ipu.count32("tiles", 0, false);
+  w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
+  parsePipeline(top, w);
+  const std::uint32_t perReplica = ipusPerReplica(w);
+  if (w.ipu.numIpus % perReplica)
+    ipu.fail("ipu.num_ipus", std::to_string(w.ipu.numIpus) + " is not a multiple of the " +
+                                 std::to_string(perReplica) + " IPUs one replica needs (" +
+                                 (w.pipeline.enabled() ? "pipeline.device_mapping" : "model.layers[i].shard") +
+                                 " up to " + std::to_string(perReplica - 1) + ")");
+  w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
+  if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
+    ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");
+
+  Reader comp = top.object("compile");
+  comp.allowOnly({"scheduling", "allow_out_of_memory"});
+  w.scheduling = comp.string("scheduling", w.scheduling,
+                             {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
+  w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
+  checkWorkloadLimits(w, source);
+  return w;
+}
+
+Workload loadWorkload(const std::string& path) {
+  const std::string text = util::readInputFile(path, "workload file", kMaxWorkloadFileBytes);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range
+    throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
+  }
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.rfind('.'));
+  const auto slash = path.find_last_of('/');
+  Workload w = parseWorkload(j, path, slash == std::string::npos ? "" : path.substr(0, slash));
+  if (!j.contains("name")) w.name = stem;
+  return w;
+}
+
+void checkStepCounts(const Workload& w, const std::string& source) {
+  const TrainingSpec& t = w.training;
+  const std::uint32_t perExecution = t.feeds ? t.stepsPerExecution : 1;
+  if (t.feeds && t.steps % t.stepsPerExecution)
+    throw std::invalid_argument(source + ": training.steps: " + std::to_string(t.steps) +
+                                " must be a multiple of training.steps_per_execution (" +
+                                std::to_string(t.stepsPerExecution) + ")");
+  if (perExecution % t.gradientAccumulationCount)
+    throw std::invalid_argument(
+        source + ": " + (w.pipeline.enabled() ? "pipeline" : "training") + ".gradient_accumulation_count: " +
+        std::to_string(t.gradientAccumulationCount) + " must divide training.steps_per_execution (" +
+        std::to_string(perExecution) + (t.feeds ? ")" : ", 1 without feeds)") +
+        ": the weights are updated within one execution");
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,131 @@
+#pragma once
+// Workload: a Keras-like training job described in JSON (see workloads/README.md
+// for every key, its type, default and meaning). parseWorkload() checks every
+// key: an unknown key, a wrong type, a missing dataset file or an invalid value
+// throws std::invalid_argument naming the file and the key path
+// ("mnist.json: training.steps_per_execution: expected a positive integer").
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scheduler/models/layer_spec.hpp"
+
+namespace ipusim::scheduler {
+
+// Where Debian's dataset-fashion-mnist package installs the training set: a
+// data location, not a machine path.
+inline constexpr const char* kFashionMnistTrainImages =
+    "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+inline constexpr const char* kFashionMnistTrainLabels =
+    "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz";
+
+struct DatasetSpec {
+  std::string format = "idx";           // "idx" (files) or "synthetic" (generated from shuffle_seed)
+  std::string images = kFashionMnistTrainImages;
+  std::string labels = kFashionMnistTrainLabels;
+  std::uint32_t batchSize = 32;
+  std::uint64_t shuffleSeed = 0;
+  std::uint32_t features = 784;            // elements per example (checked against the IDX header)
+  std::vector<std::uint64_t> inputShape;   // per example, channels last; {features} unless given (or the Keras model's)
+  std::uint32_t classes = 10;              // labels lie in [0, classes)
+  std::uint64_t syntheticExamples = 1024;  // synthetic: examples per epoch
+};
+
+// Keras's optimizers, with Keras's parameter names and defaults (keras.optimizers.SGD,
+// Adam, RMSprop): the defaults below are those of SGD; parseWorkload() sets
+// Adam's and RMSprop's learning rate default (0.001) when the type is given.
+struct OptimizerSpec {
+  std::string type = "sgd";  // sgd | adam | rmsprop
+  double learningRate = 0.01;
+  double momentum = 0.0;     // sgd, rmsprop
+  bool nesterov = false;     // sgd
+  double beta1 = 0.9, beta2 = 0.999;  // adam
+  double epsilon = 1e-7;     // adam, rmsprop
+  double rho = 0.9;          // rmsprop
+  bool centered = false;     // rmsprop
+};
+
+// The loss, as Keras's loss classes: from_logits=true means the loss applies
+// softmax (sigmoid for binary cross-entropy) itself; false means the model's
+// last layer already outputs probabilities (its activation must then be
+// softmax, or sigmoid for binary cross-entropy).
+struct LossSpec {
+  std::string type = "sparse_categorical_crossentropy";  // | categorical_crossentropy | binary_crossentropy | mean_squared_error
+  bool fromLogits = false;
+  // The labels the host streams: class indices (int, one per example) for
+  // sparse_categorical_crossentropy; for the others, the class label one-hot
+  // encoded over the model's `classes` outputs (floats): categorical targets,
+  // one binary target per class, or a regression target.
+  bool classIndexLabels() const { return type == "sparse_categorical_crossentropy"; }
+  // Every loss but mean_squared_error outfeeds an accuracy beside the loss.
+  bool hasAccuracy() const { return type != "mean_squared_error"; }
+};
+
+struct TrainingSpec {
+  std::uint64_t steps = 10000;
+  std::uint32_t stepsPerExecution = 10;
+  bool feeds = true;
+  std::uint32_t prefetchDepth = 3;
+  std::string outfeedMode = "ALL";  // "ALL" or "LAST"
+  std::uint32_t outfeedBufferDepth = 10;
+  // training.gradient_accumulation_count (as GradientAccumulationOptimizerV2):
+  // the weights are updated once per this many mini-batches, with the sum of
+  // their gradients. Divides steps_per_execution.
+  std::uint32_t gradientAccumulationCount = 1;
+};
+
+struct IpuSpec {
+  std::string arch = "ipu2";
+  std::uint32_t tiles = 0;  // 0: the arch's tiles per IPU
+  std::uint32_t numIpus = 1;  // ipu.num_ipus (as auto_select_ipus): the graph is replicated num_ipus times
+  double availableMemoryProportion = 0.6;
+};
+
+// The workload's `pipeline` key (pipeline_spec.hpp): absent when stages == 0.
+struct PipelineSpec {
+  std::string schedule = "grouped";     // grouped | interleaved | sequential (TF's PipelineSchedule)
+  std::uint32_t stages = 0;             // 1 + the highest model.layers[i].stage; 0: not pipelined
+  std::vector<std::uint32_t> deviceMapping;  // stage -> IPU of a replica
+  bool enabled() const { return stages > 0; }
+};
+
+struct Workload {
+  std::string name;  // file stem unless "name" is given
+  DatasetSpec dataset;
+  std::vector<LayerSpec> layers;  // shapes inferred (LayerSpec::inputShape/outputShape)
+  std::string kerasModel;         // model.keras: the Keras file the layers came from ("" for ipusim's own list)
+  std::string dtype = "float32";  // model.dtype: float32 | float16 | mixed_float16 (Keras policy names)
+  LossSpec loss;
+  OptimizerSpec optimizer;
+  TrainingSpec training;
+  IpuSpec ipu;
+  PipelineSpec pipeline;
+  std::string scheduling = "choose_best";  // post_order | look_ahead | shortest_path | clustering | choose_best
+  bool allowOutOfMemory = false;            // compile.allow_out_of_memory
+  // Not a workload key: a timing-only runner sets it to compile identical
+  // replicas once (scheduler/multi_ipu/replication.hpp, model/ir/replica_mirror.hpp).
+  bool mirrorReplicas = false;
+  std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
+};
+
+// IPUs one replica needs: 1 + the highest model.layers[i].shard.
+std::uint32_t ipusPerReplica(const Workload& w);
+
+// `source` names the document in errors (a file name); a Keras model path
+// (model.keras) is relative to `baseDirectory` ("" : the current directory).
+Workload parseWorkload(const nlohmann::json& j, const std::string& source, const std::string& baseDirectory = "");
+Workload loadWorkload(const std::string& path);  // errors name the file
+
+// The step counts fit together, also after --steps / --steps-per-execution
+// changed them: with feeds, training.steps is a multiple of
+// training.steps_per_execution; the gradient accumulation count (training.
+// or pipeline.) divides steps_per_execution (1 without feeds), since the
+// weights are updated within one execution. Throws
+// std::invalid_argument("<source>: <key>: ...") naming the first that does not.
+// parseWorkload() holds the file's values to the same rules with messages of
+// its own (tests name them); this is for values changed after parsing.
+void checkStepCounts(const Workload& w, const std::string& source);
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,83 @@
+#include "scheduler/models/workload_limits.hpp"
+
+#include "model/target_limits.hpp"
+
+#include "model/target.hpp"
+#include "scheduler/layers/layer.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ipusim::scheduler {
+namespace {
+
+[[noreturn]] void overLimit(const std::string& source, const std::string& key, const std::string& what) {
+  throw std::invalid_argument(source + ": " + key + ": " + what);
+}
+
+std::string str(std::uint64_t v) { return std::to_string(v); }
+
+using Wide = WideCount;
+std::string wide(Wide v) { return wideText(v); }
+
+}  // namespace
+
+std::string wideText(WideCount v) {
+  std::string digits;
+  do digits.insert(digits.begin(), char('0' + int(v % 10))); while ((v /= 10) != 0);
+  return digits;
+}
+
+std::string tensorLimitText() { return "the limit for one tensor is " + std::to_string(kMaxTensorBytes) + " bytes"; }
+
+void checkWorkloadLimits(const Workload& w, const std::string& source) {
+  const model::Target preset = model::Target::preset(w.ipu.arch);
+  const std::uint64_t tiles = w.ipu.tiles ? w.ipu.tiles : preset.tile.tilesPerIpu;
+  if (tiles > preset.tile.tilesPerIpu)
+    overLimit(source, "ipu.tiles", str(tiles) + " is more than an " + w.ipu.arch + " IPU has (" +
+                                       str(std::uint64_t(preset.tile.tilesPerIpu)) + ")");
+  if (w.ipu.numIpus > model::kMaxIpus)
+    overLimit(source, "ipu.num_ipus", str(std::uint64_t(w.ipu.numIpus)) + " is more than the " +
+                                          str(std::uint64_t(model::kMaxIpus)) + " IPUs of the largest system (an IPU-POD256)");
+  const DatasetSpec& d = w.dataset;
+  constexpr std::uint64_t kFloat = 4;  // bytes per float element
+  const std::string limit = tensorLimitText();
+
+  if (d.classes > kMaxClasses)
+    overLimit(source, "dataset.classes", str(std::uint64_t(d.classes)) + " is over the limit of " + str(std::uint64_t(kMaxClasses)) +
+                                             " (labels are 16-bit class indices)");
+  const Wide batchBytes = Wide(d.batchSize) * d.features * kFloat;
+  if (batchBytes > kMaxTensorBytes)
+    overLimit(source, "dataset.batch_size", str(std::uint64_t(d.batchSize)) + " batches of " + str(std::uint64_t(d.features)) +
+                                                " features are " + wide(batchBytes) + " bytes of float input; " + limit +
+                                                ": at most " + str(kMaxTensorBytes / (std::uint64_t(d.features) * kFloat)));
+  if (d.format == "synthetic") {
+    const std::uint64_t maxExamples = kMaxHostDatasetBytes / d.features;
+    if (d.syntheticExamples > maxExamples)
+      overLimit(source, "dataset.examples", str(d.syntheticExamples) + " examples of " + str(std::uint64_t(d.features)) +
+                                                " bytes are over the host dataset limit of " +
+                                                str(kMaxHostDatasetBytes) + " bytes: at most " + str(maxExamples));
+  }
+
+  // Each layer's tensors (Layer::checkLimits).
+  for (std::size_t i = 0; i < w.layers.size(); ++i)
+    layerOfKind(w.layers[i].kind).checkLimits(w.layers[i], d.batchSize, [&](const std::string& key, const std::string& what) {
+      overLimit(source, "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key), what);
+    });
+
+  const TrainingSpec& t = w.training;
+  if (t.steps > kMaxSteps)
+    overLimit(source, "training.steps", str(t.steps) + " is over the limit of " + str(kMaxSteps));
+  const std::uint64_t hostBatch = std::uint64_t(d.batchSize) * (std::uint64_t(d.features) * kFloat + 4);
+  const std::uint64_t maxDepth = std::max<std::uint64_t>(1, kMaxHostDatasetBytes / hostBatch);
+  if (t.prefetchDepth > maxDepth)
+    overLimit(source, "training.infeed.prefetch_depth", str(std::uint64_t(t.prefetchDepth)) + " batches of " + str(hostBatch) +
+                                                             " bytes are over the host buffer limit of " +
+                                                             str(kMaxHostDatasetBytes) + " bytes: at most " + str(maxDepth));
+  if (t.outfeedBufferDepth > kMaxOutfeedDepth)
+    overLimit(source, "training.outfeed.buffer_depth",
+              str(std::uint64_t(t.outfeedBufferDepth)) + " is over the limit of " + str(std::uint64_t(kMaxOutfeedDepth)) + " losses");
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,112 @@
+#include "scheduler/models/workload_parts.hpp"
+
+#include "scheduler/models/layer_graph.hpp"
+#include "scheduler/layers/layer.hpp"
+
+#include <map>
+#include <set>
+
+namespace ipusim::scheduler {
+namespace {
+
+using Reader = WorkloadReader;
+using nlohmann::json;
+
+// One layer of ipusim's own list: the keys every kind has (type, name,
+// shard, stage; inputs are read by parseLayers), then the kind's own
+// (Layer::workloadKeys, readWorkload). `counts` numbers each kind for
+// Keras-style default names.
+LayerSpec parseLayer(const Reader& l, std::map<std::string, int>& counts) {
+  std::set<std::string> kinds(layerKinds().begin(), layerKinds().end());
+  LayerSpec spec;
+  if (!l.has("type")) {
+    std::string list;
+    for (const auto& kind : layerKinds()) list += (list.empty() ? "" : " | ") + kind;
+    l.fail(l.key("type"), "missing (expected " + list + ")");
+  }
+  spec.kind = l.string("type", "", kinds);
+  const int n = counts[spec.kind]++;
+  spec.name = l.string("name", n ? spec.kind + "_" + std::to_string(n) : spec.kind);
+  const Layer& layer = layerOfKind(spec.kind);
+  std::set<std::string> keys = layer.workloadKeys(spec.kind);
+  keys.insert({"type", "name", "shard", "stage", "inputs"});
+  l.allowOnly(keys);
+  layer.readWorkload(l, spec);
+  spec.shard = l.count32("shard", 0, false);
+  if (l.has("stage")) spec.stage = l.count32("stage", 0, false);
+  return spec;
+}
+
+}  // namespace
+
+std::vector<LayerSpec> parseLayers(const Reader& model) {
+  if (!model.has("layers") || !model.raw().at("layers").is_array() || model.raw().at("layers").empty())
+    model.fail("model.layers", "expected a non-empty array of layers");
+  std::vector<LayerSpec> layers;
+  LayerConnections connections;
+  std::map<std::string, int> counts;
+  const json& arr = model.raw().at("layers");
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const Reader layer(arr[i], model.source(), "model.layers[" + std::to_string(i) + "]");
+    layers.push_back(parseLayer(layer, counts));
+    connections.inputs.push_back(layer.has("inputs") ? layer.strings("inputs") : std::vector<std::string>{});
+  }
+  connectLayers(layers, connections, model.source(), [](std::size_t i, const std::string& key) {
+    return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
+  });
+  return layers;
+}
+
+// Keras's defaults per optimizer (keras.optimizers.SGD / Adam / RMSprop).
+OptimizerSpec parseOptimizer(const Reader& opt) {
+  OptimizerSpec o;
+  o.type = opt.string("type", o.type, {"sgd", "adam", "rmsprop"});
+  if (o.type == "sgd") {
+    opt.allowOnly({"type", "learning_rate", "momentum", "nesterov"});
+    o.momentum = opt.numberIn("momentum", 0.0, 0, 1, false);
+    o.nesterov = opt.boolean("nesterov", false);
+  } else if (o.type == "adam") {
+    opt.allowOnly({"type", "learning_rate", "beta_1", "beta_2", "epsilon", "amsgrad"});
+    o.learningRate = 0.001;
+    o.beta1 = opt.numberIn("beta_1", o.beta1, 0, 1, true);
+    o.beta2 = opt.numberIn("beta_2", o.beta2, 0, 1, true);
+    o.epsilon = opt.number("epsilon", o.epsilon);
+    if (opt.boolean("amsgrad", false)) opt.fail(opt.key("amsgrad"), "true is not modelled (only amsgrad=false)");
+  } else {
+    opt.allowOnly({"type", "learning_rate", "rho", "momentum", "epsilon", "centered"});
+    o.learningRate = 0.001;
+    o.rho = opt.numberIn("rho", o.rho, 0, 1, true);
+    o.momentum = opt.numberIn("momentum", 0.0, 0, 1, false);
+    o.epsilon = opt.number("epsilon", o.epsilon);
+    o.centered = opt.boolean("centered", false);
+  }
+  if (!(o.epsilon > 0)) opt.fail(opt.key("epsilon"), "expected a positive number");
+  o.learningRate = opt.number("learning_rate", o.learningRate);
+  if (!(o.learningRate > 0)) opt.fail(opt.key("learning_rate"), "expected a positive number");
+  return o;
+}
+
+namespace {
+const std::set<std::string> kLossTypes{"sparse_categorical_crossentropy", "categorical_crossentropy",
+                                       "binary_crossentropy", "mean_squared_error"};
+
+}  // namespace
+
+// "loss": "name" or {"type": "name", "from_logits": bool}.
+LossSpec parseLoss(const Reader& top) {
+  LossSpec loss;
+  if (!top.has("loss")) return loss;
+  if (top.raw().at("loss").is_string()) {
+    loss.type = top.string("loss", loss.type, kLossTypes);
+    return loss;
+  }
+  const Reader l = top.object("loss");
+  l.allowOnly({"type", "from_logits"});
+  loss.type = l.string("type", loss.type, kLossTypes);
+  loss.fromLogits = l.boolean("from_logits", false);
+  if (loss.type == "mean_squared_error" && l.has("from_logits"))
+    l.fail(l.key("from_logits"), "mean_squared_error has no from_logits");
+  return loss;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,116 @@
+#include "scheduler/models/workload_reader.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+
+WorkloadReader::WorkloadReader(const json& j, std::string source, std::string path)
+    : j_(j), source_(std::move(source)), path_(std::move(path)) {
+  if (!j_.is_object()) fail(path_.empty() ? "(document)" : path_, "expected an object");
+}
+
+void WorkloadReader::allowOnly(const std::set<std::string>& keys) const {
+  for (auto it = j_.begin(); it != j_.end(); ++it)
+    if (!keys.count(it.key())) {
+      std::string valid;
+      for (const auto& k : keys) valid += (valid.empty() ? "" : ", ") + k;
+      fail(key(it.key()), "unknown key (valid keys here: " + valid + ")");
+    }
+}
+
+WorkloadReader WorkloadReader::object(const std::string& k) const {
+  static const json empty = json::object();
+  return WorkloadReader(has(k) ? j_.at(k) : empty, source_, key(k));
+}
+
+std::string WorkloadReader::string(const std::string& k, const std::string& def,
+                                   const std::set<std::string>& allowed) const {
+  if (!has(k)) return def;
+  const json& v = j_.at(k);
+  if (!v.is_string()) fail(key(k), "expected a string");
+  std::string s = v.get<std::string>();
+  if (!allowed.empty() && !allowed.count(s)) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : " | ") + a;
+    fail(key(k), "'" + s + "' is not one of " + list);
+  }
+  return s;
+}
+
+std::uint64_t WorkloadReader::count(const std::string& k, std::uint64_t def, bool positive) const {
+  if (!has(k)) return def;
+  const json& v = j_.at(k);
+  if (!v.is_number_integer() || (v.is_number_integer() && v.get<std::int64_t>() < 0) ||
+      (positive && v.get<std::int64_t>() == 0))
+    fail(key(k), positive ? "expected a positive integer" : "expected a non-negative integer");
+  return v.get<std::uint64_t>();
+}
+
+std::uint32_t WorkloadReader::count32(const std::string& k, std::uint32_t def, bool positive) const {
+  std::uint64_t v = count(k, def, positive);
+  if (v > 0xffffffffull) fail(key(k), "value too large");
+  return std::uint32_t(v);
+}
+
+double WorkloadReader::number(const std::string& k, double def) const {
+  if (!has(k)) return def;
+  if (!j_.at(k).is_number()) fail(key(k), "expected a number");
+  return j_.at(k).get<double>();
+}
+
+double WorkloadReader::numberIn(const std::string& k, double def, double lo, double hi, bool hiOpen) const {
+  const double v = number(k, def);
+  if (!(v >= lo && (hiOpen ? v < hi : v <= hi)))
+    fail(key(k), "expected a number in [" + json(lo).dump() + ", " + json(hi).dump() + (hiOpen ? ")" : "]") +
+                     ", got " + json(v).dump());
+  return v;
+}
+
+bool WorkloadReader::boolean(const std::string& k, bool def) const {
+  if (!has(k)) return def;
+  if (!j_.at(k).is_boolean()) fail(key(k), "expected true or false");
+  return j_.at(k).get<bool>();
+}
+
+std::array<std::uint32_t, 2> WorkloadReader::pair(const std::string& k, std::array<std::uint32_t, 2> def) const {
+  if (!has(k)) return def;
+  const json& v = j_.at(k);
+  auto positive = [](const json& e) {
+    return e.is_number_integer() && e.get<std::int64_t>() > 0 && e.get<std::int64_t>() <= 0xffffffffll;
+  };
+  if (positive(v)) return {v.get<std::uint32_t>(), v.get<std::uint32_t>()};
+  if (v.is_array() && v.size() == 2 && positive(v[0]) && positive(v[1]))
+    return {v[0].get<std::uint32_t>(), v[1].get<std::uint32_t>()};
+  fail(key(k), "expected a positive integer or a pair of them [rows, columns], got " + v.dump());
+}
+
+std::vector<std::int64_t> WorkloadReader::integers(const std::string& k) const {
+  if (!has(k)) fail(key(k), "missing (expected an array of integers)");
+  const json& v = j_.at(k);
+  if (!v.is_array() || v.empty()) fail(key(k), "expected a non-empty array of integers, got " + v.dump());
+  std::vector<std::int64_t> out;
+  for (const json& e : v) {
+    if (!e.is_number_integer()) fail(key(k), "expected integers, got " + v.dump());
+    out.push_back(e.get<std::int64_t>());
+  }
+  return out;
+}
+
+std::vector<std::string> WorkloadReader::strings(const std::string& k) const {
+  if (!has(k)) fail(key(k), "missing (expected an array of strings)");
+  const json& v = j_.at(k);
+  if (!v.is_array() || v.empty()) fail(key(k), "expected a non-empty array of strings, got " + v.dump());
+  std::vector<std::string> out;
+  for (const json& e : v) {
+    if (!e.is_string()) fail(key(k), "expected strings, got " + v.dump());
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+void WorkloadReader::fail(const std::string& keyPath, const std::string& what) const {
+  throw std::invalid_argument(source_ + ": " + keyPath + ": " + what);
+}
+
+}  // namespace ipusim::scheduler

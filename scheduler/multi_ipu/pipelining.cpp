@@ -1,0 +1,369 @@
+#include "scheduler/multi_ipu/pipelining.hpp"
+
+#include "scheduler/multi_ipu/gradient_accumulation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+ir::Program sequence(const std::string& name, std::vector<ir::Id> children, const ir::DebugInfo& debug) {
+  ir::Program p;
+  p.kind = ir::ProgramKind::Sequence;
+  p.name = name;
+  p.children = std::move(children);
+  p.debug = debug;
+  return p;
+}
+
+std::string passName(const StagePass& p) {
+  return std::string(p.backward ? "B" : "F") + std::to_string(p.stage) + "(" + std::to_string(p.miniBatch) + ")";
+}
+
+// A copy's regions, 2-D regions kept whole.
+std::vector<ir::CopyRegion> regionsOf(const ir::Program& copy) {
+  return copy.regions.empty() ? std::vector<ir::CopyRegion>{{copy.src, copy.dst}} : copy.regions;
+}
+
+class Pipeliner {
+ public:
+  Pipeliner(ir::Executable& exe, const PipelineParts& parts) : exe_(exe), parts_(parts) {
+    for (ir::Id t : {parts.images, parts.labels, parts.loss}) perMiniBatch_.insert(t);
+    // The accumulate vertices of each stage (by their tile's IPU).
+    accumulateOfStage_.resize(parts.forward.size());
+    ipuOfStage_.assign(parts.forward.size(), ~0u);
+    for (std::uint32_t ipu = 0; ipu < parts.stageOfIpu.size(); ++ipu)
+      if (parts.stageOfIpu[ipu] < ipuOfStage_.size()) ipuOfStage_[parts.stageOfIpu[ipu]] = ipu;
+    const ir::Program& acc = exe.programs[parts.accumulate];
+    for (const ir::Vertex& v : exe.computeSets[acc.computeSet].vertices) {
+      const std::uint32_t ipu = v.tile / parts.tilesPerIpu;
+      if (ipu >= parts.stageOfIpu.size() || parts.stageOfIpu[ipu] >= accumulateOfStage_.size())
+        throw std::logic_error("pipeline: a gradient accumulator on IPU " + std::to_string(ipu) + " runs no stage");
+      accumulateOfStage_[parts.stageOfIpu[ipu]].push_back(v);
+    }
+  }
+
+  PipelinedProgram build(const PipelinePlan& plan) {
+    const std::uint32_t stages = std::uint32_t(parts_.forward.size());
+    std::vector<ir::Id> trainingSteps;
+    for (std::size_t m = 0; m < plan.firstTimeStep.size(); ++m) {
+      const std::size_t end = m + 1 < plan.firstTimeStep.size() ? plan.firstTimeStep[m + 1] : plan.timeSteps.size();
+      std::vector<ir::Id> timeSteps;
+      for (std::size_t t = plan.firstTimeStep[m]; t < end; ++t) timeSteps.push_back(timeStep(plan.timeSteps[t], t, stages));
+      ir::Program step = sequence("pipeline step " + std::to_string(m), timeSteps, {"training", "step"});
+      step.marksStep = true;
+      trainingSteps.push_back(exe_.addProgram(step));
+    }
+    PipelinedProgram out;
+    out.program = exe_.addProgram(sequence("pipeline", trainingSteps, {"training", "pipeline"}));
+    out.lastLoss = tensorOf(std::uint32_t(plan.firstTimeStep.size() - 1), parts_.loss);
+    return out;
+  }
+
+  // The stages' update op Sequences side by side: one Sequence running its
+  // IPUs apart, each IPU its stage's updates.
+  ir::Id updatesApart(const std::vector<std::vector<ir::Id>>& updates) {
+    std::vector<ir::Id> leaves;
+    for (const std::vector<ir::Id>& stage : updates)
+      for (ir::Id op : stage)
+        for (ir::Id leaf : exe_.programs[op].children) leaves.push_back(leaf);
+    ir::Program apart = sequence("updates", leaves, {"training", "apply_gradients"});
+    apart.ipusApart = true;
+    return exe_.addProgram(apart);
+  }
+
+ private:
+  ir::Id timeStep(const PipelineTimeStep& step, std::size_t index, std::uint32_t stages) {
+    std::vector<ir::Id> children;
+    // Mini-batches entering: their infeed copies.
+    for (const PipelineSlot& slot : step.slots)
+      for (const StagePass& p : slot)
+        if (!p.backward && p.stage == 0) {
+          children.push_back(streamCopy("images", parts_.imagesStream, tensorOf(p.miniBatch, parts_.images), "input"));
+          children.push_back(streamCopy("labels", parts_.labelsStream, tensorOf(p.miniBatch, parts_.labels), "input"));
+        }
+    std::vector<ir::Vertex> accumulate;
+    std::vector<std::uint32_t> leaving;
+    for (const PipelineSlot& slot : step.slots) {
+      children.push_back(parts_.sideBySide ? slotApart(slot) : slotAlone(slot));
+      for (const StagePass& p : slot) {
+        if (p.backward && !parts_.sideBySide)
+          for (ir::Vertex& v : accumulateOf(p)) accumulate.push_back(std::move(v));
+        else if (!p.backward && p.stage == stages - 1)
+          leaving.push_back(p.miniBatch);
+      }
+    }
+    // Sequential: one addition across the IPUs, closed by an external sync,
+    // as the sharded model's gradient accumulation.
+    if (!accumulate.empty())
+      children.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add", std::move(accumulate)));
+    if (parts_.outfeedEachMiniBatch)
+      for (std::uint32_t m : leaving)
+        children.push_back(streamCopy("loss", parts_.lossStream, tensorOf(m, parts_.loss), "loss"));
+    return exe_.addProgram(sequence("time step " + std::to_string(index), children, {"training", "pipeline"}));
+  }
+
+  // Backward pass `p`'s additions of its weight gradients into the accumulators.
+  std::vector<ir::Vertex> accumulateOf(const StagePass& p) {
+    std::vector<ir::Vertex> out = accumulateOfStage_[p.stage];
+    for (ir::Vertex& v : out)
+      for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(p.miniBatch, f.ref.tensor);
+    return out;
+  }
+
+  ir::Id streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, const std::string& layer) {
+    ir::Program p;
+    p.kind = ir::ProgramKind::StreamCopy;
+    p.name = name;
+    p.stream = stream;
+    p.tensor = {tensor, 0, exe_.tensors[tensor].numElements()};
+    p.debug = {layer, name};
+    return exe_.addProgram(p);
+  }
+
+  // Sequential: the slot's one pass, its programs in order, as sharding runs them.
+  ir::Id slotAlone(const PipelineSlot& slot) {
+    std::vector<ir::Id> programs;
+    std::string name;
+    for (const StagePass& p : slot) {
+      const std::vector<ir::Id> pass = passPrograms(p);
+      programs.insert(programs.end(), pass.begin(), pass.end());
+      name += (name.empty() ? "" : " ") + passName(p);
+    }
+    return exe_.addProgram(sequence("slot " + name, programs, {"training", "pipeline"}));
+  }
+
+  // Grouped and Interleaved: the slot's passes side by side (see pipelining.hpp).
+  ir::Id slotApart(const PipelineSlot& slot) {
+    std::vector<ir::Id> stageInputs, passes;
+    std::string name;
+    for (const StagePass& p : slot) {
+      for (ir::Id id : passPrograms(p)) passes.push_back(readingLocalCopies(id, p.stage, stageInputs));
+      if (p.backward)
+        passes.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add " + passName(p), accumulateOf(p)));
+      name += (name.empty() ? "" : " ") + passName(p);
+    }
+    std::vector<ir::Id> children;
+    if (!stageInputs.empty()) children.push_back(interStageCopy(stageInputs));
+    children.insert(children.end(), passes.begin(), passes.end());
+    ir::Program seq = sequence("slot " + name, children, {"training", "pipeline"});
+    seq.ipusApart = true;
+    return exe_.addProgram(seq);
+  }
+
+  // Whether tensor t has elements on another IPU than `ipu`.
+  bool offIpu(ir::Id t, std::uint32_t ipu) const {
+    const std::vector<ir::TileInterval>& mapping = exe_.tensors[t].mapping;
+    return std::any_of(mapping.begin(), mapping.end(),
+                       [&](const ir::TileInterval& iv) { return iv.tile / parts_.tilesPerIpu != ipu; });
+  }
+
+  // Copy program `id` of a pass of `stage` reading, instead of a tensor of
+  // another stage's IPU, that tensor's copy on the stage's own IPU (the
+  // first pass of the stage to read it adds its copy to `stageInputs`): the
+  // stage's input, or the activation its weight gradient needs, crossed the
+  // IPU-Links once at a slot boundary, as Poplar's inter-IPU copies between
+  // pipeline stages (TF keeps a stage's inputs on its IPU for its backward
+  // pass). Anything else: `id`.
+  ir::Id readingLocalCopies(ir::Id id, std::uint32_t stage, std::vector<ir::Id>& stageInputs) {
+    if (exe_.programs[id].kind != ir::ProgramKind::Copy) return id;
+    ir::Program local = exe_.programs[id];  // a copy: localCopy() adds programs
+    const std::uint32_t ipu = ipuOfStage_[stage];
+    std::vector<ir::CopyRegion> regions = regionsOf(local);
+    std::set<ir::Id> written;
+    for (const ir::CopyRegion& r : regions) written.insert(r.dst.tensor);
+    bool changed = false;
+    for (ir::CopyRegion& r : regions) {
+      // Left as they are: a tensor the copy also writes, and one every
+      // mini-batch shares (a copy taken once would go stale across updates).
+      if (!offIpu(r.src.tensor, ipu) || written.count(r.src.tensor) || shared(r.src.tensor)) continue;
+      r.src.tensor = localCopy(r.src.tensor, stage, stageInputs);
+      changed = true;
+    }
+    if (!changed) return id;
+    local.regions = std::move(regions);
+    local.src = local.dst = {};
+    return exe_.addProgram(local);
+  }
+
+  // Tensor t's copy on stage `stage`'s IPU, laid out as t tile by tile
+  // (poputil::cloneToIpu: "the mapping of tensor elements to tiles is
+  // preserved", each tile's elements on the same tile of the other IPU).
+  ir::Id localCopy(ir::Id t, std::uint32_t stage, std::vector<ir::Id>& stageInputs) {
+    auto [it, added] = localCopies_.emplace(std::make_pair(t, stage), ir::kNoId);
+    if (!added) return it->second;
+    ir::Tensor c = exe_.tensors[t];
+    c.id = ir::Id(exe_.tensors.size());
+    c.name += " [stage " + std::to_string(stage) + " copy]";
+    c.alwaysLive = false;
+    c.initialValue.clear();
+    c.uniformInit = {};
+    const std::uint32_t base = ipuOfStage_[stage] * parts_.tilesPerIpu;
+    for (ir::TileInterval& iv : c.mapping) {
+      iv.tile = base + iv.tile % parts_.tilesPerIpu;
+      iv.address = ir::TileInterval::kUnplaced;
+    }
+    const std::uint64_t n = c.numElements();
+    exe_.tensors.push_back(std::move(c));
+    it->second = exe_.tensors.back().id;
+    ir::Program copy;
+    copy.kind = ir::ProgramKind::Copy;
+    copy.name = exe_.tensors[t].name + " -> stage " + std::to_string(stage);
+    copy.src = {t, 0, n};
+    copy.dst = {it->second, 0, n};
+    copy.debug = {"training", "inter_ipu_copy"};
+    stageInputs.push_back(exe_.addProgram(copy));
+    return it->second;
+  }
+
+  // The slot's inter-stage copies as one multi-region Copy: one exchange
+  // over the IPU-Links that joins the IPUs it involves.
+  ir::Id interStageCopy(const std::vector<ir::Id>& copies) {
+    if (copies.size() == 1) return copies[0];
+    ir::Program p;
+    p.kind = ir::ProgramKind::Copy;
+    p.debug = exe_.programs[copies[0]].debug;
+    p.name = "inter_ipu_copy";
+    for (ir::Id id : copies) {
+      const std::vector<ir::CopyRegion> r = regionsOf(exe_.programs[id]);
+      p.regions.insert(p.regions.end(), r.begin(), r.end());
+    }
+    return exe_.addProgram(p);
+  }
+
+  // The leaf programs (Execute, Copy) of a pass, for its mini-batch.
+  std::vector<ir::Id> passPrograms(const StagePass& pass) {
+    const std::vector<ir::Id>& ops = (pass.backward ? parts_.backward : parts_.forward)[pass.stage];
+    std::vector<ir::Id> out;
+    for (ir::Id op : ops)
+      for (ir::Id leaf : exe_.programs[op].children) {
+        const ir::ProgramKind k = exe_.programs[leaf].kind;
+        if (k != ir::ProgramKind::Execute && k != ir::ProgramKind::Copy)
+          throw std::logic_error("pipeline: op program '" + exe_.programs[leaf].name + "' is not an Execute or a Copy");
+        out.push_back(pass.miniBatch == 0 ? leaf : cloneProgram(leaf, pass.miniBatch));
+      }
+    return out;
+  }
+
+  ir::Id cloneProgram(ir::Id id, std::uint32_t m) {
+    ir::Program p = exe_.programs[id];
+    if (p.kind == ir::ProgramKind::Execute) {
+      ir::ComputeSet cs = exe_.computeSets[p.computeSet];
+      for (ir::Vertex& v : cs.vertices)
+        for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(m, f.ref.tensor);
+      p.computeSet = exe_.addComputeSet(std::move(cs));
+    } else {
+      p.regions = regionsOf(p);
+      p.src = p.dst = {};
+      for (ir::CopyRegion& r : p.regions) {
+        r.src.tensor = tensorOf(m, r.src.tensor);
+        r.dst.tensor = tensorOf(m, r.dst.tensor);
+      }
+    }
+    return exe_.addProgram(p);
+  }
+
+  bool shared(ir::Id t) const { return exe_.tensors[t].alwaysLive && !perMiniBatch_.count(t); }
+
+  // Mini-batch m's copy of tensor t: t itself for mini-batch 0 and for the
+  // tensors every mini-batch shares (always-live ones but the stream buffers
+  // and the loss: weights, accumulators, constants).
+  ir::Id tensorOf(std::uint32_t m, ir::Id t) {
+    if (m == 0 || shared(t)) return t;
+    auto [it, added] = clones_.emplace(std::make_pair(m, t), ir::kNoId);
+    if (added) {
+      ir::Tensor c = exe_.tensors[t];
+      c.id = ir::Id(exe_.tensors.size());
+      c.name += " [mini-batch " + std::to_string(m) + "]";
+      for (ir::TileInterval& iv : c.mapping) iv.address = ir::TileInterval::kUnplaced;
+      it->second = c.id;
+      if (perMiniBatch_.count(t)) inFlightOnly_.push_back(c.id);
+      exe_.tensors.push_back(std::move(c));
+    }
+    return it->second;
+  }
+
+  ir::Executable& exe_;
+  const PipelineParts& parts_;
+
+ public:
+  // The stream buffers and losses of every mini-batch: live only while it is in flight.
+  std::vector<ir::Id> inFlightOnly_;
+
+ private:
+  std::set<ir::Id> perMiniBatch_;
+  std::vector<std::vector<ir::Vertex>> accumulateOfStage_;
+  std::vector<std::uint32_t> ipuOfStage_;
+  std::map<std::pair<std::uint32_t, ir::Id>, ir::Id> clones_;
+  std::map<std::pair<ir::Id, std::uint32_t>, ir::Id> localCopies_;  // (tensor, stage) -> its copy on the stage's IPU
+};
+
+void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<UseSpan>& spans,
+          std::vector<bool>& used) {
+  const ir::Program& p = exe.programs[id];
+  auto use = [&](ir::Id t) {
+    if (!used[t]) spans[t] = {step, step};
+    used[t] = true;
+    spans[t].second = step;
+  };
+  switch (p.kind) {
+    case ir::ProgramKind::Execute:
+      ++step;
+      for (const ir::Vertex& v : exe.computeSets[p.computeSet].vertices)
+        for (const ir::VertexField& f : v.fields) use(f.ref.tensor);
+      break;
+    case ir::ProgramKind::Copy:
+      ++step;
+      for (const ir::CopyRegion& r : regionsOf(p)) {
+        use(r.src.tensor);
+        use(r.dst.tensor);
+      }
+      break;
+    case ir::ProgramKind::StreamCopy:
+      ++step;
+      use(p.tensor.tensor);
+      break;
+    case ir::ProgramKind::Call: walk(exe, p.callee, step, spans, used); break;
+    default:
+      for (ir::Id child : p.children) walk(exe, child, step, spans, used);
+  }
+}
+
+}  // namespace
+
+PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, const PipelineParts& parts) {
+  if (parts.forward.size() != parts.backward.size() || parts.forward.empty())
+    throw std::logic_error("buildPipeline: every stage needs its forward and backward ops");
+  Pipeliner pipeliner(exe, parts);
+  PipelinedProgram out = pipeliner.build(plan);
+  // Each IPU updates its stage's weights (side by side, or the ops one
+  // after another as sharding runs them), then the accumulators are zeroed.
+  std::vector<ir::Id> apply;
+  if (parts.sideBySide) {
+    apply.push_back(pipeliner.updatesApart(parts.updates));
+  } else {
+    for (const std::vector<ir::Id>& stage : parts.updates) apply.insert(apply.end(), stage.begin(), stage.end());
+  }
+  apply.push_back(parts.zero);
+  out.apply = exe.addProgram(sequence("apply_gradients", apply, {"training", "apply_gradients"}));
+  // The stream buffers and losses live only while their mini-batch is in
+  // flight; the loss the caller outfeeds once after the loop stays.
+  std::vector<ir::Id> inFlight = pipeliner.inFlightOnly_;
+  inFlight.insert(inFlight.end(), {parts.images, parts.labels, parts.loss});
+  for (ir::Id t : inFlight) exe.tensors[t].alwaysLive = false;
+  exe.tensors[out.lastLoss].alwaysLive = !parts.outfeedEachMiniBatch;
+  return out;
+}
+
+std::vector<UseSpan> useSpansInOrder(const ir::Executable& exe, const std::vector<ir::Id>& roots) {
+  std::vector<UseSpan> spans(exe.tensors.size(), {0, 0});
+  std::vector<bool> used(exe.tensors.size(), false);
+  std::size_t step = 0;
+  for (ir::Id root : roots) walk(exe, root, step, spans, used);
+  return spans;
+}
+
+}  // namespace ipusim::scheduler
