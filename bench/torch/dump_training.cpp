@@ -1,0 +1,136 @@
+// ipusim-torch-dump WORKLOAD STEPS OUT.json: trains WORKLOAD for STEPS steps
+// in the SystemC model (functional, one IPU) and writes what an independent
+// implementation needs to train the same model the same way: the layer
+// graph (kinds, configs, inputs, shapes), the initial weights as the
+// executable draws them, every batch fed, the optimizer and loss, the
+// losses the device computed and its weights after the last step. bench/torch/torch_check.py trains it in
+// PyTorch and compares (bench/torch/README.md).
+#include "model/clock.hpp"
+#include "scheduler/compiler.hpp"
+#include "scheduler/models/workload.hpp"
+#include "sim/dataset/batch_source.hpp"
+#include "sim/engine/engine.hpp"
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+using namespace ipusim;
+using nlohmann::json;
+
+class TrainingLoop : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(TrainingLoop);
+  TrainingLoop(sc_core::sc_module_name name, sim::Engine& engine, std::uint64_t runs)
+      : sc_module(name), engine_(engine), runs_(runs) {
+    SC_THREAD(main);
+  }
+  std::exception_ptr failure;
+
+ private:
+  void main() {
+    try {
+      const std::uint32_t entry = engine_.entryIndex("train");
+      for (std::uint64_t r = 0; r < runs_; ++r) engine_.run(entry);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    sc_core::sc_stop();
+  }
+  sim::Engine& engine_;
+  std::uint64_t runs_;
+};
+
+json layerJson(const scheduler::LayerSpec& l) {
+  json j = {{"kind", l.kind},           {"name", l.name},         {"units", l.units},
+            {"activation", scheduler::toString(l.activation)},    {"use_bias", l.useBias},
+            {"window", l.window},       {"strides", l.strides},   {"padding", l.padding},
+            {"rate", l.rate},           {"momentum", l.momentum}, {"epsilon", l.epsilon},
+            {"center", l.center},       {"scale", l.scale},       {"keepdims", l.keepDims},
+            {"axis", l.axis},           {"pads", l.pads},         {"input_shape", l.inputShape},
+            {"output_shape", l.outputShape}};
+  json inputs = json::array();
+  for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
+  j["inputs"] = inputs;
+  return j;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  if (argc != 4) {
+    std::cerr << "usage: ipusim-torch-dump WORKLOAD STEPS OUT.json\n";
+    return 2;
+  }
+  try {
+    scheduler::Workload w = scheduler::loadWorkload(argv[1]);
+    if (w.ipu.numIpus != 1) throw std::invalid_argument(std::string(argv[1]) + ": one IPU only (ipu.num_ipus 1)");
+    const std::uint64_t steps = std::stoull(argv[2]);
+    w.training.steps = steps;
+    const scheduler::CompiledWorkload c = scheduler::compile(w);
+    if (steps % c.stepsPerRun) throw std::invalid_argument("STEPS must be a multiple of steps_per_execution");
+
+    json out;
+    out["workload"] = w.name;
+    out["batch_size"] = w.dataset.batchSize;
+    out["input_shape"] = w.dataset.inputShape;
+    out["classes"] = w.dataset.classes;
+    out["dtype"] = w.dtype;
+    out["loss"] = {{"type", w.loss.type}, {"from_logits", w.loss.fromLogits}};
+    const auto& o = w.optimizer;
+    out["optimizer"] = {{"type", o.type}, {"learning_rate", o.learningRate}, {"momentum", o.momentum},
+                        {"nesterov", o.nesterov}, {"beta_1", o.beta1},   {"beta_2", o.beta2},
+                        {"epsilon", o.epsilon},   {"rho", o.rho},        {"centered", o.centered}};
+    for (const auto& l : w.layers) out["layers"].push_back(layerJson(l));
+    for (ir::Id t : c.weightTensors) {
+      const ir::Tensor& tensor = c.exe.tensors[t];
+      std::vector<double> init = ir::initialValues(tensor);
+      if (init.empty()) init.assign(tensor.numElements(), 0.0);
+      out["weights"].push_back({{"name", tensor.name}, {"shape", tensor.shape}, {"values", init}});
+    }
+
+    sim::dataset::BatchSource batches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
+    sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
+    sim::dataset::Batch current;
+    engine.stream("images").connect([&](model::Bytes& b) {
+      current = batches.next();
+      out["batches"].push_back({{"images", current.images}, {"labels", current.labels}});
+      b.resize(current.images.size() * sizeof(float));
+      std::memcpy(b.data(), current.images.data(), b.size());
+    });
+    engine.stream("labels").connect([&](model::Bytes& b) {
+      const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+      b.assign(bytes.begin(), bytes.end());
+    });
+    engine.stream("loss").connect([&](model::Bytes& b) {
+      float v;
+      std::memcpy(&v, b.data(), sizeof v);
+      out["losses"].push_back(v);
+    });
+    TrainingLoop loop("training_loop", engine, steps / c.stepsPerRun);
+    sc_core::sc_start();
+    if (loop.failure) std::rethrow_exception(loop.failure);
+    for (ir::Id t : c.weightTensors) {
+      const model::Bytes bytes = engine.system().readTensor(t);
+      std::vector<float> values(c.exe.tensors[t].numElements());
+      std::memcpy(values.data(), bytes.data(), std::min(bytes.size(), values.size() * sizeof(float)));
+      out["final_weights"].push_back(values);
+    }
+    std::ofstream f(argv[3]);
+    f << out.dump();
+    if (!f) throw std::runtime_error(std::string(argv[3]) + ": cannot write");
+    std::cerr << "ipusim-torch-dump: " << steps << " steps of " << w.name << " -> " << argv[3] << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "ipusim-torch-dump: error: " << e.what() << "\n";
+    return 1;
+  }
+}

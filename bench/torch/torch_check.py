@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Trains what ipusim-torch-dump wrote in PyTorch and compares the losses.
+
+An implementation independent of ipusim's own CPU reference
+(tests/scheduler/cpu_reference.cpp): PyTorch's convolutions, pooling, batch
+normalization, matrix products, cross-entropy and autograd, on the same
+initial weights and batches, so that a misreading of Keras shared by ipusim
+and its reference cannot pass unseen. Activations are channels last (NHWC)
+as Keras's; convolutions permute to PyTorch's NCHW and back, with TF's
+'same' padding written out (it pads more at the end). Keras's Adam and
+RMSprop are written out (their epsilon sits where PyTorch's does not);
+SGD with or without (Nesterov) momentum is torch.optim.SGD, the same rule.
+
+    python3 bench/torch/torch_check.py DUMP.json [--tolerance 1e-4]
+
+PyTorch trains the model twice, in float64 (the reference) and in float32
+(the yardstick): a step passes when ipusim's loss is within the tolerance of
+float64's, or no further from it than twice PyTorch's own float32 is (deep
+nets with batch normalization amplify rounding from step to step, so float32
+cannot agree to 1e-4 there). Prints each step and, tensor by tensor, the
+weights after the last step; exits 1 when a step is over, 2 on a model it
+cannot build.
+"""
+import argparse
+import json
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def tf_same(size, k, s):
+    out = (size + s - 1) // s
+    need = max((out - 1) * s + k - size, 0)
+    return need // 2, need - need // 2
+
+
+def activation(name, x):
+    return {"linear": lambda v: v, "softmax": lambda v: v, "relu": F.relu, "sigmoid": torch.sigmoid,
+            "tanh": torch.tanh, "gelu": lambda v: F.gelu(v, approximate="none")}[name](x)
+
+
+def nchw(x):
+    return x.permute(0, 3, 1, 2)
+
+
+def nhwc(x):
+    return x.permute(0, 2, 3, 1)
+
+
+def window_pad(x, layer, value):
+    """TF's 'same' padding of an NHWC input for a window layer, or none."""
+    if layer["padding"] != "same":
+        return x
+    (kh, kw), (sh, sw) = layer["window"], layer["strides"]
+    top, bottom = tf_same(x.shape[1], kh, sh)
+    left, right = tf_same(x.shape[2], kw, sw)
+    return F.pad(x, (0, 0, left, right, top, bottom), value=value)
+
+
+class Model:
+    def __init__(self, dump, dtype):
+        self.layers = dump["layers"]
+        self.batch = dump["batch_size"]
+        self.input_shape = dump["input_shape"]
+        self.params = {}
+        for w in dump["weights"]:
+            self.params[w["name"]] = torch.tensor(w["values"], dtype=dtype).reshape(w["shape"]).requires_grad_()
+        self.last = len(self.layers) - 1
+        self.fused = dump["loss"]["type"] in ("sparse_categorical_crossentropy", "categorical_crossentropy",
+                                              "binary_crossentropy") and not dump["loss"]["from_logits"]
+
+    def forward(self, images):
+        outs = []
+        x0 = images.reshape([self.batch] + self.input_shape)
+        for i, l in enumerate(self.layers):
+            ins = [x0 if j == -1 else outs[j] for j in l["inputs"]]
+            ins[0] = ins[0].reshape([self.batch] + l["input_shape"])  # a flatten or reshape passes elements on
+            outs.append(self.layer(i, l, ins))
+        return outs[-1]
+
+    def act(self, i, l, x):
+        a = l["activation"]
+        if i == self.last and self.fused and a in ("softmax", "sigmoid"):
+            return x  # fused with the loss, as ipusim and TF's Keras do
+        return activation(a, x)
+
+    def layer(self, i, l, ins):
+        k, x, p = l["kind"], ins[0], self.params
+        if k in ("flatten", "reshape"):
+            return x.reshape([self.batch] + l["output_shape"])
+        if k == "dense":
+            y = x @ p[l["name"] + "/kernel"]
+            if l["use_bias"]:
+                y = y + p[l["name"] + "/bias"]
+            return self.act(i, l, y)
+        if k == "conv2d":
+            kernel = p[l["name"] + "/kernel"].permute(3, 2, 0, 1)  # HWIO -> OIHW
+            y = F.conv2d(nchw(window_pad(x, l, 0.0)), kernel, p.get(l["name"] + "/bias") if l["use_bias"] else None,
+                         stride=tuple(l["strides"]))
+            return self.act(i, l, nhwc(y))
+        if k == "max_pooling2d":
+            return nhwc(F.max_pool2d(nchw(window_pad(x, l, -math.inf)), tuple(l["window"]), tuple(l["strides"])))
+        if k == "average_pooling2d":
+            # Padded positions not counted (TF): the sum over the window of the input and of ones.
+            ones = torch.ones_like(x)
+            s = F.avg_pool2d(nchw(window_pad(x, l, 0.0)), tuple(l["window"]), tuple(l["strides"]))
+            n = F.avg_pool2d(nchw(window_pad(ones, l, 0.0)), tuple(l["window"]), tuple(l["strides"]))
+            return nhwc(s / n)
+        if k in ("global_average_pooling2d", "global_max_pooling2d"):
+            y = x.mean(dim=(1, 2), keepdim=True) if k == "global_average_pooling2d" else x.amax(dim=(1, 2), keepdim=True)
+            return y if l["keepdims"] else y.reshape(self.batch, -1)
+        if k == "batch_normalization":
+            c = x.shape[-1]
+            gamma = p.get(l["name"] + "/gamma") if l["scale"] else None
+            beta = p.get(l["name"] + "/beta") if l["center"] else None
+            y = F.batch_norm(x.reshape(-1, c), None, None, gamma, beta, training=True, eps=l["epsilon"])
+            return y.reshape(x.shape)
+        if k == "activation":
+            return self.act(i, l, x)
+        if k == "dropout":
+            if l["rate"] == 0:
+                return x
+            raise NotImplementedError("dropout masks are ipusim's own draw: not reproduced here")
+        if k in ("add", "multiply"):
+            y = ins[0]
+            for v in ins[1:]:
+                y = y + v if k == "add" else y * v
+            return y
+        if k == "subtract":
+            return ins[0] - ins[1]
+        if k == "concatenate":
+            return torch.cat(ins, dim=l["axis"])
+        if k in ("zero_padding2d", "zero_padding1d"):
+            t, b, left, r = l["pads"]
+            return F.pad(x, (0, 0, left, r, t, b)) if k == "zero_padding2d" else F.pad(x, (0, 0, left, r))
+        if k in ("cropping2d", "cropping1d"):
+            t, b, left, r = l["pads"]
+            if k == "cropping2d":
+                return x[:, t:x.shape[1] - b, left:x.shape[2] - r, :]
+            return x[:, left:x.shape[1] - r, :]
+        raise NotImplementedError(f"layer kind {k}")
+
+
+def loss_of(dump, logits, labels):
+    kind, classes = dump["loss"]["type"], dump["classes"]
+    if kind in ("sparse_categorical_crossentropy", "categorical_crossentropy"):
+        return F.cross_entropy(logits, labels)
+    onehot = F.one_hot(labels, classes).to(logits.dtype)
+    if kind == "binary_crossentropy":
+        return F.binary_cross_entropy_with_logits(logits, onehot)
+    return F.mse_loss(logits, onehot)
+
+
+class KerasOptimizer:
+    """Keras 3's update rules; SGD through torch.optim (the same rule)."""
+
+    def __init__(self, spec, params):
+        self.spec, self.params, self.t = spec, params, 0
+        if spec["type"] == "sgd":
+            self.sgd = torch.optim.SGD(params, lr=spec["learning_rate"], momentum=spec["momentum"],
+                                       nesterov=spec["nesterov"])
+        self.slots = [[torch.zeros_like(p) for _ in range(3)] for p in params]
+
+    def step(self):
+        s = self.spec
+        if s["type"] == "sgd":
+            self.sgd.step()
+            self.sgd.zero_grad()
+            return
+        self.t += 1
+        with torch.no_grad():
+            for p, (m, v, mom) in zip(self.params, self.slots):
+                g = p.grad
+                if s["type"] == "adam":
+                    alpha = s["learning_rate"] * math.sqrt(1 - s["beta_2"] ** self.t) / (1 - s["beta_1"] ** self.t)
+                    m += (g - m) * (1 - s["beta_1"])
+                    v += (g * g - v) * (1 - s["beta_2"])
+                    p -= alpha * m / (v.sqrt() + s["epsilon"])
+                else:  # rmsprop
+                    m.mul_(s["rho"]).add_((1 - s["rho"]) * g * g)
+                    d = m + s["epsilon"]
+                    if s["centered"]:
+                        v.mul_(s["rho"]).add_((1 - s["rho"]) * g)
+                        d = m - v * v + s["epsilon"]
+                    inc = s["learning_rate"] * g / d.sqrt()
+                    if s["momentum"] > 0:
+                        mom.mul_(s["momentum"]).add_(inc)
+                        p -= mom
+                    else:
+                        p -= inc
+                p.grad = None
+
+
+def train(dump, dtype):
+    """The losses per step and the weights after the last, trained in `dtype`."""
+    model = Model(dump, dtype)
+    opt = KerasOptimizer(dump["optimizer"], list(model.params.values()))
+    losses = []
+    for batch in dump["batches"]:
+        images = torch.tensor(batch["images"], dtype=dtype)
+        labels = torch.tensor(batch["labels"], dtype=torch.long)
+        loss = loss_of(dump, model.forward(images).reshape(dump["batch_size"], -1), labels)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, model.params
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dump")
+    ap.add_argument("--tolerance", type=float, default=1e-4)
+    args = ap.parse_args()
+    with open(args.dump) as f:
+        dump = json.load(f)
+    if dump["dtype"] != "float32":
+        print(f"{args.dump}: model.dtype {dump['dtype']}: the check compares float32 training", file=sys.stderr)
+        return 2
+    try:
+        exact, params = train(dump, torch.float64)
+        single, _ = train(dump, torch.float32)
+    except NotImplementedError as e:
+        print(f"{args.dump}: not checked: {e}", file=sys.stderr)
+        return 2
+    # Per step: ipusim (float32) and PyTorch in float32 against PyTorch in
+    # float64. A step passes when ipusim is within the tolerance, or no
+    # further from float64 than twice PyTorch's own float32 (a deep net with
+    # batch normalization amplifies rounding from step to step: there float32
+    # itself cannot agree to 1e-4, and the yardstick is what float32 can do).
+    worst, passed = 0.0, True
+    for step, (device, ref, f32) in enumerate(zip(dump["losses"], exact, single)):
+        rel, spread = abs(device - ref) / abs(ref), abs(f32 - ref) / abs(ref)
+        ok = rel <= max(args.tolerance, 2 * spread)
+        passed = passed and ok
+        worst = max(worst, rel)
+        print(f"step {step:3d}  ipusim {device:.7f}  pytorch f64 {ref:.7f}  f32 {f32:.7f}  "
+              f"ipusim-f64 {rel:.2e}  f32-f64 {spread:.2e}{'' if ok else '  <-- over'}")
+    # The weights after the last step, tensor by tensor: where a difference starts.
+    for (name, p), final in zip(params.items(), dump.get("final_weights", [])):
+        mine = p.detach().reshape(-1).to(torch.float32)
+        theirs = torch.tensor(final, dtype=torch.float32)
+        scale = mine.abs().max().item() or 1.0
+        print(f"  {name:40s} largest difference {((mine - theirs).abs().max().item() / scale):.2e} of its largest value")
+    print(f"{dump['workload']}: {len(dump['losses'])} steps, ipusim against PyTorch float64: largest relative "
+          f"difference {worst:.2e} ({'every step within' if passed else 'OVER'} max({args.tolerance:g}, 2 x PyTorch "
+          f"float32's); torch {torch.__version__})")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
