@@ -203,13 +203,7 @@ TEST(AnalysisChromeTrace, BackToBackSlicesLateInATraceNeverOverlapInDoubles) {
 
 TEST(AnalysisChromeTrace, ASliceOfZeroCyclesIsAnInstantAndOneCycleASlice) {
   const std::string path = testing_profiles::temporaryPath("short.pop");
-  {
-    traces::ProfileWriter w(path);
-    w.setMeta("clock_hz", "1330000000");
-    const auto stream = w.addTrack({0, -1, "stream", "StreamCopy", -1, -1, 20});
-    testing_profiles::streamCopy(w, stream, 0, "infeed", 2, 0, 100, 1, 64);  // Begin of 0 cycles, End of 1
-    w.commit();
-  }
+  testing_profiles::writeShortSlicesProfile(path);  // Begin of 0 cycles, End of 1
   const auto e = exportProfile(path);
   EXPECT_EQ(e.stats.slices, 3);
   EXPECT_EQ(e.stats.instants, 1);

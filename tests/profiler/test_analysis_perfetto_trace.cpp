@@ -206,13 +206,7 @@ TEST(AnalysisPerfettoTrace, ShowsTheSameSlicesAsTheChromeExport) {
 
 TEST(AnalysisPerfettoTrace, ASliceOfZeroCyclesIsAnInstant) {
   const std::string path = testing_profiles::temporaryPath("instant.pop");
-  {
-    traces::ProfileWriter w(path);
-    w.setMeta("clock_hz", "1330000000");
-    const auto stream = w.addTrack({0, -1, "stream", "StreamCopy", -1, -1, 20});
-    testing_profiles::streamCopy(w, stream, 0, "infeed", 2, 0, 100, 1, 64);
-    w.commit();
-  }
+  testing_profiles::writeShortSlicesProfile(path);  // Begin of 0 cycles, End of 1
   PerfettoTraceStats stats;
   const Decoded d = decodeTrace(exportPerfetto(path, &stats));
   EXPECT_EQ(stats.slices, 3);
