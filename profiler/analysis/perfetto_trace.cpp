@@ -6,6 +6,7 @@
 #include "profiler/analysis/protobuf_wire.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <set>
 #include <string>
@@ -74,39 +75,47 @@ ProtoMessage sliceEvent(std::uint64_t uuid, const traces::SliceRow& s, std::uint
   return ev;
 }
 
-// One track's slices as begin/end pairs in nesting order, decided in cycles
-// (nanoseconds may merge neighbours): by start, the longer first, each ended
-// before the next one that starts at or after its end.
-void writeTrackSlices(PacketWriter& packets, std::uint64_t uuid, std::vector<traces::SliceRow>& slices,
-                      double clockHz, PerfettoTraceStats& stats) {
-  std::stable_sort(slices.begin(), slices.end(), [](const traces::SliceRow& a, const traces::SliceRow& b) {
-    return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
-  });
-  std::vector<std::int64_t> open;  // end cycles of the open slices
-  auto closeUntil = [&](std::int64_t cycle) {
-    while (!open.empty() && open.back() <= cycle) {
-      packets.event(cyclesToNanoseconds(open.back(), clockHz),
-                    ProtoMessage().varint(event::kType, event::kSliceEnd).varint(event::kTrackUuid, uuid));
-      open.pop_back();
-    }
-  };
-  for (const auto& s : slices) {
+// One track's slices as begin/end pairs, streamed in the reader's order (ts,
+// then depth: a parent before the children that start with it): each open
+// slice is ended before the next one that starts at or after its end, in
+// cycles (nanoseconds may merge neighbours). Memory: the open slices only.
+class TrackSliceWriter {
+ public:
+  TrackSliceWriter(PacketWriter& packets, std::uint64_t uuid, double clockHz, PerfettoTraceStats& stats)
+      : packets_(packets), uuid_(uuid), clockHz_(clockHz), stats_(stats) {}
+
+  void add(const traces::SliceRow& s) {
     closeUntil(s.ts);
-    const std::int64_t begin = cyclesToNanoseconds(s.ts, clockHz);
+    const std::int64_t begin = cyclesToNanoseconds(s.ts, clockHz_);
     if (s.dur <= 0) {
-      packets.event(begin, sliceEvent(uuid, s, event::kInstant));
-      ++stats.instants;
-      continue;
+      packets_.event(begin, sliceEvent(uuid_, s, event::kInstant));
+      ++stats_.instants;
+      return;
     }
     // A slice that outlasts its enclosing one (a damaged profile) is cut at
-    // its end: the track stays a stack.
-    const std::int64_t end = open.empty() ? s.ts + s.dur : std::min(s.ts + s.dur, open.back());
-    packets.event(begin, sliceEvent(uuid, s, event::kSliceBegin));
-    open.push_back(end);
-    ++stats.slices;
+    // that end: the track stays a stack.
+    const std::int64_t end = open_.empty() ? s.ts + s.dur : std::min(s.ts + s.dur, open_.back());
+    packets_.event(begin, sliceEvent(uuid_, s, event::kSliceBegin));
+    open_.push_back(end);
+    ++stats_.slices;
   }
-  closeUntil(std::numeric_limits<std::int64_t>::max());
-}
+  void finish() { closeUntil(std::numeric_limits<std::int64_t>::max()); }
+
+ private:
+  void closeUntil(std::int64_t cycle) {
+    while (!open_.empty() && open_.back() <= cycle) {
+      packets_.event(cyclesToNanoseconds(open_.back(), clockHz_),
+                     ProtoMessage().varint(event::kType, event::kSliceEnd).varint(event::kTrackUuid, uuid_));
+      open_.pop_back();
+    }
+  }
+
+  PacketWriter& packets_;
+  std::uint64_t uuid_;
+  double clockHz_;
+  PerfettoTraceStats& stats_;
+  std::vector<std::int64_t> open_;  // end cycles of the open slices
+};
 
 }  // namespace
 
@@ -141,9 +150,9 @@ PerfettoTraceStats writePerfettoTrace(const traces::ProfileReader& reader, std::
       }
       continue;
     }
-    std::vector<traces::SliceRow> slices;
-    reader.forEachSlice(t.id, [&](const traces::SliceRow& s) { slices.push_back(s); });
-    writeTrackSlices(packets, uuid, slices, clockHz, stats);
+    TrackSliceWriter slices(packets, uuid, clockHz, stats);
+    reader.forEachSlice(t.id, [&](const traces::SliceRow& s) { slices.add(s); });
+    slices.finish();
   }
   return stats;
 }

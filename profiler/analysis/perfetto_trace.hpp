@@ -10,8 +10,8 @@
 // - times in integer nanoseconds, ns = round(cycles * 1e9 / clock_hz),
 //   halves away from zero (chrome_trace_time.hpp), from cycle 0 (no offset);
 // - each slice is a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair on its track, in
-//   nesting order decided in cycles (a track's slices are sorted in memory,
-//   one track at a time), named and categorised as in the profile, with
+//   nesting order decided in cycles, streamed track by track (memory: the
+//   open slices), named and categorised as in the profile, with
 //   debug annotations ts_cycles and dur_cycles (exact), and run, program,
 //   phase and bytes where known;
 // - a slice of zero cycles is a TYPE_INSTANT;
