@@ -63,6 +63,9 @@ const runCycles = expectedCycles(expected.runs), stepCycles = expectedCycles(exp
 // --- The DevTools trace engine.
 async function devtools() {
   polyfillDOMRect();
+  // Debian 12's Node 18 lacks Array.prototype.toSorted (Node 20), which an insight of the engine calls.
+  if (!Array.prototype.toSorted)
+    Object.defineProperty(Array.prototype, 'toSorted', {value(compare) { return [...this].sort(compare); }});
   const Trace = await import(path.join(here, 'node_modules/@paulirish/trace_engine/models/trace/trace.js'));
   const model = Trace.TraceModel.Model.createWithAllHandlers();
   await model.parse(events);
