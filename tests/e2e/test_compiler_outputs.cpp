@@ -13,11 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string autoReport(const fs::path& dir, const std::string& extra = "") {
-  return "POPLAR_ENGINE_OPTIONS=" +
-         quote("{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.string() + "\"" + extra + "}") + " ";
-}
-
 std::string sql(const fs::path& profile, const std::string& query) {
   const auto r = runCommand("sqlite3 " + quote(profile.string()) + " " + quote(query));
   EXPECT_EQ(r.exitCode, 0) << r.output;

@@ -97,9 +97,8 @@ TEST(FeedsMechanism, LossSamplesCarryTheRunAndStepThatProducedThem) {
 // run's last dequeue starts inside the run and ends after it, and is kept.
 TEST(FeedsMechanism, EveryCapturedStepsLossHasItsOutfeedDequeue) {
   ScratchDir dir("dequeues");
-  const std::string options = "{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.str() + "\"}";
-  const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && POPLAR_ENGINE_OPTIONS=" + quote(options) + " " +
-                            ipusimBinary() + " run workloads/mnist_with_feeds.json --steps 40 --synthetic-data");
+  const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + autoReport(dir.path()) + ipusimBinary() +
+                            " run workloads/mnist_with_feeds.json --steps 40 --synthetic-data");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto q = runCommand("sqlite3 " + quote((dir.path() / "profile.pop").string()) +
                             " \"SELECT count(*) FROM slices WHERE name = 'dequeue loss';"
