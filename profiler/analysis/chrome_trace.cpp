@@ -1,43 +1,18 @@
 #include "profiler/analysis/chrome_trace.hpp"
 
+#include "profiler/analysis/chrome_trace_layout.hpp"
+#include "profiler/analysis/chrome_trace_time.hpp"
 #include "profiler/analysis/profile_target.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
-#include <cstdio>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
 namespace ipusim::profiler::analysis {
 
-std::int64_t cyclesToPicoseconds(std::int64_t cycles, double clockHz) {
-  const double ps = double(cycles) * (1e12 / clockHz);
-  // 9.2e18 ps is 106 days: beyond it (a huge duration, a tiny clock_hz) the
-  // value does not fit the trace's integer picoseconds.
-  if (!(std::fabs(ps) < 9.2e18))
-    throw std::range_error(std::to_string(cycles) + " cycles at clock_hz " + std::to_string(clockHz) +
-                           " do not fit the trace's 64-bit picoseconds");
-  return std::llround(ps);
-}
-
 namespace {
-
-constexpr std::int64_t kHostPid = 1;
-std::int64_t pidOf(const traces::TrackRow& track) { return track.ipu >= 0 ? track.ipu + 2 : kHostPid; }
-
-// Picoseconds as microseconds with 6 exact decimals ("12.000750").
-std::string micros(std::int64_t ps) {
-  char buffer[48];
-  const char* sign = ps < 0 ? "-" : "";
-  // Unsigned: the magnitude of INT64_MIN does not fit int64.
-  const std::uint64_t magnitude = ps < 0 ? 0 - static_cast<std::uint64_t>(ps) : static_cast<std::uint64_t>(ps);
-  std::snprintf(buffer, sizeof buffer, "%s%llu.%06llu", sign, static_cast<unsigned long long>(magnitude / 1000000),
-                static_cast<unsigned long long>(magnitude % 1000000));
-  return buffer;
-}
 
 // Names come from the profile: bytes that are not UTF-8 are replaced (U+FFFD),
 // not a reason to fail the export.
@@ -88,31 +63,31 @@ ChromeTraceStats writeChromeTrace(const traces::ProfileReader& reader, std::ostr
   const double clockHz = target.requireClockHz();
   const auto tracks = reader.tracks();
   ChromeTraceStats stats;
+  auto timeOf = [&](std::int64_t cycles) { return cyclesToTraceUnits(cycles, clockHz) + kChromeTraceOffsetUnits; };
 
   nlohmann::json otherData(reader.meta());
   otherData["source"] = reader.path();
+  otherData["ts_offset_us"] = kChromeTraceOffsetUnits / kTraceUnitsPerMicrosecond;
+  otherData["ts_units_per_us"] = kTraceUnitsPerMicrosecond;
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << dumpJson(otherData) << ",\"traceEvents\":[";
   EventWriter events(out);
 
   // Processes: the host one, then one per IPU that has a track (bounded by
   // the tracks, not by the largest IPU index a damaged file may hold).
-  writeMetadata(events, "process_name", kHostPid, 0, {{"name", "Host and engine"}});
-  writeMetadata(events, "process_sort_index", kHostPid, 0, {{"sort_index", 0}});
-  std::set<std::int64_t> ipus;
-  for (const auto& track : tracks)
-    if (track.ipu >= 0) ipus.insert(track.ipu);
-  for (const std::int64_t ipu : ipus) {
-    writeMetadata(events, "process_name", ipu + 2, 0, {{"name", "IPU " + std::to_string(ipu)}});
-    writeMetadata(events, "process_sort_index", ipu + 2, 0, {{"sort_index", ipu + 1}});
+  std::set<std::int64_t> processes{kHostProcess};
+  for (const auto& track : tracks) processes.insert(processOf(track));
+  for (const std::int64_t process : processes) {
+    writeMetadata(events, "process_name", process, 0, {{"name", processName(process)}});
+    writeMetadata(events, "process_sort_index", process, 0, {{"sort_index", process - 1}});
   }
 
   for (const auto& track : tracks) {
-    const std::int64_t pid = pidOf(track);
+    const std::int64_t pid = processOf(track);
     ++stats.tracks;
     if (track.kind == "counter") {
       for (const auto& sample : reader.counters(track.id)) {
         events.next() << "{\"name\":" << quoted(track.name) << ",\"ph\":\"C\",\"pid\":" << pid
-                      << ",\"ts\":" << micros(cyclesToPicoseconds(sample.ts, clockHz))
+                      << ",\"ts\":" << traceUnitsAsMicroseconds(timeOf(sample.ts))
                       << ",\"args\":" << dumpJson(nlohmann::json{{track.name, sample.value}}) << "}";
         ++stats.counterSamples;
       }
@@ -123,18 +98,18 @@ ChromeTraceStats writeChromeTrace(const traces::ProfileReader& reader, std::ostr
     const std::string threadIds = ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(track.id);
     QuotedCache cachedQuote;
     reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
-      const std::int64_t begin = cyclesToPicoseconds(s.ts, clockHz);
-      const std::int64_t end = cyclesToPicoseconds(s.ts + s.dur, clockHz);
+      const std::int64_t begin = timeOf(s.ts);
+      const std::int64_t end = timeOf(s.ts + s.dur);
       std::ostream& o = events.next();
-      o << "{\"name\":" << cachedQuote(s.name) << ",\"cat\":" << cachedQuote(s.category) << ",\"ph\":\"X\""
-        << threadIds << ",\"ts\":" << micros(begin) << ",\"dur\":" << micros(end - begin)
-        << ",\"args\":{\"ts_cycles\":" << s.ts << ",\"dur_cycles\":" << s.dur;
-      if (s.runId >= 0) o << ",\"run\":" << s.runId;
-      if (s.programId >= 0) o << ",\"program\":" << s.programId;
-      if (s.phaseId >= 0) o << ",\"phase\":" << s.phaseId;
-      if (s.bytes >= 0) o << ",\"bytes\":" << s.bytes;
-      o << "}}";
-      ++stats.slices;
+      o << "{\"name\":" << cachedQuote(s.name) << ",\"cat\":" << cachedQuote(s.category) << threadIds
+        << ",\"ts\":" << traceUnitsAsMicroseconds(begin);
+      if (end > begin) {
+        o << ",\"ph\":\"X\",\"dur\":" << traceUnitsAsMicroseconds(end - begin) << "}";
+        ++stats.slices;
+      } else {
+        o << ",\"ph\":\"I\",\"s\":\"t\"}";
+        ++stats.instants;
+      }
     });
   }
   out << "\n]}\n";

@@ -3,6 +3,7 @@
 #include "profiler/recorder/flop_count.hpp"
 #include "profiler/recorder/program_liveness.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -200,6 +201,7 @@ void ProfileRecorder::runEnd(const model::RunEvent& run) {
   ++runsRecorded_;
   if (capturingRun_) {
     ++runsCaptured_;
+    capturedUntil_ = std::max<std::int64_t>(capturedUntil_, std::int64_t(run.end));
     traces::SliceRow slice;
     slice.id = currentRunSlice_;
     slice.trackId = engineTrack_;
@@ -332,7 +334,10 @@ void ProfileRecorder::streamCopy(const model::StreamCopyEvent& event) {
 
 void ProfileRecorder::host(const model::HostEvent& event) {
   // Host activity is kept around the captured runs: before and during them.
-  const bool inCaptureWindow = capturingRun_ || (config_.captureExecution && runsRecorded_ < config_.captureRunsPerProgram);
+  // A host span is reported when it ends: one that began inside a captured
+  // run (the outfeed's last dequeue of the run) is kept though the run ended.
+  const bool inCaptureWindow = capturingRun_ || std::int64_t(event.start) < capturedUntil_ ||
+                               (config_.captureExecution && runsRecorded_ < config_.captureRunsPerProgram);
   if (!inCaptureWindow || (capturingRun_ && !roomForDetail())) return;
   traces::SliceRow slice;
   slice.id = newSliceId();

@@ -94,6 +94,7 @@ class ProfileRecorder : public model::ExecutionObserver {
   std::map<ir::Id, std::uint64_t> runsPerEntry_;
   std::set<ir::Id> phasesWritten_, phaseTilesWritten_;
   std::uint64_t runsRecorded_ = 0, runsCaptured_ = 0;
+  std::int64_t capturedUntil_ = -1;  // end cycle of the last captured run
   bool capturingRun_ = false;
   std::int64_t currentRun_ = -1;
   std::int64_t currentRunSlice_ = -1;

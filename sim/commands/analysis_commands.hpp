@@ -43,8 +43,11 @@ struct ExportArgs {
   std::string profile;
   std::string output = "-";       // a file, or "-" for stdout
   bool force = false;             // replace an existing output file (traces/output_file.hpp)
+  std::string format = "auto";    // "auto" (.pftrace: Perfetto, else JSON), "json" or "perfetto"
 };
-// Writes the Chrome trace to `out` when args.output is "-"; otherwise to the
+// Whether `args` asks for Perfetto's protobuf trace rather than Chrome JSON.
+bool exportsPerfetto(const ExportArgs& args);
+// Writes the Chrome or Perfetto trace to `out` when args.output is "-"; otherwise to the
 // file (written under a temporary name and renamed when complete; never an
 // input, a device, a FIFO, or an existing file without args.force).
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err);

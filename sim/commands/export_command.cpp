@@ -1,4 +1,5 @@
 #include "profiler/analysis/chrome_trace.hpp"
+#include "profiler/analysis/perfetto_trace.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "traces/output_file.hpp"
 #include "traces/profile_reader.hpp"
@@ -8,20 +9,48 @@
 
 namespace ipusim::sim {
 
+namespace {
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+struct Written {
+  std::int64_t slices = 0, instants = 0, counterSamples = 0, tracks = 0;
+};
+
+Written writeTrace(const traces::ProfileReader& reader, bool perfetto, std::ostream& out) {
+  if (perfetto) {
+    const auto s = profiler::analysis::writePerfettoTrace(reader, out);
+    return {s.slices, s.instants, s.counterSamples, s.tracks};
+  }
+  const auto s = profiler::analysis::writeChromeTrace(reader, out);
+  return {s.slices, s.instants, s.counterSamples, s.tracks};
+}
+
+}  // namespace
+
+bool exportsPerfetto(const ExportArgs& args) {
+  if (args.format == "perfetto") return true;
+  if (args.format == "json") return false;
+  return endsWith(args.output, ".pftrace");
+}
+
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.output == "-") {
       const traces::ProfileReader reader(args.profile);
-      profiler::analysis::writeChromeTrace(reader, out);
+      writeTrace(reader, exportsPerfetto(args), out);
       out.flush();
       return out ? 0 : (err << "ipusim export: writing to standard output failed\n", 1);
     }
     // Checked before the profile is read: a refused output costs nothing.
     traces::OutputFile file(args.output, {args.force, {args.profile}});
     const traces::ProfileReader reader(args.profile);
-    const auto stats = profiler::analysis::writeChromeTrace(reader, file.stream());
+    const auto stats = writeTrace(reader, exportsPerfetto(args), file.stream());
     file.commit();
-    err << "ipusim export: wrote " << stats.slices << " slices and " << stats.counterSamples
+    err << "ipusim export: wrote " << stats.slices << " slices, " << stats.instants << " instants and "
+        << stats.counterSamples
         << " counter samples of " << stats.tracks << " tracks to " << args.output << "\n";
     return 0;
   } catch (const std::exception& e) {
@@ -33,9 +62,14 @@ int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
 void addExportCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "export", "Export a profile as Chrome Trace Event JSON (opens in Perfetto UI, chrome://tracing)");
+      "export",
+      "Export a profile as Chrome Trace Event JSON (Perfetto UI, Chrome DevTools, speedscope) or, for an output "
+      "ending in .pftrace, as Perfetto's protobuf trace");
   cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
   cmd->add_option("-o,--output", args->output, "Output file, or - for standard output")
+      ->capture_default_str();
+  cmd->add_option("--format", args->format, "auto (by the output's extension: .pftrace is Perfetto), json or perfetto")
+      ->check(CLI::IsMember({"auto", "json", "perfetto"}))
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace the output file if it exists (never an input, a device or a FIFO)");
   cmd->callback([args, &exitCode] { exitCode = runExport(*args, std::cout, std::cerr); });

@@ -48,6 +48,14 @@ inline std::string quote(const std::string& s) {
   return out + "'";
 }
 
+// The environment prefix of a command line that writes every autoReport
+// output into `dir` ("POPLAR_ENGINE_OPTIONS='{...}' "); `extra` adds options
+// (",\"key\":\"value\"").
+inline std::string autoReport(const std::filesystem::path& dir, const std::string& extra = "") {
+  return "POPLAR_ENGINE_OPTIONS=" +
+         quote("{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.string() + "\"" + extra + "}") + " ";
+}
+
 // Every step's loss in a profile, in step order, as text with 17 significant
 // digits (exact for a double); empty if the profile cannot be read.
 inline std::vector<std::string> profileLosses(const std::filesystem::path& profile) {

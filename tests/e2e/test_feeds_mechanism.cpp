@@ -93,6 +93,20 @@ TEST(FeedsMechanism, LossSamplesCarryTheRunAndStepThatProducedThem) {
   }
 }
 
+// Every loss of a captured run is dequeued on the host's outfeed track: the
+// run's last dequeue starts inside the run and ends after it, and is kept.
+TEST(FeedsMechanism, EveryCapturedStepsLossHasItsOutfeedDequeue) {
+  ScratchDir dir("dequeues");
+  const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + autoReport(dir.path()) + ipusimBinary() +
+                            " run workloads/mnist_with_feeds.json --steps 40 --synthetic-data");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto q = runCommand("sqlite3 " + quote((dir.path() / "profile.pop").string()) +
+                            " \"SELECT count(*) FROM slices WHERE name = 'dequeue loss';"
+                            " SELECT sum(steps) FROM runs WHERE captured;\"");
+  ASSERT_EQ(q.exitCode, 0) << q.output;
+  EXPECT_EQ(q.output, "20\n20\n");  // 2 captured runs of 10 steps
+}
+
 }  // namespace
 }  // namespace ipusim::test
 

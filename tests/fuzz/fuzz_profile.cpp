@@ -3,6 +3,7 @@
 // `report` and exported by `export`, as the commands do.
 #include "fuzz_common.hpp"
 #include "profiler/analysis/chrome_trace.hpp"
+#include "profiler/analysis/perfetto_trace.hpp"
 #include "profiler/analysis/report.hpp"
 #include "traces/profile_reader.hpp"
 
@@ -30,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ipusim::profiler::analysis::printReport(report, text);
     std::ostringstream trace;
     ipusim::profiler::analysis::writeChromeTrace(reader, trace);
+    std::ostringstream perfetto;
+    ipusim::profiler::analysis::writePerfettoTrace(reader, perfetto);
   } catch (const std::bad_alloc&) {
     std::abort();  // unbounded allocation from file contents: a finding
   } catch (const std::exception&) {

@@ -130,6 +130,16 @@ inline void writeKnownProfile(const std::string& path, double clockHz = 1e9,
   w.commit();
 }
 
+// One StreamCopy at cycle 2 on a 1.33 GHz clock: Begin of 0 cycles, Mid
+// [2, 102) of 64 B, End [102, 103) of one cycle (the exports' shortest slices).
+inline void writeShortSlicesProfile(const std::string& path) {
+  traces::ProfileWriter w(path);
+  w.setMeta("clock_hz", "1330000000");
+  const auto stream = w.addTrack({0, -1, "stream", "StreamCopy", -1, -1, 20});
+  streamCopy(w, stream, 0, "infeed", 2, 0, 100, 1, 64);
+  w.commit();
+}
+
 // Two runs of 3 steps, first start 0 to last end 1500 (half of the known
 // profile's 3000 cycles, same steps): B is 2x faster. Run 0 captured, all compute.
 inline void writeFastProfile(const std::string& path, const std::map<std::string, std::string>& meta = {}) {

@@ -97,6 +97,28 @@ TEST(CommandsAnalysis, ExportWritesAFileThatParses) {
     EXPECT_EQ(entry.path().string().find("trace.json.tmp"), std::string::npos) << entry.path();
 }
 
+// An output ending in .pftrace is Perfetto's protobuf trace: a Trace whose
+// first field is a packet (field 1, length-delimited: byte 0x0A); --format
+// overrides the extension.
+TEST(CommandsAnalysis, ExportChoosesPerfettoByTheOutputsExtension) {
+  const std::string path = testing_profiles::temporaryPath("cmd_export_pf.pop");
+  testing_profiles::writeKnownProfile(path);
+  sim::ExportArgs args;
+  args.profile = path;
+  args.output = testing_profiles::temporaryPath("trace.pftrace");
+  EXPECT_TRUE(sim::exportsPerfetto(args));
+  std::ostringstream out, err;
+  ASSERT_EQ(sim::runExport(args, out, err), 0) << err.str();
+  std::ifstream in(args.output, std::ios::binary);
+  EXPECT_EQ(in.get(), 0x0A);
+  EXPECT_NE(err.str().find("25 slices"), std::string::npos) << err.str();
+  args.format = "json";
+  EXPECT_FALSE(sim::exportsPerfetto(args));
+  args.output = "-";
+  args.format = "perfetto";
+  EXPECT_TRUE(sim::exportsPerfetto(args));
+}
+
 TEST(CommandsAnalysis, ExportToAnUnwritablePlaceNamesTheOutput) {
   const std::string path = testing_profiles::temporaryPath("cmd_export2.pop");
   testing_profiles::writeKnownProfile(path);

@@ -26,18 +26,29 @@ from .profile import (
 )
 from .intervals import IntervalSet
 from .host_wait import HostWait
+from .compile_rows import ProgramStep, ProgramWork, Tensor, TensorLifetime
+from .cycles import ComputeSet
+from .liveness import LivenessSummary
+from .operations import OperationsSummary
 
 __all__ = [
+    "ComputeSet",
     "Counter",
     "CounterSummary",
     "HostWait",
     "IntervalSet",
+    "LivenessSummary",
+    "OperationsSummary",
     "Phase",
     "Profile",
     "ProfileError",
     "Program",
+    "ProgramStep",
+    "ProgramWork",
     "Run",
     "Step",
+    "Tensor",
+    "TensorLifetime",
     "TileMemory",
     "TilePeak",
     "TilePhase",

@@ -357,7 +357,62 @@ class Profile:
             by_category[m.category] = by_category.get(m.category, 0) + m.bytes
         return result
 
+    # Compile-time tables (compile_rows.py); empty lists for profiles written before them.
+    def has_table(self, name):
+        return name in self._tables
+
+    def _rows(self, table, reader):
+        return reader(self._db) if table in self._tables else []
+
+    def program_work(self):
+        from .compile_rows import read_program_work
+        return self._rows("program_work", read_program_work)
+
+    def tensors(self):
+        from .compile_rows import read_tensors
+        return self._rows("tensors", read_tensors)
+
+    def program_order(self):
+        from .compile_rows import read_program_order
+        return self._rows("program_order", read_program_order)
+
+    def tensor_lifetimes(self):
+        from .compile_rows import read_tensor_lifetimes
+        return self._rows("tensor_lifetimes", read_tensor_lifetimes)
+
+    def static_phases(self):
+        """The phases table as dicts: each statically timed compute set execution or exchange."""
+        if "phases" not in self._tables:
+            return []
+        return [dict(r) for r in self._db.execute("SELECT id, kind, name, program_id, bytes FROM phases ORDER BY id")]
+
     # Figures.
+    def operations(self):
+        """The operations summary, as `ipusim report --ops` (operations.py)."""
+        from .operations import summarize_operations
+        return summarize_operations(self)
+
+    def liveness(self, entry_point=None):
+        """Liveness by program step, as `ipusim report --liveness` (liveness.py)."""
+        from .liveness import summarize_liveness
+        return summarize_liveness(self, entry_point)
+
+    def run_cycles(self, captured_only=False):
+        from .cycles import run_cycles
+        return run_cycles(self, captured_only)
+
+    def program_cycles(self, run_id=None):
+        from .cycles import program_cycles
+        return program_cycles(self, run_id)
+
+    def step_phases(self, run_id=None):
+        from .cycles import step_phases
+        return step_phases(self, run_id)
+
+    def compute_sets(self):
+        from .cycles import compute_sets
+        return compute_sets(self)
+
     def host_wait(self):
         """How long the IPU waits for the host, as `ipusim report` defines it (see host_wait.py)."""
         from .host_wait import measure_host_wait
