@@ -17,6 +17,7 @@
 int main(int argc, char* argv[]) {
   // First of all: a Ctrl-C at any moment stops the command cleanly.
   ipusim::sim::installInterruptHandler();
+  ipusim::sim::stopWithParentProcess();  // a sweep's point ends with its sweep
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -97,5 +97,116 @@ TEST(ExampleGraphOutput, ReplacesAFileOnlyWithForce) {
   expectNoLitter(dir.path());
 }
 
+// ---- sweep's files and children -------------------------------------------
+
+std::string sweep(const fs::path& out, const std::string& flags) {
+  return ipusimBinary() + " sweep " + quote(kWorkload) + " --vary tiles=16,32 --synthetic-data --steps 10 -j 2 -o " +
+         quote(out.string()) + " " + flags;
+}
+
+bool haveGnuplot() { return runCommand("command -v gnuplot").exitCode == 0; }
+
+TEST(SweepFiles, ReplacesALinkedSweepPngInsteadOfWritingThroughIt) {
+  if (!haveGnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  ScratchDir dir("sweep-link");
+  const fs::path out = dir.path() / "sw", precious = dir.path() / "precious.txt";
+  fs::create_directories(out);
+  std::ofstream(precious) << "keep me";
+  fs::create_symlink(precious, out / "sweep.png");
+  fs::create_symlink(precious, out / "sweep.csv");
+  const auto r = runCommand(sweep(out, ""));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(readText(precious), "keep me");
+  EXPECT_FALSE(fs::is_symlink(out / "sweep.png"));
+  EXPECT_EQ(readText(out / "sweep.png").substr(1, 3), "PNG");
+  EXPECT_FALSE(fs::is_symlink(out / "sweep.csv"));
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+}
+
+TEST(SweepFiles, StartsFromACleanPointsFolder) {
+  ScratchDir dir("sweep-clean");
+  const fs::path out = dir.path() / "sw";
+  fs::create_directories(out / "points" / "5");
+  for (const char* name : {"5.json", "5.log", "plot.gp", "3.json.tmp-99"}) std::ofstream(out / "points" / name) << "{}";
+  std::ofstream(out / "points" / "5" / "profile.pop") << "earlier";
+  const auto r = runCommand(sweep(out, "--no-plot"));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(out / "points")) left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"0.json", "0.log", "1.json", "1.log"}));
+
+  // A file no sweep writes is not ours to delete: the sweep stops before running anything.
+  std::ofstream(out / "points" / "notes.txt") << "mine";
+  expectRefusal(runCommand(sweep(out, "--no-plot")), "notes.txt: not written by a sweep");
+  EXPECT_EQ(readText(out / "points" / "notes.txt"), "mine");
+  EXPECT_TRUE(fs::exists(out / "points" / "0.json"));
+}
+
+TEST(SweepFiles, EachPointWritesItsReportsIntoItsOwnDirectory) {
+  ScratchDir dir("sweep-reports");
+  const auto r = runCommand("cd " + quote(dir.str()) + " && " +
+                            sweep(dir.path() / "sw", "--no-plot --engine-options '{\"autoReport.all\":\"true\"}'"));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "profile.pop"));
+  for (const char* point : {"0", "1"}) {
+    const fs::path profile = dir.path() / "sw" / "points" / point / "profile.pop";
+    ASSERT_TRUE(fs::exists(profile)) << r.output;
+    const auto report = runCommand(ipusimBinary() + " report " + quote(profile.string()));
+    EXPECT_EQ(report.exitCode, 0) << report.output;
+  }
+}
+
+// The process ids of `pid`'s children.
+std::vector<pid_t> childrenOf(pid_t pid) {
+  std::vector<pid_t> result;
+  std::istringstream in(readText("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
+  for (pid_t child; in >> child;) result.push_back(child);
+  return result;
+}
+
+bool alive(pid_t pid) {
+  // A zombie is dead: it only waits for its parent to read its status.
+  const std::string stat = readText("/proc/" + std::to_string(pid) + "/stat");
+  return !stat.empty() && stat.find(") Z ") == std::string::npos;
+}
+
+// Starts a sweep of two long points, waits for both children, sends `signal`
+// to the sweep, and expects both children gone within 10 s.
+void expectSweepChildrenEndWithIt(int signal) {
+  ScratchDir dir("sweep-signal-" + std::to_string(signal));
+  const fs::path out = dir.path() / "sw";
+  const auto started = runCommand("(exec " + ipusimBinary() + " sweep " + quote(kWorkload) +
+                                  " --vary tiles=16,32 --synthetic-data --steps 100000000 -j 2 --no-plot -o " +
+                                  quote(out.string()) + ") >" + quote((dir.path() / "log").string()) +
+                                  " 2>&1 & echo $!");
+  const pid_t sweepPid = std::stoi(started.output);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 400 && children.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    children = childrenOf(sweepPid);
+  }
+  ASSERT_EQ(children.size(), 2u) << readText(dir.path() / "log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past the children's start-up
+  kill(sweepPid, signal);
+  const auto t0 = Clock::now();
+  auto anyAlive = [&] { return alive(children[0]) || alive(children[1]); };
+  while (anyAlive() && Clock::now() - t0 < std::chrono::seconds(10 * kSlowdown))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const bool leftRunning = anyAlive();
+  for (const pid_t child : children)
+    if (alive(child)) kill(child, SIGKILL);  // never leave them running
+  EXPECT_FALSE(leftRunning) << "a point outlived its sweep (signal " << signal << "): " << readText(dir.path() / "log");
+  for (int i = 0; i < 200 && alive(sweepPid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(alive(sweepPid));
+  if (signal != SIGKILL) EXPECT_NE(readText(dir.path() / "log").find("nothing written"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out / "sweep.csv"));
+}
+
+TEST(SweepChildren, EndWithTheSweepOnSigterm) { expectSweepChildrenEndWithIt(SIGTERM); }
+TEST(SweepChildren, EndWithTheSweepOnSigint) { expectSweepChildrenEndWithIt(SIGINT); }
+TEST(SweepChildren, EndWhenTheSweepIsKilled) { expectSweepChildrenEndWithIt(SIGKILL); }
+
 }  // namespace
 }  // namespace ipusim::test
