@@ -1,5 +1,6 @@
 #include "traces/profile_reader.hpp"
 
+#include "traces/counter_value.hpp"
 #include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/little_endian_blobs.hpp"
 #include "traces/internal/slice_chunk_codec.hpp"
@@ -339,7 +340,13 @@ std::vector<ProgramWorkRow> ProfileReader::programWork() const {
   std::vector<ProgramWorkRow> result;
   if (!hasTable("program_work")) return result;
   Statement s = impl_->prepare("SELECT program_id, flops, vertices, tiles FROM program_work ORDER BY program_id");
-  while (s.step()) result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
+  while (s.step()) {
+    result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
+    const ProgramWorkRow& row = result.back();
+    requireInRange(impl_->path, "program_work", row.programId, "flops", row.flops, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "program_work", row.programId, "vertices", row.vertices, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "program_work", row.programId, "tiles", row.tiles, 0, std::numeric_limits<std::uint32_t>::max());
+  }
   return result;
 }
 
@@ -358,6 +365,8 @@ std::vector<TensorRow> ProfileReader::tensors() const {
     row.tiles = s.columnInt(5);
     row.layer = s.columnText(6);
     row.op = s.columnText(7);
+    requireInRange(impl_->path, "tensors", row.id, "bytes", row.bytes, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "tensors", row.id, "tiles", row.tiles, 0, std::numeric_limits<std::uint32_t>::max());
     result.push_back(std::move(row));
   }
   return result;
@@ -409,7 +418,9 @@ std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
       "ORDER BY ts, rowid");
   s.bindInt(1, trackId);
   while (s.step()) {
-    result.push_back(CounterRow{s.columnInt(0), s.columnInt(1), s.columnDouble(2), s.columnInt(3), s.columnInt(4)});
+    const std::int64_t ts = s.columnInt(1);
+    result.push_back(
+        CounterRow{s.columnInt(0), ts, counterValue(s.get(), 2, impl_->path, trackId, ts), s.columnInt(3), s.columnInt(4)});
     requireInRange(impl_->path, "counters", result.back().trackId, "ts", result.back().ts, 0, kMaxTimeOrSize);
   }
   return result;

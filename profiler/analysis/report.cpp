@@ -1,6 +1,7 @@
 #include "profiler/analysis/report.hpp"
 
 #include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/json_number.hpp"
 #include "profiler/analysis/text_format.hpp"
 
 #include <iomanip>
@@ -110,8 +111,8 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                       {"per_ipu", perIpuMemory},
                       {"fullest", fullest}};
   if (r.loss) {
-    j["loss"] = {{"samples", r.loss->samples}, {"first", r.loss->first}, {"last", r.loss->last},
-                 {"min", r.loss->min},         {"min_cycle", r.loss->minTs}};
+    j["loss"] = {{"samples", r.loss->samples}, {"first", jsonNumber(r.loss->first)}, {"last", jsonNumber(r.loss->last)},
+                 {"min", jsonNumber(r.loss->min)}, {"min_cycle", r.loss->minTs}};
   } else {
     j["loss"] = nullptr;
   }

@@ -5,6 +5,7 @@
 #include "model/clock.hpp"
 #include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/json_number.hpp"
 #include "profiler/analysis/text_format.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
@@ -83,13 +84,19 @@ std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
   return out.str();
 }
 
+// A loss as `run` prints it: NaN and infinities say what they mean.
+std::string lossText(double loss) {
+  if (std::isfinite(loss)) return std::to_string(loss);
+  return (std::isnan(loss) ? std::string("nan") : loss > 0 ? "inf" : "-inf") + " (the training diverged)";
+}
+
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
                           {"steps", s.steps},
                           {"steps_per_run", s.stepsPerRun},
                           {"feeds", s.feeds},
-                          {"final_loss", std::isnan(s.finalLoss) ? nlohmann::json(nullptr) : nlohmann::json(s.finalLoss)},
+                          {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"cycles", s.cycles},
                           {"simulated_seconds", s.simulatedSeconds},
                           {"engine_runs", s.engineRuns},
@@ -119,7 +126,7 @@ void print(const RunSummary& s, bool json) {
   std::cout << "workload         " << s.workload << (s.feeds ? " (infeed/outfeed)" : " (no feeds)") << "\n"
             << "steps            " << s.steps << " in " << s.engineRuns << " Engine::run calls (" << s.stepsPerRun
             << " per run)\n"
-            << "final loss       " << (std::isnan(s.finalLoss) ? std::string("n/a (synthetic data)") : std::to_string(s.finalLoss))
+            << "final loss       " << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)"))
             << "\n"
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
@@ -258,7 +265,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
   summary.feeds = plan.feeds;
-  summary.finalLoss = trainer.finalLoss();
+  if (!args.synthetic) summary.finalLoss = trainer.finalLoss();
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;

@@ -208,5 +208,94 @@ TEST(SweepChildren, EndWithTheSweepOnSigterm) { expectSweepChildrenEndWithIt(SIG
 TEST(SweepChildren, EndWithTheSweepOnSigint) { expectSweepChildrenEndWithIt(SIGINT); }
 TEST(SweepChildren, EndWhenTheSweepIsKilled) { expectSweepChildrenEndWithIt(SIGKILL); }
 
+// ---- no silent wrong figure -----------------------------------------------
+
+// A profile of 20 training steps of the tutorial's model on real data (it has a loss counter and tensors).
+fs::path writeTrainingProfile(const fs::path& dir, const std::string& workload = kWorkload) {
+  const auto r = runCommand(withReports(dir) + ipusimBinary() + " run " + quote(workload) + " --steps 20");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  return dir / "profile.pop";
+}
+
+bool nonFinite(const nlohmann::json& j) { return j == "nan" || j == "inf" || j == "-inf"; }
+
+TEST(NonFiniteValues, ADivergingTrainingIsProfiledAndItsLossShownAsSuch) {
+  ScratchDir dir("diverging");
+  const std::string workload = workloadWith(dir.path(), [](nlohmann::json& j) { j["optimizer"]["learning_rate"] = 1e30; });
+  const fs::path reports = dir.path() / "reports";
+  const auto run = runCommand("{ " + withReports(reports) + ipusimBinary() + " run " + quote(workload) +
+                              " --steps 20 --json 2>/dev/null; }");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const auto summary = nlohmann::json::parse(run.output);
+  EXPECT_TRUE(nonFinite(summary["final_loss"])) << summary["final_loss"];
+
+  const auto report = runCommand("{ " + ipusimBinary() + " report --json " + quote(reports.string()) + " 2>/dev/null; }");
+  ASSERT_EQ(report.exitCode, 0) << report.output;
+  const auto loss = nlohmann::json::parse(report.output)["loss"];
+  EXPECT_EQ(loss["samples"], 20) << loss;
+  EXPECT_TRUE(nonFinite(loss["last"])) << loss;
+  const auto text = runCommand(ipusimBinary() + " report " + quote(reports.string()));
+  ASSERT_EQ(text.exitCode, 0) << text.output;
+  EXPECT_TRUE(text.output.find(", last nan") != std::string::npos || text.output.find(", last inf") != std::string::npos ||
+              text.output.find(", last -inf") != std::string::npos)
+      << text.output;
+  const auto exported = runCommand(ipusimBinary() + " export " + quote(reports.string()) + " -o " +
+                                   quote((dir.path() / "trace.json").string()));
+  EXPECT_EQ(exported.exitCode, 0) << exported.output;
+}
+
+class DamagedTrainingProfile : public testing::Test {
+ protected:
+  void SetUp() override { profile_ = writeTrainingProfile(dir_.path()); }
+  CommandResult report(const std::string& flags = "") {
+    return runCommand("timeout 60 " + ipusimBinary() + " report " + flags + " " + quote(profile_.string()));
+  }
+  ScratchDir dir_{"damaged-training"};
+  fs::path profile_;
+};
+
+TEST_F(DamagedTrainingProfile, ALossStoredAsTextOrABlobIsAnError) {
+  execSql(profile_, "UPDATE counters SET value = 'abc' WHERE rowid = (SELECT min(rowid) FROM counters)");
+  expectRefusal(report(), "is text 'abc'; expected a number or 'NaN'");
+  execSql(profile_, "UPDATE counters SET value = X'00' WHERE rowid = (SELECT min(rowid) FROM counters)");
+  expectRefusal(report(), "is a blob");
+}
+
+TEST_F(DamagedTrainingProfile, SumsThatOverflowNameTheColumn) {
+  // 2^62 each: within the reader's bound for one value, beyond 64 bits summed.
+  execSql(profile_, "UPDATE tensors SET bytes = 4611686018427387904");
+  expectRefusal(report("--liveness"), "the sum of tensors.bytes overflows");
+  expectRefusal(report("--ops"), "the sum of tensors.bytes overflows");
+}
+
+TEST_F(DamagedTrainingProfile, NegativeSizesAndFlopsAreRefusedWhereRead) {
+  execSql(profile_, "UPDATE tensors SET bytes = -6 WHERE id = (SELECT min(id) FROM tensors)");
+  expectRefusal(report("--ops"), "has bytes = -6");
+}
+
+TEST_F(DamagedTrainingProfile, ASliceOfNoTrackIsAnError) {
+  execSql(profile_, "UPDATE slices SET track_id = 999999 WHERE id = (SELECT min(id) FROM slices)");
+  const std::string p = quote(profile_.string());
+  for (const std::string& command : {"report " + p, "compare " + p + " " + p,
+                                     "export " + p + " -o " + quote((dir_.path() / "t.json").string())})
+    expectRefusal(runCommand(ipusimBinary() + " " + command), "track_id 999999, which names no track");
+  EXPECT_FALSE(fs::exists(dir_.path() / "t.json"));
+}
+
+TEST_F(DamagedTrainingProfile, AClockRateOutsideThePhysicalRangeIsRefused) {
+  for (const char* clock : {"1e-300", "1", "1e300"}) {
+    execSql(profile_, std::string("UPDATE meta SET value = '") + clock + "' WHERE key = 'clock_hz'");
+    expectRefusal(report(), "meta 'clock_hz' is '" + std::string(clock) + "'");
+    expectRefusal(runCommand(ipusimBinary() + " insights " + quote(profile_.string())), "clock_hz");
+  }
+}
+
+TEST(NoSilentArithmetic2, AClockRateOutsideThePhysicalRangeIsRefused) {
+  const std::string run = ipusimBinary() + " run " + quote(kWorkload) + " --synthetic-data --steps 10 ";
+  for (const char* clock : {"1e-300", "1", "1e13"})
+    expectRefusal(runCommand(run + "--set clockHz=" + clock), "target parameter 'clockHz'");
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " --set clockHz=1e-300"), "clockHz");
+}
+
 }  // namespace
 }  // namespace ipusim::test

@@ -1,5 +1,6 @@
 #include "viewer/core/lane_loader.hpp"
 
+#include "traces/counter_value.hpp"
 #include "traces/profile_error.hpp"
 
 #include <sqlite3.h>
@@ -235,7 +236,12 @@ void readCounterValues(const traces::ProfileReader& reader, const Lane& lane, co
                                  std::to_string(t) + " is negative");
     }
     ts.push_back(t);
-    value.push_back(sqlite3_column_double(stmt, 1));
+    try {
+      value.push_back(traces::counterValue(stmt, 1, reader.path(), lane.trackId, t));
+    } catch (...) {
+      sqlite3_finalize(stmt);
+      throw;
+    }
   }
   sqlite3_finalize(stmt);
   if (rc != SQLITE_DONE)
