@@ -297,5 +297,101 @@ TEST(NoSilentArithmetic2, AClockRateOutsideThePhysicalRangeIsRefused) {
   expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " --set clockHz=1e-300"), "clockHz");
 }
 
+// ---- no crash, no hang ----------------------------------------------------
+
+// Every profile reader of the command line, on `profile`, with a 20 s bound.
+std::vector<std::string> readerCommands(const std::string& profile, const fs::path& out) {
+  const std::string p = quote(profile);
+  return {"report " + p, "insights " + p, "compare " + p + " " + p, "export " + p + " -o " + quote(out.string())};
+}
+
+TEST(ProfileFiles, FifosDevicesAndDirectoriesAreRefusedByNameBeforeOpening) {
+  ScratchDir dir("profile-kinds");
+  const fs::path fifo = dir.path() / "fifo.pop", out = dir.path() / "trace.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directories(dir.path() / "reports");
+  ASSERT_EQ(mkfifo((dir.path() / "reports" / "profile.pop").c_str(), 0600), 0);
+  fs::create_directories(dir.path() / "nested" / "profile.pop");
+  for (const auto& [target, culprit] : std::vector<std::pair<fs::path, std::string>>{
+           {fifo, "fifo.pop: is a FIFO"},
+           {dir.path() / "reports", "profile.pop: is a FIFO"},
+           {"/dev/null", "/dev/null: is a device"},
+           {dir.path() / "nested", "profile.pop: is a directory"}})
+    for (const auto& command : readerCommands(target.string(), out))
+      expectRefusal(runCommand("timeout 20 " + ipusimBinary() + " " + command), culprit);
+  expectNoLitter(dir.path());
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(ProfileFiles, AWalModeProfileIsReadWithoutLeavingFiles) {
+  ScratchDir dir("wal");
+  const fs::path profile = writeProfile(dir.path());
+  const auto wal = runCommand("sqlite3 " + quote(profile.string()) + " 'PRAGMA journal_mode=WAL'");
+  ASSERT_EQ(wal.exitCode, 0) << wal.output;
+  ASSERT_FALSE(fs::exists(profile.string() + "-wal"));
+  for (const auto& command : readerCommands(profile.string(), dir.path() / "trace.json")) {
+    const auto r = runCommand(ipusimBinary() + " " + command);
+    EXPECT_EQ(r.exitCode, 0) << command << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(profile.string() + "-wal"));
+  EXPECT_FALSE(fs::exists(profile.string() + "-shm"));
+}
+
+TEST(ProfileFiles, TablesReplacedByViewsAndTriggersAreRefused) {
+  ScratchDir dir("views");
+  const fs::path profile = writeProfile(dir.path());
+  const fs::path copy = dir.path() / "copy.pop";
+  fs::copy_file(profile, copy);
+  // A counters "table" that never ends.
+  execSql(profile,
+          "ALTER TABLE counters RENAME TO counters_kept; CREATE VIEW counters AS WITH RECURSIVE n(x) AS "
+          "(SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT 0 AS track_id, x AS ts, 0.0 AS value, NULL AS run_id, "
+          "NULL AS step FROM n");
+  for (const auto& command : readerCommands(profile.string(), dir.path() / "trace.json"))
+    expectRefusal(runCommand("timeout 20 " + ipusimBinary() + " " + command), "holds the view 'counters'");
+  execSql(copy, "CREATE TRIGGER t AFTER INSERT ON runs BEGIN SELECT 1; END");
+  expectRefusal(runCommand("timeout 20 " + ipusimBinary() + " report " + quote(copy.string())), "holds the trigger 't'");
+}
+
+std::string deeplyNested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(DeepJson, NestingBeyondTheBoundIsRefusedNotACrash) {
+  ScratchDir dir("deep-json");
+  nlohmann::json graph = nlohmann::json::parse(readText(kGraph));
+  graph["options"] = nlohmann::json::object();
+  std::string text = graph.dump();
+  const std::string key = "\"options\":{}";
+  text.replace(text.find(key), key.size(), "\"options\":" + deeplyNested(200000));
+  const fs::path deep = dir.path() / "deep.json";
+  std::ofstream(deep) << text;
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(deep.string())),
+                "more than 256 deep");
+  // 60,000 deep: a command-line argument or environment variable holds at most 128 KiB.
+  std::ofstream(dir.path() / "options.json") << "{\"debug.instrument\":" << deeplyNested(60000) << "}";
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " --engine-options \"$(cat " +
+                           quote((dir.path() / "options.json").string()) + ")\""),
+                "--engine-options: JSON nests arrays and objects more than 256 deep");
+  expectRefusal(runCommand("POPLAR_ENGINE_OPTIONS=\"$(cat " + quote((dir.path() / "options.json").string()) + ")\" " +
+                           ipusimBinary() + " run --graph " + quote(kGraph)),
+                "POPLAR_ENGINE_OPTIONS: JSON nests");
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --synthetic-data --steps 10 --workload-set "
+                           "seed=" + deeplyNested(60000)),
+                "more than 256 deep");
+  // A sweep reads the workload itself: the same bound, and FIFOs and directories refused by name.
+  const fs::path deepWorkload = dir.path() / "w.json";
+  std::ofstream(deepWorkload) << "{\"seed\":" << deeplyNested(200000) << "}";
+  expectRefusal(runCommand(ipusimBinary() + " sweep " + quote(deepWorkload.string()) + " --vary tiles=16 -o " +
+                           quote((dir.path() / "sw").string())),
+                "more than 256 deep");
+  expectRefusal(runCommand(ipusimBinary() + " sweep " + quote(dir.str()) + " --vary tiles=16 -o " +
+                           quote((dir.path() / "sw").string())),
+                "is a directory");
+  const fs::path fifo = dir.path() / "w.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expectRefusal(runCommand("timeout 20 " + ipusimBinary() + " sweep " + quote(fifo.string()) + " --vary tiles=16 -o " +
+                           quote((dir.path() / "sw").string())),
+                "is a FIFO");
+}
+
 }  // namespace
 }  // namespace ipusim::test
