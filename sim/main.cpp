@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <iostream>
 #include <systemc>
 
@@ -43,6 +44,10 @@ int sc_main(int argc, char* argv[]) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ipusim: error: out of memory: this work needs more memory than the machine gives it "
+                 "(a smaller model, fewer tiles, IPUs or replicas, or --synthetic-data need less)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "ipusim: error: " << e.what() << "\n";
     return 1;

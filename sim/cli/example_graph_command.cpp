@@ -17,9 +17,10 @@ void addExampleGraphCommand(CLI::App& app, int& exitCode) {
   flags->arch = "ipu2";
   cmd->add_option("-o,--output", *output, "where to write the serialized graph");
   cmd->add_flag("--force", *force, "replace the output file if it exists (never a directory, a device or a FIFO)");
-  cmd->add_option("--graph-tiles", shape->tiles, "tiles the graph computes on")->check(CLI::PositiveNumber);
-  cmd->add_option("--elements-per-tile", shape->elementsPerTile, "elements of x per tile")->check(CLI::PositiveNumber);
-  cmd->add_option("--repeats", shape->repeats, "iterations of the Repeat")->check(CLI::PositiveNumber);
+  cmd->add_option("--graph-tiles", shape->tiles, "tiles the graph computes on")
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
+  cmd->add_option("--elements-per-tile", shape->elementsPerTile, "elements of x per tile")->check(wholeNumberAtLeastOne());
+  cmd->add_option("--repeats", shape->repeats, "iterations of the Repeat")->check(wholeNumberAtLeastOne());
   flags->addTo(*cmd);
   cmd->callback([=, &exitCode] {
     const model::Target target = flags->apply(model::Target::preset(flags->arch));

@@ -122,11 +122,13 @@ class InterruptsHeld {
   sigset_t previous_;
 };
 
+// The child's last line that says something (CLI11 ends its errors with a
+// "Run with --help" line, which does not).
 std::string lastErrorLine(const std::string& text) {
   std::istringstream in(text);
   std::string line, last;
   while (std::getline(in, line))
-    if (!line.empty()) last = line;
+    if (!line.empty() && line.rfind("Run with --help", 0) != 0) last = line;
   return last;
 }
 
@@ -284,11 +286,11 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
       ->allow_extra_args(false);
   cmd->add_flag("--synthetic-data", args->synthetic, "skip the numerics and host data, keep identical timing");
   cmd->add_option("--steps", args->steps, "training steps of every point (overrides training.steps)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAtLeastOne());
   cmd->add_option("--engine-options", args->engineOptions,
                   "engine options (JSON) for every point; reports (autoReport) go to points/N/ of each point");
   cmd->add_option("-j,--jobs", args->jobs, "points run at the same time (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<unsigned>::max()));
   cmd->add_option("-o,--output", args->output, "directory for sweep.csv, sweep.json, sweep.png and points/")
       ->capture_default_str();
   cmd->add_flag("!--no-plot", args->plot, "do not draw sweep.png");

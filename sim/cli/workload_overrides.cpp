@@ -68,7 +68,8 @@ scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<
   const bool named = j.is_object() && j.contains("name");
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
   const auto slash = path.find_last_of('/');
-  scheduler::Workload w = scheduler::parseWorkload(j, path, slash == std::string::npos ? "" : path.substr(0, slash));
+  scheduler::Workload w = scheduler::parseWorkload(j, path + " with --workload-set",
+                                                   slash == std::string::npos ? "" : path.substr(0, slash));
   if (!named && !j.contains("name")) {  // as loadWorkload: the file stem names it
     std::string stem = path.substr(path.find_last_of('/') + 1);
     w.name = stem.substr(0, stem.rfind('.'));
@@ -87,7 +88,9 @@ scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vecto
   if (scheduler::elementsOf(model.inputShape) != 784 || out.size() != 1 || out[0] != 10)
     j["dataset"] = {{"format", "synthetic"}};
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
-  return scheduler::parseWorkload(j, kerasPath);
+  // Errors name where the value came from: the defaults for the Keras file, or --workload-set.
+  return scheduler::parseWorkload(j, assignments.empty() ? "the workload made for " + kerasPath
+                                                         : "--workload-set on the workload made for " + kerasPath);
 }
 
 namespace {

@@ -393,5 +393,44 @@ TEST(DeepJson, NestingBeyondTheBoundIsRefusedNotACrash) {
                 "is a FIFO");
 }
 
+// ---- clear messages ---------------------------------------------------------
+
+void expectMessage(const CommandResult& r, const std::string& text) {
+  EXPECT_GT(r.exitCode, 0) << r.output;
+  EXPECT_LT(r.exitCode, 128) << r.output;
+  EXPECT_NE(r.output.find(text), std::string::npos) << "expected '" << text << "' in: " << r.output;
+}
+
+TEST(ClearMessages, CountsSayWhatTheyAccept) {
+  ScratchDir dir("counts");
+  const std::string sweep = ipusimBinary() + " sweep " + quote(kWorkload) + " -o " + quote((dir.path() / "sw").string());
+  expectMessage(runCommand(sweep + " --vary tiles=16 -j 0"), "expected a whole number from 1 to 4294967295, got '0'");
+  expectMessage(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --steps-per-execution 1000000000000"),
+                "expected a whole number from 1 to 4294967295, got '1000000000000'");
+  expectMessage(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --steps 0"), "got '0'");
+  expectRefusal(runCommand(sweep + " --vary tiles=16 --vary tiles=32"), "'tiles' is varied twice");
+}
+
+TEST(ClearMessages, WorkloadSetErrorsNameWorkloadSet) {
+  const auto r = runCommand(ipusimBinary() + " run --keras " + quote(sourcePath("workloads/keras/tutorial_mlp_tf2.json")) +
+                            " --workload-set dataset.batch_size=0 --synthetic-data");
+  expectRefusal(r, "--workload-set on the workload made for");
+}
+
+TEST(ClearMessages, RunningOutOfMemoryIsSaidInWords) {
+  // 300 MB of address space: the 4096-wide MLP's tile memory does not fit.
+  const auto r = runCommand("ulimit -v 300000; " + ipusimBinary() + " run " + quote(sourcePath("workloads/mlp_4096.json")) +
+                            " --synthetic-data --steps 10");
+  expectRefusal(r, "out of memory: this work needs more memory than the machine gives it");
+}
+
+TEST(ClearMessages, AProgramParentCycleNamesTheFile) {
+  ScratchDir dir("program-cycle");
+  const fs::path profile = writeProfile(dir.path());
+  execSql(profile, "UPDATE programs SET parent_id = id WHERE id = (SELECT min(id) FROM programs)");
+  expectRefusal(runCommand(ipusimBinary() + " report " + quote(profile.string())),
+                profile.string() + ": damaged profile: programs table: program");
+}
+
 }  // namespace
 }  // namespace ipusim::test
