@@ -200,7 +200,9 @@ void expectSweepChildrenEndWithIt(int signal) {
   EXPECT_FALSE(leftRunning) << "a point outlived its sweep (signal " << signal << "): " << readText(dir.path() / "log");
   for (int i = 0; i < 200 && alive(sweepPid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(alive(sweepPid));
-  if (signal != SIGKILL) EXPECT_NE(readText(dir.path() / "log").find("nothing written"), std::string::npos);
+  if (signal != SIGKILL) {
+    EXPECT_NE(readText(dir.path() / "log").find("nothing written"), std::string::npos);
+  }
   EXPECT_FALSE(fs::exists(out / "sweep.csv"));
 }
 
@@ -430,6 +432,80 @@ TEST(ClearMessages, AProgramParentCycleNamesTheFile) {
   execSql(profile, "UPDATE programs SET parent_id = id WHERE id = (SELECT min(id) FROM programs)");
   expectRefusal(runCommand(ipusimBinary() + " report " + quote(profile.string())),
                 profile.string() + ": damaged profile: programs table: program");
+}
+
+// ---- the viewer ---------------------------------------------------------------
+
+const std::string kViewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+
+std::string headless(const std::string& command) { return "xvfb-run -a -s '-screen 0 1600x900x24' " + command; }
+
+bool canRunViewer() { return fs::exists(kViewer) && runCommand("command -v xvfb-run").exitCode == 0; }
+
+TEST(ViewerFiles, FifosAreRefusedAndWalProfilesOpenWithoutLeavingFiles) {
+  if (!canRunViewer()) GTEST_SKIP() << "ipusim-view or xvfb-run is missing";
+  ScratchDir dir("viewer-files");
+  const fs::path fifo = dir.path() / "fifo.pop", shot = dir.path() / "shot.png";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Checked before any window opens: no display needed.
+  expectRefusal(runCommand("timeout 20 " + kViewer + " " + quote(fifo.string()) + " --screenshot " + quote(shot.string())),
+                "is a FIFO");
+  const fs::path profile = writeProfile(dir.path() / "wal");
+  ASSERT_EQ(runCommand("sqlite3 " + quote(profile.string()) + " 'PRAGMA journal_mode=WAL'").exitCode, 0);
+  const auto r = runCommand(headless(kViewer + " " + quote(profile.string()) + " --screenshot " + quote(shot.string())));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_TRUE(fs::exists(shot));
+  EXPECT_FALSE(fs::exists(profile.string() + "-wal"));
+  EXPECT_FALSE(fs::exists(profile.string() + "-shm"));
+}
+
+TEST(ViewerFiles, HugeTensorsAndTileCountsAreErrorsNotCrashes) {
+  if (!canRunViewer()) GTEST_SKIP() << "ipusim-view or xvfb-run is missing";
+  ScratchDir dir("viewer-huge");
+  const fs::path profile = writeTrainingProfile(dir.path() / "reports");
+  execSql(profile, "UPDATE tensors SET bytes = 4611686018427387904");
+  for (const char* view : {"liveness", "operations"}) {
+    const fs::path shot = dir.path() / (std::string(view) + ".png");
+    const auto r = runCommand("timeout 120 " + headless(kViewer + " " + quote(profile.string()) + " --view " + view +
+                                                        " --screenshot " + quote(shot.string())));
+    EXPECT_LT(r.exitCode, 128) << view << ": " << r.output;  // the view shows the error; no crash
+  }
+  expectNoLitter(dir.path());
+  execSql(profile, "UPDATE meta SET value = '4000000000' WHERE key = 'tiles_per_ipu'");
+  expectRefusal(runCommand("timeout 60 " + headless(kViewer + " " + quote(profile.string()) + " --screenshot " +
+                                                    quote((dir.path() / "tiles.png").string()))),
+                "meta 'tiles_per_ipu' is '4000000000'");
+}
+
+TEST(ViewerFiles, SigtermLeavesNoTemporaryScreenshot) {
+  if (!canRunViewer()) GTEST_SKIP() << "ipusim-view or xvfb-run is missing";
+  ScratchDir dir("viewer-sigterm");
+  const fs::path profile = writeTrainingProfile(dir.path() / "reports");
+  const fs::path shot = dir.path() / "shot.png";
+  // The script records the viewer's pid (it execs the viewer).
+  std::ofstream(dir.path() / "view.sh") << "echo $$ >" << quote((dir.path() / "pid").string()) << "\nexec " << kViewer
+                                        << " " << quote(profile.string()) << " --screenshot " << quote(shot.string())
+                                        << "\n";
+  runCommand(headless("sh " + quote((dir.path() / "view.sh").string())) + " >/dev/null 2>&1 &");
+  pid_t pid = 0;
+  bool writing = false;
+  for (int i = 0; i < 2000 && !writing; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::string text = readText(dir.path() / "pid");
+    if (!pid && !text.empty()) pid = std::stoi(text);
+    for (const auto& e : fs::directory_iterator(dir.path()))
+      writing = writing || e.path().filename().string().find("shot.png.tmp-") == 0;
+  }
+  ASSERT_GT(pid, 0);
+  if (!writing) {  // it finished before we saw it write
+    kill(pid, SIGKILL);
+    GTEST_SKIP() << "the screenshot was done before SIGTERM could be sent";
+  }
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 500 && alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (alive(pid)) kill(pid, SIGKILL);
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename().string().find("shot.png.tmp-"), std::string::npos) << e.path();
 }
 
 }  // namespace
