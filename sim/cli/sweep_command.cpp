@@ -83,7 +83,7 @@ bool isSweepPointFile(std::string name, bool directory) {
 // The output directory made, and its points/ folder emptied of an earlier
 // sweep's files, so that no point of another sweep is taken for one of this
 // one. A file there that no sweep writes stops the sweep: it is not ours to delete.
-void prepareOutput(const fs::path& dir, const fs::path& pointsDir) {
+void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::string& workload) {
   for (const fs::path& folder : {dir, pointsDir}) {
     const fs::file_status status = fs::symlink_status(folder);
     if (fs::is_symlink(status) && folder == pointsDir)
@@ -91,6 +91,9 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir) {
     if (fs::exists(status) && !fs::is_directory(fs::status(folder)))
       throw std::runtime_error(folder.string() + ": is not a directory; -o names the sweep's output directory");
   }
+  // The result files are checked before anything changes or runs (they are written after the points).
+  for (const char* name : {"sweep.csv", "sweep.json", "sweep.png"})
+    traces::checkOutputPath((dir / name).string(), {/*force=*/true, {workload}});
   fs::create_directories(pointsDir);
   std::vector<fs::path> earlier;
   for (const auto& entry : fs::directory_iterator(pointsDir)) {
@@ -226,7 +229,7 @@ int runSweep(const SweepArgs& args) {
 
   const fs::path dir(args.output);
   const fs::path pointsDir = dir / "points";
-  prepareOutput(dir, pointsDir);
+  prepareOutput(dir, pointsDir, args.workload);
   std::cerr << "sweep: " << plan.points.size() << " points of " << args.workload << ", " << args.jobs
             << " at a time, into " << dir.string() << "\n";
   if ((options.writesProfile() || options.outputSerializedGraph) && options.directory != ".")

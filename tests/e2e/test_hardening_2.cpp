@@ -137,6 +137,14 @@ TEST(SweepFiles, StartsFromACleanPointsFolder) {
   std::sort(left.begin(), left.end());
   EXPECT_EQ(left, (std::vector<std::string>{"0.json", "0.log", "1.json", "1.log"}));
 
+  // A result file that is a link to the workload: refused before any point runs.
+  fs::remove(out / "sweep.json");
+  fs::create_symlink(kWorkload, out / "sweep.json");
+  const auto linked = runCommand(sweep(out, "--no-plot"));
+  expectRefusal(linked, "sweep.json: is an input of this command");
+  EXPECT_EQ(linked.output.find("sweep: 2 points"), std::string::npos) << linked.output;
+  fs::remove(out / "sweep.json");
+
   // A file no sweep writes is not ours to delete: the sweep stops before running anything.
   std::ofstream(out / "points" / "notes.txt") << "mine";
   expectRefusal(runCommand(sweep(out, "--no-plot")), "notes.txt: not written by a sweep");
