@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <iomanip>
 #include <iostream>
@@ -101,6 +102,7 @@ void print(const RunSummary& s, bool json) {
                           {"simulated_seconds", s.simulatedSeconds},
                           {"engine_runs", s.engineRuns},
                           {"wall_seconds", s.wallSeconds},
+                          {"peak_rss_bytes", s.peakRssBytes},
                           {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
                           {"tiles_used", s.tilesUsed},
                           {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
@@ -287,6 +289,8 @@ int runWorkload(const RunWorkloadArgs& args) {
     summary.ipuWaitingForHost = profiler::analysis::ipuWaitingForHost(reader).share();
   }
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
   print(summary, args.json);
   return 0;
 }

@@ -40,6 +40,7 @@ struct RunSummary {
   std::optional<double> finalLoss;
   std::uint64_t cycles = 0;
   double simulatedSeconds = 0, wallSeconds = 0;
+  std::uint64_t peakRssBytes = 0;  // the process's peak resident memory (getrusage), at the end of the run
   std::uint64_t stepCycles = 0;  // compiler's estimate of one step's device cycles
   std::uint32_t tilesUsed = 0;
   double compileSeconds = 0;             // wall time of the compile alone

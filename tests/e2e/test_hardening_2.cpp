@@ -516,5 +516,38 @@ TEST(ViewerFiles, SigtermLeavesNoTemporaryScreenshot) {
     EXPECT_EQ(e.path().filename().string().find("shot.png.tmp-"), std::string::npos) << e.path();
 }
 
+// ---- memory bounded by what the input is -------------------------------------
+
+TEST(BoundedMemory, AnIdxHeaderAnnouncingGigabytesCostsOnlyWhatTheFileHolds) {
+  if (runCommand("test -x /usr/bin/time").exitCode != 0) GTEST_SKIP() << "no /usr/bin/time";
+  ScratchDir dir("idx-claim");
+  // 16000 x 512 x 512 bytes announced (3.9 GiB, under the 4 GiB limit), none there: 40 bytes gzipped.
+  const fs::path claim = dir.path() / "claim-idx3-ubyte.gz";
+  ASSERT_EQ(runCommand("printf '\\000\\000\\010\\003\\000\\000\\076\\200\\000\\000\\002\\000\\000\\000\\002\\000'"
+                       " | gzip > " + quote(claim.string())).exitCode, 0);
+  const std::string workload = workloadWith(dir.path(), [&](nlohmann::json& j) { j["dataset"]["images"] = claim.string(); });
+  const fs::path rss = dir.path() / "rss.txt";
+  const auto r = runCommand("/usr/bin/time -f %M -o " + quote(rss.string()) + " " + ipusimBinary() + " run " +
+                            quote(workload) + " --steps 10");
+  EXPECT_NE(r.output.find("claim-idx3-ubyte.gz: truncated"), std::string::npos) << r.output;
+  // The last line is the peak RSS in KiB (a line before it may say the exit status).
+  std::string kib;
+  std::istringstream lines(readText(rss));
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) kib = line;
+  ASSERT_FALSE(kib.empty());
+  EXPECT_LT(std::stoll(kib), 1024 * 1024)
+      << "peak RSS " << kib << " KiB";
+}
+
+TEST(BoundedMemory, RunJsonReportsPeakResidentMemory) {
+  const auto r = runCommand("{ " + ipusimBinary() + " run " + quote(kWorkload) +
+                            " --synthetic-data --steps 10 --json 2>/dev/null; }");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto rss = nlohmann::json::parse(r.output).at("peak_rss_bytes").get<std::uint64_t>();
+  EXPECT_GT(rss, 1u << 20);
+  EXPECT_LT(rss, 8ull << 30);
+}
+
 }  // namespace
 }  // namespace ipusim::test
