@@ -71,16 +71,20 @@ extern "C" void removeFilesAndExit(int) {
 }
 }  // namespace
 
-void removeRegisteredFilesOnInterrupt(const char* message, int exitCode) {
-  interruptMessage = message;
-  interruptExitCode = exitCode;
+void handleInterruptSignals(void (*handler)(int)) {
   struct sigaction action {};
-  action.sa_handler = removeFilesAndExit;
+  action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
   sigaddset(&action.sa_mask, SIGINT);
   sigaddset(&action.sa_mask, SIGTERM);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+void removeRegisteredFilesOnInterrupt(const char* message, int exitCode) {
+  interruptMessage = message;
+  interruptExitCode = exitCode;
+  handleInterruptSignals(removeFilesAndExit);
 }
 
 }  // namespace ipusim::traces

@@ -48,15 +48,7 @@ extern "C" void onInterrupt(int signal) {
 }
 }  // namespace
 
-void installInterruptHandler() {
-  struct sigaction action {};
-  action.sa_handler = onInterrupt;
-  sigemptyset(&action.sa_mask);
-  sigaddset(&action.sa_mask, SIGINT);
-  sigaddset(&action.sa_mask, SIGTERM);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
+void installInterruptHandler() { traces::handleInterruptSignals(onInterrupt); }
 
 bool interruptRequested() { return requested != 0; }
 
