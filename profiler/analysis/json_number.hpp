@@ -6,6 +6,7 @@
 // that JSON (sweep reads `run --json`) take it back with numberFromJson.
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,15 @@ inline nlohmann::json jsonNumber(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   return value;
+}
+
+// The same names in text: "nan" (never "-nan", whatever the NaN's sign bit),
+// "inf", "-inf"; a finite value as an ostream writes it.
+inline std::string numberText(double value) {
+  if (!std::isfinite(value)) return jsonNumber(value).get<std::string>();
+  std::ostringstream out;
+  out << value;
+  return out.str();
 }
 
 // A JSON number, or "nan", "inf", "-inf"; anything else throws

@@ -242,8 +242,8 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   }
 
   if (r.loss) {
-    out << "Loss      " << r.loss->samples << " samples: first " << r.loss->first << ", last "
-        << r.loss->last << ", min " << r.loss->min << " (at cycle " << r.loss->minTs << ")\n";
+    out << "Loss      " << r.loss->samples << " samples: first " << numberText(r.loss->first) << ", last "
+        << numberText(r.loss->last) << ", min " << numberText(r.loss->min) << " (at cycle " << r.loss->minTs << ")\n";
   } else {
     out << "Loss      no \"loss\" counter in this profile\n";
   }

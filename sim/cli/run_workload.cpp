@@ -88,7 +88,7 @@ std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
 // A loss as `run` prints it: NaN and infinities say what they mean.
 std::string lossText(double loss) {
   if (std::isfinite(loss)) return std::to_string(loss);
-  return (std::isnan(loss) ? std::string("nan") : loss > 0 ? "inf" : "-inf") + " (the training diverged)";
+  return profiler::analysis::numberText(loss) + " (the training diverged)";
 }
 
 void print(const RunSummary& s, bool json) {

@@ -2,6 +2,7 @@
 
 #include "profiler/analysis/json_number.hpp"
 
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -102,7 +103,9 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
       continue;
     }
     out << ",ok," << r.simulatedSeconds << "," << r.cycles << "," << r.steps << "," << r.engineRuns << ","
-        << r.throughput << "," << (r.finalLoss ? std::to_string(*r.finalLoss) : std::string()) << ","
+        << r.throughput << "," << (!r.finalLoss                     ? std::string()
+                                         : std::isfinite(*r.finalLoss) ? std::to_string(*r.finalLoss)
+                                                                       : profiler::analysis::numberText(*r.finalLoss)) << ","
         << r.shares.compute << "," << r.shares.exchange << "," << r.shares.sync << "," << r.shares.streamCopy << ","
         << r.shares.hostAndIdle << ",\n";
   }
