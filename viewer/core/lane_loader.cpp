@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <initializer_list>
 
@@ -273,10 +274,13 @@ void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
     lane.counterTs = std::move(ts);
     lane.counterValue = std::move(value);
   }
-  if (!lane.counterValue.empty()) {
-    auto [lo, hi] = std::minmax_element(lane.counterValue.begin(), lane.counterValue.end());
-    lane.counterMin = *lo;
-    lane.counterMax = *hi;
+  // The range skips NaN values (a diverging training's loss), as the report's summary does, unless all are NaN.
+  bool first = true;
+  for (const double v : lane.counterValue) {
+    if (std::isnan(v) && !first) continue;
+    if (first || std::isnan(lane.counterMin) || v < lane.counterMin) lane.counterMin = v;
+    if (first || std::isnan(lane.counterMax) || v > lane.counterMax) lane.counterMax = v;
+    first = false;
   }
 }
 
