@@ -48,6 +48,9 @@ std::uint64_t durationToCycles(double seconds, double clockHz, const std::string
 }
 
 void checkTargetLimits(const Target& t) {
+  if (!(t.clockHz >= kMinClockHz && t.clockHz <= kMaxClockHz))
+    throw std::invalid_argument("target parameter 'clockHz' = " + number(t.clockHz) + " Hz is out of range: from " +
+                                number(kMinClockHz) + " Hz (1 MHz) to " + number(kMaxClockHz) + " Hz (1 THz)");
   if (t.ipuLink.numIpus > kMaxIpus)
     overLimit("ipuLink.numIpus", std::to_string(t.ipuLink.numIpus),
               "at most " + std::to_string(kMaxIpus) + " IPUs (an IPU-POD256)");

@@ -35,6 +35,15 @@ inline constexpr std::uint64_t kMaxTileMemoryBytes = 16ull << 20;
 // per cycle has room for 2048 such durations.
 inline constexpr std::uint64_t kMaxDurationCycles = 1ull << 53;
 
+// The IPU clock, `clockHz` and a profile's meta clock_hz: from 1 MHz to 1 THz
+// (design choice: a thousand times below and above any IPU's 1.33-1.85 GHz,
+// room for any what-if, while a time in seconds stays a sane number). Outside
+// it a cycle count turned into seconds is noise: 1e-300 Hz makes a step last
+// 1e300 s. Checked by checkTargetLimits and by readers of profiles
+// (profiler/analysis/profile_target.cpp).
+inline constexpr double kMinClockHz = 1e6;
+inline constexpr double kMaxClockHz = 1e12;
+
 // Throws std::invalid_argument naming the first parameter over its limit.
 void checkTargetLimits(const Target& target);
 

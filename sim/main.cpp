@@ -11,12 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <iostream>
 #include <systemc>
 
 int main(int argc, char* argv[]) {
   // First of all: a Ctrl-C at any moment stops the command cleanly.
   ipusim::sim::installInterruptHandler();
+  ipusim::sim::stopWithParentProcess();  // a sweep's point ends with its sweep
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   return sc_core::sc_elab_and_sim(argc, argv);
 }
@@ -42,6 +44,10 @@ int sc_main(int argc, char* argv[]) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ipusim: error: out of memory: this work needs more memory than the machine gives it "
+                 "(a smaller model, fewer tiles, IPUs or replicas, or --synthetic-data need less)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "ipusim: error: " << e.what() << "\n";
     return 1;

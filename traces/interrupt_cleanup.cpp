@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <csignal>
 #include <unistd.h>
 
 namespace ipusim::traces {
@@ -54,6 +55,36 @@ int removeRegisteredFilesNow() noexcept {
   for (Slot& slot : slots)
     if (slot.used.load() && ::unlink(slot.path) == 0) ++removed;
   return removed;
+}
+
+namespace {
+const char* interruptMessage = "";
+int interruptExitCode = 1;
+
+extern "C" void removeFilesAndExit(int) {
+  removeRegisteredFilesNow();
+  std::size_t n = 0;
+  while (interruptMessage[n]) ++n;
+  const ssize_t ignored = ::write(STDERR_FILENO, interruptMessage, n);
+  (void)ignored;
+  _exit(interruptExitCode);
+}
+}  // namespace
+
+void handleInterruptSignals(void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+void removeRegisteredFilesOnInterrupt(const char* message, int exitCode) {
+  interruptMessage = message;
+  interruptExitCode = exitCode;
+  handleInterruptSignals(removeFilesAndExit);
 }
 
 }  // namespace ipusim::traces

@@ -19,4 +19,13 @@ void unregisterFileToRemoveOnInterrupt(const std::string& path) noexcept;
 // Unlinks every registered file. Async-signal-safe; returns how many were removed.
 int removeRegisteredFilesNow() noexcept;
 
+// Installs `handler` for SIGINT and SIGTERM, each blocked while it runs.
+void handleInterruptSignals(void (*handler)(int));
+
+// For a program with nothing else to undo on SIGINT or SIGTERM (the viewer;
+// `ipusim` has its own handler, sim/host/interrupt.hpp): installs a handler
+// that removes the registered files, writes `message` (a string literal) to
+// stderr and exits with `exitCode`.
+void removeRegisteredFilesOnInterrupt(const char* message, int exitCode);
+
 }  // namespace ipusim::traces

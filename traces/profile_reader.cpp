@@ -1,5 +1,6 @@
 #include "traces/profile_reader.hpp"
 
+#include "traces/counter_value.hpp"
 #include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/little_endian_blobs.hpp"
 #include "traces/internal/slice_chunk_codec.hpp"
@@ -8,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
 #include <filesystem>
 #include <limits>
 #include <system_error>
@@ -62,17 +64,43 @@ SliceRow readSlice(const Statement& s) {
   return row;
 }
 
-// A profile path may name the file or the report directory holding it.
+// A profile path may name the file or the report directory holding it. The
+// file must be a regular file: SQLite's open of a FIFO with no writer blocks
+// forever, and a device is no profile. Checked by stat(2), before any open.
 std::string resolveProfilePath(const std::string& path) {
   std::error_code ec;
+  std::string file = path;
   if (fs::is_directory(path, ec)) {
-    const std::string file = (fs::path(path) / kReportFileName).string();
-    if (!fs::exists(file, ec))
+    file = (fs::path(path) / kReportFileName).string();
+    if (!fs::exists(fs::symlink_status(file, ec)))
       throw ProfileError(path + ": report directory has no " + kReportFileName);
-    return file;
+  } else if (!fs::exists(fs::symlink_status(path, ec))) {
+    throw ProfileError(path + ": no such profile file");
   }
-  if (!fs::exists(path, ec)) throw ProfileError(path + ": no such profile file");
-  return path;
+  const fs::file_status status = fs::status(file, ec);
+  if (ec) throw ProfileError(file + ": cannot inspect it: " + ec.message());
+  if (fs::is_directory(status)) throw ProfileError(file + ": is a directory, expected a profile file");
+  if (fs::is_fifo(status)) throw ProfileError(file + ": is a FIFO, expected a regular profile file");
+  if (fs::is_character_file(status) || fs::is_block_file(status))
+    throw ProfileError(file + ": is a device, expected a regular profile file");
+  if (!fs::is_regular_file(status)) throw ProfileError(file + ": is not a regular file, expected a profile file");
+  return file;
+}
+
+// `path` as an SQLite URI that opens it immutable (see the constructor).
+std::string immutableUri(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += char(c);
+    } else {
+      uri += '%';
+      uri += hex[c >> 4];
+      uri += hex[c & 15];
+    }
+  }
+  return uri + "?immutable=1";
 }
 
 // Parses meta's schema_version: a whole positive decimal integer.
@@ -149,6 +177,14 @@ void ProfileReader::Impl::checkIsCompleteProfile() {
     throw ProfileError(path + ": schema version " + std::to_string(version) + " is older than this build reads (" +
                        std::to_string(kSchemaVersion) + "): write the profile again with this ipusim");
 
+  // Only the schema's own view, and no trigger: a table replaced by a view
+  // (of a recursive query, say) would hang or fool every reader.
+  Statement foreign = prepare(
+      "SELECT type, name FROM sqlite_master WHERE type = 'trigger' OR (type = 'view' AND name != 'tile_slices') LIMIT 1");
+  if (foreign.step())
+    throw ProfileError(path + ": not an ipusim profile: it holds the " + foreign.columnText(0) + " '" +
+                       foreign.columnText(1) + "' (a profile has tables, indexes and the view tile_slices only)");
+
   value.reset();
   value.bindText(1, "complete");
   const bool complete = value.step() && value.columnText(0) == "1";
@@ -172,7 +208,13 @@ void ProfileReader::Impl::loadTrackStats() {
 
 ProfileReader::ProfileReader(const std::string& path, Checks checks, const char* vfs) : impl_(std::make_unique<Impl>()) {
   impl_->path = resolveProfilePath(path);
-  const int rc = sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READONLY, vfs);
+  // Immutable (SQLite's URI parameter): read without locks and without a
+  // journal or WAL, so reading a WAL-mode profile leaves no -wal or -shm
+  // file, and a profile on a read-only filesystem opens. A profile is never
+  // changed in place (the writer renames a complete file onto it), so
+  // nothing is missed; a WAL file's frames beyond the database file are
+  // ignored, and a profile that needed them fails the row-count check.
+  const int rc = sqlite3_open_v2(immutableUri(impl_->path).c_str(), &impl_->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, vfs);
   if (rc != SQLITE_OK) {
     // The destructor does not run when the constructor throws: close here.
     const std::string cause = impl_->db ? sqlite3_errmsg(impl_->db) : sqlite3_errstr(rc);
@@ -339,7 +381,13 @@ std::vector<ProgramWorkRow> ProfileReader::programWork() const {
   std::vector<ProgramWorkRow> result;
   if (!hasTable("program_work")) return result;
   Statement s = impl_->prepare("SELECT program_id, flops, vertices, tiles FROM program_work ORDER BY program_id");
-  while (s.step()) result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
+  while (s.step()) {
+    result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
+    const ProgramWorkRow& row = result.back();
+    requireInRange(impl_->path, "program_work", row.programId, "flops", row.flops, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "program_work", row.programId, "vertices", row.vertices, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "program_work", row.programId, "tiles", row.tiles, 0, std::numeric_limits<std::uint32_t>::max());
+  }
   return result;
 }
 
@@ -358,6 +406,8 @@ std::vector<TensorRow> ProfileReader::tensors() const {
     row.tiles = s.columnInt(5);
     row.layer = s.columnText(6);
     row.op = s.columnText(7);
+    requireInRange(impl_->path, "tensors", row.id, "bytes", row.bytes, 0, kMaxTimeOrSize);
+    requireInRange(impl_->path, "tensors", row.id, "tiles", row.tiles, 0, std::numeric_limits<std::uint32_t>::max());
     result.push_back(std::move(row));
   }
   return result;
@@ -409,7 +459,9 @@ std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
       "ORDER BY ts, rowid");
   s.bindInt(1, trackId);
   while (s.step()) {
-    result.push_back(CounterRow{s.columnInt(0), s.columnInt(1), s.columnDouble(2), s.columnInt(3), s.columnInt(4)});
+    const std::int64_t ts = s.columnInt(1);
+    result.push_back(
+        CounterRow{s.columnInt(0), ts, counterValue(s.get(), 2, impl_->path, trackId, ts), s.columnInt(3), s.columnInt(4)});
     requireInRange(impl_->path, "counters", result.back().trackId, "ts", result.back().ts, 0, kMaxTimeOrSize);
   }
   return result;

@@ -8,7 +8,8 @@
 //   3. meta.row_counts — the number of rows of every table, recorded by the
 //      writer at commit — matches the tables as they are;
 //   4. every counter_summary row is well formed and summarises as many
-//      values as its track has in counters.
+//      values as its track has in counters;
+//   5. every row of slices and counters has a track_id that names a track.
 // A failure throws ProfileError naming the file and the first problem found.
 #include "traces/profile_error.hpp"
 
@@ -28,7 +29,7 @@ inline constexpr const char* kRowCountsMetaKey = "row_counts";
 // Counts the rows of every counted table of an open profile.
 std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path);
 
-// Check 1, then 3 and 4 (check 2 needs the meta table, which the reader reads first).
+// Check 1, then 3, 4 and 5 (check 2 needs the meta table, which the reader reads first).
 // With `wholeFile` false only the file length and the presence of row_counts
 // are checked: quick_check and counting rows read the whole file (seconds for
 // a profile of 100 million slices), and the viewer runs them on a background

@@ -1,5 +1,6 @@
 #include "traces/profile_writer.hpp"
 
+#include "traces/counter_value.hpp"
 #include "traces/internal/counter_summary_builder.hpp"
 #include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/little_endian_blobs.hpp"
@@ -361,7 +362,10 @@ void ProfileWriter::Impl::writeCounterSummaries() {
     internal::CounterSummaryBuilder builder(stats.minTs, stats.maxTs, stats.count);
     values.reset();
     values.bindInt(1, trackId);
-    while (values.step()) builder.add(values.columnInt(0), values.columnDouble(1));
+    while (values.step()) {
+      const std::int64_t ts = values.columnInt(0);
+      builder.add(ts, counterValue(values.get(), 1, path, trackId, ts));
+    }
     internal::writeCounterSummary(db, path, trackId, builder.take());
   }
 }
@@ -566,7 +570,7 @@ void ProfileWriter::addCounter(const CounterRow& row) {
     Statement& s = impl_->insertCounter;
     s.bindInt(1, row.trackId);
     s.bindInt(2, row.ts);
-    s.bindDouble(3, row.value);
+    bindCounterValue(s.get(), 3, row.value);  // NaN as 'NaN' (traces/counter_value.hpp)
     s.bindOptionalInt(4, row.runId);
     s.bindOptionalInt(5, row.step);
     s.execute("cannot add a counter value");

@@ -3,6 +3,7 @@
 #include "model/ir/executable.hpp"
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
+#include "model/util/json_nesting.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -17,6 +18,7 @@ Executable loadExecutable(const std::string& path) {
   // wrong path to a huge file is refused before it is read.
   constexpr std::uint64_t kMaxExecutableFileBytes = 1ull << 30;
   const std::string text = util::readInputFile(path, "serialized graph", kMaxExecutableFileBytes);
+  util::checkJsonNesting(text, "executable '" + path + "'");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

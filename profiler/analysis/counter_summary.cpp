@@ -1,6 +1,7 @@
 #include "profiler/analysis/counter_summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ipusim::profiler::analysis {
 
@@ -17,9 +18,11 @@ std::optional<CounterSummary> summarizeCounter(const traces::ProfileReader& read
     s.samples = static_cast<std::int64_t>(rows.size());
     s.first = s.min = s.max = rows.front().value;
     s.firstTs = s.minTs = rows.front().ts;
+    // min and max skip NaN values (a diverging training's), unless every value is NaN.
     for (const auto& row : rows) {
-      if (row.value < s.min) { s.min = row.value; s.minTs = row.ts; }
-      s.max = std::max(s.max, row.value);
+      if (std::isnan(row.value)) continue;
+      if (std::isnan(s.min) || row.value < s.min) { s.min = row.value; s.minTs = row.ts; }
+      if (std::isnan(s.max) || row.value > s.max) s.max = row.value;
     }
     s.last = rows.back().value;
     s.lastTs = rows.back().ts;

@@ -16,7 +16,8 @@ struct CounterSummary {
   std::int64_t firstTs = 0, lastTs = 0, minTs = 0;  // cycles
 };
 
-// The summary of the counter track of kind "counter" named `name`, or
+// The summary of the counter track of kind "counter" named `name` (min and
+// max skip NaN values unless all are NaN; first and last are as stored), or
 // nullopt when the profile has none (or it has no samples).
 std::optional<CounterSummary> summarizeCounter(const traces::ProfileReader& reader,
                                                const std::string& name);

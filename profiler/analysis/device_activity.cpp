@@ -100,7 +100,8 @@ StreamDirections readStreamDirections(const traces::ProfileReader& reader) {
     else if (value == "DeviceToHost") result[name] = StreamDirection::DeviceToHost;
     else
       throw traces::ProfileError(reader.path() + ": meta 'stream_directions' gives stream '" + name +
-                                 "' the direction " + value.dump() + ", expected " + expected);
+                                 "' the direction " + (value.is_primitive() ? value.dump() : std::string(value.is_array() ? "an array" : "an object")) +
+                                 ", expected " + expected);  // dump() of a deeply nested value would overflow the stack
   }
   return result;
 }

@@ -1,5 +1,6 @@
 #include "profiler/analysis/liveness_summary.hpp"
 
+#include "profiler/analysis/checked_sum.hpp"
 #include "profiler/analysis/text_format.hpp"
 
 #include <algorithm>
@@ -59,8 +60,8 @@ LivenessSummary summarizeLiveness(const traces::ProfileReader& reader, std::int6
   std::map<std::string, std::int64_t> byCategory;
   for (auto& t : reader.tensors()) {
     if (t.alwaysLive) {
-      s.alwaysLiveBytes += t.bytes;
-      byCategory[t.category] += t.bytes;
+      addChecked(s.alwaysLiveBytes, t.bytes, reader.path(), "tensors.bytes");
+      addChecked(byCategory[t.category], t.bytes, reader.path(), "tensors.bytes");
     }
     tensors[t.id] = t;
   }
@@ -79,21 +80,23 @@ LivenessSummary summarizeLiveness(const traces::ProfileReader& reader, std::int6
     const std::int64_t first = std::clamp<std::int64_t>(l.firstPosition, 0, n);
     const std::int64_t last = std::clamp<std::int64_t>(l.lastPosition, first, std::max<std::int64_t>(n - 1, 0));
     if (n == 0) continue;
-    bytesDelta[first] += t->second.bytes;
-    bytesDelta[last + 1] -= t->second.bytes;
+    addChecked(bytesDelta[first], t->second.bytes, reader.path(), "tensors.bytes");
+    addChecked(bytesDelta[last + 1], -t->second.bytes, reader.path(), "tensors.bytes");
     ++countDelta[first];
     --countDelta[last + 1];
     notAlwaysLive.push_back({t->second.id, t->second.name, t->second.category, t->second.bytes, first, last});
   }
   std::int64_t bytes = 0, count = 0, peak = -1;
   for (std::int64_t p = 0; p < n; ++p) {
-    bytes += bytesDelta[p];
+    addChecked(bytes, bytesDelta[p], reader.path(), "tensors.bytes");
     count += countDelta[p];
     s.steps[p].notAlwaysLiveBytes = bytes;
     s.steps[p].liveTensors = count;
     if (peak < 0 || bytes > s.steps[peak].notAlwaysLiveBytes) peak = p;
   }
   s.peakPosition = peak;
+  std::int64_t peakBytes = s.alwaysLiveBytes;  // so that peakBytes() cannot overflow
+  if (peak >= 0) addChecked(peakBytes, s.steps[peak].notAlwaysLiveBytes, reader.path(), "tensors.bytes");
   for (const auto& t : notAlwaysLive)
     if (peak >= t.firstPosition && peak <= t.lastPosition) s.liveAtPeak.push_back(t);
   std::stable_sort(s.liveAtPeak.begin(), s.liveAtPeak.end(),

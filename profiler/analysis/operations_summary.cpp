@@ -1,6 +1,7 @@
 #include "profiler/analysis/operations_summary.hpp"
 
 #include "profiler/analysis/interval_set.hpp"
+#include "profiler/analysis/checked_sum.hpp"
 #include "profiler/analysis/text_format.hpp"
 #include "traces/profile_error.hpp"
 
@@ -141,7 +142,7 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
   const Windows windows = measuredWindows(reader, tracks);
   summary.windows = windows.count;
   summary.byStep = windows.bySteps;
-  for (const auto& w : windows.intervals) summary.windowCycles += w.length();
+  for (const auto& w : windows.intervals) addChecked(summary.windowCycles, w.length(), reader.path(), "slices.dur");
 
   const auto programs = reader.programs();
   const auto origins = originsOf(programs);
@@ -188,12 +189,12 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
       const std::int64_t cycles = overlap(windows.intervals, s.ts, s.ts + s.dur);
       if (cycles <= 0) return;
       OperationRow& row = rowFor(s.programId);
-      row.*bucket += cycles;
-      summary.busyCycles += cycles;
+      addChecked(row.*bucket, cycles, reader.path(), "slices.dur");
+      addChecked(summary.busyCycles, cycles, reader.path(), "slices.dur");
       if (s.category == "compute" && t.ipu == firstBspIpu) {
         const auto w = work.find(s.programId);
         if (w != work.end()) {
-          row.flops += w->second.flops;
+          addChecked(row.flops, w->second.flops, reader.path(), "program_work.flops");
           row.tiles = std::max(row.tiles, w->second.tiles);
         }
       }
@@ -201,7 +202,7 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
   }
   for (const auto& tensor : reader.tensors()) {
     const auto it = rows.find({tensor.layer, tensor.op});
-    if (it != rows.end()) it->second.memoryBytes += tensor.bytes;
+    if (it != rows.end()) addChecked(it->second.memoryBytes, tensor.bytes, reader.path(), "tensors.bytes");
   }
   for (auto& [key, row] : rows) summary.rows.push_back(std::move(row));
   sortOperations(summary, OperationSort::Cycles);

@@ -1,5 +1,7 @@
 #include "profiler/analysis/profile_target.hpp"
 
+#include "model/target_limits.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <string>
@@ -53,6 +55,9 @@ ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
   target.numIpus = parseCount(reader, "num_ipus", 65536);
   target.tilesPerIpu = parseCount(reader, "tiles_per_ipu", 1ll << 24);
   target.clockHz = parsePositive(reader, "clock_hz");
+  if (target.clockHz > 0 && !(target.clockHz >= model::kMinClockHz && target.clockHz <= model::kMaxClockHz))
+    malformed(reader.path(), "clock_hz", reader.metaValue("clock_hz"),
+              "a clock rate from 1e6 Hz (1 MHz) to 1e12 Hz (1 THz) (model/target_limits.hpp)");
   target.tileMemoryBytes = parseCount(reader, "tile_memory_bytes", 1ll << 40);
   target.replicas = parseCount(reader, "replicas", 65536);
   target.batchSize = parseCount(reader, "batch_size", 1ll << 32);

@@ -1,6 +1,7 @@
 #include "profiler/analysis/report.hpp"
 
 #include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/json_number.hpp"
 #include "profiler/analysis/text_format.hpp"
 
 #include <iomanip>
@@ -10,7 +11,11 @@ namespace ipusim::profiler::analysis {
 ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptions& options) {
   ProfileReport report;
   report.target = readProfileTarget(reader);
-  report.programs = summarizePrograms(reader.programs());
+  try {
+    report.programs = summarizePrograms(reader.programs());
+  } catch (const std::invalid_argument& e) {  // a damaged programs table: say which file
+    throw traces::ProfileError(reader.path() + ": damaged profile: programs table: " + e.what());
+  }
   const auto runs = reader.runs();
   report.runs = summarizeRuns(runs);
   report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
@@ -110,8 +115,8 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                       {"per_ipu", perIpuMemory},
                       {"fullest", fullest}};
   if (r.loss) {
-    j["loss"] = {{"samples", r.loss->samples}, {"first", r.loss->first}, {"last", r.loss->last},
-                 {"min", r.loss->min},         {"min_cycle", r.loss->minTs}};
+    j["loss"] = {{"samples", r.loss->samples}, {"first", jsonNumber(r.loss->first)}, {"last", jsonNumber(r.loss->last)},
+                 {"min", jsonNumber(r.loss->min)}, {"min_cycle", r.loss->minTs}};
   } else {
     j["loss"] = nullptr;
   }
@@ -237,8 +242,8 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   }
 
   if (r.loss) {
-    out << "Loss      " << r.loss->samples << " samples: first " << r.loss->first << ", last "
-        << r.loss->last << ", min " << r.loss->min << " (at cycle " << r.loss->minTs << ")\n";
+    out << "Loss      " << r.loss->samples << " samples: first " << numberText(r.loss->first) << ", last "
+        << numberText(r.loss->last) << ", min " << numberText(r.loss->min) << " (at cycle " << r.loss->minTs << ")\n";
   } else {
     out << "Loss      no \"loss\" counter in this profile\n";
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <csignal>
 
 #include <cerrno>
 #include <cstring>
@@ -17,19 +18,33 @@ namespace ipusim::sim {
 
 std::string selfExecutable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-int runChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
-  std::vector<std::string> envStrings;
+namespace {
+
+// Our environment with `env` added (replacing variables of the same name).
+std::vector<std::string> childEnvironment(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> strings;
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
     const std::string key = entry.substr(0, entry.find('='));
-    if (!env.count(key)) envStrings.push_back(entry);
+    if (!env.count(key)) strings.push_back(entry);
   }
-  for (const auto& [k, v] : env) envStrings.push_back(k + "=" + v);
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto& e : envStrings) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  for (const auto& [k, v] : env) strings.push_back(k + "=" + v);
+  return strings;
+}
+
+// The null-terminated pointer arrays posix_spawn takes (into `strings`, which must outlive them).
+std::vector<char*> pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> result;
+  for (const auto& s : strings) result.push_back(const_cast<char*>(s.c_str()));
+  result.push_back(nullptr);
+  return result;
+}
+
+}  // namespace
+
+int runChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+  const std::vector<std::string> envStrings = childEnvironment(env);
+  std::vector<char*> args = pointers(argv), envp = pointers(envStrings);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv.at(0).c_str(), nullptr, nullptr, args.data(), envp.data());
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
@@ -52,17 +67,29 @@ int exitStatus(int status) {
 
 }  // namespace
 
-int startChild(const std::vector<std::string>& argv, const std::string& stdoutPath, const std::string& stderrPath) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+int startChild(const std::vector<std::string>& argv, const std::string& stdoutPath, const std::string& stderrPath,
+               const std::map<std::string, std::string>& env, int processGroup) {
+  const std::vector<std::string> envStrings = childEnvironment(env);
+  std::vector<char*> args = pointers(argv), envp = pointers(envStrings);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, stdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);  // the caller may block signals around the start
+  short flags = POSIX_SPAWN_SETSIGMASK;
+  if (processGroup >= 0) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attributes, processGroup);
+  }
+  posix_spawnattr_setflags(&attributes, flags);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv.at(0).c_str(), &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, argv.at(0).c_str(), &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
 }

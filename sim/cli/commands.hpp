@@ -3,7 +3,29 @@
 // it installs sets the process exit code through `exitCode`.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
 namespace ipusim::sim {
+
+// The check of a count option (--steps, -j, --repeats): a whole number from
+// 1 to `max` (the option's type's largest), said in those words (CLI11's
+// PositiveNumber says "Value 0 not in range 0.000000 to 1797693134862315...",
+// and a number too large for the type "Could not convert").
+inline CLI::Validator wholeNumberAtLeastOne(std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+        if (digits && errno != ERANGE && value >= 1 && value <= max) return "";
+        return "expected a whole number from 1 to " + std::to_string(max) + ", got '" + text + "'";
+      },
+      "NUMBER>=1");
+}
 
 void addRunCommand(CLI::App& app, int& exitCode);
 void addCompileCommand(CLI::App& app, int& exitCode);

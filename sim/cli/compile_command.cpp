@@ -6,17 +6,19 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/target_flags.hpp"
 #include "sim/options/engine_options.hpp"
+#include "traces/output_file.hpp"
 
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 namespace ipusim::sim {
 namespace {
 
 struct CompileArgs {
   std::string workloadPath, engineOptions, output;
-  bool json = false;
+  bool json = false, force = false;
   TargetFlags target;
 };
 
@@ -44,13 +46,27 @@ int compileWorkload(const CompileArgs& args) {
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
+  // The serialized graph is written as `export` writes (traces/output_file.hpp):
+  // never onto an input (the workload, its Keras file, its dataset), never over
+  // a file without --force, through a temporary file renamed when complete.
+  // Checked before compiling: a refused output costs nothing.
+  std::optional<traces::OutputFile> output;
+  if (!args.output.empty()) {
+    traces::OutputPolicy policy{args.force, {args.workloadPath}};
+    for (const std::string* input : {&workload.kerasModel, &workload.dataset.images, &workload.dataset.labels})
+      if (!input->empty()) policy.inputs.push_back(*input);
+    output.emplace(args.output, policy);
+  }
   const auto start = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   std::vector<std::pair<std::string, double>> stages;  // name, start second
   const scheduler::CompiledWorkload c =
       scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
   const double seconds = since();
-  if (!args.output.empty()) ir::saveExecutable(c.exe, args.output);
+  if (output) {
+    output->stream() << ir::toJson(c.exe).dump(1) << '\n';
+    output->commit();
+  }
   const scheduler::CompileReport& r = c.report;
   // The AMP's rate for the model's compute type (float32, or half for float16 and mixed_float16).
   const bool half = workload.dtype != "float32";
@@ -134,6 +150,8 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--engine-options", args->engineOptions,
                   "engine options as a JSON object (debug.allowOutOfMemory); POPLAR_ENGINE_OPTIONS wins over it");
   cmd->add_option("-o,--output", args->output, "also write the executable as a serialized graph (JSON)");
+  cmd->add_flag("--force", args->force,
+                "replace the --output file if it exists (never an input, a directory, a device or a FIFO)");
   cmd->add_flag("--json", args->json, "print the result as one JSON object");
   args->target.addTo(*cmd);
   cmd->callback([args, &exitCode] { exitCode = compileWorkload(*args); });

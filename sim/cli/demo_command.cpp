@@ -101,7 +101,7 @@ void addDemoCommand(CLI::App& app, int& exitCode) {
       "demo", "The tutorial: train the MNIST MLP with and without infeed/outfeed queues, profile and compare both");
   auto args = std::make_shared<DemoArgs>();
   cmd->add_option("-o,--out", args->out, "where the two report directories go");
-  cmd->add_option("--steps", args->steps, "training steps (default: the workloads' 10,000)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", args->steps, "training steps (default: the workloads' 10,000)")->check(wholeNumberAtLeastOne());
   cmd->add_option("--captured-runs", args->capturedRuns, "autoReport.executionProfileProgramRunCount");
   cmd->add_flag("--synthetic-data", args->synthetic, "timing only, no numerics");
   cmd->add_flag("!--no-screenshots", args->screenshots, "do not render PNG pictures with ipusim-view");

@@ -1,6 +1,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/target_flags.hpp"
 #include "sim/examples/stream_pipeline.hpp"
+#include "traces/output_file.hpp"
 
 #include <iostream>
 
@@ -11,19 +12,24 @@ void addExampleGraphCommand(CLI::App& app, int& exitCode) {
                                  "Write the bundled example graph (workloads/graphs/stream_pipeline.json)");
   auto output = std::make_shared<std::string>("workloads/graphs/stream_pipeline.json");
   auto shape = std::make_shared<StreamPipelineShape>();
+  auto force = std::make_shared<bool>(false);
   auto flags = std::make_shared<TargetFlags>();
   flags->arch = "ipu2";
   cmd->add_option("-o,--output", *output, "where to write the serialized graph");
-  cmd->add_option("--graph-tiles", shape->tiles, "tiles the graph computes on")->check(CLI::PositiveNumber);
-  cmd->add_option("--elements-per-tile", shape->elementsPerTile, "elements of x per tile")->check(CLI::PositiveNumber);
-  cmd->add_option("--repeats", shape->repeats, "iterations of the Repeat")->check(CLI::PositiveNumber);
+  cmd->add_flag("--force", *force, "replace the output file if it exists (never a directory, a device or a FIFO)");
+  cmd->add_option("--graph-tiles", shape->tiles, "tiles the graph computes on")
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
+  cmd->add_option("--elements-per-tile", shape->elementsPerTile, "elements of x per tile")->check(wholeNumberAtLeastOne());
+  cmd->add_option("--repeats", shape->repeats, "iterations of the Repeat")->check(wholeNumberAtLeastOne());
   flags->addTo(*cmd);
   cmd->callback([=, &exitCode] {
     const model::Target target = flags->apply(model::Target::preset(flags->arch));
     if (shape->tiles > target.totalTiles())
       throw std::invalid_argument("--graph-tiles " + std::to_string(shape->tiles) + " exceeds the target's " +
                                   std::to_string(target.totalTiles()) + " tiles");
-    ir::saveExecutable(buildStreamPipeline(target, *shape), *output);
+    traces::OutputFile file(*output, {*force, {}});  // as `export` writes: see traces/output_file.hpp
+    file.stream() << ir::toJson(buildStreamPipeline(target, *shape)).dump(1) << '\n';
+    file.commit();
     std::cout << "wrote " << *output << "\n";
     exitCode = 0;
   });

@@ -19,10 +19,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       "--keras", workload->kerasPath,
       "a Keras model.to_json() file (TF 2.x or Keras 3) to train with the defaults for the rest (see workloads/README.md)");
   kerasOption->excludes(workloadOption)->excludes(graphOption);
-  cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(wholeNumberAtLeastOne());
   cmd->add_option("--steps-per-execution", workload->stepsPerExecution,
                   "steps per Engine::run with feeds (overrides training.steps_per_execution)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
   cmd->add_option("--workload-set", workload->workloadSets,
                   "set a workload key before compiling: key.path=value (repeatable; e.g. training.outfeed.mode=LAST)")
       ->allow_extra_args(false);
@@ -30,7 +30,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--no-feeds", *noFeeds, "one step per Engine::run, data copied with each run")->excludes(feedsFlag);
   cmd->add_option("--entry", graph->entry, "with --graph: entry point to run (default: the first)");
   cmd->add_option("--runs", graph->runs, "with --graph: how many times to call Engine::run")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAtLeastOne());
   auto engineOptions = std::make_shared<std::string>();
   cmd->add_option("--engine-options", *engineOptions,
                   "engine options as a JSON object; POPLAR_ENGINE_OPTIONS wins over it (see `ipusim options`)");

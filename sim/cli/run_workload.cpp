@@ -5,6 +5,7 @@
 #include "model/clock.hpp"
 #include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/json_number.hpp"
 #include "profiler/analysis/text_format.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/progress_bar.hpp"
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <iomanip>
 #include <iostream>
@@ -83,17 +85,24 @@ std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
   return out.str();
 }
 
+// A loss as `run` prints it: NaN and infinities say what they mean.
+std::string lossText(double loss) {
+  if (std::isfinite(loss)) return std::to_string(loss);
+  return profiler::analysis::numberText(loss) + " (the training diverged)";
+}
+
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
                           {"steps", s.steps},
                           {"steps_per_run", s.stepsPerRun},
                           {"feeds", s.feeds},
-                          {"final_loss", std::isnan(s.finalLoss) ? nlohmann::json(nullptr) : nlohmann::json(s.finalLoss)},
+                          {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"cycles", s.cycles},
                           {"simulated_seconds", s.simulatedSeconds},
                           {"engine_runs", s.engineRuns},
                           {"wall_seconds", s.wallSeconds},
+                          {"peak_rss_bytes", s.peakRssBytes},
                           {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
                           {"tiles_used", s.tilesUsed},
                           {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
@@ -119,7 +128,7 @@ void print(const RunSummary& s, bool json) {
   std::cout << "workload         " << s.workload << (s.feeds ? " (infeed/outfeed)" : " (no feeds)") << "\n"
             << "steps            " << s.steps << " in " << s.engineRuns << " Engine::run calls (" << s.stepsPerRun
             << " per run)\n"
-            << "final loss       " << (std::isnan(s.finalLoss) ? std::string("n/a (synthetic data)") : std::to_string(s.finalLoss))
+            << "final loss       " << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)"))
             << "\n"
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
@@ -258,7 +267,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
   summary.feeds = plan.feeds;
-  summary.finalLoss = trainer.finalLoss();
+  if (!args.synthetic) summary.finalLoss = trainer.finalLoss();
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;
@@ -280,6 +289,8 @@ int runWorkload(const RunWorkloadArgs& args) {
     summary.ipuWaitingForHost = profiler::analysis::ipuWaitingForHost(reader).share();
   }
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
   print(summary, args.json);
   return 0;
 }

@@ -36,9 +36,11 @@ struct RunSummary {
   std::string workload;
   std::uint64_t steps = 0, engineRuns = 0, stepsPerRun = 0;
   bool feeds = false;
-  double finalLoss = 0;  // NaN without numbers (synthetic data)
+  // The last step's loss (NaN or inf when the training diverged); none without numbers (synthetic data).
+  std::optional<double> finalLoss;
   std::uint64_t cycles = 0;
   double simulatedSeconds = 0, wallSeconds = 0;
+  std::uint64_t peakRssBytes = 0;  // the process's peak resident memory (getrusage), at the end of the run
   std::uint64_t stepCycles = 0;  // compiler's estimate of one step's device cycles
   std::uint32_t tilesUsed = 0;
   double compileSeconds = 0;             // wall time of the compile alone

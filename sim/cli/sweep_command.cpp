@@ -3,13 +3,24 @@
 // (SystemC elaborates once per process), up to -j at a time; a failing point
 // is reported and the others still run. Writes sweep.csv, sweep.json and
 // sweep.png (gnuplot) to the output directory; each point's output and
-// errors are kept under points/.
+// errors are kept under points/ (emptied of an earlier sweep's files first),
+// and the reports a point writes (autoReport) go to its own points/N/.
+//
+// The children belong to the sweep: they run in a process group of their
+// own, which a SIGINT or SIGTERM of the sweep ends (sim/host/interrupt.hpp),
+// and each child ends itself when the sweep dies of anything else (SIGKILL).
+// Every file is written as `export` writes (traces/output_file.hpp): under a
+// temporary name renamed onto it, replacing a link rather than writing
+// through it, never onto the workload.
 #include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/progress_bar.hpp"
 #include "sim/cli/sweep_plan.hpp"
 #include "sim/cli/sweep_results.hpp"
 #include "sim/cli/workload_overrides.hpp"
+#include "sim/host/interrupt.hpp"
+#include "sim/options/engine_options.hpp"
+#include "traces/output_file.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -17,6 +28,9 @@
 #include <map>
 #include <sstream>
 #include <thread>
+
+#include <csignal>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -43,22 +57,81 @@ std::string readFile(const fs::path& path) {
   return text.str();
 }
 
-// Written under a temporary name and renamed: a reader never sees half a file.
-void writeFile(const fs::path& path, const std::string& text) {
-  const fs::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << text;
-    if (!out) throw std::runtime_error(path.string() + ": cannot write");
-  }
-  fs::rename(temporary, path);
+// One of the sweep's own files, in its output directory (which it owns: an
+// earlier sweep's file is replaced without --force).
+void writeFile(const fs::path& path, const std::string& text, const std::string& workload) {
+  traces::OutputFile file(path.string(), {/*force=*/true, {workload}});
+  file.stream() << text;
+  file.commit();
 }
 
+bool allDigits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// Whether `name` in points/ is a file a sweep writes: N.json, N.log, the
+// report directory N/, plot.dat, plot.gp, or one of their temporary files.
+bool isSweepPointFile(std::string name, bool directory) {
+  if (const auto tmp = name.find(".tmp-"); tmp != std::string::npos && !directory) name = name.substr(0, tmp);
+  if (directory) return allDigits(name);
+  if (name == "plot.dat" || name == "plot.gp") return true;
+  const auto dot = name.rfind('.');
+  return dot != std::string::npos && allDigits(name.substr(0, dot)) &&
+         (name.substr(dot) == ".json" || name.substr(dot) == ".log");
+}
+
+// The output directory made, and its points/ folder emptied of an earlier
+// sweep's files, so that no point of another sweep is taken for one of this
+// one. A file there that no sweep writes stops the sweep: it is not ours to delete.
+void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::string& workload) {
+  for (const fs::path& folder : {dir, pointsDir}) {
+    const fs::file_status status = fs::symlink_status(folder);
+    if (fs::is_symlink(status) && folder == pointsDir)
+      throw std::runtime_error(folder.string() + ": is a symbolic link; a sweep writes its points into a folder of its own");
+    if (fs::exists(status) && !fs::is_directory(fs::status(folder)))
+      throw std::runtime_error(folder.string() + ": is not a directory; -o names the sweep's output directory");
+  }
+  // The result files are checked before anything changes or runs (they are written after the points).
+  for (const char* name : {"sweep.csv", "sweep.json", "sweep.png"})
+    traces::checkOutputPath((dir / name).string(), {/*force=*/true, {workload}});
+  fs::create_directories(pointsDir);
+  std::vector<fs::path> earlier;
+  for (const auto& entry : fs::directory_iterator(pointsDir)) {
+    const bool directory = fs::is_directory(entry.symlink_status());
+    if (!isSweepPointFile(entry.path().filename().string(), directory))
+      throw std::runtime_error(entry.path().string() + ": not written by a sweep; refusing to empty " +
+                               pointsDir.string() + " (choose another -o directory)");
+    earlier.push_back(entry.path());
+  }
+  for (const auto& path : earlier) fs::remove_all(path);
+}
+
+// SIGINT and SIGTERM held while a child is started and recorded as ours, so
+// that a signal never finds a child the handler does not know of.
+class InterruptsHeld {
+ public:
+  InterruptsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &held, &previous_);
+  }
+  ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  InterruptsHeld(const InterruptsHeld&) = delete;
+  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// The child's last line that says something (CLI11 ends its errors with a
+// "Run with --help" line, which does not).
 std::string lastErrorLine(const std::string& text) {
   std::istringstream in(text);
   std::string line, last;
   while (std::getline(in, line))
-    if (!line.empty()) last = line;
+    if (!line.empty() && line.rfind("Run with --help", 0) != 0) last = line;
   return last;
 }
 
@@ -80,8 +153,24 @@ SweepResult collect(const SweepPoint& point, int status, const fs::path& out, co
   return r;
 }
 
-std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args, const fs::path& pointsDir) {
+// The environment of point i's child: it ends with the sweep, and when the
+// engine options write reports, it writes them into points/i/ (not all into
+// one autoReport.directory, where they would collide).
+std::map<std::string, std::string> pointEnvironment(const EngineOptions& options, const fs::path& pointsDir,
+                                                    std::size_t i) {
+  std::map<std::string, std::string> env = {{kParentProcessVariable, std::to_string(::getpid())}};
+  if (options.writesProfile() || options.outputSerializedGraph) {
+    nlohmann::json own = options.toJson();  // every option, so that this wins as a whole
+    own["autoReport.directory"] = (pointsDir / std::to_string(i)).string();
+    env["POPLAR_ENGINE_OPTIONS"] = own.dump();
+  }
+  return env;
+}
+
+std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args, const EngineOptions& options,
+                                   const fs::path& pointsDir) {
   const std::string self = selfExecutable();
+  int group = 0;  // the process group of the running children (0: none running)
   std::vector<SweepResult> results(plan.points.size());
   std::map<int, std::size_t> running;  // pid -> point
   std::size_t next = 0, done = 0, failed = 0;
@@ -93,7 +182,13 @@ std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args,
       std::vector<std::string> argv = {self, "run", plan.workload, "--json"};
       argv.insert(argv.end(), plan.commonArgs.begin(), plan.commonArgs.end());
       argv.insert(argv.end(), plan.points[next].runArgs.begin(), plan.points[next].runArgs.end());
-      running[startChild(argv, outPath(next).string(), errPath(next).string())] = next;
+      {
+        const InterruptsHeld held;
+        const int pid = startChild(argv, outPath(next).string(), errPath(next).string(),
+                                   pointEnvironment(options, pointsDir, next), group);
+        if (group == 0) endProcessGroupOnInterrupt(group = pid);
+        running[pid] = next;
+      }
       ++next;
     }
     progress.update(done, std::to_string(running.size()) + " running" +
@@ -107,6 +202,10 @@ std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args,
     }
     const std::size_t i = it->second;
     running.erase(it);
+    if (running.empty()) {  // the group ends with its last member: the next child starts a new one
+      const InterruptsHeld held;
+      endProcessGroupOnInterrupt(group = 0);
+    }
     results[i] = collect(plan.points[i], status, outPath(i), errPath(i));
     if (!results[i].ok) {
       ++failed;
@@ -126,16 +225,20 @@ int runSweep(const SweepArgs& args) {
   if (args.steps) common.insert(common.end(), {"--steps", std::to_string(args.steps)});
   if (!args.engineOptions.empty()) common.insert(common.end(), {"--engine-options", args.engineOptions});
   const SweepPlan plan = planSweep(args.workload, readWorkloadJson(args.workload), args.vary, common);
+  const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
 
   const fs::path dir(args.output);
   const fs::path pointsDir = dir / "points";
-  fs::create_directories(pointsDir);
+  prepareOutput(dir, pointsDir, args.workload);
   std::cerr << "sweep: " << plan.points.size() << " points of " << args.workload << ", " << args.jobs
             << " at a time, into " << dir.string() << "\n";
-  const auto results = runPoints(plan, args, pointsDir);
+  if ((options.writesProfile() || options.outputSerializedGraph) && options.directory != ".")
+    std::cerr << "sweep: each point writes its reports into " << (pointsDir / "N").string()
+              << "/, not autoReport.directory " << options.directory << "\n";
+  const auto results = runPoints(plan, args, options, pointsDir);
 
-  writeFile(dir / "sweep.csv", sweepToCsv(plan, results));
-  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n");
+  writeFile(dir / "sweep.csv", sweepToCsv(plan, results), args.workload);
+  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n", args.workload);
   std::size_t ok = 0;
   for (const auto& r : results) ok += r.ok ? 1 : 0;
   std::cout << "sweep: " << ok << " of " << results.size() << " points ran; wrote " << (dir / "sweep.csv").string()
@@ -148,8 +251,11 @@ int runSweep(const SweepArgs& args) {
       std::cout << "failed (" << r.error << ")\n";
   }
   if (args.plot && ok > 0) {
-    writeFile(pointsDir / "plot.dat", plotData(results));
-    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), (dir / "sweep.png").string()));
+    writeFile(pointsDir / "plot.dat", plotData(results), args.workload);
+    // gnuplot's `set output` follows a link: it draws into our temporary file, which is renamed onto sweep.png.
+    traces::OutputFile png((dir / "sweep.png").string(), {/*force=*/true, {args.workload}});
+    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), png.temporaryPath()),
+              args.workload);
     const int status = runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"});
     if (status != 0) {
       std::cerr << "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png\n";
@@ -159,6 +265,7 @@ int runSweep(const SweepArgs& args) {
       std::cerr << "sweep: gnuplot failed on " << (pointsDir / "plot.gp").string() << ": no sweep.png\n";
       return 1;
     }
+    png.commit();
     std::cout << "  plot: " << (dir / "sweep.png").string() << "\n";
   }
   return ok == results.size() ? 0 : 1;
@@ -182,10 +289,11 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
       ->allow_extra_args(false);
   cmd->add_flag("--synthetic-data", args->synthetic, "skip the numerics and host data, keep identical timing");
   cmd->add_option("--steps", args->steps, "training steps of every point (overrides training.steps)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--engine-options", args->engineOptions, "engine options (JSON) for every point");
+      ->check(wholeNumberAtLeastOne());
+  cmd->add_option("--engine-options", args->engineOptions,
+                  "engine options (JSON) for every point; reports (autoReport) go to points/N/ of each point");
   cmd->add_option("-j,--jobs", args->jobs, "points run at the same time (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<unsigned>::max()));
   cmd->add_option("-o,--output", args->output, "directory for sweep.csv, sweep.json, sweep.png and points/")
       ->capture_default_str();
   cmd->add_flag("!--no-plot", args->plot, "do not draw sweep.png");

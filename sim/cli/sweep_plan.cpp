@@ -83,7 +83,16 @@ SweepPlan planSweep(const std::string& workload, const nlohmann::json& workloadJ
   SweepPlan plan;
   plan.workload = workload;
   plan.commonArgs = commonArgs;
-  for (const auto& spec : varySpecs) plan.axes.push_back(parseSweepAxis(spec, workloadJson));
+  for (const auto& spec : varySpecs) {
+    SweepAxis axis = parseSweepAxis(spec, workloadJson);
+    // What the axis sets in the child: a flag, a --workload-set key or a --set parameter.
+    const auto target = [](const SweepAxis& a) { return a.resolved == "--set" ? a.name : a.resolved; };
+    for (const auto& earlier : plan.axes)
+      if (target(earlier) == target(axis))
+        throw std::invalid_argument("--vary " + spec + ": '" + axis.name + "' is varied twice (also by --vary " +
+                                    earlier.name + "=...); give all its values in one --vary NAME=V1,V2,...");
+    plan.axes.push_back(std::move(axis));
+  }
   std::vector<std::string> names;
   for (const auto& a : plan.axes) names.push_back(a.name);
   std::vector<std::size_t> digit(plan.axes.size(), 0);

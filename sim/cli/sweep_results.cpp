@@ -1,5 +1,8 @@
 #include "sim/cli/sweep_results.hpp"
 
+#include "profiler/analysis/json_number.hpp"
+
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -44,7 +47,7 @@ void readRunSummary(const nlohmann::json& s, SweepResult& r) {
   r.engineRuns = static_cast<std::uint64_t>(number(s, "engine_runs"));
   r.throughput = r.simulatedSeconds > 0 ? double(r.steps) / r.simulatedSeconds : 0.0;
   const auto& loss = field(s, "final_loss");
-  if (loss.is_number()) r.finalLoss = loss.get<double>();
+  if (!loss.is_null()) r.finalLoss = profiler::analysis::numberFromJson(loss, "final_loss");
   const auto& step = field(s, "step_cycles");
   const double total = double(r.cycles);
   if (total > 0) {
@@ -72,7 +75,7 @@ nlohmann::json sweepToJson(const SweepPlan& plan, const std::vector<SweepResult>
       p["steps"] = r.steps;
       p["engine_runs"] = r.engineRuns;
       p["throughput_steps_per_second"] = r.throughput;
-      p["final_loss"] = r.finalLoss ? nlohmann::json(*r.finalLoss) : nlohmann::json(nullptr);
+      p["final_loss"] = r.finalLoss ? profiler::analysis::jsonNumber(*r.finalLoss) : nlohmann::json(nullptr);
       p["shares"] = {{"compute", r.shares.compute},       {"exchange", r.shares.exchange},
                      {"sync", r.shares.sync},             {"stream_copy", r.shares.streamCopy},
                      {"host_and_idle", r.shares.hostAndIdle}};
@@ -100,7 +103,9 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
       continue;
     }
     out << ",ok," << r.simulatedSeconds << "," << r.cycles << "," << r.steps << "," << r.engineRuns << ","
-        << r.throughput << "," << (r.finalLoss ? std::to_string(*r.finalLoss) : std::string()) << ","
+        << r.throughput << "," << (!r.finalLoss                     ? std::string()
+                                         : std::isfinite(*r.finalLoss) ? std::to_string(*r.finalLoss)
+                                                                       : profiler::analysis::numberText(*r.finalLoss)) << ","
         << r.shares.compute << "," << r.shares.exchange << "," << r.shares.sync << "," << r.shares.streamCopy << ","
         << r.shares.hostAndIdle << ",\n";
   }

@@ -1,5 +1,8 @@
 #include "sim/cli/workload_overrides.hpp"
 
+#include "model/util/input_file.hpp"
+#include "model/util/json_error_text.hpp"
+#include "model/util/json_nesting.hpp"
 #include "scheduler/models/keras_model.hpp"
 
 #include <fstream>
@@ -22,6 +25,7 @@ std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(cons
     start = dot + 1;
   }
   const std::string text = assignment.substr(eq + 1);
+  util::checkJsonNesting(text, "workload assignment '" + key + "'");
   nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;
   return {path, value};
@@ -43,12 +47,18 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
 }
 
 nlohmann::json readWorkloadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open workload file");
+  // Read as scheduler::loadWorkload reads it: a FIFO, a directory or a device
+  // is refused by name, and so is a file above its 16 MiB (scheduler/workload.cpp).
+  constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
+  const std::string text = util::readInputFile(path, "workload file", kMaxWorkloadFileBytes);
+  util::checkJsonNesting(text, path);
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(path + ": not valid JSON: " + e.what());
+    throw std::invalid_argument(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+                                util::jsonErrorText(e.what()));
+  } catch (const nlohmann::json::exception& e) {  // a number out of range
+    throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
 }
 
@@ -58,7 +68,8 @@ scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<
   const bool named = j.is_object() && j.contains("name");
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
   const auto slash = path.find_last_of('/');
-  scheduler::Workload w = scheduler::parseWorkload(j, path, slash == std::string::npos ? "" : path.substr(0, slash));
+  scheduler::Workload w = scheduler::parseWorkload(j, path + " with --workload-set",
+                                                   slash == std::string::npos ? "" : path.substr(0, slash));
   if (!named && !j.contains("name")) {  // as loadWorkload: the file stem names it
     std::string stem = path.substr(path.find_last_of('/') + 1);
     w.name = stem.substr(0, stem.rfind('.'));
@@ -77,7 +88,9 @@ scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vecto
   if (scheduler::elementsOf(model.inputShape) != 784 || out.size() != 1 || out[0] != 10)
     j["dataset"] = {{"format", "synthetic"}};
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
-  return scheduler::parseWorkload(j, kerasPath);
+  // Errors name where the value came from: the defaults for the Keras file, or --workload-set.
+  return scheduler::parseWorkload(j, assignments.empty() ? "the workload made for " + kerasPath
+                                                         : "--workload-set on the workload made for " + kerasPath);
 }
 
 namespace {

@@ -89,10 +89,20 @@ IdxArray readIdx(const std::string& path) {
                                   " bytes of data (the limit for a dataset file held in memory)");
     elements *= a.dims.back();
   }
+  // Address space for what the header announces, but pages only for the
+  // data that arrives: read chunk by chunk, so a 50-byte file announcing
+  // 4 GiB costs a chunk, not 4 GiB of zeros, before it is found truncated.
   a.data.reserve(elements);
   adviseHugePages(a.data.data(), elements);
-  a.data.resize(elements);
-  const std::size_t got = in.read(a.data.data(), a.data.size());
+  constexpr std::uint64_t kChunkBytes = 16ull << 20;
+  std::size_t got = 0;
+  while (got < elements) {
+    const auto want = std::size_t(std::min<std::uint64_t>(kChunkBytes, elements - got));
+    a.data.resize(got + want);  // within the reserved capacity: no copy
+    const std::size_t n = in.read(a.data.data() + got, want);
+    got += n;
+    if (n < want) break;
+  }
   if (got < elements)
     throw std::invalid_argument(path + ": truncated: the header announces " + std::to_string(elements) +
                                 " bytes of data, the file has " + std::to_string(got));

@@ -3,7 +3,13 @@
 #include "model/stop_request.hpp"
 #include "traces/interrupt_cleanup.hpp"
 
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace ipusim::sim {
@@ -11,6 +17,7 @@ namespace ipusim::sim {
 namespace {
 volatile std::sig_atomic_t requested = 0;
 volatile std::sig_atomic_t cooperative = 0;
+volatile std::sig_atomic_t childGroup = 0;
 
 void say(const char* text) {
   std::size_t n = 0;
@@ -19,7 +26,7 @@ void say(const char* text) {
   (void)ignored;
 }
 
-// Async-signal-safe only: unlink, write, _exit.
+// Async-signal-safe only: kill, waitpid, unlink, write, _exit.
 extern "C" void onInterrupt(int signal) {
   if (cooperative && !requested) {
     requested = 1;
@@ -27,6 +34,13 @@ extern "C" void onInterrupt(int signal) {
     return;
   }
   requested = 1;
+  if (const int group = childGroup; group > 0) {
+    const int saved = errno;
+    ::kill(-group, SIGTERM);
+    while (::waitpid(-group, nullptr, 0) > 0 || errno == EINTR) {
+    }
+    errno = saved;
+  }
   traces::removeRegisteredFilesNow();
   say(signal == SIGTERM ? "\nipusim: terminated (SIGTERM); nothing written\n"
                         : "\nipusim: interrupted (SIGINT); nothing written\n");
@@ -34,17 +48,23 @@ extern "C" void onInterrupt(int signal) {
 }
 }  // namespace
 
-void installInterruptHandler() {
-  struct sigaction action {};
-  action.sa_handler = onInterrupt;
-  sigemptyset(&action.sa_mask);
-  sigaddset(&action.sa_mask, SIGINT);
-  sigaddset(&action.sa_mask, SIGTERM);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
+void installInterruptHandler() { traces::handleInterruptSignals(onInterrupt); }
 
 bool interruptRequested() { return requested != 0; }
+
+void endProcessGroupOnInterrupt(int processGroup) { childGroup = processGroup; }
+
+void stopWithParentProcess() {
+  const char* parent = std::getenv(kParentProcessVariable);
+  if (!parent || !*parent) return;
+  const std::string expected = parent;
+  ::unsetenv(kParentProcessVariable);  // not inherited by our own children
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (std::to_string(::getppid()) != expected) {  // the parent died before the line above
+    say("ipusim: the parent process is gone; nothing written\n");
+    _exit(kInterruptedExitCode);
+  }
+}
 
 CooperativeInterrupts::CooperativeInterrupts() { cooperative = 1; }
 CooperativeInterrupts::~CooperativeInterrupts() { cooperative = 0; }

@@ -19,6 +19,20 @@ inline constexpr int kInterruptedExitCode = 3;
 void installInterruptHandler();
 bool interruptRequested();
 
+// A process group of children this process owns (a sweep's points), or 0 for
+// none: on SIGINT or SIGTERM the handler sends the group SIGTERM and waits
+// for its members to end before it exits, so no child outlives its parent
+// and goes on writing. Set it with SIGINT and SIGTERM blocked around the
+// start of the group's first child.
+void endProcessGroupOnInterrupt(int processGroup);
+
+// For a child: when the environment holds kParentProcessVariable=<pid of
+// its parent>, the child is sent SIGTERM when that parent dies, even of
+// SIGKILL (Linux's PR_SET_PDEATHSIG); if the parent is already gone it
+// stops at once (exit kInterruptedExitCode).
+inline constexpr const char* kParentProcessVariable = "IPUSIM_PARENT_PID";
+void stopWithParentProcess();
+
 // While one exists, the first signal only requests a stop.
 class CooperativeInterrupts {
  public:

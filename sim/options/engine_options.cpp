@@ -1,6 +1,7 @@
 #include "sim/options/engine_options.hpp"
 
 #include "model/util/json_error_text.hpp"
+#include "model/util/json_nesting.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <algorithm>
@@ -146,6 +147,7 @@ void EngineOptions::apply(const nlohmann::json& options, const std::string& sour
 }
 
 void EngineOptions::applyText(const std::string& text, const std::string& source) {
+  util::checkJsonNesting(text, source);
   nlohmann::json parsed;
   try {
     parsed = nlohmann::json::parse(text);

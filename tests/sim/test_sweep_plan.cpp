@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace ipusim::sim {
 namespace {
 
@@ -67,6 +69,39 @@ TEST(WorkloadOverrides, ValuesAreJsonWhenTheyParseElseStrings) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'training.steps_per_execution' is not an object"), std::string::npos);
   }
+}
+
+TEST(SweepPlan, ANameVariedTwiceIsAnErrorThatSaysSo) {
+  const auto twice = [](const std::vector<std::string>& specs) {
+    try {
+      planSweep("w.json", kWorkload, specs, {});
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(twice({"tiles=16", "tiles=32"}).find("--vary tiles=32: 'tiles' is varied twice"), std::string::npos);
+  EXPECT_NE(twice({"exchange.bytesPerCycle=4", "exchange.bytesPerCycle=8"}).find("varied twice"), std::string::npos);
+  EXPECT_NE(twice({"steps_per_execution=1", "training.steps_per_execution=2"}).find("varied twice"), std::string::npos);
+  EXPECT_EQ(twice({"exchange.bytesPerCycle=4", "host.batchPrepareSeconds=0"}), "");
+}
+
+TEST(SweepResults, ANonFiniteLossReadsBackAsSuch) {
+  SweepResult r;
+  readRunSummary({{"simulated_seconds", 2.0}, {"cycles", 1000}, {"steps", 10}, {"engine_runs", 5},
+                  {"final_loss", "nan"},
+                  {"step_cycles", {{"compute", 40}, {"exchange", 20}, {"sync", 10}, {"stream_copy", 5}}}},
+                 r);
+  ASSERT_TRUE(r.finalLoss);
+  EXPECT_TRUE(std::isnan(*r.finalLoss));
+  r.ok = true;
+  EXPECT_EQ(sweepToJson(SweepPlan{}, {r})["points"][0]["final_loss"], "nan");
+  SweepResult bad;
+  EXPECT_THROW(readRunSummary({{"simulated_seconds", 2.0}, {"cycles", 1000}, {"steps", 10}, {"engine_runs", 5},
+                               {"final_loss", "lots"},
+                               {"step_cycles", {{"compute", 40}, {"exchange", 20}, {"sync", 10}, {"stream_copy", 5}}}},
+                              bad),
+               std::invalid_argument);
 }
 
 TEST(SweepResults, SharesComeFromStepCyclesTimesSteps) {

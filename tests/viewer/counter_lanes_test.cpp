@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace ipusim::viewer {
@@ -146,6 +148,37 @@ TEST(CounterHover, NamesTheValueOrTheValuesOfTheColumn) {
   const std::vector<CounterColumn> columns{{0, 1, 1, 1, 1, 1}, {10, 2, 2, 2, 2, 1}};
   EXPECT_EQ(columnNear(columns, 8, 3)->px, 10);
   EXPECT_FALSE(columnNear(columns, 5, 3).has_value());
+}
+
+// A diverging training's loss: NaN and inf values are kept (written as
+// SCHEMA.md says), read back as such, and the lane's range skips NaN.
+TEST(NonFiniteCounter, ValuesComeBackAsWrittenAndTheRangeSkipsNan) {
+  testing::ScratchDirectory scratch;
+  const std::string path = scratch.file("profile.pop");
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {nan, 2.5, nan, 1.5, inf};
+  std::int64_t loss = 0;
+  {
+    traces::ProfileWriter w(path);
+    w.setMeta("clock_hz", "1000000000");
+    loss = w.addTrack({0, -1, "counter", "loss", -1, -1, 1});
+    w.addRun({0, 0, "main", 0, 100, 5, true});
+    for (std::size_t i = 0; i < values.size(); ++i) w.addCounter({loss, std::int64_t(i) * 10, values[i], 0, std::int64_t(i)});
+    w.commit();
+  }
+  const auto rows = traces::ProfileReader(path).counters(loss);
+  ASSERT_EQ(rows.size(), values.size());
+  EXPECT_TRUE(std::isnan(rows[0].value));
+  EXPECT_EQ(rows[1].value, 2.5);
+  EXPECT_EQ(rows[4].value, inf);
+  ProfileSession s(path, /*loadInBackground=*/false);
+  for (auto& lane : s.lanes()) {
+    if (lane->trackId != loss) continue;
+    EXPECT_EQ(lane->counterMin, 1.5);
+    EXPECT_EQ(lane->counterMax, inf);
+    ASSERT_EQ(lane->counterValue.size(), values.size());
+    EXPECT_TRUE(std::isnan(lane->counterValue[2]));
+  }
 }
 
 }  // namespace

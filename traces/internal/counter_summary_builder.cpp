@@ -1,6 +1,7 @@
 #include "traces/internal/counter_summary_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ipusim::traces::internal {
 
@@ -27,7 +28,9 @@ void CounterSummaryBuilder::add(std::int64_t ts, double value) {
   if (s.count[i] == 0) {
     s.firstTs[i] = ts;
     s.first[i] = s.min[i] = s.max[i] = value;
-  } else {
+  } else if (std::isnan(s.min[i])) {  // NaN is the extent of a bucket of NaNs only
+    s.min[i] = s.max[i] = value;
+  } else if (!std::isnan(value)) {
     s.min[i] = std::min(s.min[i], value);
     s.max[i] = std::max(s.max[i], value);
   }

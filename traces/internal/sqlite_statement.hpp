@@ -61,6 +61,7 @@ class Statement {
   std::pair<const unsigned char*, std::size_t> columnBlob(int index) const;
 
   explicit operator bool() const { return stmt_ != nullptr; }
+  sqlite3_stmt* get() const { return stmt_; }  // for codecs of one column (traces/counter_value.hpp)
 
  private:
   void finalize() noexcept;

@@ -1,10 +1,12 @@
 #include "viewer/core/lane_loader.hpp"
 
+#include "traces/counter_value.hpp"
 #include "traces/profile_error.hpp"
 
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <initializer_list>
 
@@ -235,7 +237,12 @@ void readCounterValues(const traces::ProfileReader& reader, const Lane& lane, co
                                  std::to_string(t) + " is negative");
     }
     ts.push_back(t);
-    value.push_back(sqlite3_column_double(stmt, 1));
+    try {
+      value.push_back(traces::counterValue(stmt, 1, reader.path(), lane.trackId, t));
+    } catch (...) {
+      sqlite3_finalize(stmt);
+      throw;
+    }
   }
   sqlite3_finalize(stmt);
   if (rc != SQLITE_DONE)
@@ -267,10 +274,13 @@ void loadCounter(const traces::ProfileReader& reader, Lane& lane) {
     lane.counterTs = std::move(ts);
     lane.counterValue = std::move(value);
   }
-  if (!lane.counterValue.empty()) {
-    auto [lo, hi] = std::minmax_element(lane.counterValue.begin(), lane.counterValue.end());
-    lane.counterMin = *lo;
-    lane.counterMax = *hi;
+  // The range skips NaN values (a diverging training's loss), as the report's summary does, unless all are NaN.
+  bool first = true;
+  for (const double v : lane.counterValue) {
+    if (std::isnan(v) && !first) continue;
+    if (first || std::isnan(lane.counterMin) || v < lane.counterMin) lane.counterMin = v;
+    if (first || std::isnan(lane.counterMax) || v > lane.counterMax) lane.counterMax = v;
+    first = false;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/profile_target.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -42,26 +43,17 @@ std::string laneTitle(const traces::TrackRow& t) {
   return t.name;
 }
 
-std::int64_t parseInt(const std::string& text, std::int64_t fallback) {
-  try {
-    return text.empty() ? fallback : std::stoll(text);
-  } catch (const std::exception&) {
-    return fallback;
-  }
-}
-
 }  // namespace
 
 ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
     : reader_(std::make_unique<traces::ProfileReader>(path, traces::ProfileReader::Checks::WholeFileDeferred)) {
   meta_ = reader_->meta();
-  try {
-    clockHz_ = std::stod(metaValue("clock_hz", "0"));
-  } catch (const std::exception&) {
-    clockHz_ = 0;
-  }
-  tilesPerIpu_ = parseInt(metaValue("tiles_per_ipu"), 0);
-  numIpus_ = parseInt(metaValue("num_ipus"), 1);
+  // Read as report reads them (profiler/analysis/profile_target.hpp): a
+  // tiles_per_ipu of 4e9 or a clock_hz of 1e-300 is refused, not drawn.
+  const profiler::analysis::ProfileTarget target = profiler::analysis::readProfileTarget(*reader_);
+  clockHz_ = target.clockHz;
+  tilesPerIpu_ = target.tilesPerIpu;
+  numIpus_ = target.numIpus > 0 ? target.numIpus : 1;
   runs_ = reader_->runs();
   tracks_ = reader_->tracks();
   programs_ = ProgramTree(reader_->programs());

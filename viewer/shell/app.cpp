@@ -245,7 +245,13 @@ void ViewerApp::drawSummary(OpenProfile& p) {
   const std::string options = s.metaValue("engine_options", "");
   if (!options.empty()) {
     try {
-      ImGui::TextUnformatted(nlohmann::json::parse(options).dump(2).c_str());
+      // Engine options are one flat object; anything else is shown as it is
+      // (dump() recurses: a value nested 100,000 deep would overflow the stack).
+      const auto parsed = nlohmann::json::parse(options);
+      const bool flat = parsed.is_object() && std::all_of(parsed.begin(), parsed.end(), [](const nlohmann::json& v) {
+                          return v.is_primitive();
+                        });
+      ImGui::TextUnformatted(flat ? parsed.dump(2).c_str() : options.c_str());
     } catch (const std::exception&) {
       ImGui::TextUnformatted(options.c_str());
     }

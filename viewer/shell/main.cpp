@@ -2,6 +2,7 @@
 // --screenshot it renders one view headless and exits; with --bench it times
 // opening and drawing a synthetic 10-million-slice profile.
 #include "viewer/shell/viewer_bench.hpp"
+#include "traces/interrupt_cleanup.hpp"
 #include "traces/output_file.hpp"
 #include "traces/profile_error.hpp"
 #include "viewer/core/run_framing.hpp"
@@ -121,6 +122,8 @@ int interactive(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A SIGINT or SIGTERM leaves no half-written screenshot (OutputFile registers its temporary file).
+  ipusim::traces::removeRegisteredFilesOnInterrupt("\nipusim-view: interrupted; nothing written\n", 3);
   Options o;
   CLI::App cli{"ipusim-view: execution traces of ipusim profiles (profile.pop), like PopVision"};
   cli.add_option("profiles", o.profiles, "PROFILE_OR_DIR [SECOND]: one profile, or two to compare")

@@ -6,6 +6,7 @@
 
 #include <ostream>
 #include <stdexcept>
+#include <string>
 
 namespace ipusim::viewer {
 
@@ -13,8 +14,10 @@ void writePng(std::ostream& out, const std::vector<std::uint8_t>& rgba, int widt
   auto append = [](void* context, void* data, int size) {
     static_cast<std::ostream*>(context)->write(static_cast<const char*>(data), size);
   };
-  if (!stbi_write_png_to_func(append, &out, width, height, 4, rgba.data(), width * 4) || !out)
-    throw std::runtime_error("cannot encode the PNG screenshot");
+  // A failed write (a full disk) is OutputFile::commit's to report, with the file's name.
+  if (!stbi_write_png_to_func(append, &out, width, height, 4, rgba.data(), width * 4))
+    throw std::runtime_error("cannot encode the PNG screenshot (" + std::to_string(width) + "x" +
+                             std::to_string(height) + " pixels)");
 }
 
 }  // namespace ipusim::viewer

@@ -1,0 +1,80 @@
+#pragma once
+// What the hardening tests (issues 16 and 33) share: a clean refusal, no
+// litter, a profile of the bundled graph, SQL applied to a profile, a
+// workload with one change.
+#include "cli_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+
+namespace ipusim::test {
+namespace fs = std::filesystem;
+
+inline const std::string kGraph = sourcePath("workloads/graphs/stream_pipeline.json");
+
+inline std::string readText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A clean refusal: 0 < exit code < 128, the output names `culprit`, one
+// line, and no library text leaking through.
+inline void expectRefusal(const CommandResult& r, const std::string& culprit) {
+  EXPECT_GT(r.exitCode, 0) << r.output;
+  EXPECT_LT(r.exitCode, 128) << r.output;
+  EXPECT_NE(r.output.find(culprit), std::string::npos) << "expected '" << culprit << "' in: " << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  for (const char* leak : {"terminate", "bad_alloc", "json.exception", "basic_filebuf", "Assertion"})
+    EXPECT_EQ(r.output.find(leak), std::string::npos) << r.output;
+}
+
+// Nothing named like a profile or a temporary file is in `dir`.
+inline void expectNoLitter(const fs::path& dir) {
+  if (!fs::exists(dir)) return;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << entry.path();
+    EXPECT_EQ(name.find("profile.pop"), std::string::npos) << entry.path();
+  }
+}
+
+inline std::string withReports(const fs::path& dir) {
+  return "POPLAR_ENGINE_OPTIONS=" +
+         quote("{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.string() + "\"}") + " ";
+}
+
+// A complete profile of the bundled graph in `dir`/profile.pop.
+inline fs::path writeProfile(const fs::path& dir) {
+  const auto r = runCommand(withReports(dir) + ipusimBinary() + " run --graph " + quote(kGraph) + " --runs 2");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  return dir / "profile.pop";
+}
+
+inline void execSql(const fs::path& profile, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(profile.c_str(), &db), SQLITE_OK);
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+  const std::string error = message ? message : "";
+  sqlite3_free(message);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << error;
+}
+
+inline std::string workloadWith(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(readText(sourcePath("workloads/mnist_with_feeds.json")));
+  edit(j);
+  const fs::path out = dir / "w.json";
+  std::ofstream(out) << j.dump(1);
+  return out.string();
+}
+
+}  // namespace ipusim::test
