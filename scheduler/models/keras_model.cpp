@@ -1,6 +1,7 @@
 #include "scheduler/models/keras_model.hpp"
 
 #include "model/util/input_file.hpp"
+#include "model/util/json_nesting.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/models/keras_compile.hpp"
 #include "scheduler/layers/layer.hpp"
@@ -186,6 +187,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
 
 KerasModel loadKerasModel(const std::string& path) {
   const std::string text = util::readInputFile(path, "Keras model file", kMaxKerasFileBytes);
+  util::checkJsonNesting(text, path);
   json j;
   try {
     j = json::parse(text);

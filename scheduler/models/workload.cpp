@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/util/input_file.hpp"
+#include "model/util/json_nesting.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/layer_shapes.hpp"
@@ -21,10 +22,6 @@
 
 namespace ipusim::scheduler {
 namespace {
-
-// A workload is a few hundred bytes of JSON (design choice: 16 MiB is room for
-// any hand-written file, and refuses a mistaken path to a large file at once).
-constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 
 using nlohmann::json;
 
@@ -196,6 +193,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
 
 Workload loadWorkload(const std::string& path) {
   const std::string text = util::readInputFile(path, "workload file", kMaxWorkloadFileBytes);
+  util::checkJsonNesting(text, path);
   json j;
   try {
     j = json::parse(text);

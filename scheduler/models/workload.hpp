@@ -117,6 +117,9 @@ std::uint32_t ipusPerReplica(const Workload& w);
 // (model.keras) is relative to `baseDirectory` ("" : the current directory).
 Workload parseWorkload(const nlohmann::json& j, const std::string& source, const std::string& baseDirectory = "");
 Workload loadWorkload(const std::string& path);  // errors name the file
+// A workload is a few hundred bytes of JSON (design choice: 16 MiB is room for
+// any hand-written file, and refuses a mistaken path to a large file at once).
+inline constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 
 // The step counts fit together, also after --steps / --steps-per-execution
 // changed them: with feeds, training.steps is a multiple of

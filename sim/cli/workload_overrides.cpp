@@ -4,6 +4,7 @@
 #include "model/util/json_error_text.hpp"
 #include "model/util/json_nesting.hpp"
 #include "scheduler/models/keras_model.hpp"
+#include "scheduler/models/workload.hpp"
 
 #include <fstream>
 #include <stdexcept>
@@ -48,9 +49,8 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
 
 nlohmann::json readWorkloadJson(const std::string& path) {
   // Read as scheduler::loadWorkload reads it: a FIFO, a directory or a device
-  // is refused by name, and so is a file above its 16 MiB (scheduler/workload.cpp).
-  constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
-  const std::string text = util::readInputFile(path, "workload file", kMaxWorkloadFileBytes);
+  // is refused by name, and so is a file above its size limit.
+  const std::string text = util::readInputFile(path, "workload file", scheduler::kMaxWorkloadFileBytes);
   util::checkJsonNesting(text, path);
   try {
     return nlohmann::json::parse(text);

@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <stdexcept>
+
+#include <unistd.h>
 
 namespace ipusim::scheduler {
 namespace {
@@ -410,6 +413,23 @@ TEST(KerasModelErrors, WorkloadNamesItsKeyAndTheKerasFile) {
   } catch (const std::invalid_argument& e) {
     expectMentions(e.what(), {"w.json", "model.keras", "no/such/model.json"});
   }
+}
+
+// A layer config nested 200,000 deep (a 400 kB file) is refused by its
+// depth before it is parsed: nlohmann::json parses it but copies it
+// recursively, which overflowed the stack.
+TEST(KerasModelErrors, DeeplyNestedConfigIsRefusedByItsDepth) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_deep_keras_" + std::to_string(::getpid()) + ".json")).string();
+  {
+    std::ofstream f(path);
+    f << R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", "config": {"units": )";
+    for (int i = 0; i < 200000; ++i) f << '[';
+    for (int i = 0; i < 200000; ++i) f << ']';
+    f << "}}]}}";
+  }
+  const std::string e = errorOf(path);
+  std::filesystem::remove(path);
+  expectMentions(e, {path, "nests arrays and objects more than 256 deep"});
 }
 
 }  // namespace
