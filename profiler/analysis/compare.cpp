@@ -2,19 +2,20 @@
 
 #include "profiler/analysis/job_cycles.hpp"
 #include "profiler/analysis/text_format.hpp"
+#include "profiler/analysis/throughput.hpp"
+
+#include <algorithm>
 
 #include <iomanip>
 #include <sstream>
 
 namespace ipusim::profiler::analysis {
 
-double ProfileFigures::throughput() const {
-  const double seconds = simulatedSeconds();
-  return seconds > 0 ? double(runs.steps) / seconds : 0.0;
-}
+double ProfileFigures::throughput() const { return stepsPerSecond(std::uint64_t(runs.steps), simulatedSeconds()); }
 
 double ProfileFigures::exampleThroughput() const {
-  return throughput() * double(target.examplesPerStep());
+  return examplesPerSecond(std::uint64_t(runs.steps), std::uint64_t(std::max<std::int64_t>(0, target.examplesPerStep())),
+                           simulatedSeconds());
 }
 
 ProfileFigures measureProfile(const traces::ProfileReader& reader) {

@@ -1,5 +1,7 @@
 #include "sim/cli/run_workload.hpp"
 
+#include "profiler/analysis/throughput.hpp"
+
 #include "scheduler/compiler.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "model/clock.hpp"
@@ -100,6 +102,9 @@ void print(const RunSummary& s, bool json) {
                           {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"cycles", s.cycles},
                           {"simulated_seconds", s.simulatedSeconds},
+                          {"examples_per_second", profiler::analysis::examplesPerSecond(s.steps, s.examplesPerStep, s.simulatedSeconds)},
+                          {"examples_per_second_per_ipu", profiler::analysis::examplesPerSecondPerIpu(s.steps, s.examplesPerStep,
+                                                                                                      s.simulatedSeconds, s.ipus)},
                           {"engine_runs", s.engineRuns},
                           {"wall_seconds", s.wallSeconds},
                           {"peak_rss_bytes", s.peakRssBytes},
@@ -135,6 +140,12 @@ void print(const RunSummary& s, bool json) {
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string()) << "\n"
             << "one step         " << stepLine(s) << "\n"
             << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
+            << "throughput       "
+            << profiler::analysis::formatNumber(profiler::analysis::examplesPerSecond(s.steps, s.examplesPerStep, s.simulatedSeconds), 1)
+            << " examples/s ("
+            << profiler::analysis::formatNumber(
+                   profiler::analysis::examplesPerSecondPerIpu(s.steps, s.examplesPerStep, s.simulatedSeconds, s.ipus), 1)
+            << " per IPU, " << s.ipus << (s.ipus == 1 ? " IPU" : " IPUs") << "; host time included)\n"
             << "IPU waits, host  "
             << (s.ipuWaitingForHost
                     ? profiler::analysis::formatPercent(*s.ipuWaitingForHost) +
@@ -266,6 +277,8 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.steps = trainer.stepsDone();
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
+  summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * (workload.ipu.numIpus / scheduler::ipusPerReplica(workload));
+  summary.ipus = workload.ipu.numIpus;
   summary.feeds = plan.feeds;
   if (!args.synthetic) summary.finalLoss = trainer.finalLoss();
   summary.cycles = trainer.endCycle();

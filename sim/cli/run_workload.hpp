@@ -35,6 +35,8 @@ struct RunWorkloadArgs {
 struct RunSummary {
   std::string workload;
   std::uint64_t steps = 0, engineRuns = 0, stepsPerRun = 0;
+  std::uint64_t examplesPerStep = 0;  // batch size x replicas
+  std::uint32_t ipus = 0;             // every IPU of the job
   bool feeds = false;
   // The last step's loss (NaN or inf when the training diverged); none without numbers (synthetic data).
   std::optional<double> finalLoss;
