@@ -10,6 +10,7 @@
 #include "scheduler/models/workload.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/entry_runs.hpp"
 
 #include <nlohmann/json.hpp>
 #include <systemc>
@@ -24,29 +25,6 @@ namespace {
 
 using namespace ipusim;
 using nlohmann::json;
-
-class TrainingLoop : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(TrainingLoop);
-  TrainingLoop(sc_core::sc_module_name name, sim::Engine& engine, std::uint64_t runs)
-      : sc_module(name), engine_(engine), runs_(runs) {
-    SC_THREAD(main);
-  }
-  std::exception_ptr failure;
-
- private:
-  void main() {
-    try {
-      const std::uint32_t entry = engine_.entryIndex("train");
-      for (std::uint64_t r = 0; r < runs_; ++r) engine_.run(entry);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    sc_core::sc_stop();
-  }
-  sim::Engine& engine_;
-  std::uint64_t runs_;
-};
 
 json layerJson(const scheduler::LayerSpec& l) {
   json j = {{"kind", l.kind},           {"name", l.name},         {"units", l.units},
@@ -115,9 +93,9 @@ int sc_main(int argc, char* argv[]) {
       std::memcpy(&v, b.data(), sizeof v);
       out["losses"].push_back(v);
     });
-    TrainingLoop loop("training_loop", engine, steps / c.stepsPerRun);
+    sim::EntryRuns loop("training_loop", engine, "train", steps / c.stepsPerRun);
     sc_core::sc_start();
-    if (loop.failure) std::rethrow_exception(loop.failure);
+    loop.rethrowFailure();
     for (ir::Id t : c.weightTensors) {
       const model::Bytes bytes = engine.system().readTensor(t);
       std::vector<float> values(c.exe.tensors[t].numElements());

@@ -4,6 +4,7 @@
 #include "model/clock.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/entry_runs.hpp"
 
 #include <gtest/gtest.h>
 #include <systemc>
@@ -15,29 +16,6 @@
 
 namespace ipusim::testing {
 namespace {
-
-class TrainingLoop : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(TrainingLoop);
-  TrainingLoop(sc_core::sc_module_name name, sim::Engine& engine, std::uint64_t runs)
-      : sc_module(name), engine_(engine), runs_(runs) {
-    SC_THREAD(main);
-  }
-  std::exception_ptr failure;
-
- private:
-  void main() {
-    try {
-      const std::uint32_t entry = engine_.entryIndex("train");
-      for (std::uint64_t r = 0; r < runs_; ++r) engine_.run(entry);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    sc_core::sc_stop();
-  }
-  sim::Engine& engine_;
-  std::uint64_t runs_;
-};
 
 template <class T>
 void toBytes(model::Bytes& bytes, const std::vector<T>& v) {
@@ -117,9 +95,9 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     result.simulated.push_back(float(loss / replicas));
     if (perReplica >= 2) result.simulatedAccuracy.push_back(float(accuracy / replicas));
   });
-  TrainingLoop loop("training_loop", engine, runs);
+  sim::EntryRuns loop("training_loop", engine, "train", runs);
   sc_core::sc_start();
-  if (loop.failure) std::rethrow_exception(loop.failure);
+  loop.rethrowFailure();
   result.cycles = model::nowCycles();
   result.simulatedWeights.resize(replicas);
   for (ir::Id t : c.weightTensors) {
