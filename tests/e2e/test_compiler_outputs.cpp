@@ -111,7 +111,9 @@ TEST(CompilerOutputs, ExportOfARealProfileHoldsEverySliceNestedPerTrack) {
     std::vector<double> open;
     for (const auto& [begin, end] : spans) {
       while (!open.empty() && open.back() <= begin) open.pop_back();
-      if (!open.empty()) EXPECT_LE(end, open.back()) << "partly overlapping slices on thread " << thread.second;
+      if (!open.empty()) {
+        EXPECT_LE(end, open.back()) << "partly overlapping slices on thread " << thread.second;
+      }
       open.push_back(end);
     }
   }
