@@ -1,8 +1,5 @@
 #include "scheduler/graph/op_graph.hpp"
 
-
-#include <cmath>
-#include <map>
 #include <stdexcept>
 
 namespace ipusim::scheduler {

@@ -84,7 +84,6 @@ std::vector<std::string> inboundLayers(const json& nodes, const std::string& fil
 
 }  // namespace
 
-const std::vector<std::string>& supportedKerasLayers() { return kerasLayerClasses(); }
 
 KerasModel parseKerasModel(const json& j, const std::string& file) {
   if (!j.is_object()) fail(file, "(document)", "expected a Keras model object, got " + std::string(j.type_name()));
@@ -105,7 +104,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   std::string dtype;  // the policy of the first layer with one; every other must agree
   bool haveInput = false;
   std::string supported;
-  for (const auto& s : supportedKerasLayers()) supported += (supported.empty() ? "" : ", ") + s;
+  for (const auto& s : kerasLayerClasses()) supported += (supported.empty() ? "" : ", ") + s;
   LayerConnections connections;
   connections.inputsKey = "inbound_nodes";
   connections.outputKey = "config.output_layers";
@@ -121,7 +120,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     if (lcls.empty() || !lconfig.is_object())
       fail(file, "config.layers[" + std::to_string(i) + "]", "expected {\"class_name\": ..., \"config\": {...}}");
     const std::string where = layerWhere(name, lcls);
-    if (std::find(supportedKerasLayers().begin(), supportedKerasLayers().end(), lcls) == supportedKerasLayers().end())
+    if (std::find(kerasLayerClasses().begin(), kerasLayerClasses().end(), lcls) == kerasLayerClasses().end())
       fail(file, where, "class_name: '" + lcls + "' is not supported (supported: " + supported + ")");
     std::vector<std::string> in;
     if (functional) {

@@ -9,8 +9,8 @@
 //     "registered_name"} (plus "build_config", "compile_config"), the input
 //     shape in "batch_shape", dtypes as DTypePolicy objects.
 // Sequential models, and functional Models (class_name "Functional" or
-// "Model") whose layers form a chain (each layer's one input is the layer
-// before it). Config keys that do not change the computation (initializers
+// "Model"): a graph of layer calls from inbound_nodes (models/layer_graph.hpp),
+// one input and one output. Config keys that do not change the computation (initializers
 // we replace by our own Glorot draw, names, trainable, data_format
 // channels_last, ...) are ignored; a key that would change it and is not
 // modelled (a regularizer, a constraint, dilation_rate != 1, an unknown
@@ -42,8 +42,7 @@ struct KerasModel {
   std::uint32_t stepsPerExecution = 0;  // 0: not given
 };
 
-// The Keras classes the importer reads ("Dense", "Conv2D", ...).
-const std::vector<std::string>& supportedKerasLayers();
+// The Keras classes read: the layer registry's kerasLayerClasses().
 
 // Errors: std::invalid_argument "<source>: <where>: <what>".
 KerasModel parseKerasModel(const nlohmann::json& j, const std::string& source);
