@@ -123,9 +123,8 @@ std::size_t TrainingGraphBuilder::cast(std::size_t v, ir::DType to, const std::s
 }
 
 std::size_t TrainingGraphBuilder::weight(std::string name, std::vector<std::uint64_t> shape, const std::string& layer,
-                                         std::optional<ir::UniformInit> init, double initialFill) {
+                                         std::optional<ir::UniformInit> init) {
   const std::size_t v = value(std::move(name), std::move(shape), variables_, ValueKind::Weight, layer, init);
-  g_.values[v].initialFill = initialFill;
   g_.weights.push_back(v);
   return v;
 }
@@ -193,6 +192,14 @@ std::size_t TrainingGraphBuilder::bias(const LayerSpec& l, std::size_t x) {
   const std::size_t biasUsed = cast(bias, compute_, l.name + "/bias_cast", l.name, ValueKind::Activation);
   const std::size_t out = value(l.name + "/bias_add", g_.values[x].shape, compute_, ValueKind::Activation, l.name);
   g_.addOp({OpKind::AddBias, "bias_add", l.name, {x, biasUsed}, {out}});
+  // The add passes the gradient through; the bias gradient sums it over every
+  // dimension but the last (ReduceRows), in float, delivered in the variables' type.
+  record({x}, out, true, [this, x, bias, layer = l.name, units = l.units](const Backward& bw) {
+    const std::size_t db = value(layer + "/bias_grad", {units}, variables_, ValueKind::Gradient, layer);
+    g_.addOp({OpKind::ReduceRows, "bias_grad", layer, {bw.grad}, {db}});
+    bw.weightGradient(bias, db);
+    bw.deliver(x, bw.grad);
+  });
   return out;
 }
 

@@ -53,7 +53,7 @@ class TrainingGraphBuilder {
   std::size_t cast(std::size_t v, ir::DType to, const std::string& name, const std::string& layer, ValueKind kind);
   // A trainable weight (in g.weights order: layer order, kernel before bias).
   std::size_t weight(std::string name, std::vector<std::uint64_t> shape, const std::string& layer,
-                     std::optional<ir::UniformInit> init = std::nullopt, double initialFill = 0);
+                     std::optional<ir::UniformInit> init = std::nullopt);
   // Glorot uniform with Keras's fans, a seed per kernel (in kernel order).
   ir::UniformInit glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut);
   // The step count (created with its increment op on first use).
@@ -69,7 +69,8 @@ class TrainingGraphBuilder {
   // Activation `a` of layer `l` over `x` (none for linear; softmax, and the
   // last layer's sigmoid under a binary cross-entropy, are fused with the loss).
   std::size_t activation(const LayerSpec& l, Activation a, std::size_t x);
-  // x + bias over the last dimension (a weight of `units`), when l.useBias.
+  // x + bias over the last dimension (a weight of `units`), when l.useBias;
+  // records the bias gradient's backward.
   std::size_t bias(const LayerSpec& l, std::size_t x);
 
   // Records a tape entry (weighted: the op reads a trainable weight).

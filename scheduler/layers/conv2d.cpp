@@ -69,21 +69,12 @@ class Conv2DLayer final : public Layer {
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name);
     const std::size_t convOp = b.graph().ops.size() - 1;
-    const std::size_t out = b.bias(l, conv);
-    const std::size_t bias = l.useBias ? b.graph().weights.back() : ~std::size_t(0);
-    b.record({x}, out, true, [&b, l, x, kernel, bias, convOp](const Backward& bw) {
-      OpGraph& g = b.graph();
-      // The bias gradient sums an NHWC gradient over all but its last dimension.
-      if (bias != ~std::size_t(0)) {
-        const std::size_t db = b.value(l.name + "/bias_grad", {l.units}, b.variables(), ValueKind::Gradient, l.name);
-        g.addOp({OpKind::ReduceRows, "bias_grad", l.name, {bw.grad}, {db}});
-        bw.weightGradient(bias, db);
-      }
-      const Conv2DGradients grads = addConv2DGrad(g, convOp, bw.grad, bw.wants(x), b.variables());
+    b.record({x}, conv, true, [&b, x, kernel, convOp](const Backward& bw) {
+      const Conv2DGradients grads = addConv2DGrad(b.graph(), convOp, bw.grad, bw.wants(x), b.variables());
       bw.weightGradient(kernel, grads.kernel);
       if (bw.wants(x)) bw.deliver(x, grads.input);
     });
-    return b.activation(l, l.activation, out);
+    return b.activation(l, l.activation, b.bias(l, conv));
   }
 };
 

@@ -70,18 +70,9 @@ class DenseLayer final : public Layer {
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t mm = b.value(l.name + "/matmul", {rows, l.units}, b.compute(), ValueKind::Activation, l.name);
     g.addOp({OpKind::MatMul, "matmul", l.name, {x, kernelUsed}, {mm}});
-    const std::size_t out = b.bias(l, mm);
-    const std::size_t bias = l.useBias ? g.weights.back() : ~std::size_t(0);
-    b.record({x}, out, true, [&b, l, x, kernel, kernelUsed, bias](const Backward& bw) {
+    b.record({x}, mm, true, [&b, l, x, kernel, kernelUsed](const Backward& bw) {
       OpGraph& g = b.graph();
       const std::vector<std::uint64_t> kshape = g.values[kernel].shape, shape = g.values[x].shape;
-      // The bias add passes the gradient through; the bias gradient sums its
-      // rows, accumulated in float, delivered in the variables' type.
-      if (bias != ~std::size_t(0)) {
-        const std::size_t db = b.value(l.name + "/bias_grad", {kshape.back()}, b.variables(), ValueKind::Gradient, l.name);
-        g.addOp({OpKind::ReduceRows, "bias_grad", l.name, {bw.grad}, {db}});
-        bw.weightGradient(bias, db);
-      }
       // dKernel = input^T . grad (input stored batch x in: transposed a), its
       // partials in float, delivered in the variables' type.
       const std::size_t dk = b.value(l.name + "/kernel_grad", kshape, b.variables(), ValueKind::Gradient, l.name);
@@ -97,7 +88,7 @@ class DenseLayer final : public Layer {
         bw.deliver(x, dx);
       }
     });
-    std::size_t y = out;
+    std::size_t y = b.bias(l, mm);
     if (l.inputShape.size() > 1) y = b.shaped(y, l.outputShape, l.name, "unrows");
     return b.activation(l, l.activation, y);
   }
