@@ -110,8 +110,9 @@ TrainingGraphBuilder::TrainingGraphBuilder(const Workload& w)
       variables_(w.dtype == "float16" ? ir::DType::Half : ir::DType::Float) {}
 
 std::size_t TrainingGraphBuilder::value(std::string name, std::vector<std::uint64_t> shape, ir::DType dtype,
-                                        ValueKind kind, std::string layer, std::optional<ir::UniformInit> init) {
-  return g_.addValue({std::move(name), std::move(shape), dtype, kind, std::move(layer), init});
+                                        ValueKind kind, std::string layer, std::optional<ir::UniformInit> init,
+                                        double fill) {
+  return g_.addValue({std::move(name), std::move(shape), dtype, kind, std::move(layer), init, fill});
 }
 
 std::size_t TrainingGraphBuilder::cast(std::size_t v, ir::DType to, const std::string& name, const std::string& layer,
@@ -122,11 +123,42 @@ std::size_t TrainingGraphBuilder::cast(std::size_t v, ir::DType to, const std::s
   return out;
 }
 
-std::size_t TrainingGraphBuilder::weight(std::string name, std::vector<std::uint64_t> shape, const std::string& layer,
-                                         std::optional<ir::UniformInit> init) {
-  const std::size_t v = value(std::move(name), std::move(shape), variables_, ValueKind::Weight, layer, init);
+std::size_t TrainingGraphBuilder::sharedValue(const LayerSpec& l, const std::string& name,
+                                              const std::vector<std::uint64_t>& shape) const {
+  const auto it = layerValues_.find(l.weightsOwner() + "/" + name);
+  if (it == layerValues_.end()) return kNone;
+  if (g_.values[it->second].shape != shape)
+    throw std::invalid_argument("layer '" + l.name + "': calls layer '" + l.weightsOwner() + "' again, but its " + name +
+                                " would be " + shapeText(shape) + " where the first call's is " +
+                                shapeText(g_.values[it->second].shape) + " (a shared layer's inputs must agree)");
+  return it->second;
+}
+
+std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape,
+                                         const WeightInit& init, double fill) {
+  if (const std::size_t shared = sharedValue(l, name, shape); shared != kNone) return shared;
+  const std::string& owner = l.weightsOwner();
+  const std::size_t v =
+      value(owner + "/" + name, std::move(shape), variables_, ValueKind::Weight, owner, init ? init() : std::nullopt, fill);
   g_.weights.push_back(v);
+  layerValues_.emplace(owner + "/" + name, v);
   return v;
+}
+
+std::size_t TrainingGraphBuilder::state(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape,
+                                        ir::DType dtype, double fill) {
+  if (const std::size_t shared = sharedValue(l, name, shape); shared != kNone) return shared;
+  const std::string& owner = l.weightsOwner();
+  const std::size_t v = value(owner + "/" + name, std::move(shape), dtype, ValueKind::NonTrainable, owner, std::nullopt, fill);
+  layerValues_.emplace(owner + "/" + name, v);
+  return v;
+}
+
+void TrainingGraphBuilder::updatesInPlace(std::size_t state, std::size_t op) {
+  const auto [it, first] = lastUpdate_.emplace(state, op);
+  if (first) return;
+  g_.addOrderEdge(it->second, op);
+  it->second = op;
 }
 
 // Glorot uniform: U(-l, l), l = sqrt(6 / (fanIn + fanOut)), drawn when the
@@ -188,7 +220,7 @@ std::size_t TrainingGraphBuilder::activation(const LayerSpec& l, Activation a, s
 
 std::size_t TrainingGraphBuilder::bias(const LayerSpec& l, std::size_t x) {
   if (!l.useBias) return x;
-  const std::size_t bias = weight(l.name + "/bias", {l.units}, l.name);
+  const std::size_t bias = weight(l, "bias", {l.units});
   const std::size_t biasUsed = cast(bias, compute_, l.name + "/bias_cast", l.name, ValueKind::Activation);
   const std::size_t out = value(l.name + "/bias_add", g_.values[x].shape, compute_, ValueKind::Activation, l.name);
   g_.addOp({OpKind::AddBias, "bias_add", l.name, {x, biasUsed}, {out}});
@@ -238,7 +270,15 @@ void Backward::deliver(std::size_t input, std::size_t gradient) const {
   if (wants(input)) b.accumulate(input, gradient);
 }
 
-void Backward::weightGradient(std::size_t weight, std::size_t gradient) const { b.weightGrad_[weight] = gradient; }
+void Backward::weightGradient(std::size_t weight, std::size_t gradient) const {
+  const auto [it, first] = b.weightGrad_.emplace(weight, gradient);
+  if (first) return;
+  // A shared layer's weight: the sum of its calls' gradients.
+  const Value w = b.g_.values[weight];  // a copy: value() grows the list
+  const std::size_t sum = b.value(w.name + "_grad_sum", w.shape, b.g_.values[gradient].dtype, ValueKind::Gradient, w.layer);
+  b.g_.addOp({OpKind::Add, "grad_sum", w.layer, {it->second, gradient}, {sum}});
+  it->second = sum;
+}
 
 // ---- the training step ----
 

@@ -9,8 +9,8 @@
 // output's gradient, adds the backward ops and delivers each input its
 // gradient. The backward pass runs the tape in reverse; a value read by
 // several ops gets the sum of their gradients (an Add op "grad_sum" in the
-// layer that produced it); only values that depend on a trainable weight
-// get one.
+// layer that produced it), and so does a weight read by several calls of a
+// shared layer; only values that depend on a trainable weight get one.
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -48,12 +48,26 @@ class TrainingGraphBuilder {
   ir::DType variables() const { return variables_; }  // the weights' type
 
   std::size_t value(std::string name, std::vector<std::uint64_t> shape, ir::DType dtype, ValueKind kind,
-                    std::string layer, std::optional<ir::UniformInit> init = std::nullopt);
+                    std::string layer, std::optional<ir::UniformInit> init = std::nullopt, double fill = 0);
   // `v` in dtype `to`: itself, or a Cast op's output named `name` ("layer/op").
   std::size_t cast(std::size_t v, ir::DType to, const std::string& name, const std::string& layer, ValueKind kind);
-  // A trainable weight (in g.weights order: layer order, kernel before bias).
-  std::size_t weight(std::string name, std::vector<std::uint64_t> shape, const std::string& layer,
-                     std::optional<ir::UniformInit> init = std::nullopt);
+  // The trainable weight `name` of layer `l` ("<owner>/<name>", owner =
+  // l.weightsOwner()), in the variables' type, drawn from init() when given
+  // (else filled with `fill`). Created at the layer's first call (in
+  // g.weights order: layer order, kernel before bias); a later call of a
+  // shared layer gets the same value (its shape must agree, else
+  // std::invalid_argument naming the layer). init() runs only on creation,
+  // so a shared layer draws its kernel's seed once.
+  using WeightInit = std::function<std::optional<ir::UniformInit>()>;
+  std::size_t weight(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape,
+                     const WeightInit& init = {}, double fill = 0);
+  // Non-trainable state of layer `l` (a batch normalization's moving
+  // statistics, or its fixed gamma and beta): shared by its calls likewise.
+  std::size_t state(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape, ir::DType dtype,
+                    double fill);
+  // Orders op `op`, which updates `state` in place, after the op that did
+  // before it (the calls of a shared layer update its state in turn).
+  void updatesInPlace(std::size_t state, std::size_t op);
   // Glorot uniform with Keras's fans, a seed per kernel (in kernel order).
   ir::UniformInit glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut);
   // The step count (created with its increment op on first use).
@@ -89,6 +103,9 @@ class TrainingGraphBuilder {
     BackwardFn backward;
   };
   void accumulate(std::size_t v, std::size_t gradient);
+  // The value `name` of layer `l`'s weights' owner, if its first call made it
+  // (its shape checked); kNone before.
+  std::size_t sharedValue(const LayerSpec& l, const std::string& name, const std::vector<std::uint64_t>& shape) const;
 
   const Workload& w_;
   OpGraph g_;
@@ -97,6 +114,8 @@ class TrainingGraphBuilder {
   std::vector<Entry> tape_;
   std::vector<char> depends_;
   std::map<std::size_t, std::size_t> gradOf_, weightGrad_;
+  std::map<std::string, std::size_t> layerValues_;     // weights and state by "<owner>/<name>"
+  std::map<std::size_t, std::size_t> lastUpdate_;      // state -> the last op updating it in place
 };
 
 }  // namespace ipusim::scheduler

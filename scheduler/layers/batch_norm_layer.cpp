@@ -28,18 +28,19 @@ std::size_t channelSums(OpGraph& g, std::size_t in, const std::string& name, Val
 }
 
 // gamma or beta: a weight starting at `fill` when trainable, else a fixed float value `fill`.
-std::size_t parameter(OpGraph& g, const LayerSpec& l, const char* name, bool trainable, double fill, ir::DType variables,
+std::size_t parameter(TrainingGraphBuilder& b, const LayerSpec& l, const char* name, bool trainable, double fill,
                       std::size_t& weight) {
   const std::uint64_t c = l.outputShape.back();
-  if (!trainable) return addValue(g, l.name + "/" + name, {c}, ir::DType::Float, ValueKind::NonTrainable, l.name, fill);
-  weight = addValue(g, l.name + "/" + name, {c}, variables, ValueKind::Weight, l.name, fill);
-  g.weights.push_back(weight);
-  return asFloat(g, weight, std::string(name) + "_cast", l.name);
+  if (!trainable) return b.state(l, name, {c}, ir::DType::Float, fill);
+  weight = b.weight(l, name, {c}, {}, fill);
+  return asFloat(b.graph(), weight, std::string(name) + "_cast", l.name);
 }
 
 }  // namespace
 
-BatchNormForward addBatchNorm(OpGraph& g, std::size_t input, const LayerSpec& l, ir::DType compute, ir::DType variables) {
+BatchNormForward addBatchNorm(TrainingGraphBuilder& b, std::size_t input, const LayerSpec& l) {
+  OpGraph& g = b.graph();
+  const ir::DType compute = b.compute();
   BatchNormForward f;
   f.layer = l.name;
   f.input = input;
@@ -52,16 +53,17 @@ BatchNormForward addBatchNorm(OpGraph& g, std::size_t input, const LayerSpec& l,
   g.addOp({OpKind::Square, "square", l.name, {input}, {square}});
   const std::size_t meanSquare = channelSums(g, square, "mean_square", ValueKind::Activation, 1.0 / perChannel, l.name);
   // Keras's initializers: moving_mean zeros, moving_variance ones.
-  f.movingMean = addValue(g, l.name + "/moving_mean", {channels}, ir::DType::Float, ValueKind::NonTrainable, l.name, 0.0);
-  f.movingVariance = addValue(g, l.name + "/moving_variance", {channels}, ir::DType::Float, ValueKind::NonTrainable, l.name, 1.0);
+  f.movingMean = b.state(l, "moving_mean", {channels}, ir::DType::Float, 0.0);
+  f.movingVariance = b.state(l, "moving_variance", {channels}, ir::DType::Float, 1.0);
   f.invStdDev = addValue(g, l.name + "/inv_std_dev", {channels}, ir::DType::Float, ValueKind::Activation, l.name);
   Op stats{OpKind::BatchNormStatistics, "statistics", l.name, {mean, meanSquare, f.movingMean, f.movingVariance}, {f.invStdDev}};
   stats.epsilon = l.epsilon;
   stats.momentum = l.momentum;
   g.addOp(stats);
+  b.updatesInPlace(f.movingMean, g.ops.size() - 1);  // a shared layer's calls update them in turn
   // gamma (ones) and beta (zeros), Keras's default initializers.
-  f.gammaUsed = parameter(g, l, "gamma", l.scale, 1.0, variables, f.gamma);
-  const std::size_t betaUsed = parameter(g, l, "beta", l.center, 0.0, variables, f.beta);
+  f.gammaUsed = parameter(b, l, "gamma", l.scale, 1.0, f.gamma);
+  const std::size_t betaUsed = parameter(b, l, "beta", l.center, 0.0, f.beta);
   f.whitened = addValue(g, l.name + "/whitened", shape, compute, ValueKind::Activation, l.name);
   f.output = addValue(g, l.name + "/batch_normalization", shape, compute, ValueKind::Activation, l.name);
   g.addOp({OpKind::BatchNormalise, "normalise", l.name, {input, mean, f.invStdDev, f.gammaUsed, betaUsed},

@@ -21,6 +21,7 @@
 // the moving statistics are non-trainable device state, float.
 #include "scheduler/models/layer_spec.hpp"
 #include "scheduler/graph/op_graph.hpp"
+#include "scheduler/graph/training_graph.hpp"
 
 #include <cstdint>
 #include <map>
@@ -36,9 +37,10 @@ struct BatchNormForward {
 };
 
 // Adds the forward ops of batch normalization layer `l` over `input`
-// [batch, ..., channels] (of type `compute`); gamma and beta are created in
-// `variables` and appended to g.weights (gamma first).
-BatchNormForward addBatchNorm(OpGraph& g, std::size_t input, const LayerSpec& l, ir::DType compute, ir::DType variables);
+// [batch, ..., channels] (of the builder's compute type); gamma and beta are
+// the layer's weights (gamma first) in the variables' type, shared with its
+// other calls as its moving statistics are.
+BatchNormForward addBatchNorm(TrainingGraphBuilder& b, std::size_t input, const LayerSpec& l);
 
 // The backward ops given the gradient of the output: the gradients of gamma
 // and beta (in the weights' type) into `weightGrad`, and the input gradient

@@ -64,8 +64,8 @@ class Conv2DLayer final : public Layer {
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
     const std::size_t x = b.shaped(inputs[0], l.inputShape, l.name, "reshape_input");
     const std::uint64_t channels = l.inputShape.back(), field = std::uint64_t(l.window[0]) * l.window[1];
-    const std::size_t kernel = b.weight(l.name + "/kernel", {l.window[0], l.window[1], channels, l.units}, l.name,
-                                        b.glorotUniform(field * channels, field * l.units));
+    const std::size_t kernel = b.weight(l, "kernel", {l.window[0], l.window[1], channels, l.units},
+                                        [&] { return b.glorotUniform(field * channels, field * l.units); });
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name);
     const std::size_t convOp = b.graph().ops.size() - 1;

@@ -66,7 +66,7 @@ class DenseLayer final : public Layer {
     std::size_t x = inputs[0];
     if (l.inputShape.size() > 1) x = b.reshape(x, {rows, features}, l.name, "rows");
     const std::size_t kernel =
-        b.weight(l.name + "/kernel", {features, l.units}, l.name, b.glorotUniform(features, l.units));
+        b.weight(l, "kernel", {features, l.units}, [&] { return b.glorotUniform(features, l.units); });
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t mm = b.value(l.name + "/matmul", {rows, l.units}, b.compute(), ValueKind::Activation, l.name);
     g.addOp({OpKind::MatMul, "matmul", l.name, {x, kernelUsed}, {mm}});

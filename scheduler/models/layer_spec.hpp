@@ -60,6 +60,12 @@ struct LayerSpec {
   // layer list, which is in topological order: every input comes earlier),
   // or kModelInput. One input but for merges. A chain reads the layer before.
   std::vector<std::size_t> inputs;
+  // Another call of the layer named so (Keras's shared layer, called more
+  // than once): this call uses that layer's weights and state, and their
+  // gradients are summed over the calls. "" : the layer owns its weights.
+  std::string weightsOf;
+  // The name its weights and state are stored under: weightsOf, else name.
+  const std::string& weightsOwner() const { return weightsOf.empty() ? name : weightsOf; }
   // dense: output features; conv2d: filters.
   std::uint32_t units = 0;
   Activation activation = Activation::Linear;  // dense, conv2d, activation

@@ -3,6 +3,7 @@
 #include "scheduler/models/layer_graph.hpp"
 #include "scheduler/layers/layer.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -37,6 +38,23 @@ LayerSpec parseLayer(const Reader& l, std::map<std::string, int>& counts) {
   return spec;
 }
 
+// Another call of an earlier layer ("shares": its name): that layer's kind,
+// configuration and weights; its own name, inputs, shard and stage.
+LayerSpec parseSharedCall(const Reader& l, const std::vector<LayerSpec>& earlier) {
+  l.allowOnly({"shares", "name", "inputs", "shard", "stage"});
+  const std::string shared = l.string("shares", "");
+  const auto it = std::find_if(earlier.begin(), earlier.end(), [&](const LayerSpec& s) { return s.name == shared; });
+  if (it == earlier.end()) l.fail(l.key("shares"), "'" + shared + "' names no earlier layer (a shared layer's first call comes first)");
+  LayerSpec spec = *it;
+  spec.weightsOf = it->weightsOwner();
+  if (!l.has("name")) l.fail(l.key("name"), "missing (another call of a layer needs a name of its own)");
+  spec.name = l.string("name", "");
+  spec.shard = l.count32("shard", 0, false);
+  spec.stage.reset();
+  if (l.has("stage")) spec.stage = l.count32("stage", 0, false);
+  return spec;
+}
+
 }  // namespace
 
 std::vector<LayerSpec> parseLayers(const Reader& model) {
@@ -48,7 +66,7 @@ std::vector<LayerSpec> parseLayers(const Reader& model) {
   const json& arr = model.raw().at("layers");
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const Reader layer(arr[i], model.source(), "model.layers[" + std::to_string(i) + "]");
-    layers.push_back(parseLayer(layer, counts));
+    layers.push_back(layer.has("shares") ? parseSharedCall(layer, layers) : parseLayer(layer, counts));
     connections.inputs.push_back(layer.has("inputs") ? layer.strings("inputs") : std::vector<std::string>{});
   }
   connectLayers(layers, connections, model.source(), [](std::size_t i, const std::string& key) {

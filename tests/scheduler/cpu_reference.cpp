@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace ipusim::testing {
@@ -120,8 +121,15 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
     sizeOf.push_back(stages_.back().out * stages_.back().steps);
     return stages_.size();
   };
+  // A shared layer's later calls use its first call's weights and moving statistics.
+  std::map<std::string, std::pair<std::size_t, std::size_t>> weightsOfOwner;  // owner -> (weight, moving)
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
+    const std::size_t ownWeight = weight, ownMoving = moving_.size();
+    const auto owner = weightsOfOwner.find(l.weightsOwner());
+    const bool sharing = owner != weightsOfOwner.end();
+    if (sharing) weight = owner->second.first;
+    else weightsOfOwner[l.weightsOwner()] = {weight, ownMoving};
     std::vector<std::size_t> from;
     for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{i ? i - 1 : scheduler::kModelInput} : l.inputs)
       from.push_back(j == scheduler::kModelInput ? 0 : actOf[j]);
@@ -192,13 +200,16 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.momentum = l.momentum, s.epsilon = l.epsilon;
       if (l.scale) s.gamma = weight++;
       if (l.center) s.beta = weight++;
-      s.moving = moving_.size();
-      moving_.push_back(std::vector<float>(s.channels, 0.0f));  // Keras: moving_mean zeros
-      moving_.push_back(std::vector<float>(s.channels, 1.0f));  //        moving_variance ones
+      s.moving = sharing ? owner->second.second : moving_.size();
+      if (!sharing) {
+        moving_.push_back(std::vector<float>(s.channels, 0.0f));  // Keras: moving_mean zeros
+        moving_.push_back(std::vector<float>(s.channels, 1.0f));  //        moving_variance ones
+      }
       act = push(s);
     } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout) {
       throw std::invalid_argument("CpuReference: no model of " + l.kind);
     }
+    if (sharing) weight = ownWeight;
     actOf[i] = act;
   }
   output_ = actOf.back();
@@ -478,7 +489,14 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       deliver(inAct, std::move(gin));
     }
   }
-  for (auto& [weight, g] : grads) update(weight, g);
+  // A shared layer's weight gets the sum of its calls' gradients, one update.
+  std::map<std::size_t, std::vector<float>> summed;
+  for (auto& [weight, g] : grads) {
+    auto [it, first] = summed.emplace(weight, g);
+    if (!first)
+      for (std::size_t e = 0; e < g.size(); ++e) it->second[e] += g[e];
+  }
+  for (auto& [weight, g] : summed) update(weight, g);
   return float(lossSum / double(B));
 }
 

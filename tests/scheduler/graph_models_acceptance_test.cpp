@@ -190,5 +190,39 @@ void expectKerasResidualConvnet(const char* file) {
 TEST(GraphModelsAcceptance, KerasTf2ResidualConvnet) { expectKerasResidualConvnet("residual_convnet_tf2.json"); }
 TEST(GraphModelsAcceptance, Keras3ResidualConvnet) { expectKerasResidualConvnet("residual_convnet_keras3.json"); }
 
+// A nested Sequential, a convolution called twice and TF op nodes (x + y,
+// tf.math.multiply), from a Keras file in either format.
+TEST(GraphModelsAcceptance, KerasTf2NestedSharedAndTfOps) { expectKerasResidualConvnet("graph_features_tf2.json"); }
+TEST(GraphModelsAcceptance, Keras3NestedSharedAndOps) { expectKerasResidualConvnet("graph_features_keras3.json"); }
+
+// A dense layer called twice in a row (its second call reads its first),
+// both calls merged: one kernel, the sum of both calls' gradients.
+TEST(GraphModelsAcceptance, SharedDenseCalledTwice) {
+  expectSameLosses(run(job(R"([
+    {"type": "dense", "units": 16, "activation": "relu", "name": "stem"},
+    {"type": "dense", "units": 16, "activation": "tanh", "name": "shared"},
+    {"shares": "shared", "name": "shared_again", "inputs": ["shared"]},
+    {"type": "add", "inputs": ["shared", "shared_again"]},
+    {"type": "dense", "units": 10, "activation": "softmax"}])")),
+                   kSteps);
+}
+
+// A convolution and a batch normalization shared by two branches (a
+// Siamese pair over one image): the kernel, gamma and beta get both
+// branches' gradients, the moving statistics are updated by both calls in turn.
+TEST(GraphModelsAcceptance, SharedConvAndBatchNormOverTwoBranches) {
+  expectSameLosses(run(job(R"([
+    {"type": "conv2d", "filters": 4, "kernel_size": 3, "padding": "same", "activation": "relu", "name": "stem"},
+    {"type": "max_pooling2d", "pool_size": 2, "strides": 1, "padding": "same", "name": "pooled"},
+    {"type": "conv2d", "filters": 4, "kernel_size": 3, "padding": "same", "name": "twin", "inputs": ["stem"]},
+    {"shares": "twin", "name": "twin_b", "inputs": ["pooled"]},
+    {"type": "batch_normalization", "name": "twin_bn", "inputs": ["twin"]},
+    {"shares": "twin_bn", "name": "twin_bn_b", "inputs": ["twin_b"]},
+    {"type": "subtract", "inputs": ["twin_bn", "twin_bn_b"]},
+    {"type": "global_average_pooling2d"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {8, 8, 1})),
+                   kSteps);
+}
+
 }  // namespace
 }  // namespace ipusim::testing

@@ -398,11 +398,11 @@ TEST(KerasModelErrors, ConcatenateAxisOutOfRange) {
   expectMentions(e, {"model.json", "layer 'concatenate'", "axis", "2 is not an axis"});
 }
 
-TEST(KerasModelErrors, SharedLayerCalledTwice) {
+TEST(KerasModelErrors, ReadingACallALayerDoesNotHave) {
   const std::string e = residualError([](nlohmann::json& layers) {
     layerNamed(layers, "add")["inbound_nodes"] = nlohmann::json::parse(R"([[["conv2d_2", 1, 0, {}], ["activation", 0, 0, {}]]])");
   });
-  expectMentions(e, {"model.json", "layer 'add' (Add)", "inbound_nodes", "[\"conv2d_2\",1,0", "shared layer"});
+  expectMentions(e, {"model.json", "layer 'add' (Add)", "inbound_nodes", "call 1 of layer 'conv2d_2'", "called 1 time"});
 }
 
 TEST(KerasModelErrors, WorkloadNamesItsKeyAndTheKerasFile) {

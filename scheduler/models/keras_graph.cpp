@@ -1,0 +1,330 @@
+#include "scheduler/models/keras_graph.hpp"
+
+#include "scheduler/models/keras_config.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void graphFail(const std::string& file, const std::string& where, const std::string& what) {
+  throw std::invalid_argument(file + ": " + where + ": " + what);
+}
+
+std::string objectName(const json& object) {
+  return object.is_object() && object.contains("name") && object["name"].is_string() ? object["name"].get<std::string>()
+                                                                                     : std::string();
+}
+
+// A tensor a call reads: the output of call `node` of `layer`.
+struct Ref {
+  std::string layer;
+  std::int64_t node = 0;
+};
+// An operand of a TF op: a tensor, or a constant.
+struct Operand {
+  std::optional<Ref> tensor;
+  double constant = 0;
+};
+
+// [name, node index, tensor index(, kwargs)] (TF 2.x) or a Keras 3
+// keras_history; nullopt when `h` is not one. A tensor index above 0 (a
+// layer's second output) is refused.
+std::optional<Ref> historyRef(const json& h, const std::string& file, const std::string& where) {
+  if (!h.is_array() || h.size() < 3 || !h[0].is_string() || !h[1].is_number_integer() || !h[2].is_number_integer())
+    return std::nullopt;
+  if (h[2].get<std::int64_t>() != 0)
+    graphFail(file, where, "inbound_nodes: reads " + h.dump() + ", a layer's second output (layers have one output here)");
+  return Ref{h[0].get<std::string>(), h[1].get<std::int64_t>()};
+}
+
+bool isKerasTensor(const json& a) { return a.is_object() && kerasClassName(a) == "__keras_tensor__"; }
+
+std::optional<Ref> kerasTensorRef(const json& a, const std::string& file, const std::string& where) {
+  const json h = a.contains("config") && a["config"].is_object() ? a["config"].value("keras_history", json()) : json();
+  auto ref = historyRef(h, file, where);
+  if (!ref) graphFail(file, where, "inbound_nodes: a tensor without keras_history: " + a.dump());
+  return ref;
+}
+
+// The operands of one inbound node, in argument order.
+std::vector<Operand> nodeOperands(const json& node, const std::string& file, const std::string& where) {
+  std::vector<Operand> out;
+  if (node.is_array()) {  // TF 2.x: [[name, node, tensor, kwargs], ...]
+    for (const json& entry : node) {
+      // A constant first argument: ["_CONSTANT_VALUE", -1, value, kwargs] (TF 2.x's node.py).
+      const bool constant = entry.is_array() && entry.size() >= 3 && entry[0] == "_CONSTANT_VALUE";
+      if (constant && !entry[2].is_number())
+        graphFail(file, where, "inbound_nodes: a constant that is not a number: " + entry[2].dump());
+      auto ref = constant ? std::nullopt : historyRef(entry, file, where);
+      if (!ref && !constant) graphFail(file, where, "inbound_nodes: cannot read " + entry.dump());
+      out.push_back(constant ? Operand{std::nullopt, entry[2].get<double>()} : Operand{ref});
+      // TFOpLambda: the op's second operand is the kwarg y (a tensor or a constant).
+      if (entry.size() > 3 && entry[3].is_object() && entry[3].contains("y")) {
+        const json& y = entry[3]["y"];
+        if (auto yref = historyRef(y, file, where)) out.push_back({yref});
+        else if (y.is_number()) out.push_back({std::nullopt, y.get<double>()});
+        else graphFail(file, where, "inbound_nodes: kwargs.y: expected a tensor or a number, got " + y.dump());
+      }
+    }
+    return out;
+  }
+  if (!node.is_object() || !node.contains("args")) graphFail(file, where, "inbound_nodes: cannot read " + node.dump());
+  std::function<void(const json&)> collect = [&](const json& a) {
+    if (a.is_array()) {
+      for (const json& e : a) collect(e);
+    } else if (isKerasTensor(a)) {
+      out.push_back({kerasTensorRef(a, file, where)});
+    } else if (a.is_number()) {
+      out.push_back({std::nullopt, a.get<double>()});
+    }
+  };
+  collect(node.at("args"));
+  const json kwargs = node.value("kwargs", json::object());
+  for (auto it = kwargs.begin(); it != kwargs.end(); ++it)
+    if (isKerasTensor(it.value()))
+      graphFail(file, where, "inbound_nodes: kwargs." + it.key() + ": a tensor passed by keyword is not modelled");
+  return out;
+}
+
+// The elementwise TF ops modelled, by their names in the three node forms.
+enum class TfOp { Add, Subtract, Multiply, Divide, Negate };
+std::optional<TfOp> tfOpNamed(const std::string& op) {
+  static const std::map<std::string, TfOp> ops{
+      // TensorFlowOpLayer node_def.op
+      {"AddV2", TfOp::Add}, {"Add", TfOp::Add}, {"Sub", TfOp::Subtract}, {"Mul", TfOp::Multiply},
+      {"RealDiv", TfOp::Divide}, {"Neg", TfOp::Negate},
+      // TFOpLambda config.function
+      {"__operators__.add", TfOp::Add}, {"math.add", TfOp::Add}, {"math.subtract", TfOp::Subtract},
+      {"math.multiply", TfOp::Multiply}, {"math.truediv", TfOp::Divide}, {"math.divide", TfOp::Divide},
+      {"math.negative", TfOp::Negate},
+      // Keras 3 keras.src.ops.numpy classes
+      {"Subtract", TfOp::Subtract}, {"Multiply", TfOp::Multiply}, {"Divide", TfOp::Divide},
+      {"TrueDivide", TfOp::Divide}, {"Negative", TfOp::Negate}};
+  const auto it = ops.find(op);
+  return it == ops.end() ? std::nullopt : std::optional<TfOp>(it->second);
+}
+
+const char* kTfOpsModelled =
+    "modelled: AddV2/Add, Sub, Mul, RealDiv, Neg (TensorFlowOpLayer); __operators__.add, math.add, math.subtract, "
+    "math.multiply, math.truediv, math.divide, math.negative (TFOpLambda); Add, Subtract, Multiply, Divide, "
+    "TrueDivide, Negative (keras.src.ops.numpy): elementwise merges of two tensors, or a tensor scaled or offset "
+    "by a constant";
+
+class Flattener {
+ public:
+  Flattener(const std::string& file, KerasGraph& g) : file_(file), g_(g) {}
+
+  // Inlines the layers of `model` into the graph. `input`: the call name
+  // its input stands for ("" for the top model, whose InputLayers stay the
+  // model's inputs); `call`: which call of a nested model this is (its
+  // calls' names get "@<call>"). Returns the names of its outputs.
+  std::vector<std::string> inlineModel(const json& model, const std::string& input, std::int64_t call) {
+    const std::string cls = kerasClassName(model);
+    const bool top = input.empty();
+    const std::string modelWhere = top ? std::string("config") : "nested model '" + objectName(model.value("config", json())) + "'";
+    if (!model.contains("config") || !model.at("config").is_object())
+      graphFail(file_, modelWhere, "config: missing (expected the model's config)");
+    const json& config = model.at("config");
+    if (!config.contains("layers") || !config.at("layers").is_array() || config.at("layers").empty())
+      graphFail(file_, top ? "config.layers" : modelWhere + ": config.layers", "expected a non-empty list of layers");
+    const bool sequential = cls == "Sequential";
+    Scope scope;  // (layer, node) -> call name, within this model
+    std::string previous = input;  // Sequential: the call the next layer reads
+    const json& layers = config.at("layers");
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const json& l = layers[i];
+      const std::string lcls = kerasClassName(l);
+      static const json kNoConfig;
+      const json& lconfig = l.is_object() && l.contains("config") ? l.at("config") : kNoConfig;  // outlives the call
+      // The object's name, which inbound nodes use (a TensorFlowOpLayer's
+      // config drops its "tf_op_layer_" prefix), else its config's.
+      std::string name = objectName(l);
+      if (name.empty()) name = objectName(lconfig);
+      if (name.empty()) name = "#" + std::to_string(i);
+      if (lcls.empty() || !lconfig.is_object())
+        graphFail(file_, (top ? "config.layers[" : modelWhere + ": config.layers[") + std::to_string(i) + "]",
+             "expected {\"class_name\": ..., \"config\": {...}}");
+      const std::string where = "layer '" + name + "' (" + lcls + ")";
+      if (lcls == "InputLayer") {
+        if (!l.value("inbound_nodes", json::array()).empty()) graphFail(file_, where, "inbound_nodes: an InputLayer with inputs");
+        if (top) {
+          if (sequential && !g_.calls.empty()) graphFail(file_, where, "an InputLayer after other layers");
+          g_.inputLayers.push_back(&l);
+          scope[{name, 0}] = name;
+          previous = name;
+        } else {
+          scope[{name, 0}] = input;
+        }
+        continue;
+      }
+      // The operands of each call: a Sequential layer reads the one before
+      // (node -1: `previous` is already a call's name).
+      std::vector<std::vector<Operand>> calls;
+      if (sequential) {
+        if (previous.empty() && !top) graphFail(file_, where, "internal: a nested Sequential without input");
+        calls.push_back(previous.empty() ? std::vector<Operand>{} : std::vector<Operand>{Operand{Ref{previous, -1}}});
+      } else {
+        const json& nodes = l.value("inbound_nodes", json::array());
+        if (!nodes.is_array()) graphFail(file_, where, "inbound_nodes: expected a list, got " + nodes.dump());
+        for (const json& node : nodes) calls.push_back(nodeOperands(node, file_, where));
+        if (calls.empty() || calls[0].empty()) graphFail(file_, where, "inbound_nodes: the layer reads nothing");
+      }
+      for (std::size_t k = 0; k < calls.size(); ++k) {
+        const std::string callName = suffixed(name, std::int64_t(k), call);
+        const std::string owner = (k || call) ? name : "";
+        std::vector<std::string> inputs;
+        for (const Operand& o : calls[k])
+          if (o.tensor) inputs.push_back(o.tensor->node < 0 ? o.tensor->layer : resolve(scope, *o.tensor, where));
+        if (isKerasModelClass(lcls)) {
+          if (inputs.size() != 1)
+            graphFail(file_, where, "a nested model reads " + std::to_string(inputs.size()) + " tensors (one is modelled)");
+          const std::vector<std::string> outs = inlineModel(l, inputs[0], std::int64_t(k) + call);
+          if (outs.size() != 1) graphFail(file_, where, "a nested model with " + std::to_string(outs.size()) + " outputs (one is modelled)");
+          scope[{name, std::int64_t(k)}] = outs[0];
+          previous = outs[0];
+          continue;
+        }
+        KerasCall c{lcls, callName, owner, &lconfig, inputs, where};
+        if (isTfOpNode(l, lcls)) c = tfOpCall(lcls, lconfig, calls[k], callName, where, scope);
+        else if (std::any_of(calls[k].begin(), calls[k].end(), [](const Operand& o) { return !o.tensor; }))
+          graphFail(file_, where, "inbound_nodes: a constant operand (only TF op nodes take one)");
+        scope[{name, std::int64_t(k)}] = c.name;
+        previous = c.name;
+        g_.calls.push_back(std::move(c));
+      }
+    }
+    if (sequential) return {previous};
+    // output_layers: [["name", 0, 0], ...] (TF 2.x, Keras 3), or a bare ["name", 0, 0].
+    const json& outs = config.value("output_layers", json());
+    std::vector<std::string> names;
+    const std::string key = top ? "config.output_layers" : modelWhere + ": config.output_layers";
+    if (!outs.is_array() || outs.empty()) {
+      if (top) return {};  // the one layer nothing reads (layer_graph.hpp)
+      graphFail(file_, key, "expected the nested model's outputs");
+    }
+    const bool bare = !outs[0].is_array();
+    for (const json& o : bare ? json::array({outs}) : outs) {
+      auto ref = historyRef(o, file_, key);
+      if (!ref) graphFail(file_, key, "cannot read " + o.dump());
+      names.push_back(resolve(scope, *ref, key));
+    }
+    return names;
+  }
+
+ private:
+  using Scope = std::map<std::pair<std::string, std::int64_t>, std::string>;
+
+  // The name of call `node` of `layer` in nested call `call`.
+  static std::string suffixed(const std::string& layer, std::int64_t node, std::int64_t call) {
+    return layer + (node ? "@" + std::to_string(node) : "") + (call ? "@" + std::to_string(call) : "");
+  }
+
+  std::string resolve(const Scope& scope, const Ref& r, const std::string& where) const {
+    const auto it = scope.find({r.layer, r.node});
+    if (it != scope.end()) return it->second;
+    if (r.node > 0 && scope.count({r.layer, 0})) {  // every call of a layer is read at once
+      std::int64_t calls = 0;
+      while (scope.count({r.layer, calls})) ++calls;
+      graphFail(file_, where, "inbound_nodes: reads [\"" + r.layer + "\", " + std::to_string(r.node) + ", 0], call " +
+                                  std::to_string(r.node) + " of layer '" + r.layer + "', which is called " +
+                                  std::to_string(calls) + (calls == 1 ? " time" : " times"));
+    }
+    // Not (yet) known: a later layer of the config, or a name that is none;
+    // layer_graph.cpp reports an unknown name, naming the key.
+    return suffixed(r.layer, r.node, 0);
+  }
+
+  static bool isTfOpNode(const json& l, const std::string& cls) {
+    const std::string module = l.value("module", "");
+    return cls == "TFOpLambda" || cls == "TensorFlowOpLayer" || module.rfind("keras.src.ops", 0) == 0 ||
+           module.rfind("keras.ops", 0) == 0;
+  }
+
+  // A TF op node as the merge or Rescaling layer it computes.
+  KerasCall tfOpCall(const std::string& cls, const json& config, std::vector<Operand> operands,
+                     const std::string& name, const std::string& where, const Scope& scope) {
+    std::string op = cls;
+    if (cls == "TFOpLambda") op = config.value("function", "");
+    if (cls == "TensorFlowOpLayer") {
+      const json nodeDef = config.value("node_def", json::object());
+      op = nodeDef.is_object() ? nodeDef.value("op", "") : "";
+      // constants: {"1": 2.0}: operand 1 is that constant, the tensors fill the others.
+      const json constants = config.value("constants", json::object());
+      if (constants.is_object() && !constants.empty()) {
+        std::vector<Operand> all;
+        std::size_t t = 0;
+        for (std::size_t i = 0; i < operands.size() + constants.size(); ++i) {
+          const std::string key = std::to_string(i);
+          if (constants.contains(key)) {
+            if (!constants[key].is_number()) graphFail(file_, where, "constants." + key + ": expected a number, got " + constants[key].dump());
+            all.push_back({std::nullopt, constants[key].get<double>()});
+          } else if (t < operands.size()) {
+            all.push_back(operands[t++]);
+          }
+        }
+        operands = all;
+      }
+    }
+    const std::optional<TfOp> kind = tfOpNamed(op);
+    if (!kind) graphFail(file_, where, "TF op '" + op + "' is not an elementwise merge or scaling (" + kTfOpsModelled + ")");
+    std::vector<std::string> tensors;
+    std::vector<double> constants;
+    for (const Operand& o : operands) {
+      if (o.tensor) tensors.push_back(resolve(scope, *o.tensor, where));
+      else constants.push_back(o.constant);
+    }
+    const bool negate = *kind == TfOp::Negate;
+    if (negate ? tensors.size() != 1 || !constants.empty() : operands.size() != 2 || tensors.empty())
+      graphFail(file_, where, "TF op '" + op + "': expected " + (negate ? "one tensor" : "two operands, a tensor and a tensor or a number") +
+                             ", got " + std::to_string(tensors.size()) + " tensors and " + std::to_string(constants.size()) + " numbers");
+    auto made = std::make_unique<json>(json{{"name", name}});
+    std::string madeClass;
+    if (tensors.size() == 2) {
+      if (*kind == TfOp::Divide) graphFail(file_, where, "TF op '" + op + "': the quotient of two tensors is not modelled");
+      madeClass = *kind == TfOp::Add ? "Add" : *kind == TfOp::Subtract ? "Subtract" : "Multiply";
+    } else {
+      // y = x * scale + offset (Keras's Rescaling).
+      const bool constantFirst = !operands[0].tensor;
+      const double c = negate ? 0 : constants[0];
+      double scale = 1, offset = 0;
+      switch (*kind) {
+        case TfOp::Add: offset = c; break;
+        case TfOp::Subtract: constantFirst ? (scale = -1, offset = c) : (offset = -c); break;
+        case TfOp::Multiply: scale = c; break;
+        case TfOp::Divide:
+          if (constantFirst) graphFail(file_, where, "TF op '" + op + "': a number divided by a tensor is not modelled");
+          if (c == 0) graphFail(file_, where, "TF op '" + op + "': a division by 0");
+          scale = 1 / c;
+          break;
+        case TfOp::Negate: scale = -1; break;
+      }
+      madeClass = "Rescaling";
+      (*made)["scale"] = scale;
+      (*made)["offset"] = offset;
+    }
+    g_.madeConfigs.push_back(std::move(made));
+    return KerasCall{madeClass, name, "", g_.madeConfigs.back().get(), tensors, where};
+  }
+
+  const std::string& file_;
+  KerasGraph& g_;
+};
+
+}  // namespace
+
+bool isKerasModelClass(const std::string& cls) { return cls == "Sequential" || cls == "Functional" || cls == "Model"; }
+
+KerasGraph flattenKerasModel(const json& model, const std::string& file) {
+  KerasGraph g;
+  Flattener f(file, g);
+  g.outputs = f.inlineModel(model, "", 0);
+  return g;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,160 @@
+// The functional graph of a Keras file beyond plain layer calls
+// (scheduler/models/keras_graph.hpp): a nested Sequential model inlined, a
+// layer called twice sharing its weights, TF op nodes (TF 2.x TFOpLambda and
+// TensorFlowOpLayer, Keras 3 keras.src.ops.numpy operations) read as the
+// merges and scalings they compute; a TF op that is none of them is refused
+// by name.
+#include "scheduler/graph/training_graph.hpp"
+#include "scheduler/models/keras_model.hpp"
+#include "scheduler/models/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace ipusim::scheduler {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
+
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string parseError(const nlohmann::json& j) {
+  try {
+    parseKerasModel(j, "model.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void expectMentions(const std::string& message, const std::vector<std::string>& fragments) {
+  for (const auto& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << "'" << f << "' not in: " << message;
+}
+
+// A training workload over the Keras file `path` (8x8x1 synthetic images, 10 classes).
+Workload workloadOver(const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8, 8, 1], "classes": 10, "examples": 16},
+    "training": {"steps": 10}, "optimizer": {"type": "sgd", "learning_rate": 0.05}, "ipu": {"arch": "ipu2", "tiles": 16}})");
+  j["model"] = {{"keras", path}};
+  return parseWorkload(j, "graph.json");
+}
+
+const LayerSpec& named(const KerasModel& m, const std::string& name) {
+  for (const auto& l : m.layers)
+    if (l.name == name) return l;
+  throw std::logic_error("no layer " + name);
+}
+
+std::size_t indexOf(const KerasModel& m, const std::string& name) { return std::size_t(&named(m, name) - m.layers.data()); }
+
+void expectGraphFeatures(const std::string& file, const std::string& addName, const std::string& mulName) {
+  const KerasModel m = loadKerasModel(src("tests/data/keras/" + file));
+  // The nested Sequential's layers inlined (its InputLayer dropped), reading the model's input.
+  EXPECT_EQ(named(m, "conv_a").kind, layer_kind::kConv2D);
+  EXPECT_EQ(named(m, "conv_a").inputs, (std::vector<std::size_t>{kModelInput}));
+  EXPECT_EQ(named(m, "bn_a").inputs, (std::vector<std::size_t>{indexOf(m, "conv_a")}));
+  // The shared convolution's second call reads its first and shares its weights.
+  EXPECT_EQ(named(m, "shared_conv").inputs, (std::vector<std::size_t>{indexOf(m, "bn_a")}));
+  EXPECT_EQ(named(m, "shared_conv").weightsOf, "");
+  EXPECT_EQ(named(m, "shared_conv@1").weightsOf, "shared_conv");
+  EXPECT_EQ(named(m, "shared_conv@1").inputs, (std::vector<std::size_t>{indexOf(m, "shared_conv")}));
+  // The TF ops: x + y of both calls, then times the nested model's output.
+  EXPECT_EQ(named(m, addName).kind, layer_kind::kAdd);
+  EXPECT_EQ(named(m, addName).inputs, (std::vector<std::size_t>{indexOf(m, "shared_conv"), indexOf(m, "shared_conv@1")}));
+  EXPECT_EQ(named(m, mulName).kind, layer_kind::kMultiply);
+  EXPECT_EQ(named(m, mulName).inputs, (std::vector<std::size_t>{indexOf(m, addName), indexOf(m, "bn_a")}));
+  EXPECT_EQ(m.layers.back().name, "dense");
+
+  // The training graph holds one kernel for both calls, its gradient the sum of theirs.
+  const OpGraph g = buildTrainingGraph(workloadOver(src("tests/data/keras/" + file)));
+  std::size_t kernels = 0, kernelSums = 0, biasSums = 0;
+  for (std::size_t v : g.weights) kernels += g.values[v].name == "shared_conv/kernel";
+  for (const Op& op : g.ops) {
+    kernelSums += op.kind == OpKind::Add && g.values[op.outputs[0]].name == "shared_conv/kernel_grad_sum";
+    biasSums += op.kind == OpKind::Add && g.values[op.outputs[0]].name == "shared_conv/bias_grad_sum";
+  }
+  EXPECT_EQ(kernels, 1u);
+  EXPECT_EQ(kernelSums, 1u);
+  EXPECT_EQ(biasSums, 1u);
+}
+
+TEST(KerasGraph, Tf2NestedSharedAndTfOps) { expectGraphFeatures("graph_features_tf2.json", "tf.__operators__.add", "tf.math.multiply"); }
+TEST(KerasGraph, Keras3NestedSharedAndOps) { expectGraphFeatures("graph_features_keras3.json", "add", "multiply"); }
+
+nlohmann::json& layerNamed(nlohmann::json& layers, const std::string& name) {
+  for (auto& l : layers)
+    if (l["name"] == name) return l;
+  throw std::logic_error("no layer " + name);
+}
+
+TEST(KerasGraphErrors, TfOpThatIsNoElementwiseMergeIsRefusedByName) {
+  nlohmann::json j = readJson(src("tests/data/keras/graph_features_tf2.json"));
+  layerNamed(j["config"]["layers"], "tf.math.multiply")["config"]["function"] = "math.reduce_mean";
+  expectMentions(parseError(j), {"model.json", "layer 'tf.math.multiply' (TFOpLambda)", "TF op 'math.reduce_mean'",
+                                 "not an elementwise merge or scaling", "math.multiply"});
+}
+
+TEST(KerasGraphErrors, Keras3OpThatIsNoElementwiseMergeIsRefusedByName) {
+  nlohmann::json j = readJson(src("tests/data/keras/graph_features_keras3.json"));
+  auto& op = layerNamed(j["config"]["layers"], "multiply");
+  op["class_name"] = "Matmul";
+  expectMentions(parseError(j), {"model.json", "layer 'multiply' (Matmul)", "TF op 'Matmul'", "not an elementwise merge"});
+}
+
+TEST(KerasGraphErrors, TensorFlowOpLayerByItsNodeDef) {
+  // TF 2.2-2.3 wrote x + y as a TensorFlowOpLayer whose node_def names the op.
+  nlohmann::json j = readJson(src("tests/data/keras/graph_features_tf2.json"));
+  auto& op = layerNamed(j["config"]["layers"], "tf.__operators__.add");
+  op["class_name"] = "TensorFlowOpLayer";
+  op["config"] = {{"name", "AddV2"}, {"trainable", true}, {"dtype", "float32"},
+                  {"node_def", {{"name", "AddV2"}, {"op", "AddV2"}, {"input", {"a", "b"}}, {"attr", nlohmann::json::object()}}},
+                  {"constants", nlohmann::json::object()}};
+  op["inbound_nodes"] = nlohmann::json::parse(R"([[["shared_conv", 0, 0, {}], ["shared_conv", 1, 0, {}]]])");
+  const KerasModel m = parseKerasModel(j, "model.json");
+  EXPECT_EQ(named(m, "tf.__operators__.add").kind, layer_kind::kAdd);
+  op["config"]["node_def"]["op"] = "MatMul";
+  expectMentions(parseError(j), {"model.json", "(TensorFlowOpLayer)", "TF op 'MatMul'", "not an elementwise merge"});
+}
+
+TEST(KerasGraphErrors, QuotientOfTwoTensorsIsRefused) {
+  nlohmann::json j = readJson(src("tests/data/keras/graph_features_tf2.json"));
+  layerNamed(j["config"]["layers"], "tf.math.multiply")["config"]["function"] = "math.truediv";
+  expectMentions(parseError(j), {"model.json", "'math.truediv'", "quotient of two tensors"});
+}
+
+TEST(KerasGraphErrors, ANestedModelsLayerClashingWithAnOuterName) {
+  nlohmann::json j = readJson(src("tests/data/keras/graph_features_tf2.json"));
+  layerNamed(j["config"]["layers"], "block")["config"]["layers"][1]["config"]["name"] = "dense";
+  expectMentions(parseError(j), {"model.json", "dense"});
+}
+
+TEST(KerasGraphErrors, SharedCallsWhoseShapesDifferNameTheLayer) {
+  // The shared convolution's second call reading the 1-channel input: its
+  // kernel would be 3x3x1x4 against the first call's 3x3x4x4.
+  nlohmann::json j = readJson(src("tests/data/keras/graph_features_tf2.json"));
+  layerNamed(j["config"]["layers"], "shared_conv")["inbound_nodes"][1] = nlohmann::json::parse(R"([["input_1", 0, 0, {}]])");
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ipusim_shared_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(path) << j.dump();
+  std::string e = "(no error)";
+  try {
+    buildTrainingGraph(workloadOver(path));
+  } catch (const std::invalid_argument& x) {
+    e = x.what();
+  }
+  std::filesystem::remove(path);
+  expectMentions(e, {"graph.json", "shared_conv@1", "'shared_conv'", "3x3x1x4", "3x3x4x4"});
+}
+
+}  // namespace
+}  // namespace ipusim::scheduler
