@@ -7,6 +7,7 @@ namespace ipusim::model {
 
 void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div
 void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log, Neg, Square
+void addExtremumCodelets(CodeletRegistry& registry);           // Maximum, Minimum, MaximumGrad, MinimumGrad
 void addScaledAddCodelet(CodeletRegistry& registry);             // ScaledAdd, ScaledAddSupervisor
 void addAddBiasCodelet(CodeletRegistry& registry);
 void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax

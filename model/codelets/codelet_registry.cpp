@@ -11,6 +11,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     CodeletRegistry r;
     addElementwiseBinaryCodelets(r);
     addElementwiseUnaryCodelets(r);
+    addExtremumCodelets(r);
     addScaledAddCodelet(r);
     addAddBiasCodelet(r);
     addReduceCodelets(r);

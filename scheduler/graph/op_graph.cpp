@@ -46,6 +46,9 @@ const char* toString(OpKind kind) {
     case OpKind::Add: return "Add";
     case OpKind::Sub: return "Sub";
     case OpKind::Neg: return "Neg";
+    case OpKind::Maximum: return "Maximum";
+    case OpKind::Minimum: return "Minimum";
+    case OpKind::ExtremumGrad: return "ExtremumGrad";
     case OpKind::Concat: return "Concat";
     case OpKind::Slice: return "Slice";
     case OpKind::Pad2D: return "Pad2D";

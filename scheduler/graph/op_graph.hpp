@@ -90,6 +90,10 @@ enum class OpKind {
   Add,                    // out = in0 + in1
   Sub,                    // out = in0 - in1
   Neg,                    // out = -in
+  Maximum,                // out = max(in0, in1)
+  Minimum,                // out = min(in0, in1)
+  ExtremumGrad,           // (in0, in1, grad) -> grad where operand `index` (0: in0, 1: in1) was the max/min,
+                          //   else 0 (a tie goes to in0); attr codelet MaximumGrad | MinimumGrad
   Concat,                 // (in0, in1, ...) -> out: attr rows; out's rows are the inputs' rows (attr blocks:
                           //   each input's row length) side by side
   Slice,                  // in -> out: attr rows; of each row of in (blocks[2] long), blocks[1] elements from blocks[0]
@@ -112,8 +116,8 @@ struct Op {
   double rate = 0;                             // Dropout(Grad)
   std::uint64_t seed = 0;                      // Dropout(Grad)
   OptimizerSpec optimizer{};                   // *Update
-  std::uint64_t index = 0;                     // MeanLoss: the element written
-  std::string codelet{};                       // RowLoss
+  std::uint64_t index = 0;                     // MeanLoss: the element written; ExtremumGrad: the operand
+  std::string codelet{};                       // RowLoss, ExtremumGrad
   Window window{};  // Conv2D* and *Pool2D*
   double epsilon = 0, momentum = 0;  // BatchNormStatistics
   std::uint64_t rows = 0;                  // Concat, Slice

@@ -1,6 +1,6 @@
-// add, subtract, multiply, concatenate (Keras's Add, Subtract, Multiply,
-// Concatenate): two or more inputs of one shape (concatenate: equal but for
-// its axis) into one. The ops and their gradients: merge_layers.hpp.
+// add, subtract, multiply, maximum, minimum, concatenate (Keras's Add,
+// Subtract, Multiply, Maximum, Minimum, Concatenate): two or more inputs of
+// one shape (concatenate: equal but for its axis) into one. The ops and their gradients: merge_layers.hpp.
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/layers.hpp"
 #include "scheduler/layers/merge_layers.hpp"
@@ -14,8 +14,12 @@ namespace k = layer_kind;
 
 class MergeLayer final : public Layer {
  public:
-  std::vector<std::string> kinds() const override { return {k::kAdd, k::kSubtract, k::kMultiply, k::kConcatenate}; }
-  std::vector<std::string> kerasClasses() const override { return {"Add", "Subtract", "Multiply", "Concatenate"}; }
+  std::vector<std::string> kinds() const override {
+    return {k::kAdd, k::kSubtract, k::kMultiply, k::kMaximum, k::kMinimum, k::kConcatenate};
+  }
+  std::vector<std::string> kerasClasses() const override {
+    return {"Add", "Subtract", "Multiply", "Maximum", "Minimum", "Concatenate"};
+  }
   bool merges() const override { return true; }
   std::set<std::string> workloadKeys(const std::string& kind) const override {
     if (kind == k::kConcatenate) return {"axis"};
@@ -30,7 +34,8 @@ class MergeLayer final : public Layer {
   }
 
   void readKeras(KerasConfig& c, const std::string& cls, LayerSpec& spec) const override {
-    spec.kind = cls == "Add" ? k::kAdd : cls == "Subtract" ? k::kSubtract : cls == "Multiply" ? k::kMultiply : k::kConcatenate;
+    spec.kind = cls == "Add" ? k::kAdd : cls == "Subtract" ? k::kSubtract : cls == "Multiply" ? k::kMultiply
+              : cls == "Maximum" ? k::kMaximum : cls == "Minimum" ? k::kMinimum : k::kConcatenate;
     if (spec.kind == k::kConcatenate) spec.axis = c.integer("axis", -1);
   }
 
@@ -65,10 +70,11 @@ class MergeLayer final : public Layer {
   }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
+    const std::size_t firstOp = b.graph().ops.size();
     const std::size_t out = addMerge(b.graph(), l, inputs, b.batch());
-    const std::size_t lastOp = b.graph().ops.size() - 1;
-    b.record(inputs, out, false, [&b, kind = l.kind, inputs, lastOp](const Backward& bw) {
-      addMergeGrad(b.graph(), kind, b.graph().ops[lastOp], inputs, bw.grad, [&](std::size_t in) { return bw.wants(in); },
+    const std::vector<Op> ops(b.graph().ops.begin() + std::ptrdiff_t(firstOp), b.graph().ops.end());
+    b.record(inputs, out, false, [&b, kind = l.kind, inputs, ops](const Backward& bw) {
+      addMergeGrad(b.graph(), kind, ops, inputs, bw.grad, [&](std::size_t in) { return bw.wants(in); },
                    [&](std::size_t in, std::size_t grad) { bw.deliver(in, grad); });
     });
     return out;

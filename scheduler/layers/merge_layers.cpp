@@ -28,8 +28,10 @@ std::size_t addMerge(OpGraph& g, const LayerSpec& l, const std::vector<std::size
     g.addOp(op);
     return op.outputs[0];
   }
-  const OpKind kind = l.kind == k::kAdd ? OpKind::Add : l.kind == k::kSubtract ? OpKind::Sub : OpKind::Mul;
-  const std::string name = l.kind == k::kAdd ? "add" : l.kind == k::kSubtract ? "sub" : "mul";
+  const OpKind kind = l.kind == k::kAdd ? OpKind::Add : l.kind == k::kSubtract ? OpKind::Sub
+                     : l.kind == k::kMaximum ? OpKind::Maximum : l.kind == k::kMinimum ? OpKind::Minimum : OpKind::Mul;
+  const std::string name = l.kind == k::kAdd ? "add" : l.kind == k::kSubtract ? "sub"
+                           : l.kind == k::kMaximum ? "max" : l.kind == k::kMinimum ? "min" : "mul";
   std::size_t acc = inputs[0];
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const std::size_t out = output(i == 1 ? name : name + "_" + std::to_string(i - 1));
@@ -39,15 +41,39 @@ std::size_t addMerge(OpGraph& g, const LayerSpec& l, const std::vector<std::size
   return acc;
 }
 
-void addMergeGrad(OpGraph& g, const std::string& kind, Op lastOp, const std::vector<std::size_t>& inputs,
+void addMergeGrad(OpGraph& g, const std::string& kind, const std::vector<Op>& ops, const std::vector<std::size_t>& inputs,
                   std::size_t outputGrad, const std::function<bool(std::size_t)>& wants,
                   const std::function<void(std::size_t, std::size_t)>& deliver) {
   namespace k = layer_kind;
+  const Op& lastOp = ops.back();
   const std::string& layer = lastOp.layer;
   const ir::DType type = g.values[outputGrad].dtype;
   auto gradient = [&](std::size_t input, const std::string& name) {
     return g.addValue({layer + "/" + name, g.values[input].shape, type, ValueKind::Gradient, layer});
   };
+  if (kind == k::kMaximum || kind == k::kMinimum) {
+    // Back through the chain acc_i = op(acc_{i-1}, in_i): in_i gets the
+    // gradient where it won, acc_{i-1} where it did.
+    std::size_t grad = outputGrad;
+    for (std::size_t i = ops.size(); i-- > 0;) {
+      const Op& op = ops[i];
+      auto routed = [&](std::size_t operand, const std::string& name) {
+        const std::size_t out = gradient(op.inputs[operand], name);
+        Op r{OpKind::ExtremumGrad, name, layer, {op.inputs[0], op.inputs[1], grad}, {out}};
+        r.codelet = kind == k::kMaximum ? "MaximumGrad" : "MinimumGrad";
+        r.index = operand;
+        g.addOp(r);
+        return out;
+      };
+      if (wants(inputs[i + 1])) deliver(inputs[i + 1], routed(1, "input_grad" + std::to_string(i + 1)));
+      if (i == 0) {
+        if (wants(inputs[0])) deliver(inputs[0], routed(0, "input_grad0"));
+      } else {
+        grad = routed(0, "chain_grad" + std::to_string(i));
+      }
+    }
+    return;
+  }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!wants(inputs[i])) continue;
     const std::string suffix = inputs.size() > 1 ? std::to_string(i) : "";

@@ -184,6 +184,12 @@ class Lowerer {
       case OpKind::Add: lowerElementwise(op, typed("Add", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
       case OpKind::Sub: lowerElementwise(op, typed("Sub", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
       case OpKind::Neg: lowerElementwise(op, typed("Neg", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
+      case OpKind::Maximum: lowerElementwise(op, typed("Maximum", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::Minimum: lowerElementwise(op, typed("Minimum", {dtypeOf(op.outputs[0])}), {"in0", "in1"}, "out"); break;
+      case OpKind::ExtremumGrad:
+        lowerElementwise(op, typed(op.codelet, {dtypeOf(op.outputs[0])}), {"in0", "in1", "grad"}, "out",
+                         {{"operand", double(op.index)}});
+        break;
       case OpKind::Concat:
       case OpKind::Slice: lowerConcatOrSlice(op); break;
       case OpKind::Reshape: tensorOf_[op.outputs[0]] = tensorOf(op.inputs[0]); break;

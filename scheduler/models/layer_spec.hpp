@@ -37,6 +37,8 @@ inline constexpr const char* kGlobalMaxPooling2D = "global_max_pooling2d";
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
 inline constexpr const char* kMultiply = "multiply";
+inline constexpr const char* kMaximum = "maximum";
+inline constexpr const char* kMinimum = "minimum";
 inline constexpr const char* kConcatenate = "concatenate";
 // Zeros added around, or elements cut from, the rows and columns of an
 // image (2d: rows x columns x channels) or the steps of a sequence (1d:

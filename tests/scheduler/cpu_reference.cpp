@@ -77,7 +77,8 @@ std::vector<float> CpuReference::mergeForward(const Stage& s, const std::vector<
   for (std::size_t i = 1; i < s.from.size(); ++i) {
     const std::vector<float>& x = acts[s.from[i]];
     for (std::size_t e = 0; e < y.size(); ++e)
-      y[e] = s.merge == "add" ? y[e] + x[e] : s.merge == "subtract" ? y[e] - x[e] : y[e] * x[e];
+      y[e] = s.merge == "add" ? y[e] + x[e] : s.merge == "subtract" ? y[e] - x[e]
+             : s.merge == "maximum" ? std::max(y[e], x[e]) : s.merge == "minimum" ? std::min(y[e], x[e]) : y[e] * x[e];
   }
   return y;
 }
@@ -99,6 +100,17 @@ void CpuReference::mergeBackward(const Stage& s, const std::vector<std::vector<f
     } else if (s.merge == "subtract") {
       g = grad;
       for (float& v : g) v = -v;
+    } else if (s.merge == "maximum" || s.merge == "minimum") {
+      // To the first input holding the extremum of each element.
+      g.assign(grad.size(), 0.0f);
+      for (std::size_t e = 0; e < g.size(); ++e) {
+        std::size_t winner = 0;
+        for (std::size_t j = 1; j < s.from.size(); ++j) {
+          const float x = acts[s.from[j]][e], best = acts[s.from[winner]][e];
+          if (s.merge == "maximum" ? x > best : x < best) winner = j;
+        }
+        if (winner == i) g[e] = grad[e];
+      }
     } else {  // multiply: the gradient times every other input
       g = grad;
       for (std::size_t j = 0; j < s.from.size(); ++j)

@@ -62,6 +62,21 @@ TEST(GraphModelsAcceptance, BranchesMergedEveryWay) {
                    kSteps);
 }
 
+// The elementwise maximum and minimum of three branches (Keras's Maximum,
+// Minimum): the gradient reaches, element by element, the branch that won.
+TEST(GraphModelsAcceptance, MaximumAndMinimumOfThreeBranches) {
+  expectSameLosses(run(job(R"([
+    {"type": "dense", "units": 24, "activation": "relu", "name": "stem"},
+    {"type": "dense", "units": 24, "name": "a", "inputs": ["stem"]},
+    {"type": "dense", "units": 24, "activation": "tanh", "name": "b", "inputs": ["stem"]},
+    {"type": "dense", "units": 24, "activation": "sigmoid", "name": "c", "inputs": ["stem"]},
+    {"type": "maximum", "inputs": ["a", "b", "c"], "name": "most"},
+    {"type": "minimum", "inputs": ["a", "c"], "name": "least"},
+    {"type": "concatenate", "inputs": ["most", "least"]},
+    {"type": "dense", "units": 10, "activation": "softmax"}])")),
+                   kSteps);
+}
+
 // A value added to itself: its gradient is the sum of both reads.
 TEST(GraphModelsAcceptance, ValueReadTwiceByOneMerge) {
   expectSameLosses(run(job(R"([
