@@ -49,7 +49,10 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
       "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>",
       // Batch normalization.
-      "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>"};
+      "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>",
+      // The maximum and minimum merges.
+      "Maximum", "Minimum", "MaximumGrad", "MinimumGrad", "Maximum<half>", "Minimum<half>", "MaximumGrad<half>",
+      "MinimumGrad<half>"};
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;
