@@ -66,6 +66,9 @@ Window windowOf(const LayerSpec& layer) {
   if (layer.kind == layer_kind::kGlobalAveragePooling2D || layer.kind == layer_kind::kGlobalMaxPooling2D)
     return Window{layer.inputShape.at(0), layer.inputShape.at(1), layer.inputShape.at(0), layer.inputShape.at(1),
                   Padding::Valid};
+  // 1-D global pooling: one window over every step of its steps x channels input.
+  if (layer.kind == layer_kind::kGlobalAveragePooling1D || layer.kind == layer_kind::kGlobalMaxPooling1D)
+    return Window{1, layer.inputShape.at(0), 1, layer.inputShape.at(0), Padding::Valid};
   return Window{layer.window[0], layer.window[1], layer.strides[0], layer.strides[1],
                 layer.padding == "same" ? Padding::Same : Padding::Valid};
 }

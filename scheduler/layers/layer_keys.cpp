@@ -18,6 +18,13 @@ void readWindow(const WorkloadReader& l, LayerSpec& spec, const char* key, bool 
   spec.padding = l.string("padding", spec.padding, {"valid", "same"});
 }
 
+void readWindow1D(const WorkloadReader& l, LayerSpec& spec, const char* key, bool stridesDefaultToWindow) {
+  if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer)");
+  spec.window = {1, l.single(key, 1)};
+  spec.strides = {1, l.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
+  spec.padding = l.string("padding", spec.padding, {"valid", "same"});
+}
+
 void readActivation(KerasConfig& c, LayerSpec& spec) {
   const std::string name = c.activation("activation");
   if (!parseActivation(name, spec.activation))
@@ -51,6 +58,25 @@ void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool str
   spec.strides = c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
   spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
   requireChannelsLast(c);
+}
+
+void readWindow1D(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
+  if (!c.has(windowKey)) c.fail(windowKey, "missing");
+  spec.window = {1, c.single(windowKey, 1)};
+  spec.strides = {1, c.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
+  spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
+  requireChannelsLast(c);
+}
+
+std::vector<std::uint64_t> windowedShape1D(const LayerSpec& l, const std::vector<std::uint64_t>& shape,
+                                           const char* windowKey, std::uint64_t channels,
+                                           const std::function<void(const std::string&, const std::string&)>& fail) {
+  if (shape.size() != 2)
+    fail("", "expects a steps x channels input (channels last), got " + shapeText(shape));
+  const std::uint64_t steps = windowedSize(shape[0], l.window[1], l.strides[1], l.padding);
+  if (steps == 0)
+    fail(windowKey, std::to_string(l.window[1]) + " with padding 'valid' is larger than its " + shapeText(shape) + " input");
+  return {steps, channels};
 }
 
 std::vector<std::uint64_t> windowedShape(const LayerSpec& l, const std::vector<std::uint64_t>& shape,

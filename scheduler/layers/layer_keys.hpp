@@ -16,6 +16,8 @@ namespace ipusim::scheduler {
 // ipusim's workload.
 void readActivation(const WorkloadReader& keys, LayerSpec& spec, bool required);
 void readWindow(const WorkloadReader& keys, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
+// The 1-D form over steps: spec.window and spec.strides become [1, n] (one row).
+void readWindow1D(const WorkloadReader& keys, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
 
 // Keras configs.
 void readActivation(KerasConfig& c, LayerSpec& spec);
@@ -28,6 +30,12 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
 void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
 void requireChannelsLast(KerasConfig& c);
 void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
+void readWindow1D(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
+
+// The 1-D form: over a steps x channels input, as the 2-D rule over one row.
+std::vector<std::uint64_t> windowedShape1D(const LayerSpec& spec, const std::vector<std::uint64_t>& in,
+                                           const char* windowKey, std::uint64_t channels,
+                                           const std::function<void(const std::string&, const std::string&)>& fail);
 
 // A convolution's or pooling's output (Keras's rule per spatial dimension,
 // layer_shapes.hpp windowedSize) over a rows x columns x channels input,

@@ -1,10 +1,12 @@
 // max_pooling2d, average_pooling2d (Keras's MaxPooling2D, AveragePooling2D:
 // strides default to the pool size; padded positions ignored by the max, not
-// counted by the average, as TF) and global_average_pooling2d,
-// global_max_pooling2d (one window over all rows and columns; [channels], or
-// [1, 1, channels] with keepdims). The ops and gradients: conv_layers.hpp
-// (MaxPool2D, AvgPool2D and their gradients), lowered by
-// lowering/pool_lowering.hpp.
+// counted by the average, as TF), their 1-D forms max_pooling1d,
+// average_pooling1d over the steps of a steps x channels input (the 2-D
+// pooling of one row), and global_average_pooling1d/2d,
+// global_max_pooling1d/2d (one window over every step, or all rows and
+// columns; [channels], or with keepdims [1, channels] / [1, 1, channels]).
+// The ops and gradients: conv_layers.hpp (MaxPool2D, AvgPool2D and their
+// gradients), lowered by lowering/pool_lowering.hpp.
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/layers/layer_keys.hpp"
@@ -15,15 +17,43 @@ namespace {
 
 namespace k = layer_kind;
 
-bool isGlobal(const std::string& kind) { return kind == k::kGlobalAveragePooling2D || kind == k::kGlobalMaxPooling2D; }
+bool isGlobal(const std::string& kind) {
+  return kind == k::kGlobalAveragePooling2D || kind == k::kGlobalMaxPooling2D || kind == k::kGlobalAveragePooling1D ||
+         kind == k::kGlobalMaxPooling1D;
+}
+bool isOneDimensional(const std::string& kind) {
+  return kind == k::kMaxPooling1D || kind == k::kAveragePooling1D || kind == k::kGlobalAveragePooling1D ||
+         kind == k::kGlobalMaxPooling1D;
+}
+bool isMax(const std::string& kind) {
+  return kind == k::kMaxPooling2D || kind == k::kGlobalMaxPooling2D || kind == k::kMaxPooling1D || kind == k::kGlobalMaxPooling1D;
+}
+
+// Keras's class <-> ipusim's kind.
+const std::vector<std::pair<std::string, std::string>>& classes() {
+  static const std::vector<std::pair<std::string, std::string>> c{
+      {"MaxPooling2D", k::kMaxPooling2D},
+      {"AveragePooling2D", k::kAveragePooling2D},
+      {"GlobalAveragePooling2D", k::kGlobalAveragePooling2D},
+      {"GlobalMaxPooling2D", k::kGlobalMaxPooling2D},
+      {"MaxPooling1D", k::kMaxPooling1D},
+      {"AveragePooling1D", k::kAveragePooling1D},
+      {"GlobalAveragePooling1D", k::kGlobalAveragePooling1D},
+      {"GlobalMaxPooling1D", k::kGlobalMaxPooling1D}};
+  return c;
+}
 
 class PoolingLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override {
-    return {k::kMaxPooling2D, k::kAveragePooling2D, k::kGlobalAveragePooling2D, k::kGlobalMaxPooling2D};
+    std::vector<std::string> out;
+    for (const auto& [cls, kind] : classes()) out.push_back(kind);
+    return out;
   }
   std::vector<std::string> kerasClasses() const override {
-    return {"MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D"};
+    std::vector<std::string> out;
+    for (const auto& [cls, kind] : classes()) out.push_back(cls);
+    return out;
   }
   std::set<std::string> workloadKeys(const std::string& kind) const override {
     if (isGlobal(kind)) return {"keepdims"};
@@ -32,34 +62,46 @@ class PoolingLayer final : public Layer {
 
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
     if (isGlobal(spec.kind)) spec.keepDims = l.boolean("keepdims", false);
+    else if (isOneDimensional(spec.kind)) readWindow1D(l, spec, "pool_size", true);
     else readWindow(l, spec, "pool_size", true);  // strides default to pool_size, as Keras's
   }
 
   void readKeras(KerasConfig& c, const std::string& cls, LayerSpec& spec) const override {
-    if (cls == "GlobalAveragePooling2D" || cls == "GlobalMaxPooling2D") {
-      spec.kind = cls == "GlobalAveragePooling2D" ? k::kGlobalAveragePooling2D : k::kGlobalMaxPooling2D;
+    for (const auto& [name, kind] : classes())
+      if (name == cls) spec.kind = kind;
+    if (isGlobal(spec.kind)) {
       requireChannelsLast(c);
       spec.keepDims = c.boolean("keepdims", false);
+    } else if (isOneDimensional(spec.kind)) {
+      readWindow1D(c, spec, "pool_size", true);
     } else {
-      spec.kind = cls == "MaxPooling2D" ? k::kMaxPooling2D : k::kAveragePooling2D;
       readWindow(c, spec, "pool_size", true);
     }
   }
 
   Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {
     const Shape& shape = in[0];
-    if (!isGlobal(spec.kind)) return windowedShape(spec, shape, "pool_size", shape.empty() ? 0 : shape.back(), fail);
+    const std::uint64_t channels = shape.empty() ? 0 : shape.back();
+    if (!isGlobal(spec.kind))
+      return isOneDimensional(spec.kind) ? windowedShape1D(spec, shape, "pool_size", channels, fail)
+                                         : windowedShape(spec, shape, "pool_size", channels, fail);
+    if (isOneDimensional(spec.kind)) {
+      if (shape.size() != 2) fail("", "expects a steps x channels input (channels last), got " + shapeText(shape));
+      return spec.keepDims ? Shape{1, channels} : Shape{channels};
+    }
     if (shape.size() != 3) fail("", "expects a rows x columns x channels input (channels last), got " + shapeText(shape));
-    return spec.keepDims ? Shape{1, 1, shape[2]} : Shape{shape[2]};
+    return spec.keepDims ? Shape{1, 1, channels} : Shape{channels};
   }
 
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    const std::size_t x = b.shaped(inputs[0], l.inputShape, l.name, "reshape_input");
-    const bool max = l.kind == k::kMaxPooling2D || l.kind == k::kGlobalMaxPooling2D;
-    // Global pooling: windowOf gives one window of all rows and columns.
-    const std::size_t out = max ? addMaxPool2D(b.graph(), x, windowOf(l), l.name) : addAvgPool2D(b.graph(), x, windowOf(l), l.name);
+    // A 1-D pooling is the 2-D pooling of one row of steps.
+    Shape image = l.inputShape;
+    if (isOneDimensional(l.kind)) image.insert(image.begin(), 1);
+    const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
+    // Global pooling: windowOf gives one window of every row and column (step).
+    const std::size_t out = isMax(l.kind) ? addMaxPool2D(b.graph(), x, windowOf(l), l.name) : addAvgPool2D(b.graph(), x, windowOf(l), l.name);
     const std::size_t poolOp = b.graph().ops.size() - 1;
     b.record({x}, out, false, [&b, x, poolOp](const Backward& bw) { bw.deliver(x, addPool2DGrad(b.graph(), poolOp, bw.grad)); });
     return out;

@@ -90,6 +90,15 @@ std::array<std::uint32_t, 2> KerasConfig::pair(const std::string& key, std::arra
   fail(key, "expected a positive integer or two of them, got " + v.dump());
 }
 
+std::uint32_t KerasConfig::single(const std::string& key, std::uint32_t def) {
+  use(key);
+  if (!has(key)) return def;
+  const json& v = at(key);
+  const json& e = v.is_array() && v.size() == 1 ? v[0] : v;
+  if (e.is_number_integer() && e.get<std::int64_t>() > 0 && e.get<std::int64_t>() <= 0xffffffffll) return e.get<std::uint32_t>();
+  fail(key, "expected a positive integer (or a list of one), got " + v.dump());
+}
+
 void KerasConfig::requireNull(const std::string& key, const std::string& why) {
   use(key);
   if (has(key)) fail(key, at(key).dump() + " is not modelled (" + why + "); only null is");

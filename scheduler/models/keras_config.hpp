@@ -35,6 +35,8 @@ class KerasConfig {
   bool boolean(const std::string& key, bool def);
   // A positive integer or a list/tuple of two (kernel_size, strides, pool_size).
   std::array<std::uint32_t, 2> pair(const std::string& key, std::array<std::uint32_t, 2> def);
+  // A positive integer or a list of one (a 1-D layer's kernel_size, pool_size, strides).
+  std::uint32_t single(const std::string& key, std::uint32_t def);
   // The key must be absent, null (or `allowedValue` when given): a
   // regularizer, a constraint, clipnorm ...
   void requireNull(const std::string& key, const std::string& why);

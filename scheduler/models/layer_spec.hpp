@@ -33,6 +33,12 @@ inline constexpr const char* kMaxPooling2D = "max_pooling2d";
 inline constexpr const char* kAveragePooling2D = "average_pooling2d";
 inline constexpr const char* kGlobalAveragePooling2D = "global_average_pooling2d";
 inline constexpr const char* kGlobalMaxPooling2D = "global_max_pooling2d";
+// Over the steps of a steps x channels input (the 2-D pooling of one row:
+// LayerSpec::window and strides are [1, n]).
+inline constexpr const char* kMaxPooling1D = "max_pooling1d";
+inline constexpr const char* kAveragePooling1D = "average_pooling1d";
+inline constexpr const char* kGlobalAveragePooling1D = "global_average_pooling1d";
+inline constexpr const char* kGlobalMaxPooling1D = "global_max_pooling1d";
 // Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";

@@ -85,6 +85,14 @@ std::array<std::uint32_t, 2> WorkloadReader::pair(const std::string& k, std::arr
   fail(key(k), "expected a positive integer or a pair of them [rows, columns], got " + v.dump());
 }
 
+std::uint32_t WorkloadReader::single(const std::string& k, std::uint32_t def) const {
+  if (!has(k)) return def;
+  const json& v = j_.at(k);
+  const json& e = v.is_array() && v.size() == 1 ? v[0] : v;
+  if (e.is_number_integer() && e.get<std::int64_t>() > 0 && e.get<std::int64_t>() <= 0xffffffffll) return e.get<std::uint32_t>();
+  fail(key(k), "expected a positive integer (or a list of one), got " + v.dump());
+}
+
 std::vector<std::int64_t> WorkloadReader::integers(const std::string& k) const {
   if (!has(k)) fail(key(k), "missing (expected an array of integers)");
   const json& v = j_.at(k);

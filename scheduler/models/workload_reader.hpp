@@ -29,6 +29,8 @@ class WorkloadReader {
   bool boolean(const std::string& k, bool def) const;
   // A positive integer or a pair of them ([rows, columns]), as Keras's kernel_size.
   std::array<std::uint32_t, 2> pair(const std::string& k, std::array<std::uint32_t, 2> def) const;
+  // A positive integer or an array of one (a 1-D layer's pool_size, strides).
+  std::uint32_t single(const std::string& k, std::uint32_t def) const;
   // A non-empty array of integers (reshape's target_shape).
   std::vector<std::int64_t> integers(const std::string& k) const;
   // A non-empty array of strings (a layer's inputs).

@@ -186,12 +186,16 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       act = push(s);
       activation(l.activation);
     } else if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D ||
-               l.kind == k::kGlobalAveragePooling2D || l.kind == k::kGlobalMaxPooling2D) {
+               l.kind == k::kGlobalAveragePooling2D || l.kind == k::kGlobalMaxPooling2D || l.kind == k::kMaxPooling1D ||
+               l.kind == k::kAveragePooling1D || l.kind == k::kGlobalAveragePooling1D || l.kind == k::kGlobalMaxPooling1D) {
       const bool conv = l.kind == k::kConv2D;
-      const auto& s3 = l.inputShape;  // height, width, channels
+      // height, width, channels (a steps x channels input: one row)
+      std::vector<std::uint64_t> s3 = l.inputShape;
+      if (s3.size() == 2) s3.insert(s3.begin(), 1);
       Stage s{conv ? Stage::Conv : Stage::Pool, in, scheduler::elementsOf(l.outputShape), {act}};
       s.geometry = SpatialGeometry::of(batch_, s3[0], s3[1], s3[2], conv ? l.units : s3[2], scheduler::windowOf(l));
-      s.max = l.kind == k::kMaxPooling2D || l.kind == k::kGlobalMaxPooling2D;
+      s.max = l.kind == k::kMaxPooling2D || l.kind == k::kGlobalMaxPooling2D || l.kind == k::kMaxPooling1D ||
+              l.kind == k::kGlobalMaxPooling1D;
       if (conv) {
         s.kernel = weight;
         s.bias = l.useBias;

@@ -77,6 +77,23 @@ TEST(GraphModelsAcceptance, MaximumAndMinimumOfThreeBranches) {
                    kSteps);
 }
 
+// 1-D pooling over the steps of a sequence (Keras's MaxPooling1D,
+// AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D with
+// keepdims): 16 steps of 4 channels, a dense layer on each step.
+TEST(GraphModelsAcceptance, OneDimensionalPooling) {
+  expectSameLosses(run(job(R"([
+    {"type": "reshape", "target_shape": [16, 4]},
+    {"type": "dense", "units": 6, "activation": "tanh", "name": "per_step"},
+    {"type": "max_pooling1d", "pool_size": 2, "name": "max"},
+    {"type": "average_pooling1d", "pool_size": 3, "strides": 2, "padding": "same", "name": "avg", "inputs": ["per_step"]},
+    {"type": "global_average_pooling1d", "name": "gap", "inputs": ["max"]},
+    {"type": "global_max_pooling1d", "keepdims": true, "name": "gmp", "inputs": ["avg"]},
+    {"type": "flatten", "name": "gmp_flat"},
+    {"type": "concatenate", "inputs": ["gap", "gmp_flat"]},
+    {"type": "dense", "units": 10, "activation": "softmax"}])")),
+                   kSteps);
+}
+
 // A value added to itself: its gradient is the sum of both reads.
 TEST(GraphModelsAcceptance, ValueReadTwiceByOneMerge) {
   expectSameLosses(run(job(R"([

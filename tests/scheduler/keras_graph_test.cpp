@@ -156,5 +156,24 @@ TEST(KerasGraphErrors, SharedCallsWhoseShapesDifferNameTheLayer) {
   expectMentions(e, {"graph.json", "shared_conv@1", "'shared_conv'", "3x3x1x4", "3x3x4x4"});
 }
 
+// The 1-D pooling classes as Keras 3 writes them (pool_size and strides as lists of one).
+TEST(KerasGraph, OneDimensionalPoolingClasses) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"class_name": "Sequential", "config": {"name": "seq", "layers": [
+    {"class_name": "InputLayer", "config": {"batch_shape": [null, 16, 4], "dtype": "float32", "name": "in"}},
+    {"class_name": "MaxPooling1D", "config": {"name": "mp", "pool_size": [2], "strides": [2], "padding": "valid", "data_format": "channels_last"}},
+    {"class_name": "AveragePooling1D", "config": {"name": "ap", "pool_size": [3], "strides": [1], "padding": "same", "data_format": "channels_last"}},
+    {"class_name": "GlobalMaxPooling1D", "config": {"name": "gmp", "data_format": "channels_last", "keepdims": true}},
+    {"class_name": "GlobalAveragePooling1D", "config": {"name": "gap", "data_format": "channels_last", "keepdims": false}},
+    {"class_name": "Dense", "config": {"name": "d", "units": 3}}]}})");
+  const KerasModel m = parseKerasModel(j, "model.json");
+  EXPECT_EQ(named(m, "mp").outputShape, (std::vector<std::uint64_t>{8, 4}));
+  EXPECT_EQ(named(m, "ap").outputShape, (std::vector<std::uint64_t>{8, 4}));
+  EXPECT_EQ(named(m, "gmp").outputShape, (std::vector<std::uint64_t>{1, 4}));
+  EXPECT_EQ(named(m, "gap").outputShape, (std::vector<std::uint64_t>{4}));
+  nlohmann::json bad = j;
+  bad["config"]["layers"][1]["config"]["pool_size"] = nlohmann::json::array({2, 2});
+  expectMentions(parseError(bad), {"model.json", "layer 'mp' (MaxPooling1D)", "pool_size", "a list of one", "[2,2]"});
+}
+
 }  // namespace
 }  // namespace ipusim::scheduler
