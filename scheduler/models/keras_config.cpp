@@ -176,8 +176,12 @@ std::vector<std::uint64_t> KerasConfig::batchShape(const std::string& key, std::
   }
   std::vector<std::uint64_t> shape;
   for (std::size_t d = 1; d < v.size(); ++d) {
+    if (v[d].is_null()) {  // left unknown (an image size): the workload's dataset.input_shape gives it
+      shape.push_back(0);
+      continue;
+    }
     if (!v[d].is_number_integer() || v[d].get<std::int64_t>() <= 0)
-      fail(key, "dimension " + std::to_string(d) + " is " + v[d].dump() + "; ipusim needs every size but the batch's");
+      fail(key, "dimension " + std::to_string(d) + " is " + v[d].dump() + "; expected a positive size or null");
     shape.push_back(v[d].get<std::uint64_t>());
   }
   return shape;

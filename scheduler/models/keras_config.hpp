@@ -48,6 +48,7 @@ class KerasConfig {
   // A dtype or dtype policy: "float32", {"class_name": "Policy"|"DTypePolicy"|..., "config": {"name": ...}}.
   std::string dtypePolicy(const std::string& key);
   // A batch shape ([null, 28, 28, 1]) -> the per-example shape; `batch` gets a fixed batch size (else 0).
+  // A size left unknown (null, as keras.applications models without their top write [null, null, null, 3]) is 0.
   std::vector<std::uint64_t> batchShape(const std::string& key, std::uint32_t& batch);
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;

@@ -105,7 +105,8 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   };
   connectLayers(m.layers, connections, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
   m.dtype = dtype.empty() ? "float32" : dtype;
-  inferLayerShapes(m.layers, m.inputShape, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
+  if (std::find(m.inputShape.begin(), m.inputShape.end(), 0) == m.inputShape.end())
+    inferLayerShapes(m.layers, m.inputShape, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
   if (j.contains("compile_config") && !j.at("compile_config").is_null()) {
     const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file);
     m.optimizer = cc.optimizer;

@@ -32,10 +32,12 @@ struct KerasModel {
   std::string format;        // "tf2" or "keras3"
   std::string kerasVersion;  // TF 2.x files name it ("2.4.0"); Keras 3 files do not
   std::string name;          // the model's name
-  std::vector<std::uint64_t> inputShape;  // per example (the batch dimension dropped)
+  // Per example (the batch dimension dropped); a size the file leaves unknown
+  // is 0, and the layers' shapes are then inferred once the workload gives it.
+  std::vector<std::uint64_t> inputShape;
   std::uint32_t batchSize = 0;            // a fixed batch dimension, else 0
   std::string dtype = "float32";          // the layers' dtype policy (float32 | float16 | mixed_float16)
-  std::vector<LayerSpec> layers;          // shapes inferred
+  std::vector<LayerSpec> layers;          // shapes inferred (unless the input's are unknown)
   // From a Keras 3 compile_config, when the model was compiled.
   std::optional<OptimizerSpec> optimizer;
   std::optional<LossSpec> loss;

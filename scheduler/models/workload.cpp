@@ -108,13 +108,25 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                                                 shapeText(d.inputShape) + " (" + std::to_string(elementsOf(d.inputShape)) + ")");
   }
   if (keras) {
-    if (!d.inputShape.empty() && d.inputShape != keras->inputShape)
-      dataset.fail(dataset.key("input_shape"), shapeText(d.inputShape) + " differs from the Keras model's input " +
-                                                   shapeText(keras->inputShape));
+    // Sizes the Keras file leaves unknown (0) are the dataset's.
+    std::string kerasInput;
+    bool unknown = false;
+    for (std::uint64_t v : keras->inputShape) {
+      kerasInput += (kerasInput.empty() ? "" : "x") + (v ? std::to_string(v) : std::string("?"));
+      unknown = unknown || v == 0;
+    }
+    if (unknown && d.inputShape.empty())
+      dataset.fail(dataset.key("input_shape"), "missing: the Keras model's input is " + kerasInput +
+                                                   " (sizes left unknown), so the dataset must give them");
+    bool fits = d.inputShape.empty() || d.inputShape.size() == keras->inputShape.size();
+    for (std::size_t i = 0; fits && i < d.inputShape.size(); ++i)
+      fits = keras->inputShape[i] == 0 || keras->inputShape[i] == d.inputShape[i];
+    if (!fits)
+      dataset.fail(dataset.key("input_shape"), shapeText(d.inputShape) + " differs from the Keras model's input " + kerasInput);
     if (dataset.has("features") && !dataset.has("input_shape") && elementsOf(keras->inputShape) != d.features)
       dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from the Keras model's input " +
                                                 shapeText(keras->inputShape));
-    d.inputShape = keras->inputShape;
+    if (d.inputShape.empty()) d.inputShape = keras->inputShape;
     if (keras->batchSize && !dataset.has("batch_size")) d.batchSize = keras->batchSize;  // the model fixes its batch
     if (keras->batchSize && d.batchSize != keras->batchSize)
       dataset.fail(dataset.key("batch_size"), std::to_string(d.batchSize) + " differs from the Keras model's fixed batch size " +

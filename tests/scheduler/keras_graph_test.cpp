@@ -175,5 +175,38 @@ TEST(KerasGraph, OneDimensionalPoolingClasses) {
   expectMentions(parseError(bad), {"model.json", "layer 'mp' (MaxPooling1D)", "pool_size", "a list of one", "[2,2]"});
 }
 
+// keras.applications models built without their top leave the image size
+// unknown ([null, null, null, 3]): the workload's dataset.input_shape gives it.
+TEST(KerasGraph, InputSizesLeftUnknownComeFromTheDataset) {
+  nlohmann::json j = readJson(src("tests/data/keras/residual_convnet_tf2.json"));
+  j["config"]["layers"][0]["config"]["batch_input_shape"] = nlohmann::json::parse("[null, null, null, 1]");
+  const KerasModel m = parseKerasModel(j, "model.json");
+  EXPECT_EQ(m.inputShape, (std::vector<std::uint64_t>{0, 0, 1}));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ipusim_unknown_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(path) << j.dump();
+  const Workload w = workloadOver(path);  // input_shape [8, 8, 1]
+  EXPECT_EQ(w.dataset.inputShape, (std::vector<std::uint64_t>{8, 8, 1}));
+  EXPECT_EQ(w.layers.back().outputShape, (std::vector<std::uint64_t>{10}));
+  nlohmann::json bare = {{"dataset", {{"format", "synthetic"}, {"classes", 10}}}, {"model", {{"keras", path}}}};
+  std::string e = "(no error)";
+  try {
+    parseWorkload(bare, "bare.json");
+  } catch (const std::invalid_argument& x) {
+    e = x.what();
+  }
+  nlohmann::json wrong = bare;
+  wrong["dataset"]["input_shape"] = {8, 8, 3};
+  std::string e2 = "(no error)";
+  try {
+    parseWorkload(wrong, "wrong.json");
+  } catch (const std::invalid_argument& x) {
+    e2 = x.what();
+  }
+  std::filesystem::remove(path);
+  expectMentions(e, {"bare.json", "dataset.input_shape", "missing", "?x?x1", "sizes left unknown"});
+  expectMentions(e2, {"wrong.json", "dataset.input_shape", "8x8x3", "differs from the Keras model's input ?x?x1"});
+}
+
 }  // namespace
 }  // namespace ipusim::scheduler
