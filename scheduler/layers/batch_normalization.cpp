@@ -69,6 +69,17 @@ class BatchNormalizationLayer final : public Layer {
   }
 
   bool hasWeights(const LayerSpec& l) const override { return l.center || l.scale; }
+  Footprint footprint(const LayerSpec& l) const override {
+    // gamma and beta (weights, or fixed float values), the moving mean and
+    // variance; the input gradient reads the whitened input.
+    const long double c = l.outputShape.back();
+    Footprint f{{}, 2 * c, "whitened", (long double)elementsOf(l.inputShape)};
+    if (l.scale) f.weights.push_back({"gamma", c});
+    else f.stateElements += c;
+    if (l.center) f.weights.push_back({"beta", c});
+    else f.stateElements += c;
+    return f;
+  }
   bool readsShapedInput(const LayerSpec& l) const override { return l.inputShape.size() > 1; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {

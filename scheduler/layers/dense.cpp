@@ -58,6 +58,11 @@ class DenseLayer final : public Layer {
   }
 
   bool hasWeights(const LayerSpec&) const override { return true; }
+  Footprint footprint(const LayerSpec& l) const override {
+    Footprint f{{{"kernel", (long double)l.inputShape.back() * l.units}}, 0, "input", (long double)elementsOf(l.inputShape)};
+    if (l.useBias) f.weights.push_back({"bias", l.units});
+    return f;  // the kernel gradient reads the input
+  }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
     OpGraph& g = b.graph();

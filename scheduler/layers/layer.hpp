@@ -54,6 +54,19 @@ class Layer {
   virtual void checkLimits(const LayerSpec& spec, std::uint32_t batch, const LayerFail& fail) const {}
   // Whether it has trainable weights (a model needs a layer that has).
   virtual bool hasWeights(const LayerSpec& spec) const { return false; }
+  // What the up-front memory check (models/memory_estimate.hpp) counts for
+  // one call of the layer, from its shapes alone: its trainable weights
+  // (each with the optimizer's slots; a shared layer's later calls count
+  // none), its float state, and an activation its backward pass keeps
+  // until it runs (per example; not counted when it is the model's input).
+  // Counts are long double: a hostile layer width must not wrap around.
+  struct Footprint {
+    std::vector<std::pair<std::string, long double>> weights;  // name ("kernel"), elements
+    long double stateElements = 0;                              // float (moving statistics)
+    std::string kept;                                           // "input", "whitened", or ""
+    long double keptElements = 0;
+  };
+  virtual Footprint footprint(const LayerSpec& spec) const { return {}; }
   // Whether it needs its input laid out in its own (image) shape: the
   // images are then fed in the model's input shape when it reads them first.
   virtual bool readsShapedInput(const LayerSpec& spec) const { return false; }

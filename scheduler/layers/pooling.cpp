@@ -94,6 +94,10 @@ class PoolingLayer final : public Layer {
   }
 
   bool readsShapedInput(const LayerSpec&) const override { return true; }
+  // A max pooling's gradient finds the maxima in its input.
+  Footprint footprint(const LayerSpec& l) const override {
+    return isMax(l.kind) ? Footprint{{}, 0, "input", (long double)elementsOf(l.inputShape)} : Footprint{};
+  }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
     // A 1-D pooling is the 2-D pooling of one row of steps.

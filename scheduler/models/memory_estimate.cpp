@@ -1,5 +1,7 @@
 #include "scheduler/models/memory_estimate.hpp"
 
+#include "scheduler/layers/layer.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -14,51 +16,33 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   std::vector<Variable> variables;
   const long double weightBytes = w.dtype == "float16" ? 2 : 4;  // the variables' type
   const long double computeBytes = w.dtype == "float32" ? 4 : 2;  // the activations' type
-  // Activations the backward pass reads, all live when the loss is computed:
-  // the input of every conv2d (its kernel gradient reads it) but the first
-  // layer's (the images, counted below), of every max_pooling2d (its
-  // gradient finds the maxima in it), and of a dense layer after them (its
-  // kernel gradient). Each is a different tensor. (Dense-only models count
-  // none, as before.)
-  bool spatial = false, computed = false;
-  for (const LayerSpec& l : w.layers) {
-    namespace k = layer_kind;
-    if (l.kind == k::kFlatten || l.kind == k::kReshape) continue;
-    // (A batch normalization's backward reads its whitened input, a tensor of its own.)
-    const bool reads = (l.kind == k::kConv2D && computed) || l.kind == k::kMaxPooling2D ||
-                       l.kind == k::kGlobalMaxPooling2D || (l.kind == k::kDense && spatial) ||
-                       l.kind == k::kBatchNormalization;
-    if (reads)
-      variables.push_back({l.name + (l.kind == k::kBatchNormalization ? "/whitened" : "/input"), "activations",
-                           computeBytes * w.dataset.batchSize * (long double)elementsOf(l.inputShape)});
-    spatial = spatial || l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D ||
-              l.kind == k::kGlobalAveragePooling2D || l.kind == k::kGlobalMaxPooling2D;
-    computed = true;
-  }
-  long double features = w.dataset.features, largestKernel = 0;
-  std::string largestKernelName;
+  // Per layer call (scheduler/layers/layer.hpp Layer::footprint): the
+  // activations the backward pass keeps, all live when the loss is computed
+  // (each a different tensor; the model's input is the images, counted
+  // below), and each layer's weights once, with the optimizer's slot
+  // variables, which live as long as their weights.
   const OptimizerSpec& o = w.optimizer;
   const int slots = o.type == "adam" ? 2 : o.type == "rmsprop" ? 1 + o.centered + (o.momentum > 0) : (o.momentum > 0);
-  for (const LayerSpec& l : w.layers) {
-    if (l.kind == layer_kind::kBatchNormalization) {  // gamma, beta, the moving mean and variance (float), gamma's and beta's slots
-      const long double channels = l.outputShape.empty() ? 0 : l.outputShape.back();
-      variables.push_back({l.name + "/parameters", "weights", 4 * channels * 4});
-      if (slots) variables.push_back({l.name + "/optimizer_slots", "optimizer", slots * 2 * channels * weightBytes});
+  long double largestKernel = 0;
+  std::string largestKernelName;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerSpec& l = w.layers[i];
+    const Layer::Footprint f = layerOfKind(l.kind).footprint(l);
+    const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && l.inputs[0] == kModelInput);
+    if (f.keptElements && !(readsImages && f.kept == "input"))
+      variables.push_back({l.name + "/" + f.kept, "activations",
+                           computeBytes * w.dataset.batchSize * f.keptElements});
+    if (!l.weightsOf.empty()) continue;  // a shared layer's later call: its weights are counted once
+    if (f.stateElements) variables.push_back({l.name + "/state", "weights", 4.0L * f.stateElements});
+    for (const auto& [name, elements] : f.weights) {
+      const long double bytes = elements * weightBytes;
+      variables.push_back({l.name + "/" + name, "weights", bytes});
+      if (slots) variables.push_back({l.name + "/" + name + "_slots", "optimizer", slots * bytes});
+      if (bytes > largestKernel) largestKernel = bytes, largestKernelName = l.name + "/" + name;
     }
-    if (l.kind != layer_kind::kDense && l.kind != layer_kind::kConv2D) continue;
-    if (!l.inputShape.empty()) features = l.inputShape.back();
-    // dense: fan-in x units; conv2d: kernel rows x columns x input channels x filters
-    const long double fanIn = l.kind == layer_kind::kConv2D ? features * l.window[0] * l.window[1] : features;
-    const long double kernel = fanIn * l.units * weightBytes;
-    variables.push_back({l.name + "/kernel", "weights", kernel});
-    variables.push_back({l.name + "/bias", "weights", l.units * weightBytes});
-    // The optimizer's slot variables live as long as their weights.
-    if (slots) variables.push_back({l.name + "/optimizer_slots", "optimizer", slots * (kernel + l.units * weightBytes)});
-    if (kernel > largestKernel) largestKernel = kernel, largestKernelName = l.name;
-    features = l.units;
   }
   // One weight gradient is live at its update at least (the largest).
-  variables.push_back({largestKernelName + "/kernel_grad", "gradients", largestKernel});
+  variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
   variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
   variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize});
   long double total = 0;

@@ -1,9 +1,11 @@
 #pragma once
 // The up-front memory check: from the layer shapes alone, before the op
 // graph is built or a weight drawn, whether the model can fit the chip. The
-// always-live bytes (weights, stream buffers), the largest weight
-// gradient and the activations around conv and pooling layers that the
-// backward pass reads (all live when it starts), spread evenly over every tile, are a lower bound on what the
+// always-live bytes (weights, state, optimizer slots, stream buffers), the
+// largest weight gradient and the activations the layers' backward passes
+// keep (all live when it starts; each layer states its share,
+// Layer::footprint in scheduler/layers/layer.hpp), spread evenly over every
+// tile, are a lower bound on what the
 // compiled model needs per tile; when that bound exceeds a tile's capacity
 // the compile fails at once with a Poplar-style summary, in bounded time
 // and memory, whatever the model's size. (Models that pass are checked
