@@ -77,7 +77,7 @@ class Codelet {
 // A vertex's named params in codelet.params() order, defaults filled in.
 // Throws std::invalid_argument naming the codelet and a missing param, or an
 // unknown one (with the nearest valid name).
-std::vector<double> orderedParams(const Codelet& codelet, const std::map<std::string, double>& params);
+std::vector<double> orderedParams(const Codelet& codelet, const ir::VertexParams& params);
 
 class CodeletRegistry {
  public:

@@ -5,7 +5,7 @@
 
 namespace ipusim::model {
 
-std::vector<double> orderedParams(const Codelet& codelet, const std::map<std::string, double>& params) {
+std::vector<double> orderedParams(const Codelet& codelet, const ir::VertexParams& params) {
   const std::vector<std::string> names = codelet.params();
   for (const auto& [name, value] : params) {
     bool known = false;

@@ -2,23 +2,25 @@
 // Compute sets: groups of vertices (codelet instances) that run in one BSP
 // compute phase. Every field of a vertex must lie on the vertex's tile, as in
 // Poplar; data elsewhere is brought in by an exchange (Copy) first.
+#include "model/ir/name.hpp"
 #include "model/ir/types.hpp"
+#include "model/ir/vertex_params.hpp"
 
-#include <map>
 #include <vector>
 
 namespace ipusim::ir {
 
+// Names are interned (name.hpp): a compiled model holds millions of these.
 struct VertexField {
-  std::string name;  // as the codelet names it: "in", "out", "a", "b", ...
+  Name name;  // as the codelet names it: "in", "out", "a", "b", ...
   TensorRef ref;
 };
 
 struct Vertex {
-  std::string codelet;                   // registered codelet name, e.g. "MatMulPartial"
-  std::uint32_t tile = 0;                // global tile index
+  Name codelet;              // registered codelet name, e.g. "MatMulPartial"
+  std::uint32_t tile = 0;    // global tile index
   std::vector<VertexField> fields;
-  std::map<std::string, double> params;  // scalar parameters: "scale", "m", "k", "n", ...
+  VertexParams params;       // scalar parameters: "scale", "m", "k", "n", ...
 };
 
 struct ComputeSet {

@@ -45,9 +45,13 @@ json computeSetJson(const ComputeSet& cs) {
   for (const auto& v : cs.vertices) {
     json fields = json::array();
     for (const auto& f : v.fields)
-      fields.push_back({{"name", f.name}, {"tensor", f.ref.tensor}, {"begin", f.ref.begin}, {"end", f.ref.end}});
-    json vj = {{"codelet", v.codelet}, {"tile", v.tile}, {"fields", std::move(fields)}};
-    if (!v.params.empty()) vj["params"] = v.params;
+      fields.push_back({{"name", f.name.str()}, {"tensor", f.ref.tensor}, {"begin", f.ref.begin}, {"end", f.ref.end}});
+    json vj = {{"codelet", v.codelet.str()}, {"tile", v.tile}, {"fields", std::move(fields)}};
+    if (!v.params.empty()) {
+      json params = json::object();
+      for (const auto& [name, value] : v.params) params[name.str()] = value;
+      vj["params"] = std::move(params);
+    }
     vertices.push_back(std::move(vj));
   }
   json j = {{"id", cs.id}, {"name", cs.name}, {"vertices", std::move(vertices)}};

@@ -142,7 +142,7 @@ Id GraphBuilder::addComputeSet(const std::string& name, DebugInfo debug) {
 }
 
 void GraphBuilder::addVertex(Id computeSet, const std::string& codelet, std::uint32_t tile,
-                             std::vector<VertexField> fields, std::map<std::string, double> params) {
+                             std::vector<VertexField> fields, VertexParams params) {
   if (finished_) throw std::logic_error("GraphBuilder::addVertex: finish() was already called");
   if (computeSet >= exe_.computeSets.size())
     throw std::invalid_argument("GraphBuilder::addVertex(" + codelet + "): compute set id " +

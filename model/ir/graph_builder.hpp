@@ -69,7 +69,7 @@ class GraphBuilder {
   // --- compute ---
   Id addComputeSet(const std::string& name, DebugInfo debug = {});
   void addVertex(Id computeSet, const std::string& codelet, std::uint32_t tile, std::vector<VertexField> fields,
-                 std::map<std::string, double> params = {});
+                 VertexParams params = {});
 
   // --- streams ---
   Id addStream(const std::string& name, StreamDirection direction, DType dtype, std::uint64_t elementsPerCopy,

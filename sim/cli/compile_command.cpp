@@ -68,6 +68,10 @@ int compileWorkload(const CompileArgs& args) {
     output->commit();
   }
   const scheduler::CompileReport& r = c.report;
+  // The graph's size, as Poplar's graph report counts it.
+  std::uint64_t vertices = 0, edges = 0, params = 0;
+  for (const auto& cs : c.exe.computeSets)
+    for (const auto& v : cs.vertices) ++vertices, edges += v.fields.size(), params += v.params.size();
   // The AMP's rate for the model's compute type (float32, or half for float16 and mixed_float16).
   const bool half = workload.dtype != "float32";
   const double ampPeak = double(half ? target.tile.ampHalfMacsPerCycle : target.tile.ampFloatMacsPerCycle) *
@@ -95,6 +99,8 @@ int compileWorkload(const CompileArgs& args) {
   if (args.json) {
     std::cout << nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
                                 {"compile_seconds", seconds}, {"stages", stageJson},
+                                {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
+                                {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
                                 {"tiles_used", r.tilesUsed}, {"max_tile_bytes", r.maxTileBytes},
                                 {"tile_capacity_bytes", target.tile.memoryBytes},
                                 {"tiles_over_capacity", r.tilesOverCapacity},
@@ -108,7 +114,9 @@ int compileWorkload(const CompileArgs& args) {
   std::cout << "workload          " << workload.name << " on " << target.arch << " (" << target.totalTiles() << " tiles)\n"
             << "compile           " << std::fixed << std::setprecision(3) << seconds << " s:";
   for (const auto& [name, at] : stages) std::cout << " " << name << " " << stageJson[name].get<double>() << " s;";
-  std::cout << "\ntiles used        " << r.tilesUsed << "\n"
+  std::cout << "\ngraph             " << c.exe.computeSets.size() << " compute sets, " << vertices << " vertices, "
+            << edges << " edges, " << c.exe.tensors.size() << " tensors"
+            << "\ntiles used        " << r.tilesUsed << "\n"
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
             << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
             << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n"

@@ -429,10 +429,10 @@ TEST(ClearMessages, WorkloadSetErrorsNameWorkloadSet) {
 
 TEST(ClearMessages, RunningOutOfMemoryIsSaidInWords) {
   // AddressSanitizer reserves terabytes of address space for its shadow
-  // memory: under a 300 MB ulimit it cannot start at all. The plain build runs this.
+  // memory: under a 200 MB ulimit it cannot start at all. The plain build runs this.
   if (kSanitizedBuild) GTEST_SKIP() << "a sanitized binary cannot run under ulimit -v";
-  // 300 MB of address space: the 4096-wide MLP's tile memory does not fit.
-  const auto r = runCommand("ulimit -v 300000; " + ipusimBinary() + " run " + quote(sourcePath("workloads/mlp_4096.json")) +
+  // 200 MB of address space: the 4096-wide MLP's tile memory (1,472 tiles of 624 KB) does not fit.
+  const auto r = runCommand("ulimit -v 200000; " + ipusimBinary() + " run " + quote(sourcePath("workloads/mlp_4096.json")) +
                             " --synthetic-data --steps 10");
   expectRefusal(r, "out of memory: this work needs more memory than the machine gives it");
 }
