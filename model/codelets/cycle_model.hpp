@@ -247,7 +247,9 @@ inline constexpr ir::Cycles kEluHalfCyclesPerVector =
 inline constexpr ir::Cycles kSoftsignCyclesPerVector = kAbsCyclesPerVector + kArithCyclesPerVector + kDivideCyclesPerVector;
 inline constexpr ir::Cycles kSoftsignHalfCyclesPerVector =
     kAbsHalfCyclesPerVector + kArithCyclesPerVector + kDivideHalfCyclesPerVector;
-//   hard_sigmoid: MULTIPLY (slope), ADD (0.5), CLAMP (0, 1)
+//   hard_sigmoid: MULTIPLY (slope), ADD (0.5), CLAMP (0, 1): the expression
+//   popnn's HARD_SIGMOID maps (lib/popnn/HardSigmoid.cpp HardSigmoidExpr,
+//   with Keras 2's slope 0.2) through popops::map, which has no estimator
 inline constexpr ir::Cycles kHardSigmoidCyclesPerVector = 2 * kArithCyclesPerVector + kClampCyclesPerVector;
 //   hard_silu: ADD (3), CLAMP (0, 6), MULTIPLY (1/6), MULTIPLY (x)
 inline constexpr ir::Cycles kHardSiluCyclesPerVector = 3 * kArithCyclesPerVector + kClampCyclesPerVector;

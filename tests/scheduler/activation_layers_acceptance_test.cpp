@@ -198,5 +198,24 @@ TEST(ActivationLayersAcceptance, NormalizationWithoutStatisticsWarns) {
   EXPECT_NE(r.compiled.report.warnings[0].find("mean 0 and variance 1"), std::string::npos) << r.compiled.report.warnings[0];
 }
 
+// The layers as Keras writes them (tests/data/keras/make_activation_layers.py):
+// a functional convnet from either format, a TF op scaling a tensor read as
+// a Rescaling, the TF 2.x file's hard_sigmoid with Keras 2's slope.
+void expectKerasFileTrains(const char* file, double hardSigmoidSlope) {
+  nlohmann::json j = job("[]", {8, 8, 1});
+  j["model"] = {{"keras", sourcePath(std::string("tests/data/keras/") + file)}};
+  const scheduler::Workload w = scheduler::parseWorkload(j, "activations.json");
+  bool scaling = false;
+  for (const auto& l : w.layers) {
+    if (l.name == "conv_b") EXPECT_DOUBLE_EQ(l.activationParams.hardSigmoidSlope, hardSigmoidSlope) << file;
+    scaling = scaling || (l.kind == scheduler::layer_kind::kRescaling && l.scaleFactor.values == std::vector<double>{0.5});
+  }
+  EXPECT_TRUE(scaling) << file << ": the TF op x * 0.5 reads as a Rescaling";
+  expectSameTraining(runTraining(w, kSteps));
+}
+
+TEST(ActivationLayersAcceptance, KerasTf2File) { expectKerasFileTrains("activation_layers_tf2.json", 0.2); }
+TEST(ActivationLayersAcceptance, Keras3File) { expectKerasFileTrains("activation_layers_keras3.json", 1.0 / 6); }
+
 }  // namespace
 }  // namespace ipusim::testing
