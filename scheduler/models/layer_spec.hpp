@@ -34,7 +34,7 @@ struct ActivationParams {
   double negativeSlope = 0;         // leaky_relu: 0.2
   std::optional<double> maxValue;   // relu6: 6
   double threshold = 0;
-  double alpha = 1;                 // elu
+  double alpha = 1;                 // elu; prelu: alpha's initial value (alpha_initializer)
   double hardSigmoidSlope = 1.0 / 6;  // Keras 3's hard_sigmoid, relu6(x + 3) / 6; Keras 2's is 0.2
 };
 ActivationParams defaultParams(Activation a);
@@ -90,7 +90,8 @@ inline constexpr const char* kCropping2D = "cropping2d";
 
 // A constant a layer broadcasts against its input (Rescaling's scale,
 // Normalization's mean): a scalar (shape {}) or values in `shape`, row-major,
-// aligned with the input's last axes as numpy broadcasts. No values: not given.
+// laid on the input's axes as the layer says (Rescaling: numpy's, on the last
+// axes; Normalization: on its kept axes, from the right). No values: not given.
 struct BroadcastConstant {
   std::vector<double> values;
   std::vector<std::uint64_t> shape;
