@@ -207,7 +207,9 @@ void expectKerasFileTrains(const char* file, double hardSigmoidSlope) {
   const scheduler::Workload w = scheduler::parseWorkload(j, "activations.json");
   bool scaling = false;
   for (const auto& l : w.layers) {
-    if (l.name == "conv_b") EXPECT_DOUBLE_EQ(l.activationParams.hardSigmoidSlope, hardSigmoidSlope) << file;
+    if (l.name == "conv_b") {
+      EXPECT_DOUBLE_EQ(l.activationParams.hardSigmoidSlope, hardSigmoidSlope) << file;
+    }
     scaling = scaling || (l.kind == scheduler::layer_kind::kRescaling && l.scaleFactor.values == std::vector<double>{0.5});
   }
   EXPECT_TRUE(scaling) << file << ": the TF op x * 0.5 reads as a Rescaling";
