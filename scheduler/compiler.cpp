@@ -303,6 +303,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.tilesOverCapacity = mem.tilesOverCapacity;
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;
+  c.report.warnings = graph.warnings;
   c.report.computeSets = exe.computeSets.size();
   for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
   c.exe = std::move(exe);

@@ -34,6 +34,7 @@ struct CompileReport {
   std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
   std::vector<PlannedMatMul> matMulPlans;  // in program order
   std::vector<PlannedConv> convPlans;      // in program order
+  std::vector<std::string> warnings;       // what the user should know about the model compiled (OpGraph::warnings)
 };
 
 struct CompiledWorkload {

@@ -26,6 +26,9 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addConvPartialCodelets(r);
     addPoolingCodelets(r);
     addBatchNormCodelets(r);
+    addActivationCodelets(r);
+    addSoftmaxCodelets(r);
+    addColumnBroadcastCodelets(r);
     return r;
   }();
   return registry;

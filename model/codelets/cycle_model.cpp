@@ -155,4 +155,20 @@ ir::Cycles ampMatMulCycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, bo
          outGroups * (kAmpFirstPassOutGroupOverhead - common + kAmpWeightLoadCycles + first);
 }
 
+ir::Cycles nonLinearity2DCycles(std::uint64_t n, ir::DType type, ir::Cycles opCycles, ir::Cycles vectorCycles,
+                                const Target& target) {
+  const bool isFloat = type == ir::DType::Float;
+  const std::uint64_t width = elementsPerVector(target, type);
+  const std::uint64_t numVectors = n / width, remainder = n % width;
+  ir::Cycles cycles = 5 + 2 + 5 + 2;  // vertex overhead; out pointer, base and DeltaN pointers, unpack, mask
+  cycles += 4 + 1 + (isFloat ? 0 : 2) + (isFloat ? 2 : 3) + 2;  // the region: pointers, alignment tests, vector count
+  if (numVectors) cycles += 2 + opCycles + (numVectors - 1) * vectorCycles + 1 + opCycles;  // the pipelined loop
+  if (isFloat) {
+    cycles += 2 + (remainder ? 2 + opCycles : 0);
+  } else {
+    cycles += 2 + ((remainder & 2) ? 2 + opCycles : 0) + 2 + ((remainder & 1) ? 3 + opCycles : 0);
+  }
+  return cycles + 1;  // brnzdec
+}
+
 }  // namespace ipusim::model::cycles

@@ -37,13 +37,11 @@ inline constexpr ir::Cycles kTanhCyclesPerVector = 12;        // TANH FLOAT {12,
 inline constexpr ir::Cycles kTanhHalfCyclesPerVector = 4;     // TANH HALF {4, false, 4}
 inline constexpr ir::Cycles kSqrtCyclesPerVector = 10;        // SQRT FLOAT {10, false, 2}
 inline constexpr ir::Cycles kSqrtHalfCyclesPerVector = 23;    // SQRT HALF {23, false, 4}
-// GELU (exact, erf form) is no popops unary op; estimate: as a fused
-// expression of popops' ERF (FLOAT {18, false, 1}: 18 per element, 36 per
-// vector of 2; HALF {16, false, 1}: 64 per vector of 4) plus three
-// single-cycle f32v2/f16v4 operations (scale by 1/sqrt 2, add 1, multiply
-// by x/2).
-inline constexpr ir::Cycles kGeluCyclesPerVector = 2 * 18 + 3;
-inline constexpr ir::Cycles kGeluHalfCyclesPerVector = 4 * 16 + 3;
+// GELU (exact, erf form) is popops' GELU_ERF unary op, a loop of one
+// element: FLOAT {22, false, 1}, HALF {16, false, 1} (22 and 16 cycles per
+// element; UnaryOp2D: 20 + n x that).
+inline constexpr ir::Cycles kGeluCyclesPerElement = 22;
+inline constexpr ir::Cycles kGeluHalfCyclesPerElement = 16;
 // BinaryOp2D: `cycles = 5` + per region binaryOpInnerLoopCycles: ADD, SUBTRACT,
 // MULTIPLY FLOAT are {1, true} on the natural vector (2 floats) plus 2 cycles
 // of load/store and loop decision for these assembly codelets
@@ -106,15 +104,14 @@ inline constexpr ir::Cycles kSimpleOpCyclesPerVector = 1;
 // ReluGrad: popnn getNonLinearityGradOpCycles(RELU) = 3 per vector.
 inline constexpr ir::Cycles kReluGradCyclesPerVector = 3;
 // SigmoidGrad / TanhGrad (grad x out(1 - out), grad x (1 - out^2)) in the
-// same NonLinearityGrad2D frame; estimate: RELU's 3 plus one f32v2/f16v4
-// arithmetic op (the derivative needs a subtract and two multiplies where
-// RELU needs a compare and a select).
-inline constexpr ir::Cycles kSigmoidTanhGradCyclesPerVector = 3 + 1;
-// GeluGrad (grad x (Phi(x) + x phi(x))); estimate: ERF per element (popops
-// ERF FLOAT 18 / HALF 16), one EXPONENT per vector (FLOAT 6 / HALF 4) and
-// four single-cycle multiply/adds.
-inline constexpr ir::Cycles kGeluGradCyclesPerVector = 2 * 18 + 6 + 4;
-inline constexpr ir::Cycles kGeluGradHalfCyclesPerVector = 4 * 16 + 4 + 4;
+// same NonLinearityGrad2D frame: popnn getNonLinearityGradOpCycles(SIGMOID)
+// and (TANH) = 3 per vector, as RELU.
+inline constexpr ir::Cycles kSigmoidTanhGradCyclesPerVector = 3;
+// GeluGrad (grad x (Phi(x) + x phi(x))): popnn getNonLinearityGradOpCycles
+// (GELU_ERF) = 30 per float vector, 15 per half vector (PopLibs marks them
+// placeholders until the vertex is written in assembly; they are its figures).
+inline constexpr ir::Cycles kGeluGradCyclesPerVector = 30;
+inline constexpr ir::Cycles kGeluGradHalfCyclesPerVector = 15;
 // No vector divide: f32div is scalar, 10 cycles per loop of 2 floats (popops
 // binaryOpPerfInfo DIVIDE FLOAT {10, false, 2}).
 inline constexpr ir::Cycles kDivideCyclesPerVector = 10;
@@ -180,6 +177,148 @@ inline constexpr ir::Cycles kLossTransformOverhead = 5 + 6 + 5 + 2 + 1 + 1;
 inline constexpr ir::Cycles kLossTransformSumSquaredOverhead = 5 + 5 + 5 + 2 + 1 + 1;
 inline constexpr ir::Cycles kLossTransformSumSquaredCyclesPerElement = 4;
 inline constexpr ir::Cycles kLossTransformCyclesPerElement = 9;
+
+// --- Activations and activation-like layers ---------------------------------
+// popnn has NonLinearity vertices for SWISH and GELU (the tanh form) with
+// their own estimators (lib/popnn/popnnCycleEstimators.cpp NonLinearity2D,
+// NonLinearityGrad2D; per-op cycles lib/popnn/PerformanceEstimation.hpp
+// getNonLinearityOpCycles / getNonLinearityGradOpCycles, each for a scalar
+// element and for a vector). Forward, per element and per 64-bit vector:
+inline constexpr ir::Cycles kSwishOpCycles = 6, kSwishVectorCycles = 11;          // SWISH, float
+inline constexpr ir::Cycles kSwishHalfOpCycles = 3, kSwishHalfVectorCycles = 5;   // SWISH, half
+inline constexpr ir::Cycles kGeluTanhOpCycles = 10, kGeluTanhHalfOpCycles = 5;    // GELU, float / half (vector alike)
+// Gradients, per vector (the NonLinearityGrad2D frame above):
+inline constexpr ir::Cycles kSwishGradCyclesPerVector = 15, kSwishGradHalfCyclesPerVector = 9;  // SWISH
+inline constexpr ir::Cycles kGeluTanhGradCyclesPerVector = 10, kGeluTanhGradHalfCyclesPerVector = 5;  // GELU
+// popnn NonLinearity2D's fixed cycles for one region of an out-of-place
+// vertex: 5 vertex + 2 + 5 + 2 pointer loads, then per region 4 + 1 + 2
+// (64-bit alignment test; half adds 2 for the 32-bit test and 1 more here)
+// + 2 (vectors, branch) + 1 (brnzdec), the remainder's checks (2; half 2 + 2).
+// The formula is cycles::nonLinearity2DCycles below.
+//
+// Every other activation is no popnn or popops vertex (popops::map fuses its
+// expression into a generated codelet PopLibs has no estimator for). Its
+// estimate: one fused elementwise vertex in the UnaryOp2D frame
+// (kUnaryOpVertexOverhead; gradients in the NonLinearityGrad2D frame) whose
+// cost per 64-bit vector is the sum of the costs of the popops operations
+// the formula takes, each read from popopsCycleEstimators.hpp
+// (unaryOpPerfInfo, binaryOpPerfInfo) and turned into cycles per vector of 2
+// floats or 4 halves: an entry {c, false, u} is c cycles per u elements,
+// {c, true} c per vector (its load/store overhead paid once by the fused
+// loop), {c, false} c per element. The operations:
+inline constexpr ir::Cycles kArithCyclesPerVector = 1;        // ADD, SUBTRACT, MULTIPLY {1, true}, float and half
+inline constexpr ir::Cycles kClampCyclesPerVector = 2;        // popops Clamp (clampCycles): 2 per 64-bit vector
+inline constexpr ir::Cycles kMinMaxCyclesPerVector = 3;       // MINIMUM, MAXIMUM FLOAT {3, false, 2}
+inline constexpr ir::Cycles kMinMaxHalfCyclesPerVector = 4;   //                 HALF {4, false, 4}
+inline constexpr ir::Cycles kAbsCyclesPerVector = 2 * 1;      // ABSOLUTE FLOAT {1, false}: 1 per element
+inline constexpr ir::Cycles kAbsHalfCyclesPerVector = 4 * 1;  //          HALF {1, false}
+inline constexpr ir::Cycles kExpm1CyclesPerVector = 2 * 4;    // EXPONENT_MINUS_ONE FLOAT {4, false}: 4 per element
+inline constexpr ir::Cycles kExpm1HalfCyclesPerVector = 5;    //                    HALF {5, true}
+inline constexpr ir::Cycles kLog1pCyclesPerVector = 18;       // LOGARITHM_ONE_PLUS FLOAT and HALF {18, true}
+// A piecewise function picks between its pieces with a compare and a
+// select by the compare's mask: popnn's RELU gradient is exactly that
+// (getNonLinearityGradOpCycles(RELU) = 3 per vector); each further bound
+// adds a compare and an and of the masks (two single-cycle f32v2/f16v4 ops).
+inline constexpr ir::Cycles kSelectCyclesPerVector = 3;
+inline constexpr ir::Cycles kExtraBoundCyclesPerVector = 2;
+// The sums, per vector (float / half where their ops differ):
+//   softplus(x) = max(x, 0) + log1p(exp(-|x|)), the stable form:
+//     ABSOLUTE + NEGATE + EXPONENT + LOGARITHM_ONE_PLUS + RELU + ADD
+inline constexpr ir::Cycles kSoftplusCyclesPerVector = kAbsCyclesPerVector + kNegCyclesPerVector + kExpCyclesPerVector +
+                                                       kLog1pCyclesPerVector + kReluCyclesPerVector + kArithCyclesPerVector;
+inline constexpr ir::Cycles kSoftplusHalfCyclesPerVector = kAbsHalfCyclesPerVector + kNegCyclesPerVector +
+                                                           kExpHalfCyclesPerVector + kLog1pCyclesPerVector +
+                                                           kReluCyclesPerVector + kArithCyclesPerVector;
+// Forward:
+//   relu6 / ReLU(max_value): CLAMP(x, 0, max)
+inline constexpr ir::Cycles kClippedReluCyclesPerVector = kClampCyclesPerVector;
+//   leaky_relu: MULTIPLY (s x), select (x > 0)
+inline constexpr ir::Cycles kLeakyReluCyclesPerVector = kArithCyclesPerVector + kSelectCyclesPerVector;
+//   ReLU(max_value, negative_slope, threshold): SUBTRACT, MULTIPLY (s (x - t)), MINIMUM (x, max), select (x > t)
+inline constexpr ir::Cycles kBoundedLeakyReluCyclesPerVector =
+    2 * kArithCyclesPerVector + kMinMaxCyclesPerVector + kSelectCyclesPerVector;
+inline constexpr ir::Cycles kBoundedLeakyReluHalfCyclesPerVector =
+    2 * kArithCyclesPerVector + kMinMaxHalfCyclesPerVector + kSelectCyclesPerVector;
+//   elu: EXPONENT_MINUS_ONE, MULTIPLY (alpha), select (x > 0); selu: one MULTIPLY more (scale)
+inline constexpr ir::Cycles kEluCyclesPerVector = kExpm1CyclesPerVector + kArithCyclesPerVector + kSelectCyclesPerVector;
+inline constexpr ir::Cycles kEluHalfCyclesPerVector =
+    kExpm1HalfCyclesPerVector + kArithCyclesPerVector + kSelectCyclesPerVector;
+//   softsign: ABSOLUTE, ADD (1), DIVIDE
+inline constexpr ir::Cycles kSoftsignCyclesPerVector = kAbsCyclesPerVector + kArithCyclesPerVector + kDivideCyclesPerVector;
+inline constexpr ir::Cycles kSoftsignHalfCyclesPerVector =
+    kAbsHalfCyclesPerVector + kArithCyclesPerVector + kDivideHalfCyclesPerVector;
+//   hard_sigmoid: MULTIPLY (slope), ADD (0.5), CLAMP (0, 1): the expression
+//   popnn's HARD_SIGMOID maps (lib/popnn/HardSigmoid.cpp HardSigmoidExpr,
+//   with Keras 2's slope 0.2) through popops::map, which has no estimator
+inline constexpr ir::Cycles kHardSigmoidCyclesPerVector = 2 * kArithCyclesPerVector + kClampCyclesPerVector;
+//   hard_silu: ADD (3), CLAMP (0, 6), MULTIPLY (1/6), MULTIPLY (x)
+inline constexpr ir::Cycles kHardSiluCyclesPerVector = 3 * kArithCyclesPerVector + kClampCyclesPerVector;
+//   mish: softplus, TANH, MULTIPLY (x)
+inline constexpr ir::Cycles kMishCyclesPerVector = kSoftplusCyclesPerVector + kTanhCyclesPerVector + kArithCyclesPerVector;
+inline constexpr ir::Cycles kMishHalfCyclesPerVector =
+    kSoftplusHalfCyclesPerVector + kTanhHalfCyclesPerVector + kArithCyclesPerVector;
+// Gradients (NonLinearityGrad2D frame), from the forward output y where it
+// determines the derivative, else from the input x:
+//   ClippedRelu (y): 0 < y < max: select with a second bound
+inline constexpr ir::Cycles kClippedReluGradCyclesPerVector = kSelectCyclesPerVector + kExtraBoundCyclesPerVector;
+//   LeakyRelu (y): y > 0 ? g : s g
+inline constexpr ir::Cycles kLeakyReluGradCyclesPerVector = kSelectCyclesPerVector + kArithCyclesPerVector;
+//   BoundedLeakyRelu (y): y > 0 ? (y < max ? g : 0) : s g
+inline constexpr ir::Cycles kBoundedLeakyReluGradCyclesPerVector =
+    kSelectCyclesPerVector + kExtraBoundCyclesPerVector + kArithCyclesPerVector;
+//   Elu (y): y > 0 ? g : g (y + alpha); Selu: g scale, g (y + scale alpha)
+inline constexpr ir::Cycles kEluGradCyclesPerVector = kSelectCyclesPerVector + 2 * kArithCyclesPerVector;
+inline constexpr ir::Cycles kSeluGradCyclesPerVector = kSelectCyclesPerVector + 3 * kArithCyclesPerVector;
+//   Softplus (y): g (1 - exp(-y)) = -g expm1(-y): NEGATE, EXPONENT_MINUS_ONE, MULTIPLY, SUBTRACT
+inline constexpr ir::Cycles kSoftplusGradCyclesPerVector =
+    kNegCyclesPerVector + kExpm1CyclesPerVector + 2 * kArithCyclesPerVector;
+inline constexpr ir::Cycles kSoftplusGradHalfCyclesPerVector =
+    kNegCyclesPerVector + kExpm1HalfCyclesPerVector + 2 * kArithCyclesPerVector;
+//   Softsign (y): g (1 - |y|)^2: ABSOLUTE, SUBTRACT, SQUARE, MULTIPLY
+inline constexpr ir::Cycles kSoftsignGradCyclesPerVector =
+    kAbsCyclesPerVector + kSquareCyclesPerVector + 2 * kArithCyclesPerVector;
+inline constexpr ir::Cycles kSoftsignGradHalfCyclesPerVector =
+    kAbsHalfCyclesPerVector + kSquareCyclesPerVector + 2 * kArithCyclesPerVector;
+//   HardSigmoid (y): 0 < y < 1 ? slope g : 0
+inline constexpr ir::Cycles kHardSigmoidGradCyclesPerVector =
+    kSelectCyclesPerVector + kExtraBoundCyclesPerVector + kArithCyclesPerVector;
+//   HardSilu (x): x < -3: 0, x > 3: g, else g (2x + 3) / 6: two bounds, MULTIPLY, ADD, MULTIPLY
+inline constexpr ir::Cycles kHardSiluGradCyclesPerVector =
+    kSelectCyclesPerVector + kExtraBoundCyclesPerVector + 3 * kArithCyclesPerVector;
+//   Mish (x): t = tanh(softplus(x)); g (t + x sigmoid(x) (1 - t^2)): softplus,
+//   TANH, SIGMOID, SQUARE, SUBTRACT, three MULTIPLY, ADD
+inline constexpr ir::Cycles kMishGradCyclesPerVector = kSoftplusCyclesPerVector + kTanhCyclesPerVector +
+                                                       kSigmoidCyclesPerVector + kSquareCyclesPerVector +
+                                                       5 * kArithCyclesPerVector;
+inline constexpr ir::Cycles kMishGradHalfCyclesPerVector = kSoftplusHalfCyclesPerVector + kTanhHalfCyclesPerVector +
+                                                           kSigmoidHalfCyclesPerVector + kSquareCyclesPerVector +
+                                                           5 * kArithCyclesPerVector;
+// Per-column (broadcast) vertices, in AddBias's BroadcastVectorOuterByRow
+// frame (kBroadcastVertexOverhead, kBroadcastRowOverhead), their ops summed
+// as above plus the frame's one cycle of inner-loop overhead per vector:
+inline constexpr ir::Cycles kBroadcastLoopOverhead = 1;
+//   PRelu: x > 0 ? x : alpha x (MULTIPLY, select)
+inline constexpr ir::Cycles kPReluCyclesPerVector = kArithCyclesPerVector + kSelectCyclesPerVector + kBroadcastLoopOverhead;
+//   PReluGrad (x): x > 0 ? g : x < 0 ? alpha g : 0 (MULTIPLY, select with a second bound)
+inline constexpr ir::Cycles kPReluGradCyclesPerVector =
+    kArithCyclesPerVector + kSelectCyclesPerVector + kExtraBoundCyclesPerVector + kBroadcastLoopOverhead;
+//   Normalize: (x - mean) / stdDev (SUBTRACT, DIVIDE)
+inline constexpr ir::Cycles kNormalizeCyclesPerVector = kArithCyclesPerVector + kDivideCyclesPerVector + kBroadcastLoopOverhead;
+inline constexpr ir::Cycles kNormalizeHalfCyclesPerVector =
+    kArithCyclesPerVector + kDivideHalfCyclesPerVector + kBroadcastLoopOverhead;
+//   ScaleShift: x scale + shift (MULTIPLY, ADD)
+inline constexpr ir::Cycles kScaleShiftCyclesPerVector = 2 * kArithCyclesPerVector + kBroadcastLoopOverhead;
+// PReLU's alpha gradient term, per element x < 0 ? x g : 0 (MULTIPLY,
+// select), in the NonLinearityGrad2D frame; the sum over the shared axes
+// and the batch is a ReduceSum.
+inline constexpr ir::Cycles kPReluAlphaGradCyclesPerVector = kArithCyclesPerVector + kSelectCyclesPerVector;
+// Softmax over an axis (popnn's SOFTMAX_STABLE is popops vertices: a max
+// reduction, x - max, EXPONENT, a sum reduction, a reciprocal, a multiply):
+// the reductions as the popops reductions above (continuous along a row of
+// the axis, strided when each position of the axis holds `inner` values),
+// per vector SUBTRACT + EXPONENT + MULTIPLY, one reciprocal (DIVIDE) per
+// vector of sums. Its gradient (popnn softmaxInputGradient: y (g - sum(g y))):
+// MULTIPLY, a sum reduction, SUBTRACT, MULTIPLY.
 
 // --- Supervisor: the AMP matrix product (MatMulPartial) --------------------
 // poplin's ConvPartial1x1Out estimate for float or half activations and
@@ -292,6 +431,12 @@ struct CastVector {
   ir::Cycles cycles;       // per vector
 };
 CastVector castVector(const Target& target, ir::DType from, ir::DType to);
+
+// popnn NonLinearity2D for one region of n elements of `type`, out of place
+// (lib/popnn/popnnCycleEstimators.cpp nonLinearity2DCycleEstimator): opCycles
+// per scalar element, vectorCycles per vector (getNonLinearityOpCycles).
+ir::Cycles nonLinearity2DCycles(std::uint64_t n, ir::DType type, ir::Cycles opCycles, ir::Cycles vectorCycles,
+                                const Target& target);
 
 // Conv units of the AMP for activations of `inputType` (see above):
 // ampMacsPerCycle(inputType) x kAmp*CyclesPerElement / kAmp*InputChannelsPerGroup.

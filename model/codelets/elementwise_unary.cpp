@@ -8,6 +8,8 @@
 // elementsPerVector being 2 floats or 4 halves; Exp and Log cost
 // kExp/kLogHalfCyclesPerVector per 4 halves (popops EXPONENT/LOGARITHM HALF,
 // f16v2exp / f16v2ln), the other ops their float entry's cost per vector.
+// Gelu is popops' GELU_ERF, whose loop takes one element (Op::kElementsPerLoop):
+//   kUnaryOpVertexOverhead + n * kGelu(Half)CyclesPerElement.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -62,8 +64,9 @@ struct TanhOp {
 };
 struct GeluOp {
   static constexpr const char* kName = "Gelu";
-  static constexpr ir::Cycles kCyclesPerVector = cycles::kGeluCyclesPerVector;
-  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kGeluHalfCyclesPerVector;
+  static constexpr std::uint64_t kElementsPerLoop = 1;  // popops GELU_ERF {c, false, 1}
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kGeluCyclesPerElement;  // per loop
+  static constexpr ir::Cycles kHalfCyclesPerVector = cycles::kGeluHalfCyclesPerElement;
   static float apply(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 };
 
@@ -86,8 +89,7 @@ class ElementwiseUnary final : public FlatCodelet<ElementwiseUnary<Op>> {
     check.expectSameSize("out", "in");
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kUnaryOpVertexOverhead +
-           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
+    return cycles::kUnaryOpVertexOverhead + loopsOf<Op>(shape.fieldSizes[0], target, vectorType_) * cyclesPerVector<Op>(vectorType_);
   }
   void computeFlat(const FieldData* f, const double*) const {
     applyUnary<Op>(f[0].as<const float>(), f[1].as<float>(), f[1].size);

@@ -4,9 +4,10 @@
 // and tanh (1 - out^2); the forward input x for gelu (Phi(x) + x phi(x), the
 // exact erf form). Half variants: every field half (HalfCodelet).
 // Timing: popnn's NonLinearityGrad2D frame (kNonLinearityGradVertexOverhead)
-// with the per-vector costs of cycle_model.hpp: RELU's
-// getNonLinearityGradOpCycles (3, 2 floats or 4 halves a vector: f16v4cmpgt
-// exists as f32v2cmpgt does); the others are estimates.
+// with the per-vector costs of cycle_model.hpp, popnn's
+// getNonLinearityGradOpCycles for RELU, SIGMOID and TANH (3, 2 floats or 4
+// halves a vector: f16v4cmpgt exists as f32v2cmpgt does) and GELU_ERF (30
+// float, 15 half: PopLibs' placeholders).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"

@@ -17,6 +17,7 @@
 // the wrapped codelet's cycles(): build it for the element type its vector
 // loops run on (e.g. ElementwiseBinary<AddOp>(ir::DType::Half)).
 #include "model/codelets/codelet.hpp"
+#include "model/codelets/cycle_model.hpp"
 
 #include <initializer_list>
 #include <memory>
@@ -39,6 +40,20 @@ constexpr ir::Cycles cyclesPerVector(ir::DType type) {
   if constexpr (HasHalfCycles<Op>::value)
     if (type == ir::DType::Half) return Op::kHalfCyclesPerVector;
   return Op::kCyclesPerVector;
+}
+
+// The loops of an elementwise op over n elements: ceil(n / Op::kElementsPerLoop)
+// when the op declares how many elements one loop takes (popops' table
+// entries {c, false, u} with u below the vector width, e.g. GELU_ERF's 1),
+// else one loop per vector (cycles::vectors).
+template <class Op, class = void>
+struct HasElementsPerLoop : std::false_type {};
+template <class Op>
+struct HasElementsPerLoop<Op, std::void_t<decltype(Op::kElementsPerLoop)>> : std::true_type {};
+template <class Op>
+std::uint64_t loopsOf(std::uint64_t n, const Target& target, ir::DType type) {
+  if constexpr (HasElementsPerLoop<Op>::value) return (n + Op::kElementsPerLoop - 1) / Op::kElementsPerLoop;
+  return cycles::vectors(n, target, type);
 }
 
 // "Base" for an all-float list (or an empty one), else "Base<t1,t2,...>".

@@ -54,6 +54,13 @@ const char* toString(OpKind kind) {
     case OpKind::Pad2D: return "Pad2D";
     case OpKind::Crop2D: return "Crop2D";
     case OpKind::Reshape: return "Reshape";
+    case OpKind::Softmax: return "Softmax";
+    case OpKind::SoftmaxGrad: return "SoftmaxGrad";
+    case OpKind::PRelu: return "PRelu";
+    case OpKind::PReluGrad: return "PReluGrad";
+    case OpKind::PReluAlphaGrad: return "PReluAlphaGrad";
+    case OpKind::Normalize: return "Normalize";
+    case OpKind::ScaleShift: return "ScaleShift";
   }
   return "?";
 }

@@ -35,6 +35,7 @@ struct Value {
   std::string layer;
   std::optional<ir::UniformInit> uniformInit{};  // kernels: drawn at load (Glorot uniform); others start at zero
   double initialFill = 0;  // without uniformInit: every element's initial value (Keras's Ones: 1)
+  std::vector<double> initialValues{};  // else, when not empty: each element's (a layer's constants)
   std::uint64_t numElements() const {
     std::uint64_t n = 1;
     for (auto d : shape) n *= d;
@@ -102,6 +103,15 @@ enum class OpKind {
   Pad2D,                  // in -> out: zeros around a copy of in
   Crop2D,                 // in -> out: the inside of in
   Reshape,                // in -> out: the same elements in out's shape (the same tensor; no program)
+  // Activation-like layers (scheduler/layers/activation_functions.hpp, prelu.cpp, normalization.cpp,
+  // rescaling.cpp). The per-column vectors (alpha, mean, ...) apply to the input's last elements, as a bias.
+  Softmax,                // in -> out along an axis: attr blocks {n, inner}: blocks of n x inner normalised over n
+  SoftmaxGrad,            // (out, grad) -> inputGrad, attr blocks as Softmax
+  PRelu,                  // (in, alpha) -> out: in > 0 ? in : alpha in
+  PReluGrad,              // (in, grad, alpha) -> inputGrad
+  PReluAlphaGrad,         // (in, grad) -> in < 0 ? in grad : 0 (summed into alpha's gradient by a ReduceRows)
+  Normalize,              // (in, mean, stdDev) -> (in - mean) / stdDev
+  ScaleShift,             // (in, scale, shift) -> in scale + shift
 };
 const char* toString(OpKind kind);
 
@@ -113,6 +123,7 @@ struct Op {
   bool transposeA = false, transposeB = false;
   double scale = 1.0;
   Activation activation = Activation::Linear;  // NonLinearity(Grad)
+  ActivationParams activationParams{};         // NonLinearity(Grad)
   double rate = 0;                             // Dropout(Grad)
   std::uint64_t seed = 0;                      // Dropout(Grad)
   OptimizerSpec optimizer{};                   // *Update
@@ -135,6 +146,7 @@ struct OpGraph {
   std::size_t images = 0, labels = 0, loss = 0;
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
+  std::vector<std::string> warnings;             // what the user should know about the model built (the compile reports them)
 
   std::size_t addValue(Value v);
   std::size_t addOp(Op op);  // adds edges from the producers of its inputs

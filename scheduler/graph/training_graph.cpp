@@ -1,6 +1,7 @@
 #include "scheduler/graph/training_graph.hpp"
 
 #include "scheduler/graph/optimizer_updates.hpp"
+#include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/layer.hpp"
 
 #include <cmath>
@@ -198,24 +199,7 @@ std::size_t TrainingGraphBuilder::reshape(std::size_t x, const std::vector<std::
 }
 
 std::size_t TrainingGraphBuilder::activation(const LayerSpec& l, Activation a, std::size_t x) {
-  if (a == Activation::Linear || a == Activation::Softmax) return x;  // softmax: fused with the loss
-  if (w_.loss.type == "binary_crossentropy" && a == Activation::Sigmoid && &l == &w_.layers.back()) return x;  // likewise
-  const std::string name = toString(a);
-  const std::size_t out = value(l.name + "/" + name, g_.values[x].shape, compute_, ValueKind::Activation, l.name);
-  Op op{a == Activation::Relu ? OpKind::Relu : OpKind::NonLinearity, name, l.name, {x}, {out}};
-  op.activation = a;
-  g_.addOp(op);
-  record({x}, out, false, [this, x, out, a, layer = l.name](const Backward& bw) {
-    const std::string gradName = std::string(toString(a)) + "_grad";
-    const std::size_t pre = value(layer + "/" + gradName, g_.values[x].shape, compute_, ValueKind::Gradient, layer);
-    // relu, sigmoid and tanh read their output; gelu its input.
-    Op op{a == Activation::Relu ? OpKind::ReluGrad : OpKind::NonLinearityGrad, gradName, layer,
-          {a == Activation::Gelu ? x : out, bw.grad}, {pre}};
-    op.activation = a;
-    g_.addOp(op);
-    bw.deliver(x, pre);
-  });
-  return out;
+  return addActivation(*this, l, a, l.activationParams, x);  // layers/activation_functions.hpp
 }
 
 std::size_t TrainingGraphBuilder::bias(const LayerSpec& l, std::size_t x) {

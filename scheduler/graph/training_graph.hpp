@@ -80,8 +80,10 @@ class TrainingGraphBuilder {
   // `x` as [batch] + `perExample` (reshape).
   std::size_t shaped(std::size_t x, const std::vector<std::uint64_t>& perExample, const std::string& layer,
                      const std::string& name);
-  // Activation `a` of layer `l` over `x` (none for linear; softmax, and the
-  // last layer's sigmoid under a binary cross-entropy, are fused with the loss).
+  // Activation `a` of layer `l` (its constants l.activationParams) over `x`:
+  // layers/activation_functions.hpp addActivation (none for linear; the
+  // output layer's softmax under a categorical cross-entropy, and its sigmoid
+  // under a binary cross-entropy, are the loss's).
   std::size_t activation(const LayerSpec& l, Activation a, std::size_t x);
   // x + bias over the last dimension (a weight of `units`), when l.useBias;
   // records the bias gradient's backward.

@@ -9,6 +9,7 @@ void readActivation(const WorkloadReader& l, LayerSpec& spec, bool required) {
   const std::string name = l.string("activation", "linear");
   if (!parseActivation(name, spec.activation))
     l.fail(l.key("activation"), "'" + name + "' is not one of " + activationNames());
+  spec.activationParams = defaultParams(spec.activation);
 }
 
 void readWindow(const WorkloadReader& l, LayerSpec& spec, const char* key, bool stridesDefaultToWindow) {
@@ -26,9 +27,20 @@ void readWindow1D(const WorkloadReader& l, LayerSpec& spec, const char* key, boo
 }
 
 void readActivation(KerasConfig& c, LayerSpec& spec) {
-  const std::string name = c.activation("activation");
+  std::string name = c.activation("activation");
+  // gelu(x, approximate=True) has no Keras name: a model writes the
+  // function registered by KerasHub (keras_utils.gelu_approximate, under
+  // both its packages) or by TF Model Garden (official/modeling/activations/gelu.py);
+  // TF 2.x may write tf.nn.softmax as softmax_v2.
+  if (name == "keras_hub>gelu_approximate" || name == "keras_nlp>gelu_approximate" || name == "Text>gelu")
+    name = "gelu_approximate";
+  if (name == "softmax_v2") name = "softmax";
   if (!parseActivation(name, spec.activation))
     c.fail("activation", "'" + name + "' is not modelled (supported: " + activationNames() + ")");
+  spec.activationParams = defaultParams(spec.activation);
+  // Keras 2 (and 1) computed hard_sigmoid as clip(0.2 x + 0.5, 0, 1); Keras 3
+  // as relu6(x + 3) / 6: a file computes what the Keras that wrote it did.
+  if (spec.activation == Activation::HardSigmoid && c.format() == "tf2") spec.activationParams.hardSigmoidSlope = 0.2;
 }
 
 void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights) {

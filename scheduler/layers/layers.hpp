@@ -15,5 +15,12 @@ std::unique_ptr<Layer> makeConv2DLayer();              // conv2d
 std::unique_ptr<Layer> makePoolingLayer();             // max/average pooling, global pooling
 std::unique_ptr<Layer> makeMergeLayer();               // add, subtract, multiply, concatenate
 std::unique_ptr<Layer> makePaddingLayer();             // zero padding, cropping (1-D, 2-D)
+std::unique_ptr<Layer> makeReluLayer();                // relu (ReLU: max_value, negative_slope, threshold)
+std::unique_ptr<Layer> makeLeakyReluLayer();           // leaky_relu
+std::unique_ptr<Layer> makeEluLayer();                 // elu
+std::unique_ptr<Layer> makePReluLayer();               // prelu
+std::unique_ptr<Layer> makeSoftmaxLayer();             // softmax (any axis)
+std::unique_ptr<Layer> makeRescalingLayer();           // rescaling
+std::unique_ptr<Layer> makeNormalizationLayer();       // normalization
 
 }  // namespace ipusim::scheduler

@@ -23,6 +23,13 @@ struct Registry {
     layers.push_back(makePoolingLayer());
     layers.push_back(makeMergeLayer());
     layers.push_back(makePaddingLayer());
+    layers.push_back(makeReluLayer());
+    layers.push_back(makeLeakyReluLayer());
+    layers.push_back(makeEluLayer());
+    layers.push_back(makePReluLayer());
+    layers.push_back(makeSoftmaxLayer());
+    layers.push_back(makeRescalingLayer());
+    layers.push_back(makeNormalizationLayer());
     for (const auto& l : layers) {
       for (const std::string& k : l->kinds())
         if (byKind.emplace(k, l.get()).second) kinds.push_back(k);

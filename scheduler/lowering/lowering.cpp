@@ -4,6 +4,7 @@
 #include "scheduler/lowering/conv_lowering.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/matmul_lowering.hpp"
+#include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/padding_layers.hpp"
 #include "scheduler/lowering/pool_lowering.hpp"
 #include "scheduler/lowering/reduction.hpp"
@@ -105,6 +106,7 @@ class Lowerer {
     const Id t = b_.addTensor(v.name, v.shape, dtypeOf(value), categoryOf(v), v.alwaysLive(), p);
     b_.exe().tensors[t].uniformInit = v.uniformInit;
     if (!v.uniformInit && v.initialFill != 0) b_.exe().tensors[t].initialValue.assign(v.numElements(), v.initialFill);
+    if (!v.uniformInit && !v.initialValues.empty()) b_.exe().tensors[t].initialValue = v.initialValues;
     tensorOf_[value] = t;
     return t;
   }
@@ -154,12 +156,14 @@ class Lowerer {
       case OpKind::TargetDifference: lowerTargetDifference(op); break;
       case OpKind::SgdUpdate: lowerSgdUpdate(op); break;
       case OpKind::NonLinearity:
-        lowerElementwise(op, typed(nonLinearityCodelet(op.activation), {dtypeOf(op.outputs[0])}), {"in"}, "out");
+      case OpKind::NonLinearityGrad: {
+        const ActivationCodelets c = activationCodelets(op.activation, op.activationParams);
+        const bool grad = op.kind == OpKind::NonLinearityGrad;
+        lowerElementwise(op, typed(grad ? c.gradient : c.forward, {dtypeOf(op.outputs[0])}),
+                         grad ? std::vector<std::string>{"activation", "gradIn"} : std::vector<std::string>{"in"},
+                         grad ? "gradOut" : "out", c.params);
         break;
-      case OpKind::NonLinearityGrad:
-        lowerElementwise(op, typed(nonLinearityCodelet(op.activation) + "Grad", {dtypeOf(op.outputs[0])}),
-                         {"activation", "gradIn"}, "gradOut");
-        break;
+      }
       case OpKind::IncrementStep: lowerIncrementStep(op); break;
       case OpKind::Dropout: lowerDropout(op, "Dropout", "in", "out"); break;
       case OpKind::DropoutGrad: lowerDropout(op, "Dropout", "in", "out"); break;  // the same mask, applied to the gradient
@@ -195,6 +199,15 @@ class Lowerer {
       case OpKind::Reshape: tensorOf_[op.outputs[0]] = tensorOf(op.inputs[0]); break;
       case OpKind::Pad2D:
       case OpKind::Crop2D: lowerPaddingOrCropping(op); break;
+      case OpKind::Softmax:
+      case OpKind::SoftmaxGrad: lowerSoftmax(op); break;
+      case OpKind::PRelu: lowerColumns(op, "PRelu", {"in"}, {"alpha"}, "out"); break;
+      case OpKind::PReluGrad: lowerColumns(op, "PReluGrad", {"activation", "gradIn"}, {"alpha"}, "gradOut"); break;
+      case OpKind::PReluAlphaGrad:
+        lowerElementwise(op, typed("PReluAlphaGrad", {dtypeOf(op.outputs[0])}), {"activation", "gradIn"}, "gradOut");
+        break;
+      case OpKind::Normalize: lowerColumns(op, "Normalize", {"in"}, {"mean", "stdDev"}, "out"); break;
+      case OpKind::ScaleShift: lowerColumns(op, "ScaleShift", {"in"}, {"scale", "shift"}, "out"); break;
     }
   }
 
@@ -586,13 +599,47 @@ class Lowerer {
     });
   }
 
-  static std::string nonLinearityCodelet(Activation a) {
-    switch (a) {
-      case Activation::Sigmoid: return "Sigmoid";
-      case Activation::Tanh: return "Tanh";
-      case Activation::Gelu: return "Gelu";
-      default: throw std::logic_error(std::string("no non-linearity codelet for ") + toString(a));
+  // Softmax(Grad) over blocks of n x inner elements (op.blocks): whole
+  // blocks per tile (the input's mapping when it keeps them whole), each
+  // tile's blocks over its workers.
+  void lowerSoftmax(const Op& op) {
+    const std::uint64_t n = op.blocks.at(0), inner = op.blocks.at(1), block = n * inner;
+    const Value& v = g_.values[op.inputs[0]];
+    Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    bool whole = true;
+    for (const PlacedRange& r : p) whole = whole && r.begin % block == 0 && r.end % block == 0;
+    if (!whole) {
+      p = mapLinearly(v.numElements() / block, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / block));
+      for (PlacedRange& r : p) r.begin *= block, r.end *= block;
     }
+    std::vector<Id> ins;
+    for (std::size_t in : op.inputs) ins.push_back(realize(in, p));
+    const Id out = produce(op.outputs[0], p);
+    const bool grad = op.kind == OpKind::SoftmaxGrad;
+    const std::string codelet = typed(grad ? "SoftmaxGrad" : "Softmax", {dtypeOf(op.outputs[0])});
+    executePerWorker(perRow(p, block), 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields;
+      const std::vector<std::string> names = grad ? std::vector<std::string>{"activation", "gradIn"} : std::vector<std::string>{"in"};
+      for (std::size_t f = 0; f < ins.size(); ++f) fields.push_back({names[f], {ins[f], b * block, e * block}});
+      fields.push_back({grad ? "gradOut" : "out", {out, b * block, e * block}});
+      return ir::Vertex{codelet, tile, std::move(fields),
+                        {{"groups", double(e - b)}, {"n", double(n)}, {"inner", double(inner)}}};
+    });
+  }
+
+  // A per-column vertex (model/codelets/column_broadcast.cpp) where the
+  // first input lies: the other row inputs brought there, the column
+  // vectors (the op's last inputs) broadcast to the tiles as a bias is.
+  void lowerColumns(const Op& op, const std::string& codelet, const std::vector<std::string>& rowNames,
+                    const std::vector<std::string>& columnNames, const std::string& outName) {
+    const Id x = tensorOf(op.inputs[0]);
+    const Placement p = b_.placementOf(x);
+    std::vector<std::pair<std::string, Id>> rows;
+    for (std::size_t i = 0; i < rowNames.size(); ++i) rows.push_back({rowNames[i], realize(op.inputs[i], p)});
+    std::vector<std::pair<std::string, std::size_t>> columns;
+    for (std::size_t i = 0; i < columnNames.size(); ++i) columns.push_back({columnNames[i], op.inputs[rowNames.size() + i]});
+    rows.push_back({outName, produce(op.outputs[0], p)});
+    lowerChannelwise(typed(codelet, {dtypeOf(op.outputs[0])}), x, rows, columns, {}, "broadcast_" + columnNames[0]);
   }
 
   // The step counter: +1 on every tile's copy, one vertex per tile.

@@ -51,6 +51,11 @@ class KerasConfig {
   // A size left unknown (null, as keras.applications models without their top write [null, null, null, 3]) is 0.
   std::vector<std::uint64_t> batchShape(const std::string& key, std::uint32_t& batch);
 
+  // The file's format, "tf2" (TF 2.x and older Keras) or "keras3" (the
+  // default): the few names whose meaning changed (hard_sigmoid) need it.
+  void setFormat(std::string format) { format_ = std::move(format); }
+  const std::string& format() const { return format_; }
+
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
   const std::string& file() const { return file_; }
   const std::string& where() const { return where_; }
@@ -59,6 +64,7 @@ class KerasConfig {
   void use(const std::string& key) { used_.insert(key); }
   const json& config_;
   std::string file_, where_;
+  std::string format_ = "keras3";
   std::set<std::string> used_;
 };
 

@@ -82,6 +82,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     if (std::find(kerasLayerClasses().begin(), kerasLayerClasses().end(), call.cls) == kerasLayerClasses().end())
       fail(file, where, "class_name: '" + call.cls + "' is not supported (supported: " + supported + ")");
     KerasConfig c(*call.config, file, where);
+    c.setFormat(m.format);  // a few names changed meaning in Keras 3 (hard_sigmoid)
     if (!haveInput) {  // TF 2.x: the first layer's batch_input_shape
       const char* key = c.has("batch_input_shape") ? "batch_input_shape" : "batch_shape";
       if (!c.has(key)) fail(file, where, "batch_input_shape: missing (the first layer must give the input's shape)");

@@ -11,14 +11,33 @@
 
 namespace ipusim::scheduler {
 
-// Keras's activation names. Gelu is the exact erf form (Keras's default,
-// approximate=False).
-enum class Activation { Linear, Relu, Sigmoid, Tanh, Softmax, Gelu };
+// Keras's activation names (keras.activations; the formulas, the gradients
+// and the codelets: scheduler/layers/activation_functions.hpp). Gelu is the
+// exact erf form (Keras's default, approximate=False), GeluApproximate the
+// tanh form (approximate=True); Silu is also read as swish, HardSilu as
+// hard_swish.
+enum class Activation {
+  Linear, Relu, Sigmoid, Tanh, Softmax, Gelu,
+  GeluApproximate, Relu6, Elu, Selu, Silu, Softplus, Softsign, HardSigmoid, HardSilu, Exponential, LeakyRelu, Mish
+};
 const char* toString(Activation a);
-// The activation named `name` (Keras's spelling); false when unknown.
+// The activation named `name` (Keras's spelling or alias); false when unknown.
 bool parseActivation(const std::string& name, Activation& out);
-// "linear | relu | sigmoid | tanh | softmax | gelu", for error messages.
+// "linear | relu | ... | mish", for error messages.
 std::string activationNames();
+
+// The constants of the relu family and of elu and hard_sigmoid: an
+// activation name's defaults (defaultParams), or a layer's (ReLU, LeakyReLU,
+// ELU). The relu family is one function, Keras's relu:
+//   x > threshold ? min(x, maxValue) : negativeSlope (x - threshold).
+struct ActivationParams {
+  double negativeSlope = 0;         // leaky_relu: 0.2
+  std::optional<double> maxValue;   // relu6: 6
+  double threshold = 0;
+  double alpha = 1;                 // elu; prelu: alpha's initial value (alpha_initializer)
+  double hardSigmoidSlope = 1.0 / 6;  // Keras 3's hard_sigmoid, relu6(x + 3) / 6; Keras 2's is 0.2
+};
+ActivationParams defaultParams(Activation a);
 
 // Layer kinds (ipusim's names; Keras class names map onto them).
 namespace layer_kind {
@@ -39,6 +58,17 @@ inline constexpr const char* kMaxPooling1D = "max_pooling1d";
 inline constexpr const char* kAveragePooling1D = "average_pooling1d";
 inline constexpr const char* kGlobalAveragePooling1D = "global_average_pooling1d";
 inline constexpr const char* kGlobalMaxPooling1D = "global_max_pooling1d";
+// Activation layers (one input, its shape): Keras's ReLU (max_value,
+// negative_slope, threshold), LeakyReLU, ELU, PReLU (a trainable alpha),
+// Softmax (any axis); preprocessing: Rescaling (x scale + offset),
+// Normalization ((x - mean) / sqrt(variance)).
+inline constexpr const char* kRelu = "relu";
+inline constexpr const char* kLeakyRelu = "leaky_relu";
+inline constexpr const char* kElu = "elu";
+inline constexpr const char* kPRelu = "prelu";
+inline constexpr const char* kSoftmax = "softmax";
+inline constexpr const char* kRescaling = "rescaling";
+inline constexpr const char* kNormalization = "normalization";
 // Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
@@ -58,6 +88,16 @@ inline constexpr const char* kCropping2D = "cropping2d";
 // Every kind, the Keras classes read, and whether a kind merges: the layer
 // registry's (scheduler/layers/layer.hpp: layerKinds, kerasLayerClasses, isMerge).
 
+// A constant a layer broadcasts against its input (Rescaling's scale,
+// Normalization's mean): a scalar (shape {}) or values in `shape`, row-major,
+// laid on the input's axes as the layer says (Rescaling: numpy's, on the last
+// axes; Normalization: on its kept axes, from the right). No values: not given.
+struct BroadcastConstant {
+  std::vector<double> values;
+  std::vector<std::uint64_t> shape;
+  bool given() const { return !values.empty(); }
+};
+
 // LayerSpec::inputs: the model's input (the images), not a layer.
 inline constexpr std::size_t kModelInput = ~std::size_t(0);
 
@@ -76,7 +116,8 @@ struct LayerSpec {
   const std::string& weightsOwner() const { return weightsOf.empty() ? name : weightsOf; }
   // dense: output features; conv2d: filters.
   std::uint32_t units = 0;
-  Activation activation = Activation::Linear;  // dense, conv2d, activation
+  Activation activation = Activation::Linear;  // dense, conv2d, activation; relu, leaky_relu, elu, softmax layers
+  ActivationParams activationParams{};         // its constants (defaultParams, or the layer's)
   bool useBias = true;                          // dense, conv2d
   // reshape: the per-example target shape (a -1 is resolved by shape inference).
   std::vector<std::int64_t> targetShape;
@@ -100,7 +141,16 @@ struct LayerSpec {
   std::array<std::uint32_t, 4> pads{0, 0, 0, 0};
   // concatenate: the axis, counted as Keras counts it (with the batch axis
   // 0; -1 the last).
-  std::int64_t axis = -1;
+  std::int64_t axis = -1;  // also softmax's axis
+  // prelu: the axes sharing one alpha (Keras's shared_axes: 1 the first
+  // after the batch); normalization: the axes kept (a mean and variance per
+  // position along them; empty: one over everything). Resolved to 1..rank
+  // by shape inference.
+  std::vector<std::int64_t> axes{};
+  // rescaling: out = in scaleFactor + offset (Keras's scale, offset); normalization: its mean and variance
+  // (not given: 0 and 1, and the compile warns), invert: mean + in sqrt(variance).
+  BroadcastConstant scaleFactor{}, offset{}, mean{}, variance{};
+  bool invert = false;
   // model.layers[i].shard (as Keras's ipu_shard): the IPU of a replica it runs on.
   std::uint32_t shard = 0;
   // model.layers[i].stage (as a Keras layer's pipeline stage): the pipeline

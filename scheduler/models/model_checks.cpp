@@ -11,17 +11,10 @@ void checkModelAgainstLoss(const Workload& w, const std::string& source, const s
   auto fail = [&](const std::string& key, const std::string& what) {
     throw std::invalid_argument(source + ": " + key + ": " + what);
   };
-  auto layerKey = [&](std::size_t i, const std::string& key) {
-    return layersKey == "model.layers" ? "model.layers[" + std::to_string(i) + "]." + key
-                                       : layersKey + ": layer '" + w.layers[i].name + "': " + key;
-  };
+  // (A softmax anywhere but ending the model under a categorical
+  // cross-entropy is its own op: layers/activation_functions.hpp.)
   bool weights = false;
-  for (std::size_t i = 0; i < w.layers.size(); ++i) {
-    const LayerSpec& l = w.layers[i];
-    weights = weights || layerOfKind(l.kind).hasWeights(l);
-    if (l.activation == Activation::Softmax && i + 1 < w.layers.size())
-      fail(layerKey(i, "activation"), "softmax is supported on the last layer only (fused with the loss)");
-  }
+  for (const LayerSpec& l : w.layers) weights = weights || layerOfKind(l.kind).hasWeights(l);
   if (!weights) fail(layersKey, "needs at least one dense or conv2d layer");
 
   const LayerSpec& last = w.layers.back();
@@ -38,8 +31,6 @@ void checkModelAgainstLoss(const Workload& w, const std::string& source, const s
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + "'s targets are the " +
                         std::to_string(w.dataset.classes) + " classes one-hot encoded (dataset.classes), so it needs " +
                         std::to_string(w.dataset.classes));
-  if (last.activation == Activation::Softmax && !categorical)
-    fail(layerKey(w.layers.size() - 1, "activation"), "softmax is modelled only fused with a categorical cross-entropy, not " + loss);
   if (!categorical && !binary) return;  // mean squared error: any output
   const Activation probabilities = categorical ? Activation::Softmax : Activation::Sigmoid;
   const std::string act = toString(probabilities);

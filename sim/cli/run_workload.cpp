@@ -222,6 +222,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
+  for (const std::string& warning : compiled.report.warnings) std::cerr << "ipusim: warning: " << warning << "\n";
   if (compiled.report.tilesOverCapacity)
     std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity << " tiles are over their capacity of "
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes

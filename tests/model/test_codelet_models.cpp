@@ -59,14 +59,21 @@ TEST(ModelCodelets, ActivationCycles) {
   EXPECT_EQ(cyclesOf("Sigmoid<half>", {9, 9}), cyc::kUnaryOpVertexOverhead + 3 * cyc::kSigmoidHalfCyclesPerVector);
   EXPECT_EQ(cyclesOf("Tanh", {4, 4}), cyc::kUnaryOpVertexOverhead + 2 * cyc::kTanhCyclesPerVector);
   EXPECT_EQ(cyclesOf("Tanh<half>", {4, 4}), cyc::kUnaryOpVertexOverhead + 1 * cyc::kTanhHalfCyclesPerVector);
-  EXPECT_EQ(cyclesOf("Gelu", {3, 3}), cyc::kUnaryOpVertexOverhead + 2 * cyc::kGeluCyclesPerVector);
+  // Gelu is popops' GELU_ERF, one element per loop: 20 + 3 x 22.
+  EXPECT_EQ(cyclesOf("Gelu", {3, 3}), cyc::kUnaryOpVertexOverhead + 3 * cyc::kGeluCyclesPerElement);
+  EXPECT_EQ(cyclesOf("Gelu", {3, 3}), 20u + 3u * 22u);
+  EXPECT_EQ(cyclesOf("Gelu<half>", {5, 5}), cyc::kUnaryOpVertexOverhead + 5 * cyc::kGeluHalfCyclesPerElement);
   EXPECT_EQ(cyclesOf("SigmoidGrad", {9, 9, 9}),
             cyc::kNonLinearityGradVertexOverhead + 5 * cyc::kSigmoidTanhGradCyclesPerVector);
   EXPECT_EQ(cyclesOf("GeluGrad<half>", {9, 9, 9}),
             cyc::kNonLinearityGradVertexOverhead + 3 * cyc::kGeluGradHalfCyclesPerVector);
-  // The popops table entries they come from (popopsCycleEstimators.hpp unaryOpPerfInfo).
+  // The popops table entries they come from (popopsCycleEstimators.hpp unaryOpPerfInfo),
+  // and popnn's gradient costs (getNonLinearityGradOpCycles SIGMOID, TANH 3; GELU_ERF 30, 15).
   EXPECT_EQ(cyc::kSigmoidCyclesPerVector, 12u);
   EXPECT_EQ(cyc::kTanhHalfCyclesPerVector, 4u);
+  EXPECT_EQ(cyc::kSigmoidTanhGradCyclesPerVector, 3u);
+  EXPECT_EQ(cyc::kGeluGradCyclesPerVector, 30u);
+  EXPECT_EQ(cyc::kGeluGradHalfCyclesPerVector, 15u);
 }
 
 TEST(ModelCodelets, DropoutKeepsAboutOneMinusRateAndScales) {

@@ -24,7 +24,7 @@ std::string errorOf(const std::function<void()>& f) {
 }  // namespace
 
 TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
-  const std::vector<std::string> expected = {
+  std::vector<std::string> expected = {
       "Add", "Sub", "Mul", "Div", "ScaledAdd", "ScaledAddSupervisor", "ScaledAddSupervisor<half>", "Relu", "Exp", "Log", "Neg", "Square", "ReluGrad", "AddBias",
       "ReduceSum", "ReduceMax", "MatMulPartial", "Copy", "Cast", "Fill", "SoftmaxCrossEntropy",
       "SoftmaxCrossEntropyGrad", "ConvPartialnx1", "ConvWeightUpdatePartial", "MaxPool", "AvgPool", "MaxPoolGrad",
@@ -53,6 +53,13 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       // The maximum and minimum merges.
       "Maximum", "Minimum", "MaximumGrad", "MinimumGrad", "Maximum<half>", "Minimum<half>", "MaximumGrad<half>",
       "MinimumGrad<half>"};
+  // The activations of issue 26 and their gradients, softmax on any axis, the per-column ops.
+  for (const char* base :
+       {"ClippedRelu", "LeakyRelu", "BoundedLeakyRelu", "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "HardSilu",
+        "Mish", "Swish", "GeluTanh", "ClippedReluGrad", "LeakyReluGrad", "BoundedLeakyReluGrad", "EluGrad", "SeluGrad",
+        "SoftplusGrad", "SoftsignGrad", "HardSigmoidGrad", "HardSiluGrad", "MishGrad", "SwishGrad", "GeluTanhGrad",
+        "PReluAlphaGrad", "Softmax", "SoftmaxGrad", "PRelu", "PReluGrad", "Normalize", "ScaleShift"})
+    for (const std::string& name : {std::string(base), std::string(base) + "<half>"}) expected.push_back(name);
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

@@ -1,5 +1,7 @@
 #include "cpu_reference.hpp"
 
+#include "cpu_reference_activations.hpp"
+
 #include "model/numeric/dropout_mask.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/graph/op_graph.hpp"
@@ -15,25 +17,30 @@ namespace {
 
 using scheduler::Activation;
 
-float activate(Activation a, float x) {
+// Plain relu (no constants): the relu family's defaults.
+bool plainRelu(Activation a, const scheduler::ActivationParams& p) {
+  return a == Activation::Relu && p.negativeSlope == 0 && p.threshold == 0 && !p.maxValue;
+}
+
+float activate(Activation a, const scheduler::ActivationParams& p, float x) {
+  if (plainRelu(a, p)) return std::max(x, 0.0f);
   switch (a) {
-    case Activation::Relu: return std::max(x, 0.0f);
     case Activation::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
     case Activation::Tanh: return std::tanh(x);
     case Activation::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
-    default: return x;
+    default: return float(activationValue(a, p, x));  // cpu_reference_activations.cpp
   }
 }
 
-// The derivative from what the device reads: the output (relu, sigmoid, tanh) or the input (gelu).
-float derivative(Activation a, float in, float out) {
+// The derivative: relu, sigmoid and tanh from the output, the others from the input.
+float derivative(Activation a, const scheduler::ActivationParams& p, float in, float out) {
+  if (plainRelu(a, p)) return out > 0 ? 1.0f : 0.0f;
   switch (a) {
-    case Activation::Relu: return out > 0 ? 1.0f : 0.0f;
     case Activation::Sigmoid: return out * (1.0f - out);
     case Activation::Tanh: return 1.0f - out * out;
     case Activation::Gelu:
       return 0.5f * (1.0f + std::erf(in * 0.70710678118654752f)) + in * 0.39894228040143268f * std::exp(-0.5f * in * in);
-    default: return 1.0f;
+    default: return float(activationSlope(a, p, in));
   }
 }
 
@@ -147,14 +154,25 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       from.push_back(j == scheduler::kModelInput ? 0 : actOf[j]);
     std::size_t act = from[0];
     const std::uint64_t in = sizeOf[act];
-    // The last sigmoid is the binary cross-entropy's (fused into the loss, as the last softmax is).
-    const bool fusedSigmoid = w.loss.type == "binary_crossentropy" && i + 1 == w.layers.size();
+    // The last softmax is the categorical cross-entropy's, the last sigmoid
+    // the binary cross-entropy's (fused into the loss); any other softmax is
+    // over the last axis of the layer's output.
+    const bool last = i + 1 == w.layers.size();
+    const bool fusedSoftmax = last && (w.loss.type == "sparse_categorical_crossentropy" || w.loss.type == "categorical_crossentropy");
+    const bool fusedSigmoid = last && w.loss.type == "binary_crossentropy";
     auto activation = [&](Activation a) {
-      if (a != Activation::Linear && a != Activation::Softmax && !(fusedSigmoid && a == Activation::Sigmoid)) {
-        Stage s{Stage::Activation, sizeOf[act], sizeOf[act], {act}};
-        s.activation = a;
+      if (a == Activation::Linear || (fusedSoftmax && a == Activation::Softmax) || (fusedSigmoid && a == Activation::Sigmoid))
+        return;
+      if (a == Activation::Softmax) {
+        Stage s{Stage::Softmax, sizeOf[act], sizeOf[act], {act}};
+        s.axisLength = l.outputShape.back();
         act = push(s);
+        return;
       }
+      Stage s{Stage::Activation, sizeOf[act], sizeOf[act], {act}};
+      s.activation = a;
+      s.params = l.activationParams;
+      act = push(s);
     };
     if (scheduler::isMerge(l.kind)) {
       Stage s{Stage::Merge, in, scheduler::elementsOf(l.outputShape), from};
@@ -203,8 +221,46 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       }
       act = push(s);
       if (conv) activation(l.activation);
-    } else if (l.kind == k::kActivation) {
+    } else if (l.kind == k::kActivation || l.kind == k::kRelu || l.kind == k::kLeakyRelu || l.kind == k::kElu) {
       activation(l.activation);
+    } else if (l.kind == k::kSoftmax) {
+      if (std::size_t(l.axis) == l.outputShape.size()) {
+        activation(Activation::Softmax);
+      } else {
+        Stage s{Stage::Softmax, in, in, {act}};
+        s.axisLength = l.outputShape[std::size_t(l.axis) - 1];
+        for (std::size_t d = std::size_t(l.axis); d < l.outputShape.size(); ++d) s.inner *= l.outputShape[d];
+        act = push(s);
+      }
+    } else if (l.kind == k::kPRelu) {
+      Stage s{Stage::PRelu, in, in, {act}};
+      s.alpha = weight++;
+      s.columns = 1;
+      for (std::size_t d = 0; d < l.inputShape.size(); ++d)
+        if (std::find(l.axes.begin(), l.axes.end(), std::int64_t(d + 1)) == l.axes.end()) s.columns *= l.inputShape[d];
+      act = push(s);
+    } else if (l.kind == k::kRescaling) {
+      Stage s{Stage::Constant, in, in, {act}};
+      for (double v : constantPerElement(l.scaleFactor, numpyAxes(l.scaleFactor, l.inputShape.size()), l.inputShape))
+        s.first.push_back(float(v));
+      for (double v : constantPerElement(l.offset, numpyAxes(l.offset, l.inputShape.size()), l.inputShape))
+        s.second.push_back(float(v));
+      act = push(s);
+    } else if (l.kind == k::kNormalization) {
+      // Keras: (x - mean) / max(sqrt(variance), 1e-7) in float32; without a
+      // mean and variance, its initial 0 and 1.
+      Stage s{Stage::Constant, in, in, {act}};
+      s.affine = l.invert ? Stage::AddScaled : Stage::SubtractDivide;
+      std::vector<double> mean(in, 0.0), variance(in, 1.0);
+      if (l.mean.given()) {
+        mean = constantPerElement(l.mean, keptAxesFromTheRight(l.mean, l.axes), l.inputShape);
+        variance = constantPerElement(l.variance, keptAxesFromTheRight(l.variance, l.axes), l.inputShape);
+      }
+      for (std::size_t e = 0; e < in; ++e) {
+        s.first.push_back(float(mean[e]));
+        s.second.push_back(std::max(std::sqrt(float(variance[e])), 1e-7f));
+      }
+      act = push(s);
     } else if (l.kind == k::kDropout && l.rate > 0) {
       Stage s{Stage::Dropout, in, in, {act}};
       s.rate = float(l.rate);
@@ -336,7 +392,17 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         moving_[s.moving + 1][c] = float(moving_[s.moving + 1][c] * s.momentum + variance[c] * (1.0 - s.momentum));
       }
     } else if (s.kind == Stage::Activation) {
-      for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, x[e]);
+      for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, s.params, x[e]);
+    } else if (s.kind == Stage::Softmax) {
+      y = softmaxForward(x, s.axisLength, s.inner);
+    } else if (s.kind == Stage::PRelu) {  // Keras: relu(x) - alpha relu(-x)
+      const std::vector<float>& alpha = weights_[s.alpha];
+      for (std::size_t e = 0; e < y.size(); ++e) y[e] = std::max(x[e], 0.0f) - alpha[e % s.columns] * std::max(-x[e], 0.0f);
+    } else if (s.kind == Stage::Constant) {
+      for (std::size_t e = 0; e < y.size(); ++e) {
+        const float a = s.first[e % s.in], b = s.second[e % s.in];
+        y[e] = s.affine == Stage::ScaleAdd ? x[e] * a + b : s.affine == Stage::SubtractDivide ? (x[e] - a) / b : a + x[e] * b;
+      }
     } else {
       const float scale = 1.0f / (1.0f - s.rate);
       for (std::size_t e = 0; e < y.size(); ++e)
@@ -393,7 +459,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // Backward in reverse stage order, each activation's gradient the sum of
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
-    return s.kind == Stage::Dense || s.kind == Stage::Conv ||
+    return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu ||
            (s.kind == Stage::BatchNorm && (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
   std::vector<char> depends(S + 1, 0);
@@ -437,7 +503,33 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       continue;
     }
     if (s.kind == Stage::Activation) {
-      for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, input[e], acts[i + 1][e]);
+      for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= derivative(s.activation, s.params, input[e], acts[i + 1][e]);
+      deliver(inAct, std::move(grad));
+      continue;
+    }
+    if (s.kind == Stage::Softmax) {
+      deliver(inAct, softmaxBackward(acts[i + 1], grad, s.axisLength, s.inner));
+      continue;
+    }
+    if (s.kind == Stage::PRelu) {
+      // d/dx: 1 above 0, alpha below, 0 at 0 (relu's derivative at 0 is 0);
+      // d/dalpha: -relu(-x), summed over every row sharing the value.
+      const std::vector<float>& alpha = weights_[s.alpha];
+      std::vector<double> dAlpha(s.columns, 0.0);
+      for (std::size_t e = 0; e < grad.size(); ++e) dAlpha[e % s.columns] -= double(std::max(-input[e], 0.0f)) * grad[e];
+      grads.push_back({s.alpha, std::vector<float>(dAlpha.begin(), dAlpha.end())});
+      if (wantInput) {
+        for (std::size_t e = 0; e < grad.size(); ++e)
+          grad[e] *= input[e] > 0 ? 1.0f : input[e] < 0 ? alpha[e % s.columns] : 0.0f;
+        deliver(inAct, std::move(grad));
+      }
+      continue;
+    }
+    if (s.kind == Stage::Constant) {
+      for (std::size_t e = 0; e < grad.size(); ++e) {
+        const float a = s.first[e % s.in], b = s.second[e % s.in];
+        grad[e] *= s.affine == Stage::ScaleAdd ? a : s.affine == Stage::SubtractDivide ? 1.0f / b : b;
+      }
       deliver(inAct, std::move(grad));
       continue;
     }

@@ -1,8 +1,10 @@
 #pragma once
 // A straightforward CPU trainer for the acceptance tests: plain loops over
 // the same model (flatten/reshape, dense with or without bias, conv2d with or
-// without bias, max and average pooling (cpu_reference_spatial.hpp), relu /
-// sigmoid / tanh / gelu activations and layers, dropout with the device's
+// without bias, max and average pooling (cpu_reference_spatial.hpp),
+// every Keras activation (cpu_reference_activations.hpp) and the activation
+// layers (relu, leaky_relu, elu, prelu, softmax on any axis), rescaling and
+// normalization, dropout with the device's
 // masks, merges (add, subtract, multiply, concatenate), global pooling, batch normalization in training (Keras's arithmetic: two-pass batch
 // statistics, the full gradient through them, moving averages), softmax cross-entropy from logits or fused with a last softmax)
 // and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),
@@ -33,7 +35,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -51,6 +53,14 @@ class CpuReference {
     bool max = false;               // Pool: max (else average)
     bool bias = false;
     scheduler::Activation activation = scheduler::Activation::Linear;
+    scheduler::ActivationParams params{};  // Activation
+    std::uint64_t axisLength = 0, inner = 1;  // Softmax: blocks of axisLength x inner normalised along the axis
+    std::size_t alpha = 0;                 // PRelu: its weight (index in weights_), one value per `columns` elements
+    std::uint64_t columns = 0;
+    // Constant: y = x first + second (rescaling), (x - first) / second
+    // (normalization), first + x second (inverted); per element of one example.
+    enum Affine { ScaleAdd, SubtractDivide, AddScaled } affine = ScaleAdd;
+    std::vector<float> first{}, second{};
     float rate = 0;
     std::uint64_t seed = 0;
     // BatchNorm: channels (the last axis), Keras's momentum and epsilon, its

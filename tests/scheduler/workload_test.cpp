@@ -82,8 +82,8 @@ TEST(Workload, MissingDatasetFileNamesIt) {
 
 TEST(Workload, BadLayerAndEnumValues) {
   auto j = minimal();
-  j["model"]["layers"][0]["activation"] = "swish";
-  expectError(j, {"model.layers[0].activation", "'swish'", "relu | sigmoid | tanh | softmax | gelu"});
+  j["model"]["layers"][0]["activation"] = "log_softmax";
+  expectError(j, {"model.layers[0].activation", "'log_softmax'", "linear | relu | leaky_relu | relu6", "mish | swish | hard_swish"});
   j = minimal();
   j["model"]["layers"][0].erase("units");
   expectError(j, {"model.layers[0].units", "missing"});
