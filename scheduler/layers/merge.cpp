@@ -1,7 +1,10 @@
-// add, subtract, multiply, maximum, minimum, concatenate (Keras's Add,
-// Subtract, Multiply, Maximum, Minimum, Concatenate): two or more inputs of
-// one shape (concatenate: equal but for its axis) into one. The ops and their gradients: merge_layers.hpp.
+// add, subtract, multiply, average, maximum, minimum, concatenate (Keras's
+// Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate): two or
+// more inputs of one shape (concatenate: equal but for its axis) into one.
+// Average is Keras's sum then division by the count: the Add ops, then a
+// ScaleShift by 1 / count (its gradient, the same scaling, reaches every input). The ops and their gradients: merge_layers.hpp.
 #include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/broadcast_constant.hpp"
 #include "scheduler/layers/layers.hpp"
 #include "scheduler/layers/merge_layers.hpp"
 #include "scheduler/models/keras_config.hpp"
@@ -15,10 +18,10 @@ namespace k = layer_kind;
 class MergeLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override {
-    return {k::kAdd, k::kSubtract, k::kMultiply, k::kMaximum, k::kMinimum, k::kConcatenate};
+    return {k::kAdd, k::kSubtract, k::kMultiply, k::kAverage, k::kMaximum, k::kMinimum, k::kConcatenate};
   }
   std::vector<std::string> kerasClasses() const override {
-    return {"Add", "Subtract", "Multiply", "Maximum", "Minimum", "Concatenate"};
+    return {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"};
   }
   bool merges() const override { return true; }
   std::set<std::string> workloadKeys(const std::string& kind) const override {
@@ -35,7 +38,8 @@ class MergeLayer final : public Layer {
 
   void readKeras(KerasConfig& c, const std::string& cls, LayerSpec& spec) const override {
     spec.kind = cls == "Add" ? k::kAdd : cls == "Subtract" ? k::kSubtract : cls == "Multiply" ? k::kMultiply
-              : cls == "Maximum" ? k::kMaximum : cls == "Minimum" ? k::kMinimum : k::kConcatenate;
+              : cls == "Average" ? k::kAverage : cls == "Maximum" ? k::kMaximum : cls == "Minimum" ? k::kMinimum
+                                                                                               : k::kConcatenate;
     if (spec.kind == k::kConcatenate) spec.axis = c.integer("axis", -1);
   }
 
@@ -70,12 +74,33 @@ class MergeLayer final : public Layer {
   }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
+    if (l.kind == k::kAverage) return average(b, l, inputs);
     const std::size_t firstOp = b.graph().ops.size();
     const std::size_t out = addMerge(b.graph(), l, inputs, b.batch());
     const std::vector<Op> ops(b.graph().ops.begin() + std::ptrdiff_t(firstOp), b.graph().ops.end());
     b.record(inputs, out, false, [&b, kind = l.kind, inputs, ops](const Backward& bw) {
       addMergeGrad(b.graph(), kind, ops, inputs, bw.grad, [&](std::size_t in) { return bw.wants(in); },
                    [&](std::size_t in, std::size_t grad) { bw.deliver(in, grad); });
+    });
+    return out;
+  }
+
+ private:
+  static std::size_t average(TrainingGraphBuilder& b, const LayerSpec& l, const std::vector<std::size_t>& inputs) {
+    OpGraph& g = b.graph();
+    LayerSpec sum = l;
+    sum.kind = k::kAdd;
+    const std::size_t total = addMerge(g, sum, inputs, b.batch());
+    const std::uint64_t columns = g.values[total].shape.back();
+    const std::size_t scale = addLayerConstant(b, l, "scale", std::vector<double>(columns, 1.0 / double(inputs.size())));
+    const std::size_t shift = addLayerConstant(b, l, "shift", std::vector<double>(columns, 0.0));
+    const std::size_t out = b.value(l.name + "/average", g.values[total].shape, g.values[total].dtype, ValueKind::Activation, l.name);
+    g.addOp({OpKind::ScaleShift, "average", l.name, {total, scale, shift}, {out}});
+    b.record(inputs, out, false, [&b, l, inputs, scale, shift, out](const Backward& bw) {
+      OpGraph& g = b.graph();
+      const std::size_t dx = b.value(l.name + "/input_grad", g.values[out].shape, g.values[bw.grad].dtype, ValueKind::Gradient, l.name);
+      g.addOp({OpKind::ScaleShift, "input_grad", l.name, {bw.grad, scale, shift}, {dx}});
+      for (std::size_t in : inputs) bw.deliver(in, dx);
     });
     return out;
   }

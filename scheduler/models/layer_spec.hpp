@@ -73,6 +73,7 @@ inline constexpr const char* kNormalization = "normalization";
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
 inline constexpr const char* kMultiply = "multiply";
+inline constexpr const char* kAverage = "average";
 inline constexpr const char* kMaximum = "maximum";
 inline constexpr const char* kMinimum = "minimum";
 inline constexpr const char* kConcatenate = "concatenate";

@@ -85,8 +85,11 @@ std::vector<float> CpuReference::mergeForward(const Stage& s, const std::vector<
     const std::vector<float>& x = acts[s.from[i]];
     for (std::size_t e = 0; e < y.size(); ++e)
       y[e] = s.merge == "add" ? y[e] + x[e] : s.merge == "subtract" ? y[e] - x[e]
-             : s.merge == "maximum" ? std::max(y[e], x[e]) : s.merge == "minimum" ? std::min(y[e], x[e]) : y[e] * x[e];
+             : s.merge == "maximum" ? std::max(y[e], x[e]) : s.merge == "minimum" ? std::min(y[e], x[e])
+             : s.merge == "average" ? y[e] + x[e] : y[e] * x[e];
   }
+  if (s.merge == "average")  // Keras: the sum divided by the count
+    for (float& v : y) v = float(double(v) / double(s.from.size()));
   return y;
 }
 
@@ -104,6 +107,9 @@ void CpuReference::mergeBackward(const Stage& s, const std::vector<std::vector<f
       offset += s.blocks[i];
     } else if (s.merge == "add" || (s.merge == "subtract" && i == 0)) {
       g = grad;
+    } else if (s.merge == "average") {
+      g = grad;
+      for (float& v : g) v = float(double(v) / double(s.from.size()));
     } else if (s.merge == "subtract") {
       g = grad;
       for (float& v : g) v = -v;

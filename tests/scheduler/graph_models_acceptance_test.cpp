@@ -62,19 +62,21 @@ TEST(GraphModelsAcceptance, BranchesMergedEveryWay) {
                    kSteps);
 }
 
-// The elementwise maximum and minimum of three branches (Keras's Maximum,
-// Minimum): the gradient reaches, element by element, the branch that won.
-TEST(GraphModelsAcceptance, MaximumAndMinimumOfThreeBranches) {
-  expectSameLosses(run(job(R"([
+// The elementwise maximum, minimum and average of three branches (Keras's
+// Maximum, Minimum, Average): the extremes' gradient reaches, element by
+// element, the branch that won; the average's a third of it each branch.
+constexpr const char* kExtremesAndAverage = R"([
     {"type": "dense", "units": 24, "activation": "relu", "name": "stem"},
     {"type": "dense", "units": 24, "name": "a", "inputs": ["stem"]},
     {"type": "dense", "units": 24, "activation": "tanh", "name": "b", "inputs": ["stem"]},
     {"type": "dense", "units": 24, "activation": "sigmoid", "name": "c", "inputs": ["stem"]},
     {"type": "maximum", "inputs": ["a", "b", "c"], "name": "most"},
     {"type": "minimum", "inputs": ["a", "c"], "name": "least"},
-    {"type": "concatenate", "inputs": ["most", "least"]},
-    {"type": "dense", "units": 10, "activation": "softmax"}])")),
-                   kSteps);
+    {"type": "average", "inputs": ["a", "b", "c"], "name": "mean"},
+    {"type": "concatenate", "inputs": ["most", "least", "mean"]},
+    {"type": "dense", "units": 10, "activation": "softmax"}])";
+TEST(GraphModelsAcceptance, MaximumMinimumAndAverageOfThreeBranches) {
+  expectSameLosses(run(job(kExtremesAndAverage)), kSteps);
 }
 
 // 1-D pooling over the steps of a sequence (Keras's MaxPooling1D,
@@ -187,8 +189,9 @@ TEST(GraphModelsAcceptance, DenseOnASequenceAndConvAfterDense) {
 
 // The residual convnet in half precision tracks the float32 reference as the
 // chains do (precision_test.cpp): within 1%, and some rounding happens.
-void expectHalfTracksFloat(const std::string& dtype) {
-  auto j = job(kResidualConvNet, {8, 8, 1});
+void expectHalfTracksFloat(const std::string& dtype, const char* layers = kResidualConvNet,
+                           const nlohmann::json& shape = {8, 8, 1}) {
+  auto j = job(layers, shape);
   j["model"]["dtype"] = dtype;
   const TrainingLosses r = run(j);
   ASSERT_EQ(r.simulated.size(), kSteps);
@@ -200,6 +203,9 @@ void expectHalfTracksFloat(const std::string& dtype) {
 }
 
 TEST(GraphModelsAcceptance, ResidualConvNetInFloat16) { expectHalfTracksFloat("float16"); }
+TEST(GraphModelsAcceptance, MaximumMinimumAndAverageInFloat16) {
+  expectHalfTracksFloat("float16", kExtremesAndAverage, nullptr);
+}
 TEST(GraphModelsAcceptance, ResidualMlpInMixedFloat16) {
   auto j = job(kResidualMlp);
   j["model"]["dtype"] = "mixed_float16";
