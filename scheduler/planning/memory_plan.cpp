@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -12,9 +13,55 @@ namespace {
 constexpr std::uint64_t kAlign = 8;
 std::uint64_t alignUp(std::uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-struct Block {  // bytes one tensor occupies on one tile
-  std::uint64_t address, bytes;
-  std::size_t first, last;
+// First fit over the blocks alive at once on one tile, by address. Tensors
+// come in order of first use, so a block whose life ended before the next
+// tensor's begins can overlap no later one: it is freed. Every block still
+// alive overlaps the next tensor's life, so the lowest address it fits at
+// is the start of the lowest free gap between alive blocks that is large
+// enough, else the end of the highest. The gaps are kept (merged as blocks
+// free), so placing costs the gaps, not every block alive (thousands when a
+// deep model's activations all wait for the backward pass).
+class FirstFit {
+ public:
+  explicit FirstFit(std::uint64_t floor) : floor_(floor) {}
+
+  std::uint64_t place(std::uint64_t bytes, std::size_t first, std::size_t last) {
+    while (!expiry_.empty() && expiry_.top().first < first) {
+      free(expiry_.top().second);
+      expiry_.pop();
+    }
+    std::uint64_t address = top();
+    for (auto it = gaps_.begin(); it != gaps_.end(); ++it)
+      if (it->first + bytes <= it->second) {
+        address = it->first;
+        const std::uint64_t end = alignUp(address + bytes), gapEnd = it->second;
+        gaps_.erase(it);
+        if (end < gapEnd) gaps_[end] = gapEnd;
+        break;
+      }
+    blocks_[address] = alignUp(address + bytes);
+    expiry_.push({last, address});
+    return address;
+  }
+
+ private:
+  std::uint64_t top() const { return blocks_.empty() ? floor_ : blocks_.rbegin()->second; }
+
+  void free(std::uint64_t address) {
+    const auto it = blocks_.find(address);
+    std::uint64_t start = address, end = it->second;
+    blocks_.erase(it);
+    if (const auto next = gaps_.find(end); next != gaps_.end()) end = next->second, gaps_.erase(next);
+    if (auto prev = gaps_.lower_bound(start); prev != gaps_.begin() && (--prev)->second == start)
+      start = prev->first, gaps_.erase(prev);
+    if (start < top()) gaps_[start] = end;  // else it joins the free space above the highest block
+  }
+
+  std::uint64_t floor_;
+  std::map<std::uint64_t, std::uint64_t> blocks_;  // address -> aligned end
+  std::map<std::uint64_t, std::uint64_t> gaps_;    // free [start, end) below the highest block
+  using Expiry = std::pair<std::size_t, std::uint64_t>;  // last use, address
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry_;
 };
 
 }  // namespace
@@ -41,21 +88,8 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
       return useSpan[a.first].first != useSpan[b.first].first ? useSpan[a.first].first < useSpan[b.first].first
                                                               : a.first < b.first;
     });
-    std::vector<Block> placed;
-    for (auto [id, bytes] : shared) {
-      const auto [first, last] = useSpan[id];
-      std::vector<const Block*> overlapping;
-      for (const Block& b : placed)
-        if (b.first <= last && first <= b.last) overlapping.push_back(&b);
-      std::sort(overlapping.begin(), overlapping.end(), [](auto* a, auto* b) { return a->address < b->address; });
-      std::uint64_t address = bump;
-      for (const Block* b : overlapping) {
-        if (address + bytes <= b->address) break;
-        address = std::max(address, alignUp(b->address + b->bytes));
-      }
-      placed.push_back({address, bytes, first, last});
-      base[tile][id] = address;
-    }
+    FirstFit fit(bump);
+    for (auto [id, bytes] : shared) base[tile][id] = fit.place(bytes, useSpan[id].first, useSpan[id].second);
   }
   // Addresses of the intervals: consecutive within the tensor's bytes on the tile.
   for (ir::Tensor& t : exe.tensors) {
