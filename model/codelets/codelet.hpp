@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ipusim::model {
@@ -90,6 +91,8 @@ class CodeletRegistry {
 
  private:
   std::vector<std::unique_ptr<Codelet>> codelets_;
+  // By name: compiling a model looks a codelet up once per vertex, millions of times.
+  std::unordered_map<std::string, const Codelet*> byName_;
 };
 
 }  // namespace ipusim::model

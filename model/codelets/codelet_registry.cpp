@@ -35,19 +35,14 @@ const CodeletRegistry& CodeletRegistry::instance() {
 }
 
 const Codelet& CodeletRegistry::get(const std::string& name) const {
-  for (const auto& codelet : codelets_)
-    if (codelet->name() == name) return *codelet;
+  if (const auto it = byName_.find(name); it != byName_.end()) return *it->second;
   std::string message = "unknown codelet '" + name + "'";
   const std::string nearest = util::nearestName(name, names());
   if (!nearest.empty()) message += "; did you mean '" + nearest + "'?";
   throw std::invalid_argument(message);
 }
 
-bool CodeletRegistry::has(const std::string& name) const {
-  for (const auto& codelet : codelets_)
-    if (codelet->name() == name) return true;
-  return false;
-}
+bool CodeletRegistry::has(const std::string& name) const { return byName_.count(name) != 0; }
 
 std::vector<std::string> CodeletRegistry::names() const {
   std::vector<std::string> result;
@@ -60,6 +55,7 @@ void CodeletRegistry::add(std::unique_ptr<Codelet> codelet) {
   if (!codelet) throw std::invalid_argument("CodeletRegistry::add: null codelet");
   if (has(codelet->name()))
     throw std::invalid_argument("CodeletRegistry::add: codelet '" + codelet->name() + "' is already registered");
+  byName_.emplace(codelet->name(), codelet.get());
   codelets_.push_back(std::move(codelet));
 }
 

@@ -1,5 +1,6 @@
 #include "model/ir/name.hpp"
 
+#include <cstdint>
 #include <mutex>
 #include <unordered_set>
 
@@ -23,6 +24,21 @@ const std::string* intern(std::string_view s) {
   return &*t.strings.emplace(s).first;
 }
 
+// Most names come from string literals ("in", "out", "ConvPartialnx1"): a
+// small per-thread cache by the characters' address, confirmed by content
+// (the address may be a reused buffer's), skips the hash and the lock.
+const std::string* internCString(const char* s) {
+  struct Entry {
+    const char* chars = nullptr;
+    const std::string* interned = nullptr;
+  };
+  thread_local Entry cache[64];
+  Entry& e = cache[(reinterpret_cast<std::uintptr_t>(s) >> 3) % 64];
+  if (e.chars == s && e.interned->compare(s) == 0) return e.interned;
+  e = {s, intern(s)};
+  return e.interned;
+}
+
 }  // namespace
 
 Name::Name() {
@@ -30,5 +46,6 @@ Name::Name() {
   s_ = empty;
 }
 Name::Name(std::string_view s) : s_(intern(s)) {}
+Name::Name(const char* s) : s_(internCString(s)) {}
 
 }  // namespace ipusim::ir

@@ -20,7 +20,7 @@ class Name {
   Name();  // ""
   Name(std::string_view s);  // NOLINT: implicit, as a string
   Name(const std::string& s) : Name(std::string_view(s)) {}  // NOLINT
-  Name(const char* s) : Name(std::string_view(s)) {}          // NOLINT
+  Name(const char* s);                                        // NOLINT
 
   const std::string& str() const { return *s_; }
   operator const std::string&() const { return *s_; }  // NOLINT

@@ -69,17 +69,30 @@ class FirstFit {
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory) {
   // Per tile, the bytes each tensor needs there (its intervals are laid out
-  // one after another).
-  std::vector<std::map<ir::Id, std::uint64_t>> need(numTiles);
+  // one after another), in tensor order. Flat arrays indexed by tile: a
+  // ResNet-50 step maps millions of intervals, and maps keyed by tile and
+  // tensor spent most of the plan chasing pointers.
+  std::vector<std::vector<std::pair<ir::Id, std::uint64_t>>> need(numTiles);
+  std::vector<std::uint64_t> onTile(numTiles, 0);  // scratch: one tensor's bytes (then cursor) per tile
+  std::vector<std::uint32_t> touched;
+  auto forEachTile = [&](const ir::Tensor& t, auto&& visit) {  // sums t's bytes per tile, visits, clears
+    for (const auto& iv : t.mapping) {
+      if (iv.tile >= numTiles) throw std::out_of_range("planMemory: tensor '" + t.name + "' on tile " + std::to_string(iv.tile));
+      if (onTile[iv.tile] == 0) touched.push_back(iv.tile);
+      onTile[iv.tile] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+    }
+    for (std::uint32_t tile : touched) visit(tile, onTile[tile]), onTile[tile] = 0;
+    touched.clear();
+  };
   for (const ir::Tensor& t : exe.tensors)
-    for (const auto& iv : t.mapping) need.at(iv.tile)[t.id] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+    forEachTile(t, [&](std::uint32_t tile, std::uint64_t bytes) { need[tile].push_back({t.id, bytes}); });
 
-  std::vector<std::map<ir::Id, std::uint64_t>> base(numTiles);
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> baseOf(exe.tensors.size());  // per tensor: (tile, address)
   for (std::uint32_t tile = 0; tile < numTiles; ++tile) {
     std::uint64_t bump = 0;
     std::vector<std::pair<ir::Id, std::uint64_t>> shared;
     for (auto [id, bytes] : need[tile]) {
-      if (exe.tensors[id].alwaysLive) base[tile][id] = bump, bump = alignUp(bump + bytes);
+      if (exe.tensors[id].alwaysLive) baseOf[id].push_back({tile, bump}), bump = alignUp(bump + bytes);
       else shared.push_back({id, bytes});
     }
     // First fit by start of life: the lowest address clear of every block
@@ -89,16 +102,16 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
                                                               : a.first < b.first;
     });
     FirstFit fit(bump);
-    for (auto [id, bytes] : shared) base[tile][id] = fit.place(bytes, useSpan[id].first, useSpan[id].second);
+    for (auto [id, bytes] : shared) baseOf[id].push_back({tile, fit.place(bytes, useSpan[id].first, useSpan[id].second)});
   }
   // Addresses of the intervals: consecutive within the tensor's bytes on the tile.
   for (ir::Tensor& t : exe.tensors) {
-    std::map<std::uint32_t, std::uint64_t> cursor;
+    for (auto [tile, address] : baseOf[t.id]) onTile[tile] = address;
     for (auto& iv : t.mapping) {
-      auto [it, fresh] = cursor.try_emplace(iv.tile, base[iv.tile].at(t.id));
-      iv.address = it->second;
-      it->second += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+      iv.address = onTile[iv.tile];
+      onTile[iv.tile] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
     }
+    for (auto [tile, address] : baseOf[t.id]) onTile[tile] = 0;
   }
   // Every figure and the check come from THE per-tile figure
   // (ir::tileMemoryUsage), the one the profile, `ipusim report` and the
