@@ -97,10 +97,14 @@ void checkGeometry(ShapeCheck& check) {
   check.param("padTop"), check.param("padLeft");
 }
 
-std::string dims(std::initializer_list<std::uint64_t> d) {
-  std::string s;
-  for (auto x : d) s += (s.empty() ? "" : " x ") + std::to_string(x);
-  return s;
+// "<a> x <b> x <chans> = ..." for a field of `lead` dimensions then the
+// channels: the convGroups factor is named only when there are groups.
+std::string fieldText(const std::string& lead, std::initializer_list<std::uint64_t> leadSizes, const char* chans,
+                      std::uint64_t groups, std::uint64_t perGroup) {
+  std::string names = lead + " x " + (groups > 1 ? "convGroups x " : "") + chans, sizes;
+  for (auto x : leadSizes) sizes += (sizes.empty() ? "" : " x ") + std::to_string(x);
+  sizes += (groups > 1 ? " x " + std::to_string(groups) : std::string()) + " x " + std::to_string(perGroup);
+  return names + " = " + sizes;
 }
 
 // The kernels. Both keep the vertex's order of additions per output element
@@ -411,12 +415,11 @@ class ConvPartialForward final : public FlatCodelet<ConvPartialForward> {
                                     "; the vertical MAC takes one output channel per conv group");
     }
     check.expectSize("in", g.batch * g.inH * g.inW * g.inC(),
-                     "batch x inH x inW x convGroups x inChans = " + dims({g.batch, g.inH, g.inW, g.groups, g.inChans}));
+                     fieldText("batch x inH x inW", {g.batch, g.inH, g.inW}, "inChans", g.groups, g.inChans));
     check.expectSize("weights", g.kH * g.kW * g.inChans * g.outC(),
-                     "kernelH x kernelW x inChans x convGroups x outChans = " +
-                         dims({g.kH, g.kW, g.inChans, g.groups, g.outChans}));
+                     fieldText("kernelH x kernelW x inChans", {g.kH, g.kW, g.inChans}, "outChans", g.groups, g.outChans));
     check.expectSize("out", g.batch * g.outH * g.outW * g.outC(),
-                     "batch x outH x outW x convGroups x outChans = " + dims({g.batch, g.outH, g.outW, g.groups, g.outChans}));
+                     fieldText("batch x outH x outW", {g.batch, g.outH, g.outW}, "outChans", g.groups, g.outChans));
   }
 
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
@@ -513,12 +516,11 @@ class ConvWeightUpdate final : public FlatCodelet<ConvWeightUpdate> {
     check.flag("accumulate");
     const Geometry g = geometry(shape.params.data());
     check.expectSize("in", g.batch * g.inH * g.inW * g.inC(),
-                     "batch x inH x inW x convGroups x inChans = " + dims({g.batch, g.inH, g.inW, g.groups, g.inChans}));
+                     fieldText("batch x inH x inW", {g.batch, g.inH, g.inW}, "inChans", g.groups, g.inChans));
     check.expectSize("deltas", g.batch * g.outH * g.outW * g.outC(),
-                     "batch x outH x outW x convGroups x outChans = " + dims({g.batch, g.outH, g.outW, g.groups, g.outChans}));
+                     fieldText("batch x outH x outW", {g.batch, g.outH, g.outW}, "outChans", g.groups, g.outChans));
     check.expectSize("out", g.kH * g.kW * g.inChans * g.outC(),
-                     "kernelH x kernelW x inChans x convGroups x outChans = " +
-                         dims({g.kH, g.kW, g.inChans, g.groups, g.outChans}));
+                     fieldText("kernelH x kernelW x inChans", {g.kH, g.kW, g.inChans}, "outChans", g.groups, g.outChans));
   }
 
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
