@@ -151,6 +151,18 @@ constexpr const char* kOneD = R"([
 
 TEST(ConvFamilyAcceptance, DepthwiseSeparableAndTransposedConv1D) { expectSame(job(kOneD, {12, 3}, kSgd)); }
 
+// The family from Keras files (tests/data/keras/make_conv_family.py: a
+// depthwise-separable block, SeparableConv2D, a dilated grouped Conv2D,
+// Conv2DTranspose, and a 1-D branch of Conv1D causal dilated,
+// DepthwiseConv1D, SeparableConv1D and Conv1DTranspose), in either format.
+void expectKerasFileTrains(const char* file) {
+  nlohmann::json j = job("[]", {8, 8, 3}, kSgd);
+  j["model"] = {{"keras", sourcePath(std::string("tests/data/keras/") + file)}};
+  expectSame(j);
+}
+TEST(ConvFamilyAcceptance, KerasTf2ConvFamily) { expectKerasFileTrains("conv_family_tf2.json"); }
+TEST(ConvFamilyAcceptance, Keras3ConvFamily) { expectKerasFileTrains("conv_family_keras3.json"); }
+
 // Half precision: the depthwise-separable block, the transposed and the 1-D nets.
 // (Adam's squared gradients underflow in float16 variables: SGD there.)
 TEST(ConvFamilyAcceptance, DepthwiseSeparableInFloat16) { expectHalfTracksFloat(job(kSeparable, {10, 10, 3}, kSgd), "float16"); }
