@@ -65,7 +65,7 @@ class ConvLayer final : public Layer {
 
   bool hasWeights(const LayerSpec&) const override { return true; }
   Footprint footprint(const LayerSpec& l) const override {
-    const long double kernel = (long double)l.window[0] * l.window[1] * l.inputShape.back() * l.units;
+    const long double kernel = (long double)l.window[0] * l.window[1] * (l.inputShape.back() / l.groups) * l.units;
     Footprint f{{{"kernel", kernel}}, 0, "input", (long double)elementsOf(l.inputShape)};
     if (l.useBias) f.weights.push_back({"bias", l.units});
     return f;  // the kernel gradient reads the input

@@ -66,6 +66,13 @@ class DepthwiseConvLayer final : public Layer {
   }
 
   bool hasWeights(const LayerSpec&) const override { return true; }
+  Footprint footprint(const LayerSpec& l) const override {
+    // The kernel channels x depth_multiplier (= units) per tap; the kernel gradient reads the input.
+    Footprint f{{{"kernel", (long double)l.window[0] * l.window[1] * l.units}}, 0, "input",
+                (long double)elementsOf(l.inputShape)};
+    if (l.useBias) f.weights.push_back({"bias", l.units});
+    return f;
+  }
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {

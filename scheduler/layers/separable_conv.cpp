@@ -69,6 +69,17 @@ class SeparableConvLayer final : public Layer {
   }
 
   bool hasWeights(const LayerSpec&) const override { return true; }
+  Footprint footprint(const LayerSpec& l) const override {
+    const long double middle = (long double)l.inputShape.back() * l.depthMultiplier;
+    // The depthwise output (the pointwise kernel gradient reads it) has the
+    // output's positions and `middle` channels; both it and the input are kept.
+    const long double positions = (long double)elementsOf(l.outputShape) / l.units;
+    Footprint f{{{"depthwise_kernel", (long double)l.window[0] * l.window[1] * middle},
+                 {"pointwise_kernel", middle * l.units}},
+                0, "input", (long double)elementsOf(l.inputShape) + positions * middle};
+    if (l.useBias) f.weights.push_back({"bias", l.units});
+    return f;
+  }
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
