@@ -191,22 +191,29 @@ std::vector<ConvPlan> convPlanSpace(const ConvShape& s, const model::Target& tar
     return counts;
   };
   const bool wu = s.pass == ConvPass::WeightUpdate, half = s.inputType == ir::DType::Half;
-  // The candidates (method, conv groups per vector, channel grains).
+  // The candidates (method, conv groups per vector, channel grains), after
+  // lib/poplin/ConvVertexType.cpp getConvVertex{AMP,HMAC,VMAC}Candidates.
   struct Candidate {
     ConvMethod method;
     std::uint64_t groupsPerVector, groupGrain, inGrain, outGrain;
   };
+  // AMP: input channels in the conv units' groups (8 floats, 16 halves),
+  // output channels in the conv units' count.
   std::vector<Candidate> candidates{
       {ConvMethod::Amp, 1, 1,
        half ? model::cycles::kAmpHalfInputChannelsPerGroup : model::cycles::kAmpFloatInputChannelsPerGroup,
        model::cycles::ampConvUnits(target, s.inputType)}};
-  // HMAC: input channels in poplin's grain (2 halves), output channels in
-  // groups of 1 (float partials) or 2 (half).
-  candidates.push_back({ConvMethod::HorizontalMac, 1, 1, half ? 2u : 1u, half && s.outputType == ir::DType::Half ? 2u : 1u});
-  // VMAC: half activations, one output channel per group, groups in vectors
-  // of 4 (the half vector width), or 8 and 16 with half partials.
+  // HMAC: input channels in its grain (1 float, 2 halves: "never ... padding
+  // when sending activations over the exchange"), output channels in groups
+  // of 1 (float partials) or 2 (half partials: two in its inner loop).
+  candidates.push_back(
+      {ConvMethod::HorizontalMac, 1, 1, half ? 2u : 1u, half && s.outputType == ir::DType::Half ? 2u : 1u});
+  // VMAC: half activations, one input and one output channel per group,
+  // groups in vectors of the half vector width (4), and of 8 and 16 with
+  // half partials; not for the weight update (not modelled).
   if (half && !wu && s.outChans == 1) {
-    candidates.push_back({ConvMethod::VerticalMac, 4, 4, 1, 1});
+    const std::uint64_t width = model::cycles::elementsPerVector(target, ir::DType::Half);
+    candidates.push_back({ConvMethod::VerticalMac, width, width, 1, 1});
     if (s.outputType == ir::DType::Half)
       for (std::uint64_t g : {8u, 16u}) candidates.push_back({ConvMethod::VerticalMac, g, g, 1, 1});
   }
@@ -225,8 +232,8 @@ std::vector<ConvPlan> convPlanSpace(const ConvShape& s, const model::Target& tar
               // ReduceSum vertex each; poplin's reduce vertices take lists of
               // regions, ours one): not considered.
               if (!wu && pci > 1 && pco > 1) continue;
-              // The VMAC takes one output channel per group (no reduction
-              // over its input channels: their partials stay per worker).
+              // The VMAC takes one output channel per group; a split of its
+              // input channels (partials reduced over tiles) is not modelled.
               if (m.method == ConvMethod::VerticalMac && (pco > 1 || pci > 1)) continue;
               ConvPlan p;
               p.pg = pg, p.pb = pb, p.ph = ph, p.pci = pci, p.pco = pco;
