@@ -149,11 +149,14 @@ std::size_t CpuReference::addConvFamily(const scheduler::LayerSpec& l, std::size
   // The image read: rows x columns x channels, one row for a 1-D layer.
   const bool oneD = l.inputShape.size() == 2;
   const std::uint64_t h = oneD ? 1 : l.inputShape[0], w = l.inputShape[oneD ? 0 : 1], c = l.inputShape.back();
-  const std::uint64_t outH = oneD ? 1 : l.outputShape[0], outW = l.outputShape[oneD ? 0 : 1];
   const std::uint64_t kH = l.window[0], kW = l.window[1];
   Stage s{Stage::ConvFamily, in, scheduler::elementsOf(l.outputShape), {act}};
   s.kernel = weight;
   if (l.kind == k::kConv1DTranspose || l.kind == k::kConv2DTranspose) {
+    // The output's size as Keras computes it (here, not the compiler's shape inference).
+    auto padding = [&](int d) { return l.outputPadding ? std::int64_t((*l.outputPadding)[d]) : std::int64_t(-1); };
+    const std::uint64_t outH = oneD ? 1 : transposedLength(h, kH, l.strides[0], l.dilation[0], l.padding, padding(0));
+    const std::uint64_t outW = transposedLength(w, kW, l.strides[1], l.dilation[1], l.padding, padding(1));
     s.transposed = true;
     s.conv = ConvGeometry::transposed(batch_, h, w, c, outH, outW, l.units, kH, kW, l.strides[0], l.strides[1],
                                       l.dilation[0], l.dilation[1], l.padding);
@@ -164,6 +167,10 @@ std::size_t CpuReference::addConvFamily(const scheduler::LayerSpec& l, std::size
     s.conv = ConvGeometry::convolution(batch_, h, w, c, out, kH, kW, l.strides[0], l.strides[1], l.dilation[0],
                                        l.dilation[1], l.padding, depthwise ? c : l.groups);
   }
+  if (s.conv.outH * s.conv.outW * (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D ? l.units : s.conv.outC) !=
+      s.out)
+    throw std::logic_error("CpuReference: layer " + l.name + ": the output's size differs from the compiler's " +
+                           scheduler::shapeText(l.outputShape));
   if (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D) {
     // The depthwise half, then the pointwise 1x1 convolution with the bias.
     s.out = s.conv.outH * s.conv.outW * s.conv.outC;
