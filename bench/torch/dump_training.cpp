@@ -33,7 +33,9 @@ json layerJson(const scheduler::LayerSpec& l) {
             {"rate", l.rate},           {"momentum", l.momentum}, {"epsilon", l.epsilon},
             {"center", l.center},       {"scale", l.scale},       {"keepdims", l.keepDims},
             {"axis", l.axis},           {"pads", l.pads},         {"input_shape", l.inputShape},
-            {"output_shape", l.outputShape}};
+            {"output_shape", l.outputShape},                      {"dilation", l.dilation},
+            {"groups", l.groups},       {"depth_multiplier", l.depthMultiplier},
+            {"output_padding", l.outputPadding ? json(*l.outputPadding) : json(nullptr)}};
   json inputs = json::array();
   for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
   j["inputs"] = inputs;

@@ -8,7 +8,8 @@ cmake --build build --target ipusim-torch-dump >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 status=0
-for w in bench/torch/residual_mlp.json bench/torch/residual_convnet.json workloads/resnet20_cifar.json; do
+for w in bench/torch/residual_mlp.json bench/torch/residual_convnet.json bench/torch/depthwise_separable.json \
+         bench/torch/residual_conv1d.json bench/torch/conv_transpose.json workloads/resnet20_cifar.json; do
   name=$(basename "$w" .json)
   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bin/ipusim-torch-dump "$w" 20 "$out/$name.json"
   "$python" bench/torch/torch_check.py "$out/$name.json" > "$out/$name.txt" || status=1

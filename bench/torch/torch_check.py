@@ -2,7 +2,9 @@
 """Trains what ipusim-torch-dump wrote in PyTorch and compares the losses.
 
 An implementation independent of ipusim's own CPU reference
-(tests/scheduler/cpu_reference.cpp): PyTorch's convolutions, pooling, batch
+(tests/scheduler/cpu_reference.cpp): PyTorch's convolutions (grouped,
+dilated, depthwise as torch's groups, transposed as torch's conv_transpose
+cropped as TF does), pooling, batch
 normalization, matrix products, cross-entropy and autograd, on the same
 initial weights and batches, so that a misreading of Keras shared by ipusim
 and its reference cannot pass unseen. Activations are channels last (NHWC)
@@ -47,6 +49,50 @@ def nchw(x):
 
 def nhwc(x):
     return x.permute(0, 2, 3, 1)
+
+
+def conv_pads(size, k, s, d, padding):
+    """The padding before and after of one dimension of a Keras convolution."""
+    keff = (k - 1) * d + 1
+    if padding == "valid":
+        return 0, 0
+    if padding == "causal":  # Conv1D: every output reads only earlier steps
+        return keff - 1, 0
+    return tf_same(size, keff, s)
+
+
+def as_image(x, l):
+    """A 1-D layer's steps x channels as one row of an image."""
+    return x.unsqueeze(1) if len(l["input_shape"]) == 2 else x
+
+
+def as_kernel(k):
+    """A 1-D kernel [k, in, out] as a one-row 2-D kernel."""
+    return k.unsqueeze(0) if k.dim() == 3 else k
+
+
+def convolve(x, kernel, l, groups):
+    """Keras's convolution of an NHWC image with an HWIO kernel (in = channels / groups)."""
+    (kh, kw), (sh, sw), (dh, dw) = l["window"], l["strides"], l["dilation"]
+    top, bottom = conv_pads(x.shape[1], kh, sh, dh, l["padding"])
+    left, right = conv_pads(x.shape[2], kw, sw, dw, l["padding"])
+    x = F.pad(x, (0, 0, left, right, top, bottom))
+    return nhwc(F.conv2d(nchw(x), kernel.permute(3, 2, 0, 1), None, stride=(sh, sw), dilation=(dh, dw), groups=groups))
+
+
+def transposed(x, kernel, l, out_h, out_w):
+    """TF's conv_transpose: the full transposed convolution (torch's, no
+    padding), cropped by the padding of the convolution from the output back
+    to the input (TF's arithmetic over the output), zeros past its end."""
+    (kh, kw), (sh, sw), (dh, dw) = l["window"], l["strides"], l["dilation"]
+    full = nhwc(F.conv_transpose2d(nchw(x), kernel.permute(3, 2, 0, 1), None, stride=(sh, sw), dilation=(dh, dw)))
+    def before(out, k, s, d):
+        if l["padding"] != "same":
+            return 0
+        return tf_same(out, (k - 1) * d + 1, s)[0]
+    top, left = before(out_h, kh, sh, dh), before(out_w, kw, sw, dw)
+    full = F.pad(full, (0, 0, 0, max(0, left + out_w - full.shape[2]), 0, max(0, top + out_h - full.shape[1])))
+    return full[:, top:top + out_h, left:left + out_w, :]
 
 
 def window_pad(x, layer, value):
@@ -95,11 +141,9 @@ class Model:
             if l["use_bias"]:
                 y = y + p[l["name"] + "/bias"]
             return self.act(i, l, y)
-        if k == "conv2d":
-            kernel = p[l["name"] + "/kernel"].permute(3, 2, 0, 1)  # HWIO -> OIHW
-            y = F.conv2d(nchw(window_pad(x, l, 0.0)), kernel, p.get(l["name"] + "/bias") if l["use_bias"] else None,
-                         stride=tuple(l["strides"]))
-            return self.act(i, l, nhwc(y))
+        if k in ("conv2d", "conv1d", "depthwise_conv2d", "depthwise_conv1d", "separable_conv2d", "separable_conv1d",
+                 "conv2d_transpose", "conv1d_transpose"):
+            return self.act(i, l, self.convolution(l, x).reshape([self.batch] + l["output_shape"]))
         if k == "max_pooling2d":
             return nhwc(F.max_pool2d(nchw(window_pad(x, l, -math.inf)), tuple(l["window"]), tuple(l["strides"])))
         if k == "average_pooling2d":
@@ -141,6 +185,32 @@ class Model:
                 return x[:, t:x.shape[1] - b, left:x.shape[2] - r, :]
             return x[:, left:x.shape[1] - r, :]
         raise NotImplementedError(f"layer kind {k}")
+
+
+def convolution_of(model, l, x):
+    """The convolution family (before the activation), as Keras defines each layer."""
+    k, p, name = l["kind"], model.params, l["name"]
+    image = as_image(x, l)
+    channels = image.shape[-1]
+    bias = p.get(name + "/bias") if l["use_bias"] else None
+    if k in ("conv2d", "conv1d"):
+        y = convolve(image, as_kernel(p[name + "/kernel"]), l, l["groups"])
+    elif k in ("depthwise_conv2d", "depthwise_conv1d", "separable_conv2d", "separable_conv1d"):
+        # The depthwise kernel [.., channels, multiplier] as a grouped kernel
+        # [.., 1, channels x multiplier]: output channel c x multiplier + m reads channel c.
+        dk = as_kernel(p[name + ("/kernel" if k.startswith("depthwise") else "/depthwise_kernel")])
+        y = convolve(image, dk.reshape(dk.shape[0], dk.shape[1], 1, -1), l, channels)
+        if k.startswith("separable"):
+            pk = as_kernel(p[name + "/pointwise_kernel"])
+            y = nhwc(F.conv2d(nchw(y), pk.permute(3, 2, 0, 1)))
+    else:
+        out = l["output_shape"]
+        out_h, out_w = (1, out[0]) if len(out) == 2 else (out[0], out[1])
+        y = transposed(image, as_kernel(p[name + "/kernel"]), l, out_h, out_w)
+    return y + bias if bias is not None else y
+
+
+Model.convolution = convolution_of
 
 
 def loss_of(dump, logits, labels):

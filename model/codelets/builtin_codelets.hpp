@@ -19,7 +19,7 @@ void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Inc
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
 void addAccuracyCodelet(CodeletRegistry& registry);
 void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
-void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvWeightUpdatePartial
+void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvPartialHorizontalMac, ConvPartialVerticalMac, ConvWeightUpdatePartial, ConvWeightUpdateHorizontalMac
 void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
 void addBatchNormCodelets(CodeletRegistry& registry);            // BatchNormStatistics, BatchNormalise, BatchNormInputGrad
 void addActivationCodelets(CodeletRegistry& registry);           // ClippedRelu, LeakyRelu, Elu, ... and their gradients

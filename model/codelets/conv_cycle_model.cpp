@@ -59,7 +59,7 @@ ir::Cycles convPartialnx1Cycles(const Nx1Shape& s, const Target& target) {
   const std::uint64_t inGroups =
       ceilDiv(s.inChans, floatActs ? kAmpFloatInputChannelsPerGroup : kAmpHalfInputChannelsPerGroup);
   const std::uint64_t outGroups = ceilDiv(s.outChans, outChansPerGroup);
-  const std::uint64_t convGroups = 1;
+  const std::uint64_t convGroups = s.convGroups;
   const std::uint64_t passes = outChansPerGroup / convUnits;
   // Weights per conv unit equal the input channels per group (8 floats or
   // 16 halves), so the conv unit's weight height (filterHeight) is 1.
@@ -89,15 +89,16 @@ ir::Cycles convPartialnx1Cycles(const Nx1Shape& s, const Target& target) {
       (convGroups - 1) * kNx1BranchStallCycles + 1 +
       convGroups * (kNx1ConvGroupOverhead + inGroups * (kNx1InGroupOverhead + outGroups * (kNx1OutGroupOverhead + inner)));
   if (!s.zeroPartials) return outer;
-  // estimateZeroSupervisorCycles(field = batch x outH x outW, ...): each
-  // worker zeroes ceil(field x outChansPerGroup / contexts) elements per
-  // group, counted as floats whatever the partials' type (PopLibs passes
-  // isFloat = true).
-  const std::uint64_t field = s.batch * s.outH * s.outW;
+  return outer + zeroPartialsCycles(s.batch * s.outH * s.outW, outChansPerGroup, outGroups * convGroups, target);
+}
+
+ir::Cycles zeroPartialsCycles(std::uint64_t field, std::uint64_t outChansPerGroup, std::uint64_t groups,
+                              const Target& target) {
+  const std::uint64_t contexts = target.tile.workerContexts;
   const std::uint64_t perWorker = ceilDiv(field * outChansPerGroup, contexts);
   const ir::Cycles zeroWorker =
       floatVectors(perWorker, target) + kZeroWorkerOverheadFloat - kNx1ZeroRetentionSavingsFloat;
-  return outer + zeroWorker * contexts * outGroups * convGroups;
+  return zeroWorker * contexts * groups;
 }
 
 ir::Cycles poolingCycles(PoolKind kind, const PoolShape& s, const Target& target) {

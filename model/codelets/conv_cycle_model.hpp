@@ -61,8 +61,20 @@ std::vector<std::vector<std::uint64_t>> convWorkerPartition(std::uint64_t batch,
                                                             std::uint64_t outW, std::uint64_t contexts,
                                                             std::uint64_t outputStrideH, std::uint64_t outputStrideW);
 
+// Zeroing a vertex's partials before its first pass (estimateZeroSupervisorCycles
+// -> getZeroSupervisorVertexCycleEstimate): `field` positions of
+// `outChansPerGroup` channels in each of `groups` (output groups x conv
+// groups), each worker ceil(field x outChansPerGroup / contexts) elements
+// per group, counted as floats whatever the partials' type (PopLibs passes
+// isFloat = true).
+ir::Cycles zeroPartialsCycles(std::uint64_t field, std::uint64_t outChansPerGroup, std::uint64_t groups,
+                              const Target& target);
+
 struct Nx1Shape {
+  // inChans, outChans: per conv group; convGroups of them one after another
+  // (poplin's numConvGroups: AMP vertices take a conv-group grouping of 1).
   std::uint64_t batch = 1, outH = 1, outW = 1, inChans = 1, outChans = 1, kernelH = 1, kernelW = 1;
+  std::uint64_t convGroups = 1;
   std::uint64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;  // conv stride, input dilation
   bool zeroPartials = true;
   ir::DType inputType = ir::DType::Float, partialsType = ir::DType::Float;

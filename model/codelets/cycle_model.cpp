@@ -137,7 +137,7 @@ ir::Cycles ampInnerLoopCycles(std::uint64_t m, bool zeroing, const AmpPath& p, s
 }  // namespace
 
 ir::Cycles ampMatMulCycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, bool zeroFirst, ir::DType inputType,
-                           ir::DType partialsType, const Target& target) {
+                           ir::DType partialsType, const Target& target, std::uint64_t convGroups) {
   const AmpPath p = ampPath(inputType, partialsType, target);
   const std::uint64_t contexts = target.tile.workerContexts;
   const std::uint64_t inGroups =
@@ -145,14 +145,17 @@ ir::Cycles ampMatMulCycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, bo
   const std::uint64_t outGroups = ceilDiv(n, p.convUnits);
   const ir::Cycles common = p.common ? kAmpCommonPathCycles : 0;
   const ir::Cycles retention =
-      p.retentionSavings == 0 ? 0 : contexts * (p.retentionSavings + kAmpRetentionInGroupCycles * (inGroups - 1));
+      p.retentionSavings == 0
+          ? 0
+          : contexts * (p.retentionSavings + kAmpRetentionInGroupCycles * (inGroups * convGroups - 1));
   const ir::Cycles first = ampInnerLoopCycles(m, zeroFirst, p, contexts);
   const ir::Cycles later = ampInnerLoopCycles(m, false, p, contexts);
-  return kAmpSupervisorOverhead + retention + kAmpConvGroupOverhead + common +
-         (inGroups - 1) * (kAmpInGroupOverhead - common +
-                           outGroups * (kAmpOutGroupOverhead + kAmpWeightLoadCycles + later)) +
-         kAmpFirstPassInGroupOverhead +
-         outGroups * (kAmpFirstPassOutGroupOverhead - common + kAmpWeightLoadCycles + first);
+  return kAmpSupervisorOverhead + retention +
+         convGroups * (kAmpConvGroupOverhead + common +
+                       (inGroups - 1) * (kAmpInGroupOverhead - common +
+                                         outGroups * (kAmpOutGroupOverhead + kAmpWeightLoadCycles + later)) +
+                       kAmpFirstPassInGroupOverhead +
+                       outGroups * (kAmpFirstPassOutGroupOverhead - common + kAmpWeightLoadCycles + first));
 }
 
 ir::Cycles nonLinearity2DCycles(std::uint64_t n, ir::DType type, ir::Cycles opCycles, ir::Cycles vectorCycles,

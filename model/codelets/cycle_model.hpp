@@ -445,8 +445,12 @@ std::uint64_t ampConvUnits(const Target& target, ir::DType inputType);
 // Tile cycles of MatMulPartial (m x k) . (k x n) by the poplin estimate
 // above for `inputType` activations (a, b) and `partialsType` partials
 // (out), each Float or Half; `zeroFirst`: the first input-channel pass
-// zeroes the partials (false when accumulating into out).
+// zeroes the partials (false when accumulating into out); `convGroups`
+// such products one after another in one vertex (poplin's numConvGroups:
+// the supervisor's conv-group loop, and the retention cost per further
+// input group of every conv group).
 ir::Cycles ampMatMulCycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, bool zeroFirst,
-                           ir::DType inputType, ir::DType partialsType, const Target& target);
+                           ir::DType inputType, ir::DType partialsType, const Target& target,
+                           std::uint64_t convGroups = 1);
 
 }  // namespace ipusim::model::cycles

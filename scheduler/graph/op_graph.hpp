@@ -71,10 +71,11 @@ enum class OpKind {
   MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
   AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
   RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop
-  // NHWC activations, HWIO kernels (as Keras stores them); attr `window`
-  // (scheduler/layers/conv_layers.hpp builds these).
+  // NHWC activations, HWIO kernels (as Keras stores them); attrs `window`,
+  // `groups` (scheduler/layers/conv_layers.hpp builds these).
   Conv2D,                 // (input, kernel) -> output
-  Conv2DInputGrad,        // (outputGrad, kernel) -> inputGrad (its shape: the forward input's)
+  Conv2DInputGrad,        // (outputGrad, kernel) -> inputGrad (its shape: the forward input's); also a
+                          //   Conv2DTranspose layer's forward op
   Conv2DWeightGrad,       // (input, outputGrad) -> kernelGrad
   MaxPool2D,              // input -> output
   MaxPool2DGrad,          // (input, outputGrad) -> inputGrad (to each window's first maximum, as TF)
@@ -130,6 +131,7 @@ struct Op {
   std::uint64_t index = 0;                     // MeanLoss: the element written; ExtremumGrad: the operand
   std::string codelet{};                       // RowLoss, ExtremumGrad
   Window window{};  // Conv2D* and *Pool2D*
+  std::uint64_t groups = 1;  // Conv2D*: conv groups (grouped and depthwise convolutions)
   double epsilon = 0, momentum = 0;  // BatchNormStatistics
   std::uint64_t rows = 0;                  // Concat, Slice
   std::vector<std::uint64_t> blocks{};     // Concat, Slice

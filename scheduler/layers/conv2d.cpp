@@ -1,66 +1,71 @@
-// conv2d (Keras's Conv2D): NHWC activations, an HWIO kernel [kh, kw, cin,
-// filters] (Glorot uniform with Keras's fans: kh kw cin in, kh kw filters
-// out; cast to the compute type under mixed_float16), a bias per filter,
-// TF's `same` arithmetic (window.hpp). The ops and their gradients:
-// conv_layers.hpp (Conv2D, Conv2DInputGrad, Conv2DWeightGrad), planned and
-// lowered as poplin does (planning/conv_plan.hpp, lowering/conv_lowering.hpp).
+// conv2d, conv1d (Keras's Conv2D, Conv1D): NHWC activations (a 1-D layer's
+// steps x channels as one row, conv_keys.hpp), an HWIO kernel [kh, kw,
+// channels / groups, filters] ([k, channels / groups, filters] for 1-D; Glorot
+// uniform with Keras's fans; cast to the compute type under mixed_float16),
+// a bias per filter; strides, dilation_rate, groups (output channel f reads
+// the input channels of group f / (filters / groups)), padding valid, same
+// (TF's arithmetic, window.hpp) or, for 1-D, causal. The ops and their
+// gradients: conv_layers.hpp (Conv2D, Conv2DInputGrad, Conv2DWeightGrad),
+// planned and lowered as poplin does, grouped convolutions in conv groups
+// (planning/conv_plan.hpp, lowering/conv_lowering.hpp).
 #include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/conv_keys.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
-#include "scheduler/models/workload_limits.hpp"
 
 namespace ipusim::scheduler {
 namespace {
 
-class Conv2DLayer final : public Layer {
+namespace k = layer_kind;
+
+class ConvLayer final : public Layer {
  public:
-  std::vector<std::string> kinds() const override { return {layer_kind::kConv2D}; }
-  std::vector<std::string> kerasClasses() const override { return {"Conv2D"}; }
+  std::vector<std::string> kinds() const override { return {k::kConv2D, k::kConv1D}; }
+  std::vector<std::string> kerasClasses() const override { return {"Conv2D", "Conv1D"}; }
   std::set<std::string> workloadKeys(const std::string&) const override {
-    return {"filters", "kernel_size", "strides", "padding", "use_bias", "activation"};
+    return {"filters", "kernel_size", "strides", "padding", "dilation_rate", "groups", "use_bias", "activation"};
   }
 
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
     if (!l.has("filters")) l.fail(l.key("filters"), "missing (expected a positive integer)");
     spec.units = l.count32("filters", 0, true);
-    readWindow(l, spec, "kernel_size", false);
+    const int rank = convRank(spec.kind);
+    readConvWindow(l, spec, rank, rank == 1);
+    spec.groups = l.count32("groups", 1, true);
     spec.useBias = l.boolean("use_bias", true);
     readActivation(l, spec, false);
   }
 
-  void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
-    spec.kind = layer_kind::kConv2D;
-    const std::int64_t filters = c.integer("filters", 0);
-    if (filters <= 0 || filters > 0xffffffffll)
-      c.fail("filters", "expected a positive integer, got " + c.at("filters").dump());
-    spec.units = std::uint32_t(filters);
-    readWindow(c, spec, "kernel_size", false);
-    c.requireValue("dilation_rate", 1, "dilated convolutions");
-    c.requireValue("groups", 1, "grouped convolutions");
+  void readKeras(KerasConfig& c, const std::string& cls, LayerSpec& spec) const override {
+    spec.kind = cls == "Conv1D" ? k::kConv1D : k::kConv2D;
+    spec.units = readPositive(c, "filters", 0);
+    const int rank = convRank(spec.kind);
+    readConvWindow(c, spec, rank, rank == 1);
+    spec.groups = readPositive(c, "groups", 1);
     readKernelAndBias(c, spec);
   }
 
   Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {
-    return windowedShape(spec, in[0], "kernel_size", spec.units, fail);
+    const int rank = convRank(spec.kind);
+    const std::uint64_t channels = convImage(spec, in[0], rank, fail).back();
+    if (channels % spec.groups)
+      fail("groups", std::to_string(spec.groups) + " does not divide the input's " + std::to_string(channels) +
+                         " channels (input " + shapeText(in[0]) + ")");
+    if (spec.units % spec.groups)
+      fail("groups", std::to_string(spec.groups) + " does not divide the " + std::to_string(spec.units) + " filters");
+    return convOutputShape(spec, in[0], rank, spec.units, fail);
   }
 
   void checkLimits(const LayerSpec& l, std::uint32_t batch, const LayerFail& fail) const override {
-    // kernel rows x columns x input channels x filters; the output, batch x height x width x filters.
-    constexpr std::uint64_t kFloat = 4;
-    const std::string filters = std::to_string(l.units);
-    const WideCount weights = WideCount(l.window[0]) * l.window[1] * l.inputShape.back() * l.units * kFloat;
-    if (weights > kMaxTensorBytes)
-      fail("filters", filters + " needs " + wideText(weights) + " bytes of float kernel; " + tensorLimitText());
-    const WideCount activations = WideCount(batch) * elementsOf(l.outputShape) * kFloat;
-    if (activations > kMaxTensorBytes)
-      fail("filters", filters + " needs " + wideText(activations) + " bytes of float activations (batch " +
-                          std::to_string(batch) + "); " + tensorLimitText());
+    // kernel rows x columns x input channels per group x filters
+    checkConvLimits(l, std::uint64_t(l.window[0]) * l.window[1] * (l.inputShape.back() / l.groups) * l.units,
+                    "filters", batch, fail);
   }
 
   bool hasWeights(const LayerSpec&) const override { return true; }
   Footprint footprint(const LayerSpec& l) const override {
-    const long double kernel = (long double)l.window[0] * l.window[1] * l.inputShape.back() * l.units;
+    const long double kernel = (long double)l.window[0] * l.window[1] * (l.inputShape.back() / l.groups) * l.units;
     Footprint f{{{"kernel", kernel}}, 0, "input", (long double)elementsOf(l.inputShape)};
     if (l.useBias) f.weights.push_back({"bias", l.units});
     return f;  // the kernel gradient reads the input
@@ -68,24 +73,31 @@ class Conv2DLayer final : public Layer {
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    const std::size_t x = b.shaped(inputs[0], l.inputShape, l.name, "reshape_input");
-    const std::uint64_t channels = l.inputShape.back(), field = std::uint64_t(l.window[0]) * l.window[1];
-    const std::size_t kernel = b.weight(l, "kernel", {l.window[0], l.window[1], channels, l.units},
-                                        [&] { return b.glorotUniform(field * channels, field * l.units); });
+    const int rank = convRank(l.kind);
+    const Shape image = convImage(l, l.inputShape, rank, [](const std::string&, const std::string& what) {
+      throw std::logic_error("conv layer: " + what);
+    });
+    const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
+    const std::uint64_t perGroup = image.back() / l.groups;
+    const Shape kshape = rank == 1 ? Shape{l.window[1], perGroup, l.units} : Shape{l.window[0], l.window[1], perGroup, l.units};
+    const auto [fanIn, fanOut] = kernelFans(kshape);
+    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fanIn, fanOut); });
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name);
+    const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name, l.groups);
     const std::size_t convOp = b.graph().ops.size() - 1;
     b.record({x}, conv, true, [&b, x, kernel, convOp](const Backward& bw) {
       const Conv2DGradients grads = addConv2DGrad(b.graph(), convOp, bw.grad, bw.wants(x), b.variables());
       bw.weightGradient(kernel, grads.kernel);
       if (bw.wants(x)) bw.deliver(x, grads.input);
     });
-    return b.activation(l, l.activation, b.bias(l, conv));
+    std::size_t y = b.bias(l, conv);
+    if (rank == 1) y = b.shaped(y, l.outputShape, l.name, "steps");
+    return b.activation(l, l.activation, y);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Layer> makeConv2DLayer() { return std::make_unique<Conv2DLayer>(); }
+std::unique_ptr<Layer> makeConv2DLayer() { return std::make_unique<ConvLayer>(); }
 
 }  // namespace ipusim::scheduler

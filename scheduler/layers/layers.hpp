@@ -11,7 +11,10 @@ std::unique_ptr<Layer> makeDenseLayer();               // dense
 std::unique_ptr<Layer> makeDropoutLayer();             // dropout
 std::unique_ptr<Layer> makeBatchNormalizationLayer();  // batch_normalization
 std::unique_ptr<Layer> makeActivationLayer();          // activation
-std::unique_ptr<Layer> makeConv2DLayer();              // conv2d
+std::unique_ptr<Layer> makeConv2DLayer();              // conv2d, conv1d
+std::unique_ptr<Layer> makeDepthwiseConvLayer();       // depthwise_conv2d, depthwise_conv1d
+std::unique_ptr<Layer> makeSeparableConvLayer();       // separable_conv2d, separable_conv1d
+std::unique_ptr<Layer> makeConvTransposeLayer();       // conv2d_transpose, conv1d_transpose
 std::unique_ptr<Layer> makePoolingLayer();             // max/average pooling, global pooling
 std::unique_ptr<Layer> makeMergeLayer();               // add, subtract, multiply, concatenate
 std::unique_ptr<Layer> makePaddingLayer();             // zero padding, cropping (1-D, 2-D)

@@ -20,6 +20,9 @@ struct Registry {
     layers.push_back(makeBatchNormalizationLayer());
     layers.push_back(makeActivationLayer());
     layers.push_back(makeConv2DLayer());
+    layers.push_back(makeDepthwiseConvLayer());
+    layers.push_back(makeSeparableConvLayer());
+    layers.push_back(makeConvTransposeLayer());
     layers.push_back(makePoolingLayer());
     layers.push_back(makeMergeLayer());
     layers.push_back(makePaddingLayer());

@@ -23,53 +23,69 @@ std::vector<ir::CopyRegion> nhwcWindow(ir::Id src, std::uint64_t height, std::ui
 void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, const ConvTensors& t,
                const std::string& name) {
   const bool wu = s.pass == ConvPass::WeightUpdate;
+  const BlockSplit G{s.groups, ceilDiv(s.groups, plan.pg)};
   const BlockSplit B{s.batch, ceilDiv(s.batch, plan.pb)}, H{s.outH, ceilDiv(s.outH, plan.ph)};
   const BlockSplit CI{s.inChans, ceilDiv(s.inChans, plan.pci)}, CO{s.outChans, ceilDiv(s.outChans, plan.pco)};
+  const std::uint64_t inC = s.groups * s.inChans, outC = s.groups * s.outChans;
   // The reduction blocks of a result element are consecutive tiles.
-  auto tileOf = [&](std::uint64_t ib, std::uint64_t ih, std::uint64_t j, std::uint64_t l) {
-    return std::uint32_t(wu ? ((l * plan.pco + j) * plan.pb + ib) * plan.ph + ih
-                            : ((ib * plan.ph + ih) * plan.pco + j) * plan.pci + l);
+  auto tileOf = [&](std::uint64_t ig, std::uint64_t ib, std::uint64_t ih, std::uint64_t j, std::uint64_t l) {
+    return std::uint32_t(wu ? ((((l * plan.pco + j) * plan.pg + ig) * plan.pb + ib) * plan.ph + ih)
+                            : ((((ig * plan.pb + ib) * plan.ph + ih) * plan.pco + j) * plan.pci + l));
   };
   const std::uint64_t tiles = plan.tiles();
   const ir::DType partialsType = plan.partialsType(s);
-  struct Block { std::uint64_t ib, ih, j, l; InputRows rows; ConvVertexShape vertex; };
+  struct Block { std::uint64_t ig, ib, ih, j, l; InputRows rows; ConvVertexShape vertex; };
   std::vector<Block> blocks(tiles);
   std::vector<std::uint32_t> tileIds(tiles);
   std::vector<std::uint64_t> inSizes(tiles), wSizes(tiles), pSizes(tiles);
-  for (std::uint64_t ib = 0; ib < plan.pb; ++ib)
-    for (std::uint64_t ih = 0; ih < plan.ph; ++ih)
-      for (std::uint64_t j = 0; j < plan.pco; ++j)
-        for (std::uint64_t l = 0; l < plan.pci; ++l) {
-          const std::uint32_t tile = tileOf(ib, ih, j, l);
-          const InputRows rows = inputRowsOf(s, H.begin(ih), H.length(ih));
-          blocks[tile] = {ib, ih, j, l, rows,
-                          convVertexShape(s, B.length(ib), H.length(ih), CI.length(l), CO.length(j), rows, partialsType)};
-          tileIds[tile] = tile;
-          const auto& sizes = blocks[tile].vertex.fieldSizes;  // in, kernel or deltas, result (field order)
-          inSizes[tile] = sizes[0], wSizes[tile] = sizes[1], pSizes[tile] = sizes[2];
-        }
+  for (std::uint64_t ig = 0; ig < plan.pg; ++ig)
+    for (std::uint64_t ib = 0; ib < plan.pb; ++ib)
+      for (std::uint64_t ih = 0; ih < plan.ph; ++ih)
+        for (std::uint64_t j = 0; j < plan.pco; ++j)
+          for (std::uint64_t l = 0; l < plan.pci; ++l) {
+            const std::uint32_t tile = tileOf(ig, ib, ih, j, l);
+            const InputRows rows = inputRowsOf(s, H.begin(ih), H.length(ih));
+            blocks[tile] = {ig, ib, ih, j, l, rows,
+                            convVertexShape(s, plan, B.length(ib), H.length(ih), G.length(ig), CI.length(l),
+                                            CO.length(j), rows, partialsType)};
+            tileIds[tile] = tile;
+            const auto& sizes = blocks[tile].vertex.fieldSizes;  // in, kernel or deltas, result (field order)
+            inSizes[tile] = sizes[0], wSizes[tile] = sizes[1], pSizes[tile] = sizes[2];
+          }
   const auto [inBuf, inAt] = builder.addBlocks(name + "/windows", s.inputType, tileIds, inSizes);
   const auto [wBuf, wAt] = builder.addBlocks(name + (wu ? "/deltas_blocks" : "/kernel_blocks"), s.inputType, tileIds, wSizes);
   const auto [partials, pAt] = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
+
+  // A block's channels of a tensor with `perGroup` channels per group: its
+  // groups' [c0, c0 + cLen) each, contiguous (the planner splits a group's
+  // channels only when a block holds one group).
+  auto channels = [](const BlockSplit& groups, std::uint64_t ig, std::uint64_t perGroup, std::uint64_t c0,
+                     std::uint64_t cLen) {
+    return std::pair{groups.begin(ig) * perGroup + c0, groups.length(ig) * cLen};
+  };
 
   // 1. Gather every tile's window and second operand.
   std::vector<ir::CopyRegion> gather;
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
     const Block& k = blocks[tile];
-    const std::uint64_t b0 = B.begin(k.ib), bLen = B.length(k.ib), ci0 = CI.begin(k.l), ciLen = CI.length(k.l);
-    const std::uint64_t co0 = CO.begin(k.j), coLen = CO.length(k.j);
-    for (auto& r : nhwcWindow(t.in, s.inH, s.inW, s.inChans, b0, bLen, k.rows.first, k.rows.count, ci0, ciLen, inBuf, inAt[tile]))
+    const std::uint64_t b0 = B.begin(k.ib), bLen = B.length(k.ib);
+    const auto [ci0, ciLen] = channels(G, k.ig, s.inChans, CI.begin(k.l), CI.length(k.l));
+    const auto [co0, coLen] = channels(G, k.ig, s.outChans, CO.begin(k.j), CO.length(k.j));
+    for (auto& r : nhwcWindow(t.in, s.inH, s.inW, inC, b0, bLen, k.rows.first, k.rows.count, ci0, ciLen, inBuf, inAt[tile]))
       gather.push_back(r);
     if (wu) {
-      for (auto& r : nhwcWindow(t.weights, s.outH, s.outW, s.outChans, b0, bLen, H.begin(k.ih), H.length(k.ih), co0,
-                                coLen, wBuf, wAt[tile]))
+      for (auto& r : nhwcWindow(t.weights, s.outH, s.outW, outC, b0, bLen, H.begin(k.ih), H.length(k.ih), co0, coLen,
+                                wBuf, wAt[tile]))
         gather.push_back(r);
       continue;
     }
-    // Kernel slabs [kh][kw]: rows of the stored third dimension, runs of the fourth.
-    const std::uint64_t third0 = s.flipped ? co0 : ci0, thirdLen = s.flipped ? coLen : ciLen;
-    const std::uint64_t fourth0 = s.flipped ? ci0 : co0, fourthLen = s.flipped ? ciLen : coLen;
-    const std::uint64_t thirdAll = s.flipped ? s.outChans : s.inChans, fourthAll = s.flipped ? s.inChans : s.outChans;
+    // Kernel slabs [kh][kw]: rows of the stored third dimension (a group's
+    // channels), runs of the fourth (every group's).
+    const std::uint64_t third0 = s.flipped ? CO.begin(k.j) : CI.begin(k.l);
+    const std::uint64_t thirdLen = s.flipped ? CO.length(k.j) : CI.length(k.l);
+    const std::uint64_t thirdAll = s.flipped ? s.outChans : s.inChans;
+    const auto [fourth0, fourthLen] = s.flipped ? std::pair{ci0, ciLen} : std::pair{co0, coLen};
+    const std::uint64_t fourthAll = s.flipped ? inC : outC;
     const std::uint64_t slab = thirdAll * fourthAll;
     if (thirdLen == thirdAll && fourthLen == fourthAll) {
       gather.push_back(stridedBlock(t.weights, 0, 1, s.kernelH * s.kernelW * slab, slab, wBuf, wAt[tile]));
@@ -84,7 +100,7 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
   }
   builder.copy(std::move(gather), "gather_operands", plan.cost.gather);
 
-  // 2. The AMP: one vertex per tile.
+  // 2. One vertex per tile.
   std::vector<ir::Vertex> amp;
   amp.reserve(tiles);
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
@@ -99,23 +115,29 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
   }
   builder.execute(std::move(amp), "");
 
-  // 3. The result's owners take their elements.
+  // 3. The result's owners take their elements. A block's partials are
+  // [positions or kernel taps x its input channels][its groups x its output channels].
+  const bool allChannels = plan.pg == 1 && plan.pco == 1;
   auto locate = [&](std::uint64_t e) {
-    const std::uint64_t co = e % s.outChans, row = e / s.outChans, j = co / CO.size;
-    const std::uint64_t co0 = CO.begin(j), coLen = CO.length(j);
-    if (wu) {  // result [kh kw][ci][co]
+    const std::uint64_t c = e % outC, row = e / outC, g = c / s.outChans, co = c % s.outChans;
+    const std::uint64_t ig = g / G.size, j = co / CO.size;
+    const std::uint64_t g0 = G.begin(ig), co0 = CO.begin(j), coLen = CO.length(j), gLen = G.length(ig);
+    const std::uint64_t width = gLen * coLen, at = (g - g0) * coLen + (co - co0);  // within a block's channel row
+    // The block's channels of this row end at:
+    const std::uint64_t rowEnd = row * outC + (g0 * s.outChans + co0) + width;
+    if (wu) {  // result [kh kw][ci][g co]
       const std::uint64_t ci = row % s.inChans, kk = row / s.inChans, l = ci / CI.size;
       const std::uint64_t ci0 = CI.begin(l), ciLen = CI.length(l);
-      const std::uint64_t pieceEnd = plan.pco == 1 ? (kk * s.inChans + ci0 + ciLen) * s.outChans : row * s.outChans + co0 + coLen;
-      return PartialLocation{pAt[tileOf(0, 0, j, l)] + (kk * ciLen + (ci - ci0)) * coLen + (co - co0),
-                             s.kernelH * s.kernelW * ciLen * coLen, pieceEnd};
+      const std::uint64_t pieceEnd = allChannels ? (kk * s.inChans + ci0 + ciLen) * outC : rowEnd;
+      return PartialLocation{pAt[tileOf(ig, 0, 0, j, l)] + (kk * ciLen + (ci - ci0)) * width + at,
+                             s.kernelH * s.kernelW * ciLen * width, pieceEnd};
     }
-    // result [b][oy][ox][co]
+    // result [b][oy][ox][g co]
     const std::uint64_t ox = row % s.outW, oy = (row / s.outW) % s.outH, b = row / (s.outW * s.outH);
     const std::uint64_t ib = b / B.size, ih = oy / H.size, b0 = B.begin(ib), y0 = H.begin(ih), hLen = H.length(ih);
-    const std::uint64_t pieceEnd = plan.pco == 1 ? (b * s.outH + y0 + hLen) * s.outW * s.outChans : row * s.outChans + co0 + coLen;
-    return PartialLocation{pAt[tileOf(ib, ih, j, 0)] + (((b - b0) * hLen + (oy - y0)) * s.outW + ox) * coLen + (co - co0),
-                           B.length(ib) * hLen * s.outW * coLen, pieceEnd};
+    const std::uint64_t pieceEnd = allChannels ? (b * s.outH + y0 + hLen) * s.outW * outC : rowEnd;
+    return PartialLocation{pAt[tileOf(ig, ib, ih, j, 0)] + (((b - b0) * hLen + (oy - y0)) * s.outW + ox) * width + at,
+                           B.length(ib) * hLen * s.outW * width, pieceEnd};
   };
   placeOrReducePartials(builder, partials, t.out, s.outputType, plan.reductionBlocks(s.pass), locate, name,
                         plan.cost.reduceExchange);

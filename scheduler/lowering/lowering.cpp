@@ -708,8 +708,9 @@ class Lowerer {
     });
   }
 
-  // Conv2D and its gradients: the convolution the vertex computes
-  // (conv_plan.hpp), planned and lowered; a kernel gradient in its kernel's mapping.
+  // Conv2D and its gradients (and a Conv2DTranspose's forward, an input
+  // gradient): the convolution the vertex computes (conv_plan.hpp), planned
+  // and lowered; a kernel gradient in its kernel's mapping.
   void lowerConvOp(const Op& op) {
     const Window& w = op.window;
     const Value& first = g_.values[op.inputs[0]];
@@ -717,20 +718,22 @@ class Lowerer {
     const std::size_t out = op.outputs[0];
     const Value& result = g_.values[out];
     ConvShape s;
+    s.groups = op.groups;
     s.kernelH = w.kernelH, s.kernelW = w.kernelW;
+    s.kernelDilationH = w.dilationH, s.kernelDilationW = w.dilationW;
     if (op.kind == OpKind::Conv2DInputGrad) {  // dy (dilated by the stride) with the flipped kernel
       s.pass = ConvPass::InputGrad;
-      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3];
-      s.outH = result.shape[1], s.outW = result.shape[2], s.outChans = result.shape[3];
+      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3] / s.groups;
+      s.outH = result.shape[1], s.outW = result.shape[2], s.outChans = result.shape[3] / s.groups;
       s.dilationH = w.strideH, s.dilationW = w.strideW;
-      s.padTop = std::int64_t(w.kernelH - 1) - std::int64_t(w.padTop(result.shape[1]));
-      s.padLeft = std::int64_t(w.kernelW - 1) - std::int64_t(w.padLeft(result.shape[2]));
+      s.padTop = std::int64_t(w.effectiveH() - 1) - std::int64_t(w.padTop(result.shape[1]));
+      s.padLeft = std::int64_t(w.effectiveW() - 1) - std::int64_t(w.padLeft(result.shape[2]));
       s.flipped = true;
     } else {
       const Value& dyOrOut = op.kind == OpKind::Conv2D ? result : second;
       s.pass = op.kind == OpKind::Conv2D ? ConvPass::Forward : ConvPass::WeightUpdate;
-      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3];
-      s.outH = dyOrOut.shape[1], s.outW = dyOrOut.shape[2], s.outChans = dyOrOut.shape[3];
+      s.batch = first.shape[0], s.inH = first.shape[1], s.inW = first.shape[2], s.inChans = first.shape[3] / s.groups;
+      s.outH = dyOrOut.shape[1], s.outW = dyOrOut.shape[2], s.outChans = dyOrOut.shape[3] / s.groups;
       s.strideH = w.strideH, s.strideW = w.strideW;
       s.padTop = std::int64_t(w.padTop(s.inH)), s.padLeft = std::int64_t(w.padLeft(s.inW));
     }

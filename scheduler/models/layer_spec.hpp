@@ -48,6 +48,15 @@ inline constexpr const char* kDropout = "dropout";
 inline constexpr const char* kBatchNormalization = "batch_normalization";
 inline constexpr const char* kActivation = "activation";
 inline constexpr const char* kConv2D = "conv2d";
+// The convolution family (layers/conv_keys.hpp): 1-D forms over steps x
+// channels, computed as 2-D convolutions over one row.
+inline constexpr const char* kConv1D = "conv1d";
+inline constexpr const char* kDepthwiseConv1D = "depthwise_conv1d";
+inline constexpr const char* kDepthwiseConv2D = "depthwise_conv2d";
+inline constexpr const char* kSeparableConv1D = "separable_conv1d";
+inline constexpr const char* kSeparableConv2D = "separable_conv2d";
+inline constexpr const char* kConv1DTranspose = "conv1d_transpose";
+inline constexpr const char* kConv2DTranspose = "conv2d_transpose";
 inline constexpr const char* kMaxPooling2D = "max_pooling2d";
 inline constexpr const char* kAveragePooling2D = "average_pooling2d";
 inline constexpr const char* kGlobalAveragePooling2D = "global_average_pooling2d";
@@ -115,7 +124,8 @@ struct LayerSpec {
   std::string weightsOf;
   // The name its weights and state are stored under: weightsOf, else name.
   const std::string& weightsOwner() const { return weightsOf.empty() ? name : weightsOf; }
-  // dense: output features; conv2d: filters.
+  // dense: output features; conv2d: filters (depthwise: input channels x
+  // depth_multiplier, set by shape inference).
   std::uint32_t units = 0;
   Activation activation = Activation::Linear;  // dense, conv2d, activation; relu, leaky_relu, elu, softmax layers
   ActivationParams activationParams{};         // its constants (defaultParams, or the layer's)
@@ -134,7 +144,14 @@ struct LayerSpec {
   // conv2d: kernel_size; pooling: pool_size. Rows, columns.
   std::array<std::uint32_t, 2> window{1, 1};
   std::array<std::uint32_t, 2> strides{1, 1};
-  std::string padding = "valid";  // conv2d, pooling: valid | same
+  std::string padding = "valid";  // conv2d, pooling: valid | same; conv1d family: causal too
+  // Convolutions (1-D ones in [1]): the kernel's dilation (Keras's
+  // dilation_rate); conv groups; depthwise and separable: channels out per
+  // channel in (depth_multiplier); transposed: output_padding, when given.
+  std::array<std::uint32_t, 2> dilation{1, 1};
+  std::uint32_t groups = 1;
+  std::uint32_t depthMultiplier = 1;
+  std::optional<std::array<std::uint32_t, 2>> outputPadding;
   // global pooling: keep the pooled rows and columns as 1x1 (Keras's keepdims).
   bool keepDims = false;
   // zero_padding*, cropping*: rows before and after, columns (1d: steps)

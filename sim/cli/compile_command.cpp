@@ -25,9 +25,10 @@ struct CompileArgs {
 // The multiply-accumulates of one convolution pass: every element of its
 // input (input gradient: of the undilated deltas) or of its output (forward,
 // weight update: of the deltas) meets a whole kernel window, the border
-// products of a same padding included.
+// products of a same padding included; in conv groups, each output channel
+// meets its group's input channels only.
 double convMacs(const scheduler::ConvShape& s) {
-  const double window = double(s.kernelH) * double(s.kernelW);
+  const double window = double(s.kernelH) * double(s.kernelW) * double(s.groups);
   if (s.pass == scheduler::ConvPass::InputGrad)
     return double(s.batch) * double(s.inH) * double(s.inW) * double(s.inChans) * window * double(s.outChans);
   return double(s.batch) * double(s.outH) * double(s.outW) * double(s.outChans) * window * double(s.inChans);
@@ -90,9 +91,11 @@ int compileWorkload(const CompileArgs& args) {
   nlohmann::json convs = nlohmann::json::array();
   for (const auto& p : r.convPlans)
     convs.push_back({{"op", p.op}, {"batch", p.shape.batch}, {"in_h", p.shape.inH}, {"in_w", p.shape.inW},
-                     {"in_chans", p.shape.inChans}, {"out_h", p.shape.outH}, {"out_w", p.shape.outW},
-                     {"out_chans", p.shape.outChans}, {"kernel_h", p.shape.kernelH}, {"kernel_w", p.shape.kernelW},
+                     {"in_chans", p.shape.groups * p.shape.inChans}, {"out_h", p.shape.outH}, {"out_w", p.shape.outW},
+                     {"out_chans", p.shape.groups * p.shape.outChans}, {"kernel_h", p.shape.kernelH},
+                     {"kernel_w", p.shape.kernelW}, {"groups", p.shape.groups}, {"pg", p.plan.pg},
                      {"pb", p.plan.pb}, {"ph", p.plan.ph}, {"pci", p.plan.pci}, {"pco", p.plan.pco},
+                     {"vertex", scheduler::toString(p.plan.method)},
                      {"estimated_cycles", p.plan.cost.total()}, {"amp_cycles", p.plan.cost.compute},
                      {"amp_efficiency", convMacs(p.shape) / ampPeak / double(std::max<ir::Cycles>(1, p.plan.cost.compute))},
                      {"temporary_bytes_per_tile", p.plan.cost.temporaryBytesPerTile}});
@@ -134,14 +137,16 @@ int compileWorkload(const CompileArgs& args) {
               << p["estimated_cycles"].get<std::uint64_t>() << " cycles  " << std::setprecision(0)
               << 100 * p["amp_efficiency"].get<double>() << "%\n";
   if (convs.empty()) return 0;
-  std::cout << "convolution plans (input b x h x w x c -> output h x w x c, kernel; partition pb x ph x pci x pco, "
-               "estimated cycles, AMP phase efficiency):\n";
+  std::cout << "convolution plans (input b x h x w x c -> output h x w x c, kernel[, conv groups]; partition "
+               "pg x pb x ph x pci x pco, vertex, estimated cycles, AMP phase efficiency):\n";
   for (const auto& p : convs) {
     auto n = [&](const char* key) { return std::to_string(p[key].get<std::uint64_t>()); };
     std::cout << "  " << std::left << std::setw(28) << p["op"].get<std::string>() << std::right << " "
               << n("batch") + "x" + n("in_h") + "x" + n("in_w") + "x" + n("in_chans") << " -> "
               << n("out_h") + "x" + n("out_w") + "x" + n("out_chans") << ", " << n("kernel_h") + "x" + n("kernel_w")
-              << ";  " << n("pb") + " x " + n("ph") + " x " + n("pci") + " x " + n("pco") << std::setw(10)
+              << (p["groups"].get<std::uint64_t>() > 1 ? ", " + n("groups") + " groups" : std::string()) << ";  "
+              << n("pg") + " x " + n("pb") + " x " + n("ph") + " x " + n("pci") + " x " + n("pco") << " "
+              << p["vertex"].get<std::string>() << std::setw(10)
               << p["estimated_cycles"].get<std::uint64_t>() << " cycles  " << std::setprecision(0)
               << 100 * p["amp_efficiency"].get<double>() << "%\n";
   }

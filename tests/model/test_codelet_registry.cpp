@@ -48,6 +48,10 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "ConvPartialnx1<half,float>",
       "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
       "MaxPool<half>", "AvgPool<half>", "MaxPoolGrad<half>", "AvgPoolGrad<half>",
+      // Grouped and depthwise convolutions' vertices (HMAC, VMAC).
+      "ConvPartialHorizontalMac", "ConvPartialHorizontalMac<half,float>", "ConvPartialHorizontalMac<half,half>",
+      "ConvPartialVerticalMac<half,float>", "ConvPartialVerticalMac<half,half>", "ConvWeightUpdateHorizontalMac",
+      "ConvWeightUpdateHorizontalMac<half,float>", "ConvWeightUpdateHorizontalMac<half,half>",
       // Batch normalization.
       "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>",
       // The maximum and minimum merges.
@@ -106,7 +110,7 @@ TEST(CodeletRegistry, OnlyAmpPoolingAndScaledAddSupervisorCodeletsAreSupervisors
   for (const auto& name : CodeletRegistry::instance().names())
     EXPECT_EQ(CodeletRegistry::instance().get(name).isSupervisor(),
               startsWith(name, "MatMulPartial") || startsWith(name, "ConvPartial") ||
-                  startsWith(name, "ConvWeightUpdatePartial") || startsWith(name, "MaxPool") || startsWith(name, "AvgPool") ||
+                  startsWith(name, "ConvWeightUpdate") || startsWith(name, "MaxPool") || startsWith(name, "AvgPool") ||
                   startsWith(name, "ScaledAddSupervisor"))
         << name;
 }

@@ -134,6 +134,60 @@ void CpuReference::mergeBackward(const Stage& s, const std::vector<std::vector<f
   }
 }
 
+bool CpuReference::convFamily(const scheduler::LayerSpec& l) {
+  namespace k = scheduler::layer_kind;
+  const bool plainConv2D = l.kind == k::kConv2D && l.groups == 1 && l.dilation == std::array<std::uint32_t, 2>{1, 1};
+  return !plainConv2D && (l.kind == k::kConv2D || l.kind == k::kConv1D || l.kind == k::kDepthwiseConv1D ||
+                          l.kind == k::kDepthwiseConv2D || l.kind == k::kSeparableConv1D ||
+                          l.kind == k::kSeparableConv2D || l.kind == k::kConv1DTranspose ||
+                          l.kind == k::kConv2DTranspose);
+}
+
+std::size_t CpuReference::addConvFamily(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in,
+                                        std::size_t& weight, const std::function<std::size_t(Stage)>& push) {
+  namespace k = scheduler::layer_kind;
+  // The image read: rows x columns x channels, one row for a 1-D layer.
+  const bool oneD = l.inputShape.size() == 2;
+  const std::uint64_t h = oneD ? 1 : l.inputShape[0], w = l.inputShape[oneD ? 0 : 1], c = l.inputShape.back();
+  const std::uint64_t kH = l.window[0], kW = l.window[1];
+  Stage s{Stage::ConvFamily, in, scheduler::elementsOf(l.outputShape), {act}};
+  s.kernel = weight;
+  if (l.kind == k::kConv1DTranspose || l.kind == k::kConv2DTranspose) {
+    // The output's size as Keras computes it (here, not the compiler's shape inference).
+    auto padding = [&](int d) { return l.outputPadding ? std::int64_t((*l.outputPadding)[d]) : std::int64_t(-1); };
+    const std::uint64_t outH = oneD ? 1 : transposedLength(h, kH, l.strides[0], l.dilation[0], l.padding, padding(0));
+    const std::uint64_t outW = transposedLength(w, kW, l.strides[1], l.dilation[1], l.padding, padding(1));
+    s.transposed = true;
+    s.conv = ConvGeometry::transposed(batch_, h, w, c, outH, outW, l.units, kH, kW, l.strides[0], l.strides[1],
+                                      l.dilation[0], l.dilation[1], l.padding);
+  } else {
+    const bool depthwise = l.kind == k::kDepthwiseConv1D || l.kind == k::kDepthwiseConv2D ||
+                           l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D;
+    const std::uint64_t out = depthwise ? c * l.depthMultiplier : l.units;
+    s.conv = ConvGeometry::convolution(batch_, h, w, c, out, kH, kW, l.strides[0], l.strides[1], l.dilation[0],
+                                       l.dilation[1], l.padding, depthwise ? c : l.groups);
+  }
+  if (s.conv.outH * s.conv.outW * (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D ? l.units : s.conv.outC) !=
+      s.out)
+    throw std::logic_error("CpuReference: layer " + l.name + ": the output's size differs from the compiler's " +
+                           scheduler::shapeText(l.outputShape));
+  if (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D) {
+    // The depthwise half, then the pointwise 1x1 convolution with the bias.
+    s.out = s.conv.outH * s.conv.outW * s.conv.outC;
+    const std::size_t depthwiseAct = push(s);
+    Stage p{Stage::ConvFamily, s.out, scheduler::elementsOf(l.outputShape), {depthwiseAct}};
+    p.kernel = weight + 1;
+    p.conv = ConvGeometry::convolution(batch_, s.conv.outH, s.conv.outW, s.conv.outC, l.units, 1, 1, 1, 1, 1, 1,
+                                       "valid", 1);
+    if (l.useBias) p.biasAt = weight + 2;
+    weight += l.useBias ? 3 : 2;
+    return push(p);
+  }
+  if (l.useBias) s.biasAt = weight + 1;
+  weight += l.useBias ? 2 : 1;
+  return push(s);
+}
+
 CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights)
     : w_(w), weights_(std::move(weights)), batch_(w.dataset.batchSize) {
   namespace k = scheduler::layer_kind;
@@ -208,6 +262,9 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.bias = l.useBias;
       weight += l.useBias ? 2 : 1;
       act = push(s);
+      activation(l.activation);
+    } else if (convFamily(l)) {
+      act = addConvFamily(l, act, in, weight, push);
       activation(l.activation);
     } else if (l.kind == k::kConv2D || l.kind == k::kMaxPooling2D || l.kind == k::kAveragePooling2D ||
                l.kind == k::kGlobalAveragePooling2D || l.kind == k::kGlobalMaxPooling2D || l.kind == k::kMaxPooling1D ||
@@ -368,6 +425,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       y = mergeForward(s, acts);
     } else if (s.kind == Stage::Padding) {
       y = s.pads ? pad(s, x) : crop(s, x);
+    } else if (s.kind == Stage::ConvFamily) {
+      const std::vector<float> bias = s.biasAt == ~std::size_t(0) ? std::vector<float>{} : weights_[s.biasAt];
+      y = s.transposed ? transposedConvForward(s.conv, x, weights_[s.kernel], bias)
+                       : groupedConvForward(s.conv, x, weights_[s.kernel], bias);
     } else if (s.kind == Stage::Conv) {
       y = conv2dForward(s.geometry, x, weights_[s.kernel], s.bias ? weights_[s.kernel + 1] : std::vector<float>{});
     } else if (s.kind == Stage::Pool) {
@@ -465,7 +526,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // Backward in reverse stage order, each activation's gradient the sum of
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
-    return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu ||
+    return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu || s.kind == Stage::ConvFamily ||
            (s.kind == Stage::BatchNorm && (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
   std::vector<char> depends(S + 1, 0);
@@ -499,6 +560,14 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::Pool) {
       deliver(inAct, pool2dBackward(s.geometry, s.max, input, grad));
+      continue;
+    }
+    if (s.kind == Stage::ConvFamily) {
+      ConvGrads d = s.transposed ? transposedConvBackward(s.conv, input, weights_[s.kernel], grad, wantInput)
+                                 : groupedConvBackward(s.conv, input, weights_[s.kernel], grad, wantInput);
+      grads.push_back({s.kernel, std::move(d.kernel)});
+      if (s.biasAt != ~std::size_t(0)) grads.push_back({s.biasAt, std::move(d.bias)});
+      if (wantInput) deliver(inAct, std::move(d.input));
       continue;
     }
     if (s.kind == Stage::Conv) {

@@ -1,7 +1,9 @@
 #pragma once
 // A straightforward CPU trainer for the acceptance tests: plain loops over
 // the same model (flatten/reshape, dense with or without bias, conv2d with or
-// without bias, max and average pooling (cpu_reference_spatial.hpp),
+// without bias, the convolution family: grouped, dilated, causal, depthwise,
+// separable and transposed convolutions (cpu_reference_conv.hpp), max and
+// average pooling (cpu_reference_spatial.hpp),
 // every Keras activation (cpu_reference_activations.hpp) and the activation
 // layers (relu, leaky_relu, elu, prelu, softmax on any axis), rescaling and
 // normalization, dropout with the device's
@@ -10,6 +12,7 @@
 // and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),
 // starting from the initial weights the compiled executable holds, fed the
 // same batches. Float arithmetic, double accumulators.
+#include "cpu_reference_conv.hpp"
 #include "cpu_reference_spatial.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -22,7 +25,8 @@ namespace ipusim::testing {
 
 class CpuReference {
  public:
-  // `weights`: per dense (conv2d) layer its kernel (in x out; HWIO) and, with a bias, the bias (out); per
+  // `weights`: per dense (conv2d) layer its kernel (in x out; HWIO) and, with a bias, the bias (out)
+  // (a separable convolution: its depthwise kernel, its pointwise kernel, its bias); per
   // batch normalization layer its gamma (with scale) and beta (with center); in layer order.
   CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights);
   // One training step on a batch; returns the batch mean cross-entropy before the update.
@@ -35,7 +39,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -50,6 +54,12 @@ class CpuReference {
     std::uint64_t steps = 1;        // Dense: rows per example (Keras's Dense on the last axis of a sequence)
     std::size_t kernel = 0;         // Dense, Conv: index in weights_
     SpatialGeometry geometry{};     // Conv, Pool
+    // ConvFamily (cpu_reference_conv.hpp): grouped, dilated, causal,
+    // depthwise, either half of a separable, or transposed; its bias's index
+    // in weights_ (npos: none).
+    ConvGeometry conv{};
+    bool transposed = false;
+    std::size_t biasAt = ~std::size_t(0);
     bool max = false;               // Pool: max (else average)
     bool bias = false;
     scheduler::Activation activation = scheduler::Activation::Linear;
@@ -69,6 +79,12 @@ class CpuReference {
     double momentum = 0, epsilon = 0;
     std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), moving = 0;
   };
+  // The convolution family's layers (cpu_reference_conv.hpp) but a plain
+  // Conv2D (the Conv stage's): their stages pushed, `weight` advanced past
+  // their weights; returns the output's activation.
+  static bool convFamily(const scheduler::LayerSpec& l);
+  std::size_t addConvFamily(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in, std::size_t& weight,
+                            const std::function<std::size_t(Stage)>& push);
   // Batch normalization's per-channel batch mean and biased variance of `x` (two passes, double).
   void batchStatistics(const Stage& s, const std::vector<float>& x, std::vector<double>& mean,
                        std::vector<double>& variance) const;

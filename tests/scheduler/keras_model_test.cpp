@@ -316,9 +316,12 @@ TEST(KerasModelErrors, UnknownActivationNamesLayerKeyAndValue) {
                                  "gelu", "hard_silu", "mish"});
 }
 
-TEST(KerasModelErrors, DilationNamesLayerKeyAndValue) {
-  const std::string path = src("tests/data/keras/dilated_conv.json");
-  expectMentions(errorOf(path), {path, "layer 'conv2d_1' (Conv2D)", "dilation_rate", "[2,2]", "only 1"});
+// A dilated Conv2D (dilation_rate [2, 2]) reads: 22x22 out of 3x3 taps 2 apart (a 5x5 window) over 26x26.
+TEST(KerasModel, DilatedConvReads) {
+  const KerasModel m = loadKerasModel(src("tests/data/keras/dilated_conv.json"));
+  ASSERT_GE(m.layers.size(), 2u);
+  EXPECT_EQ(m.layers[1].dilation, (std::array<std::uint32_t, 2>{2, 2}));
+  EXPECT_EQ(m.layers[1].outputShape, (std::vector<std::uint64_t>{22, 22, 64}));
 }
 
 TEST(KerasModelErrors, ShapesThatDoNotChainNameLayerAndKey) {
