@@ -208,5 +208,22 @@ TEST(KerasGraph, InputSizesLeftUnknownComeFromTheDataset) {
   expectMentions(e2, {"wrong.json", "dataset.input_shape", "8x8x3", "differs from the Keras model's input ?x?x1"});
 }
 
+// The bundled image classifiers read as keras.applications builds them.
+TEST(KerasGraph, BundledImageClassifiers) {
+  const KerasModel resnet = loadKerasModel(src("workloads/keras/resnet50_keras3.json"));
+  EXPECT_EQ(resnet.inputShape, (std::vector<std::uint64_t>{224, 224, 3}));
+  EXPECT_EQ(named(resnet, "conv5_block3_out").outputShape, (std::vector<std::uint64_t>{7, 7, 2048}));
+  EXPECT_EQ(resnet.layers.back().outputShape, (std::vector<std::uint64_t>{1000}));
+  const KerasModel mobile = loadKerasModel(src("workloads/keras/mobilenet_v2_keras3.json"));
+  EXPECT_EQ(named(mobile, "block_1_pad").outputShape, (std::vector<std::uint64_t>{113, 113, 96}));
+  EXPECT_EQ(named(mobile, "block_1_depthwise").outputShape, (std::vector<std::uint64_t>{56, 56, 96}));
+  EXPECT_EQ(named(mobile, "block_16_project_BN").outputShape, (std::vector<std::uint64_t>{7, 7, 320}));
+  EXPECT_EQ(named(mobile, "block_16_depthwise").kind, "depthwise_conv2d");
+  EXPECT_EQ(mobile.layers.back().outputShape, (std::vector<std::uint64_t>{1000}));
+  std::size_t adds = 0;
+  for (const auto& l : mobile.layers) adds += l.kind == layer_kind::kAdd;
+  EXPECT_EQ(adds, 10u);  // the stride-1 blocks whose channels do not change
+}
+
 }  // namespace
 }  // namespace ipusim::scheduler

@@ -7,7 +7,12 @@
   resnet20_cifar_keras3.json ResNet-20 for CIFAR-10 (He et al. 2016, section 4.2:
                             3 stages of 3 basic blocks, 16/32/64 filters, identity
                             shortcuts with 1x1 projections where the shape changes,
-                            as the Keras example "CIFAR-10 ResNet" builds it).
+                            as the Keras example "CIFAR-10 ResNet" builds it);
+  mobilenet_v2_keras3.json  MobileNetV2 as keras.applications.MobileNetV2 builds it
+                            (keras/src/applications/mobilenet_v2.py, alpha 1.0:
+                            inverted residual blocks of 1x1 expansion, 3x3
+                            DepthwiseConv2D and 1x1 projection, ReLU(6);
+                            224x224x3, 1000 classes).
 
 Each is what `model.to_json()` writes in Keras 3 (module, class_name, config,
 registered_name, build_config, name, inbound_nodes with __keras_tensor__
@@ -76,9 +81,9 @@ class Model:
             "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None},
             [x], name, [None, out(h), out(w), filters])
 
-    def bn(self, x, name=None, epsilon=1.001e-5):
+    def bn(self, x, name=None, epsilon=1.001e-5, momentum=0.99):
         return self.call("BatchNormalization", {
-            "axis": -1, "momentum": 0.99, "epsilon": epsilon, "center": True, "scale": True,
+            "axis": -1, "momentum": momentum, "epsilon": epsilon, "center": True, "scale": True,
             "beta_initializer": initializer("Zeros"), "gamma_initializer": initializer("Ones"),
             "moving_mean_initializer": initializer("Zeros"), "moving_variance_initializer": initializer("Ones"),
             "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None, "gamma_constraint": None,
@@ -86,6 +91,26 @@ class Model:
 
     def relu(self, x, name=None):
         return self.call("Activation", {"activation": "relu"}, [x], name, self.shapes[x])
+
+    def relu6(self, x, name=None):  # keras.layers.ReLU(6.0)
+        return self.call("ReLU", {"max_value": 6.0, "negative_slope": 0.0, "threshold": 0.0}, [x], name, self.shapes[x])
+
+    def depthwise(self, x, kernel, strides, padding, name=None, use_bias=False):
+        b, h, w, c = self.shapes[x]
+        out = lambda n: (n + strides - 1) // strides if padding == "same" else (n - kernel) // strides + 1
+        return self.call("DepthwiseConv2D", {
+            "kernel_size": [kernel, kernel], "strides": [strides, strides], "padding": padding,
+            "data_format": "channels_last", "dilation_rate": [1, 1], "depth_multiplier": 1, "activation": "linear",
+            "use_bias": use_bias, "depthwise_initializer": initializer("GlorotUniform"),
+            "bias_initializer": initializer("Zeros"), "depthwise_regularizer": None, "bias_regularizer": None,
+            "activity_regularizer": None, "depthwise_constraint": None, "bias_constraint": None},
+            [x], name, [b, out(h), out(w), c])
+
+    def pad_asymmetric(self, x, pads, name):
+        (top, bottom), (left, right) = pads
+        b, h, w, c = self.shapes[x]
+        return self.call("ZeroPadding2D", {"padding": [[top, bottom], [left, right]], "data_format": "channels_last"}, [x],
+                         name, [b, h + top + bottom, w + left + right, c])
 
     def add(self, a, b, name=None):
         return self.call("Add", {}, [a, b], name, self.shapes[a])
@@ -185,6 +210,44 @@ def resnet20_cifar():
     m.write(x, "resnet20_cifar_keras3.json")
 
 
+def mobilenet_v2():
+    """keras.applications.MobileNetV2(weights=None): alpha 1.0, include_top, 224x224x3, 1000 classes
+    (keras/src/applications/mobilenet_v2.py: _inverted_res_block, imagenet_utils.correct_pad)."""
+    m = Model("mobilenetv2_1.00_224", [224, 224, 3])
+    bn = lambda x, name: m.bn(x, name, epsilon=1e-3, momentum=0.999)
+
+    def block(x, expansion, stride, filters, block_id):
+        in_channels = m.shapes[x][3]
+        prefix = f"block_{block_id}_" if block_id else "expanded_conv_"
+        inputs = x
+        if block_id:
+            x = m.conv(x, expansion * in_channels, 1, padding="same", name=prefix + "expand", use_bias=False)
+            x = m.relu6(bn(x, prefix + "expand_BN"), prefix + "expand_relu")
+        if stride == 2:  # correct_pad of an even-sized input and a 3x3 kernel
+            x = m.pad_asymmetric(x, ((0, 1), (0, 1)), prefix + "pad")
+        x = m.depthwise(x, 3, stride, "same" if stride == 1 else "valid", prefix + "depthwise")
+        x = m.relu6(bn(x, prefix + "depthwise_BN"), prefix + "depthwise_relu")
+        x = m.conv(x, filters, 1, padding="same", name=prefix + "project", use_bias=False)
+        x = bn(x, prefix + "project_BN")
+        if in_channels == filters and stride == 1:
+            return m.add(inputs, x, prefix + "add")
+        return x
+
+    x = m.conv("input_layer", 32, 3, 2, padding="same", name="Conv1", use_bias=False)
+    x = m.relu6(bn(x, "bn_Conv1"), "Conv1_relu")
+    x = block(x, 1, 1, 16, 0)
+    for block_id, (filters, stride, expansion) in enumerate(
+            [(24, 2, 6), (24, 1, 6), (32, 2, 6), (32, 1, 6), (32, 1, 6), (64, 2, 6), (64, 1, 6), (64, 1, 6), (64, 1, 6),
+             (96, 1, 6), (96, 1, 6), (96, 1, 6), (160, 2, 6), (160, 1, 6), (160, 1, 6), (320, 1, 6)], start=1):
+        x = block(x, expansion, stride, filters, block_id)
+    x = m.conv(x, 1280, 1, name="Conv_1", use_bias=False)
+    x = m.relu6(bn(x, "Conv_1_bn"), "out_relu")
+    x = m.global_avg_pool(x, "global_average_pooling2d")
+    x = m.dense(x, 1000, "softmax", "predictions")
+    m.write(x, "mobilenet_v2_keras3.json")
+
+
 if __name__ == "__main__":
     resnet50()
     resnet20_cifar()
+    mobilenet_v2()
