@@ -113,6 +113,18 @@ TEST(ConvPoplinEstimates, ForwardAndBackwardFollowPoplinWithinTenPercent) {
                         methods);
 }
 
+// Three of ResNet-50's convolutions as workloads/resnet50.json trains them
+// (float16, batch 8, keras.applications.ResNet50's shapes): conv2_block1_2
+// (56x56x64, 3x3, 64), conv3_block1_1 (the strided 1x1, 56x56x256 -> 128)
+// and conv4_block2_2 (14x14x256, 3x3, 256).
+TEST(ConvPoplinEstimates, ResNet50ConvolutionsInHalfFollowPoplinWithinTenPercent) {
+  std::set<ConvMethod> methods;
+  expectPoplinEstimates({Case{8, 56, 56, 64, 64, 3, 1, Padding::Same, ir::DType::Half},
+                         Case{8, 56, 56, 256, 128, 1, 2, Padding::Valid, ir::DType::Half},
+                         Case{8, 14, 14, 256, 256, 3, 1, Padding::Same, ir::DType::Half}},
+                        methods);
+}
+
 // Grouped and depthwise convolutions: conv groups split over the tiles, each
 // tile's vertex chosen by cost; the HMAC and VMAC are among the choices.
 TEST(ConvPoplinEstimates, GroupedAndDepthwiseFollowPoplinWithinTenPercent) {
