@@ -5,9 +5,9 @@
 
 namespace ipusim::model {
 
-void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div
+void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div, Maximum, Minimum
 void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log, Neg, Square
-void addExtremumCodelets(CodeletRegistry& registry);           // Maximum, Minimum, MaximumGrad, MinimumGrad
+void addExtremumCodelets(CodeletRegistry& registry);           // MaximumGrad, MinimumGrad
 void addScaledAddCodelet(CodeletRegistry& registry);             // ScaledAdd, ScaledAddSupervisor
 void addAddBiasCodelet(CodeletRegistry& registry);
 void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax

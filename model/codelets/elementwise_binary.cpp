@@ -1,4 +1,4 @@
-// Add, Sub, Mul, Div: out = in0 op in1 over equal-sized float vectors, and
+// Add, Sub, Mul, Div, Maximum, Minimum: out = in0 op in1 over equal-sized float vectors, and
 // their half variants Add<half> ... (every field half; HalfCodelet).
 // Timing is popops' BinaryOp2D estimate for one region (popopsCycleEstimators.cpp):
 //   kBinaryOpVertexOverhead + ceil(n / elementsPerVector) * cyclesPerVector(op),
@@ -29,6 +29,19 @@ struct MulOp {
   static constexpr const char* kName = "Mul";
   static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
   static float apply(float a, float b) { return a * b; }
+};
+// MAXIMUM / MINIMUM FLOAT and HALF are {1, true} in binaryOpPerfInfo, as ADD
+// is (their gradients: extremum.cpp). A tie takes in0, as TensorFlow's
+// _MaximumGrad routes it.
+struct MaximumOp {
+  static constexpr const char* kName = "Maximum";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
+  static float apply(float a, float b) { return a >= b ? a : b; }
+};
+struct MinimumOp {
+  static constexpr const char* kName = "Minimum";
+  static constexpr ir::Cycles kCyclesPerVector = cycles::kAddSubMulCyclesPerVector;
+  static float apply(float a, float b) { return a <= b ? a : b; }
 };
 struct DivOp {
   static constexpr const char* kName = "Div";
@@ -79,6 +92,8 @@ void addElementwiseBinaryCodelets(CodeletRegistry& registry) {
   addFloatAndHalf<ElementwiseBinary<SubOp>>(registry);
   addFloatAndHalf<ElementwiseBinary<MulOp>>(registry);
   addFloatAndHalf<ElementwiseBinary<DivOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<MaximumOp>>(registry);
+  addFloatAndHalf<ElementwiseBinary<MinimumOp>>(registry);
 }
 
 }  // namespace ipusim::model

@@ -1,13 +1,11 @@
-// Maximum, Minimum: out = max(in0, in1) / min(in0, in1) over equal-sized
-// float vectors, and their gradients MaximumGrad / MinimumGrad: out = grad
+// The gradients of Maximum and Minimum (elementwise_binary.cpp),
+// MaximumGrad / MinimumGrad: out = grad
 // where the operand won, else 0, as TensorFlow's _MaximumGrad/_MinimumGrad
 // (math_grad.py) route it: param `operand` 0 gives in0's gradient (in0 >= in1
 // for the maximum, in0 <= in1 for the minimum: a tie goes to in0), 1 gives
 // in1's (in0 < in1, in0 > in1). Half variants: every field half (HalfCodelet).
-// Timing: popops' BinaryOp2D frame (kBinaryOpVertexOverhead) with the
-// per-vector costs of cycle_model.hpp: MAXIMUM / MINIMUM FLOAT and HALF are
-// {1, true} in binaryOpPerfInfo, as ADD is (kAddSubMulCyclesPerVector);
-// the gradient is an estimate (no popops vertex does it in one pass): a
+// Timing: popops' BinaryOp2D frame (kBinaryOpVertexOverhead); the cost is
+// an estimate (no popops vertex does it in one pass): a
 // compare (GREATER_EQUAL, {1, true}) and a select of grad or 0, each a
 // vectorised op with its load/store cycles.
 #include "model/codelets/builtin_codelets.hpp"
@@ -23,46 +21,14 @@ namespace {
 // One estimate for both: compare + select, each 1 + 2 cycles a vector.
 constexpr ir::Cycles kExtremumGradCyclesPerVector = 2 * cycles::kAddSubMulCyclesPerVector;
 
+// The operand whose gradient flows: in0 on a tie.
 struct MaximumOp {
   static constexpr const char* kName = "Maximum";
-  static float apply(float a, float b) { return a >= b ? a : b; }
-  // The operand whose gradient flows: in0 on a tie.
   static bool firstWins(float a, float b) { return a >= b; }
 };
 struct MinimumOp {
   static constexpr const char* kName = "Minimum";
-  static float apply(float a, float b) { return a <= b ? a : b; }
   static bool firstWins(float a, float b) { return a <= b; }
-};
-
-template <class Op>
-class Extremum final : public FlatCodelet<Extremum<Op>> {
- public:
-  explicit Extremum(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
-  std::string name() const override { return Op::kName; }
-  std::vector<FieldSpec> fields() const override {
-    return {{"in0", ir::DType::Float, FieldAccess::In},
-            {"in1", ir::DType::Float, FieldAccess::In},
-            {"out", ir::DType::Float, FieldAccess::Out}};
-  }
-  void validate(const VertexShape& shape) const override {
-    ShapeCheck check(*this, shape);
-    check.expectSameSize("in1", "in0");
-    check.expectSameSize("out", "in0");
-  }
-  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
-    return cycles::kBinaryOpVertexOverhead +
-           cycles::vectors(shape.fieldSizes[0], target, vectorType_) * cycles::kAddSubMulCyclesPerVector;
-  }
-  void computeFlat(const FieldData* f, const double*) const {
-    const float* a = f[0].as<const float>();
-    const float* b = f[1].as<const float>();
-    float* out = f[2].as<float>();
-    vec::forEach(f[2].size, [=](std::uint64_t i) { out[i] = Op::apply(a[i], b[i]); });
-  }
-
- private:
-  ir::DType vectorType_;
 };
 
 template <class Op>
@@ -103,8 +69,6 @@ class ExtremumGrad final : public FlatCodelet<ExtremumGrad<Op>> {
 }  // namespace
 
 void addExtremumCodelets(CodeletRegistry& registry) {
-  addFloatAndHalf<Extremum<MaximumOp>>(registry);
-  addFloatAndHalf<Extremum<MinimumOp>>(registry);
   addFloatAndHalf<ExtremumGrad<MaximumOp>>(registry);
   addFloatAndHalf<ExtremumGrad<MinimumOp>>(registry);
 }
