@@ -125,6 +125,15 @@ void KerasConfig::requireInitializer(const std::string& key, const std::set<std:
       {"glorot_uniform", "GlorotUniform"}, {"zeros", "Zeros"}, {"ones", "Ones"}};
   for (auto [alias, name] : aliases)
     if (cls == alias) cls = name;
+  // Keras 2.0-2.2 wrote Glorot uniform as the VarianceScaling it is
+  // (keras/initializers.py: glorot_uniform = VarianceScaling(scale=1.,
+  // mode='fan_avg', distribution='uniform')).
+  if (cls == "VarianceScaling" && v.contains("config") && v.at("config").is_object()) {
+    const json& c = v.at("config");
+    const bool glorot = c.value("scale", json(0.0)) == json(1.0) && c.value("mode", "") == "fan_avg" &&
+                        c.value("distribution", "") == "uniform";
+    if (glorot) cls = "GlorotUniform";
+  }
   if (!classes.count(cls)) {
     std::string list;
     for (const auto& c : classes) list += (list.empty() ? "" : " | ") + c;

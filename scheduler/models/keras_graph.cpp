@@ -127,13 +127,18 @@ class Flattener {
   std::vector<std::string> inlineModel(const json& model, const std::string& input, std::int64_t call) {
     const std::string cls = kerasClassName(model);
     const bool top = input.empty();
-    const std::string modelWhere = top ? std::string("config") : "nested model '" + objectName(model.value("config", json())) + "'";
-    if (!model.contains("config") || !model.at("config").is_object())
+    const json noConfig;
+    const json& named = model.contains("config") && model.at("config").is_object() ? model.at("config") : noConfig;
+    const std::string modelWhere = top ? std::string("config") : "nested model '" + objectName(named) + "'";
+    const bool sequential = cls == "Sequential";
+    // Keras 2.0-2.2 wrote a Sequential model's config as the bare list of its layers.
+    const bool bareList = sequential && model.contains("config") && model.at("config").is_array();
+    if (!bareList && (!model.contains("config") || !model.at("config").is_object()))
       graphFail(file_, modelWhere, "config: missing (expected the model's config)");
-    const json& config = model.at("config");
+    if (bareList) g_.madeConfigs.push_back(std::make_unique<json>(json{{"layers", model.at("config")}}));
+    const json& config = bareList ? *g_.madeConfigs.back() : model.at("config");
     if (!config.contains("layers") || !config.at("layers").is_array() || config.at("layers").empty())
       graphFail(file_, top ? "config.layers" : modelWhere + ": config.layers", "expected a non-empty list of layers");
-    const bool sequential = cls == "Sequential";
     Scope scope;  // (layer, node) -> call name, within this model
     std::string previous = input;  // Sequential: the call the next layer reads
     const json& layers = config.at("layers");

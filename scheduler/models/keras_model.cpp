@@ -46,8 +46,11 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   if (cls != "Sequential" && cls != "Functional" && cls != "Model")
     fail(file, "class_name", cls.empty() ? "missing (is this a model.to_json() file?)"
                                          : "'" + cls + "' is not modelled (Sequential, or a Functional Model)");
-  if (!j.contains("config") || !j.at("config").is_object()) fail(file, "config", "missing (expected the model's config)");
-  m.name = nameIn(j.at("config"));
+  // (Keras 2.0-2.2 wrote a Sequential model's config as the bare list of its layers.)
+  const bool bareList = cls == "Sequential" && j.contains("config") && j.at("config").is_array();
+  if (!bareList && (!j.contains("config") || !j.at("config").is_object()))
+    fail(file, "config", "missing (expected the model's config)");
+  if (!bareList) m.name = nameIn(j.at("config"));
 
   std::string dtype;  // the policy of the first layer with one; every other must agree
   std::string supported;

@@ -208,6 +208,34 @@ TEST(KerasGraph, InputSizesLeftUnknownComeFromTheDataset) {
   expectMentions(e2, {"wrong.json", "dataset.input_shape", "8x8x3", "differs from the Keras model's input ?x?x1"});
 }
 
+// Keras 2.0-2.2 wrote a Sequential model's config as the bare list of its layers.
+TEST(KerasGraph, Keras2SequentialConfigAsABareList) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"class_name": "Sequential", "keras_version": "2.1.6",
+    "backend": "tensorflow", "config": [
+    {"class_name": "Dense", "config": {"name": "dense_1", "trainable": true, "batch_input_shape": [null, 784],
+     "dtype": "float32", "units": 64, "activation": "relu", "use_bias": true,
+     "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}},
+     "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": null, "bias_regularizer": null,
+     "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null}},
+    {"class_name": "Dense", "config": {"name": "dense_2", "trainable": true, "units": 10, "activation": "softmax",
+     "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}},
+     "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": null, "bias_regularizer": null,
+     "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null}}]})");
+  const KerasModel m = parseKerasModel(j, "model.json");
+  EXPECT_EQ(m.inputShape, (std::vector<std::uint64_t>{784}));
+  ASSERT_EQ(m.layers.size(), 2u);
+  EXPECT_EQ(m.layers[0].name, "dense_1");
+  EXPECT_EQ(m.layers[1].inputs, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(m.layers.back().outputShape, (std::vector<std::uint64_t>{10}));
+  // Keras 2.0-2.2 wrote Glorot uniform as VarianceScaling(1, fan_avg, uniform): the same draw.
+  nlohmann::json k2 = j;
+  k2["config"][0]["config"]["kernel_initializer"] = nlohmann::json::parse(
+      R"({"class_name": "VarianceScaling", "config": {"scale": 1.0, "mode": "fan_avg", "distribution": "uniform", "seed": null}})");
+  EXPECT_EQ(parseKerasModel(k2, "model.json").layers.size(), 2u);
+  k2["config"][0]["config"]["kernel_initializer"]["config"]["mode"] = "fan_in";  // He/LeCun-style: another draw
+  expectMentions(parseError(k2), {"model.json", "layer 'dense_1' (Dense)", "kernel_initializer", "fan_in", "not modelled"});
+}
+
 // The bundled image classifiers read as keras.applications builds them.
 TEST(KerasGraph, BundledImageClassifiers) {
   const KerasModel resnet = loadKerasModel(src("workloads/keras/resnet50_keras3.json"));
