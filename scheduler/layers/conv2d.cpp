@@ -80,8 +80,9 @@ class ConvLayer final : public Layer {
     const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
     const std::uint64_t perGroup = image.back() / l.groups;
     const Shape kshape = rank == 1 ? Shape{l.window[1], perGroup, l.units} : Shape{l.window[0], l.window[1], perGroup, l.units};
-    const auto [fanIn, fanOut] = kernelFans(kshape);
-    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fanIn, fanOut); });
+    // (not a structured binding: clang before 16 cannot capture one in a lambda)
+    const auto fans = kernelFans(kshape);
+    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fans.first, fans.second); });
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name, l.groups);
     const std::size_t convOp = b.graph().ops.size() - 1;

@@ -132,8 +132,9 @@ class ConvTransposeLayer final : public Layer {
     const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
     const std::uint64_t channels = image.back();
     const Shape kshape = rank == 1 ? Shape{l.window[1], l.units, channels} : Shape{l.window[0], l.window[1], l.units, channels};
-    const auto [fanIn, fanOut] = kernelFans(kshape);
-    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fanIn, fanOut); });
+    // (not a structured binding: clang before 16 cannot capture one in a lambda)
+    const auto fans = kernelFans(kshape);
+    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fans.first, fans.second); });
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const Shape out = rank == 1 ? Shape{1, l.outputShape[0], l.units} : l.outputShape;
     const std::size_t y0 = addConv2DTranspose(b.graph(), x, kernelUsed, windowOf(l), out[0], out[1], l.name);

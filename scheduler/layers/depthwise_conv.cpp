@@ -84,8 +84,9 @@ class DepthwiseConvLayer final : public Layer {
     const std::uint64_t channels = image.back();
     const Shape kshape = rank == 1 ? Shape{l.window[1], channels, l.depthMultiplier}
                                    : Shape{l.window[0], l.window[1], channels, l.depthMultiplier};
-    const auto [fanIn, fanOut] = kernelFans(kshape);
-    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fanIn, fanOut); });
+    // (not a structured binding: clang before 16 cannot capture one in a lambda)
+    const auto fans = kernelFans(kshape);
+    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fans.first, fans.second); });
     const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
     const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name, channels, "depthwise");
     const std::size_t convOp = b.graph().ops.size() - 1;

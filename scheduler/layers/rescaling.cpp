@@ -60,7 +60,9 @@ class RescalingLayer final : public Layer {
   }
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {
     const std::size_t rank = in[0].size();
-    for (const auto& [key, c] : {std::pair<const char*, const BroadcastConstant*>{"scale", &l.scaleFactor}, {"offset", &l.offset}}) {
+    for (const auto& item : {std::pair<const char*, const BroadcastConstant*>{"scale", &l.scaleFactor}, {"offset", &l.offset}}) {
+      const char* key = item.first;  // not a structured binding: clang before 16 cannot capture one in a lambda
+      const BroadcastConstant* c = item.second;
       std::size_t dims = 0;
       for (std::uint64_t d : c->shape) dims += dims || d != 1;  // leading ones broadcast over anything
       if (dims > rank) fail(key, "shape " + shapeText(c->shape) + " has more axes than the " + shapeText(in[0]) + " input");

@@ -92,10 +92,11 @@ class SeparableConvLayer final : public Layer {
     const Shape dshape = rank == 1 ? Shape{l.window[1], channels, l.depthMultiplier}
                                    : Shape{l.window[0], l.window[1], channels, l.depthMultiplier};
     const Shape pshape = rank == 1 ? Shape{1, middle, l.units} : Shape{1, 1, middle, l.units};
-    const auto [dIn, dOut] = kernelFans(dshape);
-    const auto [pIn, pOut] = kernelFans(pshape);
-    const std::size_t dk = b.weight(l, "depthwise_kernel", dshape, [&] { return b.glorotUniform(dIn, dOut); });
-    const std::size_t pk = b.weight(l, "pointwise_kernel", pshape, [&] { return b.glorotUniform(pIn, pOut); });
+    // (not a structured binding: clang before 16 cannot capture one in a lambda)
+    const auto dFans = kernelFans(dshape);
+    const auto pFans = kernelFans(pshape);
+    const std::size_t dk = b.weight(l, "depthwise_kernel", dshape, [&] { return b.glorotUniform(dFans.first, dFans.second); });
+    const std::size_t pk = b.weight(l, "pointwise_kernel", pshape, [&] { return b.glorotUniform(pFans.first, pFans.second); });
     const std::size_t dkUsed = b.cast(dk, b.compute(), l.name + "/depthwise_kernel_cast", l.name, ValueKind::Activation);
     const std::size_t pkUsed = b.cast(pk, b.compute(), l.name + "/pointwise_kernel_cast", l.name, ValueKind::Activation);
     OpGraph& g = b.graph();
