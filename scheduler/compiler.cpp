@@ -122,9 +122,10 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // The layers' shapes, inferred again: a caller may have changed a layer or
   // the input after the workload was read.
   Workload w = original;
-  std::vector<std::uint64_t> input = w.dataset.inputShape;
-  if (elementsOf(input) != w.dataset.features || input.empty()) input = {w.dataset.features};
-  inferLayerShapes(w.layers, input, w.name, [&](std::size_t i, const std::string& key) {
+  std::vector<std::vector<std::uint64_t>> inputs = modelInputShapes(w);
+  if (w.inputs.size() < 2 && (elementsOf(inputs[0]) != w.dataset.features || inputs[0].empty()))
+    inputs = {{w.dataset.features}};
+  inferLayerShapes(w.layers, inputs, w.name, [&](std::size_t i, const std::string& key) {
     return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
   });
   auto progress = [&](const char* stage) { if (reportProgress) reportProgress(stage); };

@@ -35,70 +35,143 @@ std::vector<std::uint64_t> imageShape(const Workload& w) {
   return {w.dataset.features};
 }
 
-// The loss of the model's output `x` (computed in float whatever its type)
-// into g.loss, with the accuracy beside it; returns the gradient of the loss
-// w.r.t. `x` (the logits; the predictions for the mean squared error).
-std::size_t addLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t features) {
+// One output's loss per example, in float whatever the output's type: the
+// ops computing it from the output `x` and the labels, and the value its
+// gradient seed will write (addLossGradient). `layer` names the ops' layer:
+// "loss", or "loss/<output layer>" for one of several outputs.
+struct OutputLoss {
+  std::size_t x = kNone, perRow = kNone, probs = kNone, grad = kNone;
+  std::uint64_t features = 0;
+  std::string layer;
+};
+
+OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t features, const std::string& layer) {
   using ir::DType;
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
   const std::uint64_t batch = b.batch();
-  const bool sparse = w.loss.classIndexLabels();
   const bool squared = w.loss.type == "mean_squared_error";
   const bool binary = w.loss.type == "binary_crossentropy";
-  g.loss = b.value("loss", {w.loss.hasAccuracy() ? 2u : 1u}, DType::Float, ValueKind::Loss, "loss");
-  const std::size_t perRow = b.value("loss/per_example", {batch}, DType::Float, ValueKind::Activation, "loss");
-  std::size_t probs = kNone;
-  const std::size_t grad = b.value("loss/logits_grad", {batch, features}, b.compute(), ValueKind::Gradient, "loss");
-  if (sparse) {
+  OutputLoss out{x, kNone, kNone, kNone, features, layer};
+  out.perRow = b.value(layer + "/per_example", {batch}, DType::Float, ValueKind::Activation, layer);
+  out.grad = b.value(layer + "/logits_grad", {batch, features}, b.compute(), ValueKind::Gradient, layer);
+  if (w.loss.classIndexLabels()) {
     // Sparse categorical cross-entropy: with from_logits=false the last
     // layer's softmax is fused into it (as TF's Keras does: it takes the
     // softmax's logits), with from_logits=true the loss applies the softmax
     // itself: either way softmax and cross-entropy are one op.
-    probs = b.value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
-    g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", "loss", {x, g.labels}, {probs, perRow}});
+    out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
+    g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", layer, {x, g.labels}, {out.probs, out.perRow}});
   } else {
     // Over one-hot targets: categorical cross-entropy (softmax fused),
     // binary cross-entropy (sigmoid fused; the mean over the classes), or the
     // mean squared error of the predictions.
-    Op op{OpKind::RowLoss, w.loss.type, "loss", {x, g.labels}, {}};
+    Op op{OpKind::RowLoss, w.loss.type, layer, {x, g.labels}, {}};
     op.codelet = squared ? "SquaredError" : binary ? "SigmoidCrossEntropy" : "SoftmaxCrossEntropyDense";
-    if (!squared) probs = b.value("loss/probs", {batch, features}, DType::Float, ValueKind::Activation, "loss");
-    op.outputs = squared ? std::vector<std::size_t>{perRow} : std::vector<std::size_t>{probs, perRow};
+    if (!squared) out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
+    op.outputs = squared ? std::vector<std::size_t>{out.perRow} : std::vector<std::size_t>{out.probs, out.perRow};
     g.addOp(op);
+  }
+  return out;
+}
+
+// Accuracy, a metric beside the loss (Keras's sparse_categorical_accuracy,
+// categorical_accuracy or binary_accuracy) of one output: the batch mean in
+// element 1 of g.loss.
+void addAccuracy(TrainingGraphBuilder& b, const OutputLoss& o) {
+  OpGraph& g = b.graph();
+  const Workload& w = b.workload();
+  const std::uint64_t batch = b.batch();
+  const std::size_t correct = b.value(o.layer + "/correct", {batch}, ir::DType::Float, ValueKind::Activation, o.layer);
+  if (w.loss.classIndexLabels()) {
+    g.addOp({OpKind::Accuracy, "accuracy", o.layer, {o.probs, g.labels}, {correct}});
+  } else {
+    Op op{OpKind::RowLoss, "accuracy", o.layer, {o.probs, g.labels}, {correct}};
+    op.codelet = w.loss.type == "binary_crossentropy" ? "BinaryAccuracy" : "CategoricalAccuracy";
+    g.addOp(op);
+  }
+  Op accuracy{OpKind::MeanLoss, "accuracy_mean", o.layer, {correct, g.loss}, {}};
+  accuracy.scale = 1.0 / double(batch);
+  accuracy.index = 1;
+  g.addOp(accuracy);
+}
+
+// The gradient of the loss w.r.t. one output (the logits; the predictions
+// for the mean squared error): (probabilities - targets) scaled by the means
+// the loss takes (1/batch; binary and squared error also average over the
+// classes, and the square brings a 2).
+void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
+  OpGraph& g = b.graph();
+  const Workload& w = b.workload();
+  const double batch = double(b.batch());
+  const bool squared = w.loss.type == "mean_squared_error";
+  const bool binary = w.loss.type == "binary_crossentropy";
+  if (w.loss.classIndexLabels()) {
+    Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", o.layer, {o.probs, g.labels}, {o.grad}};
+    seed.scale = 1.0 / batch;
+    g.addOp(seed);
+  } else {
+    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", o.layer, {squared ? o.x : o.probs, g.labels}, {o.grad}};
+    seed.scale = (squared ? 2.0 : 1.0) / batch / (binary || squared ? double(o.features) : 1.0);
+    g.addOp(seed);
+  }
+}
+
+// The loss of the model's outputs into g.loss (their sum, as Keras adds the
+// losses of a model's outputs), with the first output's accuracy beside it;
+// returns the gradient of the loss w.r.t. each output.
+std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std::size_t>& outputs,
+                                 const std::vector<std::uint64_t>& features, const std::vector<std::string>& names) {
+  OpGraph& g = b.graph();
+  const Workload& w = b.workload();
+  const std::uint64_t batch = b.batch();
+  g.loss = b.value("loss", {w.loss.hasAccuracy() ? 2u : 1u}, ir::DType::Float, ValueKind::Loss, "loss");
+  std::vector<OutputLoss> losses;
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    losses.push_back(addRowLoss(b, outputs[k], features[k], outputs.size() > 1 ? "loss/" + names[k] : "loss"));
+  std::size_t perRow = losses[0].perRow;
+  for (std::size_t k = 1; k < losses.size(); ++k) {
+    const std::size_t sum = b.value("loss/per_example_sum" + std::to_string(k), {batch}, ir::DType::Float,
+                                    ValueKind::Activation, "loss");
+    g.addOp({OpKind::Add, "per_example_sum" + std::to_string(k), "loss", {perRow, losses[k].perRow}, {sum}});
+    perRow = sum;
   }
   Op mean{OpKind::MeanLoss, "mean", "loss", {perRow}, {g.loss}};
   mean.scale = 1.0 / double(batch);
   g.addOp(mean);
-  // Accuracy, a metric beside the loss (Keras's sparse_categorical_accuracy,
-  // categorical_accuracy or binary_accuracy), the batch mean in element 1.
-  if (w.loss.hasAccuracy()) {
-    const std::size_t correct = b.value("loss/correct", {batch}, DType::Float, ValueKind::Activation, "loss");
-    if (sparse) {
-      g.addOp({OpKind::Accuracy, "accuracy", "loss", {probs, g.labels}, {correct}});
-    } else {
-      Op op{OpKind::RowLoss, "accuracy", "loss", {probs, g.labels}, {correct}};
-      op.codelet = binary ? "BinaryAccuracy" : "CategoricalAccuracy";
-      g.addOp(op);
-    }
-    Op accuracy{OpKind::MeanLoss, "accuracy_mean", "loss", {correct, g.loss}, {}};
-    accuracy.scale = 1.0 / double(batch);
-    accuracy.index = 1;
-    g.addOp(accuracy);
+  if (w.loss.hasAccuracy()) addAccuracy(b, losses[0]);
+  std::vector<std::size_t> grads;
+  for (const OutputLoss& o : losses) {
+    addLossGradient(b, o);
+    grads.push_back(o.grad);
   }
-  // The gradient w.r.t. the logits: (probabilities - targets) scaled by the
-  // means the loss takes (1/batch; binary and squared error also average
-  // over the classes, and the square brings a 2).
-  if (sparse) {
-    Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", "loss", {probs, g.labels}, {grad}};
-    seed.scale = 1.0 / double(batch);
-    g.addOp(seed);
-  } else {
-    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", "loss", {squared ? x : probs, g.labels}, {grad}};
-    seed.scale = (squared ? 2.0 : 1.0) / double(batch) / (binary || squared ? double(features) : 1.0);
-    g.addOp(seed);
+  return grads;
+}
+
+// The values the layers read as the model's inputs, in the compute type:
+// the images; or, for a model with several inputs, each input's columns of
+// them, copied out (a Slice) in its own shape (the host streams an example's
+// inputs as one tuple; Poplar would stream each to its own tensor, without
+// the copy).
+std::vector<std::size_t> modelInputValues(TrainingGraphBuilder& b) {
+  OpGraph& g = b.graph();
+  const Workload& w = b.workload();
+  if (w.inputs.size() < 2) return {b.cast(g.images, b.compute(), "input/cast", "input", ValueKind::Activation)};
+  std::vector<std::size_t> values;
+  std::uint64_t offset = 0;
+  for (const ModelInput& input : w.inputs) {
+    const std::uint64_t elements = elementsOf(input.shape);
+    const std::string layer = "input/" + input.name;
+    const std::size_t columns = b.value(layer + "/slice", {b.batch(), elements}, ir::DType::Float, ValueKind::Activation, layer);
+    Op slice{OpKind::Slice, "slice", layer, {g.images}, {columns}};
+    slice.rows = b.batch();
+    slice.blocks = {offset, elements, w.dataset.features};
+    g.addOp(slice);
+    offset += elements;
+    const std::size_t shaped = b.shaped(columns, input.shape, layer, "reshape");
+    values.push_back(b.cast(shaped, b.compute(), layer + "/cast", layer, ValueKind::Activation));
   }
-  return grad;
+  return values;
 }
 
 }  // namespace
@@ -237,8 +310,9 @@ void TrainingGraphBuilder::accumulate(std::size_t v, std::size_t gradient) {
   it->second = sum;
 }
 
-std::map<std::size_t, std::size_t> TrainingGraphBuilder::backward(std::size_t output, std::size_t outputGrad) {
-  gradOf_[output] = outputGrad;
+std::map<std::size_t, std::size_t> TrainingGraphBuilder::backward(
+    const std::vector<std::pair<std::size_t, std::size_t>>& outputGrads) {
+  for (const auto& [output, grad] : outputGrads) accumulate(output, grad);
   for (std::size_t i = tape_.size(); i-- > 0;) {
     const Entry& e = tape_[i];
     const auto found = gradOf_.find(e.output);
@@ -278,7 +352,8 @@ OpGraph buildTrainingGraph(const Workload& w) {
   OpGraph& g = b.graph();
   const std::uint64_t batch = b.batch();
   std::vector<std::uint64_t> imagesShape{batch};
-  for (std::uint64_t d : imageShape(w)) imagesShape.push_back(d);
+  for (std::uint64_t d : w.inputs.size() > 1 ? std::vector<std::uint64_t>{w.dataset.features} : imageShape(w))
+    imagesShape.push_back(d);
   g.images = b.value("images", imagesShape, DType::Float, ValueKind::Input, "input");
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
   g.labels = w.loss.classIndexLabels() ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")
@@ -286,14 +361,14 @@ OpGraph buildTrainingGraph(const Workload& w) {
   if (w.optimizer.type == "adam") b.stepCounter();  // Adam's bias correction reads it
 
   // Forward, layer by layer in the model's (topological) order.
-  const std::size_t x0 = b.cast(g.images, b.compute(), "input/cast", "input", ValueKind::Activation);
+  const std::vector<std::size_t> inputs = modelInputValues(b);
   std::vector<std::size_t> outputOf(w.layers.size(), kNone);
   bool weights = false;
   for (std::size_t li = 0; li < w.layers.size(); ++li) {
     const LayerSpec& l = w.layers[li];
     std::vector<std::size_t> ins;
     for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{li ? li - 1 : kModelInput} : l.inputs)
-      ins.push_back(j == kModelInput ? x0 : outputOf.at(j));
+      ins.push_back(isModelInput(j) ? inputs.at(modelInputIndex(j)) : outputOf.at(j));
     const Layer& layer = layerOfKind(l.kind);
     weights = weights || layer.hasWeights(l);
     try {
@@ -302,16 +377,24 @@ OpGraph buildTrainingGraph(const Workload& w) {
       throw std::invalid_argument(w.name + ": " + e.what());
     }
   }
-  const std::size_t x = outputOf.back();
-  const std::uint64_t features = elementsOf(w.layers.back().outputShape);
   if (!weights) throw std::invalid_argument(w.name + ": model.layers: needs at least one layer with weights");
-  if (features != w.dataset.classes)
-    throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers.back().name + "') has " +
-                                std::to_string(features) + " units but the dataset has " +
-                                std::to_string(w.dataset.classes) + " classes");
+  std::vector<std::size_t> outputs;
+  std::vector<std::uint64_t> features;
+  std::vector<std::string> names;
+  for (std::size_t o : modelOutputs(w)) {
+    outputs.push_back(outputOf.at(o));
+    features.push_back(elementsOf(w.layers[o].outputShape));
+    names.push_back(w.layers[o].name);
+    if (features.back() != w.dataset.classes)
+      throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name + "') has " +
+                                  std::to_string(features.back()) + " units but the dataset has " +
+                                  std::to_string(w.dataset.classes) + " classes");
+  }
 
-  const std::size_t grad = addLoss(b, x, features);
-  const std::map<std::size_t, std::size_t> weightGrad = b.backward(x, grad);
+  const std::vector<std::size_t> grads = addLoss(b, outputs, features, names);
+  std::vector<std::pair<std::size_t, std::size_t>> seeds;
+  for (std::size_t k = 0; k < outputs.size(); ++k) seeds.emplace_back(outputs[k], grads[k]);
+  const std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);
   // The optimizer: one update per weight, after every reader of the weight.
   addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return b.stepCounter(); });
   // The step count is incremented before anything reads it.

@@ -93,9 +93,9 @@ class TrainingGraphBuilder {
   void record(std::vector<std::size_t> inputs, std::size_t output, bool weighted, BackwardFn backward);
   bool dependsOnWeights(std::size_t value) const { return value < depends_.size() && depends_[value]; }
 
-  // Runs the tape backward from the gradient of `output`; returns each
-  // trainable weight's gradient.
-  std::map<std::size_t, std::size_t> backward(std::size_t output, std::size_t outputGrad);
+  // Runs the tape backward from the gradients of the model's outputs
+  // ({output, gradient} each); returns each trainable weight's gradient.
+  std::map<std::size_t, std::size_t> backward(const std::vector<std::pair<std::size_t, std::size_t>>& outputGrads);
 
  private:
   friend struct Backward;

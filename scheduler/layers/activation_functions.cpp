@@ -2,6 +2,7 @@
 
 #include "scheduler/graph/training_graph.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
@@ -49,7 +50,8 @@ ActivationCodelets activationCodelets(Activation a, const ActivationParams& p) {
 }
 
 bool fusedWithLoss(const Workload& w, const LayerSpec& l, Activation a) {
-  if (&l != &w.layers.back()) return false;
+  const std::vector<std::size_t> outputs = modelOutputs(w);
+  if (std::none_of(outputs.begin(), outputs.end(), [&](std::size_t o) { return &w.layers[o] == &l; })) return false;
   if (a == Activation::Softmax)
     return w.loss.type == "sparse_categorical_crossentropy" || w.loss.type == "categorical_crossentropy";
   return a == Activation::Sigmoid && w.loss.type == "binary_crossentropy";

@@ -141,6 +141,7 @@ class Flattener {
       graphFail(file_, top ? "config.layers" : modelWhere + ": config.layers", "expected a non-empty list of layers");
     Scope scope;  // (layer, node) -> call name, within this model
     std::string previous = input;  // Sequential: the call the next layer reads
+    int nestedInputs = 0;
     const json& layers = config.at("layers");
     for (std::size_t i = 0; i < layers.size(); ++i) {
       const json& l = layers[i];
@@ -164,6 +165,8 @@ class Flattener {
           scope[{name, 0}] = name;
           previous = name;
         } else {
+          // (A nested model's one input is what its call reads.)
+          if (++nestedInputs > 1) graphFail(file_, where, "a nested model with several inputs is not modelled");
           scope[{name, 0}] = input;
         }
         continue;

@@ -34,6 +34,30 @@ constexpr std::uint64_t kMaxKerasFileBytes = 16ull << 20;
   throw std::invalid_argument(file + ": " + where + ": " + what);
 }
 
+// The top model's InputLayers in config.input_layers' order (the order its
+// inputs are fed in), else in the order of its layers.
+std::vector<const json*> inputsInOrder(const json& model, const KerasGraph& graph, const std::string& file) {
+  const json* config = model.contains("config") && model.at("config").is_object() ? &model.at("config") : nullptr;
+  if (!config || !config->contains("input_layers") || graph.inputLayers.size() < 2) return graph.inputLayers;
+  const json& list = config->at("input_layers");
+  std::vector<const json*> ordered;
+  for (const json& ref : list) {
+    // [["name", 0, 0], ...], or a bare ["name", 0, 0] for one input.
+    const json& named = ref.is_array() && !ref.empty() ? ref[0] : ref;
+    if (!named.is_string()) fail(file, "config.input_layers", "cannot read " + ref.dump() + " (expected [name, 0, 0])");
+    const auto it = std::find_if(graph.inputLayers.begin(), graph.inputLayers.end(), [&](const json* l) {
+      return nameIn(*l) == named.get<std::string>() || nameIn(l->at("config")) == named.get<std::string>();
+    });
+    if (it == graph.inputLayers.end())
+      fail(file, "config.input_layers", "'" + named.get<std::string>() + "' names no InputLayer of the model");
+    ordered.push_back(*it);
+  }
+  if (ordered.size() != graph.inputLayers.size())
+    fail(file, "config.input_layers", "lists " + std::to_string(ordered.size()) + " inputs but the model has " +
+                                          std::to_string(graph.inputLayers.size()) + " InputLayers");
+  return ordered;
+}
+
 }  // namespace
 
 
@@ -56,29 +80,34 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   std::string supported;
   for (const auto& s : kerasLayerClasses()) supported += (supported.empty() ? "" : ", ") + s;
   const KerasGraph graph = flattenKerasModel(j, file);
-  if (graph.inputLayers.size() > 1)
-    fail(file, "config.input_layers", std::to_string(graph.inputLayers.size()) + " inputs (models with several inputs are not modelled)");
   LayerConnections connections;
   connections.inputsKey = "inbound_nodes";
   connections.outputKey = "config.output_layers";
-  if (graph.outputs.size() > 1) fail(file, "config.output_layers", "several outputs are not modelled");
-  if (!graph.outputs.empty()) connections.output = graph.outputs[0];
-  bool haveInput = false;
-  if (!graph.inputLayers.empty()) {
-    const json& input = *graph.inputLayers[0];
-    std::string name = nameIn(input.at("config"));
-    if (name.empty()) name = nameIn(input);
-    KerasConfig c(input.at("config"), file, "layer '" + name + "' (InputLayer)");
+  connections.outputs = graph.outputs;
+  connections.modelInputs.clear();
+  for (const json* input : inputsInOrder(j, graph, file)) {
+    std::string name = nameIn(input->at("config"));
+    if (name.empty()) name = nameIn(*input);
+    KerasConfig c(input->at("config"), file, "layer '" + name + "' (InputLayer)");
     const char* key = c.has("batch_shape") ? "batch_shape" : "batch_input_shape";
     if (!c.has(key)) c.fail(key, "missing (needs the input's shape)");
-    m.inputShape = c.batchShape(key, m.batchSize);
+    std::uint32_t batch = 0;
+    m.inputs.push_back({name, c.batchShape(key, batch)});
+    if (m.inputs.size() > 1 && batch != m.batchSize)
+      c.fail(key, "a batch size of " + std::to_string(batch) + " where the model's first input has " +
+                      std::to_string(m.batchSize));
+    m.batchSize = batch;
     c.ignore({"name", "dtype", "sparse", "ragged", "input_tensor", "optional"});
     if (c.boolean("sparse", false)) c.fail("sparse", "true is not modelled (dense inputs only)");
     if (c.boolean("ragged", false)) c.fail("ragged", "true is not modelled (dense inputs only)");
     c.check();
-    haveInput = true;
-    connections.modelInput = name;
+    connections.modelInputs.push_back(name);
   }
+  if (m.inputs.size() > kMaxModelInputs)
+    fail(file, "config.input_layers", std::to_string(m.inputs.size()) + " inputs (at most " +
+                                          std::to_string(kMaxModelInputs) + " are modelled)");
+  bool haveInput = !m.inputs.empty();
+  if (connections.modelInputs.empty()) connections.modelInputs = {"input"};
   std::map<std::string, std::string> whereOf;  // by call name, for errors
   for (const KerasCall& call : graph.calls) {
     const std::string& where = call.where;
@@ -89,7 +118,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     if (!haveInput) {  // TF 2.x: the first layer's batch_input_shape
       const char* key = c.has("batch_input_shape") ? "batch_input_shape" : "batch_shape";
       if (!c.has(key)) fail(file, where, "batch_input_shape: missing (the first layer must give the input's shape)");
-      m.inputShape = c.batchShape(key, m.batchSize);
+      m.inputs.push_back({"input", c.batchShape(key, m.batchSize)});
       haveInput = true;
     }
     KerasLayer layer = readKerasLayer(c, call.cls);
@@ -107,10 +136,30 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   const auto where = [&](const std::vector<LayerSpec>& list, std::size_t i, const std::string& key) {
     return whereOf[list[i].name] + (key.empty() ? "" : ": " + key);
   };
-  connectLayers(m.layers, connections, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
+  m.outputs = connectLayers(m.layers, connections, file,
+                            [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
   m.dtype = dtype.empty() ? "float32" : dtype;
-  if (std::find(m.inputShape.begin(), m.inputShape.end(), 0) == m.inputShape.end())
-    inferLayerShapes(m.layers, m.inputShape, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
+  // The examples are streamed as one tuple: one input's shape, or the
+  // elements of every input one after the other.
+  bool known = true;
+  std::vector<std::vector<std::uint64_t>> shapes;
+  for (const ModelInput& input : m.inputs) {
+    known = known && std::find(input.shape.begin(), input.shape.end(), 0) == input.shape.end();
+    shapes.push_back(input.shape);
+  }
+  if (m.inputs.size() == 1) {
+    m.inputShape = m.inputs[0].shape;
+  } else {
+    for (const ModelInput& input : m.inputs)
+      if (std::find(input.shape.begin(), input.shape.end(), 0) != input.shape.end())
+        fail(file, "layer '" + input.name + "' (InputLayer)",
+             "a size left unknown: a model with several inputs must give every input's shape");
+    std::uint64_t elements = 0;
+    for (const ModelInput& input : m.inputs) elements += elementsOf(input.shape);
+    m.inputShape = {elements};
+  }
+  if (known)
+    inferLayerShapes(m.layers, shapes, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
   if (j.contains("compile_config") && !j.at("compile_config").is_null()) {
     const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file);
     m.optimizer = cc.optimizer;

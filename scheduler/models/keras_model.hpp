@@ -10,7 +10,8 @@
 //     shape in "batch_shape", dtypes as DTypePolicy objects.
 // Sequential models, and functional Models (class_name "Functional" or
 // "Model"): a graph of layer calls from inbound_nodes (models/layer_graph.hpp),
-// one input and one output. Config keys that do not change the computation (initializers
+// with any number of inputs (their examples streamed as one tuple) and
+// outputs (one loss each). Config keys that do not change the computation (initializers
 // we replace by our own Glorot draw, names, trainable, data_format
 // channels_last, ...) are ignored; a key that would change it and is not
 // modelled (a regularizer, a constraint, dilation_rate != 1, an unknown
@@ -34,7 +35,10 @@ struct KerasModel {
   std::string name;          // the model's name
   // Per example (the batch dimension dropped); a size the file leaves unknown
   // is 0, and the layers' shapes are then inferred once the workload gives it.
+  // With several inputs: the elements of all of them ({sum}), as streamed.
   std::vector<std::uint64_t> inputShape;
+  std::vector<ModelInput> inputs;     // the InputLayers in config.input_layers' order
+  std::vector<std::size_t> outputs;  // the output layers (indices into `layers`) in config.output_layers' order
   std::uint32_t batchSize = 0;            // a fixed batch dimension, else 0
   std::string dtype = "float32";          // the layers' dtype policy (float32 | float16 | mixed_float16)
   std::vector<LayerSpec> layers;          // shapes inferred (unless the input's are unknown)

@@ -20,6 +20,9 @@ using LayerKeyNamer = std::function<std::string(std::size_t layer, const std::st
 
 void inferLayerShapes(std::vector<LayerSpec>& layers, const std::vector<std::uint64_t>& inputShape,
                       const std::string& source, const LayerKeyNamer& where);
+// A model with several inputs: modelInput(k) has inputShapes[k].
+void inferLayerShapes(std::vector<LayerSpec>& layers, const std::vector<std::vector<std::uint64_t>>& inputShapes,
+                      const std::string& source, const LayerKeyNamer& where);
 
 // The output size of one spatial dimension of a convolution or pooling
 // window (Keras's rule): valid: floor((in - window) / stride) + 1 (0 when the

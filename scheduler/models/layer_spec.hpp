@@ -108,15 +108,26 @@ struct BroadcastConstant {
   bool given() const { return !values.empty(); }
 };
 
-// LayerSpec::inputs: the model's input (the images), not a layer.
+// LayerSpec::inputs: the model's input (the images), not a layer; a model
+// with several inputs (Keras's input_layers) reads input k as modelInput(k).
 inline constexpr std::size_t kModelInput = ~std::size_t(0);
+inline constexpr std::size_t kMaxModelInputs = 1024;
+constexpr std::size_t modelInput(std::size_t k) { return kModelInput - k; }
+constexpr bool isModelInput(std::size_t j) { return j > kModelInput - kMaxModelInputs; }
+constexpr std::size_t modelInputIndex(std::size_t j) { return kModelInput - j; }
+
+// One of a model's inputs: its name and per-example shape (channels last).
+struct ModelInput {
+  std::string name;
+  std::vector<std::uint64_t> shape;
+};
 
 struct LayerSpec {
   std::string kind;  // one of layerKinds()
   std::string name;  // "dense", "dense_1", ... (Keras naming when not given)
   // The layers whose outputs this layer reads (indices into the model's
   // layer list, which is in topological order: every input comes earlier),
-  // or kModelInput. One input but for merges. A chain reads the layer before.
+  // or modelInput(k). One input but for merges. A chain reads the layer before.
   std::vector<std::size_t> inputs;
   // Another call of the layer named so (Keras's shared layer, called more
   // than once): this call uses that layer's weights and state, and their

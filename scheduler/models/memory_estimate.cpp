@@ -28,7 +28,7 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
     const Layer::Footprint f = layerOfKind(l.kind).footprint(l);
-    const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && l.inputs[0] == kModelInput);
+    const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && isModelInput(l.inputs[0]));
     if (f.keptElements && !(readsImages && f.kept == "input"))
       variables.push_back({l.name + "/" + f.kept, "activations",
                            computeBytes * w.dataset.batchSize * f.keptElements});

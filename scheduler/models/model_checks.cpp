@@ -2,27 +2,29 @@
 
 #include "scheduler/layers/layer.hpp"
 
+#include <functional>
 #include <stdexcept>
 
 namespace ipusim::scheduler {
+namespace {
 
-void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey) {
-  namespace k = layer_kind;
-  auto fail = [&](const std::string& key, const std::string& what) {
-    throw std::invalid_argument(source + ": " + key + ": " + what);
-  };
-  // (A softmax anywhere but ending the model under a categorical
-  // cross-entropy is its own op: layers/activation_functions.hpp.)
-  bool weights = false;
-  for (const LayerSpec& l : w.layers) weights = weights || layerOfKind(l.kind).hasWeights(l);
-  if (!weights) fail(layersKey, "needs at least one dense or conv2d layer");
+using Fail = std::function<void(const std::string& key, const std::string& what)>;
 
-  const LayerSpec& last = w.layers.back();
+// One output layer against the loss.
+void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fail, const std::string& layersKey) {
+  const LayerSpec& last = w.layers[o];
   const std::vector<std::uint64_t>& out = last.outputShape;
   const std::string& loss = w.loss.type;
   const bool categorical = loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy";
   const bool binary = loss == "binary_crossentropy";
-  const std::string lastName = "the last layer ('" + last.name + "')";
+  const std::string lastName = several ? "the output layer '" + last.name + "'" : "the last layer ('" + last.name + "')";
+  // Each output is trained on the example's one label (workload.hpp).
+  if (several && (categorical || binary))
+    for (const LayerSpec& l : w.layers)
+      for (std::size_t j : l.inputs)
+        if (j == o)
+          fail(layersKey, lastName + " is read by layer '" + l.name + "': an output whose " + loss +
+                              " takes its logits cannot also feed other layers (not modelled)");
   if (categorical && (out.size() != 1 || out[0] != w.dataset.classes))
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + " over dataset.classes = " +
                         std::to_string(w.dataset.classes) + " needs " + std::to_string(w.dataset.classes));
@@ -42,6 +44,22 @@ void checkModelAgainstLoss(const Workload& w, const std::string& source, const s
   if (w.loss.fromLogits && last.activation == probabilities)
     fail("loss.from_logits", "true with " + act + " as " + lastName + "'s activation would apply " + act +
                              " twice (not modelled): drop the activation or set from_logits to false");
+}
+
+}  // namespace
+
+void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey) {
+  const Fail fail = [&](const std::string& key, const std::string& what) {
+    throw std::invalid_argument(source + ": " + key + ": " + what);
+  };
+  // (A softmax anywhere but ending the model under a categorical
+  // cross-entropy is its own op: layers/activation_functions.hpp.)
+  bool weights = false;
+  for (const LayerSpec& l : w.layers) weights = weights || layerOfKind(l.kind).hasWeights(l);
+  if (!weights) fail(layersKey, "needs at least one dense or conv2d layer");
+
+  const std::vector<std::size_t> outputs = modelOutputs(w);
+  for (std::size_t o : outputs) checkOutput(w, o, outputs.size() > 1, fail, layersKey);
 }
 
 }  // namespace ipusim::scheduler

@@ -3,11 +3,14 @@
 // from (run by parseWorkload() after shape inference):
 //   - at least one layer with weights (dense or conv2d);
 //   - softmax only as the last layer's activation (fused with the loss);
+//   - each output layer (workload.hpp: the last, or a Keras model's
+//     output_layers) fits the loss; with several, none is read by another
+//     layer when the loss takes its logits:
 //   - the output shape fits the loss: [classes] for the categorical
 //     cross-entropies (classes = dataset.classes), and for binary
 //     cross-entropy and mean squared error too (their targets are the class
 //     labels one-hot encoded);
-//   - from_logits=false needs probabilities: the last layer's activation is
+//   - from_logits=false needs probabilities: the output's activation is
 //     softmax (categorical) or sigmoid (binary); from_logits=true with such
 //     an activation would apply it twice, which is not modelled.
 // Errors: std::invalid_argument naming `source` and the key.

@@ -59,6 +59,18 @@ DatasetSpec parseDataset(const Reader& r) {
 
 }  // namespace
 
+std::vector<std::vector<std::uint64_t>> modelInputShapes(const Workload& w) {
+  if (w.inputs.size() < 2) return {w.dataset.inputShape};
+  std::vector<std::vector<std::uint64_t>> shapes;
+  for (const ModelInput& input : w.inputs) shapes.push_back(input.shape);
+  return shapes;
+}
+
+std::vector<std::size_t> modelOutputs(const Workload& w) {
+  if (!w.outputs.empty()) return w.outputs;
+  return {w.layers.size() - 1};
+}
+
 std::uint32_t ipusPerReplica(const Workload& w) {
   std::uint32_t highest = 0;
   for (const LayerSpec& l : w.layers) highest = std::max(highest, l.shard);
@@ -76,10 +88,12 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
 
   if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]} or {\"keras\": \"model.json\"})");
   const Reader model = top.object("model");
-  model.allowOnly({"layers", "dtype", "keras"});
+  model.allowOnly({"layers", "dtype", "keras", "inputs", "outputs"});
   std::optional<KerasModel> keras;
   if (model.has("keras")) {
     if (model.has("layers")) model.fail("model.layers", "give either model.layers or model.keras, not both");
+    for (const char* key : {"inputs", "outputs"})
+      if (model.has(key)) model.fail(model.key(key), "the Keras file gives its inputs and outputs (input_layers, output_layers)");
     const std::string file = model.string("keras", "");
     w.kerasModel = file.empty() || file[0] == '/' || baseDirectory.empty() ? file : baseDirectory + "/" + file;
     try {
@@ -89,8 +103,13 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     }
     w.layers = keras->layers;
     w.dtype = keras->dtype;
+    if (keras->inputs.size() > 1) w.inputs = keras->inputs;
+    if (keras->outputs.size() > 1) w.outputs = keras->outputs;
   } else {
-    w.layers = parseLayers(model);
+    LayerList parsed = parseLayers(model);
+    w.layers = std::move(parsed.layers);
+    w.inputs = std::move(parsed.inputs);
+    w.outputs = std::move(parsed.outputs);
   }
   // Keras's dtype policy names: float32 variables and compute; float16 both;
   // mixed_float16 float32 variables and float16 compute.
@@ -106,6 +125,27 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     if (dataset.has("features") && elementsOf(d.inputShape) != d.features)
       dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from input_shape " +
                                                 shapeText(d.inputShape) + " (" + std::to_string(elementsOf(d.inputShape)) + ")");
+  }
+  if (w.inputs.size() > 1) {
+    // The examples' tuple (workload.hpp): only generated data has one.
+    const std::string where = keras ? "the Keras model's " : "model.inputs' ";
+    std::string names;
+    std::uint64_t elements = 0;
+    for (const ModelInput& input : w.inputs) {
+      names += (names.empty() ? "'" : ", '") + input.name + "'";
+      elements += elementsOf(input.shape);
+    }
+    if (d.format != "synthetic")
+      dataset.fail(dataset.key("format"), "'" + d.format + "': " + where + std::to_string(w.inputs.size()) + " inputs (" +
+                                              names + ") need examples with one value per input, which only synthetic "
+                                              "data has (set dataset.format to \"synthetic\")");
+    if (dataset.has("input_shape"))
+      dataset.fail(dataset.key("input_shape"), where + std::to_string(w.inputs.size()) + " inputs (" + names +
+                                                   ") give their own shapes");
+    if (dataset.has("features") && elements != d.features)
+      dataset.fail(dataset.key("features"), std::to_string(d.features) + " differs from the " + std::to_string(elements) +
+                                                " elements of " + where + "inputs (" + names + ")");
+    d.inputShape = {elements};
   }
   if (keras) {
     // Sizes the Keras file leaves unknown (0) are the dataset's.
@@ -135,7 +175,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   if (d.inputShape.empty()) d.inputShape = {d.features};
   if (elementsOf(d.inputShape) > 0xffffffffull) dataset.fail(dataset.key("input_shape"), "too many elements per example");
   d.features = std::uint32_t(elementsOf(d.inputShape));
-  inferLayerShapes(w.layers, d.inputShape, keras ? w.kerasModel : source,
+  inferLayerShapes(w.layers, modelInputShapes(w), keras ? w.kerasModel : source,
                    [&](std::size_t i, const std::string& key) {
                      if (keras) return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
                      return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
@@ -147,9 +187,9 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   if (top.has("optimizer") || !keras || !keras->optimizer) w.optimizer = parseOptimizer(top.object("optimizer"));
   else w.optimizer = *keras->optimizer;
   const bool ce = w.loss.type == "sparse_categorical_crossentropy" || w.loss.type == "categorical_crossentropy";
-  if (ce && keras && !dataset.has("classes") && w.layers.back().outputShape.size() == 1 &&
-      w.layers.back().outputShape[0] <= 0xffffffffull)
-    d.classes = std::uint32_t(w.layers.back().outputShape[0]);
+  const std::vector<std::uint64_t>& firstOutput = w.layers[modelOutputs(w).front()].outputShape;
+  if (ce && keras && !dataset.has("classes") && firstOutput.size() == 1 && firstOutput[0] <= 0xffffffffull)
+    d.classes = std::uint32_t(firstOutput[0]);
   checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
 
   Reader tr = top.object("training");
@@ -184,6 +224,9 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   parsePipeline(top, w);
+  if (w.pipeline.enabled() && (w.inputs.size() > 1 || w.outputs.size() > 1))
+    top.fail("pipeline", "a model with several inputs or outputs is not pipelined (not modelled: each stage's "
+                         "passes take one input and give one output)");
   const std::uint32_t perReplica = ipusPerReplica(w);
   if (w.ipu.numIpus % perReplica)
     ipu.fail("ipu.num_ipus", std::to_string(w.ipu.numIpus) + " is not a multiple of the " +

@@ -95,6 +95,14 @@ struct Workload {
   std::string name;  // file stem unless "name" is given
   DatasetSpec dataset;
   std::vector<LayerSpec> layers;  // shapes inferred (LayerSpec::inputShape/outputShape)
+  // A model with several inputs (a Keras file's input_layers): each example
+  // is the tuple of their values, streamed as dataset.input_shape {sum of
+  // their elements} and split on the device. Empty: one input, dataset.input_shape.
+  std::vector<ModelInput> inputs;
+  // A model with several outputs (a Keras file's output_layers; indices into
+  // `layers`), each trained with the loss on the example's one label, their
+  // losses added up. Empty: the last layer.
+  std::vector<std::size_t> outputs;
   std::string kerasModel;         // model.keras: the Keras file the layers came from ("" for ipusim's own list)
   std::string dtype = "float32";  // model.dtype: float32 | float16 | mixed_float16 (Keras policy names)
   LossSpec loss;
@@ -109,6 +117,12 @@ struct Workload {
   bool mirrorReplicas = false;
   std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
 };
+
+// The per-example shape of each model input: {dataset.input_shape} unless
+// the model has several inputs.
+std::vector<std::vector<std::uint64_t>> modelInputShapes(const Workload& w);
+// The output layers (indices into w.layers): the last unless the model has several.
+std::vector<std::size_t> modelOutputs(const Workload& w);
 
 // IPUs one replica needs: 1 + the highest model.layers[i].shard.
 std::uint32_t ipusPerReplica(const Workload& w);

@@ -55,13 +55,49 @@ LayerSpec parseSharedCall(const Reader& l, const std::vector<LayerSpec>& earlier
   return spec;
 }
 
+// model.inputs: two or more {"name", "shape"} (one input's shape is dataset.input_shape).
+std::vector<ModelInput> parseInputs(const Reader& model) {
+  const json& list = model.raw().at("inputs");
+  if (!list.is_array() || list.size() < 2)
+    model.fail("model.inputs", "expected an array of two or more {\"name\", \"shape\"} (a model with one input "
+                               "takes its shape from dataset.input_shape)");
+  if (list.size() > kMaxModelInputs)
+    model.fail("model.inputs", std::to_string(list.size()) + " inputs (at most " + std::to_string(kMaxModelInputs) + ")");
+  std::vector<ModelInput> inputs;
+  std::set<std::string> names;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const Reader in(list[k], model.source(), "model.inputs[" + std::to_string(k) + "]");
+    if (!list[k].is_object()) in.fail(in.key(""), "expected {\"name\", \"shape\"}");
+    in.allowOnly({"name", "shape"});
+    if (!in.has("name")) in.fail(in.key("name"), "missing");
+    if (!in.has("shape")) in.fail(in.key("shape"), "missing (the input's per-example shape, channels last)");
+    ModelInput input{in.string("name", ""), {}};
+    if (input.name.empty()) in.fail(in.key("name"), "expected a non-empty name");
+    if (!names.insert(input.name).second) in.fail(in.key("name"), "'" + input.name + "' names two inputs");
+    for (std::int64_t v : in.integers("shape")) {
+      if (v <= 0) in.fail(in.key("shape"), "expected positive sizes");
+      input.shape.push_back(std::uint64_t(v));
+    }
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
 }  // namespace
 
-std::vector<LayerSpec> parseLayers(const Reader& model) {
+LayerList parseLayers(const Reader& model) {
   if (!model.has("layers") || !model.raw().at("layers").is_array() || model.raw().at("layers").empty())
     model.fail("model.layers", "expected a non-empty array of layers");
-  std::vector<LayerSpec> layers;
+  LayerList parsed;
+  std::vector<LayerSpec>& layers = parsed.layers;
   LayerConnections connections;
+  connections.outputKey = "model.outputs";
+  if (model.has("inputs")) {
+    parsed.inputs = parseInputs(model);
+    connections.modelInputs.clear();
+    for (const ModelInput& input : parsed.inputs) connections.modelInputs.push_back(input.name);
+  }
+  if (model.has("outputs")) connections.outputs = model.strings("outputs");
   std::map<std::string, int> counts;
   const json& arr = model.raw().at("layers");
   for (std::size_t i = 0; i < arr.size(); ++i) {
@@ -69,10 +105,11 @@ std::vector<LayerSpec> parseLayers(const Reader& model) {
     layers.push_back(layer.has("shares") ? parseSharedCall(layer, layers) : parseLayer(layer, counts));
     connections.inputs.push_back(layer.has("inputs") ? layer.strings("inputs") : std::vector<std::string>{});
   }
-  connectLayers(layers, connections, model.source(), [](std::size_t i, const std::string& key) {
+  parsed.outputs = connectLayers(layers, connections, model.source(), [](std::size_t i, const std::string& key) {
     return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
   });
-  return layers;
+  if (parsed.outputs.size() < 2) parsed.outputs.clear();
+  return parsed;
 }
 
 // Keras's defaults per optimizer (keras.optimizers.SGD / Adam / RMSprop).

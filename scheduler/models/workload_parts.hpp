@@ -9,8 +9,16 @@
 
 namespace ipusim::scheduler {
 
-// model.layers: each layer's keys checked; Keras-style default names.
-std::vector<LayerSpec> parseLayers(const WorkloadReader& model);
+// ipusim's own model: model.layers (each layer's keys checked; Keras-style
+// default names), and, for a model with several inputs or outputs,
+// model.inputs ([{"name", "shape"}, ...], two or more) and model.outputs
+// (layer names; Workload::outputs, set when two or more).
+struct LayerList {
+  std::vector<LayerSpec> layers;
+  std::vector<ModelInput> inputs;
+  std::vector<std::size_t> outputs;
+};
+LayerList parseLayers(const WorkloadReader& model);
 // optimizer: {"type", ...} with Keras's defaults per type.
 OptimizerSpec parseOptimizer(const WorkloadReader& optimizer);
 // loss: a name, or {"type", "from_logits"}; `top` is the document.

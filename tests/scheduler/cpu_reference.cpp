@@ -200,6 +200,20 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
     sizeOf.push_back(stages_.back().out * stages_.back().steps);
     return stages_.size();
   };
+  // A model with several inputs: each input's columns of the images (the tuple the host streams).
+  std::vector<std::size_t> inputAct{0};
+  if (w.inputs.size() > 1) {
+    inputAct.clear();
+    std::uint64_t offset = 0;
+    for (const scheduler::ModelInput& input : w.inputs) {
+      const std::uint64_t n = scheduler::elementsOf(input.shape);
+      Stage s{Stage::Slice, w.dataset.features, n, {0}};
+      s.blocks = {offset, n, w.dataset.features};
+      inputAct.push_back(push(s));
+      offset += n;
+    }
+  }
+  const std::vector<std::size_t> outputs = scheduler::modelOutputs(w);
   // A shared layer's later calls use its first call's weights and moving statistics.
   std::map<std::string, std::pair<std::size_t, std::size_t>> weightsOfOwner;  // owner -> (weight, moving)
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
@@ -211,13 +225,13 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
     else weightsOfOwner[l.weightsOwner()] = {weight, ownMoving};
     std::vector<std::size_t> from;
     for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{i ? i - 1 : scheduler::kModelInput} : l.inputs)
-      from.push_back(j == scheduler::kModelInput ? 0 : actOf[j]);
+      from.push_back(scheduler::isModelInput(j) ? inputAct.at(scheduler::modelInputIndex(j)) : actOf[j]);
     std::size_t act = from[0];
     const std::uint64_t in = sizeOf[act];
     // The last softmax is the categorical cross-entropy's, the last sigmoid
     // the binary cross-entropy's (fused into the loss); any other softmax is
     // over the last axis of the layer's output.
-    const bool last = i + 1 == w.layers.size();
+    const bool last = std::find(outputs.begin(), outputs.end(), i) != outputs.end();
     const bool fusedSoftmax = last && (w.loss.type == "sparse_categorical_crossentropy" || w.loss.type == "categorical_crossentropy");
     const bool fusedSigmoid = last && w.loss.type == "binary_crossentropy";
     auto activation = [&](Activation a) {
@@ -347,7 +361,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
     if (sharing) weight = ownWeight;
     actOf[i] = act;
   }
-  output_ = actOf.back();
+  for (std::size_t o : outputs) outputs_.push_back(actOf[o]);
   if (weight != weights_.size()) throw std::invalid_argument("CpuReference: weights do not match the layers");
   const std::string& o = w.optimizer.type;
   std::size_t slots = 0;
@@ -423,6 +437,9 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     std::vector<float> y(B * s.steps * s.out);
     if (s.kind == Stage::Merge) {
       y = mergeForward(s, acts);
+    } else if (s.kind == Stage::Slice) {
+      for (std::size_t r = 0; r < B; ++r)
+        for (std::size_t e = 0; e < s.blocks[1]; ++e) y[r * s.out + e] = x[r * s.blocks[2] + s.blocks[0] + e];
     } else if (s.kind == Stage::Padding) {
       y = s.pads ? pad(s, x) : crop(s, x);
     } else if (s.kind == Stage::ConvFamily) {
@@ -477,51 +494,59 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     acts.push_back(std::move(y));
   }
-  // The loss and its gradient w.r.t. the last layer's output (its logits).
+  // The loss and its gradient w.r.t. each output (its logits): the sum of
+  // the outputs' losses, the first output's accuracy.
   const std::size_t C = w_.dataset.classes;
   const std::string& lossType = w_.loss.type;
-  std::vector<float> grad(B * C);
   double lossSum = 0;
-  std::size_t correct = 0;
-  if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
-    // Softmax cross-entropy over the class (one-hot targets give the same numbers).
-    for (std::size_t r = 0; r < B; ++r) {
-      const float* z = &acts[output_][r * C];
-      const float mx = *std::max_element(z, z + C);
-      correct += std::max_element(z, z + C) - z == labels[r];
-      double sum = 0;
-      for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
-      for (std::size_t c = 0; c < C; ++c) {
-        const double p = std::exp(double(z[c] - mx)) / sum;
-        grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
-        if (int(c) == labels[r]) lossSum += -std::log(p);
-      }
-    }
-    lastAccuracy_ = float(double(correct) / double(B));
-  } else {
-    // Binary cross-entropy on the logits, or the squared error, per class
-    // against the one-hot targets; both the mean over the classes.
-    const bool binary = lossType == "binary_crossentropy";
-    double matches = 0;
-    for (std::size_t r = 0; r < B; ++r) {
-      double row = 0;
-      std::size_t same = 0;
-      for (std::size_t c = 0; c < C; ++c) {
-        const double z = acts[output_][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
-        if (binary) {
-          const double p = 1.0 / (1.0 + std::exp(-z));
-          row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
-          grad[r * C + c] = float((p - t) / double(B) / double(C));
-          same += (p > 0.5) == (t > 0.5);
-        } else {
-          row += (z - t) * (z - t);
-          grad[r * C + c] = float(2.0 * (z - t) / double(B) / double(C));
+  std::vector<std::vector<float>> outputGrads;
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    const std::size_t output = outputs_[k];
+    std::vector<float> grad(B * C);
+    std::size_t correct = 0;
+    float accuracy = 0;
+    if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
+      // Softmax cross-entropy over the class (one-hot targets give the same numbers).
+      for (std::size_t r = 0; r < B; ++r) {
+        const float* z = &acts[output][r * C];
+        const float mx = *std::max_element(z, z + C);
+        correct += std::max_element(z, z + C) - z == labels[r];
+        double sum = 0;
+        for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
+        for (std::size_t c = 0; c < C; ++c) {
+          const double p = std::exp(double(z[c] - mx)) / sum;
+          grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
+          if (int(c) == labels[r]) lossSum += -std::log(p);
         }
       }
-      lossSum += row / double(C);
-      matches += double(same) / double(C);
+      accuracy = float(double(correct) / double(B));
+    } else {
+      // Binary cross-entropy on the logits, or the squared error, per class
+      // against the one-hot targets; both the mean over the classes.
+      const bool binary = lossType == "binary_crossentropy";
+      double matches = 0;
+      for (std::size_t r = 0; r < B; ++r) {
+        double row = 0;
+        std::size_t same = 0;
+        for (std::size_t c = 0; c < C; ++c) {
+          const double z = acts[output][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
+          if (binary) {
+            const double p = 1.0 / (1.0 + std::exp(-z));
+            row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
+            grad[r * C + c] = float((p - t) / double(B) / double(C));
+            same += (p > 0.5) == (t > 0.5);
+          } else {
+            row += (z - t) * (z - t);
+            grad[r * C + c] = float(2.0 * (z - t) / double(B) / double(C));
+          }
+        }
+        lossSum += row / double(C);
+        matches += double(same) / double(C);
+      }
+      accuracy = float(matches / double(B));
     }
-    lastAccuracy_ = float(matches / double(B));
+    if (k == 0) lastAccuracy_ = accuracy;
+    outputGrads.push_back(std::move(grad));
   }
   // Backward in reverse stage order, each activation's gradient the sum of
   // its readers'; only activations that depend on a weight get one. Then the updates.
@@ -535,13 +560,13 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     for (std::size_t f : stages_[i].from) depends[i + 1] |= depends[f];
   }
   std::vector<std::vector<float>> gradOf(S + 1);
-  gradOf[output_] = std::move(grad);
   auto deliver = [&](std::size_t act, std::vector<float> g) {
     if (!depends[act]) return;
     if (gradOf[act].empty()) gradOf[act] = std::move(g);
     else
       for (std::size_t e = 0; e < g.size(); ++e) gradOf[act][e] += g[e];
   };
+  for (std::size_t k = 0; k < outputs_.size(); ++k) deliver(outputs_[k], std::move(outputGrads[k]));
   std::vector<std::pair<std::size_t, std::vector<float>>> grads;
   for (std::size_t i = S; i-- > 0;) {
     const Stage& s = stages_[i];

@@ -39,12 +39,12 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
     std::string merge{};                 // Merge: add | subtract | multiply | concatenate
-    std::vector<std::uint64_t> blocks{}; // Merge, concatenate: each input's row length
+    std::vector<std::uint64_t> blocks{}; // Merge, concatenate: each input's row length; Slice: {offset, length, row}
     std::uint64_t rows = 0;              // Merge, concatenate: rows of the output
     // Padding: the smaller image (rows, columns, channels), the larger one's
     // rows and columns, where the smaller starts in it, and whether the
@@ -99,7 +99,7 @@ class CpuReference {
 
   scheduler::Workload w_;
   std::vector<Stage> stages_;
-  std::size_t output_ = 0;  // the activation holding the model's output
+  std::vector<std::size_t> outputs_;  // the activations holding the model's outputs
   std::vector<std::vector<float>> weights_;
   std::vector<std::vector<std::vector<float>>> slots_;  // per weight: the optimizer's slot variables
   std::vector<std::vector<float>> moving_;
