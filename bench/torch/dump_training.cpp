@@ -67,7 +67,11 @@ int sc_main(int argc, char* argv[]) {
     out["input_shape"] = w.dataset.inputShape;
     out["classes"] = w.dataset.classes;
     out["dtype"] = w.dtype;
-    out["loss"] = {{"type", w.loss.type}, {"from_logits", w.loss.fromLogits}};
+    out["loss"] = {{"type", w.loss.type},
+                   {"from_logits", w.loss.fromLogits},
+                   {"label_smoothing", w.loss.labelSmoothing},
+                   {"delta", w.loss.delta},
+                   {"label_is_target", w.loss.labelIsTarget}};
     const auto& o = w.optimizer;
     out["optimizer"] = {{"type", o.type}, {"learning_rate", o.learningRate}, {"momentum", o.momentum},
                         {"nesterov", o.nesterov}, {"beta_1", o.beta1},   {"beta_2", o.beta2},
@@ -111,7 +115,7 @@ int sc_main(int argc, char* argv[]) {
       std::memcpy(b.data(), current.images.data(), b.size());
     });
     engine.stream("labels").connect([&](model::Bytes& b) {
-      const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+      const auto bytes = sim::dataset::labelBytes(current.labels, w.loss, w.dataset.classes);
       b.assign(bytes.begin(), bytes.end());
     });
     engine.stream("loss").connect([&](model::Bytes& b) {
