@@ -421,7 +421,9 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
   for (std::size_t o : modelOutputs(w)) {
-    outputs.push_back(outputOf.at(o));
+    // The loss reads rows of the output's elements (a value may still be laid
+    // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
+    outputs.push_back(b.reshape(outputOf.at(o), {batch, elementsOf(w.layers[o].outputShape)}, w.layers[o].name, "output_rows"));
     features.push_back(elementsOf(w.layers[o].outputShape));
     names.push_back(w.layers[o].name);
     if (features.back() != w.loss.targetWidth(w.dataset.classes))
