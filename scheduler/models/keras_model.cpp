@@ -225,7 +225,30 @@ KerasModel loadKerasModel(const std::string& path) {
   } catch (const json::exception& e) {
     throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
-  return parseKerasModel(j, path);
+  return parseKerasModel(unwrapKerasDocument(std::move(j), path), path);
+}
+
+json unwrapKerasDocument(json j, const std::string& path) {
+  // model.to_json()'s string itself written as JSON (json.dump(model.to_json())).
+  if (j.is_string()) {
+    const std::string inner = j.get<std::string>();
+    util::checkJsonNesting(inner, path + " (the model JSON inside its string)");
+    j = json::parse(inner, nullptr, false);
+    if (j.is_discarded())
+      throw std::invalid_argument(path + ": (document): a string that is not a model's JSON (expected a Keras model object)");
+  }
+  // TensorFlow.js's model.json: its modelTopology is the Keras model
+  // (tfjs-layers' save), or holds it as model_config (the converter's).
+  if (j.is_object() && j.contains("modelTopology") && !j.contains("class_name")) {
+    json topology = j.at("modelTopology");
+    if (topology.is_object() && topology.contains("model_config")) {
+      json model = topology.at("model_config");
+      if (model.is_object() && topology.contains("keras_version")) model["keras_version"] = topology.at("keras_version");
+      return model;
+    }
+    return topology;
+  }
+  return j;
 }
 
 }  // namespace ipusim::scheduler
