@@ -73,7 +73,7 @@ MemoryLayout::MemoryLayout(const ir::Executable& exe, const Target& target, bool
     if (tileBytesUsed_[tile] > 0) tiles_[tile].assign(arena_->block(tile), tileBytesUsed_[tile]);
   std::vector<std::uint8_t> bytes;
   for (const ir::Tensor& t : exe.tensors) {
-    if (t.initialValue.empty() && !t.uniformInit) continue;  // memory starts zeroed
+    if (t.initialValue.empty() && !t.drawnInit) continue;  // memory starts zeroed
     if (!t.initialValue.empty() && t.initialValue.size() != t.numElements())
       throw std::invalid_argument(tensorName(t) + ": initialValue has " +
                                   std::to_string(t.initialValue.size()) + " values, expected " +

@@ -35,7 +35,16 @@ json tensorJson(const Tensor& t) {
   json j = {{"id", t.id}, {"name", t.name}, {"shape", t.shape}, {"dtype", toString(t.dtype)},
             {"category", t.category}, {"alwaysLive", t.alwaysLive}, {"mapping", std::move(mapping)}};
   if (!t.initialValue.empty()) j["initialValue"] = t.initialValue;
-  if (t.uniformInit) j["initialUniform"] = {{"seed", t.uniformInit->seed}, {"limit", t.uniformInit->limit}};
+  if (t.drawnInit) {
+    const DrawnInit& d = *t.drawnInit;
+    if (d.distribution == DrawnInit::Distribution::Uniform) {
+      j["initialUniform"] = {{"seed", d.seed}, {"limit", d.limit}};
+      if (d.center != 0) j["initialUniform"]["center"] = d.center;
+    } else {
+      j["initialNormal"] = {{"seed", d.seed}, {"mean", d.center}, {"stddev", d.stddev},
+                            {"truncated", d.distribution == DrawnInit::Distribution::TruncatedNormal}};
+    }
+  }
   putDebug(j, t.debug);
   return j;
 }
@@ -170,9 +179,24 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
   }
   if (const json* v = optional(j, "initialUniform")) {
     const std::string p = child(path, "initialUniform");
-    expectObject(*v, p, {"seed", "limit"});
-    t.uniformInit = UniformInit{asU64(required(*v, p, "seed", "an unsigned integer"), child(p, "seed")),
-                                asDouble(required(*v, p, "limit", "a number >= 0"), child(p, "limit"))};
+    expectObject(*v, p, {"seed", "limit", "center"});
+    t.drawnInit = DrawnInit{asU64(required(*v, p, "seed", "an unsigned integer"), child(p, "seed")),
+                            asDouble(required(*v, p, "limit", "a number >= 0"), child(p, "limit"))};
+    if (const json* c = optional(*v, "center")) t.drawnInit->center = asDouble(*c, child(p, "center"));
+  }
+  if (const json* v = optional(j, "initialNormal")) {
+    const std::string p = child(path, "initialNormal");
+    if (t.drawnInit) fail(p, "a tensor has initialUniform or initialNormal, not both");
+    expectObject(*v, p, {"seed", "mean", "stddev", "truncated"});
+    DrawnInit d;
+    d.seed = asU64(required(*v, p, "seed", "an unsigned integer"), child(p, "seed"));
+    d.center = asDouble(required(*v, p, "mean", "a number"), child(p, "mean"));
+    d.stddev = asDouble(required(*v, p, "stddev", "a number >= 0"), child(p, "stddev"));
+    const json* truncated = optional(*v, "truncated");
+    const bool cut = truncated && truncated->is_boolean() && truncated->get<bool>();
+    if (truncated && !truncated->is_boolean()) fail(child(p, "truncated"), "expected true or false");
+    d.distribution = cut ? DrawnInit::Distribution::TruncatedNormal : DrawnInit::Distribution::Normal;
+    t.drawnInit = d;
   }
   t.debug = readDebug(j, path);
   return t;

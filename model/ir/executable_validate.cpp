@@ -68,11 +68,15 @@ class Validator {
       next = iv.end;
     }
     if (next != n) fail(where, "elements " + rangeText(next, n) + " are not mapped to any tile");
-    if (t.uniformInit && !t.initialValue.empty()) fail(where, "has both initialValue and initialUniform; expected one");
-    if (t.uniformInit && !(std::isfinite(t.uniformInit->limit) && t.uniformInit->limit >= 0))
+    if (t.drawnInit && !t.initialValue.empty())
+      fail(where, "has both initialValue and initialUniform / initialNormal; expected one");
+    if (t.drawnInit && !(std::isfinite(t.drawnInit->limit) && t.drawnInit->limit >= 0))
       fail(where, "initialUniform.limit must be a finite number >= 0");
-    if (t.uniformInit && t.dtype != DType::Float && t.dtype != DType::Half)
-      fail(where, "initialUniform needs a float or half tensor, not " + std::string(toString(t.dtype)));
+    if (t.drawnInit && !std::isfinite(t.drawnInit->center)) fail(where, "initialUniform.center / initialNormal.mean must be finite");
+    if (t.drawnInit && !(std::isfinite(t.drawnInit->stddev) && t.drawnInit->stddev >= 0))
+      fail(where, "initialNormal.stddev must be a finite number >= 0");
+    if (t.drawnInit && t.dtype != DType::Float && t.dtype != DType::Half)
+      fail(where, "initialUniform / initialNormal needs a float or half tensor, not " + std::string(toString(t.dtype)));
     if (!t.initialValue.empty() && t.initialValue.size() != n)
       fail(where, "initialValue has " + std::to_string(t.initialValue.size()) + " values, expected " + std::to_string(n) + " (or none)");
   }

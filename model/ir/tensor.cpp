@@ -1,24 +1,39 @@
 #include "model/ir/tensor.hpp"
 
+#include <cmath>
 #include <random>
 
 namespace ipusim::ir {
 
-std::vector<double> uniformValues(const UniformInit& init, std::uint64_t n) {
+std::vector<double> drawnValues(const DrawnInit& init, std::uint64_t n) {
   std::vector<double> v;
   v.reserve(n);
   std::mt19937_64 rng(init.seed);
+  // The 53 high bits as a fraction in [0, 1): the same on every standard library.
+  auto unit = [&rng] { return double(rng() >> 11) * (1.0 / 9007199254740992.0); };
+  // A standard normal by Box-Muller (1 - u: in (0, 1], so the log is finite).
+  auto normal = [&] {
+    const double r = std::sqrt(-2.0 * std::log(1.0 - unit()));
+    return r * std::cos(6.283185307179586 * unit());
+  };
+  using D = DrawnInit::Distribution;
   for (std::uint64_t i = 0; i < n; ++i) {
-    // The 53 high bits as a fraction in [0, 1): the same on every standard library.
-    const double u = double(rng() >> 11) * (1.0 / 9007199254740992.0);
-    v.push_back(float(-init.limit + 2 * init.limit * u));
+    double x = 0;
+    if (init.distribution == D::Uniform) {
+      x = init.center - init.limit + 2 * init.limit * unit();
+    } else {
+      double z = normal();
+      while (init.distribution == D::TruncatedNormal && std::fabs(z) > 2.0) z = normal();
+      x = init.center + init.stddev * z;
+    }
+    v.push_back(float(x));
   }
   return v;
 }
 
 std::vector<double> initialValues(const Tensor& t) {
   if (!t.initialValue.empty()) return t.initialValue;
-  if (t.uniformInit) return uniformValues(*t.uniformInit, t.numElements());
+  if (t.drawnInit) return drawnValues(*t.drawnInit, t.numElements());
   return {};
 }
 

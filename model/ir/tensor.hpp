@@ -20,13 +20,26 @@ struct TileInterval {
 
 // Initial values drawn when the executable is loaded rather than stored in
 // it (a 37 M-weight model's executable stays small and compiles in
-// seconds): uniform in [-limit, limit] — Glorot uniform, as Keras draws
-// kernels — from std::mt19937_64(seed), one draw per element in order, its
-// 53 high bits as the unit fraction, rounded to float (the device's values).
-struct UniformInit {
+// seconds), with the distributions of Keras's initializers: uniform in
+// [center - limit, center + limit] (Glorot uniform, Keras's default for
+// kernels; RandomUniform; VarianceScaling's uniform), normal (mean center,
+// deviation stddev), or that normal truncated at two deviations (values
+// beyond are drawn again, as TF's truncated_normal; VarianceScaling's
+// default). From std::mt19937_64(seed), element by element in order, each
+// uniform its 53 high bits as the unit fraction, a normal by Box-Muller from
+// two of them; rounded to float (the device's values). The distributions
+// are Keras's; the streams of numbers are ipusim's own.
+struct DrawnInit {
+  enum class Distribution { Uniform, Normal, TruncatedNormal };
   std::uint64_t seed = 0;
-  double limit = 0;
-  bool operator==(const UniformInit& o) const { return seed == o.seed && limit == o.limit; }
+  double limit = 0;   // Uniform: the half width
+  Distribution distribution = Distribution::Uniform;
+  double center = 0;  // Uniform: the middle; normal: the mean
+  double stddev = 0;  // normal: the deviation (before truncation)
+  bool operator==(const DrawnInit& o) const {
+    return seed == o.seed && limit == o.limit && distribution == o.distribution && center == o.center &&
+           stddev == o.stddev;
+  }
 };
 
 // Memory categories reported per tile in the profile (tile_memory.category).
@@ -40,8 +53,8 @@ struct Tensor {
   std::vector<TileInterval> mapping;  // sorted by begin, covering [0, numElements)
   std::string category = "temporaries";
   bool alwaysLive = true;             // false: address may be shared with other not-always-live tensors
-  std::vector<double> initialValue;   // empty: zero-initialised (or uniformInit); else numElements values
-  std::optional<UniformInit> uniformInit;  // values drawn at load instead of stored (not with initialValue)
+  std::vector<double> initialValue;   // empty: zero-initialised (or drawnInit); else numElements values
+  std::optional<DrawnInit> drawnInit;  // values drawn at load instead of stored (not with initialValue)
   DebugInfo debug;
 
   std::uint64_t numElements() const {
@@ -53,8 +66,8 @@ struct Tensor {
 };
 
 // The n values of `init`, in element order (the one definition of the draw).
-std::vector<double> uniformValues(const UniformInit& init, std::uint64_t n);
-// A tensor's initial values: initialValue, or drawn from uniformInit, or
+std::vector<double> drawnValues(const DrawnInit& init, std::uint64_t n);
+// A tensor's initial values: initialValue, or drawn from drawnInit, or
 // none (zero-initialised).
 std::vector<double> initialValues(const Tensor& t);
 

@@ -33,8 +33,8 @@ struct Value {
   ir::DType dtype = ir::DType::Float;  // Int for labels, Half for float16 compute
   ValueKind kind = ValueKind::Activation;
   std::string layer;
-  std::optional<ir::UniformInit> uniformInit{};  // kernels: drawn at load (Glorot uniform); others start at zero
-  double initialFill = 0;  // without uniformInit: every element's initial value (Keras's Ones: 1)
+  std::optional<ir::DrawnInit> drawnInit{};  // kernels: drawn at load (Glorot uniform); others start at zero
+  double initialFill = 0;  // without drawnInit: every element's initial value (Keras's Ones: 1)
   std::vector<double> initialValues{};  // else, when not empty: each element's (a layer's constants)
   std::uint64_t numElements() const {
     std::uint64_t n = 1;

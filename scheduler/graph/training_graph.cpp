@@ -222,7 +222,7 @@ TrainingGraphBuilder::TrainingGraphBuilder(const Workload& w)
       variables_(w.dtype == "float16" ? ir::DType::Half : ir::DType::Float) {}
 
 std::size_t TrainingGraphBuilder::value(std::string name, std::vector<std::uint64_t> shape, ir::DType dtype,
-                                        ValueKind kind, std::string layer, std::optional<ir::UniformInit> init,
+                                        ValueKind kind, std::string layer, std::optional<ir::DrawnInit> init,
                                         double fill) {
   return g_.addValue({std::move(name), std::move(shape), dtype, kind, std::move(layer), init, fill});
 }
@@ -250,8 +250,19 @@ std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& 
                                          const WeightInit& init, double fill) {
   if (const std::size_t shared = sharedValue(l, name, shape); shared != kNone) return shared;
   const std::string& owner = l.weightsOwner();
-  const std::size_t v =
-      value(owner + "/" + name, std::move(shape), variables_, ValueKind::Weight, owner, init ? init() : std::nullopt, fill);
+  std::optional<ir::DrawnInit> drawn;
+  if (const auto it = l.initializers.find(name); it != l.initializers.end()) {
+    // The file's own initializer: its seed from the workload seed and the
+    // weight's name (FNV-1a), so that no other weight's draw moves.
+    std::uint64_t h = 1469598103934665603ull;
+    for (const char ch : owner + "/" + name) h = (h ^ std::uint8_t(ch)) * 1099511628211ull;
+    const InitialValues values = initialValuesOf(it->second, shape, mixSeed(w_.seed, h));
+    drawn = values.drawn;
+    fill = values.fill;
+  } else if (init) {
+    drawn = init();
+  }
+  const std::size_t v = value(owner + "/" + name, std::move(shape), variables_, ValueKind::Weight, owner, drawn, fill);
   g_.weights.push_back(v);
   layerValues_.emplace(owner + "/" + name, v);
   return v;
@@ -274,9 +285,9 @@ void TrainingGraphBuilder::updatesInPlace(std::size_t state, std::size_t op) {
 }
 
 // Glorot uniform: U(-l, l), l = sqrt(6 / (fanIn + fanOut)), drawn when the
-// executable is loaded (ir::UniformInit), from a seed per kernel: the
+// executable is loaded (ir::DrawnInit), from a seed per kernel: the
 // workload seed and the kernel's position, mixed by splitmix64.
-ir::UniformInit TrainingGraphBuilder::glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut) {
+ir::DrawnInit TrainingGraphBuilder::glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut) {
   return {mixSeed(w_.seed, kernels_++), std::sqrt(6.0 / double(fanIn + fanOut))};
 }
 

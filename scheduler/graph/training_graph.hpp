@@ -48,7 +48,7 @@ class TrainingGraphBuilder {
   ir::DType variables() const { return variables_; }  // the weights' type
 
   std::size_t value(std::string name, std::vector<std::uint64_t> shape, ir::DType dtype, ValueKind kind,
-                    std::string layer, std::optional<ir::UniformInit> init = std::nullopt, double fill = 0);
+                    std::string layer, std::optional<ir::DrawnInit> init = std::nullopt, double fill = 0);
   // `v` in dtype `to`: itself, or a Cast op's output named `name` ("layer/op").
   std::size_t cast(std::size_t v, ir::DType to, const std::string& name, const std::string& layer, ValueKind kind);
   // The trainable weight `name` of layer `l` ("<owner>/<name>", owner =
@@ -58,7 +58,7 @@ class TrainingGraphBuilder {
   // shared layer gets the same value (its shape must agree, else
   // std::invalid_argument naming the layer). init() runs only on creation,
   // so a shared layer draws its kernel's seed once.
-  using WeightInit = std::function<std::optional<ir::UniformInit>()>;
+  using WeightInit = std::function<std::optional<ir::DrawnInit>()>;
   std::size_t weight(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape,
                      const WeightInit& init = {}, double fill = 0);
   // Non-trainable state of layer `l` (a batch normalization's moving
@@ -69,7 +69,7 @@ class TrainingGraphBuilder {
   // before it (the calls of a shared layer update its state in turn).
   void updatesInPlace(std::size_t state, std::size_t op);
   // Glorot uniform with Keras's fans, a seed per kernel (in kernel order).
-  ir::UniformInit glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut);
+  ir::DrawnInit glorotUniform(std::uint64_t fanIn, std::uint64_t fanOut);
   // The step count (created with its increment op on first use).
   std::size_t stepCounter();
 

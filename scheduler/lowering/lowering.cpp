@@ -104,9 +104,9 @@ class Lowerer {
       return t;
     }
     const Id t = b_.addTensor(v.name, v.shape, dtypeOf(value), categoryOf(v), v.alwaysLive(), p);
-    b_.exe().tensors[t].uniformInit = v.uniformInit;
-    if (!v.uniformInit && v.initialFill != 0) b_.exe().tensors[t].initialValue.assign(v.numElements(), v.initialFill);
-    if (!v.uniformInit && !v.initialValues.empty()) b_.exe().tensors[t].initialValue = v.initialValues;
+    b_.exe().tensors[t].drawnInit = v.drawnInit;
+    if (!v.drawnInit && v.initialFill != 0) b_.exe().tensors[t].initialValue.assign(v.numElements(), v.initialFill);
+    if (!v.drawnInit && !v.initialValues.empty()) b_.exe().tensors[t].initialValue = v.initialValues;
     tensorOf_[value] = t;
     return t;
   }

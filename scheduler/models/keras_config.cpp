@@ -119,26 +119,16 @@ void KerasConfig::requireInitializer(const std::string& key, const std::set<std:
   use(key);
   if (!has(key)) return;
   const json& v = at(key);
-  std::string cls = v.is_string() ? v.get<std::string>() : kerasClassName(v);
-  // Keras also accepts the snake_case names ("glorot_uniform", "zeros").
-  static const std::pair<const char*, const char*> aliases[] = {
-      {"glorot_uniform", "GlorotUniform"}, {"zeros", "Zeros"}, {"ones", "Ones"}};
-  for (auto [alias, name] : aliases)
-    if (cls == alias) cls = name;
-  // Keras 2.0-2.2 wrote Glorot uniform as the VarianceScaling it is
-  // (keras/initializers.py: glorot_uniform = VarianceScaling(scale=1.,
-  // mode='fan_avg', distribution='uniform')).
-  if (cls == "VarianceScaling" && v.contains("config") && v.at("config").is_object()) {
-    const json& c = v.at("config");
-    const bool glorot = c.value("scale", json(0.0)) == json(1.0) && c.value("mode", "") == "fan_avg" &&
-                        c.value("distribution", "") == "uniform";
-    if (glorot) cls = "GlorotUniform";
+  const InitializerSpec spec = readInitializer(v, [&](const std::string& what) { fail(key, what); });
+  // The layer's default (Keras's: GlorotUniform, Zeros, Ones) is the draw the
+  // layer makes by itself; any other is the layer's to use (initializers()).
+  for (const std::string& cls : classes) {
+    const InitializerSpec def = readInitializer(json(cls), [&](const std::string& what) { fail(key, what); });
+    if (spec == def) return;
   }
-  if (!classes.count(cls)) {
-    std::string list;
-    for (const auto& c : classes) list += (list.empty() ? "" : " | ") + c;
-    fail(key, v.dump() + " is not modelled (ipusim initialises as Keras's defaults: " + list + ")");
-  }
+  if (key.rfind("moving_", 0) == 0)
+    fail(key, v.dump().substr(0, 200) + " is not modelled (moving statistics start as Keras's defaults: zeros and ones)");
+  initializers_[key] = spec;
 }
 
 std::string KerasConfig::activation(const std::string& key) {

@@ -7,10 +7,13 @@
 // std::invalid_argument "<file>: <where>: <key>: <what>", where `where` names
 // the object ("layer 'conv2d_1' (Conv2D)", "compile_config.optimizer (Adam)").
 // Internal to scheduler/.
+#include "scheduler/models/initializer.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,8 +44,12 @@ class KerasConfig {
   // regularizer, a constraint, clipnorm ...
   void requireNull(const std::string& key, const std::string& why);
   void requireValue(const std::string& key, const json& modelled, const std::string& why);
-  // An initializer whose class is one of `classes` (its own seed ignored: ipusim draws its own).
+  // An initializer (scheduler/models/initializer.hpp): one of `classes`, the
+  // layer's default, or any other modelled one, kept in initializers() for
+  // the layer (its own seed ignored: ipusim draws its own).
   void requireInitializer(const std::string& key, const std::set<std::string>& classes);
+  // The initializers read that are not the layer's default, by key ("kernel_initializer").
+  const std::map<std::string, InitializerSpec>& initializers() const { return initializers_; }
   // An activation name (a string, or Keras 3's serialized function).
   std::string activation(const std::string& key);
   // A dtype or dtype policy: "float32", {"class_name": "Policy"|"DTypePolicy"|..., "config": {"name": ...}}.
@@ -66,6 +73,7 @@ class KerasConfig {
   std::string file_, where_;
   std::string format_ = "keras3";
   std::set<std::string> used_;
+  std::map<std::string, InitializerSpec> initializers_;
 };
 
 // Keras's class_name of a serialized object ({"class_name": ...}), or "".

@@ -19,6 +19,13 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
   out.dtype = c.dtypePolicy("dtype");
   layer->readKeras(c, cls, out.spec);
   c.check();
+  // The initializers that are not the layer's default, by the weight they draw.
+  for (const auto& [key, spec] : c.initializers()) {
+    std::string weight = key.substr(0, key.size() - std::string("_initializer").size());
+    if (weight == "depthwise") weight = cls.rfind("Separable", 0) == 0 ? "depthwise_kernel" : "kernel";
+    if (weight == "pointwise") weight = "pointwise_kernel";
+    out.spec.initializers[weight] = spec;
+  }
   return out;
 }
 

@@ -3,8 +3,11 @@
 // Keras importer (keras_model.hpp) both describe it. Nothing downstream knows
 // where a layer came from. Shapes are per example (no batch dimension),
 // channels last (NHWC without the N), as Keras's default data_format.
+#include "scheduler/models/initializer.hpp"
+
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +136,10 @@ struct LayerSpec {
   // than once): this call uses that layer's weights and state, and their
   // gradients are summed over the calls. "" : the layer owns its weights.
   std::string weightsOf;
+  // Initializers other than the layer's default (Keras's GlorotUniform for
+  // kernels, Zeros for biases, ...), by weight name ("kernel", "bias",
+  // "depthwise_kernel", "gamma", ...).
+  std::map<std::string, InitializerSpec> initializers;
   // The name its weights and state are stored under: weightsOf, else name.
   const std::string& weightsOwner() const { return weightsOf.empty() ? name : weightsOf; }
   // dense: output features; conv2d: filters (depthwise: input channels x

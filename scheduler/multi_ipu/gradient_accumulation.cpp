@@ -55,7 +55,7 @@ GradientAccumulation accumulateGradients(ir::Executable& exe, const std::vector<
             acc.category = "gradients";
             acc.alwaysLive = true;
             acc.initialValue.clear();
-            acc.uniformInit.reset();
+            acc.drawnInit.reset();
             for (ir::TileInterval& iv : acc.mapping) iv.address = ir::TileInterval::kUnplaced;
             it->second = acc.id;
             gradients.push_back(f.ref.tensor);

@@ -200,7 +200,7 @@ class Pipeliner {
     c.name += " [stage " + std::to_string(stage) + " copy]";
     c.alwaysLive = false;
     c.initialValue.clear();
-    c.uniformInit = {};
+    c.drawnInit = {};
     const std::uint32_t base = ipuOfStage_[stage] * parts_.tilesPerIpu;
     for (ir::TileInterval& iv : c.mapping) {
       iv.tile = base + iv.tile % parts_.tilesPerIpu;

@@ -34,7 +34,7 @@ class Replicator {
       t.mapping = std::move(mapping);
       // Every replica starts from the same weights (TF broadcasts replica 0's).
       std::vector<double> init = withValues ? ir::initialValues(t) : std::vector<double>{};
-      t.uniformInit.reset();
+      t.drawnInit.reset();
       t.initialValue.clear();
       if (!init.empty())
         for (std::uint32_t r = 0; r < replicas_; ++r) t.initialValue.insert(t.initialValue.end(), init.begin(), init.end());

@@ -57,27 +57,27 @@ TEST(IrJson, HalfTensorsRoundTripWithTheirValuesAndTwoBytesPerElement) {
 }
 
 // Weights drawn at load are stored as their seed and limit, and every reader
-// draws the same values (ir::uniformValues is the one definition).
-TEST(IrJson, UniformInitialValuesRoundTripAsSeedAndLimit) {
+// draws the same values (ir::drawnValues is the one definition).
+TEST(IrJson, DrawnInitialValuesRoundTripAsSeedAndLimit) {
   Executable exe = everyKindGraph();
   Tensor k;
   k.id = Id(exe.tensors.size());
   k.name = "kernel";
   k.shape = {4, 8};
   k.mapping = {{0, 0, 32, 2048}};
-  k.uniformInit = UniformInit{42, 0.25};
+  k.drawnInit = DrawnInit{42, 0.25};
   exe.tensors.push_back(k);
   const json j = toJson(exe);
   EXPECT_EQ(j["tensors"].back()["initialUniform"]["seed"], 42);
   EXPECT_FALSE(j["tensors"].back().contains("initialValue"));
   const Executable back = fromJson(j);
-  ASSERT_TRUE(back.tensors.back().uniformInit.has_value());
-  EXPECT_EQ(*back.tensors.back().uniformInit, *k.uniformInit);
+  ASSERT_TRUE(back.tensors.back().drawnInit.has_value());
+  EXPECT_EQ(*back.tensors.back().drawnInit, *k.drawnInit);
   const std::vector<double> v = initialValues(back.tensors.back());
   ASSERT_EQ(v.size(), 32u);
-  EXPECT_EQ(v, uniformValues({42, 0.25}, 32));
+  EXPECT_EQ(v, drawnValues({42, 0.25}, 32));
   for (double x : v) EXPECT_LE(std::fabs(x), 0.25);
-  EXPECT_NE(v, uniformValues({43, 0.25}, 32));
+  EXPECT_NE(v, drawnValues({43, 0.25}, 32));
   k.initialValue = std::vector<double>(32, 0.0);
   exe.tensors.back() = k;
   EXPECT_THROW(exe.validate(1), std::invalid_argument);  // both forms at once

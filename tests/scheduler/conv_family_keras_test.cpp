@@ -97,7 +97,7 @@ TEST(ConvFamilyKeras, KernelsAreGlorotUniformWithKerasFans) {
   const OpGraph g = buildTrainingGraph(parseWorkload(j, "w.json"));
   auto limit = [&](const std::string& name) {
     for (const Value& v : g.values)
-      if (v.name == name && v.uniformInit) return v.uniformInit->limit;
+      if (v.name == name && v.drawnInit) return v.drawnInit->limit;
     throw std::logic_error("no kernel " + name);
   };
   auto glorot = [](double fanIn, double fanOut) { return std::sqrt(6.0 / (fanIn + fanOut)); };
@@ -125,8 +125,8 @@ TEST(ConvFamilyKeras, ErrorsNameTheLayerAndTheKey) {
     expectMentions(kerasError(j), {"layer 'c1' (Conv1D)", "dilation_rate", "strides > 1 together with dilation_rate > 1"});
   }
   expectMentions(with("up1", "output_padding", {2}), {"layer 'up1' (Conv1DTranspose)", "output_padding", "not less than the stride 2"});
-  expectMentions(with("dw", "depthwise_initializer", {{"class_name", "HeNormal"}, {"config", {{"seed", nullptr}}}}),
-                 {"layer 'dw' (DepthwiseConv2D)", "depthwise_initializer", "HeNormal", "not modelled"});
+  expectMentions(with("dw", "depthwise_initializer", {{"class_name", "Orthogonal"}, {"config", {{"seed", nullptr}}}}),
+                 {"layer 'dw' (DepthwiseConv2D)", "depthwise_initializer", "Orthogonal", "not modelled"});
   expectMentions(with("sep", "pointwise_regularizer", {{"class_name", "L2"}, {"config", {{"l2", 0.01}}}}),
                  {"layer 'sep' (SeparableConv2D)", "pointwise_regularizer", "not modelled"});
   expectMentions(with("dw", "filters", 8), {"layer 'dw' (DepthwiseConv2D)", "filters", "depth_multiplier"});

@@ -232,8 +232,11 @@ TEST(KerasGraph, Keras2SequentialConfigAsABareList) {
   k2["config"][0]["config"]["kernel_initializer"] = nlohmann::json::parse(
       R"({"class_name": "VarianceScaling", "config": {"scale": 1.0, "mode": "fan_avg", "distribution": "uniform", "seed": null}})");
   EXPECT_EQ(parseKerasModel(k2, "model.json").layers.size(), 2u);
-  k2["config"][0]["config"]["kernel_initializer"]["config"]["mode"] = "fan_in";  // He/LeCun-style: another draw
-  expectMentions(parseError(k2), {"model.json", "layer 'dense_1' (Dense)", "kernel_initializer", "fan_in", "not modelled"});
+  EXPECT_TRUE(parseKerasModel(k2, "model.json").layers[0].initializers.empty());  // the layer's default draw
+  k2["config"][0]["config"]["kernel_initializer"]["config"]["mode"] = "fan_in";  // LeCun uniform: another draw
+  EXPECT_EQ(parseKerasModel(k2, "model.json").layers[0].initializers.at("kernel").mode, "fan_in");
+  k2["config"][0]["config"]["kernel_initializer"]["config"]["mode"] = "fan_sum";
+  expectMentions(parseError(k2), {"model.json", "layer 'dense_1' (Dense)", "kernel_initializer", "mode: 'fan_sum'"});
 }
 
 // The bundled image classifiers read as keras.applications builds them.

@@ -18,9 +18,9 @@ TEST(OpGraph, TutorialHasForwardBackwardAndUpdates) {
   EXPECT_EQ(g.values[g.weights[0]].shape, (std::vector<std::uint64_t>{784, 128}));
   // Glorot uniform limit for 784 x 128
   const double limit = std::sqrt(6.0 / (784 + 128));
-  ASSERT_TRUE(g.values[g.weights[0]].uniformInit.has_value());
-  EXPECT_DOUBLE_EQ(g.values[g.weights[0]].uniformInit->limit, limit);
-  const std::vector<double> drawn = ir::uniformValues(*g.values[g.weights[0]].uniformInit, 784 * 128);
+  ASSERT_TRUE(g.values[g.weights[0]].drawnInit.has_value());
+  EXPECT_DOUBLE_EQ(g.values[g.weights[0]].drawnInit->limit, limit);
+  const std::vector<double> drawn = ir::drawnValues(*g.values[g.weights[0]].drawnInit, 784 * 128);
   double lowest = 0, highest = 0;
   for (double v : drawn) {
     ASSERT_LE(std::fabs(v), limit);
@@ -28,9 +28,9 @@ TEST(OpGraph, TutorialHasForwardBackwardAndUpdates) {
   }
   EXPECT_LT(lowest, -0.99 * limit);  // the whole range is used
   EXPECT_GT(highest, 0.99 * limit);
-  EXPECT_FALSE(g.values[g.weights[1]].uniformInit.has_value());  // biases start at zero
+  EXPECT_FALSE(g.values[g.weights[1]].drawnInit.has_value());  // biases start at zero
   // Each kernel has its own draw.
-  EXPECT_NE(g.values[g.weights[0]].uniformInit->seed, g.values[g.weights[2]].uniformInit->seed);
+  EXPECT_NE(g.values[g.weights[0]].drawnInit->seed, g.values[g.weights[2]].drawnInit->seed);
 }
 
 TEST(Schedule, EveryAlgorithmGivesAValidOrder) {
