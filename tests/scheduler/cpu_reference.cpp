@@ -98,6 +98,20 @@ bool CpuReference::gatherSources(const scheduler::LayerSpec& l, std::vector<std:
       for (std::uint64_t k = 0; k < c; ++k) source.push_back((t / size) * c + k);
     return true;
   }
+  if (l.kind == "permute") {  // Keras: ops.transpose(x, (0,) + dims), dims counted from 1
+    const std::size_t rank = in.size();
+    std::vector<std::uint64_t> out(rank), inStride(rank, 1);
+    for (std::size_t d = rank - 1; d > 0; --d) inStride[d - 1] = inStride[d] * in[d];
+    for (std::size_t d = 0; d < rank; ++d) out[d] = in[std::size_t(l.axes[d] - 1)];
+    std::vector<std::uint64_t> index(rank, 0);  // over the output, row-major
+    for (std::uint64_t e = 0; e < scheduler::elementsOf(out); ++e) {
+      std::uint64_t s = 0;
+      for (std::size_t d = 0; d < rank; ++d) s += index[d] * inStride[std::size_t(l.axes[d] - 1)];
+      source.push_back(s);
+      for (std::size_t d = rank; d-- > 0 && ++index[d] == out[d];) index[d] = 0;
+    }
+    return true;
+  }
   return false;
 }
 

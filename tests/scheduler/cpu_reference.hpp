@@ -6,7 +6,7 @@
 // average pooling (cpu_reference_spatial.hpp),
 // every Keras activation (cpu_reference_activations.hpp) and the activation
 // layers (relu, leaky_relu, elu, prelu, softmax on any axis), rescaling and
-// normalization, up-sampling (1-D, 2-D), dropout with the device's
+// normalization, up-sampling (1-D, 2-D), permute, dropout with the device's
 // masks, merges (add, subtract, multiply, concatenate), global pooling, batch normalization in training (Keras's arithmetic: two-pass batch
 // statistics, the full gradient through them, moving averages), softmax cross-entropy from logits or fused with a last softmax)
 // and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),

@@ -1,6 +1,7 @@
 // Acceptance of the layers that only move elements (issue "Every model
 // users bring (1)"): UpSampling1D and UpSampling2D (Keras's repeat, its
-// gradient the sum over each repeated block), trained 20 steps in the
+// gradient the sum over each repeated block) and Permute (its gradient the
+// inverse permutation), trained 20 steps in the
 // SystemC model from the CPU reference's initial weights and batches: the
 // same losses within 1e-4 relative and the same weights after the last
 // step, from ipusim's workload format and from Keras files; in float16 and
@@ -70,9 +71,38 @@ TEST(ReshapingLayersAcceptance, UpSampling1DInFloat16) {
   expectHalfTracksFloat(job(kUpSampling1D, {6, 3}, kPlainSgd), "float16");
 }
 
+// Permute: the image's rows and columns swapped, then its channels made the
+// first axis (a layer reads them as rows); the sequence's steps and features
+// swapped on the model's input (no gradient) and after a dense layer on
+// each step.
+constexpr const char* kPermuteImage = R"([
+  {"type": "conv2d", "filters": 4, "kernel_size": [3, 2], "activation": "relu"},
+  {"type": "permute", "dims": [2, 1, 3], "name": "transposed"},
+  {"type": "conv2d", "filters": 5, "kernel_size": [2, 3], "strides": [1, 2], "activation": "tanh"},
+  {"type": "permute", "dims": [3, 1, 2], "name": "channels_first"},
+  {"type": "dense", "units": 3, "activation": "relu"},
+  {"type": "flatten"},
+  {"type": "dense", "units": 10, "activation": "softmax"}])";
+constexpr const char* kPermuteSequence = R"([
+  {"type": "permute", "dims": [2, 1]},
+  {"type": "dense", "units": 6, "activation": "tanh"},
+  {"type": "permute", "dims": [2, 1]},
+  {"type": "conv1d", "filters": 4, "kernel_size": 3, "activation": "relu"},
+  {"type": "flatten"},
+  {"type": "dense", "units": 10, "activation": "softmax"}])";
+
+TEST(ReshapingLayersAcceptance, PermuteImage) { expectSame(job(kPermuteImage, {7, 9, 2})); }
+TEST(ReshapingLayersAcceptance, PermuteSequence) { expectSame(job(kPermuteSequence, {5, 8})); }
+TEST(ReshapingLayersAcceptance, PermuteImageInFloat16) {
+  expectHalfTracksFloat(job(kPermuteImage, {7, 9, 2}, kPlainSgd), "float16");
+}
+TEST(ReshapingLayersAcceptance, PermuteSequenceInMixedFloat16) {
+  expectHalfTracksFloat(job(kPermuteSequence, {5, 8}, kPlainSgd), "mixed_float16");
+}
+
 // The layers from Keras files (tests/data/keras/make_reshaping_layers.py: a
-// U-Net-style decoder step, an uneven UpSampling2D, UpSampling1D over a
-// sequence), in either format.
+// U-Net-style decoder step, an uneven UpSampling2D, Permute of an image and
+// of a sequence, UpSampling1D over a sequence), in either format.
 void expectKerasFileTrains(const char* file) {
   nlohmann::json j = job("[]", {8, 8, 2});
   j["model"] = {{"keras", sourcePath(std::string("tests/data/keras/") + file)}};

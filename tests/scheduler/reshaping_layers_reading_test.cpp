@@ -1,7 +1,7 @@
-// Reading the layers that only move elements (UpSampling1D, UpSampling2D):
-// Keras files in both formats, ipusim's workload keys and Keras's defaults,
-// one clear error per value not modelled naming the file, the layer, the key
-// and the value; the ops they build in the training graph.
+// Reading the layers that only move elements (UpSampling1D, UpSampling2D,
+// Permute): Keras files in both formats, ipusim's workload keys and Keras's
+// defaults, one clear error per value not modelled naming the file, the
+// layer, the key and the value; the ops they build in the training graph.
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/workload.hpp"
@@ -69,7 +69,10 @@ TEST(ReshapingLayersReading, BothKerasFormatsReadAsTheSameLayers) {
   EXPECT_EQ(specNamed(k3.layers, "up").outputShape, (S{8, 8, 6}));
   EXPECT_EQ(specNamed(k3.layers, "up_wide").outputShape, (S{6, 9, 3}));
   EXPECT_EQ(specNamed(k3.layers, "up1").kind, "up_sampling1d");
-  EXPECT_EQ(specNamed(k3.layers, "up1").outputShape, (S{16, 4}));
+  EXPECT_EQ(specNamed(k3.layers, "up1").outputShape, (S{8, 4}));
+  EXPECT_EQ(specNamed(k3.layers, "swap").kind, "permute");
+  EXPECT_EQ(specNamed(k3.layers, "swap").axes, (std::vector<std::int64_t>{2, 1, 3}));
+  EXPECT_EQ(specNamed(tf2.layers, "features_first").outputShape, (S{9, 18}));
 }
 
 TEST(ReshapingLayersReading, WorkloadKeysAndKerasDefaults) {
@@ -117,6 +120,28 @@ TEST(ReshapingLayersReading, ValuesNotModelledAreClearErrors) {
                  {"model.layers[0].size", "the limit for one tensor"});
 }
 
+TEST(ReshapingLayersReading, PermuteDims) {
+  const Workload w = parseWorkload(workload({{{"type", "permute"}, {"dims", {3, 1, 2}}, {"name", "p"}},
+                                             {{"type", "permute"}, {"dims", {1, 2, 3}}, {"name", "same"}}},
+                                            {4, 5, 6}),
+                                   "w.json");
+  EXPECT_EQ(specNamed(w.layers, "p").outputShape, (S{6, 4, 5}));
+  EXPECT_EQ(specNamed(w.layers, "same").outputShape, (S{6, 4, 5}));
+  auto workloadError = [](const json& dims) {
+    return errorOf([&] { parseWorkload(workload({{{"type", "permute"}, {"dims", dims}}}), "w.json"); });
+  };
+  for (const json& dims : {json{2, 1}, json{0, 1, 2}, json{1, 1, 2}, json{1, 2, 4}})
+    expectMentions(workloadError(dims), {"w.json", "model.layers[0].dims", "is not a permutation of the axes 1..3", "8x8x2"});
+  expectMentions(workloadError(json::array()), {"model.layers[0].dims"});
+  expectMentions(errorOf([&] { parseWorkload(workload({{{"type", "permute"}}}), "w.json"); }), {"model.layers[0].dims"});
+  json k3 = readJson(src("tests/data/keras/reshaping_layers_keras3.json"));
+  layerNamed(k3, "swap")["dims"] = {3, 2, 2};
+  expectMentions(errorOf([&] { parseKerasModel(k3, "model.json"); }),
+                 {"model.json", "layer 'swap' (Permute)", "dims", "[3,2,2]", "not a permutation"});
+  layerNamed(k3, "swap")["dims"] = "2,1,3";
+  expectMentions(errorOf([&] { parseKerasModel(k3, "model.json"); }), {"layer 'swap' (Permute)", "dims", "\"2,1,3\""});
+}
+
 // The ops layer `layer` of workload `w` builds in the training graph: kind, name, output shape.
 struct BuiltOp {
   OpKind kind;
@@ -146,6 +171,16 @@ TEST(ReshapingLayersReading, UpSamplingBuildsACopyAndASumOfCopies) {
                                                   {OpKind::Reshape, "up_sampling_grad", {4, 8, 8, 3}}}));
   w["model"]["layers"][1]["size"] = 1;
   EXPECT_TRUE(opsOf(w, "up").empty());
+}
+
+// A permutation is one CopyView forward and its inverse backward; the identity is no op.
+TEST(ReshapingLayersReading, PermuteBuildsATransposeAndItsInverse) {
+  json w = workload({{{"type", "conv2d"}, {"filters", 3}, {"kernel_size", 3}},
+                     {{"type", "permute"}, {"dims", {3, 1, 2}}, {"name", "p"}}});
+  EXPECT_EQ(opsOf(w, "p"), (std::vector<BuiltOp>{{OpKind::CopyView, "permute", {4, 3, 6, 6}},
+                                                 {OpKind::CopyView, "permute_grad", {4, 6, 6, 3}}}));
+  w["model"]["layers"][1]["dims"] = {1, 2, 3};
+  EXPECT_TRUE(opsOf(w, "p").empty());
 }
 
 }  // namespace
