@@ -3,7 +3,10 @@
 // (Permute, UpSampling1D/2D): a strided view of the input copied into a new
 // tensor (OpKind::CopyView, one Copy program: view_copy.hpp lowers it), and
 // the gradient of a repeat (the sum of each element's copies: the gradient
-// viewed as [copies, elements] and reduced over its rows, ReduceRows).
+// viewed as [copies, elements] and reduced over its rows, ReduceRows). That
+// gradient is an estimate of popops's reduction over the repeated axes:
+// popops reduces where the elements lie first, here they are rearranged by
+// one more exchange before the column reduction gathers them.
 #include "scheduler/graph/op_graph.hpp"
 
 #include <cstdint>

@@ -3,7 +3,12 @@
 // where in the destination, as 2-D copy regions (model/ir/program.hpp
 // CopyRegion). Poplar materialises a dimShuffled or broadcast view of a
 // tensor by copying it; the exchange moves the bytes that change tiles and
-// each tile copies the rest within itself (model/README.md, "Exchange").
+// each tile copies the rest within itself (model/README.md, "Exchange"), by
+// the machine's Copy rule. A permutation that moves the last axis copies
+// single elements: the rule charges their bytes as any Copy's (an estimate:
+// Poplar would transpose such blocks on the tiles with its Transpose
+// vertices), and loading a Copy of millions of single elements takes the
+// model seconds.
 #include "model/ir/program.hpp"
 #include "scheduler/graph/op_graph.hpp"
 
