@@ -37,7 +37,14 @@ json layerJson(const scheduler::LayerSpec& l) {
             {"axis", l.axis},           {"pads", l.pads},         {"input_shape", l.inputShape},
             {"output_shape", l.outputShape},                      {"dilation", l.dilation},
             {"groups", l.groups},       {"depth_multiplier", l.depthMultiplier},
-            {"output_padding", l.outputPadding ? json(*l.outputPadding) : json(nullptr)}};
+            {"output_padding", l.outputPadding ? json(*l.outputPadding) : json(nullptr)},
+            {"axes", l.axes}};
+  const scheduler::ActivationParams& p = l.activationParams;
+  j["activation_params"] = {{"negative_slope", p.negativeSlope},
+                            {"max_value", p.maxValue ? json(*p.maxValue) : json(nullptr)},
+                            {"threshold", p.threshold},
+                            {"alpha", p.alpha},
+                            {"hard_sigmoid_slope", p.hardSigmoidSlope}};
   json inputs = json::array();
   for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
   j["inputs"] = inputs;

@@ -4,8 +4,10 @@
 An implementation independent of ipusim's own CPU reference
 (tests/scheduler/cpu_reference.cpp): PyTorch's convolutions (grouped,
 dilated, depthwise as torch's groups, transposed as torch's conv_transpose
-cropped as TF does), pooling, batch
-normalization, matrix products, cross-entropy and autograd, on the same
+cropped as TF does), pooling, batch normalization, matrix products, its
+activation functions (Keras's every activation and the ReLU, LeakyReLU,
+ELU, PReLU and Softmax layers), nearest-neighbour interpolation
+(UpSampling1D/2D), permute, cross-entropy and autograd, on the same
 initial weights and batches, so that a misreading of Keras shared by ipusim
 and its reference cannot pass unseen. Activations are channels last (NHWC)
 as Keras's; convolutions permute to PyTorch's NCHW and back, with TF's
@@ -38,9 +40,34 @@ def tf_same(size, k, s):
     return need // 2, need - need // 2
 
 
-def activation(name, x):
-    return {"linear": lambda v: v, "softmax": lambda v: v, "relu": F.relu, "sigmoid": torch.sigmoid,
-            "tanh": torch.tanh, "gelu": lambda v: F.gelu(v, approximate="none")}[name](x)
+def relu_family(x, p):
+    """Keras's relu with its constants (the ReLU layer's max_value,
+    negative_slope and threshold; relu6; leaky_relu): PyTorch's own function
+    where it has one, else x > threshold ? min(x, max_value) : slope (x - threshold)."""
+    slope, top, t = p["negative_slope"], p["max_value"], p["threshold"]
+    if t == 0 and top is None:
+        return F.leaky_relu(x, slope) if slope else F.relu(x)
+    if t == 0 and slope == 0 and top == 6:
+        return F.relu6(x)
+    above = x if top is None else torch.clamp(x, max=top)
+    return torch.where(x > t, above, slope * (x - t))
+
+
+def hard_sigmoid(x, slope):
+    """Keras 3's relu6(x + 3) / 6 (PyTorch's hardsigmoid); Keras 2's clip(0.2 x + 0.5, 0, 1)."""
+    return F.hardsigmoid(x) if abs(slope - 1 / 6) < 1e-12 else torch.clamp(slope * x + 0.5, 0.0, 1.0)
+
+
+def activation(name, x, p):
+    """Keras's activations (keras/src/activations/activations.py) as PyTorch computes them."""
+    if name in ("relu", "relu6", "leaky_relu"):
+        return relu_family(x, p)
+    return {"linear": lambda v: v, "softmax": lambda v: torch.softmax(v, dim=-1), "sigmoid": torch.sigmoid,
+            "tanh": torch.tanh, "gelu": lambda v: F.gelu(v, approximate="none"),
+            "gelu_approximate": lambda v: F.gelu(v, approximate="tanh"), "elu": lambda v: F.elu(v, p["alpha"]),
+            "selu": F.selu, "silu": F.silu, "softplus": F.softplus, "softsign": F.softsign,
+            "hard_sigmoid": lambda v: hard_sigmoid(v, p["hard_sigmoid_slope"]), "hard_silu": F.hardswish,
+            "exponential": torch.exp, "mish": F.mish}[name](x)
 
 
 def nchw(x):
@@ -130,7 +157,7 @@ class Model:
         a = l["activation"]
         if i == self.last and self.fused and a in ("softmax", "sigmoid"):
             return x  # fused with the loss, as ipusim and TF's Keras do
-        return activation(a, x)
+        return activation(a, x, l["activation_params"])
 
     def layer(self, i, l, ins):
         k, x, p = l["kind"], ins[0], self.params
@@ -161,8 +188,18 @@ class Model:
             beta = p.get(l["name"] + "/beta") if l["center"] else None
             y = F.batch_norm(x.reshape(-1, c), None, None, gamma, beta, training=True, eps=l["epsilon"])
             return y.reshape(x.shape)
-        if k == "activation":
+        if k in ("activation", "relu", "leaky_relu", "elu"):  # the layers' constants are the activation's
             return self.act(i, l, x)
+        if k == "softmax":  # Keras's axis, counted with the batch as 0
+            return self.act(i, l, x) if l["axis"] == len(l["input_shape"]) else torch.softmax(x, dim=l["axis"])
+        if k == "prelu":  # Keras: relu(x) - alpha relu(-x), alpha broadcast over its shared axes
+            return F.relu(x) - p[l["name"] + "/alpha"] * F.relu(-x)
+        if k == "up_sampling2d":  # nearest-neighbour upsampling by whole factors: Keras's repeat
+            return nhwc(F.interpolate(nchw(x), scale_factor=tuple(l["window"]), mode="nearest"))
+        if k == "up_sampling1d":
+            return F.interpolate(x.transpose(1, 2), scale_factor=l["window"][1], mode="nearest").transpose(1, 2)
+        if k == "permute":  # dims counted from 1 after the batch
+            return x.permute([0] + l["axes"])
         if k == "dropout":
             if l["rate"] == 0:
                 return x

@@ -54,6 +54,7 @@ const char* toString(OpKind kind) {
     case OpKind::Pad2D: return "Pad2D";
     case OpKind::Crop2D: return "Crop2D";
     case OpKind::Reshape: return "Reshape";
+    case OpKind::CopyView: return "CopyView";
     case OpKind::Softmax: return "Softmax";
     case OpKind::SoftmaxGrad: return "SoftmaxGrad";
     case OpKind::PRelu: return "PRelu";

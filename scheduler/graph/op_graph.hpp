@@ -104,6 +104,10 @@ enum class OpKind {
   Pad2D,                  // in -> out: zeros around a copy of in
   Crop2D,                 // in -> out: the inside of in
   Reshape,                // in -> out: the same elements in out's shape (the same tensor; no program)
+  CopyView,               // in -> out: out's elements, row-major, are in's at attr view (a size and a stride per
+                          //   dimension, outermost first; stride 0 repeats): a permutation or a broadcast of
+                          //   in materialised by one Copy, as Poplar copies a dimShuffled or broadcast view
+                          //   (scheduler/layers/view_ops.hpp builds these)
   // Activation-like layers (scheduler/layers/activation_functions.hpp, prelu.cpp, normalization.cpp,
   // rescaling.cpp). The per-column vectors (alpha, mean, ...) apply to the input's last elements, as a bias.
   Softmax,                // in -> out along an axis: attr blocks {n, inner}: blocks of n x inner normalised over n
@@ -115,6 +119,13 @@ enum class OpKind {
   ScaleShift,             // (in, scale, shift) -> in scale + shift
 };
 const char* toString(OpKind kind);
+
+// One dimension of a strided view of a tensor: `size` elements `stride`
+// elements apart in it (0: one element repeated).
+struct ViewDim {
+  std::uint64_t size = 1, stride = 0;
+  bool operator==(const ViewDim& o) const { return size == o.size && stride == o.stride; }
+};
 
 struct Op {
   OpKind kind;
@@ -137,6 +148,7 @@ struct Op {
   std::uint64_t rows = 0;                  // Concat, Slice
   std::vector<std::uint64_t> blocks{};     // Concat, Slice
   std::array<std::uint64_t, 4> pads{};     // Pad2D, Crop2D
+  std::vector<ViewDim> view{};             // CopyView
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;

@@ -10,6 +10,7 @@
 // (planning/conv_plan.hpp, lowering/conv_lowering.hpp).
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/conv_keys.hpp"
+#include "scheduler/layers/conv_layer_build.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
@@ -73,27 +74,14 @@ class ConvLayer final : public Layer {
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    const int rank = convRank(l.kind);
-    const Shape image = convImage(l, l.inputShape, rank, [](const std::string&, const std::string& what) {
-      throw std::logic_error("conv layer: " + what);
-    });
-    const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
-    const std::uint64_t perGroup = image.back() / l.groups;
-    const Shape kshape = rank == 1 ? Shape{l.window[1], perGroup, l.units} : Shape{l.window[0], l.window[1], perGroup, l.units};
-    // (not a structured binding: clang before 16 cannot capture one in a lambda)
-    const auto fans = kernelFans(kshape);
-    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fans.first, fans.second); });
-    const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t conv = addConv2D(b.graph(), x, kernelUsed, windowOf(l), l.name, l.groups);
-    const std::size_t convOp = b.graph().ops.size() - 1;
-    b.record({x}, conv, true, [&b, x, kernel, convOp](const Backward& bw) {
-      const Conv2DGradients grads = addConv2DGrad(b.graph(), convOp, bw.grad, bw.wants(x), b.variables());
-      bw.weightGradient(kernel, grads.kernel);
-      if (bw.wants(x)) bw.deliver(x, grads.input);
-    });
-    std::size_t y = b.bias(l, conv);
-    if (rank == 1) y = b.shaped(y, l.outputShape, l.name, "steps");
-    return b.activation(l, l.activation, y);
+    const ConvInput x = convInput(b, l, inputs[0]);
+    const std::uint64_t perGroup = x.image.back() / l.groups;
+    const Shape kshape = convRank(l.kind) == 1 ? Shape{l.window[1], perGroup, l.units}
+                                               : Shape{l.window[0], l.window[1], perGroup, l.units};
+    const ConvKernel kernel = convKernels(b, l, {{"kernel", kshape}})[0];
+    const std::size_t conv = addConv2D(b.graph(), x.value, kernel.used, windowOf(l), l.name, l.groups);
+    recordConvOp(b, x.value, conv, kernel);
+    return convLayerOutput(b, l, conv);
   }
 };
 

@@ -14,6 +14,7 @@
 // addConv2DTranspose, addConv2DTransposeGrad).
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/conv_keys.hpp"
+#include "scheduler/layers/conv_layer_build.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
@@ -125,28 +126,15 @@ class ConvTransposeLayer final : public Layer {
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    const int rank = convRank(l.kind);
-    const Shape image = convImage(l, l.inputShape, rank, [](const std::string&, const std::string& what) {
-      throw std::logic_error("transposed conv layer: " + what);
-    });
-    const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
-    const std::uint64_t channels = image.back();
-    const Shape kshape = rank == 1 ? Shape{l.window[1], l.units, channels} : Shape{l.window[0], l.window[1], l.units, channels};
-    // (not a structured binding: clang before 16 cannot capture one in a lambda)
-    const auto fans = kernelFans(kshape);
-    const std::size_t kernel = b.weight(l, "kernel", kshape, [&] { return b.glorotUniform(fans.first, fans.second); });
-    const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const Shape out = rank == 1 ? Shape{1, l.outputShape[0], l.units} : l.outputShape;
-    const std::size_t y0 = addConv2DTranspose(b.graph(), x, kernelUsed, windowOf(l), out[0], out[1], l.name);
-    const std::size_t op = b.graph().ops.size() - 1;
-    b.record({x}, y0, true, [&b, x, kernel, op](const Backward& bw) {
-      const Conv2DGradients grads = addConv2DTransposeGrad(b.graph(), op, bw.grad, bw.wants(x), b.variables());
-      bw.weightGradient(kernel, grads.kernel);
-      if (bw.wants(x)) bw.deliver(x, grads.input);
-    });
-    std::size_t y = b.bias(l, y0);
-    if (rank == 1) y = b.shaped(y, l.outputShape, l.name, "steps");
-    return b.activation(l, l.activation, y);
+    const ConvInput x = convInput(b, l, inputs[0]);
+    const std::uint64_t channels = x.image.back();
+    const bool oneD = convRank(l.kind) == 1;
+    const Shape kshape = oneD ? Shape{l.window[1], l.units, channels} : Shape{l.window[0], l.window[1], l.units, channels};
+    const ConvKernel kernel = convKernels(b, l, {{"kernel", kshape}})[0];
+    const Shape out = oneD ? Shape{1, l.outputShape[0], l.units} : l.outputShape;
+    const std::size_t y = addConv2DTranspose(b.graph(), x.value, kernel.used, windowOf(l), out[0], out[1], l.name);
+    recordConvOp(b, x.value, y, kernel, true);
+    return convLayerOutput(b, l, y);
   }
 
  private:

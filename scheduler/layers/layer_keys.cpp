@@ -64,6 +64,19 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
 
 void requireChannelsLast(KerasConfig& c) { c.oneOf("data_format", "channels_last", {"channels_last"}); }
 
+std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key) {
+  c.ignore({key});
+  if (!c.has(key)) c.fail(key, "missing");
+  const nlohmann::json& v = c.at(key);
+  if (!v.is_array() || v.empty()) c.fail(key, "expected a list of integers, got " + v.dump());
+  std::vector<std::int64_t> out;
+  for (const nlohmann::json& e : v) {
+    if (!e.is_number_integer()) c.fail(key, "expected integers, got " + v.dump());
+    out.push_back(e.get<std::int64_t>());
+  }
+  return out;
+}
+
 void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
   if (!c.has(windowKey)) c.fail(windowKey, "missing");
   spec.window = c.pair(windowKey, spec.window);

@@ -29,6 +29,8 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
 // the update: only null is modelled.
 void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
 void requireChannelsLast(KerasConfig& c);
+// A required non-empty list of integers (Reshape's target_shape, Permute's dims).
+std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key);
 void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
 void readWindow1D(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
 

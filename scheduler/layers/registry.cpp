@@ -33,6 +33,8 @@ struct Registry {
     layers.push_back(makeSoftmaxLayer());
     layers.push_back(makeRescalingLayer());
     layers.push_back(makeNormalizationLayer());
+    layers.push_back(makeUpSamplingLayer());
+    layers.push_back(makePermuteLayer());
     for (const auto& l : layers) {
       for (const std::string& k : l->kinds())
         if (byKind.emplace(k, l.get()).second) kinds.push_back(k);

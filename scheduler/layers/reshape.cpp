@@ -30,13 +30,7 @@ class ReshapeLayer final : public Layer {
       return;
     }
     spec.kind = k::kReshape;
-    c.ignore({"target_shape"});
-    const nlohmann::json& t = c.at("target_shape");
-    if (!t.is_array() || t.empty()) c.fail("target_shape", "expected a list of sizes, got " + t.dump());
-    for (const nlohmann::json& e : t) {
-      if (!e.is_number_integer()) c.fail("target_shape", "expected integers, got " + t.dump());
-      spec.targetShape.push_back(e.get<std::int64_t>());
-    }
+    spec.targetShape = readIntegers(c, "target_shape");
   }
 
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {

@@ -9,6 +9,7 @@
 // gradients (conv_layers.hpp).
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/conv_keys.hpp"
+#include "scheduler/layers/conv_layer_build.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
@@ -83,40 +84,19 @@ class SeparableConvLayer final : public Layer {
   bool readsShapedInput(const LayerSpec&) const override { return true; }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    const int rank = convRank(l.kind);
-    const Shape image = convImage(l, l.inputShape, rank, [](const std::string&, const std::string& what) {
-      throw std::logic_error("separable conv layer: " + what);
-    });
-    const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
-    const std::uint64_t channels = image.back(), middle = channels * l.depthMultiplier;
-    const Shape dshape = rank == 1 ? Shape{l.window[1], channels, l.depthMultiplier}
-                                   : Shape{l.window[0], l.window[1], channels, l.depthMultiplier};
-    const Shape pshape = rank == 1 ? Shape{1, middle, l.units} : Shape{1, 1, middle, l.units};
-    // (not a structured binding: clang before 16 cannot capture one in a lambda)
-    const auto dFans = kernelFans(dshape);
-    const auto pFans = kernelFans(pshape);
-    const std::size_t dk = b.weight(l, "depthwise_kernel", dshape, [&] { return b.glorotUniform(dFans.first, dFans.second); });
-    const std::size_t pk = b.weight(l, "pointwise_kernel", pshape, [&] { return b.glorotUniform(pFans.first, pFans.second); });
-    const std::size_t dkUsed = b.cast(dk, b.compute(), l.name + "/depthwise_kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t pkUsed = b.cast(pk, b.compute(), l.name + "/pointwise_kernel_cast", l.name, ValueKind::Activation);
-    OpGraph& g = b.graph();
-    const std::size_t depthwise = addConv2D(g, x, dkUsed, windowOf(l), l.name, channels, "depthwise");
-    const std::size_t depthwiseOp = g.ops.size() - 1;
-    b.record({x}, depthwise, true, [&b, x, dk, depthwiseOp](const Backward& bw) {
-      const Conv2DGradients grads = addConv2DGrad(b.graph(), depthwiseOp, bw.grad, bw.wants(x), b.variables());
-      bw.weightGradient(dk, grads.kernel);
-      if (bw.wants(x)) bw.deliver(x, grads.input);
-    });
-    const std::size_t pointwise = addConv2D(g, depthwise, pkUsed, Window{}, l.name, 1, "pointwise");
-    const std::size_t pointwiseOp = g.ops.size() - 1;
-    b.record({depthwise}, pointwise, true, [&b, depthwise, pk, pointwiseOp](const Backward& bw) {
-      const Conv2DGradients grads = addConv2DGrad(b.graph(), pointwiseOp, bw.grad, true, b.variables());
-      bw.weightGradient(pk, grads.kernel);
-      bw.deliver(depthwise, grads.input);
-    });
-    std::size_t y = b.bias(l, pointwise);
-    if (rank == 1) y = b.shaped(y, l.outputShape, l.name, "steps");
-    return b.activation(l, l.activation, y);
+    const ConvInput x = convInput(b, l, inputs[0]);
+    const std::uint64_t channels = x.image.back(), middle = channels * l.depthMultiplier;
+    const bool oneD = convRank(l.kind) == 1;
+    const Shape dshape = oneD ? Shape{l.window[1], channels, l.depthMultiplier}
+                              : Shape{l.window[0], l.window[1], channels, l.depthMultiplier};
+    const Shape pshape = oneD ? Shape{1, middle, l.units} : Shape{1, 1, middle, l.units};
+    const std::vector<ConvKernel> kernels = convKernels(b, l, {{"depthwise_kernel", dshape}, {"pointwise_kernel", pshape}});
+    // The depthwise output depends on a weight: the pointwise op always delivers its input gradient.
+    const std::size_t depthwise = addConv2D(b.graph(), x.value, kernels[0].used, windowOf(l), l.name, channels, "depthwise");
+    recordConvOp(b, x.value, depthwise, kernels[0]);
+    const std::size_t pointwise = addConv2D(b.graph(), depthwise, kernels[1].used, Window{}, l.name, 1, "pointwise");
+    recordConvOp(b, depthwise, pointwise, kernels[1]);
+    return convLayerOutput(b, l, pointwise);
   }
 };
 

@@ -8,6 +8,7 @@
 #include "scheduler/layers/padding_layers.hpp"
 #include "scheduler/lowering/pool_lowering.hpp"
 #include "scheduler/lowering/reduction.hpp"
+#include "scheduler/lowering/view_copy.hpp"
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>
@@ -197,6 +198,7 @@ class Lowerer {
       case OpKind::Concat:
       case OpKind::Slice: lowerConcatOrSlice(op); break;
       case OpKind::Reshape: tensorOf_[op.outputs[0]] = tensorOf(op.inputs[0]); break;
+      case OpKind::CopyView: lowerCopyView(op); break;
       case OpKind::Pad2D:
       case OpKind::Crop2D: lowerPaddingOrCropping(op); break;
       case OpKind::Softmax:
@@ -291,6 +293,18 @@ class Lowerer {
     } else {
       region(tensorOf(op.inputs[0]), op.blocks[0], op.blocks[2], 0, op.blocks[1], op.blocks[1]);
     }
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), op.name, estimate);
+  }
+
+  // CopyView: the output, mapped linearly, gathers the input's elements at
+  // the view with one Copy (view_copy.hpp): what crosses tiles is
+  // exchanged, the rest copied within the tile, by the machine's rules.
+  void lowerCopyView(const Op& op) {
+    const std::size_t out = op.outputs[0];
+    const Id in = tensorOf(op.inputs[0]);
+    const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+    std::vector<ir::CopyRegion> regions = viewCopyRegions(in, o, op.view);
     const ir::Cycles estimate = estimateCopy(b_, regions);
     b_.copy(std::move(regions), op.name, estimate);
   }

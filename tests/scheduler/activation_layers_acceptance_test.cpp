@@ -41,25 +41,13 @@ TrainingLosses run(const nlohmann::json& j) { return runTraining(scheduler::pars
 // The losses, and the weights after the last step, as the reference's.
 void expectSameTraining(const TrainingLosses& r) {
   expectSameLosses(r, kSteps);
-  ASSERT_EQ(r.simulatedWeights[0].size(), r.referenceWeights.size());
-  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t)
-    for (std::size_t i = 0; i < r.referenceWeights[t].size(); ++i)
-      ASSERT_NEAR(r.simulatedWeights[0][t][i], r.referenceWeights[t][i], 1e-5 + 1e-4 * std::fabs(r.referenceWeights[t][i]))
-          << "weight tensor " << t << " [" << i << "]";
+  expectSameWeights(r);
 }
 
 // Half precision: within 1% of the float32 reference, and rounding happens.
 void expectHalfTracksFloat(nlohmann::json j, const std::string& dtype) {
   j["model"]["dtype"] = dtype;
-  const TrainingLosses r = run(j);
-  ASSERT_EQ(r.simulated.size(), kSteps);
-  double worst = 0;
-  for (std::size_t s = 0; s < kSteps; ++s) {
-    ASSERT_TRUE(std::isfinite(r.simulated[s])) << dtype << " step " << s;
-    worst = std::max(worst, std::fabs(double(r.simulated[s]) - r.reference[s]) / r.reference[s]);
-  }
-  EXPECT_LT(worst, 0.01) << dtype;
-  EXPECT_GT(worst, 0.0) << dtype << ": no rounding at all would mean half arithmetic is not happening";
+  expectHalfTracksFloat32(run(j), kSteps, dtype);
 }
 
 std::set<std::string> codeletsOf(const scheduler::CompiledWorkload& c) {

@@ -21,48 +21,15 @@ namespace {
 
 constexpr std::uint64_t kSteps = 20;
 
-// A small synthetic job (16 tiles), 10 classes, the input shape given.
 nlohmann::json job(const char* layers, const nlohmann::json& inputShape, const nlohmann::json& optimizer) {
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "dataset": {"format": "synthetic", "batch_size": 4, "shuffle_seed": 7, "classes": 10, "examples": 32},
-    "training": {"steps": 20, "steps_per_execution": 4},
-    "ipu": {"arch": "ipu2", "tiles": 16}, "seed": 5})");
-  j["dataset"]["input_shape"] = inputShape;
-  j["model"]["layers"] = nlohmann::json::parse(layers);
-  j["optimizer"] = optimizer;
-  return j;
+  return smallJob(layers, inputShape, optimizer, 5);
 }
 
-TrainingLosses run(const nlohmann::json& j) { return runTraining(scheduler::parseWorkload(j, "conv_family.json"), kSteps); }
-
-// The trained weights match the reference's after the last step.
-void expectSameWeights(const TrainingLosses& r) {
-  ASSERT_EQ(r.simulatedWeights.size(), 1u);
-  ASSERT_EQ(r.simulatedWeights[0].size(), r.referenceWeights.size());
-  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t) {
-    const auto& ref = r.referenceWeights[t];
-    ASSERT_EQ(r.simulatedWeights[0][t].size(), ref.size()) << "tensor " << t;
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      ASSERT_NEAR(r.simulatedWeights[0][t][i], ref[i], 1e-5 + 1e-4 * std::fabs(ref[i])) << "tensor " << t << " [" << i << "]";
-  }
-}
-
-void expectSame(const nlohmann::json& j) {
-  const TrainingLosses r = run(j);
-  expectSameLosses(r, kSteps);
-  expectSameWeights(r);
-}
-
+// The losses, and the trained weights after the last step, as the reference's.
+void expectSame(const nlohmann::json& j) { expectSameTraining(j, "conv_family.json", kSteps); }
 // In half: within 1% of the float32 reference, and some rounding happens.
-void expectHalfTracksFloat(nlohmann::json j, const std::string& dtype) {
-  j["model"]["dtype"] = dtype;
-  const TrainingLosses r = run(j);
-  ASSERT_EQ(r.simulated.size(), kSteps);
-  double worst = 0;
-  for (std::size_t s = 0; s < kSteps; ++s)
-    worst = std::max(worst, std::fabs(double(r.simulated[s]) - r.reference[s]) / r.reference[s]);
-  EXPECT_LT(worst, 0.01) << dtype;
-  EXPECT_GT(worst, 0.0) << dtype;
+void expectHalfTracksFloat(const nlohmann::json& j, const std::string& dtype) {
+  expectHalfTracksFloat32(j, dtype, "conv_family.json", kSteps);
 }
 
 const nlohmann::json kSgd = {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}};

@@ -68,6 +68,53 @@ std::vector<float> CpuReference::crop(const Stage& s, const std::vector<float>& 
   return small;
 }
 
+std::vector<float> CpuReference::gather(const Stage& s, const std::vector<float>& x) const {
+  std::vector<float> y(batch_ * s.out);
+  for (std::uint64_t b = 0; b < batch_; ++b)
+    for (std::uint64_t e = 0; e < s.out; ++e) y[b * s.out + e] = x[b * s.in + s.source[e]];
+  return y;
+}
+
+std::vector<float> CpuReference::scatterAdd(const Stage& s, const std::vector<float>& grad) const {
+  std::vector<double> sum(batch_ * s.in, 0.0);
+  for (std::uint64_t b = 0; b < batch_; ++b)
+    for (std::uint64_t e = 0; e < s.out; ++e) sum[b * s.in + s.source[e]] += grad[b * s.out + e];
+  return {sum.begin(), sum.end()};
+}
+
+bool CpuReference::gatherSources(const scheduler::LayerSpec& l, std::vector<std::uint64_t>& source) {
+  const auto& in = l.inputShape;
+  if (l.kind == "up_sampling2d") {
+    // Keras: ops.repeat(x, size[0], axis=1), then ops.repeat(.., size[1], axis=2).
+    const std::uint64_t h = in[0], w = in[1], c = in[2], sh = l.window[0], sw = l.window[1];
+    for (std::uint64_t i = 0; i < h * sh; ++i)
+      for (std::uint64_t j = 0; j < w * sw; ++j)
+        for (std::uint64_t k = 0; k < c; ++k) source.push_back(((i / sh) * w + j / sw) * c + k);
+    return true;
+  }
+  if (l.kind == "up_sampling1d") {  // ops.repeat(x, size, axis=1)
+    const std::uint64_t steps = in[0], c = in[1], size = l.window[1];
+    for (std::uint64_t t = 0; t < steps * size; ++t)
+      for (std::uint64_t k = 0; k < c; ++k) source.push_back((t / size) * c + k);
+    return true;
+  }
+  if (l.kind == "permute") {  // Keras: ops.transpose(x, (0,) + dims), dims counted from 1
+    const std::size_t rank = in.size();
+    std::vector<std::uint64_t> out(rank), inStride(rank, 1);
+    for (std::size_t d = rank - 1; d > 0; --d) inStride[d - 1] = inStride[d] * in[d];
+    for (std::size_t d = 0; d < rank; ++d) out[d] = in[std::size_t(l.axes[d] - 1)];
+    std::vector<std::uint64_t> index(rank, 0);  // over the output, row-major
+    for (std::uint64_t e = 0; e < scheduler::elementsOf(out); ++e) {
+      std::uint64_t s = 0;
+      for (std::size_t d = 0; d < rank; ++d) s += index[d] * inStride[std::size_t(l.axes[d] - 1)];
+      source.push_back(s);
+      for (std::size_t d = rank; d-- > 0 && ++index[d] == out[d];) index[d] = 0;
+    }
+    return true;
+  }
+  return false;
+}
+
 std::vector<float> CpuReference::mergeForward(const Stage& s, const std::vector<std::vector<float>>& acts) const {
   const std::vector<float>& first = acts[s.from[0]];
   if (s.merge == "concatenate") {
@@ -268,6 +315,11 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.largeH = two ? large[0] : 1, s.largeW = large[two ? 1 : 0];
       s.top = l.pads[0], s.left = l.pads[2];
       act = push(s);
+    } else if (std::vector<std::uint64_t> source; gatherSources(l, source)) {
+      Stage s{Stage::Gather, in, scheduler::elementsOf(l.outputShape), {act}};
+      if (source.size() != s.out) throw std::logic_error("CpuReference: layer " + l.name + ": output size");
+      s.source = std::move(source);
+      act = push(s);
     } else if (l.kind == k::kDense) {
       // Keras's Dense on the last axis: every row of it a row of the product.
       Stage s{Stage::Dense, l.inputShape.back(), l.units, {act}};
@@ -442,6 +494,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         for (std::size_t e = 0; e < s.blocks[1]; ++e) y[r * s.out + e] = x[r * s.blocks[2] + s.blocks[0] + e];
     } else if (s.kind == Stage::Padding) {
       y = s.pads ? pad(s, x) : crop(s, x);
+    } else if (s.kind == Stage::Gather) {
+      y = gather(s, x);
     } else if (s.kind == Stage::ConvFamily) {
       const std::vector<float> bias = s.biasAt == ~std::size_t(0) ? std::vector<float>{} : weights_[s.biasAt];
       y = s.transposed ? transposedConvForward(s.conv, x, weights_[s.kernel], bias)
@@ -598,6 +652,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::Padding) {
       deliver(inAct, s.pads ? crop(s, grad) : pad(s, grad));
+      continue;
+    }
+    if (s.kind == Stage::Gather) {
+      deliver(inAct, scatterAdd(s, grad));
       continue;
     }
     if (s.kind == Stage::Pool) {

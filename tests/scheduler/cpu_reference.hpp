@@ -6,7 +6,7 @@
 // average pooling (cpu_reference_spatial.hpp),
 // every Keras activation (cpu_reference_activations.hpp) and the activation
 // layers (relu, leaky_relu, elu, prelu, softmax on any axis), rescaling and
-// normalization, dropout with the device's
+// normalization, up-sampling (1-D, 2-D), permute, dropout with the device's
 // masks, merges (add, subtract, multiply, concatenate), global pooling, batch normalization in training (Keras's arithmetic: two-pass batch
 // statistics, the full gradient through them, moving averages), softmax cross-entropy from logits or fused with a last softmax)
 // and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),
@@ -39,7 +39,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -51,6 +51,9 @@ class CpuReference {
     // layer pads (else it crops).
     std::uint64_t smallH = 0, smallW = 0, chans = 0, largeH = 0, largeW = 0, top = 0, left = 0;
     bool pads = false;
+    // Gather (up_sampling1d/2d, permute): per output element of one example,
+    // the input element it copies; the gradient adds each back to its source.
+    std::vector<std::uint64_t> source{};
     std::uint64_t steps = 1;        // Dense: rows per example (Keras's Dense on the last axis of a sequence)
     std::size_t kernel = 0;         // Dense, Conv: index in weights_
     SpatialGeometry geometry{};     // Conv, Pool
@@ -92,6 +95,12 @@ class CpuReference {
   // Padding: the smaller image inside the larger (zeros around), or cut out of it.
   std::vector<float> pad(const Stage& s, const std::vector<float>& small) const;
   std::vector<float> crop(const Stage& s, const std::vector<float>& large) const;
+  // Gather: each example's output elements copied from their sources, and the gradient summed back.
+  std::vector<float> gather(const Stage& s, const std::vector<float>& x) const;
+  std::vector<float> scatterAdd(const Stage& s, const std::vector<float>& grad) const;
+  // The sources of a layer that only moves elements (up_sampling1d/2d as
+  // Keras repeats them; permute as Keras transposes); false for another kind.
+  static bool gatherSources(const scheduler::LayerSpec& l, std::vector<std::uint64_t>& source);
   std::vector<float> mergeForward(const Stage& s, const std::vector<std::vector<float>>& acts) const;
   // Hands each input of merge `s` its gradient.
   void mergeBackward(const Stage& s, const std::vector<std::vector<float>>& acts, const std::vector<float>& grad,

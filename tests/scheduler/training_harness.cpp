@@ -36,6 +36,53 @@ void expectSameLosses(const TrainingLosses& r, std::uint64_t steps) {
   }
 }
 
+void expectSameWeights(const TrainingLosses& r) {
+  ASSERT_FALSE(r.simulatedWeights.empty());
+  ASSERT_EQ(r.simulatedWeights[0].size(), r.referenceWeights.size());
+  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t) {
+    const auto& ref = r.referenceWeights[t];
+    ASSERT_EQ(r.simulatedWeights[0][t].size(), ref.size()) << "tensor " << t;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_NEAR(r.simulatedWeights[0][t][i], ref[i], 1e-5 + 1e-4 * std::fabs(ref[i])) << "tensor " << t << " [" << i << "]";
+  }
+}
+
+void expectHalfTracksFloat32(const TrainingLosses& r, std::uint64_t steps, const std::string& label) {
+  ASSERT_EQ(r.simulated.size(), steps) << label;
+  ASSERT_EQ(r.reference.size(), steps) << label;
+  double worst = 0;
+  for (std::size_t s = 0; s < steps; ++s) {
+    ASSERT_TRUE(std::isfinite(r.simulated[s])) << label << " step " << s;
+    worst = std::max(worst, std::fabs(double(r.simulated[s]) - r.reference[s]) / r.reference[s]);
+  }
+  EXPECT_LT(worst, 0.01) << label;
+  EXPECT_GT(worst, 0.0) << label << ": no rounding at all would mean half arithmetic is not happening";
+}
+
+nlohmann::json smallJob(const char* layers, const nlohmann::json& inputShape, const nlohmann::json& optimizer,
+                        std::uint64_t seed) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "shuffle_seed": 7, "classes": 10, "examples": 32},
+    "training": {"steps": 20, "steps_per_execution": 4},
+    "ipu": {"arch": "ipu2", "tiles": 16}})");
+  j["dataset"]["input_shape"] = inputShape;
+  j["model"]["layers"] = nlohmann::json::parse(layers);
+  j["optimizer"] = optimizer;
+  j["seed"] = seed;
+  return j;
+}
+
+void expectSameTraining(const nlohmann::json& j, const std::string& source, std::uint64_t steps) {
+  const TrainingLosses r = runTraining(scheduler::parseWorkload(j, source), steps);
+  expectSameLosses(r, steps);
+  expectSameWeights(r);
+}
+
+void expectHalfTracksFloat32(nlohmann::json j, const std::string& dtype, const std::string& source, std::uint64_t steps) {
+  j["model"]["dtype"] = dtype;
+  expectHalfTracksFloat32(runTraining(scheduler::parseWorkload(j, source), steps), steps, dtype);
+}
+
 void expectTrainsAsAccumulation(const TrainingLosses& r, std::uint32_t accumulation, std::uint64_t steps) {
   ASSERT_EQ(r.simulated.size(), steps);
   ASSERT_EQ(r.reference.size(), steps / accumulation);

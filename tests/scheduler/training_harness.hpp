@@ -5,6 +5,9 @@
 // process: call runTraining once per test.
 #include "scheduler/compiler.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <string>
 #include <vector>
 
 namespace ipusim::testing {
@@ -34,6 +37,28 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
 // gtest expectations: `steps` finite simulated losses, each within 1e-4
 // relative of the reference's.
 void expectSameLosses(const TrainingLosses& r, std::uint64_t steps);
+
+// gtest expectations: the weights after the last step (replica 0's) each
+// within 1e-5 + 1e-4 relative of the reference's.
+void expectSameWeights(const TrainingLosses& r);
+
+// gtest expectations for a half run (float16, mixed_float16) against the
+// float32 reference: `steps` finite losses, the worst within 1% relative,
+// and not every one equal (else half arithmetic is not happening). `label`
+// names the run in a failure.
+void expectHalfTracksFloat32(const TrainingLosses& r, std::uint64_t steps, const std::string& label);
+
+// A small synthetic training job for the layers' acceptance tests: batches
+// of 4 of 32 examples, 10 classes, 20 steps of 4 per run on 16 tiles of an
+// ipu2, `layers` (a JSON list) over inputs of `inputShape`, `optimizer`, the
+// workload's `seed`.
+nlohmann::json smallJob(const char* layers, const nlohmann::json& inputShape, const nlohmann::json& optimizer,
+                        std::uint64_t seed);
+// Trains workload `j` (read as file `source`) `steps` steps: the reference's
+// losses and final weights (expectSameLosses, expectSameWeights).
+void expectSameTraining(const nlohmann::json& j, const std::string& source, std::uint64_t steps);
+// Trains `j` in `dtype` (float16, mixed_float16): expectHalfTracksFloat32.
+void expectHalfTracksFloat32(nlohmann::json j, const std::string& dtype, const std::string& source, std::uint64_t steps);
 
 // gtest expectations for a run that updates once per `accumulation`
 // mini-batches (gradient accumulation, pipelining): `steps` simulated losses,

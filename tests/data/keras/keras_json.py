@@ -3,7 +3,8 @@
 # "registered_name"), written by hand after tf-keras's node.py /
 # tf_op_layer.py and Keras 3's functional.py, key for key, so the test files
 # need no Keras to be made. Used by make_graph_features.py and
-# make_several_inputs_outputs.py.
+# make_several_inputs_outputs.py (and, below, by make_conv_family.py and
+# make_reshaping_layers.py).
 
 def obj(k3, module, cls, config):
     if k3: return {"module": module, "class_name": cls, "config": config, "registered_name": None}
@@ -55,3 +56,26 @@ def tf_op(k3, op3, function, x, y):
     name = "tf." + function
     return {"class_name": "TFOpLambda", "config": {"name": name, "trainable": True, "dtype": "float32", "function": function},
             "name": name, "inbound_nodes": [[[x[0], x[1], 0, {"y": [y[0], y[1], 0], "name": None}]]]}
+
+# Keras defaults of a layer's weights, and a functional model of one input.
+def init(k3, cls):
+    return obj(k3, "keras.initializers", cls, {"seed": None} if cls == "GlorotUniform" else {})
+
+def penalties(*names):
+    c = {"activity_regularizer": None}
+    for n in names: c[n + "_regularizer"] = None; c[n + "_constraint"] = None
+    return c
+
+def functional(k3, name, batch_shape, calls, output, keras_version):
+    """A Functional model: input layer input_1 of `batch_shape`, then `calls`
+    ((name, (class, config), inputs) each, every input's first call), its
+    output layer `output`."""
+    ls = [input_layer(k3, "input_1", batch_shape)]
+    for call, (cls, cfg), ins in calls:
+        ls.append(layer(k3, cls, {"name": call, "trainable": True, "dtype": dtype(k3), **cfg}, [[(i, 0) for i in ins]]))
+    cfg = {"name": name, "trainable": True, "layers": ls,
+           "input_layers": [["input_1", 0, 0]], "output_layers": [[output, 0, 0]]}
+    if k3:
+        return {"module": "keras.src.models.functional", "class_name": "Functional", "config": cfg,
+                "registered_name": "Functional", "build_config": {"input_shape": None}}
+    return {"class_name": "Functional", "config": cfg, "keras_version": keras_version, "backend": "tensorflow"}

@@ -12,21 +12,11 @@
 import json, sys
 out = sys.argv[1]
 
-def init(k3, cls):
-    if k3: return {"module": "keras.initializers", "class_name": cls, "config": {"seed": None} if cls == "GlorotUniform" else {}, "registered_name": None}
-    return {"class_name": cls, "config": {"seed": None} if cls == "GlorotUniform" else {}}
-def dtype(k3):
-    if k3: return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
-    return "float32"
+from keras_json import functional, init, penalties
 
 def window(rank, k, s=1, d=1, padding="valid"):
     return {"kernel_size": [k] * rank if isinstance(k, int) else k, "strides": [s] * rank, "padding": padding,
             "data_format": "channels_last", "dilation_rate": [d] * rank}
-
-def penalties(*names):
-    c = {"activity_regularizer": None}
-    for n in names: c[n + "_regularizer"] = None; c[n + "_constraint"] = None
-    return c
 
 def conv(k3, rank, f, k, s=1, d=1, padding="valid", groups=1, act="linear", bias=True):
     return ("Conv%dD" % rank, {"filters": f, **window(rank, k, s, d, padding), "groups": groups, "activation": act,
@@ -83,29 +73,8 @@ def layers(k3):
                              "bias_initializer": init(k3, "Zeros"), **penalties("kernel", "bias")}), ["flatten"]),
     ]
 
-def tensor(name):
-    return {"class_name": "__keras_tensor__", "config": {"shape": None, "dtype": "float32", "keras_history": [name, 0, 0]}}
-
 def model(k3):
-    ls = []
-    if k3:
-        ls.append({"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [None, 8, 8, 3], "dtype": "float32", "sparse": False, "name": "input_1"}, "registered_name": None, "name": "input_1", "inbound_nodes": []})
-    else:
-        ls.append({"class_name": "InputLayer", "config": {"batch_input_shape": [None, 8, 8, 3], "dtype": "float32", "sparse": False, "ragged": False, "name": "input_1"}, "name": "input_1", "inbound_nodes": []})
-    for name, (cls, cfg), ins in layers(k3):
-        c = {"name": name, "trainable": True, "dtype": dtype(k3), **cfg}
-        if k3:
-            node = {"args": [tensor(i) for i in ins], "kwargs": {}}
-            ls.append({"module": "keras.layers", "class_name": cls, "config": c, "registered_name": None,
-                       "build_config": {"input_shape": None}, "name": name, "inbound_nodes": [node]})
-        else:
-            ls.append({"class_name": cls, "config": c, "name": name, "inbound_nodes": [[[i, 0, 0, {}] for i in ins]]})
-    cfg = {"name": "conv_family", "trainable": True, "layers": ls,
-           "input_layers": [["input_1", 0, 0]], "output_layers": [["dense", 0, 0]]}
-    if k3:
-        return {"module": "keras.src.models.functional", "class_name": "Functional", "config": cfg,
-                "registered_name": "Functional", "build_config": {"input_shape": None}}
-    return {"class_name": "Functional", "config": cfg, "keras_version": "2.12.0", "backend": "tensorflow"}
+    return functional(k3, "conv_family", [None, 8, 8, 3], layers(k3), "dense", "2.12.0")
 
 json.dump(model(False), open(out + "/conv_family_tf2.json", "w"))
 json.dump(model(True), open(out + "/conv_family_keras3.json", "w"))
