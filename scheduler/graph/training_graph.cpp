@@ -358,7 +358,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
   g.labels = w.loss.classIndexLabels() ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")
                                        : b.value("labels", {batch, w.dataset.classes}, DType::Float, ValueKind::Input, "input");
-  if (w.optimizer.type == "adam") b.stepCounter();  // Adam's bias correction reads it
+  if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
   // Forward, layer by layer in the model's (topological) order.
   const std::vector<std::size_t> inputs = modelInputValues(b);

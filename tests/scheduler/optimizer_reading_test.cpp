@@ -3,6 +3,7 @@
 // compile_config, with Keras's names and defaults, and one set of rules: a
 // value the workload refuses is refused from the Keras file with the same
 // message, each naming the file and the key.
+#include "scheduler/compiler.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -321,6 +322,25 @@ TEST(OptimizerReadingErrors, KeysOfAnotherOptimizerOrUnknown) {
     k = e.what();
   }
   expectMentions(k, {"compile_config.optimizer (Adam)", "use_ema", "not modelled"});
+}
+
+// Replication, gradient accumulation and pipelining take plain SGD only: the
+// new optimizers and options are refused by name.
+TEST(OptimizerReadingErrors, PlainSgdOnlyWithReplicasAndAccumulation) {
+  for (const json& optimizer :
+       {json{{"type", "nadam"}}, json{{"type", "sgd"}, {"weight_decay", 0.1}}, json{{"type", "sgd"}, {"clipnorm", 1.0}},
+        json{{"type", "sgd"},
+             {"learning_rate", {{"type", "inverse_time_decay"}, {"initial_learning_rate", 0.1}, {"decay_steps", 1}, {"decay_rate", 1}}}}}) {
+    json j = job(optimizer);
+    j["training"]["gradient_accumulation_count"] = 2;
+    std::string message;
+    try {
+      compile(parseWorkload(j, "optimizers.json"));
+    } catch (const std::invalid_argument& e) {
+      message = e.what();
+    }
+    expectMentions(message, {"support plain SGD only", "got '" + optimizer["type"].get<std::string>() + "'"});
+  }
 }
 
 }  // namespace
