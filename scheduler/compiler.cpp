@@ -182,9 +182,9 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.stepsPerRun = feeds ? w.training.stepsPerExecution : 1;
   c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice, ir::DType::Float,
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
-  // Class indices (int), or one-hot targets (float, batch x classes): LossSpec::classIndexLabels.
+  // Class indices (int), or targets (float, batch x LossSpec::targetWidth): LossSpec::classIndexLabels.
   const bool indices = w.loss.classIndexLabels();
-  const std::uint64_t labelElements = indices ? batch : batch * w.dataset.classes;
+  const std::uint64_t labelElements = indices ? batch : batch * w.loss.targetWidth(w.dataset.classes);
   // The outfeed carries the step's loss and accuracy (and a schedule's
   // learning rate), as Keras's outfeed carries loss and metrics.
   const std::uint64_t lossElements = graph.values[graph.loss].numElements();

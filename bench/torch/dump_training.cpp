@@ -1,11 +1,13 @@
-// ipusim-torch-dump WORKLOAD STEPS OUT.json: trains WORKLOAD for STEPS steps
+// ipusim-torch-dump WORKLOAD STEPS OUT.json [--trajectory]: trains WORKLOAD for STEPS steps
 // in the SystemC model (functional, one IPU) and writes what an independent
 // implementation needs to train the same model the same way: the layer
 // graph (kinds, configs, inputs, shapes), the initial weights as the
 // executable draws them, every batch fed, the optimizer (its schedule as
 // Keras serializes it, clipping, weight decay) and loss, the losses the
 // device computed (and a schedule's learning rate each step) and its
-// weights after the last step. bench/torch/torch_check.py trains it in
+// weights after the last step (with --trajectory, also its weights and SGD
+// momentum before every step, for bench/torch/teacher_forced.py).
+// bench/torch/torch_check.py trains it in
 // PyTorch and compares (bench/torch/README.md).
 #include "model/clock.hpp"
 #include "scheduler/compiler.hpp"
@@ -67,8 +69,9 @@ json scheduleJson(const scheduler::LearningRateSchedule& s) {
 
 int sc_main(int argc, char* argv[]) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  if (argc != 4) {
-    std::cerr << "usage: ipusim-torch-dump WORKLOAD STEPS OUT.json\n";
+  const bool trajectory = argc == 5 && std::string(argv[4]) == "--trajectory";
+  if (argc != 4 && !trajectory) {
+    std::cerr << "usage: ipusim-torch-dump WORKLOAD STEPS OUT.json [--trajectory]\n";
     return 2;
   }
   try {
@@ -85,7 +88,11 @@ int sc_main(int argc, char* argv[]) {
     out["input_shape"] = w.dataset.inputShape;
     out["classes"] = w.dataset.classes;
     out["dtype"] = w.dtype;
-    out["loss"] = {{"type", w.loss.type}, {"from_logits", w.loss.fromLogits}};
+    out["loss"] = {{"type", w.loss.type},
+                   {"from_logits", w.loss.fromLogits},
+                   {"label_smoothing", w.loss.labelSmoothing},
+                   {"delta", w.loss.delta},
+                   {"label_is_target", w.loss.labelIsTarget}};
     const auto& o = w.optimizer;
     out["optimizer"] = {{"type", o.type},         {"learning_rate", o.learningRate}, {"momentum", o.momentum},
                         {"nesterov", o.nesterov}, {"beta_1", o.beta1},               {"beta_2", o.beta2},
@@ -104,14 +111,35 @@ int sc_main(int argc, char* argv[]) {
     sim::dataset::BatchSource batches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
     sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
     sim::dataset::Batch current;
+    // SGD's momentum slots ("<weight>/momentum"), in the weights' order, if any.
+    std::vector<ir::Id> momentum;
+    for (ir::Id t : c.weightTensors)
+      for (ir::Id s = 0; s < c.exe.tensors.size(); ++s)
+        if (c.exe.tensors[s].name == c.exe.tensors[t].name + "/momentum") momentum.push_back(s);
+    if (momentum.size() != c.weightTensors.size()) momentum.clear();
+    auto valuesOf = [&](const std::vector<ir::Id>& tensors) {
+      json all = json::array();
+      for (ir::Id t : tensors) {
+        const model::Bytes bytes = engine.system().readTensor(t);
+        std::vector<float> values(c.exe.tensors[t].numElements());
+        std::memcpy(values.data(), bytes.data(), std::min(bytes.size(), values.size() * sizeof(float)));
+        all.push_back(values);
+      }
+      return all;
+    };
+    auto weightsNow = [&] { return valuesOf(c.weightTensors); };
     engine.stream("images").connect([&](model::Bytes& b) {
+      // A step's images are copied in before any of its ops runs, after
+      // the previous step's updates: the weights it starts from.
+      if (trajectory) out["weights_before"].push_back(weightsNow());
+      if (trajectory && !momentum.empty()) out["momentum_before"].push_back(valuesOf(momentum));
       current = batches.next();
       out["batches"].push_back({{"images", current.images}, {"labels", current.labels}});
       b.resize(current.images.size() * sizeof(float));
       std::memcpy(b.data(), current.images.data(), b.size());
     });
     engine.stream("labels").connect([&](model::Bytes& b) {
-      const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+      const auto bytes = sim::dataset::labelBytes(current.labels, w.loss, w.dataset.classes);
       b.assign(bytes.begin(), bytes.end());
     });
     engine.stream("loss").connect([&](model::Bytes& b) {
@@ -126,12 +154,8 @@ int sc_main(int argc, char* argv[]) {
     sim::EntryRuns loop("training_loop", engine, "train", steps / c.stepsPerRun);
     sc_core::sc_start();
     loop.rethrowFailure();
-    for (ir::Id t : c.weightTensors) {
-      const model::Bytes bytes = engine.system().readTensor(t);
-      std::vector<float> values(c.exe.tensors[t].numElements());
-      std::memcpy(values.data(), bytes.data(), std::min(bytes.size(), values.size() * sizeof(float)));
-      out["final_weights"].push_back(values);
-    }
+    out["final_weights"] = weightsNow();
+    if (trajectory && !momentum.empty()) out["final_momentum"] = valuesOf(momentum);
     std::ofstream f(argv[3]);
     f << out.dump();
     if (!f) throw std::runtime_error(std::string(argv[3]) + ": cannot write");

@@ -218,13 +218,25 @@ Model.convolution = convolution_of
 
 
 def loss_of(dump, logits, labels):
-    kind, classes = dump["loss"]["type"], dump["classes"]
+    """Keras's loss (every one the mean over the batch and the classes but
+    the categorical cross-entropies, summed over the classes): PyTorch's own
+    where its definition is Keras's (label smoothing as Keras smooths:
+    t (1 - s) + s / classes, binary + s / 2; Huber's delta the same)."""
+    spec, classes = dump["loss"], dump["classes"]
+    kind, smoothing = spec["type"], spec.get("label_smoothing", 0.0)
     if kind in ("sparse_categorical_crossentropy", "categorical_crossentropy"):
-        return F.cross_entropy(logits, labels)
-    onehot = F.one_hot(labels, classes).to(logits.dtype)
+        return F.cross_entropy(logits, labels, label_smoothing=smoothing)
+    if spec.get("label_is_target"):  # a binary classifier: the label itself
+        targets = labels.to(logits.dtype).reshape(logits.shape)
+    else:
+        targets = F.one_hot(labels, classes).to(logits.dtype)
     if kind == "binary_crossentropy":
-        return F.binary_cross_entropy_with_logits(logits, onehot)
-    return F.mse_loss(logits, onehot)
+        return F.binary_cross_entropy_with_logits(logits, targets * (1 - smoothing) + smoothing / 2)
+    if kind == "mean_absolute_error":
+        return F.l1_loss(logits, targets)
+    if kind == "huber":
+        return F.huber_loss(logits, targets, delta=spec["delta"])
+    return F.mse_loss(logits, targets)
 
 
 def keras_learning_rate(spec, iteration):

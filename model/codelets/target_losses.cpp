@@ -3,10 +3,16 @@
 //   SoftmaxCrossEntropyDense  logits, targets, probs (Out), loss (Out, rows)  loss[r] = -sum_c t log softmax(x)_c
 //   SigmoidCrossEntropy       logits, targets, probs (Out), loss (Out, rows)  loss[r] = mean_c max(x,0) - x t + log(1 + exp(-|x|))
 //   SquaredError              pred, targets, loss (Out, rows)                 loss[r] = mean_c (y - t)^2
+//   AbsoluteError             pred, targets, loss (Out, rows)                 loss[r] = mean_c |y - t|
+//   HuberError                pred, targets, loss (Out, rows)                 loss[r] = mean_c huber_delta(y - t)
 //   TargetDifference          pred, targets, grad (Out)                       grad = scale (pred - t)
+//   TargetSign                pred, targets, grad (Out)                       grad = scale sign(pred - t) (0 at 0)
+//   TargetClip                pred, targets, grad (Out)                       grad = scale clip(pred - t, -delta, delta)
 //   CategoricalAccuracy       probs, targets, correct (Out, rows)             argmax p == argmax t (first of equal maxima)
 //   BinaryAccuracy            probs, targets, correct (Out, rows)             mean_c ((p > 0.5) == (t > 0.5))
-// Params: rows, cols (and scale for TargetDifference). TargetDifference is
+// huber_delta(e) = e^2 / 2 where |e| <= delta, else delta (|e| - delta / 2)
+// (Keras's huber). Params: rows, cols (scale for the gradients; delta for
+// HuberError and TargetClip). TargetDifference is
 // the gradient of all three losses w.r.t. their logits or predictions:
 // softmax (targets summing to 1, as one-hot targets do), sigmoid, and
 // squared error (scale 2 / n). The cross-entropies work on logits, as TF's
@@ -19,6 +25,10 @@
 // cycles per float (per 2 halves); the forward losses and accuracies are
 // estimates built from popops' per-vector costs (cycle_model.hpp) in the frame
 // of SoftmaxCrossEntropy: a continuous-reduce row per fold over the columns.
+// TargetSign and TargetClip (no popnn vertex: estimates) are
+// TargetDifference's frame and cost plus, per element (per 2 halves), one
+// compare-and-select (sign) or two (the clip's min and max), each costed as
+// an add (kAddSubMulCyclesPerVector per vector).
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
@@ -30,14 +40,20 @@
 namespace ipusim::model {
 namespace {
 
-enum class Kind { SoftmaxDense, Sigmoid, Squared, Difference, CategoricalAccuracy, BinaryAccuracy };
+enum class Kind { SoftmaxDense, Sigmoid, Squared, Absolute, Huber, Difference, Sign, Clip, CategoricalAccuracy, BinaryAccuracy };
+
+bool isGradient(Kind k) { return k == Kind::Difference || k == Kind::Sign || k == Kind::Clip; }
 
 const char* nameOf(Kind k) {
   switch (k) {
     case Kind::SoftmaxDense: return "SoftmaxCrossEntropyDense";
     case Kind::Sigmoid: return "SigmoidCrossEntropy";
     case Kind::Squared: return "SquaredError";
+    case Kind::Absolute: return "AbsoluteError";
+    case Kind::Huber: return "HuberError";
     case Kind::Difference: return "TargetDifference";
+    case Kind::Sign: return "TargetSign";
+    case Kind::Clip: return "TargetClip";
     case Kind::CategoricalAccuracy: return "CategoricalAccuracy";
     default: return "BinaryAccuracy";
   }
@@ -49,17 +65,19 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
   std::string name() const override { return nameOf(kind_); }
   std::vector<FieldSpec> fields() const override {
     const bool probs = kind_ == Kind::SoftmaxDense || kind_ == Kind::Sigmoid;
-    std::vector<FieldSpec> f{{probs || kind_ == Kind::Difference || kind_ == Kind::Squared ? "pred" : "probs",
-                              ir::DType::Float, FieldAccess::In},
+    const bool accuracy = kind_ == Kind::CategoricalAccuracy || kind_ == Kind::BinaryAccuracy;
+    std::vector<FieldSpec> f{{accuracy ? "probs" : "pred", ir::DType::Float, FieldAccess::In},
                              {"targets", ir::DType::Float, FieldAccess::In}};
     if (probs) f[0].name = "logits", f.push_back({"probs", ir::DType::Float, FieldAccess::Out});
-    if (kind_ == Kind::Difference) f.push_back({"grad", ir::DType::Float, FieldAccess::Out});
+    if (isGradient(kind_)) f.push_back({"grad", ir::DType::Float, FieldAccess::Out});
     else if (kind_ == Kind::CategoricalAccuracy || kind_ == Kind::BinaryAccuracy) f.push_back({"correct", ir::DType::Float, FieldAccess::Out});
     else f.push_back({"loss", ir::DType::Float, FieldAccess::Out});
     return f;
   }
   std::vector<std::string> params() const override {
-    if (kind_ == Kind::Difference) return {"rows", "cols", "scale"};
+    if (kind_ == Kind::Clip) return {"rows", "cols", "scale", "delta"};
+    if (isGradient(kind_)) return {"rows", "cols", "scale"};
+    if (kind_ == Kind::Huber) return {"rows", "cols", "delta"};
     return {"rows", "cols"};
   }
   void validate(const VertexShape& shape) const override {
@@ -76,11 +94,12 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     namespace c = cycles;
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
-    if (kind_ == Kind::Difference) {
+    if (isGradient(kind_)) {
       const bool half = vectorType_ == ir::DType::Half;
       const std::uint64_t n = rows * cols;
+      const std::uint64_t selects = kind_ == Kind::Sign ? 1 : kind_ == Kind::Clip ? 2 : 0;
       return c::kLossTransformSumSquaredOverhead + (half ? 1 + 2 + (n % 2 ? 6 : 0) : 0) +
-             c::kLossTransformSumSquaredCyclesPerElement * (half ? n / 2 : n);
+             (c::kLossTransformSumSquaredCyclesPerElement + selects * c::kAddSubMulCyclesPerVector) * (half ? n / 2 : n);
     }
     const ir::Cycles vectors = c::vectors(cols, target, vectorType_);
     const ir::Cycles fold = c::kContinuousReduceRowOverhead + vectors;
@@ -95,6 +114,10 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
                                    c::kExpCyclesPerVector + c::kLogCyclesPerVector);
         break;
       case Kind::Squared: perRow = fold + vectors * (c::kAddSubMulCyclesPerVector + c::kSquareCyclesPerVector); break;
+      case Kind::Absolute: perRow = fold + vectors * (c::kAddSubMulCyclesPerVector + c::kAbsCyclesPerVector); break;
+      case Kind::Huber:  // e, |e|, e^2 / 2, delta (|e| - delta / 2), the select
+        perRow = fold + vectors * (4 * c::kAddSubMulCyclesPerVector + c::kAbsCyclesPerVector + c::kSquareCyclesPerVector);
+        break;
       case Kind::CategoricalAccuracy: perRow = 2 * fold + c::kAddSubMulCyclesPerVector; break;
       default: perRow = fold + vectors * 2 * c::kAddSubMulCyclesPerVector; break;
     }
@@ -140,10 +163,34 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
           f[2].as<float>()[r] = float(loss / double(cols));
           break;
         }
-        case Kind::Difference: {
+        case Kind::Absolute: {
+          double loss = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) loss += std::fabs(double(xr[c] - tr[c]));
+          f[2].as<float>()[r] = float(loss / double(cols));
+          break;
+        }
+        case Kind::Huber: {
+          const double delta = p[2];
+          double loss = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) {
+            const double e = double(xr[c] - tr[c]), a = std::fabs(e);
+            loss += a <= delta ? 0.5 * e * e : delta * a - 0.5 * delta * delta;
+          }
+          f[2].as<float>()[r] = float(loss / double(cols));
+          break;
+        }
+        case Kind::Difference:
+        case Kind::Sign:
+        case Kind::Clip: {
           const float scale = float(p[2]);
           float* g = f[2].as<float>() + r * cols;
-          for (std::uint64_t c = 0; c < cols; ++c) g[c] = scale * (xr[c] - tr[c]);
+          for (std::uint64_t c = 0; c < cols; ++c) {
+            const float e = xr[c] - tr[c];
+            const float d = kind_ == Kind::Difference ? e
+                            : kind_ == Kind::Sign     ? float((e > 0) - (e < 0))
+                                                      : std::min(std::max(e, -float(p[3])), float(p[3]));
+            g[c] = scale * d;
+          }
           break;
         }
         case Kind::CategoricalAccuracy: {
@@ -178,14 +225,17 @@ void addHalf(CodeletRegistry& registry, Kind kind, std::vector<ir::DType> types,
 
 void addTargetLossCodelets(CodeletRegistry& registry) {
   constexpr auto H = ir::DType::Half, F = ir::DType::Float;
-  for (Kind k : {Kind::SoftmaxDense, Kind::Sigmoid, Kind::Squared, Kind::Difference, Kind::CategoricalAccuracy,
-                 Kind::BinaryAccuracy})
+  for (Kind k : {Kind::SoftmaxDense, Kind::Sigmoid, Kind::Squared, Kind::Absolute, Kind::Huber, Kind::Difference,
+                 Kind::Sign, Kind::Clip, Kind::CategoricalAccuracy, Kind::BinaryAccuracy})
     registry.add(std::make_unique<TargetLoss>(k));
   addHalf(registry, Kind::SoftmaxDense, {H, F, F, F}, typedCodeletName(nameOf(Kind::SoftmaxDense), {H}));
   addHalf(registry, Kind::Sigmoid, {H, F, F, F}, typedCodeletName(nameOf(Kind::Sigmoid), {H}));
   addHalf(registry, Kind::Squared, {H, F, F}, typedCodeletName(nameOf(Kind::Squared), {H}));
-  addHalf(registry, Kind::Difference, {H, F, H}, typedCodeletName(nameOf(Kind::Difference), {H}));
-  addHalf(registry, Kind::Difference, {F, F, H}, typedCodeletName(nameOf(Kind::Difference), {F, H}));
+  for (Kind k : {Kind::Absolute, Kind::Huber}) addHalf(registry, k, {H, F, F}, typedCodeletName(nameOf(k), {H}));
+  for (Kind k : {Kind::Difference, Kind::Sign, Kind::Clip}) {
+    addHalf(registry, k, {H, F, H}, typedCodeletName(nameOf(k), {H}));
+    addHalf(registry, k, {F, F, H}, typedCodeletName(nameOf(k), {F, H}));
+  }
 }
 
 }  // namespace ipusim::model

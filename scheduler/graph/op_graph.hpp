@@ -65,7 +65,7 @@ enum class OpKind {
   Accuracy,               // (probs, labels) -> correct per row (1 when the row's first largest probability is its label's)
   RowLoss,                // (x, targets) -> [probs,] per row: attr codelet (SoftmaxCrossEntropyDense, SigmoidCrossEntropy,
                           //   SquaredError; CategoricalAccuracy, BinaryAccuracy -> correct per row)
-  TargetDifference,       // (pred, targets) -> grad = scale * (pred - targets)
+  TargetDifference,       // (pred, targets) -> grad = scale * (pred - targets); attr codelet: TargetSign (sign of it), TargetClip (clipped to +-delta)
   SgdUpdate,              // weight += -learningRate * grad (in place)
   Cast,                   // out = in converted to out's dtype (float <-> half)
   NonLinearity,           // out = f(in), f = attr activation (sigmoid, tanh, gelu)
@@ -150,7 +150,8 @@ struct Op {
   std::uint64_t seed = 0;                      // Dropout(Grad)
   OptimizerSpec optimizer{};                   // *Update
   std::uint64_t index = 0;                     // MeanLoss: the element written; ExtremumGrad: the operand
-  std::string codelet{};                       // RowLoss, ExtremumGrad
+  std::string codelet{};                       // RowLoss, TargetDifference (TargetSign, TargetClip), ExtremumGrad
+  double delta = 0;                            // RowLoss (HuberError), TargetDifference (TargetClip)
   Window window{};  // Conv2D* and *Pool2D*
   std::uint64_t groups = 1;  // Conv2D*: conv groups (grouped and depthwise convolutions)
   double epsilon = 0, momentum = 0;  // BatchNormStatistics

@@ -41,18 +41,44 @@ std::vector<std::uint64_t> imageShape(const Workload& w) {
 // "loss", or "loss/<output layer>" for one of several outputs.
 struct OutputLoss {
   std::size_t x = kNone, perRow = kNone, probs = kNone, grad = kNone;
+  std::size_t targets = kNone;  // dense targets: the labels, or the smoothed labels
   std::uint64_t features = 0;
   std::string layer;
 };
+
+// The targets a loss over dense targets reads: the labels, or with label
+// smoothing t (1 - s) + s / classes (binary: + s / 2), as Keras's
+// cross-entropies smooth them inside the loss (the metrics read the labels).
+std::size_t lossTargets(TrainingGraphBuilder& b, std::uint64_t features, const std::string& layer) {
+  OpGraph& g = b.graph();
+  const LossSpec& loss = b.workload().loss;
+  if (loss.labelSmoothing == 0) return g.labels;
+  LayerSpec owner;
+  owner.name = layer;
+  const double s = loss.labelSmoothing;
+  const double shift = loss.type == "binary_crossentropy" ? s / 2 : s / double(features);
+  // (Float constants: the targets and the loss are float whatever the model computes in.)
+  auto constant = [&](const char* name, double value) {
+    const std::size_t v = b.state(owner, name, {features}, ir::DType::Float, 0);
+    g.values[v].initialValues = std::vector<double>(features, value);
+    return v;
+  };
+  const std::size_t scale = constant("smoothing_scale", 1 - s);
+  const std::size_t offset = constant("smoothing_shift", shift);
+  const std::size_t smoothed =
+      b.value(layer + "/smoothed_targets", g.values[g.labels].shape, ir::DType::Float, ValueKind::Activation, layer);
+  g.addOp({OpKind::ScaleShift, "label_smoothing", layer, {g.labels, scale, offset}, {smoothed}});
+  return smoothed;
+}
 
 OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t features, const std::string& layer) {
   using ir::DType;
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
   const std::uint64_t batch = b.batch();
-  const bool squared = w.loss.type == "mean_squared_error";
+  const bool regression = w.loss.regression();
   const bool binary = w.loss.type == "binary_crossentropy";
-  OutputLoss out{x, kNone, kNone, kNone, features, layer};
+  OutputLoss out{x, kNone, kNone, kNone, kNone, features, layer};
   out.perRow = b.value(layer + "/per_example", {batch}, DType::Float, ValueKind::Activation, layer);
   out.grad = b.value(layer + "/logits_grad", {batch, features}, b.compute(), ValueKind::Gradient, layer);
   if (w.loss.classIndexLabels()) {
@@ -63,13 +89,20 @@ OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t feat
     out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
     g.addOp({OpKind::SoftmaxCrossEntropy, "sparse_softmax_cross_entropy", layer, {x, g.labels}, {out.probs, out.perRow}});
   } else {
-    // Over one-hot targets: categorical cross-entropy (softmax fused),
-    // binary cross-entropy (sigmoid fused; the mean over the classes), or the
-    // mean squared error of the predictions.
-    Op op{OpKind::RowLoss, w.loss.type, layer, {x, g.labels}, {}};
-    op.codelet = squared ? "SquaredError" : binary ? "SigmoidCrossEntropy" : "SoftmaxCrossEntropyDense";
-    if (!squared) out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
-    op.outputs = squared ? std::vector<std::size_t>{out.perRow} : std::vector<std::size_t>{out.probs, out.perRow};
+    // Over one-hot targets (or the label itself): categorical cross-entropy
+    // (softmax fused), binary cross-entropy (sigmoid fused; the mean over the
+    // classes), or the mean squared or absolute error or the Huber loss of
+    // the predictions (the mean over the classes).
+    out.targets = lossTargets(b, features, layer);
+    Op op{OpKind::RowLoss, w.loss.type, layer, {x, out.targets}, {}};
+    op.codelet = w.loss.type == "mean_squared_error"    ? "SquaredError"
+                 : w.loss.type == "mean_absolute_error" ? "AbsoluteError"
+                 : w.loss.type == "huber"               ? "HuberError"
+                 : binary                               ? "SigmoidCrossEntropy"
+                                                        : "SoftmaxCrossEntropyDense";
+    op.delta = w.loss.delta;
+    if (!regression) out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
+    op.outputs = regression ? std::vector<std::size_t>{out.perRow} : std::vector<std::size_t>{out.probs, out.perRow};
     g.addOp(op);
   }
   return out;
@@ -97,22 +130,27 @@ void addAccuracy(TrainingGraphBuilder& b, const OutputLoss& o) {
 }
 
 // The gradient of the loss w.r.t. one output (the logits; the predictions
-// for the mean squared error): (probabilities - targets) scaled by the means
-// the loss takes (1/batch; binary and squared error also average over the
-// classes, and the square brings a 2).
+// for the regression losses): (probabilities - targets) scaled by the means
+// the loss takes (1/batch; binary cross-entropy and the regression losses
+// also average over the classes, and the square brings a 2); the absolute
+// error's is the sign of the difference, Huber's the difference clipped to
+// [-delta, delta].
 void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
   const double batch = double(b.batch());
   const bool squared = w.loss.type == "mean_squared_error";
   const bool binary = w.loss.type == "binary_crossentropy";
+  const bool regression = w.loss.regression();
   if (w.loss.classIndexLabels()) {
     Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", o.layer, {o.probs, g.labels}, {o.grad}};
     seed.scale = 1.0 / batch;
     g.addOp(seed);
   } else {
-    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", o.layer, {squared ? o.x : o.probs, g.labels}, {o.grad}};
-    seed.scale = (squared ? 2.0 : 1.0) / batch / (binary || squared ? double(o.features) : 1.0);
+    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", o.layer, {regression ? o.x : o.probs, o.targets}, {o.grad}};
+    seed.scale = (squared ? 2.0 : 1.0) / batch / (binary || regression ? double(o.features) : 1.0);
+    seed.codelet = w.loss.type == "mean_absolute_error" ? "TargetSign" : w.loss.type == "huber" ? "TargetClip" : "TargetDifference";
+    seed.delta = w.loss.delta;
     g.addOp(seed);
   }
 }
@@ -356,8 +394,9 @@ OpGraph buildTrainingGraph(const Workload& w) {
     imagesShape.push_back(d);
   g.images = b.value("images", imagesShape, DType::Float, ValueKind::Input, "input");
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
-  g.labels = w.loss.classIndexLabels() ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")
-                                       : b.value("labels", {batch, w.dataset.classes}, DType::Float, ValueKind::Input, "input");
+  g.labels = w.loss.classIndexLabels()
+                 ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")
+                 : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
   if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
   // Forward, layer by layer in the model's (topological) order.
@@ -382,10 +421,12 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
   for (std::size_t o : modelOutputs(w)) {
-    outputs.push_back(outputOf.at(o));
+    // The loss reads rows of the output's elements (a value may still be laid
+    // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
+    outputs.push_back(b.reshape(outputOf.at(o), {batch, elementsOf(w.layers[o].outputShape)}, w.layers[o].name, "output_rows"));
     features.push_back(elementsOf(w.layers[o].outputShape));
     names.push_back(w.layers[o].name);
-    if (features.back() != w.dataset.classes)
+    if (features.back() != w.loss.targetWidth(w.dataset.classes))
       throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name + "') has " +
                                   std::to_string(features.back()) + " units but the dataset has " +
                                   std::to_string(w.dataset.classes) + " classes");

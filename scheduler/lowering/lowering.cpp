@@ -546,17 +546,21 @@ class Lowerer {
     const Id probs = withProbs ? produce(op.outputs[0], p) : ir::kNoId;
     const Id perRowOut = produce(op.outputs.back(), rows);
     const bool accuracy = op.codelet == "CategoricalAccuracy" || op.codelet == "BinaryAccuracy";
-    const char* inField = accuracy ? "probs" : op.codelet == "SquaredError" ? "pred" : "logits";
+    const bool regression = op.codelet == "SquaredError" || op.codelet == "AbsoluteError" || op.codelet == "HuberError";
+    const char* inField = accuracy ? "probs" : regression ? "pred" : "logits";
     const std::string codelet = accuracy ? op.codelet : typed(op.codelet, {dtypeOf(op.inputs[0])});
     executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
       std::vector<ir::VertexField> fields{{inField, {x, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}}};
       if (withProbs) fields.push_back({"probs", {probs, b * cols, e * cols}});
       fields.push_back({accuracy ? "correct" : "loss", {perRowOut, b, e}});
-      return ir::Vertex{codelet, tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}};
+      ir::Vertex v{codelet, tile, std::move(fields), {{"rows", double(e - b)}, {"cols", double(cols)}}};
+      if (op.codelet == "HuberError") v.params["delta"] = op.delta;
+      return v;
     });
   }
 
-  // grad = scale * (pred - targets), rows where the prediction's rows are.
+  // grad = scale * (pred - targets) (or its sign, or clipped: op.codelet),
+  // rows where the prediction's rows are.
   void lowerTargetDifference(const Op& op) {
     const std::uint64_t cols = g_.values[op.inputs[0]].shape[1];
     const Placement p = rowPlacement(op.inputs[0]);
@@ -564,12 +568,15 @@ class Lowerer {
     const Id targets = realize(op.inputs[1], p);
     const Id grad = produce(op.outputs[0], p);
     const ir::DType in = dtypeOf(op.inputs[0]), out = dtypeOf(op.outputs[0]);
-    const std::string codelet = in == out ? typed("TargetDifference", {in}) : typed("TargetDifference", {in, out});
+    const std::string name = op.codelet.empty() ? "TargetDifference" : op.codelet;
+    const std::string codelet = in == out ? typed(name, {in}) : typed(name, {in, out});
     executePerWorker(perRow(p, cols), 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
-      return ir::Vertex{codelet, tile,
-                        {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
-                         {"grad", {grad, b * cols, e * cols}}},
-                        {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}};
+      ir::Vertex v{codelet, tile,
+                   {{"pred", {pred, b * cols, e * cols}}, {"targets", {targets, b * cols, e * cols}},
+                    {"grad", {grad, b * cols, e * cols}}},
+                   {{"rows", double(e - b)}, {"cols", double(cols)}, {"scale", op.scale}}};
+      if (name == "TargetClip") v.params["delta"] = op.delta;
+      return v;
     });
   }
 

@@ -1,6 +1,7 @@
 #include "scheduler/models/keras_compile.hpp"
 
 #include "scheduler/models/keras_config.hpp"
+#include "scheduler/models/workload_parts.hpp"
 
 #include <map>
 
@@ -70,7 +71,13 @@ const std::map<std::string, std::string> kLosses{
     {"BinaryCrossentropy", "binary_crossentropy"},
     {"mean_squared_error", "mean_squared_error"},
     {"mse", "mean_squared_error"},
-    {"MeanSquaredError", "mean_squared_error"}};
+    {"MeanSquaredError", "mean_squared_error"},
+    {"mean_absolute_error", "mean_absolute_error"},
+    {"mae", "mean_absolute_error"},
+    {"MeanAbsoluteError", "mean_absolute_error"},
+    {"huber", "huber"},
+    {"huber_loss", "huber"},
+    {"Huber", "huber"}};
 
 LossSpec readLoss(const json& v, const std::string& file) {
   const std::string where = "compile_config.loss";
@@ -81,7 +88,8 @@ LossSpec readLoss(const json& v, const std::string& file) {
   if (it == kLosses.end())
     throw std::invalid_argument(file + ": " + where + ": " + v.dump().substr(0, 200) +
                                 " is not modelled (supported: sparse_categorical_crossentropy, "
-                                "categorical_crossentropy, binary_crossentropy, mean_squared_error)");
+                                "categorical_crossentropy, binary_crossentropy, mean_squared_error, "
+                                "mean_absolute_error, huber)");
   LossSpec loss;
   loss.type = it->second;
   if (v.is_string() || kerasClassName(v) == "function") return loss;
@@ -89,9 +97,20 @@ LossSpec readLoss(const json& v, const std::string& file) {
   KerasConfig c(v.at("config"), file, where + " (" + name + ")");
   c.ignore({"name", "dtype", "fn"});
   c.oneOf("reduction", "sum_over_batch_size", {"sum_over_batch_size", "auto"});
-  if (loss.type != "mean_squared_error") loss.fromLogits = c.boolean("from_logits", false);
+  const auto given = [&](const std::string& key) { return c.has(key); };
+  loss.fromLogits = c.boolean("from_logits", false);
   c.requireNull("ignore_class", "ignored classes");
-  c.requireValue("label_smoothing", 0, "label smoothing");
+  loss.labelSmoothing = c.number("label_smoothing", 0);
+  loss.delta = c.number("delta", loss.delta);
+  // (Keras writes label_smoothing: 0 and from_logits: false where they mean nothing.)
+  checkLossKeys(
+      loss,
+      [&](const std::string& key) {
+        if (key == "label_smoothing") return given(key) && loss.labelSmoothing != 0;
+        if (key == "from_logits") return given(key) && loss.fromLogits;
+        return given(key);
+      },
+      [&](const std::string& key, const std::string& what) { c.fail(key, what); });
   c.requireValue("axis", -1, "a class axis other than the last");
   c.check();
   return loss;

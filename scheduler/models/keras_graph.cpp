@@ -56,7 +56,9 @@ std::optional<Ref> kerasTensorRef(const json& a, const std::string& file, const 
 std::vector<Operand> nodeOperands(const json& node, const std::string& file, const std::string& where) {
   std::vector<Operand> out;
   if (node.is_array()) {  // TF 2.x: [[name, node, tensor, kwargs], ...]
-    for (const json& entry : node) {
+    // TF 2.13+ writes a TFOpLambda's one-tensor node unwrapped: [name, node, tensor, kwargs].
+    const bool unwrapped = !node.empty() && node[0].is_string();
+    for (const json& entry : unwrapped ? json::array({node}) : node) {
       // A constant first argument: ["_CONSTANT_VALUE", -1, value, kwargs] (TF 2.x's node.py).
       const bool constant = entry.is_array() && entry.size() >= 3 && entry[0] == "_CONSTANT_VALUE";
       if (constant && !entry[2].is_number())
@@ -153,7 +155,8 @@ class Flattener {
       std::string name = objectName(l);
       if (name.empty()) name = objectName(lconfig);
       if (name.empty()) name = "#" + std::to_string(i);
-      if (lcls.empty() || !lconfig.is_object())
+      // (A nested Sequential from Keras 2.0-2.2 has the bare list of its layers as its config.)
+      if (lcls.empty() || !(lconfig.is_object() || (lcls == "Sequential" && lconfig.is_array())))
         graphFail(file_, (top ? "config.layers[" : modelWhere + ": config.layers[") + std::to_string(i) + "]",
              "expected {\"class_name\": ..., \"config\": {...}}");
       const std::string where = "layer '" + name + "' (" + lcls + ")";
@@ -164,6 +167,13 @@ class Flattener {
           g_.inputLayers.push_back(&l);
           scope[{name, 0}] = name;
           previous = name;
+        } else if (adoptInput_) {
+          // The first layer of a top Sequential without an InputLayer: its
+          // InputLayer is the model's.
+          adoptInput_ = false;
+          ++nestedInputs;
+          g_.inputLayers.push_back(&l);
+          scope[{name, 0}] = name;
         } else {
           // (A nested model's one input is what its call reads.)
           if (++nestedInputs > 1) graphFail(file_, where, "a nested model with several inputs is not modelled");
@@ -190,11 +200,18 @@ class Flattener {
         for (const Operand& o : calls[k])
           if (o.tensor) inputs.push_back(o.tensor->node < 0 ? o.tensor->layer : resolve(scope, *o.tensor, where));
         if (isKerasModelClass(lcls)) {
+          // A top Sequential's first layer without an InputLayer before it
+          // reads the model's input (Keras 2.x wrote applications models so).
+          if (inputs.empty() && top && sequential && g_.calls.empty() && g_.inputLayers.empty()) {
+            adoptInput_ = true;
+            inputs.push_back(kModelInputName);
+          }
           if (inputs.size() != 1)
             graphFail(file_, where, "a nested model reads " + std::to_string(inputs.size()) + " tensors (one is modelled)");
           const std::vector<std::string> outs = inlineModel(l, inputs[0], std::int64_t(k) + call);
+          adoptInput_ = false;
           if (outs.size() != 1) graphFail(file_, where, "a nested model with " + std::to_string(outs.size()) + " outputs (one is modelled)");
-          scope[{name, std::int64_t(k)}] = outs[0];
+          scope[{name, std::int64_t(k) + nodeOffset(layers, config, name, std::int64_t(calls.size()))}] = outs[0];
           previous = outs[0];
           continue;
         }
@@ -228,6 +245,30 @@ class Flattener {
  private:
   using Scope = std::map<std::pair<std::string, std::int64_t>, std::string>;
 
+  // The name of a model's input when it has no InputLayer (keras_model.cpp's default).
+  static constexpr const char* kModelInputName = "input";
+
+  // Keras 2.x and TF 2.x number a nested functional model's calls from 1
+  // (its node 0 joins its own inputs to its outputs): 1 when a reference to
+  // nested model `name` (of `calls` calls) in this model's layers or outputs
+  // reads node `calls`, else 0.
+  std::int64_t nodeOffset(const json& layers, const json& config, const std::string& name, std::int64_t calls) const {
+    std::int64_t highest = -1;
+    auto see = [&](const std::optional<Ref>& r) {
+      if (r && r->layer == name) highest = std::max(highest, r->node);
+    };
+    for (const json& l : layers) {
+      const json nodes = l.is_object() ? l.value("inbound_nodes", json::array()) : json::array();
+      if (!nodes.is_array()) continue;
+      for (const json& node : nodes)
+        for (const Operand& o : nodeOperands(node, file_, "layer '" + objectName(l) + "'")) see(o.tensor);
+    }
+    const json outs = config.is_object() ? config.value("output_layers", json::array()) : json::array();
+    if (outs.is_array() && !outs.empty())
+      for (const json& o : outs[0].is_array() ? outs : json::array({outs})) see(historyRef(o, file_, "config.output_layers"));
+    return highest == calls ? 1 : 0;
+  }
+
   // The name of call `node` of `layer` in nested call `call`.
   static std::string suffixed(const std::string& layer, std::int64_t node, std::int64_t call) {
     return layer + (node ? "@" + std::to_string(node) : "") + (call ? "@" + std::to_string(call) : "");
@@ -249,7 +290,8 @@ class Flattener {
   }
 
   static bool isTfOpNode(const json& l, const std::string& cls) {
-    const std::string module = l.value("module", "");
+    // (Keras 3 writes "module": null for a custom layer.)
+    const std::string module = l.contains("module") && l.at("module").is_string() ? l.at("module").get<std::string>() : "";
     return cls == "TFOpLambda" || cls == "TensorFlowOpLayer" || module.rfind("keras.src.ops", 0) == 0 ||
            module.rfind("keras.ops", 0) == 0;
   }
@@ -322,6 +364,7 @@ class Flattener {
 
   const std::string& file_;
   KerasGraph& g_;
+  bool adoptInput_ = false;  // the next nested InputLayer is the top model's input (see inlineModel)
 };
 
 }  // namespace

@@ -12,8 +12,9 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
   // Keys every Keras layer may carry that do not change the training step:
   // its name, whether it trains (ipusim trains every layer), and the
   // input_shape / batch_input_shape kwargs of a first layer (read by the
-  // document reader when it needs them).
-  c.ignore({"name", "trainable", "batch_input_shape", "batch_shape", "input_shape", "input_dim"});
+  // document reader when it needs them), and Keras 1's input_dtype (the
+  // images are fed as floats whatever it says).
+  c.ignore({"name", "trainable", "batch_input_shape", "batch_shape", "input_shape", "input_dim", "input_dtype"});
   out.spec.name = c.string("name", "");
   out.dtype = c.dtypePolicy("dtype");
   layer->readKeras(c, cls, out.spec);

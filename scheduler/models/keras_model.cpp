@@ -34,6 +34,44 @@ constexpr std::uint64_t kMaxKerasFileBytes = 16ull << 20;
   throw std::invalid_argument(file + ": " + where + ": " + what);
 }
 
+// keras.applications' MobileNet (Keras 2.2) ends in Activation('softmax') over
+// [1, 1, classes] and then a Reshape to [classes]: the softmax is not the
+// model's last op, which a loss on probabilities needs. The softmax is over
+// the last axis, which the reshape keeps, so the two commute: the reshape is
+// moved before it (the same function), and the softmax ends the model.
+// Returns whether it moved them.
+bool moveSoftmaxAfterFinalReshape(KerasModel& m) {
+  if (m.outputs.size() > 1 || m.layers.size() < 2) return false;
+  const std::size_t out = m.layers.size() - 1;
+  LayerSpec& reshape = m.layers[out];
+  if ((reshape.kind != layer_kind::kReshape && reshape.kind != layer_kind::kFlatten) || reshape.inputs.size() != 1 ||
+      isModelInput(reshape.inputs[0]))
+    return false;
+  const std::size_t p = reshape.inputs[0];
+  const LayerSpec& softmax = m.layers[p];
+  if (softmax.kind != layer_kind::kActivation || softmax.activation != Activation::Softmax ||
+      softmax.outputShape.empty() || reshape.outputShape.empty() || softmax.outputShape.back() != reshape.outputShape.back())
+    return false;
+  for (std::size_t i = 0; i < m.layers.size(); ++i)
+    if (i != out && std::count(m.layers[i].inputs.begin(), m.layers[i].inputs.end(), p)) return false;
+  // The softmax moves to the end: the layers after it shift down by one.
+  std::vector<LayerSpec> reordered;
+  for (std::size_t i = 0; i < m.layers.size(); ++i)
+    if (i != p) reordered.push_back(m.layers[i]);
+  reordered.push_back(m.layers[p]);
+  auto moved = [&](std::size_t j) { return isModelInput(j) || j < p ? j : j - 1; };
+  for (std::size_t i = 0; i + 1 < reordered.size(); ++i)
+    for (std::size_t& j : reordered[i].inputs) j = moved(j);
+  LayerSpec& newReshape = reordered[reordered.size() - 2];
+  LayerSpec& newSoftmax = reordered.back();
+  newReshape.inputs.clear();
+  for (std::size_t j : m.layers[p].inputs) newReshape.inputs.push_back(moved(j));
+  newSoftmax.inputs = {reordered.size() - 2};
+  m.layers = std::move(reordered);
+  if (!m.outputs.empty()) m.outputs = {m.layers.size() - 1};
+  return true;
+}
+
 // The top model's InputLayers in config.input_layers' order (the order its
 // inputs are fed in), else in the order of its layers.
 std::vector<const json*> inputsInOrder(const json& model, const KerasGraph& graph, const std::string& file) {
@@ -158,8 +196,11 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     for (const ModelInput& input : m.inputs) elements += elementsOf(input.shape);
     m.inputShape = {elements};
   }
-  if (known)
-    inferLayerShapes(m.layers, shapes, file, [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); });
+  if (known) {
+    const LayerKeyNamer namer = [&](std::size_t i, const std::string& key) { return where(m.layers, i, key); };
+    inferLayerShapes(m.layers, shapes, file, namer);
+    if (moveSoftmaxAfterFinalReshape(m)) inferLayerShapes(m.layers, shapes, file, namer);
+  }
   if (j.contains("compile_config") && !j.at("compile_config").is_null()) {
     const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file);
     m.optimizer = cc.optimizer;
@@ -184,7 +225,30 @@ KerasModel loadKerasModel(const std::string& path) {
   } catch (const json::exception& e) {
     throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
-  return parseKerasModel(j, path);
+  return parseKerasModel(unwrapKerasDocument(std::move(j), path), path);
+}
+
+json unwrapKerasDocument(json j, const std::string& path) {
+  // model.to_json()'s string itself written as JSON (json.dump(model.to_json())).
+  if (j.is_string()) {
+    const std::string inner = j.get<std::string>();
+    util::checkJsonNesting(inner, path + " (the model JSON inside its string)");
+    j = json::parse(inner, nullptr, false);
+    if (j.is_discarded())
+      throw std::invalid_argument(path + ": (document): a string that is not a model's JSON (expected a Keras model object)");
+  }
+  // TensorFlow.js's model.json: its modelTopology is the Keras model
+  // (tfjs-layers' save), or holds it as model_config (the converter's).
+  if (j.is_object() && j.contains("modelTopology") && !j.contains("class_name")) {
+    json topology = j.at("modelTopology");
+    if (topology.is_object() && topology.contains("model_config")) {
+      json model = topology.at("model_config");
+      if (model.is_object() && topology.contains("keras_version")) model["keras_version"] = topology.at("keras_version");
+      return model;
+    }
+    return topology;
+  }
+  return j;
 }
 
 }  // namespace ipusim::scheduler

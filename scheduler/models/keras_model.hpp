@@ -53,5 +53,9 @@ struct KerasModel {
 // Errors: std::invalid_argument "<source>: <where>: <what>".
 KerasModel parseKerasModel(const nlohmann::json& j, const std::string& source);
 KerasModel loadKerasModel(const std::string& path);  // also: not a file, not JSON, truncated
+// The Keras model object a document holds: itself; the model inside a
+// JSON string (json.dump(model.to_json())); a TensorFlow.js model.json's
+// modelTopology (or its model_config). Errors name `path`.
+nlohmann::json unwrapKerasDocument(nlohmann::json document, const std::string& path);
 
 }  // namespace ipusim::scheduler

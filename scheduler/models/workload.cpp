@@ -157,7 +157,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     }
     if (unknown && d.inputShape.empty())
       dataset.fail(dataset.key("input_shape"), "missing: the Keras model's input is " + kerasInput +
-                                                   " (sizes left unknown), so the dataset must give them");
+                                                   " (sizes left unknown), so the dataset must give them "
+                                                   "(ipusim run --keras: --input-shape H,W,C)");
     bool fits = d.inputShape.empty() || d.inputShape.size() == keras->inputShape.size();
     for (std::size_t i = 0; fits && i < d.inputShape.size(); ++i)
       fits = keras->inputShape[i] == 0 || keras->inputShape[i] == d.inputShape[i];
@@ -190,6 +191,10 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   const std::vector<std::uint64_t>& firstOutput = w.layers[modelOutputs(w).front()].outputShape;
   if (ce && keras && !dataset.has("classes") && firstOutput.size() == 1 && firstOutput[0] <= 0xffffffffull)
     d.classes = std::uint32_t(firstOutput[0]);
+  // A binary classifier (binary cross-entropy on one unit): its target is the
+  // label itself, one of 2 classes.
+  w.loss.labelIsTarget = w.loss.type == "binary_crossentropy" && elementsOf(firstOutput) == 1;
+  if (w.loss.labelIsTarget && !dataset.has("classes")) d.classes = 2;
   checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
 
   Reader tr = top.object("training");

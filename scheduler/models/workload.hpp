@@ -42,15 +42,29 @@ struct DatasetSpec {
 // last layer already outputs probabilities (its activation must then be
 // softmax, or sigmoid for binary cross-entropy).
 struct LossSpec {
-  std::string type = "sparse_categorical_crossentropy";  // | categorical_crossentropy | binary_crossentropy | mean_squared_error
+  // sparse_categorical_crossentropy | categorical_crossentropy | binary_crossentropy
+  // | mean_squared_error | mean_absolute_error | huber
+  std::string type = "sparse_categorical_crossentropy";
   bool fromLogits = false;
+  // categorical and binary cross-entropy: the targets t become
+  // t (1 - s) + s / classes (binary: + s / 2) inside the loss, as Keras's.
+  double labelSmoothing = 0;
+  double delta = 1.0;  // huber: the error up to which the loss is quadratic
+  // Binary cross-entropy on one sigmoid unit (a binary classifier): the
+  // target is the label itself (0 or 1: dataset.classes 2), one float per
+  // example. Set by parseWorkload() from the model's output.
+  bool labelIsTarget = false;
   // The labels the host streams: class indices (int, one per example) for
-  // sparse_categorical_crossentropy; for the others, the class label one-hot
-  // encoded over the model's `classes` outputs (floats): categorical targets,
-  // one binary target per class, or a regression target.
+  // sparse_categorical_crossentropy; the label itself (labelIsTarget); for
+  // the others, the class label one-hot encoded over the model's `classes`
+  // outputs (floats): categorical targets, one binary target per class, or
+  // a regression target.
   bool classIndexLabels() const { return type == "sparse_categorical_crossentropy"; }
-  // Every loss but mean_squared_error outfeeds an accuracy beside the loss.
-  bool hasAccuracy() const { return type != "mean_squared_error"; }
+  // Floats per example of the targets (classIndexLabels: one int).
+  std::uint32_t targetWidth(std::uint32_t classes) const { return labelIsTarget ? 1 : classes; }
+  bool regression() const { return type == "mean_squared_error" || type == "mean_absolute_error" || type == "huber"; }
+  // The classification losses outfeed an accuracy beside the loss.
+  bool hasAccuracy() const { return !regression(); }
 };
 
 struct TrainingSpec {

@@ -4,6 +4,7 @@
 #include "scheduler/layers/layer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -139,11 +140,22 @@ OptimizerSpec parseOptimizer(const Reader& opt) {
 
 namespace {
 const std::set<std::string> kLossTypes{"sparse_categorical_crossentropy", "categorical_crossentropy",
-                                       "binary_crossentropy", "mean_squared_error"};
+                                       "binary_crossentropy", "mean_squared_error", "mean_absolute_error", "huber"};
 
 }  // namespace
 
-// "loss": "name" or {"type": "name", "from_logits": bool}.
+void checkLossKeys(const LossSpec& loss, const std::function<bool(const std::string&)>& given,
+                   const std::function<void(const std::string&, const std::string&)>& fail) {
+  const bool crossEntropy = loss.type == "categorical_crossentropy" || loss.type == "binary_crossentropy";
+  if (loss.regression() && given("from_logits")) fail("from_logits", loss.type + " has no from_logits");
+  if (!crossEntropy && given("label_smoothing"))
+    fail("label_smoothing", loss.type + " has no label smoothing (categorical_crossentropy and binary_crossentropy have)");
+  if (!(loss.labelSmoothing >= 0 && loss.labelSmoothing <= 1)) fail("label_smoothing", "expected a number in [0, 1]");
+  if (loss.type != "huber" && given("delta")) fail("delta", loss.type + " has no delta (huber has)");
+  if (!(loss.delta > 0) || !std::isfinite(loss.delta)) fail("delta", "expected a positive number");
+}
+
+// "loss": "name" or {"type": "name", "from_logits": bool, "label_smoothing", "delta"}.
 LossSpec parseLoss(const Reader& top) {
   LossSpec loss;
   if (!top.has("loss")) return loss;
@@ -152,11 +164,14 @@ LossSpec parseLoss(const Reader& top) {
     return loss;
   }
   const Reader l = top.object("loss");
-  l.allowOnly({"type", "from_logits"});
+  l.allowOnly({"type", "from_logits", "label_smoothing", "delta"});
   loss.type = l.string("type", loss.type, kLossTypes);
   loss.fromLogits = l.boolean("from_logits", false);
-  if (loss.type == "mean_squared_error" && l.has("from_logits"))
-    l.fail(l.key("from_logits"), "mean_squared_error has no from_logits");
+  loss.labelSmoothing = l.number("label_smoothing", loss.labelSmoothing);
+  loss.delta = l.number("delta", loss.delta);
+  checkLossKeys(
+      loss, [&](const std::string& key) { return l.has(key); },
+      [&](const std::string& key, const std::string& what) { l.fail(l.key(key), what); });
   return loss;
 }
 

@@ -5,6 +5,8 @@
 #include "scheduler/models/workload.hpp"
 #include "scheduler/models/workload_reader.hpp"
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace ipusim::scheduler {
@@ -21,7 +23,13 @@ struct LayerList {
 LayerList parseLayers(const WorkloadReader& model);
 // optimizer: {"type", ...} with Keras's defaults per type.
 OptimizerSpec parseOptimizer(const WorkloadReader& optimizer);
-// loss: a name, or {"type", "from_logits"}; `top` is the document.
+// loss: a name, or {"type", "from_logits", "label_smoothing", "delta"}; `top` is the document.
 LossSpec parseLoss(const WorkloadReader& top);
+// The rules a loss's keys follow, from a workload or a Keras file alike:
+// from_logits only on the cross-entropies, label_smoothing in [0, 1] only on
+// categorical and binary cross-entropy, delta > 0 only on huber. `given`
+// says whether a key was given; fail(key, what) throws.
+void checkLossKeys(const LossSpec& loss, const std::function<bool(const std::string&)>& given,
+                   const std::function<void(const std::string&, const std::string&)>& fail);
 
 }  // namespace ipusim::scheduler

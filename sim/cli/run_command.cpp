@@ -1,6 +1,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/run_graph.hpp"
 #include "sim/cli/run_workload.hpp"
+#include "sim/cli/workload_overrides.hpp"
 
 namespace ipusim::sim {
 
@@ -26,6 +27,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--workload-set", workload->workloadSets,
                   "set a workload key before compiling: key.path=value (repeatable; e.g. training.outfeed.mode=LAST)")
       ->allow_extra_args(false);
+  auto inputShape = std::make_shared<std::string>();
+  cmd->add_option("--input-shape", *inputShape,
+                  "H,W,C (any rank): the per-example input shape, for a Keras file that leaves sizes unknown "
+                  "(as dataset.input_shape)");
   auto* feedsFlag = cmd->add_flag("--feeds", *feeds, "use infeed/outfeed queues");
   cmd->add_flag("--no-feeds", *noFeeds, "one step per Engine::run, data copied with each run")->excludes(feedsFlag);
   cmd->add_option("--entry", graph->entry, "with --graph: entry point to run (default: the first)");
@@ -66,6 +71,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
     if (workload->workloadPath.empty() && workload->kerasPath.empty())
       throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json), --keras MODEL.json or --graph FILE");
     if (!workload->kerasPath.empty()) workload->workloadPath = workload->kerasPath;  // names the run in messages
+    if (!inputShape->empty())  // first, so that --workload-set can still say otherwise
+      workload->workloadSets.insert(workload->workloadSets.begin(),
+                                    "dataset.input_shape=" + inputShapeJson(*inputShape).dump());
     if (*feeds) workload->feeds = true;
     if (*noFeeds) workload->feeds = false;
     workload->engineOptions = *engineOptions;

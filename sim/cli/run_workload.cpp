@@ -35,19 +35,19 @@ namespace {
 // The dataset's batches as the raw bytes of the images and labels tensors.
 class DatasetBatches : public BatchProvider {
  public:
-  DatasetBatches(dataset::BatchSource source, bool classIndices, std::uint32_t classes)
-      : source_(std::move(source)), classIndices_(classIndices), classes_(classes) {}
+  DatasetBatches(dataset::BatchSource source, scheduler::LossSpec loss, std::uint32_t classes)
+      : source_(std::move(source)), loss_(std::move(loss)), classes_(classes) {}
   void next(model::Bytes& images, model::Bytes& labels) override {
     // Straight into the stream's buffer (operator new's alignment suits floats).
     images.resize(std::size_t(source_.batchSize()) * source_.features() * sizeof(float));
     labelIndices_.resize(source_.batchSize());
     source_.nextInto(reinterpret_cast<float*>(images.data()), labelIndices_.data());
-    labels = dataset::labelBytes(labelIndices_, classIndices_, classes_);
+    labels = dataset::labelBytes(labelIndices_, loss_, classes_);
   }
 
  private:
   dataset::BatchSource source_;
-  bool classIndices_;
+  scheduler::LossSpec loss_;
   std::uint32_t classes_;
   std::vector<std::int32_t> labelIndices_;  // reused from step to step
 };
@@ -213,7 +213,7 @@ int runWorkload(const RunWorkloadArgs& args) {
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
     batches = std::make_unique<DatasetBatches>(
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed),
-        workload.loss.classIndexLabels(), workload.dataset.classes);
+        workload.loss, workload.dataset.classes);
   }
   // Timing only: identical replicas are compiled and laid out once (their
   // phases mirrored, model/ir/replica_mirror.hpp), unless every replica is

@@ -32,6 +32,29 @@ std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(cons
   return {path, value};
 }
 
+nlohmann::json inputShapeJson(const std::string& text) {
+  nlohmann::json shape = nlohmann::json::array();
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = std::stoull(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || part[0] == '-' || v == 0 || v > 0xffffffffull)
+      throw std::invalid_argument("--input-shape '" + text + "': '" + part +
+                                  "' is not a positive size (expected sizes separated by commas, e.g. 224,224,3)");
+    shape.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return shape;
+}
+
 void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assignment) {
   auto [path, value] = parseWorkloadAssignment(assignment);
   nlohmann::json* at = &workload;

@@ -21,6 +21,9 @@ std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(cons
 // std::invalid_argument naming the assignment when a step of the path is not
 // an object.
 void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assignment);
+// `ipusim run --input-shape H,W,C`: positive sizes separated by commas, as
+// a JSON array; an error naming the option and the part that is not a size.
+nlohmann::json inputShapeJson(const std::string& text);
 
 // Reads the workload file, applies the assignments and parses it (unknown
 // keys and bad values are errors naming the file and key, as without them).

@@ -60,15 +60,20 @@ Examples loadExamples(const scheduler::DatasetSpec& spec) {
   return loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
 }
 
-std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, bool classIndices, std::uint32_t classes) {
+std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, const scheduler::LossSpec& loss,
+                                     std::uint32_t classes) {
   std::vector<std::uint8_t> bytes;
-  if (classIndices) {
+  if (loss.classIndexLabels()) {
     bytes.resize(labels.size() * sizeof(std::int32_t));
     std::memcpy(bytes.data(), labels.data(), bytes.size());
     return bytes;
   }
-  std::vector<float> oneHot(labels.size() * std::size_t(classes), 0.0f);
-  for (std::size_t r = 0; r < labels.size(); ++r) oneHot[r * classes + std::size_t(labels[r])] = 1.0f;
+  const std::size_t width = loss.targetWidth(classes);
+  std::vector<float> oneHot(labels.size() * width, 0.0f);
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    if (loss.labelIsTarget) oneHot[r] = float(labels[r]);
+    else oneHot[r * width + std::size_t(labels[r])] = 1.0f;
+  }
   bytes.resize(oneHot.size() * sizeof(float));
   std::memcpy(bytes.data(), oneHot.data(), bytes.size());
   return bytes;

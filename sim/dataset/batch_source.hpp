@@ -35,9 +35,11 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
 Examples loadExamples(const scheduler::DatasetSpec& spec);
 
 // The labels as the compiled step reads them (scheduler::LossSpec::
-// classIndexLabels): class indices as int32, or one-hot float rows of
+// classIndexLabels, labelIsTarget): class indices as int32, the label itself
+// as one float (a binary classifier's target), or one-hot float rows of
 // `classes` (categorical, binary and regression targets alike).
-std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, bool classIndices, std::uint32_t classes);
+std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, const scheduler::LossSpec& loss,
+                                     std::uint32_t classes);
 
 class BatchSource {
  public:

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace ipusim::test {
 namespace {
@@ -74,6 +77,29 @@ TEST(KerasRun, BadKerasFileNamesFileLayerAndKey) {
   EXPECT_NE(r.exitCode, 0);
   EXPECT_NE(r.output.find(file + ": layer 'dense' (Dense): kernel_regularizer:"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir.path() / "profile.pop"));
+}
+
+// A Keras file whose image size is left unknown (as keras.applications
+// writes include_top=False models): --input-shape gives it; without, the
+// error says how.
+TEST(KerasRun, InputShapeForSizesTheFileLeavesUnknown) {
+  ScratchDir dir("keras-unknown");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(sourcePath("workloads/keras/bn_convnet_keras3.json")));
+  j["config"]["layers"][0]["config"]["batch_shape"] = {nullptr, nullptr, nullptr, 1};
+  const std::string file = (dir.path() / "unknown.json").string();
+  std::ofstream(file) << j.dump();
+  const std::string run = ipusimBinary() + " run --keras " + quote(file) + " --steps 2 --steps-per-execution 2";
+  const auto missing = runCommand(run);
+  EXPECT_NE(missing.exitCode, 0);
+  EXPECT_NE(missing.output.find("dataset.input_shape: missing: the Keras model's input is ?x?x1"), std::string::npos)
+      << missing.output;
+  EXPECT_NE(missing.output.find("--input-shape H,W,C"), std::string::npos) << missing.output;
+  const auto bad = runCommand(run + " --input-shape 28,0,1");
+  EXPECT_NE(bad.exitCode, 0);
+  EXPECT_NE(bad.output.find("--input-shape '28,0,1': '0' is not a positive size"), std::string::npos) << bad.output;
+  const auto r = runCommand(run + " --input-shape 28,28,1");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("final loss"), std::string::npos) << r.output;
 }
 
 TEST(KerasRun, HelpNamesTheOption) {

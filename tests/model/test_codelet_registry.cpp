@@ -43,7 +43,9 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       // Losses over one-hot targets, their gradient and accuracies.
       "SoftmaxCrossEntropyDense", "SigmoidCrossEntropy", "SquaredError", "TargetDifference", "CategoricalAccuracy",
       "BinaryAccuracy", "SoftmaxCrossEntropyDense<half>", "SigmoidCrossEntropy<half>", "SquaredError<half>",
-      "TargetDifference<half>", "TargetDifference<float,half>",
+      "TargetDifference<half>", "TargetDifference<float,half>", "AbsoluteError", "HuberError", "AbsoluteError<half>",
+      "HuberError<half>", "TargetSign", "TargetClip", "TargetSign<half>", "TargetSign<float,half>", "TargetClip<half>",
+      "TargetClip<float,half>",
       // Convolutions and pooling.
       "ConvPartialnx1<half,float>",
       "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",

@@ -447,8 +447,15 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   }
   // The loss and its gradient w.r.t. each output (its logits): the sum of
   // the outputs' losses, the first output's accuracy.
-  const std::size_t C = w_.dataset.classes;
+  const std::size_t C = w_.loss.classIndexLabels() ? w_.dataset.classes : w_.loss.targetWidth(w_.dataset.classes);
   const std::string& lossType = w_.loss.type;
+  // The target of class c for label `label`: one-hot, or the label itself
+  // (a binary classifier), smoothed as Keras's cross-entropies smooth it.
+  const double smoothing = w_.loss.labelSmoothing;
+  auto target = [&](std::size_t c, std::int32_t label) {
+    const double t = w_.loss.labelIsTarget ? double(label) : int(c) == label ? 1.0 : 0.0;
+    return t * (1 - smoothing) + smoothing / (lossType == "binary_crossentropy" ? 2.0 : double(C));
+  };
   double lossSum = 0;
   std::vector<std::vector<float>> outputGrads;
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
@@ -465,30 +472,40 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         double sum = 0;
         for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
         for (std::size_t c = 0; c < C; ++c) {
-          const double p = std::exp(double(z[c] - mx)) / sum;
-          grad[r * C + c] = float((p - (int(c) == labels[r] ? 1.0 : 0.0)) / double(B));
-          if (int(c) == labels[r]) lossSum += -std::log(p);
+          const double p = std::exp(double(z[c] - mx)) / sum, t = target(c, labels[r]);
+          grad[r * C + c] = float((p - t) / double(B));
+          lossSum += -t * std::log(p);
         }
       }
       accuracy = float(double(correct) / double(B));
     } else {
-      // Binary cross-entropy on the logits, or the squared error, per class
-      // against the one-hot targets; both the mean over the classes.
+      // Binary cross-entropy on the logits, or the squared or absolute error
+      // or the Huber loss, per class against the targets; each the mean over
+      // the classes.
       const bool binary = lossType == "binary_crossentropy";
+      const double delta = w_.loss.delta;
       double matches = 0;
       for (std::size_t r = 0; r < B; ++r) {
         double row = 0;
         std::size_t same = 0;
         for (std::size_t c = 0; c < C; ++c) {
-          const double z = acts[output][r * C + c], t = int(c) == labels[r] ? 1.0 : 0.0;
+          const double z = acts[output][r * C + c], t = target(c, labels[r]);
+          const double e = z - t;
           if (binary) {
             const double p = 1.0 / (1.0 + std::exp(-z));
             row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
             grad[r * C + c] = float((p - t) / double(B) / double(C));
-            same += (p > 0.5) == (t > 0.5);
+            const double label = w_.loss.labelIsTarget ? double(labels[r]) : int(c) == labels[r] ? 1.0 : 0.0;
+            same += (p > 0.5) == (label > 0.5);  // the metric reads the unsmoothed labels
+          } else if (lossType == "mean_absolute_error") {
+            row += std::fabs(e);
+            grad[r * C + c] = float(double((e > 0) - (e < 0)) / double(B) / double(C));
+          } else if (lossType == "huber") {
+            row += std::fabs(e) <= delta ? 0.5 * e * e : delta * std::fabs(e) - 0.5 * delta * delta;
+            grad[r * C + c] = float(std::clamp(e, -delta, delta) / double(B) / double(C));
           } else {
-            row += (z - t) * (z - t);
-            grad[r * C + c] = float(2.0 * (z - t) / double(B) / double(C));
+            row += e * e;
+            grad[r * C + c] = float(2.0 * e / double(B) / double(C));
           }
         }
         lossSum += row / double(C);

@@ -96,7 +96,7 @@ TrainingLosses runLoss(const char* loss, bool fromLogits, const char* lastActiva
                {{"type", "sgd"}, {"learning_rate", 0.1}});
   j["model"]["layers"][1]["activation"] = lastActivation;
   j["loss"] = {{"type", loss}};
-  if (std::string(loss) != "mean_squared_error") j["loss"]["from_logits"] = fromLogits;
+  if (std::string(loss).find("crossentropy") != std::string::npos) j["loss"]["from_logits"] = fromLogits;
   return run(j);
 }
 
@@ -127,6 +127,70 @@ TEST(ModelsAcceptance, MeanSquaredError) {
   const auto r = runLoss("mean_squared_error", false, "linear");
   expectSameLosses(r);
   EXPECT_TRUE(r.simulatedAccuracy.empty());  // the outfeed carries the loss alone
+}
+
+// Keras's other regression losses: the mean absolute error (its gradient the
+// sign of the error) and the Huber loss (quadratic within delta, linear beyond).
+TEST(ModelsAcceptance, MeanAbsoluteError) {
+  const auto r = runLoss("mean_absolute_error", false, "linear");
+  expectSameLosses(r);
+  EXPECT_TRUE(r.simulatedAccuracy.empty());
+}
+
+TEST(ModelsAcceptance, HuberWithASmallDelta) {
+  auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10}])"),
+               {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["loss"] = {{"type", "huber"}, {"delta", 0.3}};  // both zones are visited
+  expectSameLosses(run(j));
+}
+
+// Label smoothing inside the cross-entropies (the accuracy reads the labels).
+TEST(ModelsAcceptance, CategoricalCrossentropyWithLabelSmoothing) {
+  auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10, "activation": "softmax"}])"),
+               {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["loss"] = {{"type", "categorical_crossentropy"}, {"label_smoothing", 0.1}};
+  const auto r = run(j);
+  expectSameLosses(r);
+  expectSameAccuracy(r);
+}
+
+TEST(ModelsAcceptance, BinaryCrossentropyWithLabelSmoothing) {
+  auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10, "activation": "sigmoid"}])"),
+               {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["loss"] = {{"type", "binary_crossentropy"}, {"label_smoothing", 0.2}};
+  const auto r = run(j);
+  expectSameLosses(r);
+  expectSameAccuracy(r);
+}
+
+// A binary classifier: one sigmoid unit under binary cross-entropy, its
+// target the label itself (0 or 1), as Keras trains one.
+TEST(ModelsAcceptance, BinaryClassifierOnOneSigmoidUnit) {
+  auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 16, "activation": "relu"}, {"type": "dense", "units": 1, "activation": "sigmoid"}])"),
+               {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["loss"] = "binary_crossentropy";
+  j["dataset"]["classes"] = 2;
+  const scheduler::Workload w = scheduler::parseWorkload(j, "binary.json");
+  EXPECT_TRUE(w.loss.labelIsTarget);
+  const auto r = runTraining(w, kSteps);
+  expectSameLosses(r);
+  expectSameAccuracy(r);
+}
+
+// The same from a Keras 3 file as Keras writes it (Adam and the loss from its
+// compile_config), on generated data: dataset.classes becomes 2.
+TEST(ModelsAcceptance, Keras3BinaryClassifierFile) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "shuffle_seed": 7, "examples": 64},
+    "training": {"steps": 20, "steps_per_execution": 4}, "ipu": {"arch": "ipu2", "tiles": 16}, "seed": 3})");
+  j["model"] = {{"keras", sourcePath("tests/data/keras/binary_classifier_keras3.json")}};
+  const scheduler::Workload w = scheduler::parseWorkload(j, "binary.json");
+  EXPECT_TRUE(w.loss.labelIsTarget);
+  EXPECT_EQ(w.dataset.classes, 2u);
+  EXPECT_EQ(w.optimizer.type, "adam");
+  const auto r = runTraining(w, kSteps);
+  expectSameLosses(r);
+  expectSameAccuracy(r);
 }
 
 // The user guide's Keras 3 model (Dense 256-128-10 from logits, RMSprop and

@@ -75,7 +75,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
   sim::dataset::Batch current;
   engine.stream("images").connect([&](model::Bytes& b) { current = deviceBatches.next(); toBytes(b, current.images); });
   engine.stream("labels").connect([&](model::Bytes& b) {
-    const auto bytes = sim::dataset::labelBytes(current.labels, w.loss.classIndexLabels(), w.dataset.classes);
+    const auto bytes = sim::dataset::labelBytes(current.labels, w.loss, w.dataset.classes);
     b.assign(bytes.begin(), bytes.end());
   });
   engine.stream("loss").connect([&](model::Bytes& b) {
