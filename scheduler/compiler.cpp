@@ -156,10 +156,10 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const std::uint32_t accumulation = w.training.gradientAccumulationCount;
   const bool pipelined = w.pipeline.enabled();
   // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
-  if ((replicas > 1 || accumulation > 1 || pipelined) && (w.optimizer.type != "sgd" || w.optimizer.momentum != 0))
+  if ((replicas > 1 || accumulation > 1 || pipelined) && !w.optimizer.plainSgd())
     throw std::invalid_argument(std::string("optimizer: replication (ipu.num_ipus), pipelining and ") +
-                                "training.gradient_accumulation_count support plain SGD only (type sgd, momentum 0), got '" +
-                                w.optimizer.type + "'" + (w.optimizer.momentum != 0 ? " with momentum" : ""));
+                                "training.gradient_accumulation_count support plain SGD only (type sgd, momentum 0, "
+                                "a constant learning rate, no weight_decay or clipping), got " + w.optimizer.describe());
   // The all-reduce and gradient accumulation need every gradient before any update.
   if (replicas > 1 || accumulation > 1 || pipelined) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
@@ -185,8 +185,13 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // Class indices (int), or targets (float, batch x LossSpec::targetWidth): LossSpec::classIndexLabels.
   const bool indices = w.loss.classIndexLabels();
   const std::uint64_t labelElements = indices ? batch : batch * w.loss.targetWidth(w.dataset.classes);
-  // The outfeed carries the step's loss and accuracy, as Keras's outfeed carries loss and metrics.
-  const std::uint64_t lossElements = w.loss.hasAccuracy() ? 2 : 1;
+  // The outfeed carries the step's loss and accuracy (and a schedule's
+  // learning rate), as Keras's outfeed carries loss and metrics.
+  const std::uint64_t lossElements = graph.values[graph.loss].numElements();
+  c.outfeed = {"loss"};
+  if (w.loss.hasAccuracy()) c.outfeed.push_back("accuracy");
+  if (w.optimizer.schedule.enabled()) c.outfeed.push_back("learning_rate");
+  if (c.outfeed.size() != lossElements) throw std::logic_error("compile: the outfeed's values do not match its layout");
   c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
                              labelElements,
                              feeds ? w.training.prefetchDepth : 1);

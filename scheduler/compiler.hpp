@@ -43,6 +43,9 @@ struct CompiledWorkload {
   ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
   ir::Id imagesTensor = ir::kNoId, labelsTensor = ir::kNoId, lossTensor = ir::kNoId;
   std::vector<ir::Id> weightTensors;   // kernel, bias per dense layer, in layer order
+  // What each float of one outfeed copy (per replica) holds, in order: "loss",
+  // then "accuracy" (every loss but mean_squared_error), "learning_rate" (a schedule's).
+  std::vector<std::string> outfeed;
   std::uint32_t stepsPerRun = 1;       // steps one run of "train" executes
   CompileReport report;
 };

@@ -2,10 +2,12 @@
 // in the SystemC model (functional, one IPU) and writes what an independent
 // implementation needs to train the same model the same way: the layer
 // graph (kinds, configs, inputs, shapes), the initial weights as the
-// executable draws them, every batch fed, the optimizer and loss, the
-// losses the device computed and its weights after the last step (with
-// --trajectory, also its weights and SGD momentum before every step, for
-// bench/torch/teacher_forced.py). bench/torch/torch_check.py trains it in
+// executable draws them, every batch fed, the optimizer (its schedule as
+// Keras serializes it, clipping, weight decay) and loss, the losses the
+// device computed (and a schedule's learning rate each step) and its
+// weights after the last step (with --trajectory, also its weights and SGD
+// momentum before every step, for bench/torch/teacher_forced.py).
+// bench/torch/torch_check.py trains it in
 // PyTorch and compares (bench/torch/README.md).
 #include "model/clock.hpp"
 #include "scheduler/compiler.hpp"
@@ -51,6 +53,25 @@ json layerJson(const scheduler::LayerSpec& l) {
   return j;
 }
 
+// A learning-rate schedule as Keras serializes it (null without one).
+json scheduleJson(const scheduler::LearningRateSchedule& s) {
+  if (!s.enabled()) return nullptr;
+  json config;
+  if (s.type == "piecewise_constant_decay") {
+    config = {{"boundaries", s.boundaries}, {"values", s.values}};
+  } else {
+    config = {{"initial_learning_rate", s.initialLearningRate}, {"decay_steps", s.decaySteps}};
+    if (s.type == "exponential_decay" || s.type == "inverse_time_decay")
+      config.update({{"decay_rate", s.decayRate}, {"staircase", s.staircase}});
+    if (s.type == "cosine_decay")
+      config.update({{"alpha", s.alpha}, {"warmup_target", s.warmup ? json(s.warmupTarget) : json(nullptr)},
+                     {"warmup_steps", s.warmupSteps}});
+    if (s.type == "polynomial_decay")
+      config.update({{"end_learning_rate", s.endLearningRate}, {"power", s.power}, {"cycle", s.cycle}});
+  }
+  return {{"class_name", s.className()}, {"config", config}};
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -80,9 +101,12 @@ int sc_main(int argc, char* argv[]) {
                    {"delta", w.loss.delta},
                    {"label_is_target", w.loss.labelIsTarget}};
     const auto& o = w.optimizer;
-    out["optimizer"] = {{"type", o.type}, {"learning_rate", o.learningRate}, {"momentum", o.momentum},
-                        {"nesterov", o.nesterov}, {"beta_1", o.beta1},   {"beta_2", o.beta2},
-                        {"epsilon", o.epsilon},   {"rho", o.rho},        {"centered", o.centered}};
+    out["optimizer"] = {{"type", o.type},         {"learning_rate", o.learningRate}, {"momentum", o.momentum},
+                        {"nesterov", o.nesterov}, {"beta_1", o.beta1},               {"beta_2", o.beta2},
+                        {"epsilon", o.epsilon},   {"rho", o.rho},                    {"centered", o.centered},
+                        {"initial_accumulator_value", o.initialAccumulatorValue},
+                        {"weight_decay", o.weightDecay}, {"clipnorm", o.clipnorm},   {"clipvalue", o.clipvalue},
+                        {"global_clipnorm", o.globalClipnorm}, {"schedule", scheduleJson(o.schedule)}};
     for (const auto& l : w.layers) out["layers"].push_back(layerJson(l));
     for (ir::Id t : c.weightTensors) {
       const ir::Tensor& tensor = c.exe.tensors[t];
@@ -126,9 +150,13 @@ int sc_main(int argc, char* argv[]) {
       b.assign(bytes.begin(), bytes.end());
     });
     engine.stream("loss").connect([&](model::Bytes& b) {
-      float v;
-      std::memcpy(&v, b.data(), sizeof v);
-      out["losses"].push_back(v);
+      // The loss, then (CompiledWorkload::outfeed) the accuracy and a schedule's learning rate.
+      for (std::size_t i = 0; i < c.outfeed.size() && (i + 1) * sizeof(float) <= b.size(); ++i) {
+        float v;
+        std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
+        if (c.outfeed[i] == "loss") out["losses"].push_back(v);
+        if (c.outfeed[i] == "learning_rate") out["learning_rates"].push_back(v);
+      }
     });
     sim::EntryRuns loop("training_loop", engine, "train", steps / c.stepsPerRun);
     sc_core::sc_start();

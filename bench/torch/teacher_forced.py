@@ -27,7 +27,8 @@ order, which differs by design).
 
     python3 bench/torch/teacher_forced.py DUMP.json [--tolerance 1e-4]
 
-SGD (with or without momentum, Nesterov) only: the update of Adam and
+SGD (with or without momentum, Nesterov) at a constant rate, without weight
+decay or clipping, only: the update of Adam and
 RMSprop cannot be inverted from the weights alone. Exits 1 when a step is
 over, 2 on a model or optimizer it cannot check.
 """
@@ -101,6 +102,13 @@ def main():
     if dump["optimizer"]["type"] != "sgd" or dump["dtype"] != "float32":
         print(f"{args.dump}: the check inverts float32 SGD updates; this is {dump['dtype']} "
               f"{dump['optimizer']['type']}", file=sys.stderr)
+        return 2
+    # The inversion takes one constant rate and the gradient itself: a schedule, weight decay or clipping
+    # would come back as a gradient PyTorch does not compute (torch_check.py checks those over the trajectory).
+    extras = [k for k in ("schedule", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm") if dump["optimizer"].get(k)]
+    if extras:
+        print(f"{args.dump}: the check inverts SGD at a constant rate on the raw gradient; this has {', '.join(extras)}",
+              file=sys.stderr)
         return 2
     names = [w["name"] for w in dump["weights"]]
     applied = applied_gradients(dump)

@@ -11,9 +11,13 @@ ELU, PReLU and Softmax layers), nearest-neighbour interpolation
 initial weights and batches, so that a misreading of Keras shared by ipusim
 and its reference cannot pass unseen. Activations are channels last (NHWC)
 as Keras's; convolutions permute to PyTorch's NCHW and back, with TF's
-'same' padding written out (it pads more at the end). Keras's Adam and
-RMSprop are written out (their epsilon sits where PyTorch's does not);
-SGD with or without (Nesterov) momentum is torch.optim.SGD, the same rule.
+'same' padding written out (it pads more at the end). The optimizers
+(KerasOptimizer): SGD with or without (Nesterov) momentum is
+torch.optim.SGD, the same rule, at a constant rate without weight decay;
+Keras's other rules (Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam), its
+learning-rate schedules, clipnorm, global_clipnorm and decoupled weight
+decay are written out where PyTorch's definitions differ; the learning rate
+the device outfed each step is checked against the schedule.
 
     python3 bench/torch/torch_check.py DUMP.json [--tolerance 1e-4]
 
@@ -272,43 +276,141 @@ def loss_of(dump, logits, labels):
     return F.mse_loss(logits, targets)
 
 
+def keras_learning_rate(spec, iteration):
+    """The learning rate at optimizer.iterations `iteration` (0 on the first
+    step): a number, or Keras 3's schedule (learning_rate_schedule.py
+    __call__), written out from its formulas in double."""
+    schedule = spec.get("schedule")
+    if not schedule:
+        return spec["learning_rate"]
+    kind, c, step = schedule["class_name"], schedule["config"], float(iteration)
+    if kind == "PiecewiseConstantDecay":  # values[i] while step <= boundaries[i]
+        for bound, value in zip(c["boundaries"], c["values"]):
+            if step <= bound:
+                return value
+        return c["values"][-1]
+    init, decay_steps = c["initial_learning_rate"], c["decay_steps"]
+    if kind in ("ExponentialDecay", "InverseTimeDecay"):
+        p = step / decay_steps
+        if c["staircase"]:
+            p = math.floor(p)
+        return init * c["decay_rate"] ** p if kind == "ExponentialDecay" else init / (1 + c["decay_rate"] * p)
+    if kind == "PolynomialDecay":
+        if c["cycle"]:  # the first multiple of decay_steps past the step
+            decay_steps *= 1.0 if step == 0 else math.ceil(step / decay_steps)
+        else:
+            step = min(step, decay_steps)
+        return (init - c["end_learning_rate"]) * (1 - step / decay_steps) ** c["power"] + c["end_learning_rate"]
+    if kind != "CosineDecay":
+        raise NotImplementedError(f"learning-rate schedule {kind}")
+
+    def decayed(at, start):
+        return start * ((1 - c["alpha"]) * 0.5 * (1 + math.cos(math.pi * at / decay_steps)) + c["alpha"])
+    if c["warmup_target"] is None:
+        return decayed(min(step, decay_steps), init)
+    warmup = c["warmup_steps"]
+    step = min(step, decay_steps + warmup)
+    if step < warmup:
+        return (c["warmup_target"] - init) * (step / warmup) + init
+    return decayed(step - warmup, c["warmup_target"])
+
+
 class KerasOptimizer:
-    """Keras 3's update rules; SGD through torch.optim (the same rule)."""
+    """Keras 3's optimizers (keras/src/optimizers/*.py) and what its base
+    optimizer does first: the learning rate (a schedule at
+    optimizer.iterations), the gradients clipped (clipnorm, clipvalue,
+    global_clipnorm), decoupled weight decay (w -= w * weight_decay * lr),
+    then the rule. torch.optim.SGD where it is Keras's rule (a constant rate
+    and no weight decay: torch's weight_decay is an L2 term in the gradient,
+    and its momentum buffer holds gradients, not steps, so a changing rate
+    weighs past steps otherwise), torch.nn.utils.clip_grad_value_ (Keras's
+    clipvalue). Written out where PyTorch's definition differs: Adam, AdamW,
+    Adagrad and Adamax put epsilon elsewhere (Keras: outside sqrt(v) before
+    the bias correction; inside the accumulator's square root; added to u,
+    not to |g|), NAdam's momentum decay is 0.96^(0.004 t) where Keras's is
+    0.96^t, clip_grad_norm_ divides by the norm + 1e-6."""
 
     def __init__(self, spec, params):
-        self.spec, self.params, self.t = spec, params, 0
-        if spec["type"] == "sgd":
+        self.spec, self.params, self.t, self.product = spec, params, 0, 1.0
+        self.sgd = None
+        if spec["type"] == "sgd" and not spec.get("schedule") and not spec.get("weight_decay"):
             self.sgd = torch.optim.SGD(params, lr=spec["learning_rate"], momentum=spec["momentum"],
                                        nesterov=spec["nesterov"])
-        self.slots = [[torch.zeros_like(p) for _ in range(3)] for p in params]
+        start = spec.get("initial_accumulator_value", 0.1) if spec["type"] == "adagrad" else 0.0
+        self.slots = [[torch.full_like(p, start)] + [torch.zeros_like(p) for _ in range(2)] for p in params]
+
+    def clip(self):
+        s, grads = self.spec, [p.grad for p in self.params]
+        if s.get("clipnorm"):  # _clip_by_norm: each gradient to norm at most clipnorm
+            for g in grads:
+                g.mul_(s["clipnorm"] / max(g.norm().item(), s["clipnorm"]))
+        elif s.get("global_clipnorm"):  # clip_by_global_norm: clip * min(1 / norm, 1 / clip)
+            c = s["global_clipnorm"]
+            norm = math.sqrt(sum((g * g).sum().item() for g in grads))
+            for g in grads:
+                g.mul_(c * min(1 / norm, 1 / c))
+        elif s.get("clipvalue"):
+            torch.nn.utils.clip_grad_value_(self.params, s["clipvalue"])
 
     def step(self):
         s = self.spec
-        if s["type"] == "sgd":
+        lr = keras_learning_rate(s, self.t)
+        self.t += 1
+        t = self.t
+        with torch.no_grad():
+            self.clip()
+        if self.sgd:
             self.sgd.step()
             self.sgd.zero_grad()
             return
-        self.t += 1
+        kind = "adam" if s["type"] == "adamw" else s["type"]
+        if kind == "nadam":  # its product of momentum factors, once per step
+            self.product *= s["beta_1"] * (1 - 0.5 * 0.96 ** t)
         with torch.no_grad():
-            for p, (m, v, mom) in zip(self.params, self.slots):
+            for p, (a, b, c) in zip(self.params, self.slots):
                 g = p.grad
-                if s["type"] == "adam":
-                    alpha = s["learning_rate"] * math.sqrt(1 - s["beta_2"] ** self.t) / (1 - s["beta_1"] ** self.t)
-                    m += (g - m) * (1 - s["beta_1"])
-                    v += (g * g - v) * (1 - s["beta_2"])
-                    p -= alpha * m / (v.sqrt() + s["epsilon"])
-                else:  # rmsprop
-                    m.mul_(s["rho"]).add_((1 - s["rho"]) * g * g)
-                    d = m + s["epsilon"]
-                    if s["centered"]:
-                        v.mul_(s["rho"]).add_((1 - s["rho"]) * g)
-                        d = m - v * v + s["epsilon"]
-                    inc = s["learning_rate"] * g / d.sqrt()
+                if s.get("weight_decay"):
+                    p -= p * s["weight_decay"] * lr
+                if kind == "sgd":
                     if s["momentum"] > 0:
-                        mom.mul_(s["momentum"]).add_(inc)
-                        p -= mom
+                        a.mul_(s["momentum"]).sub_(lr * g)
+                        p += s["momentum"] * a - lr * g if s["nesterov"] else a
+                    else:
+                        p -= lr * g
+                elif kind == "adam":
+                    alpha = lr * math.sqrt(1 - s["beta_2"] ** t) / (1 - s["beta_1"] ** t)
+                    a += (g - a) * (1 - s["beta_1"])
+                    b += (g * g - b) * (1 - s["beta_2"])
+                    p -= alpha * a / (b.sqrt() + s["epsilon"])
+                elif kind == "rmsprop":
+                    a.mul_(s["rho"]).add_((1 - s["rho"]) * g * g)
+                    d = a + s["epsilon"]
+                    if s["centered"]:
+                        b.mul_(s["rho"]).add_((1 - s["rho"]) * g)
+                        d = a - b * b + s["epsilon"]
+                    inc = lr * g / d.sqrt()
+                    if s["momentum"] > 0:
+                        c.mul_(s["momentum"]).add_(inc)
+                        p -= c
                     else:
                         p -= inc
+                elif kind == "adagrad":
+                    a += g * g
+                    p -= lr * g / (a + s["epsilon"]).sqrt()
+                elif kind == "adamax":
+                    a += (g - a) * (1 - s["beta_1"])
+                    torch.maximum(s["beta_2"] * b, g.abs(), out=b)
+                    p -= lr * a / ((1 - s["beta_1"] ** t) * (b + s["epsilon"]))
+                elif kind == "nadam":
+                    u_t = s["beta_1"] * (1 - 0.5 * 0.96 ** t)
+                    u_next = s["beta_1"] * (1 - 0.5 * 0.96 ** (t + 1))
+                    a += (g - a) * (1 - s["beta_1"])
+                    b += (g * g - b) * (1 - s["beta_2"])
+                    m_hat = u_next * a / (1 - self.product * u_next) + (1 - u_t) * g / (1 - self.product)
+                    v_hat = b / (1 - s["beta_2"] ** t)
+                    p -= lr * m_hat / (v_hat.sqrt() + s["epsilon"])
+                else:
+                    raise NotImplementedError(f"optimizer {s['type']}")
                 p.grad = None
 
 
@@ -360,6 +462,13 @@ def main():
     # Beside it, PyTorch float32's own difference: a gradient that sums
     # values which nearly cancel (a bias before a batch normalization) is
     # far from float64 in any float32 arithmetic.
+    # A schedule: the learning rate the device computed each step, against Keras's formula.
+    if dump.get("learning_rates"):
+        worst_rate = max(abs(device - keras_learning_rate(dump["optimizer"], i)) / abs(keras_learning_rate(dump["optimizer"], i))
+                         for i, device in enumerate(dump["learning_rates"]) if keras_learning_rate(dump["optimizer"], i))
+        passed = passed and worst_rate <= args.tolerance
+        print(f"  learning rate ({dump['optimizer']['schedule']['class_name']}) each step: largest relative difference "
+              f"{worst_rate:.2e} from Keras's formula")
     for (name, p), final in zip(params.items(), dump.get("final_weights", [])):
         exact_w = p.detach().reshape(-1).to(torch.float64)
         device_w = torch.tensor(final, dtype=torch.float64)

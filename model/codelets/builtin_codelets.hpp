@@ -16,7 +16,9 @@ void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fi
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropy(Grad)
 void addNonLinearityGradCodelets(CodeletRegistry& registry);     // ReluGrad, SigmoidGrad, TanhGrad, GeluGrad
 void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Increment
-void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*
+void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*, ...
+void addLearningRateCodelets(CodeletRegistry& registry);         // LearningRate, PiecewiseConstantLearningRate, NadamMomentumProduct
+void addGradientClippingCodelets(CodeletRegistry& registry);     // ReduceSquareAdd, ClipByNorm, ClipByValue
 void addAccuracyCodelet(CodeletRegistry& registry);
 void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
 void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvPartialHorizontalMac, ConvPartialVerticalMac, ConvWeightUpdatePartial, ConvWeightUpdateHorizontalMac

@@ -21,6 +21,8 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addNonLinearityGradCodelets(r);
     addDropoutCodelets(r);
     addOptimizerUpdateCodelets(r);
+    addLearningRateCodelets(r);
+    addGradientClippingCodelets(r);
     addAccuracyCodelet(r);
     addTargetLossCodelets(r);
     addConvPartialCodelets(r);

@@ -161,6 +161,23 @@ inline constexpr ir::Cycles kIntToFloatCyclesPerElement = 2;
 // FLOAT {c, false, 2}): one element costs a whole loop, ceil(1 / 2) x c.
 inline constexpr ir::Cycles kScalarReciprocalCycles = kDivideCyclesPerVector;
 inline constexpr ir::Cycles kScalarLogCycles = kLogCyclesPerVector;
+// The optimizer's scalar work and its reductions (model/codelets/learning_rate.cpp,
+// gradient_clipping.cpp), from popops' OpPerformanceInfo tables
+// (popopsCycleEstimators.hpp, unaryOpPerfInfo / binaryOpPerfInfo):
+//   a power b^p as exp(p log b) (LOGARITHM, MULTIPLY, EXPONENT; the optimizer
+//   updates' bias corrections take it so too); COS FLOAT {2300, false} (a
+//   software cosine); FLOOR, CEIL FLOAT {2, true}.
+inline constexpr ir::Cycles kScalarPowerCycles = kScalarLogCycles + 1 + kExpCyclesPerVector;
+inline constexpr ir::Cycles kScalarCosCycles = 2300;
+inline constexpr ir::Cycles kScalarRoundCycles = 2;
+// A sum of squares into one scalar, as popops' reduction vertex for
+// SQUARE_ADD with one input region and a scalar output
+// (lib/popops/reduction/CycleEstimationFunctions.cpp, getCyclesEstimateForReduce,
+// SCALAR_OUTPUT_SINGLE_INPUT): 5 + 1 + 1 entry/exit, 8 + 11 setup, then per
+// 2 vectors 2 cycles (1 per remaining element; 6 in all below 6 elements).
+inline constexpr ir::Cycles kScalarReduceOverhead = 5 + 1 + 1 + 8 + 11;
+inline constexpr ir::Cycles kScalarReduceCyclesPerTwoVectors = 2;
+inline constexpr ir::Cycles kScalarReduceShortCycles = 6;
 // Per row of a label-indexed codelet: load the label, bounds check, address
 // (estimate: PopLibs has no vertex reading one label per row).
 inline constexpr ir::Cycles kLabelLookupCycles = 4;

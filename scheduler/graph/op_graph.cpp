@@ -31,6 +31,15 @@ const char* toString(OpKind kind) {
     case OpKind::MomentumUpdate: return "MomentumUpdate";
     case OpKind::AdamUpdate: return "AdamUpdate";
     case OpKind::RmspropUpdate: return "RmspropUpdate";
+    case OpKind::GradientDescentUpdate: return "GradientDescentUpdate";
+    case OpKind::AdagradUpdate: return "AdagradUpdate";
+    case OpKind::AdamaxUpdate: return "AdamaxUpdate";
+    case OpKind::NadamUpdate: return "NadamUpdate";
+    case OpKind::LearningRate: return "LearningRate";
+    case OpKind::NadamMomentumProduct: return "NadamMomentumProduct";
+    case OpKind::SumOfSquares: return "SumOfSquares";
+    case OpKind::ClipByNorm: return "ClipByNorm";
+    case OpKind::ClipByValue: return "ClipByValue";
     case OpKind::Conv2D: return "Conv2D";
     case OpKind::Conv2DInputGrad: return "Conv2DInputGrad";
     case OpKind::Conv2DWeightGrad: return "Conv2DWeightGrad";

@@ -25,7 +25,11 @@ namespace ipusim::scheduler {
 // NonTrainable: device state no optimizer updates (batch normalization's
 // moving mean and variance, a fixed gamma or beta), as Keras's non-trainable
 // weights.
-enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter, NonTrainable };
+// PerTile: a small value every tile keeps its own copy of, as the step
+// counter (the step's learning rate, Nadam's momentum product, a schedule's
+// tables): computed or updated on each tile, read where it lies, never
+// exchanged; always live. `shape` is one copy's.
+enum class ValueKind { Input, Weight, Activation, Gradient, Loss, OptimizerState, StepCounter, NonTrainable, PerTile };
 
 struct Value {
   std::string name;
@@ -44,7 +48,8 @@ struct Value {
   std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
   bool alwaysLive() const {
     return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss ||
-           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter || kind == ValueKind::NonTrainable;
+           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter || kind == ValueKind::NonTrainable ||
+           kind == ValueKind::PerTile;
   }
 };
 
@@ -71,6 +76,22 @@ enum class OpKind {
   MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
   AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
   RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop
+  // The other optimizers and what Keras does before an update
+  // (scheduler/graph/optimizer_updates.hpp, gradient_clipping.hpp build these).
+  GradientDescentUpdate,  // (weight, grad): Keras SGD without momentum, with weight decay or a schedule
+  AdagradUpdate,          // (weight, grad, accumulator): Keras Adagrad
+  AdamaxUpdate,           // (weight, grad, m, u, step): Keras Adamax
+  NadamUpdate,            // (weight, grad, m, v, step, momentum product): Keras Nadam
+                          //   Every update above also reads, after its own inputs, the step's learning rate
+                          //   (a PerTile value) when the optimizer has a schedule (Op::optimizer says which)
+  LearningRate,           // (step[, boundaries, values]) -> the step's learning rate (PerTile values), the
+                          //   schedule of Op::optimizer at iteration step - 1
+  NadamMomentumProduct,   // (step, product): Nadam's product of momentum factors *= its factor at step (PerTile)
+  SumOfSquares,           // (in0, in1, ...) -> out[0] = sum of every input's elements squared
+  ClipByNorm,             // (in0, ..., inN-1, normSquared) -> (out0, ..., outN-1): each input scaled to an L2
+                          //   norm of at most attr scale, the norm sqrt(normSquared); attr index 1: Keras's
+                          //   global-norm formula (clip_by_global_norm), 0: its per-tensor one (_clip_by_norm)
+  ClipByValue,            // in -> out = min(max(in, -scale), scale)
   // NHWC activations, HWIO kernels (as Keras stores them); attrs `window`,
   // `groups` (scheduler/layers/conv_layers.hpp builds these).
   Conv2D,                 // (input, kernel) -> output
@@ -133,7 +154,7 @@ struct Op {
   std::string layer;  // workload layer ("dense", "dense_1", "loss", ...)
   std::vector<std::size_t> inputs, outputs;  // value indices
   bool transposeA = false, transposeB = false;
-  double scale = 1.0;
+  double scale = 1.0;                          // also ClipByNorm's norm, ClipByValue's bound
   Activation activation = Activation::Linear;  // NonLinearity(Grad)
   ActivationParams activationParams{};         // NonLinearity(Grad)
   double rate = 0;                             // Dropout(Grad)

@@ -408,7 +408,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   g.labels = w.loss.classIndexLabels()
                  ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")
                  : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
-  if (w.optimizer.type == "adam") b.stepCounter();  // Adam's bias correction reads it
+  if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
   // Forward, layer by layer in the model's (topological) order.
   const std::vector<std::size_t> inputs = modelInputValues(b);

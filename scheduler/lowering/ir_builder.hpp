@@ -32,6 +32,7 @@ class IrBuilder {
   // tensor of another shard never matches a placement of this one (its tiles
   // come out outside the shard's range) and is copied over by the caller.
   void setTileBase(std::uint32_t base) { tileBase_ = base; }
+  std::uint32_t tileBase() const { return tileBase_; }
   // The tiles one op may spread over (one IPU's when sharded; every tile by default).
   void setOpTiles(std::uint32_t tiles) { opTiles_ = tiles; }
   std::uint32_t opTiles() const { return opTiles_ ? opTiles_ : target_.totalTiles(); }

@@ -4,6 +4,7 @@
 #include "scheduler/lowering/conv_lowering.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/matmul_lowering.hpp"
+#include "scheduler/lowering/optimizer_lowering.hpp"
 #include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/padding_layers.hpp"
 #include "scheduler/lowering/pool_lowering.hpp"
@@ -85,7 +86,8 @@ class Lowerer {
       case ValueKind::NonTrainable: return "weights";
       case ValueKind::Gradient: return "gradients";
       case ValueKind::OptimizerState:
-      case ValueKind::StepCounter: return "optimizer";
+      case ValueKind::StepCounter:
+      case ValueKind::PerTile: return "optimizer";
       default: return "activations";
     }
   }
@@ -97,10 +99,21 @@ class Lowerer {
 
   Id define(std::size_t value, const Placement& p) {
     const Value& v = g_.values[value];
-    if (v.kind == ValueKind::StepCounter) {  // one copy of the count per tile: read where it is needed, never exchanged
+    if (v.kind == ValueKind::StepCounter || v.kind == ValueKind::PerTile) {
+      // One copy per tile of the replica (every IPU of a sharded one), n
+      // elements each, tile t's at [t n, (t + 1) n): read where it is
+      // needed, never exchanged (copyOf).
+      const std::uint64_t n = v.numElements();
+      const std::uint32_t copies = target_.totalTiles();
       Placement perTile;
-      for (std::uint32_t t = 0; t < tiles_; ++t) perTile.push_back({t, t + 1, t});
-      const Id t = b_.addTensor(v.name, {tiles_}, dtypeOf(value), categoryOf(v), true, perTile);
+      for (std::uint32_t t = 0; t < copies; ++t) perTile.push_back({t * n, (t + 1) * n, t - b_.tileBase()});
+      const Id t = b_.addTensor(v.name, {copies * n}, dtypeOf(value), categoryOf(v), true, perTile);
+      if (!v.initialValues.empty())
+        for (std::uint32_t c = 0; c < copies; ++c)
+          b_.exe().tensors[t].initialValue.insert(b_.exe().tensors[t].initialValue.end(), v.initialValues.begin(),
+                                                   v.initialValues.end());
+      else if (v.initialFill != 0)
+        b_.exe().tensors[t].initialValue.assign(copies * n, v.initialFill);
       tensorOf_[value] = t;
       return t;
     }
@@ -129,6 +142,11 @@ class Lowerer {
     return relaid;
   }
   Id produce(std::size_t value, const Placement& p) { return define(value, p); }
+  // The copy on `tile` (relative to the op's shard) of a step counter or PerTile value.
+  ir::TensorRef copyOf(std::size_t value, std::uint32_t tile) {
+    const std::uint64_t n = g_.values[value].numElements(), at = std::uint64_t(tile + b_.tileBase()) * n;
+    return {tensorOf(value), at, at + n};
+  }
   // The weight a layer's gradient updates (same layer, same shape), if any.
   std::size_t weightOf(const Op& op, const std::vector<std::uint64_t>& shape) const {
     for (std::size_t w : g_.weights)
@@ -170,7 +188,32 @@ class Lowerer {
       case OpKind::DropoutGrad: lowerDropout(op, "Dropout", "in", "out"); break;  // the same mask, applied to the gradient
       case OpKind::MomentumUpdate:
       case OpKind::AdamUpdate:
-      case OpKind::RmspropUpdate: lowerOptimizerUpdate(op); break;
+      case OpKind::RmspropUpdate:
+      case OpKind::GradientDescentUpdate:
+      case OpKind::AdagradUpdate:
+      case OpKind::AdamaxUpdate:
+      case OpKind::NadamUpdate: lowerOptimizerUpdate(op); break;
+      case OpKind::LearningRate:
+      case OpKind::NadamMomentumProduct: lowerOptimizerScalar(op); break;
+      case OpKind::SumOfSquares: {
+        std::vector<Id> ins;
+        for (std::size_t in : op.inputs) ins.push_back(tensorOf(in));
+        const std::size_t out = op.outputs[0];
+        sumOfSquares(b_, ins, produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_)));
+        break;
+      }
+      case OpKind::ClipByNorm: {
+        std::vector<Id> ins, outs;
+        for (std::size_t i = 0; i + 1 < op.inputs.size(); ++i) {
+          ins.push_back(tensorOf(op.inputs[i]));
+          outs.push_back(produce(op.outputs[i], b_.placementOf(ins.back())));
+        }
+        clipByNorm(b_, ins, tensorOf(op.inputs.back()), outs, op.scale, op.index != 0);
+        break;
+      }
+      case OpKind::ClipByValue:
+        lowerElementwise(op, typed("ClipByValue", {dtypeOf(op.outputs[0])}), {"in"}, "out", {{"clipValue", op.scale}});
+        break;
       case OpKind::Conv2D:
       case OpKind::Conv2DInputGrad:
       case OpKind::Conv2DWeightGrad: lowerConvOp(op); break;
@@ -678,17 +721,19 @@ class Lowerer {
   void lowerDropout(const Op& op, const std::string& codelet, const char* inField, const char* outField) {
     const Id in = tensorOf(op.inputs[0]);
     const Placement p = b_.placementOf(in);
-    const Id step = tensorOf(op.inputs[1]);
+    tensorOf(op.inputs[1]);  // the step count's copies (defined before the output)
     const Id out = produce(op.outputs[0], p);
     const std::string name = typed(codelet, {dtypeOf(op.outputs[0])});
     executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
-      return ir::Vertex{name, tile, {{inField, {in, b, e}}, {"step", {step, tile, tile + 1}}, {outField, {out, b, e}}},
+      return ir::Vertex{name, tile, {{inField, {in, b, e}}, {"step", copyOf(op.inputs[1], tile)}, {outField, {out, b, e}}},
                         {{"rate", op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}};
     });
   }
 
-  // Momentum SGD, Adam, RMSprop: in place where the weight lies, its
-  // gradient brought there, its slots mapped as the weight.
+  // The fused updates (every rule but plain SGD's ScaledAdd): in place where
+  // the weight lies, its gradient brought there, its slots mapped as the
+  // weight; the step count, Nadam's momentum product and a schedule's
+  // learning rate read from the tile's own copies.
   void lowerOptimizerUpdate(const Op& op) {
     const Id w = tensorOf(op.inputs[0]);
     const Placement p = b_.placementOf(w);
@@ -696,37 +741,104 @@ class Lowerer {
     const OptimizerSpec& o = op.optimizer;
     const ir::DType dtype = dtypeOf(op.inputs[0]);
     std::string codelet;
-    std::vector<std::string> slotFields;
+    std::vector<std::string> slotFields, tileFields;  // tileFields: PerTile / step inputs after the slots
     std::vector<std::pair<std::string, double>> params;
-    Id step = ir::kNoId;
-    if (op.kind == OpKind::MomentumUpdate) {
-      codelet = "MomentumUpdate";
-      slotFields = {"velocity"};
-      params = {{"learningRate", o.learningRate}, {"momentum", o.momentum}, {"nesterov", o.nesterov ? 1.0 : 0.0}};
-    } else if (op.kind == OpKind::AdamUpdate) {
-      codelet = "AdamUpdate";
-      slotFields = {"m", "v"};
-      step = tensorOf(op.inputs.back());
-      params = {{"learningRate", o.learningRate}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}};
-    } else {
-      codelet = std::string("RmspropUpdate") + (o.centered ? "Centered" : "") + (o.momentum > 0 ? "Momentum" : "");
-      slotFields = {"velocity"};
-      if (o.centered) slotFields.push_back("average");
-      if (o.momentum > 0) slotFields.push_back("moment");
-      params = {{"learningRate", o.learningRate}, {"rho", o.rho}, {"epsilon", o.epsilon}};
-      if (o.momentum > 0) params.push_back({"momentum", o.momentum});
+    switch (op.kind) {
+      case OpKind::MomentumUpdate:
+        codelet = "MomentumUpdate";
+        slotFields = {"velocity"};
+        params = {{"momentum", o.momentum}, {"nesterov", o.nesterov ? 1.0 : 0.0}};
+        break;
+      case OpKind::AdamUpdate:
+        codelet = "AdamUpdate";
+        slotFields = {"m", "v"};
+        tileFields = {"step"};
+        params = {{"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}};
+        break;
+      case OpKind::RmspropUpdate:
+        codelet = std::string("RmspropUpdate") + (o.centered ? "Centered" : "") + (o.momentum > 0 ? "Momentum" : "");
+        slotFields = {"velocity"};
+        if (o.centered) slotFields.push_back("average");
+        if (o.momentum > 0) slotFields.push_back("moment");
+        params = {{"rho", o.rho}, {"epsilon", o.epsilon}};
+        if (o.momentum > 0) params.push_back({"momentum", o.momentum});
+        break;
+      case OpKind::GradientDescentUpdate:
+        codelet = "GradientDescentUpdate";
+        break;
+      case OpKind::AdagradUpdate:
+        codelet = "AdagradUpdate";
+        slotFields = {"accumulator"};
+        params = {{"epsilon", o.epsilon}};
+        break;
+      case OpKind::AdamaxUpdate:
+        codelet = "AdamaxUpdate";
+        slotFields = {"m", "u"};
+        tileFields = {"step"};
+        params = {{"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}};
+        break;
+      default:  // NadamUpdate
+        codelet = "NadamUpdate";
+        slotFields = {"m", "v"};
+        tileFields = {"step", "uProduct"};
+        params = {{"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}};
+        break;
     }
+    if (o.schedule.enabled()) {
+      codelet += "Scheduled";
+      tileFields.push_back("learningRate");
+    } else {
+      params.insert(params.begin(), {"learningRate", o.learningRate});
+    }
+    if (o.weightDecay != 0) params.push_back({"weightDecay", o.weightDecay});
     std::vector<Id> slots;
     for (std::size_t s = 0; s < slotFields.size(); ++s) slots.push_back(realize(op.inputs[2 + s], p));
+    const std::size_t firstTileField = 2 + slotFields.size();
     const std::string name = typed(codelet, {dtype});
     executePerWorker(p, vectorElements(dtype, target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
       std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
       for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
-      if (step != ir::kNoId) fields.push_back({"step", {step, tile, tile + 1}});
+      for (std::size_t s = 0; s < tileFields.size(); ++s) fields.push_back({tileFields[s], copyOf(op.inputs[firstTileField + s], tile)});
       ir::Vertex vx{name, tile, std::move(fields), {}};
       for (const auto& [k, val] : params) vx.params[k] = val;
       return vx;
     });
+  }
+
+  // The step's learning rate (a schedule) and Nadam's momentum product: one
+  // vertex per tile, on its own copies (each PerTile value's copy on tile t
+  // is its [t n, (t + 1) n)).
+  void lowerOptimizerScalar(const Op& op) {
+    const Id step = tensorOf(op.inputs[0]);
+    std::vector<ir::Vertex> v;
+    if (op.kind == OpKind::NadamMomentumProduct) {
+      for (const PlacedRange& r : b_.placementOf(step))
+        v.push_back({"NadamMomentumProduct", r.tile, {{"step", copyOf(op.inputs[0], r.tile)}, {"product", copyOf(op.inputs[1], r.tile)}},
+                     {{"beta1", op.optimizer.beta1}}});
+      b_.execute(std::move(v), "");
+      return;
+    }
+    produce(op.outputs[0], {});  // PerTile: its copies
+    const LearningRateSchedule& s = op.optimizer.schedule;
+    const bool piecewise = s.type == "piecewise_constant_decay";
+    ir::VertexParams params;
+    if (!piecewise) {
+      const double kind = s.type == "exponential_decay" ? 0 : s.type == "cosine_decay" ? 1 : s.type == "polynomial_decay" ? 2 : 3;
+      params = {{"schedule", kind}, {"initialLearningRate", s.initialLearningRate}, {"decaySteps", s.decaySteps},
+                {"decayRate", s.decayRate}, {"staircase", s.staircase ? 1.0 : 0.0}, {"alpha", s.alpha},
+                {"warmup", s.warmup ? 1.0 : 0.0}, {"warmupTarget", s.warmupTarget}, {"warmupSteps", s.warmupSteps},
+                {"endLearningRate", s.endLearningRate}, {"power", s.power}, {"cycle", s.cycle ? 1.0 : 0.0}};
+    }
+    for (const PlacedRange& r : b_.placementOf(step)) {
+      std::vector<ir::VertexField> fields{{"step", copyOf(op.inputs[0], r.tile)}};
+      if (piecewise) {
+        fields.push_back({"boundaries", copyOf(op.inputs[1], r.tile)});
+        fields.push_back({"values", copyOf(op.inputs[2], r.tile)});
+      }
+      fields.push_back({"learningRate", copyOf(op.outputs[0], r.tile)});
+      v.push_back({piecewise ? "PiecewiseConstantLearningRate" : "LearningRate", r.tile, std::move(fields), params});
+    }
+    b_.execute(std::move(v), "");
   }
 
   // Conv2D and its gradients (and a Conv2DTranspose's forward, an input

@@ -11,8 +11,27 @@ namespace {
 using json = nlohmann::json;
 
 // Keras's optimizer names (keras.optimizers.get) and classes -> ipusim's type.
-const std::map<std::string, std::string> kOptimizers{{"sgd", "sgd"}, {"SGD", "sgd"},         {"adam", "adam"},
-                                                     {"Adam", "adam"}, {"rmsprop", "rmsprop"}, {"RMSprop", "rmsprop"}};
+const std::map<std::string, std::string> kOptimizers{
+    {"sgd", "sgd"},         {"SGD", "sgd"},         {"adam", "adam"},       {"Adam", "adam"},
+    {"adamw", "adamw"},     {"AdamW", "adamw"},     {"rmsprop", "rmsprop"}, {"RMSprop", "rmsprop"},
+    {"adagrad", "adagrad"}, {"Adagrad", "adagrad"}, {"adamax", "adamax"},   {"Adamax", "adamax"},
+    {"nadam", "nadam"},     {"Nadam", "nadam"}};
+
+// An optimizer's config as readOptimizerOptions() reads it: the keys it
+// reads count as used (KerasConfig::check refuses the others).
+class KerasOptions final : public OptionSource {
+ public:
+  KerasOptions(KerasConfig& c, const json& config) : c_(c), config_(config) {}
+  const json* find(const std::string& key) override {
+    c_.ignore({key.c_str()});
+    return config_.contains(key) ? &config_.at(key) : nullptr;
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const override { c_.fail(key, what); }
+
+ private:
+  KerasConfig& c_;
+  const json& config_;
+};
 
 OptimizerSpec readOptimizer(const json& v, const std::string& file) {
   const std::string where = "compile_config.optimizer";
@@ -20,40 +39,24 @@ OptimizerSpec readOptimizer(const json& v, const std::string& file) {
   auto it = kOptimizers.find(name);
   if (it == kOptimizers.end())
     throw std::invalid_argument(file + ": " + where + ": " + v.dump().substr(0, 200) +
-                                " is not modelled (supported: SGD, Adam, RMSprop)");
-  OptimizerSpec o;
-  o.type = it->second;
-  if (o.type != "sgd") o.learningRate = 0.001;  // Keras's defaults
-  if (v.is_string()) return o;
+                                " is not modelled (supported: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam)");
+  if (v.is_string()) {  // Keras's defaults
+    static const json empty = json::object();
+    KerasConfig c(empty, file, where + " (" + name + ")");
+    KerasOptions source(c, empty);
+    return readOptimizerOptions(it->second, source);
+  }
   if (!v.contains("config")) throw std::invalid_argument(file + ": " + where + ": no config in " + v.dump());
   KerasConfig c(v.at("config"), file, where + " (" + name + ")");
+  // Names, compilation and the exponential moving average's settings when it is off.
   c.ignore({"name", "ema_momentum", "ema_overwrite_frequency", "jit_compile", "is_legacy_optimizer", "decay"});
   if (c.has("decay") && c.at("decay") != json(0.0) && c.at("decay") != json(0))
     c.fail("decay", c.at("decay").dump() + " is not modelled (a learning-rate decay); only 0 is");
-  o.learningRate = c.number("learning_rate", o.learningRate);
-  if (!(o.learningRate > 0)) c.fail("learning_rate", "expected a positive number");
-  c.requireNull("weight_decay", "weight decay changes the update");
-  c.requireNull("clipnorm", "gradient clipping");
-  c.requireNull("clipvalue", "gradient clipping");
-  c.requireNull("global_clipnorm", "gradient clipping");
   c.requireValue("use_ema", false, "an exponential moving average of the weights");
   c.requireNull("loss_scale_factor", "loss scaling");
   c.requireNull("gradient_accumulation_steps", "gradient accumulation");
-  if (o.type == "sgd") {
-    o.momentum = c.number("momentum", 0.0);
-    o.nesterov = c.boolean("nesterov", false);
-  } else if (o.type == "adam") {
-    o.beta1 = c.number("beta_1", o.beta1);
-    o.beta2 = c.number("beta_2", o.beta2);
-    o.epsilon = c.number("epsilon", o.epsilon);
-    c.requireValue("amsgrad", false, "AMSGrad");
-  } else {
-    o.rho = c.number("rho", o.rho);
-    o.momentum = c.number("momentum", 0.0);
-    o.epsilon = c.number("epsilon", o.epsilon);
-    o.centered = c.boolean("centered", false);
-  }
-  if (!(o.momentum >= 0 && o.momentum <= 1)) c.fail("momentum", "expected a number in [0, 1]");
+  KerasOptions source(c, v.at("config"));
+  const OptimizerSpec o = readOptimizerOptions(it->second, source);
   c.check();
   return o;
 }

@@ -2,9 +2,10 @@
 // A Keras 3 compile_config -> the optimizer, loss and steps_per_execution it
 // names (keras_model.hpp uses them when the workload does not set its own).
 // Optimizers and losses may be names ("adam", "sparse_categorical_crossentropy")
-// or serialized objects; an option that changes training and is not modelled
-// (weight_decay, clipnorm, use_ema, a learning-rate schedule, label
-// smoothing, ...) is an error naming the file, the key and the value.
+// or serialized objects; an optimizer is read by the workload format's rules
+// (optimizer_spec.hpp); an option that changes training and is not modelled
+// (use_ema, loss scaling, label smoothing, ...) is an error naming the file,
+// the key and the value.
 // Internal to scheduler/.
 #include "scheduler/models/workload.hpp"
 

@@ -22,7 +22,7 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   // below), and each layer's weights once, with the optimizer's slot
   // variables, which live as long as their weights.
   const OptimizerSpec& o = w.optimizer;
-  const int slots = o.type == "adam" ? 2 : o.type == "rmsprop" ? 1 + o.centered + (o.momentum > 0) : (o.momentum > 0);
+  const int slots = o.slots();
   long double largestKernel = 0;
   std::string largestKernelName;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/models/layer_spec.hpp"
+#include "scheduler/models/optimizer_spec.hpp"
 
 namespace ipusim::scheduler {
 
@@ -33,19 +34,8 @@ struct DatasetSpec {
   std::uint64_t syntheticExamples = 1024;  // synthetic: examples per epoch
 };
 
-// Keras's optimizers, with Keras's parameter names and defaults (keras.optimizers.SGD,
-// Adam, RMSprop): the defaults below are those of SGD; parseWorkload() sets
-// Adam's and RMSprop's learning rate default (0.001) when the type is given.
-struct OptimizerSpec {
-  std::string type = "sgd";  // sgd | adam | rmsprop
-  double learningRate = 0.01;
-  double momentum = 0.0;     // sgd, rmsprop
-  bool nesterov = false;     // sgd
-  double beta1 = 0.9, beta2 = 0.999;  // adam
-  double epsilon = 1e-7;     // adam, rmsprop
-  double rho = 0.9;          // rmsprop
-  bool centered = false;     // rmsprop
-};
+// The optimizer (Keras's optimizers, schedules, clipping and weight decay):
+// scheduler/models/optimizer_spec.hpp.
 
 // The loss, as Keras's loss classes: from_logits=true means the loss applies
 // softmax (sigmoid for binary cross-entropy) itself; false means the model's

@@ -113,33 +113,29 @@ LayerList parseLayers(const Reader& model) {
   return parsed;
 }
 
-// Keras's defaults per optimizer (keras.optimizers.SGD / Adam / RMSprop).
+namespace {
+
+// The workload's `optimizer` object as readOptimizerOptions() reads it.
+class WorkloadOptions final : public OptionSource {
+ public:
+  explicit WorkloadOptions(const Reader& r) : r_(r) {}
+  const json* find(const std::string& key) override { return r_.has(key) ? &r_.raw().at(key) : nullptr; }
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const override { r_.fail(r_.key(key), what); }
+
+ private:
+  const Reader& r_;
+};
+
+}  // namespace
+
+// Keras's optimizers, keys and defaults (optimizer_spec.hpp).
 OptimizerSpec parseOptimizer(const Reader& opt) {
-  OptimizerSpec o;
-  o.type = opt.string("type", o.type, {"sgd", "adam", "rmsprop"});
-  if (o.type == "sgd") {
-    opt.allowOnly({"type", "learning_rate", "momentum", "nesterov"});
-    o.momentum = opt.numberIn("momentum", 0.0, 0, 1, false);
-    o.nesterov = opt.boolean("nesterov", false);
-  } else if (o.type == "adam") {
-    opt.allowOnly({"type", "learning_rate", "beta_1", "beta_2", "epsilon", "amsgrad"});
-    o.learningRate = 0.001;
-    o.beta1 = opt.numberIn("beta_1", o.beta1, 0, 1, true);
-    o.beta2 = opt.numberIn("beta_2", o.beta2, 0, 1, true);
-    o.epsilon = opt.number("epsilon", o.epsilon);
-    if (opt.boolean("amsgrad", false)) opt.fail(opt.key("amsgrad"), "true is not modelled (only amsgrad=false)");
-  } else {
-    opt.allowOnly({"type", "learning_rate", "rho", "momentum", "epsilon", "centered"});
-    o.learningRate = 0.001;
-    o.rho = opt.numberIn("rho", o.rho, 0, 1, true);
-    o.momentum = opt.numberIn("momentum", 0.0, 0, 1, false);
-    o.epsilon = opt.number("epsilon", o.epsilon);
-    o.centered = opt.boolean("centered", false);
-  }
-  if (!(o.epsilon > 0)) opt.fail(opt.key("epsilon"), "expected a positive number");
-  o.learningRate = opt.number("learning_rate", o.learningRate);
-  if (!(o.learningRate > 0)) opt.fail(opt.key("learning_rate"), "expected a positive number");
-  return o;
+  const std::string type = opt.string("type", "sgd", optimizerTypes());
+  std::set<std::string> keys = optimizerKeys(type);
+  keys.insert("type");
+  opt.allowOnly(keys);
+  WorkloadOptions source(opt);
+  return readOptimizerOptions(type, source);
 }
 
 namespace {

@@ -248,6 +248,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   plan.stepsPerExecution = compiled.stepsPerRun;
   plan.feeds = workload.training.feeds;
   plan.replicas = replicas;
+  plan.outfeed = compiled.outfeed;
   plan.entry = engine.entryIndex("train");
   plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
 

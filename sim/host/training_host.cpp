@@ -66,8 +66,11 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   finalLoss_ = loss;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
-  if (perReplica >= 2)  // the compiled step's outfeed: loss, then accuracy
-    engine_.counter({"accuracy", origin.at, mean(1), origin.run, origin.step});
+  // The compiled step's outfeed: the loss, then the accuracy, a schedule's learning rate.
+  static const std::vector<std::string> kLossAndAccuracy{"loss", "accuracy"};
+  const std::vector<std::string>& names = plan_.outfeed.empty() ? kLossAndAccuracy : plan_.outfeed;
+  for (std::size_t i = 1; i < std::min(perReplica, names.size()); ++i)
+    engine_.counter({names[i], origin.at, mean(i), origin.run, origin.step});
 }
 
 void TrainingHost::fail(std::exception_ptr error) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ipusim::sim {
 
@@ -16,6 +17,10 @@ struct TrainingPlan {
   std::uint32_t entry = 0;              // entry point running one execution
   std::string imagesStream = "images", labelsStream = "labels", lossStream = "loss";
   std::uint32_t replicas = 1;  // the outfeed holds each replica's values in turn
+  // The counter each value of a replica's outfeed copy is recorded as
+  // (CompiledWorkload::outfeed: loss, accuracy, learning_rate); empty: the
+  // loss, then the accuracy when there are two.
+  std::vector<std::string> outfeed;
   OutfeedMode outfeedMode = OutfeedMode::All;
 
   std::uint64_t runs() const { return feeds ? steps / stepsPerExecution : steps; }

@@ -66,6 +66,16 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
         "SoftplusGrad", "SoftsignGrad", "HardSigmoidGrad", "HardSiluGrad", "MishGrad", "SwishGrad", "GeluTanhGrad",
         "PReluAlphaGrad", "Softmax", "SoftmaxGrad", "PRelu", "PReluGrad", "Normalize", "ScaleShift"})
     for (const std::string& name : {std::string(base), std::string(base) + "<half>"}) expected.push_back(name);
+  // The optimizers of issue 32, every update's Scheduled variant (the step's
+  // learning rate read from a field), the schedules, Nadam's product, clipping.
+  for (const char* base : {"GradientDescentUpdate", "AdagradUpdate", "AdamaxUpdate", "NadamUpdate"})
+    for (const std::string& name : {std::string(base), std::string(base) + "<half>"}) expected.push_back(name);
+  for (const char* base : {"MomentumUpdate", "AdamUpdate", "RmspropUpdate", "RmspropUpdateCentered", "RmspropUpdateMomentum",
+                           "RmspropUpdateCenteredMomentum", "GradientDescentUpdate", "AdagradUpdate", "AdamaxUpdate", "NadamUpdate"})
+    for (const std::string& name : {std::string(base) + "Scheduled", std::string(base) + "Scheduled<half>"}) expected.push_back(name);
+  for (const char* name : {"LearningRate", "PiecewiseConstantLearningRate", "NadamMomentumProduct", "ReduceSquareAdd",
+                           "ReduceSquareAdd<half,float>", "ClipByNorm", "ClipByNorm<half>", "ClipByValue", "ClipByValue<half>"})
+    expected.push_back(name);
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

@@ -415,12 +415,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
   }
   for (std::size_t o : outputs) outputs_.push_back(actOf[o]);
   if (weight != weights_.size()) throw std::invalid_argument("CpuReference: weights do not match the layers");
-  const std::string& o = w.optimizer.type;
-  std::size_t slots = 0;
-  if (o == "sgd") slots = w.optimizer.momentum > 0 ? 1 : 0;
-  else if (o == "adam") slots = 2;
-  else slots = 1 + (w.optimizer.centered ? 1 : 0) + (w.optimizer.momentum > 0 ? 1 : 0);
-  for (const auto& wt : weights_) slots_.push_back(std::vector<std::vector<float>>(slots, std::vector<float>(wt.size(), 0.0f)));
+  optimizer_.emplace(w.optimizer, weights_);
 }
 
 void CpuReference::batchStatistics(const Stage& s, const std::vector<float>& x, std::vector<double>& mean,
@@ -432,50 +427,6 @@ void CpuReference::batchStatistics(const Stage& s, const std::vector<float>& x, 
   for (double& m : mean) m /= double(M);
   for (std::size_t e = 0; e < x.size(); ++e) variance[e % C] += (x[e] - mean[e % C]) * (x[e] - mean[e % C]);
   for (double& v : variance) v /= double(M);
-}
-
-void CpuReference::update(std::size_t weight, const std::vector<float>& g) {
-  std::vector<float>& w = weights_[weight];
-  auto& s = slots_[weight];
-  const auto& o = w_.optimizer;
-  const float lr = float(o.learningRate);
-  const std::size_t n = w.size();
-  if (o.type == "sgd" && o.momentum == 0) {
-    for (std::size_t i = 0; i < n; ++i) w[i] += float(-o.learningRate) * g[i];
-  } else if (o.type == "sgd") {
-    const float m = float(o.momentum);
-    for (std::size_t i = 0; i < n; ++i) {
-      s[0][i] = m * s[0][i] - lr * g[i];
-      w[i] += o.nesterov ? m * s[0][i] - lr * g[i] : s[0][i];
-    }
-  } else if (o.type == "adam") {
-    const double t = double(stepCount_);
-    const float alpha = float(o.learningRate * std::sqrt(1.0 - std::pow(o.beta2, t)) / (1.0 - std::pow(o.beta1, t)));
-    const float b1 = float(1.0 - o.beta1), b2 = float(1.0 - o.beta2), eps = float(o.epsilon);
-    for (std::size_t i = 0; i < n; ++i) {
-      s[0][i] += (g[i] - s[0][i]) * b1;
-      s[1][i] += (g[i] * g[i] - s[1][i]) * b2;
-      w[i] -= alpha * s[0][i] / (std::sqrt(s[1][i]) + eps);
-    }
-  } else {
-    const float rho = float(o.rho), eps = float(o.epsilon), m = float(o.momentum);
-    for (std::size_t i = 0; i < n; ++i) {
-      s[0][i] = rho * s[0][i] + (1.0f - rho) * g[i] * g[i];
-      float d = s[0][i] + eps;
-      if (o.centered) {
-        s[1][i] = rho * s[1][i] + (1.0f - rho) * g[i];
-        d = s[0][i] - s[1][i] * s[1][i] + eps;
-      }
-      const float inc = lr * g[i] / std::sqrt(d);
-      if (o.momentum > 0) {
-        auto& mom = s[o.centered ? 2 : 1];
-        mom[i] = m * mom[i] + inc;
-        w[i] -= mom[i];
-      } else {
-        w[i] -= inc;
-      }
-    }
-  }
 }
 
 float CpuReference::step(const std::vector<float>& images, const std::vector<std::int32_t>& labels) {
@@ -779,7 +730,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     if (!first)
       for (std::size_t e = 0; e < g.size(); ++e) it->second[e] += g[e];
   }
-  for (auto& [weight, g] : summed) update(weight, g);
+  optimizer_->apply(weights_, std::move(summed));
   return float(lossSum / double(B));
 }
 

@@ -9,15 +9,18 @@
 // normalization, up-sampling (1-D, 2-D), permute, dropout with the device's
 // masks, merges (add, subtract, multiply, concatenate), global pooling, batch normalization in training (Keras's arithmetic: two-pass batch
 // statistics, the full gradient through them, moving averages), softmax cross-entropy from logits or fused with a last softmax)
-// and the same optimizer (SGD, momentum, nesterov, Adam, RMSprop, centered),
+// and the same optimizer (cpu_reference_optimizer.hpp: every Keras optimizer,
+// schedule, clipping rule and weight decay),
 // starting from the initial weights the compiled executable holds, fed the
 // same batches. Float arithmetic, double accumulators.
 #include "cpu_reference_conv.hpp"
+#include "cpu_reference_optimizer.hpp"
 #include "cpu_reference_spatial.hpp"
 #include "scheduler/models/workload.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,8 @@ class CpuReference {
   const std::vector<std::vector<float>>& weights() const { return weights_; }
   // The last step's accuracy: the share of rows whose first largest logit is the label's.
   float lastAccuracy() const { return lastAccuracy_; }
+  // The learning rate of the last step (a schedule's at that step).
+  double lastLearningRate() const { return optimizer_->learningRate(); }
   // Per batch normalization layer, in layer order: its moving mean, then its moving variance.
   const std::vector<std::vector<float>>& movingStatistics() const { return moving_; }
 
@@ -91,7 +96,6 @@ class CpuReference {
   // Batch normalization's per-channel batch mean and biased variance of `x` (two passes, double).
   void batchStatistics(const Stage& s, const std::vector<float>& x, std::vector<double>& mean,
                        std::vector<double>& variance) const;
-  void update(std::size_t weight, const std::vector<float>& grad);
   // Padding: the smaller image inside the larger (zeros around), or cut out of it.
   std::vector<float> pad(const Stage& s, const std::vector<float>& small) const;
   std::vector<float> crop(const Stage& s, const std::vector<float>& large) const;
@@ -110,7 +114,7 @@ class CpuReference {
   std::vector<Stage> stages_;
   std::vector<std::size_t> outputs_;  // the activations holding the model's outputs
   std::vector<std::vector<float>> weights_;
-  std::vector<std::vector<std::vector<float>>> slots_;  // per weight: the optimizer's slot variables
+  std::optional<CpuOptimizer> optimizer_;
   std::vector<std::vector<float>> moving_;
   std::uint32_t batch_;
   std::uint64_t stepCount_ = 0;

@@ -126,21 +126,22 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     b.assign(bytes.begin(), bytes.end());
   });
   engine.stream("loss").connect([&](model::Bytes& b) {
-    // Per replica: its loss (and accuracy when there is one); the global
-    // batch's figures are the replicas' means.
+    // Per replica: its loss (and accuracy, learning rate: CompiledWorkload::outfeed);
+    // the global batch's figures are the replicas' means.
     const std::size_t perReplica = b.size() / sizeof(float) / replicas;
-    double loss = 0, accuracy = 0;
-    for (std::uint32_t r = 0; r < replicas; ++r) {
-      float v;
-      std::memcpy(&v, b.data() + r * perReplica * sizeof v, sizeof v);
-      loss += v;
-      if (perReplica >= 2) {
-        std::memcpy(&v, b.data() + (r * perReplica + 1) * sizeof v, sizeof v);
-        accuracy += v;
+    std::vector<double> sums(perReplica, 0.0);
+    for (std::uint32_t r = 0; r < replicas; ++r)
+      for (std::size_t i = 0; i < perReplica; ++i) {
+        float v;
+        std::memcpy(&v, b.data() + (r * perReplica + i) * sizeof v, sizeof v);
+        sums[i] += v;
       }
+    for (std::size_t i = 0; i < perReplica && i < c.outfeed.size(); ++i) {
+      const double mean = sums[i] / replicas;
+      if (c.outfeed[i] == "loss") result.simulated.push_back(float(mean));
+      if (c.outfeed[i] == "accuracy") result.simulatedAccuracy.push_back(float(mean));
+      if (c.outfeed[i] == "learning_rate") result.simulatedLearningRate.push_back(mean);
     }
-    result.simulated.push_back(float(loss / replicas));
-    if (perReplica >= 2) result.simulatedAccuracy.push_back(float(accuracy / replicas));
   });
   sim::EntryRuns loop("training_loop", engine, "train", runs);
   sc_core::sc_start();
@@ -186,6 +187,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     const auto batch = hostBatches.next();
     result.reference.push_back(reference.step(batch.images, batch.labels));
     result.referenceAccuracy.push_back(reference.lastAccuracy());
+    result.referenceLearningRate.push_back(reference.lastLearningRate());
   }
   result.referenceWeights = reference.weights();
   result.referenceMoving = reference.movingStatistics();
