@@ -27,6 +27,11 @@ def bn(k3, name):
             "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None, "gamma_constraint": None,
             **({"synchronized": False} if k3 else {})})
 
+def dense(k3, name, units, activation):
+    return ("Dense", {"name": name, "trainable": True, "dtype": dtype(k3), "units": units, "activation": activation,
+            "use_bias": True, "kernel_initializer": glorot(k3), "bias_initializer": zeros(k3), "kernel_regularizer": None,
+            "bias_regularizer": None, "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None})
+
 def input_layer(k3, name, shape):
     if k3:
         return {"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": shape, "dtype": "float32",

@@ -13,17 +13,7 @@
 import json, sys
 out = sys.argv[1]
 
-def obj(k3, module, cls, config):
-    if k3: return {"module": module, "class_name": cls, "config": config, "registered_name": None}
-    return {"class_name": cls, "config": config}
-def dtype(k3): return obj(k3, "keras", "DTypePolicy", {"name": "float32"}) if k3 else "float32"
-
-def input_layer(k3, name, shape):
-    if k3:
-        return {"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": shape, "dtype": "float32",
-                "sparse": False, "name": name}, "registered_name": None, "name": name, "inbound_nodes": []}
-    return {"class_name": "InputLayer", "config": {"batch_input_shape": shape, "dtype": "float32", "sparse": False,
-            "ragged": False, "name": name}, "name": name, "inbound_nodes": []}
+from keras_json import dtype, input_layer, obj
 
 def tensor(name):
     return {"class_name": "__keras_tensor__", "config": {"shape": None, "dtype": "float32", "keras_history": [name, 0, 0]}}

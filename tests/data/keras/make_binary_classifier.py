@@ -9,20 +9,17 @@
 import json, sys
 out = sys.argv[1]
 
-from keras_json import dtype, glorot, input_layer, obj, zeros
+from keras_json import dense, dtype, input_layer, obj
 
-def dense(name, units, activation):
-    return obj(True, "keras.layers", "Dense", {"name": name, "trainable": True, "dtype": dtype(True), "units": units,
-               "activation": activation, "use_bias": True, "kernel_initializer": glorot(True),
-               "bias_initializer": zeros(True), "kernel_regularizer": None, "bias_regularizer": None,
-               "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None})
+def dense_layer(name, units, activation):
+    return obj(True, "keras.layers", *dense(True, name, units, activation))
 
 adam = obj(True, "keras.optimizers", "Adam", {"name": "adam", "learning_rate": 0.0010000000474974513, "weight_decay": None,
            "clipnorm": None, "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
            "ema_overwrite_frequency": None, "loss_scale_factor": None, "gradient_accumulation_steps": None,
            "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07, "amsgrad": False})
 layers = [{k: v for k, v in input_layer(True, "input_layer", [None, 8]).items() if k not in ("name", "inbound_nodes")},
-          dense("dense", 16, "relu"), dense("dense_1", 1, "sigmoid")]
+          dense_layer("dense", 16, "relu"), dense_layer("dense_1", 1, "sigmoid")]
 model = {"module": "keras", "class_name": "Sequential",
          "config": {"name": "sequential", "trainable": True, "dtype": dtype(True), "layers": layers},
          "registered_name": None, "build_config": {"input_shape": [None, 8]},

@@ -10,12 +10,7 @@
 import json, sys
 out = sys.argv[1]
 
-from keras_json import conv, dtype, glorot, input_layer, layer, zeros
-
-def dense(k3, name, units, activation):
-    return ("Dense", {"name": name, "trainable": True, "dtype": dtype(k3), "units": units, "activation": activation,
-            "use_bias": True, "kernel_initializer": glorot(k3), "bias_initializer": zeros(k3), "kernel_regularizer": None,
-            "bias_regularizer": None, "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None})
+from keras_json import conv, dense, dtype, input_layer, layer
 
 def model(k3):
     ls = [input_layer(k3, "image", [None, 8, 8, 1]), input_layer(k3, "meta", [None, 5]),
