@@ -192,6 +192,12 @@ class Model:
             beta = p.get(l["name"] + "/beta") if l["center"] else None
             y = F.batch_norm(x.reshape(-1, c), None, None, gamma, beta, training=True, eps=l["epsilon"])
             return y.reshape(x.shape)
+        if k == "layer_normalization":  # over the trailing axes (resolved 1..rank), gamma and beta per position
+            shape = [l["input_shape"][a - 1] for a in l["axes"]]
+            gamma = p.get(l["name"] + "/gamma") if l["scale"] else None
+            beta = p.get(l["name"] + "/beta") if l["center"] else None
+            return F.layer_norm(x, shape, None if gamma is None else gamma.reshape(shape),
+                                None if beta is None else beta.reshape(shape), eps=l["epsilon"])
         if k in ("activation", "relu", "leaky_relu", "elu"):  # the layers' constants are the activation's
             return self.act(i, l, x)
         if k == "softmax":  # Keras's axis, counted with the batch as 0

@@ -163,21 +163,6 @@ class BatchNormInputGrad final : public FlatCodelet<BatchNormInputGrad> {
   ir::DType vectorType_;
 };
 
-// C plus C<half>: the fields named in `halfFields` half, the others float.
-template <class C>
-void addWithHalfActivations(CodeletRegistry& registry, std::initializer_list<const char*> halfFields) {
-  registry.add(std::make_unique<C>());
-  auto half = std::make_unique<C>(ir::DType::Half);
-  std::vector<ir::DType> types;
-  for (const FieldSpec& f : half->fields())
-    types.push_back(std::find_if(halfFields.begin(), halfFields.end(), [&](const char* h) { return f.name == h; }) !=
-                            halfFields.end()
-                        ? ir::DType::Half
-                        : f.dtype);
-  std::string name = typedCodeletName(half->name(), {ir::DType::Half});
-  registry.add(std::make_unique<HalfCodelet>(std::move(name), std::move(half), std::move(types)));
-}
-
 }  // namespace
 
 void addBatchNormCodelets(CodeletRegistry& registry) {

@@ -24,6 +24,7 @@ void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDe
 void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvPartialHorizontalMac, ConvPartialVerticalMac, ConvWeightUpdatePartial, ConvWeightUpdateHorizontalMac
 void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
 void addBatchNormCodelets(CodeletRegistry& registry);            // BatchNormStatistics, BatchNormalise, BatchNormInputGrad
+void addLayerNormCodelets(CodeletRegistry& registry);            // LayerNormalise, LayerNormInputGrad
 void addActivationCodelets(CodeletRegistry& registry);           // ClippedRelu, LeakyRelu, Elu, ... and their gradients
 void addSoftmaxCodelets(CodeletRegistry& registry);              // Softmax, SoftmaxGrad (over any axis)
 void addColumnBroadcastCodelets(CodeletRegistry& registry);      // PRelu, PReluGrad, Normalize, ScaleShift

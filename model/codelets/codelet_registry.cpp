@@ -28,6 +28,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addConvPartialCodelets(r);
     addPoolingCodelets(r);
     addBatchNormCodelets(r);
+    addLayerNormCodelets(r);
     addActivationCodelets(r);
     addSoftmaxCodelets(r);
     addColumnBroadcastCodelets(r);

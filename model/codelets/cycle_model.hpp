@@ -150,6 +150,25 @@ inline constexpr ir::Cycles kBatchNormaliseCyclesPerVector = 4 * kBroadcastAddCy
 //   subtraction (broadcast) and the multiply by gamma x invStdDev (broadcast);
 //   plus, per vertex, gamma x invStdDev over its columns (one binary op).
 inline constexpr ir::Cycles kBatchNormInputGradCyclesPerVector = 3 * kBroadcastAddCyclesPerVector + kScaledAddCyclesPerVector;
+// Layer normalization (model/codelets/layer_norm.cpp): popnn's layer norm is
+// its group norm of one group (lib/popnn/LayerNorm.cpp, GroupNorm.cpp), popops
+// reductions and broadcast ops; ours fuses them per row of n values.
+// Estimates, as the sum of the popops ops fused:
+// - LayerNormalise: per row, two continuous reductions (sum x, and sum x^2
+//   as popops' SQUARE_ADD reduction), per vector of rows the statistics of
+//   BatchNormStatistics without the moving averages (mean^2, subtract,
+//   epsilon add, SQRT, DIVIDE), and per 64-bit vector of the row the
+//   whitening's subtract mean and multiply by invStdDev (broadcast ops).
+inline constexpr ir::Cycles kLayerNormStatisticsCyclesPerVector =
+    kSquareCyclesPerVector + 2 * kAddSubMulCyclesPerVector + kSqrtCyclesPerVector + kDivideCyclesPerVector;
+inline constexpr ir::Cycles kLayerNormaliseCyclesPerVector = 2 * kBroadcastAddCyclesPerVector;
+// - LayerNormInputGrad: per row, two continuous reductions (sum g, sum g
+//   whitened) after the product g whitened (a BinaryOp MULTIPLY), then per vector
+//   popnn's normGradients: whitened x varDelta, a scaled subtraction
+//   (ScaledAdd), meanDelta's subtraction and the multiply by invStdDev
+//   (broadcast ops).
+inline constexpr ir::Cycles kLayerNormInputGradCyclesPerVector =
+    kAddSubMulCyclesPerVector + 3 * kBroadcastAddCyclesPerVector + kScaledAddCyclesPerVector;
 // ADD INT: popops binaryOpPerfInfo {7, false, 1}, per element (the step counter).
 inline constexpr ir::Cycles kIntAddCyclesPerElement = 7;
 // int -> float: not on the aux pipeline, one element per 2 cycles (popops

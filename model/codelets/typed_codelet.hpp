@@ -98,4 +98,21 @@ void addFloatAndHalf(CodeletRegistry& registry) {
   registry.add(std::make_unique<HalfCodelet>(std::move(name), std::move(half), std::move(types)));
 }
 
+// Registers C() and "<name><half>": C(ir::DType::Half) behind a HalfCodelet
+// whose fields named in `halfFields` are half (the activations), the others
+// float (statistics kept in float, as Keras normalises float16 in float32).
+template <class C>
+void addWithHalfActivations(CodeletRegistry& registry, std::initializer_list<const char*> halfFields) {
+  registry.add(std::make_unique<C>());
+  auto half = std::make_unique<C>(ir::DType::Half);
+  std::vector<ir::DType> types;
+  for (const FieldSpec& f : half->fields()) {
+    bool isHalf = false;
+    for (const char* h : halfFields) isHalf = isHalf || f.name == h;
+    types.push_back(isHalf ? ir::DType::Half : f.dtype);
+  }
+  std::string name = typedCodeletName(half->name(), {ir::DType::Half});
+  registry.add(std::make_unique<HalfCodelet>(std::move(name), std::move(half), std::move(types)));
+}
+
 }  // namespace ipusim::model

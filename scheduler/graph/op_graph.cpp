@@ -71,6 +71,8 @@ const char* toString(OpKind kind) {
     case OpKind::PReluAlphaGrad: return "PReluAlphaGrad";
     case OpKind::Normalize: return "Normalize";
     case OpKind::ScaleShift: return "ScaleShift";
+    case OpKind::LayerNormalise: return "LayerNormalise";
+    case OpKind::LayerNormInputGrad: return "LayerNormInputGrad";
   }
   return "?";
 }

@@ -138,6 +138,9 @@ enum class OpKind {
   PReluAlphaGrad,         // (in, grad) -> in < 0 ? in grad : 0 (summed into alpha's gradient by a ReduceRows)
   Normalize,              // (in, mean, stdDev) -> (in - mean) / stdDev
   ScaleShift,             // (in, scale, shift) -> in scale + shift
+  // Layer normalization over rows of n values ([rows, n] values; scheduler/layers/layer_normalization.cpp).
+  LayerNormalise,         // in -> (whitened, invStdDev per row, float); attr epsilon
+  LayerNormInputGrad,     // (whitenedGrad, whitened, invStdDev) -> inputGrad
 };
 const char* toString(OpKind kind);
 

@@ -253,6 +253,8 @@ class Lowerer {
         break;
       case OpKind::Normalize: lowerColumns(op, "Normalize", {"in"}, {"mean", "stdDev"}, "out"); break;
       case OpKind::ScaleShift: lowerColumns(op, "ScaleShift", {"in"}, {"scale", "shift"}, "out"); break;
+      case OpKind::LayerNormalise:
+      case OpKind::LayerNormInputGrad: lowerLayerNorm(op); break;
     }
   }
 
@@ -688,6 +690,35 @@ class Lowerer {
       fields.push_back({grad ? "gradOut" : "out", {out, b * block, e * block}});
       return ir::Vertex{codelet, tile, std::move(fields),
                         {{"groups", double(e - b)}, {"n", double(n)}, {"inner", double(inner)}}};
+    });
+  }
+
+  // Layer normalization over [rows, n] values (model/codelets/layer_norm.cpp):
+  // whole rows per tile (the input's mapping when it keeps them whole), each
+  // tile's rows over its workers; a row's invStdDev (one float) on its tile.
+  void lowerLayerNorm(const Op& op) {
+    const std::uint64_t n = g_.values[op.inputs[0]].shape[1];
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Placement rows = perRow(p, n);
+    const bool forward = op.kind == OpKind::LayerNormalise;
+    std::vector<std::pair<std::string, Id>> rowFields;  // n values per row
+    Id invStdDev;
+    if (forward) {
+      rowFields = {{"in", realize(op.inputs[0], p)}, {"whitened", produce(op.outputs[0], p)}};
+      invStdDev = produce(op.outputs[1], rows);
+    } else {
+      rowFields = {{"whitenedGrad", realize(op.inputs[0], p)}, {"whitened", realize(op.inputs[1], p)}};
+      invStdDev = realize(op.inputs[2], rows);
+      rowFields.push_back({"inputGrad", produce(op.outputs[0], p)});
+    }
+    const std::string codelet = typed(forward ? "LayerNormalise" : "LayerNormInputGrad", {dtypeOf(op.inputs[0])});
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      std::vector<ir::VertexField> fields;
+      for (const auto& [name, tensor] : rowFields) fields.push_back({name, {tensor, b * n, e * n}});
+      fields.push_back({"invStdDev", {invStdDev, b, e}});
+      ir::Vertex v{codelet, tile, std::move(fields), {{"rows", double(e - b)}, {"n", double(n)}}};
+      if (forward) v.params["epsilon"] = op.epsilon;
+      return v;
     });
   }
 

@@ -81,6 +81,9 @@ inline constexpr const char* kPRelu = "prelu";
 inline constexpr const char* kSoftmax = "softmax";
 inline constexpr const char* kRescaling = "rescaling";
 inline constexpr const char* kNormalization = "normalization";
+// Each example normalized over its trailing axes (LayerSpec::axes), with a
+// gamma and beta per position of them.
+inline constexpr const char* kLayerNormalization = "layer_normalization";
 // Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
@@ -157,7 +160,7 @@ struct LayerSpec {
   std::uint64_t seed = 0;
   bool seeded = false;  // `seed` was given
   // batch_normalization (Keras defaults): moving = moving * momentum + batch * (1 - momentum).
-  double momentum = 0.99, epsilon = 1e-3;
+  double momentum = 0.99, epsilon = 1e-3;  // batch_normalization; epsilon also layer_normalization's
   bool center = true, scale = true;
   // conv2d: kernel_size; pooling: pool_size. Rows, columns.
   std::array<std::uint32_t, 2> window{1, 1};
@@ -180,8 +183,9 @@ struct LayerSpec {
   std::int64_t axis = -1;  // also softmax's axis
   // prelu: the axes sharing one alpha (Keras's shared_axes: 1 the first
   // after the batch); normalization: the axes kept (a mean and variance per
-  // position along them; empty: one over everything). Resolved to 1..rank
-  // by shape inference.
+  // position along them; empty: one over everything); layer_normalization:
+  // the axes normalized over (the trailing ones). Resolved to 1..rank by
+  // shape inference.
   std::vector<std::int64_t> axes{};
   // rescaling: out = in scaleFactor + offset (Keras's scale, offset); normalization: its mean and variance
   // (not given: 0 and 1, and the compile warns), invert: mean + in sqrt(variance).

@@ -56,6 +56,8 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "ConvWeightUpdateHorizontalMac<half,float>", "ConvWeightUpdateHorizontalMac<half,half>",
       // Batch normalization.
       "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>",
+      // Layer normalization (issue 29).
+      "LayerNormalise", "LayerNormInputGrad", "LayerNormalise<half>", "LayerNormInputGrad<half>",
       // The maximum and minimum merges.
       "Maximum", "Minimum", "MaximumGrad", "MinimumGrad", "Maximum<half>", "Minimum<half>", "MaximumGrad<half>",
       "MinimumGrad<half>"};

@@ -1,6 +1,7 @@
 #include "cpu_reference.hpp"
 
 #include "cpu_reference_activations.hpp"
+#include "cpu_reference_layer_norm.hpp"
 
 #include "model/numeric/dropout_mask.hpp"
 #include "scheduler/layers/conv_layers.hpp"
@@ -407,6 +408,14 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         moving_.push_back(std::vector<float>(s.channels, 1.0f));  //        moving_variance ones
       }
       act = push(s);
+    } else if (l.kind == k::kLayerNormalization) {
+      Stage s{Stage::LayerNorm, in, in, {act}};
+      s.channels = 1;
+      for (std::int64_t a : l.axes) s.channels *= l.inputShape[std::size_t(a - 1)];
+      s.epsilon = l.epsilon;
+      if (l.scale) s.gamma = weight++;
+      if (l.center) s.beta = weight++;
+      act = push(s);
     } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout) {
       throw std::invalid_argument("CpuReference: no model of " + l.kind);
     }
@@ -480,6 +489,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         moving_[s.moving][c] = float(moving_[s.moving][c] * s.momentum + mean[c] * (1.0 - s.momentum));
         moving_[s.moving + 1][c] = float(moving_[s.moving + 1][c] * s.momentum + variance[c] * (1.0 - s.momentum));
       }
+    } else if (s.kind == Stage::LayerNorm) {
+      const std::vector<float> none;
+      y = layerNormForward(x, s.channels, s.epsilon, s.gamma == ~std::size_t(0) ? none : weights_[s.gamma],
+                           s.beta == ~std::size_t(0) ? none : weights_[s.beta]);
     } else if (s.kind == Stage::Activation) {
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, s.params, x[e]);
     } else if (s.kind == Stage::Softmax) {
@@ -574,7 +587,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
     return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu || s.kind == Stage::ConvFamily ||
-           (s.kind == Stage::BatchNorm && (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
+           ((s.kind == Stage::BatchNorm || s.kind == Stage::LayerNorm) &&
+            (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
   std::vector<char> depends(S + 1, 0);
   for (std::size_t i = 0; i < S; ++i) {
@@ -685,6 +699,14 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         }
         deliver(inAct, std::move(grad));
       }
+      continue;
+    }
+    if (s.kind == Stage::LayerNorm) {
+      const std::vector<float> none;
+      LayerNormGrads d = layerNormBackward(input, grad, s.channels, s.epsilon, s.gamma == ~std::size_t(0) ? none : weights_[s.gamma]);
+      if (s.gamma != ~std::size_t(0)) grads.push_back({s.gamma, std::move(d.gamma)});
+      if (s.beta != ~std::size_t(0)) grads.push_back({s.beta, std::move(d.beta)});
+      if (wantInput) deliver(inAct, std::move(d.input));
       continue;
     }
     if (s.kind == Stage::Dropout) {

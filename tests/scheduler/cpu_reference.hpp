@@ -44,7 +44,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -83,6 +83,7 @@ class CpuReference {
     std::uint64_t seed = 0;
     // BatchNorm: channels (the last axis), Keras's momentum and epsilon, its
     // weights' indices (npos without scale / center), its moving statistics' in moving_.
+    // LayerNorm: channels the row length normalized over, epsilon, gamma and beta.
     std::uint64_t channels = 0;
     double momentum = 0, epsilon = 0;
     std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), moving = 0;

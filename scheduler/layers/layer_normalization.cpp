@@ -1,0 +1,180 @@
+// layer_normalization (Keras's LayerNormalization, Ba et al. 2016): each
+// example's values over the normalized axes (`axis`: the trailing axes, -1
+// by default) whitened by their own mean and variance, then scaled by gamma
+// and shifted by beta, one of each per position of those axes (Keras's
+// build: shape = input_shape[axis]). As keras/src/layers/normalization/
+// layer_normalization.py computes it: mean and variance by ops.moments
+// (biased), rsqrt(variance + epsilon), out = x * inv + (beta - mean * inv),
+// inv = rsqrt(...) * gamma, which is (x - mean) * rsqrt(...) * gamma + beta.
+//
+// Decomposed as popnn decomposes its layer norm (graphcore/poplibs
+// lib/popnn/LayerNorm.cpp: a group norm of one group over the row):
+//   forward   LayerNormalise: per row of n values, the mean and
+//             invStdDev = 1 / sqrt(variance + epsilon) (float), whitened =
+//             (x - mean) invStdDev; then out = whitened gamma + beta (a
+//             ScaleShift reading gamma and beta per column);
+//   backward  betaDelta = sum_rows(dy), gammaDelta = sum_rows(dy whitened)
+//             (ReduceRows, Mul); dWhitened = dy gamma (a ScaleShift);
+//             LayerNormInputGrad: dx = invStdDev (dWhitened - mean(dWhitened)
+//             - whitened mean(dWhitened whitened)) per row.
+// gamma and beta are weights when `scale` / `center` (ones and zeros, or the
+// file's initializers), else absent. Under mixed_float16 Keras computes the
+// whole layer in float32 (its variables' type); here the statistics are float
+// and the whitened values and output half, as the rest of the model.
+#include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/layer_keys.hpp"
+#include "scheduler/layers/layers.hpp"
+#include "scheduler/models/keras_config.hpp"
+#include "scheduler/models/workload_reader.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+// Keras's axis: an integer or a list of them (counted with the batch: 1 the
+// first axis after it, -1 the last).
+template <class Fail>
+std::vector<std::int64_t> normalizedAxesOf(const nlohmann::json& v, Fail fail) {
+  const nlohmann::json list = v.is_array() ? v : nlohmann::json::array({v});
+  std::vector<std::int64_t> axes;
+  for (const auto& a : list) {
+    if (!a.is_number_integer()) fail("expected an integer or a list of integers (Keras's count: 1 the first axis after the batch, -1 the last), got " + v.dump());
+    axes.push_back(a.get<std::int64_t>());
+  }
+  if (axes.empty()) fail("expected at least one axis, got []");
+  return axes;
+}
+
+// The number of values normalized together (the trailing axes' product).
+std::uint64_t normalizedSize(const LayerSpec& l) {
+  std::uint64_t n = 1;
+  for (std::int64_t a : l.axes) n *= l.inputShape[std::size_t(a - 1)];
+  return n;
+}
+
+class LayerNormalizationLayer final : public Layer {
+ public:
+  std::vector<std::string> kinds() const override { return {layer_kind::kLayerNormalization}; }
+  std::vector<std::string> kerasClasses() const override { return {"LayerNormalization"}; }
+  std::set<std::string> workloadKeys(const std::string&) const override { return {"axis", "epsilon", "center", "scale"}; }
+
+  void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
+    spec.axes = l.has("axis") ? normalizedAxesOf(l.raw().at("axis"), [&](const std::string& w) { l.fail(l.key("axis"), w); })
+                              : std::vector<std::int64_t>{-1};
+    spec.epsilon = l.number("epsilon", 1e-3);
+    if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
+    spec.center = l.boolean("center", true);
+    spec.scale = l.boolean("scale", true);
+  }
+
+  void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
+    spec.kind = layer_kind::kLayerNormalization;
+    c.ignore({"axis"});
+    spec.axes = c.has("axis") ? normalizedAxesOf(c.at("axis"), [&](const std::string& w) { c.fail("axis", w); })
+                              : std::vector<std::int64_t>{-1};
+    spec.epsilon = c.number("epsilon", 1e-3);
+    if (!(spec.epsilon > 0)) c.fail("epsilon", "expected a positive number");
+    spec.center = c.boolean("center", true);
+    spec.scale = c.boolean("scale", true);
+    c.requireValue("rms_scaling", false, "RMS scaling (a variance without the mean's subtraction)");
+    c.requireInitializer("beta_initializer", {"Zeros"});
+    c.requireInitializer("gamma_initializer", {"Ones"});
+    requireNoPenalties(c, {"beta", "gamma"});
+  }
+
+  Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {
+    // The axes resolved to 1..rank-1 (with the batch), sorted; they must be
+    // the trailing ones, so that each example's rows of n are contiguous.
+    const std::int64_t rank = std::int64_t(in[0].size()) + 1;
+    std::vector<std::int64_t> axes;
+    for (std::int64_t a : l.axes) {
+      const std::int64_t resolved = a < 0 ? a + rank : a;
+      if (resolved < 1 || resolved >= rank)
+        fail("axis", std::to_string(a) + " is not an axis of the rank-" + std::to_string(rank) + " input but the batch's (1 to " +
+                         std::to_string(rank - 1) + ", or -1 to " + std::to_string(1 - rank) + ")");
+      axes.push_back(resolved);
+    }
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    for (std::size_t i = 0; i < axes.size(); ++i)
+      if (axes[i] != rank - std::int64_t(axes.size()) + std::int64_t(i))
+        fail("axis", "normalizing over axes that are not the last ones is not modelled (the axes of a rank-" +
+                         std::to_string(rank) + " input from " + std::to_string(rank - std::int64_t(axes.size())) + " to " +
+                         std::to_string(rank - 1) + " are)");
+    l.axes = axes;
+    return in[0];
+  }
+
+  bool hasWeights(const LayerSpec& l) const override { return l.center || l.scale; }
+  Footprint footprint(const LayerSpec& l) const override {
+    // gamma and beta; the input gradient reads the whitened input (and a
+    // float invStdDev per row, counted with it).
+    const long double n = normalizedSize(l), elements = elementsOf(l.inputShape);
+    Footprint f{{}, 0, "whitened", elements + elements / n};
+    if (l.scale) f.weights.push_back({"gamma", n});
+    if (l.center) f.weights.push_back({"beta", n});
+    return f;
+  }
+
+  std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
+    OpGraph& g = b.graph();
+    const ir::DType compute = b.compute();
+    const std::uint64_t n = normalizedSize(l);
+    const std::uint64_t rows = b.batch() * elementsOf(l.inputShape) / n;
+    const std::size_t x = b.reshape(inputs[0], {rows, n}, l.name, "rows");
+    const std::size_t whitened = b.value(l.name + "/whitened", {rows, n}, compute, ValueKind::Activation, l.name);
+    const std::size_t invStdDev = b.value(l.name + "/inv_std_dev", {rows}, ir::DType::Float, ValueKind::Activation, l.name);
+    Op normalise{OpKind::LayerNormalise, "normalise", l.name, {x}, {whitened, invStdDev}};
+    normalise.epsilon = l.epsilon;
+    g.addOp(normalise);
+    // gamma and beta in the compute type, as ScaleShift reads its columns.
+    // Without scale (center) a fixed one (zero) stands for gamma (beta).
+    std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), gammaUsed = ~std::size_t(0);
+    std::size_t out = whitened;
+    if (l.scale || l.center) {
+      if (l.scale) gamma = b.weight(l, "gamma", {n}, {}, 1.0);
+      if (l.center) beta = b.weight(l, "beta", {n}, {}, 0.0);
+      gammaUsed = l.scale ? b.cast(gamma, compute, l.name + "/gamma_cast", l.name, ValueKind::Activation)
+                          : b.state(l, "unit_scale", {n}, compute, 1.0);
+      const std::size_t betaUsed = l.center ? b.cast(beta, compute, l.name + "/beta_cast", l.name, ValueKind::Activation)
+                                            : b.state(l, "no_shift", {n}, compute, 0.0);
+      out = b.value(l.name + "/layer_normalization", {rows, n}, compute, ValueKind::Activation, l.name);
+      g.addOp({OpKind::ScaleShift, "scale_shift", l.name, {whitened, gammaUsed, betaUsed}, {out}});
+    }
+    b.record({x}, out, hasWeights(l), [&b, l, x, whitened, invStdDev, gamma, beta, gammaUsed, rows, n](const Backward& bw) {
+      OpGraph& g = b.graph();
+      const ir::DType compute = g.values[bw.grad].dtype;
+      // The weights' gradients, accumulated in float and delivered in the weights' type.
+      auto columnSums = [&](std::size_t in, const char* name) {
+        const std::size_t sums = b.value(l.name + "/" + name, {n}, ir::DType::Float, ValueKind::Gradient, l.name);
+        g.addOp({OpKind::ReduceRows, name, l.name, {in}, {sums}});
+        return sums;
+      };
+      auto deliver = [&](std::size_t weight, std::size_t sums, const std::string& name) {
+        bw.weightGradient(weight, b.cast(sums, g.values[weight].dtype, l.name + "/" + name, l.name, ValueKind::Gradient));
+      };
+      if (beta != ~std::size_t(0)) deliver(beta, columnSums(bw.grad, "beta_grad"), "beta_grad_cast");
+      if (gamma != ~std::size_t(0)) {
+        const std::size_t product = b.value(l.name + "/grad_whitened_product", {rows, n}, compute, ValueKind::Gradient, l.name);
+        g.addOp({OpKind::Mul, "grad_whitened_product", l.name, {bw.grad, whitened}, {product}});
+        deliver(gamma, columnSums(product, "gamma_grad"), "gamma_grad_cast");
+      }
+      if (!bw.wants(x)) return;
+      std::size_t whitenedGrad = bw.grad;
+      if (gamma != ~std::size_t(0)) {
+        whitenedGrad = b.value(l.name + "/whitened_grad", {rows, n}, compute, ValueKind::Gradient, l.name);
+        const std::size_t noShift = b.state(l, "no_shift_grad", {n}, compute, 0.0);
+        g.addOp({OpKind::ScaleShift, "whitened_grad", l.name, {bw.grad, gammaUsed, noShift}, {whitenedGrad}});
+      }
+      const std::size_t dx = b.value(l.name + "/input_grad", {rows, n}, compute, ValueKind::Gradient, l.name);
+      g.addOp({OpKind::LayerNormInputGrad, "input_grad", l.name, {whitenedGrad, whitened, invStdDev}, {dx}});
+      bw.deliver(x, dx);
+    });
+    return b.shaped(out, l.outputShape, l.name, "unrows");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> makeLayerNormalizationLayer() { return std::make_unique<LayerNormalizationLayer>(); }
+
+}  // namespace ipusim::scheduler
