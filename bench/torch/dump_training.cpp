@@ -99,7 +99,8 @@ int sc_main(int argc, char* argv[]) {
                    {"from_logits", w.loss.fromLogits},
                    {"label_smoothing", w.loss.labelSmoothing},
                    {"delta", w.loss.delta},
-                   {"label_is_target", w.loss.labelIsTarget}};
+                   {"label_is_target", w.loss.labelIsTarget},
+                   {"target_elements", w.loss.targetElements}};
     const auto& o = w.optimizer;
     out["optimizer"] = {{"type", o.type},         {"learning_rate", o.learningRate}, {"momentum", o.momentum},
                         {"nesterov", o.nesterov}, {"beta_1", o.beta1},               {"beta_2", o.beta2},

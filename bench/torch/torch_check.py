@@ -108,7 +108,11 @@ def convolve(x, kernel, l, groups):
     top, bottom = conv_pads(x.shape[1], kh, sh, dh, l["padding"])
     left, right = conv_pads(x.shape[2], kw, sw, dw, l["padding"])
     x = F.pad(x, (0, 0, left, right, top, bottom))
-    return nhwc(F.conv2d(nchw(x), kernel.permute(3, 2, 0, 1), None, stride=(sh, sw), dilation=(dh, dw), groups=groups))
+    # contiguous(): PyTorch 1.13's float64 slow_conv2d refuses the permuted
+    # kernel's gradient when a size-1 dimension (one filter) leaves the view
+    # "contiguous" by its strides but not by its layout.
+    oihw = kernel.permute(3, 2, 0, 1).contiguous()
+    return nhwc(F.conv2d(nchw(x), oihw, None, stride=(sh, sw), dilation=(dh, dw), groups=groups))
 
 
 def transposed(x, kernel, l, out_h, out_w):
@@ -260,6 +264,17 @@ def convolution_of(model, l, x):
 Model.convolution = convolution_of
 
 
+def regression_target(label, element):
+    """model/numeric/regression_target.hpp: element `element` of class
+    `label`'s fixed target pattern, a splitmix64 draw in [0, 1)."""
+    m = (1 << 64) - 1
+    z = ((label * 0xd1b54a32d192ed03) ^ (element * 0x9e3779b97f4a7c15) ^ 0x5851f42d4c957f2d) & m
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+    z ^= z >> 31
+    return (z >> 40) / 16777216.0
+
+
 def loss_of(dump, logits, labels):
     """Keras's loss (every one the mean over the batch and the classes but
     the categorical cross-entropies, summed over the classes): PyTorch's own
@@ -271,6 +286,10 @@ def loss_of(dump, logits, labels):
         return F.cross_entropy(logits, labels, label_smoothing=smoothing)
     if spec.get("label_is_target"):  # a binary classifier: the label itself
         targets = labels.to(logits.dtype).reshape(logits.shape)
+    elif spec.get("target_elements"):  # a regression output's own targets: its label's pattern
+        n = spec["target_elements"]
+        targets = torch.tensor([[regression_target(int(label), e) for e in range(n)] for label in labels],
+                               dtype=logits.dtype).reshape(logits.shape)
     else:
         targets = F.one_hot(labels, classes).to(logits.dtype)
     if kind == "binary_crossentropy":

@@ -25,15 +25,16 @@ void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fai
         if (j == o)
           fail(layersKey, lastName + " is read by layer '" + l.name + "': an output whose " + loss +
                               " takes its logits cannot also feed other layers (not modelled)");
-  // An output that is not a vector (an image, a sequence) would need targets of
-  // its own shape; every target here comes from the example's one label.
-  if (out.size() > 1 && elementsOf(out) != out.back())  // ([1, 1, classes] is a vector laid out as an image)
+  // An output that is not a vector (an image, a sequence) needs targets of its
+  // own shape: a regression loss has them (LossSpec::targetElements), the
+  // classification losses' come from the example's one label.
+  if (!w.loss.regression() && out.size() > 1 && elementsOf(out) != out.back())  // ([1, 1, classes] is a vector laid out as an image)
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example (not a vector): " + loss +
                         "'s targets here come from the example's class label (" +
                         (categorical ? "over" : "one-hot over") + " dataset.classes = " +
                         std::to_string(w.dataset.classes) + "), and targets of an output's own shape (an image, a "
-                        "sequence: an autoencoder's, a segmentation's) are not modelled: the datasets have one label "
-                        "per example");
+                        "sequence: an autoencoder's, a segmentation's) are modelled for the regression losses only "
+                        "(mean_squared_error, mean_absolute_error, huber)");
   if (categorical && elementsOf(out) != w.dataset.classes)
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + " over dataset.classes = " +
                         std::to_string(w.dataset.classes) + " needs " + std::to_string(w.dataset.classes));
@@ -43,7 +44,7 @@ void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fai
                                "the labels 0 and 1, but dataset.classes is " + std::to_string(w.dataset.classes) +
                                " (set it to 2)");
   // The targets of the other losses are the class labels one-hot encoded (LossSpec::classIndexLabels).
-  if (!categorical && !w.loss.labelIsTarget && elementsOf(out) != w.dataset.classes)
+  if (!categorical && !w.loss.labelIsTarget && elementsOf(out) != w.loss.targetWidth(w.dataset.classes))
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + "'s targets are the " +
                         std::to_string(w.dataset.classes) + " classes one-hot encoded (dataset.classes), so it needs " +
                         std::to_string(w.dataset.classes));

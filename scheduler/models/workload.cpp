@@ -195,6 +195,9 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   // label itself, one of 2 classes.
   w.loss.labelIsTarget = w.loss.type == "binary_crossentropy" && elementsOf(firstOutput) == 1;
   if (w.loss.labelIsTarget && !dataset.has("classes")) d.classes = 2;
+  // A regression output that is not the classes' one-hot vector: targets of its own shape.
+  if (w.loss.regression() && (elementsOf(firstOutput) != d.classes || elementsOf(firstOutput) != firstOutput.back()))
+    w.loss.targetElements = elementsOf(firstOutput);
   checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
 
   Reader tr = top.object("training");

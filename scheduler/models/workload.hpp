@@ -54,14 +54,23 @@ struct LossSpec {
   // target is the label itself (0 or 1: dataset.classes 2), one float per
   // example. Set by parseWorkload() from the model's output.
   bool labelIsTarget = false;
+  // A regression loss on an output whose elements are not the classes' (an
+  // image, a sequence, one value: an autoencoder's, a segmentation's, a
+  // regressor's): targets of the output's own elements per example, each
+  // class's a fixed pattern of values in [0, 1) (numeric::regressionTarget),
+  // so they follow from the example's label as one-hot targets do. 0: the
+  // label one-hot over the classes. Set by parseWorkload() from the output.
+  std::uint64_t targetElements = 0;
   // The labels the host streams: class indices (int, one per example) for
   // sparse_categorical_crossentropy; the label itself (labelIsTarget); for
   // the others, the class label one-hot encoded over the model's `classes`
   // outputs (floats): categorical targets, one binary target per class, or
-  // a regression target.
+  // a regression target (or targetElements of its class's pattern).
   bool classIndexLabels() const { return type == "sparse_categorical_crossentropy"; }
   // Floats per example of the targets (classIndexLabels: one int).
-  std::uint32_t targetWidth(std::uint32_t classes) const { return labelIsTarget ? 1 : classes; }
+  std::uint64_t targetWidth(std::uint32_t classes) const {
+    return labelIsTarget ? 1 : targetElements ? targetElements : classes;
+  }
   bool regression() const { return type == "mean_squared_error" || type == "mean_absolute_error" || type == "huber"; }
   // The classification losses outfeed an accuracy beside the loss.
   bool hasAccuracy() const { return !regression(); }

@@ -2,6 +2,7 @@
 
 #include "sim/dataset/idx_file.hpp"
 #include "model/codelets/vector_loop.hpp"
+#include "model/numeric/regression_target.hpp"
 
 #include <cstring>
 #include <random>
@@ -72,6 +73,8 @@ std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, co
   std::vector<float> oneHot(labels.size() * width, 0.0f);
   for (std::size_t r = 0; r < labels.size(); ++r) {
     if (loss.labelIsTarget) oneHot[r] = float(labels[r]);
+    else if (loss.targetElements)
+      for (std::size_t e = 0; e < width; ++e) oneHot[r * width + e] = numeric::regressionTarget(labels[r], e);
     else oneHot[r * width + std::size_t(labels[r])] = 1.0f;
   }
   bytes.resize(oneHot.size() * sizeof(float));

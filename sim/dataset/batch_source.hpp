@@ -36,8 +36,10 @@ Examples loadExamples(const scheduler::DatasetSpec& spec);
 
 // The labels as the compiled step reads them (scheduler::LossSpec::
 // classIndexLabels, labelIsTarget): class indices as int32, the label itself
-// as one float (a binary classifier's target), or one-hot float rows of
-// `classes` (categorical, binary and regression targets alike).
+// as one float (a binary classifier's target), one-hot float rows of
+// `classes` (categorical, binary and regression targets alike), or a
+// regression output's own targets (LossSpec::targetElements: each row its
+// label's pattern, numeric::regressionTarget).
 std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, const scheduler::LossSpec& loss,
                                      std::uint32_t classes);
 

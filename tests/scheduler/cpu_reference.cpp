@@ -4,6 +4,7 @@
 #include "cpu_reference_layer_norm.hpp"
 
 #include "model/numeric/dropout_mask.hpp"
+#include "model/numeric/regression_target.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/layers/layer.hpp"
@@ -520,7 +521,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // (a binary classifier), smoothed as Keras's cross-entropies smooth it.
   const double smoothing = w_.loss.labelSmoothing;
   auto target = [&](std::size_t c, std::int32_t label) {
-    const double t = w_.loss.labelIsTarget ? double(label) : int(c) == label ? 1.0 : 0.0;
+    const double t = w_.loss.labelIsTarget    ? double(label)
+                     : w_.loss.targetElements ? double(numeric::regressionTarget(label, c))
+                     : int(c) == label        ? 1.0
+                                              : 0.0;
     return t * (1 - smoothing) + smoothing / (lossType == "binary_crossentropy" ? 2.0 : double(C));
   };
   double lossSum = 0;
