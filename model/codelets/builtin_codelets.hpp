@@ -16,6 +16,7 @@ void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fi
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropy(Grad)
 void addNonLinearityGradCodelets(CodeletRegistry& registry);     // ReluGrad, SigmoidGrad, TanhGrad, GeluGrad
 void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Increment
+void addGaussianNoiseCodelets(CodeletRegistry& registry);        // GaussianNoise, GaussianNoiseScale
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*, ...
 void addLearningRateCodelets(CodeletRegistry& registry);         // LearningRate, PiecewiseConstantLearningRate, NadamMomentumProduct
 void addGradientClippingCodelets(CodeletRegistry& registry);     // ReduceSquareAdd, ClipByNorm, ClipByValue

@@ -20,6 +20,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addSoftmaxCrossEntropyCodelets(r);
     addNonLinearityGradCodelets(r);
     addDropoutCodelets(r);
+    addGaussianNoiseCodelets(r);
     addOptimizerUpdateCodelets(r);
     addLearningRateCodelets(r);
     addGradientClippingCodelets(r);

@@ -132,6 +132,12 @@ inline constexpr ir::Cycles kDivideHalfCyclesPerVector = 21;
 // Dropout, estimate: one urand64 (64 random bits a cycle) then compare,
 // select and scale, single-cycle f32v2/f16v4 operations, per 64-bit vector.
 inline constexpr ir::Cycles kDropoutCyclesPerVector = 1 + 3;
+// Gaussian noise (model/codelets/gaussian_noise.cpp): poprand's Normal vertex
+// (lib/poprand/poprandCycleEstimators.cpp: 7 overhead + 3 per region, 2 per
+// 64-bit vector: f32v2grand / f16v4grand and the axpby), then the add or the
+// multiply as a BinaryOp (kAddSubMulCyclesPerVector), fused.
+inline constexpr ir::Cycles kNormalVertexOverhead = 7 + 3;
+inline constexpr ir::Cycles kGaussianNoiseCyclesPerVector = 2 + kAddSubMulCyclesPerVector;
 // Batch normalization (model/codelets/batch_norm.cpp): popnn builds it from
 // popops element-wise and broadcast ops (graphcore/poplibs
 // lib/popnn/BatchNorm.cpp); ours fuses each group of those ops into one

@@ -71,6 +71,7 @@ const char* toString(OpKind kind) {
     case OpKind::PReluAlphaGrad: return "PReluAlphaGrad";
     case OpKind::Normalize: return "Normalize";
     case OpKind::ScaleShift: return "ScaleShift";
+    case OpKind::GaussianNoise: return "GaussianNoise";
     case OpKind::LayerNormalise: return "LayerNormalise";
     case OpKind::LayerNormInputGrad: return "LayerNormInputGrad";
   }

@@ -73,6 +73,8 @@ enum class OpKind {
   IncrementStep,          // the step counter += 1 (first op of a step)
   Dropout,                // (in, step) -> out: in * mask / (1 - rate), mask drawn from (seed, step, element)
   DropoutGrad,            // (grad, step) -> grad * mask / (1 - rate), the same mask
+  GaussianNoise,          // (in, step) -> out: attr codelet GaussianNoise (in + rate n) or GaussianNoiseScale
+                          //   (in (1 + rate n)), n standard normal from (seed, step, element)
   MomentumUpdate,         // (weight, grad, velocity): Keras SGD with momentum (and nesterov)
   AdamUpdate,             // (weight, grad, m, v, step): Keras Adam
   RmspropUpdate,          // (weight, grad, velocity[, average][, momentum]): Keras RMSprop

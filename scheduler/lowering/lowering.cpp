@@ -186,6 +186,7 @@ class Lowerer {
       case OpKind::IncrementStep: lowerIncrementStep(op); break;
       case OpKind::Dropout: lowerDropout(op, "Dropout", "in", "out"); break;
       case OpKind::DropoutGrad: lowerDropout(op, "Dropout", "in", "out"); break;  // the same mask, applied to the gradient
+      case OpKind::GaussianNoise: lowerDropout(op, op.codelet, "in", "out", "stddev"); break;
       case OpKind::MomentumUpdate:
       case OpKind::AdamUpdate:
       case OpKind::RmspropUpdate:
@@ -745,11 +746,13 @@ class Lowerer {
     b_.execute(std::move(v), "");
   }
 
-  // Dropout and its gradient: elementwise where the data lies; each vertex
+  // Dropout and its gradient, and Gaussian noise (its rate param the stddev):
+  // elementwise where the data lies; each vertex
   // reads its tile's copy of the step count and is told the global index of
   // its first element, so the mask of element i is the same function of
   // (seed, step, i) on every tile, in the forward and the backward pass.
-  void lowerDropout(const Op& op, const std::string& codelet, const char* inField, const char* outField) {
+  void lowerDropout(const Op& op, const std::string& codelet, const char* inField, const char* outField,
+                    const char* rateParam = "rate") {
     const Id in = tensorOf(op.inputs[0]);
     const Placement p = b_.placementOf(in);
     tensorOf(op.inputs[1]);  // the step count's copies (defined before the output)
@@ -757,7 +760,7 @@ class Lowerer {
     const std::string name = typed(codelet, {dtypeOf(op.outputs[0])});
     executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
       return ir::Vertex{name, tile, {{inField, {in, b, e}}, {"step", copyOf(op.inputs[1], tile)}, {outField, {out, b, e}}},
-                        {{"rate", op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}};
+                        {{rateParam, op.rate}, {"seed", double(op.seed & ((1ull << 53) - 1))}, {"offset", double(b)}}};
     });
   }
 

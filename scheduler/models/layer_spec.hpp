@@ -48,6 +48,10 @@ inline constexpr const char* kFlatten = "flatten";
 inline constexpr const char* kReshape = "reshape";
 inline constexpr const char* kDense = "dense";
 inline constexpr const char* kDropout = "dropout";
+// Noise added (gaussian_noise: LayerSpec::rate is its stddev) or multiplied
+// (gaussian_dropout: rate as Keras's) in training.
+inline constexpr const char* kGaussianNoise = "gaussian_noise";
+inline constexpr const char* kGaussianDropout = "gaussian_dropout";
 inline constexpr const char* kBatchNormalization = "batch_normalization";
 inline constexpr const char* kActivation = "activation";
 inline constexpr const char* kConv2D = "conv2d";

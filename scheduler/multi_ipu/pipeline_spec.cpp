@@ -96,9 +96,9 @@ void parsePipeline(const WorkloadReader& top, Workload& w) {
   w.training.gradientAccumulationCount = n;
   for (LayerSpec& l : w.layers) l.shard = spec.deviceMapping[*l.stage];
   for (const LayerSpec& l : w.layers)
-    if (l.kind == layer_kind::kDropout)
-      top.fail("pipeline", "layer '" + l.name + "' is a dropout layer: pipelining models without dropout only "
-                                                 "(its masks follow the step count, not the mini-batch)");
+    if (l.kind == layer_kind::kDropout || l.kind == layer_kind::kGaussianNoise || l.kind == layer_kind::kGaussianDropout)
+      top.fail("pipeline", "layer '" + l.name + "' is a " + l.kind + " layer: pipelining models without dropout or noise "
+                                                 "only (its draws follow the step count, not the mini-batch)");
 }
 
 }  // namespace ipusim::scheduler

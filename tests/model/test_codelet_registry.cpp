@@ -37,6 +37,7 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       // Activations, dropout, the step counter and the optimizers' updates.
       "Sigmoid", "Tanh", "Gelu", "Sigmoid<half>", "Tanh<half>", "Gelu<half>", "SigmoidGrad", "TanhGrad", "GeluGrad",
       "SigmoidGrad<half>", "TanhGrad<half>", "GeluGrad<half>", "Dropout", "Dropout<half>", "Increment",
+      "GaussianNoise", "GaussianNoise<half>", "GaussianNoiseScale", "GaussianNoiseScale<half>",
       "MomentumUpdate", "MomentumUpdate<half>", "AdamUpdate", "AdamUpdate<half>", "RmspropUpdate",
       "RmspropUpdate<half>", "RmspropUpdateCentered", "RmspropUpdateCentered<half>", "RmspropUpdateMomentum",
       "RmspropUpdateMomentum<half>", "RmspropUpdateCenteredMomentum", "RmspropUpdateCenteredMomentum<half>", "Accuracy",

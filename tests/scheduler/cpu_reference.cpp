@@ -4,6 +4,7 @@
 #include "cpu_reference_layer_norm.hpp"
 
 #include "model/numeric/dropout_mask.hpp"
+#include "model/numeric/gaussian_noise.hpp"
 #include "model/numeric/regression_target.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/graph/op_graph.hpp"
@@ -397,6 +398,13 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.rate = float(l.rate);
       s.seed = scheduler::dropoutSeed(w, i);
       act = push(s);
+    } else if ((l.kind == k::kGaussianNoise || l.kind == k::kGaussianDropout) && l.rate > 0) {
+      // Keras's GaussianNoise (x + stddev n) and GaussianDropout (x (1 + sqrt(rate / (1 - rate)) n)).
+      Stage s{Stage::Noise, in, in, {act}};
+      s.multiplicative = l.kind == k::kGaussianDropout;
+      s.rate = float(s.multiplicative ? std::sqrt(l.rate / (1.0 - l.rate)) : l.rate);
+      s.seed = scheduler::dropoutSeed(w, i);
+      act = push(s);
     } else if (l.kind == k::kBatchNormalization) {
       Stage s{Stage::BatchNorm, in, in, {act}};
       s.channels = l.outputShape.back();
@@ -417,7 +425,8 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       if (l.scale) s.gamma = weight++;
       if (l.center) s.beta = weight++;
       act = push(s);
-    } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout) {
+    } else if (l.kind != k::kFlatten && l.kind != k::kReshape && l.kind != k::kDropout && l.kind != k::kGaussianNoise &&
+               l.kind != k::kGaussianDropout) {
       throw std::invalid_argument("CpuReference: no model of " + l.kind);
     }
     if (sharing) weight = ownWeight;
@@ -489,6 +498,11 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       for (std::size_t c = 0; c < C; ++c) {
         moving_[s.moving][c] = float(moving_[s.moving][c] * s.momentum + mean[c] * (1.0 - s.momentum));
         moving_[s.moving + 1][c] = float(moving_[s.moving + 1][c] * s.momentum + variance[c] * (1.0 - s.momentum));
+      }
+    } else if (s.kind == Stage::Noise) {
+      for (std::size_t e = 0; e < y.size(); ++e) {
+        const float noise = s.rate * numeric::standardNormal(s.seed, stepCount_, e);
+        y[e] = s.multiplicative ? x[e] * (1.0f + noise) : x[e] + noise;
       }
     } else if (s.kind == Stage::LayerNorm) {
       const std::vector<float> none;
@@ -703,6 +717,12 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         }
         deliver(inAct, std::move(grad));
       }
+      continue;
+    }
+    if (s.kind == Stage::Noise) {
+      if (s.multiplicative)
+        for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= 1.0f + s.rate * numeric::standardNormal(s.seed, stepCount_, e);
+      deliver(inAct, std::move(grad));
       continue;
     }
     if (s.kind == Stage::LayerNorm) {

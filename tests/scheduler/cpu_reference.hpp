@@ -44,7 +44,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -79,8 +79,9 @@ class CpuReference {
     // (normalization), first + x second (inverted); per element of one example.
     enum Affine { ScaleAdd, SubtractDivide, AddScaled } affine = ScaleAdd;
     std::vector<float> first{}, second{};
-    float rate = 0;
+    float rate = 0;  // Dropout: the rate; Noise: the noise's standard deviation
     std::uint64_t seed = 0;
+    bool multiplicative = false;  // Noise: x (1 + rate n), else x + rate n
     // BatchNorm: channels (the last axis), Keras's momentum and epsilon, its
     // weights' indices (npos without scale / center), its moving statistics' in moving_.
     // LayerNorm: channels the row length normalized over, epsilon, gamma and beta.
