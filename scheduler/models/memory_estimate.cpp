@@ -44,7 +44,9 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   // One weight gradient is live at its update at least (the largest).
   variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
   variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
-  variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize});
+  // Class indices (int) or targets (float): 4 bytes each (LossSpec::targetWidth).
+  const long double labelWidth = w.loss.classIndexLabels() ? 1.0L : (long double)w.loss.targetWidth(w.dataset.classes);
+  variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize * labelWidth});
   long double total = 0;
   for (const Variable& v : variables) total += v.bytes;
   const long double perTile = total / tiles;

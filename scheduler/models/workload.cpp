@@ -36,13 +36,19 @@ void requireFile(const Reader& r, const std::string& keyPath, const std::string&
   }
 }
 
-DatasetSpec parseDataset(const Reader& r) {
+// A path as the workload gives it, relative to the workload file's folder
+// (as model.keras is), unless absolute or the workload has no file.
+std::string besideWorkload(const std::string& path, const std::string& baseDirectory) {
+  return path.empty() || path[0] == '/' || baseDirectory.empty() ? path : baseDirectory + "/" + path;
+}
+
+DatasetSpec parseDataset(const Reader& r, const std::string& baseDirectory) {
   r.allowOnly({"format", "images", "labels", "batch_size", "shuffle_seed", "features", "input_shape", "classes",
                "examples"});
   DatasetSpec d;
   d.format = r.string("format", d.format, {"idx", "synthetic"});
-  d.images = r.string("images", d.images);
-  d.labels = r.string("labels", d.labels);
+  d.images = besideWorkload(r.string("images", d.images), baseDirectory);
+  d.labels = besideWorkload(r.string("labels", d.labels), baseDirectory);
   d.batchSize = r.count32("batch_size", d.batchSize, true);
   d.shuffleSeed = r.count("shuffle_seed", d.shuffleSeed, false);
   d.features = r.count32("features", d.features, true);
@@ -83,7 +89,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   Workload w;
   w.name = top.string("name", source);
   const Reader dataset = top.object("dataset");
-  w.dataset = parseDataset(dataset);
+  w.dataset = parseDataset(dataset, baseDirectory);
   w.seed = top.count("seed", w.seed, false);
 
   if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]} or {\"keras\": \"model.json\"})");
@@ -95,7 +101,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     for (const char* key : {"inputs", "outputs"})
       if (model.has(key)) model.fail(model.key(key), "the Keras file gives its inputs and outputs (input_layers, output_layers)");
     const std::string file = model.string("keras", "");
-    w.kerasModel = file.empty() || file[0] == '/' || baseDirectory.empty() ? file : baseDirectory + "/" + file;
+    w.kerasModel = besideWorkload(file, baseDirectory);
     try {
       keras = loadKerasModel(w.kerasModel);
     } catch (const std::invalid_argument& e) {

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace ipusim::scheduler {
 namespace {
@@ -78,6 +81,30 @@ TEST(Workload, MissingDatasetFileNamesIt) {
   auto j = minimal();
   j["dataset"] = {{"format", "idx"}, {"images", "no/such/images.gz"}};
   expectError(j, {"bad.json", "dataset.images", "no/such/images.gz"});
+}
+
+// Dataset files are found beside the workload, as its Keras file is, not in
+// the working directory.
+TEST(Workload, DatasetPathsAreRelativeToTheWorkloadFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ipusim-workload-paths-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "data");
+  for (const char* name : {"data/images.gz", "data/labels.gz"}) std::ofstream(dir / name) << "x";
+  auto j = minimal();
+  j["dataset"] = {{"format", "idx"}, {"images", "data/images.gz"}, {"labels", "data/labels.gz"}};
+  std::ofstream(dir / "job.json") << j.dump();
+  const Workload w = loadWorkload((dir / "job.json").string());
+  EXPECT_EQ(w.dataset.images, (dir / "data/images.gz").string());
+  EXPECT_EQ(w.dataset.labels, (dir / "data/labels.gz").string());
+  j["dataset"]["images"] = "data/missing.gz";
+  std::ofstream(dir / "job.json") << j.dump();
+  try {
+    loadWorkload((dir / "job.json").string());
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "data/missing.gz").string()), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(Workload, BadLayerAndEnumValues) {
