@@ -40,7 +40,7 @@ json layerJson(const scheduler::LayerSpec& l) {
             {"output_shape", l.outputShape},                      {"dilation", l.dilation},
             {"groups", l.groups},       {"depth_multiplier", l.depthMultiplier},
             {"output_padding", l.outputPadding ? json(*l.outputPadding) : json(nullptr)},
-            {"axes", l.axes}};
+            {"axes", l.axes},           {"channel_groups", l.channelGroups}};
   const scheduler::ActivationParams& p = l.activationParams;
   j["activation_params"] = {{"negative_slope", p.negativeSlope},
                             {"max_value", p.maxValue ? json(*p.maxValue) : json(nullptr)},

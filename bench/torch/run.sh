@@ -15,7 +15,8 @@ status=0
 for w in bench/torch/residual_mlp.json bench/torch/residual_convnet.json bench/torch/depthwise_separable.json \
          bench/torch/residual_conv1d.json bench/torch/conv_transpose.json bench/torch/loss_mae.json \
          bench/torch/loss_huber.json bench/torch/loss_label_smoothing.json bench/torch/loss_binary_classifier.json \
-         bench/torch/upsample_permute.json bench/torch/activations.json bench/torch/layer_norm.json bench/torch/autoencoder_mse.json \
+         bench/torch/upsample_permute.json bench/torch/activations.json bench/torch/layer_norm.json bench/torch/group_norm.json \
+         bench/torch/autoencoder_mse.json \
          workloads/resnet20_cifar.json \
          bench/torch/adamw_cosine.json bench/torch/adagrad_exponential.json \
          bench/torch/adamax_piecewise.json bench/torch/nadam_polynomial.json bench/torch/sgd_inverse_time.json; do

@@ -202,6 +202,12 @@ class Model:
             beta = p.get(l["name"] + "/beta") if l["center"] else None
             return F.layer_norm(x, shape, None if gamma is None else gamma.reshape(shape),
                                 None if beta is None else beta.reshape(shape), eps=l["epsilon"])
+        if k == "group_normalization":  # channels last: PyTorch's group norm over NC... layouts
+            gamma = p.get(l["name"] + "/gamma") if l["scale"] else None
+            beta = p.get(l["name"] + "/beta") if l["center"] else None
+            channels_first = x.movedim(-1, 1)
+            y = F.group_norm(channels_first, l["channel_groups"], gamma, beta, eps=l["epsilon"])
+            return y.movedim(1, -1)
         if k in ("activation", "relu", "leaky_relu", "elu"):  # the layers' constants are the activation's
             return self.act(i, l, x)
         if k == "softmax":  # Keras's axis, counted with the batch as 0

@@ -8,11 +8,12 @@
 // inv = rsqrt(...) * gamma, which is (x - mean) * rsqrt(...) * gamma + beta.
 //
 // Decomposed as popnn decomposes its layer norm (graphcore/poplibs
-// lib/popnn/LayerNorm.cpp: a group norm of one group over the row):
-//   forward   LayerNormalise: per row of n values, the mean and
-//             invStdDev = 1 / sqrt(variance + epsilon) (float), whitened =
-//             (x - mean) invStdDev; then out = whitened gamma + beta (a
-//             ScaleShift reading gamma and beta per column);
+// lib/popnn/LayerNorm.cpp: a group norm of one group over the row;
+// row_norm.hpp): the input as rows of the n values normalized together,
+//   forward   LayerNormalise: per row, the mean and invStdDev = 1 /
+//             sqrt(variance + epsilon) (float), whitened = (x - mean)
+//             invStdDev; then out = whitened gamma + beta (a ScaleShift
+//             reading gamma and beta per column);
 //   backward  betaDelta = sum_rows(dy), gammaDelta = sum_rows(dy whitened)
 //             (ReduceRows, Mul); dWhitened = dy gamma (a ScaleShift);
 //             LayerNormInputGrad: dx = invStdDev (dWhitened - mean(dWhitened)
@@ -24,6 +25,7 @@
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
+#include "scheduler/layers/row_norm.hpp"
 #include "scheduler/models/keras_config.hpp"
 #include "scheduler/models/workload_reader.hpp"
 
@@ -116,60 +118,16 @@ class LayerNormalizationLayer final : public Layer {
   }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    OpGraph& g = b.graph();
-    const ir::DType compute = b.compute();
     const std::uint64_t n = normalizedSize(l);
     const std::uint64_t rows = b.batch() * elementsOf(l.inputShape) / n;
     const std::size_t x = b.reshape(inputs[0], {rows, n}, l.name, "rows");
-    const std::size_t whitened = b.value(l.name + "/whitened", {rows, n}, compute, ValueKind::Activation, l.name);
-    const std::size_t invStdDev = b.value(l.name + "/inv_std_dev", {rows}, ir::DType::Float, ValueKind::Activation, l.name);
-    Op normalise{OpKind::LayerNormalise, "normalise", l.name, {x}, {whitened, invStdDev}};
-    normalise.epsilon = l.epsilon;
-    g.addOp(normalise);
-    // gamma and beta in the compute type, as ScaleShift reads its columns.
-    // Without scale (center) a fixed one (zero) stands for gamma (beta).
-    std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), gammaUsed = ~std::size_t(0);
-    std::size_t out = whitened;
-    if (l.scale || l.center) {
-      if (l.scale) gamma = b.weight(l, "gamma", {n}, {}, 1.0);
-      if (l.center) beta = b.weight(l, "beta", {n}, {}, 0.0);
-      gammaUsed = l.scale ? b.cast(gamma, compute, l.name + "/gamma_cast", l.name, ValueKind::Activation)
-                          : b.state(l, "unit_scale", {n}, compute, 1.0);
-      const std::size_t betaUsed = l.center ? b.cast(beta, compute, l.name + "/beta_cast", l.name, ValueKind::Activation)
-                                            : b.state(l, "no_shift", {n}, compute, 0.0);
-      out = b.value(l.name + "/layer_normalization", {rows, n}, compute, ValueKind::Activation, l.name);
-      g.addOp({OpKind::ScaleShift, "scale_shift", l.name, {whitened, gammaUsed, betaUsed}, {out}});
-    }
-    b.record({x}, out, hasWeights(l), [&b, l, x, whitened, invStdDev, gamma, beta, gammaUsed, rows, n](const Backward& bw) {
-      OpGraph& g = b.graph();
-      const ir::DType compute = g.values[bw.grad].dtype;
-      // The weights' gradients, accumulated in float and delivered in the weights' type.
-      auto columnSums = [&](std::size_t in, const char* name) {
-        const std::size_t sums = b.value(l.name + "/" + name, {n}, ir::DType::Float, ValueKind::Gradient, l.name);
-        g.addOp({OpKind::ReduceRows, name, l.name, {in}, {sums}});
-        return sums;
-      };
-      auto deliver = [&](std::size_t weight, std::size_t sums, const std::string& name) {
-        bw.weightGradient(weight, b.cast(sums, g.values[weight].dtype, l.name + "/" + name, l.name, ValueKind::Gradient));
-      };
-      if (beta != ~std::size_t(0)) deliver(beta, columnSums(bw.grad, "beta_grad"), "beta_grad_cast");
-      if (gamma != ~std::size_t(0)) {
-        const std::size_t product = b.value(l.name + "/grad_whitened_product", {rows, n}, compute, ValueKind::Gradient, l.name);
-        g.addOp({OpKind::Mul, "grad_whitened_product", l.name, {bw.grad, whitened}, {product}});
-        deliver(gamma, columnSums(product, "gamma_grad"), "gamma_grad_cast");
-      }
-      if (!bw.wants(x)) return;
-      std::size_t whitenedGrad = bw.grad;
-      if (gamma != ~std::size_t(0)) {
-        whitenedGrad = b.value(l.name + "/whitened_grad", {rows, n}, compute, ValueKind::Gradient, l.name);
-        const std::size_t noShift = b.state(l, "no_shift_grad", {n}, compute, 0.0);
-        g.addOp({OpKind::ScaleShift, "whitened_grad", l.name, {bw.grad, gammaUsed, noShift}, {whitenedGrad}});
-      }
-      const std::size_t dx = b.value(l.name + "/input_grad", {rows, n}, compute, ValueKind::Gradient, l.name);
-      g.addOp({OpKind::LayerNormInputGrad, "input_grad", l.name, {whitenedGrad, whitened, invStdDev}, {dx}});
-      bw.deliver(x, dx);
+    const RowNormalized f = addRowNormalise(b, x, l.epsilon, l.name);
+    const ColumnAffine affine = addColumnAffine(b, l, f.whitened);
+    b.record({x}, affine.output, hasWeights(l), [&b, l, x, f, affine](const Backward& bw) {
+      const std::size_t whitenedGrad = addColumnAffineGrad(b, bw, l, affine, f.whitened, bw.grad, bw.wants(x));
+      if (bw.wants(x)) bw.deliver(x, addRowNormaliseGrad(b, f, whitenedGrad, l.name));
     });
-    return b.shaped(out, l.outputShape, l.name, "unrows");
+    return b.shaped(affine.output, l.outputShape, l.name, "unrows");
   }
 };
 

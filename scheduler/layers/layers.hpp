@@ -27,6 +27,7 @@ std::unique_ptr<Layer> makeSoftmaxLayer();             // softmax (any axis)
 std::unique_ptr<Layer> makeRescalingLayer();           // rescaling
 std::unique_ptr<Layer> makeNormalizationLayer();       // normalization
 std::unique_ptr<Layer> makeLayerNormalizationLayer();  // layer_normalization
+std::unique_ptr<Layer> makeGroupNormalizationLayer();  // group_normalization
 std::unique_ptr<Layer> makeUpSamplingLayer();          // up_sampling1d, up_sampling2d
 std::unique_ptr<Layer> makePermuteLayer();             // permute
 

@@ -35,6 +35,7 @@ struct Registry {
     layers.push_back(makeRescalingLayer());
     layers.push_back(makeNormalizationLayer());
     layers.push_back(makeLayerNormalizationLayer());
+    layers.push_back(makeGroupNormalizationLayer());
     layers.push_back(makeUpSamplingLayer());
     layers.push_back(makePermuteLayer());
     for (const auto& l : layers) {

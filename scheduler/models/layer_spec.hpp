@@ -88,6 +88,9 @@ inline constexpr const char* kNormalization = "normalization";
 // Each example normalized over its trailing axes (LayerSpec::axes), with a
 // gamma and beta per position of them.
 inline constexpr const char* kLayerNormalization = "layer_normalization";
+// Each example normalized per group of channels (LayerSpec::channelGroups), with a
+// gamma and beta per channel.
+inline constexpr const char* kGroupNormalization = "group_normalization";
 // Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
@@ -176,6 +179,9 @@ struct LayerSpec {
   std::array<std::uint32_t, 2> dilation{1, 1};
   std::uint32_t groups = 1;
   std::uint32_t depthMultiplier = 1;
+  // group_normalization: the groups of channels (Keras's groups; -1, one per
+  // channel, until shape inference resolves it).
+  std::int64_t channelGroups = 32;
   std::optional<std::array<std::uint32_t, 2>> outputPadding;
   // global pooling: keep the pooled rows and columns as 1x1 (Keras's keepdims).
   bool keepDims = false;

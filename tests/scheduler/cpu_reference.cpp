@@ -417,6 +417,14 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         moving_.push_back(std::vector<float>(s.channels, 1.0f));  //        moving_variance ones
       }
       act = push(s);
+    } else if (l.kind == k::kGroupNormalization) {
+      Stage s{Stage::LayerNorm, in, in, {act}};
+      s.channels = l.inputShape.back();
+      s.groups = std::uint64_t(l.channelGroups);
+      s.epsilon = l.epsilon;
+      if (l.scale) s.gamma = weight++;
+      if (l.center) s.beta = weight++;
+      act = push(s);
     } else if (l.kind == k::kLayerNormalization) {
       Stage s{Stage::LayerNorm, in, in, {act}};
       s.channels = 1;
@@ -506,8 +514,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       }
     } else if (s.kind == Stage::LayerNorm) {
       const std::vector<float> none;
-      y = layerNormForward(x, s.channels, s.epsilon, s.gamma == ~std::size_t(0) ? none : weights_[s.gamma],
-                           s.beta == ~std::size_t(0) ? none : weights_[s.beta]);
+      const std::vector<float>& gamma = s.gamma == ~std::size_t(0) ? none : weights_[s.gamma];
+      const std::vector<float>& beta = s.beta == ~std::size_t(0) ? none : weights_[s.beta];
+      y = s.groups ? groupNormForward(x, s.in / s.channels, s.channels, s.groups, s.epsilon, gamma, beta)
+                   : layerNormForward(x, s.channels, s.epsilon, gamma, beta);
     } else if (s.kind == Stage::Activation) {
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, s.params, x[e]);
     } else if (s.kind == Stage::Softmax) {
@@ -727,7 +737,9 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::LayerNorm) {
       const std::vector<float> none;
-      LayerNormGrads d = layerNormBackward(input, grad, s.channels, s.epsilon, s.gamma == ~std::size_t(0) ? none : weights_[s.gamma]);
+      const std::vector<float>& gamma = s.gamma == ~std::size_t(0) ? none : weights_[s.gamma];
+      LayerNormGrads d = s.groups ? groupNormBackward(input, grad, s.in / s.channels, s.channels, s.groups, s.epsilon, gamma)
+                                  : layerNormBackward(input, grad, s.channels, s.epsilon, gamma);
       if (s.gamma != ~std::size_t(0)) grads.push_back({s.gamma, std::move(d.gamma)});
       if (s.beta != ~std::size_t(0)) grads.push_back({s.beta, std::move(d.beta)});
       if (wantInput) deliver(inAct, std::move(d.input));

@@ -84,7 +84,9 @@ class CpuReference {
     bool multiplicative = false;  // Noise: x (1 + rate n), else x + rate n
     // BatchNorm: channels (the last axis), Keras's momentum and epsilon, its
     // weights' indices (npos without scale / center), its moving statistics' in moving_.
-    // LayerNorm: channels the row length normalized over, epsilon, gamma and beta.
+    // LayerNorm: channels the row length normalized over, epsilon, gamma and
+    // beta; a group norm when `groups` (channels then the channels, the last axis).
+    std::uint64_t groups = 0;
     std::uint64_t channels = 0;
     double momentum = 0, epsilon = 0;
     std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), moving = 0;

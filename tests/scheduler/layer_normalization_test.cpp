@@ -1,8 +1,9 @@
-// Layer normalization (issue "Every model users bring (2)"): Keras's
+// Layer and group normalization (issue "Every model users bring (2)"): Keras's
 // LayerNormalization over the last axis of a sequence (Dense on [steps,
 // features] before and after it, as a transformer block has it), over the
 // two trailing axes of an image, without scale or center, and first in a
-// model (no input gradient). Each model, compiled and run in the SystemC
+// model (no input gradient); GroupNormalization over groups of channels.
+// Each model, compiled and run in the SystemC
 // model, computes the same losses as the CPU reference
 // (cpu_reference_layer_norm.cpp) over 20 steps within 1e-4 relative and ends
 // with the same weights (gamma and beta among them); float16 and
@@ -24,6 +25,7 @@ namespace {
 
 constexpr std::uint64_t kSteps = 20;
 const nlohmann::json kAdam = {{"type", "adam"}, {"learning_rate", 0.01}};
+const nlohmann::json kSgd = {{"type", "sgd"}, {"learning_rate", 0.01}, {"momentum", 0.9}};
 
 // A transformer block's shape: Dense over [8 steps, 16 features], layer
 // norms with and without scale and center, a residual add.
@@ -56,8 +58,47 @@ TEST(LayerNormalizationAcceptance, OverTrailingAxesOfAnImage) {
   expectSameTraining(smallJob(kImage, {6, 6, 3}, kAdam, 9), "image.json", kSteps);
 }
 
+// GroupNormalization (groups of channels, over every position): 2 groups
+// of an image's 4 channels (the transposed path), one per channel (-1),
+// one group (no transpose), and 4 groups of a dense layer's 8 units (one
+// position, no transpose), without center once.
+constexpr const char* kGroups = R"([
+  {"type": "conv2d", "filters": 4, "kernel_size": 3, "padding": "same", "use_bias": false},
+  {"type": "group_normalization", "groups": 2, "name": "gn_pairs"},
+  {"type": "conv2d", "filters": 4, "kernel_size": 3, "activation": "relu", "use_bias": false},
+  {"type": "group_normalization", "groups": -1, "epsilon": 1e-5, "name": "gn_instance"},
+  {"type": "conv2d", "filters": 4, "kernel_size": 3, "use_bias": false},
+  {"type": "group_normalization", "groups": 1, "center": false, "name": "gn_layer"},
+  {"type": "flatten"},
+  {"type": "dense", "units": 8, "use_bias": false},
+  {"type": "group_normalization", "groups": 4, "name": "gn_dense"},
+  {"type": "dense", "units": 10, "activation": "softmax"}])";
+
+// As such models are built, without a bias before a norm (which would
+// cancel it: its gradient is rounding noise only).
+// Small steps: norms over a few values of 4 random examples make the
+// trajectory chaotic (PyTorch's float32 leaves its float64 by 16% within 20
+// steps at SGD 0.01, momentum 0.9), and popnn's one-pass statistics round
+// more than the reference's two passes.
+TEST(GroupNormalizationAcceptance, GroupsOfChannels) {
+  expectSameTraining(smallJob(kGroups, {8, 8, 2}, {{"type", "adam"}, {"learning_rate", 0.001}}, 4), "groups.json", kSteps);
+}
+
+std::string errorOf(const char* layers, const nlohmann::json& inputShape);  // the workload's error, below
+
+TEST(GroupNormalizationAcceptance, BadGroupsAreNamed) {
+  const std::string more = errorOf(R"([{"type": "dense", "units": 4}, {"type": "group_normalization", "groups": 8},
+                                       {"type": "dense", "units": 10}])", {8});
+  EXPECT_NE(more.find("8 groups cannot be more than the 4 channels"), std::string::npos) << more;
+  const std::string divide = errorOf(R"([{"type": "dense", "units": 6}, {"type": "group_normalization", "groups": 4},
+                                         {"type": "dense", "units": 10}])", {8});
+  EXPECT_NE(divide.find("4 does not divide the 6 channels"), std::string::npos) << divide;
+  const std::string zero = errorOf(R"([{"type": "dense", "units": 6}, {"type": "group_normalization", "groups": 0},
+                                       {"type": "dense", "units": 10}])", {8});
+  EXPECT_NE(zero.find("groups: expected a positive integer, or -1"), std::string::npos) << zero;
+}
+
 // Half precision, with SGD (Adam's epsilon of 1e-7 is below float16's range).
-const nlohmann::json kSgd = {{"type", "sgd"}, {"learning_rate", 0.01}, {"momentum", 0.9}};
 
 TEST(LayerNormalizationAcceptance, Float16TracksFloat32) {
   expectHalfTracksFloat32(smallJob(kSequence, {8, 16}, kSgd, 5), "float16", "sequence.json", kSteps);
