@@ -19,6 +19,7 @@ void addDropoutCodelets(CodeletRegistry& registry);              // Dropout, Inc
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*, ...
 void addLearningRateCodelets(CodeletRegistry& registry);         // LearningRate, PiecewiseConstantLearningRate, NadamMomentumProduct
 void addGradientClippingCodelets(CodeletRegistry& registry);     // ReduceSquareAdd, ClipByNorm, ClipByValue
+void addRegularizerCodelets(CodeletRegistry& registry);          // ReducePenalty, RegularizerGrad
 void addAccuracyCodelet(CodeletRegistry& registry);
 void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
 void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvPartialHorizontalMac, ConvPartialVerticalMac, ConvWeightUpdatePartial, ConvWeightUpdateHorizontalMac

@@ -71,6 +71,9 @@ const char* toString(OpKind kind) {
     case OpKind::PReluAlphaGrad: return "PReluAlphaGrad";
     case OpKind::Normalize: return "Normalize";
     case OpKind::ScaleShift: return "ScaleShift";
+    case OpKind::Regularization: return "Regularization";
+    case OpKind::RegularizerGrad: return "RegularizerGrad";
+    case OpKind::AddLossTerm: return "AddLossTerm";
   }
   return "?";
 }

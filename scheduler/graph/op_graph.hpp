@@ -138,6 +138,11 @@ enum class OpKind {
   PReluAlphaGrad,         // (in, grad) -> in < 0 ? in grad : 0 (summed into alpha's gradient by a ReduceRows)
   Normalize,              // (in, mean, stdDev) -> (in - mean) / stdDev
   ScaleShift,             // (in, scale, shift) -> in scale + shift
+  // Regularizers (scheduler/graph/regularization.hpp builds these).
+  Regularization,         // (in0, ..., inN-1, loss) -> loss[index] = sum_i l1_i sum|in_i| + l2_i sum in_i^2
+                          //   (attr coefficients: each input's l1 and l2); writes into loss, as MeanLoss index > 0
+  RegularizerGrad,        // in -> out = l1 sign(in) + 2 l2 in (attr coefficients[0]): the penalty's gradient
+  AddLossTerm,            // (loss) -> loss[0] += loss[index] in place (the regularization into the total loss)
 };
 const char* toString(OpKind kind);
 
@@ -170,6 +175,7 @@ struct Op {
   std::vector<std::uint64_t> blocks{};     // Concat, Slice
   std::array<std::uint64_t, 4> pads{};     // Pad2D, Crop2D
   std::vector<ViewDim> view{};             // CopyView
+  std::vector<std::array<double, 2>> coefficients{};  // Regularization (per input), RegularizerGrad: {l1, l2}
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -183,6 +189,10 @@ struct OpGraph {
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
   std::vector<std::string> warnings;             // what the user should know about the model built (the compile reports them)
+  // What each element of `loss` is, in order (the outfeed's values: loss,
+  // accuracy, metrics, regularization, learning_rate); empty: the loss, then
+  // the accuracy when `loss` has two elements.
+  std::vector<std::string> outfeed;
 
   std::size_t addValue(Value v);
   std::size_t addOp(Op op);  // adds edges from the producers of its inputs
