@@ -85,9 +85,8 @@ void sumOfPenalties(IrBuilder& b, const std::vector<ir::Id>& ins, const std::vec
                     ir::Id out, std::uint64_t outIndex) {
   std::map<ir::Id, std::array<double, 2>> factors;
   for (std::size_t i = 0; i < ins.size(); ++i) {
-    // A value penalized twice (a shared layer's output under one
-    // regularizer per call cannot be; two regularizers on one value can
-    // only be its weight's and its own): the factors add.
+    // A value listed twice (two layers whose outputs are one tensor, each
+    // with an activity regularizer) is reduced once, its factors added.
     auto [it, first] = factors.emplace(ins[i], coefficients.at(i));
     if (!first) it->second[0] += coefficients[i][0], it->second[1] += coefficients[i][1];
   }

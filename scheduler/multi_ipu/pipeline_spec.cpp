@@ -99,6 +99,13 @@ void parsePipeline(const WorkloadReader& top, Workload& w) {
     if (l.kind == layer_kind::kDropout)
       top.fail("pipeline", "layer '" + l.name + "' is a dropout layer: pipelining models without dropout only "
                                                  "(its masks follow the step count, not the mini-batch)");
+  // The penalties are one reduction over every stage's weights and outputs,
+  // which the stage passes do not split (not modelled).
+  for (const LayerSpec& l : w.layers)
+    if (!l.regularizers.empty())
+      top.fail("pipeline", "layer '" + l.name + "' has a " + l.regularizers.begin()->first +
+                               " regularizer: pipelining models without regularizers only (the penalties' sum "
+                               "reads every stage)");
 }
 
 }  // namespace ipusim::scheduler

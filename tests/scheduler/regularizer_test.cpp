@@ -177,5 +177,43 @@ TEST(Regularizers, ConvolutionsAndOtherWeightsTrainAsReference) {
   expectTrainsAsReference(j);
 }
 
+// Sharded over two IPUs with gradient accumulation (the penalties read
+// weights and outputs on both IPUs; each mini-batch's gradient carries the
+// weights' penalty gradient, as the reference's N-times-larger step does),
+// and replicated (each replica's loss carries the penalties).
+TEST(Regularizers, ShardedWithAccumulationTrainsAsReference) {
+  nlohmann::json j = denseJob({{"kernel_regularizer", "l2"}, {"activity_regularizer", "l1"}});
+  j["model"]["layers"][1]["shard"] = 1;
+  j["model"]["layers"][1]["bias_regularizer"] = "l1_l2";
+  j["ipu"]["num_ipus"] = 2;
+  j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.1}};
+  j["training"]["gradient_accumulation_count"] = 2;
+  const TrainingLosses r = runTraining(scheduler::parseWorkload(j, "sharded.json"), 20);
+  expectTrainsAsAccumulation(r, 2, 20);
+}
+
+TEST(Regularizers, ReplicatedTrainsAsReference) {
+  nlohmann::json j = denseJob({{"kernel_regularizer", "l2"}, {"bias_regularizer", "l2"}});
+  j["ipu"]["num_ipus"] = 2;
+  j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.1}};
+  const TrainingLosses r = runTraining(scheduler::parseWorkload(j, "replicated.json"), 20);
+  expectSameLosses(r, 20);
+  expectSameWeights(r);
+}
+
+// Pipelining splits the step into stage passes; the penalties' one sum over
+// every stage is not split (not modelled): refused naming the layer.
+TEST(Regularizers, PipeliningRefusesThem) {
+  nlohmann::json j = denseJob({{"kernel_regularizer", "l2"}, {"stage", 0}});
+  j["model"]["layers"][1]["stage"] = 1;
+  j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.1}};
+  j["ipu"]["num_ipus"] = 2;
+  j["pipeline"] = {{"gradient_accumulation_count", 4}};
+  const std::string e = errorOf([&] { scheduler::parseWorkload(j, "w.json"); });
+  EXPECT_NE(e.find("w.json: pipeline: layer 'hidden' has a kernel regularizer: pipelining models without regularizers"),
+            std::string::npos)
+      << e;
+}
+
 }  // namespace
 }  // namespace ipusim::testing
