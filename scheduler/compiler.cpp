@@ -188,9 +188,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // The outfeed carries the step's loss and accuracy (and a schedule's
   // learning rate), as Keras's outfeed carries loss and metrics.
   const std::uint64_t lossElements = graph.values[graph.loss].numElements();
-  c.outfeed = {"loss"};
-  if (w.loss.hasAccuracy()) c.outfeed.push_back("accuracy");
-  if (w.optimizer.schedule.enabled()) c.outfeed.push_back("learning_rate");
+  c.outfeed = graph.outfeed;
   if (c.outfeed.size() != lossElements) throw std::logic_error("compile: the outfeed's values do not match its layout");
   c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
                              labelElements,

@@ -50,6 +50,9 @@ json layerJson(const scheduler::LayerSpec& l) {
   json inputs = json::array();
   for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
   j["inputs"] = inputs;
+  // Regularizers, by the weight they penalize ("kernel", ...) or "activity".
+  j["regularizers"] = json::object();
+  for (const auto& [weight, r] : l.regularizers) j["regularizers"][weight] = {{"l1", r.l1}, {"l2", r.l2}};
   return j;
 }
 
@@ -151,12 +154,13 @@ int sc_main(int argc, char* argv[]) {
       b.assign(bytes.begin(), bytes.end());
     });
     engine.stream("loss").connect([&](model::Bytes& b) {
-      // The loss, then (CompiledWorkload::outfeed) the accuracy and a schedule's learning rate.
+      // The loss, then (CompiledWorkload::outfeed) the accuracy, the regularization term and a schedule's learning rate.
       for (std::size_t i = 0; i < c.outfeed.size() && (i + 1) * sizeof(float) <= b.size(); ++i) {
         float v;
         std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
         if (c.outfeed[i] == "loss") out["losses"].push_back(v);
         if (c.outfeed[i] == "learning_rate") out["learning_rates"].push_back(v);
+        if (c.outfeed[i] == "regularization") out["regularizations"].push_back(v);
       }
     });
     sim::EntryRuns loop("training_loop", engine, "train", steps / c.stepsPerRun);

@@ -50,6 +50,7 @@ def step_on(dump, weights, batch, dtype):
     images = torch.tensor(batch["images"], dtype=dtype)
     labels = torch.tensor(batch["labels"], dtype=torch.long)
     loss = loss_of(dump, model.forward(images).reshape(dump["batch_size"], -1), labels)
+    loss = loss + model.regularization()  # Keras's total: the regularizers' penalties too
     loss.backward()
     return loss.item(), [p.grad.detach().reshape(-1).to(torch.float64) for p in model.params.values()]
 

@@ -155,11 +155,26 @@ class Model:
     def forward(self, images):
         outs = []
         x0 = images.reshape([self.batch] + self.input_shape)
+        self.activity = 0.0
         for i, l in enumerate(self.layers):
             ins = [x0 if j == -1 else outs[j] for j in l["inputs"]]
             ins[0] = ins[0].reshape([self.batch] + l["input_shape"])  # a flatten or reshape passes elements on
             outs.append(self.layer(i, l, ins))
+            if "activity" in l.get("regularizers", {}):  # Keras: the output's penalty over the batch size
+                self.activity = self.activity + penalty(outs[-1], l["regularizers"]["activity"]) / self.batch
         return outs[-1]
+
+    def regularization(self):
+        """Keras's L1/L2 penalties (regularizers.py: l1 sum|x| + l2 sum x^2)
+        of the weights, each once (a shared layer's belong to its owner),
+        plus the forward pass's activity penalties."""
+        owners = {l["name"]: l.get("regularizers", {}) for l in self.layers}
+        total = self.activity
+        for name, w in self.params.items():
+            owner, weight = name.rsplit("/", 1)
+            if weight in owners.get(owner, {}):
+                total = total + penalty(w, owners[owner][weight])
+        return total
 
     def act(self, i, l, x):
         a = l["activation"]
@@ -281,6 +296,10 @@ def regression_target(label, element):
     return (z >> 40) / 16777216.0
 
 
+def penalty(x, factors):
+    return factors["l1"] * x.abs().sum() + factors["l2"] * (x * x).sum()
+
+
 def loss_of(dump, logits, labels):
     """Keras's loss (every one the mean over the batch and the classes but
     the categorical cross-entropies, summed over the classes): PyTorch's own
@@ -304,6 +323,12 @@ def loss_of(dump, logits, labels):
         return F.l1_loss(logits, targets)
     if kind == "huber":
         return F.huber_loss(logits, targets, delta=spec["delta"])
+    if kind == "kl_divergence":
+        # Keras's kl_divergence, written out: F.kl_div takes log-probabilities
+        # and does not clip; Keras clips y_true and y_pred to [epsilon, 1]
+        # (backend.epsilon() 1e-7), sums over the classes, means over the batch.
+        t, p = targets.clamp(1e-7, 1), logits.clamp(1e-7, 1)
+        return (t * torch.log(t / p)).sum(dim=-1).mean()
     return F.mse_loss(logits, targets)
 
 
@@ -449,15 +474,18 @@ def train(dump, dtype):
     """The losses per step and the weights after the last, trained in `dtype`."""
     model = Model(dump, dtype)
     opt = KerasOptimizer(dump["optimizer"], list(model.params.values()))
-    losses = []
+    losses, regularizations = [], []
     for batch in dump["batches"]:
         images = torch.tensor(batch["images"], dtype=dtype)
         labels = torch.tensor(batch["labels"], dtype=torch.long)
         loss = loss_of(dump, model.forward(images).reshape(dump["batch_size"], -1), labels)
+        regularization = model.regularization()
+        loss = loss + regularization  # Keras minimizes (and reports) the data loss plus the penalties
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return losses, model.params
+        regularizations.append(float(regularization))
+    return losses, model.params, regularizations
 
 
 def main():
@@ -471,8 +499,8 @@ def main():
         print(f"{args.dump}: model.dtype {dump['dtype']}: the check compares float32 training", file=sys.stderr)
         return 2
     try:
-        exact, params = train(dump, torch.float64)
-        single, single_params = train(dump, torch.float32)
+        exact, params, exact_regularization = train(dump, torch.float64)
+        single, single_params, _ = train(dump, torch.float32)
     except NotImplementedError as e:
         print(f"{args.dump}: not checked: {e}", file=sys.stderr)
         return 2
@@ -500,6 +528,11 @@ def main():
         passed = passed and worst_rate <= args.tolerance
         print(f"  learning rate ({dump['optimizer']['schedule']['class_name']}) each step: largest relative difference "
               f"{worst_rate:.2e} from Keras's formula")
+    # Regularizers: the penalties the device outfed each step, against PyTorch's.
+    if dump.get("regularizations"):
+        worst_penalty = max(abs(device - ref) / abs(ref) for device, ref in zip(dump["regularizations"], exact_regularization))
+        passed = passed and worst_penalty <= args.tolerance
+        print(f"  regularization term each step: largest relative difference {worst_penalty:.2e} from PyTorch float64's")
     for (name, p), final in zip(params.items(), dump.get("final_weights", [])):
         exact_w = p.detach().reshape(-1).to(torch.float64)
         device_w = torch.tensor(final, dtype=torch.float64)

@@ -20,6 +20,7 @@ void addGaussianNoiseCodelets(CodeletRegistry& registry);        // GaussianNois
 void addOptimizerUpdateCodelets(CodeletRegistry& registry);      // MomentumUpdate, AdamUpdate, RmspropUpdate*, ...
 void addLearningRateCodelets(CodeletRegistry& registry);         // LearningRate, PiecewiseConstantLearningRate, NadamMomentumProduct
 void addGradientClippingCodelets(CodeletRegistry& registry);     // ReduceSquareAdd, ClipByNorm, ClipByValue
+void addRegularizerCodelets(CodeletRegistry& registry);          // ReducePenalty, RegularizerGrad
 void addAccuracyCodelet(CodeletRegistry& registry);
 void addTargetLossCodelets(CodeletRegistry& registry);  // SoftmaxCrossEntropyDense, SigmoidCrossEntropy, SquaredError, ...
 void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialnx1, ConvPartialHorizontalMac, ConvPartialVerticalMac, ConvWeightUpdatePartial, ConvWeightUpdateHorizontalMac

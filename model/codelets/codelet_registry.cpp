@@ -24,6 +24,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addOptimizerUpdateCodelets(r);
     addLearningRateCodelets(r);
     addGradientClippingCodelets(r);
+    addRegularizerCodelets(r);
     addAccuracyCodelet(r);
     addTargetLossCodelets(r);
     addConvPartialCodelets(r);

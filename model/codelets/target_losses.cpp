@@ -5,9 +5,13 @@
 //   SquaredError              pred, targets, loss (Out, rows)                 loss[r] = mean_c (y - t)^2
 //   AbsoluteError             pred, targets, loss (Out, rows)                 loss[r] = mean_c |y - t|
 //   HuberError                pred, targets, loss (Out, rows)                 loss[r] = mean_c huber_delta(y - t)
+//   KlDivergence              pred, targets, loss (Out, rows)                 loss[r] = sum_c t' log(t' / y'), t' and y'
+//                                                                             clipped to [1e-7, 1] (Keras's kl_divergence)
 //   TargetDifference          pred, targets, grad (Out)                       grad = scale (pred - t)
 //   TargetSign                pred, targets, grad (Out)                       grad = scale sign(pred - t) (0 at 0)
 //   TargetClip                pred, targets, grad (Out)                       grad = scale clip(pred - t, -delta, delta)
+//   TargetKlDivergence        pred, targets, grad (Out)                       grad = scale (-t' / pred) where pred is in
+//                                                                             [1e-7, 1], else 0 (TF's clip_by_value gradient)
 //   CategoricalAccuracy       probs, targets, correct (Out, rows)             argmax p == argmax t (first of equal maxima)
 //   BinaryAccuracy            probs, targets, correct (Out, rows)             mean_c ((p > 0.5) == (t > 0.5))
 // huber_delta(e) = e^2 / 2 where |e| <= delta, else delta (|e| - delta / 2)
@@ -28,7 +32,11 @@
 // TargetSign and TargetClip (no popnn vertex: estimates) are
 // TargetDifference's frame and cost plus, per element (per 2 halves), one
 // compare-and-select (sign) or two (the clip's min and max), each costed as
-// an add (kAddSubMulCyclesPerVector per vector).
+// an add (kAddSubMulCyclesPerVector per vector). KlDivergence (estimate, in
+// the frame of the forward losses): per vector two clamps, a divide, a log
+// and a multiply; TargetKlDivergence (estimate: TargetDifference's frame)
+// per element two compare-and-selects (the clip's range) and per vector a
+// divide. Keras's epsilon: backend.epsilon(), 1e-7.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/cycle_model.hpp"
 #include "model/codelets/flat_codelet.hpp"
@@ -40,9 +48,12 @@
 namespace ipusim::model {
 namespace {
 
-enum class Kind { SoftmaxDense, Sigmoid, Squared, Absolute, Huber, Difference, Sign, Clip, CategoricalAccuracy, BinaryAccuracy };
+enum class Kind { SoftmaxDense, Sigmoid, Squared, Absolute, Huber, KlDivergence, Difference, Sign, Clip, KlGrad,
+                  CategoricalAccuracy, BinaryAccuracy };
 
-bool isGradient(Kind k) { return k == Kind::Difference || k == Kind::Sign || k == Kind::Clip; }
+bool isGradient(Kind k) { return k == Kind::Difference || k == Kind::Sign || k == Kind::Clip || k == Kind::KlGrad; }
+
+constexpr float kKerasEpsilon = 1e-7f;  // keras.backend.epsilon()
 
 const char* nameOf(Kind k) {
   switch (k) {
@@ -51,6 +62,8 @@ const char* nameOf(Kind k) {
     case Kind::Squared: return "SquaredError";
     case Kind::Absolute: return "AbsoluteError";
     case Kind::Huber: return "HuberError";
+    case Kind::KlDivergence: return "KlDivergence";
+    case Kind::KlGrad: return "TargetKlDivergence";
     case Kind::Difference: return "TargetDifference";
     case Kind::Sign: return "TargetSign";
     case Kind::Clip: return "TargetClip";
@@ -97,8 +110,9 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
     if (isGradient(kind_)) {
       const bool half = vectorType_ == ir::DType::Half;
       const std::uint64_t n = rows * cols;
-      const std::uint64_t selects = kind_ == Kind::Sign ? 1 : kind_ == Kind::Clip ? 2 : 0;
-      return c::kLossTransformSumSquaredOverhead + (half ? 1 + 2 + (n % 2 ? 6 : 0) : 0) +
+      const std::uint64_t selects = kind_ == Kind::Sign ? 1 : kind_ == Kind::Clip || kind_ == Kind::KlGrad ? 2 : 0;
+      const ir::Cycles divides = kind_ == Kind::KlGrad ? c::vectors(n, target, vectorType_) * c::kDivideCyclesPerVector : 0;
+      return c::kLossTransformSumSquaredOverhead + (half ? 1 + 2 + (n % 2 ? 6 : 0) : 0) + divides +
              (c::kLossTransformSumSquaredCyclesPerElement + selects * c::kAddSubMulCyclesPerVector) * (half ? n / 2 : n);
     }
     const ir::Cycles vectors = c::vectors(cols, target, vectorType_);
@@ -117,6 +131,10 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
       case Kind::Absolute: perRow = fold + vectors * (c::kAddSubMulCyclesPerVector + c::kAbsCyclesPerVector); break;
       case Kind::Huber:  // e, |e|, e^2 / 2, delta (|e| - delta / 2), the select
         perRow = fold + vectors * (4 * c::kAddSubMulCyclesPerVector + c::kAbsCyclesPerVector + c::kSquareCyclesPerVector);
+        break;
+      case Kind::KlDivergence:  // clip t and y, t / y, log, times t
+        perRow = fold + vectors * (2 * c::kClampCyclesPerVector + c::kDivideCyclesPerVector + c::kLogCyclesPerVector +
+                                   c::kAddSubMulCyclesPerVector);
         break;
       case Kind::CategoricalAccuracy: perRow = 2 * fold + c::kAddSubMulCyclesPerVector; break;
       default: perRow = fold + vectors * 2 * c::kAddSubMulCyclesPerVector; break;
@@ -179,6 +197,26 @@ class TargetLoss final : public FlatCodelet<TargetLoss> {
           f[2].as<float>()[r] = float(loss / double(cols));
           break;
         }
+        case Kind::KlDivergence: {
+          double loss = 0;
+          for (std::uint64_t c = 0; c < cols; ++c) {
+            const float t = std::min(std::max(tr[c], kKerasEpsilon), 1.0f);
+            const float y = std::min(std::max(xr[c], kKerasEpsilon), 1.0f);
+            loss += double(t * std::log(t / y));
+          }
+          f[2].as<float>()[r] = float(loss);
+          break;
+        }
+        case Kind::KlGrad: {
+          const float scale = float(p[2]);
+          float* g = f[2].as<float>() + r * cols;
+          for (std::uint64_t c = 0; c < cols; ++c) {
+            const float t = std::min(std::max(tr[c], kKerasEpsilon), 1.0f);
+            const float y = xr[c];
+            g[c] = y >= kKerasEpsilon && y <= 1.0f ? scale * (-t / y) : 0.0f;
+          }
+          break;
+        }
         case Kind::Difference:
         case Kind::Sign:
         case Kind::Clip: {
@@ -225,14 +263,15 @@ void addHalf(CodeletRegistry& registry, Kind kind, std::vector<ir::DType> types,
 
 void addTargetLossCodelets(CodeletRegistry& registry) {
   constexpr auto H = ir::DType::Half, F = ir::DType::Float;
-  for (Kind k : {Kind::SoftmaxDense, Kind::Sigmoid, Kind::Squared, Kind::Absolute, Kind::Huber, Kind::Difference,
-                 Kind::Sign, Kind::Clip, Kind::CategoricalAccuracy, Kind::BinaryAccuracy})
+  for (Kind k : {Kind::SoftmaxDense, Kind::Sigmoid, Kind::Squared, Kind::Absolute, Kind::Huber, Kind::KlDivergence,
+                 Kind::Difference, Kind::Sign, Kind::Clip, Kind::KlGrad, Kind::CategoricalAccuracy, Kind::BinaryAccuracy})
     registry.add(std::make_unique<TargetLoss>(k));
   addHalf(registry, Kind::SoftmaxDense, {H, F, F, F}, typedCodeletName(nameOf(Kind::SoftmaxDense), {H}));
   addHalf(registry, Kind::Sigmoid, {H, F, F, F}, typedCodeletName(nameOf(Kind::Sigmoid), {H}));
   addHalf(registry, Kind::Squared, {H, F, F}, typedCodeletName(nameOf(Kind::Squared), {H}));
-  for (Kind k : {Kind::Absolute, Kind::Huber}) addHalf(registry, k, {H, F, F}, typedCodeletName(nameOf(k), {H}));
-  for (Kind k : {Kind::Difference, Kind::Sign, Kind::Clip}) {
+  for (Kind k : {Kind::Absolute, Kind::Huber, Kind::KlDivergence})
+    addHalf(registry, k, {H, F, F}, typedCodeletName(nameOf(k), {H}));
+  for (Kind k : {Kind::Difference, Kind::Sign, Kind::Clip, Kind::KlGrad}) {
     addHalf(registry, k, {H, F, H}, typedCodeletName(nameOf(k), {H}));
     addHalf(registry, k, {F, F, H}, typedCodeletName(nameOf(k), {F, H}));
   }

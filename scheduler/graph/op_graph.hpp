@@ -143,6 +143,11 @@ enum class OpKind {
   // Layer normalization over rows of n values ([rows, n] values; scheduler/layers/layer_normalization.cpp).
   LayerNormalise,         // in -> (whitened, invStdDev per row, float); attr epsilon
   LayerNormInputGrad,     // (whitenedGrad, whitened, invStdDev) -> inputGrad
+  // Regularizers (scheduler/graph/regularization.hpp builds these).
+  Regularization,         // (in0, ..., inN-1, loss) -> loss[index] = sum_i l1_i sum|in_i| + l2_i sum in_i^2
+                          //   (attr coefficients: each input's l1 and l2); writes into loss, as MeanLoss index > 0
+  RegularizerGrad,        // in -> out = l1 sign(in) + 2 l2 in (attr coefficients[0]): the penalty's gradient
+  AddLossTerm,            // (loss) -> loss[0] += loss[index] in place (the regularization into the total loss)
 };
 const char* toString(OpKind kind);
 
@@ -175,6 +180,7 @@ struct Op {
   std::vector<std::uint64_t> blocks{};     // Concat, Slice
   std::array<std::uint64_t, 4> pads{};     // Pad2D, Crop2D
   std::vector<ViewDim> view{};             // CopyView
+  std::vector<std::array<double, 2>> coefficients{};  // Regularization (per input), RegularizerGrad: {l1, l2}
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -188,6 +194,10 @@ struct OpGraph {
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
   std::vector<std::string> warnings;             // what the user should know about the model built (the compile reports them)
+  // What each element of `loss` is, in order (the outfeed's values: loss,
+  // accuracy, metrics, regularization, learning_rate); empty: the loss, then
+  // the accuracy when `loss` has two elements.
+  std::vector<std::string> outfeed;
 
   std::size_t addValue(Value v);
   std::size_t addOp(Op op);  // adds edges from the producers of its inputs

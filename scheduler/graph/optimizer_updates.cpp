@@ -37,6 +37,7 @@ std::size_t addLearningRate(OpGraph& g, const OptimizerSpec& o, std::size_t step
 void outfeedLearningRate(OpGraph& g, std::size_t lr) {
   const std::uint64_t index = g.values[g.loss].shape.at(0);
   g.values[g.loss].shape[0] = index + 1;
+  g.outfeed.push_back("learning_rate");
   Op op{OpKind::MeanLoss, "learning_rate_outfeed", "optimizer", {lr, g.loss}, {}};
   op.index = index;
   g.addOp(op);

@@ -1,6 +1,7 @@
 #include "scheduler/graph/training_graph.hpp"
 
 #include "scheduler/graph/optimizer_updates.hpp"
+#include "scheduler/graph/regularization.hpp"
 #include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/layer.hpp"
 
@@ -76,7 +77,7 @@ OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t feat
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
   const std::uint64_t batch = b.batch();
-  const bool regression = w.loss.regression();
+  const bool predictions = w.loss.onPredictions();
   const bool binary = w.loss.type == "binary_crossentropy";
   OutputLoss out{x, kNone, kNone, kNone, kNone, features, layer};
   out.perRow = b.value(layer + "/per_example", {batch}, DType::Float, ValueKind::Activation, layer);
@@ -92,17 +93,19 @@ OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t feat
     // Over one-hot targets (or the label itself): categorical cross-entropy
     // (softmax fused), binary cross-entropy (sigmoid fused; the mean over the
     // classes), or the mean squared or absolute error or the Huber loss of
-    // the predictions (the mean over the classes).
+    // the predictions (the mean over the classes), or the Kullback-Leibler
+    // divergence of the predictions (the sum over the classes).
     out.targets = lossTargets(b, features, layer);
     Op op{OpKind::RowLoss, w.loss.type, layer, {x, out.targets}, {}};
     op.codelet = w.loss.type == "mean_squared_error"    ? "SquaredError"
                  : w.loss.type == "mean_absolute_error" ? "AbsoluteError"
                  : w.loss.type == "huber"               ? "HuberError"
+                 : w.loss.type == "kl_divergence"       ? "KlDivergence"
                  : binary                               ? "SigmoidCrossEntropy"
                                                         : "SoftmaxCrossEntropyDense";
     op.delta = w.loss.delta;
-    if (!regression) out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
-    op.outputs = regression ? std::vector<std::size_t>{out.perRow} : std::vector<std::size_t>{out.probs, out.perRow};
+    if (!predictions) out.probs = b.value(layer + "/probs", {batch, features}, DType::Float, ValueKind::Activation, layer);
+    op.outputs = predictions ? std::vector<std::size_t>{out.perRow} : std::vector<std::size_t>{out.probs, out.perRow};
     g.addOp(op);
   }
   return out;
@@ -134,7 +137,8 @@ void addAccuracy(TrainingGraphBuilder& b, const OutputLoss& o) {
 // the loss takes (1/batch; binary cross-entropy and the regression losses
 // also average over the classes, and the square brings a 2); the absolute
 // error's is the sign of the difference, Huber's the difference clipped to
-// [-delta, delta].
+// [-delta, delta]; the Kullback-Leibler divergence's -t / p where Keras's
+// clip of p to [epsilon, 1] passes it (0 outside, as TF's clip_by_value).
 void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
@@ -147,9 +151,12 @@ void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
     seed.scale = 1.0 / batch;
     g.addOp(seed);
   } else {
-    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", o.layer, {regression ? o.x : o.probs, o.targets}, {o.grad}};
+    Op seed{OpKind::TargetDifference, w.loss.type + "_grad", o.layer, {w.loss.onPredictions() ? o.x : o.probs, o.targets}, {o.grad}};
     seed.scale = (squared ? 2.0 : 1.0) / batch / (binary || regression ? double(o.features) : 1.0);
-    seed.codelet = w.loss.type == "mean_absolute_error" ? "TargetSign" : w.loss.type == "huber" ? "TargetClip" : "TargetDifference";
+    seed.codelet = w.loss.type == "mean_absolute_error" ? "TargetSign"
+                   : w.loss.type == "huber"            ? "TargetClip"
+                   : w.loss.type == "kl_divergence"    ? "TargetKlDivergence"
+                                                       : "TargetDifference";
     seed.delta = w.loss.delta;
     g.addOp(seed);
   }
@@ -164,6 +171,8 @@ std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std:
   const Workload& w = b.workload();
   const std::uint64_t batch = b.batch();
   g.loss = b.value("loss", {w.loss.hasAccuracy() ? 2u : 1u}, ir::DType::Float, ValueKind::Loss, "loss");
+  g.outfeed = {"loss"};
+  if (w.loss.hasAccuracy()) g.outfeed.push_back("accuracy");
   std::vector<OutputLoss> losses;
   for (std::size_t k = 0; k < outputs.size(); ++k)
     losses.push_back(addRowLoss(b, outputs[k], features[k], outputs.size() > 1 ? "loss/" + names[k] : "loss"));
@@ -265,6 +274,8 @@ std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& 
   const std::size_t v = value(owner + "/" + name, std::move(shape), variables_, ValueKind::Weight, owner, drawn, fill);
   g_.weights.push_back(v);
   layerValues_.emplace(owner + "/" + name, v);
+  if (const auto r = l.regularizers.find(name); r != l.regularizers.end())
+    penalties_.push_back({v, r->second.l1, r->second.l2, false});
   return v;
 }
 
@@ -359,9 +370,19 @@ void TrainingGraphBuilder::accumulate(std::size_t v, std::size_t gradient) {
   it->second = sum;
 }
 
+void TrainingGraphBuilder::penalizeActivity(const LayerSpec& l, std::size_t output) {
+  const auto r = l.regularizers.find(kActivityRegularizer);
+  if (r == l.regularizers.end()) return;
+  // Keras divides the activity penalty by the batch size (Layer.__call__).
+  const double perExample = 1.0 / double(batch());
+  penalties_.push_back({output, r->second.l1 * perExample, r->second.l2 * perExample, true});
+}
+
 std::map<std::size_t, std::size_t> TrainingGraphBuilder::backward(
     const std::vector<std::pair<std::size_t, std::size_t>>& outputGrads) {
   for (const auto& [output, grad] : outputGrads) accumulate(output, grad);
+  for (const Penalty& p : penalties_)
+    if (p.activity && dependsOnWeights(p.value)) accumulate(p.value, addPenaltyGradient(g_, p, compute_));
   for (std::size_t i = tape_.size(); i-- > 0;) {
     const Entry& e = tape_[i];
     const auto found = gradOf_.find(e.output);
@@ -423,6 +444,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
     weights = weights || layer.hasWeights(l);
     try {
       outputOf[li] = layer.build(b, l, li, ins);
+      b.penalizeActivity(l, outputOf[li]);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(w.name + ": " + e.what());
     }
@@ -444,9 +466,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
   }
 
   const std::vector<std::size_t> grads = addLoss(b, outputs, features, names);
+  addRegularization(g, b.penalties());
   std::vector<std::pair<std::size_t, std::size_t>> seeds;
   for (std::size_t k = 0; k < outputs.size(); ++k) seeds.emplace_back(outputs[k], grads[k]);
-  const std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);
+  std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);
+  addWeightPenaltyGradients(g, b.penalties(), weightGrad);
   // The optimizer: one update per weight, after every reader of the weight.
   addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return b.stepCounter(); });
   // The step count is incremented before anything reads it.

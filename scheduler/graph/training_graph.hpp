@@ -37,6 +37,14 @@ struct Backward {
 };
 using BackwardFn = std::function<void(const Backward&)>;
 
+// A regularizer's penalty on one value (a weight, or a layer's output),
+// its factors already scaled (an activity penalty's by 1 / batch, as Keras).
+struct Penalty {
+  std::size_t value;
+  double l1, l2;
+  bool activity;  // a layer's output (its gradient joins the output's), else a weight
+};
+
 class TrainingGraphBuilder {
  public:
   explicit TrainingGraphBuilder(const Workload& w);
@@ -89,12 +97,19 @@ class TrainingGraphBuilder {
   // records the bias gradient's backward.
   std::size_t bias(const LayerSpec& l, std::size_t x);
 
+  // The penalties of the regularizers: the weights' (added by weight() as
+  // each is created), the outputs' (penalizeActivity).
+  void penalizeActivity(const LayerSpec& l, std::size_t output);
+  const std::vector<Penalty>& penalties() const { return penalties_; }
+
   // Records a tape entry (weighted: the op reads a trainable weight).
   void record(std::vector<std::size_t> inputs, std::size_t output, bool weighted, BackwardFn backward);
   bool dependsOnWeights(std::size_t value) const { return value < depends_.size() && depends_[value]; }
 
   // Runs the tape backward from the gradients of the model's outputs
-  // ({output, gradient} each); returns each trainable weight's gradient.
+  // ({output, gradient} each) and of the activity penalties (each output's
+  // penalty gradient joins the gradient its readers give it); returns each
+  // trainable weight's gradient.
   std::map<std::size_t, std::size_t> backward(const std::vector<std::pair<std::size_t, std::size_t>>& outputGrads);
 
  private:
@@ -118,6 +133,7 @@ class TrainingGraphBuilder {
   std::map<std::size_t, std::size_t> gradOf_, weightGrad_;
   std::map<std::string, std::size_t> layerValues_;     // weights and state by "<owner>/<name>"
   std::map<std::size_t, std::size_t> lastUpdate_;      // state -> the last op updating it in place
+  std::vector<Penalty> penalties_;
 };
 
 }  // namespace ipusim::scheduler

@@ -46,8 +46,7 @@ class BatchNormalizationLayer final : public Layer {
     c.requireInitializer("gamma_initializer", {"Ones"});
     c.requireInitializer("moving_mean_initializer", {"Zeros"});
     c.requireInitializer("moving_variance_initializer", {"Ones"});
-    requireNoPenalties(c, {"beta", "gamma"});
-    c.ignore({"activity_regularizer"});
+    readPenalties(c, {"beta", "gamma"});
     c.requireValue("synchronized", false, "cross-replica statistics");
     c.requireValue("renorm", false, "batch renormalization");
     c.ignore({"renorm_clipping", "renorm_momentum"});  // only meaningful with renorm

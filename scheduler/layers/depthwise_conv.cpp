@@ -47,7 +47,7 @@ class DepthwiseConvLayer final : public Layer {
     spec.useBias = c.boolean("use_bias", true);
     c.requireInitializer("depthwise_initializer", {"GlorotUniform"});
     c.requireInitializer("bias_initializer", {"Zeros"});
-    requireNoPenalties(c, {"depthwise", "bias"});
+    readPenalties(c, {"depthwise", "bias"});
   }
 
   // The output channels (channels x depth_multiplier) become spec.units: the bias's size.

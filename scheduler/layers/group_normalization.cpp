@@ -64,7 +64,7 @@ class GroupNormalizationLayer final : public Layer {
     spec.scale = c.boolean("scale", true);
     c.requireInitializer("beta_initializer", {"Zeros"});
     c.requireInitializer("gamma_initializer", {"Ones"});
-    requireNoPenalties(c, {"beta", "gamma"});
+    readPenalties(c, {"beta", "gamma"});
   }
 
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {

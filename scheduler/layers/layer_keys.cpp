@@ -43,12 +43,12 @@ void readActivation(KerasConfig& c, LayerSpec& spec) {
   if (spec.activation == Activation::HardSigmoid && c.format() == "tf2") spec.activationParams.hardSigmoidSlope = 0.2;
 }
 
-void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights) {
+void readPenalties(KerasConfig& c, std::initializer_list<const char*> weights) {
   for (const char* w : weights) {
-    c.requireNull(std::string(w) + "_regularizer", "a regularizer adds to the loss");
+    c.regularizer(std::string(w) + "_regularizer");
     c.requireNull(std::string(w) + "_constraint", "a constraint changes the update");
   }
-  c.requireNull("activity_regularizer", "a regularizer adds to the loss");
+  c.regularizer("activity_regularizer");
 }
 
 void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
@@ -56,7 +56,7 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
   spec.useBias = c.boolean("use_bias", true);
   c.requireInitializer("kernel_initializer", {"GlorotUniform"});
   c.requireInitializer("bias_initializer", {"Zeros"});
-  requireNoPenalties(c, {"kernel", "bias"});
+  readPenalties(c, {"kernel", "bias"});
   c.requireNull("lora_rank", "LoRA adapters are extra weights");
   c.ignore({"lora_alpha"});  // only meaningful with a lora_rank
   c.requireNull("quantization_config", "quantized weights");

@@ -25,9 +25,10 @@ void readActivation(KerasConfig& c, LayerSpec& spec);
 // Keras's defaults (ipusim draws Glorot-uniform kernels and zero biases
 // itself; a to_json() file holds no weights): Dense, Conv2D.
 void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
-// Regularizers, constraints and activity regularizers change the loss or
-// the update: only null is modelled.
-void requireNoPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
+// The weights' regularizers and the activity regularizer (read into
+// KerasConfig::regularizers(): L1, L2, L1L2); constraints change the
+// update: only null is modelled.
+void readPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
 void requireChannelsLast(KerasConfig& c);
 // A required non-empty list of integers (Reshape's target_shape, Permute's dims).
 std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key);

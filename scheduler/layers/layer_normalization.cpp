@@ -80,7 +80,7 @@ class LayerNormalizationLayer final : public Layer {
     c.requireValue("rms_scaling", false, "RMS scaling (a variance without the mean's subtraction)");
     c.requireInitializer("beta_initializer", {"Zeros"});
     c.requireInitializer("gamma_initializer", {"Ones"});
-    requireNoPenalties(c, {"beta", "gamma"});
+    readPenalties(c, {"beta", "gamma"});
   }
 
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {

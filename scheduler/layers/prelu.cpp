@@ -65,7 +65,7 @@ class PReluLayer final : public Layer {
     c.ignore({"shared_axes", "alpha_initializer"});
     spec.axes = sharedAxesOf(c.at("shared_axes"), [&](const std::string& w) { c.fail("shared_axes", w); });
     spec.activationParams.alpha = initialAlphaOf(c.at("alpha_initializer"), [&](const std::string& w) { c.fail("alpha_initializer", w); });
-    requireNoPenalties(c, {"alpha"});
+    readPenalties(c, {"alpha"});
   }
   // The shared axes resolved and checked: leading axes of the input.
   Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {

@@ -47,7 +47,7 @@ class SeparableConvLayer final : public Layer {
     c.requireInitializer("depthwise_initializer", {"GlorotUniform"});
     c.requireInitializer("pointwise_initializer", {"GlorotUniform"});
     c.requireInitializer("bias_initializer", {"Zeros"});
-    requireNoPenalties(c, {"depthwise", "pointwise", "bias"});
+    readPenalties(c, {"depthwise", "pointwise", "bias"});
     // TF 2.x Keras also writes the Conv base's kernel keys, which SeparableConv does not use.
     c.requireInitializer("kernel_initializer", {"GlorotUniform"});
     c.requireNull("kernel_regularizer", "a regularizer adds to the loss");

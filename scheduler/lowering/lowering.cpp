@@ -256,6 +256,23 @@ class Lowerer {
       case OpKind::ScaleShift: lowerColumns(op, "ScaleShift", {"in"}, {"scale", "shift"}, "out"); break;
       case OpKind::LayerNormalise:
       case OpKind::LayerNormInputGrad: lowerLayerNorm(op); break;
+      case OpKind::Regularization: {
+        std::vector<Id> ins;
+        for (std::size_t i = 0; i + 1 < op.inputs.size(); ++i) ins.push_back(tensorOf(op.inputs[i]));
+        sumOfPenalties(b_, ins, op.coefficients, tensorOf(op.inputs.back()), op.index);
+        break;
+      }
+      case OpKind::RegularizerGrad:
+        lowerElementwise(op, typed("RegularizerGrad", {dtypeOf(op.outputs[0])}), {"in"}, "out",
+                         {{"l1", op.coefficients.at(0)[0]}, {"l2", op.coefficients.at(0)[1]}});
+        break;
+      case OpKind::AddLossTerm: {  // loss[0] += loss[index], on the loss's tile
+        const Id loss = tensorOf(op.inputs[0]);
+        b_.execute({{"ScaledAdd", b_.placementOf(loss).at(0).tile,
+                     {{"data", {loss, 0, 1}}, {"deltas", {loss, op.index, op.index + 1}}}, {{"scale", 1.0}}}},
+                   "");
+        break;
+      }
     }
   }
 
@@ -563,7 +580,8 @@ class Lowerer {
     const Id probs = withProbs ? produce(op.outputs[0], p) : ir::kNoId;
     const Id perRowOut = produce(op.outputs.back(), rows);
     const bool accuracy = op.codelet == "CategoricalAccuracy" || op.codelet == "BinaryAccuracy";
-    const bool regression = op.codelet == "SquaredError" || op.codelet == "AbsoluteError" || op.codelet == "HuberError";
+    const bool regression = op.codelet == "SquaredError" || op.codelet == "AbsoluteError" || op.codelet == "HuberError" ||
+                            op.codelet == "KlDivergence";
     const char* inField = accuracy ? "probs" : regression ? "pred" : "logits";
     const std::string codelet = accuracy ? op.codelet : typed(op.codelet, {dtypeOf(op.inputs[0])});
     executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {

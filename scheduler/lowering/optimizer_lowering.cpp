@@ -5,6 +5,7 @@
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 namespace ipusim::scheduler {
@@ -26,7 +27,14 @@ std::map<std::uint32_t, std::vector<GradientChunk>> chunksByTile(const IrBuilder
 
 }  // namespace
 
-void sumOfSquares(IrBuilder& b, const std::vector<ir::Id>& ins, ir::Id out) {
+namespace {
+
+// Each tile's chunks reduced to one float each by `chunkVertex` (stage 1),
+// folded per tile (stage 2), the tiles' sums gathered and folded into
+// out[outIndex] (stage 3).
+void reduceChunks(IrBuilder& b, const std::vector<ir::Id>& ins, ir::Id out, std::uint64_t outIndex,
+                  const std::function<ir::Vertex(std::uint32_t, const GradientChunk&, ir::TensorRef)>& chunkVertex,
+                  const std::string& stage1) {
   const auto byTile = chunksByTile(b, ins);
   std::vector<std::uint32_t> tiles;
   std::vector<std::uint64_t> sizes, ones;
@@ -35,20 +43,18 @@ void sumOfSquares(IrBuilder& b, const std::vector<ir::Id>& ins, ir::Id out) {
     sizes.push_back(chunks.size());
     ones.push_back(1);
   }
-  const std::string name = b.tensor(out).name;
+  const std::string name = b.tensor(out).name + (outIndex ? "/" + std::to_string(outIndex) : "");
   const auto [tileSums, sumAt] = b.addBlocks(name + "/tile_sums", ir::DType::Float, tiles, ones);
   const auto [partials, partialAt] = b.addBlocks(name + "/chunk_sums", ir::DType::Float, tiles, sizes);
-  // Stage 1: each chunk's sum of squares (into the tile's sum directly when it is the tile's only chunk).
-  std::vector<ir::Vertex> squares, folds;
+  // Stage 1: each chunk's sum (into the tile's sum directly when it is the tile's only chunk).
+  std::vector<ir::Vertex> reduce, folds;
   std::size_t k = 0;
   for (const auto& [tile, chunks] : byTile) {
     const bool one = chunks.size() == 1;
     for (std::size_t c = 0; c < chunks.size(); ++c) {
-      const GradientChunk& ch = chunks[c];
       const ir::TensorRef into = one ? ir::TensorRef{tileSums, sumAt[k], sumAt[k] + 1}
                                      : ir::TensorRef{partials, partialAt[k] + c, partialAt[k] + c + 1};
-      squares.push_back({model::typedCodeletName("ReduceSquareAdd", {b.tensor(ch.tensor).dtype, ir::DType::Float}), tile,
-                         {{"in", {ch.tensor, ch.begin, ch.end}}, {"out", into}}, {}});
+      reduce.push_back(chunkVertex(tile, chunks[c], into));
     }
     // Stage 2: the tile's chunks folded.
     if (!one)
@@ -57,10 +63,43 @@ void sumOfSquares(IrBuilder& b, const std::vector<ir::Id>& ins, ir::Id out) {
                        {{"rows", 1}, {"cols", double(chunks.size())}, {"axis", 1}}});
     ++k;
   }
-  b.execute(std::move(squares), "square_add");
+  b.execute(std::move(reduce), stage1);
   if (!folds.empty()) b.execute(std::move(folds), "reduce_tile_chunks");
   // Stage 3: the tiles' sums, gathered where `out` lies.
-  reduceAll(b, tileSums, tiles.size(), out, 1.0, 0);
+  reduceAll(b, tileSums, tiles.size(), out, 1.0, outIndex);
+}
+
+}  // namespace
+
+void sumOfSquares(IrBuilder& b, const std::vector<ir::Id>& ins, ir::Id out) {
+  reduceChunks(
+      b, ins, out, 0,
+      [&b](std::uint32_t tile, const GradientChunk& ch, ir::TensorRef into) {
+        return ir::Vertex{model::typedCodeletName("ReduceSquareAdd", {b.tensor(ch.tensor).dtype, ir::DType::Float}), tile,
+                          {{"in", {ch.tensor, ch.begin, ch.end}}, {"out", into}}, {}};
+      },
+      "square_add");
+}
+
+void sumOfPenalties(IrBuilder& b, const std::vector<ir::Id>& ins, const std::vector<std::array<double, 2>>& coefficients,
+                    ir::Id out, std::uint64_t outIndex) {
+  std::map<ir::Id, std::array<double, 2>> factors;
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    // A value listed twice (two layers whose outputs are one tensor, each
+    // with an activity regularizer) is reduced once, its factors added.
+    auto [it, first] = factors.emplace(ins[i], coefficients.at(i));
+    if (!first) it->second[0] += coefficients[i][0], it->second[1] += coefficients[i][1];
+  }
+  std::vector<ir::Id> unique;
+  for (const auto& entry : factors) unique.push_back(entry.first);
+  reduceChunks(
+      b, unique, out, outIndex,
+      [&b, &factors](std::uint32_t tile, const GradientChunk& ch, ir::TensorRef into) {
+        const std::array<double, 2>& f = factors.at(ch.tensor);
+        return ir::Vertex{model::typedCodeletName("ReducePenalty", {b.tensor(ch.tensor).dtype, ir::DType::Float}), tile,
+                          {{"in", {ch.tensor, ch.begin, ch.end}}, {"out", into}}, {{"l1", f[0]}, {"l2", f[1]}}};
+      },
+      "penalty");
 }
 
 void clipByNorm(IrBuilder& b, const std::vector<ir::Id>& ins, ir::Id normSquared, const std::vector<ir::Id>& outs,

@@ -11,12 +11,18 @@
 //     (ClipByNorm), into outputs mapped as the inputs.
 #include "scheduler/lowering/ir_builder.hpp"
 
+#include <array>
 #include <vector>
 
 namespace ipusim::scheduler {
 
 // `out`: one float element, already mapped.
 void sumOfSquares(IrBuilder& builder, const std::vector<ir::Id>& ins, ir::Id out);
+// out[outIndex] = sum_i l1_i sum|ins[i]| + l2_i sum ins[i]^2 (coefficients[i]
+// = {l1_i, l2_i}: the regularizers' penalties), staged as sumOfSquares is,
+// each chunk's penalty by a ReducePenalty vertex.
+void sumOfPenalties(IrBuilder& builder, const std::vector<ir::Id>& ins,
+                    const std::vector<std::array<double, 2>>& coefficients, ir::Id out, std::uint64_t outIndex);
 // `outs[i]`: mapped as ins[i]; `normSquared`: one float element; `global`
 // picks Keras's clip_by_global_norm formula (else its per-tensor _clip_by_norm).
 void clipByNorm(IrBuilder& builder, const std::vector<ir::Id>& ins, ir::Id normSquared, const std::vector<ir::Id>& outs,

@@ -77,7 +77,12 @@ const std::map<std::string, std::string> kLosses{
     {"MeanAbsoluteError", "mean_absolute_error"},
     {"huber", "huber"},
     {"huber_loss", "huber"},
-    {"Huber", "huber"}};
+    {"Huber", "huber"},
+    {"kl_divergence", "kl_divergence"},
+    {"kld", "kl_divergence"},
+    {"KLD", "kl_divergence"},
+    {"kullback_leibler_divergence", "kl_divergence"},
+    {"KLDivergence", "kl_divergence"}};
 
 LossSpec readLoss(const json& v, const std::string& file) {
   const std::string where = "compile_config.loss";
@@ -89,7 +94,7 @@ LossSpec readLoss(const json& v, const std::string& file) {
     throw std::invalid_argument(file + ": " + where + ": " + v.dump().substr(0, 200) +
                                 " is not modelled (supported: sparse_categorical_crossentropy, "
                                 "categorical_crossentropy, binary_crossentropy, mean_squared_error, "
-                                "mean_absolute_error, huber)");
+                                "mean_absolute_error, huber, kl_divergence)");
   LossSpec loss;
   loss.type = it->second;
   if (v.is_string() || kerasClassName(v) == "function") return loss;

@@ -131,6 +131,13 @@ void KerasConfig::requireInitializer(const std::string& key, const std::set<std:
   initializers_[key] = spec;
 }
 
+void KerasConfig::regularizer(const std::string& key) {
+  use(key);
+  if (!has(key)) return;
+  RegularizerSpec spec;
+  if (readRegularizer(at(key), spec, [&](const std::string& what) { fail(key, what); })) regularizers_[key] = spec;
+}
+
 std::string KerasConfig::activation(const std::string& key) {
   use(key);
   if (!has(key)) return "linear";

@@ -8,6 +8,7 @@
 // the object ("layer 'conv2d_1' (Conv2D)", "compile_config.optimizer (Adam)").
 // Internal to scheduler/.
 #include "scheduler/models/initializer.hpp"
+#include "scheduler/models/regularizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,10 @@ class KerasConfig {
   void requireInitializer(const std::string& key, const std::set<std::string>& classes);
   // The initializers read that are not the layer's default, by key ("kernel_initializer").
   const std::map<std::string, InitializerSpec>& initializers() const { return initializers_; }
+  // A regularizer (scheduler/models/regularizer.hpp) or null, kept in
+  // regularizers() by key ("kernel_regularizer") for the layer.
+  void regularizer(const std::string& key);
+  const std::map<std::string, RegularizerSpec>& regularizers() const { return regularizers_; }
   // An activation name (a string, or Keras 3's serialized function).
   std::string activation(const std::string& key);
   // A dtype or dtype policy: "float32", {"class_name": "Policy"|"DTypePolicy"|..., "config": {"name": ...}}.
@@ -74,6 +79,7 @@ class KerasConfig {
   std::string format_ = "keras3";
   std::set<std::string> used_;
   std::map<std::string, InitializerSpec> initializers_;
+  std::map<std::string, RegularizerSpec> regularizers_;
 };
 
 // Keras's class_name of a serialized object ({"class_name": ...}), or "".

@@ -26,6 +26,8 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
     if (weight == "pointwise") weight = "pointwise_kernel";
     out.spec.initializers[weight] = spec;
   }
+  // The regularizers, by the weight they penalize (or "activity").
+  for (const auto& [key, spec] : c.regularizers()) out.spec.regularizers[regularizedWeight(key, out.spec.kind)] = spec;
   return out;
 }
 

@@ -4,6 +4,7 @@
 // where a layer came from. Shapes are per example (no batch dimension),
 // channels last (NHWC without the N), as Keras's default data_format.
 #include "scheduler/models/initializer.hpp"
+#include "scheduler/models/regularizer.hpp"
 
 #include <array>
 #include <cstdint>
@@ -150,6 +151,10 @@ struct LayerSpec {
   // kernels, Zeros for biases, ...), by weight name ("kernel", "bias",
   // "depthwise_kernel", "gamma", ...).
   std::map<std::string, InitializerSpec> initializers;
+  // Regularizers (models/regularizer.hpp), by the weight they penalize
+  // ("kernel", "bias", "depthwise_kernel", "gamma", ...), or "activity"
+  // (kActivityRegularizer) for the layer's output.
+  std::map<std::string, RegularizerSpec> regularizers;
   // The name its weights and state are stored under: weightsOf, else name.
   const std::string& weightsOwner() const { return weightsOf.empty() ? name : weightsOf; }
   // dense: output features; conv2d: filters (depthwise: input channels x

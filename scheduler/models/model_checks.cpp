@@ -1,5 +1,6 @@
 #include "scheduler/models/model_checks.hpp"
 
+#include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/layer.hpp"
 
 #include <functional>
@@ -18,6 +19,12 @@ void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fai
   const bool categorical = loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy";
   const bool binary = loss == "binary_crossentropy";
   const std::string lastName = several ? "the output layer '" + last.name + "'" : "the last layer ('" + last.name + "')";
+  // The loss computes a fused softmax or sigmoid from the logits: the
+  // probabilities an activity regularizer would penalize are never a value.
+  if (last.regularizers.count(kActivityRegularizer) && fusedWithLoss(w, last, last.activation))
+    fail(layersKey, lastName + " has an activity_regularizer " + last.regularizers.at(kActivityRegularizer).text +
+                        " but its " + toString(last.activation) + " is computed inside " + loss +
+                        " (fused): a penalty on its probabilities is not modelled");
   // Each output is trained on the example's one label (workload.hpp).
   if (several && (categorical || binary))
     for (const LayerSpec& l : w.layers)

@@ -43,7 +43,7 @@ struct DatasetSpec {
 // softmax, or sigmoid for binary cross-entropy).
 struct LossSpec {
   // sparse_categorical_crossentropy | categorical_crossentropy | binary_crossentropy
-  // | mean_squared_error | mean_absolute_error | huber
+  // | mean_squared_error | mean_absolute_error | huber | kl_divergence
   std::string type = "sparse_categorical_crossentropy";
   bool fromLogits = false;
   // categorical and binary cross-entropy: the targets t become
@@ -72,8 +72,12 @@ struct LossSpec {
     return labelIsTarget ? 1 : targetElements ? targetElements : classes;
   }
   bool regression() const { return type == "mean_squared_error" || type == "mean_absolute_error" || type == "huber"; }
+  // The losses of the model's outputs as they are (no softmax or sigmoid
+  // fused into them, no from_logits): the regression losses and the
+  // Kullback-Leibler divergence (of the output's probabilities).
+  bool onPredictions() const { return regression() || type == "kl_divergence"; }
   // The classification losses outfeed an accuracy beside the loss.
-  bool hasAccuracy() const { return !regression(); }
+  bool hasAccuracy() const { return !onPredictions(); }
 };
 
 struct TrainingSpec {

@@ -32,8 +32,16 @@ LayerSpec parseLayer(const Reader& l, std::map<std::string, int>& counts) {
   const Layer& layer = layerOfKind(spec.kind);
   std::set<std::string> keys = layer.workloadKeys(spec.kind);
   keys.insert({"type", "name", "shard", "stage", "inputs"});
+  const std::vector<std::string> penalties = regularizerKeys(spec.kind);
+  keys.insert(penalties.begin(), penalties.end());
   l.allowOnly(keys);
   layer.readWorkload(l, spec);
+  // Regularizers, by the rules a Keras file's follow (models/regularizer.hpp).
+  for (const std::string& key : penalties) {
+    RegularizerSpec r;
+    if (l.has(key) && readRegularizer(l.raw().at(key), r, [&](const std::string& what) { l.fail(l.key(key), what); }))
+      spec.regularizers[regularizedWeight(key, spec.kind)] = r;
+  }
   spec.shard = l.count32("shard", 0, false);
   if (l.has("stage")) spec.stage = l.count32("stage", 0, false);
   return spec;
@@ -140,14 +148,15 @@ OptimizerSpec parseOptimizer(const Reader& opt) {
 
 namespace {
 const std::set<std::string> kLossTypes{"sparse_categorical_crossentropy", "categorical_crossentropy",
-                                       "binary_crossentropy", "mean_squared_error", "mean_absolute_error", "huber"};
+                                       "binary_crossentropy", "mean_squared_error", "mean_absolute_error", "huber",
+                                       "kl_divergence"};
 
 }  // namespace
 
 void checkLossKeys(const LossSpec& loss, const std::function<bool(const std::string&)>& given,
                    const std::function<void(const std::string&, const std::string&)>& fail) {
   const bool crossEntropy = loss.type == "categorical_crossentropy" || loss.type == "binary_crossentropy";
-  if (loss.regression() && given("from_logits")) fail("from_logits", loss.type + " has no from_logits");
+  if (loss.onPredictions() && given("from_logits")) fail("from_logits", loss.type + " has no from_logits");
   if (!crossEntropy && given("label_smoothing"))
     fail("label_smoothing", loss.type + " has no label smoothing (categorical_crossentropy and binary_crossentropy have)");
   if (!(loss.labelSmoothing >= 0 && loss.labelSmoothing <= 1)) fail("label_smoothing", "expected a number in [0, 1]");

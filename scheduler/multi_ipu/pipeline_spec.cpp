@@ -99,6 +99,13 @@ void parsePipeline(const WorkloadReader& top, Workload& w) {
     if (l.kind == layer_kind::kDropout || l.kind == layer_kind::kGaussianNoise || l.kind == layer_kind::kGaussianDropout)
       top.fail("pipeline", "layer '" + l.name + "' is a " + l.kind + " layer: pipelining models without dropout or noise "
                                                  "only (its draws follow the step count, not the mini-batch)");
+  // The penalties are one reduction over every stage's weights and outputs,
+  // which the stage passes do not split (not modelled).
+  for (const LayerSpec& l : w.layers)
+    if (!l.regularizers.empty())
+      top.fail("pipeline", "layer '" + l.name + "' has a " + l.regularizers.begin()->first +
+                               " regularizer: pipelining models without regularizers only (the penalties' sum "
+                               "reads every stage)");
 }
 
 }  // namespace ipusim::scheduler

@@ -93,6 +93,22 @@ std::string lossText(double loss) {
   return profiler::analysis::numberText(loss) + " (the training diverged)";
 }
 
+// The last step's other outfed values, as `run` prints them: one line
+// ("final values     accuracy 0.8125, regularization 0.0421"), none when there are none.
+std::string finalValuesLine(const std::vector<std::pair<std::string, double>>& values) {
+  if (values.empty()) return "";
+  std::string line = "final values    ";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    line += (i ? ", " : " ") + values[i].first + " " + profiler::analysis::numberText(values[i].second);
+  return line + "\n";
+}
+
+nlohmann::json finalValuesJson(const std::vector<std::pair<std::string, double>>& values) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : values) out[name] = profiler::analysis::jsonNumber(value);
+  return out;
+}
+
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
@@ -100,6 +116,7 @@ void print(const RunSummary& s, bool json) {
                           {"steps_per_run", s.stepsPerRun},
                           {"feeds", s.feeds},
                           {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
+                          {"final_values", finalValuesJson(s.finalValues)},
                           {"cycles", s.cycles},
                           {"simulated_seconds", s.simulatedSeconds},
                           {"examples_per_second", profiler::analysis::examplesPerSecond(s.steps, s.examplesPerStep, s.simulatedSeconds)},
@@ -134,7 +151,7 @@ void print(const RunSummary& s, bool json) {
             << "steps            " << s.steps << " in " << s.engineRuns << " Engine::run calls (" << s.stepsPerRun
             << " per run)\n"
             << "final loss       " << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)"))
-            << "\n"
+            << "\n" << finalValuesLine(s.finalValues)
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string()) << "\n"
@@ -283,6 +300,7 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.ipus = workload.ipu.numIpus;
   summary.feeds = plan.feeds;
   if (!args.synthetic) summary.finalLoss = trainer.finalLoss();
+  if (!args.synthetic) summary.finalValues = trainer.finalValues();
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;

@@ -40,6 +40,8 @@ struct RunSummary {
   bool feeds = false;
   // The last step's loss (NaN or inf when the training diverged); none without numbers (synthetic data).
   std::optional<double> finalLoss;
+  // The last step's other outfed values (accuracy, metrics, regularization, learning rate); none without numbers.
+  std::vector<std::pair<std::string, double>> finalValues;
   std::uint64_t cycles = 0;
   double simulatedSeconds = 0, wallSeconds = 0;
   std::uint64_t peakRssBytes = 0;  // the process's peak resident memory (getrusage), at the end of the run

@@ -69,8 +69,12 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   // The compiled step's outfeed: the loss, then the accuracy, a schedule's learning rate.
   static const std::vector<std::string> kLossAndAccuracy{"loss", "accuracy"};
   const std::vector<std::string>& names = plan_.outfeed.empty() ? kLossAndAccuracy : plan_.outfeed;
-  for (std::size_t i = 1; i < std::min(perReplica, names.size()); ++i)
-    engine_.counter({names[i], origin.at, mean(i), origin.run, origin.step});
+  finalValues_.clear();
+  for (std::size_t i = 1; i < std::min(perReplica, names.size()); ++i) {
+    const float value = mean(i);
+    engine_.counter({names[i], origin.at, value, origin.run, origin.step});
+    finalValues_.emplace_back(names[i], value);
+  }
 }
 
 void TrainingHost::fail(std::exception_ptr error) {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <limits>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 namespace ipusim::sim {
@@ -37,6 +38,9 @@ class TrainingHost : public sc_core::sc_module {
   // The last loss the host received (NaN before any, or with synthetic data).
   // Only the last is kept: host memory does not grow with the number of steps.
   double finalLoss() const { return finalLoss_; }
+  // The last step's other outfed values (accuracy, metrics, regularization,
+  // learning_rate), by counter name, in outfeed order.
+  const std::vector<std::pair<std::string, double>>& finalValues() const { return finalValues_; }
   std::uint64_t runsDone() const { return runsDone_; }
   std::uint64_t stepsDone() const { return runsDone_ * plan_.stepsPerRun(); }
   ir::Cycles endCycle() const { return endCycle_; }
@@ -60,6 +64,7 @@ class TrainingHost : public sc_core::sc_module {
   model::Bytes pendingImages_, pendingLabels_;  // no feeds: this run's batch
   std::function<void(std::uint64_t, std::uint64_t)> progress_;
   double finalLoss_ = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<std::string, double>> finalValues_;
   std::uint64_t runsDone_ = 0;
   std::uint64_t outfeedCopies_ = 0;       // feeds: outfeed elements the host has taken
   sc_core::sc_event outfeedReceived_;

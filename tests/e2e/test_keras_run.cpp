@@ -72,11 +72,43 @@ TEST(KerasRun, BatchNormalizationFilesTrain) {
 
 TEST(KerasRun, BadKerasFileNamesFileLayerAndKey) {
   ScratchDir dir("keras-bad");
-  const std::string file = sourcePath("tests/data/keras/kernel_regularizer.json");
+  // The TF 2.4 file with an L2 kernel regularizer, given an
+  // OrthogonalRegularizer instead (not modelled).
+  nlohmann::json j;
+  std::ifstream(sourcePath("tests/data/keras/kernel_regularizer.json")) >> j;
+  j["config"]["layers"][2]["config"]["kernel_regularizer"] = {{"class_name", "OrthogonalRegularizer"},
+                                                              {"config", {{"factor", 0.01}, {"mode", "rows"}}}};
+  const std::string file = (dir.path() / "orthogonal.json").string();
+  std::ofstream(file) << j.dump();
   const auto r = runCommand("cd " + quote(dir.str()) + " && " + ipusimBinary() + " run --keras " + quote(file));
   EXPECT_NE(r.exitCode, 0);
   EXPECT_NE(r.output.find(file + ": layer 'dense' (Dense): kernel_regularizer:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("OrthogonalRegularizer"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir.path() / "profile.pop"));
+}
+
+// A TF 2.4 file with an L2 kernel regularizer trains; `run` prints the
+// regularization term beside the accuracy, and the profile has its counter.
+TEST(KerasRun, RegularizerTermIsPrintedAndRecorded) {
+  ScratchDir dir("keras-regularizer");
+  const std::string file = sourcePath("tests/data/keras/kernel_regularizer.json");
+  const auto r = runCommand("cd " + quote(dir.str()) + " && POPLAR_ENGINE_OPTIONS='{\"autoReport.all\":\"true\"," +
+                            "\"autoReport.directory\":\"out\"}' " + ipusimBinary() + " run --keras " + quote(file) +
+                            " --steps 20 --steps-per-execution 10");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::size_t at = r.output.find("final values     accuracy ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::size_t reg = r.output.find(", regularization ", at);
+  ASSERT_NE(reg, std::string::npos) << r.output;
+  // 0.01 sum w^2 over a 784 x 128 Glorot-uniform kernel: about 0.01 x 784 x 128 x (6 / 912) / 3 = 2.2.
+  const double term = std::stod(r.output.substr(reg + std::string(", regularization ").size()));
+  EXPECT_GT(term, 1.5) << r.output;
+  EXPECT_LT(term, 3.0) << r.output;
+  const auto report = runCommand(ipusimBinary() + " report " + quote((dir.path() / "out").string()) + " --json");
+  ASSERT_EQ(report.exitCode, 0) << report.output;
+  const auto counters = runCommand("sqlite3 " + quote((dir.path() / "out" / "profile.pop").string()) +
+                                   " \"SELECT COUNT(*) FROM counters c JOIN tracks t ON c.track_id = t.id WHERE t.name = 'regularization'\"");
+  EXPECT_EQ(counters.output.substr(0, 3), "20\n") << counters.output;
 }
 
 // A Keras file whose image size is left unknown (as keras.applications

@@ -46,7 +46,8 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "BinaryAccuracy", "SoftmaxCrossEntropyDense<half>", "SigmoidCrossEntropy<half>", "SquaredError<half>",
       "TargetDifference<half>", "TargetDifference<float,half>", "AbsoluteError", "HuberError", "AbsoluteError<half>",
       "HuberError<half>", "TargetSign", "TargetClip", "TargetSign<half>", "TargetSign<float,half>", "TargetClip<half>",
-      "TargetClip<float,half>",
+      "TargetClip<float,half>", "KlDivergence", "KlDivergence<half>", "TargetKlDivergence", "TargetKlDivergence<half>",
+      "TargetKlDivergence<float,half>",
       // Convolutions and pooling.
       "ConvPartialnx1<half,float>",
       "ConvPartialnx1<half,half>", "ConvWeightUpdatePartial<half,float>", "ConvWeightUpdatePartial<half,half>",
@@ -78,6 +79,9 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
     for (const std::string& name : {std::string(base) + "Scheduled", std::string(base) + "Scheduled<half>"}) expected.push_back(name);
   for (const char* name : {"LearningRate", "PiecewiseConstantLearningRate", "NadamMomentumProduct", "ReduceSquareAdd",
                            "ReduceSquareAdd<half,float>", "ClipByNorm", "ClipByNorm<half>", "ClipByValue", "ClipByValue<half>"})
+    expected.push_back(name);
+  // The regularizers' penalty and its gradient.
+  for (const char* name : {"ReducePenalty", "ReducePenalty<half,float>", "RegularizerGrad", "RegularizerGrad<half>"})
     expected.push_back(name);
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {

@@ -198,8 +198,8 @@ TEST(ActivationLayersReadingErrors, KerasValuesNotModelled) {
   expectMentions(error(layer("PReLU", {{"name", "p"}, {"shared_axes", {2}}})),
                  {"layer 'p' (PReLU)", "shared_axes", "only leading axes", "[2]"});
   expectMentions(error(layer("PReLU", {{"name", "p"}, {"shared_axes", {3}}})), {"layer 'p' (PReLU)", "shared_axes", "3", "4x6"});
-  expectMentions(error(layer("PReLU", {{"name", "p"}, {"alpha_regularizer", {{"class_name", "L2"}, {"config", {{"l2", 0.01}}}}}})),
-                 {"layer 'p' (PReLU)", "alpha_regularizer", "L2", "not modelled"});
+  expectMentions(error(layer("PReLU", {{"name", "p"}, {"alpha_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.01}, {"mode", "rows"}}}}}})),
+                 {"layer 'p' (PReLU)", "alpha_regularizer", "OrthogonalRegularizer", "not modelled"});
   expectMentions(error(layer("PReLU", {{"name", "p"}, {"alpha_initializer", {{"class_name", "RandomNormal"}, {"config", json::object()}}}})),
                  {"layer 'p' (PReLU)", "alpha_initializer", "RandomNormal", "not modelled"});
   expectMentions(error(layer("Softmax", {{"name", "s"}, {"axis", {1, 2}}})), {"layer 's' (Softmax)", "axis", "several axes"});

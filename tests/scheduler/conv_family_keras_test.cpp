@@ -127,8 +127,8 @@ TEST(ConvFamilyKeras, ErrorsNameTheLayerAndTheKey) {
   expectMentions(with("up1", "output_padding", {2}), {"layer 'up1' (Conv1DTranspose)", "output_padding", "not less than the stride 2"});
   expectMentions(with("dw", "depthwise_initializer", {{"class_name", "Orthogonal"}, {"config", {{"seed", nullptr}}}}),
                  {"layer 'dw' (DepthwiseConv2D)", "depthwise_initializer", "Orthogonal", "not modelled"});
-  expectMentions(with("sep", "pointwise_regularizer", {{"class_name", "L2"}, {"config", {{"l2", 0.01}}}}),
-                 {"layer 'sep' (SeparableConv2D)", "pointwise_regularizer", "not modelled"});
+  expectMentions(with("sep", "pointwise_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.01}, {"mode", "rows"}}}}),
+                 {"layer 'sep' (SeparableConv2D)", "pointwise_regularizer", "OrthogonalRegularizer", "not modelled"});
   expectMentions(with("dw", "filters", 8), {"layer 'dw' (DepthwiseConv2D)", "filters", "depth_multiplier"});
   expectMentions(with("dw", "depth_multiplier", 0), {"layer 'dw' (DepthwiseConv2D)", "depth_multiplier", "positive integer"});
   expectMentions(with("c1", "kernel_size", {3, 3}), {"layer 'c1' (Conv1D)", "kernel_size", "[steps]"});

@@ -238,6 +238,26 @@ std::size_t CpuReference::addConvFamily(const scheduler::LayerSpec& l, std::size
   return push(s);
 }
 
+std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l) {
+  namespace k = scheduler::layer_kind;
+  if (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D) {
+    if (l.useBias) return {"depthwise_kernel", "pointwise_kernel", "bias"};
+    return {"depthwise_kernel", "pointwise_kernel"};
+  }
+  if (l.kind == k::kBatchNormalization || l.kind == k::kLayerNormalization || l.kind == k::kGroupNormalization) {
+    std::vector<std::string> names;
+    if (l.scale) names.push_back("gamma");
+    if (l.center) names.push_back("beta");
+    return names;
+  }
+  if (l.kind == k::kPRelu) return {"alpha"};
+  if (l.kind == k::kDense || l.kind == k::kConv2D || convFamily(l)) {
+    if (l.useBias) return {"kernel", "bias"};
+    return {"kernel"};
+  }
+  return {};
+}
+
 CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights)
     : w_(w), weights_(std::move(weights)), batch_(w.dataset.batchSize) {
   namespace k = scheduler::layer_kind;
@@ -437,6 +457,17 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
                l.kind != k::kGaussianDropout) {
       throw std::invalid_argument("CpuReference: no model of " + l.kind);
     }
+    // Regularizers (Keras's L1/L2): the layer's own weights in the order it
+    // creates them, and its output (each call's, the penalty over the batch).
+    if (!sharing) {
+      const std::vector<std::string> names = weightNames(l);
+      if (names.size() != weight - ownWeight) throw std::logic_error("CpuReference: layer " + l.name + ": weights");
+      for (std::size_t n = 0; n < names.size(); ++n)
+        if (const auto r = l.regularizers.find(names[n]); r != l.regularizers.end())
+          weightPenalties_.push_back({ownWeight + n, r->second.l1, r->second.l2});
+    }
+    if (const auto r = l.regularizers.find(scheduler::kActivityRegularizer); r != l.regularizers.end())
+      activityPenalties_.push_back({act, r->second.l1 / double(batch_), r->second.l2 / double(batch_)});
     if (sharing) weight = ownWeight;
     actOf[i] = act;
   }
@@ -595,6 +626,12 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
           } else if (lossType == "mean_absolute_error") {
             row += std::fabs(e);
             grad[r * C + c] = float(double((e > 0) - (e < 0)) / double(B) / double(C));
+          } else if (lossType == "kl_divergence") {
+            // Keras: t and y clipped to [epsilon, 1], the sum over the
+            // classes; the clip passes the gradient inside [epsilon, 1].
+            const double eps = 1e-7, tc = std::clamp(t, eps, 1.0), y = z;
+            row += tc * std::log(tc / std::clamp(y, eps, 1.0));
+            grad[r * C + c] = float(y >= eps && y <= 1.0 ? -tc / y / double(B) : 0.0);
           } else if (lossType == "huber") {
             row += std::fabs(e) <= delta ? 0.5 * e * e : delta * std::fabs(e) - 0.5 * delta * delta;
             grad[r * C + c] = float(std::clamp(e, -delta, delta) / double(B) / double(C));
@@ -603,7 +640,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
             grad[r * C + c] = float(2.0 * e / double(B) / double(C));
           }
         }
-        lossSum += row / double(C);
+        lossSum += lossType == "kl_divergence" ? row : row / double(C);
         matches += double(same) / double(C);
       }
       accuracy = float(matches / double(B));
@@ -611,6 +648,18 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     if (k == 0) lastAccuracy_ = accuracy;
     outputGrads.push_back(std::move(grad));
   }
+  // The regularizers' penalties, l1 sum|x| + l2 sum x^2 (an activity
+  // penalty's factors divided by the batch), added to the loss, as Keras.
+  auto penalty = [](const std::vector<float>& x, double l1, double l2) {
+    double abs = 0, square = 0;
+    for (float v : x) abs += std::fabs(double(v)), square += double(v) * v;
+    return l1 * abs + l2 * square;
+  };
+  auto penaltyGrad = [](float x, double l1, double l2) { return float(l1 * double((x > 0) - (x < 0)) + 2 * l2 * x); };
+  double regularization = 0;
+  for (const Penalty& p : weightPenalties_) regularization += penalty(weights_[p.at], p.l1, p.l2);
+  for (const Penalty& p : activityPenalties_) regularization += penalty(acts[p.at], p.l1, p.l2);
+  lastRegularization_ = float(regularization);
   // Backward in reverse stage order, each activation's gradient the sum of
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
@@ -631,6 +680,11 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       for (std::size_t e = 0; e < g.size(); ++e) gradOf[act][e] += g[e];
   };
   for (std::size_t k = 0; k < outputs_.size(); ++k) deliver(outputs_[k], std::move(outputGrads[k]));
+  for (const Penalty& p : activityPenalties_) {
+    std::vector<float> g(acts[p.at].size());
+    for (std::size_t e = 0; e < g.size(); ++e) g[e] = penaltyGrad(acts[p.at][e], p.l1, p.l2);
+    deliver(p.at, std::move(g));
+  }
   std::vector<std::pair<std::size_t, std::vector<float>>> grads;
   for (std::size_t i = S; i-- > 0;) {
     const Stage& s = stages_[i];
@@ -788,8 +842,13 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     if (!first)
       for (std::size_t e = 0; e < g.size(); ++e) it->second[e] += g[e];
   }
+  for (const Penalty& p : weightPenalties_) {
+    std::vector<float>& g = summed[p.at];
+    g.resize(weights_[p.at].size(), 0.0f);
+    for (std::size_t e = 0; e < g.size(); ++e) g[e] += penaltyGrad(weights_[p.at][e], p.l1, p.l2);
+  }
   optimizer_->apply(weights_, std::move(summed));
-  return float(lossSum / double(B));
+  return float(lossSum / double(B) + regularization);
 }
 
 }  // namespace ipusim::testing

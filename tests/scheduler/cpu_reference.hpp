@@ -37,6 +37,8 @@ class CpuReference {
   const std::vector<std::vector<float>>& weights() const { return weights_; }
   // The last step's accuracy: the share of rows whose first largest logit is the label's.
   float lastAccuracy() const { return lastAccuracy_; }
+  // The last step's regularization term (the penalties the loss includes).
+  float lastRegularization() const { return lastRegularization_; }
   // The learning rate of the last step (a schedule's at that step).
   double lastLearningRate() const { return optimizer_->learningRate(); }
   // Per batch normalization layer, in layer order: its moving mean, then its moving variance.
@@ -123,6 +125,17 @@ class CpuReference {
   std::uint32_t batch_;
   std::uint64_t stepCount_ = 0;
   float lastAccuracy_ = 0;
+  // The regularizers: a weight's (its index in weights_) or an activation's
+  // (its index in the forward pass's activations), with their factors (an
+  // activity penalty's divided by the batch size).
+  struct Penalty {
+    std::size_t at;
+    double l1, l2;
+  };
+  std::vector<Penalty> weightPenalties_, activityPenalties_;
+  float lastRegularization_ = 0;
+  // A layer's weights in the order the compiler creates them ("kernel", "bias", ...).
+  static std::vector<std::string> weightNames(const scheduler::LayerSpec& l);
 };
 
 }  // namespace ipusim::testing

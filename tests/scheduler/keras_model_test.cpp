@@ -238,8 +238,9 @@ TEST(KerasModelErrors, BatchNormalizationConfigNotModelled) {
   expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "moving_variance_initializer",
                                  "zeros"});
   j = readJson(src(file));
-  layer(j)["beta_regularizer"] = {{"class_name", "L2"}, {"config", {{"l2", 0.01}}}};
-  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "beta_regularizer", "L2"});
+  layer(j)["beta_regularizer"] = {{"class_name", "L1"}, {"config", {{"l1", -1}}}};
+  expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "beta_regularizer", "l1",
+                                 "non-negative"});
   j = readJson(src(file));
   layer(j)["gamma_constraint"] = {{"class_name", "NonNeg"}, {"config", nlohmann::json::object()}};
   expectMentions(parseError(j), {"layer 'batch_normalization' (BatchNormalization)", "gamma_constraint", "NonNeg"});
@@ -305,9 +306,19 @@ TEST(KerasModelErrors, UnknownLayerNamesClassNameAndSupportedClasses) {
   expectMentions(errorOf(path), {path, "layer 'lstm' (LSTM)", "class_name", "'LSTM' is not supported", "Dense", "Conv2D"});
 }
 
-TEST(KerasModelErrors, RegularizerNamesLayerKeyAndValue) {
+// A TF 2.4 file's L2 kernel regularizer (its float32 factor) reaches the
+// layer; an OrthogonalRegularizer is refused naming the layer, key and value.
+TEST(KerasModel, RegularizerReachesItsLayer) {
   const std::string path = src("tests/data/keras/kernel_regularizer.json");
-  expectMentions(errorOf(path), {path, "layer 'dense' (Dense)", "kernel_regularizer", "\"L2\"", "not modelled"});
+  const KerasModel m = loadKerasModel(path);
+  ASSERT_EQ(m.layers[1].regularizers.count("kernel"), 1u);
+  EXPECT_EQ(m.layers[1].regularizers.at("kernel").l2, 0.009999999776482582);
+  EXPECT_EQ(m.layers[1].regularizers.at("kernel").l1, 0.0);
+  nlohmann::json j = readJson(path);
+  j["config"]["layers"][2]["config"]["kernel_regularizer"] = {{"class_name", "OrthogonalRegularizer"},
+                                                              {"config", {{"factor", 0.01}, {"mode", "rows"}}}};
+  expectMentions(parseError(j), {"model.json", "layer 'dense' (Dense)", "kernel_regularizer", "OrthogonalRegularizer",
+                                 "not modelled"});
 }
 
 TEST(KerasModelErrors, UnknownActivationNamesLayerKeyAndValue) {

@@ -90,6 +90,24 @@ TEST(LossKeys, TheSameRulesInBothFormats) {
             std::string::npos);
 }
 
+// Keras's names of the Kullback-Leibler divergence; it has no from_logits
+// (it reads probabilities), in either format.
+TEST(LossKeys, KlDivergenceNamesAndKeys) {
+  for (const char* name : {"kl_divergence", "kld", "KLD", "kullback_leibler_divergence"})
+    EXPECT_EQ(readKerasCompileConfig({{"loss", name}}, "model.json").loss->type, "kl_divergence") << name;
+  EXPECT_EQ(readKerasCompileConfig({{"loss", kerasLoss("KLDivergence", {{"name", "kl_divergence"},
+                                                                        {"reduction", "sum_over_batch_size"}})}},
+                                   "model.json")
+                .loss->type,
+            "kl_divergence");
+  EXPECT_NE(workloadError({{"type", "kl_divergence"}, {"from_logits", true}})
+                .find("w.json: loss.from_logits: kl_divergence has no from_logits"),
+            std::string::npos);
+  EXPECT_NE(kerasError(kerasLoss("KLDivergence", {{"name", "kl_divergence"}, {"from_logits", true}}))
+                .find("model.json: compile_config.loss (KLDivergence): from_logits: kl_divergence has no from_logits"),
+            std::string::npos);
+}
+
 TEST(LossKeys, BinaryClassifierNeedsTwoClasses) {
   const std::string e = workloadError("binary_crossentropy", 1, "sigmoid");
   EXPECT_NE(e.find("one sigmoid unit under binary_crossentropy"), std::string::npos) << e;

@@ -144,6 +144,17 @@ TEST(ModelsAcceptance, HuberWithASmallDelta) {
   expectSameLosses(run(j));
 }
 
+// Keras's kl_divergence of a softmax output (its own op) against the
+// one-hot targets, clipped to [1e-7, 1]: the zeros of the targets are 1e-7.
+TEST(ModelsAcceptance, KlDivergenceOfASoftmaxOutput) {
+  auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10, "activation": "softmax"}])"),
+               {{"type", "sgd"}, {"learning_rate", 0.1}});
+  j["loss"] = "kl_divergence";
+  const auto r = run(j);
+  expectSameLosses(r);
+  EXPECT_EQ(r.compiled.outfeed, std::vector<std::string>{"loss"});  // no accuracy beside it, as Keras's default metrics
+}
+
 // Label smoothing inside the cross-entropies (the accuracy reads the labels).
 TEST(ModelsAcceptance, CategoricalCrossentropyWithLabelSmoothing) {
   auto j = job(nlohmann::json::parse(R"([{"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10, "activation": "softmax"}])"),

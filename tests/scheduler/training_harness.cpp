@@ -141,6 +141,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
       if (c.outfeed[i] == "loss") result.simulated.push_back(float(mean));
       if (c.outfeed[i] == "accuracy") result.simulatedAccuracy.push_back(float(mean));
       if (c.outfeed[i] == "learning_rate") result.simulatedLearningRate.push_back(mean);
+      if (c.outfeed[i] == "regularization") result.simulatedRegularization.push_back(float(mean));
     }
   });
   sim::EntryRuns loop("training_loop", engine, "train", runs);
@@ -188,6 +189,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     result.reference.push_back(reference.step(batch.images, batch.labels));
     result.referenceAccuracy.push_back(reference.lastAccuracy());
     result.referenceLearningRate.push_back(reference.lastLearningRate());
+    result.referenceRegularization.push_back(reference.lastRegularization());
   }
   result.referenceWeights = reference.weights();
   result.referenceMoving = reference.movingStatistics();

@@ -16,6 +16,7 @@ struct TrainingLosses {
   std::vector<float> simulated, reference;                  // losses per step
   std::vector<float> simulatedAccuracy, referenceAccuracy;  // the accuracy beside each loss
   std::vector<double> simulatedLearningRate, referenceLearningRate;  // a schedule's, outfed beside each loss
+  std::vector<float> simulatedRegularization, referenceRegularization;  // the regularizers' term of each loss
   scheduler::CompiledWorkload compiled;
   std::uint64_t cycles = 0;
   // After the last step: every replica's copy of each weight tensor (kernel,
