@@ -75,16 +75,18 @@ void readConvWindow(const WorkloadReader& l, LayerSpec& spec, int rank, bool cau
 void readConvWindow(KerasConfig& c, LayerSpec& spec, int rank, bool causal) {
   auto read = [&](const char* key, std::array<std::uint32_t, 2> def) {
     c.ignore({key});
+    if (c.isNull(key)) c.refuseNull(key, sizesForms(rank));  // Keras's standardize_tuple fails on None
     if (!c.has(key)) return def;
     const auto v = sizes(c.at(key), rank);
     if (!v) c.fail(key, "expected " + sizesForms(rank) + ", got " + c.at(key).dump());
     return *v;
   };
-  if (!c.has("kernel_size")) c.fail("kernel_size", "missing");
+  c.require("kernel_size", sizesForms(rank));
   spec.window = read("kernel_size", {1, 1});
   spec.strides = read("strides", {1, 1});
   spec.dilation = read("dilation_rate", {1, 1});
   c.ignore({"padding"});
+  if (c.isNull("padding")) c.refuseNull("padding", paddings(causal));  // standardize_padding lowers it: None fails
   // Keras accepts any case ("SAME"): standardize_padding lowers it.
   std::string padding = c.has("padding") && c.at("padding").is_string() ? c.at("padding").get<std::string>() : "valid";
   for (char& ch : padding) ch = char(std::tolower(static_cast<unsigned char>(ch)));
@@ -97,6 +99,7 @@ void readConvWindow(KerasConfig& c, LayerSpec& spec, int rank, bool causal) {
 }
 
 std::uint32_t readPositive(KerasConfig& c, const char* key, std::int64_t def) {
+  if (def <= 0) c.require(key, "a positive integer");
   const std::int64_t v = c.integer(key, def);
   if (v <= 0 || v > 0xffffffffll) c.fail(key, "expected a positive integer, got " + c.at(key).dump());
   return std::uint32_t(v);

@@ -62,33 +62,50 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
   c.requireNull("quantization_config", "quantized weights");
 }
 
-void requireChannelsLast(KerasConfig& c) { c.oneOf("data_format", "channels_last", {"channels_last"}); }
+void requireChannelsLast(KerasConfig& c) {
+  // None is keras.config.image_data_format(), channels_last unless configured otherwise.
+  if (c.isNull("data_format")) return c.ignore({"data_format"});
+  c.oneOf("data_format", "channels_last", {"channels_last"});
+}
 
 std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key) {
   c.ignore({key});
-  if (!c.has(key)) c.fail(key, "missing");
+  c.require(key, "a list of integers");
   const nlohmann::json& v = c.at(key);
   if (!v.is_array() || v.empty()) c.fail(key, "expected a list of integers, got " + v.dump());
   std::vector<std::int64_t> out;
   for (const nlohmann::json& e : v) {
-    if (!e.is_number_integer()) c.fail(key, "expected integers, got " + v.dump());
+    // (2^64 - 1 would read as -1.)
+    if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<std::uint64_t>() > 0x7fffffffffffffffull))
+      c.fail(key, "expected integers, got " + v.dump());
     out.push_back(e.get<std::int64_t>());
   }
   return out;
 }
 
+// A pooling's strides: None is its pool_size (Keras: `strides = pool_size if strides is None`).
+bool stridesAreWindow(KerasConfig& c, bool stridesDefaultToWindow) {
+  if (!stridesDefaultToWindow || !c.isNull("strides")) return false;
+  c.ignore({"strides"});
+  return true;
+}
+
 void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
-  if (!c.has(windowKey)) c.fail(windowKey, "missing");
+  c.require(windowKey, "a positive integer or two of them");
   spec.window = c.pair(windowKey, spec.window);
-  spec.strides = c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
+  spec.strides = stridesAreWindow(c, stridesDefaultToWindow)
+                     ? spec.window
+                     : c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
   spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
   requireChannelsLast(c);
 }
 
 void readWindow1D(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
-  if (!c.has(windowKey)) c.fail(windowKey, "missing");
+  c.require(windowKey, "a positive integer (or a list of one)");
   spec.window = {1, c.single(windowKey, 1)};
-  spec.strides = {1, c.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
+  spec.strides = {1, stridesAreWindow(c, stridesDefaultToWindow)
+                         ? spec.window[1]
+                         : c.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
   spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
   requireChannelsLast(c);
 }
