@@ -32,7 +32,6 @@ std::string sizesForms(int rank) {
   return rank == 1 ? "a positive integer or [steps]" : "a positive integer or [rows, columns]";
 }
 
-std::string paddings(bool causal) { return causal ? "'valid', 'same' or 'causal'" : "'valid' or 'same'"; }
 
 std::string pairText(const std::array<std::uint32_t, 2>& p, int rank) {
   return rank == 1 ? std::to_string(p[1]) : "[" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + "]";
@@ -67,8 +66,7 @@ void readConvWindow(const WorkloadReader& l, LayerSpec& spec, int rank, bool cau
   spec.window = read("kernel_size", {1, 1});
   spec.strides = read("strides", {1, 1});
   spec.dilation = read("dilation_rate", {1, 1});
-  spec.padding = causal ? l.string("padding", "valid", {"valid", "same", "causal"})
-                        : l.string("padding", "valid", {"valid", "same"});
+  spec.padding = readPadding(l, "valid", causal);
   checkStridesWithDilation(spec, rank, [&](const char* key, const std::string& what) { l.fail(l.key(key), what); });
 }
 
@@ -85,15 +83,7 @@ void readConvWindow(KerasConfig& c, LayerSpec& spec, int rank, bool causal) {
   spec.window = read("kernel_size", {1, 1});
   spec.strides = read("strides", {1, 1});
   spec.dilation = read("dilation_rate", {1, 1});
-  c.ignore({"padding"});
-  if (c.isNull("padding")) c.refuseNull("padding", paddings(causal));  // standardize_padding lowers it: None fails
-  // Keras accepts any case ("SAME"): standardize_padding lowers it.
-  std::string padding = c.has("padding") && c.at("padding").is_string() ? c.at("padding").get<std::string>() : "valid";
-  for (char& ch : padding) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  if (c.has("padding") && !c.at("padding").is_string()) c.fail("padding", "expected a string, got " + c.at("padding").dump());
-  if (padding != "valid" && padding != "same" && !(causal && padding == "causal"))
-    c.fail("padding", "'" + padding + "' is not modelled (expected " + paddings(causal) + ")");
-  spec.padding = padding;
+  spec.padding = readPadding(c, causal);
   requireChannelsLast(c);
   checkStridesWithDilation(spec, rank, [&](const char* key, const std::string& what) { c.fail(key, what); });
 }

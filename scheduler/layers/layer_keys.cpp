@@ -2,7 +2,32 @@
 
 #include "scheduler/models/layer_shapes.hpp"
 
+#include <cctype>
+
 namespace ipusim::scheduler {
+
+std::string paddingRefusal(const std::string& padding, bool causal) {
+  return "'" + padding + "' is not modelled (expected " + (causal ? "'valid', 'same' or 'causal'" : "'valid' or 'same'") + ")";
+}
+
+std::string readPadding(const WorkloadReader& l, const std::string& def, bool causal) {
+  const std::string padding = l.string("padding", def);
+  if (padding != "valid" && padding != "same" && !(causal && padding == "causal"))
+    l.fail(l.key("padding"), paddingRefusal(padding, causal));
+  return padding;
+}
+
+std::string readPadding(KerasConfig& c, bool causal) {
+  c.ignore({"padding"});
+  if (c.isNull("padding"))  // standardize_padding lowers it: None fails
+    c.refuseNull("padding", causal ? "'valid', 'same' or 'causal'" : "'valid' or 'same'");
+  if (c.has("padding") && !c.at("padding").is_string()) c.fail("padding", "expected a string, got " + c.at("padding").dump());
+  // Keras accepts any case ("SAME"): standardize_padding lowers it.
+  std::string padding = c.has("padding") ? c.at("padding").get<std::string>() : "valid";
+  for (char& ch : padding) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (padding != "valid" && padding != "same" && !(causal && padding == "causal")) c.fail("padding", paddingRefusal(padding, causal));
+  return padding;
+}
 
 void readActivation(const WorkloadReader& l, LayerSpec& spec, bool required) {
   if (required && !l.has("activation")) l.fail(l.key("activation"), "missing (expected " + activationNames() + ")");
@@ -16,14 +41,14 @@ void readWindow(const WorkloadReader& l, LayerSpec& spec, const char* key, bool 
   if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer or [rows, columns])");
   spec.window = l.pair(key, spec.window);
   spec.strides = l.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
-  spec.padding = l.string("padding", spec.padding, {"valid", "same"});
+  spec.padding = readPadding(l, spec.padding, false);
 }
 
 void readWindow1D(const WorkloadReader& l, LayerSpec& spec, const char* key, bool stridesDefaultToWindow) {
   if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer)");
   spec.window = {1, l.single(key, 1)};
   spec.strides = {1, l.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
-  spec.padding = l.string("padding", spec.padding, {"valid", "same"});
+  spec.padding = readPadding(l, spec.padding, false);
 }
 
 void readActivation(KerasConfig& c, LayerSpec& spec) {
@@ -96,7 +121,7 @@ void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool str
   spec.strides = stridesAreWindow(c, stridesDefaultToWindow)
                      ? spec.window
                      : c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
-  spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
+  spec.padding = readPadding(c, false);
   requireChannelsLast(c);
 }
 
@@ -106,7 +131,7 @@ void readWindow1D(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool s
   spec.strides = {1, stridesAreWindow(c, stridesDefaultToWindow)
                          ? spec.window[1]
                          : c.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
-  spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
+  spec.padding = readPadding(c, false);
   requireChannelsLast(c);
 }
 

@@ -100,7 +100,7 @@ bool KerasConfig::boolean(const std::string& key, bool def) {
 
 std::array<std::uint32_t, 2> KerasConfig::pair(const std::string& key, std::array<std::uint32_t, 2> def) {
   use(key);
-  if (isNull(key)) refuseNull(key, "a positive integer or two of them");
+  if (isNull(key)) refuseNull(key, "a positive integer or a pair of them [rows, columns]");
   if (!has(key)) return def;
   const json& v = at(key);
   auto positive = [](const json& e) {
@@ -109,7 +109,7 @@ std::array<std::uint32_t, 2> KerasConfig::pair(const std::string& key, std::arra
   if (positive(v)) return {v.get<std::uint32_t>(), v.get<std::uint32_t>()};
   if (v.is_array() && v.size() == 2 && positive(v[0]) && positive(v[1]))
     return {v[0].get<std::uint32_t>(), v[1].get<std::uint32_t>()};
-  fail(key, "expected a positive integer or two of them, got " + v.dump());
+  fail(key, "expected a positive integer or a pair of them [rows, columns], got " + v.dump());
 }
 
 std::uint32_t KerasConfig::single(const std::string& key, std::uint32_t def) {

@@ -87,7 +87,7 @@ TEST(KerasNull, ValuesKerasComputesWithAreRefused) {
   EXPECT_EQ(errorOf(withNull("Conv2D", kConv, "filters")),
             "m.json: layer 'conv' (Conv2D): filters" + refused + "a positive integer)");
   EXPECT_EQ(errorOf(withNull("MaxPooling2D", {{"name", "pool"}, {"pool_size", 2}}, "padding")),
-            "m.json: layer 'pool' (MaxPooling2D): padding" + refused + "a string)");
+            "m.json: layer 'pool' (MaxPooling2D): padding" + refused + "'valid' or 'same')");
   EXPECT_EQ(errorOf(withNull("Dense", kDense, "units")), "m.json: layer 'dense' (Dense): units" + refused + "a positive integer)");
   EXPECT_EQ(errorOf(withNull("ReLU", {{"name", "relu"}}, "negative_slope")),
             "m.json: layer 'relu' (ReLU): negative_slope" + refused + "a number)");
