@@ -109,7 +109,7 @@ std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key) {
 }
 
 // A pooling's strides: None is its pool_size (Keras: `strides = pool_size if strides is None`).
-bool stridesAreWindow(KerasConfig& c, bool stridesDefaultToWindow) {
+static bool stridesAreWindow(KerasConfig& c, bool stridesDefaultToWindow) {
   if (!stridesDefaultToWindow || !c.isNull("strides")) return false;
   c.ignore({"strides"});
   return true;

@@ -16,7 +16,7 @@ const Renames kWeights{{"W_regularizer", "kernel_regularizer"}, {"b_regularizer"
                        {"W_constraint", "kernel_constraint"},   {"b_constraint", "bias_constraint"},
                        {"bias", "use_bias"}};
 
-Renames with(Renames base, const Renames& more) {
+Renames withWeightKeys(Renames base, const Renames& more) {
   base.insert(base.end(), more.begin(), more.end());
   return base;
 }
@@ -24,15 +24,15 @@ Renames with(Renames base, const Renames& more) {
 const Renames& renamesOf(const std::string& cls) {
   static const Renames none;
   static const std::map<std::string, Renames> table{
-      {"Dense", with({{"output_dim", "units"}, {"init", "kernel_initializer"}}, kWeights)},
+      {"Dense", withWeightKeys({{"output_dim", "units"}, {"init", "kernel_initializer"}}, kWeights)},
       {"Dropout", {{"p", "rate"}}},
-      {"Conv1D", with({{"nb_filter", "filters"}, {"filter_length", "kernel_size"}, {"subsample_length", "strides"},
+      {"Conv1D", withWeightKeys({{"nb_filter", "filters"}, {"filter_length", "kernel_size"}, {"subsample_length", "strides"},
                        {"border_mode", "padding"}, {"init", "kernel_initializer"}},
                       kWeights)},
-      {"Conv2D", with({{"nb_filter", "filters"}, {"subsample", "strides"}, {"border_mode", "padding"},
+      {"Conv2D", withWeightKeys({{"nb_filter", "filters"}, {"subsample", "strides"}, {"border_mode", "padding"},
                        {"dim_ordering", "data_format"}, {"init", "kernel_initializer"}},
                       kWeights)},
-      {"Conv2DTranspose", with({{"nb_filter", "filters"}, {"subsample", "strides"}, {"border_mode", "padding"},
+      {"Conv2DTranspose", withWeightKeys({{"nb_filter", "filters"}, {"subsample", "strides"}, {"border_mode", "padding"},
                                 {"dim_ordering", "data_format"}, {"init", "kernel_initializer"}},
                                kWeights)},
       // (init: both initializers, below.)

@@ -153,7 +153,8 @@ void KerasConfig::requireInitializer(const std::string& key, const std::set<std:
     if (spec == def) return;
   }
   if (key.rfind("moving_", 0) == 0)
-    fail(key, at(key).dump().substr(0, 200) + (isNull(key) ? " (Keras draws it GlorotUniform)" : "") + " is not modelled (moving statistics start as Keras's defaults: zeros and ones)");
+    fail(key, at(key).dump().substr(0, 200) + (isNull(key) ? " (Keras draws it GlorotUniform)" : "") +
+                  " is not modelled (moving statistics start as Keras's defaults: zeros and ones)");
   initializers_[key] = spec;
 }
 

@@ -106,15 +106,19 @@ std::vector<const json*> inputsInOrder(const json& model, const KerasGraph& grap
 // batch_input_shape, which Keras 3 spells batch_shape.
 std::string kerasFormatOf(const json& j) {
   if (!j.contains("module") && !j.contains("registered_name")) return "tf2";
-  const std::string version = j.contains("keras_version") && j.at("keras_version").is_string() ? j.at("keras_version").get<std::string>() : "";
+  auto text = [&](const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+  };
+  const std::string version = text("keras_version");
   if (!version.empty() && version[0] != '3') return "tf2";
-  const std::string module = j.contains("module") && j.at("module").is_string() ? j.at("module").get<std::string>() : "";
+  const std::string module = text("module");
   if (module.rfind("keras.src.engine", 0) == 0 || module.rfind("keras.engine", 0) == 0) return "tf2";
   const json* config = j.contains("config") ? &j.at("config") : nullptr;
   const json* layers = config && config->is_object() && config->contains("layers") ? &config->at("layers") : nullptr;
   if (layers && layers->is_array())
     for (const json& l : *layers)
-      if (l.is_object() && l.contains("config") && l.at("config").is_object() && l.at("config").contains("batch_input_shape"))
+      if (l.is_object() && l.contains("config") && l.at("config").is_object() &&
+          l.at("config").contains("batch_input_shape"))
         return "tf2";
   return "keras3";
 }

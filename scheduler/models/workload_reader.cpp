@@ -7,7 +7,7 @@ namespace ipusim::scheduler {
 namespace {
 
 // A range's bound in a message: 0 and 1, not 0.0 and 1.0 (as the Keras reader and the optimizers write them).
-std::string bound(double v) {
+std::string rangeBound(double v) {
   return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(std::int64_t(v)) : nlohmann::json(v).dump();
 }
 
@@ -70,7 +70,7 @@ double WorkloadReader::number(const std::string& k, double def) const {
 double WorkloadReader::numberIn(const std::string& k, double def, double lo, double hi, bool hiOpen) const {
   const double v = number(k, def);
   if (!(v >= lo && (hiOpen ? v < hi : v <= hi)))
-    fail(key(k), "expected a number in [" + bound(lo) + ", " + bound(hi) + (hiOpen ? ")" : "]") + ", got " + json(v).dump());
+    fail(key(k), "expected a number in [" + rangeBound(lo) + ", " + rangeBound(hi) + (hiOpen ? ")" : "]") + ", got " + json(v).dump());
   return v;
 }
 
