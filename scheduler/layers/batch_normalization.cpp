@@ -34,10 +34,12 @@ class BatchNormalizationLayer final : public Layer {
     // Checked against the input's rank in outputShape: only the last axis is modelled.
     if (axis.is_number_integer()) spec.axis = axis.get<std::int64_t>();
     else if (axis.is_array() && axis.size() == 1 && axis[0].is_number_integer()) spec.axis = axis[0].get<std::int64_t>();
-    else if (axis.is_null()) spec.axis = -1;
+    else if (c.isNull("axis")) c.refuseNull("axis", "the channels axis, -1");  // Keras: int(None), TF 2.x: TypeError
+    else if (axis.is_null()) spec.axis = -1;  // absent: Keras's default
     else c.fail("axis", axis.dump() + " is not modelled (one axis, the channels)");
     spec.momentum = c.number("momentum", 0.99);
-    if (!(spec.momentum >= 0 && spec.momentum <= 1)) c.fail("momentum", "expected a number in [0, 1]");
+    if (!(spec.momentum >= 0 && spec.momentum <= 1))
+      c.fail("momentum", "expected a number in [0, 1], got " + nlohmann::json(spec.momentum).dump());
     spec.epsilon = c.number("epsilon", 1e-3);
     if (!(spec.epsilon > 0)) c.fail("epsilon", "expected a positive number");
     spec.center = c.boolean("center", true);

@@ -43,7 +43,9 @@ class ConvLayer final : public Layer {
     spec.units = readPositive(c, "filters", 0);
     const int rank = convRank(spec.kind);
     readConvWindow(c, spec, rank, rank == 1);
-    spec.groups = readPositive(c, "groups", 1);
+    // TF 2.x Keras's Conv reads `groups or 1`; Keras 3 compares None with 0 and fails.
+    if (c.isNull("groups") && c.format() == "tf2") c.ignore({"groups"});
+    else spec.groups = readPositive(c, "groups", 1);
     readKernelAndBias(c, spec);
   }
 

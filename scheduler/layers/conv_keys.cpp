@@ -32,7 +32,6 @@ std::string sizesForms(int rank) {
   return rank == 1 ? "a positive integer or [steps]" : "a positive integer or [rows, columns]";
 }
 
-std::string paddings(bool causal) { return causal ? "'valid', 'same' or 'causal'" : "'valid' or 'same'"; }
 
 std::string pairText(const std::array<std::uint32_t, 2>& p, int rank) {
   return rank == 1 ? std::to_string(p[1]) : "[" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + "]";
@@ -67,36 +66,30 @@ void readConvWindow(const WorkloadReader& l, LayerSpec& spec, int rank, bool cau
   spec.window = read("kernel_size", {1, 1});
   spec.strides = read("strides", {1, 1});
   spec.dilation = read("dilation_rate", {1, 1});
-  spec.padding = causal ? l.string("padding", "valid", {"valid", "same", "causal"})
-                        : l.string("padding", "valid", {"valid", "same"});
+  spec.padding = readPadding(l, "valid", causal);
   checkStridesWithDilation(spec, rank, [&](const char* key, const std::string& what) { l.fail(l.key(key), what); });
 }
 
 void readConvWindow(KerasConfig& c, LayerSpec& spec, int rank, bool causal) {
   auto read = [&](const char* key, std::array<std::uint32_t, 2> def) {
     c.ignore({key});
+    if (c.isNull(key)) c.refuseNull(key, sizesForms(rank));  // Keras's standardize_tuple fails on None
     if (!c.has(key)) return def;
     const auto v = sizes(c.at(key), rank);
     if (!v) c.fail(key, "expected " + sizesForms(rank) + ", got " + c.at(key).dump());
     return *v;
   };
-  if (!c.has("kernel_size")) c.fail("kernel_size", "missing");
+  c.require("kernel_size", sizesForms(rank));
   spec.window = read("kernel_size", {1, 1});
   spec.strides = read("strides", {1, 1});
   spec.dilation = read("dilation_rate", {1, 1});
-  c.ignore({"padding"});
-  // Keras accepts any case ("SAME"): standardize_padding lowers it.
-  std::string padding = c.has("padding") && c.at("padding").is_string() ? c.at("padding").get<std::string>() : "valid";
-  for (char& ch : padding) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  if (c.has("padding") && !c.at("padding").is_string()) c.fail("padding", "expected a string, got " + c.at("padding").dump());
-  if (padding != "valid" && padding != "same" && !(causal && padding == "causal"))
-    c.fail("padding", "'" + padding + "' is not modelled (expected " + paddings(causal) + ")");
-  spec.padding = padding;
+  spec.padding = readPadding(c, causal);
   requireChannelsLast(c);
   checkStridesWithDilation(spec, rank, [&](const char* key, const std::string& what) { c.fail(key, what); });
 }
 
 std::uint32_t readPositive(KerasConfig& c, const char* key, std::int64_t def) {
+  if (def <= 0) c.require(key, "a positive integer");
   const std::int64_t v = c.integer(key, def);
   if (v <= 0 || v > 0xffffffffll) c.fail(key, "expected a positive integer, got " + c.at(key).dump());
   return std::uint32_t(v);

@@ -27,9 +27,11 @@ class DropoutLayer final : public Layer {
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kDropout;
     spec.rate = c.number("rate", 0);
-    if (!(spec.rate >= 0 && spec.rate < 1)) c.fail("rate", "expected a number in [0, 1), got " + c.at("rate").dump());
+    if (!(spec.rate >= 0 && spec.rate < 1)) c.fail("rate", "expected a number in [0, 1), got " + nlohmann::json(spec.rate).dump());
+    // seed None: a mask Keras draws from no fixed seed (ipusim: the workload's).
     spec.seeded = c.has("seed");
-    const std::int64_t seed = c.integer("seed", 0);
+    c.ignore({"seed"});
+    const std::int64_t seed = spec.seeded ? c.integer("seed", 0) : 0;
     if (seed < 0) c.fail("seed", "expected a non-negative integer, got " + c.at("seed").dump());
     spec.seed = std::uint64_t(seed);
     c.requireNull("noise_shape", "a mask shared over dimensions");

@@ -2,7 +2,32 @@
 
 #include "scheduler/models/layer_shapes.hpp"
 
+#include <cctype>
+
 namespace ipusim::scheduler {
+
+std::string paddingRefusal(const std::string& padding, bool causal) {
+  return "'" + padding + "' is not modelled (expected " + (causal ? "'valid', 'same' or 'causal'" : "'valid' or 'same'") + ")";
+}
+
+std::string readPadding(const WorkloadReader& l, const std::string& def, bool causal) {
+  const std::string padding = l.string("padding", def);
+  if (padding != "valid" && padding != "same" && !(causal && padding == "causal"))
+    l.fail(l.key("padding"), paddingRefusal(padding, causal));
+  return padding;
+}
+
+std::string readPadding(KerasConfig& c, bool causal) {
+  c.ignore({"padding"});
+  if (c.isNull("padding"))  // standardize_padding lowers it: None fails
+    c.refuseNull("padding", causal ? "'valid', 'same' or 'causal'" : "'valid' or 'same'");
+  if (c.has("padding") && !c.at("padding").is_string()) c.fail("padding", "expected a string, got " + c.at("padding").dump());
+  // Keras accepts any case ("SAME"): standardize_padding lowers it.
+  std::string padding = c.has("padding") ? c.at("padding").get<std::string>() : "valid";
+  for (char& ch : padding) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (padding != "valid" && padding != "same" && !(causal && padding == "causal")) c.fail("padding", paddingRefusal(padding, causal));
+  return padding;
+}
 
 void readActivation(const WorkloadReader& l, LayerSpec& spec, bool required) {
   if (required && !l.has("activation")) l.fail(l.key("activation"), "missing (expected " + activationNames() + ")");
@@ -16,14 +41,14 @@ void readWindow(const WorkloadReader& l, LayerSpec& spec, const char* key, bool 
   if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer or [rows, columns])");
   spec.window = l.pair(key, spec.window);
   spec.strides = l.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
-  spec.padding = l.string("padding", spec.padding, {"valid", "same"});
+  spec.padding = readPadding(l, spec.padding, false);
 }
 
 void readWindow1D(const WorkloadReader& l, LayerSpec& spec, const char* key, bool stridesDefaultToWindow) {
   if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer)");
   spec.window = {1, l.single(key, 1)};
   spec.strides = {1, l.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
-  spec.padding = l.string("padding", spec.padding, {"valid", "same"});
+  spec.padding = readPadding(l, spec.padding, false);
 }
 
 void readActivation(KerasConfig& c, LayerSpec& spec) {
@@ -62,34 +87,51 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
   c.requireNull("quantization_config", "quantized weights");
 }
 
-void requireChannelsLast(KerasConfig& c) { c.oneOf("data_format", "channels_last", {"channels_last"}); }
+void requireChannelsLast(KerasConfig& c) {
+  // None is keras.config.image_data_format(), channels_last unless configured otherwise.
+  if (c.isNull("data_format")) return c.ignore({"data_format"});
+  c.oneOf("data_format", "channels_last", {"channels_last"});
+}
 
 std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key) {
   c.ignore({key});
-  if (!c.has(key)) c.fail(key, "missing");
+  c.require(key, "a list of integers");
   const nlohmann::json& v = c.at(key);
   if (!v.is_array() || v.empty()) c.fail(key, "expected a list of integers, got " + v.dump());
   std::vector<std::int64_t> out;
   for (const nlohmann::json& e : v) {
-    if (!e.is_number_integer()) c.fail(key, "expected integers, got " + v.dump());
+    // (2^64 - 1 would read as -1.)
+    if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<std::uint64_t>() > 0x7fffffffffffffffull))
+      c.fail(key, "expected integers, got " + v.dump());
     out.push_back(e.get<std::int64_t>());
   }
   return out;
 }
 
+// A pooling's strides: None is its pool_size (Keras: `strides = pool_size if strides is None`).
+static bool stridesAreWindow(KerasConfig& c, bool stridesDefaultToWindow) {
+  if (!stridesDefaultToWindow || !c.isNull("strides")) return false;
+  c.ignore({"strides"});
+  return true;
+}
+
 void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
-  if (!c.has(windowKey)) c.fail(windowKey, "missing");
+  c.require(windowKey, "a positive integer or two of them");
   spec.window = c.pair(windowKey, spec.window);
-  spec.strides = c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
-  spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
+  spec.strides = stridesAreWindow(c, stridesDefaultToWindow)
+                     ? spec.window
+                     : c.pair("strides", stridesDefaultToWindow ? spec.window : spec.strides);
+  spec.padding = readPadding(c, false);
   requireChannelsLast(c);
 }
 
 void readWindow1D(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow) {
-  if (!c.has(windowKey)) c.fail(windowKey, "missing");
+  c.require(windowKey, "a positive integer (or a list of one)");
   spec.window = {1, c.single(windowKey, 1)};
-  spec.strides = {1, c.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
-  spec.padding = c.oneOf("padding", "valid", {"valid", "same"});
+  spec.strides = {1, stridesAreWindow(c, stridesDefaultToWindow)
+                         ? spec.window[1]
+                         : c.single("strides", stridesDefaultToWindow ? spec.window[1] : 1)};
+  spec.padding = readPadding(c, false);
   requireChannelsLast(c);
 }
 

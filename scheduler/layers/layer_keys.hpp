@@ -19,8 +19,16 @@ void readWindow(const WorkloadReader& keys, LayerSpec& spec, const char* windowK
 // The 1-D form over steps: spec.window and spec.strides become [1, n] (one row).
 void readWindow1D(const WorkloadReader& keys, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);
 
+// A padding that is not 'valid', 'same' (or, with `causal`, 'causal'): one
+// message for both formats.
+std::string paddingRefusal(const std::string& padding, bool causal);
+// A workload's padding (default `def`).
+std::string readPadding(const WorkloadReader& keys, const std::string& def, bool causal);
+
 // Keras configs.
 void readActivation(KerasConfig& c, LayerSpec& spec);
+// padding, as Keras's standardize_padding reads it (any case; None fails).
+std::string readPadding(KerasConfig& c, bool causal);
 // The activation, use_bias, and the keys about the weights, which must be
 // Keras's defaults (ipusim draws Glorot-uniform kernels and zero biases
 // itself; a to_json() file holds no weights): Dense, Conv2D.

@@ -26,7 +26,8 @@ class LeakyReluLayer final : public Layer {
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kLeakyRelu;
     spec.activation = Activation::LeakyRelu;
-    const char* key = c.has("alpha") ? "alpha" : "negative_slope";  // Keras 3 pops `alpha` over negative_slope
+    // Keras 3 pops `alpha` over negative_slope (even a None one, which it then refuses, as TF 2.x does).
+    const char* key = c.has("alpha") || c.isNull("alpha") ? "alpha" : "negative_slope";
     c.ignore({"alpha", "negative_slope"});
     spec.activationParams.negativeSlope = c.number(key, kDefaultSlope);
     if (!(spec.activationParams.negativeSlope >= 0))

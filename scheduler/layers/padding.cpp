@@ -44,7 +44,7 @@ class PaddingLayer final : public Layer {
     const char* key = crop ? "cropping" : "padding";
     if (two) requireChannelsLast(c);
     c.ignore({key});
-    if (!c.has(key)) c.fail(key, "missing");
+    c.require(key, padsForms(two));
     const auto pads = padsFromJson(c.at(key), two);
     if (!pads) c.fail(key, std::string("expected ") + padsForms(two) + ", got " + c.at(key).dump());
     spec.pads = *pads;

@@ -63,6 +63,9 @@ class PReluLayer final : public Layer {
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kPRelu;
     c.ignore({"shared_axes", "alpha_initializer"});
+    // None: add_weight's default for a float weight, GlorotUniform (a draw, not a constant).
+    if (c.isNull("alpha_initializer"))
+      c.fail("alpha_initializer", "null (Keras then draws alpha GlorotUniform) is not modelled (Zeros, Ones or Constant(value))");
     spec.axes = sharedAxesOf(c.at("shared_axes"), [&](const std::string& w) { c.fail("shared_axes", w); });
     spec.activationParams.alpha = initialAlphaOf(c.at("alpha_initializer"), [&](const std::string& w) { c.fail("alpha_initializer", w); });
     readPenalties(c, {"alpha"});

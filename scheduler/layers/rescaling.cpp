@@ -53,7 +53,8 @@ class RescalingLayer final : public Layer {
   }
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kRescaling;
-    if (!c.has("scale")) c.fail("scale", "missing");
+    c.require("scale", "a number or a list");
+    if (c.isNull("offset")) c.refuseNull("offset", "a number or a list");  // Keras casts it to a tensor
     c.ignore({"scale", "offset"});
     read(c.at("scale"), c.has("offset") ? c.at("offset") : nlohmann::json(0.0), spec,
          [&](const std::string& key, const std::string& what) { c.fail(key, what); });

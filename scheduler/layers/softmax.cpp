@@ -36,6 +36,11 @@ class SoftmaxLayer final : public Layer {
     spec.kind = layer_kind::kSoftmax;
     spec.activation = Activation::Softmax;
     c.ignore({"axis"});
+    // TF 2.x's backend.softmax hands None to tf.nn.softmax, which takes the
+    // last axis; Keras 3's ops.softmax normalizes over every element of the
+    // batch at once (its backends reshape to one axis).
+    if (c.isNull("axis") && c.format() == "keras3")
+      c.fail("axis", "null (Keras 3: one softmax over every element of the batch) is not modelled; give an axis");
     spec.axis = softmaxAxisOf(c.at("axis"), [&](const std::string& w) { c.fail("axis", w); });
   }
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {

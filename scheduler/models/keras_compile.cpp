@@ -101,11 +101,15 @@ LossSpec readLoss(const json& v, const std::string& file) {
   if (!v.contains("config")) throw std::invalid_argument(file + ": " + where + ": no config in " + v.dump());
   KerasConfig c(v.at("config"), file, where + " (" + name + ")");
   c.ignore({"name", "dtype", "fn"});
+  if (c.isNull("reduction"))  // Keras 3: no reduction, a loss per example
+    c.fail("reduction", "null (one loss per example, not reduced) is not modelled (supported: auto | sum_over_batch_size)");
   c.oneOf("reduction", "sum_over_batch_size", {"sum_over_batch_size", "auto"});
   const auto given = [&](const std::string& key) { return c.has(key); };
   loss.fromLogits = c.boolean("from_logits", false);
   c.requireNull("ignore_class", "ignored classes");
-  loss.labelSmoothing = c.number("label_smoothing", 0);
+  // None: no smoothing (Keras tests it for truth: `if label_smoothing:`).
+  if (c.isNull("label_smoothing")) c.ignore({"label_smoothing"});
+  else loss.labelSmoothing = c.number("label_smoothing", 0);
   loss.delta = c.number("delta", loss.delta);
   // (Keras writes label_smoothing: 0 and from_logits: false where they mean nothing.)
   checkLossKeys(
@@ -123,7 +127,7 @@ LossSpec readLoss(const json& v, const std::string& file) {
 
 }  // namespace
 
-KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::string& file) {
+KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::string& file, const std::string& format) {
   KerasCompileConfig out;
   KerasConfig c(compileConfig, file, "compile_config");
   // Metrics are reported, not trained on; the rest are execution choices.
@@ -131,8 +135,13 @@ KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::
   c.requireNull("loss_weights", "weighted losses");
   if (c.has("optimizer")) out.optimizer = readOptimizer(c.at("optimizer"), file);
   if (c.has("loss")) out.loss = readLoss(c.at("loss"), file);
-  const std::int64_t spe = c.integer("steps_per_execution", 0);
-  if (spe < 0 || spe > 0xffffffffll) c.fail("steps_per_execution", "expected a positive integer");
+  // Absent: 0, not given (ipusim's training.steps_per_execution then applies).
+  // None: TF 2.x's compile runs `steps_per_execution or 1`; Keras 3 compares it with 1 and fails.
+  const bool tf2None = format == "tf2" && c.isNull("steps_per_execution");
+  if (tf2None) c.ignore({"steps_per_execution"});
+  const std::int64_t spe = tf2None ? 1 : c.integer("steps_per_execution", 0);
+  if (c.has("steps_per_execution") && (spe <= 0 || spe > 0xffffffffll))
+    c.fail("steps_per_execution", "expected a positive integer, got " + c.at("steps_per_execution").dump());
   out.stepsPerExecution = std::uint32_t(spe);
   c.check();
   return out;

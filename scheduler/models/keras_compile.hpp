@@ -22,6 +22,8 @@ struct KerasCompileConfig {
   std::uint32_t stepsPerExecution = 0;  // 0: not given
 };
 
-KerasCompileConfig readKerasCompileConfig(const nlohmann::json& compileConfig, const std::string& file);
+// `format`: the file's ("tf2" | "keras3"), for what a null means.
+KerasCompileConfig readKerasCompileConfig(const nlohmann::json& compileConfig, const std::string& file,
+                                          const std::string& format = "keras3");
 
 }  // namespace ipusim::scheduler

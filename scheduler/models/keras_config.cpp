@@ -1,5 +1,7 @@
 #include "scheduler/models/keras_config.hpp"
 
+#include "scheduler/models/dtype_policy.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -18,6 +20,17 @@ KerasConfig::KerasConfig(const nlohmann::json& config, std::string file, std::st
 
 bool KerasConfig::has(const std::string& key) const { return config_.contains(key) && !config_.at(key).is_null(); }
 
+bool KerasConfig::isNull(const std::string& key) const { return config_.contains(key) && config_.at(key).is_null(); }
+
+void KerasConfig::require(const std::string& key, const std::string& expected) const {
+  if (isNull(key)) refuseNull(key, expected);
+  if (!has(key)) fail(key, "missing (expected " + expected + ")");
+}
+
+void KerasConfig::refuseNull(const std::string& key, const std::string& expected) const {
+  fail(key, "null is refused: Keras computes with this value and fails on None (expected " + expected + ")");
+}
+
 const nlohmann::json& KerasConfig::at(const std::string& key) const {
   static const nlohmann::json null;
   return config_.contains(key) ? config_.at(key) : null;
@@ -34,11 +47,13 @@ void KerasConfig::check() const {
 }
 
 void KerasConfig::fail(const std::string& key, const std::string& what) const {
-  throw std::invalid_argument(file_ + ": " + where_ + ": " + key + ": " + what);
+  const auto renamed = fileKeys_.find(key);
+  throw std::invalid_argument(file_ + ": " + where_ + ": " + (renamed == fileKeys_.end() ? key : renamed->second) + ": " + what);
 }
 
 std::string KerasConfig::string(const std::string& key, const std::string& def) {
   use(key);
+  if (isNull(key)) refuseNull(key, "a string");
   if (!has(key)) return def;
   if (!at(key).is_string()) fail(key, "expected a string, got " + at(key).dump());
   return at(key).get<std::string>();
@@ -56,6 +71,7 @@ std::string KerasConfig::oneOf(const std::string& key, const std::string& def, c
 
 double KerasConfig::number(const std::string& key, double def) {
   use(key);
+  if (isNull(key)) refuseNull(key, "a number");
   if (!has(key)) return def;
   if (!at(key).is_number())
     fail(key, "expected a number, got " + at(key).dump() +
@@ -65,13 +81,18 @@ double KerasConfig::number(const std::string& key, double def) {
 
 std::int64_t KerasConfig::integer(const std::string& key, std::int64_t def) {
   use(key);
+  if (isNull(key)) refuseNull(key, "an integer");
   if (!has(key)) return def;
-  if (!at(key).is_number_integer()) fail(key, "expected an integer, got " + at(key).dump());
+  // (An integer above 2^63 - 1 would wrap to a negative one.)
+  if (!at(key).is_number_integer() || (at(key).is_number_unsigned() && at(key).get<std::uint64_t>() > 0x7fffffffffffffffull))
+    fail(key, "expected an integer, got " + at(key).dump());
   return at(key).get<std::int64_t>();
 }
 
 bool KerasConfig::boolean(const std::string& key, bool def) {
   use(key);
+  // Keras tests these for truth (`if self.use_bias:`, `if self.center:`): None is false.
+  if (isNull(key)) return false;
   if (!has(key)) return def;
   if (!at(key).is_boolean()) fail(key, "expected true or false, got " + at(key).dump());
   return at(key).get<bool>();
@@ -79,6 +100,7 @@ bool KerasConfig::boolean(const std::string& key, bool def) {
 
 std::array<std::uint32_t, 2> KerasConfig::pair(const std::string& key, std::array<std::uint32_t, 2> def) {
   use(key);
+  if (isNull(key)) refuseNull(key, "a positive integer or a pair of them [rows, columns]");
   if (!has(key)) return def;
   const json& v = at(key);
   auto positive = [](const json& e) {
@@ -87,11 +109,12 @@ std::array<std::uint32_t, 2> KerasConfig::pair(const std::string& key, std::arra
   if (positive(v)) return {v.get<std::uint32_t>(), v.get<std::uint32_t>()};
   if (v.is_array() && v.size() == 2 && positive(v[0]) && positive(v[1]))
     return {v[0].get<std::uint32_t>(), v[1].get<std::uint32_t>()};
-  fail(key, "expected a positive integer or two of them, got " + v.dump());
+  fail(key, "expected a positive integer or a pair of them [rows, columns], got " + v.dump());
 }
 
 std::uint32_t KerasConfig::single(const std::string& key, std::uint32_t def) {
   use(key);
+  if (isNull(key)) refuseNull(key, "a positive integer (or a list of one)");
   if (!has(key)) return def;
   const json& v = at(key);
   const json& e = v.is_array() && v.size() == 1 ? v[0] : v;
@@ -117,8 +140,11 @@ void KerasConfig::requireValue(const std::string& key, const json& modelled, con
 
 void KerasConfig::requireInitializer(const std::string& key, const std::set<std::string>& classes) {
   use(key);
-  if (!has(key)) return;
-  const json& v = at(key);
+  if (!config_.contains(key)) return;
+  // None: add_weight's default for a float weight, GlorotUniform (Keras 3's
+  // Layer.add_weight, TF 2.x's base_layer), whatever the layer's own default.
+  static const json kGlorot = "GlorotUniform";
+  const json& v = isNull(key) ? kGlorot : at(key);
   const InitializerSpec spec = readInitializer(v, [&](const std::string& what) { fail(key, what); });
   // The layer's default (Keras's: GlorotUniform, Zeros, Ones) is the draw the
   // layer makes by itself; any other is the layer's to use (initializers()).
@@ -127,7 +153,8 @@ void KerasConfig::requireInitializer(const std::string& key, const std::set<std:
     if (spec == def) return;
   }
   if (key.rfind("moving_", 0) == 0)
-    fail(key, v.dump().substr(0, 200) + " is not modelled (moving statistics start as Keras's defaults: zeros and ones)");
+    fail(key, at(key).dump().substr(0, 200) + (isNull(key) ? " (Keras draws it GlorotUniform)" : "") +
+                  " is not modelled (moving statistics start as Keras's defaults: zeros and ones)");
   initializers_[key] = spec;
 }
 
@@ -165,8 +192,7 @@ std::string KerasConfig::dtypePolicy(const std::string& key) {
       fail(key, v.dump() + " is not a dtype policy ipusim knows (Policy, DTypePolicy)");
     name = v.at("config").at("name").get<std::string>();
   }
-  if (name != "float32" && name != "float16" && name != "mixed_float16")
-    fail(key, "'" + name + "' is not modelled (float32 | float16 | mixed_float16)");
+  if (!isModelledDtypePolicy(name)) fail(key, dtypePolicyRefusal(name));
   return name;
 }
 

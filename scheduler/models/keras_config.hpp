@@ -27,11 +27,20 @@ class KerasConfig {
   KerasConfig(const json& config, std::string file, std::string where);
 
   bool has(const std::string& key) const;  // present and not null
+  bool isNull(const std::string& key) const;  // present and null
+  // Fails "missing" when absent and, when null, says Keras cannot use None
+  // here; `expected` describes the value ("a positive integer").
+  void require(const std::string& key, const std::string& expected) const;
   const json& at(const std::string& key) const;
   // Marks keys as read; check() then fails on any key never read.
   void ignore(std::initializer_list<const char*> keys);
   void check() const;
 
+  // null: what Keras makes of None (see keras_config.cpp). The typed getters
+  // below give `def` for an absent key and refuse null, since Keras computes
+  // with these values (None fails there); a key whose None means a default
+  // in Keras is read by its layer with isNull() first. boolean(): null is
+  // false (Keras tests them for truth: `if self.use_bias`).
   std::string string(const std::string& key, const std::string& def);
   std::string oneOf(const std::string& key, const std::string& def, const std::set<std::string>& allowed);
   double number(const std::string& key, double def);
@@ -41,13 +50,16 @@ class KerasConfig {
   std::array<std::uint32_t, 2> pair(const std::string& key, std::array<std::uint32_t, 2> def);
   // A positive integer or a list of one (a 1-D layer's kernel_size, pool_size, strides).
   std::uint32_t single(const std::string& key, std::uint32_t def);
-  // The key must be absent, null (or `allowedValue` when given): a
+  // requireNull: the key must be absent or null; requireValue: absent, null
+  // (Keras's falsy default for the keys it is used on) or `modelled`. For a
   // regularizer, a constraint, clipnorm ...
   void requireNull(const std::string& key, const std::string& why);
   void requireValue(const std::string& key, const json& modelled, const std::string& why);
   // An initializer (scheduler/models/initializer.hpp): one of `classes`, the
   // layer's default, or any other modelled one, kept in initializers() for
-  // the layer (its own seed ignored: ipusim draws its own).
+  // the layer (its own seed ignored: ipusim draws its own). null is
+  // GlorotUniform: Keras's add_weight draws a float weight whose initializer
+  // is None so.
   void requireInitializer(const std::string& key, const std::set<std::string>& classes);
   // The initializers read that are not the layer's default, by key ("kernel_initializer").
   const std::map<std::string, InitializerSpec>& initializers() const { return initializers_; }
@@ -66,9 +78,14 @@ class KerasConfig {
   // The file's format, "tf2" (TF 2.x and older Keras) or "keras3" (the
   // default): the few names whose meaning changed (hard_sigmoid) need it.
   void setFormat(std::string format) { format_ = std::move(format); }
+  // A Keras 1 config read in Keras 2's keys (keras1_spellings.hpp): errors
+  // name the key the file wrote ("nb_filter"), by Keras 2 key.
+  void setFileKeys(std::map<std::string, std::string> fileKeys) { fileKeys_ = std::move(fileKeys); }
   const std::string& format() const { return format_; }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  // "<key>: null is refused: ..." for a key Keras computes with.
+  [[noreturn]] void refuseNull(const std::string& key, const std::string& expected) const;
   const std::string& file() const { return file_; }
   const std::string& where() const { return where_; }
 
@@ -80,6 +97,7 @@ class KerasConfig {
   std::set<std::string> used_;
   std::map<std::string, InitializerSpec> initializers_;
   std::map<std::string, RegularizerSpec> regularizers_;
+  std::map<std::string, std::string> fileKeys_;
 };
 
 // Keras's class_name of a serialized object ({"class_name": ...}), or "".

@@ -15,7 +15,7 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
   // document reader when it needs them), and Keras 1's input_dtype (the
   // images are fed as floats whatever it says).
   c.ignore({"name", "trainable", "batch_input_shape", "batch_shape", "input_shape", "input_dim", "input_dtype"});
-  out.spec.name = c.string("name", "");
+  out.spec.name = c.isNull("name") ? "" : c.string("name", "");  // None: Keras names it (the call's name then)
   out.dtype = c.dtypePolicy("dtype");
   layer->readKeras(c, cls, out.spec);
   c.check();

@@ -1,9 +1,10 @@
 #include "scheduler/models/keras_model.hpp"
 
-#include "model/util/input_file.hpp"
 #include "model/util/json_nesting.hpp"
 #include "model/util/json_error_text.hpp"
+#include "scheduler/models/keras_archive.hpp"
 #include "scheduler/models/keras_compile.hpp"
+#include "scheduler/models/keras1_spellings.hpp"
 #include "scheduler/models/keras_graph.hpp"
 #include "scheduler/layers/layer.hpp"
 #include "scheduler/models/keras_layer.hpp"
@@ -96,13 +97,39 @@ std::vector<const json*> inputsInOrder(const json& model, const KerasGraph& grap
   return ordered;
 }
 
+// "keras3" for a file Keras 3 wrote, else "tf2" (Keras 1 and 2, TF 2.x).
+// TF 2.13-2.15 (the tf-keras that became Keras 3's serializer) already wrote
+// "module" and "registered_name" keys like Keras 3, but means Keras 2 by
+// them (hard_sigmoid, a None steps_per_execution, ...): its to_json() names
+// keras_version 2.x, its functional module is keras.src.engine (Keras 3's
+// keras.src.models), and its InputLayer and first layers carry
+// batch_input_shape, which Keras 3 spells batch_shape.
+std::string kerasFormatOf(const json& j) {
+  if (!j.contains("module") && !j.contains("registered_name")) return "tf2";
+  auto text = [&](const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+  };
+  const std::string version = text("keras_version");
+  if (!version.empty() && version[0] != '3') return "tf2";
+  const std::string module = text("module");
+  if (module.rfind("keras.src.engine", 0) == 0 || module.rfind("keras.engine", 0) == 0) return "tf2";
+  const json* config = j.contains("config") ? &j.at("config") : nullptr;
+  const json* layers = config && config->is_object() && config->contains("layers") ? &config->at("layers") : nullptr;
+  if (layers && layers->is_array())
+    for (const json& l : *layers)
+      if (l.is_object() && l.contains("config") && l.at("config").is_object() &&
+          l.at("config").contains("batch_input_shape"))
+        return "tf2";
+  return "keras3";
+}
+
 }  // namespace
 
 
 KerasModel parseKerasModel(const json& j, const std::string& file) {
   if (!j.is_object()) fail(file, "(document)", "expected a Keras model object, got " + std::string(j.type_name()));
   KerasModel m;
-  m.format = j.contains("module") || j.contains("registered_name") ? "keras3" : "tf2";
+  m.format = kerasFormatOf(j);
   if (j.contains("keras_version") && j.at("keras_version").is_string()) m.kerasVersion = j.at("keras_version").get<std::string>();
   const std::string cls = kerasClassName(j);
   if (cls != "Sequential" && cls != "Functional" && cls != "Model")
@@ -135,7 +162,8 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
       c.fail(key, "a batch size of " + std::to_string(batch) + " where the model's first input has " +
                       std::to_string(m.batchSize));
     m.batchSize = batch;
-    c.ignore({"name", "dtype", "sparse", "ragged", "input_tensor", "optional"});
+    // (Keras 1 wrote the dtype as input_dtype: the images are fed as floats whatever it says.)
+    c.ignore({"name", "dtype", "input_dtype", "sparse", "ragged", "input_tensor", "optional"});
     if (c.boolean("sparse", false)) c.fail("sparse", "true is not modelled (dense inputs only)");
     if (c.boolean("ragged", false)) c.fail("ragged", "true is not modelled (dense inputs only)");
     c.check();
@@ -149,9 +177,14 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   std::map<std::string, std::string> whereOf;  // by call name, for errors
   for (const KerasCall& call : graph.calls) {
     const std::string& where = call.where;
-    if (std::find(kerasLayerClasses().begin(), kerasLayerClasses().end(), call.cls) == kerasLayerClasses().end())
+    // A Keras 1 layer in Keras 2's words (a TF 2.x file or older; Keras 3 never wrote Keras 1's).
+    std::optional<Keras2Spelling> keras2;
+    if (m.format == "tf2") keras2 = keras2Spelling(call.cls, *call.config, file, where);
+    const std::string& cls = keras2 ? keras2->cls : call.cls;
+    if (std::find(kerasLayerClasses().begin(), kerasLayerClasses().end(), cls) == kerasLayerClasses().end())
       fail(file, where, "class_name: '" + call.cls + "' is not supported (supported: " + supported + ")");
-    KerasConfig c(*call.config, file, where);
+    KerasConfig c(keras2 ? keras2->config : *call.config, file, where);
+    if (keras2) c.setFileKeys(keras2->fileKeys);
     c.setFormat(m.format);  // a few names changed meaning in Keras 3 (hard_sigmoid)
     if (!haveInput) {  // TF 2.x: the first layer's batch_input_shape
       const char* key = c.has("batch_input_shape") ? "batch_input_shape" : "batch_shape";
@@ -159,7 +192,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
       m.inputs.push_back({"input", c.batchShape(key, m.batchSize)});
       haveInput = true;
     }
-    KerasLayer layer = readKerasLayer(c, call.cls);
+    KerasLayer layer = readKerasLayer(c, cls);
     if (dtype.empty()) dtype = layer.dtype;
     else if (layer.dtype != dtype)
       fail(file, where, "dtype: '" + layer.dtype + "' differs from the model's '" + dtype +
@@ -201,8 +234,9 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     inferLayerShapes(m.layers, shapes, file, namer);
     if (moveSoftmaxAfterFinalReshape(m)) inferLayerShapes(m.layers, shapes, file, namer);
   }
+  for (const LayerSpec& l : m.layers) m.where.push_back(whereOf[l.name]);
   if (j.contains("compile_config") && !j.at("compile_config").is_null()) {
-    const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file);
+    const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file, m.format);
     m.optimizer = cc.optimizer;
     m.loss = cc.loss;
     m.stepsPerExecution = cc.stepsPerExecution;
@@ -211,7 +245,8 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
 }
 
 KerasModel loadKerasModel(const std::string& path) {
-  const std::string text = util::readInputFile(path, "Keras model file", kMaxKerasFileBytes);
+  // The file itself, or a .keras archive's config.json (keras_archive.hpp).
+  const std::string text = readKerasModelText(path, kMaxKerasFileBytes);
   util::checkJsonNesting(text, path);
   json j;
   try {
@@ -219,7 +254,9 @@ KerasModel loadKerasModel(const std::string& path) {
   } catch (const json::parse_error& e) {
     // The parser stopped at the last byte: the document ends early.
     const bool truncated = e.byte + 1 >= text.size();
+    const bool archiveName = path.size() > 6 && path.compare(path.size() - 6, 6, ".keras") == 0;
     throw std::invalid_argument(path + ": not valid JSON" +
+                                (archiveName ? std::string(" and not a .keras archive (a zip file)") : std::string()) +
                                 (truncated ? " (the file ends early: truncated at byte " + std::to_string(text.size()) + ")" : "") +
                                 ": " + util::jsonErrorText(e.what()));
   } catch (const json::exception& e) {

@@ -42,6 +42,7 @@ struct KerasModel {
   std::uint32_t batchSize = 0;            // a fixed batch dimension, else 0
   std::string dtype = "float32";          // the layers' dtype policy (float32 | float16 | mixed_float16)
   std::vector<LayerSpec> layers;          // shapes inferred (unless the input's are unknown)
+  std::vector<std::string> where;         // per layer, as errors name it: "layer 'conv2d_1' (Conv2D)"
   // From a Keras 3 compile_config, when the model was compiled.
   std::optional<OptimizerSpec> optimizer;
   std::optional<LossSpec> loss;

@@ -62,9 +62,11 @@ class OptionValues {
   }
   // A number >= 0, or null / absent (0: Keras's None).
   double optional(const std::string& key) const { return given(key) ? nonNegative(key, number(key, 0)) : 0; }
+  // null is false, as Keras tests these for truth (`if self.nesterov:`, `if self.staircase:`).
   bool boolean(const std::string& key, bool def) const {
     const json* v = find(key);
     if (!v) return def;
+    if (v->is_null()) return false;
     if (!v->is_boolean()) fail(key, "expected true or false, got " + v->dump());
     return v->get<bool>();
   }

@@ -95,8 +95,9 @@ class OptionSource {
 
 // Reads every key of an optimizer of `type` (one of optimizerTypes()) with
 // Keras's defaults and checks each value; null is what Keras makes of it
-// (no weight decay, no clipping, no warmup; refused where Keras has no
-// meaning for it, and for adamw's weight_decay, which Keras refuses):
+// (no weight decay, no clipping, no warmup; false for the booleans, which
+// Keras tests for truth; refused where Keras computes with it, and for
+// adamw's weight_decay, which Keras refuses):
 // learning_rate a positive number or
 // a schedule object ({"type": "exponential_decay", ...} or Keras's
 // {"class_name": "ExponentialDecay", "config": {...}}), momentum in [0, 1],

@@ -5,6 +5,7 @@
 #include "model/util/input_file.hpp"
 #include "model/util/json_nesting.hpp"
 #include "model/util/json_error_text.hpp"
+#include "scheduler/models/dtype_policy.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/layer_shapes.hpp"
 #include "scheduler/models/model_checks.hpp"
@@ -108,6 +109,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
       model.fail("model.keras", e.what());
     }
     w.layers = keras->layers;
+    w.kerasLayers = keras->where;
     w.dtype = keras->dtype;
     if (keras->inputs.size() > 1) w.inputs = keras->inputs;
     if (keras->outputs.size() > 1) w.outputs = keras->outputs;
@@ -119,7 +121,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   }
   // Keras's dtype policy names: float32 variables and compute; float16 both;
   // mixed_float16 float32 variables and float16 compute.
-  w.dtype = model.string("dtype", w.dtype, {"float32", "float16", "mixed_float16"});
+  w.dtype = model.string("dtype", w.dtype);
+  if (!isModelledDtypePolicy(w.dtype)) model.fail(model.key("dtype"), dtypePolicyRefusal(w.dtype));
 
   // The input shape: the Keras model's, or dataset.input_shape, or {features}.
   DatasetSpec& d = w.dataset;
@@ -184,7 +187,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   d.features = std::uint32_t(elementsOf(d.inputShape));
   inferLayerShapes(w.layers, modelInputShapes(w), keras ? w.kerasModel : source,
                    [&](std::size_t i, const std::string& key) {
-                     if (keras) return "layer '" + w.layers[i].name + "'" + (key.empty() ? "" : ": " + key);
+                     if (keras) return w.kerasLayers[i] + (key.empty() ? "" : ": " + key);
                      return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
                    });
 

@@ -121,6 +121,9 @@ struct Workload {
   // losses added up. Empty: the last layer.
   std::vector<std::size_t> outputs;
   std::string kerasModel;         // model.keras: the Keras file the layers came from ("" for ipusim's own list)
+  // With kerasModel: how the file names each layer ("layer 'conv2d_1' (Conv2D)"),
+  // so that checks after the import speak of the Keras layer and its key.
+  std::vector<std::string> kerasLayers;
   std::string dtype = "float32";  // model.dtype: float32 | float16 | mixed_float16 (Keras policy names)
   LossSpec loss;
   OptimizerSpec optimizer;

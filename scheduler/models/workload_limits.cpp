@@ -60,9 +60,12 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
                                                 str(kMaxHostDatasetBytes) + " bytes: at most " + str(maxExamples));
   }
 
-  // Each layer's tensors (Layer::checkLimits).
+  // Each layer's tensors (Layer::checkLimits), named as the Keras file names
+  // the layer and its key when the model came from one.
+  const bool keras = !w.kerasModel.empty() && w.kerasLayers.size() == w.layers.size();
   for (std::size_t i = 0; i < w.layers.size(); ++i)
     layerOfKind(w.layers[i].kind).checkLimits(w.layers[i], d.batchSize, [&](const std::string& key, const std::string& what) {
+      if (keras) overLimit(w.kerasModel, w.kerasLayers[i] + (key.empty() ? "" : ": " + key), what);
       overLimit(source, "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key), what);
     });
 

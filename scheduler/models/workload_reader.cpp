@@ -4,6 +4,14 @@
 #include <stdexcept>
 
 namespace ipusim::scheduler {
+namespace {
+
+// A range's bound in a message: 0 and 1, not 0.0 and 1.0 (as the Keras reader and the optimizers write them).
+std::string rangeBound(double v) {
+  return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(std::int64_t(v)) : nlohmann::json(v).dump();
+}
+
+}  // namespace
 
 WorkloadReader::WorkloadReader(const json& j, std::string source, std::string path)
     : j_(j), source_(std::move(source)), path_(std::move(path)) {
@@ -43,7 +51,7 @@ std::uint64_t WorkloadReader::count(const std::string& k, std::uint64_t def, boo
   const json& v = j_.at(k);
   if (!v.is_number_integer() || (v.is_number_integer() && v.get<std::int64_t>() < 0) ||
       (positive && v.get<std::int64_t>() == 0))
-    fail(key(k), positive ? "expected a positive integer" : "expected a non-negative integer");
+    fail(key(k), std::string(positive ? "expected a positive integer" : "expected a non-negative integer") + ", got " + v.dump());
   return v.get<std::uint64_t>();
 }
 
@@ -62,8 +70,7 @@ double WorkloadReader::number(const std::string& k, double def) const {
 double WorkloadReader::numberIn(const std::string& k, double def, double lo, double hi, bool hiOpen) const {
   const double v = number(k, def);
   if (!(v >= lo && (hiOpen ? v < hi : v <= hi)))
-    fail(key(k), "expected a number in [" + json(lo).dump() + ", " + json(hi).dump() + (hiOpen ? ")" : "]") +
-                     ", got " + json(v).dump());
+    fail(key(k), "expected a number in [" + rangeBound(lo) + ", " + rangeBound(hi) + (hiOpen ? ")" : "]") + ", got " + json(v).dump());
   return v;
 }
 

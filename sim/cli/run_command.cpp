@@ -18,7 +18,8 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   workloadOption->excludes(graphOption);
   auto* kerasOption = cmd->add_option(
       "--keras", workload->kerasPath,
-      "a Keras model.to_json() file (TF 2.x or Keras 3) to train with the defaults for the rest (see workloads/README.md)");
+      "a Keras model: a model.to_json() file (Keras 1, 2, TF 2.x or Keras 3) or a Keras 3 .keras archive (its "
+      "config.json; the weights are not read), trained with the defaults for the rest (see workloads/README.md)");
   kerasOption->excludes(workloadOption)->excludes(graphOption);
   cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(wholeNumberAtLeastOne());
   cmd->add_option("--steps-per-execution", workload->stepsPerExecution,

@@ -1,0 +1,128 @@
+#include "scheduler/models/keras_archive.hpp"
+
+#include "model/util/input_file.hpp"
+
+#include <zip.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace ipusim::scheduler {
+namespace {
+
+// Keras 3's saving_lib writes these three; only the first is read.
+constexpr const char* kConfigEntry = "config.json";
+
+[[noreturn]] void archiveFail(const std::string& path, const std::string& what) {
+  throw std::invalid_argument(path + ": " + what);
+}
+
+std::string zipErrorText(zip_error_t* error) { return zip_error_strerror(error); }
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }  // read-only: nothing to write back
+};
+struct ZipFileCloser {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+
+// config.json of the archive `source` (taken over, freed on every path).
+std::string configOf(zip_source_t* source, const std::string& path, std::uint64_t maxBytes) {
+  zip_error_t error;
+  zip_error_init(&error);
+  std::unique_ptr<zip_t, ZipCloser> archive(zip_open_from_source(source, ZIP_RDONLY, &error));
+  if (!archive) {
+    zip_source_free(source);
+    const std::string why = zipErrorText(&error);
+    zip_error_fini(&error);
+    archiveFail(path, "starts as a zip archive (a .keras file) but libzip cannot read it: " + why);
+  }
+  zip_error_fini(&error);
+  const zip_int64_t index = zip_name_locate(archive.get(), kConfigEntry, 0);
+  if (index < 0)
+    archiveFail(path, "a zip archive without config.json: not a .keras file (Keras 3's model.save() writes "
+                      "config.json, metadata.json and model.weights.h5)");
+  zip_stat_t stat;
+  zip_stat_init(&stat);
+  if (zip_stat_index(archive.get(), zip_uint64_t(index), 0, &stat) != 0)
+    archiveFail(path, std::string("config.json: cannot read its entry: ") + zip_strerror(archive.get()));
+  const std::string limit = std::to_string(maxBytes);
+  if ((stat.valid & ZIP_STAT_SIZE) && stat.size > maxBytes)
+    archiveFail(path, "config.json: " + std::to_string(stat.size) + " bytes; a Keras model's JSON may have at most " + limit);
+  std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(archive.get(), zip_uint64_t(index), 0));
+  if (!file) archiveFail(path, std::string("config.json: cannot open it: ") + zip_strerror(archive.get()));
+  // Read whatever the header claims, up to one byte over the limit: an entry
+  // that inflates beyond it (a zip bomb, a header that lies) stops there.
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const zip_int64_t n = zip_fread(file.get(), buffer, sizeof buffer);
+    if (n < 0)
+      archiveFail(path, std::string("config.json: cannot read it (damaged archive): ") + zip_file_strerror(file.get()));
+    if (n == 0) break;
+    text.append(buffer, std::size_t(n));
+    if (text.size() > maxBytes)
+      archiveFail(path, "config.json: inflates to more than " + limit + " bytes, the most a Keras model's JSON may have");
+  }
+  return text;
+}
+
+bool looksLikeHdf5(const std::string& head) { return head.compare(0, 8, "\x89HDF\r\n\x1a\n") == 0; }
+
+// The first bytes of the regular file at `path` (a FIFO or a directory is refused by name).
+std::string headOf(const std::string& path) {
+  const int fd = util::openRegularInputFile(path, "Keras model file", std::numeric_limits<std::uint64_t>::max());
+  char head[8];
+  ssize_t n;
+  do n = ::read(fd, head, sizeof head);
+  while (n < 0 && errno == EINTR);
+  const int readErrno = errno;
+  ::close(fd);
+  if (n < 0) archiveFail(path, std::string("cannot read Keras model file: ") + std::strerror(readErrno));
+  return std::string(head, std::size_t(n));
+}
+
+}  // namespace
+
+bool looksLikeZip(const std::string& bytes) {
+  return bytes.compare(0, 4, "PK\x03\x04") == 0 || bytes.compare(0, 4, "PK\x05\x06") == 0;
+}
+
+std::string kerasArchiveConfig(const std::string& bytes, const std::string& path, std::uint64_t maxJsonBytes) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (!source) {
+    const std::string why = zipErrorText(&error);
+    zip_error_fini(&error);
+    archiveFail(path, "cannot read the archive: " + why);
+  }
+  zip_error_fini(&error);
+  return configOf(source, path, maxJsonBytes);
+}
+
+std::string readKerasModelText(const std::string& path, std::uint64_t maxJsonBytes) {
+  const std::string head = headOf(path);
+  if (looksLikeHdf5(head))
+    archiveFail(path, "an HDF5 file (Keras 2's model.save(\"m.h5\")), which is not read: give the model's "
+                      "to_json() text or a Keras 3 .keras archive");
+  if (!looksLikeZip(head)) return util::readInputFile(path, "Keras model file", maxJsonBytes);
+  // The archive itself may be large (its weights); only config.json is read.
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_file_create(path.c_str(), 0, -1, &error);
+  if (!source) {
+    const std::string why = zipErrorText(&error);
+    zip_error_fini(&error);
+    archiveFail(path, "cannot open the .keras archive: " + why);
+  }
+  zip_error_fini(&error);
+  return configOf(source, path, maxJsonBytes);
+}
+
+}  // namespace ipusim::scheduler
