@@ -132,6 +132,29 @@ void addAccuracy(TrainingGraphBuilder& b, const OutputLoss& o) {
   g.addOp(accuracy);
 }
 
+// The metrics beside the loss (LossSpec::metrics, models/metric_spec.hpp)
+// of one output, each the batch mean of a per-example error of its
+// predictions (the probabilities where a cross-entropy fuses its softmax or
+// sigmoid) against the unsmoothed targets, in an element of g.loss of its own.
+void addMetrics(TrainingGraphBuilder& b, const OutputLoss& o) {
+  OpGraph& g = b.graph();
+  const std::uint64_t batch = b.batch();
+  const std::size_t predictions = o.probs != kNone ? o.probs : o.x;
+  for (const std::string& metric : b.workload().loss.metrics) {
+    const std::uint64_t index = g.values[g.loss].shape.at(0);
+    g.values[g.loss].shape[0] = index + 1;
+    g.outfeed.push_back(metric);
+    const std::size_t perRow = b.value(o.layer + "/" + metric, {batch}, ir::DType::Float, ValueKind::Activation, o.layer);
+    Op error{OpKind::RowLoss, metric, o.layer, {predictions, g.labels}, {perRow}};
+    error.codelet = metric == "mean_absolute_error" ? "AbsoluteError" : "SquaredError";
+    g.addOp(error);
+    Op mean{OpKind::MeanLoss, metric + "_mean", o.layer, {perRow, g.loss}, {}};
+    mean.scale = 1.0 / double(batch);
+    mean.index = index;
+    g.addOp(mean);
+  }
+}
+
 // The gradient of the loss w.r.t. one output (the logits; the predictions
 // for the regression losses): (probabilities - targets) scaled by the means
 // the loss takes (1/batch; binary cross-entropy and the regression losses
@@ -187,6 +210,7 @@ std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std:
   mean.scale = 1.0 / double(batch);
   g.addOp(mean);
   if (w.loss.hasAccuracy()) addAccuracy(b, losses[0]);
+  addMetrics(b, losses[0]);
   std::vector<std::size_t> grads;
   for (const OutputLoss& o : losses) {
     addLossGradient(b, o);

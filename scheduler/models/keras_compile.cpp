@@ -130,8 +130,16 @@ LossSpec readLoss(const json& v, const std::string& file) {
 KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::string& file, const std::string& format) {
   KerasCompileConfig out;
   KerasConfig c(compileConfig, file, "compile_config");
-  // Metrics are reported, not trained on; the rest are execution choices.
+  // The metrics are read against the loss the workload ends with; the rest are execution choices.
   c.ignore({"metrics", "weighted_metrics", "run_eagerly", "jit_compile", "auto_scale_loss", "optimizer", "loss"});
+  for (const char* key : {"metrics", "weighted_metrics"}) {
+    if (!c.has(key)) continue;
+    const json& list = c.at(key);
+    if (!list.is_array()) c.fail(key, "expected a list of metrics, got " + list.dump());
+    // One output's list, nested as Keras nests them per output.
+    const json& metrics = list.size() == 1 && list[0].is_array() ? list[0] : list;
+    for (const json& m : metrics) out.metrics.push_back(m);
+  }
   c.requireNull("loss_weights", "weighted losses");
   if (c.has("optimizer")) out.optimizer = readOptimizer(c.at("optimizer"), file);
   if (c.has("loss")) out.loss = readLoss(c.at("loss"), file);

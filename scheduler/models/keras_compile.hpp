@@ -20,6 +20,9 @@ struct KerasCompileConfig {
   std::optional<OptimizerSpec> optimizer;
   std::optional<LossSpec> loss;
   std::uint32_t stepsPerExecution = 0;  // 0: not given
+  // `metrics` and `weighted_metrics` (no sample weights: the same values),
+  // as written; read against the workload's final loss (metric_spec.hpp).
+  nlohmann::json metrics = nlohmann::json::array();
 };
 
 // `format`: the file's ("tf2" | "keras3"), for what a null means.

@@ -240,6 +240,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
     m.optimizer = cc.optimizer;
     m.loss = cc.loss;
     m.stepsPerExecution = cc.stepsPerExecution;
+    m.metrics = cc.metrics;
   }
   return m;
 }

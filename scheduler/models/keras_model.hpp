@@ -47,6 +47,7 @@ struct KerasModel {
   std::optional<OptimizerSpec> optimizer;
   std::optional<LossSpec> loss;
   std::uint32_t stepsPerExecution = 0;  // 0: not given
+  nlohmann::json metrics = nlohmann::json::array();  // as written (KerasCompileConfig::metrics)
 };
 
 // The Keras classes read: the layer registry's kerasLayerClasses().

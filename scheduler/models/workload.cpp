@@ -8,6 +8,7 @@
 #include "scheduler/models/dtype_policy.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/layer_shapes.hpp"
+#include "scheduler/models/metric_spec.hpp"
 #include "scheduler/models/model_checks.hpp"
 #include "scheduler/multi_ipu/pipeline_spec.hpp"
 #include "scheduler/models/workload_limits.hpp"
@@ -86,7 +87,7 @@ std::uint32_t ipusPerReplica(const Workload& w) {
 
 Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
-  top.allowOnly({"name", "dataset", "model", "loss", "optimizer", "training", "ipu", "pipeline", "compile", "seed"});
+  top.allowOnly({"name", "dataset", "model", "loss", "metrics", "optimizer", "training", "ipu", "pipeline", "compile", "seed"});
   Workload w;
   w.name = top.string("name", source);
   const Reader dataset = top.object("dataset");
@@ -208,6 +209,13 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   if (w.loss.regression() && (elementsOf(firstOutput) != d.classes || elementsOf(firstOutput) != firstOutput.back()))
     w.loss.targetElements = elementsOf(firstOutput);
   checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
+  // The metrics: the workload's, else the Keras compile_config's, read against the final loss.
+  if (top.has("metrics"))
+    w.loss.metrics = readMetrics(top.raw().at("metrics"), w.loss, [&](const std::string& what) { top.fail("metrics", what); });
+  else if (keras)
+    w.loss.metrics = readMetrics(keras->metrics, w.loss, [&](const std::string& what) {
+      throw std::invalid_argument(w.kerasModel + ": compile_config: metrics: " + what);
+    });
 
   Reader tr = top.object("training");
   tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count"});

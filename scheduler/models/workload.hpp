@@ -61,6 +61,9 @@ struct LossSpec {
   // so they follow from the example's label as one-hot targets do. 0: the
   // label one-hot over the classes. Set by parseWorkload() from the output.
   std::uint64_t targetElements = 0;
+  // Metrics outfed beside the loss and accuracy, for the (first) output
+  // (models/metric_spec.hpp): "mean_absolute_error", "mean_squared_error".
+  std::vector<std::string> metrics;
   // The labels the host streams: class indices (int, one per example) for
   // sparse_categorical_crossentropy; the label itself (labelIsTarget); for
   // the others, the class label one-hot encoded over the model's `classes`

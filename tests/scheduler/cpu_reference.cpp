@@ -646,6 +646,30 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       accuracy = float(matches / double(B));
     }
     if (k == 0) lastAccuracy_ = accuracy;
+    // Keras's mae and mse metrics: the predictions (the probabilities a
+    // cross-entropy's softmax or sigmoid gives) against the unsmoothed
+    // targets, means over the features and the batch.
+    if (k == 0)
+      for (const std::string& metric : w_.loss.metrics) {
+        double sum = 0;
+        for (std::size_t r = 0; r < B; ++r) {
+          const float* z = &acts[output][r * C];
+          const double mx = *std::max_element(z, z + C);
+          double exps = 0;
+          for (std::size_t c = 0; c < C; ++c) exps += std::exp(double(z[c]) - mx);
+          for (std::size_t c = 0; c < C; ++c) {
+            const double p = lossType == "categorical_crossentropy" ? std::exp(double(z[c]) - mx) / exps
+                             : lossType == "binary_crossentropy"    ? 1.0 / (1.0 + std::exp(-double(z[c])))
+                                                                    : double(z[c]);
+            const double t = w_.loss.labelIsTarget    ? double(labels[r])
+                             : w_.loss.targetElements ? double(numeric::regressionTarget(labels[r], c))
+                             : int(c) == labels[r]    ? 1.0
+                                                      : 0.0;
+            sum += metric == "mean_absolute_error" ? std::fabs(p - t) : (p - t) * (p - t);
+          }
+        }
+        lastMetrics_[metric] = float(sum / double(B) / double(C));
+      }
     outputGrads.push_back(std::move(grad));
   }
   // The regularizers' penalties, l1 sum|x| + l2 sum x^2 (an activity

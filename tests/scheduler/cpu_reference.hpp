@@ -22,6 +22,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <map>
 #include <vector>
 
 namespace ipusim::testing {
@@ -39,6 +40,8 @@ class CpuReference {
   float lastAccuracy() const { return lastAccuracy_; }
   // The last step's regularization term (the penalties the loss includes).
   float lastRegularization() const { return lastRegularization_; }
+  // The last step's metrics (LossSpec::metrics), by name, for the first output.
+  const std::map<std::string, float>& lastMetrics() const { return lastMetrics_; }
   // The learning rate of the last step (a schedule's at that step).
   double lastLearningRate() const { return optimizer_->learningRate(); }
   // Per batch normalization layer, in layer order: its moving mean, then its moving variance.
@@ -134,6 +137,7 @@ class CpuReference {
   };
   std::vector<Penalty> weightPenalties_, activityPenalties_;
   float lastRegularization_ = 0;
+  std::map<std::string, float> lastMetrics_;
   // A layer's weights in the order the compiler creates them ("kernel", "bias", ...).
   static std::vector<std::string> weightNames(const scheduler::LayerSpec& l);
 };

@@ -142,6 +142,8 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
       if (c.outfeed[i] == "accuracy") result.simulatedAccuracy.push_back(float(mean));
       if (c.outfeed[i] == "learning_rate") result.simulatedLearningRate.push_back(mean);
       if (c.outfeed[i] == "regularization") result.simulatedRegularization.push_back(float(mean));
+      for (const std::string& metric : w.loss.metrics)
+        if (c.outfeed[i] == metric) result.simulatedMetrics[metric].push_back(float(mean));
     }
   });
   sim::EntryRuns loop("training_loop", engine, "train", runs);
@@ -190,6 +192,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
     result.referenceAccuracy.push_back(reference.lastAccuracy());
     result.referenceLearningRate.push_back(reference.lastLearningRate());
     result.referenceRegularization.push_back(reference.lastRegularization());
+    for (const auto& [metric, value] : reference.lastMetrics()) result.referenceMetrics[metric].push_back(value);
   }
   result.referenceWeights = reference.weights();
   result.referenceMoving = reference.movingStatistics();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <map>
 #include <vector>
 
 namespace ipusim::testing {
@@ -17,6 +18,7 @@ struct TrainingLosses {
   std::vector<float> simulatedAccuracy, referenceAccuracy;  // the accuracy beside each loss
   std::vector<double> simulatedLearningRate, referenceLearningRate;  // a schedule's, outfed beside each loss
   std::vector<float> simulatedRegularization, referenceRegularization;  // the regularizers' term of each loss
+  std::map<std::string, std::vector<float>> simulatedMetrics, referenceMetrics;  // LossSpec::metrics, per step
   scheduler::CompiledWorkload compiled;
   std::uint64_t cycles = 0;
   // After the last step: every replica's copy of each weight tensor (kernel,
