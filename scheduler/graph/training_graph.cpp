@@ -140,7 +140,14 @@ void addMetrics(TrainingGraphBuilder& b, const OutputLoss& o) {
   OpGraph& g = b.graph();
   const std::uint64_t batch = b.batch();
   const std::size_t predictions = o.probs != kNone ? o.probs : o.x;
-  for (const std::string& metric : b.workload().loss.metrics) {
+  const LossSpec& loss = b.workload().loss;
+  if (!loss.unmodelledMetrics.empty()) {
+    std::string names;
+    for (const std::string& m : loss.unmodelledMetrics) names += (names.empty() ? "" : ", ") + m;
+    g.warnings.push_back("metrics not computed: " + names + " (ipusim computes the accuracy, mae and mse; the "
+                         "training is the same)");
+  }
+  for (const std::string& metric : loss.metrics) {
     const std::uint64_t index = g.values[g.loss].shape.at(0);
     g.values[g.loss].shape[0] = index + 1;
     g.outfeed.push_back(metric);

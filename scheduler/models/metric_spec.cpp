@@ -38,22 +38,24 @@ std::string accuracyOf(const LossSpec& loss) {
 
 }  // namespace
 
-std::vector<std::string> readMetrics(const nlohmann::json& list, const LossSpec& loss,
-                                     const std::function<void(const std::string&)>& fail) {
-  if (list.is_null()) return {};
+void readMetrics(const nlohmann::json& list, LossSpec& loss, const std::function<void(const std::string&)>& fail) {
+  loss.metrics.clear();
+  loss.unmodelledMetrics.clear();
+  if (list.is_null()) return;
   if (!list.is_array()) fail("expected a list of metrics, got " + list.dump());
   // One output's metrics, nested as Keras nests them per output.
   const nlohmann::json& metrics = list.size() == 1 && list[0].is_array() ? list[0] : list;
-  std::vector<std::string> added;
+  std::vector<std::string>& added = loss.metrics;
   for (const nlohmann::json& m : metrics) {
     std::string name;
     if (m.is_string()) name = m.get<std::string>();
     else if (m.is_object() && m.contains("class_name") && m.at("class_name").is_string()) name = m.at("class_name").get<std::string>();
     else fail("expected a metric's name or a serialized metric, got " + m.dump());
     const std::string metric = canonical(name);
-    if (metric.empty())
-      fail("'" + name + "' is not a metric ipusim computes (accuracy, acc, categorical_accuracy, "
-           "sparse_categorical_accuracy, binary_accuracy, mae, mse, mean_absolute_error, mean_squared_error)");
+    if (metric.empty()) {
+      loss.unmodelledMetrics.push_back(name);
+      continue;
+    }
     if (metric == "mean_absolute_error" || metric == "mean_squared_error") {
       if (loss.classIndexLabels())
         fail("'" + name + "' reads the targets as values, but " + loss.type + "'s labels are class indices (not modelled)");
@@ -66,7 +68,6 @@ std::vector<std::string> readMetrics(const nlohmann::json& list, const LossSpec&
     if (metric != "accuracy" && metric != accuracy)
       fail("'" + name + "' does not fit " + loss.type + ", whose accuracy is " + accuracy + " (outfed as 'accuracy')");
   }
-  return added;
 }
 
 }  // namespace ipusim::scheduler

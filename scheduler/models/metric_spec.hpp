@@ -14,8 +14,9 @@
 //     (probabilities after the softmax or sigmoid a cross-entropy fuses)
 //     against the targets, means over the features and the batch, as
 //     keras.metrics computes them; not with class-index labels.
-// Any other metric is refused by name. Errors are "<what>" for the caller
-// to place (the key, the file).
+// Any other metric (Precision, Recall, AUC, ...: a file compiled with them
+// still trains as Keras trains it) is not computed, and the compile warns,
+// naming it. Errors are "<what>" for the caller to place (the key, the file).
 #include "scheduler/models/workload.hpp"
 
 #include <nlohmann/json.hpp>
@@ -27,10 +28,11 @@
 namespace ipusim::scheduler {
 
 // The metrics of `list` (a list of names or serialized metrics; Keras's
-// per-output nesting of one output, [[...]], is read as its list) that add
-// an outfed value: their canonical names ("mean_absolute_error",
-// "mean_squared_error"), in order, once each. `fail(what)` throws.
-std::vector<std::string> readMetrics(const nlohmann::json& list, const LossSpec& loss,
-                                     const std::function<void(const std::string&)>& fail);
+// per-output nesting of one output, [[...]], is read as its list) into
+// loss.metrics, those that add an outfed value: their canonical names
+// ("mean_absolute_error", "mean_squared_error"), in order, once each; and
+// into loss.unmodelledMetrics the names of those not computed. `fail(what)`
+// throws.
+void readMetrics(const nlohmann::json& list, LossSpec& loss, const std::function<void(const std::string&)>& fail);
 
 }  // namespace ipusim::scheduler

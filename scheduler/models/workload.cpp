@@ -211,9 +211,9 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
   // The metrics: the workload's, else the Keras compile_config's, read against the final loss.
   if (top.has("metrics"))
-    w.loss.metrics = readMetrics(top.raw().at("metrics"), w.loss, [&](const std::string& what) { top.fail("metrics", what); });
+    readMetrics(top.raw().at("metrics"), w.loss, [&](const std::string& what) { top.fail("metrics", what); });
   else if (keras)
-    w.loss.metrics = readMetrics(keras->metrics, w.loss, [&](const std::string& what) {
+    readMetrics(keras->metrics, w.loss, [&](const std::string& what) {
       throw std::invalid_argument(w.kerasModel + ": compile_config: metrics: " + what);
     });
 

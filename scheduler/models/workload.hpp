@@ -64,6 +64,7 @@ struct LossSpec {
   // Metrics outfed beside the loss and accuracy, for the (first) output
   // (models/metric_spec.hpp): "mean_absolute_error", "mean_squared_error".
   std::vector<std::string> metrics;
+  std::vector<std::string> unmodelledMetrics;  // named but not computed (the compile warns)
   // The labels the host streams: class indices (int, one per example) for
   // sparse_categorical_crossentropy; the label itself (labelIsTarget); for
   // the others, the class label one-hot encoded over the model's `classes`
