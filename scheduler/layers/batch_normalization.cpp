@@ -21,10 +21,7 @@ class BatchNormalizationLayer final : public Layer {
 
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
     spec.momentum = l.numberIn("momentum", spec.momentum, 0, 1, false);
-    spec.epsilon = l.number("epsilon", spec.epsilon);
-    if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
-    spec.center = l.boolean("center", true);
-    spec.scale = l.boolean("scale", true);
+    readNormalizationKeys(l, spec);
   }
 
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
@@ -40,15 +37,9 @@ class BatchNormalizationLayer final : public Layer {
     spec.momentum = c.number("momentum", 0.99);
     if (!(spec.momentum >= 0 && spec.momentum <= 1))
       c.fail("momentum", "expected a number in [0, 1], got " + nlohmann::json(spec.momentum).dump());
-    spec.epsilon = c.number("epsilon", 1e-3);
-    if (!(spec.epsilon > 0)) c.fail("epsilon", "expected a positive number");
-    spec.center = c.boolean("center", true);
-    spec.scale = c.boolean("scale", true);
-    c.requireInitializer("beta_initializer", {"Zeros"});
-    c.requireInitializer("gamma_initializer", {"Ones"});
+    readNormalizationKeys(c, spec);
     c.requireInitializer("moving_mean_initializer", {"Zeros"});
     c.requireInitializer("moving_variance_initializer", {"Ones"});
-    readPenalties(c, {"beta", "gamma"});
     c.requireValue("synchronized", false, "cross-replica statistics");
     c.requireValue("renorm", false, "batch renormalization");
     c.ignore({"renorm_clipping", "renorm_momentum"});  // only meaningful with renorm

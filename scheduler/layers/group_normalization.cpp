@@ -45,10 +45,7 @@ class GroupNormalizationLayer final : public Layer {
     if (!(groups == -1 || (groups >= 1 && groups <= 1e9 && groups == double(std::int64_t(groups)))))
       l.fail(l.key("groups"), "expected a positive integer, or -1 (one group per channel)");
     spec.channelGroups = std::int64_t(groups);
-    spec.epsilon = l.number("epsilon", 1e-3);
-    if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
-    spec.center = l.boolean("center", true);
-    spec.scale = l.boolean("scale", true);
+    readNormalizationKeys(l, spec);
   }
 
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
@@ -58,13 +55,7 @@ class GroupNormalizationLayer final : public Layer {
     spec.channelGroups = groups;
     c.ignore({"axis"});
     if (c.has("axis")) requireLastAxis(c.at("axis"), [&](const std::string& w) { c.fail("axis", w); });
-    spec.epsilon = c.number("epsilon", 1e-3);
-    if (!(spec.epsilon > 0)) c.fail("epsilon", "expected a positive number");
-    spec.center = c.boolean("center", true);
-    spec.scale = c.boolean("scale", true);
-    c.requireInitializer("beta_initializer", {"Zeros"});
-    c.requireInitializer("gamma_initializer", {"Ones"});
-    readPenalties(c, {"beta", "gamma"});
+    readNormalizationKeys(c, spec);
   }
 
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {

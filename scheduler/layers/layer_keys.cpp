@@ -87,6 +87,23 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
   c.requireNull("quantization_config", "quantized weights");
 }
 
+void readNormalizationKeys(const WorkloadReader& l, LayerSpec& spec) {
+  spec.epsilon = l.number("epsilon", 1e-3);
+  if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
+  spec.center = l.boolean("center", true);
+  spec.scale = l.boolean("scale", true);
+}
+
+void readNormalizationKeys(KerasConfig& c, LayerSpec& spec) {
+  spec.epsilon = c.number("epsilon", 1e-3);
+  if (!(spec.epsilon > 0)) c.fail("epsilon", "expected a positive number");
+  spec.center = c.boolean("center", true);
+  spec.scale = c.boolean("scale", true);
+  c.requireInitializer("beta_initializer", {"Zeros"});
+  c.requireInitializer("gamma_initializer", {"Ones"});
+  readPenalties(c, {"beta", "gamma"});
+}
+
 void requireChannelsLast(KerasConfig& c) {
   // None is keras.config.image_data_format(), channels_last unless configured otherwise.
   if (c.isNull("data_format")) return c.ignore({"data_format"});

@@ -38,6 +38,12 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
 // update: only null is modelled.
 void readPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
 void requireChannelsLast(KerasConfig& c);
+// The keys BatchNormalization, LayerNormalization and GroupNormalization
+// share: epsilon (> 0, Keras's 1e-3), center and scale (true); from a Keras
+// config also the gamma and beta initializers (Ones, Zeros, or any other
+// modelled one) and their regularizers.
+void readNormalizationKeys(const WorkloadReader& keys, LayerSpec& spec);
+void readNormalizationKeys(KerasConfig& c, LayerSpec& spec);
 // A required non-empty list of integers (Reshape's target_shape, Permute's dims).
 std::vector<std::int64_t> readIntegers(KerasConfig& c, const char* key);
 void readWindow(KerasConfig& c, LayerSpec& spec, const char* windowKey, bool stridesDefaultToWindow);

@@ -62,10 +62,7 @@ class LayerNormalizationLayer final : public Layer {
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
     spec.axes = l.has("axis") ? normalizedAxesOf(l.raw().at("axis"), [&](const std::string& w) { l.fail(l.key("axis"), w); })
                               : std::vector<std::int64_t>{-1};
-    spec.epsilon = l.number("epsilon", 1e-3);
-    if (!(spec.epsilon > 0)) l.fail(l.key("epsilon"), "expected a positive number");
-    spec.center = l.boolean("center", true);
-    spec.scale = l.boolean("scale", true);
+    readNormalizationKeys(l, spec);
   }
 
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
@@ -73,14 +70,8 @@ class LayerNormalizationLayer final : public Layer {
     c.ignore({"axis"});
     spec.axes = c.has("axis") ? normalizedAxesOf(c.at("axis"), [&](const std::string& w) { c.fail("axis", w); })
                               : std::vector<std::int64_t>{-1};
-    spec.epsilon = c.number("epsilon", 1e-3);
-    if (!(spec.epsilon > 0)) c.fail("epsilon", "expected a positive number");
-    spec.center = c.boolean("center", true);
-    spec.scale = c.boolean("scale", true);
+    readNormalizationKeys(c, spec);
     c.requireValue("rms_scaling", false, "RMS scaling (a variance without the mean's subtraction)");
-    c.requireInitializer("beta_initializer", {"Zeros"});
-    c.requireInitializer("gamma_initializer", {"Ones"});
-    readPenalties(c, {"beta", "gamma"});
   }
 
   Shape outputShape(LayerSpec& l, const std::vector<Shape>& in, const LayerFail& fail) const override {
