@@ -180,7 +180,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const bool feeds = w.training.feeds;
   const bool lossLast = feeds && w.training.outfeedMode == "LAST";
   c.stepsPerRun = feeds ? w.training.stepsPerExecution : 1;
-  c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice, ir::DType::Float,
+  c.imagesStream = addStream(exe, "images", ir::StreamDirection::HostToDevice,
+                             w.dataset.vocabulary ? ir::DType::Int : ir::DType::Float,
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
   // Class indices (int), or targets (float, batch x LossSpec::targetWidth): LossSpec::classIndexLabels.
   const bool indices = w.loss.classIndexLabels();

@@ -40,7 +40,7 @@ json layerJson(const scheduler::LayerSpec& l) {
             {"output_shape", l.outputShape},                      {"dilation", l.dilation},
             {"groups", l.groups},       {"depth_multiplier", l.depthMultiplier},
             {"output_padding", l.outputPadding ? json(*l.outputPadding) : json(nullptr)},
-            {"axes", l.axes},           {"channel_groups", l.channelGroups}};
+            {"axes", l.axes},           {"channel_groups", l.channelGroups}, {"input_dim", l.inputDim}};
   const scheduler::ActivationParams& p = l.activationParams;
   j["activation_params"] = {{"negative_slope", p.negativeSlope},
                             {"max_value", p.maxValue ? json(*p.maxValue) : json(nullptr)},
@@ -146,8 +146,10 @@ int sc_main(int argc, char* argv[]) {
       if (trajectory && !momentum.empty()) out["momentum_before"].push_back(valuesOf(momentum));
       current = batches.next();
       out["batches"].push_back({{"images", current.images}, {"labels", current.labels}});
-      b.resize(current.images.size() * sizeof(float));
-      std::memcpy(b.data(), current.images.data(), b.size());
+      // Token ids stream as int32 (the images hold them as floats, exactly).
+      b.resize(current.images.size() * 4);
+      if (current.tokens.empty()) std::memcpy(b.data(), current.images.data(), b.size());
+      else std::memcpy(b.data(), current.tokens.data(), b.size());
     });
     engine.stream("labels").connect([&](model::Bytes& b) {
       const auto bytes = sim::dataset::labelBytes(current.labels, w.loss, w.dataset.classes);

@@ -186,6 +186,10 @@ class Model:
         k, x, p = l["kind"], ins[0], self.params
         if k in ("flatten", "reshape"):
             return x.reshape([self.batch] + l["output_shape"])
+        if k == "embedding":  # the table as ipusim stores it, [output_dim / grain, input_dim, grain], made Keras's
+            stored = p[l["name"] + "/embeddings"]
+            table = stored.permute(1, 0, 2).reshape(l["input_dim"], l["units"])
+            return F.embedding(x.long(), table)
         if k == "dense":
             y = x @ p[l["name"] + "/kernel"]
             if l["use_bias"]:
@@ -204,6 +208,9 @@ class Model:
             return nhwc(s / n)
         if k in ("global_average_pooling2d", "global_max_pooling2d"):
             y = x.mean(dim=(1, 2), keepdim=True) if k == "global_average_pooling2d" else x.amax(dim=(1, 2), keepdim=True)
+            return y if l["keepdims"] else y.reshape(self.batch, -1)
+        if k in ("global_average_pooling1d", "global_max_pooling1d"):  # over the steps
+            y = x.mean(dim=1, keepdim=True) if k == "global_average_pooling1d" else x.amax(dim=1, keepdim=True)
             return y if l["keepdims"] else y.reshape(self.batch, -1)
         if k == "batch_normalization":
             c = x.shape[-1]

@@ -27,6 +27,7 @@ void addConvPartialCodelets(CodeletRegistry& registry);          // ConvPartialn
 void addPoolingCodelets(CodeletRegistry& registry);              // MaxPool, AvgPool and their gradients
 void addBatchNormCodelets(CodeletRegistry& registry);            // BatchNormStatistics, BatchNormalise, BatchNormInputGrad
 void addLayerNormCodelets(CodeletRegistry& registry);            // LayerNormalise, LayerNormInputGrad
+void addMultiSliceCodelets(CodeletRegistry& registry);           // MultiSlice, MultiUpdateAdd (the embedding)
 void addActivationCodelets(CodeletRegistry& registry);           // ClippedRelu, LeakyRelu, Elu, ... and their gradients
 void addSoftmaxCodelets(CodeletRegistry& registry);              // Softmax, SoftmaxGrad (over any axis)
 void addColumnBroadcastCodelets(CodeletRegistry& registry);      // PRelu, PReluGrad, Normalize, ScaleShift

@@ -31,6 +31,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addPoolingCodelets(r);
     addBatchNormCodelets(r);
     addLayerNormCodelets(r);
+    addMultiSliceCodelets(r);
     addActivationCodelets(r);
     addSoftmaxCodelets(r);
     addColumnBroadcastCodelets(r);

@@ -7,6 +7,11 @@
 
 namespace ipusim::model::cycles {
 
+std::uint64_t multiSliceElementsPerVector(const Target& target, ir::DType type) {
+  if (type == ir::DType::Half) return 2;
+  return std::max<std::uint64_t>(1, target.tile.vectorBytes / 4);
+}
+
 std::uint64_t elementsPerVector(const Target& target, ir::DType type) {
   const std::uint64_t elements = target.tile.vectorBytes / ir::sizeOf(type);
   if (elements == 0)

@@ -430,6 +430,41 @@ inline constexpr ir::Cycles kAmpFirstPassOutGroupOverhead = 19 + 7;
 inline constexpr ir::Cycles kAmpOutGroupOverhead = 19 + 6;
 inline constexpr ir::Cycles kAmpWeightLoadCycles = 32;
 
+// --- The embedding's lookup and update (model/codelets/multi_slice.cpp) ---
+// popops' estimators, lib/popops/PerformanceEstimation.cpp:
+// getMultiSliceCycleEstimate: 13 cycles of prologue and epilogue; per offset
+// in range 19 + 2 per vector of the row (a 4-byte element: dataPathWidth / 32
+// per vector; a 2-byte one: 2 per vector, as written there); per offset out
+// of range 8.
+inline constexpr ir::Cycles kMultiSliceOverhead = 13;
+inline constexpr ir::Cycles kMultiSlicePerOffsetInRange = 19;
+inline constexpr ir::Cycles kMultiSliceCyclesPerVector = 2;
+inline constexpr ir::Cycles kMultiSlicePerOffsetOutOfRange = 8;
+// getMultiUpdateOpCycleEstimate (ADD, scaled, as popops' multiUpdateAdd):
+// per worker 3 (size load, zero check) + 24 (float) or 25 (half) before the
+// outer loop + 2 for the scale; per offset in range 11 (float) or 12 + 1
+// (half, scaled), plus 3 per further atom of the row (or 20 per element
+// when the row is not whole atoms: sub-word writes); per offset out of
+// range 5; the whole is the worker's cycles x the worker contexts + 25 for
+// the supervisor.
+inline constexpr ir::Cycles kMultiUpdateAddWorkerEntry = 3;
+inline constexpr ir::Cycles kMultiUpdateAddFloatSetup = 24;
+inline constexpr ir::Cycles kMultiUpdateAddHalfSetup = 25;
+inline constexpr ir::Cycles kMultiUpdateAddScaledSetup = 2;
+inline constexpr ir::Cycles kMultiUpdateAddFloatPerOffsetInRange = 11;
+inline constexpr ir::Cycles kMultiUpdateAddHalfPerOffsetInRange = 12 + 1;
+inline constexpr ir::Cycles kMultiUpdateAddCyclesPerAtom = 3;
+inline constexpr ir::Cycles kMultiUpdateAddSubWordCyclesPerElement = 20;
+inline constexpr ir::Cycles kMultiUpdateAddPerOffsetOutOfRange = 5;
+inline constexpr ir::Cycles kMultiUpdateAddSupervisor = 25;
+// The tile's atomic store (Poplar's Target::getAtomicStoreGranularity): 4
+// bytes, an estimate: poplibs needs sub-word writes for a half row of an odd
+// length (so an atom holds 2 halves), and the IPU stores 32 bits at once.
+inline constexpr std::uint64_t kAtomicStoreBytes = 4;
+// Elements per vector of MultiSlice's copy loop: dataPathWidth / 32 for
+// 4-byte elements, 2 for 2-byte ones (popops' table above).
+std::uint64_t multiSliceElementsPerVector(const Target& target, ir::DType type);
+
 inline constexpr std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // --- Element types -----------------------------------------------------------

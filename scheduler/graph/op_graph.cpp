@@ -74,6 +74,8 @@ const char* toString(OpKind kind) {
     case OpKind::GaussianNoise: return "GaussianNoise";
     case OpKind::LayerNormalise: return "LayerNormalise";
     case OpKind::LayerNormInputGrad: return "LayerNormInputGrad";
+    case OpKind::EmbeddingLookup: return "EmbeddingLookup";
+    case OpKind::EmbeddingGrad: return "EmbeddingGrad";
     case OpKind::Regularization: return "Regularization";
     case OpKind::RegularizerGrad: return "RegularizerGrad";
     case OpKind::AddLossTerm: return "AddLossTerm";

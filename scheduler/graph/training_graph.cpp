@@ -234,6 +234,7 @@ std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std:
 std::vector<std::size_t> modelInputValues(TrainingGraphBuilder& b) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
+  if (g.values[g.images].dtype == ir::DType::Int) return {g.images};  // token ids, read by embeddings only
   if (w.inputs.size() < 2) return {b.cast(g.images, b.compute(), "input/cast", "input", ValueKind::Activation)};
   std::vector<std::size_t> values;
   std::uint64_t offset = 0;
@@ -287,7 +288,7 @@ std::size_t TrainingGraphBuilder::sharedValue(const LayerSpec& l, const std::str
 }
 
 std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape,
-                                         const WeightInit& init, double fill) {
+                                         const WeightInit& init, double fill, std::vector<std::uint64_t> kerasShape) {
   if (const std::size_t shared = sharedValue(l, name, shape); shared != kNone) return shared;
   const std::string& owner = l.weightsOwner();
   std::optional<ir::DrawnInit> drawn;
@@ -296,7 +297,7 @@ std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& 
     // weight's name (FNV-1a), so that no other weight's draw moves.
     std::uint64_t h = 1469598103934665603ull;
     for (const char ch : owner + "/" + name) h = (h ^ std::uint8_t(ch)) * 1099511628211ull;
-    const InitialValues values = initialValuesOf(it->second, shape, mixSeed(w_.seed, h));
+    const InitialValues values = initialValuesOf(it->second, kerasShape.empty() ? shape : kerasShape, mixSeed(w_.seed, h));
     drawn = values.drawn;
     fill = values.fill;
   } else if (init) {
@@ -455,7 +456,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::vector<std::uint64_t> imagesShape{batch};
   for (std::uint64_t d : w.inputs.size() > 1 ? std::vector<std::uint64_t>{w.dataset.features} : imageShape(w))
     imagesShape.push_back(d);
-  g.images = b.value("images", imagesShape, DType::Float, ValueKind::Input, "input");
+  g.images = b.value("images", imagesShape, w.dataset.vocabulary ? DType::Int : DType::Float, ValueKind::Input, "input");
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
   g.labels = w.loss.classIndexLabels()
                  ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")

@@ -67,8 +67,11 @@ class TrainingGraphBuilder {
   // std::invalid_argument naming the layer). init() runs only on creation,
   // so a shared layer draws its kernel's seed once.
   using WeightInit = std::function<std::optional<ir::DrawnInit>()>;
+  // `kerasShape`: the shape Keras stores the weight in, when ipusim stores
+  // it otherwise (an embedding's table, by column blocks): the initializer's
+  // fans are Keras's.
   std::size_t weight(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape,
-                     const WeightInit& init = {}, double fill = 0);
+                     const WeightInit& init = {}, double fill = 0, std::vector<std::uint64_t> kerasShape = {});
   // Non-trainable state of layer `l` (a batch normalization's moving
   // statistics, or its fixed gamma and beta): shared by its calls likewise.
   std::size_t state(const LayerSpec& l, const std::string& name, std::vector<std::uint64_t> shape, ir::DType dtype,

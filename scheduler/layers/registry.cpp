@@ -16,6 +16,7 @@ struct Registry {
   Registry() {
     layers.push_back(makeReshapeLayer());
     layers.push_back(makeDenseLayer());
+    layers.push_back(makeEmbeddingLayer());
     layers.push_back(makeDropoutLayer());
     layers.push_back(makeGaussianNoiseLayer());
     layers.push_back(makeBatchNormalizationLayer());

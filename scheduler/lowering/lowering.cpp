@@ -2,6 +2,7 @@
 
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/lowering/conv_lowering.hpp"
+#include "scheduler/lowering/embedding_lowering.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/matmul_lowering.hpp"
 #include "scheduler/lowering/optimizer_lowering.hpp"
@@ -49,6 +50,7 @@ class Lowerer {
 
   LoweredStep run(const Schedule& schedule, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
     LoweredStep out;
+    placeEmbeddingTables(tileBaseOfLayer);
     for (std::size_t opIndex : schedule.order) {
       const Op& op = g_.ops[opIndex];
       const auto base = tileBaseOfLayer.find(op.layer);
@@ -256,6 +258,8 @@ class Lowerer {
       case OpKind::ScaleShift: lowerColumns(op, "ScaleShift", {"in"}, {"scale", "shift"}, "out"); break;
       case OpKind::LayerNormalise:
       case OpKind::LayerNormInputGrad: lowerLayerNorm(op); break;
+      case OpKind::EmbeddingLookup:
+      case OpKind::EmbeddingGrad: lowerEmbedding(op); break;
       case OpKind::Regularization: {
         std::vector<Id> ins;
         for (std::size_t i = 0; i + 1 < op.inputs.size(); ++i) ins.push_back(tensorOf(op.inputs[i]));
@@ -739,6 +743,46 @@ class Lowerer {
       if (forward) v.params["epsilon"] = op.epsilon;
       return v;
     });
+  }
+
+  // The embedding's plan for lookup or gradient `op` (both read the ids first).
+  EmbeddingPlan embeddingPlan(const Op& op) const {
+    const std::vector<std::uint64_t>& table = g_.values[op.kind == OpKind::EmbeddingLookup ? op.inputs[1] : op.outputs[0]].shape;
+    const std::uint64_t rows = table.at(1), cols = table.at(0) * table.at(2);
+    const ir::DType type = dtypeOf(op.kind == OpKind::EmbeddingLookup ? op.inputs[1] : op.outputs[0]);
+    return planEmbedding(rows, cols, g_.values[op.inputs[0]].numElements(), type, target_, tiles_, budget_);
+  }
+  // Each embedding table (its weight, and the weight's cast under a mixed
+  // policy) placed by its lookup's plan before any op reads it, so that the
+  // cast, the lookup, the gradient and the update all work where it lies.
+  void placeEmbeddingTables(const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
+    for (const Op& op : g_.ops) {
+      if (op.kind != OpKind::EmbeddingLookup) continue;
+      const auto base = tileBaseOfLayer.find(op.layer);
+      b_.setTileBase(base != tileBaseOfLayer.end() ? base->second : 0);
+      const Placement p = embeddingPlan(op).tablePlacement();
+      std::size_t table = op.inputs[1];
+      for (;;) {
+        if (tensorOf_[table] == ir::kNoId) define(table, p);
+        const std::size_t producer = g_.producerOf[table];
+        if (producer == ~std::size_t(0) || g_.ops[producer].kind != OpKind::Cast) break;
+        table = g_.ops[producer].inputs[0];
+      }
+    }
+    b_.setTileBase(0);
+  }
+  void lowerEmbedding(const Op& op) {
+    const EmbeddingPlan plan = embeddingPlan(op);
+    const std::string name = g_.values[op.outputs[0]].name;
+    if (op.kind == OpKind::EmbeddingLookup) {
+      const std::size_t out = op.outputs[0];
+      const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
+      lowerEmbeddingLookup(b_, plan, tensorOf(op.inputs[0]), realize(op.inputs[1], plan.tablePlacement()), o,
+                           dtypeOf(op.inputs[1]), name);
+    } else {
+      const Id grad = produce(op.outputs[0], plan.tablePlacement());
+      lowerEmbeddingUpdate(b_, plan, tensorOf(op.inputs[0]), tensorOf(op.inputs[1]), grad, dtypeOf(op.outputs[0]), name);
+    }
   }
 
   // A per-column vertex (model/codelets/column_broadcast.cpp) where the

@@ -26,6 +26,8 @@ const Renames& renamesOf(const std::string& cls) {
   static const std::map<std::string, Renames> table{
       {"Dense", withWeightKeys({{"output_dim", "units"}, {"init", "kernel_initializer"}}, kWeights)},
       {"Dropout", {{"p", "rate"}}},
+      {"Embedding", {{"init", "embeddings_initializer"}, {"W_regularizer", "embeddings_regularizer"},
+                     {"W_constraint", "embeddings_constraint"}}},
       {"Conv1D", withWeightKeys({{"nb_filter", "filters"}, {"filter_length", "kernel_size"}, {"subsample_length", "strides"},
                        {"border_mode", "padding"}, {"init", "kernel_initializer"}},
                       kWeights)},

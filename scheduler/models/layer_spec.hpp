@@ -49,6 +49,9 @@ inline constexpr const char* kFlatten = "flatten";
 inline constexpr const char* kReshape = "reshape";
 inline constexpr const char* kDense = "dense";
 inline constexpr const char* kDropout = "dropout";
+// A lookup of each token id of the model's (integer) input in a trainable
+// table of LayerSpec::inputDim rows of `units` values (Keras's Embedding).
+inline constexpr const char* kEmbedding = "embedding";
 // Noise added (gaussian_noise: LayerSpec::rate is its stddev) or multiplied
 // (gaussian_dropout: rate as Keras's) in training.
 inline constexpr const char* kGaussianNoise = "gaussian_noise";
@@ -163,6 +166,9 @@ struct LayerSpec {
   Activation activation = Activation::Linear;  // dense, conv2d, activation; relu, leaky_relu, elu, softmax layers
   ActivationParams activationParams{};         // its constants (defaultParams, or the layer's)
   bool useBias = true;                          // dense, conv2d
+  // embedding: the vocabulary (Keras's input_dim: the table's rows; token
+  // ids lie in [0, inputDim)); `units` is its output_dim.
+  std::uint64_t inputDim = 0;
   // reshape: the per-example target shape (a -1 is resolved by shape inference).
   std::vector<std::int64_t> targetShape;
   // dropout: the fraction of inputs zeroed in training; masks are drawn on

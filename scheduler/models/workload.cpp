@@ -1,5 +1,7 @@
 #include "scheduler/models/workload.hpp"
 
+#include "scheduler/models/token_inputs.hpp"
+
 #include <algorithm>
 
 #include "model/util/input_file.hpp"
@@ -186,11 +188,15 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   if (d.inputShape.empty()) d.inputShape = {d.features};
   if (elementsOf(d.inputShape) > 0xffffffffull) dataset.fail(dataset.key("input_shape"), "too many elements per example");
   d.features = std::uint32_t(elementsOf(d.inputShape));
-  inferLayerShapes(w.layers, modelInputShapes(w), keras ? w.kerasModel : source,
-                   [&](std::size_t i, const std::string& key) {
-                     if (keras) return w.kerasLayers[i] + (key.empty() ? "" : ": " + key);
-                     return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
-                   });
+  const LayerKeyNamer layerKey = [&](std::size_t i, const std::string& key) {
+    if (keras) return w.kerasLayers[i] + (key.empty() ? "" : ": " + key);
+    return "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key);
+  };
+  inferLayerShapes(w.layers, modelInputShapes(w), keras ? w.kerasModel : source, layerKey);
+  resolveTokenInputs(w, [&](std::size_t i, const std::string& key, const std::string& what) {
+    if (i == ~std::size_t(0)) dataset.fail(dataset.key(key), what);
+    throw std::invalid_argument((keras ? w.kerasModel : source) + ": " + layerKey(i, key) + ": " + what);
+  });
 
   // The loss and optimizer: the workload's, else the Keras compile_config's, else the defaults.
   if (top.has("loss") || !keras || !keras->loss) w.loss = parseLoss(top);
@@ -249,6 +255,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   parsePipeline(top, w);
+  if (w.pipeline.enabled() && d.vocabulary)
+    top.fail("pipeline", "a model of token ids (an embedding) is not pipelined yet (not modelled)");
   if (w.pipeline.enabled() && (w.inputs.size() > 1 || w.outputs.size() > 1))
     top.fail("pipeline", "a model with several inputs or outputs is not pipelined (not modelled: each stage's "
                          "passes take one input and give one output)");

@@ -32,6 +32,10 @@ struct DatasetSpec {
   std::vector<std::uint64_t> inputShape;   // per example, channels last; {features} unless given (or the Keras model's)
   std::uint32_t classes = 10;              // labels lie in [0, classes)
   std::uint64_t syntheticExamples = 1024;  // synthetic: examples per epoch
+  // Token ids: when the model's input feeds Embedding layers, each element
+  // of an example is an id in [0, vocabulary), streamed as int32
+  // (models/token_inputs.hpp); 0: pixels, streamed as floats.
+  std::uint64_t vocabulary = 0;
 };
 
 // The optimizer (Keras's optimizers, schedules, clipping and weight decay):

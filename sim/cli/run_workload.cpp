@@ -38,10 +38,12 @@ class DatasetBatches : public BatchProvider {
   DatasetBatches(dataset::BatchSource source, scheduler::LossSpec loss, std::uint32_t classes)
       : source_(std::move(source)), loss_(std::move(loss)), classes_(classes) {}
   void next(model::Bytes& images, model::Bytes& labels) override {
-    // Straight into the stream's buffer (operator new's alignment suits floats).
-    images.resize(std::size_t(source_.batchSize()) * source_.features() * sizeof(float));
+    // Straight into the stream's buffer (operator new's alignment suits floats
+    // and int32 token ids, both 4 bytes).
+    images.resize(std::size_t(source_.batchSize()) * source_.features() * 4);
     labelIndices_.resize(source_.batchSize());
-    source_.nextInto(reinterpret_cast<float*>(images.data()), labelIndices_.data());
+    if (source_.holdsTokens()) source_.nextTokensInto(reinterpret_cast<std::int32_t*>(images.data()), labelIndices_.data());
+    else source_.nextInto(reinterpret_cast<float*>(images.data()), labelIndices_.data());
     labels = dataset::labelBytes(labelIndices_, loss_, classes_);
   }
 

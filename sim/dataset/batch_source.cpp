@@ -56,7 +56,22 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
   return e;
 }
 
+Examples syntheticTokenExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes,
+                                std::uint64_t vocabulary, std::uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x70c3e5u);
+  Examples e;
+  e.count = count;
+  e.features = features;
+  e.tokens.resize(count * features);
+  e.labels.resize(count);
+  for (auto& t : e.tokens) t = std::int32_t(rng() % vocabulary);
+  for (auto& l : e.labels) l = std::uint16_t(rng() % classes);
+  return e;
+}
+
 Examples loadExamples(const scheduler::DatasetSpec& spec) {
+  if (spec.vocabulary)
+    return syntheticTokenExamples(spec.syntheticExamples, spec.features, spec.classes, spec.vocabulary, spec.shuffleSeed);
   if (spec.format == "synthetic") return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed);
   return loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
 }
@@ -105,26 +120,47 @@ Batch BatchSource::next() {
   Batch b;
   b.images.resize(std::size_t(batchSize_) * examples_.features);
   b.labels.resize(batchSize_);
-  nextInto(b.images.data(), b.labels.data());
+  if (!holdsTokens()) {
+    nextInto(b.images.data(), b.labels.data());
+    return b;
+  }
+  b.tokens.resize(b.images.size());
+  nextTokensInto(b.tokens.data(), b.labels.data());
+  for (std::size_t i = 0; i < b.tokens.size(); ++i) b.images[i] = float(b.tokens[i]);
   return b;
 }
 
-void BatchSource::nextInto(float* images, std::int32_t* labels) {
+const std::uint32_t* BatchSource::nextOrder() {
   if (position_ + batchSize_ > examples_.count) ++epoch_, shuffle();  // drop the remainder
+  const std::uint32_t* order = &order_[position_];
+  position_ += batchSize_;
+  ++served_;
+  return order;
+}
+
+void BatchSource::nextTokensInto(std::int32_t* tokens, std::int32_t* labels) {
+  const std::uint32_t* order = nextOrder();
+  const std::size_t f = examples_.features;
+  for (std::uint32_t r = 0; r < batchSize_; ++r) {
+    std::memcpy(tokens + r * f, &examples_.tokens[std::size_t(order[r]) * f], f * sizeof(std::int32_t));
+    labels[r] = examples_.labels[order[r]];
+  }
+}
+
+void BatchSource::nextInto(float* images, std::int32_t* labels) {
+  const std::uint32_t* order = nextOrder();
   // The images are scattered over the dataset (tens of MB): ask for all their
   // cache lines first, so the misses overlap instead of coming one by one.
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
-    const std::uint8_t* image = &examples_.pixels[std::size_t(order_[position_ + r]) * examples_.features];
+    const std::uint8_t* image = &examples_.pixels[std::size_t(order[r]) * examples_.features];
     for (std::uint64_t byte = 0; byte < examples_.features; byte += 64) __builtin_prefetch(image + byte);
   }
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
-    const std::uint32_t ex = order_[position_ + r];
+    const std::uint32_t ex = order[r];
     toUnitFloats(&examples_.pixels[std::size_t(ex) * examples_.features], images + std::size_t(r) * examples_.features,
                  examples_.features);
     labels[r] = examples_.labels[ex];
   }
-  position_ += batchSize_;
-  ++served_;
 }
 
 }  // namespace ipusim::sim::dataset

@@ -13,8 +13,9 @@
 namespace ipusim::sim::dataset {
 
 struct Batch {
-  std::vector<float> images;   // batch x features
+  std::vector<float> images;   // batch x features (token ids as floats, exactly)
   std::vector<std::int32_t> labels;
+  std::vector<std::int32_t> tokens;  // batch x features token ids, when the examples are ids (else empty)
 };
 
 // The examples of a dataset: pixels (bytes, scaled on batching) and labels.
@@ -23,6 +24,8 @@ struct Examples {
   std::uint32_t features = 0;
   std::vector<std::uint8_t> pixels;  // count x features
   std::vector<std::uint16_t> labels;  // count (IDX files hold bytes; synthetic data up to 65,536 classes)
+  std::vector<std::int32_t> tokens;   // count x features token ids instead of pixels (DatasetSpec::vocabulary)
+  bool holdsTokens() const { return !tokens.empty(); }
 };
 
 // IDX images + labels. Errors name the file: counts that differ, an image
@@ -31,6 +34,9 @@ Examples loadIdxExamples(const std::string& images, const std::string& labels, s
                          std::uint32_t classes);
 // Seeded random pixels and labels.
 Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed);
+// Seeded random token ids, uniform in [0, vocabulary), and labels.
+Examples syntheticTokenExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes,
+                                std::uint64_t vocabulary, std::uint64_t seed);
 // As the workload's dataset section says.
 Examples loadExamples(const scheduler::DatasetSpec& spec);
 
@@ -51,6 +57,9 @@ class BatchSource {
   // floats, batchSize() labels): a training loop's per-step buffer, without
   // a Batch allocated, zeroed and copied each step.
   void nextInto(float* images, std::int32_t* labels);
+  // The same for examples of token ids: batchSize() x features() int32 ids.
+  void nextTokensInto(std::int32_t* tokens, std::int32_t* labels);
+  bool holdsTokens() const { return examples_.holdsTokens(); }
   std::uint64_t batchesPerEpoch() const { return examples_.count / batchSize_; }
   std::uint64_t batchesServed() const { return served_; }
   std::uint32_t batchSize() const { return batchSize_; }
@@ -58,6 +67,8 @@ class BatchSource {
 
  private:
   void shuffle();
+  // The examples of the next batch (a new epoch reshuffles), advancing.
+  const std::uint32_t* nextOrder();
   Examples examples_;
   std::uint32_t batchSize_;
   std::uint64_t seed_;

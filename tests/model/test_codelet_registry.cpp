@@ -60,6 +60,8 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>",
       // Layer normalization (issue 29).
       "LayerNormalise", "LayerNormInputGrad", "LayerNormalise<half>", "LayerNormInputGrad<half>",
+      // The embedding's lookup and gradient (issue 29).
+      "MultiSlice", "MultiSlice<half>", "MultiSlice<half,float>", "MultiUpdateAdd", "MultiUpdateAdd<half>",
       // The maximum and minimum merges.
       "Maximum", "Minimum", "MaximumGrad", "MinimumGrad", "Maximum<half>", "Minimum<half>", "MaximumGrad<half>",
       "MinimumGrad<half>"};
@@ -122,15 +124,15 @@ TEST(CodeletRegistry, AddRejectsDuplicatesAndNull) {
 }
 
 // Supervisors: the AMP products (MatMulPartial, the conv partials),
-// popnn's pooling vertices and popops' ScaledAddSupervisor (supervisor
-// vertices in PopLibs too).
-TEST(CodeletRegistry, OnlyAmpPoolingAndScaledAddSupervisorCodeletsAreSupervisors) {
+// popnn's pooling vertices, popops' ScaledAddSupervisor and MultiUpdateAdd
+// (supervisor vertices in PopLibs too).
+TEST(CodeletRegistry, OnlyAmpPoolingScaledAddAndMultiUpdateAddCodeletsAreSupervisors) {
   auto startsWith = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
   for (const auto& name : CodeletRegistry::instance().names())
     EXPECT_EQ(CodeletRegistry::instance().get(name).isSupervisor(),
               startsWith(name, "MatMulPartial") || startsWith(name, "ConvPartial") ||
                   startsWith(name, "ConvWeightUpdate") || startsWith(name, "MaxPool") || startsWith(name, "AvgPool") ||
-                  startsWith(name, "ScaledAddSupervisor"))
+                  startsWith(name, "ScaledAddSupervisor") || startsWith(name, "MultiUpdateAdd"))
         << name;
 }
 

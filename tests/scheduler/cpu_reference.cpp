@@ -1,5 +1,7 @@
 #include "cpu_reference.hpp"
 
+#include "scheduler/planning/embedding_plan.hpp"
+
 #include "cpu_reference_activations.hpp"
 #include "cpu_reference_layer_norm.hpp"
 
@@ -251,6 +253,7 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
     return names;
   }
   if (l.kind == k::kPRelu) return {"alpha"};
+  if (l.kind == k::kEmbedding) return {"embeddings"};
   if (l.kind == k::kDense || l.kind == k::kConv2D || convFamily(l)) {
     if (l.useBias) return {"kernel", "bias"};
     return {"kernel"};
@@ -384,6 +387,13 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         for (std::size_t d = std::size_t(l.axis); d < l.outputShape.size(); ++d) s.inner *= l.outputShape[d];
         act = push(s);
       }
+    } else if (l.kind == k::kEmbedding) {
+      Stage s{Stage::Embedding, in, scheduler::elementsOf(l.outputShape), {act}};
+      s.kernel = weight++;
+      s.channels = l.units;
+      s.vocabulary = l.inputDim;
+      s.grain = scheduler::embeddingColumnGrain(l.units);
+      act = push(s);
     } else if (l.kind == k::kPRelu) {
       Stage s{Stage::PRelu, in, in, {act}};
       s.alpha = weight++;
@@ -553,6 +563,13 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, s.params, x[e]);
     } else if (s.kind == Stage::Softmax) {
       y = softmaxForward(x, s.axisLength, s.inner);
+    } else if (s.kind == Stage::Embedding) {
+      const std::vector<float>& table = weights_[s.kernel];
+      for (std::size_t t = 0; t < B * s.in; ++t) {
+        const auto id = std::size_t(x[t]);
+        for (std::size_t e = 0; e < s.channels; ++e)
+          y[t * s.channels + e] = table[((e / s.grain) * s.vocabulary + id) * s.grain + e % s.grain];
+      }
     } else if (s.kind == Stage::PRelu) {  // Keras: relu(x) - alpha relu(-x)
       const std::vector<float>& alpha = weights_[s.alpha];
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = std::max(x[e], 0.0f) - alpha[e % s.columns] * std::max(-x[e], 0.0f);
@@ -688,6 +705,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
     return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu || s.kind == Stage::ConvFamily ||
+           s.kind == Stage::Embedding ||
            ((s.kind == Stage::BatchNorm || s.kind == Stage::LayerNorm) &&
             (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
@@ -755,6 +773,16 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::Softmax) {
       deliver(inAct, softmaxBackward(acts[i + 1], grad, s.axisLength, s.inner));
+      continue;
+    }
+    if (s.kind == Stage::Embedding) {  // each looked-up row's gradient added into its row; the ids get none
+      std::vector<double> dTable(s.vocabulary * s.channels, 0.0);
+      for (std::size_t t = 0; t < B * s.in; ++t) {
+        const auto id = std::size_t(input[t]);
+        for (std::size_t e = 0; e < s.channels; ++e)
+          dTable[((e / s.grain) * s.vocabulary + id) * s.grain + e % s.grain] += grad[t * s.channels + e];
+      }
+      grads.push_back({s.kernel, std::vector<float>(dTable.begin(), dTable.end())});
       continue;
     }
     if (s.kind == Stage::PRelu) {

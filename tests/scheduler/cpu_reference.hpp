@@ -49,7 +49,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -93,6 +93,10 @@ class CpuReference {
     // beta; a group norm when `groups` (channels then the channels, the last axis).
     std::uint64_t groups = 0;
     std::uint64_t channels = 0;
+    // Embedding: the ids (the images, as floats) looked up in weights_[kernel],
+    // stored as the compiler stores it, [channels / grain, vocabulary, grain]
+    // (Keras's table[v][c grain + j] at (c vocabulary + v) grain + j); channels is output_dim.
+    std::uint64_t vocabulary = 0, grain = 0;
     double momentum = 0, epsilon = 0;
     std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), moving = 0;
   };

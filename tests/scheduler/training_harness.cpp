@@ -120,7 +120,11 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
 
   sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
   sim::dataset::Batch current;
-  engine.stream("images").connect([&](model::Bytes& b) { current = deviceBatches.next(); toBytes(b, current.images); });
+  engine.stream("images").connect([&](model::Bytes& b) { 
+    current = deviceBatches.next();
+    if (current.tokens.empty()) toBytes(b, current.images);
+    else toBytes(b, current.tokens);  // int32 token ids
+  });
   engine.stream("labels").connect([&](model::Bytes& b) {
     const auto bytes = sim::dataset::labelBytes(current.labels, w.loss, w.dataset.classes);
     b.assign(bytes.begin(), bytes.end());

@@ -1,0 +1,134 @@
+// embedding (Keras's Embedding): each token id of the model's input looked
+// up in a trainable table of input_dim rows of output_dim values; the output
+// is the input's shape with output_dim appended. The table is drawn as Keras
+// draws it (its default RandomUniform(-0.05, 0.05), or the file's
+// embeddings_initializer), in the variables' type and cast to the compute
+// type under mixed_float16.
+//   forward:  out[i] = table[ids[i]]                  (EmbeddingLookup)
+//   backward: dTable = sum over i of dOut[i] at row ids[i]  (EmbeddingGrad: a
+//             dense gradient, as Keras's on an IPU; the ids get none)
+// Lowered as popops plans multiSlice and multiUpdateAdd (planning/
+// embedding_plan.hpp). The ids are the model's input, streamed as int32
+// (models/token_inputs.hpp says when); Keras's mask_zero is not modelled yet.
+#include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/layer_keys.hpp"
+#include "scheduler/layers/layers.hpp"
+#include "scheduler/models/workload_limits.hpp"
+#include "scheduler/planning/embedding_plan.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+// Keras's default embeddings_initializer: "uniform", RandomUniform(-0.05, 0.05).
+InitializerSpec kerasDefaultTable() {
+  InitializerSpec s;
+  s.kind = InitializerSpec::Kind::Uniform;
+  s.a = -0.05, s.b = 0.05;
+  s.text = "RandomUniform(-0.05, 0.05)";
+  return s;
+}
+
+class EmbeddingLayer final : public Layer {
+ public:
+  std::vector<std::string> kinds() const override { return {layer_kind::kEmbedding}; }
+  std::vector<std::string> kerasClasses() const override { return {"Embedding"}; }
+  std::set<std::string> workloadKeys(const std::string&) const override { return {"input_dim", "output_dim"}; }
+
+  void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
+    for (const char* key : {"input_dim", "output_dim"})
+      if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer)");
+    spec.inputDim = l.count32("input_dim", 0, true);
+    spec.units = l.count32("output_dim", 0, true);
+    spec.initializers["embeddings"] = kerasDefaultTable();
+  }
+
+  void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
+    spec.kind = layer_kind::kEmbedding;
+    for (const char* key : {"input_dim", "output_dim"}) {
+      c.require(key, "a positive integer");
+      const std::int64_t v = c.integer(key, 0);
+      if (v <= 0 || v > 0xffffffffll) c.fail(key, "expected a positive integer, got " + c.at(key).dump());
+    }
+    spec.inputDim = std::uint64_t(c.integer("input_dim", 0));
+    spec.units = std::uint32_t(c.integer("output_dim", 0));
+    spec.initializers["embeddings"] = kerasDefaultTable();
+    c.requireInitializer("embeddings_initializer", {});  // any modelled one replaces the default (initializers())
+    readPenalties(c, {"embeddings"});
+    if (c.boolean("mask_zero", false))
+      c.fail("mask_zero", "true is not modelled yet (the mask carried to the layers and losses that take it)");
+    if (c.boolean("sparse", false)) c.fail("sparse", "true is not modelled (a dense gradient, as on an IPU)");
+    // Keras 1's dropout on the table (Keras 2 drops the key with a warning) and its ids' dtype.
+    if (c.has("dropout") && !c.isNull("dropout") && c.number("dropout", 0) != 0)
+      c.fail("dropout", "is Keras 1's dropout of whole rows of the table, not modelled (Keras 2 ignores it): only 0");
+    c.ignore({"dropout", "input_dtype"});
+    c.requireNull("lora_rank", "LoRA adapters are extra weights");
+    c.ignore({"lora_alpha"});
+    c.requireNull("quantization_config", "quantized weights");
+    // Keras 2's input_length: the sequence length, checked against the input by outputShape().
+    if (c.has("input_length") && !c.isNull("input_length")) {
+      const std::int64_t n = c.integer("input_length", 0);
+      if (n <= 0) c.fail("input_length", "expected a positive integer or null, got " + c.at("input_length").dump());
+      spec.targetShape = {n};
+    } else {
+      c.ignore({"input_length"});
+    }
+  }
+
+  Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {
+    if (!spec.targetShape.empty() && (in[0].size() != 1 || in[0][0] != std::uint64_t(spec.targetShape[0])))
+      fail("input_length", std::to_string(spec.targetShape[0]) + " differs from the input's shape " + shapeText(in[0]));
+    Shape out = in[0];
+    out.push_back(spec.units);
+    return out;
+  }
+
+  void checkLimits(const LayerSpec& l, std::uint32_t batch, const LayerFail& fail) const override {
+    constexpr std::uint64_t kFloat = 4;
+    const WideCount table = WideCount(l.inputDim) * l.units * kFloat;
+    if (table > kMaxTensorBytes)
+      fail("input_dim", std::to_string(l.inputDim) + " x output_dim " + std::to_string(l.units) + " needs " +
+                            wideText(table) + " bytes of float table; " + tensorLimitText());
+    const WideCount out = WideCount(batch) * elementsOf(l.inputShape) * l.units * kFloat;
+    if (out > kMaxTensorBytes)
+      fail("output_dim", std::to_string(l.units) + " needs " + wideText(out) + " bytes of float activations (batch " +
+                             std::to_string(batch) + "); " + tensorLimitText());
+  }
+
+  bool hasWeights(const LayerSpec&) const override { return true; }
+  Footprint footprint(const LayerSpec& l) const override {
+    // The gradient reads the ids (the model's input, counted there).
+    return {{{"embeddings", (long double)l.inputDim * l.units}}, 0, "", 0};
+  }
+
+  std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
+    OpGraph& g = b.graph();
+    const std::size_t ids = inputs[0];
+    if (g.values[ids].dtype != ir::DType::Int)
+      throw std::invalid_argument("layer '" + l.name + "' (embedding): reads a computed value; only the model's "
+                                  "input (token ids) is looked up (not modelled: ids computed by another layer)");
+    const std::uint64_t lookups = g.values[ids].numElements();
+    // Stored by column blocks (planning/embedding_plan.hpp): [blocks, input_dim, grain].
+    const std::uint64_t grain = embeddingColumnGrain(l.units);
+    const std::size_t table =
+        b.weight(l, "embeddings", {l.units / grain, l.inputDim, grain}, {}, 0, {l.inputDim, l.units});
+    const std::size_t tableUsed = b.cast(table, b.compute(), l.name + "/embeddings_cast", l.name, ValueKind::Activation);
+    const std::size_t rows = b.value(l.name + "/lookup", {lookups, l.units}, b.compute(), ValueKind::Activation, l.name);
+    g.addOp({OpKind::EmbeddingLookup, "lookup", l.name, {ids, tableUsed}, {rows}});
+    b.record({}, rows, true, [&b, name = l.name, ids, table](const Backward& bw) {
+      OpGraph& g = b.graph();
+      const std::size_t dTable =
+          b.value(name + "/embeddings_grad", g.values[table].shape, b.variables(), ValueKind::Gradient, name);
+      // The rows' gradient in the table's type first (mixed_float16: half rows, a float table).
+      const std::size_t dRows = b.cast(bw.grad, b.variables(), name + "/lookup_grad_cast", name, ValueKind::Gradient);
+      g.addOp({OpKind::EmbeddingGrad, "embeddings_grad", name, {ids, dRows}, {dTable}});
+      bw.weightGradient(table, dTable);
+    });
+    return b.shaped(rows, l.outputShape, l.name, "unrows");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> makeEmbeddingLayer() { return std::make_unique<EmbeddingLayer>(); }
+
+}  // namespace ipusim::scheduler
