@@ -40,6 +40,10 @@ json tensorJson(const Tensor& t) {
     if (d.distribution == DrawnInit::Distribution::Uniform) {
       j["initialUniform"] = {{"seed", d.seed}, {"limit", d.limit}};
       if (d.center != 0) j["initialUniform"]["center"] = d.center;
+    } else if (d.distribution == DrawnInit::Distribution::Orthogonal) {
+      j["initialOrthogonal"] = {{"seed", d.seed}, {"gain", d.gain}, {"rows", d.rows}, {"cols", d.cols}};
+    } else if (d.distribution == DrawnInit::Distribution::Identity) {
+      j["initialIdentity"] = {{"gain", d.gain}, {"rows", d.rows}, {"cols", d.cols}};
     } else {
       j["initialNormal"] = {{"seed", d.seed}, {"mean", d.center}, {"stddev", d.stddev},
                             {"truncated", d.distribution == DrawnInit::Distribution::TruncatedNormal}};
@@ -149,7 +153,7 @@ Id readId(const json& obj, const std::string& path, std::size_t index) {
 
 Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
   expectObject(j, path, {"id", "name", "shape", "dtype", "category", "alwaysLive", "mapping", "initialValue",
-                         "initialUniform", "debug"});
+                         "initialUniform", "initialNormal", "initialOrthogonal", "initialIdentity", "debug"});
   Tensor t;
   t.id = readId(j, path, index);
   t.name = asString(required(j, path, "name", "a string"), child(path, "name"));
@@ -177,6 +181,14 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
     t.initialValue.reserve(v->size());
     for (std::size_t i = 0; i < v->size(); ++i) t.initialValue.push_back(asDouble((*v)[i], item(p, i)));
   }
+  // At most one of the drawn forms.
+  const char* drawnKey = nullptr;
+  for (const char* key : {"initialUniform", "initialNormal", "initialOrthogonal", "initialIdentity"}) {
+    if (!optional(j, key)) continue;
+    if (drawnKey) fail(child(path, key), std::string("a tensor has one of initialUniform, initialNormal, initialOrthogonal "
+                                                     "and initialIdentity; this one also has ") + drawnKey);
+    drawnKey = key;
+  }
   if (const json* v = optional(j, "initialUniform")) {
     const std::string p = child(path, "initialUniform");
     expectObject(*v, p, {"seed", "limit", "center"});
@@ -186,7 +198,6 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
   }
   if (const json* v = optional(j, "initialNormal")) {
     const std::string p = child(path, "initialNormal");
-    if (t.drawnInit) fail(p, "a tensor has initialUniform or initialNormal, not both");
     expectObject(*v, p, {"seed", "mean", "stddev", "truncated"});
     DrawnInit d;
     d.seed = asU64(required(*v, p, "seed", "an unsigned integer"), child(p, "seed"));
@@ -196,6 +207,23 @@ Tensor readTensor(const json& j, const std::string& path, std::size_t index) {
     const bool cut = truncated && truncated->is_boolean() && truncated->get<bool>();
     if (truncated && !truncated->is_boolean()) fail(child(p, "truncated"), "expected true or false");
     d.distribution = cut ? DrawnInit::Distribution::TruncatedNormal : DrawnInit::Distribution::Normal;
+    t.drawnInit = d;
+  }
+  for (const char* key : {"initialOrthogonal", "initialIdentity"}) {
+    const json* v = optional(j, key);
+    if (!v) continue;
+    const std::string p = child(path, key);
+    const bool orthogonal = std::string(key) == "initialOrthogonal";
+    if (orthogonal)
+      expectObject(*v, p, {"seed", "gain", "rows", "cols"});
+    else
+      expectObject(*v, p, {"gain", "rows", "cols"});
+    DrawnInit d;
+    d.distribution = orthogonal ? DrawnInit::Distribution::Orthogonal : DrawnInit::Distribution::Identity;
+    if (orthogonal) d.seed = asU64(required(*v, p, "seed", "an unsigned integer"), child(p, "seed"));
+    d.gain = asDouble(required(*v, p, "gain", "a finite number"), child(p, "gain"));
+    d.rows = asU64(required(*v, p, "rows", "a positive integer"), child(p, "rows"));
+    d.cols = asU64(required(*v, p, "cols", "a positive integer"), child(p, "cols"));
     t.drawnInit = d;
   }
   t.debug = readDebug(j, path);

@@ -69,16 +69,31 @@ class Validator {
     }
     if (next != n) fail(where, "elements " + rangeText(next, n) + " are not mapped to any tile");
     if (t.drawnInit && !t.initialValue.empty())
-      fail(where, "has both initialValue and initialUniform / initialNormal; expected one");
+      fail(where, "has both initialValue and initialUniform / initialNormal / initialOrthogonal / initialIdentity; expected one");
+    if (t.drawnInit) checkMatrixInit(where, t, n);
     if (t.drawnInit && !(std::isfinite(t.drawnInit->limit) && t.drawnInit->limit >= 0))
       fail(where, "initialUniform.limit must be a finite number >= 0");
     if (t.drawnInit && !std::isfinite(t.drawnInit->center)) fail(where, "initialUniform.center / initialNormal.mean must be finite");
     if (t.drawnInit && !(std::isfinite(t.drawnInit->stddev) && t.drawnInit->stddev >= 0))
       fail(where, "initialNormal.stddev must be a finite number >= 0");
     if (t.drawnInit && t.dtype != DType::Float && t.dtype != DType::Half)
-      fail(where, "initialUniform / initialNormal needs a float or half tensor, not " + std::string(toString(t.dtype)));
+      fail(where, "initialUniform / initialNormal / initialOrthogonal / initialIdentity needs a float or half tensor, not " +
+                      std::string(toString(t.dtype)));
     if (!t.initialValue.empty() && t.initialValue.size() != n)
       fail(where, "initialValue has " + std::to_string(t.initialValue.size()) + " values, expected " + std::to_string(n) + " (or none)");
+  }
+
+  // Orthogonal and Identity initial values: a rows x cols matrix of the
+  // tensor's n elements, a finite gain.
+  void checkMatrixInit(const std::string& where, const Tensor& t, std::uint64_t n) const {
+    const DrawnInit& d = *t.drawnInit;
+    const bool orthogonal = d.distribution == DrawnInit::Distribution::Orthogonal;
+    if (!orthogonal && d.distribution != DrawnInit::Distribution::Identity) return;
+    const std::string key = orthogonal ? "initialOrthogonal" : "initialIdentity";
+    if (!std::isfinite(d.gain)) fail(where, key + ".gain must be a finite number");
+    if (d.rows == 0 || n % d.rows != 0 || n / d.rows != d.cols)
+      fail(where, key + ".rows x cols is " + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ", expected " +
+                      std::to_string(n) + " elements (the tensor's)");
   }
 
   // A ref must name a tensor and stay inside it.

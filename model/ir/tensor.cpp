@@ -1,11 +1,41 @@
 #include "model/ir/tensor.hpp"
 
+#include "model/ir/orthogonal.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace ipusim::ir {
 
+namespace {
+
+// Keras's Identity: gain * eye(rows, cols); Orthogonal: gain * Q of n normal draws.
+std::vector<double> matrixValues(const DrawnInit& init, std::uint64_t n) {
+  const bool identity = init.distribution == DrawnInit::Distribution::Identity;
+  if (init.rows == 0 || n % init.rows != 0 || n / init.rows != init.cols)
+    throw std::invalid_argument(std::string(identity ? "Identity" : "Orthogonal") + " initial values: a " +
+                                std::to_string(init.rows) + " x " + std::to_string(init.cols) + " matrix for " +
+                                std::to_string(n) + " elements");
+  if (identity) {
+    std::vector<double> v(n, 0.0);
+    for (std::uint64_t i = 0; i < std::min(init.rows, init.cols); ++i) v[i * init.cols + i] = float(init.gain);
+    return v;
+  }
+  DrawnInit normal;
+  normal.seed = init.seed, normal.distribution = DrawnInit::Distribution::Normal, normal.stddev = 1;
+  std::vector<double> v = orthogonalFromGaussian(drawnValues(normal, n), init.rows, init.cols);
+  for (double& x : v) x = float(init.gain * x);
+  return v;
+}
+
+}  // namespace
+
 std::vector<double> drawnValues(const DrawnInit& init, std::uint64_t n) {
+  if (init.distribution == DrawnInit::Distribution::Orthogonal || init.distribution == DrawnInit::Distribution::Identity)
+    return matrixValues(init, n);
   std::vector<double> v;
   v.reserve(n);
   std::mt19937_64 rng(init.seed);

@@ -25,20 +25,28 @@ struct TileInterval {
 // kernels; RandomUniform; VarianceScaling's uniform), normal (mean center,
 // deviation stddev), or that normal truncated at two deviations (values
 // beyond are drawn again, as TF's truncated_normal; VarianceScaling's
-// default). From std::mt19937_64(seed), element by element in order, each
-// uniform its 53 high bits as the unit fraction, a normal by Box-Muller from
-// two of them; rounded to float (the device's values). The distributions
-// are Keras's; the streams of numbers are ipusim's own.
+// default); Keras's Orthogonal: the tensor read as a rows x cols matrix
+// (rows the product of all dimensions but the last), gain times a random
+// matrix with orthonormal columns (rows < cols: rows), from
+// rows x cols standard normal draws (model/ir/orthogonal.hpp); Keras's
+// Identity: gain on the diagonal of the rows x cols matrix, zero elsewhere
+// (no draw; kept here so that a large layer's executable stays small). From
+// std::mt19937_64(seed), element by element in order, each uniform its 53
+// high bits as the unit fraction, a normal by Box-Muller from two of them;
+// rounded to float (the device's values). The distributions are Keras's;
+// the streams of numbers are ipusim's own.
 struct DrawnInit {
-  enum class Distribution { Uniform, Normal, TruncatedNormal };
+  enum class Distribution { Uniform, Normal, TruncatedNormal, Orthogonal, Identity };
   std::uint64_t seed = 0;
   double limit = 0;   // Uniform: the half width
   Distribution distribution = Distribution::Uniform;
   double center = 0;  // Uniform: the middle; normal: the mean
   double stddev = 0;  // normal: the deviation (before truncation)
+  double gain = 1;    // Orthogonal, Identity: the factor
+  std::uint64_t rows = 0, cols = 0;  // Orthogonal, Identity: the matrix (rows * cols = the tensor's elements)
   bool operator==(const DrawnInit& o) const {
     return seed == o.seed && limit == o.limit && distribution == o.distribution && center == o.center &&
-           stddev == o.stddev;
+           stddev == o.stddev && gain == o.gain && rows == o.rows && cols == o.cols;
   }
 };
 
@@ -66,6 +74,8 @@ struct Tensor {
 };
 
 // The n values of `init`, in element order (the one definition of the draw).
+// Throws std::invalid_argument when an Orthogonal or Identity matrix's
+// rows * cols is not n.
 std::vector<double> drawnValues(const DrawnInit& init, std::uint64_t n);
 // A tensor's initial values: initialValue, or drawn from drawnInit, or
 // none (zero-initialised).

@@ -297,7 +297,11 @@ std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& 
     // weight's name (FNV-1a), so that no other weight's draw moves.
     std::uint64_t h = 1469598103934665603ull;
     for (const char ch : owner + "/" + name) h = (h ^ std::uint8_t(ch)) * 1099511628211ull;
-    const InitialValues values = initialValuesOf(it->second, kerasShape.empty() ? shape : kerasShape, mixSeed(w_.seed, h));
+    const std::string key = it->second.key.empty() ? name + "_initializer" : it->second.key;
+    const InitialValues values = initialValuesOf(it->second, kerasShape.empty() ? shape : kerasShape,
+                                                 mixSeed(w_.seed, h), [&](const std::string& what) {
+      throw std::invalid_argument("layer '" + l.name + "': " + key + ": " + what);
+    });
     drawn = values.drawn;
     fill = values.fill;
   } else if (init) {

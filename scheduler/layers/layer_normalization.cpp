@@ -68,6 +68,8 @@ class LayerNormalizationLayer final : public Layer {
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kLayerNormalization;
     c.ignore({"axis"});
+    // None: Keras's LayerNormalization raises a TypeError (an int or a list of ints).
+    if (c.isNull("axis")) c.refuseNull("axis", "an integer or a list of integers, -1 the last axis");
     spec.axes = c.has("axis") ? normalizedAxesOf(c.at("axis"), [&](const std::string& w) { c.fail("axis", w); })
                               : std::vector<std::int64_t>{-1};
     readNormalizationKeys(c, spec);

@@ -58,6 +58,35 @@ std::string text(const json& config, const char* key, const std::string& def) {
   return config.at(key).get<std::string>();
 }
 
+std::string bracketedShape(const std::vector<std::uint64_t>& shape) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + "]";
+}
+
+// Orthogonal: the weight as Keras flattens it, all dimensions but the last
+// by the last; Identity: its two dimensions.
+ir::DrawnInit matrixInit(const InitializerSpec& spec, const std::vector<std::uint64_t>& shape, std::uint64_t seed,
+                         const std::function<void(const std::string&)>& fail) {
+  const bool orthogonal = spec.kind == Kind::Orthogonal;
+  ir::DrawnInit d;
+  if (orthogonal && shape.size() < 2) {
+    fail("Orthogonal needs a weight of at least 2 dimensions (as Keras), got shape " + bracketedShape(shape));
+    return d;
+  }
+  if (!orthogonal && shape.size() != 2) {
+    fail("Identity needs a 2-D weight (Keras's Identity makes 2-D matrices only), got shape " + bracketedShape(shape));
+    return d;
+  }
+  d.distribution = orthogonal ? ir::DrawnInit::Distribution::Orthogonal : ir::DrawnInit::Distribution::Identity;
+  d.seed = orthogonal ? seed : 0;
+  d.gain = spec.a;
+  d.rows = 1;
+  for (std::size_t i = 0; i + 1 < shape.size(); ++i) d.rows *= shape[i];
+  d.cols = shape.back();
+  return d;
+}
+
 }  // namespace
 
 InitializerSpec glorotUniformSpec() { return *named("GlorotUniform"); }
@@ -96,15 +125,22 @@ InitializerSpec readInitializer(const json& v, const std::function<void(const st
       fail("mode: '" + s.mode + "' (expected fan_in, fan_out or fan_avg)");
     if (s.distribution != "truncated_normal" && s.distribution != "untruncated_normal" && s.distribution != "uniform")
       fail("distribution: '" + s.distribution + "' (expected truncated_normal, untruncated_normal or uniform)");
+  } else if (cls == "Orthogonal" || cls == "OrthogonalInitializer" || cls == "Identity" ||
+             cls == "IdentityInitializer") {
+    // Keras's gain: any number (a negative one flips the signs; 0 gives zeros).
+    s.kind = cls.rfind("Orthogonal", 0) == 0 ? Kind::Orthogonal : Kind::Identity;
+    s.a = number(config, "gain", 1, fail);
   } else {
     fail(v.dump().substr(0, 200) + " is not modelled (modelled: Zeros, Ones, Constant, RandomUniform, RandomNormal, "
-         "TruncatedNormal, VarianceScaling, GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal)");
+         "TruncatedNormal, VarianceScaling, GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, "
+         "Orthogonal, Identity)");
   }
   s.text = v.dump().substr(0, 200);
   return s;
 }
 
-InitialValues initialValuesOf(const InitializerSpec& spec, const std::vector<std::uint64_t>& shape, std::uint64_t seed) {
+InitialValues initialValuesOf(const InitializerSpec& spec, const std::vector<std::uint64_t>& shape, std::uint64_t seed,
+                              const std::function<void(const std::string&)>& fail) {
   InitialValues out;
   if (spec.kind == Kind::Constant) {
     out.fill = spec.a;
@@ -114,6 +150,10 @@ InitialValues initialValuesOf(const InitializerSpec& spec, const std::vector<std
   d.seed = seed;
   using D = ir::DrawnInit::Distribution;
   switch (spec.kind) {
+    case Kind::Orthogonal:
+    case Kind::Identity:
+      d = matrixInit(spec, shape, seed, fail);
+      break;
     case Kind::Uniform:
       d.center = (spec.a + spec.b) / 2, d.limit = (spec.b - spec.a) / 2;
       break;

@@ -145,7 +145,9 @@ void KerasConfig::requireInitializer(const std::string& key, const std::set<std:
   // Layer.add_weight, TF 2.x's base_layer), whatever the layer's own default.
   static const json kGlorot = "GlorotUniform";
   const json& v = isNull(key) ? kGlorot : at(key);
-  const InitializerSpec spec = readInitializer(v, [&](const std::string& what) { fail(key, what); });
+  InitializerSpec spec = readInitializer(v, [&](const std::string& what) { fail(key, what); });
+  const auto renamed = fileKeys_.find(key);  // a Keras 1 file's "init"
+  spec.key = renamed == fileKeys_.end() ? key : renamed->second;
   // The layer's default (Keras's: GlorotUniform, Zeros, Ones) is the draw the
   // layer makes by itself; any other is the layer's to use (initializers()).
   for (const std::string& cls : classes) {

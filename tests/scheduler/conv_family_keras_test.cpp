@@ -125,8 +125,8 @@ TEST(ConvFamilyKeras, ErrorsNameTheLayerAndTheKey) {
     expectMentions(kerasError(j), {"layer 'c1' (Conv1D)", "dilation_rate", "strides > 1 together with dilation_rate > 1"});
   }
   expectMentions(with("up1", "output_padding", {2}), {"layer 'up1' (Conv1DTranspose)", "output_padding", "not less than the stride 2"});
-  expectMentions(with("dw", "depthwise_initializer", {{"class_name", "Orthogonal"}, {"config", {{"seed", nullptr}}}}),
-                 {"layer 'dw' (DepthwiseConv2D)", "depthwise_initializer", "Orthogonal", "not modelled"});
+  expectMentions(with("dw", "depthwise_initializer", {{"class_name", "STFTInitializer"}, {"config", {{"side", "real"}}}}),
+                 {"layer 'dw' (DepthwiseConv2D)", "depthwise_initializer", "STFTInitializer", "not modelled"});
   expectMentions(with("sep", "pointwise_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.01}, {"mode", "rows"}}}}),
                  {"layer 'sep' (SeparableConv2D)", "pointwise_regularizer", "OrthogonalRegularizer", "not modelled"});
   expectMentions(with("dw", "filters", 8), {"layer 'dw' (DepthwiseConv2D)", "filters", "depth_multiplier"});

@@ -150,6 +150,25 @@ TEST(LayerNormalizationAcceptance, KerasRmsScalingIsRefused) {
   }
 }
 
+// axis: null is Keras's TypeError ("Expected an int or a list/tuple of
+// ints"), not the last axis: refused naming the layer and key.
+TEST(LayerNormalizationAcceptance, KerasNullAxisIsRefused) {
+  for (const char* file : {"layer_normalization_keras3.json", "layer_normalization_tf2.json"}) {
+    nlohmann::json keras = nlohmann::json::parse(std::ifstream(sourcePath(std::string("tests/data/keras/") + file)));
+    for (auto& l : keras["config"]["layers"])
+      if (l["config"].value("name", "") == "norm2") l["config"]["axis"] = nullptr;
+    try {
+      scheduler::parseKerasModel(keras, "null_axis.json");
+      ADD_FAILURE() << file << ": no error";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("layer 'norm2' (LayerNormalization)"), std::string::npos) << what;
+      EXPECT_NE(what.find("axis: null is refused"), std::string::npos) << what;
+      EXPECT_NE(what.find("an integer or a list of integers"), std::string::npos) << what;
+    }
+  }
+}
+
 std::string errorOf(const char* layers, const nlohmann::json& inputShape) {
   try {
     scheduler::parseWorkload(smallJob(layers, inputShape, kAdam, 1), "bad.json");
