@@ -47,6 +47,15 @@ json layerJson(const scheduler::LayerSpec& l) {
                             {"threshold", p.threshold},
                             {"alpha", p.alpha},
                             {"hard_sigmoid_slope", p.hardSigmoidSlope}};
+  const scheduler::ActivationParams& r = l.recurrentActivationParams;
+  j["recurrent_activation"] = scheduler::toString(l.recurrentActivation);
+  j["recurrent_activation_params"] = {{"negative_slope", r.negativeSlope},
+                                      {"max_value", r.maxValue ? json(*r.maxValue) : json(nullptr)},
+                                      {"threshold", r.threshold},
+                                      {"alpha", r.alpha},
+                                      {"hard_sigmoid_slope", r.hardSigmoidSlope}};
+  j["return_sequences"] = l.returnSequences;
+  j["go_backwards"] = l.goBackwards;
   json inputs = json::array();
   for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
   j["inputs"] = inputs;

@@ -176,6 +176,9 @@ class Model:
                 total = total + penalty(w, owners[owner][weight])
         return total
 
+    def recurrent(self, l, x):
+        return recurrent_of(self, l, x)
+
     def act(self, i, l, x):
         a = l["activation"]
         if i == self.last and self.fused and a in ("softmax", "sigmoid"):
@@ -190,6 +193,8 @@ class Model:
             stored = p[l["name"] + "/embeddings"]
             table = stored.permute(1, 0, 2).reshape(l["input_dim"], l["units"])
             return F.embedding(x.long(), table)
+        if k in ("simple_rnn", "lstm"):
+            return self.recurrent(l, x)
         if k == "dense":
             y = x @ p[l["name"] + "/kernel"]
             if l["use_bias"]:
@@ -264,6 +269,32 @@ class Model:
                 return x[:, t:x.shape[1] - b, left:x.shape[2] - r, :]
             return x[:, left:x.shape[1] - r, :]
         raise NotImplementedError(f"layer kind {k}")
+
+
+def recurrent_of(model, l, x):
+    """Keras's SimpleRNN and LSTM cells (keras/src/layers/rnn/), step by step
+    from zero states; PyTorch's autograd gives backpropagation through time."""
+    p, units = model.params, l["units"]
+    kernel, recurrent = p[l["name"] + "/kernel"], p[l["name"] + "/recurrent_kernel"]
+    bias = p.get(l["name"] + "/bias") if l["use_bias"] else None
+    act = lambda v: activation(l["activation"], v, l["activation_params"])
+    gate = lambda v: activation(l["recurrent_activation"], v, l["recurrent_activation_params"])
+    h = torch.zeros(x.shape[0], units, dtype=x.dtype)
+    c = torch.zeros_like(h)
+    order = range(x.shape[1] - 1, -1, -1) if l["go_backwards"] else range(x.shape[1])
+    outs = []
+    for t in order:
+        z = x[:, t] @ kernel + h @ recurrent
+        if bias is not None:
+            z = z + bias
+        if l["kind"] == "simple_rnn":
+            h = act(z)
+        else:
+            i, f, g, o = z.split(units, dim=1)
+            c = gate(f) * c + gate(i) * act(g)
+            h = gate(o) * act(c)
+        outs.append(h)
+    return torch.stack(outs, dim=1) if l["return_sequences"] else h
 
 
 def convolution_of(model, l, x):

@@ -421,6 +421,7 @@ std::map<std::size_t, std::size_t> TrainingGraphBuilder::backward(
     if (p.activity && dependsOnWeights(p.value)) accumulate(p.value, addPenaltyGradient(g_, p, compute_));
   for (std::size_t i = tape_.size(); i-- > 0;) {
     const Entry& e = tape_[i];
+    joinColumnParts(e.output);
     const auto found = gradOf_.find(e.output);
     if (found == gradOf_.end() || !dependsOnWeights(e.output)) continue;
     e.backward(Backward{*this, found->second});
@@ -428,7 +429,44 @@ std::map<std::size_t, std::size_t> TrainingGraphBuilder::backward(
   return weightGrad_;
 }
 
+void TrainingGraphBuilder::joinColumnParts(std::size_t v) {
+  const auto it = columnParts_.find(v);
+  if (it == columnParts_.end()) return;
+  const Value& whole = g_.values[v];
+  const std::uint64_t rows = whole.shape.at(0), columns = whole.numElements() / rows;
+  Op concat{OpKind::Concat, "grad_concat", whole.layer, {}, {}};
+  concat.rows = rows;
+  std::uint64_t at = 0;
+  for (const auto& [offset, part] : it->second) {
+    const std::uint64_t width = g_.values[part].numElements() / rows;
+    if (offset != at) break;
+    concat.inputs.push_back(part);
+    concat.blocks.push_back(width);
+    at += width;
+  }
+  if (at != columns)
+    throw std::logic_error("TrainingGraphBuilder: the column gradients of '" + whole.name + "' cover " +
+                           std::to_string(at) + " of its " + std::to_string(columns) + " columns in order");
+  const std::size_t joined = concat.inputs.size() == 1
+                                 ? concat.inputs[0]
+                                 : value(whole.name + "_grad", whole.shape, g_.values[concat.inputs[0]].dtype,
+                                         ValueKind::Gradient, whole.layer);
+  if (concat.inputs.size() > 1) {
+    concat.outputs = {joined};
+    g_.addOp(concat);
+  }
+  columnParts_.erase(it);
+  accumulate(v, joined);
+}
+
 bool Backward::wants(std::size_t input) const { return b.dependsOnWeights(input); }
+
+void Backward::deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset) const {
+  if (!wants(input)) return;
+  if (!b.columnParts_[input].emplace(offset, gradient).second)
+    throw std::logic_error("TrainingGraphBuilder: two gradients of columns from " + std::to_string(offset) + " of '" +
+                           b.g_.values[input].name + "'");
+}
 
 void Backward::deliver(std::size_t input, std::size_t gradient) const {
   if (wants(input)) b.accumulate(input, gradient);

@@ -65,17 +65,24 @@ std::size_t addActivation(TrainingGraphBuilder& b, const LayerSpec& l, Activatio
     const std::size_t shaped = b.shaped(x, l.outputShape, l.name, "softmax_input");
     return addSoftmax(b, l.name, shaped, l.outputShape.size());
   }
+  return addActivationOp(b, l.name, toString(a), a, p, x);
+}
+
+std::size_t addActivationOp(TrainingGraphBuilder& b, const std::string& layer, const std::string& name, Activation a,
+                            const ActivationParams& p, std::size_t x) {
+  if (a == Activation::Linear) return x;
+  if (a == Activation::Softmax) throw std::logic_error("addActivationOp: softmax has its own op (addSoftmax)");
+  OpGraph& g = b.graph();
   const ActivationCodelets codelets = activationCodelets(a, p);
   const bool plainRelu = codelets.forward == "Relu";
-  const std::string name = toString(a);
-  const std::size_t out = b.value(l.name + "/" + name, g.values[x].shape, b.compute(), ValueKind::Activation, l.name);
-  Op op{plainRelu ? OpKind::Relu : OpKind::NonLinearity, name, l.name, {x}, {out}};
+  const std::size_t out = b.value(layer + "/" + name, g.values[x].shape, b.compute(), ValueKind::Activation, layer);
+  Op op{plainRelu ? OpKind::Relu : OpKind::NonLinearity, name, layer, {x}, {out}};
   op.activation = a;
   op.activationParams = p;
   g.addOp(op);
-  b.record({x}, out, false, [&b, x, out, a, p, codelets, plainRelu, layer = l.name](const Backward& bw) {
+  b.record({x}, out, false, [&b, x, out, a, p, codelets, plainRelu, layer, name](const Backward& bw) {
     OpGraph& g = b.graph();
-    const std::string gradName = std::string(toString(a)) + "_grad";
+    const std::string gradName = name + "_grad";
     const std::size_t pre = b.value(layer + "/" + gradName, g.values[x].shape, b.compute(), ValueKind::Gradient, layer);
     if (codelets.gradient.empty()) {  // exponential: d exp(x) = exp(x) dx
       g.addOp({OpKind::Mul, gradName, layer, {bw.grad, out}, {pre}});

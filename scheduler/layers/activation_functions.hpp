@@ -40,6 +40,12 @@ ActivationCodelets activationCodelets(Activation a, const ActivationParams& p);
 std::size_t addActivation(TrainingGraphBuilder& b, const LayerSpec& l, Activation a, const ActivationParams& p,
                           std::size_t x);
 
+// The op of activation `a` (not softmax) over `x`, named `name` in `layer`
+// ("<layer>/<name>"), and its gradient's; linear adds nothing. (addActivation
+// for a layer's own activation; a layer of many ops, a recurrent cell, names each.)
+std::size_t addActivationOp(TrainingGraphBuilder& b, const std::string& layer, const std::string& name, Activation a,
+                            const ActivationParams& p, std::size_t x);
+
 // The softmax of `x` ([batch] + per-example shape) along per-example axis
 // `axis` (1 the first after the batch) as a Softmax op of layer `layer`, and
 // its gradient (SoftmaxGrad, from the output).

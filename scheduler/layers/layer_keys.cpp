@@ -52,7 +52,17 @@ void readWindow1D(const WorkloadReader& l, LayerSpec& spec, const char* key, boo
 }
 
 void readActivation(KerasConfig& c, LayerSpec& spec) {
-  std::string name = c.activation("activation");
+  readActivationKey(c, "activation", Activation::Linear, spec.activation, spec.activationParams);
+}
+
+void readActivationKey(KerasConfig& c, const char* key, Activation def, Activation& activation, ActivationParams& params) {
+  if (!c.has(key) && !c.isNull(key)) {  // absent: the layer's default (null is None: linear)
+    activation = def;
+    params = defaultParams(def);
+    if (def == Activation::HardSigmoid && c.format() == "tf2") params.hardSigmoidSlope = 0.2;
+    return;
+  }
+  std::string name = c.activation(key);
   // gelu(x, approximate=True) has no Keras name: a model writes the
   // function registered by KerasHub (keras_utils.gelu_approximate, under
   // both its packages) or by TF Model Garden (official/modeling/activations/gelu.py);
@@ -60,12 +70,12 @@ void readActivation(KerasConfig& c, LayerSpec& spec) {
   if (name == "keras_hub>gelu_approximate" || name == "keras_nlp>gelu_approximate" || name == "Text>gelu")
     name = "gelu_approximate";
   if (name == "softmax_v2") name = "softmax";
-  if (!parseActivation(name, spec.activation))
-    c.fail("activation", "'" + name + "' is not modelled (supported: " + activationNames() + ")");
-  spec.activationParams = defaultParams(spec.activation);
+  if (!parseActivation(name, activation))
+    c.fail(key, "'" + name + "' is not modelled (supported: " + activationNames() + ")");
+  params = defaultParams(activation);
   // Keras 2 (and 1) computed hard_sigmoid as clip(0.2 x + 0.5, 0, 1); Keras 3
   // as relu6(x + 3) / 6: a file computes what the Keras that wrote it did.
-  if (spec.activation == Activation::HardSigmoid && c.format() == "tf2") spec.activationParams.hardSigmoidSlope = 0.2;
+  if (activation == Activation::HardSigmoid && c.format() == "tf2") params.hardSigmoidSlope = 0.2;
 }
 
 void readPenalties(KerasConfig& c, std::initializer_list<const char*> weights) {

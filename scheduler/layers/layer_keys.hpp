@@ -27,6 +27,8 @@ std::string readPadding(const WorkloadReader& keys, const std::string& def, bool
 
 // Keras configs.
 void readActivation(KerasConfig& c, LayerSpec& spec);
+// An activation key (a missing key is `def`: Keras's default for it; null is linear).
+void readActivationKey(KerasConfig& c, const char* key, Activation def, Activation& activation, ActivationParams& params);
 // padding, as Keras's standardize_padding reads it (any case; None fails).
 std::string readPadding(KerasConfig& c, bool causal);
 // The activation, use_bias, and the keys about the weights, which must be

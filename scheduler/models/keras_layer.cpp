@@ -24,6 +24,7 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
     std::string weight = key.substr(0, key.size() - std::string("_initializer").size());
     if (weight == "depthwise") weight = cls.rfind("Separable", 0) == 0 ? "depthwise_kernel" : "kernel";
     if (weight == "pointwise") weight = "pointwise_kernel";
+    if (weight == "recurrent") weight = "recurrent_kernel";
     out.spec.initializers[weight] = spec;
   }
   // The regularizers, by the weight they penalize (or "activity").

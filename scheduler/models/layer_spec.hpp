@@ -89,6 +89,11 @@ inline constexpr const char* kPRelu = "prelu";
 inline constexpr const char* kSoftmax = "softmax";
 inline constexpr const char* kRescaling = "rescaling";
 inline constexpr const char* kNormalization = "normalization";
+// Recurrent layers over a [steps, features] input, unrolled over the steps
+// (Keras's SimpleRNN and LSTM): `units`, `activation`, recurrentActivation,
+// returnSequences, goBackwards, unitForgetBias.
+inline constexpr const char* kSimpleRnn = "simple_rnn";
+inline constexpr const char* kLstm = "lstm";
 // Each example normalized over its trailing axes (LayerSpec::axes), with a
 // gamma and beta per position of them.
 inline constexpr const char* kLayerNormalization = "layer_normalization";
@@ -166,6 +171,12 @@ struct LayerSpec {
   Activation activation = Activation::Linear;  // dense, conv2d, activation; relu, leaky_relu, elu, softmax layers
   ActivationParams activationParams{};         // its constants (defaultParams, or the layer's)
   bool useBias = true;                          // dense, conv2d
+  // simple_rnn, lstm: the gates' activation (Keras's recurrent_activation,
+  // sigmoid), whether every step's output is returned (else the last), whether
+  // the steps run last to first, and whether the forget gate's bias starts at 1.
+  Activation recurrentActivation = Activation::Sigmoid;
+  ActivationParams recurrentActivationParams = defaultParams(Activation::Sigmoid);
+  bool returnSequences = false, goBackwards = false, unitForgetBias = true;
   // embedding: the vocabulary (Keras's input_dim: the table's rows; token
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;

@@ -98,6 +98,9 @@ std::vector<std::string> regularizerKeys(const std::string& kind) {
   if (kind == k::kBatchNormalization || kind == k::kLayerNormalization || kind == k::kGroupNormalization)
     return {"gamma_regularizer", "beta_regularizer", "activity_regularizer"};
   if (kind == k::kPRelu) return {"alpha_regularizer", "activity_regularizer"};
+  if (kind == k::kEmbedding) return {"embeddings_regularizer", "activity_regularizer"};
+  if (kind == k::kSimpleRnn || kind == k::kLstm)
+    return {"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer"};
   return {};
 }
 
@@ -108,6 +111,7 @@ std::string regularizedWeight(const std::string& key, const std::string& kind) {
   if (weight == "depthwise")
     return kind == layer_kind::kSeparableConv2D || kind == layer_kind::kSeparableConv1D ? "depthwise_kernel" : "kernel";
   if (weight == "pointwise") return "pointwise_kernel";
+  if (weight == "recurrent") return "recurrent_kernel";  // a recurrent layer's recurrent_regularizer
   return weight;
 }
 

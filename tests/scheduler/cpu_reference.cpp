@@ -254,6 +254,10 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
   }
   if (l.kind == k::kPRelu) return {"alpha"};
   if (l.kind == k::kEmbedding) return {"embeddings"};
+  if (l.kind == k::kSimpleRnn || l.kind == k::kLstm) {
+    if (l.useBias) return {"kernel", "recurrent_kernel", "bias"};
+    return {"kernel", "recurrent_kernel"};
+  }
   if (l.kind == k::kDense || l.kind == k::kConv2D || convFamily(l)) {
     if (l.useBias) return {"kernel", "bias"};
     return {"kernel"};
@@ -393,6 +397,16 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.channels = l.units;
       s.vocabulary = l.inputDim;
       s.grain = scheduler::embeddingColumnGrain(l.units);
+      act = push(s);
+    } else if (l.kind == k::kSimpleRnn || l.kind == k::kLstm) {
+      Stage s{Stage::Recurrent, in, scheduler::elementsOf(l.outputShape), {act}};
+      s.kernel = weight;
+      weight += l.useBias ? 3 : 2;
+      RecurrentGeometry& g = s.recurrent;
+      g.batch = batch_, g.steps = l.inputShape[0], g.features = l.inputShape[1], g.units = l.units;
+      g.lstm = l.kind == k::kLstm, g.returnSequences = l.returnSequences, g.goBackwards = l.goBackwards, g.bias = l.useBias;
+      g.activation = l.activation, g.params = l.activationParams;
+      g.recurrentActivation = l.recurrentActivation, g.recurrentParams = l.recurrentActivationParams;
       act = push(s);
     } else if (l.kind == k::kPRelu) {
       Stage s{Stage::PRelu, in, in, {act}};
@@ -563,6 +577,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = activate(s.activation, s.params, x[e]);
     } else if (s.kind == Stage::Softmax) {
       y = softmaxForward(x, s.axisLength, s.inner);
+    } else if (s.kind == Stage::Recurrent) {
+      const std::vector<float> none;
+      y = recurrentForward(s.recurrent, x, weights_[s.kernel], weights_[s.kernel + 1],
+                           s.recurrent.bias ? weights_[s.kernel + 2] : none, recurrentCache_[i]);
     } else if (s.kind == Stage::Embedding) {
       const std::vector<float>& table = weights_[s.kernel];
       for (std::size_t t = 0; t < B * s.in; ++t) {
@@ -705,7 +723,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
     return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu || s.kind == Stage::ConvFamily ||
-           s.kind == Stage::Embedding ||
+           s.kind == Stage::Embedding || s.kind == Stage::Recurrent ||
            ((s.kind == Stage::BatchNorm || s.kind == Stage::LayerNorm) &&
             (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
@@ -773,6 +791,15 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::Softmax) {
       deliver(inAct, softmaxBackward(acts[i + 1], grad, s.axisLength, s.inner));
+      continue;
+    }
+    if (s.kind == Stage::Recurrent) {
+      RecurrentGrads d = recurrentBackward(s.recurrent, input, weights_[s.kernel], weights_[s.kernel + 1],
+                                           recurrentCache_.at(i), grad, wantInput);
+      grads.push_back({s.kernel, std::move(d.kernel)});
+      grads.push_back({s.kernel + 1, std::move(d.recurrent)});
+      if (s.recurrent.bias) grads.push_back({s.kernel + 2, std::move(d.bias)});
+      if (wantInput) deliver(inAct, std::move(d.input));
       continue;
     }
     if (s.kind == Stage::Embedding) {  // each looked-up row's gradient added into its row; the ids get none

@@ -15,6 +15,7 @@
 // same batches. Float arithmetic, double accumulators.
 #include "cpu_reference_conv.hpp"
 #include "cpu_reference_optimizer.hpp"
+#include "cpu_reference_recurrent.hpp"
 #include "cpu_reference_spatial.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -49,7 +50,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -97,6 +98,9 @@ class CpuReference {
     // stored as the compiler stores it, [channels / grain, vocabulary, grain]
     // (Keras's table[v][c grain + j] at (c vocabulary + v) grain + j); channels is output_dim.
     std::uint64_t vocabulary = 0, grain = 0;
+    // Recurrent (cpu_reference_recurrent.hpp): weights_[kernel], [kernel + 1]
+    // (recurrent), [kernel + 2] (bias, when geometry says so).
+    RecurrentGeometry recurrent{};
     double momentum = 0, epsilon = 0;
     std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), moving = 0;
   };
@@ -125,6 +129,7 @@ class CpuReference {
 
   scheduler::Workload w_;
   std::vector<Stage> stages_;
+  std::map<std::size_t, RecurrentCache> recurrentCache_;  // per Recurrent stage, the last forward pass's
   std::vector<std::size_t> outputs_;  // the activations holding the model's outputs
   std::vector<std::vector<float>> weights_;
   std::optional<CpuOptimizer> optimizer_;

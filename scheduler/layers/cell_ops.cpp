@@ -1,0 +1,149 @@
+#include "scheduler/layers/cell_ops.hpp"
+
+#include "scheduler/layers/activation_functions.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+// A value of `layer` in the compute type (for the tape's backward functions,
+// which outlive the CellOps that recorded them: they hold the builder and the
+// layer's name, never the CellOps).
+std::size_t cellValue(TrainingGraphBuilder& b, const std::string& layer, const std::string& name,
+                      const std::vector<std::uint64_t>& shape, ValueKind kind) {
+  return b.value(layer + "/" + name, shape, b.compute(), kind, layer);
+}
+
+}  // namespace
+
+std::size_t CellOps::value(const std::string& name, const std::vector<std::uint64_t>& shape, ValueKind kind) {
+  return cellValue(b_, layer_, name, shape, kind);
+}
+
+std::size_t CellOps::sliceColumns(std::size_t x, std::uint64_t offset, std::uint64_t width, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::uint64_t rows = g.values[x].shape.at(0), columns = g.values[x].numElements() / rows;
+  const std::size_t out = value(name, {rows, width});
+  Op op{OpKind::Slice, name, layer_, {x}, {out}};
+  op.rows = rows;
+  op.blocks = {offset, width, columns};
+  g.addOp(op);
+  b_.record({x}, out, false, [x, offset](const Backward& bw) { bw.deliverColumns(x, bw.grad, offset); });
+  return out;
+}
+
+std::size_t CellOps::concatColumns(const std::vector<std::size_t>& parts, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::uint64_t rows = g.values[parts.at(0)].shape.at(0);
+  Op op{OpKind::Concat, name, layer_, parts, {}};
+  op.rows = rows;
+  std::uint64_t columns = 0;
+  for (std::size_t p : parts) op.blocks.push_back(g.values[p].numElements() / rows), columns += op.blocks.back();
+  const std::size_t out = value(name, {rows, columns});
+  op.outputs = {out};
+  g.addOp(op);
+  b_.record(parts, out, false, [&b = b_, layer = layer_, parts, blocks = op.blocks, rows, columns, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    std::uint64_t offset = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (bw.wants(parts[i])) {
+        const std::string gradName = name + "_grad_" + std::to_string(i);
+        const std::size_t piece = cellValue(b, layer, gradName, {rows, blocks[i]}, ValueKind::Gradient);
+        Op slice{OpKind::Slice, gradName, layer, {bw.grad}, {piece}};
+        slice.rows = rows;
+        slice.blocks = {offset, blocks[i], columns};
+        g.addOp(slice);
+        bw.deliver(parts[i], piece);
+      }
+      offset += blocks[i];
+    }
+  });
+  return out;
+}
+
+std::size_t CellOps::add(std::size_t x, std::size_t y, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::size_t out = value(name, g.values[x].shape);
+  g.addOp({OpKind::Add, name, layer_, {x, y}, {out}});
+  b_.record({x, y}, out, false, [x, y](const Backward& bw) {
+    bw.deliver(x, bw.grad);
+    bw.deliver(y, bw.grad);
+  });
+  return out;
+}
+
+std::size_t CellOps::subtract(std::size_t x, std::size_t y, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::size_t out = value(name, g.values[x].shape);
+  g.addOp({OpKind::Sub, name, layer_, {x, y}, {out}});
+  b_.record({x, y}, out, false, [&b = b_, layer = layer_, x, y, name](const Backward& bw) {
+    bw.deliver(x, bw.grad);
+    if (!bw.wants(y)) return;
+    OpGraph& g = b.graph();
+    const std::size_t negated = cellValue(b, layer, name + "_grad_1", g.values[y].shape, ValueKind::Gradient);
+    g.addOp({OpKind::Neg, name + "_grad_1", layer, {bw.grad}, {negated}});
+    bw.deliver(y, negated);
+  });
+  return out;
+}
+
+std::size_t CellOps::multiply(std::size_t x, std::size_t y, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::size_t out = value(name, g.values[x].shape);
+  g.addOp({OpKind::Mul, name, layer_, {x, y}, {out}});
+  b_.record({x, y}, out, false, [&b = b_, layer = layer_, x, y, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    const std::size_t operands[2] = {x, y};
+    for (int i = 0; i < 2; ++i) {
+      if (!bw.wants(operands[i])) continue;
+      const std::string gradName = name + "_grad_" + std::to_string(i);
+      const std::size_t d = cellValue(b, layer, gradName, g.values[operands[i]].shape, ValueKind::Gradient);
+      g.addOp({OpKind::Mul, gradName, layer, {bw.grad, operands[1 - i]}, {d}});
+      bw.deliver(operands[i], d);
+    }
+  });
+  return out;
+}
+
+std::size_t CellOps::activation(Activation a, const ActivationParams& p, std::size_t x, const std::string& name) {
+  return addActivationOp(b_, layer_, name, a, p, x);
+}
+
+std::size_t CellOps::matmul(std::size_t x, std::size_t kernel, std::size_t used, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::size_t out = value(name, {g.values[x].shape.at(0), g.values[kernel].shape.at(1)});
+  g.addOp({OpKind::MatMul, name, layer_, {x, used}, {out}});
+  b_.record({x}, out, true, [&b = b_, layer = layer_, x, kernel, used, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    // (As Dense: the kernel's gradient in the variables' type, the input's in the compute type.)
+    const std::size_t dk =
+        b.value(layer + "/" + name + "_kernel_grad", g.values[kernel].shape, b.variables(), ValueKind::Gradient, layer);
+    Op dkOp{OpKind::MatMul, name + "_kernel_grad", layer, {x, bw.grad}, {dk}};
+    dkOp.transposeA = true;
+    g.addOp(dkOp);
+    bw.weightGradient(kernel, dk);
+    if (!bw.wants(x)) return;
+    const std::size_t dx = cellValue(b, layer, name + "_input_grad", g.values[x].shape, ValueKind::Gradient);
+    Op dxOp{OpKind::MatMul, name + "_input_grad", layer, {bw.grad, used}, {dx}};
+    dxOp.transposeB = true;
+    g.addOp(dxOp);
+    bw.deliver(x, dx);
+  });
+  return out;
+}
+
+std::size_t CellOps::addBias(std::size_t x, std::size_t bias, std::size_t used, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::size_t out = value(name, g.values[x].shape);
+  g.addOp({OpKind::AddBias, name, layer_, {x, used}, {out}});
+  b_.record({x}, out, true, [&b = b_, layer = layer_, x, bias, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    const std::size_t db =
+        b.value(layer + "/" + name + "_bias_grad", g.values[bias].shape, b.variables(), ValueKind::Gradient, layer);
+    g.addOp({OpKind::ReduceRows, name + "_bias_grad", layer, {bw.grad}, {db}});
+    bw.weightGradient(bias, db);
+    bw.deliver(x, bw.grad);
+  });
+  return out;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,42 @@
+#pragma once
+// CellOps: differentiable ops for a layer built of many small ops (a
+// recurrent cell unrolled over time steps): each adds its op to the training
+// graph and records its gradient on the builder's tape, so the backward pass
+// (backpropagation through time included) follows from the forward ops.
+// Values are [rows, columns] of the compute type, named "<layer>/<name>";
+// every op belongs to `layer` (its profile rows, its shard).
+#include "scheduler/graph/training_graph.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ipusim::scheduler {
+
+class CellOps {
+ public:
+  CellOps(TrainingGraphBuilder& b, std::string layer) : b_(b), layer_(std::move(layer)) {}
+
+  // Columns [offset, offset + width) of every row of `x` (a Slice); its
+  // gradient joins the other slices' in one Concat (Backward::deliverColumns).
+  std::size_t sliceColumns(std::size_t x, std::uint64_t offset, std::uint64_t width, const std::string& name);
+  // The parts' rows side by side (a Concat); each part gets its columns of the gradient.
+  std::size_t concatColumns(const std::vector<std::size_t>& parts, const std::string& name);
+  std::size_t add(std::size_t x, std::size_t y, const std::string& name);
+  std::size_t subtract(std::size_t x, std::size_t y, const std::string& name);
+  std::size_t multiply(std::size_t x, std::size_t y, const std::string& name);
+  std::size_t activation(Activation a, const ActivationParams& p, std::size_t x, const std::string& name);
+  // x [rows, k] . kernel [k, n], `kernel` a trainable weight read through
+  // `used` (its cast to the compute type, or itself): its gradient x^T . grad
+  // joins the weight's (summed over calls, as a shared layer's), x's is grad . used^T.
+  std::size_t matmul(std::size_t x, std::size_t kernel, std::size_t used, const std::string& name);
+  // x + bias (a weight of x's columns) over every row, read through `used`.
+  std::size_t addBias(std::size_t x, std::size_t bias, std::size_t used, const std::string& name);
+
+ private:
+  std::size_t value(const std::string& name, const std::vector<std::uint64_t>& shape, ValueKind kind = ValueKind::Activation);
+  TrainingGraphBuilder& b_;
+  std::string layer_;
+};
+
+}  // namespace ipusim::scheduler
