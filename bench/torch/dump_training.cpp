@@ -56,6 +56,7 @@ json layerJson(const scheduler::LayerSpec& l) {
                                       {"hard_sigmoid_slope", r.hardSigmoidSlope}};
   j["return_sequences"] = l.returnSequences;
   j["go_backwards"] = l.goBackwards;
+  j["reset_after"] = l.resetAfter;
   json inputs = json::array();
   for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
   j["inputs"] = inputs;

@@ -193,7 +193,7 @@ class Model:
             stored = p[l["name"] + "/embeddings"]
             table = stored.permute(1, 0, 2).reshape(l["input_dim"], l["units"])
             return F.embedding(x.long(), table)
-        if k in ("simple_rnn", "lstm"):
+        if k in ("simple_rnn", "lstm", "gru"):
             return self.recurrent(l, x)
         if k == "dense":
             y = x @ p[l["name"] + "/kernel"]
@@ -272,7 +272,7 @@ class Model:
 
 
 def recurrent_of(model, l, x):
-    """Keras's SimpleRNN and LSTM cells (keras/src/layers/rnn/), step by step
+    """Keras's SimpleRNN, LSTM and GRU cells (keras/src/layers/rnn/), step by step
     from zero states; PyTorch's autograd gives backpropagation through time."""
     p, units = model.params, l["units"]
     kernel, recurrent = p[l["name"] + "/kernel"], p[l["name"] + "/recurrent_kernel"]
@@ -284,6 +284,19 @@ def recurrent_of(model, l, x):
     order = range(x.shape[1] - 1, -1, -1) if l["go_backwards"] else range(x.shape[1])
     outs = []
     for t in order:
+        if l["kind"] == "gru":  # Keras's GRUCell, reset_after both ways
+            two = l["reset_after"]
+            mx = x[:, t] @ kernel + (0 if bias is None else (bias[0] if two else bias))
+            if two:
+                mi = h @ recurrent + (0 if bias is None else bias[1])
+            else:
+                mi = h @ recurrent[:, :2 * units]
+            z = gate(mx[:, :units] + mi[:, :units])
+            r = gate(mx[:, units:2 * units] + mi[:, units:2 * units])
+            rh = r * mi[:, 2 * units:] if two else (r * h) @ recurrent[:, 2 * units:]
+            h = z * h + (1 - z) * act(mx[:, 2 * units:] + rh)
+            outs.append(h)
+            continue
         z = x[:, t] @ kernel + h @ recurrent
         if bias is not None:
             z = z + bias

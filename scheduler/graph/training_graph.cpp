@@ -421,51 +421,58 @@ std::map<std::size_t, std::size_t> TrainingGraphBuilder::backward(
     if (p.activity && dependsOnWeights(p.value)) accumulate(p.value, addPenaltyGradient(g_, p, compute_));
   for (std::size_t i = tape_.size(); i-- > 0;) {
     const Entry& e = tape_[i];
-    joinColumnParts(e.output);
+    if (const std::size_t joined = joinColumnParts(e.output); joined != kNone) accumulate(e.output, joined);
     const auto found = gradOf_.find(e.output);
     if (found == gradOf_.end() || !dependsOnWeights(e.output)) continue;
     e.backward(Backward{*this, found->second});
   }
+  // Weights read in column slices (a recurrent kernel's gates): their parts, summed over the reads.
+  while (!columnParts_.empty()) {
+    const std::size_t w = columnParts_.begin()->first;
+    Backward{*this, kNone}.weightGradient(w, joinColumnParts(w));
+  }
   return weightGrad_;
 }
 
-void TrainingGraphBuilder::joinColumnParts(std::size_t v) {
+std::size_t TrainingGraphBuilder::joinColumnParts(std::size_t v) {
   const auto it = columnParts_.find(v);
-  if (it == columnParts_.end()) return;
-  const Value& whole = g_.values[v];
-  const std::uint64_t rows = whole.shape.at(0), columns = whole.numElements() / rows;
+  if (it == columnParts_.end()) return kNone;
+  const Value whole = g_.values[v];  // a copy: value() grows the list
+  const std::uint64_t rows = it->second.rows, columns = whole.numElements() / rows;
   Op concat{OpKind::Concat, "grad_concat", whole.layer, {}, {}};
   concat.rows = rows;
   std::uint64_t at = 0;
-  for (const auto& [offset, part] : it->second) {
-    const std::uint64_t width = g_.values[part].numElements() / rows;
+  for (const auto& [offset, part] : it->second.at) {
     if (offset != at) break;
     concat.inputs.push_back(part);
-    concat.blocks.push_back(width);
-    at += width;
+    concat.blocks.push_back(g_.values[part].numElements() / rows);
+    at += concat.blocks.back();
   }
   if (at != columns)
     throw std::logic_error("TrainingGraphBuilder: the column gradients of '" + whole.name + "' cover " +
                            std::to_string(at) + " of its " + std::to_string(columns) + " columns in order");
-  const std::size_t joined = concat.inputs.size() == 1
-                                 ? concat.inputs[0]
-                                 : value(whole.name + "_grad", whole.shape, g_.values[concat.inputs[0]].dtype,
-                                         ValueKind::Gradient, whole.layer);
-  if (concat.inputs.size() > 1) {
-    concat.outputs = {joined};
-    g_.addOp(concat);
-  }
   columnParts_.erase(it);
-  accumulate(v, joined);
+  if (concat.inputs.size() == 1 && g_.values[concat.inputs[0]].shape == whole.shape) return concat.inputs[0];
+  const std::size_t joined =
+      value(whole.name + "_grad", whole.shape, g_.values[concat.inputs[0]].dtype, ValueKind::Gradient, whole.layer);
+  concat.outputs = {joined};
+  g_.addOp(concat);
+  return joined;
 }
 
 bool Backward::wants(std::size_t input) const { return b.dependsOnWeights(input); }
 
-void Backward::deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset) const {
-  if (!wants(input)) return;
-  if (!b.columnParts_[input].emplace(offset, gradient).second)
-    throw std::logic_error("TrainingGraphBuilder: two gradients of columns from " + std::to_string(offset) + " of '" +
-                           b.g_.values[input].name + "'");
+void Backward::deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset, std::uint64_t rows) const {
+  if (!wants(input) && b.g_.values[input].kind != ValueKind::Weight) return;
+  auto& parts = b.columnParts_[input];
+  parts.rows = rows ? rows : b.g_.values[input].shape.at(0);
+  const auto [it, first] = parts.at.emplace(offset, gradient);
+  if (first) return;
+  // Another read of the same columns (a weight's slice, once per step): the sum.
+  const Value part = b.g_.values[gradient];
+  const std::size_t sum = b.value(part.name + "_sum", part.shape, part.dtype, ValueKind::Gradient, part.layer);
+  b.g_.addOp({OpKind::Add, "grad_sum", part.layer, {it->second, gradient}, {sum}});
+  it->second = sum;
 }
 
 void Backward::deliver(std::size_t input, std::size_t gradient) const {

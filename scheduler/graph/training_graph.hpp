@@ -33,11 +33,13 @@ struct Backward {
   // Adds `gradient` to `input`'s.
   void deliver(std::size_t input, std::size_t gradient) const;
   // The gradient of columns [offset, offset + width) of `input`, read as
-  // [rows, columns] (a Slice's): the parts of one value are joined by one
-  // Concat when its own gradient is needed, not each padded to its whole
-  // size (a recurrent layer reads one slice per step). The parts must cover
-  // every column once (std::logic_error otherwise: a builder's bug).
-  void deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset) const;
+  // [rows, columns] (rows 0: its first dimension; a Slice's): the parts of
+  // one value are joined by one Concat when its own gradient is needed (a
+  // trainable weight's: after the whole backward pass), not each padded to
+  // its whole size (a recurrent layer reads one slice per step). Parts at the
+  // same offset are summed; together they must cover every column
+  // (std::logic_error otherwise: a builder's bug).
+  void deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset, std::uint64_t rows = 0) const;
   // The gradient of trainable weight `weight` (for its update).
   void weightGradient(std::size_t weight, std::size_t gradient) const;
 };
@@ -129,8 +131,9 @@ class TrainingGraphBuilder {
     BackwardFn backward;
   };
   void accumulate(std::size_t v, std::size_t gradient);
-  // Joins the column parts delivered to `v` (deliverColumns) into its gradient.
-  void joinColumnParts(std::size_t v);
+  // The column parts delivered to `v` (deliverColumns) joined into one
+  // gradient of v's shape; kNone when none were.
+  std::size_t joinColumnParts(std::size_t v);
   // The value `name` of layer `l`'s weights' owner, if its first call made it
   // (its shape checked); kNone before.
   std::size_t sharedValue(const LayerSpec& l, const std::string& name, const std::vector<std::uint64_t>& shape) const;
@@ -142,7 +145,11 @@ class TrainingGraphBuilder {
   std::vector<Entry> tape_;
   std::vector<char> depends_;
   std::map<std::size_t, std::size_t> gradOf_, weightGrad_;
-  std::map<std::size_t, std::map<std::uint64_t, std::size_t>> columnParts_;  // value -> offset -> gradient
+  struct ColumnParts {
+    std::uint64_t rows = 0;                   // the value read as [rows, columns]
+    std::map<std::uint64_t, std::size_t> at;  // first column -> gradient
+  };
+  std::map<std::size_t, ColumnParts> columnParts_;
   std::map<std::string, std::size_t> layerValues_;     // weights and state by "<owner>/<name>"
   std::map<std::size_t, std::size_t> lastUpdate_;      // state -> the last op updating it in place
   std::vector<Penalty> penalties_;

@@ -108,19 +108,35 @@ std::size_t CellOps::activation(Activation a, const ActivationParams& p, std::si
   return addActivationOp(b_, layer_, name, a, p, x);
 }
 
-std::size_t CellOps::matmul(std::size_t x, std::size_t kernel, std::size_t used, const std::string& name) {
+std::size_t CellOps::columnsOf(std::size_t used, std::uint64_t rows, std::uint64_t offset, std::uint64_t width,
+                               std::vector<std::uint64_t> shape, const std::string& name) {
   OpGraph& g = b_.graph();
-  const std::size_t out = value(name, {g.values[x].shape.at(0), g.values[kernel].shape.at(1)});
+  const std::size_t out = value(name, std::move(shape));
+  Op op{OpKind::Slice, name, layer_, {used}, {out}};
+  op.rows = rows;
+  op.blocks = {offset, width, g.values[used].numElements() / rows};
+  g.addOp(op);
+  return out;
+}
+
+std::size_t CellOps::matmul(std::size_t x, std::size_t kernel, std::size_t used, const std::string& name,
+                            std::uint64_t offset, std::uint64_t width) {
+  OpGraph& g = b_.graph();
+  const std::uint64_t k = g.values[kernel].shape.at(0), n = g.values[kernel].shape.at(1);
+  const bool part = width && width != n;
+  if (part) used = columnsOf(used, k, offset, width, {k, width}, name + "_kernel_columns");
+  const std::size_t out = value(name, {g.values[x].shape.at(0), part ? width : n});
   g.addOp({OpKind::MatMul, name, layer_, {x, used}, {out}});
-  b_.record({x}, out, true, [&b = b_, layer = layer_, x, kernel, used, name](const Backward& bw) {
+  b_.record({x}, out, true, [&b = b_, layer = layer_, x, kernel, used, name, part, offset, k](const Backward& bw) {
     OpGraph& g = b.graph();
     // (As Dense: the kernel's gradient in the variables' type, the input's in the compute type.)
     const std::size_t dk =
-        b.value(layer + "/" + name + "_kernel_grad", g.values[kernel].shape, b.variables(), ValueKind::Gradient, layer);
+        b.value(layer + "/" + name + "_kernel_grad", g.values[used].shape, b.variables(), ValueKind::Gradient, layer);
     Op dkOp{OpKind::MatMul, name + "_kernel_grad", layer, {x, bw.grad}, {dk}};
     dkOp.transposeA = true;
     g.addOp(dkOp);
-    bw.weightGradient(kernel, dk);
+    if (part) bw.deliverColumns(kernel, dk, offset, k);
+    else bw.weightGradient(kernel, dk);
     if (!bw.wants(x)) return;
     const std::size_t dx = cellValue(b, layer, name + "_input_grad", g.values[x].shape, ValueKind::Gradient);
     Op dxOp{OpKind::MatMul, name + "_input_grad", layer, {bw.grad, used}, {dx}};
@@ -131,16 +147,20 @@ std::size_t CellOps::matmul(std::size_t x, std::size_t kernel, std::size_t used,
   return out;
 }
 
-std::size_t CellOps::addBias(std::size_t x, std::size_t bias, std::size_t used, const std::string& name) {
+std::size_t CellOps::addBias(std::size_t x, std::size_t bias, std::size_t used, const std::string& name,
+                             std::uint64_t offset, std::uint64_t width) {
   OpGraph& g = b_.graph();
+  const bool part = width && width != g.values[bias].numElements();
+  if (part) used = columnsOf(used, 1, offset, width, {width}, name + "_bias_columns");
   const std::size_t out = value(name, g.values[x].shape);
   g.addOp({OpKind::AddBias, name, layer_, {x, used}, {out}});
-  b_.record({x}, out, true, [&b = b_, layer = layer_, x, bias, name](const Backward& bw) {
+  b_.record({x}, out, true, [&b = b_, layer = layer_, x, bias, used, name, part, offset](const Backward& bw) {
     OpGraph& g = b.graph();
     const std::size_t db =
-        b.value(layer + "/" + name + "_bias_grad", g.values[bias].shape, b.variables(), ValueKind::Gradient, layer);
+        b.value(layer + "/" + name + "_bias_grad", g.values[used].shape, b.variables(), ValueKind::Gradient, layer);
     g.addOp({OpKind::ReduceRows, name + "_bias_grad", layer, {bw.grad}, {db}});
-    bw.weightGradient(bias, db);
+    if (part) bw.deliverColumns(bias, db, offset, 1);
+    else bw.weightGradient(bias, db);
     bw.deliver(x, bw.grad);
   });
   return out;

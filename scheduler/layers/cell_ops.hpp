@@ -29,12 +29,20 @@ class CellOps {
   // x [rows, k] . kernel [k, n], `kernel` a trainable weight read through
   // `used` (its cast to the compute type, or itself): its gradient x^T . grad
   // joins the weight's (summed over calls, as a shared layer's), x's is grad . used^T.
-  std::size_t matmul(std::size_t x, std::size_t kernel, std::size_t used, const std::string& name);
-  // x + bias (a weight of x's columns) over every row, read through `used`.
-  std::size_t addBias(std::size_t x, std::size_t bias, std::size_t used, const std::string& name);
+  // With `width`: only the kernel's columns [offset, offset + width) (a
+  // Slice of it first; their gradient joins the weight's columns).
+  std::size_t matmul(std::size_t x, std::size_t kernel, std::size_t used, const std::string& name,
+                     std::uint64_t offset = 0, std::uint64_t width = 0);
+  // x + bias over every row, read through `used`: the whole bias (as many
+  // elements as x has columns), or with `width` its elements [offset, offset + width).
+  std::size_t addBias(std::size_t x, std::size_t bias, std::size_t used, const std::string& name,
+                      std::uint64_t offset = 0, std::uint64_t width = 0);
 
  private:
   std::size_t value(const std::string& name, const std::vector<std::uint64_t>& shape, ValueKind kind = ValueKind::Activation);
+  // Columns [offset, offset + width) of `used`, read as [rows, columns] (a Slice, no gradient of its own).
+  std::size_t columnsOf(std::size_t used, std::uint64_t rows, std::uint64_t offset, std::uint64_t width,
+                        std::vector<std::uint64_t> shape, const std::string& name);
   TrainingGraphBuilder& b_;
   std::string layer_;
 };

@@ -1,9 +1,14 @@
-// simple_rnn and lstm (Keras's SimpleRNN and LSTM) over a [steps, features]
-// input, as Keras's cells compute them (keras/src/layers/rnn/):
+// simple_rnn, lstm and gru (Keras's SimpleRNN, LSTM and GRU) over a
+// [steps, features] input, as Keras's cells compute them (keras/src/layers/rnn/):
 //   SimpleRNN: h = activation(x W + h U + b)
 //   LSTM:      z = x W + h U + b, split into i, f, c~, o (Keras's order);
 //              i, f, o = recurrent_activation(.), c = f c + i activation(c~),
 //              h = o activation(c)
+//   GRU:       x W + b_in split into x_z, x_r, x_h; z = ra(x_z + r_z),
+//              r = ra(x_r + r_r), h~ = activation(x_h + r_h'), h = z h + (1 - z) h~
+//              (computed h~ + z (h - h~)), where with reset_after (bias [2, 3 units])
+//              r_z, r_r, r_h = h U + b_rec and r_h' = r r_h, else (bias [3 units])
+//              r_z, r_r = h U[:, :2 units] and r_h' = (r h) U[:, 2 units:]
 // from zero states, every step's input projection x W + b computed for all
 // steps at once (one matmul over [batch x steps, features]); the output the
 // last step's h, or every step's ([steps, units]) with return_sequences, in
@@ -15,7 +20,8 @@
 // ops as their own compute sets, without the loop's overhead.)
 // Weights as Keras stores them: kernel [features, gates x units] (Glorot
 // uniform), recurrent_kernel [units, gates x units] (Orthogonal), bias
-// [gates x units] (zeros; LSTM's forget gate's block ones, unit_forget_bias).
+// [gates x units] (zeros; LSTM's forget gate's block ones, unit_forget_bias;
+// GRU with reset_after [2, 3 units]: the input's bias, then the recurrent one).
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/cell_ops.hpp"
 #include "scheduler/layers/layer_keys.hpp"
@@ -28,9 +34,12 @@ namespace {
 // Each step's ops are in the program: a bound on its size (an estimate of
 // what compiles in reasonable time and memory; popnn's loop has none).
 constexpr std::uint64_t kMaxUnrolledSteps = 1024;
+constexpr std::size_t kNoValue = ~std::size_t(0);
 
 bool isLstm(const LayerSpec& l) { return l.kind == layer_kind::kLstm; }
-std::uint64_t gatesOf(const LayerSpec& l) { return isLstm(l) ? 4 : 1; }
+bool isGru(const LayerSpec& l) { return l.kind == layer_kind::kGru; }
+bool hasGates(const LayerSpec& l) { return isLstm(l) || isGru(l); }
+std::uint64_t gatesOf(const LayerSpec& l) { return isLstm(l) ? 4 : isGru(l) ? 3 : 1; }
 
 InitializerSpec orthogonalSpec() {
   return readInitializer(nlohmann::json("Orthogonal"), [](const std::string& what) {
@@ -40,11 +49,12 @@ InitializerSpec orthogonalSpec() {
 
 class RecurrentLayer final : public Layer {
  public:
-  std::vector<std::string> kinds() const override { return {layer_kind::kSimpleRnn, layer_kind::kLstm}; }
-  std::vector<std::string> kerasClasses() const override { return {"SimpleRNN", "LSTM"}; }
+  std::vector<std::string> kinds() const override { return {layer_kind::kSimpleRnn, layer_kind::kLstm, layer_kind::kGru}; }
+  std::vector<std::string> kerasClasses() const override { return {"SimpleRNN", "LSTM", "GRU"}; }
   std::set<std::string> workloadKeys(const std::string& kind) const override {
     std::set<std::string> keys{"units", "activation", "use_bias", "return_sequences", "go_backwards"};
     if (kind == layer_kind::kLstm) keys.insert({"recurrent_activation", "unit_forget_bias"});
+    if (kind == layer_kind::kGru) keys.insert({"recurrent_activation", "reset_after"});
     return keys;
   }
 
@@ -54,13 +64,14 @@ class RecurrentLayer final : public Layer {
     spec.activation = Activation::Tanh;
     if (l.has("activation")) readActivation(l, spec, false);
     spec.activationParams = defaultParams(spec.activation);
-    if (isLstm(spec)) {
+    if (hasGates(spec)) {
       const std::string name = l.string("recurrent_activation", "sigmoid");
       if (!parseActivation(name, spec.recurrentActivation) || spec.recurrentActivation == Activation::Softmax)
         l.fail(l.key("recurrent_activation"), "'" + name + "' is not one of " + activationNames() + " (softmax excluded)");
       spec.recurrentActivationParams = defaultParams(spec.recurrentActivation);
-      spec.unitForgetBias = l.boolean("unit_forget_bias", true);
     }
+    if (isLstm(spec)) spec.unitForgetBias = l.boolean("unit_forget_bias", true);
+    if (isGru(spec)) spec.resetAfter = l.boolean("reset_after", true);
     if (spec.activation == Activation::Softmax) l.fail(l.key("activation"), "softmax is not modelled in a recurrent cell");
     spec.useBias = l.boolean("use_bias", true);
     spec.returnSequences = l.boolean("return_sequences", false);
@@ -69,20 +80,22 @@ class RecurrentLayer final : public Layer {
   }
 
   void readKeras(KerasConfig& c, const std::string& cls, LayerSpec& spec) const override {
-    spec.kind = cls == "LSTM" ? layer_kind::kLstm : layer_kind::kSimpleRnn;
+    spec.kind = cls == "LSTM" ? layer_kind::kLstm : cls == "GRU" ? layer_kind::kGru : layer_kind::kSimpleRnn;
     c.require("units", "a positive integer");
     const std::int64_t units = c.integer("units", 0);
     if (units <= 0 || units > 0xffffffffll) c.fail("units", "expected a positive integer, got " + c.at("units").dump());
     spec.units = std::uint32_t(units);
     readActivationKey(c, "activation", Activation::Tanh, spec.activation, spec.activationParams);
     if (spec.activation == Activation::Softmax) c.fail("activation", "softmax is not modelled in a recurrent cell");
-    if (isLstm(spec)) {
+    if (hasGates(spec)) {
       readActivationKey(c, "recurrent_activation", Activation::Sigmoid, spec.recurrentActivation,
                         spec.recurrentActivationParams);
       if (spec.recurrentActivation == Activation::Softmax)
         c.fail("recurrent_activation", "softmax is not modelled in a recurrent cell");
-      spec.unitForgetBias = c.boolean("unit_forget_bias", true);
     }
+    if (isLstm(spec)) spec.unitForgetBias = c.boolean("unit_forget_bias", true);
+    // GRU's reset_after: absent from Keras 2.0-2.2's files, whose GRU reset before the product (false).
+    if (isGru(spec)) spec.resetAfter = c.boolean("reset_after", false);
     spec.useBias = c.boolean("use_bias", true);
     spec.returnSequences = c.boolean("return_sequences", false);
     spec.goBackwards = c.boolean("go_backwards", false);
@@ -99,11 +112,21 @@ class RecurrentLayer final : public Layer {
     // The same arithmetic however Keras schedules it (unroll, implementation,
     // use_cudnn), and the seed of the dropouts refused above.
     c.ignore({"unroll", "implementation", "use_cudnn", "seed", "zero_output_for_mask"});
+    // Keras 1's input_length: the steps, checked against the input by outputShape().
+    if (c.has("input_length")) {
+      const std::int64_t n = c.integer("input_length", 0);
+      if (n <= 0) c.fail("input_length", "expected a positive integer or null, got " + c.at("input_length").dump());
+      spec.targetShape = {n};
+    } else {
+      c.ignore({"input_length"});
+    }
   }
 
   Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {
     if (in[0].size() != 2)
       fail("", "expects a [steps, features] input, got " + shapeText(in[0]) + " (Keras's RNNs read 3-D inputs)");
+    if (!spec.targetShape.empty() && in[0][0] != std::uint64_t(spec.targetShape[0]))
+      fail("input_length", std::to_string(spec.targetShape[0]) + " differs from the input's " + std::to_string(in[0][0]) + " steps");
     if (spec.returnSequences) return {in[0][0], spec.units};
     return {spec.units};
   }
@@ -127,7 +150,7 @@ class RecurrentLayer final : public Layer {
     const long double g = gatesOf(l);
     Footprint f{{{"kernel", (long double)l.inputShape.back() * g * l.units}, {"recurrent_kernel", (long double)l.units * g * l.units}},
                 0, "input", 0};
-    if (l.useBias) f.weights.push_back({"bias", g * l.units});
+    if (l.useBias) f.weights.push_back({"bias", (isGru(l) && l.resetAfter ? 2 : 1) * g * l.units});
     // Backpropagation through time keeps every step's gates and states.
     f.keptElements = (long double)l.inputShape[0] * (l.inputShape[1] + (g + 2) * l.units);
     return f;
@@ -147,10 +170,14 @@ class RecurrentLayer final : public Layer {
     // Every step's input projection at once: [batch x steps, features] . W (+ b), read per step as columns of [batch, steps x width].
     std::size_t projection = cell.matmul(b.reshape(inputs[0], {batch * steps, features}, l.name, "rows"), kernel,
                                          kernelUsed, "input_projection");
+    // GRU with reset_after: bias [2, width], the input's row then the recurrent one.
+    const bool twoBiases = isGru(l) && l.resetAfter;
+    std::size_t bias = kNoValue, biasUsed = kNoValue;
     if (l.useBias) {
-      const std::size_t bias = b.weight(l, "bias", {width});
+      bias = twoBiases ? b.weight(l, "bias", {2, width}) : b.weight(l, "bias", {width});
       if (isLstm(l) && l.unitForgetBias) forgetGateBiasOnes(b, l, bias, units);
-      projection = cell.addBias(projection, bias, used(bias, "bias"), "input_bias");
+      biasUsed = used(bias, "bias");
+      projection = cell.addBias(projection, bias, biasUsed, "input_bias", 0, width);
     }
     const std::size_t perStep = b.reshape(projection, {batch, steps * width}, l.name, "steps");
 
@@ -161,8 +188,13 @@ class RecurrentLayer final : public Layer {
     for (std::uint64_t k = 0; k < steps; ++k) {
       const std::uint64_t t = l.goBackwards ? steps - 1 - k : k;
       const std::string at = "t" + std::to_string(t) + "/";
-      const std::size_t z = cell.add(cell.sliceColumns(perStep, t * width, width, at + "input"),
-                                     cell.matmul(h, recurrent, recurrentUsed, at + "recurrent"), at + "z");
+      const std::size_t input = cell.sliceColumns(perStep, t * width, width, at + "input");
+      if (isGru(l)) {
+        h = gruStep(cell, l, input, h, recurrent, recurrentUsed, bias, biasUsed, at);
+        outputs.push_back(h);
+        continue;
+      }
+      const std::size_t z = cell.add(input, cell.matmul(h, recurrent, recurrentUsed, at + "recurrent"), at + "z");
       if (!isLstm(l)) {
         h = cell.activation(l.activation, l.activationParams, z, at + "h");
       } else {
@@ -183,6 +215,33 @@ class RecurrentLayer final : public Layer {
   }
 
  private:
+  // One GRU step from the step's input projection (x W + b_in, [batch, 3 units]).
+  static std::size_t gruStep(CellOps& cell, const LayerSpec& l, std::size_t input, std::size_t h, std::size_t recurrent,
+                             std::size_t recurrentUsed, std::size_t bias, std::size_t biasUsed, const std::string& at) {
+    const std::uint64_t u = l.units;
+    auto part = [&](std::size_t v, std::uint64_t k, const char* name) { return cell.sliceColumns(v, k * u, u, at + name); };
+    auto gate = [&](std::size_t v, const char* name) {
+      return cell.activation(l.recurrentActivation, l.recurrentActivationParams, v, at + name);
+    };
+    std::size_t z, r, candidate;
+    if (l.resetAfter) {
+      std::size_t inner = cell.matmul(h, recurrent, recurrentUsed, at + "recurrent");
+      if (l.useBias) inner = cell.addBias(inner, bias, biasUsed, at + "recurrent_bias", 3 * u, 3 * u);
+      z = gate(cell.add(part(input, 0, "x_z"), part(inner, 0, "r_z"), at + "z_in"), "z");
+      r = gate(cell.add(part(input, 1, "x_r"), part(inner, 1, "r_r"), at + "r_in"), "r");
+      candidate = cell.multiply(r, part(inner, 2, "r_h"), at + "r_r_h");
+    } else {
+      const std::size_t inner = cell.matmul(h, recurrent, recurrentUsed, at + "recurrent", 0, 2 * u);
+      z = gate(cell.add(part(input, 0, "x_z"), part(inner, 0, "r_z"), at + "z_in"), "z");
+      r = gate(cell.add(part(input, 1, "x_r"), part(inner, 1, "r_r"), at + "r_in"), "r");
+      candidate = cell.matmul(cell.multiply(r, h, at + "r_h"), recurrent, recurrentUsed, at + "recurrent_h", 2 * u, u);
+    }
+    const std::size_t hh = cell.activation(l.activation, l.activationParams,
+                                           cell.add(part(input, 2, "x_h"), candidate, at + "h_in"), at + "h_candidate");
+    // z h + (1 - z) h~ = h~ + z (h - h~)
+    return cell.add(hh, cell.multiply(z, cell.subtract(h, hh, at + "h_minus_candidate"), at + "z_h"), at + "h");
+  }
+
   // unit_forget_bias: the forget gate's block of the bias starts at 1 (the
   // others as the bias initializer gives them: a constant).
   static void forgetGateBiasOnes(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t bias, std::uint64_t units) {

@@ -16,6 +16,12 @@ const Renames kWeights{{"W_regularizer", "kernel_regularizer"}, {"b_regularizer"
                        {"W_constraint", "kernel_constraint"},   {"b_constraint", "bias_constraint"},
                        {"bias", "use_bias"}};
 
+const Renames kRecurrent{{"output_dim", "units"},           {"init", "kernel_initializer"},
+                         {"inner_init", "recurrent_initializer"}, {"inner_activation", "recurrent_activation"},
+                         {"W_regularizer", "kernel_regularizer"}, {"U_regularizer", "recurrent_regularizer"},
+                         {"b_regularizer", "bias_regularizer"},   {"dropout_W", "dropout"},
+                         {"dropout_U", "recurrent_dropout"},      {"consume_less", "implementation"}};
+
 Renames withWeightKeys(Renames base, const Renames& more) {
   base.insert(base.end(), more.begin(), more.end());
   return base;
@@ -26,6 +32,11 @@ const Renames& renamesOf(const std::string& cls) {
   static const std::map<std::string, Renames> table{
       {"Dense", withWeightKeys({{"output_dim", "units"}, {"init", "kernel_initializer"}}, kWeights)},
       {"Dropout", {{"p", "rate"}}},
+      // recurrent_args_preprocessor and legacy_recurrent_support (consume_less
+      // became implementation: the same arithmetic, scheduled otherwise).
+      {"SimpleRNN", kRecurrent},
+      {"GRU", kRecurrent},
+      {"LSTM", kRecurrent},
       {"Embedding", {{"init", "embeddings_initializer"}, {"W_regularizer", "embeddings_regularizer"},
                      {"W_constraint", "embeddings_constraint"}}},
       {"Conv1D", withWeightKeys({{"nb_filter", "filters"}, {"filter_length", "kernel_size"}, {"subsample_length", "strides"},
@@ -102,6 +113,13 @@ std::optional<Keras2Spelling> keras2Spelling(const std::string& fileClass, const
       s.fileKeys[to] = "init";
     }
     s.config.erase("init");
+  }
+  if (s.cls == "LSTM" && s.config.contains("forget_bias_init")) {  // recurrent_args_preprocessor
+    const json v = s.config.at("forget_bias_init");
+    if (v != "one" && v != "zero") fail("forget_bias_init", v.dump() + " is not 'one' or 'zero' (Keras 2 converts only those)");
+    s.config["unit_forget_bias"] = v == "one";
+    s.config.erase("forget_bias_init");
+    s.fileKeys["unit_forget_bias"] = "forget_bias_init";
   }
   if (s.cls == "Conv2DTranspose" && s.config.contains("output_shape")) {  // deconv2d_args_preprocessor drops it
     s.config.erase("output_shape");

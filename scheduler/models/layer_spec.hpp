@@ -90,10 +90,13 @@ inline constexpr const char* kSoftmax = "softmax";
 inline constexpr const char* kRescaling = "rescaling";
 inline constexpr const char* kNormalization = "normalization";
 // Recurrent layers over a [steps, features] input, unrolled over the steps
-// (Keras's SimpleRNN and LSTM): `units`, `activation`, recurrentActivation,
-// returnSequences, goBackwards, unitForgetBias.
+// (Keras's SimpleRNN, LSTM and GRU): `units`, `activation`, recurrentActivation,
+// returnSequences, goBackwards, unitForgetBias, resetAfter.
 inline constexpr const char* kSimpleRnn = "simple_rnn";
 inline constexpr const char* kLstm = "lstm";
+// Keras's GRU (LayerSpec::resetAfter: the reset gate after the recurrent
+// product, Keras 2.3+'s and 3's default, with an input and a recurrent bias).
+inline constexpr const char* kGru = "gru";
 // Each example normalized over its trailing axes (LayerSpec::axes), with a
 // gamma and beta per position of them.
 inline constexpr const char* kLayerNormalization = "layer_normalization";
@@ -176,7 +179,7 @@ struct LayerSpec {
   // the steps run last to first, and whether the forget gate's bias starts at 1.
   Activation recurrentActivation = Activation::Sigmoid;
   ActivationParams recurrentActivationParams = defaultParams(Activation::Sigmoid);
-  bool returnSequences = false, goBackwards = false, unitForgetBias = true;
+  bool returnSequences = false, goBackwards = false, unitForgetBias = true, resetAfter = true;
   // embedding: the vocabulary (Keras's input_dim: the table's rows; token
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;

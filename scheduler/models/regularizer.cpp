@@ -99,7 +99,7 @@ std::vector<std::string> regularizerKeys(const std::string& kind) {
     return {"gamma_regularizer", "beta_regularizer", "activity_regularizer"};
   if (kind == k::kPRelu) return {"alpha_regularizer", "activity_regularizer"};
   if (kind == k::kEmbedding) return {"embeddings_regularizer", "activity_regularizer"};
-  if (kind == k::kSimpleRnn || kind == k::kLstm)
+  if (kind == k::kSimpleRnn || kind == k::kLstm || kind == k::kGru)
     return {"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer"};
   return {};
 }

@@ -254,7 +254,7 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
   }
   if (l.kind == k::kPRelu) return {"alpha"};
   if (l.kind == k::kEmbedding) return {"embeddings"};
-  if (l.kind == k::kSimpleRnn || l.kind == k::kLstm) {
+  if (l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru) {
     if (l.useBias) return {"kernel", "recurrent_kernel", "bias"};
     return {"kernel", "recurrent_kernel"};
   }
@@ -398,13 +398,13 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.vocabulary = l.inputDim;
       s.grain = scheduler::embeddingColumnGrain(l.units);
       act = push(s);
-    } else if (l.kind == k::kSimpleRnn || l.kind == k::kLstm) {
+    } else if (l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru) {
       Stage s{Stage::Recurrent, in, scheduler::elementsOf(l.outputShape), {act}};
       s.kernel = weight;
       weight += l.useBias ? 3 : 2;
       RecurrentGeometry& g = s.recurrent;
       g.batch = batch_, g.steps = l.inputShape[0], g.features = l.inputShape[1], g.units = l.units;
-      g.lstm = l.kind == k::kLstm, g.returnSequences = l.returnSequences, g.goBackwards = l.goBackwards, g.bias = l.useBias;
+      g.lstm = l.kind == k::kLstm, g.gru = l.kind == k::kGru, g.resetAfter = l.resetAfter, g.returnSequences = l.returnSequences, g.goBackwards = l.goBackwards, g.bias = l.useBias;
       g.activation = l.activation, g.params = l.activationParams;
       g.recurrentActivation = l.recurrentActivation, g.recurrentParams = l.recurrentActivationParams;
       act = push(s);

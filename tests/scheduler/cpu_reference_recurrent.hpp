@@ -1,5 +1,5 @@
 #pragma once
-// The CPU reference's recurrent layers (SimpleRNN, LSTM) as Keras's cells
+// The CPU reference's recurrent layers (SimpleRNN, LSTM, GRU) as Keras's cells
 // compute them, written out step by step: forward from zero states, and
 // backpropagation through time. Float values, double sums; activations from
 // cpu_reference_activations.hpp (every derivative from the forward input).
@@ -12,20 +12,23 @@ namespace ipusim::testing {
 
 struct RecurrentGeometry {
   std::uint64_t batch = 0, steps = 0, features = 0, units = 0;
-  bool lstm = false, returnSequences = false, goBackwards = false, bias = true;
+  bool lstm = false, gru = false, resetAfter = true, returnSequences = false, goBackwards = false, bias = true;
   scheduler::Activation activation = scheduler::Activation::Tanh, recurrentActivation = scheduler::Activation::Sigmoid;
   scheduler::ActivationParams params{}, recurrentParams{};
-  std::uint64_t gates() const { return lstm ? 4 : 1; }
+  std::uint64_t gates() const { return lstm ? 4 : gru ? 3 : 1; }
 };
 
 // What the forward pass keeps for the backward: per row and step (in the
-// order the steps ran) the gates' pre-activations z, the cell state c and h.
+// order the steps ran) the gates' pre-activations z, the cell state c and h;
+// GRU: z holds [z, r, h~]'s pre-activations and c the candidate's recurrent
+// term (r_h with reset_after, else r h).
 struct RecurrentCache {
   std::vector<float> z, c, h;  // [batch][steps][gates x units], [batch][steps][units] x 2
 };
 
 // x [batch, steps, features]; kernel [features, gates x units], recurrent
-// [units, gates x units], bias [gates x units] (empty without one). Returns
+// [units, gates x units], bias [gates x units] (GRU with reset_after: [2,
+// gates x units], the input's then the recurrent one; empty without one). Returns
 // [batch, steps, units] (return_sequences, in the order run) or [batch, units].
 std::vector<float> recurrentForward(const RecurrentGeometry& g, const std::vector<float>& x, const std::vector<float>& kernel,
                                     const std::vector<float>& recurrent, const std::vector<float>& bias, RecurrentCache& cache);

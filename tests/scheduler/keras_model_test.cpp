@@ -303,7 +303,7 @@ TEST(KerasModelErrors, TruncatedFile) {
 
 TEST(KerasModelErrors, UnknownLayerNamesClassNameAndSupportedClasses) {
   const std::string path = src("tests/data/keras/unknown_layer.json");
-  expectMentions(errorOf(path), {path, "layer 'lstm' (LSTM)", "class_name", "'LSTM' is not supported", "Dense", "Conv2D"});
+  expectMentions(errorOf(path), {path, "layer 'conv_lstm1d' (ConvLSTM1D)", "class_name", "'ConvLSTM1D' is not supported", "Dense", "Conv2D"});
 }
 
 // A TF 2.4 file's L2 kernel regularizer (its float32 factor) reaches the

@@ -1,4 +1,4 @@
-// SimpleRNN and LSTM (issue "Every model users bring (2)"): unrolled over
+// SimpleRNN, LSTM and GRU (issue "Every model users bring (2)"): unrolled over
 // the steps, trained by backpropagation through time from the forward ops'
 // own gradients. Each model, compiled and run in the SystemC model, computes
 // the same losses as the CPU reference (cpu_reference_recurrent.cpp, the
@@ -45,6 +45,15 @@ TEST(RecurrentAcceptance, StackedLstmsOnTokensTrainAsTheReference) {
     {"type": "lstm", "units": 8, "return_sequences": true, "go_backwards": true, "name": "lstm_1"},
     {"type": "lstm", "units": 5, "recurrent_activation": "hard_sigmoid", "use_bias": false, "name": "lstm_2"},
     {"type": "dense", "units": 10, "activation": "softmax"}])", {7}, kAdam, 4), "stacked.json", kSteps);
+}
+
+// GRU, the reset gate after the recurrent product (Keras 2.3+'s and 3's
+// default: two biases) and before it (Keras 2.0-2.2's), stacked.
+TEST(RecurrentAcceptance, GruBothWaysTrainsAsTheReference) {
+  expectSameTraining(smallJob(R"([
+    {"type": "gru", "units": 7, "return_sequences": true, "name": "gru_after"},
+    {"type": "gru", "units": 5, "reset_after": false, "go_backwards": true, "name": "gru_before"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {6, 4}, kAdam, 6), "gru.json", kSteps);
 }
 
 TEST(RecurrentAcceptance, MixedPrecisionTracksFloat32) {
