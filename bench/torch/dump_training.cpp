@@ -57,6 +57,13 @@ json layerJson(const scheduler::LayerSpec& l) {
   j["return_sequences"] = l.returnSequences;
   j["go_backwards"] = l.goBackwards;
   j["reset_after"] = l.resetAfter;
+  j["merge_mode"] = l.mergeMode;
+  j["wrapped"] = json::array();
+  for (std::size_t k = 0; k < l.wrapped.size(); ++k) {  // a bidirectional's layers, named as built
+    scheduler::LayerSpec side = l.wrapped[k];
+    side.name = l.name + (k ? "/backward" : "/forward");
+    j["wrapped"].push_back(layerJson(side));
+  }
   json inputs = json::array();
   for (std::size_t i : l.inputs) inputs.push_back(i == scheduler::kModelInput ? json(-1) : json(i));
   j["inputs"] = inputs;

@@ -195,6 +195,14 @@ class Model:
             return F.embedding(x.long(), table)
         if k in ("simple_rnn", "lstm", "gru"):
             return self.recurrent(l, x)
+        if k == "bidirectional":  # Keras flips the backward layer's sequence back into time order
+            forward, backward = (self.recurrent(w, x) for w in l["wrapped"])
+            if l["wrapped"][0]["return_sequences"]:
+                backward = backward.flip(1)
+            mode = l["merge_mode"]
+            if mode == "concat":
+                return torch.cat([forward, backward], dim=-1)
+            return {"sum": forward + backward, "mul": forward * backward, "ave": (forward + backward) / 2}[mode]
         if k == "dense":
             y = x @ p[l["name"] + "/kernel"]
             if l["use_bias"]:

@@ -10,6 +10,7 @@ std::unique_ptr<Layer> makeReshapeLayer();             // flatten, reshape
 std::unique_ptr<Layer> makeDenseLayer();               // dense
 std::unique_ptr<Layer> makeEmbeddingLayer();           // embedding
 std::unique_ptr<Layer> makeRecurrentLayer();           // simple_rnn, lstm, gru
+std::unique_ptr<Layer> makeBidirectionalLayer();       // bidirectional
 std::unique_ptr<Layer> makeTimeDistributedLayer();     // Keras's TimeDistributed(Dense), read as the dense
 std::unique_ptr<Layer> makeDropoutLayer();             // dropout
 std::unique_ptr<Layer> makeGaussianNoiseLayer();       // gaussian_noise, gaussian_dropout

@@ -26,6 +26,7 @@
 #include "scheduler/layers/cell_ops.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
+#include "scheduler/layers/recurrent_cell.hpp"
 #include "scheduler/models/workload_limits.hpp"
 
 namespace ipusim::scheduler {
@@ -34,18 +35,120 @@ namespace {
 // Each step's ops are in the program: a bound on its size (an estimate of
 // what compiles in reasonable time and memory; popnn's loop has none).
 constexpr std::uint64_t kMaxUnrolledSteps = 1024;
-constexpr std::size_t kNoValue = ~std::size_t(0);
+constexpr std::size_t kNoRecurrentBias = ~std::size_t(0);
 
 bool isLstm(const LayerSpec& l) { return l.kind == layer_kind::kLstm; }
 bool isGru(const LayerSpec& l) { return l.kind == layer_kind::kGru; }
 bool hasGates(const LayerSpec& l) { return isLstm(l) || isGru(l); }
 std::uint64_t gatesOf(const LayerSpec& l) { return isLstm(l) ? 4 : isGru(l) ? 3 : 1; }
 
+
+// One GRU step from the step's input projection (x W + b_in, [batch, 3 units]).
+std::size_t gruStep(CellOps& cell, const LayerSpec& l, std::size_t input, std::size_t h, std::size_t recurrent,
+                           std::size_t recurrentUsed, std::size_t bias, std::size_t biasUsed, const std::string& at) {
+  const std::uint64_t u = l.units;
+  auto part = [&](std::size_t v, std::uint64_t k, const char* name) { return cell.sliceColumns(v, k * u, u, at + name); };
+  auto gate = [&](std::size_t v, const char* name) {
+    return cell.activation(l.recurrentActivation, l.recurrentActivationParams, v, at + name);
+  };
+  std::size_t z, r, candidate;
+  if (l.resetAfter) {
+    std::size_t inner = cell.matmul(h, recurrent, recurrentUsed, at + "recurrent");
+    if (l.useBias) inner = cell.addBias(inner, bias, biasUsed, at + "recurrent_bias", 3 * u, 3 * u);
+    z = gate(cell.add(part(input, 0, "x_z"), part(inner, 0, "r_z"), at + "z_in"), "z");
+    r = gate(cell.add(part(input, 1, "x_r"), part(inner, 1, "r_r"), at + "r_in"), "r");
+    candidate = cell.multiply(r, part(inner, 2, "r_h"), at + "r_r_h");
+  } else {
+    const std::size_t inner = cell.matmul(h, recurrent, recurrentUsed, at + "recurrent", 0, 2 * u);
+    z = gate(cell.add(part(input, 0, "x_z"), part(inner, 0, "r_z"), at + "z_in"), "z");
+    r = gate(cell.add(part(input, 1, "x_r"), part(inner, 1, "r_r"), at + "r_in"), "r");
+    candidate = cell.matmul(cell.multiply(r, h, at + "r_h"), recurrent, recurrentUsed, at + "recurrent_h", 2 * u, u);
+  }
+  const std::size_t hh = cell.activation(l.activation, l.activationParams,
+                                         cell.add(part(input, 2, "x_h"), candidate, at + "h_in"), at + "h_candidate");
+  // z h + (1 - z) h~ = h~ + z (h - h~)
+  return cell.add(hh, cell.multiply(z, cell.subtract(h, hh, at + "h_minus_candidate"), at + "z_h"), at + "h");
+}
+
+// unit_forget_bias: the forget gate's block of the bias starts at 1 (the
+// others as the bias initializer gives them: a constant).
+void forgetGateBiasOnes(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t bias, std::uint64_t units) {
+  Value& v = b.graph().values[bias];
+  if (v.drawnInit)
+    throw std::invalid_argument("layer '" + l.name + "': unit_forget_bias with a random bias_initializer is not "
+                                "modelled (a constant initializer, or unit_forget_bias false)");
+  std::vector<double> values(v.numElements(), v.initialFill);
+  for (std::uint64_t u = units; u < 2 * units; ++u) values[u] = 1.0;
+  v.initialValues = values;
+  v.initialFill = 0;
+}
+
+}  // namespace
+
+std::vector<std::size_t> runRecurrent(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t input) {
+  const std::uint64_t steps = l.inputShape[0], features = l.inputShape[1], units = l.units, gates = gatesOf(l);
+  const std::uint64_t batch = b.batch(), width = gates * units;
+  CellOps cell(b, l.name);
+  auto used = [&](std::size_t weight, const char* name) {
+    return b.cast(weight, b.compute(), l.name + "/" + name + "_cast", l.name, ValueKind::Activation);
+  };
+  const std::size_t kernel = b.weight(l, "kernel", {features, width}, [&] { return b.glorotUniform(features, width); });
+  const std::size_t recurrent = b.weight(l, "recurrent_kernel", {units, width});
+  const std::size_t kernelUsed = used(kernel, "kernel"), recurrentUsed = used(recurrent, "recurrent_kernel");
+
+  // Every step's input projection at once: [batch x steps, features] . W (+ b), read per step as columns of [batch, steps x width].
+  std::size_t projection = cell.matmul(b.reshape(input, {batch * steps, features}, l.name, "rows"), kernel,
+                                       kernelUsed, "input_projection");
+  // GRU with reset_after: bias [2, width], the input's row then the recurrent one.
+  const bool twoBiases = isGru(l) && l.resetAfter;
+  std::size_t bias = kNoRecurrentBias, biasUsed = kNoRecurrentBias;
+  if (l.useBias) {
+    bias = twoBiases ? b.weight(l, "bias", {2, width}) : b.weight(l, "bias", {width});
+    if (isLstm(l) && l.unitForgetBias) forgetGateBiasOnes(b, l, bias, units);
+    biasUsed = used(bias, "bias");
+    projection = cell.addBias(projection, bias, biasUsed, "input_bias", 0, width);
+  }
+  const std::size_t perStep = b.reshape(projection, {batch, steps * width}, l.name, "steps");
+
+  // Zero states (Keras's initial states), read, never written.
+  const std::size_t zero = b.state(l, "initial_state", {batch, units}, b.compute(), 0);
+  std::size_t h = zero, c = zero;
+  std::vector<std::size_t> outputs;
+  for (std::uint64_t k = 0; k < steps; ++k) {
+    const std::uint64_t t = l.goBackwards ? steps - 1 - k : k;
+    const std::string at = "t" + std::to_string(t) + "/";
+    const std::size_t projected = cell.sliceColumns(perStep, t * width, width, at + "input");
+    if (isGru(l)) {
+      h = gruStep(cell, l, projected, h, recurrent, recurrentUsed, bias, biasUsed, at);
+      outputs.push_back(h);
+      continue;
+    }
+    const std::size_t z = cell.add(projected, cell.matmul(h, recurrent, recurrentUsed, at + "recurrent"), at + "z");
+    if (!isLstm(l)) {
+      h = cell.activation(l.activation, l.activationParams, z, at + "h");
+    } else {
+      auto gate = [&](std::uint64_t g, Activation a, const ActivationParams& p, const char* name) {
+        return cell.activation(a, p, cell.sliceColumns(z, g * units, units, at + "z_" + name), at + name);
+      };
+      const std::size_t i = gate(0, l.recurrentActivation, l.recurrentActivationParams, "i");
+      const std::size_t f = gate(1, l.recurrentActivation, l.recurrentActivationParams, "f");
+      const std::size_t g = gate(2, l.activation, l.activationParams, "g");
+      const std::size_t o = gate(3, l.recurrentActivation, l.recurrentActivationParams, "o");
+      c = cell.add(cell.multiply(f, c, at + "f_c"), cell.multiply(i, g, at + "i_g"), at + "c");
+      h = cell.multiply(o, cell.activation(l.activation, l.activationParams, c, at + "c_activation"), at + "h");
+    }
+    outputs.push_back(h);
+  }
+  return outputs;
+}
+
 InitializerSpec orthogonalSpec() {
   return readInitializer(nlohmann::json("Orthogonal"), [](const std::string& what) {
     throw std::logic_error("recurrent layers: Keras's default recurrent initializer: " + what);
   });
 }
+
+namespace {
 
 class RecurrentLayer final : public Layer {
  public:
@@ -157,103 +260,11 @@ class RecurrentLayer final : public Layer {
   }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    const std::uint64_t steps = l.inputShape[0], features = l.inputShape[1], units = l.units, gates = gatesOf(l);
-    const std::uint64_t batch = b.batch(), width = gates * units;
-    CellOps cell(b, l.name);
-    auto used = [&](std::size_t weight, const char* name) {
-      return b.cast(weight, b.compute(), l.name + "/" + name + "_cast", l.name, ValueKind::Activation);
-    };
-    const std::size_t kernel = b.weight(l, "kernel", {features, width}, [&] { return b.glorotUniform(features, width); });
-    const std::size_t recurrent = b.weight(l, "recurrent_kernel", {units, width});
-    const std::size_t kernelUsed = used(kernel, "kernel"), recurrentUsed = used(recurrent, "recurrent_kernel");
-
-    // Every step's input projection at once: [batch x steps, features] . W (+ b), read per step as columns of [batch, steps x width].
-    std::size_t projection = cell.matmul(b.reshape(inputs[0], {batch * steps, features}, l.name, "rows"), kernel,
-                                         kernelUsed, "input_projection");
-    // GRU with reset_after: bias [2, width], the input's row then the recurrent one.
-    const bool twoBiases = isGru(l) && l.resetAfter;
-    std::size_t bias = kNoValue, biasUsed = kNoValue;
-    if (l.useBias) {
-      bias = twoBiases ? b.weight(l, "bias", {2, width}) : b.weight(l, "bias", {width});
-      if (isLstm(l) && l.unitForgetBias) forgetGateBiasOnes(b, l, bias, units);
-      biasUsed = used(bias, "bias");
-      projection = cell.addBias(projection, bias, biasUsed, "input_bias", 0, width);
-    }
-    const std::size_t perStep = b.reshape(projection, {batch, steps * width}, l.name, "steps");
-
-    // Zero states (Keras's initial states), read, never written.
-    const std::size_t zero = b.state(l, "initial_state", {batch, units}, b.compute(), 0);
-    std::size_t h = zero, c = zero;
-    std::vector<std::size_t> outputs;
-    for (std::uint64_t k = 0; k < steps; ++k) {
-      const std::uint64_t t = l.goBackwards ? steps - 1 - k : k;
-      const std::string at = "t" + std::to_string(t) + "/";
-      const std::size_t input = cell.sliceColumns(perStep, t * width, width, at + "input");
-      if (isGru(l)) {
-        h = gruStep(cell, l, input, h, recurrent, recurrentUsed, bias, biasUsed, at);
-        outputs.push_back(h);
-        continue;
-      }
-      const std::size_t z = cell.add(input, cell.matmul(h, recurrent, recurrentUsed, at + "recurrent"), at + "z");
-      if (!isLstm(l)) {
-        h = cell.activation(l.activation, l.activationParams, z, at + "h");
-      } else {
-        auto gate = [&](std::uint64_t g, Activation a, const ActivationParams& p, const char* name) {
-          return cell.activation(a, p, cell.sliceColumns(z, g * units, units, at + "z_" + name), at + name);
-        };
-        const std::size_t i = gate(0, l.recurrentActivation, l.recurrentActivationParams, "i");
-        const std::size_t f = gate(1, l.recurrentActivation, l.recurrentActivationParams, "f");
-        const std::size_t g = gate(2, l.activation, l.activationParams, "g");
-        const std::size_t o = gate(3, l.recurrentActivation, l.recurrentActivationParams, "o");
-        c = cell.add(cell.multiply(f, c, at + "f_c"), cell.multiply(i, g, at + "i_g"), at + "c");
-        h = cell.multiply(o, cell.activation(l.activation, l.activationParams, c, at + "c_activation"), at + "h");
-      }
-      outputs.push_back(h);
-    }
-    if (!l.returnSequences) return h;
-    return b.shaped(cell.concatColumns(outputs, "sequence"), l.outputShape, l.name, "sequence_shape");
+    const std::vector<std::size_t> outputs = runRecurrent(b, l, inputs[0]);
+    if (!l.returnSequences) return outputs.back();
+    return b.shaped(CellOps(b, l.name).concatColumns(outputs, "sequence"), l.outputShape, l.name, "sequence_shape");
   }
 
- private:
-  // One GRU step from the step's input projection (x W + b_in, [batch, 3 units]).
-  static std::size_t gruStep(CellOps& cell, const LayerSpec& l, std::size_t input, std::size_t h, std::size_t recurrent,
-                             std::size_t recurrentUsed, std::size_t bias, std::size_t biasUsed, const std::string& at) {
-    const std::uint64_t u = l.units;
-    auto part = [&](std::size_t v, std::uint64_t k, const char* name) { return cell.sliceColumns(v, k * u, u, at + name); };
-    auto gate = [&](std::size_t v, const char* name) {
-      return cell.activation(l.recurrentActivation, l.recurrentActivationParams, v, at + name);
-    };
-    std::size_t z, r, candidate;
-    if (l.resetAfter) {
-      std::size_t inner = cell.matmul(h, recurrent, recurrentUsed, at + "recurrent");
-      if (l.useBias) inner = cell.addBias(inner, bias, biasUsed, at + "recurrent_bias", 3 * u, 3 * u);
-      z = gate(cell.add(part(input, 0, "x_z"), part(inner, 0, "r_z"), at + "z_in"), "z");
-      r = gate(cell.add(part(input, 1, "x_r"), part(inner, 1, "r_r"), at + "r_in"), "r");
-      candidate = cell.multiply(r, part(inner, 2, "r_h"), at + "r_r_h");
-    } else {
-      const std::size_t inner = cell.matmul(h, recurrent, recurrentUsed, at + "recurrent", 0, 2 * u);
-      z = gate(cell.add(part(input, 0, "x_z"), part(inner, 0, "r_z"), at + "z_in"), "z");
-      r = gate(cell.add(part(input, 1, "x_r"), part(inner, 1, "r_r"), at + "r_in"), "r");
-      candidate = cell.matmul(cell.multiply(r, h, at + "r_h"), recurrent, recurrentUsed, at + "recurrent_h", 2 * u, u);
-    }
-    const std::size_t hh = cell.activation(l.activation, l.activationParams,
-                                           cell.add(part(input, 2, "x_h"), candidate, at + "h_in"), at + "h_candidate");
-    // z h + (1 - z) h~ = h~ + z (h - h~)
-    return cell.add(hh, cell.multiply(z, cell.subtract(h, hh, at + "h_minus_candidate"), at + "z_h"), at + "h");
-  }
-
-  // unit_forget_bias: the forget gate's block of the bias starts at 1 (the
-  // others as the bias initializer gives them: a constant).
-  static void forgetGateBiasOnes(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t bias, std::uint64_t units) {
-    Value& v = b.graph().values[bias];
-    if (v.drawnInit)
-      throw std::invalid_argument("layer '" + l.name + "': unit_forget_bias with a random bias_initializer is not "
-                                  "modelled (a constant initializer, or unit_forget_bias false)");
-    std::vector<double> values(v.numElements(), v.initialFill);
-    for (std::uint64_t u = units; u < 2 * units; ++u) values[u] = 1.0;
-    v.initialValues = values;
-    v.initialFill = 0;
-  }
 };
 
 }  // namespace

@@ -18,6 +18,7 @@ struct Registry {
     layers.push_back(makeDenseLayer());
     layers.push_back(makeEmbeddingLayer());
     layers.push_back(makeRecurrentLayer());
+    layers.push_back(makeBidirectionalLayer());
     layers.push_back(makeTimeDistributedLayer());
     layers.push_back(makeDropoutLayer());
     layers.push_back(makeGaussianNoiseLayer());

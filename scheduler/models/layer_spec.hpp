@@ -94,6 +94,9 @@ inline constexpr const char* kNormalization = "normalization";
 // returnSequences, goBackwards, unitForgetBias, resetAfter.
 inline constexpr const char* kSimpleRnn = "simple_rnn";
 inline constexpr const char* kLstm = "lstm";
+// Keras's Bidirectional: a recurrent layer run forward and backward over the
+// steps (LayerSpec::wrapped), the outputs merged (LayerSpec::mergeMode).
+inline constexpr const char* kBidirectional = "bidirectional";
 // Keras's GRU (LayerSpec::resetAfter: the reset gate after the recurrent
 // product, Keras 2.3+'s and 3's default, with an input and a recurrent bias).
 inline constexpr const char* kGru = "gru";
@@ -180,6 +183,11 @@ struct LayerSpec {
   Activation recurrentActivation = Activation::Sigmoid;
   ActivationParams recurrentActivationParams = defaultParams(Activation::Sigmoid);
   bool returnSequences = false, goBackwards = false, unitForgetBias = true, resetAfter = true;
+  // bidirectional: the forward layer, then the backward one (recurrent
+  // kinds; shapes set by shape inference), and how their outputs merge:
+  // concat (on the last axis), sum, mul or ave (Keras's merge_mode).
+  std::vector<LayerSpec> wrapped;
+  std::string mergeMode = "concat";
   // embedding: the vocabulary (Keras's input_dim: the table's rows; token
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;

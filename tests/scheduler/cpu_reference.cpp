@@ -240,6 +240,21 @@ std::size_t CpuReference::addConvFamily(const scheduler::LayerSpec& l, std::size
   return push(s);
 }
 
+CpuReference::Stage CpuReference::recurrentStage(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in,
+                                                 std::size_t& weight) const {
+  namespace k = scheduler::layer_kind;
+  Stage s{Stage::Recurrent, in, scheduler::elementsOf(l.outputShape), {act}};
+  s.kernel = weight;
+  weight += l.useBias ? 3 : 2;
+  RecurrentGeometry& g = s.recurrent;
+  g.batch = batch_, g.steps = l.inputShape[0], g.features = l.inputShape[1], g.units = l.units;
+  g.lstm = l.kind == k::kLstm, g.gru = l.kind == k::kGru, g.resetAfter = l.resetAfter;
+  g.returnSequences = l.returnSequences, g.goBackwards = l.goBackwards, g.bias = l.useBias;
+  g.activation = l.activation, g.params = l.activationParams;
+  g.recurrentActivation = l.recurrentActivation, g.recurrentParams = l.recurrentActivationParams;
+  return s;
+}
+
 std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l) {
   namespace k = scheduler::layer_kind;
   if (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D) {
@@ -257,6 +272,12 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
   if (l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru) {
     if (l.useBias) return {"kernel", "recurrent_kernel", "bias"};
     return {"kernel", "recurrent_kernel"};
+  }
+  if (l.kind == k::kBidirectional) {
+    std::vector<std::string> names;
+    for (std::size_t side = 0; side < 2; ++side)
+      for (const std::string& n : weightNames(l.wrapped[side])) names.push_back((side ? "backward/" : "forward/") + n);
+    return names;
   }
   if (l.kind == k::kDense || l.kind == k::kConv2D || convFamily(l)) {
     if (l.useBias) return {"kernel", "bias"};
@@ -399,15 +420,27 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.grain = scheduler::embeddingColumnGrain(l.units);
       act = push(s);
     } else if (l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru) {
-      Stage s{Stage::Recurrent, in, scheduler::elementsOf(l.outputShape), {act}};
-      s.kernel = weight;
-      weight += l.useBias ? 3 : 2;
-      RecurrentGeometry& g = s.recurrent;
-      g.batch = batch_, g.steps = l.inputShape[0], g.features = l.inputShape[1], g.units = l.units;
-      g.lstm = l.kind == k::kLstm, g.gru = l.kind == k::kGru, g.resetAfter = l.resetAfter, g.returnSequences = l.returnSequences, g.goBackwards = l.goBackwards, g.bias = l.useBias;
-      g.activation = l.activation, g.params = l.activationParams;
-      g.recurrentActivation = l.recurrentActivation, g.recurrentParams = l.recurrentActivationParams;
-      act = push(s);
+      act = push(recurrentStage(l, act, in, weight));
+    } else if (l.kind == k::kBidirectional) {
+      // Both layers over the input, the backward one's steps put back in time
+      // order (a Gather), then merged as a merge layer would.
+      std::size_t sides[2];
+      for (std::size_t k = 0; k < 2; ++k) sides[k] = push(recurrentStage(l.wrapped[k], act, in, weight));
+      const std::uint64_t T = l.inputShape[0], units = l.wrapped[1].units;
+      const bool sequences = l.wrapped[0].returnSequences;
+      if (sequences) {
+        Stage r{Stage::Gather, sizeOf[sides[1]], sizeOf[sides[1]], {sides[1]}};
+        for (std::uint64_t t = 0; t < T; ++t)
+          for (std::uint64_t u = 0; u < units; ++u) r.source.push_back((T - 1 - t) * units + u);
+        sides[1] = push(r);
+      }
+      Stage m{Stage::Merge, sizeOf[sides[0]], scheduler::elementsOf(l.outputShape), {sides[0], sides[1]}};
+      m.merge = l.mergeMode == "concat" ? "concatenate" : l.mergeMode == "sum" ? "add" : l.mergeMode == "mul" ? "multiply" : "average";
+      if (l.mergeMode == "concat") {
+        m.rows = batch_ * (sequences ? T : 1);
+        m.blocks = {l.wrapped[0].units, units};
+      }
+      act = push(m);
     } else if (l.kind == k::kPRelu) {
       Stage s{Stage::PRelu, in, in, {act}};
       s.alpha = weight++;

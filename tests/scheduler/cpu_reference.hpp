@@ -108,6 +108,9 @@ class CpuReference {
   // Conv2D (the Conv stage's): their stages pushed, `weight` advanced past
   // their weights; returns the output's activation.
   static bool convFamily(const scheduler::LayerSpec& l);
+  // A recurrent layer's stage over activation `act` (`in` elements per
+  // example), its weights from `weight` on (advanced past them).
+  Stage recurrentStage(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in, std::size_t& weight) const;
   std::size_t addConvFamily(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in, std::size_t& weight,
                             const std::function<std::size_t(Stage)>& push);
   // Batch normalization's per-channel batch mean and biased variance of `x` (two passes, double).

@@ -56,6 +56,17 @@ TEST(RecurrentAcceptance, GruBothWaysTrainsAsTheReference) {
     {"type": "dense", "units": 10, "activation": "softmax"}])", {6, 4}, kAdam, 6), "gru.json", kSteps);
 }
 
+// Bidirectional: every step of an LSTM both ways, concatenated; a GRU both
+// ways, its last states averaged; a SimpleRNN's sequences multiplied.
+TEST(RecurrentAcceptance, BidirectionalTrainsAsTheReference) {
+  expectSameTraining(smallJob(R"([
+    {"type": "bidirectional", "layer": {"type": "lstm", "units": 5, "return_sequences": true}, "name": "bi_lstm"},
+    {"type": "bidirectional", "layer": {"type": "simple_rnn", "units": 4, "return_sequences": true}, "merge_mode": "mul",
+     "name": "bi_rnn"},
+    {"type": "bidirectional", "layer": {"type": "gru", "units": 6}, "merge_mode": "ave", "name": "bi_gru"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {5, 3}, kAdam, 7), "bidirectional.json", kSteps);
+}
+
 TEST(RecurrentAcceptance, MixedPrecisionTracksFloat32) {
   expectHalfTracksFloat32(smallJob(R"([
     {"type": "lstm", "units": 6, "name": "lstm"},
@@ -122,6 +133,45 @@ TEST(RecurrentKeras, AKeras2LstmFileTrainsAsTheReference) {
   EXPECT_EQ(w.layers[0].recurrentActivation, scheduler::Activation::HardSigmoid);
   EXPECT_DOUBLE_EQ(w.layers[0].recurrentActivationParams.hardSigmoidSlope, 0.2);  // Keras 2's
   expectSameTraining(j, "keras.json", kSteps);
+}
+
+// Keras 3 writes both layers of a Bidirectional (forward_lstm, backward_lstm).
+TEST(RecurrentKeras, AKeras3BidirectionalReadsBothLayers) {
+  nlohmann::json lstm = kerasLstm({})["config"]["layers"][0]["config"];
+  lstm.erase("batch_input_shape");
+  lstm.erase("implementation");
+  lstm["recurrent_activation"] = "sigmoid";
+  lstm["return_sequences"] = true;
+  nlohmann::json backward = lstm;
+  backward["go_backwards"] = true;
+  backward["name"] = "backward_lstm";
+  lstm["name"] = "forward_lstm";
+  const nlohmann::json bi = {{"module", "keras.layers"}, {"class_name", "Bidirectional"}, {"registered_name", nullptr},
+                             {"config", {{"name", "bidirectional"}, {"trainable", true}, {"merge_mode", "sum"},
+                                         {"layer", {{"module", "keras.layers"}, {"class_name", "LSTM"}, {"config", lstm},
+                                                    {"registered_name", nullptr}}},
+                                         {"backward_layer", {{"module", "keras.layers"}, {"class_name", "LSTM"},
+                                                             {"config", backward}, {"registered_name", nullptr}}}}}};
+  nlohmann::json model = kerasLstm({});
+  model["config"]["layers"] = {{{"class_name", "InputLayer"}, {"config", {{"batch_shape", {nullptr, 6, 4}}, {"name", "in"}}}},
+                               bi, {{"class_name", "Flatten"}, {"config", {{"name", "flatten"}}}},
+                               model["config"]["layers"][1]};
+  model.erase("keras_version");
+  model.erase("backend");
+  const scheduler::KerasModel m = scheduler::parseKerasModel(model, "bi.json");
+  ASSERT_EQ(m.layers[0].kind, "bidirectional");
+  ASSERT_EQ(m.layers[0].wrapped.size(), 2u);
+  EXPECT_FALSE(m.layers[0].wrapped[0].goBackwards);
+  EXPECT_TRUE(m.layers[0].wrapped[1].goBackwards);
+  EXPECT_EQ(m.layers[0].outputShape, (std::vector<std::uint64_t>{6, 6}));
+  backward["go_backwards"] = false;
+  model["config"]["layers"][1]["config"]["backward_layer"]["config"] = backward;
+  try {
+    scheduler::parseKerasModel(model, "bi.json");
+    ADD_FAILURE() << "a backward layer that runs forward was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("backward_layer"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RecurrentKeras, WhatIsNotModelledIsRefusedByKey) {
