@@ -64,14 +64,7 @@ class EmbeddingLayer final : public Layer {
     c.requireNull("lora_rank", "LoRA adapters are extra weights");
     c.ignore({"lora_alpha"});
     c.requireNull("quantization_config", "quantized weights");
-    // Keras 2's input_length: the sequence length, checked against the input by outputShape().
-    if (c.has("input_length") && !c.isNull("input_length")) {
-      const std::int64_t n = c.integer("input_length", 0);
-      if (n <= 0) c.fail("input_length", "expected a positive integer or null, got " + c.at("input_length").dump());
-      spec.targetShape = {n};
-    } else {
-      c.ignore({"input_length"});
-    }
+    readInputLength(c, spec);  // checked against the input by outputShape()
   }
 
   Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {

@@ -86,6 +86,16 @@ void readPenalties(KerasConfig& c, std::initializer_list<const char*> weights) {
   c.regularizer("activity_regularizer");
 }
 
+void readInputLength(KerasConfig& c, LayerSpec& spec) {
+  if (!c.has("input_length")) {
+    c.ignore({"input_length"});  // absent, or null: any length
+    return;
+  }
+  const std::int64_t n = c.integer("input_length", 0);
+  if (n <= 0) c.fail("input_length", "expected a positive integer or null, got " + c.at("input_length").dump());
+  spec.targetShape = {n};
+}
+
 void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
   readActivation(c, spec);
   spec.useBias = c.boolean("use_bias", true);

@@ -40,6 +40,10 @@ void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
 // update: only null is modelled.
 void readPenalties(KerasConfig& c, std::initializer_list<const char*> weights);
 void requireChannelsLast(KerasConfig& c);
+// Keras 1's and 2's input_length of a sequence layer (Embedding, the RNNs):
+// the steps of its input, kept in spec.targetShape ({n}; empty when absent
+// or null) for the layer's outputShape() to check.
+void readInputLength(KerasConfig& c, LayerSpec& spec);
 // The keys BatchNormalization, LayerNormalization and GroupNormalization
 // share: epsilon (> 0, Keras's 1e-3), center and scale (true); from a Keras
 // config also the gamma and beta initializers (Ones, Zeros, or any other

@@ -215,14 +215,7 @@ class RecurrentLayer final : public Layer {
     // The same arithmetic however Keras schedules it (unroll, implementation,
     // use_cudnn), and the seed of the dropouts refused above.
     c.ignore({"unroll", "implementation", "use_cudnn", "seed", "zero_output_for_mask"});
-    // Keras 1's input_length: the steps, checked against the input by outputShape().
-    if (c.has("input_length")) {
-      const std::int64_t n = c.integer("input_length", 0);
-      if (n <= 0) c.fail("input_length", "expected a positive integer or null, got " + c.at("input_length").dump());
-      spec.targetShape = {n};
-    } else {
-      c.ignore({"input_length"});
-    }
+    readInputLength(c, spec);  // checked against the input by outputShape()
   }
 
   Shape outputShape(LayerSpec& spec, const std::vector<Shape>& in, const LayerFail& fail) const override {

@@ -191,7 +191,8 @@ struct LayerSpec {
   // embedding: the vocabulary (Keras's input_dim: the table's rows; token
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;
-  // reshape: the per-example target shape (a -1 is resolved by shape inference).
+  // reshape: the per-example target shape (a -1 is resolved by shape inference);
+  // embedding and the recurrent layers: {Keras's input_length}, checked against the input.
   std::vector<std::int64_t> targetShape;
   // dropout: the fraction of inputs zeroed in training; masks are drawn on
   // the device from `seed` (the workload seed when the layer gives none), the
