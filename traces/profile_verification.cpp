@@ -3,6 +3,7 @@
 #include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/profile_reader.hpp"
+#include "traces/profile_rules.hpp"
 
 #include <nlohmann/json.hpp>
 #include <filesystem>
@@ -142,6 +143,7 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
   }
   checkCounterSummaries(db, path);
   checkTrackReferences(db, path);
+  checkColumnRules(db, path);
 }
 
 void verifyProfileFile(const std::string& path) {
