@@ -11,10 +11,18 @@
 #include "scheduler/graph/schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace ipusim::scheduler {
 namespace {
+
+// An estimate's bytes as a reported count (saturated: an estimate of a model
+// allowed out of memory may pass 64 bits).
+std::uint64_t modelBytes(long double bytes) {
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  return bytes >= (long double)kMax ? kMax : std::uint64_t(bytes + 0.5L);
+}
 
 ir::Id addStream(ir::Executable& exe, const std::string& name, ir::StreamDirection dir, ir::DType type,
                  std::uint64_t elements, std::uint32_t depth) {
@@ -148,7 +156,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     for (const LayerSpec& layer : w.layers) tileBaseOfLayer[layer.name] = layer.shard * target.tile.tilesPerIpu;
   // Decided from the layer shapes before a single weight is drawn: a model
   // too big for the chip fails here, in milliseconds.
-  checkModelFits(w, replicaTarget, tiles);
+  const ModelMemoryEstimate memoryEstimate = estimateModelMemory(w, tiles);
+  checkModelFits(w, replicaTarget, memoryEstimate);
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
@@ -299,6 +308,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.lossTensor = step.loss;
   c.weightTensors = step.weightTensors;
   c.report.schedule = schedule.algorithm;
+  c.report.estimatedModelBytes = modelBytes(memoryEstimate.totalBytes);
+  c.report.estimatedModelBytesPerTile = modelBytes(memoryEstimate.bytesPerTile());
   c.report.peakLivenessBytes = schedule.peakLivenessBytes;
   c.report.tilesUsed = mem.tilesUsed;
   c.report.maxTileBytes = mem.maxTileBytes;

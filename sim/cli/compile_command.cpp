@@ -105,6 +105,8 @@ int compileWorkload(const CompileArgs& args) {
                                 {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
                                 {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
                                 {"tiles_used", r.tilesUsed}, {"max_tile_bytes", r.maxTileBytes},
+                                {"memory_estimate_bytes", r.estimatedModelBytes},
+                                {"memory_estimate_bytes_per_tile", r.estimatedModelBytesPerTile},
                                 {"tile_capacity_bytes", target.tile.memoryBytes},
                                 {"tiles_over_capacity", r.tilesOverCapacity},
                                 {"estimated_step_cycles", r.estimatedStepCycles},

@@ -552,5 +552,26 @@ TEST(BoundedMemory, RunJsonReportsPeakResidentMemory) {
   EXPECT_LT(rss, 8ull << 30);
 }
 
+// The up-front estimate (scheduler/models/memory_estimate.hpp) beside the peak
+// RSS: the one the compiler checked before building anything, as `compile` gives it.
+TEST(BoundedMemory, RunJsonReportsTheMemoryEstimateMadeBeforeTheRun) {
+  const auto r = runCommand("{ " + ipusimBinary() + " run " + quote(kWorkload) +
+                            " --synthetic-data --steps 10 --json 2>/dev/null; }");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const nlohmann::json run = nlohmann::json::parse(r.output);
+  const auto bytes = run.at("memory_estimate_bytes").get<std::uint64_t>();
+  const auto perTile = run.at("memory_estimate_bytes_per_tile").get<std::uint64_t>();
+  // The tutorial's MLP (784-128-10, SGD, batch 32): float weights, the largest
+  // weight gradient, the images and labels streams at least.
+  const std::uint64_t weights = 4 * (784 * 128 + 128 + 128 * 10 + 10), gradient = 4 * 784 * 128;
+  EXPECT_GE(bytes, weights + gradient + 4 * 32 * 784 + 4 * 32);
+  EXPECT_LT(bytes, 4 * (weights + gradient));
+  EXPECT_EQ(perTile, (bytes + 1472 / 2) / 1472);  // spread over every tile of the IPU
+  EXPECT_LE(perTile, run.at("max_tile_bytes").get<std::uint64_t>());  // a lower bound of the fullest tile
+  const auto c = runCommand(ipusimBinary() + " compile " + quote(kWorkload) + " --json 2>/dev/null");
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  EXPECT_EQ(nlohmann::json::parse(c.output).at("memory_estimate_bytes"), run.at("memory_estimate_bytes"));
+}
+
 }  // namespace
 }  // namespace ipusim::test
