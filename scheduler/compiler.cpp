@@ -4,6 +4,7 @@
 #include "scheduler/models/layer_shapes.hpp"
 #include "scheduler/lowering/lowering.hpp"
 #include "scheduler/models/memory_estimate.hpp"
+#include "scheduler/models/workload_limits.hpp"
 #include "scheduler/planning/memory_plan.hpp"
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/multi_ipu/pipelining.hpp"
@@ -16,6 +17,12 @@
 
 namespace ipusim::scheduler {
 namespace {
+
+std::uint64_t vertexCount(const ir::Executable& exe) {
+  std::uint64_t vertices = 0;
+  for (const ir::ComputeSet& cs : exe.computeSets) vertices += cs.vertices.size();
+  return vertices;
+}
 
 // An estimate's bytes as a reported count (saturated: an estimate of a model
 // allowed out of memory may pass 64 bits).
@@ -218,6 +225,9 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.labelsStream = c.labelsStream;
     parts.lossStream = c.lossStream;
     parts.outfeedEachMiniBatch = !lossLast;
+    // Every mini-batch in flight gets its own copy of the step's compute sets.
+    checkLayoutVertices("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
+                        "mini-batches", vertexCount(exe), " mini-batches per weight update");
     const PipelinedProgram pipeline =
         buildPipeline(exe, planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation), parts);
     // The N mini-batches, then the update on their summed gradients.
@@ -289,12 +299,16 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
+    // As replicate() decides it (an odd tile count is laid out in full).
+    const bool mirror = w.mirrorReplicas && !pipelined && tiles % 2 == 0;
+    if (!mirror)  // every replica laid out in full
+      checkLayoutVertices("workload '" + w.name + "': ipu.num_ipus", replicas, "replicas", vertexCount(exe),
+                          " replicas, or --synthetic-data (timing only: identical replicas are laid out once)");
     // The update ops' programs are the ones apply_gradients runs, pipelined
     // or not (side by side, they are the children of one Sequence running
     // its IPUs apart). Mirroring one replica (timing-only) is not checked
     // against pipelined programs yet: they are laid out in full.
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts,
-                                       w.mirrorReplicas && !pipelined);
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror);
     auto& children = exe.programs[updatesParent].children;
     // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
     auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
