@@ -300,14 +300,15 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   if (replicas > 1) {
     progress("replicating");
     // As replicate() decides it (an odd tile count is laid out in full).
-    const bool mirror = w.mirrorReplicas && !pipelined && tiles % 2 == 0;
+    const bool mirror = w.mirrorReplicas && tiles % 2 == 0;
     if (!mirror)  // every replica laid out in full
       checkLayoutVertices("workload '" + w.name + "': ipu.num_ipus", replicas, "replicas", vertexCount(exe),
                           " replicas, or --synthetic-data (timing only: identical replicas are laid out once)");
     // The update ops' programs are the ones apply_gradients runs, pipelined
     // or not (side by side, they are the children of one Sequence running
-    // its IPUs apart). Mirroring one replica (timing-only) is not checked
-    // against pipelined programs yet: they are laid out in full.
+    // its IPUs apart). Timing-only, pipelined replicas are mirrored as plain
+    // ones are (tests/e2e/test_replica_mirror_profile.cpp: the same profile
+    // as the full layout).
     const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror);
     auto& children = exe.programs[updatesParent].children;
     // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
