@@ -65,7 +65,11 @@ int compileWorkload(const CompileArgs& args) {
       scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
   const double seconds = since();
   if (output) {
-    output->stream() << ir::toJson(c.exe).dump(1) << '\n';
+    try {
+      ir::writeJson(c.exe, output->stream());  // bounded, element by element (model/ir/executable.hpp)
+    } catch (const std::length_error& e) {
+      throw std::invalid_argument(args.output + ": " + e.what());  // the OutputFile leaves nothing
+    }
     output->commit();
   }
   const scheduler::CompileReport& r = c.report;
