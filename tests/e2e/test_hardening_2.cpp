@@ -453,6 +453,27 @@ std::string headless(const std::string& command) { return "xvfb-run -a -s '-scre
 
 bool canRunViewer() { return fs::exists(kViewer) && runCommand("command -v xvfb-run").exitCode == 0; }
 
+// Under a small address space the viewer's allocations fail while it opens a
+// profile (before any window: no display needed): said as out of memory, as
+// `ipusim` says it, never as "std::bad_alloc". The limits span where the
+// failure moves from SQLite's own allocations to the viewer's.
+TEST(ViewerFiles, RunningOutOfMemoryIsSaidInWords) {
+  if (kSanitizedBuild) GTEST_SKIP() << "a sanitized binary cannot run under ulimit -v";
+  if (!fs::exists(kViewer)) GTEST_SKIP() << "ipusim-view is missing";
+  ScratchDir dir("viewer-oom");
+  const fs::path profile = writeProfile(dir.path() / "reports");
+  int inWords = 0;
+  for (int kib = 26000; kib <= 44000; kib += 2000) {
+    const auto r = runCommand("ulimit -v " + std::to_string(kib) + "; env -u DISPLAY timeout 60 " + kViewer + " " +
+                              quote(profile.string()) + " --screenshot " + quote((dir.path() / "s.png").string()));
+    EXPECT_LT(r.exitCode, 128) << kib << " KiB: " << r.output;
+    EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << kib << " KiB: " << r.output;
+    inWords += r.output.find("out of memory") != std::string::npos;
+  }
+  EXPECT_GT(inWords, 0);
+  expectNoLitter(dir.path());
+}
+
 TEST(ViewerFiles, FifosAreRefusedAndWalProfilesOpenWithoutLeavingFiles) {
   if (!canRunViewer()) GTEST_SKIP() << "ipusim-view or xvfb-run is missing";
   ScratchDir dir("viewer-files");
