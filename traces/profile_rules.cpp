@@ -124,8 +124,10 @@ std::string describeExpectation(const ColumnRule& rule, std::int64_t minColumnVa
 }
 
 std::string describeExpectation(const MetaRule& rule) {
-  std::string text = std::string(rule.kind == MetaRule::Kind::Integer ? "an integer" : "a number") + " from " +
-                     bound(rule.min) + " to " + bound(rule.max);
+  const bool integer = rule.kind == MetaRule::Kind::Integer;
+  std::string text = std::string(integer ? "an integer" : "a number") + " from " +
+                     (integer ? std::to_string(std::uint64_t(rule.min)) : bound(rule.min)) + " to " +
+                     (integer ? std::to_string(std::uint64_t(rule.max)) : bound(rule.max));
   return rule.note.empty() ? text : text + " (" + rule.note + ")";
 }
 
@@ -148,11 +150,11 @@ double checkMetaValue(const std::string& file, const MetaRule& rule, const std::
   double value = 0;
   bool ok = false;
   if (rule.kind == MetaRule::Kind::Integer) {
-    if (isDecimalInteger(text)) {
+    if (isDecimalInteger(text)) {  // compared as integers: a double would round 2^62 + 1 to 2^62
       errno = 0;
       const unsigned long long parsed = std::strtoull(text.c_str(), nullptr, 10);
       value = double(parsed);
-      ok = errno != ERANGE && value >= rule.min && value <= rule.max;
+      ok = errno != ERANGE && parsed >= std::uint64_t(rule.min) && parsed <= std::uint64_t(rule.max);
     }
   } else if (isDecimalNumber(text)) {
     value = std::strtod(text.c_str(), nullptr);

@@ -118,8 +118,10 @@ def _bound(value):
 
 
 def describe_meta_expectation(rule):
-    text = f"{'an integer' if rule['kind'] == 'integer' else 'a number'} from {_bound(rule['min'])} to " \
-           f"{_bound(rule['max'])}"
+    if rule["kind"] == "integer":
+        text = f"an integer from {int(rule['min'])} to {int(rule['max'])}"
+    else:
+        text = f"a number from {_bound(rule['min'])} to {_bound(rule['max'])}"
     return f"{text} ({rule['note']})" if rule.get("note") else text
 
 
