@@ -12,6 +12,7 @@
 #include <vector>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace ipusim::traces {
 
@@ -59,6 +60,11 @@ const std::vector<std::string>& rowKeyColumns(const std::string& table);
 // structs' convention).
 void requireValue(const std::string& file, const ColumnRule& rule, const std::string& rowKey, std::int64_t value,
                   std::int64_t minColumnValue = 0);
+
+// A value of column `i` of a row as messages show it (the Python reader's
+// rules.describe_value): an integer, a REAL as %.17g, text 'abc' (40
+// characters at most), a blob of N bytes, NULL.
+std::string describeSqliteValue(sqlite3_stmt* statement, int i);
 
 // Check 6: every value of every rule's column in an open profile, one scan
 // per table (a table the profile lacks is skipped). Throws ProfileError as

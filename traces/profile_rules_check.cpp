@@ -36,8 +36,9 @@ std::string condition(const ColumnRule& rule) {
   return rule.nullable ? "(" + c + " IS NULL OR " + sql + ")" : sql;
 }
 
-// A value as a message shows it (the Python reader's words, rules.py describe_value).
-std::string describeValue(sqlite3_stmt* s, int i) {
+}  // namespace
+
+std::string describeSqliteValue(sqlite3_stmt* s, int i) {
   switch (sqlite3_column_type(s, i)) {
     case SQLITE_NULL: return "NULL";
     case SQLITE_INTEGER: return std::to_string(sqlite3_column_int64(s, i));
@@ -55,6 +56,10 @@ std::string describeValue(sqlite3_stmt* s, int i) {
     }
   }
 }
+
+namespace {
+
+std::string describeValue(sqlite3_stmt* s, int i) { return describeSqliteValue(s, i); }
 
 bool hasTable(sqlite3* db, const std::string& table, const std::string& path) {
   Statement probe(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", path);

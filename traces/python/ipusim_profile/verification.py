@@ -10,7 +10,7 @@ import struct
 import urllib.parse
 
 from .errors import ProfileError
-from .rules import META_RULES, check_column_rules, check_meta_value
+from .rules import META_RULES, check_column_rules, check_meta_value, describe_value
 
 # The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
 SUPPORTED_SCHEMA_VERSION = 4
@@ -200,6 +200,9 @@ def _check_track_references(db, path, tables):
             continue  # a profile of an older schema version, written without it
         track = db.execute(f"SELECT min(track_id) FROM {table}").fetchone()[0]
         while track is not None:
+            if not isinstance(track, int):  # as the C++ reader words it (a REAL would be read as another id)
+                raise ProfileError(f"{path}: damaged profile: {table}.track_id is {describe_value(track)}; expected "
+                                   "an integer (a track id)")
             if db.execute("SELECT count(*) FROM tracks WHERE id = ?", (track,)).fetchone()[0] == 0:
                 raise ProfileError(f"{path}: damaged profile: table {table} has rows of track_id {track}, which "
                                    "names no track")
