@@ -4,6 +4,7 @@
 #include "scheduler/models/layer_shapes.hpp"
 #include "scheduler/lowering/lowering.hpp"
 #include "scheduler/models/memory_estimate.hpp"
+#include "scheduler/models/workload_limits.hpp"
 #include "scheduler/planning/memory_plan.hpp"
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/multi_ipu/pipelining.hpp"
@@ -11,10 +12,24 @@
 #include "scheduler/graph/schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace ipusim::scheduler {
 namespace {
+
+std::uint64_t vertexCount(const ir::Executable& exe) {
+  std::uint64_t vertices = 0;
+  for (const ir::ComputeSet& cs : exe.computeSets) vertices += cs.vertices.size();
+  return vertices;
+}
+
+// An estimate's bytes as a reported count (saturated: an estimate of a model
+// allowed out of memory may pass 64 bits).
+std::uint64_t modelBytes(long double bytes) {
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  return bytes >= (long double)kMax ? kMax : std::uint64_t(bytes + 0.5L);
+}
 
 ir::Id addStream(ir::Executable& exe, const std::string& name, ir::StreamDirection dir, ir::DType type,
                  std::uint64_t elements, std::uint32_t depth) {
@@ -148,7 +163,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     for (const LayerSpec& layer : w.layers) tileBaseOfLayer[layer.name] = layer.shard * target.tile.tilesPerIpu;
   // Decided from the layer shapes before a single weight is drawn: a model
   // too big for the chip fails here, in milliseconds.
-  checkModelFits(w, replicaTarget, tiles);
+  const ModelMemoryEstimate memoryEstimate = estimateModelMemory(w, tiles);
+  checkModelFits(w, replicaTarget, memoryEstimate);
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
@@ -210,6 +226,9 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.labelsStream = c.labelsStream;
     parts.lossStream = c.lossStream;
     parts.outfeedEachMiniBatch = !lossLast;
+    // Every mini-batch in flight gets its own copy of the step's compute sets.
+    checkLayoutVertices("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
+                        "mini-batches", vertexCount(exe), " mini-batches per weight update");
     const PipelinedProgram pipeline =
         buildPipeline(exe, planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation), parts);
     // The N mini-batches, then the update on their summed gradients.
@@ -281,12 +300,17 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
   if (replicas > 1) {
     progress("replicating");
+    // As replicate() decides it (an odd tile count is laid out in full).
+    const bool mirror = w.mirrorReplicas && tiles % 2 == 0;
+    if (!mirror)  // every replica laid out in full
+      checkLayoutVertices("workload '" + w.name + "': ipu.num_ipus", replicas, "replicas", vertexCount(exe),
+                          " replicas, or --synthetic-data (timing only: identical replicas are laid out once)");
     // The update ops' programs are the ones apply_gradients runs, pipelined
     // or not (side by side, they are the children of one Sequence running
-    // its IPUs apart). Mirroring one replica (timing-only) is not checked
-    // against pipelined programs yet: they are laid out in full.
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts,
-                                       w.mirrorReplicas && !pipelined);
+    // its IPUs apart). Timing-only, pipelined replicas are mirrored as plain
+    // ones are (tests/e2e/test_replica_mirror_profile.cpp: the same profile
+    // as the full layout).
+    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror);
     auto& children = exe.programs[updatesParent].children;
     // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
     auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
@@ -300,6 +324,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.lossTensor = step.loss;
   c.weightTensors = step.weightTensors;
   c.report.schedule = schedule.algorithm;
+  c.report.estimatedModelBytes = modelBytes(memoryEstimate.totalBytes);
+  c.report.estimatedModelBytesPerTile = modelBytes(memoryEstimate.bytesPerTile());
   c.report.peakLivenessBytes = schedule.peakLivenessBytes;
   c.report.tilesUsed = mem.tilesUsed;
   c.report.maxTileBytes = mem.maxTileBytes;

@@ -27,6 +27,11 @@ struct CompileReport {
   std::string schedule;                // the algorithm used (choose_best names its pick)
   std::uint32_t tilesUsed = 0;
   std::uint64_t peakLivenessBytes = 0; // of the op schedule (not-always-live values)
+  // The up-front estimate of one replica's device memory, made from the layer
+  // shapes before the op graph is built (scheduler/models/memory_estimate.hpp;
+  // a lower bound), in all and per tile; saturated at 2^64 - 1.
+  std::uint64_t estimatedModelBytes = 0;
+  std::uint64_t estimatedModelBytesPerTile = 0;
   std::uint64_t maxTileBytes = 0;
   double meanTileBytes = 0;            // over the tiles used
   std::uint64_t estimatedStepCycles = 0;  // one step's compute, exchange and syncs (no host transfers)

@@ -5,6 +5,7 @@
 #include "traces/internal/little_endian_blobs.hpp"
 #include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/internal/sqlite_statement.hpp"
+#include "traces/profile_rules.hpp"
 #include "traces/profile_verification.hpp"
 
 #include <sqlite3.h>
@@ -28,23 +29,23 @@ constexpr const char* kReportFileName = "profile.pop";
 constexpr const char* kSliceColumns =
     "id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes";
 
-// Values a damaged or hostile file may hold are refused where they are read,
-// so that no analysis loops over 2e9 IPUs or overflows a sum of durations.
-constexpr std::int64_t kMaxIpuIndex = 65535;           // far above any IPU system
-constexpr std::int64_t kMaxTimeOrSize = 1ll << 62;      // cycles or bytes: sums of a few stay in int64
+// Values a damaged or hostile file may hold are refused where they are read
+// too (check 6 runs on open, but a reader that defers it, the viewer, reads
+// rows before it ends), so that no analysis loops over 2e9 IPUs or
+// overflows a sum of durations. The bounds are profile_rules.json's.
+std::string idKey(std::int64_t id) { return "id = " + std::to_string(id); }
 
-void requireInRange(const std::string& file, const char* table, std::int64_t id, const char* column,
-                    std::int64_t value, std::int64_t low, std::int64_t high) {
-  if (value < low || value > high)
-    throw ProfileError(file + ": damaged profile: " + table + " row " + std::to_string(id) + " has " + column +
-                       " = " + std::to_string(value) + "; expected " + std::to_string(low) + ".." +
-                       std::to_string(high));
+std::string key(const char* a, std::int64_t x, const char* b, std::int64_t y) {
+  return std::string(a) + " = " + std::to_string(x) + ", " + b + " = " + std::to_string(y);
 }
 
 void checkSlice(const std::string& file, const SliceRow& row) {
-  requireInRange(file, "slices", row.id, "ts", row.ts, 0, kMaxTimeOrSize);
-  requireInRange(file, "slices", row.id, "dur", row.dur, 0, kMaxTimeOrSize);
-  requireInRange(file, "slices", row.id, "bytes", row.bytes, -1, kMaxTimeOrSize);
+  static const ColumnRule& ts = columnRule("slices", "ts");
+  static const ColumnRule& dur = columnRule("slices", "dur");
+  static const ColumnRule& bytes = columnRule("slices", "bytes");
+  requireValue(file, ts, idKey(row.id), row.ts);
+  requireValue(file, dur, idKey(row.id), row.dur);
+  requireValue(file, bytes, idKey(row.id), row.bytes);
 }
 
 SliceRow readSlice(const Statement& s) {
@@ -191,6 +192,12 @@ void ProfileReader::Impl::checkIsCompleteProfile() {
   if (!complete)
     throw ProfileError(path + ": incomplete profile (meta has no complete=1): the run that "
                        "wrote it did not finish");
+  // The meta keys the analyses read, against profile_rules.json (check 2).
+  for (const MetaRule& rule : metaRules()) {
+    value.reset();
+    value.bindText(1, rule.key);
+    if (value.step()) checkMetaValue(path, rule, value.columnText(0));
+  }
 }
 
 void ProfileReader::Impl::loadTrackStats() {
@@ -272,9 +279,12 @@ std::vector<RunRow> ProfileReader::runs() const {
     row.endCycle = s.columnInt(4);
     row.steps = s.columnInt(5);
     row.captured = s.columnInt(6) != 0;
-    requireInRange(impl_->path, "runs", row.id, "start_cycle", row.startCycle, 0, kMaxTimeOrSize);
-    requireInRange(impl_->path, "runs", row.id, "end_cycle", row.endCycle, row.startCycle, kMaxTimeOrSize);
-    requireInRange(impl_->path, "runs", row.id, "steps", row.steps, 0, kMaxTimeOrSize);
+    static const ColumnRule& start = columnRule("runs", "start_cycle");
+    static const ColumnRule& end = columnRule("runs", "end_cycle");
+    static const ColumnRule& steps = columnRule("runs", "steps");
+    requireValue(impl_->path, start, idKey(row.id), row.startCycle);
+    requireValue(impl_->path, end, idKey(row.id), row.endCycle, row.startCycle);
+    requireValue(impl_->path, steps, idKey(row.id), row.steps);
     result.push_back(std::move(row));
   }
   return result;
@@ -293,8 +303,10 @@ std::vector<TrackRow> ProfileReader::tracks() const {
     row.ipu = s.columnOptionalInt(4);
     row.tile = s.columnOptionalInt(5);
     row.sortOrder = s.columnInt(6);
-    requireInRange(impl_->path, "tracks", row.id, "ipu", row.ipu, -1, kMaxIpuIndex);
-    requireInRange(impl_->path, "tracks", row.id, "tile", row.tile, -1, std::numeric_limits<std::uint32_t>::max());
+    static const ColumnRule& ipu = columnRule("tracks", "ipu");
+    static const ColumnRule& tile = columnRule("tracks", "tile");
+    requireValue(impl_->path, ipu, idKey(row.id), row.ipu);
+    requireValue(impl_->path, tile, idKey(row.id), row.tile);
     result.push_back(std::move(row));
   }
   return result;
@@ -363,9 +375,13 @@ std::vector<TileMemoryRow> ProfileReader::tileMemory() const {
     row.category = s.columnText(2);
     row.alwaysLive = s.columnInt(3) != 0;
     row.bytes = s.columnInt(4);
-    requireInRange(impl_->path, "tile_memory", row.tile, "ipu", row.ipu, 0, kMaxIpuIndex);
-    requireInRange(impl_->path, "tile_memory", row.tile, "tile", row.tile, 0, std::numeric_limits<std::uint32_t>::max());
-    requireInRange(impl_->path, "tile_memory", row.tile, "bytes", row.bytes, 0, 1ll << 40);
+    static const ColumnRule& ipu = columnRule("tile_memory", "ipu");
+    static const ColumnRule& tile = columnRule("tile_memory", "tile");
+    static const ColumnRule& bytes = columnRule("tile_memory", "bytes");
+    const std::string where = key("ipu", row.ipu, "tile", row.tile) + ", category = '" + row.category + "'";
+    requireValue(impl_->path, ipu, where, row.ipu);
+    requireValue(impl_->path, tile, where, row.tile);
+    requireValue(impl_->path, bytes, where, row.bytes);
     result.push_back(std::move(row));
   }
   return result;
@@ -384,9 +400,13 @@ std::vector<ProgramWorkRow> ProfileReader::programWork() const {
   while (s.step()) {
     result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3)});
     const ProgramWorkRow& row = result.back();
-    requireInRange(impl_->path, "program_work", row.programId, "flops", row.flops, 0, kMaxTimeOrSize);
-    requireInRange(impl_->path, "program_work", row.programId, "vertices", row.vertices, 0, kMaxTimeOrSize);
-    requireInRange(impl_->path, "program_work", row.programId, "tiles", row.tiles, 0, std::numeric_limits<std::uint32_t>::max());
+    static const ColumnRule& flops = columnRule("program_work", "flops");
+    static const ColumnRule& vertices = columnRule("program_work", "vertices");
+    static const ColumnRule& tiles = columnRule("program_work", "tiles");
+    const std::string where = "program_id = " + std::to_string(row.programId);
+    requireValue(impl_->path, flops, where, row.flops);
+    requireValue(impl_->path, vertices, where, row.vertices);
+    requireValue(impl_->path, tiles, where, row.tiles);
   }
   return result;
 }
@@ -406,8 +426,10 @@ std::vector<TensorRow> ProfileReader::tensors() const {
     row.tiles = s.columnInt(5);
     row.layer = s.columnText(6);
     row.op = s.columnText(7);
-    requireInRange(impl_->path, "tensors", row.id, "bytes", row.bytes, 0, kMaxTimeOrSize);
-    requireInRange(impl_->path, "tensors", row.id, "tiles", row.tiles, 0, std::numeric_limits<std::uint32_t>::max());
+    static const ColumnRule& bytes = columnRule("tensors", "bytes");
+    static const ColumnRule& tiles = columnRule("tensors", "tiles");
+    requireValue(impl_->path, bytes, idKey(row.id), row.bytes);
+    requireValue(impl_->path, tiles, idKey(row.id), row.tiles);
     result.push_back(std::move(row));
   }
   return result;
@@ -442,12 +464,13 @@ std::vector<TileMemoryPeakRow> ProfileReader::tileMemoryPeaks() const {
   while (s.step()) {
     result.push_back({s.columnInt(0), s.columnInt(1), s.columnInt(2), s.columnInt(3), s.columnInt(4)});
     const TileMemoryPeakRow& row = result.back();
-    requireInRange(impl_->path, "tile_memory_peak", row.tile, "ipu", row.ipu, 0, kMaxIpuIndex);
-    requireInRange(impl_->path, "tile_memory_peak", row.tile, "tile", row.tile, 0, std::numeric_limits<std::uint32_t>::max());
-    requireInRange(impl_->path, "tile_memory_peak", row.tile, "peak_bytes", row.peakBytes, 0, 1ll << 40);
-    requireInRange(impl_->path, "tile_memory_peak", row.tile, "always_live_bytes", row.alwaysLiveBytes, 0, 1ll << 40);
-    requireInRange(impl_->path, "tile_memory_peak", row.tile, "not_always_live_peak_bytes", row.notAlwaysLivePeakBytes,
-                   0, 1ll << 40);
+    const std::string where = key("ipu", row.ipu, "tile", row.tile);
+    for (const auto& [column, value] : {std::pair<const char*, std::int64_t>{"ipu", row.ipu},
+                                        {"tile", row.tile},
+                                        {"peak_bytes", row.peakBytes},
+                                        {"always_live_bytes", row.alwaysLiveBytes},
+                                        {"not_always_live_peak_bytes", row.notAlwaysLivePeakBytes}})
+      requireValue(impl_->path, columnRule("tile_memory_peak", column), where, value);
   }
   return result;
 }
@@ -462,7 +485,8 @@ std::vector<CounterRow> ProfileReader::counters(std::int64_t trackId) const {
     const std::int64_t ts = s.columnInt(1);
     result.push_back(
         CounterRow{s.columnInt(0), ts, counterValue(s.get(), 2, impl_->path, trackId, ts), s.columnInt(3), s.columnInt(4)});
-    requireInRange(impl_->path, "counters", result.back().trackId, "ts", result.back().ts, 0, kMaxTimeOrSize);
+    static const ColumnRule& tsRule = columnRule("counters", "ts");
+    requireValue(impl_->path, tsRule, key("track_id", trackId, "ts", ts), ts);
   }
   return result;
 }

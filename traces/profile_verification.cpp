@@ -3,6 +3,7 @@
 #include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/sqlite_statement.hpp"
 #include "traces/profile_reader.hpp"
+#include "traces/profile_rules.hpp"
 
 #include <nlohmann/json.hpp>
 #include <filesystem>
@@ -71,12 +72,21 @@ void checkCounterSummaries(sqlite3* db, const std::string& path) {
 // them track by track, so a row whose track_id names no track would be
 // dropped from every figure without a word. The distinct track ids are
 // visited through the (track_id, ts) indexes, one seek each.
+// A track_id that is not an INTEGER (a REAL 1.5, a text) would be read as
+// another number and loop forever: refused as check 6 words it.
+void requireIntegerTrackId(const Statement& s, const std::string& path, const char* table) {
+  if (sqlite3_column_type(s.get(), 0) == SQLITE_INTEGER) return;
+  throw ProfileError(path + ": damaged profile: " + table + ".track_id is " + describeSqliteValue(s.get(), 0) +
+                     "; expected an integer (a track id)");
+}
+
 void checkTrackReferences(sqlite3* db, const std::string& path) {
   Statement track(db, "SELECT count(*) FROM tracks WHERE id = ?1", path);
   for (const char* table : {"slices", "counters"}) {
     Statement next(db, std::string("SELECT min(track_id) FROM ") + table + " WHERE track_id > ?1", path);
     Statement first(db, std::string("SELECT min(track_id) FROM ") + table, path);
     if (!first.step() || first.columnIsNull(0)) continue;
+    requireIntegerTrackId(first, path, table);
     for (std::int64_t id = first.columnInt(0);;) {
       track.reset();
       track.bindInt(1, id);
@@ -86,6 +96,7 @@ void checkTrackReferences(sqlite3* db, const std::string& path) {
       next.reset();
       next.bindInt(1, id);
       if (!next.step() || next.columnIsNull(0)) break;
+      requireIntegerTrackId(next, path, table);
       id = next.columnInt(0);
     }
   }
@@ -142,6 +153,7 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
   }
   checkCounterSummaries(db, path);
   checkTrackReferences(db, path);
+  checkColumnRules(db, path);
 }
 
 void verifyProfileFile(const std::string& path) {

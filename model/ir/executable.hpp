@@ -11,6 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <ostream>
+#include <string>
+
 namespace ipusim::ir {
 
 struct EntryPoint {
@@ -69,5 +73,22 @@ nlohmann::json toJson(const Executable& exe);
 Executable fromJson(const nlohmann::json& j);
 Executable loadExecutable(const std::string& path);               // errors name the file
 void saveExecutable(const Executable& exe, const std::string& path);
+
+// The largest serialized graph loadExecutable reads, and so the largest any
+// writer of one writes (design choice: 1 GiB, thousands of times the bundled
+// graphs, so that a wrong path to a huge file is refused before it is read).
+inline constexpr std::uint64_t kMaxExecutableFileBytes = 1ull << 30;
+
+// The same JSON as toJson, written element by element (one tensor, compute
+// set or program in memory at a time, compact, one element a line): host
+// memory stays that of the largest element, not of the whole document.
+// Checked before anything is written, a lower bound of the text's size
+// (jsonBytesLowerBound, from the executable's counts of vertices, fields,
+// tensor intervals and copy regions) against `maxBytes`, and while writing
+// the bytes written: over it, std::length_error("the serialized graph ...
+// takes more than N bytes ...") and the caller discards the partial output
+// (OutputFile, saveExecutable's temporary file).
+void writeJson(const Executable& exe, std::ostream& out, std::uint64_t maxBytes = kMaxExecutableFileBytes);
+std::uint64_t jsonBytesLowerBound(const Executable& exe);
 
 }  // namespace ipusim::ir

@@ -14,9 +14,6 @@
 namespace ipusim::ir {
 
 Executable loadExecutable(const std::string& path) {
-  // Design choice: 1 GiB, thousands of times the bundled graphs, so that a
-  // wrong path to a huge file is refused before it is read.
-  constexpr std::uint64_t kMaxExecutableFileBytes = 1ull << 30;
   const std::string text = util::readInputFile(path, "serialized graph", kMaxExecutableFileBytes);
   util::checkJsonNesting(text, "executable '" + path + "'");
   nlohmann::json j;
@@ -42,7 +39,13 @@ void saveExecutable(const Executable& exe, const std::string& path) {
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw std::invalid_argument("cannot write executable '" + path + "': " + std::strerror(errno));
-    out << toJson(exe).dump(1) << '\n';
+    try {
+      writeJson(exe, out);  // at most kMaxExecutableFileBytes, element by element
+    } catch (const std::length_error& e) {
+      out.close();
+      std::remove(temporary.c_str());
+      throw std::invalid_argument("cannot write executable '" + path + "': " + e.what());
+    }
     out.flush();
     if (!out) {
       std::remove(temporary.c_str());

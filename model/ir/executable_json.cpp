@@ -414,6 +414,74 @@ json toJson(const Executable& exe) {
   return j;
 }
 
+namespace {
+
+// Counts the bytes written and refuses to pass `limit` (writeJson).
+class BoundedWriter {
+ public:
+  BoundedWriter(std::ostream& out, std::uint64_t limit, const Executable& exe) : out_(out), limit_(limit), exe_(exe) {}
+  void write(const std::string& text, const char* where) {
+    written_ += text.size();
+    if (written_ > limit_)
+      throw std::length_error("the serialized graph of '" + exe_.name + "' takes more than " + std::to_string(limit_) +
+                              " bytes (the most `ipusim run --graph` reads, model/ir/executable.hpp), passed while " +
+                              "writing its " + where + ": it is not written; compile a smaller model or replicate it " +
+                              "(ipu.num_ipus: one replica is serialized)");
+    out_ << text;
+  }
+
+ private:
+  std::ostream& out_;
+  std::uint64_t limit_, written_ = 0;
+  const Executable& exe_;
+};
+
+template <typename Item, typename ToJson>
+void writeArray(BoundedWriter& w, const char* key, const std::vector<Item>& items, ToJson toJson, bool last = false) {
+  w.write(std::string("\"") + key + "\":[", key);
+  for (std::size_t i = 0; i < items.size(); ++i) w.write((i ? ",\n" : "\n") + toJson(items[i]).dump(), key);
+  w.write(last ? "\n]" : "\n],\n", key);
+}
+
+}  // namespace
+
+std::uint64_t jsonBytesLowerBound(const Executable& exe) {
+  // The shortest text of each element toJson writes: {"tile":0,"begin":0,"end":1} is 28 bytes,
+  // {"name":"","tensor":0,"begin":0,"end":1} 40, {"codelet":"","tile":0,"fields":[]} 35, a copy
+  // region's {"src":{...},"dst":{...}} 2 x 30 + 16.
+  std::uint64_t bytes = 0;
+  for (const auto& t : exe.tensors) bytes += 28 * std::uint64_t(t.mapping.size());
+  for (const auto& cs : exe.computeSets)
+    for (const auto& v : cs.vertices) bytes += 35 + 40 * std::uint64_t(v.fields.size());
+  for (const auto& p : exe.programs) bytes += 76 * std::uint64_t(p.regions.size());
+  return bytes;
+}
+
+void writeJson(const Executable& exe, std::ostream& out, std::uint64_t maxBytes) {
+  if (exe.mirror.active()) toJson(exe);  // throws: a mirrored executable is not serialized
+  const std::uint64_t atLeast = jsonBytesLowerBound(exe);
+  if (atLeast > maxBytes)
+    throw std::length_error("the serialized graph of '" + exe.name + "' would take at least " +
+                            std::to_string(atLeast) + " bytes (its vertices, their fields, its tensors' tile " +
+                            "intervals and copy regions), more than the " + std::to_string(maxBytes) +
+                            " bytes `ipusim run --graph` reads (model/ir/executable.hpp): it is not written; " +
+                            "compile a smaller model or replicate it (ipu.num_ipus: one replica is serialized)");
+  BoundedWriter w(out, maxBytes, exe);
+  json head = {{"format", kFormat}, {"version", kVersion}, {"name", exe.name}, {"target", exe.target},
+               {"options", exe.options}};
+  if (exe.ipusPerReplica) head["ipusPerReplica"] = exe.ipusPerReplica;
+  std::string text = head.dump();
+  text.back() = ',';  // the object stays open for the arrays
+  w.write(text + "\n", "header");
+  writeArray(w, "tensors", exe.tensors, tensorJson);
+  writeArray(w, "computeSets", exe.computeSets, computeSetJson);
+  writeArray(w, "streams", exe.streams, streamJson);
+  writeArray(w, "programs", exe.programs, programJson);
+  writeArray(w, "entryPoints", exe.entryPoints,
+             [](const EntryPoint& e) { return json{{"name", e.name}, {"program", e.program}}; }, true);
+  w.write("}\n", "end");
+}
+
 Executable fromJson(const json& j) {
   expectObject(j, "", {"format", "version", "name", "target", "options", "tensors", "computeSets", "streams",
                        "programs", "entryPoints", "ipusPerReplica"});

@@ -1,41 +1,23 @@
 #include "profiler/analysis/profile_target.hpp"
 
-#include "model/target_limits.hpp"
+#include "traces/profile_rules.hpp"
 
-#include <cerrno>
-#include <cmath>
 #include <string>
-#include <cstdlib>
 
 namespace ipusim::profiler::analysis {
 namespace {
 
-[[noreturn]] void malformed(const std::string& path, const std::string& key,
-                            const std::string& value, const std::string& expected) {
-  throw traces::ProfileError(path + ": meta '" + key + "' is '" + value + "', expected " +
-                             expected);
-}
-
-// `max` bounds what an analysis may allocate or loop over from this value.
-std::int64_t parseCount(const traces::ProfileReader& reader, const std::string& key, long long max) {
+// A meta key's value checked against profile_rules.json (the Python reader
+// applies the same rule); absent: 0, unknown. The bounds also bound what an
+// analysis may allocate or loop over from the value.
+double metaNumber(const traces::ProfileReader& reader, const std::string& key) {
   const std::string text = reader.metaValue(key);
   if (text.empty()) return 0;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || value < 0 || value > max || errno == ERANGE)
-    malformed(reader.path(), key, text, "an integer in [0, " + std::to_string(max) + "]");
-  return value;
+  return traces::checkMetaValue(reader.path(), traces::metaRule(key), text);
 }
 
-double parsePositive(const traces::ProfileReader& reader, const std::string& key) {
-  const std::string text = reader.metaValue(key);
-  if (text.empty()) return 0;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value <= 0)
-    malformed(reader.path(), key, text, "a positive number");
-  return value;
+std::int64_t metaCount(const traces::ProfileReader& reader, const std::string& key) {
+  return static_cast<std::int64_t>(metaNumber(reader, key));
 }
 
 }  // namespace
@@ -51,16 +33,12 @@ ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
   target.path = reader.path();
   target.arch = reader.metaValue("arch");
   target.workload = reader.metaValue("workload");
-  // Far above any system ipusim simulates (model/target_limits.hpp), yet bounded.
-  target.numIpus = parseCount(reader, "num_ipus", 65536);
-  target.tilesPerIpu = parseCount(reader, "tiles_per_ipu", 1ll << 24);
-  target.clockHz = parsePositive(reader, "clock_hz");
-  if (target.clockHz > 0 && !(target.clockHz >= model::kMinClockHz && target.clockHz <= model::kMaxClockHz))
-    malformed(reader.path(), "clock_hz", reader.metaValue("clock_hz"),
-              "a clock rate from 1e6 Hz (1 MHz) to 1e12 Hz (1 THz) (model/target_limits.hpp)");
-  target.tileMemoryBytes = parseCount(reader, "tile_memory_bytes", 1ll << 40);
-  target.replicas = parseCount(reader, "replicas", 65536);
-  target.batchSize = parseCount(reader, "batch_size", 1ll << 32);
+  target.numIpus = metaCount(reader, "num_ipus");
+  target.tilesPerIpu = metaCount(reader, "tiles_per_ipu");
+  target.clockHz = metaNumber(reader, "clock_hz");
+  target.tileMemoryBytes = metaCount(reader, "tile_memory_bytes");
+  target.replicas = metaCount(reader, "replicas");
+  target.batchSize = metaCount(reader, "batch_size");
   return target;
 }
 

@@ -3,6 +3,7 @@
 #include "profiler/analysis/host_wait.hpp"
 
 #include "profiler/analysis/device_activity.hpp"
+#include "profiler/analysis/profile_target.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <sqlite3.h>
@@ -149,12 +150,8 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
     });
   }
 
-  std::int64_t tilesPerIpu = 0;
-  try {
-    tilesPerIpu = std::stoll(reader.metaValue("tiles_per_ipu", "0"));
-  } catch (const std::exception&) {
-    tilesPerIpu = 0;
-  }
+  // Bounded as every reader bounds it (profile_rules.json); 0 when absent.
+  const std::int64_t tilesPerIpu = analysis::readProfileTarget(reader).tilesPerIpu;
   Query tiles(db,
               "SELECT SUM(cycles), MAX(cycles), SUM(cycles > 0) FROM tile_phase_cycles "
               "WHERE phase_id = ?1 AND ipu = ?2",

@@ -9,11 +9,10 @@
 
 namespace ipusim::scheduler {
 
-void checkModelFits(const Workload& w, const model::Target& target, std::uint32_t tiles) {
-  if (w.allowOutOfMemory) return;
-  // Sizes as long double: a hostile layer width must not wrap around.
-  struct Variable { std::string name, category; long double bytes; };
-  std::vector<Variable> variables;
+ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) {
+  ModelMemoryEstimate estimate;
+  estimate.tiles = tiles;
+  std::vector<ModelMemoryEstimate::Variable>& variables = estimate.variables;
   const long double weightBytes = w.dtype == "float16" ? 2 : 4;  // the variables' type
   const long double computeBytes = w.dtype == "float32" ? 4 : 2;  // the activations' type
   // Per layer call (scheduler/layers/layer.hpp Layer::footprint): the
@@ -47,12 +46,21 @@ void checkModelFits(const Workload& w, const model::Target& target, std::uint32_
   // Class indices (int) or targets (float): 4 bytes each (LossSpec::targetWidth).
   const long double labelWidth = w.loss.classIndexLabels() ? 1.0L : (long double)w.loss.targetWidth(w.dataset.classes);
   variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize * labelWidth});
-  long double total = 0;
-  for (const Variable& v : variables) total += v.bytes;
-  const long double perTile = total / tiles;
+  for (const auto& v : variables) estimate.totalBytes += v.bytes;
+  std::stable_sort(variables.begin(), variables.end(),
+                   [](const ModelMemoryEstimate::Variable& a, const ModelMemoryEstimate::Variable& b) {
+                     return a.bytes > b.bytes;
+                   });
+  return estimate;
+}
+
+void checkModelFits(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate) {
+  if (w.allowOutOfMemory) return;
+  const long double total = estimate.totalBytes, perTile = estimate.bytesPerTile();
+  const std::uint32_t tiles = estimate.tiles;
+  const auto& variables = estimate.variables;
   if (perTile <= target.tile.memoryBytes) return;
   auto text = [](long double v) { return std::to_string((unsigned long long)(v + 0.5L)); };
-  std::sort(variables.begin(), variables.end(), [](const Variable& a, const Variable& b) { return a.bytes > b.bytes; });
   std::string message =
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
       std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "

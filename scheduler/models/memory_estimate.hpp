@@ -13,10 +13,29 @@
 #include "model/target.hpp"
 #include "scheduler/models/workload.hpp"
 
+#include <string>
+#include <vector>
+
 namespace ipusim::scheduler {
 
-// Throws std::invalid_argument ("out of memory: ...") unless
-// w.allowOutOfMemory.
-void checkModelFits(const Workload& w, const model::Target& target, std::uint32_t tiles);
+// The estimate itself: made once per compile, before the op graph is built,
+// checked by checkModelFits and reported by `ipusim run --json`
+// ("memory_estimate") and `compile` beside what the run then measured.
+struct ModelMemoryEstimate {
+  struct Variable {
+    std::string name, category;
+    long double bytes = 0;  // long double: a hostile layer width must not wrap around
+  };
+  std::vector<Variable> variables;  // largest first
+  long double totalBytes = 0;       // one replica's, over all its tiles
+  std::uint32_t tiles = 0;          // one replica's tiles
+  long double bytesPerTile() const { return tiles ? totalBytes / tiles : totalBytes; }
+};
+
+ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles);
+
+// Throws std::invalid_argument ("out of memory: ...") when the estimate per
+// tile exceeds a tile's memory, unless w.allowOutOfMemory.
+void checkModelFits(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate);
 
 }  // namespace ipusim::scheduler

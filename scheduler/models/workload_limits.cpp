@@ -21,6 +21,17 @@ std::string str(std::uint64_t v) { return std::to_string(v); }
 using Wide = WideCount;
 std::string wide(Wide v) { return wideText(v); }
 
+// A convolution's kernel (LayerSpec::window: kernel_size) against kMaxKernelTaps.
+template <typename Fail>
+void checkKernelTaps(const LayerSpec& l, const Fail& fail) {
+  if (l.kind.find("conv") == std::string::npos) return;  // pooling windows are bounded by their input
+  const std::uint64_t taps = std::uint64_t(l.window[0]) * l.window[1];
+  if (taps > kMaxKernelTaps)
+    fail("kernel_size", str(l.window[0]) + "x" + str(l.window[1]) + " is " + str(taps) +
+                            " kernel taps, over the limit of " + str(kMaxKernelTaps) +
+                            " (a 64x64 kernel; scheduler/models/workload_limits.hpp)");
+}
+
 }  // namespace
 
 std::string wideText(WideCount v) {
@@ -29,7 +40,25 @@ std::string wideText(WideCount v) {
   return digits;
 }
 
+void checkLayoutVertices(const std::string& key, std::uint64_t copies, const std::string& what,
+                         std::uint64_t vertices, const std::string& hint) {
+  const Wide total = Wide(copies) * vertices;
+  if (total <= kMaxLaidOutVertices) return;
+  throw std::invalid_argument(key + ": " + str(copies) + " " + what + " of " + str(vertices) + " vertices each lay out " +
+                              wide(total) + " vertices, over the limit of " + str(kMaxLaidOutVertices) +
+                              " (scheduler/models/workload_limits.hpp: host memory grows with them): at most " +
+                              str(kMaxLaidOutVertices / std::max<std::uint64_t>(1, vertices)) + hint);
+}
+
 std::string tensorLimitText() { return "the limit for one tensor is " + std::to_string(kMaxTensorBytes) + " bytes"; }
+
+void checkLayerCount(const Workload& w, const std::string& source) {
+  if (w.layers.size() <= kMaxLayers) return;
+  const bool keras = !w.kerasModel.empty();
+  overLimit(keras ? w.kerasModel : source, keras ? "layers" : "model.layers",
+            str(w.layers.size()) + " layer calls are over the limit of " + str(kMaxLayers) +
+                " (scheduler/models/workload_limits.hpp: the compile's time grows faster than the layer count)");
+}
 
 void checkWorkloadLimits(const Workload& w, const std::string& source) {
   const model::Target preset = model::Target::preset(w.ipu.arch);
@@ -63,11 +92,15 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
   // Each layer's tensors (Layer::checkLimits), named as the Keras file names
   // the layer and its key when the model came from one.
   const bool keras = !w.kerasModel.empty() && w.kerasLayers.size() == w.layers.size();
-  for (std::size_t i = 0; i < w.layers.size(); ++i)
-    layerOfKind(w.layers[i].kind).checkLimits(w.layers[i], d.batchSize, [&](const std::string& key, const std::string& what) {
+  checkLayerCount(w, source);
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const auto fail = [&](const std::string& key, const std::string& what) {
       if (keras) overLimit(w.kerasModel, w.kerasLayers[i] + (key.empty() ? "" : ": " + key), what);
       overLimit(source, "model.layers[" + std::to_string(i) + "]" + (key.empty() ? "" : "." + key), what);
-    });
+    };
+    checkKernelTaps(w.layers[i], fail);
+    layerOfKind(w.layers[i].kind).checkLimits(w.layers[i], d.batchSize, fail);
+  }
 
   const TrainingSpec& t = w.training;
   if (t.steps > kMaxSteps)

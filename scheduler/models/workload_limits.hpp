@@ -34,9 +34,36 @@ inline constexpr std::uint32_t kMaxClasses = 65536;
 inline constexpr std::uint64_t kMaxSteps = 1ull << 40;
 // Losses the outfeed buffers (design choice: the tutorial uses 10).
 inline constexpr std::uint32_t kMaxOutfeedDepth = 65536;
+// Layer calls in one model (nested models inlined): 8,192 (design choice:
+// about 8x the deepest Keras application models, NASNetLarge's 1,041 and
+// EfficientNetV2L's ~1,000 layers), because the compile's time grows faster
+// than the layer count (measured: 2,000 one-layer-wide dense layers 1.9 s,
+// 4,000 6.3 s, 20,000 more than 60 s).
+inline constexpr std::uint64_t kMaxLayers = 8192;
+// A convolution's kernel taps (kernel rows x columns): 4,096, a 64x64
+// kernel (design choice: far beyond published kernels, 11x11 in AlexNet,
+// 1-D kernels of a few hundred taps), because the simulator's memory grows
+// with the taps whatever the input (measured on a 28x28 input: 55x55 taps
+// 0.18 GB, 100x100 0.5 GB, 200x200 beyond 2.3 GB).
+inline constexpr std::uint64_t kMaxKernelTaps = 4096;
+// Vertices of the laid-out executable, once a pipeline's mini-batches in
+// flight and the replicas have their own copies of the step's compute sets:
+// 2^24, 16.8 M (design choice: 2.6x ResNet-50's 6.4 M on one IPU; measured
+// about 450 bytes of host memory a vertex during the compile, so ~7.5 GB).
+// Checked by the compiler before it clones anything (checkLayoutVertices).
+inline constexpr std::uint64_t kMaxLaidOutVertices = 1ull << 24;
+
+// Throws std::invalid_argument("<key>: <value> <what> of <vertices> vertices
+// each lay out N vertices, over the limit of kMaxLaidOutVertices: at most M")
+// when `copies` copies of `vertices` vertices pass the limit. `hint` ends the
+// message (what else keeps the copies down).
+void checkLayoutVertices(const std::string& key, std::uint64_t copies, const std::string& what,
+                         std::uint64_t vertices, const std::string& hint);
 
 // Throws std::invalid_argument("<source>: <key>: ...") for the first size over its limit.
 void checkWorkloadLimits(const Workload& w, const std::string& source);
+// The layer count alone (kMaxLayers), checked as soon as the layers are read.
+void checkLayerCount(const Workload& w, const std::string& source);
 
 // For the layers' own checks (Layer::checkLimits): products of three sizes
 // may pass 64 bits, so they are computed in 128; their decimal text; and

@@ -65,7 +65,11 @@ int compileWorkload(const CompileArgs& args) {
       scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
   const double seconds = since();
   if (output) {
-    output->stream() << ir::toJson(c.exe).dump(1) << '\n';
+    try {
+      ir::writeJson(c.exe, output->stream());  // bounded, element by element (model/ir/executable.hpp)
+    } catch (const std::length_error& e) {
+      throw std::invalid_argument(args.output + ": " + e.what());  // the OutputFile leaves nothing
+    }
     output->commit();
   }
   const scheduler::CompileReport& r = c.report;
@@ -105,6 +109,8 @@ int compileWorkload(const CompileArgs& args) {
                                 {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
                                 {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
                                 {"tiles_used", r.tilesUsed}, {"max_tile_bytes", r.maxTileBytes},
+                                {"memory_estimate_bytes", r.estimatedModelBytes},
+                                {"memory_estimate_bytes_per_tile", r.estimatedModelBytesPerTile},
                                 {"tile_capacity_bytes", target.tile.memoryBytes},
                                 {"tiles_over_capacity", r.tilesOverCapacity},
                                 {"estimated_step_cycles", r.estimatedStepCycles},

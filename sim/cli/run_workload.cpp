@@ -127,6 +127,8 @@ void print(const RunSummary& s, bool json) {
                           {"engine_runs", s.engineRuns},
                           {"wall_seconds", s.wallSeconds},
                           {"peak_rss_bytes", s.peakRssBytes},
+                          {"memory_estimate_bytes", s.memoryEstimateBytes},
+                          {"memory_estimate_bytes_per_tile", s.memoryEstimateBytesPerTile},
                           {"speed_factor", s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0},
                           {"tiles_used", s.tilesUsed},
                           {"step_cycles", {{"total", s.step.total}, {"compute", s.step.compute},
@@ -309,6 +311,8 @@ int runWorkload(const RunWorkloadArgs& args) {
   summary.tilesUsed = compiled.report.tilesUsed;
   summary.compileSeconds = compileSeconds;
   summary.maxTileBytes = compiled.report.maxTileBytes;
+  summary.memoryEstimateBytes = compiled.report.estimatedModelBytes;
+  summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
   summary.step = breakdown.result();

@@ -45,6 +45,9 @@ struct RunSummary {
   std::uint64_t cycles = 0;
   double simulatedSeconds = 0, wallSeconds = 0;
   std::uint64_t peakRssBytes = 0;  // the process's peak resident memory (getrusage), at the end of the run
+  // The compiler's up-front estimate of one replica's device memory, made
+  // before the run (scheduler/models/memory_estimate.hpp), in all and per tile.
+  std::uint64_t memoryEstimateBytes = 0, memoryEstimateBytesPerTile = 0;
   std::uint64_t stepCycles = 0;  // compiler's estimate of one step's device cycles
   std::uint32_t tilesUsed = 0;
   double compileSeconds = 0;             // wall time of the compile alone

@@ -44,6 +44,26 @@ TEST(CompilerOutputs, SerializedGraphRerunsWithTheSameCycles) {
   EXPECT_EQ(a, b);
 }
 
+// `compile -o` writes the executable element by element (ir::writeJson), within
+// the bound `run --graph` reads, and `run --graph` runs what it wrote.
+TEST(CompilerOutputs, CompileOutputIsStreamedAndRunsWithRunGraph) {
+  ScratchDir dir("compile-streamed");
+  const fs::path graph = dir.path() / "graph.json";
+  const auto compiled = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + ipusimBinary() +
+                                   " compile workloads/small_synthetic.json -o " + quote(graph.string()));
+  ASSERT_EQ(compiled.exitCode, 0) << compiled.output;
+  std::ifstream in(graph);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::size_t lines = 0;
+  std::ifstream text(graph);
+  for (std::string line; std::getline(text, line);) ++lines;
+  // One line a tensor, compute set, stream, program and entry point, plus the header and brackets.
+  EXPECT_EQ(lines, 2 + 2 * 5 + j["tensors"].size() + j["computeSets"].size() + j["streams"].size() +
+                       j["programs"].size() + j["entryPoints"].size() - 1);
+  const auto ran = runCommand(ipusimBinary() + " run --graph " + quote(graph.string()) + " --entry train --runs 1");
+  EXPECT_EQ(ran.exitCode, 0) << ran.output;
+}
+
 // The bundled tutorial model with a first layer far too big for 4 tiles.
 fs::path writeTooBigWorkload(const fs::path& dir) {
   std::ifstream in(sourcePath("workloads/mnist_with_feeds.json"));

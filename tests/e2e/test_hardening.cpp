@@ -183,7 +183,7 @@ TEST_F(DamagedProfile, ARowDeletedDisagreesWithTheRecordedCounts) {
 
 TEST_F(DamagedProfile, AnIpuIndexOfTwoBillion) {
   execSql(profile_, "UPDATE tracks SET ipu = 2000000000 WHERE ipu = 0");
-  expectEveryReaderRefuses("ipu = 2000000000");
+  expectEveryReaderRefuses("tracks.ipu is 2000000000");
 }
 
 TEST_F(DamagedProfile, ARunThatEndsBeforeItStarts) {
@@ -191,21 +191,21 @@ TEST_F(DamagedProfile, ARunThatEndsBeforeItStarts) {
   // report and compare read runs ("inside runs -10 cycles" before); export does not use them.
   const std::string p = quote(profile_.string());
   for (const std::string& command : {"report " + p, "compare " + p + " " + p})
-    expectRefusal(runCommand(ipusimBinary() + " " + command), "runs row 1 has end_cycle");
+    expectRefusal(runCommand(ipusimBinary() + " " + command), "runs.end_cycle is ");
 }
 
 TEST_F(DamagedProfile, AHugeDuration) {
   execSql(profile_, "UPDATE slices SET dur = 9000000000000000000 WHERE id = (SELECT min(id) FROM slices)");
   const fs::path out = dir_.path() / "trace.json";
   expectRefusal(runCommand(ipusimBinary() + " export " + quote(profile_.string()) + " -o " + quote(out.string())),
-                "dur = 9000000000000000000");
+                "slices.dur is 9000000000000000000");
   EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(DamagedProfile, HugeTileMemoryBytes) {
   execSql(profile_, "UPDATE tile_memory SET bytes = 9000000000000000000");
   const auto r = runCommand(ipusimBinary() + " report " + quote(profile_.string()));
-  expectRefusal(r, "bytes = 9000000000000000000");
+  expectRefusal(r, "tile_memory.bytes is 9000000000000000000");
 }
 
 TEST_F(DamagedProfile, ATinyClockRateIsAnErrorNotAnOverflow) {

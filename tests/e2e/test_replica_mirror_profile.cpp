@@ -1,5 +1,5 @@
 // Mirrored replicas end to end (model/ir/replica_mirror.hpp): `ipusim run
-// --synthetic-data` of the replicated tutorial compiles one replica's program
+// --synthetic-data` of the replicated tutorial (plain or pipelined) compiles one replica's program
 // and mirrors it; `--full-replicas` lays out and times every replica. Both
 // profiles must hold the same slices on every track (every IPU's BSP lane,
 // programs, tiles, streams, host), the same tile figures of every static
@@ -30,20 +30,28 @@ std::map<std::string, std::vector<SliceKey>> slicesByTrack(const traces::Profile
   return out;
 }
 
-void writeProfile(const ScratchDir& dir, std::uint32_t replicas, const std::string& extra) {
+// The replicated tutorial, or (`pipelined`) the pipelined one: 2 IPUs a replica.
+struct Job {
+  std::uint32_t ipus = 2;
+  bool pipelined = false;
+};
+
+void writeProfile(const ScratchDir& dir, const Job& job, const std::string& extra) {
   const std::string options = "{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + dir.str() +
                               "\",\"debug.computeInstrumentationLevel\":\"tile\"}";
-  const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + ipusimBinary() +
-                            " run workloads/mnist_replicated_4ipus.json --synthetic-data --steps 4 "
-                            "--steps-per-execution 2 --workload-set ipu.num_ipus=" + std::to_string(replicas) +
+  const std::string workload = job.pipelined ? "workloads/mnist_pipelined_2ipus.json --steps 32 --steps-per-execution 16"
+                                             : "workloads/mnist_replicated_4ipus.json --steps 4 --steps-per-execution 2";
+  const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + ipusimBinary() + " run " + workload +
+                            " --synthetic-data --workload-set ipu.num_ipus=" + std::to_string(job.ipus) +
                             " --engine-options " + quote(options) + " " + extra);
   ASSERT_EQ(r.exitCode, 0) << r.output;
 }
 
-void expectSameProfiles(std::uint32_t replicas) {
-  ScratchDir mirroredDir("mirror-" + std::to_string(replicas)), fullDir("full-" + std::to_string(replicas));
-  writeProfile(mirroredDir, replicas, "");
-  writeProfile(fullDir, replicas, "--full-replicas");
+void expectSameProfiles(const Job& job) {
+  const std::string tag = std::to_string(job.ipus) + (job.pipelined ? "-pipelined" : "");
+  ScratchDir mirroredDir("mirror-" + tag), fullDir("full-" + tag);
+  writeProfile(mirroredDir, job, "");
+  writeProfile(fullDir, job, "--full-replicas");
   const traces::ProfileReader mirrored(mirroredDir.str()), full(fullDir.str());
   EXPECT_EQ(mirrored.metaValue("replicas_mirrored"), "true");
   EXPECT_EQ(full.metaValue("replicas_mirrored"), "false");
@@ -57,7 +65,7 @@ void expectSameProfiles(std::uint32_t replicas) {
     EXPECT_EQ(b.at(track), rows) << track;
     ipuTracks += track.rfind("bsp/", 0) == 0 && !rows.empty();
   }
-  EXPECT_EQ(ipuTracks, replicas);  // every IPU's BSP lane has its phases
+  EXPECT_EQ(ipuTracks, job.ipus);  // every IPU's BSP lane has its phases
 
   const auto phasesA = full.phases(), phasesB = mirrored.phases();
   ASSERT_EQ(phasesA.size(), phasesB.size());
@@ -81,8 +89,11 @@ void expectSameProfiles(std::uint32_t replicas) {
   }
 }
 
-TEST(ReplicaMirrorProfile, TwoReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles(2); }
-TEST(ReplicaMirrorProfile, FourReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles(4); }
+TEST(ReplicaMirrorProfile, TwoReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles({2, false}); }
+TEST(ReplicaMirrorProfile, FourReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles({4, false}); }
+// Pipelined replicas (2 stages on 2 IPUs each) are mirrored as plain ones are.
+TEST(ReplicaMirrorProfile, PipelinedReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles({4, true}); }
+TEST(ReplicaMirrorProfile, FourPipelinedReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles({8, true}); }
 
 TEST(ReplicaMirrorProfile, SerializingTheGraphLaysOutEveryReplica) {
   ScratchDir dir("mirror-serialized");

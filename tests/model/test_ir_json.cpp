@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 using namespace ipusim::ir;
 using namespace ipusim::ir::testing;
@@ -158,4 +159,43 @@ TEST(IrJson, NamesOfEnumsRoundTrip) {
     EXPECT_EQ(programKindFromString(toString(ProgramKind(k))), ProgramKind(k));
   EXPECT_STREQ(toString(SyncType::External), "external");
   EXPECT_THROW(dtypeFromString("double"), std::invalid_argument);
+}
+
+// The written file is toJson's document, element by element (no copy of the whole in memory).
+TEST(IrJson, TheStreamedTextIsToJsonsDocument) {
+  const Executable exe = everyKindGraph();
+  std::ostringstream out;
+  writeJson(exe, out);
+  EXPECT_EQ(json::parse(out.str()), toJson(exe));
+  EXPECT_GE(out.str().size(), jsonBytesLowerBound(exe));
+}
+
+// The message of the std::length_error thrown by f.
+template <class F>
+std::string lengthErrorOf(F f) {
+  try {
+    f();
+  } catch (const std::length_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected std::length_error";
+  return "";
+}
+
+// Over the bound: refused before a byte is written when the executable's counts
+// already pass it, else when the bytes written do; never a file run --graph cannot read.
+TEST(IrJson, ASerializedGraphOverItsBoundIsRefused) {
+  const Executable exe = everyKindGraph();
+  std::ostringstream before;
+  const std::string early = lengthErrorOf([&] { writeJson(exe, before, jsonBytesLowerBound(exe) - 1); });
+  EXPECT_NE(early.find("would take at least " + std::to_string(jsonBytesLowerBound(exe)) + " bytes"), std::string::npos)
+      << early;
+  EXPECT_TRUE(before.str().empty());
+  std::ostringstream whole;
+  writeJson(exe, whole);
+  std::ostringstream during;
+  const std::string late = lengthErrorOf([&] { writeJson(exe, during, whole.str().size() - 2); });
+  EXPECT_NE(late.find("takes more than " + std::to_string(whole.str().size() - 2) + " bytes"), std::string::npos) << late;
+  EXPECT_LE(during.str().size(), whole.str().size() - 2);
+  EXPECT_EQ(kMaxExecutableFileBytes, 1ull << 30);
 }

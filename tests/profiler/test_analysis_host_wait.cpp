@@ -80,9 +80,16 @@ TEST(HostWait, AMalformedJobEndIsAProfileErrorNamingTheKey) {
     w.setMeta("job_end_cycle", "soon");
     w.commit();
   }
-  traces::ProfileReader reader(path);
+  // Refused on open, by the meta rules (traces/profile_rules.hpp) ...
   try {
-    jobCycles(reader);
+    traces::ProfileReader reader(path);
+    FAIL() << "expected a ProfileError";
+  } catch (const traces::ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("meta 'job_end_cycle' is 'soon'"), std::string::npos) << e.what();
+  }
+  // ... and by jobCycles itself, for a text read elsewhere.
+  try {
+    jobCycles("soon", {}, path);
     FAIL() << "expected a ProfileError";
   } catch (const traces::ProfileError& e) {
     EXPECT_NE(std::string(e.what()).find("job_end_cycle is 'soon'"), std::string::npos) << e.what();

@@ -1,5 +1,6 @@
 #include "viewer/core/lane_loader.hpp"
 
+#include "viewer/core/error_text.hpp"
 #include "traces/counter_value.hpp"
 #include "traces/profile_error.hpp"
 
@@ -314,7 +315,7 @@ void loadLane(const traces::ProfileReader& reader, Lane& lane, const std::vector
   } catch (const std::exception& e) {
     lane.rows.assign(1, SliceColumns{});
     lane.rowDepth.assign(1, 0);
-    lane.loadError = e.what();
+    lane.loadError = errorText(e);
   }
   lane.loaded.store(true, std::memory_order_release);
 }
@@ -439,7 +440,7 @@ void LaneLoader::run() {
     strings = reader->packedSliceStrings();  // once for every lane and window
   } catch (const std::exception& e) {
     for (Lane* lane : lanes_) {
-      lane->loadError = e.what();
+      lane->loadError = errorText(e);
       lane->rows.assign(1, SliceColumns{});
       lane->rowDepth.assign(1, 0);
       lane->loaded.store(true, std::memory_order_release);
@@ -494,7 +495,7 @@ void LaneLoader::run() {
         window->from = plan.from;
         window->to = plan.to;
         std::lock_guard<std::mutex> lock(windowLane->windowMutex);
-        if (windowLane->loadError.empty()) windowLane->windowError = e.what();
+        if (windowLane->loadError.empty()) windowLane->windowError = errorText(e);
       }
       std::unique_ptr<LaneWindow> retired;
       {

@@ -1,5 +1,6 @@
 #include "viewer/core/profile_session.hpp"
 
+#include "viewer/core/error_text.hpp"
 #include "traces/profile_verification.hpp"
 #include "viewer/core/frame_gate.hpp"
 
@@ -87,7 +88,7 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
                     traces::verifyProfileIntegrity(checked.db(), checked.path());  // the rest of the checks
                     result.hostWait = profiler::analysis::ipuWaitingForHost(checked);
                   } catch (const std::exception& e) {
-                    result.error = e.what();
+                    result.error = errorText(e);
                   }
                   timespec cpu{};
                   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);

@@ -3,6 +3,7 @@
 // what profiler/analysis computes for `ipusim report --ops`, `report
 // --liveness` and `ipusim insights`: one definition per figure.
 #include "viewer/core/colours.hpp"
+#include "viewer/core/error_text.hpp"
 #include "viewer/core/memory_tooltip.hpp"
 #include "viewer/core/time_axis.hpp"
 #include "viewer/shell/app.hpp"
@@ -34,7 +35,7 @@ bool ensureBuilt(OpenProfile& p, Build&& build) {
   try {
     build();
   } catch (const std::exception& e) {
-    p.analysisError = e.what();
+    p.analysisError = errorText(e);
     ImGui::TextWrapped("%s", p.analysisError.c_str());
     return false;
   }
@@ -49,7 +50,7 @@ bool ViewerApp::ensureOperations(OpenProfile& p) {
   try {
     p.operations.emplace(analysis::summarizeOperations(p.session->reader()));
   } catch (const std::exception& e) {
-    p.analysisError = e.what();
+    p.analysisError = errorText(e);
   }
   return p.operations.has_value();
 }

@@ -1,6 +1,7 @@
 #include "viewer/shell/app.hpp"
 
 #include "viewer/core/colours.hpp"
+#include "viewer/core/error_text.hpp"
 #include "viewer/core/memory_tooltip.hpp"
 #include "viewer/core/run_framing.hpp"
 #include "viewer/core/time_axis.hpp"
@@ -61,7 +62,7 @@ bool ViewerApp::open(const std::string& path, bool background) {
     compareRows_.reset();
     return true;
   } catch (const std::exception& e) {
-    errors_.push_back(e.what());
+    errors_.push_back(errorText(e));
     return false;
   }
 }
@@ -421,7 +422,7 @@ void ViewerApp::drawCompare() {
     try {
       compareRows_ = compareProfiles(*a.session, *b.session);
     } catch (const std::exception& e) {
-      compareError_ = e.what();
+      compareError_ = errorText(e);
     }
   }
   if (!compareFramed_) {

@@ -5,6 +5,7 @@
 #include "traces/interrupt_cleanup.hpp"
 #include "traces/output_file.hpp"
 #include "traces/profile_error.hpp"
+#include "viewer/core/error_text.hpp"
 #include "viewer/core/run_framing.hpp"
 #include "viewer/shell/app.hpp"
 #include "viewer/shell/gl_window.hpp"
@@ -151,7 +152,7 @@ int main(int argc, char** argv) {
     std::cerr << "ipusim-view: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "ipusim-view: " << e.what() << "\n";
+    std::cerr << "ipusim-view: " << ipusim::viewer::errorText(e) << "\n";
     return 1;
   }
 }

@@ -2,6 +2,7 @@
 
 #include "viewer/core/colours.hpp"
 #include "viewer/core/counter_envelope.hpp"
+#include "viewer/core/error_text.hpp"
 #include "viewer/core/hit_test.hpp"
 #include "viewer/core/run_framing.hpp"
 
@@ -162,7 +163,7 @@ void TraceView::updateStats(bool inBackground) {
     try {
       stats_ = profiler::computeRangeStats(session_.reader(), selection_->first, selection_->second);
     } catch (const std::exception& e) {
-      statsError_ = e.what();
+      statsError_ = errorText(e);
     }
     return;
   }
@@ -185,7 +186,7 @@ void TraceView::collectStats() {
   try {
     result = statsJob_.get();
   } catch (const std::exception& e) {
-    error = e.what();
+    error = errorText(e);
   }
   if (selection_ && *selection_ == statsJobRange_) {
     stats_ = std::move(result);

@@ -7,6 +7,8 @@ tests compare to_json() with `ipusim report --liveness --json`."""
 from collections import Counter as _Tally
 from dataclasses import dataclass, field
 
+from .checked_sum import add_checked
+
 
 @dataclass
 class LivenessStep:
@@ -103,8 +105,9 @@ def summarize_liveness(profile, entry_point=None):
     tensors, by_category = {}, {}
     for t in profile.tensors():
         if t.always_live:
-            s.always_live_bytes += t.bytes
-            by_category[t.category] = by_category.get(t.category, 0) + t.bytes
+            s.always_live_bytes = add_checked(s.always_live_bytes, t.bytes, profile.path, "tensors.bytes")
+            by_category[t.category] = add_checked(by_category.get(t.category, 0), t.bytes, profile.path,
+                                                  "tensors.bytes")
         tensors[t.id] = t
     s.always_live_by_category = sorted(sorted(by_category.items()), key=lambda kv: -kv[1])
 
@@ -119,20 +122,22 @@ def summarize_liveness(profile, entry_point=None):
             continue
         first = min(max(lifetime.first_position, 0), n)
         last = min(max(lifetime.last_position, first), max(n - 1, 0))
-        bytes_delta[first] += t.bytes
-        bytes_delta[last + 1] -= t.bytes
+        bytes_delta[first] = add_checked(bytes_delta[first], t.bytes, profile.path, "tensors.bytes")
+        bytes_delta[last + 1] = add_checked(bytes_delta[last + 1], -t.bytes, profile.path, "tensors.bytes")
         count_delta[first] += 1
         count_delta[last + 1] -= 1
         not_always_live.append(LiveTensor(t.id, t.name, t.category, t.bytes, first, last))
     live_bytes, count, peak = 0, 0, -1
     for p in range(n):
-        live_bytes += bytes_delta[p]
+        live_bytes = add_checked(live_bytes, bytes_delta[p], profile.path, "tensors.bytes")
         count += count_delta[p]
         s.steps[p].not_always_live_bytes = live_bytes
         s.steps[p].live_tensors = count
         if peak < 0 or live_bytes > s.steps[peak].not_always_live_bytes:
             peak = p
     s.peak_position = peak
+    if peak >= 0:  # so that peak_bytes, always live + the peak's, is a sum the C++ report can make too
+        add_checked(s.always_live_bytes, s.steps[peak].not_always_live_bytes, profile.path, "tensors.bytes")
     s.live_at_peak = sorted((t for t in not_always_live if t.first_position <= peak <= t.last_position),
                             key=lambda t: -t.bytes)
     return s

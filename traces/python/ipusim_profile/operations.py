@@ -7,7 +7,8 @@ import bisect
 from dataclasses import dataclass, field
 
 from .intervals import IntervalSet
-from .profile import ProfileError
+from .checked_sum import add_checked
+from .errors import ProfileError
 
 
 @dataclass
@@ -178,16 +179,19 @@ def summarize_operations(profile):
             if cycles <= 0:
                 continue
             row = row_for(s["program_id"])
-            setattr(row, bucket, getattr(row, bucket) + cycles)
-            busy += cycles
+            setattr(row, bucket, add_checked(getattr(row, bucket), cycles, profile.path, "slices.dur"))
+            busy = add_checked(busy, cycles, profile.path, "slices.dur")
             if category == "compute" and track["ipu"] == first_ipu and s["program_id"] in work:
                 w = work[s["program_id"]]
-                row.flops += w.flops
+                row.flops = add_checked(row.flops, w.flops, profile.path, "program_work.flops")
                 row.tiles = max(row.tiles, w.tiles)
     for tensor in profile.tensors():
         row = rows.get((tensor.layer, tensor.op))
         if row is not None:
-            row.memory_bytes += tensor.bytes
+            row.memory_bytes = add_checked(row.memory_bytes, tensor.bytes, profile.path, "tensors.bytes")
     ordered = sorted(rows.values(), key=_sort_key)
+    window_cycles = 0
+    for b, e in windows:
+        window_cycles = add_checked(window_cycles, e - b, profile.path, "slices.dur")
     return OperationsSummary(profile.path, profile.clock_hz or 0.0, profile.num_ipus or 0, count, by_step,
-                             sum(e - b for b, e in windows), busy, _amp_peak_flops_per_cycle(profile), ordered)
+                             window_cycles, busy, _amp_peak_flops_per_cycle(profile), ordered)

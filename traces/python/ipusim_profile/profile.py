@@ -1,17 +1,11 @@
 """The Profile object: one open profile.pop, read-only."""
 
-import json
 import os
-import sqlite3
-import struct
 from dataclasses import dataclass
 
-# The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
-SUPPORTED_SCHEMA_VERSION = 4
-
-
-class ProfileError(Exception):
-    """A profile that cannot be read: the message names the file and the problem."""
+from .errors import ProfileError
+from .rules import check_meta_value
+from .verification import SUPPORTED_SCHEMA_VERSION, connect, decode_counter_summary, profile_file, verify  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -104,11 +98,6 @@ class CounterSummary:
     last: tuple
 
 
-# counter_summary's blobs: column, struct format of one little-endian word (SCHEMA.md).
-_COUNTER_SUMMARY_BLOBS = (("bucket_values", "I"), ("first_ts", "q"), ("last_ts", "q"), ("value_min", "d"),
-                          ("value_max", "d"), ("value_first", "d"), ("value_last", "d"))
-
-
 @dataclass(frozen=True)
 class TileMemory:
     ipu: int
@@ -118,109 +107,27 @@ class TileMemory:
     bytes: int
 
 
-def _profile_file(path):
-    if os.path.isdir(path):
-        path = os.path.join(path, "profile.pop")
-    if not os.path.exists(path):
-        raise ProfileError(f"{path}: no such profile (expected profile.pop or a report directory holding one)")
-    return path
-
-
 def open_profile(path):
-    """Opens a profile file, or the profile.pop of a report directory."""
-    return Profile(_profile_file(path))
+    """Opens a profile file, or the profile.pop of a report directory, after the checks of SCHEMA.md
+    "Verifying a profile" (verification.py): ProfileError names the file and the first failed check."""
+    return Profile(profile_file(path))
 
 
 class Profile:
     def __init__(self, path):
-        self.path = path
+        self.path = os.fspath(path)
+        self._db = connect(self.path)
         try:
-            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            self._db.row_factory = sqlite3.Row
-            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as e:
-            raise ProfileError(f"{path}: not an SQLite database ({e})") from None
-        if "meta" not in tables:
-            raise ProfileError(f"{path}: not an ipusim profile (no meta table)")
-        # The checks of traces/SCHEMA.md "Verifying a profile", in its order.
-        try:
-            verdict = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise ProfileError(f"{path}: corrupt or truncated profile (SQLite quick_check failed: {e})") from None
-        if verdict != "ok":
-            raise ProfileError(f"{path}: corrupt or truncated profile (SQLite quick_check: {verdict})")
-        self._tables = tables
-        self.meta = {r["key"]: r["value"] for r in self._db.execute("SELECT key, value FROM meta")}
-        if self.meta.get("complete") != "1":
-            raise ProfileError(f"{path}: incomplete profile (meta 'complete' is not 1: the run did not finish writing it)")
-        version = self.meta.get("schema_version", "")
-        if not version.isdigit():
-            raise ProfileError(f"{path}: meta 'schema_version' is {version!r}, expected a positive integer")
-        if int(version) > SUPPORTED_SCHEMA_VERSION:
-            raise ProfileError(f"{path}: schema version {version} is newer than this reader's "
-                               f"{SUPPORTED_SCHEMA_VERSION}; use a newer ipusim_profile")
-        self._check_row_counts()
-        self._check_counter_summaries()
-
-    def _check_row_counts(self):
-        """meta.row_counts, when the writer recorded it: every table it names has that many rows."""
-        text = self.meta.get("row_counts")
-        if text is None:
-            return  # written before the writers recorded row counts
-        try:
-            expected = json.loads(text)
-        except ValueError:
-            expected = None
-        if not isinstance(expected, dict):
-            raise ProfileError(f"{self.path}: damaged profile: meta row_counts is not a JSON object")
-        for table, rows in sorted(expected.items()):
-            if table not in self._tables or not isinstance(rows, int):
-                raise ProfileError(f"{self.path}: damaged profile: meta row_counts names table {table!r} "
-                                   f"with {rows!r} rows, but the profile has no such table")
-            actual = self._db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-            if actual != rows:
-                raise ProfileError(f"{self.path}: damaged profile: table {table} has {actual} rows, "
-                                   f"its writer recorded {rows}")
+            self._tables, self.meta = verify(self._db, self.path)
+        except BaseException:
+            self._db.close()
+            raise
 
     def _counter_summary_row(self, row):
-        """Decodes a counter_summary row, refusing one that does not hold what it says (check 4)."""
-        what = f"{self.path}: damaged profile: counter_summary row of track {row['track_id']}"
-        count, bucket_cycles, origin = row["bucket_count"], row["bucket_cycles"], row["origin_ts"]
-        if not (1 <= count <= 1 << 24) or bucket_cycles < 1 or origin < 0 or row["value_count"] < 0:
-            raise ProfileError(f"{what}: value_count {row['value_count']}, origin_ts {origin}, bucket_cycles "
-                               f"{bucket_cycles} or bucket_count {count} out of range")
-        arrays = {}
-        for column, word in _COUNTER_SUMMARY_BLOBS:
-            blob = bytes(row[column])
-            size = struct.calcsize(word)
-            if len(blob) != count * size:
-                raise ProfileError(f"{what}: {column} has {len(blob)} bytes, expected {size} per bucket for "
-                                   f"{count} buckets")
-            arrays[column] = struct.unpack(f"<{count}{word}", blob)
-        for b, n in enumerate(arrays["bucket_values"]):
-            start = origin + b * bucket_cycles
-            first, last = arrays["first_ts"][b], arrays["last_ts"][b]
-            if n and not (start <= first <= last < start + bucket_cycles):
-                raise ProfileError(f"{what}: bucket {b} holds ts {first}..{last}, outside its cycles "
-                                   f"[{start}, {start + bucket_cycles})")
-        if sum(arrays["bucket_values"]) != row["value_count"]:
-            raise ProfileError(f"{what}: its buckets hold {sum(arrays['bucket_values'])} values, value_count says "
-                               f"{row['value_count']}")
-        return CounterSummary(row["value_count"], origin, bucket_cycles, arrays["bucket_values"], arrays["first_ts"],
-                              arrays["last_ts"], arrays["value_min"], arrays["value_max"], arrays["value_first"],
-                              arrays["value_last"])
-
-    def _check_counter_summaries(self):
-        """Check 4: every counter_summary row is well formed and summarises as many values as counters holds."""
-        if "counter_summary" not in self._tables:
-            return  # written before schema 4
-        for row in self._db.execute("SELECT * FROM counter_summary"):
-            summary = self._counter_summary_row(row)
-            actual = self._db.execute("SELECT count(*) FROM counters WHERE track_id = ?",
-                                      (row["track_id"],)).fetchone()[0]
-            if actual != summary.value_count:
-                raise ProfileError(f"{self.path}: damaged profile: counter_summary row of track {row['track_id']} "
-                                   f"summarises {summary.value_count} values, counters holds {actual}")
+        arrays = decode_counter_summary(self.path, row)
+        return CounterSummary(row["value_count"], row["origin_ts"], row["bucket_cycles"], arrays["bucket_values"],
+                              arrays["first_ts"], arrays["last_ts"], arrays["value_min"], arrays["value_max"],
+                              arrays["value_first"], arrays["value_last"])
 
     def counter_summary(self, name):
         """The summary of the counter track `name` (CounterSummary), or None when it has none (at most 65,536
@@ -242,13 +149,9 @@ class Profile:
 
     # Target facts from meta.
     def _meta_number(self, key, kind):
+        """meta.key checked against profile_rules.json (as the C++ readers check it); 0 when absent."""
         text = self.meta.get(key)
-        if text is None:
-            return kind(0)
-        try:
-            return kind(float(text)) if kind is int else kind(text)
-        except ValueError:
-            raise ProfileError(f"{self.path}: meta '{key}' is {text!r}, expected a number") from None
+        return kind(0) if text is None else kind(check_meta_value(self.path, key, text))
 
     @property
     def clock_hz(self):
@@ -334,7 +237,8 @@ class Profile:
         rows = self._db.execute(
             "SELECT c.ts, c.value FROM counters AS c JOIN tracks AS t ON t.id = c.track_id "
             "WHERE t.kind = 'counter' AND t.name = ? ORDER BY c.ts", (name,))
-        return [Counter(r[0], r[1]) for r in rows]
+        # NaN is stored as the text 'NaN' (traces/counter_value.hpp); check 6 refused any other text.
+        return [Counter(r[0], float("nan") if r[1] == "NaN" else float(r[1])) for r in rows]
 
     def tile_memory(self):
         rows = self._db.execute("SELECT ipu, tile, category, always_live, bytes FROM tile_memory ORDER BY ipu, tile")

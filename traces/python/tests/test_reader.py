@@ -45,7 +45,7 @@ def write_host_accounting_profile(path):
     db = sqlite3.connect(path)
     db.executescript("""
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        INSERT INTO meta VALUES ('schema_version', '1'), ('complete', '1'), ('clock_hz', '1000');
+        INSERT INTO meta VALUES ('schema_version', '1'), ('complete', '1'), ('clock_hz', '1000000000');
         CREATE TABLE runs(id INTEGER PRIMARY KEY, entry_point INTEGER, name TEXT, start_cycle INTEGER,
                           end_cycle INTEGER, steps INTEGER, captured INTEGER);
         INSERT INTO runs VALUES (0, 0, 'train', 100, 200, 1, 1), (1, 0, 'train', 250, 400, 1, 1),
@@ -111,8 +111,30 @@ def write_counter_summary_profile(path, value_count=3):
                (value_count, struct.pack("<2I", 2, 1), struct.pack("<2q", 10, 25), struct.pack("<2q", 12, 25),
                 struct.pack("<2d", 1.5, 0.75), struct.pack("<2d", 2.5, 0.75), struct.pack("<2d", 2.5, 0.75),
                 struct.pack("<2d", 1.5, 0.75)))
+    complete_schema_4(db)
     db.commit()
     db.close()
+
+
+def complete_schema_4(db):
+    """What a schema 4 writer adds to a hand-made profile: every table the readers count (empty, with the
+    columns the value rules read) and meta.row_counts (SCHEMA.md checks 3 and 6)."""
+    from ipusim_profile.rules import COLUMN_RULES, ROW_KEYS
+    from ipusim_profile.verification import COUNTED_TABLES, OPTIONAL_TABLES
+    present = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for table in COUNTED_TABLES:
+        if table in present or table in OPTIONAL_TABLES:
+            continue
+        columns = list(ROW_KEYS.get(table, []))
+        for rule in COLUMN_RULES:
+            for column in (rule["column"], rule.get("min_column")):
+                if rule["table"] == table and column and column not in columns:
+                    columns.append(column)
+        db.execute(f"CREATE TABLE {table}({', '.join(columns or ['x'])})")
+    counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+              for t in COUNTED_TABLES if t in present or t not in OPTIONAL_TABLES}
+    counts["meta"] += 1  # the row_counts row itself
+    db.execute("INSERT INTO meta VALUES ('row_counts', ?)", (json.dumps(counts),))
 
 
 class CounterSummaryTest(unittest.TestCase):

@@ -1,0 +1,169 @@
+#include "traces/profile_rules.hpp"
+
+#include "traces/internal/profile_rules_json.hpp"
+#include "traces/profile_error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace ipusim::traces {
+namespace {
+
+struct Rules {
+  std::vector<ColumnRule> columns;
+  std::vector<MetaRule> meta;
+  std::map<std::string, std::vector<std::string>> rowKeys;
+};
+
+Rules parseRules() {
+  const nlohmann::json j = nlohmann::json::parse(internal::kProfileRulesJson);
+  Rules rules;
+  for (const auto& c : j.at("columns")) {
+    ColumnRule rule;
+    rule.table = c.at("table").get<std::string>();
+    rule.column = c.at("column").get<std::string>();
+    if (c.value("kind", std::string("integer")) == "counter_value") {
+      rule.kind = ColumnRule::Kind::CounterValue;
+    } else {
+      rule.min = c.at("min").get<std::int64_t>();
+      rule.max = c.at("max").get<std::int64_t>();
+    }
+    rule.nullable = c.value("nullable", false);
+    rule.minColumn = c.value("min_column", std::string());
+    rules.columns.push_back(std::move(rule));
+  }
+  const nlohmann::json& rowKeys = j.at("row_keys");
+  for (auto it = rowKeys.begin(); it != rowKeys.end(); ++it)
+    rules.rowKeys[it.key()] = it.value().get<std::vector<std::string>>();
+  for (const auto& m : j.at("meta")) {
+    MetaRule rule;
+    rule.key = m.at("key").get<std::string>();
+    rule.kind = m.at("kind").get<std::string>() == "number" ? MetaRule::Kind::Number : MetaRule::Kind::Integer;
+    rule.min = m.at("min").get<double>();
+    rule.max = m.at("max").get<double>();
+    rule.note = m.value("note", std::string());
+    rules.meta.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+const Rules& rules() {
+  static const Rules parsed = parseRules();
+  return parsed;
+}
+
+// A bound as the rules file writes it: a whole number in decimal.
+std::string bound(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+// Whole decimal digits, as the rules define a meta integer.
+bool isDecimalInteger(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// [+-]digits[.digits][(e|E)[+-]digits] or [+-].digits[...]: a decimal number.
+bool isDecimalNumber(const std::string& text) {
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - start;
+  };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  std::size_t mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == text.size();
+}
+
+}  // namespace
+
+const std::vector<ColumnRule>& columnRules() { return rules().columns; }
+const std::vector<MetaRule>& metaRules() { return rules().meta; }
+
+const ColumnRule& columnRule(const std::string& table, const std::string& column) {
+  for (const ColumnRule& rule : columnRules())
+    if (rule.table == table && rule.column == column) return rule;
+  throw std::logic_error("profile_rules.json has no rule for " + table + "." + column);
+}
+
+const MetaRule& metaRule(const std::string& key) {
+  for (const MetaRule& rule : metaRules())
+    if (rule.key == key) return rule;
+  throw std::logic_error("profile_rules.json has no rule for meta " + key);
+}
+
+std::string describeExpectation(const ColumnRule& rule, std::int64_t minColumnValue) {
+  if (rule.kind == ColumnRule::Kind::CounterValue) return "a number or 'NaN'";
+  std::string text = rule.nullable ? "NULL or an integer" : "an integer";
+  constexpr auto kLowest = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kHighest = std::numeric_limits<std::int64_t>::max();
+  if (!rule.minColumn.empty())
+    text += " from " + rule.minColumn + " (" + std::to_string(minColumnValue) + ") to " + std::to_string(rule.max);
+  else if (rule.min != kLowest || rule.max != kHighest)
+    text += " from " + std::to_string(rule.min) + " to " + std::to_string(rule.max);
+  return text;
+}
+
+std::string describeExpectation(const MetaRule& rule) {
+  const bool integer = rule.kind == MetaRule::Kind::Integer;
+  std::string text = std::string(integer ? "an integer" : "a number") + " from " +
+                     (integer ? std::to_string(std::uint64_t(rule.min)) : bound(rule.min)) + " to " +
+                     (integer ? std::to_string(std::uint64_t(rule.max)) : bound(rule.max));
+  return rule.note.empty() ? text : text + " (" + rule.note + ")";
+}
+
+const std::vector<std::string>& rowKeyColumns(const std::string& table) {
+  static const std::vector<std::string> kRowid{"rowid"};
+  const auto it = rules().rowKeys.find(table);
+  return it == rules().rowKeys.end() ? kRowid : it->second;
+}
+
+void requireValue(const std::string& file, const ColumnRule& rule, const std::string& rowKey, std::int64_t value,
+                  std::int64_t minColumnValue) {
+  if (rule.nullable && value == -1) return;
+  const std::int64_t low = rule.minColumn.empty() ? rule.min : std::max(rule.min, minColumnValue);
+  if (value >= low && value <= rule.max) return;
+  throw ProfileError(file + ": damaged profile: " + rule.table + "." + rule.column + " is " + std::to_string(value) +
+                     " in the row with " + rowKey + "; expected " + describeExpectation(rule, minColumnValue));
+}
+
+double checkMetaValue(const std::string& file, const MetaRule& rule, const std::string& text) {
+  double value = 0;
+  bool ok = false;
+  if (rule.kind == MetaRule::Kind::Integer) {
+    if (isDecimalInteger(text)) {  // compared as integers: a double would round 2^62 + 1 to 2^62
+      errno = 0;
+      const unsigned long long parsed = std::strtoull(text.c_str(), nullptr, 10);
+      value = double(parsed);
+      ok = errno != ERANGE && parsed >= std::uint64_t(rule.min) && parsed <= std::uint64_t(rule.max);
+    }
+  } else if (isDecimalNumber(text)) {
+    value = std::strtod(text.c_str(), nullptr);
+    ok = value >= rule.min && value <= rule.max;  // false for an overflow's inf too
+  }
+  if (!ok)
+    throw ProfileError(file + ": meta '" + rule.key + "' is '" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) +
+                       "', expected " + describeExpectation(rule));
+  return value;
+}
+
+}  // namespace ipusim::traces

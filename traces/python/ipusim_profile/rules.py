@@ -1,0 +1,141 @@
+"""The bounds every reader applies to a profile's values: profile_rules.json, the one list the C++
+readers compile in (traces/profile_rules.hpp). check_column_rules is check 6 of SCHEMA.md "Verifying a
+profile"; check_meta_value checks a meta key the analyses read. Messages are the C++ readers' words."""
+
+import json
+import math
+import os
+import re
+
+from .errors import ProfileError
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile_rules.json"), encoding="utf-8") as _f:
+    _RULES = json.load(_f)
+
+COLUMN_RULES = _RULES["columns"]
+META_RULES = {rule["key"]: rule for rule in _RULES["meta"]}
+ROW_KEYS = _RULES["row_keys"]
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INTEGER = re.compile(r"[0-9]+\Z")
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
+
+
+def _quoted(name):
+    return '"' + name + '"'
+
+
+def _condition(rule):
+    c = _quoted(rule["column"])
+    if rule.get("kind") == "counter_value":
+        sql = f"(typeof({c}) IN ('real', 'integer') OR (typeof({c}) = 'text' AND {c} = 'NaN'))"
+    else:
+        sql = f"(typeof({c}) = 'integer'"
+        if rule["min"] != _INT64_MIN:
+            sql += f" AND {c} >= {rule['min']}"
+        if rule["max"] != _INT64_MAX:
+            sql += f" AND {c} <= {rule['max']}"
+        if rule.get("min_column"):
+            sql += f" AND {c} >= {_quoted(rule['min_column'])}"
+        sql += ")"
+    return f"({c} IS NULL OR {sql})" if rule.get("nullable") else sql
+
+
+def describe_value(value):
+    """A value as a message shows it (traces/profile_rules_check.cpp describeValue)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool) or isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return "%.17g" % value
+    if isinstance(value, (bytes, memoryview)):
+        return f"a blob of {len(bytes(value))} bytes"
+    text = str(value)
+    return "text '" + (text[:40] + "..." if len(text) > 40 else text) + "'"
+
+
+def describe_expectation(rule, min_column_value=0):
+    if rule.get("kind") == "counter_value":
+        return "a number or 'NaN'"
+    text = "NULL or an integer" if rule.get("nullable") else "an integer"
+    if rule.get("min_column"):
+        text += f" from {rule['min_column']} ({min_column_value}) to {rule['max']}"
+    elif rule["min"] != _INT64_MIN or rule["max"] != _INT64_MAX:
+        text += f" from {rule['min']} to {rule['max']}"
+    return text
+
+
+def _satisfies(rule, value, minimum):
+    if value is None:
+        return bool(rule.get("nullable"))
+    if rule.get("kind") == "counter_value":
+        return isinstance(value, (int, float)) or value == "NaN"
+    if not isinstance(value, int):
+        return False
+    if not rule["min"] <= value <= rule["max"]:
+        return False
+    return not rule.get("min_column") or (isinstance(minimum, int) and value >= minimum)
+
+
+def _check_table(db, path, table, rules):
+    keys = ROW_KEYS.get(table, ["rowid"])
+    columns = list(keys) + [r["column"] for r in rules]
+    for r in rules:
+        if r.get("min_column") and r["min_column"] not in columns[len(keys):]:
+            columns.append(r["min_column"])
+    at = {}
+    for i, name in enumerate(columns[len(keys):]):
+        at.setdefault(name, len(keys) + i)
+    where = " AND ".join(_condition(r) for r in rules)
+    row = db.execute(f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {_quoted(table)} "
+                     f"WHERE NOT ({where}) LIMIT 1").fetchone()
+    if row is None:
+        return
+    row = tuple(row)
+    row_key = ", ".join(f"{k} = {describe_value(row[i])}" for i, k in enumerate(keys))
+    for r in rules:
+        value = row[at[r["column"]]]
+        minimum = row[at[r["min_column"]]] if r.get("min_column") else None
+        if not _satisfies(r, value, minimum):
+            raise ProfileError(f"{path}: damaged profile: {table}.{r['column']} is {describe_value(value)} in the "
+                               f"row with {row_key}; expected {describe_expectation(r, minimum)}")
+    raise ProfileError(f"{path}: damaged profile: table {table} has a row breaking a rule of profile_rules.json: "
+                       f"{row_key}")
+
+
+def check_column_rules(db, path, tables):
+    """Check 6: every value of every rule's column, one scan per table; tables the profile lacks are skipped."""
+    by_table = {}
+    for rule in COLUMN_RULES:
+        by_table.setdefault(rule["table"], []).append(rule)
+    for table, rules in by_table.items():
+        if table in tables:
+            _check_table(db, path, table, rules)
+
+
+def _bound(value):
+    return "%.17g" % value
+
+
+def describe_meta_expectation(rule):
+    if rule["kind"] == "integer":
+        text = f"an integer from {int(rule['min'])} to {int(rule['max'])}"
+    else:
+        text = f"a number from {_bound(rule['min'])} to {_bound(rule['max'])}"
+    return f"{text} ({rule['note']})" if rule.get("note") else text
+
+
+def check_meta_value(path, key, text):
+    """The meta value `text` of `key` as a number (int for an integer rule), or ProfileError naming both."""
+    rule = META_RULES[key]
+    value = None
+    if rule["kind"] == "integer":
+        if _INTEGER.match(text):
+            value = int(text)
+    elif _NUMBER.match(text):
+        value = float(text)
+    if value is None or (isinstance(value, float) and not math.isfinite(value)) or \
+            not rule["min"] <= value <= rule["max"]:
+        shown = text[:40] + "..." if len(text) > 40 else text
+        raise ProfileError(f"{path}: meta '{key}' is '{shown}', expected {describe_meta_expectation(rule)}")
+    return value
