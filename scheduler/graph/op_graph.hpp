@@ -143,9 +143,10 @@ enum class OpKind {
   // Layer normalization over rows of n values ([rows, n] values; scheduler/layers/layer_normalization.cpp).
   LayerNormalise,         // in -> (whitened, invStdDev per row, float); attr epsilon
   LayerNormInputGrad,     // (whitenedGrad, whitened, invStdDev) -> inputGrad
-  // Embedding (scheduler/layers/embedding.cpp): a table of [rows, n] values, int ids.
+  // Embedding (scheduler/layers/embedding.cpp): int ids into a table of rows of n values (stored by
+  // column blocks, planning/embedding_plan.hpp).
   EmbeddingLookup,        // (ids, table) -> out [ids, n]: out[i] = table[ids[i]]
-  EmbeddingGrad,          // (ids, rowsGrad) -> tableGrad [rows, n]: zero, then tableGrad[ids[i]] += rowsGrad[i]
+  EmbeddingGrad,          // (ids, rowsGrad) -> tableGrad (as the table): zero, then tableGrad[ids[i]] += rowsGrad[i]
   // Regularizers (scheduler/graph/regularization.hpp builds these).
   Regularization,         // (in0, ..., inN-1, loss) -> loss[index] = sum_i l1_i sum|in_i| + l2_i sum in_i^2
                           //   (attr coefficients: each input's l1 and l2); writes into loss, as MeanLoss index > 0

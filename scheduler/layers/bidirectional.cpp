@@ -43,6 +43,7 @@ class BidirectionalLayer final : public Layer {
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
     if (!l.has("layer")) l.fail(l.key("layer"), "missing (expected the recurrent layer: {\"type\": \"lstm\", ...})");
     const WorkloadReader inner = l.object("layer");
+    if (!inner.has("type")) inner.fail(inner.key("type"), "missing (expected simple_rnn, lstm or gru)");
     LayerSpec forward;
     forward.kind = inner.string("type", "", {layer_kind::kSimpleRnn, layer_kind::kLstm, layer_kind::kGru});
     std::set<std::string> keys = layerOfKind(forward.kind).workloadKeys(forward.kind);

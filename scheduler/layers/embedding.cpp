@@ -14,7 +14,7 @@
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
 #include "scheduler/models/workload_limits.hpp"
-#include "scheduler/planning/embedding_plan.hpp"
+#include "scheduler/models/embedding_layout.hpp"
 
 namespace ipusim::scheduler {
 namespace {
@@ -100,7 +100,7 @@ class EmbeddingLayer final : public Layer {
       throw std::invalid_argument("layer '" + l.name + "' (embedding): reads a computed value; only the model's "
                                   "input (token ids) is looked up (not modelled: ids computed by another layer)");
     const std::uint64_t lookups = g.values[ids].numElements();
-    // Stored by column blocks (planning/embedding_plan.hpp): [blocks, input_dim, grain].
+    // Stored by column blocks (models/embedding_layout.hpp): [blocks, input_dim, grain].
     const std::uint64_t grain = embeddingColumnGrain(l.units);
     const std::size_t table =
         b.weight(l, "embeddings", {l.units / grain, l.inputDim, grain}, {}, 0, {l.inputDim, l.units});

@@ -42,10 +42,9 @@ bool isGru(const LayerSpec& l) { return l.kind == layer_kind::kGru; }
 bool hasGates(const LayerSpec& l) { return isLstm(l) || isGru(l); }
 std::uint64_t gatesOf(const LayerSpec& l) { return isLstm(l) ? 4 : isGru(l) ? 3 : 1; }
 
-
 // One GRU step from the step's input projection (x W + b_in, [batch, 3 units]).
 std::size_t gruStep(CellOps& cell, const LayerSpec& l, std::size_t input, std::size_t h, std::size_t recurrent,
-                           std::size_t recurrentUsed, std::size_t bias, std::size_t biasUsed, const std::string& at) {
+                    std::size_t recurrentUsed, std::size_t bias, std::size_t biasUsed, const std::string& at) {
   const std::uint64_t u = l.units;
   auto part = [&](std::size_t v, std::uint64_t k, const char* name) { return cell.sliceColumns(v, k * u, u, at + name); };
   auto gate = [&](std::size_t v, const char* name) {
@@ -142,13 +141,14 @@ std::vector<std::size_t> runRecurrent(TrainingGraphBuilder& b, const LayerSpec& 
   return outputs;
 }
 
+namespace {
+
+// Keras's default recurrent initializer.
 InitializerSpec orthogonalSpec() {
   return readInitializer(nlohmann::json("Orthogonal"), [](const std::string& what) {
     throw std::logic_error("recurrent layers: Keras's default recurrent initializer: " + what);
   });
 }
-
-namespace {
 
 class RecurrentLayer final : public Layer {
  public:

@@ -12,8 +12,4 @@ namespace ipusim::scheduler {
 // in the order the steps ran (go_backwards: the last step's first).
 std::vector<std::size_t> runRecurrent(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t input);
 
-// The recurrent layer kinds' shared rules, for a wrapper reading one:
-// Keras's default recurrent initializer (Orthogonal).
-InitializerSpec orthogonalSpec();
-
 }  // namespace ipusim::scheduler

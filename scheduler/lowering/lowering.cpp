@@ -745,29 +745,35 @@ class Lowerer {
     });
   }
 
-  // The embedding's plan for lookup or gradient `op` (both read the ids first).
+  // The values a lookup's table is read through: its cast (under a mixed
+  // policy), then the weight itself, last.
+  std::vector<std::size_t> embeddingTableChain(const Op& lookup) const {
+    std::vector<std::size_t> chain{lookup.inputs[1]};
+    for (std::size_t p = g_.producerOf[chain.back()]; p != ~std::size_t(0) && g_.ops[p].kind == OpKind::Cast;
+         p = g_.producerOf[chain.back()])
+      chain.push_back(g_.ops[p].inputs[0]);
+    return chain;
+  }
+  // The embedding's plan for lookup or gradient `op` (both read the ids
+  // first): one grid for both, planned for the table weight's type, so the
+  // table, its cast, its gradient and its update lie alike.
   EmbeddingPlan embeddingPlan(const Op& op) const {
-    const std::vector<std::uint64_t>& table = g_.values[op.kind == OpKind::EmbeddingLookup ? op.inputs[1] : op.outputs[0]].shape;
-    const std::uint64_t rows = table.at(1), cols = table.at(0) * table.at(2);
-    const ir::DType type = dtypeOf(op.kind == OpKind::EmbeddingLookup ? op.inputs[1] : op.outputs[0]);
-    return planEmbedding(rows, cols, g_.values[op.inputs[0]].numElements(), type, target_, tiles_, budget_);
+    const std::size_t table = op.kind == OpKind::EmbeddingLookup ? embeddingTableChain(op).back() : op.outputs[0];
+    const std::vector<std::uint64_t>& shape = g_.values[table].shape;
+    return planEmbedding(shape.at(1), shape.at(0) * shape.at(2), g_.values[op.inputs[0]].numElements(), dtypeOf(table),
+                         target_, tiles_, budget_);
   }
   // Each embedding table (its weight, and the weight's cast under a mixed
-  // policy) placed by its lookup's plan before any op reads it, so that the
-  // cast, the lookup, the gradient and the update all work where it lies.
+  // policy) placed by its plan before any op reads it, so that the cast, the
+  // lookup, the gradient and the update all work where it lies.
   void placeEmbeddingTables(const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
     for (const Op& op : g_.ops) {
       if (op.kind != OpKind::EmbeddingLookup) continue;
       const auto base = tileBaseOfLayer.find(op.layer);
       b_.setTileBase(base != tileBaseOfLayer.end() ? base->second : 0);
       const Placement p = embeddingPlan(op).tablePlacement();
-      std::size_t table = op.inputs[1];
-      for (;;) {
+      for (std::size_t table : embeddingTableChain(op))
         if (tensorOf_[table] == ir::kNoId) define(table, p);
-        const std::size_t producer = g_.producerOf[table];
-        if (producer == ~std::size_t(0) || g_.ops[producer].kind != OpKind::Cast) break;
-        table = g_.ops[producer].inputs[0];
-      }
     }
     b_.setTileBase(0);
   }

@@ -10,12 +10,6 @@
 
 namespace ipusim::scheduler {
 
-std::uint64_t embeddingColumnGrain(std::uint64_t cols) {
-  for (std::uint64_t g = kEmbeddingMinGrain; g < cols; ++g)
-    if (cols % g == 0) return g;
-  return cols;
-}
-
 std::string multiSliceCodelet(ir::DType valueType, ir::DType partialType) {
   if (valueType == partialType) return model::typedCodeletName("MultiSlice", {valueType});
   return model::typedCodeletName("MultiSlice", {valueType, partialType});

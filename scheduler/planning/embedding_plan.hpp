@@ -8,10 +8,10 @@
 // the output. The update gives each tile its columns of the rows' gradient
 // and adds them into its block of the table's gradient (MultiUpdateAdd).
 //
-// The table is stored column block by column block, [columnBlocks, rows,
-// grain] (scheduler/layers/embedding.cpp), so that any block is one
-// contiguous range: Keras's table[v][c grain + j] is stored[c][v][j].
+// The table is stored column block by column block (models/embedding_layout.hpp),
+// so that any block is one contiguous range.
 #include "model/ir/types.hpp"
+#include "scheduler/models/embedding_layout.hpp"
 #include "model/target.hpp"
 #include "scheduler/planning/tile_placement.hpp"
 
@@ -19,14 +19,6 @@
 #include <string>
 
 namespace ipusim::scheduler {
-
-// The columns of one column block: the smallest divisor of `cols` of at
-// least kEmbeddingMinGrain elements (`cols` itself when it has none), so a
-// wide table spreads over many tiles in pieces a 64-bit vector loop copies
-// whole. An estimate of popops' grain (its plan splits the unsliced
-// dimension down to a few vectors).
-inline constexpr std::uint64_t kEmbeddingMinGrain = 4;
-std::uint64_t embeddingColumnGrain(std::uint64_t cols);
 
 struct EmbeddingPlan {
   std::uint64_t rows = 0, cols = 0, lookups = 0;

@@ -1,6 +1,6 @@
 #include "cpu_reference.hpp"
 
-#include "scheduler/planning/embedding_plan.hpp"
+#include "scheduler/models/embedding_layout.hpp"
 
 #include "cpu_reference_activations.hpp"
 #include "cpu_reference_layer_norm.hpp"

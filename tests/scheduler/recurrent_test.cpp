@@ -174,6 +174,22 @@ TEST(RecurrentKeras, AKeras3BidirectionalReadsBothLayers) {
   }
 }
 
+// The wrapped layer of a workload's bidirectional names its type (found by fuzz_workload).
+TEST(RecurrentWorkload, ABidirectionalLayerWithoutATypeIsRefusedByKey) {
+  for (const char* layer : {R"({"units": 4})", R"({"type": "dense", "units": 4})", R"({"type": "lstm"})"}) {
+    nlohmann::json j = smallJob("[]", {6, 4}, kSgd, 1);
+    j["model"]["layers"] = {{{"type", "bidirectional"}, {"layer", nlohmann::json::parse(layer)}},
+                            {{"type", "flatten"}},
+                            {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}}};
+    try {
+      scheduler::parseWorkload(j, "w.json");
+      ADD_FAILURE() << layer << " was read";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("model.layers[0].layer."), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RecurrentKeras, WhatIsNotModelledIsRefusedByKey) {
   auto error = [](const nlohmann::json& extra) {
     try {
