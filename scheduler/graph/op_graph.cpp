@@ -11,6 +11,7 @@ constexpr std::size_t npos = ~std::size_t(0);
 const char* toString(OpKind kind) {
   switch (kind) {
     case OpKind::MatMul: return "MatMul";
+    case OpKind::BatchMatMul: return "BatchMatMul";
     case OpKind::AddBias: return "AddBias";
     case OpKind::Relu: return "Relu";
     case OpKind::ReluGrad: return "ReluGrad";

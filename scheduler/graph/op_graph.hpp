@@ -55,6 +55,8 @@ struct Value {
 
 enum class OpKind {
   MatMul,                 // out = op(a) . op(b); attrs transposeA/B (stored layouts as MatMulPartial)
+  BatchMatMul,            // out[g] = op(a[g]) . op(b[g]) for each g of a's first dimension (a [G, m, k],
+                          //   b [G, k, n], out [G, m, n]; transposeA/B as MatMul's, per group)
   AddBias,                // out = in + bias (broadcast over rows)
   Relu,                   // out = max(in, 0)
   ReluGrad,               // out = activation > 0 ? grad : 0

@@ -60,7 +60,6 @@ bool fusedWithLoss(const Workload& w, const LayerSpec& l, Activation a) {
 std::size_t addActivation(TrainingGraphBuilder& b, const LayerSpec& l, Activation a, const ActivationParams& p,
                           std::size_t x) {
   if (a == Activation::Linear || fusedWithLoss(b.workload(), l, a)) return x;
-  OpGraph& g = b.graph();
   if (a == Activation::Softmax) {  // over the last axis of the layer's output, however its value is laid out
     const std::size_t shaped = b.shaped(x, l.outputShape, l.name, "softmax_input");
     return addSoftmax(b, l.name, shaped, l.outputShape.size());

@@ -13,7 +13,43 @@ std::size_t cellValue(TrainingGraphBuilder& b, const std::string& layer, const s
   return b.value(layer + "/" + name, shape, b.compute(), kind, layer);
 }
 
+// One BatchMatMul of `layer` over a [G, ., .] and b [G, ., .] (stored as
+// the transposes say), its output [G, m, n] named `name`.
+std::size_t addBatchMatMul(TrainingGraphBuilder& b, const std::string& layer, std::size_t a, std::size_t bv,
+                           bool transposeA, bool transposeB, const std::string& name, ValueKind kind) {
+  OpGraph& g = b.graph();
+  const std::vector<std::uint64_t>& as = g.values[a].shape;
+  const std::vector<std::uint64_t>& bs = g.values[bv].shape;
+  if (as.size() != 3 || bs.size() != 3 || as[0] != bs[0] || as[transposeA ? 1 : 2] != bs[transposeB ? 2 : 1])
+    throw std::logic_error(layer + "/" + name + ": batched product of mismatched operands");
+  const std::size_t out = cellValue(b, layer, name, {as[0], as[transposeA ? 2 : 1], bs[transposeB ? 1 : 2]}, kind);
+  Op op{OpKind::BatchMatMul, name, layer, {a, bv}, {out}};
+  op.transposeA = transposeA, op.transposeB = transposeB;
+  g.addOp(op);
+  return out;
+}
+
 }  // namespace
+
+std::size_t CellOps::batchMatMul(std::size_t a, std::size_t bv, bool transposeA, bool transposeB, const std::string& name) {
+  const std::size_t out = addBatchMatMul(b_, layer_, a, bv, transposeA, transposeB, name, ValueKind::Activation);
+  b_.record({a, bv}, out, false, [&b = b_, layer = layer_, a, bv, out, transposeA, transposeB, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    std::size_t grad = bw.grad;  // (read in the output's [G, m, n])
+    if (g.values[grad].shape != g.values[out].shape) {
+      grad = cellValue(b, layer, name + "_grad", g.values[out].shape, ValueKind::Gradient);
+      g.addOp({OpKind::Reshape, name + "_grad", layer, {bw.grad}, {grad}});
+    }
+    // d op(a) = grad . op(b)^T and d op(b) = op(a)^T . grad, each computed in its operand's stored layout.
+    if (bw.wants(a))
+      bw.deliver(a, transposeA ? addBatchMatMul(b, layer, bv, grad, transposeB, true, name + "_grad_0", ValueKind::Gradient)
+                               : addBatchMatMul(b, layer, grad, bv, false, !transposeB, name + "_grad_0", ValueKind::Gradient));
+    if (bw.wants(bv))
+      bw.deliver(bv, transposeB ? addBatchMatMul(b, layer, grad, a, true, transposeA, name + "_grad_1", ValueKind::Gradient)
+                                : addBatchMatMul(b, layer, a, grad, !transposeA, false, name + "_grad_1", ValueKind::Gradient));
+  });
+  return out;
+}
 
 std::size_t CellOps::value(const std::string& name, const std::vector<std::uint64_t>& shape, ValueKind kind) {
   return cellValue(b_, layer_, name, shape, kind);

@@ -3,7 +3,8 @@
 // recurrent cell unrolled over time steps): each adds its op to the training
 // graph and records its gradient on the builder's tape, so the backward pass
 // (backpropagation through time included) follows from the forward ops.
-// Values are [rows, columns] of the compute type, named "<layer>/<name>";
+// Values are [rows, columns] of the compute type (a batched product's [groups,
+// rows, columns]), named "<layer>/<name>";
 // every op belongs to `layer` (its profile rows, its shard).
 #include "scheduler/graph/training_graph.hpp"
 
@@ -22,6 +23,10 @@ class CellOps {
   std::size_t sliceColumns(std::size_t x, std::uint64_t offset, std::uint64_t width, const std::string& name);
   // The parts' rows side by side (a Concat); each part gets its columns of the gradient.
   std::size_t concatColumns(const std::vector<std::size_t>& parts, const std::string& name);
+  // Batched products out[g] = op(a[g]) . op(b[g]) (one BatchMatMul: a [G, m,
+  // k], or [G, k, m] with transposeA; b [G, k, n], or [G, n, k] with
+  // transposeB; out [G, m, n]); each operand's gradient is another.
+  std::size_t batchMatMul(std::size_t a, std::size_t b, bool transposeA, bool transposeB, const std::string& name);
   std::size_t add(std::size_t x, std::size_t y, const std::string& name);
   std::size_t subtract(std::size_t x, std::size_t y, const std::string& name);
   std::size_t multiply(std::size_t x, std::size_t y, const std::string& name);

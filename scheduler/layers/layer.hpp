@@ -37,6 +37,15 @@ class Layer {
   virtual std::vector<std::string> kerasClasses() const = 0;
   // Whether it merges two or more inputs (else it reads one).
   virtual bool merges() const { return false; }
+  // How many inputs a call reads, and the words for it in an error ("merges
+  // two or more inputs"): a merge's two or more, else one, unless the layer says.
+  struct Arity {
+    std::size_t fewest, most;
+    std::string what;
+  };
+  virtual Arity arity() const {
+    return merges() ? Arity{2, ~std::size_t(0), "merges two or more inputs"} : Arity{1, 1, "reads one input"};
+  }
 
   // ipusim's workload: the keys of `kind` beyond type, name, shard, stage and
   // inputs, and their values into `spec` (spec.kind is set).
@@ -45,6 +54,11 @@ class Layer {
   // A Keras config of class `cls`: every key used, ignored (no effect on the
   // computation) or checked to hold the value modelled; sets spec.kind.
   virtual void readKeras(KerasConfig& config, const std::string& cls, LayerSpec& spec) const = 0;
+  // A call's keyword arguments that are not tensors (models/keras_graph.hpp):
+  // those the layer models (an attention's use_causal_mask) read into
+  // `spec`, those that change the computation refused; by default none is
+  // read (training and the like change nothing in a training step here).
+  virtual void readKerasCall(KerasConfig& keywords, LayerSpec& spec) const {}
 
   // The per-example output shape (channels last) from the inputs'; may
   // complete `spec` (a reshape's -1, a concatenation's axis).

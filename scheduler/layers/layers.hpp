@@ -34,5 +34,6 @@ std::unique_ptr<Layer> makeLayerNormalizationLayer();  // layer_normalization
 std::unique_ptr<Layer> makeGroupNormalizationLayer();  // group_normalization
 std::unique_ptr<Layer> makeUpSamplingLayer();          // up_sampling1d, up_sampling2d
 std::unique_ptr<Layer> makePermuteLayer();             // permute
+std::unique_ptr<Layer> makeMultiHeadAttentionLayer();  // multi_head_attention
 
 }  // namespace ipusim::scheduler

@@ -42,6 +42,7 @@ struct Registry {
     layers.push_back(makeGroupNormalizationLayer());
     layers.push_back(makeUpSamplingLayer());
     layers.push_back(makePermuteLayer());
+    layers.push_back(makeMultiHeadAttentionLayer());
     for (const auto& l : layers) {
       for (const std::string& k : l->kinds())
         if (byKind.emplace(k, l.get()).second) kinds.push_back(k);

@@ -159,7 +159,8 @@ class Lowerer {
   // ---- ops ----
   void lowerOp(const Op& op) {
     switch (op.kind) {
-      case OpKind::MatMul: lowerMatMulOp(op); break;
+      case OpKind::MatMul:
+      case OpKind::BatchMatMul: lowerMatMulOp(op); break;
       case OpKind::AddBias: lowerAddBias(op); break;
       case OpKind::Relu: lowerElementwise(op, typed("Relu", {dtypeOf(op.outputs[0])}), {"in"}, "out"); break;
       case OpKind::ReluGrad:
@@ -286,11 +287,16 @@ class Lowerer {
     MatMulShape s;
     s.transposeA = op.transposeA, s.transposeB = op.transposeB;
     // An operand of rank > 2 (a flattened NHWC activation) is its first
-    // dimension by the product of the others, as stored.
-    const std::uint64_t aRows = av.shape[0], aCols = av.numElements() / av.shape[0];
+    // dimension by the product of the others, as stored; a batched product's
+    // operands are [groups, rows, columns].
+    const bool grouped = op.kind == OpKind::BatchMatMul;
+    s.groups = grouped ? av.shape.at(0) : 1;
+    const std::uint64_t aRows = grouped ? av.shape.at(1) : av.shape[0];
+    const std::uint64_t aCols = av.numElements() / s.groups / aRows;
+    const std::size_t bFirst = grouped ? 1 : 0;
     s.m = op.transposeA ? aCols : aRows;
     s.k = op.transposeA ? aRows : aCols;
-    s.n = op.transposeB ? bv.shape[0] : bv.shape[1];
+    s.n = op.transposeB ? bv.shape.at(bFirst) : bv.shape.at(bFirst + 1);
     s.inputType = av.dtype;
     s.outputType = dtypeOf(op.outputs[0]);
     MatMulTensors t;
@@ -305,7 +311,8 @@ class Lowerer {
     s.bTiles = b_.tensor(t.b).mapping.size();
     s.outTiles = b_.tensor(t.out).mapping.size();
     const MatMulPlan plan = planMatMul(s, target_, tiles_, budget_);
-    plans_.push_back({op.layer + "/" + op.name, s.m, s.k, s.n, double(s.m) * double(s.k) * double(s.n), plan});
+    plans_.push_back({op.layer + "/" + op.name, s.m, s.k, s.n, s.groups,
+                      double(s.groups) * double(s.m) * double(s.k) * double(s.n), plan});
     scheduler::lowerMatMul(b_, s, plan, t, g_.values[out].name);
   }
 

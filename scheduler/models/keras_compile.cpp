@@ -127,7 +127,8 @@ LossSpec readLoss(const json& v, const std::string& file) {
 
 }  // namespace
 
-KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::string& file, const std::string& format) {
+KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::string& file, const std::string& format,
+                                          bool skipLoss, bool skipOptimizer) {
   KerasCompileConfig out;
   KerasConfig c(compileConfig, file, "compile_config");
   // The metrics are read against the loss the workload ends with; the rest are execution choices.
@@ -141,8 +142,8 @@ KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::
     for (const json& m : metrics) out.metrics.push_back(m);
   }
   c.requireNull("loss_weights", "weighted losses");
-  if (c.has("optimizer")) out.optimizer = readOptimizer(c.at("optimizer"), file);
-  if (c.has("loss")) out.loss = readLoss(c.at("loss"), file);
+  if (c.has("optimizer") && !skipOptimizer) out.optimizer = readOptimizer(c.at("optimizer"), file);
+  if (c.has("loss") && !skipLoss) out.loss = readLoss(c.at("loss"), file);
   // Absent: 0, not given (ipusim's training.steps_per_execution then applies).
   // None: TF 2.x's compile runs `steps_per_execution or 1`; Keras 3 compares it with 1 and fails.
   const bool tf2None = format == "tf2" && c.isNull("steps_per_execution");

@@ -25,8 +25,10 @@ struct KerasCompileConfig {
   nlohmann::json metrics = nlohmann::json::array();
 };
 
-// `format`: the file's ("tf2" | "keras3"), for what a null means.
+// `format`: the file's ("tf2" | "keras3"), for what a null means. With
+// `skipLoss` / `skipOptimizer` that key is not read (the workload gives its own).
 KerasCompileConfig readKerasCompileConfig(const nlohmann::json& compileConfig, const std::string& file,
-                                          const std::string& format = "keras3");
+                                          const std::string& format = "keras3", bool skipLoss = false,
+                                          bool skipOptimizer = false);
 
 }  // namespace ipusim::scheduler

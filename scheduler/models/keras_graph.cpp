@@ -45,6 +45,11 @@ std::optional<Ref> historyRef(const json& h, const std::string& file, const std:
 
 bool isKerasTensor(const json& a) { return a.is_object() && kerasClassName(a) == "__keras_tensor__"; }
 
+// Tensors a call may pass by keyword that are its operands, in operand order
+// after the positional ones (an attention layer's query, value and key).
+constexpr const char* kOperandKeywords[] = {"query", "value", "key"};
+bool isOperandKeyword(const std::string& key) { return key == "query" || key == "value" || key == "key"; }
+
 std::optional<Ref> kerasTensorRef(const json& a, const std::string& file, const std::string& where) {
   const json h = a.contains("config") && a["config"].is_object() ? a["config"].value("keras_history", json()) : json();
   auto ref = historyRef(h, file, where);
@@ -73,6 +78,18 @@ std::vector<Operand> nodeOperands(const json& node, const std::string& file, con
         else if (y.is_number()) out.push_back({std::nullopt, y.get<double>()});
         else graphFail(file, where, "inbound_nodes: kwargs.y: expected a tensor or a number, got " + y.dump());
       }
+      // An attention layer's later operands by keyword (TF 2.x writes mha(x, x) as
+      // [x, 0, 0, {"value": [x, 0, 0]}]); any other tensor by keyword is refused.
+      if (entry.size() > 3 && entry[3].is_object())
+        for (auto it = entry[3].begin(); it != entry[3].end(); ++it) {
+          if (it.key() == "y" || !historyRef(it.value(), file, where)) continue;
+          if (!isOperandKeyword(it.key()))
+            graphFail(file, where, "inbound_nodes: kwargs." + it.key() + ": a tensor passed by keyword is not modelled");
+        }
+      if (entry.size() > 3 && entry[3].is_object())
+        for (const char* key : kOperandKeywords)
+          if (entry[3].contains(key))
+            if (auto ref = historyRef(entry[3][key], file, where)) out.push_back({ref});
     }
     return out;
   }
@@ -89,8 +106,30 @@ std::vector<Operand> nodeOperands(const json& node, const std::string& file, con
   collect(node.at("args"));
   const json kwargs = node.value("kwargs", json::object());
   for (auto it = kwargs.begin(); it != kwargs.end(); ++it)
-    if (isKerasTensor(it.value()))
+    if (isKerasTensor(it.value()) && !isOperandKeyword(it.key()))
       graphFail(file, where, "inbound_nodes: kwargs." + it.key() + ": a tensor passed by keyword is not modelled");
+  for (const char* key : kOperandKeywords)
+    if (kwargs.is_object() && kwargs.contains(key) && isKerasTensor(kwargs[key])) out.push_back({kerasTensorRef(kwargs[key], file, where)});
+  return out;
+}
+
+// The call's keyword arguments that are not tensors (use_causal_mask,
+// training, ...): TF 2.x repeats them in every entry of a node, Keras 3 gives
+// them once.
+json nodeKeywords(const json& node, const std::string& file, const std::string& where) {
+  json out = json::object();
+  auto keep = [&](const json& kwargs) {
+    if (!kwargs.is_object()) return;
+    for (auto it = kwargs.begin(); it != kwargs.end(); ++it)
+      if (!isKerasTensor(it.value()) && !historyRef(it.value(), file, where)) out[it.key()] = it.value();
+  };
+  if (node.is_array()) {
+    const bool unwrapped = !node.empty() && node[0].is_string();
+    for (const json& entry : unwrapped ? json::array({node}) : node)
+      if (entry.is_array() && entry.size() > 3) keep(entry[3]);
+  } else if (node.is_object()) {
+    keep(node.value("kwargs", json::object()));
+  }
   return out;
 }
 
@@ -184,13 +223,17 @@ class Flattener {
       // The operands of each call: a Sequential layer reads the one before
       // (node -1: `previous` is already a call's name).
       std::vector<std::vector<Operand>> calls;
+      std::vector<json> keywords;  // per call, its keyword arguments that are not tensors
       if (sequential) {
         if (previous.empty() && !top) graphFail(file_, where, "internal: a nested Sequential without input");
         calls.push_back(previous.empty() ? std::vector<Operand>{} : std::vector<Operand>{Operand{Ref{previous, -1}}});
       } else {
         const json& nodes = l.value("inbound_nodes", json::array());
         if (!nodes.is_array()) graphFail(file_, where, "inbound_nodes: expected a list, got " + nodes.dump());
-        for (const json& node : nodes) calls.push_back(nodeOperands(node, file_, where));
+        for (const json& node : nodes) {
+          calls.push_back(nodeOperands(node, file_, where));
+          keywords.push_back(nodeKeywords(node, file_, where));
+        }
         if (calls.empty() || calls[0].empty()) graphFail(file_, where, "inbound_nodes: the layer reads nothing");
       }
       for (std::size_t k = 0; k < calls.size(); ++k) {
@@ -216,6 +259,7 @@ class Flattener {
           continue;
         }
         KerasCall c{lcls, callName, owner, &lconfig, inputs, where};
+        if (k < keywords.size()) c.keywords = keywords[k];
         if (isTfOpNode(l, lcls)) c = tfOpCall(lcls, lconfig, calls[k], callName, where, scope);
         else if (std::any_of(calls[k].begin(), calls[k].end(), [](const Operand& o) { return !o.tensor; }))
           graphFail(file_, where, "inbound_nodes: a constant operand (only TF op nodes take one)");

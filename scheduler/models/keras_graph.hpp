@@ -3,7 +3,8 @@
 // graph keras_model.cpp reads layer by layer. It resolves what a functional
 // config says about its graph:
 //   - inbound_nodes in both formats (TF 2.x nested lists, with kwargs; Keras
-//     3's {"args": [{"class_name": "__keras_tensor__", ...}], "kwargs"});
+//     3's {"args": [{"class_name": "__keras_tensor__", ...}], "kwargs"}),
+//     the tensors passed as query, value or key by keyword being operands;
 //   - a layer called more than once (a shared layer): one call per inbound
 //     node, call k > 0 named "<layer>@<k>" and sharing the layer's weights;
 //     a reference [layer, k, 0] reads call k;
@@ -36,6 +37,10 @@ struct KerasCall {
   const nlohmann::json* config = nullptr;  // the layer's config (for a TF op: a config made for it)
   std::vector<std::string> inputs;         // the calls it reads (an input layer's name: the model's input)
   std::string where;                       // "layer 'x' (Class)", for errors
+  // The call's keyword arguments that are not tensors ({"use_causal_mask":
+  // true, "training": false}); tensors by keyword are refused, but an
+  // attention layer's query, value and key, which are its inputs.
+  nlohmann::json keywords = nlohmann::json::object();
 };
 
 struct KerasGraph {

@@ -126,7 +126,7 @@ std::string kerasFormatOf(const json& j) {
 }  // namespace
 
 
-KerasModel parseKerasModel(const json& j, const std::string& file) {
+KerasModel parseKerasModel(const json& j, const std::string& file, KerasReplaced replaced) {
   if (!j.is_object()) fail(file, "(document)", "expected a Keras model object, got " + std::string(j.type_name()));
   KerasModel m;
   m.format = kerasFormatOf(j);
@@ -193,6 +193,8 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
       haveInput = true;
     }
     KerasLayer layer = readKerasLayer(c, cls);
+    KerasConfig keywords(call.keywords, file, where + ": the call's keyword arguments");
+    layerOfKerasClass(cls)->readKerasCall(keywords, layer.spec);
     if (dtype.empty()) dtype = layer.dtype;
     else if (layer.dtype != dtype)
       fail(file, where, "dtype: '" + layer.dtype + "' differs from the model's '" + dtype +
@@ -236,7 +238,8 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   }
   for (const LayerSpec& l : m.layers) m.where.push_back(whereOf[l.name]);
   if (j.contains("compile_config") && !j.at("compile_config").is_null()) {
-    const KerasCompileConfig cc = readKerasCompileConfig(j.at("compile_config"), file, m.format);
+    const KerasCompileConfig cc =
+        readKerasCompileConfig(j.at("compile_config"), file, m.format, replaced.loss, replaced.optimizer);
     m.optimizer = cc.optimizer;
     m.loss = cc.loss;
     m.stepsPerExecution = cc.stepsPerExecution;
@@ -245,7 +248,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file) {
   return m;
 }
 
-KerasModel loadKerasModel(const std::string& path) {
+KerasModel loadKerasModel(const std::string& path, KerasReplaced replaced) {
   // The file itself, or a .keras archive's config.json (keras_archive.hpp).
   const std::string text = readKerasModelText(path, kMaxKerasFileBytes);
   util::checkJsonNesting(text, path);
@@ -263,7 +266,7 @@ KerasModel loadKerasModel(const std::string& path) {
   } catch (const json::exception& e) {
     throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
-  return parseKerasModel(unwrapKerasDocument(std::move(j), path), path);
+  return parseKerasModel(unwrapKerasDocument(std::move(j), path), path, replaced);
 }
 
 json unwrapKerasDocument(json j, const std::string& path) {

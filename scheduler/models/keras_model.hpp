@@ -53,8 +53,13 @@ struct KerasModel {
 // The Keras classes read: the layer registry's kerasLayerClasses().
 
 // Errors: std::invalid_argument "<source>: <where>: <what>".
-KerasModel parseKerasModel(const nlohmann::json& j, const std::string& source);
-KerasModel loadKerasModel(const std::string& path);  // also: not a file, not JSON, truncated
+// What a workload gives in place of the file's compile_config: those keys
+// of it are not read (a loss the workload replaces need not be modelled).
+struct KerasReplaced {
+  bool loss = false, optimizer = false;
+};
+KerasModel parseKerasModel(const nlohmann::json& j, const std::string& source, KerasReplaced replaced = {});
+KerasModel loadKerasModel(const std::string& path, KerasReplaced replaced = {});  // also: not a file, not JSON, truncated
 // The Keras model object a document holds: itself; the model inside a
 // JSON string (json.dump(model.to_json())); a TensorFlow.js model.json's
 // modelTopology (or its model_config). Errors name `path`.

@@ -42,11 +42,9 @@ std::vector<std::size_t> connectLayers(std::vector<LayerSpec>& layers, const Lay
         if (in[i].back() == i) fail(i, c.inputsKey, "the layer reads its own output");
       }
     }
-    const bool merge = isMerge(layers[i].kind);
-    if (merge && in[i].size() < 2)
-      fail(i, c.inputsKey, "a " + layers[i].kind + " layer merges two or more inputs, got " + std::to_string(in[i].size()));
-    if (!merge && in[i].size() != 1)
-      fail(i, c.inputsKey, "a " + layers[i].kind + " layer reads one input, got " + std::to_string(in[i].size()));
+    const Layer::Arity arity = layerOfKind(layers[i].kind).arity();
+    if (in[i].size() < arity.fewest || in[i].size() > arity.most)
+      fail(i, c.inputsKey, "a " + layers[i].kind + " layer " + arity.what + ", got " + std::to_string(in[i].size()));
   }
   // The outputs: the named layers, else the one layer no layer reads (a chain's last).
   std::vector<std::size_t> outputs;

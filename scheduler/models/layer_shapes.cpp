@@ -33,6 +33,7 @@ void inferLayerShapes(std::vector<LayerSpec>& layers, const std::vector<std::vec
       ins.push_back(isModelInput(j) ? inputShapes[modelInputIndex(j)] : layers[j].outputShape);
     }
     l.inputShape = ins[0];
+    l.inputShapes = ins;
     for (const auto& in : ins)
       if (in.empty()) fail("", "the input has no shape");
     if (std::find(layerKinds().begin(), layerKinds().end(), l.kind) == layerKinds().end())

@@ -106,6 +106,9 @@ inline constexpr const char* kLayerNormalization = "layer_normalization";
 // Each example normalized per group of channels (LayerSpec::channelGroups), with a
 // gamma and beta per channel.
 inline constexpr const char* kGroupNormalization = "group_normalization";
+// Keras's MultiHeadAttention over [steps, features] inputs: a query, a value
+// and optionally a key (the value's when not given).
+inline constexpr const char* kMultiHeadAttention = "multi_head_attention";
 // Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
@@ -188,6 +191,12 @@ struct LayerSpec {
   // concat (on the last axis), sum, mul or ave (Keras's merge_mode).
   std::vector<LayerSpec> wrapped;
   std::string mergeMode = "concat";
+  // multi_head_attention (Keras's MultiHeadAttention): num_heads, key_dim,
+  // value_dim (key_dim when not given) and use_causal_mask (a call
+  // argument); `units` is the output's last axis (output_shape; 0 until
+  // shape inference gives the query's), `rate` the attention dropout.
+  std::uint32_t heads = 0, keyDim = 0, valueDim = 0;
+  bool causalMask = false;
   // embedding: the vocabulary (Keras's input_dim: the table's rows; token
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;
@@ -241,8 +250,10 @@ struct LayerSpec {
   // stage it belongs to; only with the workload's `pipeline` key, which maps
   // stages to IPUs (pipeline_spec.hpp) and sets `shard` from it.
   std::optional<std::uint32_t> stage;
-  // Filled by inferLayerShapes(): the per-example shapes in and out.
+  // Filled by inferLayerShapes(): the per-example shapes in (the first
+  // input's; every input's in inputShapes) and out.
   std::vector<std::uint64_t> inputShape, outputShape;
+  std::vector<std::vector<std::uint64_t>> inputShapes;
 };
 
 std::uint64_t elementsOf(const std::vector<std::uint64_t>& shape);

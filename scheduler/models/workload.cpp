@@ -107,7 +107,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     const std::string file = model.string("keras", "");
     w.kerasModel = besideWorkload(file, baseDirectory);
     try {
-      keras = loadKerasModel(w.kerasModel);
+      // (The file's loss and optimizer are not read when the workload gives its own.)
+      keras = loadKerasModel(w.kerasModel, {top.has("loss"), top.has("optimizer")});
     } catch (const std::invalid_argument& e) {
       model.fail("model.keras", e.what());
     }

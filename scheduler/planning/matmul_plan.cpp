@@ -32,8 +32,9 @@ constexpr std::uint64_t kMaxSerialPasses = 64;
 }  // namespace
 
 bool MatMulShape::operator==(const MatMulShape& o) const {
-  return std::tie(m, k, n, transposeA, transposeB, inputType, outputType, aTiles, bTiles, outTiles) ==
-         std::tie(o.m, o.k, o.n, o.transposeA, o.transposeB, o.inputType, o.outputType, o.aTiles, o.bTiles, o.outTiles);
+  return std::tie(m, k, n, transposeA, transposeB, inputType, outputType, aTiles, bTiles, outTiles, groups) ==
+         std::tie(o.m, o.k, o.n, o.transposeA, o.transposeB, o.inputType, o.outputType, o.aTiles, o.bTiles, o.outTiles,
+                  o.groups);
 }
 
 std::vector<std::uint64_t> blockCounts(std::uint64_t d, std::uint64_t limit) {
@@ -50,7 +51,8 @@ std::vector<std::uint64_t> blockCounts(std::uint64_t d, std::uint64_t limit) {
 }
 
 MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64_t pk, std::uint64_t pn,
-                          const model::Target& target, std::uint64_t serial) {
+                          const model::Target& target, std::uint64_t serial, std::uint64_t pg) {
+  if (serial > 1 && full.groups > 1) throw std::logic_error("estimateMatMul: serial passes of a grouped product");
   if (serial > 1) {
     // One pass: ceil(m / serial) rows into a temporary spread like the
     // output, then placed into the output's rows (each owner receives its share).
@@ -68,27 +70,30 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
   const MatMulShape& s = full;
   MatMulCost c;
   const std::uint64_t mb = ceilDiv(s.m, pm), kb = ceilDiv(s.k, pk), nb = ceilDiv(s.n, pn);
+  const std::uint64_t gb = ceilDiv(s.groups, pg);  // groups on the busiest tile
   const std::uint64_t eIn = ir::sizeOf(s.inputType), eOut = ir::sizeOf(s.outputType);
-  // 1. Gather: the busiest receiver (its two blocks) or sender (its share of
-  // a, read by pn tiles, and of b, read by pm tiles: sent once with
+  // 1. Gather: the busiest receiver (its two blocks per group) or sender (its
+  // share of a, read by pn tiles, and of b, read by pm tiles: sent once with
   // multicast, once per reader without).
   const bool multicast = target.exchange.multicast != 0;
-  const std::uint64_t received = (mb * kb + kb * nb) * eIn;
-  const std::uint64_t sent = ceilDiv(s.m * s.k, std::max<std::uint64_t>(1, s.aTiles)) * eIn * (multicast ? 1 : pn) +
-                             ceilDiv(s.k * s.n, std::max<std::uint64_t>(1, s.bTiles)) * eIn * (multicast ? 1 : pm);
+  const std::uint64_t received = gb * (mb * kb + kb * nb) * eIn;
+  const std::uint64_t sent =
+      ceilDiv(s.groups * s.m * s.k, std::max<std::uint64_t>(1, s.aTiles)) * eIn * (multicast ? 1 : pn) +
+      ceilDiv(s.groups * s.k * s.n, std::max<std::uint64_t>(1, s.bTiles)) * eIn * (multicast ? 1 : pm);
   c.gather = exchangePhaseCycles(std::max(received, sent), target);
-  // 2. One AMP vertex per tile.
+  // 2. One AMP vertex per tile and group (a supervisor's each: they run in turn).
   const ir::DType partialsType = pk > 1 ? ir::DType::Float : s.outputType;
   const ir::Cycles amp = matMulPartial(s.inputType, partialsType)({mb * kb, kb * nb, mb * nb},
                                          {double(mb), double(kb), double(nb), double(s.transposeA),
                                           double(s.transposeB), 0.0}, target);
-  c.compute = computePhaseCycles(tileCycles({}, {amp}, target), target);
+  c.compute = computePhaseCycles(tileCycles({}, std::vector<ir::Cycles>(gb, amp), target), target);
   // 3. Partials to the output's owners (reduced there when pk > 1).
-  const std::uint64_t partialBytes = mb * nb * (pk > 1 ? 4 : eOut);
-  const PartialsCost r = estimatePartials(s.m * s.n, s.outTiles, mb * nb, pk, pn == 1 ? mb * nb : nb, s.outputType, target);
+  const std::uint64_t partialBytes = gb * mb * nb * (pk > 1 ? 4 : eOut);
+  const PartialsCost r = estimatePartials(s.groups * s.m * s.n, s.outTiles, gb * mb * nb, pk, pn == 1 ? mb * nb : nb,
+                                          s.outputType, target);
   c.reduceExchange = r.exchange;
   c.reduce = r.reduce;
-  const std::uint64_t bytes = std::max((mb * kb + kb * nb) * eIn + partialBytes, r.bytesPerTile);
+  const std::uint64_t bytes = std::max(gb * (mb * kb + kb * nb) * eIn + partialBytes, r.bytesPerTile);
   c.temporaryBytesPerTile = bytes;
   return c;
 }
@@ -96,13 +101,14 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
 std::vector<MatMulPlan> matMulPlanSpace(const MatMulShape& s, const model::Target& target, std::uint32_t tiles,
                                         std::uint64_t budget, std::uint64_t serial) {
   std::vector<MatMulPlan> space;
-  for (std::uint64_t pm : blockCounts(ceilDiv(s.m, serial), tiles))
-    for (std::uint64_t pn : blockCounts(s.n, tiles / pm))
-      for (std::uint64_t pk : blockCounts(s.k, tiles / (pm * pn))) {
-        MatMulPlan plan{pm, pk, pn, serial, estimateMatMul(s, pm, pk, pn, target, serial)};
-        plan.fits = plan.cost.temporaryBytesPerTile <= budget;
-        space.push_back(plan);
-      }
+  for (std::uint64_t pg : blockCounts(s.groups, tiles))
+    for (std::uint64_t pm : blockCounts(ceilDiv(s.m, serial), tiles / pg))
+      for (std::uint64_t pn : blockCounts(s.n, tiles / (pg * pm)))
+        for (std::uint64_t pk : blockCounts(s.k, tiles / (pg * pm * pn))) {
+          MatMulPlan plan{pm, pk, pn, pg, serial, estimateMatMul(s, pm, pk, pn, target, serial, pg)};
+          plan.fits = plan.cost.temporaryBytesPerTile <= budget;
+          space.push_back(plan);
+        }
   return space;
 }
 
@@ -125,7 +131,7 @@ static MatMulPlan searchMatMul(const MatMulShape& s, const model::Target& target
   MatMulPlan best;
   bool have = false;
   // The fewest serial passes that fit (more passes only add time).
-  for (std::uint64_t serial : blockCounts(s.m, kMaxSerialPasses)) {
+  for (std::uint64_t serial : blockCounts(s.m, s.groups > 1 ? 1 : kMaxSerialPasses)) {
     for (const MatMulPlan& p : matMulPlanSpace(s, target, tiles, budget, serial))
       if (!have || better(p, best)) best = p, have = true;
     if (best.fits) break;

@@ -2,7 +2,11 @@
 // The matmul planner, shaped like poplin's: a plan partitions one product
 //   out (m x n) = op(a) (m x k) . op(b) (k x n)
 // over the tiles of an IPU as pm x pk x pn blocks, one block per tile (tile
-// ((i pn + j) pk + l) computes the partial a[i, l] . b[l, j]). Its cost is a
+// ((i pn + j) pk + l) computes the partial a[i, l] . b[l, j]). A grouped
+// product (a batched matmul: `groups` independent products of that shape, as
+// poplin plans grouped matmuls) also deals its groups over the tiles, in pg
+// blocks: tile (((g pm + i) pn + j) pk + l) computes block [i, j, l] of each
+// group of group block g, one MatMulPartial per group. Its cost is a
 // pure function of the plan, phase by phase, by the machine model's own rules
 // (cost_model.hpp):
 //   1. gather: one exchange brings every tile its operand blocks; the
@@ -40,6 +44,9 @@ struct MatMulShape {
   // Tiles a, b and the output are spread over (their mappings are linear):
   // the gather's senders hold m k / aTiles and k n / bTiles elements each.
   std::uint64_t aTiles = 1, bTiles = 1, outTiles = 1;
+  // Independent products (a [groups, m, k], b [groups, k, n], out [groups,
+  // m, n], each group's blocks as above); serial passes only for one group.
+  std::uint64_t groups = 1;
   bool operator==(const MatMulShape& o) const;
 };
 
@@ -51,27 +58,29 @@ struct MatMulCost {  // cycles of each phase, its sync or latency included
 
 struct MatMulPlan {
   std::uint64_t pm = 1, pk = 1, pn = 1;
+  std::uint64_t pg = 1;  // blocks of groups (a grouped product's)
   // Serial passes over the output's rows, each a product of ceil(m / serial)
   // rows partitioned pm x pk x pn, its result placed into the output (as
   // poplin's serial splits trade time for temporary memory).
   std::uint64_t serial = 1;
   MatMulCost cost;
   bool fits = true;
-  std::uint64_t tiles() const { return pm * pk * pn; }
+  std::uint64_t tiles() const { return pg * pm * pk * pn; }
 };
 
 // One matmul of a compiled step and the plan it got (the compile report).
 struct PlannedMatMul {
   std::string op;  // "<layer>/<op>"
-  std::uint64_t m = 0, k = 0, n = 0;
+  std::uint64_t m = 0, k = 0, n = 0, groups = 1;
   double macs = 0;
   MatMulPlan plan;
 };
 
 // The cost of partition (pm, pk, pn) of `shape` on `target`, in `serial`
-// passes (each pass's cost times the passes; the partition applies to one pass).
+// passes (each pass's cost times the passes; the partition applies to one
+// pass), its groups in `pg` blocks.
 MatMulCost estimateMatMul(const MatMulShape& shape, std::uint64_t pm, std::uint64_t pk, std::uint64_t pn,
-                          const model::Target& target, std::uint64_t serial = 1);
+                          const model::Target& target, std::uint64_t serial = 1, std::uint64_t pg = 1);
 
 // Every partition the planner considers in `serial` passes, costed, with
 // `fits` against `budget` bytes per tile.

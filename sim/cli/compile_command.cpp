@@ -87,8 +87,8 @@ int compileWorkload(const CompileArgs& args) {
     stageJson[stages[i].first] = (i + 1 < stages.size() ? stages[i + 1].second : seconds) - stages[i].second;
   nlohmann::json plans = nlohmann::json::array();
   for (const auto& p : r.matMulPlans)
-    plans.push_back({{"op", p.op}, {"m", p.m}, {"k", p.k}, {"n", p.n}, {"pm", p.plan.pm}, {"pk", p.plan.pk},
-                     {"pn", p.plan.pn}, {"serial", p.plan.serial}, {"tiles", p.plan.tiles()},
+    plans.push_back({{"op", p.op}, {"m", p.m}, {"k", p.k}, {"n", p.n}, {"groups", p.groups}, {"pg", p.plan.pg},
+                     {"pm", p.plan.pm}, {"pk", p.plan.pk}, {"pn", p.plan.pn}, {"serial", p.plan.serial}, {"tiles", p.plan.tiles()},
                      {"estimated_cycles", p.plan.cost.total()}, {"amp_cycles", p.plan.cost.compute},
                      {"amp_efficiency", p.macs / ampPeak / double(p.plan.cost.compute)},
                      {"temporary_bytes_per_tile", p.plan.cost.temporaryBytesPerTile}});

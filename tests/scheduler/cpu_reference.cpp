@@ -255,6 +255,12 @@ CpuReference::Stage CpuReference::recurrentStage(const scheduler::LayerSpec& l, 
   return s;
 }
 
+AttentionWeights CpuReference::attentionWeights(const Stage& s) const {
+  AttentionWeights w;
+  for (std::size_t n = 0; n < (s.attention.bias ? 8u : 4u); ++n) w.push_back(&weights_[s.kernel + n]);
+  return w;
+}
+
 std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l) {
   namespace k = scheduler::layer_kind;
   if (l.kind == k::kSeparableConv1D || l.kind == k::kSeparableConv2D) {
@@ -268,6 +274,14 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
     return names;
   }
   if (l.kind == k::kPRelu) return {"alpha"};
+  if (l.kind == k::kMultiHeadAttention) {
+    std::vector<std::string> names;
+    for (const char* part : {"query", "key", "value", "output"}) {
+      names.push_back(std::string(part) + "_kernel");
+      if (l.useBias) names.push_back(std::string(part) + "_bias");
+    }
+    return names;
+  }
   if (l.kind == k::kEmbedding) return {"embeddings"};
   if (l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru) {
     if (l.useBias) return {"kernel", "recurrent_kernel", "bias"};
@@ -412,6 +426,18 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         for (std::size_t d = std::size_t(l.axis); d < l.outputShape.size(); ++d) s.inner *= l.outputShape[d];
         act = push(s);
       }
+    } else if (l.kind == k::kMultiHeadAttention) {
+      Stage s{Stage::Attention, in, scheduler::elementsOf(l.outputShape), {from[0], from[1], from.size() > 2 ? from[2] : from[1]}};
+      s.kernel = weight;
+      weight += l.useBias ? 8 : 4;
+      AttentionGeometry& g = s.attention;
+      const auto& key = l.inputShapes.size() > 2 ? l.inputShapes[2] : l.inputShapes[1];
+      g.batch = batch_, g.querySteps = l.inputShapes[0][0], g.valueSteps = l.inputShapes[1][0];
+      g.queryFeatures = l.inputShapes[0][1], g.valueFeatures = l.inputShapes[1][1], g.keyFeatures = key[1];
+      g.heads = l.heads, g.keyDim = l.keyDim, g.valueDim = l.valueDim, g.units = l.units;
+      g.bias = l.useBias, g.causal = l.causalMask;
+      g.dropout = float(l.rate), g.seed = scheduler::dropoutSeed(w, i);
+      act = push(s);
     } else if (l.kind == k::kEmbedding) {
       Stage s{Stage::Embedding, in, scheduler::elementsOf(l.outputShape), {act}};
       s.kernel = weight++;
@@ -614,6 +640,9 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       const std::vector<float> none;
       y = recurrentForward(s.recurrent, x, weights_[s.kernel], weights_[s.kernel + 1],
                            s.recurrent.bias ? weights_[s.kernel + 2] : none, recurrentCache_[i]);
+    } else if (s.kind == Stage::Attention) {
+      y = attentionForward(s.attention, acts[s.from[0]], acts[s.from[1]], acts[s.from[2]], attentionWeights(s), stepCount_,
+                           attentionCache_[i]);
     } else if (s.kind == Stage::Embedding) {
       const std::vector<float>& table = weights_[s.kernel];
       for (std::size_t t = 0; t < B * s.in; ++t) {
@@ -756,7 +785,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
     return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu || s.kind == Stage::ConvFamily ||
-           s.kind == Stage::Embedding || s.kind == Stage::Recurrent ||
+           s.kind == Stage::Embedding || s.kind == Stage::Recurrent || s.kind == Stage::Attention ||
            ((s.kind == Stage::BatchNorm || s.kind == Stage::LayerNorm) &&
             (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
@@ -833,6 +862,15 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       grads.push_back({s.kernel + 1, std::move(d.recurrent)});
       if (s.recurrent.bias) grads.push_back({s.kernel + 2, std::move(d.bias)});
       if (wantInput) deliver(inAct, std::move(d.input));
+      continue;
+    }
+    if (s.kind == Stage::Attention) {
+      AttentionGrads d = attentionBackward(s.attention, acts[s.from[0]], acts[s.from[1]], acts[s.from[2]], attentionWeights(s),
+                                           stepCount_, attentionCache_.at(i), grad);
+      for (std::size_t n = 0; n < d.weights.size(); ++n) grads.push_back({s.kernel + n, std::move(d.weights[n])});
+      deliver(s.from[0], std::move(d.query));
+      deliver(s.from[1], std::move(d.value));
+      deliver(s.from[2], std::move(d.key));
       continue;
     }
     if (s.kind == Stage::Embedding) {  // each looked-up row's gradient added into its row; the ids get none

@@ -13,6 +13,7 @@
 // schedule, clipping rule and weight decay),
 // starting from the initial weights the compiled executable holds, fed the
 // same batches. Float arithmetic, double accumulators.
+#include "cpu_reference_attention.hpp"
 #include "cpu_reference_conv.hpp"
 #include "cpu_reference_optimizer.hpp"
 #include "cpu_reference_recurrent.hpp"
@@ -50,7 +51,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent, Attention } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -101,6 +102,9 @@ class CpuReference {
     // Recurrent (cpu_reference_recurrent.hpp): weights_[kernel], [kernel + 1]
     // (recurrent), [kernel + 2] (bias, when geometry says so).
     RecurrentGeometry recurrent{};
+    // Attention (cpu_reference_attention.hpp): from = {query, value, key};
+    // its weights from weights_[kernel] on, in AttentionWeights' order.
+    AttentionGeometry attention{};
     double momentum = 0, epsilon = 0;
     std::size_t gamma = ~std::size_t(0), beta = ~std::size_t(0), moving = 0;
   };
@@ -133,6 +137,8 @@ class CpuReference {
   scheduler::Workload w_;
   std::vector<Stage> stages_;
   std::map<std::size_t, RecurrentCache> recurrentCache_;  // per Recurrent stage, the last forward pass's
+  std::map<std::size_t, AttentionCache> attentionCache_;  // per Attention stage, likewise
+  AttentionWeights attentionWeights(const Stage& s) const;
   std::vector<std::size_t> outputs_;  // the activations holding the model's outputs
   std::vector<std::vector<float>> weights_;
   std::optional<CpuOptimizer> optimizer_;

@@ -185,5 +185,35 @@ TEST(OneSetOfRules, UnknownInputSizeNamesDatasetInputShape) {
                "must give them (ipusim run --keras: --input-shape H,W,C)");
 }
 
+// A file's loss or optimizer that is not modelled stops a workload that uses
+// it, naming it; a workload that gives its own does not read the file's.
+TEST(OneSetOfRules, AWorkloadsLossReplacesAnUnmodelledOneOfTheFile) {
+  json keras = kerasWith("Dense", {{"units", 4}});
+  keras["compile_config"] = {
+      {"loss", {{"module", "tensorflow_addons.losses.focal_loss"}, {"class_name", "SigmoidFocalCrossEntropy"}, {"config", json::object()}}},
+      {"optimizer", {{"module", "keras.optimizers"}, {"class_name", "Adafactor"}, {"config", json::object()}}}};
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ipusim_replaced_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(path) << keras.dump();
+  const json model = {{"keras", path}};
+  const json dataset = {{"format", "synthetic"}};
+  const std::string fileLoss = errorOf([&] {
+    parseWorkload({{"dataset", dataset}, {"model", model}, {"optimizer", {{"type", "sgd"}}}}, "w.json");
+  });
+  const std::string fileOptimizer = errorOf([&] {
+    parseWorkload({{"dataset", dataset}, {"model", model}, {"loss", "sparse_categorical_crossentropy"}}, "w.json");
+  });
+  const Workload replaced = parseWorkload({{"dataset", dataset}, {"model", model}, {"loss", "sparse_categorical_crossentropy"},
+                                           {"optimizer", {{"type", "sgd"}}}},
+                                          "w.json");
+  std::filesystem::remove(path);
+  EXPECT_NE(fileLoss.find("compile_config.loss"), std::string::npos) << fileLoss;
+  EXPECT_NE(fileLoss.find("SigmoidFocalCrossEntropy"), std::string::npos) << fileLoss;
+  EXPECT_NE(fileOptimizer.find("compile_config.optimizer"), std::string::npos) << fileOptimizer;
+  EXPECT_NE(fileOptimizer.find("Adafactor"), std::string::npos) << fileOptimizer;
+  EXPECT_EQ(replaced.loss.type, "sparse_categorical_crossentropy");
+  EXPECT_EQ(replaced.optimizer.type, "sgd");
+}
+
 }  // namespace
 }  // namespace ipusim::scheduler

@@ -95,12 +95,13 @@ struct Measured { ir::Cycles cycles; double maxError; };
 Measured runPlan(const MatMulShape& s, const MatMulPlan& plan, const model::Target& target, std::uint32_t tiles) {
   IrBuilder b(target);
   b.beginOp({"layer", "matmul"});
-  const std::vector<std::uint64_t> aShape = s.transposeA ? std::vector<std::uint64_t>{s.k, s.m} : std::vector<std::uint64_t>{s.m, s.k};
-  const std::vector<std::uint64_t> bShape = s.transposeB ? std::vector<std::uint64_t>{s.n, s.k} : std::vector<std::uint64_t>{s.k, s.n};
+  const std::uint64_t G = s.groups;
+  const std::vector<std::uint64_t> aShape = s.transposeA ? std::vector<std::uint64_t>{G, s.k, s.m} : std::vector<std::uint64_t>{G, s.m, s.k};
+  const std::vector<std::uint64_t> bShape = s.transposeB ? std::vector<std::uint64_t>{G, s.n, s.k} : std::vector<std::uint64_t>{G, s.k, s.n};
   MatMulTensors t;
   t.a = b.addTensor("a", aShape, ir::DType::Float, "activations", true, mapTensor(aShape, ir::DType::Float, target, tiles));
   t.b = b.addTensor("b", bShape, ir::DType::Float, "weights", true, mapTensor(bShape, ir::DType::Float, target, tiles));
-  t.out = b.addTensor("out", {s.m, s.n}, ir::DType::Float, "activations", true, mapTensor({s.m, s.n}, ir::DType::Float, target, tiles));
+  t.out = b.addTensor("out", {G, s.m, s.n}, ir::DType::Float, "activations", true, mapTensor({G, s.m, s.n}, ir::DType::Float, target, tiles));
   MatMulShape sized = s;
   sized.aTiles = b.tensor(t.a).mapping.size(), sized.bTiles = b.tensor(t.b).mapping.size();
   sized.outTiles = b.tensor(t.out).mapping.size();
@@ -112,20 +113,24 @@ Measured runPlan(const MatMulShape& s, const MatMulPlan& plan, const model::Targ
   model::hardware::LoadedExecutable loaded(exe, target, true);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> a(s.m * s.k), bv(s.k * s.n), out(s.m * s.n);
+  std::vector<float> a(G * s.m * s.k), bv(G * s.k * s.n), out(G * s.m * s.n);
   for (auto& x : a) x = u(rng);
   for (auto& x : bv) x = u(rng);
   loaded.memory.write(t.a, reinterpret_cast<const std::uint8_t*>(a.data()));
   loaded.memory.write(t.b, reinterpret_cast<const std::uint8_t*>(bv.data()));
   Measured r{testing::runStatically(loaded, programs), 0};
   loaded.memory.read(t.out, reinterpret_cast<std::uint8_t*>(out.data()));
-  for (std::uint64_t i = 0; i < s.m; ++i)
-    for (std::uint64_t j = 0; j < s.n; ++j) {
-      double ref = 0;
-      for (std::uint64_t p = 0; p < s.k; ++p)
-        ref += double(s.transposeA ? a[p * s.m + i] : a[i * s.k + p]) * double(s.transposeB ? bv[j * s.k + p] : bv[p * s.n + j]);
-      r.maxError = std::max(r.maxError, std::fabs(ref - out[i * s.n + j]));
-    }
+  for (std::uint64_t g = 0; g < G; ++g) {
+    const float* ag = a.data() + g * s.m * s.k;
+    const float* bg = bv.data() + g * s.k * s.n;
+    for (std::uint64_t i = 0; i < s.m; ++i)
+      for (std::uint64_t j = 0; j < s.n; ++j) {
+        double ref = 0;
+        for (std::uint64_t p = 0; p < s.k; ++p)
+          ref += double(s.transposeA ? ag[p * s.m + i] : ag[i * s.k + p]) * double(s.transposeB ? bg[j * s.k + p] : bg[p * s.n + j]);
+        r.maxError = std::max(r.maxError, std::fabs(ref - out[(g * s.m + i) * s.n + j]));
+      }
+  }
   return r;
 }
 
@@ -157,6 +162,54 @@ TEST(MatMulPlan, ChoiceIsWithinOnePointTwoFiveOfTheBestPlanAsTheModelRunsIt) {
         << c.m << "x" << c.k << "x" << c.n << ": chosen " << chosen.pm << "," << chosen.pk << "," << chosen.pn
         << " runs " << chosenCycles << " cycles, the best plan " << best;
   }
+}
+
+// A grouped (batched) product, as attention's scores and weighted values:
+// every partition of its groups, rows, columns and k over the tiles computes
+// each group's own product, and the planner's pick is within 1.25x of the
+// best as the machine model runs them.
+TEST(MatMulPlan, GroupedProductsComputeEachGroupUnderEveryPlan) {
+  const std::uint32_t tiles = 16;
+  const model::Target target = ipu2(tiles);
+  struct Case { std::uint64_t groups, m, k, n; bool ta, tb; };
+  for (const Case c : {Case{6, 8, 12, 8, false, true}, Case{5, 9, 7, 6, false, false}, Case{4, 6, 10, 5, true, false}}) {
+    MatMulShape s = shape(c.m, c.k, c.n, tiles);
+    s.groups = c.groups;
+    s.transposeA = c.ta, s.transposeB = c.tb;
+    s.aTiles = mapTensor({c.groups, c.m, c.k}, ir::DType::Float, target, tiles).size();
+    s.bTiles = mapTensor({c.groups, c.k, c.n}, ir::DType::Float, target, tiles).size();
+    s.outTiles = mapTensor({c.groups, c.m, c.n}, ir::DType::Float, target, tiles).size();
+    const MatMulPlan chosen = planMatMul(s, target, tiles, 1u << 30);
+    EXPECT_EQ(chosen.serial, 1u);
+    ir::Cycles best = ~0ull, chosenCycles = 0;
+    std::size_t grouped = 0;
+    for (const MatMulPlan& p : matMulPlanSpace(s, target, tiles, 1u << 30)) {
+      const Measured m = runPlan(s, p, target, tiles);
+      EXPECT_LT(m.maxError, 1e-5 * double(c.k)) << c.groups << " groups, plan " << p.pg << "," << p.pm << "," << p.pk << "," << p.pn;
+      best = std::min(best, m.cycles);
+      if (p.pg == chosen.pg && p.pm == chosen.pm && p.pk == chosen.pk && p.pn == chosen.pn) chosenCycles = m.cycles;
+      grouped += p.pg > 1;
+    }
+    EXPECT_GT(grouped, 3u) << "plans dealing groups over tiles";
+    ASSERT_GT(chosenCycles, 0u);
+    EXPECT_LE(double(chosenCycles), 1.25 * double(best)) << c.groups << " groups: chosen " << chosen.pg << "," << chosen.pm
+                                                         << "," << chosen.pk << "," << chosen.pn;
+  }
+}
+
+// A group block's AMP vertices run in turn on its tiles; one group is the
+// plain product's estimate exactly.
+TEST(MatMulPlan, GroupedEstimateChargesEachGroupOfTheBusiestTile) {
+  const model::Target t = ipu2(64);
+  MatMulShape one = shape(32, 64, 32, 64);
+  MatMulShape four = one;
+  four.groups = 4;
+  const MatMulCost c1 = estimateMatMul(one, 2, 2, 2, t), c4 = estimateMatMul(four, 2, 2, 2, t, 1, 2);
+  const ir::Cycles amp = vertexCycles("MatMulPartial", {16 * 32, 32 * 16, 16 * 16},
+                                      {{"m", 16}, {"k", 32}, {"n", 16}, {"transposeA", 0}, {"transposeB", 0}, {"accumulate", 0}}, t);
+  EXPECT_EQ(c1.compute, computePhaseCycles(tileCycles({}, {amp}, t), t));
+  EXPECT_EQ(c4.compute, computePhaseCycles(tileCycles({}, {amp, amp}, t), t));  // 2 groups per tile
+  EXPECT_EQ(c4.temporaryBytesPerTile, 2 * c1.temporaryBytesPerTile);
 }
 
 }  // namespace
