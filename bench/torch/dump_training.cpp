@@ -54,6 +54,11 @@ json layerJson(const scheduler::LayerSpec& l) {
                                       {"threshold", r.threshold},
                                       {"alpha", r.alpha},
                                       {"hard_sigmoid_slope", r.hardSigmoidSlope}};
+  j["heads"] = l.heads;
+  j["key_dim"] = l.keyDim;
+  j["value_dim"] = l.valueDim;
+  j["causal_mask"] = l.causalMask;
+  j["input_shapes"] = l.inputShapes;
   j["return_sequences"] = l.returnSequences;
   j["go_backwards"] = l.goBackwards;
   j["reset_after"] = l.resetAfter;

@@ -195,6 +195,8 @@ class Model:
             return F.embedding(x.long(), table)
         if k in ("simple_rnn", "lstm", "gru"):
             return self.recurrent(l, x)
+        if k == "multi_head_attention":
+            return attention_of(self, l, ins)
         if k == "bidirectional":  # Keras flips the backward layer's sequence back into time order
             forward, backward = (self.recurrent(w, x) for w in l["wrapped"])
             if l["wrapped"][0]["return_sequences"]:
@@ -277,6 +279,40 @@ class Model:
                 return x[:, t:x.shape[1] - b, left:x.shape[2] - r, :]
             return x[:, left:x.shape[1] - r, :]
         raise NotImplementedError(f"layer kind {k}")
+
+
+def attention_of(model, l, ins):
+    """Keras 3's MultiHeadAttention, its products written out (einsum per
+    head): projections, the query scaled by 1/sqrt(key_dim), Keras's causal
+    adder (-1e9 where a key's step follows the query's), softmax over the
+    keys, the values weighted, the output projection."""
+    p, name, batch = model.params, l["name"], model.batch
+    heads, key_dim, value_dim = l["heads"], l["key_dim"], l["value_dim"]
+    shapes = l["input_shapes"]
+    query = ins[0]
+    value = ins[1].reshape([batch] + shapes[1])
+    key = ins[2].reshape([batch] + shapes[2]) if len(ins) > 2 else value
+
+    def project(x, part, dim):
+        y = x @ p[f"{name}/{part}_kernel"]
+        if l["use_bias"]:
+            y = y + p[f"{name}/{part}_bias"]
+        return y.reshape(batch, x.shape[1], heads, dim)
+
+    q = project(query, "query", key_dim) * (1.0 / math.sqrt(key_dim))
+    k, v = project(key, "key", key_dim), project(value, "value", value_dim)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k)
+    if l["causal_mask"]:
+        hidden = torch.ones(scores.shape[-2], scores.shape[-1], dtype=torch.bool).triu(1)
+        scores = scores + hidden.to(scores.dtype) * -1e9
+    if l["rate"]:
+        raise NotImplementedError("attention dropout masks are ipusim's own draw: not reproduced here")
+    probs = torch.softmax(scores, dim=-1)
+    context = torch.einsum("bhqk,bkhd->bqhd", probs, v).reshape(batch, query.shape[1], heads * value_dim)
+    y = context @ p[f"{name}/output_kernel"]
+    if l["use_bias"]:
+        y = y + p[f"{name}/output_bias"]
+    return y
 
 
 def recurrent_of(model, l, x):
