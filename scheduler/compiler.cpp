@@ -201,7 +201,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
                              batch * w.dataset.features, feeds ? w.training.prefetchDepth : 1);
   // Class indices (int), or targets (float, batch x LossSpec::targetWidth): LossSpec::classIndexLabels.
   const bool indices = w.loss.classIndexLabels();
-  const std::uint64_t labelElements = indices ? batch : batch * w.loss.targetWidth(w.dataset.classes);
+  const std::uint64_t labelElements = indices ? batch * w.dataset.labelSteps : batch * w.loss.targetWidth(w.dataset.classes);
   // The outfeed carries the step's loss and accuracy (and a schedule's
   // learning rate), as Keras's outfeed carries loss and metrics.
   const std::uint64_t lossElements = graph.values[graph.loss].numElements();

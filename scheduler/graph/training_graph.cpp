@@ -72,11 +72,15 @@ std::size_t lossTargets(TrainingGraphBuilder& b, std::uint64_t features, const s
   return smoothed;
 }
 
+// The rows the loss averages over: one per example, or one per step of
+// each example for a sequence's per-step classes (DatasetSpec::labelSteps).
+std::uint64_t lossRows(TrainingGraphBuilder& b) { return b.batch() * b.workload().dataset.labelSteps; }
+
 OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t features, const std::string& layer) {
   using ir::DType;
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
-  const std::uint64_t batch = b.batch();
+  const std::uint64_t batch = lossRows(b);
   const bool predictions = w.loss.onPredictions();
   const bool binary = w.loss.type == "binary_crossentropy";
   OutputLoss out{x, kNone, kNone, kNone, kNone, features, layer};
@@ -117,7 +121,7 @@ OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t feat
 void addAccuracy(TrainingGraphBuilder& b, const OutputLoss& o) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
-  const std::uint64_t batch = b.batch();
+  const std::uint64_t batch = lossRows(b);
   const std::size_t correct = b.value(o.layer + "/correct", {batch}, ir::DType::Float, ValueKind::Activation, o.layer);
   if (w.loss.classIndexLabels()) {
     g.addOp({OpKind::Accuracy, "accuracy", o.layer, {o.probs, g.labels}, {correct}});
@@ -138,7 +142,7 @@ void addAccuracy(TrainingGraphBuilder& b, const OutputLoss& o) {
 // sigmoid) against the unsmoothed targets, in an element of g.loss of its own.
 void addMetrics(TrainingGraphBuilder& b, const OutputLoss& o) {
   OpGraph& g = b.graph();
-  const std::uint64_t batch = b.batch();
+  const std::uint64_t batch = lossRows(b);
   const std::size_t predictions = o.probs != kNone ? o.probs : o.x;
   const LossSpec& loss = b.workload().loss;
   if (!loss.unmodelledMetrics.empty()) {
@@ -172,7 +176,7 @@ void addMetrics(TrainingGraphBuilder& b, const OutputLoss& o) {
 void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
-  const double batch = double(b.batch());
+  const double batch = double(lossRows(b));
   const bool squared = w.loss.type == "mean_squared_error";
   const bool binary = w.loss.type == "binary_crossentropy";
   const bool regression = w.loss.regression();
@@ -199,7 +203,7 @@ std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std:
                                  const std::vector<std::uint64_t>& features, const std::vector<std::string>& names) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
-  const std::uint64_t batch = b.batch();
+  const std::uint64_t batch = lossRows(b);
   g.loss = b.value("loss", {w.loss.hasAccuracy() ? 2u : 1u}, ir::DType::Float, ValueKind::Loss, "loss");
   g.outfeed = {"loss"};
   if (w.loss.hasAccuracy()) g.outfeed.push_back("accuracy");
@@ -508,7 +512,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   g.images = b.value("images", imagesShape, w.dataset.vocabulary ? DType::Int : DType::Float, ValueKind::Input, "input");
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
   g.labels = w.loss.classIndexLabels()
-                 ? b.value("labels", {batch}, DType::Int, ValueKind::Input, "input")
+                 ? b.value("labels", {batch * w.dataset.labelSteps}, DType::Int, ValueKind::Input, "input")
                  : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
   if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
@@ -537,8 +541,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
   for (std::size_t o : modelOutputs(w)) {
     // The loss reads rows of the output's elements (a value may still be laid
     // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
-    outputs.push_back(b.reshape(outputOf.at(o), {batch, elementsOf(w.layers[o].outputShape)}, w.layers[o].name, "output_rows"));
-    features.push_back(elementsOf(w.layers[o].outputShape));
+    // (A sequence's per-step classes: a row per step, DatasetSpec::labelSteps.)
+    const std::uint64_t steps = w.dataset.labelSteps;
+    outputs.push_back(b.reshape(outputOf.at(o), {batch * steps, elementsOf(w.layers[o].outputShape) / steps},
+                                w.layers[o].name, "output_rows"));
+    features.push_back(elementsOf(w.layers[o].outputShape) / steps);
     names.push_back(w.layers[o].name);
     if (features.back() != w.loss.targetWidth(w.dataset.classes))
       throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name + "') has " +

@@ -654,12 +654,19 @@ class Lowerer {
     const Placement p = bias != ~std::size_t(0) ? b_.placementOf(tensorOf(bias))
                                                 : mapTensor(g_.values[op.outputs[0]].shape, dtypeOf(op.outputs[0]), target_, tiles_);
     const Id out = produce(op.outputs[0], p);
-    if (gv.shape.size() > 2) {  // an NHWC gradient: its channels summed over batch and positions
-      const std::uint64_t cols = gv.shape.back();
+    // An NHWC gradient (its channels summed over batch and positions), or
+    // rows so many that an owner of the output would gather more than an
+    // eighth of its tile's memory (a sequence's bias gradient: batch x steps
+    // rows), is summed where it is held first, as popops reduces in place
+    // before it exchanges partials; a few rows are gathered to their owners.
+    const std::uint64_t cols = gv.shape.back(), rows = gv.numElements() / cols;
+    const std::uint64_t owners = std::max<std::size_t>(1, p.size());
+    const std::uint64_t gatheredBytes = rows * ((cols + owners - 1) / owners) * ir::sizeOf(gv.dtype);
+    if (gv.shape.size() > 2 || gatheredBytes > target_.tile.memoryBytes / 8) {
       reduceColumnsWhereHeld(b_, in, cols, out, op.scale);
       return;
     }
-    reduceColumns(b_, in, gv.shape[0], gv.shape[1], out, op.scale);
+    reduceColumns(b_, in, rows, cols, out, op.scale);
   }
 
   // Batch normalization's whole-tensor vertices (model/codelets/batch_norm.cpp):

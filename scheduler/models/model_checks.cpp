@@ -35,14 +35,15 @@ void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fai
   // An output that is not a vector (an image, a sequence) needs targets of its
   // own shape: a regression loss has them (LossSpec::targetElements), the
   // classification losses' come from the example's one label.
-  if (!w.loss.regression() && out.size() > 1 && elementsOf(out) != out.back())  // ([1, 1, classes] is a vector laid out as an image)
+  const std::uint64_t steps = w.dataset.labelSteps;  // a class per step of a [steps, classes] output
+  if (!w.loss.regression() && steps == 1 && out.size() > 1 && elementsOf(out) != out.back())  // ([1, 1, classes] is a vector laid out as an image)
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example (not a vector): " + loss +
                         "'s targets here come from the example's class label (" +
                         (categorical ? "over" : "one-hot over") + " dataset.classes = " +
                         std::to_string(w.dataset.classes) + "), and targets of an output's own shape (an image, a "
                         "sequence: an autoencoder's, a segmentation's) are modelled for the regression losses only "
                         "(mean_squared_error, mean_absolute_error, huber)");
-  if (categorical && elementsOf(out) != w.dataset.classes)
+  if (categorical && elementsOf(out) / steps != w.dataset.classes)
     fail(layersKey, lastName + " outputs " + shapeText(out) + " per example but " + loss + " over dataset.classes = " +
                         std::to_string(w.dataset.classes) + " needs " + std::to_string(w.dataset.classes));
   // A binary classifier's target is the label itself (LossSpec::labelIsTarget).

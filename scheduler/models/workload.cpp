@@ -209,6 +209,19 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   const std::vector<std::uint64_t>& firstOutput = w.layers[modelOutputs(w).front()].outputShape;
   if (ce && keras && !dataset.has("classes") && firstOutput.size() == 1 && firstOutput[0] <= 0xffffffffull)
     d.classes = std::uint32_t(firstOutput[0]);
+  // Sparse categorical cross-entropy on [steps, classes] scores (a language
+  // model's): a class label per step (DatasetSpec::labelSteps).
+  if (w.loss.classIndexLabels() && firstOutput.size() == 2 && firstOutput[0] > 1) {
+    d.labelSteps = firstOutput[0];
+    if (keras && !dataset.has("classes") && firstOutput[1] <= 0xffffffffull) d.classes = std::uint32_t(firstOutput[1]);
+    if (d.format != "synthetic")
+      dataset.fail(dataset.key("format"), "'" + d.format + "': the model outputs " + shapeText(firstOutput) +
+                                              " per example, a class per step, and a labels file holds one label per "
+                                              "example: per-step labels come from synthetic data (format 'synthetic')");
+    if (modelOutputs(w).size() > 1)
+      throw std::invalid_argument((keras ? w.kerasModel : source) + ": the output '" + w.layers[modelOutputs(w).front()].name +
+                                  "' has a class per step: a model with several outputs shares one label per example");
+  }
   // A binary classifier (binary cross-entropy on one unit): its target is the
   // label itself, one of 2 classes.
   w.loss.labelIsTarget = w.loss.type == "binary_crossentropy" && elementsOf(firstOutput) == 1;

@@ -36,6 +36,12 @@ struct DatasetSpec {
   // of an example is an id in [0, vocabulary), streamed as int32
   // (models/token_inputs.hpp); 0: pixels, streamed as floats.
   std::uint64_t vocabulary = 0;
+  // Labels per example: 1, or for sparse categorical cross-entropy on an
+  // output of [steps, classes] (a language model's scores per step) one class
+  // per step, the loss and accuracy then the means over every step of every
+  // example, as Keras's over [batch, steps] targets (synthetic data only: a
+  // labels file holds one per example). Set by parseWorkload() from the output.
+  std::uint64_t labelSteps = 1;
 };
 
 // The optimizer (Keras's optimizers, schedules, clipping and weight decay):
@@ -69,8 +75,8 @@ struct LossSpec {
   // (models/metric_spec.hpp): "mean_absolute_error", "mean_squared_error".
   std::vector<std::string> metrics;
   std::vector<std::string> unmodelledMetrics;  // named but not computed (the compile warns)
-  // The labels the host streams: class indices (int, one per example) for
-  // sparse_categorical_crossentropy; the label itself (labelIsTarget); for
+  // The labels the host streams: class indices (int, one per example, or
+  // DatasetSpec::labelSteps) for sparse_categorical_crossentropy; the label itself (labelIsTarget); for
   // the others, the class label one-hot encoded over the model's `classes`
   // outputs (floats): categorical targets, one binary target per class, or
   // a regression target (or targetElements of its class's pattern).

@@ -41,7 +41,7 @@ class DatasetBatches : public BatchProvider {
     // Straight into the stream's buffer (operator new's alignment suits floats
     // and int32 token ids, both 4 bytes).
     images.resize(std::size_t(source_.batchSize()) * source_.features() * 4);
-    labelIndices_.resize(source_.batchSize());
+    labelIndices_.resize(std::size_t(source_.batchSize()) * source_.labelSteps());
     if (source_.holdsTokens()) source_.nextTokensInto(reinterpret_cast<std::int32_t*>(images.data()), labelIndices_.data());
     else source_.nextInto(reinterpret_cast<float*>(images.data()), labelIndices_.data());
     labels = dataset::labelBytes(labelIndices_, loss_, classes_);

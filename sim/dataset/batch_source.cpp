@@ -44,35 +44,31 @@ Examples loadIdxExamples(const std::string& images, const std::string& labels, s
   return e;
 }
 
-Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed) {
-  std::mt19937_64 rng(seed ^ 0x5eed5eed5eedull);
+Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed,
+                           std::uint64_t vocabulary, std::uint64_t labelSteps) {
+  // (Each kind of data its own stream: the pixels' and the ids' draws never move one another.)
+  std::mt19937_64 rng(seed ^ (vocabulary ? 0x70c3e5ull : 0x5eed5eed5eedull));
   Examples e;
   e.count = count;
   e.features = features;
-  e.pixels.resize(count * features);
-  e.labels.resize(count);
-  for (auto& p : e.pixels) p = std::uint8_t(rng() >> 56);
-  for (auto& l : e.labels) l = std::uint16_t(rng() % classes);
-  return e;
-}
-
-Examples syntheticTokenExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes,
-                                std::uint64_t vocabulary, std::uint64_t seed) {
-  std::mt19937_64 rng(seed ^ 0x70c3e5u);
-  Examples e;
-  e.count = count;
-  e.features = features;
-  e.tokens.resize(count * features);
-  e.labels.resize(count);
-  for (auto& t : e.tokens) t = std::int32_t(rng() % vocabulary);
+  e.labelSteps = labelSteps;
+  if (vocabulary) {
+    e.tokens.resize(count * features);
+    for (auto& t : e.tokens) t = std::int32_t(rng() % vocabulary);
+  } else {
+    e.pixels.resize(count * features);
+    for (auto& p : e.pixels) p = std::uint8_t(rng() >> 56);
+  }
+  e.labels.resize(count * labelSteps);
   for (auto& l : e.labels) l = std::uint16_t(rng() % classes);
   return e;
 }
 
 Examples loadExamples(const scheduler::DatasetSpec& spec) {
-  if (spec.vocabulary)
-    return syntheticTokenExamples(spec.syntheticExamples, spec.features, spec.classes, spec.vocabulary, spec.shuffleSeed);
-  if (spec.format == "synthetic") return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed);
+  if (spec.vocabulary || spec.format == "synthetic")
+    return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed, spec.vocabulary,
+                             spec.labelSteps);
+  if (spec.labelSteps != 1) throw std::logic_error("loadExamples: per-step labels from a labels file");
   return loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
 }
 
@@ -119,7 +115,7 @@ void BatchSource::shuffle() {
 Batch BatchSource::next() {
   Batch b;
   b.images.resize(std::size_t(batchSize_) * examples_.features);
-  b.labels.resize(batchSize_);
+  b.labels.resize(std::size_t(batchSize_) * examples_.labelSteps);
   if (!holdsTokens()) {
     nextInto(b.images.data(), b.labels.data());
     return b;
@@ -128,6 +124,11 @@ Batch BatchSource::next() {
   nextTokensInto(b.tokens.data(), b.labels.data());
   for (std::size_t i = 0; i < b.tokens.size(); ++i) b.images[i] = float(b.tokens[i]);
   return b;
+}
+
+void BatchSource::copyLabels(std::uint32_t example, std::int32_t* labels) const {
+  const std::uint16_t* from = &examples_.labels[std::size_t(example) * examples_.labelSteps];
+  for (std::uint64_t s = 0; s < examples_.labelSteps; ++s) labels[s] = from[s];
 }
 
 const std::uint32_t* BatchSource::nextOrder() {
@@ -143,7 +144,7 @@ void BatchSource::nextTokensInto(std::int32_t* tokens, std::int32_t* labels) {
   const std::size_t f = examples_.features;
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
     std::memcpy(tokens + r * f, &examples_.tokens[std::size_t(order[r]) * f], f * sizeof(std::int32_t));
-    labels[r] = examples_.labels[order[r]];
+    copyLabels(order[r], labels + std::size_t(r) * examples_.labelSteps);
   }
 }
 
@@ -159,7 +160,7 @@ void BatchSource::nextInto(float* images, std::int32_t* labels) {
     const std::uint32_t ex = order[r];
     toUnitFloats(&examples_.pixels[std::size_t(ex) * examples_.features], images + std::size_t(r) * examples_.features,
                  examples_.features);
-    labels[r] = examples_.labels[ex];
+    copyLabels(ex, labels + std::size_t(r) * examples_.labelSteps);
   }
 }
 

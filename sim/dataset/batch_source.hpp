@@ -3,7 +3,8 @@
 // tf.data.Dataset.shuffle(...).batch(drop_remainder=True).repeat() would give
 // them, deterministically: each epoch is a permutation of the examples drawn
 // from shuffle_seed and the epoch number; a partial last batch is dropped.
-// Images are floats in [0, 1] ([batch, features]), labels ints ([batch]).
+// Images are floats in [0, 1] ([batch, features]), labels ints ([batch], or
+// [batch, steps] for a sequence's per-step classes).
 #include "scheduler/models/workload.hpp"
 
 #include <cstdint>
@@ -23,7 +24,8 @@ struct Examples {
   std::uint64_t count = 0;
   std::uint32_t features = 0;
   std::vector<std::uint8_t> pixels;  // count x features
-  std::vector<std::uint16_t> labels;  // count (IDX files hold bytes; synthetic data up to 65,536 classes)
+  std::vector<std::uint16_t> labels;  // count x labelSteps (IDX files hold bytes; synthetic data up to 65,536 classes)
+  std::uint64_t labelSteps = 1;       // labels per example (a sequence's, one per step: DatasetSpec::labelSteps)
   std::vector<std::int32_t> tokens;   // count x features token ids instead of pixels (DatasetSpec::vocabulary)
   bool holdsTokens() const { return !tokens.empty(); }
 };
@@ -32,11 +34,10 @@ struct Examples {
 // size other than `features`, a label outside [0, classes).
 Examples loadIdxExamples(const std::string& images, const std::string& labels, std::uint32_t features,
                          std::uint32_t classes);
-// Seeded random pixels and labels.
-Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed);
-// Seeded random token ids, uniform in [0, vocabulary), and labels.
-Examples syntheticTokenExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes,
-                                std::uint64_t vocabulary, std::uint64_t seed);
+// Seeded random pixels (with a vocabulary: token ids, uniform in [0,
+// vocabulary)) and labels, `labelSteps` per example.
+Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed,
+                           std::uint64_t vocabulary = 0, std::uint64_t labelSteps = 1);
 // As the workload's dataset section says.
 Examples loadExamples(const scheduler::DatasetSpec& spec);
 
@@ -54,7 +55,7 @@ class BatchSource {
   BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed);
   Batch next();                       // the next batch (a new epoch reshuffles)
   // The same, written into the caller's buffers (batchSize() x features()
-  // floats, batchSize() labels): a training loop's per-step buffer, without
+  // floats, batchSize() x labelSteps() labels): a training loop's per-step buffer, without
   // a Batch allocated, zeroed and copied each step.
   void nextInto(float* images, std::int32_t* labels);
   // The same for examples of token ids: batchSize() x features() int32 ids.
@@ -64,11 +65,13 @@ class BatchSource {
   std::uint64_t batchesServed() const { return served_; }
   std::uint32_t batchSize() const { return batchSize_; }
   std::uint32_t features() const { return examples_.features; }
+  std::uint64_t labelSteps() const { return examples_.labelSteps; }
 
  private:
   void shuffle();
   // The examples of the next batch (a new epoch reshuffles), advancing.
   const std::uint32_t* nextOrder();
+  void copyLabels(std::uint32_t example, std::int32_t* labels) const;
   Examples examples_;
   std::uint32_t batchSize_;
   std::uint64_t seed_;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 namespace ipusim::testing {
 namespace {
@@ -63,6 +64,62 @@ TEST(AttentionAcceptance, AttentionDropoutUsesTheDevicesMasks) {
 
 TEST(AttentionAcceptance, MixedPrecisionTracksFloat32) {
   expectHalfTracksFloat32(smallJob(kEncoderBlock, {6, 5}, kSgd, 2), "mixed_float16", "encoder.json", kSteps);
+}
+
+// A GPT-style decoder block as a language model: token ids, an embedding,
+// causal self-attention, a residual and layer normalization, a feed-forward,
+// and a softmax over the vocabulary at every step, trained by sparse
+// categorical cross-entropy over [batch, steps] targets (a class per step).
+const char* kDecoderBlock = R"([
+    {"type": "embedding", "input_dim": 24, "output_dim": 8, "name": "tokens"},
+    {"type": "multi_head_attention", "num_heads": 2, "key_dim": 4, "use_causal_mask": true, "inputs": ["tokens", "tokens"],
+     "name": "attention"},
+    {"type": "add", "inputs": ["tokens", "attention"], "name": "residual"},
+    {"type": "layer_normalization", "name": "norm"},
+    {"type": "dense", "units": 16, "activation": "gelu", "name": "ffn"},
+    {"type": "dense", "units": 24, "activation": "softmax", "name": "next_token"}])";
+
+TEST(AttentionAcceptance, ADecoderBlockLearnsEveryStepsTokenAsTheReference) {
+  nlohmann::json j = smallJob(kDecoderBlock, {7}, kSgd, 6);
+  j["dataset"]["classes"] = 24;
+  const scheduler::Workload w = scheduler::parseWorkload(j, "decoder.json");
+  EXPECT_EQ(w.dataset.labelSteps, 7u);
+  expectSameTraining(j, "decoder.json", kSteps);
+}
+
+TEST(AttentionWorkload, PerStepLabelsComeFromSyntheticData) {
+  nlohmann::json j = smallJob(R"([
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {5, 3}, kSgd, 1);
+  EXPECT_EQ(scheduler::parseWorkload(j, "w.json").dataset.labelSteps, 5u);
+  j["dataset"]["format"] = "idx";
+  try {
+    scheduler::parseWorkload(j, "w.json");
+    ADD_FAILURE() << "per-step labels from a labels file were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset.format"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a class per step"), std::string::npos) << e.what();
+  }
+}
+
+// A bias over every step of a long sequence (batch x steps rows) has its
+// gradient summed where the rows lie first: no owner of the bias gathers
+// every row of its columns (an eighth of a tile's memory at most).
+TEST(AttentionOps, ASequencesBiasGradientIsSummedWhereItIsHeld) {
+  nlohmann::json j = smallJob(R"([
+    {"type": "dense", "units": 64, "name": "wide"},
+    {"type": "flatten"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {256, 8}, kSgd, 1);
+  const scheduler::Workload w = scheduler::parseWorkload(j, "w.json");
+  const scheduler::CompiledWorkload c = scheduler::compile(w);
+  bool sawBiasGradient = false;
+  for (const ir::Tensor& t : c.exe.tensors) {
+    if (t.name.rfind("wide/bias_grad", 0) != 0) continue;
+    sawBiasGradient = true;
+    std::map<std::uint32_t, std::uint64_t> perTile;
+    for (const ir::TileInterval& i : t.mapping) perTile[i.tile] += (i.end - i.begin) * ir::sizeOf(t.dtype);
+    for (const auto& [tile, bytes] : perTile) EXPECT_LE(bytes, 638976u / 8) << t.name << " on tile " << tile;
+  }
+  EXPECT_TRUE(sawBiasGradient);
 }
 
 // The heads' products are one BatchMatMul each over batch x heads groups,

@@ -667,6 +667,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   }
   // The loss and its gradient w.r.t. each output (its logits): the sum of
   // the outputs' losses, the first output's accuracy.
+  // Rows of the loss: one per example, or one per step (a class per step: DatasetSpec::labelSteps).
+  const std::size_t R = B * w_.dataset.labelSteps;
   const std::size_t C = w_.loss.classIndexLabels() ? w_.dataset.classes : w_.loss.targetWidth(w_.dataset.classes);
   const std::string& lossType = w_.loss.type;
   // The target of class c for label `label`: one-hot, or the label itself
@@ -683,12 +685,12 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   std::vector<std::vector<float>> outputGrads;
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
     const std::size_t output = outputs_[k];
-    std::vector<float> grad(B * C);
+    std::vector<float> grad(R * C);
     std::size_t correct = 0;
     float accuracy = 0;
     if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
       // Softmax cross-entropy over the class (one-hot targets give the same numbers).
-      for (std::size_t r = 0; r < B; ++r) {
+      for (std::size_t r = 0; r < R; ++r) {
         const float* z = &acts[output][r * C];
         const float mx = *std::max_element(z, z + C);
         correct += std::max_element(z, z + C) - z == labels[r];
@@ -696,11 +698,11 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
         for (std::size_t c = 0; c < C; ++c) {
           const double p = std::exp(double(z[c] - mx)) / sum, t = target(c, labels[r]);
-          grad[r * C + c] = float((p - t) / double(B));
+          grad[r * C + c] = float((p - t) / double(R));
           lossSum += -t * std::log(p);
         }
       }
-      accuracy = float(double(correct) / double(B));
+      accuracy = float(double(correct) / double(R));
     } else {
       // Binary cross-entropy on the logits, or the squared or absolute error
       // or the Huber loss, per class against the targets; each the mean over
@@ -708,7 +710,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       const bool binary = lossType == "binary_crossentropy";
       const double delta = w_.loss.delta;
       double matches = 0;
-      for (std::size_t r = 0; r < B; ++r) {
+      for (std::size_t r = 0; r < R; ++r) {
         double row = 0;
         std::size_t same = 0;
         for (std::size_t c = 0; c < C; ++c) {
@@ -717,30 +719,30 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
           if (binary) {
             const double p = 1.0 / (1.0 + std::exp(-z));
             row += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z)));
-            grad[r * C + c] = float((p - t) / double(B) / double(C));
+            grad[r * C + c] = float((p - t) / double(R) / double(C));
             const double label = w_.loss.labelIsTarget ? double(labels[r]) : int(c) == labels[r] ? 1.0 : 0.0;
             same += (p > 0.5) == (label > 0.5);  // the metric reads the unsmoothed labels
           } else if (lossType == "mean_absolute_error") {
             row += std::fabs(e);
-            grad[r * C + c] = float(double((e > 0) - (e < 0)) / double(B) / double(C));
+            grad[r * C + c] = float(double((e > 0) - (e < 0)) / double(R) / double(C));
           } else if (lossType == "kl_divergence") {
             // Keras: t and y clipped to [epsilon, 1], the sum over the
             // classes; the clip passes the gradient inside [epsilon, 1].
             const double eps = 1e-7, tc = std::clamp(t, eps, 1.0), y = z;
             row += tc * std::log(tc / std::clamp(y, eps, 1.0));
-            grad[r * C + c] = float(y >= eps && y <= 1.0 ? -tc / y / double(B) : 0.0);
+            grad[r * C + c] = float(y >= eps && y <= 1.0 ? -tc / y / double(R) : 0.0);
           } else if (lossType == "huber") {
             row += std::fabs(e) <= delta ? 0.5 * e * e : delta * std::fabs(e) - 0.5 * delta * delta;
-            grad[r * C + c] = float(std::clamp(e, -delta, delta) / double(B) / double(C));
+            grad[r * C + c] = float(std::clamp(e, -delta, delta) / double(R) / double(C));
           } else {
             row += e * e;
-            grad[r * C + c] = float(2.0 * e / double(B) / double(C));
+            grad[r * C + c] = float(2.0 * e / double(R) / double(C));
           }
         }
         lossSum += lossType == "kl_divergence" ? row : row / double(C);
         matches += double(same) / double(C);
       }
-      accuracy = float(matches / double(B));
+      accuracy = float(matches / double(R));
     }
     if (k == 0) lastAccuracy_ = accuracy;
     // Keras's mae and mse metrics: the predictions (the probabilities a
@@ -749,7 +751,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     if (k == 0)
       for (const std::string& metric : w_.loss.metrics) {
         double sum = 0;
-        for (std::size_t r = 0; r < B; ++r) {
+        for (std::size_t r = 0; r < R; ++r) {
           const float* z = &acts[output][r * C];
           const double mx = *std::max_element(z, z + C);
           double exps = 0;
@@ -765,7 +767,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
             sum += metric == "mean_absolute_error" ? std::fabs(p - t) : (p - t) * (p - t);
           }
         }
-        lastMetrics_[metric] = float(sum / double(B) / double(C));
+        lastMetrics_[metric] = float(sum / double(R) / double(C));
       }
     outputGrads.push_back(std::move(grad));
   }
@@ -998,7 +1000,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     for (std::size_t e = 0; e < g.size(); ++e) g[e] += penaltyGrad(weights_[p.at][e], p.l1, p.l2);
   }
   optimizer_->apply(weights_, std::move(summed));
-  return float(lossSum / double(B) + regularization);
+  return float(lossSum / double(B * w_.dataset.labelSteps) + regularization);
 }
 
 }  // namespace ipusim::testing
