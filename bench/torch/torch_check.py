@@ -197,6 +197,8 @@ class Model:
             return self.recurrent(l, x)
         if k == "multi_head_attention":
             return attention_of(self, l, ins)
+        if k == "position_embedding":  # KerasHub's: the table's rows broadcast over the batch
+            return p[l["name"] + "/embeddings"].expand([self.batch] + l["output_shape"])
         if k == "bidirectional":  # Keras flips the backward layer's sequence back into time order
             forward, backward = (self.recurrent(w, x) for w in l["wrapped"])
             if l["wrapped"][0]["return_sequences"]:
@@ -573,7 +575,7 @@ def train(dump, dtype):
     for batch in dump["batches"]:
         images = torch.tensor(batch["images"], dtype=dtype)
         labels = torch.tensor(batch["labels"], dtype=torch.long)
-        loss = loss_of(dump, model.forward(images).reshape(dump["batch_size"], -1), labels)
+        loss = loss_of(dump, model.forward(images).reshape(len(labels), -1), labels)  # a row per label (per step: a sequence's)
         regularization = model.regularization()
         loss = loss + regularization  # Keras minimizes (and reports) the data loss plus the penalties
         loss.backward()

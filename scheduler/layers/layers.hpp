@@ -35,5 +35,6 @@ std::unique_ptr<Layer> makeGroupNormalizationLayer();  // group_normalization
 std::unique_ptr<Layer> makeUpSamplingLayer();          // up_sampling1d, up_sampling2d
 std::unique_ptr<Layer> makePermuteLayer();             // permute
 std::unique_ptr<Layer> makeMultiHeadAttentionLayer();  // multi_head_attention
+std::unique_ptr<Layer> makePositionEmbeddingLayer();   // position_embedding
 
 }  // namespace ipusim::scheduler

@@ -109,6 +109,9 @@ inline constexpr const char* kGroupNormalization = "group_normalization";
 // Keras's MultiHeadAttention over [steps, features] inputs: a query, a value
 // and optionally a key (the value's when not given).
 inline constexpr const char* kMultiHeadAttention = "multi_head_attention";
+// KerasHub's PositionEmbedding: a trainable row per step of a [steps,
+// features] input, broadcast over the batch (the input's shape only is read).
+inline constexpr const char* kPositionEmbedding = "position_embedding";
 // Merges: two or more inputs of one shape (concatenate: equal but for `axis`).
 inline constexpr const char* kAdd = "add";
 inline constexpr const char* kSubtract = "subtract";
@@ -201,7 +204,8 @@ struct LayerSpec {
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;
   // reshape: the per-example target shape (a -1 is resolved by shape inference);
-  // embedding and the recurrent layers: {Keras's input_length}, checked against the input.
+  // embedding and the recurrent layers: {Keras's input_length}, checked against
+  // the input; position_embedding: {sequence_length}, likewise.
   std::vector<std::int64_t> targetShape;
   // dropout: the fraction of inputs zeroed in training; masks are drawn on
   // the device from `seed` (the workload seed when the layer gives none), the

@@ -87,6 +87,24 @@ TEST(AttentionAcceptance, ADecoderBlockLearnsEveryStepsTokenAsTheReference) {
   expectSameTraining(j, "decoder.json", kSteps);
 }
 
+// A BERT-style encoder as a masked language model: token and position
+// embeddings (KerasHub's PositionEmbedding) added and normalized, an
+// encoder block, and the vocabulary's scores at every step.
+TEST(AttentionAcceptance, ABertStyleEncoderWithPositionsTrainsAsTheReference) {
+  nlohmann::json j = smallJob(R"([
+    {"type": "embedding", "input_dim": 20, "output_dim": 8, "name": "tokens"},
+    {"type": "position_embedding", "sequence_length": 6, "name": "positions"},
+    {"type": "add", "inputs": ["tokens", "positions"], "name": "embeddings"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "embeddings_norm"},
+    {"type": "multi_head_attention", "num_heads": 2, "key_dim": 4, "inputs": ["embeddings_norm", "embeddings_norm"],
+     "name": "attention"},
+    {"type": "add", "inputs": ["embeddings_norm", "attention"], "name": "residual"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "norm"},
+    {"type": "dense", "units": 20, "activation": "softmax", "name": "mlm"}])", {6}, kSgd, 8);
+  j["dataset"]["classes"] = 20;
+  expectSameTraining(j, "encoder.json", kSteps);
+}
+
 TEST(AttentionWorkload, PerStepLabelsComeFromSyntheticData) {
   nlohmann::json j = smallJob(R"([
     {"type": "dense", "units": 10, "activation": "softmax"}])", {5, 3}, kSgd, 1);
@@ -255,6 +273,30 @@ TEST(AttentionWorkload, BadInputsAreRefusedByKey) {
                       {"type": "flatten"}, {"type": "dense", "units": 10}])", {6, 5}).find("the key has 3 steps"),
             std::string::npos);
   EXPECT_NE(error(R"([{"type": "multi_head_attention", "key_dim": 3}])", {6, 5}).find("num_heads"), std::string::npos);
+}
+
+TEST(AttentionKeras, KerasHubsPositionEmbeddingIsRead) {
+  const nlohmann::json position = {
+      {"module", "keras_hub.src.layers.modeling.position_embedding"}, {"class_name", "PositionEmbedding"},
+      {"registered_name", "keras_hub>PositionEmbedding"}, {"name", "positions"},
+      {"config", {{"name", "positions"}, {"trainable", true}, {"dtype", "float32"}, {"sequence_length", 6},
+                  {"initializer", {{"module", "keras.initializers"}, {"class_name", "GlorotUniform"},
+                                   {"config", {{"seed", nullptr}}}, {"registered_name", nullptr}}}}},
+      {"inbound_nodes", {{{"args", {kerasTensor("in")}}, {"kwargs", nlohmann::json::object()}}}}};
+  nlohmann::json model = keras3Attention({}, nlohmann::json::object());
+  auto& layers = model["config"]["layers"];
+  layers.insert(layers.begin() + 1, position);
+  layers[2]["inbound_nodes"][0]["args"] = {kerasTensor("positions"), kerasTensor("positions")};
+  const scheduler::KerasModel m = scheduler::parseKerasModel(model, "positions.json");
+  ASSERT_EQ(m.layers[0].kind, "position_embedding");
+  EXPECT_EQ(m.layers[0].outputShape, (std::vector<std::uint64_t>{6, 5}));
+  layers[1]["config"]["sequence_length"] = 8;
+  try {
+    scheduler::parseKerasModel(model, "positions.json");
+    ADD_FAILURE() << "8 positions for 6 steps were read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sequence_length"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

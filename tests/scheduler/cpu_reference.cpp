@@ -274,6 +274,7 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
     return names;
   }
   if (l.kind == k::kPRelu) return {"alpha"};
+  if (l.kind == k::kPositionEmbedding) return {"embeddings"};
   if (l.kind == k::kMultiHeadAttention) {
     std::vector<std::string> names;
     for (const char* part : {"query", "key", "value", "output"}) {
@@ -426,6 +427,10 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         for (std::size_t d = std::size_t(l.axis); d < l.outputShape.size(); ++d) s.inner *= l.outputShape[d];
         act = push(s);
       }
+    } else if (l.kind == k::kPositionEmbedding) {
+      Stage s{Stage::Positions, in, scheduler::elementsOf(l.outputShape), {act}};
+      s.kernel = weight++;
+      act = push(s);
     } else if (l.kind == k::kMultiHeadAttention) {
       Stage s{Stage::Attention, in, scheduler::elementsOf(l.outputShape), {from[0], from[1], from.size() > 2 ? from[2] : from[1]}};
       s.kernel = weight;
@@ -640,6 +645,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       const std::vector<float> none;
       y = recurrentForward(s.recurrent, x, weights_[s.kernel], weights_[s.kernel + 1],
                            s.recurrent.bias ? weights_[s.kernel + 2] : none, recurrentCache_[i]);
+    } else if (s.kind == Stage::Positions) {
+      for (std::size_t e = 0; e < y.size(); ++e) y[e] = weights_[s.kernel][e % s.out];
     } else if (s.kind == Stage::Attention) {
       y = attentionForward(s.attention, acts[s.from[0]], acts[s.from[1]], acts[s.from[2]], attentionWeights(s), stepCount_,
                            attentionCache_[i]);
@@ -787,7 +794,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {
     return s.kind == Stage::Dense || s.kind == Stage::Conv || s.kind == Stage::PRelu || s.kind == Stage::ConvFamily ||
-           s.kind == Stage::Embedding || s.kind == Stage::Recurrent || s.kind == Stage::Attention ||
+           s.kind == Stage::Embedding || s.kind == Stage::Recurrent || s.kind == Stage::Attention || s.kind == Stage::Positions ||
            ((s.kind == Stage::BatchNorm || s.kind == Stage::LayerNorm) &&
             (s.gamma != ~std::size_t(0) || s.beta != ~std::size_t(0)));
   };
@@ -864,6 +871,12 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       grads.push_back({s.kernel + 1, std::move(d.recurrent)});
       if (s.recurrent.bias) grads.push_back({s.kernel + 2, std::move(d.bias)});
       if (wantInput) deliver(inAct, std::move(d.input));
+      continue;
+    }
+    if (s.kind == Stage::Positions) {  // the table's gradient: the batch's sum; the input gets none
+      std::vector<double> dTable(s.out, 0.0);
+      for (std::size_t e = 0; e < grad.size(); ++e) dTable[e % s.out] += grad[e];
+      grads.push_back({s.kernel, std::vector<float>(dTable.begin(), dTable.end())});
       continue;
     }
     if (s.kind == Stage::Attention) {

@@ -51,7 +51,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent, Attention } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent, Attention, Positions } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -102,6 +102,7 @@ class CpuReference {
     // Recurrent (cpu_reference_recurrent.hpp): weights_[kernel], [kernel + 1]
     // (recurrent), [kernel + 2] (bias, when geometry says so).
     RecurrentGeometry recurrent{};
+    // Positions: weights_[kernel] (out elements) is every example's output.
     // Attention (cpu_reference_attention.hpp): from = {query, value, key};
     // its weights from weights_[kernel] on, in AttentionWeights' order.
     AttentionGeometry attention{};
