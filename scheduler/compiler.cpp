@@ -159,8 +159,17 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   }
   const std::uint32_t tiles = replicaTarget.totalTiles();
   std::map<std::string, std::uint32_t> tileBaseOfLayer;
-  if (shards > 1)
+  if (shards > 1) {
     for (const LayerSpec& layer : w.layers) tileBaseOfLayer[layer.name] = layer.shard * target.tile.tilesPerIpu;
+    // The loss is computed where its output's logits are (as TF places a
+    // sharded model's loss in its last shard's scope): the logits, often the
+    // step's largest activation (a language model's vocabulary at every
+    // step), never cross an IPU-Link.
+    const std::vector<std::size_t> outputs = modelOutputs(w);
+    const LayerSpec& first = w.layers[outputs.front()];
+    tileBaseOfLayer["loss"] = first.shard * target.tile.tilesPerIpu;
+    for (std::size_t o : outputs) tileBaseOfLayer["loss/" + w.layers[o].name] = w.layers[o].shard * target.tile.tilesPerIpu;
+  }
   // Decided from the layer shapes before a single weight is drawn: a model
   // too big for the chip fails here, in milliseconds.
   const ModelMemoryEstimate memoryEstimate = estimateModelMemory(w, tiles);

@@ -56,7 +56,9 @@ class Lowerer {
       const auto base = tileBaseOfLayer.find(op.layer);
       if (base != tileBaseOfLayer.end()) b_.setTileBase(base->second);
       b_.beginOp({op.layer, op.name});
+      const std::vector<std::pair<std::size_t, Id>> remote = tileBaseOfLayer.empty() ? decltype(remote){} : bringToThisIpu(op);
       lowerOp(op);
+      for (const auto& [value, tensor] : remote) tensorOf_[value] = tensor;
       ir::Program seq;
       seq.kind = ir::ProgramKind::Sequence;
       seq.name = op.layer + "/" + op.name;
@@ -144,6 +146,38 @@ class Lowerer {
     return relaid;
   }
   Id produce(std::size_t value, const Placement& p) { return define(value, p); }
+  // A sharded model: the activations and gradients `op` reads from another
+  // IPU, copied to this one first (one Copy "to_ipu" over the IPU-Links per
+  // value and IPU, kept for later readers there), as Poplar copies a tensor
+  // between shards once, rather than every tile's gather of it crossing the
+  // links. Points tensorOf_ at the copies for the op; returns what to restore.
+  std::vector<std::pair<std::size_t, Id>> bringToThisIpu(const Op& op) {
+    std::vector<std::pair<std::size_t, Id>> restore;
+    const std::uint32_t base = b_.tileBase(), perIpu = target_.tile.tilesPerIpu;
+    for (std::size_t v : op.inputs) {
+      const Value& value = g_.values[v];
+      const bool copyable = value.kind == ValueKind::Activation || value.kind == ValueKind::Gradient;
+      if (!copyable || tensorOf_[v] == ir::kNoId) continue;
+      if (std::any_of(restore.begin(), restore.end(), [&](const auto& r) { return r.first == v; })) continue;
+      const auto& mapping = b_.tensor(tensorOf_[v]).mapping;
+      const bool elsewhere = std::any_of(mapping.begin(), mapping.end(), [&](const ir::TileInterval& i) {
+        return i.tile < base || i.tile >= base + perIpu;
+      });
+      if (!elsewhere) continue;
+      const auto [at, first] = onIpu_.try_emplace({v, base}, ir::kNoId);
+      Id& local = at->second;
+      if (first) {
+        local = b_.addTensor(value.name + "/on_ipu_" + std::to_string(base / perIpu), value.shape, dtypeOf(v), "temporaries",
+                             false, mapTensor(value.shape, dtypeOf(v), target_, tiles_));
+        std::vector<ir::CopyRegion> regions{{{tensorOf_[v], 0, value.numElements()}, {local, 0, value.numElements()}}};
+        const ir::Cycles estimate = estimateCopy(b_, regions);
+        b_.copy(std::move(regions), "to_ipu", estimate);
+      }
+      restore.emplace_back(v, tensorOf_[v]);
+      tensorOf_[v] = local;
+    }
+    return restore;
+  }
   // The copy on `tile` (relative to the op's shard) of a step counter or PerTile value.
   ir::TensorRef copyOf(std::size_t value, std::uint32_t tile) {
     const std::uint64_t n = g_.values[value].numElements(), at = std::uint64_t(tile + b_.tileBase()) * n;
@@ -1022,6 +1056,7 @@ class Lowerer {
   std::uint64_t budget_;
   IrBuilder b_;
   std::vector<Id> tensorOf_;
+  std::map<std::pair<std::size_t, std::uint32_t>, Id> onIpu_;  // (value, IPU's first tile) -> its copy there
  public:
   std::vector<PlannedMatMul> plans_;
   std::vector<PlannedConv> convPlans_;

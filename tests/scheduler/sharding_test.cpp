@@ -51,6 +51,37 @@ TEST(Sharding, EachLayersWeightsLiveOnItsShardsIpu) {
   EXPECT_GE(crossing, 2u);
 }
 
+// The elements Copy programs move from one IPU to another.
+std::uint64_t elementsCrossingIpus(const scheduler::CompiledWorkload& c) {
+  auto ipuOf = [&](const ir::TensorRef& ref, std::uint64_t element) {
+    for (const ir::TileInterval& iv : c.exe.tensors[ref.tensor].mapping)
+      if (element >= iv.begin && element < iv.end) return c.target.ipuOf(iv.tile);
+    ADD_FAILURE() << "an element outside its tensor's mapping";
+    return ~0u;
+  };
+  std::uint64_t crossing = 0;
+  for (const auto& p : c.exe.programs)
+    if (p.kind == ir::ProgramKind::Copy)
+      for (const ir::CopyRegion& r : ir::copyRegions(p))
+        for (std::uint64_t row = 0; row < r.rows; ++row)
+          for (std::uint64_t e = 0; e < r.src.size(); ++e)
+            crossing += ipuOf(r.src, r.src.begin + row * r.srcStride + e) != ipuOf(r.dst, r.dst.begin + row * r.dstStride + e);
+  return crossing;
+}
+
+// A tensor read on another shard crosses the IPU-Links once, into a copy
+// its readers there share (as Poplar copies between shards), not once per
+// reading tile's gather: here the hidden activation forward (read by the
+// product and the kernel's gradient) and its gradient backward.
+TEST(Sharding, EachBoundaryTensorCrossesTheLinksOnce) {
+  nlohmann::json j = {{"dataset", {{"format", "synthetic"}, {"batch_size", 4}, {"input_shape", {16}}}},
+                      {"model", {{"layers", {{{"type", "dense"}, {"units", 8}, {"activation", "relu"}},
+                                             {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}, {"shard", 1}}}}}},
+                      {"ipu", {{"num_ipus", 2}, {"tiles", 16}}}};
+  const scheduler::CompiledWorkload c = scheduler::compile(scheduler::parseWorkload(j, "shards.json"));
+  EXPECT_EQ(elementsCrossingIpus(c), 2u * 4 * 8);
+}
+
 TEST(Sharding, NumIpusNotAMultipleOfTheShardsNamesTheKey) {
   nlohmann::json j = {{"dataset", {{"format", "synthetic"}}},
                       {"model", {{"layers", {{{"type", "dense"}, {"units", 8}, {"activation", "relu"}},
