@@ -154,6 +154,21 @@ TEST(AttentionOps, TheHeadsAreBatchedProductsPlannedWithGroups) {
   EXPECT_EQ(grouped, 6u);  // scores, context, and two gradients of each
 }
 
+// The bundled transformers are read as intended (compiling and running
+// BERT-base are bench figures: bench/transformer.sh).
+TEST(AttentionWorkloads, TheBundledTransformersAreRead) {
+  const scheduler::Workload bert = scheduler::loadWorkload(sourcePath("workloads/bert_base_sl128.json"));
+  EXPECT_EQ(bert.dataset.labelSteps, 128u);
+  EXPECT_EQ(bert.dataset.vocabulary, 30522u);
+  std::size_t attention = 0;
+  for (const scheduler::LayerSpec& l : bert.layers) attention += l.kind == "multi_head_attention";
+  EXPECT_EQ(attention, 12u);
+  const scheduler::Workload gpt = scheduler::loadWorkload(sourcePath("workloads/gpt_decoder_block.json"));
+  EXPECT_EQ(gpt.dataset.labelSteps, 128u);
+  for (const scheduler::LayerSpec& l : gpt.layers)
+    if (l.kind == "multi_head_attention") EXPECT_TRUE(l.causalMask);
+}
+
 // ---- Keras files ----
 
 nlohmann::json kerasTensor(const std::string& layer) {
