@@ -165,8 +165,9 @@ TEST(AttentionWorkloads, TheBundledTransformersAreRead) {
   EXPECT_EQ(attention, 12u);
   const scheduler::Workload gpt = scheduler::loadWorkload(sourcePath("workloads/gpt_decoder_block.json"));
   EXPECT_EQ(gpt.dataset.labelSteps, 128u);
-  for (const scheduler::LayerSpec& l : gpt.layers)
+  for (const scheduler::LayerSpec& l : gpt.layers) {
     if (l.kind == "multi_head_attention") EXPECT_TRUE(l.causalMask);
+  }
 }
 
 // ---- Keras files ----
