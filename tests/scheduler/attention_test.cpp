@@ -166,7 +166,9 @@ TEST(AttentionWorkloads, TheBundledTransformersAreRead) {
   const scheduler::Workload gpt = scheduler::loadWorkload(sourcePath("workloads/gpt_decoder_block.json"));
   EXPECT_EQ(gpt.dataset.labelSteps, 128u);
   for (const scheduler::LayerSpec& l : gpt.layers) {
-    if (l.kind == "multi_head_attention") EXPECT_TRUE(l.causalMask);
+    if (l.kind == "multi_head_attention") {
+      EXPECT_TRUE(l.causalMask) << l.name;
+    }
   }
 }
 
