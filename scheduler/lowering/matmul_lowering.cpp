@@ -108,24 +108,31 @@ namespace {
 // One pass (lowerPass with rowOffset and fullM), with the same product
 // recorded whole for the model to compute in one kernel
 // (model/ir/fused_matmul.hpp), unless a tile's k slice is empty (the whole
-// kernel sums every slice).
+// kernel sums every slice). A grouped product records each group's, all
+// over the same programs (each group's elements are summed by its tiles in
+// the same order as a plain product's).
 void lowerFusedPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan, const MatMulTensors& t,
                     std::uint64_t rowOffset, std::uint64_t fullM, const std::string& name) {
   const ir::Id first = ir::Id(builder.exe().programs.size());
   lowerPass(builder, s, plan, t, rowOffset, fullM, name);
   const std::uint64_t kSlice = ceilDiv(s.k, plan.pk);
-  if ((plan.pk - 1) * kSlice >= s.k || s.groups > 1) return;  // (a grouped product runs tile by tile)
-  ir::FusedMatMul fused;
-  for (ir::Id id = first; id < builder.exe().programs.size(); ++id) fused.programs.push_back(id);
-  fused.a = {t.a, 0, fullM * s.k};
-  fused.b = {t.b, 0, s.k * s.n};
-  fused.out = {t.out, 0, s.m * s.n};
-  fused.m = s.m, fused.k = s.k, fused.n = s.n;
-  fused.aRows = fullM, fused.rowOffset = rowOffset;
-  fused.kSlice = kSlice;
-  fused.transposeA = s.transposeA, fused.transposeB = s.transposeB;
-  fused.inputType = s.inputType, fused.outputType = s.outputType;
-  builder.exe().fusedMatMuls.push_back(std::move(fused));
+  if ((plan.pk - 1) * kSlice >= s.k) return;
+  std::vector<ir::Id> programs;
+  for (ir::Id id = first; id < builder.exe().programs.size(); ++id) programs.push_back(id);
+  const std::uint64_t aGroup = fullM * s.k, bGroup = s.k * s.n, outGroup = s.m * s.n;
+  for (std::uint64_t g = 0; g < s.groups; ++g) {
+    ir::FusedMatMul fused;
+    fused.programs = programs;
+    fused.a = {t.a, g * aGroup, (g + 1) * aGroup};
+    fused.b = {t.b, g * bGroup, (g + 1) * bGroup};
+    fused.out = {t.out, g * outGroup, (g + 1) * outGroup};
+    fused.m = s.m, fused.k = s.k, fused.n = s.n;
+    fused.aRows = fullM, fused.rowOffset = rowOffset;
+    fused.kSlice = kSlice;
+    fused.transposeA = s.transposeA, fused.transposeB = s.transposeB;
+    fused.inputType = s.inputType, fused.outputType = s.outputType;
+    builder.exe().fusedMatMuls.push_back(std::move(fused));
+  }
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // gives the tile program's results bit for bit, and the same cycles: each
 // run is compared with the same run under --tile-by-tile. The runs cover
 // k sliced over tiles, both transposed operands (the tutorial's weight and
-// input gradients), half precision, a product per replica, and a pipeline
+// input gradients), half precision, a product per replica, attention's
+// grouped products, and a pipeline
 // (whose products the loader leaves to the tile program). The fused
 // runs put every product on the pool (IPUSIM_WORKER_CHOICE=always, 2
 // threads), so the bands computed apart are compared too.
@@ -58,6 +59,14 @@ TEST(FusedMatMuls, HalfPrecisionTrainsBitForBitAsTileByTile) {
 
 TEST(FusedMatMuls, ReplicasTrainBitForBitAsTileByTile) {
   expectBitForBit("workloads/mnist_replicated_4ipus.json --steps 20", 20);
+}
+
+// Attention's batched products (a group per example and head) computed
+// whole, group by group: an encoder block and a causal cross-attention, and
+// a language model's decoder block.
+TEST(FusedMatMuls, AttentionTrainsBitForBitAsTileByTile) {
+  expectBitForBit("bench/torch/attention.json --steps 20", 20);
+  expectBitForBit("bench/torch/language_model.json --steps 20", 20);
 }
 
 TEST(FusedMatMuls, PipelinesTrainBitForBitAsTileByTile) {
