@@ -133,15 +133,21 @@ int compileWorkload(const CompileArgs& args) {
             << " MACs / " << ampPeak << " " << (half ? "half" : "float") << " MACs per cycle): step at "
             << std::setprecision(2)
             << double(r.estimatedStepCycles) / std::max(1.0, lowerBound) << "x\n"
-            << "matmul plans (partition pm x pk x pn of m x k x n, serial passes, estimated cycles, AMP phase efficiency):\n";
-  for (const auto& p : plans)
+            << "matmul plans (partition pm x pk x pn of m x k x n, serial passes, estimated cycles, AMP phase efficiency;\n"
+            << "  a batched product's groups: \"groups G in pg\", its groups dealt over the tiles in pg blocks):\n";
+  for (const auto& p : plans) {
+    const std::uint64_t groups = p["groups"].get<std::uint64_t>();
     std::cout << "  " << std::left << std::setw(28) << p["op"].get<std::string>() << std::right << std::setw(6)
               << p["m"].get<std::uint64_t>() << " x" << std::setw(6) << p["k"].get<std::uint64_t>() << " x"
               << std::setw(6) << p["n"].get<std::uint64_t>() << "   " << std::setw(4) << p["pm"].get<std::uint64_t>()
               << " x" << std::setw(4) << p["pk"].get<std::uint64_t>() << " x" << std::setw(4)
               << p["pn"].get<std::uint64_t>() << "  serial " << p["serial"].get<std::uint64_t>() << std::setw(10)
               << p["estimated_cycles"].get<std::uint64_t>() << " cycles  " << std::setprecision(0)
-              << 100 * p["amp_efficiency"].get<double>() << "%\n";
+              << 100 * p["amp_efficiency"].get<double>() << "%"
+              << (groups > 1 ? "  groups " + std::to_string(groups) + " in " + std::to_string(p["pg"].get<std::uint64_t>())
+                             : std::string())
+              << "\n";
+  }
   if (convs.empty()) return 0;
   std::cout << "convolution plans (input b x h x w x c -> output h x w x c, kernel[, conv groups]; partition "
                "pg x pb x ph x pci x pco, vertex, estimated cycles, AMP phase efficiency):\n";
