@@ -21,6 +21,9 @@ void resolveTokenInputs(Workload& w, const std::function<void(std::size_t, const
     if (embedding) embeddings.push_back(i);
   }
   w.dataset.vocabulary = 0;
+  if (embeddings.empty() && w.dataset.format == "npy")
+    fail(kDataset, "format", "'npy' reads token ids, but no embedding reads the model's input (pixels come from IDX "
+                             "files or are generated)");
   if (embeddings.empty()) return;
   for (std::size_t i : readers)
     if (w.layers[i].kind != layer_kind::kEmbedding)
@@ -28,9 +31,10 @@ void resolveTokenInputs(Workload& w, const std::function<void(std::size_t, const
                       "', an embedding); only embeddings read ids (not modelled: ids read as numbers)");
   if (w.inputs.size() > 1)
     fail(embeddings[0], "", "token ids in a model with several inputs are not modelled yet (one input of ids)");
-  if (w.dataset.format != "synthetic")
+  if (w.dataset.format == "idx")
     fail(kDataset, "format", "'" + w.dataset.format + "' with token ids (layer '" + w.layers[embeddings[0]].name +
-                                 "' is an embedding): only synthetic ids are modelled yet (set dataset.format to \"synthetic\")");
+                                 "' is an embedding): IDX files hold pixels; token ids come from .npy files (format "
+                                 "\"npy\") or are generated (\"synthetic\")");
   std::uint64_t vocabulary = w.layers[embeddings[0]].inputDim;
   for (std::size_t i : embeddings) vocabulary = std::min(vocabulary, w.layers[i].inputDim);
   w.dataset.vocabulary = vocabulary;

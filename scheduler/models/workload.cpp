@@ -50,7 +50,7 @@ DatasetSpec parseDataset(const Reader& r, const std::string& baseDirectory) {
   r.allowOnly({"format", "images", "labels", "batch_size", "shuffle_seed", "features", "input_shape", "classes",
                "examples"});
   DatasetSpec d;
-  d.format = r.string("format", d.format, {"idx", "synthetic"});
+  d.format = r.string("format", d.format, {"idx", "synthetic", "npy"});
   d.images = besideWorkload(r.string("images", d.images), baseDirectory);
   d.labels = besideWorkload(r.string("labels", d.labels), baseDirectory);
   d.batchSize = r.count32("batch_size", d.batchSize, true);
@@ -58,7 +58,10 @@ DatasetSpec parseDataset(const Reader& r, const std::string& baseDirectory) {
   d.features = r.count32("features", d.features, true);
   d.classes = r.count32("classes", d.classes, true);
   d.syntheticExamples = r.count("examples", d.syntheticExamples, true);
-  if (d.format == "idx") {
+  if (d.format == "idx" || d.format == "npy") {
+    if (d.format == "npy" && (!r.has("images") || !r.has("labels")))
+      r.fail(r.key(r.has("images") ? "labels" : "images"), "missing: format 'npy' reads token ids (images) and labels "
+                                                            "from .npy files (numpy.save)");
     requireFile(r, r.key("images"), d.images);
     requireFile(r, r.key("labels"), d.labels);
   } else if (d.syntheticExamples < d.batchSize) {
@@ -214,10 +217,11 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   if (w.loss.classIndexLabels() && firstOutput.size() == 2 && firstOutput[0] > 1) {
     d.labelSteps = firstOutput[0];
     if (keras && !dataset.has("classes") && firstOutput[1] <= 0xffffffffull) d.classes = std::uint32_t(firstOutput[1]);
-    if (d.format != "synthetic")
+    if (d.format == "idx")
       dataset.fail(dataset.key("format"), "'" + d.format + "': the model outputs " + shapeText(firstOutput) +
-                                              " per example, a class per step, and a labels file holds one label per "
-                                              "example: per-step labels come from synthetic data (format 'synthetic')");
+                                              " per example, a class per step, and an IDX labels file holds one label per "
+                                              "example: per-step labels come from synthetic data or a (examples, steps) "
+                                              ".npy file (format 'synthetic' or 'npy')");
     if (modelOutputs(w).size() > 1)
       throw std::invalid_argument((keras ? w.kerasModel : source) + ": the output '" + w.layers[modelOutputs(w).front()].name +
                                   "' has a class per step: a model with several outputs shares one label per example");

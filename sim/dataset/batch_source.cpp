@@ -1,6 +1,7 @@
 #include "sim/dataset/batch_source.hpp"
 
 #include "sim/dataset/idx_file.hpp"
+#include "sim/dataset/npy_file.hpp"
 #include "model/codelets/vector_loop.hpp"
 #include "model/numeric/regression_target.hpp"
 
@@ -64,7 +65,58 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
   return e;
 }
 
+Examples loadNpyTokenExamples(const scheduler::DatasetSpec& spec) {
+  auto fail = [](const std::string& path, const std::string& what) { throw std::invalid_argument(path + ": " + what); };
+  auto shapeText = [](const std::vector<std::uint64_t>& shape) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+    return t + (shape.size() == 1 ? ",)" : ")");
+  };
+  const NpyArray ids = readNpyIntegers(spec.images, "token ids");
+  const NpyArray labels = readNpyIntegers(spec.labels, "labels");
+  if (ids.shape.empty() || ids.shape[0] == 0)
+    fail(spec.images, "shape " + shapeText(ids.shape) + ": expected token ids of shape (examples, " +
+                          std::to_string(spec.features) + ")");
+  const std::uint64_t n = ids.shape[0], per = ids.values.size() / n;
+  if (per != spec.features)
+    fail(spec.images, "shape " + shapeText(ids.shape) + ": examples of " + std::to_string(per) + " ids, the model's input has " +
+                          std::to_string(spec.features));
+  const bool oneLabel = spec.labelSteps == 1;
+  const bool labelsFit = !labels.shape.empty() && labels.shape[0] == n && labels.values.size() == n * spec.labelSteps &&
+                         (oneLabel ? labels.shape.size() <= 2 : labels.shape.size() == 2);
+  if (!labelsFit)
+    fail(spec.labels, "shape " + shapeText(labels.shape) + ": expected " +
+                          (oneLabel ? "(" + std::to_string(n) + ",), a label per example of " + spec.images
+                                    : "(" + std::to_string(n) + ", " + std::to_string(spec.labelSteps) +
+                                          "), a label per step of each example of " + spec.images));
+  Examples e;
+  e.count = n;
+  e.features = spec.features;
+  e.labelSteps = spec.labelSteps;
+  e.tokens.resize(ids.values.size());
+  for (std::size_t i = 0; i < ids.values.size(); ++i) {
+    const std::int64_t id = ids.values[i];
+    if (id < 0 || std::uint64_t(id) >= spec.vocabulary)
+      fail(spec.images, "example " + std::to_string(i / per) + ", position " + std::to_string(i % per) + ": token id " +
+                            std::to_string(id) + " is outside [0, " + std::to_string(spec.vocabulary) +
+                            ") (the vocabulary: the smallest input_dim of the embeddings reading the input)");
+    e.tokens[i] = std::int32_t(id);
+  }
+  e.labels.resize(labels.values.size());
+  for (std::size_t i = 0; i < labels.values.size(); ++i) {
+    const std::int64_t label = labels.values[i];
+    if (label < 0 || std::uint64_t(label) >= spec.classes || label > 0xffff)
+      fail(spec.labels, "example " + std::to_string(i / spec.labelSteps) +
+                            (oneLabel ? "" : ", step " + std::to_string(i % spec.labelSteps)) + ": label " +
+                            std::to_string(label) + " is outside [0, " + std::to_string(spec.classes) +
+                            ") (dataset.classes" + (spec.classes > 0x10000 ? "; labels above 65,535 are not modelled)" : ")"));
+    e.labels[i] = std::uint16_t(label);
+  }
+  return e;
+}
+
 Examples loadExamples(const scheduler::DatasetSpec& spec) {
+  if (spec.format == "npy") return loadNpyTokenExamples(spec);
   if (spec.vocabulary || spec.format == "synthetic")
     return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed, spec.vocabulary,
                              spec.labelSteps);

@@ -38,6 +38,12 @@ Examples loadIdxExamples(const std::string& images, const std::string& labels, s
 // vocabulary)) and labels, `labelSteps` per example.
 Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uint32_t classes, std::uint64_t seed,
                            std::uint64_t vocabulary = 0, std::uint64_t labelSteps = 1);
+// Token ids and their labels from NumPy .npy files of integers (dataset
+// format "npy": spec.images, spec.labels): ids of shape (examples, features)
+// (or any shape whose trailing sizes multiply to features), each in [0,
+// vocabulary); labels (examples,), or (examples, labelSteps) for a class per
+// step. Errors name the file, the example (and position) and the value.
+Examples loadNpyTokenExamples(const scheduler::DatasetSpec& spec);
 // As the workload's dataset section says.
 Examples loadExamples(const scheduler::DatasetSpec& spec);
 

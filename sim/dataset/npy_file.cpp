@@ -1,0 +1,134 @@
+#include "sim/dataset/npy_file.hpp"
+
+#include "model/util/input_file.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace ipusim::sim::dataset {
+namespace {
+
+[[noreturn]] void npyFail(const std::string& path, const std::string& what) {
+  throw std::invalid_argument(path + ": " + what);
+}
+
+// Reads exactly `size` bytes unless the file ends first; returns how many.
+std::size_t readUpTo(int fd, std::uint8_t* into, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, into + done, size - done);
+    if (n <= 0) break;
+    done += std::size_t(n);
+  }
+  return done;
+}
+
+// The value of `key` in the header dictionary: the text after "'key':" up to
+// the next ',' at depth 0 (a tuple's commas are inside parentheses).
+std::string headerValue(const std::string& header, const std::string& key, const std::string& path) {
+  const std::size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) npyFail(path, "the .npy header has no '" + key + "' (expected numpy.save's dictionary)");
+  std::size_t i = header.find(':', at);
+  if (i == std::string::npos) npyFail(path, "the .npy header's '" + key + "' has no value");
+  std::string value;
+  int depth = 0;
+  for (++i; i < header.size(); ++i) {
+    const char c = header[i];
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if ((c == ',' || c == '}') && depth == 0) break;
+    value += c;
+  }
+  const std::size_t first = value.find_first_not_of(" '\""), last = value.find_last_not_of(" '\"");
+  return first == std::string::npos ? "" : value.substr(first, last - first + 1);
+}
+
+struct IntegerType {
+  std::size_t bytes = 0;
+  bool isSigned = false;
+};
+
+IntegerType integerType(const std::string& descr, const std::string& path, const std::string& what) {
+  // '<i4' little-endian; '|i1' one byte (no order); '=' native (little-endian here).
+  const bool order = descr.size() == 3 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=');
+  if (order && (descr[1] == 'i' || descr[1] == 'u') && (descr[2] == '1' || descr[2] == '2' || descr[2] == '4' || descr[2] == '8'))
+    return {std::size_t(descr[2] - '0'), descr[1] == 'i'};
+  npyFail(path, "descr '" + descr + "': " + what + " are read as little-endian integers ('<i4', '<i8', '|u1', ...; " +
+                    "numpy: ids.astype(np.int32))");
+}
+
+std::vector<std::uint64_t> parseShape(const std::string& text, const std::string& path) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+    npyFail(path, "the .npy header's shape '" + text + "' is not a tuple of sizes");
+  std::vector<std::uint64_t> shape;
+  std::string number;
+  for (std::size_t i = 1; i + 1 <= text.size(); ++i) {
+    const char c = text[i];
+    if (c >= '0' && c <= '9') {
+      number += c;
+      if (number.size() > 18) npyFail(path, "the .npy header's shape '" + text + "' has a size beyond any file");
+    } else if (c == ',' || c == ')') {
+      if (!number.empty()) shape.push_back(std::stoull(number));
+      number.clear();
+    } else if (c != ' ') {
+      npyFail(path, "the .npy header's shape '" + text + "' is not a tuple of sizes");
+    }
+  }
+  return shape;
+}
+
+}  // namespace
+
+NpyArray readNpyIntegers(const std::string& path, const std::string& what) {
+  const int fd = util::openRegularInputFile(path, what + " file", ~std::uint64_t(0));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::uint8_t preamble[8] = {};
+  if (readUpTo(fd, preamble, 8) < 8 || std::memcmp(preamble, "\x93NUMPY", 6) != 0)
+    npyFail(path, "bad magic (expected a NumPy .npy file: \\x93NUMPY, as numpy.save writes)");
+  const unsigned major = preamble[6];
+  if (major < 1 || major > 3) npyFail(path, "a .npy version " + std::to_string(major) + " (1, 2 and 3 are read)");
+  std::uint8_t lengthBytes[4] = {};
+  const std::size_t lengthSize = major == 1 ? 2 : 4;
+  if (readUpTo(fd, lengthBytes, lengthSize) < lengthSize) npyFail(path, "truncated .npy header");
+  std::uint64_t headerLength = 0;
+  for (std::size_t i = lengthSize; i-- > 0;) headerLength = headerLength << 8 | lengthBytes[i];
+  if (headerLength > 1 << 20) npyFail(path, "a .npy header of " + std::to_string(headerLength) + " bytes (at most 1 MiB)");
+  std::string header(headerLength, '\0');
+  if (readUpTo(fd, reinterpret_cast<std::uint8_t*>(header.data()), headerLength) < headerLength)
+    npyFail(path, "truncated .npy header");
+  const IntegerType type = integerType(headerValue(header, "descr", path), path, what);
+  if (headerValue(header, "fortran_order", path) != "False")
+    npyFail(path, "fortran_order True: " + what + " are read in C (row-major) order (numpy: np.ascontiguousarray)");
+  NpyArray a;
+  a.shape = parseShape(headerValue(header, "shape", path), path);
+  std::uint64_t elements = 1;
+  for (std::uint64_t d : a.shape) {
+    if (d != 0 && elements > kMaxNpyBytes / type.bytes / d)
+      npyFail(path, "the .npy header announces more than " + std::to_string(kMaxNpyBytes) +
+                        " bytes of data (the limit for a dataset file held in memory)");
+    elements *= d;
+  }
+  std::vector<std::uint8_t> data(elements * type.bytes);
+  const std::size_t got = readUpTo(fd, data.data(), data.size());
+  if (got < data.size())
+    npyFail(path, "truncated: the header announces " + std::to_string(data.size()) + " bytes of data, the file has " +
+                      std::to_string(got));
+  std::uint8_t extra = 0;
+  if (readUpTo(fd, &extra, 1) != 0)
+    npyFail(path, "has data after the " + std::to_string(data.size()) + " bytes its .npy header announces");
+  a.values.resize(elements);
+  for (std::uint64_t e = 0; e < elements; ++e) {
+    std::uint64_t raw = 0;
+    for (std::size_t b = type.bytes; b-- > 0;) raw = raw << 8 | data[e * type.bytes + b];
+    if (type.isSigned && type.bytes < 8 && (raw >> (8 * type.bytes - 1)) & 1) raw |= ~0ull << (8 * type.bytes);
+    a.values[e] = std::int64_t(raw);  // (an unsigned 8-byte value past 2^63 reads negative: refused as an id)
+  }
+  return a;
+}
+
+}  // namespace ipusim::sim::dataset
