@@ -196,7 +196,7 @@ void ProfileReader::Impl::checkIsCompleteProfile() {
   for (const MetaRule& rule : metaRules()) {
     value.reset();
     value.bindText(1, rule.key);
-    if (value.step()) checkMetaValue(path, rule, value.columnText(0));
+    if (value.step()) checkMetaText(path, rule, value.columnText(0));
   }
 }
 

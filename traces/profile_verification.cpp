@@ -6,8 +6,11 @@
 #include "traces/profile_rules.hpp"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <unordered_map>
+#include <vector>
 #include <sqlite3.h>
 
 namespace ipusim::traces {
@@ -102,6 +105,54 @@ void checkTrackReferences(sqlite3* db, const std::string& path) {
   }
 }
 
+// Check 7: the programs' parent_id links form a tree (a forest of entry
+// points): each names a program, and none leads back to where it started.
+// Readers walk up these links (a program's path, its debug origin, the
+// depth of the tree): a cycle would loop or fail in some of them and not in
+// others. Runs after check 6, which found every id and parent_id an integer.
+// Each program is visited once, in id order (the order the Python reader
+// walks them in, so both name the same row).
+void checkProgramTree(sqlite3* db, const std::string& path) {
+  std::unordered_map<std::int64_t, std::int64_t> parentOf;  // parent -1: an entry point
+  std::vector<std::int64_t> ids;
+  Statement rows(db, "SELECT id, parent_id FROM programs ORDER BY id", path);
+  while (rows.step()) {
+    ids.push_back(rows.columnInt(0));
+    parentOf[ids.back()] = rows.columnIsNull(1) ? -1 : rows.columnInt(1);
+  }
+  enum State : char { kOnPath = 1, kInTree = 2 };
+  std::unordered_map<std::int64_t, char> state;
+  std::vector<std::int64_t> walk;
+  const auto refuse = [&](std::int64_t id, const std::string& expected) {
+    throw ProfileError(path + ": damaged profile: programs.parent_id is " + std::to_string(parentOf.at(id)) +
+                       " in the row with id = " + std::to_string(id) + "; expected " + expected);
+  };
+  for (const std::int64_t start : ids) {
+    if (state.count(start)) continue;  // in the tree already
+    walk.clear();
+    for (std::int64_t at = start;;) {  // up from `start` to an entry point or a program known to be in the tree
+      state[at] = kOnPath;
+      walk.push_back(at);
+      const std::int64_t parent = parentOf.at(at);
+      if (parent < 0) break;
+      if (!parentOf.count(parent))
+        refuse(at, "NULL or the id of a program (no program has id " + std::to_string(parent) + ")");
+      const auto known = state.find(parent);
+      if (known != state.end() && known->second == kInTree) break;
+      if (known != state.end()) {  // on this walk: the links lead from `parent` back to it
+        const auto first = std::find(walk.begin(), walk.end(), parent);
+        std::string cycle;
+        for (auto it = first; it != walk.end() && it - first < 8; ++it) cycle += std::to_string(*it) + " -> ";
+        if (walk.end() - first > 8) cycle += "... -> ";
+        refuse(at, "NULL or the id of a program that does not descend from it (the parent_id links " + cycle +
+                       std::to_string(parent) + " form a cycle)");
+      }
+      at = parent;
+    }
+    for (const std::int64_t id : walk) state[id] = kInTree;
+  }
+}
+
 }  // namespace
 
 const char* const* countedTables() { return kCountedTables; }
@@ -154,6 +205,7 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
   checkCounterSummaries(db, path);
   checkTrackReferences(db, path);
   checkColumnRules(db, path);
+  checkProgramTree(db, path);
 }
 
 void verifyProfileFile(const std::string& path) {

@@ -441,8 +441,10 @@ TEST(ClearMessages, AProgramParentCycleNamesTheFile) {
   ScratchDir dir("program-cycle");
   const fs::path profile = writeProfile(dir.path());
   execSql(profile, "UPDATE programs SET parent_id = id WHERE id = (SELECT min(id) FROM programs)");
-  expectRefusal(runCommand(ipusimBinary() + " report " + quote(profile.string())),
-                profile.string() + ": damaged profile: programs table: program");
+  for (const std::string& command : {std::string(" report "), " export -o " + quote((dir.path() / "out.json").string()) + " "})
+    expectRefusal(runCommand(ipusimBinary() + command + quote(profile.string())),
+                  profile.string() + ": damaged profile: programs.parent_id is");
+  EXPECT_FALSE(fs::exists(dir.path() / "out.json"));
 }
 
 // ---- the viewer ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The checks of traces/SCHEMA.md "Verifying a profile", in its order, as traces/profile_verification.cpp
 and traces/profile_reader.cpp make them: a profile the C++ readers refuse is refused here, with the same
-words (tests/data/damaged_profiles.json is the corpus both run)."""
+words (tests/data/damaged_profiles/cases.json is the corpus both run)."""
 
 import json
 import os
@@ -66,6 +66,14 @@ def connect(file):
     return db
 
 
+def _is_utf8(raw):
+    try:
+        bytes(raw or b"").decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def _schema(db, path):
     """Tables and meta, refusing what is no ipusim profile (ProfileReader::checkIsCompleteProfile)."""
     try:
@@ -80,9 +88,14 @@ def _schema(db, path):
         if os.path.getsize(path) == 0:
             raise ProfileError(f"{path}: empty file, not an ipusim profile")
         raise ProfileError(f"{path}: not an ipusim profile (the database has no meta table)")
-    meta = {}
-    for r in db.execute("SELECT key, value FROM meta"):
-        meta[str(r[0])] = r[1] if isinstance(r[1], str) else str(r[1])
+    # Values as the C++ reader reads them (sqlite3_column_text: a number as SQLite writes it, a blob's bytes,
+    # NULL as ''), the first row of a key (its lookup by key finds the first); whether each is valid UTF-8.
+    meta, utf8 = {}, {}
+    for key, text, raw in db.execute("SELECT key, CAST(value AS TEXT), CAST(value AS BLOB) FROM meta"):
+        key = str(key)
+        if key not in meta:
+            meta[key] = "" if text is None else text
+            utf8[key] = _is_utf8(raw)
     if "schema_version" not in meta:
         raise ProfileError(f"{path}: not an ipusim profile (meta has no schema_version)")
     version = meta["schema_version"]
@@ -100,7 +113,7 @@ def _schema(db, path):
                            "not finish")
     for key in META_RULES:  # the meta keys the analyses read, against profile_rules.json (check 2)
         if key in meta:
-            check_meta_value(path, key, meta[key])
+            check_meta_value(path, key, meta[key], utf8[key])
     return tables, meta
 
 
@@ -209,8 +222,44 @@ def _check_track_references(db, path, tables):
             track = db.execute(f"SELECT min(track_id) FROM {table} WHERE track_id > ?", (track,)).fetchone()[0]
 
 
+def _check_program_tree(db, path, tables):
+    """Check 7: the programs' parent_id links form a tree: each names a program and none leads back to where it
+    started. Programs are walked in id order, as traces/profile_verification.cpp walks them (the same row named)."""
+    if "programs" not in tables:
+        return  # a profile of an older schema version without it
+    parent_of, ids = {}, []
+    for program_id, parent in db.execute("SELECT id, parent_id FROM programs ORDER BY id"):
+        ids.append(program_id)
+        parent_of[program_id] = parent
+
+    def refuse(program_id, expected):
+        raise ProfileError(f"{path}: damaged profile: programs.parent_id is {parent_of[program_id]} in the row with "
+                           f"id = {program_id}; expected {expected}")
+
+    in_tree = set()
+    for start in ids:
+        if start in in_tree:
+            continue
+        walk, on_walk, at = [], set(), start
+        while True:  # up from `start` to an entry point or a program known to be in the tree
+            walk.append(at)
+            on_walk.add(at)
+            parent = parent_of[at]
+            if parent is None or parent in in_tree:
+                break
+            if parent not in parent_of:
+                refuse(at, f"NULL or the id of a program (no program has id {parent})")
+            if parent in on_walk:  # the links lead from `parent` back to it
+                loop = walk[walk.index(parent):]
+                cycle = "".join(f"{p} -> " for p in loop[:8]) + ("... -> " if len(loop) > 8 else "")
+                refuse(at, f"NULL or the id of a program that does not descend from it (the parent_id links "
+                           f"{cycle}{parent} form a cycle)")
+            at = parent
+        in_tree.update(walk)
+
+
 def verify(db, path):
-    """Checks 0 (what is not a table) to 6 on an open profile; returns (tables, meta)."""
+    """Checks 0 (what is not a table) to 7 on an open profile; returns (tables, meta)."""
     tables, meta = _schema(db, path)
     _check_length(db, path)
     _quick_check(db, path)
@@ -218,4 +267,5 @@ def verify(db, path):
     _check_counter_summaries(db, path, tables)
     _check_track_references(db, path, tables)
     check_column_rules(db, path, tables)
+    _check_program_tree(db, path, tables)
     return tables, meta
