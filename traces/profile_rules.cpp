@@ -17,6 +17,7 @@ namespace ipusim::traces {
 namespace {
 
 struct Rules {
+  std::string tileSlicesView;
   std::vector<ColumnRule> columns;
   std::vector<MetaRule> meta;
   std::map<std::string, std::vector<std::string>> rowKeys;
@@ -25,6 +26,7 @@ struct Rules {
 Rules parseRules() {
   const nlohmann::json j = nlohmann::json::parse(internal::kProfileRulesJson);
   Rules rules;
+  rules.tileSlicesView = j.at("tile_slices_view").get<std::string>();
   for (const auto& c : j.at("columns")) {
     ColumnRule rule;
     rule.table = c.at("table").get<std::string>();
@@ -118,6 +120,7 @@ std::string describeJsonValue(const nlohmann::json& value) {
 }  // namespace
 
 const std::vector<ColumnRule>& columnRules() { return rules().columns; }
+const std::string& tileSlicesViewSql() { return rules().tileSlicesView; }
 const std::vector<MetaRule>& metaRules() { return rules().meta; }
 
 const ColumnRule& columnRule(const std::string& table, const std::string& column) {

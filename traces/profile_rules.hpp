@@ -41,6 +41,9 @@ struct MetaRule {
 };
 
 const std::vector<ColumnRule>& columnRules();
+// The SQL of the one view a profile holds (tile_slices), exactly as the writer
+// creates it and sqlite_master.sql keeps it; readers refuse any other.
+const std::string& tileSlicesViewSql();
 const std::vector<MetaRule>& metaRules();
 // The rule of table.column / of a meta key; throws std::logic_error when the
 // list has none (a reader asked for a rule that is not written down).

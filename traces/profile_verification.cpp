@@ -153,6 +153,47 @@ void checkProgramTree(sqlite3* db, const std::string& path) {
   }
 }
 
+// Check 8: what windowed slice queries rely on (slice_track_stats,
+// long_slices) agrees with the slices: every track with slices has a stats
+// row counting them, and every slice longer than its track's look_back is
+// one of its long_slices. Otherwise a windowed query (the viewer's selection,
+// an analysis over a short range) would miss slices without a word.
+void checkSliceIndex(sqlite3* db, const std::string& path) {
+  Statement counted(db,
+                    "SELECT st.track_id, st.slice_count, (SELECT count(*) FROM slices AS s WHERE s.track_id = st.track_id) "
+                    "AS actual FROM slice_track_stats AS st WHERE st.slice_count != actual ORDER BY st.track_id LIMIT 1",
+                    path);
+  if (counted.step())
+    throw ProfileError(path + ": damaged profile: slice_track_stats.slice_count is " + std::to_string(counted.columnInt(1)) +
+                       " in the row with track_id = " + std::to_string(counted.columnInt(0)) + "; slices holds " +
+                       std::to_string(counted.columnInt(2)) + " of that track");
+  // The counts being right, they add up to the slices of every track with a
+  // stats row: fewer than the table holds means a track without one (found
+  // then by the slower query, which names it).
+  Statement total(db, "SELECT (SELECT count(*) FROM slices) - (SELECT total(slice_count) FROM slice_track_stats)", path);
+  if (total.step() && total.columnInt(0) != 0) {
+    Statement unindexed(db,
+                        "SELECT s.track_id FROM slices AS s WHERE NOT EXISTS "
+                        "(SELECT 1 FROM slice_track_stats AS st WHERE st.track_id = s.track_id) ORDER BY s.id LIMIT 1",
+                        path);
+    if (unindexed.step())
+      throw ProfileError(path + ": damaged profile: table slices has rows of track_id " +
+                         std::to_string(unindexed.columnInt(0)) + ", which has no row in slice_track_stats");
+  }
+  Statement uncovered(db,
+                      "SELECT s.id, s.track_id, s.dur, st.look_back FROM slices AS s "
+                      "JOIN slice_track_stats AS st ON st.track_id = s.track_id WHERE s.dur > st.look_back AND "
+                      "NOT EXISTS (SELECT 1 FROM long_slices AS l WHERE l.track_id = s.track_id AND l.slice_id = s.id) "
+                      "ORDER BY s.id LIMIT 1",
+                      path);
+  if (uncovered.step())
+    throw ProfileError(path + ": damaged profile: slice_track_stats.look_back is " +
+                       std::to_string(uncovered.columnInt(3)) + " in the row with track_id = " +
+                       std::to_string(uncovered.columnInt(1)) + ", but slice " + std::to_string(uncovered.columnInt(0)) +
+                       " of that track lasts " + std::to_string(uncovered.columnInt(2)) +
+                       " cycles and is not in long_slices (a windowed query would miss it)");
+}
+
 }  // namespace
 
 const char* const* countedTables() { return kCountedTables; }
@@ -206,6 +247,7 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
   checkTrackReferences(db, path);
   checkColumnRules(db, path);
   checkProgramTree(db, path);
+  checkSliceIndex(db, path);
 }
 
 void verifyProfileFile(const std::string& path) {

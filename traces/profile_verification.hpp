@@ -15,7 +15,10 @@
 //   6. every value a rule of profile_rules.json bounds lies within it
 //      (traces/profile_rules.hpp; the Python reader applies the same file);
 //   7. the programs' parent_id links form a tree: each names a program, and
-//      none leads back to the program it starts from.
+//      none leads back to the program it starts from;
+//   8. slice_track_stats and long_slices, which windowed slice queries rely
+//      on, agree with the slices (a count per track, every slice longer
+//      than its track's look_back a long slice).
 // A failure throws ProfileError naming the file and the first problem found.
 #include "traces/profile_error.hpp"
 
@@ -35,7 +38,7 @@ inline constexpr const char* kRowCountsMetaKey = "row_counts";
 // Counts the rows of every counted table of an open profile.
 std::map<std::string, std::int64_t> countRows(sqlite3* db, const std::string& path);
 
-// Check 1, then 3 to 7 (check 2 needs the meta table, which the reader reads first).
+// Check 1, then 3 to 8 (check 2 needs the meta table, which the reader reads first).
 // With `wholeFile` false only the file length and the presence of row_counts
 // are checked: quick_check and counting rows read the whole file (seconds for
 // a profile of 100 million slices), and the viewer runs them on a background

@@ -13,6 +13,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile_rule
     _RULES = json.load(_f)
 
 COLUMN_RULES = _RULES["columns"]
+TILE_SLICES_VIEW = _RULES["tile_slices_view"]
 META_RULES = {rule["key"]: rule for rule in _RULES["meta"]}
 for _rule in META_RULES.values():
     if _rule["kind"] == "json_object" and _rule["value_type"] != "string":
@@ -81,8 +82,23 @@ def _satisfies(rule, value, minimum):
     return not rule.get("min_column") or (isinstance(minimum, int) and value >= minimum)
 
 
+def _require_columns(db, path, table, columns):
+    """Every column the scan names exists: SQLite reads a double-quoted name that names no column as a string
+    literal, which the rules would report as a text value (traces/profile_rules_check.cpp requireColumns)."""
+    present = {r[0] for r in db.execute("SELECT name FROM pragma_table_info(?)", (table,))}
+    for column in columns:
+        if column != "rowid" and column not in present:
+            raise ProfileError(f"{path}: damaged profile: table {table} has no column {column}")
+
+
 def _check_table(db, path, table, rules):
     keys = ROW_KEYS.get(table, ["rowid"])
+    named = list(keys)
+    for r in rules:
+        named.append(r["column"])
+        if r.get("min_column"):
+            named.append(r["min_column"])
+    _require_columns(db, path, table, named)
     columns = list(keys) + [r["column"] for r in rules]
     for r in rules:
         if r.get("min_column") and r["min_column"] not in columns[len(keys):]:

@@ -10,7 +10,7 @@ import struct
 import urllib.parse
 
 from .errors import ProfileError
-from .rules import META_RULES, check_column_rules, check_meta_value, describe_value
+from .rules import META_RULES, TILE_SLICES_VIEW, check_column_rules, check_meta_value, describe_value
 
 # The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
 SUPPORTED_SCHEMA_VERSION = 4
@@ -108,6 +108,12 @@ def _schema(db, path):
         if kind == "trigger" or (kind == "view" and name != "tile_slices"):
             raise ProfileError(f"{path}: not an ipusim profile: it holds the {kind} '{name}' (a profile has "
                                "tables, indexes and the view tile_slices only)")
+    # That view, when present, exactly as the writer makes it: another definition (a recursive query) would hang
+    # or fool tile_phases(), which reads it.
+    view = db.execute("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'tile_slices'").fetchone()
+    if view is not None and view[0] != TILE_SLICES_VIEW:
+        raise ProfileError(f"{path}: not an ipusim profile: its view tile_slices is not defined as the schema "
+                           "defines it (profile_rules.json tile_slices_view)")
     if meta.get("complete") != "1":
         raise ProfileError(f"{path}: incomplete profile (meta has no complete=1): the run that wrote it did "
                            "not finish")
@@ -258,8 +264,39 @@ def _check_program_tree(db, path, tables):
         in_tree.update(walk)
 
 
+def _check_slice_index(db, path, tables):
+    """Check 8: slice_track_stats and long_slices, which windowed queries rely on, agree with the slices
+    (traces/profile_verification.cpp checkSliceIndex, the same queries)."""
+    if "slice_track_stats" not in tables or "long_slices" not in tables:
+        return  # a profile of an older schema version
+    row = db.execute("SELECT st.track_id, st.slice_count, (SELECT count(*) FROM slices AS s WHERE s.track_id = "
+                     "st.track_id) AS actual FROM slice_track_stats AS st WHERE st.slice_count != actual "
+                     "ORDER BY st.track_id LIMIT 1").fetchone()
+    if row:
+        raise ProfileError(f"{path}: damaged profile: slice_track_stats.slice_count is {row[1]} in the row with "
+                           f"track_id = {row[0]}; slices holds {row[2]} of that track")
+    # The counts being right, they add up to the slices of every track with a stats row: fewer than the table holds
+    # means a track without one (found then by the slower query, which names it).
+    missing = db.execute("SELECT (SELECT count(*) FROM slices) - (SELECT total(slice_count) FROM slice_track_stats)"
+                         ).fetchone()[0]
+    if missing:
+        row = db.execute("SELECT s.track_id FROM slices AS s WHERE NOT EXISTS (SELECT 1 FROM slice_track_stats AS st "
+                         "WHERE st.track_id = s.track_id) ORDER BY s.id LIMIT 1").fetchone()
+        if row:
+            raise ProfileError(f"{path}: damaged profile: table slices has rows of track_id {row[0]}, which has no "
+                               "row in slice_track_stats")
+    row = db.execute("SELECT s.id, s.track_id, s.dur, st.look_back FROM slices AS s JOIN slice_track_stats AS st "
+                     "ON st.track_id = s.track_id WHERE s.dur > st.look_back AND NOT EXISTS (SELECT 1 FROM "
+                     "long_slices AS l WHERE l.track_id = s.track_id AND l.slice_id = s.id) "
+                     "ORDER BY s.id LIMIT 1").fetchone()
+    if row:
+        raise ProfileError(f"{path}: damaged profile: slice_track_stats.look_back is {row[3]} in the row with "
+                           f"track_id = {row[1]}, but slice {row[0]} of that track lasts {row[2]} cycles and is not "
+                           "in long_slices (a windowed query would miss it)")
+
+
 def verify(db, path):
-    """Checks 0 (what is not a table) to 7 on an open profile; returns (tables, meta)."""
+    """Checks 0 (what is not a table) to 8 on an open profile; returns (tables, meta)."""
     tables, meta = _schema(db, path)
     _check_length(db, path)
     _quick_check(db, path)
@@ -268,4 +305,5 @@ def verify(db, path):
     _check_track_references(db, path, tables)
     check_column_rules(db, path, tables)
     _check_program_tree(db, path, tables)
+    _check_slice_index(db, path, tables)
     return tables, meta
