@@ -13,7 +13,7 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
   report.target = readProfileTarget(reader);
   report.programs = summarizePrograms(reader.programs());
   const auto runs = reader.runs();
-  report.runs = summarizeRuns(runs);
+  report.runs = summarizeRuns(runs, reader.path());
   report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
   report.hostWait = ipuWaitingForHost(reader);
   report.totalCycles = jobCycles(reader);
