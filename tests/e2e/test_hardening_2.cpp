@@ -414,7 +414,7 @@ void expectMessage(const CommandResult& r, const std::string& text) {
 TEST(ClearMessages, CountsSayWhatTheyAccept) {
   ScratchDir dir("counts");
   const std::string sweep = ipusimBinary() + " sweep " + quote(kWorkload) + " -o " + quote((dir.path() / "sw").string());
-  expectMessage(runCommand(sweep + " --vary tiles=16 -j 0"), "expected a whole number from 1 to 4294967295, got '0'");
+  expectMessage(runCommand(sweep + " --vary tiles=16 -j 0"), "expected a whole number from 1 to 256, got '0'");
   expectMessage(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --steps-per-execution 1000000000000"),
                 "expected a whole number from 1 to 4294967295, got '1000000000000'");
   expectMessage(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --steps 0"), "got '0'");
