@@ -658,7 +658,9 @@ std::vector<SliceSummary> ProfileReader::sliceSummaries(std::int64_t trackId) co
     const std::string what = impl_->path + ": corrupt slice_summary row of track " + std::to_string(trackId) +
                              " depth " + std::to_string(summary.depth);
     // Bounded by the data: no more buckets than the writer ever makes.
-    if (summary.depth < 0 || summary.bucketCycles < 1 || count < 0 || count > (std::int64_t(1) << 24))
+    static const ColumnRule& depth = columnRule("slices", "depth");  // a summary's depth is a slices.depth
+    if (summary.depth < depth.min || summary.depth > depth.max || summary.bucketCycles < 1 || count < 0 ||
+        count > (std::int64_t(1) << 24))
       throw ProfileError(what + ": depth, bucket_cycles " + std::to_string(summary.bucketCycles) +
                          " or bucket_count " + std::to_string(count) + " out of range");
     summary.busy = internal::decodeWords(s.columnBlob(4), count, what + ": busy");

@@ -165,6 +165,23 @@ TEST(AdversarialPass, MessagesNameTheValueInWords) {
                 "executable '" + empty.string() + "' is not valid JSON at byte 1: parse error");
 }
 
+TEST(AdversarialPass, ATimeTooLateForAJsonTraceNamesTheFile) {
+  // Slices at 2^62 cycles (within the rules): the JSON trace's 64-bit units
+  // cannot hold them, said without the file's name; Perfetto's can.
+  ScratchDir dir("pass-late-times");
+  const fs::path profile = writeProfile(dir.path());
+  execSql(profile, "UPDATE slices SET ts = 4611686018427387904 - dur");
+  const fs::path json = dir.path() / "t.json", perfetto = dir.path() / "t.pftrace";
+  const auto refused = runCommand(ipusimBinary() + " export " + quote(profile.string()) + " -o " + quote(json.string()));
+  expectRefusal(refused, "ipusim export: " + profile.string() + ": ");
+  EXPECT_NE(refused.output.find("do not fit the trace's 64-bit trace units (export it as .pftrace instead)"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(fs::exists(json));
+  const auto r = runCommand(ipusimBinary() + " export " + quote(profile.string()) + " -o " + quote(perfetto.string()));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 // ---- the viewer ----------------------------------------------------------------
 
 TEST(AdversarialPass, AScreenshotRefusesALaneThatFailedToLoad) {
