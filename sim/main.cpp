@@ -56,8 +56,9 @@ int sc_main(int argc, char* argv[]) {
   errno = 0;
   std::cout.flush();
   if (!std::cout) {
-    std::cerr << "ipusim: error: cannot write to standard output"
-              << (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) << "\n";
+    if (exitCode == 0)  // a command that failed already said why (export: its trace could not be written)
+      std::cerr << "ipusim: error: cannot write to standard output"
+                << (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) << "\n";
     return exitCode ? exitCode : 1;
   }
   return exitCode;

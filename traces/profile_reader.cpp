@@ -48,6 +48,21 @@ void checkSlice(const std::string& file, const SliceRow& row) {
   requireValue(file, bytes, idKey(row.id), row.bytes);
 }
 
+// A slice of the packed copy against the rules of the slices it copies (its
+// bytes are a blob that check 6 cannot see into): a depth of 2^40 or a
+// negative start would otherwise be drawn.
+void checkPackedSlice(const std::string& file, std::int64_t trackId, const PackedSlices& chunk, std::size_t i) {
+  static const ColumnRule& ts = columnRule("slices", "ts");
+  static const ColumnRule& dur = columnRule("slices", "dur");
+  static const ColumnRule& depth = columnRule("slices", "depth");
+  for (const auto& [rule, value] : {std::pair<const ColumnRule*, std::int64_t>{&ts, chunk.ts[i]}, {&dur, chunk.dur[i]},
+                                    {&depth, std::int64_t(chunk.depth[i])}})
+    if (value < rule->min || value > rule->max)
+      throw ProfileError(file + ": corrupt slice_chunks of track " + std::to_string(trackId) + ": slice " +
+                         std::to_string(chunk.id[i]) + " has " + rule->column + " " + std::to_string(value) +
+                         "; expected " + describeExpectation(*rule));
+}
+
 SliceRow readSlice(const Statement& s) {
   SliceRow row;
   row.id = s.columnInt(0);
@@ -185,6 +200,13 @@ void ProfileReader::Impl::checkIsCompleteProfile() {
   if (foreign.step())
     throw ProfileError(path + ": not an ipusim profile: it holds the " + foreign.columnText(0) + " '" +
                        foreign.columnText(1) + "' (a profile has tables, indexes and the view tile_slices only)");
+  // That view, when present, exactly as the writer makes it: another
+  // definition (a recursive query) would hang or fool whoever reads
+  // tile-level timelines from it.
+  Statement view = prepare("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'tile_slices'");
+  if (view.step() && view.columnText(0) != tileSlicesViewSql())
+    throw ProfileError(path + ": not an ipusim profile: its view tile_slices is not defined as the schema defines it "
+                       "(profile_rules.json tile_slices_view)");
 
   value.reset();
   value.bindText(1, "complete");
@@ -196,7 +218,7 @@ void ProfileReader::Impl::checkIsCompleteProfile() {
   for (const MetaRule& rule : metaRules()) {
     value.reset();
     value.bindText(1, rule.key);
-    if (value.step()) checkMetaValue(path, rule, value.columnText(0));
+    if (value.step()) checkMetaText(path, rule, value.columnText(0));
   }
 }
 
@@ -587,10 +609,12 @@ bool ProfileReader::forEachPackedChunk(std::int64_t trackId, std::int64_t firstC
     chunk.clear();
     chunk.reserve(static_cast<std::size_t>(count));
     internal::decodeSliceChunk(data, size, static_cast<std::size_t>(count), chunk, impl_->path);
-    for (std::size_t i = 0; i < chunk.size(); ++i)
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
       if (chunk.name[i] >= limit || chunk.category[i] >= limit)
         throw ProfileError(impl_->path + ": corrupt slice_chunks of track " + std::to_string(trackId) +
                            ": a string id beyond slice_strings");
+      checkPackedSlice(impl_->path, trackId, chunk, i);
+    }
     fn(chunk);
   }
   return true;
@@ -634,7 +658,9 @@ std::vector<SliceSummary> ProfileReader::sliceSummaries(std::int64_t trackId) co
     const std::string what = impl_->path + ": corrupt slice_summary row of track " + std::to_string(trackId) +
                              " depth " + std::to_string(summary.depth);
     // Bounded by the data: no more buckets than the writer ever makes.
-    if (summary.depth < 0 || summary.bucketCycles < 1 || count < 0 || count > (std::int64_t(1) << 24))
+    static const ColumnRule& depth = columnRule("slices", "depth");  // a summary's depth is a slices.depth
+    if (summary.depth < depth.min || summary.depth > depth.max || summary.bucketCycles < 1 || count < 0 ||
+        count > (std::int64_t(1) << 24))
       throw ProfileError(what + ": depth, bucket_cycles " + std::to_string(summary.bucketCycles) +
                          " or bucket_count " + std::to_string(count) + " out of range");
     summary.busy = internal::decodeWords(s.columnBlob(4), count, what + ": busy");

@@ -17,6 +17,7 @@ namespace ipusim::traces {
 namespace {
 
 struct Rules {
+  std::string tileSlicesView;
   std::vector<ColumnRule> columns;
   std::vector<MetaRule> meta;
   std::map<std::string, std::vector<std::string>> rowKeys;
@@ -25,6 +26,7 @@ struct Rules {
 Rules parseRules() {
   const nlohmann::json j = nlohmann::json::parse(internal::kProfileRulesJson);
   Rules rules;
+  rules.tileSlicesView = j.at("tile_slices_view").get<std::string>();
   for (const auto& c : j.at("columns")) {
     ColumnRule rule;
     rule.table = c.at("table").get<std::string>();
@@ -45,9 +47,18 @@ Rules parseRules() {
   for (const auto& m : j.at("meta")) {
     MetaRule rule;
     rule.key = m.at("key").get<std::string>();
-    rule.kind = m.at("kind").get<std::string>() == "number" ? MetaRule::Kind::Number : MetaRule::Kind::Integer;
-    rule.min = m.at("min").get<double>();
-    rule.max = m.at("max").get<double>();
+    const std::string kind = m.at("kind").get<std::string>();
+    if (kind == "json_object") {
+      rule.kind = MetaRule::Kind::JsonObject;
+      if (m.at("value_type").get<std::string>() != "string")
+        throw std::logic_error("profile_rules.json: meta " + rule.key + ": value_type " + m.at("value_type").dump() +
+                               ", this reader knows \"string\" only");
+      rule.oneOf = m.value("one_of", std::vector<std::string>());
+    } else {
+      rule.kind = kind == "number" ? MetaRule::Kind::Number : MetaRule::Kind::Integer;
+      rule.min = m.at("min").get<double>();
+      rule.max = m.at("max").get<double>();
+    }
     rule.note = m.value("note", std::string());
     rules.meta.push_back(std::move(rule));
   }
@@ -94,9 +105,22 @@ bool isDecimalNumber(const std::string& text) {
   return i == text.size();
 }
 
+// A text as messages quote it: 40 characters at most.
+std::string shortened(const std::string& text) { return text.size() > 40 ? text.substr(0, 40) + "..." : text; }
+
+// A member's value as messages show it (the Python reader's
+// rules.describe_json_value): a scalar as JSON, 40 characters at most; a
+// container by its kind (dumping one nested 100,000 deep would overflow the stack).
+std::string describeJsonValue(const nlohmann::json& value) {
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  return shortened(value.dump());
+}
+
 }  // namespace
 
 const std::vector<ColumnRule>& columnRules() { return rules().columns; }
+const std::string& tileSlicesViewSql() { return rules().tileSlicesView; }
 const std::vector<MetaRule>& metaRules() { return rules().meta; }
 
 const ColumnRule& columnRule(const std::string& table, const std::string& column) {
@@ -124,6 +148,13 @@ std::string describeExpectation(const ColumnRule& rule, std::int64_t minColumnVa
 }
 
 std::string describeExpectation(const MetaRule& rule) {
+  if (rule.kind == MetaRule::Kind::JsonObject) {
+    std::string values;
+    for (std::size_t i = 0; i < rule.oneOf.size(); ++i)
+      values += (i == 0 ? "\"" : i + 1 == rule.oneOf.size() ? " or \"" : ", \"") + rule.oneOf[i] + "\"";
+    const std::string text = "a JSON object whose values are " + (values.empty() ? std::string("strings") : values);
+    return rule.note.empty() ? text : text + " (" + rule.note + ")";
+  }
   const bool integer = rule.kind == MetaRule::Kind::Integer;
   std::string text = std::string(integer ? "an integer" : "a number") + " from " +
                      (integer ? std::to_string(std::uint64_t(rule.min)) : bound(rule.min)) + " to " +
@@ -147,6 +178,8 @@ void requireValue(const std::string& file, const ColumnRule& rule, const std::st
 }
 
 double checkMetaValue(const std::string& file, const MetaRule& rule, const std::string& text) {
+  if (rule.kind == MetaRule::Kind::JsonObject)
+    throw std::logic_error("checkMetaValue: meta " + rule.key + " is a JSON object, not a number");
   double value = 0;
   bool ok = false;
   if (rule.kind == MetaRule::Kind::Integer) {
@@ -160,10 +193,30 @@ double checkMetaValue(const std::string& file, const MetaRule& rule, const std::
     value = std::strtod(text.c_str(), nullptr);
     ok = value >= rule.min && value <= rule.max;  // false for an overflow's inf too
   }
-  if (!ok)
-    throw ProfileError(file + ": meta '" + rule.key + "' is '" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) +
-                       "', expected " + describeExpectation(rule));
+  if (!ok) throw ProfileError(file + ": meta '" + rule.key + "' is '" + shortened(text) + "', expected " + describeExpectation(rule));
   return value;
+}
+
+void checkMetaText(const std::string& file, const MetaRule& rule, const std::string& text) {
+  if (rule.kind != MetaRule::Kind::JsonObject) {
+    checkMetaValue(file, rule, text);
+    return;
+  }
+  // Parsing is iterative (any depth); the value is only walked one level
+  // down, never copied, compared or dumped whole (those recurse).
+  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object())
+    throw ProfileError(file + ": meta '" + rule.key + "' is '" + shortened(text) + "', expected " + describeExpectation(rule));
+  const auto allowed = [&](const nlohmann::json& value) {
+    if (!value.is_string()) return false;
+    const auto& text = value.get_ref<const std::string&>();
+    return rule.oneOf.empty() || std::find(rule.oneOf.begin(), rule.oneOf.end(), text) != rule.oneOf.end();
+  };
+  for (const auto& [name, value] : parsed.items()) {  // in key order (a std::map)
+    if (!allowed(value))
+      throw ProfileError(file + ": meta '" + rule.key + "' gives '" + shortened(name) + "' the value " +
+                         describeJsonValue(value) + ", expected " + describeExpectation(rule));
+  }
 }
 
 }  // namespace ipusim::traces

@@ -28,15 +28,22 @@ struct ColumnRule {
 };
 
 struct MetaRule {
-  enum class Kind { Integer, Number };
+  // Integer, Number: the text is a decimal integer / number from min to max.
+  // JsonObject: the text is a JSON object whose every value is a string (the
+  // one value type the list uses so far), one of `oneOf` when it is not empty.
+  enum class Kind { Integer, Number, JsonObject };
   std::string key;
   Kind kind = Kind::Integer;
   double min = 0;
   double max = 0;
-  std::string note;  // said after the bounds, e.g. "1 MHz to 1 THz"
+  std::vector<std::string> oneOf;
+  std::string note;  // said after the expectation, e.g. "1 MHz to 1 THz"
 };
 
 const std::vector<ColumnRule>& columnRules();
+// The SQL of the one view a profile holds (tile_slices), exactly as the writer
+// creates it and sqlite_master.sql keeps it; readers refuse any other.
+const std::string& tileSlicesViewSql();
 const std::vector<MetaRule>& metaRules();
 // The rule of table.column / of a meta key; throws std::logic_error when the
 // list has none (a reader asked for a rule that is not written down).
@@ -45,7 +52,8 @@ const MetaRule& metaRule(const std::string& key);
 
 // What the rule expects, in words: "an integer from 0 to 4611686018427387904",
 // "NULL or an integer from 0 to 65535", "an integer from start_cycle (12) to
-// ...", "a number or 'NaN'". `minColumnValue`: the row's value of minColumn.
+// ...", "a number or 'NaN'", "a JSON object whose values are \"HostToDevice\"
+// or \"DeviceToHost\"". `minColumnValue`: the row's value of minColumn.
 std::string describeExpectation(const ColumnRule& rule, std::int64_t minColumnValue = 0);
 std::string describeExpectation(const MetaRule& rule);
 
@@ -71,8 +79,17 @@ std::string describeSqliteValue(sqlite3_stmt* statement, int i);
 // above for the first row that breaks a rule.
 void checkColumnRules(sqlite3* db, const std::string& path);
 
-// The meta value `text` of `rule.key` parsed and checked: the number, or a
-// ProfileError("<file>: meta '<key>' is '<text>', expected an integer from 0 to 65536").
+// The meta value `text` of `rule.key` (an Integer or Number rule) parsed and
+// checked: the number, or a ProfileError("<file>: meta '<key>' is '<text>',
+// expected an integer from 0 to 65536"). Throws std::logic_error for a
+// JsonObject rule.
 double checkMetaValue(const std::string& file, const MetaRule& rule, const std::string& text);
+
+// The meta value `text` of `rule.key` checked against a rule of any kind (check
+// 2): for a JsonObject rule, ProfileError("<file>: meta '<key>' is '<text>',
+// expected a JSON object whose values are ...") when it is no JSON object, or
+// ("<file>: meta '<key>' gives '<name>' the value 5, expected ...") naming the
+// first member whose value breaks the rule.
+void checkMetaText(const std::string& file, const MetaRule& rule, const std::string& text);
 
 }  // namespace ipusim::traces

@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -80,9 +81,29 @@ bool satisfies(sqlite3_stmt* s, const ColumnRule& rule, int i, int minAt) {
   return minAt < 0 || (sqlite3_column_type(s, minAt) == SQLITE_INTEGER && v >= sqlite3_column_int64(s, minAt));
 }
 
+// Every column the scan names exists: SQLite reads a double-quoted name that
+// names no column as a string literal ("bytes"), which the rules would then
+// report as the value "text 'bytes'".
+void requireColumns(sqlite3* db, const std::string& path, const std::string& table,
+                    const std::vector<std::string>& columns) {
+  Statement info(db, "SELECT name FROM pragma_table_info(?1)", path);
+  info.bindText(1, table);
+  std::vector<std::string> present;
+  while (info.step()) present.push_back(info.columnText(0));
+  for (const std::string& column : columns)
+    if (column != "rowid" && std::find(present.begin(), present.end(), column) == present.end())
+      throw ProfileError(path + ": damaged profile: table " + table + " has no column " + column);
+}
+
 void checkTable(sqlite3* db, const std::string& path, const std::string& table,
                 const std::vector<const ColumnRule*>& rules) {
   const std::vector<std::string>& keys = rowKeyColumns(table);
+  std::vector<std::string> named = keys;
+  for (const ColumnRule* rule : rules) {
+    named.push_back(rule->column);
+    if (!rule->minColumn.empty()) named.push_back(rule->minColumn);
+  }
+  requireColumns(db, path, table, named);
   std::string columns, where;
   for (const std::string& key : keys) columns += (columns.empty() ? "" : ", ") + quoted(key);
   std::map<std::string, int> at;

@@ -2,6 +2,7 @@
 
 #include "traces/internal/counter_summary_rows.hpp"
 #include "traces/internal/sqlite_statement.hpp"
+#include "traces/internal/structure_checks.hpp"
 #include "traces/profile_reader.hpp"
 #include "traces/profile_rules.hpp"
 
@@ -154,6 +155,8 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
   checkCounterSummaries(db, path);
   checkTrackReferences(db, path);
   checkColumnRules(db, path);
+  internal::checkProgramTree(db, path);
+  internal::checkSliceIndex(db, path);
 }
 
 void verifyProfileFile(const std::string& path) {

@@ -1,5 +1,7 @@
 #include "traces/profile_writer.hpp"
 
+#include "traces/profile_rules.hpp"
+
 #include "traces/counter_value.hpp"
 #include "traces/internal/counter_summary_builder.hpp"
 #include "traces/internal/counter_summary_rows.hpp"
@@ -190,6 +192,7 @@ void ProfileWriter::Impl::open() {
     internal::execSql(db, kBulkWritePragmas, path, "cannot set up the database for writing");
     internal::execSql(db, "BEGIN", path, "cannot start the transaction");
     internal::execSql(db, internal::kCreateSchemaSql, path, "cannot create the tables");
+    internal::execSql(db, tileSlicesViewSql().c_str(), path, "cannot create the view tile_slices");
     prepareStatements();
     const std::string version = std::to_string(kSchemaVersion);
     insertMeta.bindText(1, "schema_version");

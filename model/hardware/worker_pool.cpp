@@ -67,7 +67,7 @@ bool spinUntil(Done&& done, std::chrono::steady_clock::duration limit) {
 
 }  // namespace
 
-WorkerPool::WorkerPool(unsigned threads, WorkerChoice choice) : choice_(choice) {
+WorkerPool::WorkerPool(unsigned threads, WorkerChoice choice, const PoolClock& clock) : choice_(choice), clock_(clock) {
   if (threads == 0) throw std::invalid_argument("WorkerPool: threads is 0, expected at least 1");
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { workerLoop(); });
 }
@@ -107,7 +107,7 @@ bool WorkerPool::startsParallel(std::uint64_t key) {
 }
 
 void WorkerPool::startRun(std::uint64_t key) {
-  const Clock::time_point now = Clock::now();
+  const Time now = clock_.now();
   if (epochRuns_ > 0 && key == epochFirstKey_) {  // the phases come round again: a cycle is complete
     if (++epochCycles_ == 1) {  // the untimed first cycle ends: the data may have moved
       timedFrom_ = now;
@@ -126,15 +126,15 @@ void WorkerPool::startRun(std::uint64_t key) {
   ++timedRuns_;
 }
 
-double WorkerPool::nsPerTimedRun(Clock::time_point now) const {
-  return double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - timedFrom_).count()) / timedRuns_;
+double WorkerPool::nsPerTimedRun(Time now) const {
+  return double((now - timedFrom_).count()) / timedRuns_;
 }
 
-bool WorkerPool::trialLost(Clock::time_point now) const {
+bool WorkerPool::trialLost(Time now) const {
   return stage_ == Stage::Trial && chosenNs_ > 0 && nsPerTimedRun(now) > kTrialGiveUp * chosenNs_;
 }
 
-void WorkerPool::finishEpoch(Clock::time_point now) {
+void WorkerPool::finishEpoch(Time now) {
   const double nsPerRun = nsPerTimedRun(now);
   switch (stage_) {
     case Stage::Staying:  // an epoch of the chosen way

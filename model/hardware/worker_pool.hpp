@@ -47,7 +47,9 @@
 // so that a change of load (another process taking a core) is noticed. A
 // trial that has lost by far after its first timed cycle ends there. On
 // a busy machine the pool thus falls back to the calling thread alone; on
-// a quiet one it uses every thread where that is clearly faster.
+// a quiet one it uses every thread where that is clearly faster. The epochs'
+// times are read through a PoolClock (the steady clock unless a test gives
+// another): the choice is a function of those times alone.
 //
 // Waiting: workers spin for at most kWorkerSpin after their last chunk (phases
 // come back-to-back while a simulation runs) and then sleep on a condition
@@ -55,6 +57,8 @@
 // worker, then sleeps. No thread spins longer than that, so a pool thread
 // never holds a core the simulation thread needs.
 // The pool's threads never call SystemC.
+#include "model/hardware/pool_clock.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -81,8 +85,10 @@ class WorkerPool {
   // The most chunks one run() takes.
   static constexpr unsigned kMaxChunks = 0xFFFF;
 
-  // threads: total threads, including the caller; at least 1.
-  explicit WorkerPool(unsigned threads, WorkerChoice choice = WorkerChoice::Adaptive);
+  // threads: total threads, including the caller; at least 1. `clock`: what
+  // the adaptive choice times epochs with; it must outlive the pool.
+  explicit WorkerPool(unsigned threads, WorkerChoice choice = WorkerChoice::Adaptive,
+                      const PoolClock& clock = steadyPoolClock());
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -109,7 +115,7 @@ class WorkerPool {
 
  private:
   enum Way { kSequential = 0, kParallel = 1 };
-  using Clock = std::chrono::steady_clock;
+  using Time = std::chrono::nanoseconds;  // PoolClock::now()
 
   // Counts a keyed run into the epoch, ending the epoch first at a cycle
   // boundary when it has enough timed runs.
@@ -118,12 +124,12 @@ class WorkerPool {
   bool startsParallel(std::uint64_t key);
   // The epoch's wall time per keyed run so far, over its timed cycles (or
   // over all its runs when the first phase never came back).
-  double nsPerTimedRun(Clock::time_point now) const;
+  double nsPerTimedRun(Time now) const;
   // Whether the trial epoch, at a cycle boundary after its untimed cycle,
   // has already lost by kTrialGiveUp (it then ends early).
-  bool trialLost(Clock::time_point now) const;
+  bool trialLost(Time now) const;
   // Records the epoch's time per run and picks the next epoch's way.
-  void finishEpoch(Clock::time_point now);
+  void finishEpoch(Time now);
   void runParallel(unsigned chunks, const std::function<void(unsigned)>& task);
   // Claims and runs chunks of generation `generation` until none are left,
   // from the front (the caller) or the back (workers); returns how many this
@@ -141,12 +147,13 @@ class WorkerPool {
   }
 
   const WorkerChoice choice_;
+  const PoolClock& clock_;
   std::vector<std::thread> workers_;
   // The caller thread only:
   std::uint64_t epochFirstKey_ = kNoKey;  // the phase that started the epoch
   std::uint32_t epochRuns_ = 0;     // keyed runs in the current epoch
   std::uint32_t epochCycles_ = 0;   // cycles completed in it (the first is not timed)
-  Clock::time_point timedFrom_;     // when its timed part began
+  Time timedFrom_{0};               // when its timed part began
   std::uint32_t timedRuns_ = 0;     // keyed runs since then
   // Where the choice stands: epochs of the chosen way (the first epoch is
   // one, on the caller), then a trial epoch of the other way, then one more

@@ -21,7 +21,7 @@ Executable loadExecutable(const std::string& path) {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument("executable '" + path + "' is not valid JSON at byte " + std::to_string(e.byte) +
-                                ": " + e.what());
+                                ": " + util::jsonErrorText(e.what()));
   } catch (const nlohmann::json::exception& e) {  // a number out of range
     throw std::invalid_argument("executable '" + path + "' is not valid JSON: " + util::jsonErrorText(e.what()));
   }

@@ -8,11 +8,27 @@
 namespace ipusim::ir {
 namespace {
 
+// A tensor's bytes on one tile. Names are copied only for the tensors kept
+// (`largest`): a tensor spread over 1,472 tiles is on 1,472 tiles' lists,
+// and copying its name into each (a Keras layer's name of 1 MB) took 1.5 GB.
+struct TensorBytes {
+  const Tensor* tensor = nullptr;
+  std::uint64_t bytes = 0;
+};
+
 struct TileAccumulator {
   std::uint64_t top = 0;
   std::uint64_t alwaysLive = 0;
-  std::vector<TensorOnTile> tensors;
+  std::vector<TensorBytes> tensors;
 };
+
+// A tensor's name as an out-of-memory summary shows it: at most
+// kMaxNameInSummary characters, so that the summary (and each tile's list)
+// stays small whatever the name's length.
+constexpr std::size_t kMaxNameInSummary = 200;
+std::string nameForSummary(const std::string& name) {
+  return name.size() > kMaxNameInSummary ? name.substr(0, kMaxNameInSummary) + "..." : name;
+}
 
 }  // namespace
 
@@ -41,7 +57,7 @@ std::vector<TileMemoryUsage> tileMemoryUsage(const std::vector<Tensor>& tensors,
     for (const auto& [tile, bytes] : bytesOnTile) {
       TileAccumulator& acc = tiles[tile];
       if (t.alwaysLive) acc.alwaysLive += alignToTileMemory(bytes);
-      acc.tensors.push_back({t.id, t.name, t.category, t.alwaysLive, bytes});
+      acc.tensors.push_back({&t, bytes});
     }
   }
 
@@ -54,15 +70,17 @@ std::vector<TileMemoryUsage> tileMemoryUsage(const std::vector<Tensor>& tensors,
     u.alwaysLiveBytes = std::min(acc.alwaysLive, u.peakBytes);
     u.notAlwaysLivePeakBytes = u.peakBytes - u.alwaysLiveBytes;
     std::map<std::pair<std::string, bool>, std::uint64_t> byCategory;
-    for (const TensorOnTile& t : acc.tensors) byCategory[{t.category, t.alwaysLive}] += t.bytes;
+    for (const TensorBytes& t : acc.tensors) byCategory[{t.tensor->category, t.tensor->alwaysLive}] += t.bytes;
     for (const auto& [key, bytes] : byCategory) u.categories.push_back({key.first, key.second, bytes});
     const std::size_t keep = std::min(largestPerTile, acc.tensors.size());
     std::partial_sort(acc.tensors.begin(), acc.tensors.begin() + keep, acc.tensors.end(),
-                      [](const TensorOnTile& a, const TensorOnTile& b) {
-                        return a.bytes != b.bytes ? a.bytes > b.bytes : a.tensor < b.tensor;
+                      [](const TensorBytes& a, const TensorBytes& b) {
+                        return a.bytes != b.bytes ? a.bytes > b.bytes : a.tensor->id < b.tensor->id;
                       });
-    acc.tensors.resize(keep);
-    u.largest = std::move(acc.tensors);
+    for (std::size_t i = 0; i < keep; ++i) {
+      const Tensor& t = *acc.tensors[i].tensor;
+      u.largest.push_back({t.id, nameForSummary(t.name), t.category, t.alwaysLive, acc.tensors[i].bytes});
+    }
     result.push_back(std::move(u));
   }
   return result;

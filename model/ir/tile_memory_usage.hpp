@@ -38,7 +38,7 @@ inline constexpr std::uint64_t alignToTileMemory(std::uint64_t bytes) {
 
 struct TensorOnTile {
   Id tensor = kNoId;
-  std::string name;
+  std::string name;  // as messages show it: at most 200 characters, then "..."
   std::string category;
   bool alwaysLive = true;
   std::uint64_t bytes = 0;  // of this tensor on this tile

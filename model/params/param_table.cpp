@@ -126,7 +126,9 @@ const char* acceptedText(const ParamDescriptor& param, const FieldRef& field) {
 }
 
 [[noreturn]] void rejectValue(const ParamDescriptor& param, const FieldRef& field, const std::string& text) {
-  throw std::invalid_argument("target parameter '" + std::string(param.name) + "': invalid value '" + text +
+  // Quoted by its first 40 characters: a value of 100 kB made a 100 kB message.
+  const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+  throw std::invalid_argument("target parameter '" + std::string(param.name) + "': invalid value '" + shown +
                               "' (expected " + acceptedText(param, field) + ", in " + param.unit + ")");
 }
 

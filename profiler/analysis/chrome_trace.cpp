@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -63,7 +64,15 @@ ChromeTraceStats writeChromeTrace(const traces::ProfileReader& reader, std::ostr
   const double clockHz = target.requireClockHz();
   const auto tracks = reader.tracks();
   ChromeTraceStats stats;
-  auto timeOf = [&](std::int64_t cycles) { return cyclesToTraceUnits(cycles, clockHz) + kChromeTraceOffsetUnits; };
+  // A time beyond the JSON trace's 64-bit units names the file (Perfetto's
+  // .pftrace, in nanoseconds, holds 2^12 times later ones).
+  auto timeOf = [&](std::int64_t cycles) {
+    try {
+      return cyclesToTraceUnits(cycles, clockHz) + kChromeTraceOffsetUnits;
+    } catch (const std::range_error& e) {
+      throw traces::ProfileError(reader.path() + ": " + e.what() + " (export it as .pftrace instead)");
+    }
+  };
 
   nlohmann::json otherData(reader.meta());
   otherData["source"] = reader.path();

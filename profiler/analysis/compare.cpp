@@ -23,7 +23,7 @@ ProfileFigures measureProfile(const traces::ProfileReader& reader) {
   f.target = readProfileTarget(reader);
   f.target.requireClockHz();
   const auto runs = reader.runs();
-  f.runs = summarizeRuns(runs);
+  f.runs = summarizeRuns(runs, reader.path());
   f.captured = measureDeviceActivity(reader, capturedRunWindows(runs), f.target.numIpus);
   f.hostWait = ipuWaitingForHost(reader);
   f.totalCycles = jobCycles(reader);

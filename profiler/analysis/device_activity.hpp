@@ -80,8 +80,8 @@ enum class StreamDirection { HostToDevice, DeviceToHost };
 // `declared` is that meta object, read by readStreamDirections().
 using StreamDirections = std::map<std::string, StreamDirection>;
 StreamDirection streamDirection(const std::string& streamName, const StreamDirections& declared);
-// Throws traces::ProfileError naming the file and key when the meta value is
-// not such an object.
+// The reader refuses a profile whose meta value is not such an object when
+// it opens it (check 2, profile_rules.json).
 StreamDirections readStreamDirections(const traces::ProfileReader& reader);
 
 // Measures activity inside `windows` (cycles). `numIpus` is a lower bound on

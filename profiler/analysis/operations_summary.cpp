@@ -258,15 +258,21 @@ void printOperations(const OperationsSummary& s, std::ostream& out) {
       << "cycles/" + std::string(unit) << std::setw(8) << "share" << std::setw(11) << "compute" << std::setw(11)
       << "exchange" << std::setw(9) << "sync" << std::setw(13) << "FLOPs/" + std::string(unit) << std::setw(12)
       << "GFLOP/s" << std::setw(8) << "peak" << std::setw(7) << "tiles" << std::setw(12) << "memory" << "\n";
+  // A figure right-aligned in its column, with at least one space before it:
+  // a figure wider than its column (2^62 bytes, 4e9 tiles) must not run into
+  // the one before it ("1452" tiles and "46...44 B" read as one number).
+  const auto cell = [](const std::string& text, std::size_t width) {
+    return text.size() < width ? std::string(width - text.size(), ' ') + text : " " + text;
+  };
   for (const auto& r : s.rows) {
     const double rate = s.flopsPerSecond(r);
-    out << "  " << std::left << std::setw(nameWidth) << nameOf(r) << std::setw(9) << r.pass << std::right << std::setw(12)
-        << formatNumber(s.perWindow(r.cycles()), 0) << std::setw(8) << formatPercent(s.share(r)) << std::setw(11)
-        << formatNumber(s.perWindow(r.compute), 0) << std::setw(11) << formatNumber(s.perWindow(r.exchange), 0)
-        << std::setw(9) << formatNumber(s.perWindow(r.sync), 0) << std::setw(13)
-        << formatNumber(s.perWindow(r.flops), 0) << std::setw(12) << formatNumber(rate / 1e9, 2) << std::setw(8)
-        << (s.peakFlopsPerSecond() > 0 ? formatPercent(rate / s.peakFlopsPerSecond()) : std::string("n/a"))
-        << std::setw(7) << r.tiles << std::setw(12) << (std::to_string(r.memoryBytes) + " B") << "\n";
+    out << "  " << std::left << std::setw(nameWidth) << nameOf(r) << std::setw(9) << r.pass
+        << cell(formatNumber(s.perWindow(r.cycles()), 0), 12) << cell(formatPercent(s.share(r)), 8)
+        << cell(formatNumber(s.perWindow(r.compute), 0), 11) << cell(formatNumber(s.perWindow(r.exchange), 0), 11)
+        << cell(formatNumber(s.perWindow(r.sync), 0), 9) << cell(formatNumber(s.perWindow(r.flops), 0), 13)
+        << cell(formatNumber(rate / 1e9, 2), 12)
+        << cell(s.peakFlopsPerSecond() > 0 ? formatPercent(rate / s.peakFlopsPerSecond()) : std::string("n/a"), 8)
+        << cell(std::to_string(r.tiles), 7) << cell(std::to_string(r.memoryBytes) + " B", 12) << "\n";
   }
 }
 

@@ -22,11 +22,11 @@ ProgramSummary summarizePrograms(const std::vector<traces::ProgramRow>& programs
     while (node->parentId >= 0) {
       auto it = byId.find(node->parentId);
       if (it == byId.end())
-        throw std::invalid_argument("program " + std::to_string(node->id) + " has parent_id " +
+        throw std::logic_error("program " + std::to_string(node->id) + " has parent_id " +
                                     std::to_string(node->parentId) + ", which names no program");
       node = it->second;
       if (++depth > s.programs)
-        throw std::invalid_argument("program " + std::to_string(p.id) +
+        throw std::logic_error("program " + std::to_string(p.id) +
                                     ": parent_id links form a cycle");
     }
     s.maxDepth = std::max(s.maxDepth, depth);

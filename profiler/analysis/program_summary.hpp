@@ -22,8 +22,9 @@ struct ProgramSummary {
   std::vector<ProgramRoot> roots;             // in id order
 };
 
-// Throws std::invalid_argument when a parent id names no program or the
-// parent links form a cycle.
+// `programs` form a tree, as ProfileReader verified (SCHEMA.md check 7):
+// throws std::logic_error when a parent id names no program or the parent
+// links form a cycle.
 ProgramSummary summarizePrograms(const std::vector<traces::ProgramRow>& programs);
 
 }  // namespace ipusim::profiler::analysis

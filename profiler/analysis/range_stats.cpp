@@ -152,8 +152,11 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
 
   // Bounded as every reader bounds it (profile_rules.json); 0 when absent.
   const std::int64_t tilesPerIpu = analysis::readProfileTarget(reader).tilesPerIpu;
+  // TOTAL, a double: the figures made of these are ratios, and SQLite's
+  // integer SUM of 1,472 tiles' cycles, each within the rules (2^62), failed
+  // with "integer overflow".
   Query tiles(db,
-              "SELECT SUM(cycles), MAX(cycles), SUM(cycles > 0) FROM tile_phase_cycles "
+              "SELECT TOTAL(cycles), MAX(cycles), TOTAL(cycles > 0) FROM tile_phase_cycles "
               "WHERE phase_id = ?1 AND ipu = ?2",
               file);
   for (std::int64_t ipu : ipus) {
@@ -185,11 +188,11 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
     for (const auto& [phase, weight] : phaseWeight) {
       tiles.reset();
       tiles.bind(1, phase).bind(2, ipu);
-      if (!tiles.step() || tiles.isNull(0)) continue;
+      if (!tiles.step() || tiles.isNull(1)) continue;  // MAX is NULL when the phase has no tile rows
       s.hasTileDetail = true;
       const double maxCycles = double(tiles.integer(1));
-      work += weight * double(tiles.integer(0));
-      balanceDenominator += weight * maxCycles * double(tiles.integer(2));
+      work += weight * tiles.real(0);
+      balanceDenominator += weight * maxCycles * tiles.real(2);
       efficiencyDenominator += weight * maxCycles * double(tilesPerIpu);
     }
     if (balanceDenominator > 0) s.tileBalance = work / balanceDenominator;

@@ -64,7 +64,7 @@ struct RangeStats {
 };
 
 // Throws std::invalid_argument when to < from, traces::ProfileError on a
-// read failure or a malformed meta stream_directions.
+// read failure.
 RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t from, std::int64_t to);
 
 // A sorted list of disjoint [begin, end) intervals, and the operations on

@@ -11,13 +11,9 @@ namespace ipusim::profiler::analysis {
 ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptions& options) {
   ProfileReport report;
   report.target = readProfileTarget(reader);
-  try {
-    report.programs = summarizePrograms(reader.programs());
-  } catch (const std::invalid_argument& e) {  // a damaged programs table: say which file
-    throw traces::ProfileError(reader.path() + ": damaged profile: programs table: " + e.what());
-  }
+  report.programs = summarizePrograms(reader.programs());
   const auto runs = reader.runs();
-  report.runs = summarizeRuns(runs);
+  report.runs = summarizeRuns(runs, reader.path());
   report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
   report.hostWait = ipuWaitingForHost(reader);
   report.totalCycles = jobCycles(reader);

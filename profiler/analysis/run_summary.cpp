@@ -1,10 +1,12 @@
 #include "profiler/analysis/run_summary.hpp"
 
+#include "profiler/analysis/checked_sum.hpp"
+
 #include <algorithm>
 
 namespace ipusim::profiler::analysis {
 
-RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs) {
+RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs, const std::string& file) {
   RunSummary s;
   for (const auto& run : runs) {
     const std::int64_t duration = run.endCycle - run.startCycle;
@@ -14,15 +16,15 @@ RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs) {
       s.minStepsPerRun = s.maxStepsPerRun = run.steps;
     }
     ++s.runs;
-    s.steps += run.steps;
+    addChecked(s.steps, run.steps, file, "runs.steps");
     s.minStepsPerRun = std::min(s.minStepsPerRun, run.steps);
     s.maxStepsPerRun = std::max(s.maxStepsPerRun, run.steps);
     s.firstStart = std::min(s.firstStart, run.startCycle);
     s.lastEnd = std::max(s.lastEnd, run.endCycle);
-    s.runCycles += duration;
+    addChecked(s.runCycles, duration, file, "runs.end_cycle - start_cycle");
     if (run.captured) {
       ++s.capturedRuns;
-      s.capturedCycles += duration;
+      addChecked(s.capturedCycles, duration, file, "runs.end_cycle - start_cycle");
     }
   }
   return s;

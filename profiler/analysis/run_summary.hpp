@@ -4,6 +4,7 @@
 #include "traces/profile_rows.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ipusim::profiler::analysis {
@@ -22,6 +23,8 @@ struct RunSummary {
   double stepsPerRun() const { return runs > 0 ? double(steps) / double(runs) : 0.0; }
 };
 
-RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs);
+// Sums are checked (checked_sum.hpp): a total beyond 64 bits is a
+// traces::ProfileError naming `file` and the column, never a negative figure.
+RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs, const std::string& file);
 
 }  // namespace ipusim::profiler::analysis

@@ -127,6 +127,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     w.outputs = std::move(parsed.outputs);
   }
   checkLayerCount(w, source);  // before anything walks the layers
+  checkNames(w, source);
   // Keras's dtype policy names: float32 variables and compute; float16 both;
   // mixed_float16 float32 variables and float16 compute.
   w.dtype = model.string("dtype", w.dtype);

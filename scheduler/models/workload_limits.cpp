@@ -60,6 +60,23 @@ void checkLayerCount(const Workload& w, const std::string& source) {
                 " (scheduler/models/workload_limits.hpp: the compile's time grows faster than the layer count)");
 }
 
+void checkNames(const Workload& w, const std::string& source) {
+  const auto quoted = [](const std::string& name) { return "'" + (name.size() > 40 ? name.substr(0, 40) + "..." : name) + "'"; };
+  const auto tooLong = [](const std::string& name) {
+    return str(name.size()) + " bytes long, over the limit of " + str(kMaxNameBytes) +
+           " (scheduler/models/workload_limits.hpp: names are copied into the executable's tensors, compute sets "
+           "and programs, and into the profile's slices)";
+  };
+  if (w.name.size() > kMaxNameBytes) overLimit(source, "name", quoted(w.name) + " is " + tooLong(w.name));
+  const bool keras = !w.kerasModel.empty();
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const std::string& name = w.layers[i].name;
+    if (name.size() <= kMaxNameBytes) continue;
+    if (keras) overLimit(w.kerasModel, "layer " + quoted(name), "its name is " + tooLong(name));
+    overLimit(source, "model.layers[" + std::to_string(i) + "].name", quoted(name) + " is " + tooLong(name));
+  }
+}
+
 void checkWorkloadLimits(const Workload& w, const std::string& source) {
   const model::Target preset = model::Target::preset(w.ipu.arch);
   const std::uint64_t tiles = w.ipu.tiles ? w.ipu.tiles : preset.tile.tilesPerIpu;
@@ -93,6 +110,7 @@ void checkWorkloadLimits(const Workload& w, const std::string& source) {
   // the layer and its key when the model came from one.
   const bool keras = !w.kerasModel.empty() && w.kerasLayers.size() == w.layers.size();
   checkLayerCount(w, source);
+  checkNames(w, source);
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto fail = [&](const std::string& key, const std::string& what) {
       if (keras) overLimit(w.kerasModel, w.kerasLayers[i] + (key.empty() ? "" : ": " + key), what);

@@ -49,15 +49,17 @@ std::string WorkloadReader::string(const std::string& k, const std::string& def,
 std::uint64_t WorkloadReader::count(const std::string& k, std::uint64_t def, bool positive) const {
   if (!has(k)) return def;
   const json& v = j_.at(k);
-  if (!v.is_number_integer() || (v.is_number_integer() && v.get<std::int64_t>() < 0) ||
-      (positive && v.get<std::int64_t>() == 0))
+  // An integer beyond 2^63 is unsigned in nlohmann::json: read as signed, 1e19
+  // was "expected a positive integer, got 10000000000000000000".
+  const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0;
+  if (!v.is_number_integer() || negative || (positive && v.get<std::uint64_t>() == 0))
     fail(key(k), std::string(positive ? "expected a positive integer" : "expected a non-negative integer") + ", got " + v.dump());
   return v.get<std::uint64_t>();
 }
 
 std::uint32_t WorkloadReader::count32(const std::string& k, std::uint32_t def, bool positive) const {
   std::uint64_t v = count(k, def, positive);
-  if (v > 0xffffffffull) fail(key(k), "value too large");
+  if (v > 0xffffffffull) fail(key(k), std::to_string(v) + " is more than 4294967295");
   return std::uint32_t(v);
 }
 

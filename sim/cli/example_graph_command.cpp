@@ -27,6 +27,13 @@ void addExampleGraphCommand(CLI::App& app, int& exitCode) {
     if (shape->tiles > target.totalTiles())
       throw std::invalid_argument("--graph-tiles " + std::to_string(shape->tiles) + " exceeds the target's " +
                                   std::to_string(target.totalTiles()) + " tiles");
+    // Checked before anything is built: x alone (floats) must fit a tile's
+    // memory (--elements-per-tile 1e12 ended as "out of memory" on the host).
+    const std::uint64_t maxElements = target.tile.memoryBytes / sizeof(float);
+    if (shape->elementsPerTile > maxElements)
+      throw std::invalid_argument("--elements-per-tile " + std::to_string(shape->elementsPerTile) +
+                                  ": x alone needs more than a tile's " + std::to_string(target.tile.memoryBytes) +
+                                  " bytes of memory (at most " + std::to_string(maxElements) + " floats a tile)");
     traces::OutputFile file(*output, {*force, {}});  // as `export` writes: see traces/output_file.hpp
     file.stream() << ir::toJson(buildStreamPipeline(target, *shape)).dump(1) << '\n';
     file.commit();

@@ -50,8 +50,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--json", *json, "print the summary as one JSON object");
   auto threads = std::make_shared<std::uint32_t>(0);
   cmd->add_option("--threads", *threads,
-                  "host threads for the functional work (default: IPUSIM_WORKER_THREADS, else 2 when 2 CPUs are allowed, else 1; "
-                  "the second is used only while that is measured faster, epoch by epoch); results do not change");
+                  "host threads for the functional work, at most 64 as IPUSIM_WORKER_THREADS (0 or absent: "
+                  "IPUSIM_WORKER_THREADS, else 2 when 2 CPUs are allowed, else 1; the second is used only while that "
+                  "is measured faster, epoch by epoch); results do not change")
+      ->check(wholeNumberFrom(0, 64));  // --threads 1000000 started a million threads
   auto tileByTile = std::make_shared<bool>(false);
   cmd->add_flag("--tile-by-tile", *tileByTile,
                 "compute each matrix product as its tile program lists it (gathered blocks, partials, reductions), "

@@ -18,6 +18,7 @@ int runGraph(const RunGraphArgs& args) {
   const EngineOptions options = resolveEngineOptions(exe.options, args.engineOptions);
 
   EngineConfig config;
+  config.inputs = {args.graphPath};
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.workloadName = exe.name;

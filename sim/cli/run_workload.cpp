@@ -250,6 +250,8 @@ int runWorkload(const RunWorkloadArgs& args) {
               << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
 
   EngineConfig config;
+  config.inputs = {args.workloadPath, args.kerasPath, workload.kerasModel};
+  if (workload.dataset.format == "idx") config.inputs.insert(config.inputs.end(), {workload.dataset.images, workload.dataset.labels});
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.fuseMatMuls = !args.tileByTile;

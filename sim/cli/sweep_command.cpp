@@ -22,6 +22,7 @@
 #include "sim/options/engine_options.hpp"
 #include "traces/output_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -94,7 +95,9 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::st
   // The result files are checked before anything changes or runs (they are written after the points).
   for (const char* name : {"sweep.csv", "sweep.json", "sweep.png"})
     traces::checkOutputPath((dir / name).string(), {/*force=*/true, {workload}});
-  fs::create_directories(pointsDir);
+  std::error_code created;
+  fs::create_directories(pointsDir, created);
+  if (created) throw std::runtime_error(pointsDir.string() + ": cannot create the sweep's points directory: " + created.message());
   std::vector<fs::path> earlier;
   for (const auto& entry : fs::directory_iterator(pointsDir)) {
     const bool directory = fs::is_directory(entry.symlink_status());
@@ -275,7 +278,7 @@ int runSweep(const SweepArgs& args) {
 
 void addSweepCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<SweepArgs>();
-  args->jobs = std::max(1u, std::thread::hardware_concurrency());
+  args->jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 256u);
   auto* cmd = app.add_subcommand(
       "sweep", "Run a what-if study: a workload at every combination of --vary values, each point in its own "
                "process, in parallel; writes sweep.csv, sweep.json and sweep.png");
@@ -292,10 +295,13 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
       ->check(wholeNumberAtLeastOne());
   cmd->add_option("--engine-options", args->engineOptions,
                   "engine options (JSON) for every point; reports (autoReport) go to points/N/ of each point");
-  cmd->add_option("-j,--jobs", args->jobs, "points run at the same time (default: the number of cores)")
-      ->check(wholeNumberAtLeastOne(std::numeric_limits<unsigned>::max()));
+  // At most 256 at a time (design choice: each point is a whole simulation,
+  // its memory and a core; -j 1000000 started a process per point).
+  cmd->add_option("-j,--jobs", args->jobs, "points run at the same time (default: the number of cores; at most 256)")
+      ->check(wholeNumberAtLeastOne(256));
   cmd->add_option("-o,--output", args->output, "directory for sweep.csv, sweep.json, sweep.png and points/")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(nonEmptyFileName());
   cmd->add_flag("!--no-plot", args->plot, "do not draw sweep.png");
   cmd->callback([args, &exitCode] { exitCode = runSweep(*args); });
 }

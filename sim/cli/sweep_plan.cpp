@@ -3,6 +3,7 @@
 #include "model/params/param_table.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ipusim::sim {
@@ -93,6 +94,15 @@ SweepPlan planSweep(const std::string& workload, const nlohmann::json& workloadJ
                                     earlier.name + "=...); give all its values in one --vary NAME=V1,V2,...");
     plan.axes.push_back(std::move(axis));
   }
+  std::uint64_t points = 1;
+  std::string product;
+  for (const auto& a : plan.axes) {
+    product += (product.empty() ? "" : " x ") + std::to_string(a.values.size());
+    points = std::min<std::uint64_t>(points * a.values.size(), kMaxSweepPoints + 1);  // no overflow: both <= 10,001
+  }
+  if (points > kMaxSweepPoints)
+    throw std::invalid_argument("--vary: " + product + " values make more than " + std::to_string(kMaxSweepPoints) +
+                                " points, the limit of a sweep (sim/cli/sweep_plan.hpp); sweep fewer values");
   std::vector<std::string> names;
   for (const auto& a : plan.axes) names.push_back(a.name);
   std::vector<std::size_t> digit(plan.axes.size(), 0);

@@ -14,6 +14,7 @@
 //   workload file: `--workload-set <its path>=V`.
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,16 @@ struct SweepPlan {
   std::vector<SweepPoint> points;
 };
 
+// The points of one sweep: at most 10,000 (design choice: a day of points of
+// ten seconds at two at a time), checked before any is built: the product of
+// a few --vary lists grows fast (three of 100 values are a million points),
+// and building or running them would only end in lost memory or time.
+inline constexpr std::uint64_t kMaxSweepPoints = 10'000;
+
 // `workloadJson` is the workload file's content (for bare key names).
 // Throws std::invalid_argument naming the --vary spec and what was expected
-// (no '=', an empty value, a bare name not in the workload or found twice).
+// (no '=', an empty value, a bare name not in the workload or found twice),
+// or the points' count when it is over kMaxSweepPoints.
 SweepAxis parseSweepAxis(const std::string& spec, const nlohmann::json& workloadJson);
 SweepPlan planSweep(const std::string& workload, const nlohmann::json& workloadJson,
                     const std::vector<std::string>& varySpecs, const std::vector<std::string>& commonArgs);

@@ -1,5 +1,8 @@
 #include "sim/cli/target_flags.hpp"
 
+#include "sim/cli/commands.hpp"
+
+#include <limits>
 #include <stdexcept>
 
 namespace ipusim::sim {
@@ -19,8 +22,10 @@ std::vector<std::pair<std::string, std::string>> splitAssignments(const std::vec
 
 void TargetFlags::addTo(CLI::App& app) {
   app.add_option("--arch", arch, "target preset: ipu1 (Mk1 GC2) or ipu2 (Mk2 GC200)");
-  app.add_option("--tiles", tiles, "tiles per IPU (override)");
-  app.add_option("--ipus", ipus, "number of IPUs (override of ipuLink.numIpus)");
+  app.add_option("--tiles", tiles, "tiles per IPU (override)")
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
+  app.add_option("--ipus", ipus, "number of IPUs (override of ipuLink.numIpus)")
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
   app.add_option("--set", sets, "override any target parameter: --set exchange.bytesPerCycle=8 (see `ipusim params`)")
       ->type_name("NAME=VALUE");
 }

@@ -4,6 +4,8 @@
 #include "traces/output_file.hpp"
 #include "traces/profile_reader.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -40,9 +42,13 @@ int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.output == "-") {
       const traces::ProfileReader reader(args.profile);
+      errno = 0;
       writeTrace(reader, exportsPerfetto(args), out);
       out.flush();
-      return out ? 0 : (err << "ipusim export: writing to standard output failed\n", 1);
+      if (out) return 0;
+      err << "ipusim export: cannot write the trace to standard output"
+          << (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) << "\n";
+      return 1;
     }
     // Checked before the profile is read: a refused output costs nothing.
     traces::OutputFile file(args.output, {args.force, {args.profile}});

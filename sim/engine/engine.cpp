@@ -2,6 +2,7 @@
 
 #include "model/clock.hpp"
 #include "profiler/recorder/profile_recorder.hpp"
+#include "traces/output_file.hpp"
 #include "traces/profile_writer.hpp"
 
 #include <filesystem>
@@ -42,14 +43,25 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   s.system->load(std::move(exe), model::LoadOptions{config.functional, config.workerThreads, config.fuseMatMuls});
   const ir::Executable& loaded = s.system->executable();
 
+  // The reports follow the rules every written file follows (traces/output_file.hpp):
+  // never onto an input (a workload named profile.pop in the report
+  // directory was replaced by the profile), a FIFO, a device or a read-only
+  // file; a report of an earlier run is replaced, as Poplar's autoReport does.
   const fs::path directory = options.directory;
+  const traces::OutputPolicy reports{/*force=*/true, config.inputs};
   if (options.outputSerializedGraph) {
-    fs::create_directories(directory);
-    ir::saveExecutable(loaded, (directory / "serialized_graph.json").string());  // complete or absent
+    std::error_code ec;
+    fs::create_directories(directory, ec);
+    if (ec)
+      throw std::invalid_argument("autoReport.directory '" + directory.string() + "': cannot create it: " + ec.message());
+    const std::string graph = (directory / "serialized_graph.json").string();
+    traces::checkOutputPath(graph, reports);
+    ir::saveExecutable(loaded, graph);  // complete or absent
   }
   if (!options.writesProfile()) return;
 
   s.profilePath = (directory / "profile.pop").string();
+  traces::checkOutputPath(s.profilePath, reports);
   s.writer = std::make_unique<traces::ProfileWriter>(s.profilePath);
   profiler::RecorderConfig rc;
   rc.captureRunsPerProgram = options.executionProfileProgramRunCount;

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ipusim::sim {
 
@@ -21,6 +22,9 @@ struct EngineConfig {
   bool fuseMatMuls = true;    // matrix products computed whole (model::LoadOptions); results do not depend on it
   std::string workloadName;   // recorded in the profile's meta
   nlohmann::json extraMeta;   // more meta keys (object of strings/numbers)
+  // Files the command reads (the workload, its Keras model, the dataset, a
+  // serialized graph): the reports are never written onto one of them.
+  std::vector<std::string> inputs;
 };
 
 class Engine {

@@ -80,7 +80,8 @@ void HostParams::set(const std::string& name, const std::string& value) {
       used = 0;
     }
     if (used != value.size() || !std::isfinite(v) || v < 0)
-      throw std::invalid_argument("host parameter '" + name + "' = '" + value +
+      throw std::invalid_argument("host parameter '" + name + "' = '" +
+                                  (value.size() > 40 ? value.substr(0, 40) + "..." : value) +
                                   "': expected a non-negative number of seconds");
     this->*(r.field) = v;
     return;

@@ -414,7 +414,7 @@ void expectMessage(const CommandResult& r, const std::string& text) {
 TEST(ClearMessages, CountsSayWhatTheyAccept) {
   ScratchDir dir("counts");
   const std::string sweep = ipusimBinary() + " sweep " + quote(kWorkload) + " -o " + quote((dir.path() / "sw").string());
-  expectMessage(runCommand(sweep + " --vary tiles=16 -j 0"), "expected a whole number from 1 to 4294967295, got '0'");
+  expectMessage(runCommand(sweep + " --vary tiles=16 -j 0"), "expected a whole number from 1 to 256, got '0'");
   expectMessage(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --steps-per-execution 1000000000000"),
                 "expected a whole number from 1 to 4294967295, got '1000000000000'");
   expectMessage(runCommand(ipusimBinary() + " run " + quote(kWorkload) + " --steps 0"), "got '0'");
@@ -441,8 +441,10 @@ TEST(ClearMessages, AProgramParentCycleNamesTheFile) {
   ScratchDir dir("program-cycle");
   const fs::path profile = writeProfile(dir.path());
   execSql(profile, "UPDATE programs SET parent_id = id WHERE id = (SELECT min(id) FROM programs)");
-  expectRefusal(runCommand(ipusimBinary() + " report " + quote(profile.string())),
-                profile.string() + ": damaged profile: programs table: program");
+  for (const std::string& command : {std::string(" report "), " export -o " + quote((dir.path() / "out.json").string()) + " "})
+    expectRefusal(runCommand(ipusimBinary() + command + quote(profile.string())),
+                  profile.string() + ": damaged profile: programs.parent_id is");
+  EXPECT_FALSE(fs::exists(dir.path() / "out.json"));
 }
 
 // ---- the viewer ---------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Memory bounded by what a model is (issue 33): inputs that make the
 // compile's memory or time grow are checked before the work, against a
 // stated bound (scheduler/models/workload_limits.hpp), with an error naming
-// the key, the value and the bound: layer counts, kernel sizes, a
+// the key, the value and the bound: layer counts, names, kernel sizes, a
 // pipeline's mini-batches in flight, replicas laid out in full.
 #include "hardening_helpers.hpp"
 
@@ -23,6 +23,31 @@ TEST(ModelSizeLimits, TooManyLayersAreRefusedBeforeCompiling) {
     j["model"]["layers"] = layers;
   });
   expectRefusal(runCommand(compile(w)), "w.json: model.layers: 8193 layer calls are over the limit of 8192");
+}
+
+TEST(ModelSizeLimits, ALongNameIsRefusedBeforeCompiling) {
+  // A layer's name is copied into each of its tensors, compute sets,
+  // programs and profile slices: a 1 MB name made a 465 MB profile of 20
+  // steps. Workload and Keras names alike, quoted by their first 40 bytes.
+  ScratchDir dir("limit-names");
+  const std::string tooLong(scheduler::kMaxNameBytes + 1, 'n');
+  const std::string layer = workloadWith(dir.path(), [&](nlohmann::json& j) { j["model"]["layers"][1]["name"] = tooLong; });
+  expectRefusal(runCommand(compile(layer)), "w.json: model.layers[1].name: '" + tooLong.substr(0, 40) +
+                                                "...' is 1025 bytes long, over the limit of 1024");
+  const std::string workload = workloadWith(dir.path(), [&](nlohmann::json& j) { j["name"] = tooLong; });
+  expectRefusal(runCommand(compile(workload)), "w.json: name: '" + tooLong.substr(0, 40) + "...' is 1025 bytes long");
+  nlohmann::json keras = nlohmann::json::parse(readText(sourcePath("workloads/keras/tutorial_mlp_tf2.json")));
+  keras["config"]["layers"].back()["config"]["name"] = tooLong;
+  const fs::path kerasFile = dir.path() / "k.json";
+  std::ofstream(kerasFile) << keras.dump();
+  expectRefusal(runCommand("timeout 120 " + ipusimBinary() + " run --keras " + quote(kerasFile.string()) +
+                           " --synthetic-data --steps 10"),
+                "k.json: layer '" + tooLong.substr(0, 40) + "...': its name is 1025 bytes long, over the limit of 1024");
+  // A name at the bound compiles.
+  const std::string atBound =
+      workloadWith(dir.path(), [](nlohmann::json& j) { j["model"]["layers"][1]["name"] = std::string(1024, 'n'); });
+  const auto r = runCommand(compile(atBound));
+  EXPECT_EQ(r.exitCode, 0) << r.output.substr(0, 400);
 }
 
 TEST(ModelSizeLimits, AHugeKernelIsRefusedNamingItsKey) {

@@ -116,3 +116,21 @@ TEST(TileMemoryUsage, OutOfMemorySummaryCountsTilesAndNamesTheWorst) {
       << text;
   EXPECT_EQ(text.find("tile 3:"), std::string::npos) << "only the 3 worst tiles are listed\n" << text;
 }
+
+TEST(TileMemoryUsage, ALongNameIsShortenedForTheSummaryOnEveryTile) {
+  // A tensor on 64 tiles whose name (a Keras layer's, say) is 100,000
+  // characters: each tile lists it, as its first 200 characters and "...";
+  // copying it whole onto the lists of 1,472 tiles took 1.5 GB a name.
+  std::vector<TileInterval> mapping;
+  for (std::uint32_t tile = 0; tile < 64; ++tile) mapping.push_back({tile, tile * 4, tile * 4 + 4, 0});
+  const std::string name(100'000, 'n');
+  const auto usage = tileMemoryUsage({tensor(0, name, 256, DType::Float, "weights", true, mapping)}, 64);
+  ASSERT_EQ(usage.size(), 64u);
+  for (const TileMemoryUsage& u : usage) {
+    ASSERT_EQ(u.largest.size(), 1u);
+    EXPECT_EQ(u.largest[0].name, std::string(200, 'n') + "...");
+  }
+  const std::string summary = outOfMemorySummary(findOutOfMemory(usage, 8), 8, 64, "w.json");
+  EXPECT_NE(summary.find("'" + std::string(200, 'n') + "...' (weights"), std::string::npos) << summary.substr(0, 400);
+  EXPECT_LT(summary.size(), 5'000u);
+}

@@ -62,117 +62,135 @@ TEST(WorkerPool, OneThreadRunsOnTheCaller) {
   EXPECT_EQ(seen, (std::vector<unsigned>{0, 1, 2}));
 }
 
+// The adaptive choice on a clock the tests advance by hand: each keyed run
+// "takes" the time the test gives the way it ran (the caller alone or the
+// pool), so which way the pool chooses follows from those times alone,
+// whatever the machine's load or a sanitizer's slowdown. Epochs (worker_pool.cpp):
+// one untimed run then 32 timed ones, 33 runs, when every run is the same phase.
+class FakeClock final : public PoolClock {
+ public:
+  std::chrono::nanoseconds now() const override { return now_; }
+  void advance(std::chrono::nanoseconds by) { now_ += by; }
+
+ private:
+  std::chrono::nanoseconds now_{0};
+};
+
+using std::chrono::microseconds;
+
+// How each run went: 'S' on the caller alone, 'P' on the pool.
+struct TimedRuns {
+  FakeClock clock;  // before the pool, which holds it
+  WorkerPool pool;
+  std::string ways;
+  explicit TimedRuns(WorkerChoice choice = WorkerChoice::Adaptive) : pool(2, choice, clock) {}
+  // One run of phase `key` that takes `alone` on the caller alone and
+  // `pooled` on the pool; returns whether it took the pool.
+  bool run(std::uint64_t key, microseconds alone, microseconds pooled) {
+    const std::uint64_t before = pool.parallelRuns();
+    std::atomic<unsigned> ran{0};
+    pool.run(key, 8, [&](unsigned) { ran.fetch_add(1); });
+    EXPECT_EQ(ran.load(), 8u);
+    const bool onPool = pool.parallelRuns() != before;
+    clock.advance(onPool ? pooled : alone);
+    ways += onPool ? 'P' : 'S';
+    return onPool;
+  }
+};
+
+// `n` runs of `way`.
+std::string runs(std::size_t n, char way) { return std::string(n, way); }
+
 TEST(WorkerPool, AdaptiveChoiceTriesBothWaysThenKeepsTheFasterOne) {
-  // A phase whose chunks only cost when they run on a worker (a worker
-  // "without a core"): the pool must settle on the caller alone, trying the
-  // pool again only once in a while (an epoch at a time, ever more rarely).
-  WorkerPool pool(2);
-  const std::thread::id caller = std::this_thread::get_id();
-  auto task = [&](unsigned) {
-    if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  };
-  for (int i = 0; i < 600; ++i) pool.run(7, 8, task);
-  EXPECT_GE(pool.sequentialRuns(), 480u) << "parallel runs: " << pool.parallelRuns();
-  EXPECT_GE(pool.parallelRuns(), 2u);  // the trials happen
+  // The pool takes 1.2 ms a run, the caller alone 1 ms: the first epoch on
+  // the caller, a trial epoch on the pool, one more on the caller, and the
+  // caller is kept; the pool is tried again after 4 epochs, then after 8
+  // (the wait doubles while trials confirm the choice).
+  TimedRuns t;
+  for (int i = 0; i < 600; ++i) t.run(7, microseconds(1000), microseconds(1200));
+  EXPECT_EQ(t.ways, runs(33, 'S') + runs(33, 'P') + runs(33, 'S') + runs(4 * 33, 'S') + runs(33, 'P') +
+                        runs(33, 'S') + runs(8 * 33, 'S') + runs(33, 'P') + runs(6, 'S'));
+  EXPECT_EQ(t.pool.parallelRuns(), 99u);
+  EXPECT_EQ(t.pool.sequentialRuns(), 501u);
 }
 
 TEST(WorkerPool, ATrialLostByFarEndsAfterItsFirstTimedCycle) {
-  // The caller alone runs the work in 0.8 ms; on the pool the worker's chunk
-  // takes 3 ms (a worker "without a core", as under a CPU hog), so a pooled
-  // run takes about 3 ms. Each trial ends after its untimed and its first
-  // timed run instead of a whole epoch of 33: three or four trials in 600
-  // runs (a whole epoch each: at least 99 runs on the pool).
-  WorkerPool pool(2);
-  const std::thread::id caller = std::this_thread::get_id();
-  auto task = [&](unsigned) {
-    const bool onCaller = std::this_thread::get_id() == caller;
-    std::this_thread::sleep_for(std::chrono::microseconds(onCaller ? 100 : 3000));
-  };
-  auto whole = [] { std::this_thread::sleep_for(std::chrono::microseconds(800)); };
-  for (int i = 0; i < 600; ++i) pool.run(7, 8, task, whole);
-  EXPECT_LE(pool.parallelRuns(), 16u) << "sequential runs: " << pool.sequentialRuns();
-  EXPECT_GE(pool.parallelRuns(), 2u);
-  EXPECT_GE(pool.chunksOnWorkers(), 1u);  // the worker did take chunks: its trials were slow
+  // The caller alone takes 0.8 ms a run, the pool 3 ms (a worker "without a
+  // core", as under a CPU hog): more than 1.5 times the kept way's time, so
+  // each trial ends after its untimed and its first timed run, not after a
+  // whole epoch of 33.
+  TimedRuns t;
+  for (int i = 0; i < 600; ++i) t.run(7, microseconds(800), microseconds(3000));
+  EXPECT_EQ(t.ways, runs(33, 'S') + runs(2, 'P') + runs(33, 'S') + runs(4 * 33, 'S') + runs(2, 'P') + runs(33, 'S') +
+                        runs(8 * 33, 'S') + runs(2, 'P') + runs(99, 'S'));
+  EXPECT_EQ(t.pool.parallelRuns(), 6u);
 }
 
 TEST(WorkerPool, AdaptiveChoiceKeepsThePoolWhenItIsFaster) {
-  // Chunks that take the same time on any thread (they wait, as a chunk
-  // waiting for memory would): two threads finish a run in half the time.
-  // (1 ms each: a worker's wake-up or a preemption under a sanitizer on a
-  // busy machine stays far below the 4 ms the pool saves per run.)
-  // Epochs of 33 runs: on the caller, on the pool (the trial), on the caller
-  // again (then the choice), then the pool.
-  WorkerPool pool(2);
-  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
-  for (int i = 0; i < 300; ++i) pool.run(3, 8, task);
-  EXPECT_GE(pool.parallelRuns(), 190u) << "sequential runs: " << pool.sequentialRuns();
+  // The pool takes half the caller's time: chosen after its trial, and a
+  // trial of the caller alone (twice the pool's time: lost by far) ends
+  // after two runs.
+  TimedRuns t;
+  for (int i = 0; i < 300; ++i) t.run(3, microseconds(8000), microseconds(4000));
+  EXPECT_EQ(t.ways, runs(33, 'S') + runs(33, 'P') + runs(33, 'S') + runs(4 * 33, 'P') + runs(2, 'S') + runs(33, 'P') +
+                        runs(34, 'P'));
+  EXPECT_EQ(t.pool.parallelRuns(), 232u);
 }
 
 TEST(WorkerPool, AdaptiveChoiceComparesTheSamePhasesWhenAStepHasMany) {
-  // Many phases a step, each run once a step (a large model): an epoch is whole
-  // steps, so both ways time the same phases and the pool, faster, is chosen.
-  // (Epochs of a fixed number of runs cut the steps in different places: the
-  // two ways then shared no phase and the choice stayed on one thread.)
-  // 20 phases a step: an epoch is 1 untimed + 2 timed steps; the pool runs
-  // the second epoch (the trial) and every epoch after the third.
-  WorkerPool pool(2);
-  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  // 20 phases a step, each run once a step (a large model), the pool twice
+  // as fast: an epoch is whole steps (1 untimed + 2 timed: 40 timed runs, the
+  // first boundary after 32), so both ways time the same phases, and the
+  // pool is chosen after its trial. (Epochs of a fixed number of runs cut
+  // the steps in different places: the two ways then shared no phase.)
+  TimedRuns t;
   for (int step = 0; step < 18; ++step)
-    for (std::uint64_t phase = 0; phase < 20; ++phase) pool.run(phase, 8, task);
-  EXPECT_GE(pool.parallelRuns(), 220u) << "sequential runs: " << pool.sequentialRuns();
+    for (std::uint64_t phase = 0; phase < 20; ++phase) t.run(phase, microseconds(2000), microseconds(1000));
+  EXPECT_EQ(t.ways, runs(3 * 20, 'S') + runs(3 * 20, 'P') + runs(3 * 20, 'S') + runs(9 * 20, 'P'));
 }
 
 TEST(WorkerPool, AdaptiveChoiceCountsTheWorkBetweenRuns) {
-  // A phase the pool runs in half the time, after which the caller's own work
-  // (unkeyed: host work, small phases) is slower, as reading data that the
-  // other core wrote: per keyed run the pool wins (1 ms against 2), per step
-  // it loses (1 + 3 ms against 2). The caller alone must be kept.
-  WorkerPool pool(2);
-  auto task = [](unsigned) { std::this_thread::sleep_for(std::chrono::microseconds(250)); };
-  for (int step = 0; step < 400; ++step) {
-    const std::uint64_t before = pool.parallelRuns();
-    pool.run(5, 8, task);
-    if (pool.parallelRuns() != before) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-  }
-  EXPECT_GE(pool.sequentialRuns(), 300u) << "parallel runs: " << pool.parallelRuns();
+  // A phase the pool runs in half the time (1 ms against 2), after which the
+  // caller's own work (unkeyed: host work, small phases) takes 1.5 ms more,
+  // as reading data that the other core wrote: per step the pool loses (2.5
+  // ms against 2). The pool times whole steps, so the caller alone is kept.
+  TimedRuns t;
+  for (int step = 0; step < 300; ++step)
+    if (t.run(5, microseconds(2000), microseconds(1000))) t.clock.advance(microseconds(1500));
+  EXPECT_EQ(t.ways, runs(33, 'S') + runs(33, 'P') + runs(33, 'S') + runs(4 * 33, 'S') + runs(33, 'P') + runs(36, 'S'));
 }
 
 TEST(WorkerPool, ATrialMustBeatTheEpochsOnBothSidesOfIt) {
-  // The caller alone takes 1 ms a run, the pool 1.5 ms; but the epoch just
+  // The caller alone takes 1 ms a run, the pool 1.4 ms; but the epoch just
   // before the first trial is slow (3 ms a run, as when the scheduler gave
   // the caller's core to another process). The trial beats that epoch, not
-  // the one after it: the caller alone must be kept, the pool running only
-  // its trials (an epoch of 33 runs each: at most two in 300 runs).
-  WorkerPool pool(2);
-  const std::thread::id caller = std::this_thread::get_id();
-  auto task = [&](unsigned) {
-    const bool onCaller = std::this_thread::get_id() == caller;
-    std::this_thread::sleep_for(std::chrono::microseconds(onCaller ? 500 : 1500));
-  };
-  for (int i = 0; i < 300; ++i) {
-    if (pool.parallelRuns() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    pool.run(9, 2, task);
-  }
-  EXPECT_LE(pool.parallelRuns(), 70u) << "sequential runs: " << pool.sequentialRuns();
+  // the one after it: the caller alone is kept, the pool running only its
+  // trials.
+  TimedRuns t;
+  for (int i = 0; i < 300; ++i)
+    t.run(9, microseconds(t.pool.parallelRuns() == 0 ? 3000 : 1000), microseconds(1400));
+  EXPECT_EQ(t.ways, runs(33, 'S') + runs(33, 'P') + runs(33, 'S') + runs(4 * 33, 'S') + runs(33, 'P') + runs(36, 'S'));
 }
 
 TEST(WorkerPool, ThePoolMustSaveMoreThanItsMarginToBeChosen) {
-  // The caller alone runs the whole work in 10 ms; on the pool the worker's
-  // chunk takes 9.7 ms (the caller's 5), so a run takes about 3 % less time
-  // there: less than the margin, so the caller alone is kept, the pool
-  // running only its trial. One sleep a run either way: the caller alone
-  // sleeping twice (its two chunks) paid two sleeps' overshoot against the
-  // pool's one, and on a loaded machine (ctest -j2) that made the pool look
-  // more than 5 % faster.
-  WorkerPool pool(2);
-  const std::thread::id caller = std::this_thread::get_id();
-  auto task = [&](unsigned) {
-    const bool onCaller = std::this_thread::get_id() == caller;
-    std::this_thread::sleep_for(std::chrono::microseconds(onCaller ? 5000 : 9700));
-  };
-  auto whole = [] { std::this_thread::sleep_for(std::chrono::microseconds(10000)); };
-  for (int i = 0; i < 140; ++i) pool.run(4, 2, task, whole);
-  EXPECT_LE(pool.parallelRuns(), 40u) << "sequential runs: " << pool.sequentialRuns();
+  // The caller alone takes 10 ms a run. A pool 3 % faster (9.7 ms) saves less
+  // than the 5 % margin: the caller alone is kept. A pool 6 % faster (9.4 ms)
+  // is chosen.
+  TimedRuns within;
+  for (int i = 0; i < 140; ++i) within.run(4, microseconds(10000), microseconds(9700));
+  EXPECT_EQ(within.ways, runs(33, 'S') + runs(33, 'P') + runs(33, 'S') + runs(41, 'S'));
+  TimedRuns beyond;
+  for (int i = 0; i < 140; ++i) beyond.run(4, microseconds(10000), microseconds(9400));
+  EXPECT_EQ(beyond.ways, runs(33, 'S') + runs(33, 'P') + runs(33, 'S') + runs(41, 'P'));
+}
+
+TEST(WorkerPool, TheSteadyPoolClockReadsTheSteadyClockInNanoseconds) {
+  // What the pool reads unless a test gives it another clock.
+  const auto before = std::chrono::steady_clock::now().time_since_epoch();
+  const auto read = steadyPoolClock().now();
+  const auto after = std::chrono::steady_clock::now().time_since_epoch();
+  EXPECT_LE(before, read);
+  EXPECT_LE(read, after);
 }
 
 TEST(WorkerPool, OneThreadRunsTheWholeWorkInsteadOfItsChunks) {

@@ -3,6 +3,7 @@
 // chunk boundaries, with NULL ids and in the writer's order; a profile
 // without it says so; a corrupt chunk is an error naming the file.
 #include "scratch_directory.hpp"
+#include "traces/internal/slice_chunk_codec.hpp"
 #include "traces/profile_reader.hpp"
 #include "traces/profile_writer.hpp"
 
@@ -108,6 +109,69 @@ TEST(PackedSlices, ACorruptChunkIsAnErrorNamingTheFile) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("slice_chunks"), std::string::npos) << e.what();
   }
+}
+
+// A profile of one track of ten slices whose chunk is replaced by one slice
+// (id 1) of the given values, encoded as the writer encodes.
+std::string profileWithChunk(const ScratchDirectory& dir, std::int64_t ts, std::int64_t dur, std::int64_t depth) {
+  const std::string path = dir.file("profile.pop");
+  {
+    ProfileWriter w(path);
+    const auto t = w.addTrack(TrackRow{0, -1, "bsp", "BSP", 0, -1, 0});
+    for (int i = 0; i < 10; ++i) w.addSlice(SliceRow{0, t, 0, i * 10, 5, "x", "compute", 0, -1, -1, -1, -1});
+    w.commit();
+  }
+  internal::SliceChunkEncoder encoder;
+  encoder.add(1, ts, dur, depth, 0, 0, -1, -1);
+  const std::string data = encoder.take();
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "UPDATE slice_chunks SET data = ?1, slice_count = 1", -1, &s, nullptr), SQLITE_OK);
+  sqlite3_bind_blob(s, 1, data.data(), int(data.size()), SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(s), SQLITE_DONE);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return path;
+}
+
+std::string packedReadError(const std::string& path) {
+  ProfileReader reader(path);
+  PackedSlices packed;
+  try {
+    reader.readPackedSlices(1, packed);
+  } catch (const ProfileError& e) {
+    return e.what();
+  }
+  return "read " + std::to_string(packed.size()) + " slices";
+}
+
+TEST(PackedSlices, ASliceOutsideTheRulesOfSlicesIsRefused) {
+  // The blob holds what check 6 cannot see: its slices are held to the
+  // rules of slices.ts, dur and depth where they are read (the viewer drew a
+  // depth of 70,000 and a start of -1,000).
+  struct Case {
+    std::int64_t ts, dur, depth;
+    const char* expected;
+  };
+  for (const Case& c : {Case{0, 5, 70'000, "slice 1 has depth 70000; expected an integer from 0 to 65535"},
+                        Case{-1000, 5, 0, "slice 1 has ts -1000; expected an integer from 0 to 4611686018427387904"},
+                        Case{0, (std::int64_t(1) << 62) + 5, 0, "slice 1 has dur 4611686018427387909"}}) {
+    ScratchDirectory dir;
+    const std::string path = profileWithChunk(dir, c.ts, c.dur, c.depth);
+    const std::string error = packedReadError(path);
+    EXPECT_NE(error.find(path + ": corrupt slice_chunks of track 1: " + c.expected), std::string::npos) << error;
+  }
+}
+
+TEST(PackedSlices, AValueTooWideForItsColumnIsRefusedNotCut) {
+  // A depth of 2^40 was cut to the 32 bits of its column: read as 0.
+  ScratchDirectory dir;
+  const std::string path = profileWithChunk(dir, 0, 5, std::int64_t(1) << 40);
+  const std::string error = packedReadError(path);
+  EXPECT_NE(error.find(path + ": corrupt slice_chunks row: slice 1 holds a value too wide for its column"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace

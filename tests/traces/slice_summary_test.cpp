@@ -108,5 +108,23 @@ TEST_F(MultiChunkProfile, ADamagedSummaryIsAnErrorNamingTheFile) {
   }
 }
 
+TEST_F(MultiChunkProfile, ASummaryDepthOutsideTheRulesOfSlicesIsAnError) {
+  // A summary's depth is a slices.depth: 2e9 was drawn as a row.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE slice_summary SET depth = 2000000000", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const ProfileReader reader(path_);
+  try {
+    reader.sliceSummaries(big_);
+    FAIL() << "expected ProfileError";
+  } catch (const ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find(path_ + ": corrupt slice_summary row of track " + std::to_string(big_) +
+                                         " depth 2000000000: depth, bucket_cycles"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ipusim::traces

@@ -166,14 +166,6 @@ CREATE TABLE counter_summary(
   value_first   BLOB    NOT NULL,
   value_last    BLOB    NOT NULL
 );
-CREATE VIEW tile_slices AS
-  SELECT s.run_id AS run_id, t.ipu AS ipu, c.tile AS tile, s.ts AS ts, c.cycles AS dur,
-         s.category AS category, s.name AS name, s.phase_id AS phase_id,
-         s.program_id AS program_id
-  FROM slices AS s
-  JOIN tracks AS t ON t.id = s.track_id AND t.kind = 'bsp'
-  JOIN tile_phase_cycles AS c ON c.phase_id = s.phase_id AND c.ipu = t.ipu
-  WHERE c.cycles > 0;
 )SQL";
 
 const char* const kCreateIndexesSql = R"SQL(

@@ -5,7 +5,7 @@
 // them in one pass is much cheaper than maintaining them during inserts.
 namespace ipusim::traces::internal {
 
-// Tables and the tile_slices view.
+// Tables (the tile_slices view's SQL is profile_rules.json's, tileSlicesViewSql()).
 extern const char* const kCreateSchemaSql;
 // Indexes the reader's queries rely on; run once at commit.
 extern const char* const kCreateIndexesSql;

@@ -3,6 +3,7 @@
 #include "traces/profile_error.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace ipusim::traces::internal {
 
@@ -72,19 +73,30 @@ void decodeSliceChunk(const unsigned char* data, std::size_t size, std::size_t c
     truncated = true;
     return 0;
   };
+  // A value too wide for its column would be cut (a depth of 2^40 read as 0):
+  // refused instead. The reader checks the values against the rules.
+  bool tooWide = false;
+  const auto upTo = [&](std::uint64_t value, std::uint64_t max) {
+    tooWide = tooWide || value > max;
+    return value;
+  };
+  constexpr std::uint64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
   std::int64_t id = 0, ts = 0;
-  for (std::size_t i = 0; i < count && !truncated; ++i) {
+  for (std::size_t i = 0; i < count && !truncated && !tooWide; ++i) {
     id += unzigzag(get());
     ts += unzigzag(get());
     out.id.push_back(id);
     out.ts.push_back(ts);
-    out.dur.push_back(static_cast<std::int64_t>(get()));
-    out.depth.push_back(static_cast<std::int32_t>(get()));
-    out.name.push_back(static_cast<std::uint32_t>(get()));
-    out.category.push_back(static_cast<std::uint32_t>(get()));
-    out.programId.push_back(static_cast<std::int64_t>(get()) - 1);
-    out.phaseId.push_back(static_cast<std::int64_t>(get()) - 1);
+    out.dur.push_back(static_cast<std::int64_t>(upTo(get(), kInt64Max)));
+    out.depth.push_back(static_cast<std::int32_t>(upTo(get(), std::numeric_limits<std::int32_t>::max())));
+    out.name.push_back(static_cast<std::uint32_t>(upTo(get(), std::numeric_limits<std::uint32_t>::max())));
+    out.category.push_back(static_cast<std::uint32_t>(upTo(get(), std::numeric_limits<std::uint32_t>::max())));
+    out.programId.push_back(static_cast<std::int64_t>(upTo(get(), kInt64Max)) - 1);
+    out.phaseId.push_back(static_cast<std::int64_t>(upTo(get(), kInt64Max)) - 1);
   }
+  if (tooWide)
+    throw ProfileError(file + ": corrupt slice_chunks row: slice " + std::to_string(id) +
+                       " holds a value too wide for its column");
   if (truncated || p != end)
     throw ProfileError(file + ": corrupt slice_chunks row: its " + std::to_string(size) +
                        " bytes do not hold the " + std::to_string(count) + " slices it claims");

@@ -70,6 +70,13 @@ struct Lane {
   std::string loadError;            // set instead of data when loading failed
 
   bool isLoaded() const { return loaded.load(std::memory_order_acquire); }
+  // What went wrong loading the lane, or else its last window; "" when
+  // nothing did. UI thread.
+  std::string failure() {
+    if (isLoaded() && !loadError.empty()) return loadError;
+    std::lock_guard<std::mutex> lock(windowMutex);
+    return windowError;
+  }
   std::size_t rowCount() const { return isLoaded() ? std::max(rows.size(), summary.size()) : 1; }
   // Whether the lane's data arrives by window (slices or counter values).
   bool loadsByWindow() const { return windowed || counterSummary.has_value(); }

@@ -87,6 +87,15 @@ int screenshot(const Options& o) {
     window.render();
     if (i < 3) window.swap();
   }
+  // A screenshot never shows a lane that failed to load (a damaged packed
+  // copy of the slices) as if it were empty.
+  for (std::size_t i = 0; i < app.openCount(); ++i)
+    for (const auto& lane : app.profile(i).session->lanes()) {
+      const std::string failure = lane->failure();
+      if (failure.empty()) continue;
+      std::cerr << "ipusim-view: lane '" << lane->title << "': " << failure << "\n";
+      return 2;
+    }
   int fw = 0, fh = 0;
   auto pixels = window.readBackBuffer(fw, fh);
   ipusim::viewer::writePng(png.stream(), pixels, fw, fh);
@@ -129,7 +138,9 @@ int main(int argc, char** argv) {
   CLI::App cli{"ipusim-view: execution traces of ipusim profiles (profile.pop), like PopVision"};
   cli.add_option("profiles", o.profiles, "PROFILE_OR_DIR [SECOND]: one profile, or two to compare")
       ->expected(0, 2);
-  cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)");
+  cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)")
+      // Empty, it would open the window instead (a script's unset variable).
+      ->check([](const std::string& path) { return path.empty() ? std::string("an empty file name") : std::string(); });
   cli.add_flag("--force", o.force, "with --screenshot: replace the PNG if it exists (never an input, a device or a FIFO)");
   cli.add_option("--view", o.view, "view to show: trace, summary, operations, liveness, insights, memory, compare, start")
       ->check(CLI::IsMember({"trace", "summary", "operations", "liveness", "insights", "memory", "compare", "start"}));

@@ -151,6 +151,8 @@ void TraceView::selectSlice(const SliceRef& slice) {
 float TraceView::laneHeight(const Lane& lane, bool compact) const {
   if (lane.kind == LaneKind::Counter) return kCounterHeight;
   const float rowH = compact ? kCompactRowHeight : kRowHeight;
+  // A lane that failed to load is two rows tall: its title and "error".
+  if (lane.isLoaded() && !lane.loadError.empty()) return 2 * std::max(rowH, ImGui::GetTextLineHeight() + 2);
   if (flat_ && lane.trackKind == "program") return rowH;
   return float(lane.rowCount()) * rowH;
 }
@@ -302,8 +304,16 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
         if (bspWithTiles) drawTileView(ldl, lane, ImVec2(plotX, y + h), ImVec2(plotW, kTileViewHeight));
       }
       ldl->PopClipRect();
-      if (!lane.loadError.empty() && ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(plotX, y + total)))
-        ImGui::SetTooltip("%s", lane.loadError.c_str());
+      // The failure in words where the slices would be: a damaged lane must
+      // not look like an empty one.
+      const std::string failure = lane.failure();
+      if (!failure.empty()) {
+        ldl->PushClipRect(ImVec2(plotX, y), ImVec2(plotX + plotW, y + total), true);
+        ldl->AddText(ImVec2(plotX + 4, y + 2), IM_COL32(180, 0, 0, 255), failure.c_str());
+        ldl->PopClipRect();
+      }
+      if (!failure.empty() && ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(plotX, y + total)))
+        ImGui::SetTooltip("%s", failure.c_str());
     }
     y += total + kLaneGap;
     ldl->AddLine(ImVec2(origin.x, y - kLaneGap / 2), ImVec2(plotX + plotW, y - kLaneGap / 2),

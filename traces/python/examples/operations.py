@@ -21,6 +21,12 @@ def percent(fraction):
     return number(fraction * 100.0, 1) + "%"
 
 
+def cell(text, width):
+    """Right-aligned in its column, with at least one space before it (a figure wider than its column must not
+    run into the one before it), as the C++ report prints it."""
+    return text.rjust(width) if len(text) < width else " " + text
+
+
 def print_operations(s):
     unit = "step" if s.by_step else "run"
     line = (f"Operations over {s.windows} captured {unit}{'' if s.windows == 1 else 's'} "
@@ -39,10 +45,11 @@ def print_operations(s):
     for name, r in zip(names, s.rows):
         rate = s.flops_per_second(r)
         peak = percent(rate / s.peak_flops_per_second) if s.peak_flops_per_second > 0 else "n/a"
-        print(f"  {name:<{width}}{r.pass_:<9}{number(s.per_window(r.cycles)):>12}{percent(s.share(r)):>8}"
-              f"{number(s.per_window(r.compute)):>11}{number(s.per_window(r.exchange)):>11}"
-              f"{number(s.per_window(r.sync)):>9}{number(s.per_window(r.flops)):>13}{number(rate / 1e9, 2):>12}"
-              f"{peak:>8}{r.tiles:>7}{str(r.memory_bytes) + ' B':>12}")
+        print(f"  {name:<{width}}{r.pass_:<9}{cell(number(s.per_window(r.cycles)), 12)}{cell(percent(s.share(r)), 8)}"
+              f"{cell(number(s.per_window(r.compute)), 11)}{cell(number(s.per_window(r.exchange)), 11)}"
+              f"{cell(number(s.per_window(r.sync)), 9)}{cell(number(s.per_window(r.flops)), 13)}"
+              f"{cell(number(rate / 1e9, 2), 12)}{cell(peak, 8)}{cell(str(r.tiles), 7)}"
+              f"{cell(str(r.memory_bytes) + ' B', 12)}")
 
 
 def main(argv):

@@ -1,8 +1,10 @@
 """The Profile object: one open profile.pop, read-only."""
 
 import os
+import sqlite3
 from dataclasses import dataclass
 
+from .checked_db import CheckedConnection, refusal
 from .errors import ProfileError
 from .rules import check_meta_value
 from .verification import SUPPORTED_SCHEMA_VERSION, connect, decode_counter_summary, profile_file, verify  # noqa: F401
@@ -116,12 +118,16 @@ def open_profile(path):
 class Profile:
     def __init__(self, path):
         self.path = os.fspath(path)
-        self._db = connect(self.path)
+        db = connect(self.path)
         try:
-            self._tables, self.meta = verify(self._db, self.path)
+            self._tables, self.meta = verify(db, self.path)
+        except sqlite3.Error as e:  # what the checks do not word themselves (a column a damaged table lacks)
+            db.close()
+            raise refusal(self.path, e) from None
         except BaseException:
-            self._db.close()
+            db.close()
             raise
+        self._db = CheckedConnection(db, self.path)
 
     def _counter_summary_row(self, row):
         arrays = decode_counter_summary(self.path, row)

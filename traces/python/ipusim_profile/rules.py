@@ -13,7 +13,12 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile_rule
     _RULES = json.load(_f)
 
 COLUMN_RULES = _RULES["columns"]
+TILE_SLICES_VIEW = _RULES["tile_slices_view"]
 META_RULES = {rule["key"]: rule for rule in _RULES["meta"]}
+for _rule in META_RULES.values():
+    if _rule["kind"] == "json_object" and _rule["value_type"] != "string":
+        raise ValueError(f"profile_rules.json: meta {_rule['key']}: value_type {_rule['value_type']!r}, this reader "
+                         "knows 'string' only")
 ROW_KEYS = _RULES["row_keys"]
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _INTEGER = re.compile(r"[0-9]+\Z")
@@ -77,8 +82,23 @@ def _satisfies(rule, value, minimum):
     return not rule.get("min_column") or (isinstance(minimum, int) and value >= minimum)
 
 
+def _require_columns(db, path, table, columns):
+    """Every column the scan names exists: SQLite reads a double-quoted name that names no column as a string
+    literal, which the rules would report as a text value (traces/profile_rules_check.cpp requireColumns)."""
+    present = {r[0] for r in db.execute("SELECT name FROM pragma_table_info(?)", (table,))}
+    for column in columns:
+        if column != "rowid" and column not in present:
+            raise ProfileError(f"{path}: damaged profile: table {table} has no column {column}")
+
+
 def _check_table(db, path, table, rules):
     keys = ROW_KEYS.get(table, ["rowid"])
+    named = list(keys)
+    for r in rules:
+        named.append(r["column"])
+        if r.get("min_column"):
+            named.append(r["min_column"])
+    _require_columns(db, path, table, named)
     columns = list(keys) + [r["column"] for r in rules]
     for r in rules:
         if r.get("min_column") and r["min_column"] not in columns[len(keys):]:
@@ -118,16 +138,93 @@ def _bound(value):
 
 
 def describe_meta_expectation(rule):
-    if rule["kind"] == "integer":
+    if rule["kind"] == "json_object":
+        quoted = [f'"{v}"' for v in rule.get("one_of", [])]
+        values = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else "".join(quoted) or "strings"
+        text = f"a JSON object whose values are {values}"
+    elif rule["kind"] == "integer":
         text = f"an integer from {int(rule['min'])} to {int(rule['max'])}"
     else:
         text = f"a number from {_bound(rule['min'])} to {_bound(rule['max'])}"
     return f"{text} ({rule['note']})" if rule.get("note") else text
 
 
-def check_meta_value(path, key, text):
-    """The meta value `text` of `key` as a number (int for an integer rule), or ProfileError naming both."""
+def _shortened(text):
+    return text[:40] + "..." if len(text) > 40 else text
+
+
+def describe_json_value(value):
+    """A JSON member's value as messages show it (traces/profile_rules.cpp describeJsonValue): a scalar as JSON,
+    a container by its kind."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return _shortened(json.dumps(value, ensure_ascii=False))
+
+
+# Python's json module reads more than JSON, and more than nlohmann::json (the C++ readers') reads: the hooks
+# below refuse what nlohmann::json refuses, so that both readers accept the same texts.
+def _refuse_constant(name):
+    raise ValueError(f"{name} is no JSON")  # NaN, Infinity, -Infinity
+
+
+def _finite_float(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} overflows a double")
+    return value
+
+
+def _json_int(text):
+    """An integer as nlohmann::json holds it: in 64 bits (signed, or unsigned when positive), else a double."""
+    value = int(text)
+    return value if -(1 << 63) <= value < 1 << 64 else _finite_float(text)
+
+
+def _is_unicode(text):
+    """False for a lone surrogate (a JSON escape \\ud800 alone), which nlohmann::json refuses."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _parse_json_object(text):
+    """`text` as a dict when it is a JSON object nlohmann::json reads, else None."""
+    try:
+        parsed = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_json_int)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's parser goes
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    for name, value in parsed.items():  # one level: what the rule reads
+        if not _is_unicode(name) or (isinstance(value, str) and not _is_unicode(value)):
+            return None
+    return parsed
+
+
+def _check_json_object(path, key, rule, text, utf8):
+    """A json_object rule: `text` is a JSON object whose every value is a string (one of one_of when given)."""
+    parsed = _parse_json_object(text) if utf8 else None
+    if parsed is None:
+        raise ProfileError(f"{path}: meta '{key}' is '{_shortened(text)}', expected {describe_meta_expectation(rule)}")
+    allowed = rule.get("one_of")
+    for name, value in sorted(parsed.items()):  # in key order, as nlohmann::json's std::map keeps members
+        if not isinstance(value, str) or (allowed and value not in allowed):
+            raise ProfileError(f"{path}: meta '{key}' gives '{_shortened(name)}' the value {describe_json_value(value)}, "
+                               f"expected {describe_meta_expectation(rule)}")
+    return parsed
+
+
+def check_meta_value(path, key, text, utf8=True):
+    """The meta value `text` of `key` checked against its rule (check 2): a number (int for an integer rule), or
+    the object of a json_object rule; ProfileError naming the file, the key, the value and what was expected.
+    utf8: whether the stored text was valid UTF-8 (a JSON text must be: nlohmann::json refuses it otherwise)."""
     rule = META_RULES[key]
+    if rule["kind"] == "json_object":
+        return _check_json_object(path, key, rule, text, utf8)
     value = None
     if rule["kind"] == "integer":
         if _INTEGER.match(text):
@@ -136,6 +233,5 @@ def check_meta_value(path, key, text):
         value = float(text)
     if value is None or (isinstance(value, float) and not math.isfinite(value)) or \
             not rule["min"] <= value <= rule["max"]:
-        shown = text[:40] + "..." if len(text) > 40 else text
-        raise ProfileError(f"{path}: meta '{key}' is '{shown}', expected {describe_meta_expectation(rule)}")
+        raise ProfileError(f"{path}: meta '{key}' is '{_shortened(text)}', expected {describe_meta_expectation(rule)}")
     return value

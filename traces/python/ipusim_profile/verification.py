@@ -1,6 +1,6 @@
 """The checks of traces/SCHEMA.md "Verifying a profile", in its order, as traces/profile_verification.cpp
 and traces/profile_reader.cpp make them: a profile the C++ readers refuse is refused here, with the same
-words (tests/data/damaged_profiles.json is the corpus both run)."""
+words (tests/data/damaged_profiles/cases.json is the corpus both run)."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import struct
 import urllib.parse
 
 from .errors import ProfileError
-from .rules import META_RULES, check_column_rules, check_meta_value, describe_value
+from .rules import META_RULES, TILE_SLICES_VIEW, check_column_rules, check_meta_value, describe_value
 
 # The newest schema this reader understands (traces/profile_rows.hpp kSchemaVersion).
 SUPPORTED_SCHEMA_VERSION = 4
@@ -66,6 +66,14 @@ def connect(file):
     return db
 
 
+def _is_utf8(raw):
+    try:
+        bytes(raw or b"").decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def _schema(db, path):
     """Tables and meta, refusing what is no ipusim profile (ProfileReader::checkIsCompleteProfile)."""
     try:
@@ -80,9 +88,14 @@ def _schema(db, path):
         if os.path.getsize(path) == 0:
             raise ProfileError(f"{path}: empty file, not an ipusim profile")
         raise ProfileError(f"{path}: not an ipusim profile (the database has no meta table)")
-    meta = {}
-    for r in db.execute("SELECT key, value FROM meta"):
-        meta[str(r[0])] = r[1] if isinstance(r[1], str) else str(r[1])
+    # Values as the C++ reader reads them (sqlite3_column_text: a number as SQLite writes it, a blob's bytes,
+    # NULL as ''), the first row of a key (its lookup by key finds the first); whether each is valid UTF-8.
+    meta, utf8 = {}, {}
+    for key, text, raw in db.execute("SELECT key, CAST(value AS TEXT), CAST(value AS BLOB) FROM meta"):
+        key = str(key)
+        if key not in meta:
+            meta[key] = "" if text is None else text
+            utf8[key] = _is_utf8(raw)
     if "schema_version" not in meta:
         raise ProfileError(f"{path}: not an ipusim profile (meta has no schema_version)")
     version = meta["schema_version"]
@@ -95,12 +108,18 @@ def _schema(db, path):
         if kind == "trigger" or (kind == "view" and name != "tile_slices"):
             raise ProfileError(f"{path}: not an ipusim profile: it holds the {kind} '{name}' (a profile has "
                                "tables, indexes and the view tile_slices only)")
+    # That view, when present, exactly as the writer makes it: another definition (a recursive query) would hang
+    # or fool tile_phases(), which reads it.
+    view = db.execute("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'tile_slices'").fetchone()
+    if view is not None and view[0] != TILE_SLICES_VIEW:
+        raise ProfileError(f"{path}: not an ipusim profile: its view tile_slices is not defined as the schema "
+                           "defines it (profile_rules.json tile_slices_view)")
     if meta.get("complete") != "1":
         raise ProfileError(f"{path}: incomplete profile (meta has no complete=1): the run that wrote it did "
                            "not finish")
     for key in META_RULES:  # the meta keys the analyses read, against profile_rules.json (check 2)
         if key in meta:
-            check_meta_value(path, key, meta[key])
+            check_meta_value(path, key, meta[key], utf8[key])
     return tables, meta
 
 
@@ -209,8 +228,75 @@ def _check_track_references(db, path, tables):
             track = db.execute(f"SELECT min(track_id) FROM {table} WHERE track_id > ?", (track,)).fetchone()[0]
 
 
+def _check_program_tree(db, path, tables):
+    """Check 7: the programs' parent_id links form a tree: each names a program and none leads back to where it
+    started. Programs are walked in id order, as traces/profile_verification.cpp walks them (the same row named)."""
+    if "programs" not in tables:
+        return  # a profile of an older schema version without it
+    parent_of, ids = {}, []
+    for program_id, parent in db.execute("SELECT id, parent_id FROM programs ORDER BY id"):
+        ids.append(program_id)
+        parent_of[program_id] = parent
+
+    def refuse(program_id, expected):
+        raise ProfileError(f"{path}: damaged profile: programs.parent_id is {parent_of[program_id]} in the row with "
+                           f"id = {program_id}; expected {expected}")
+
+    in_tree = set()
+    for start in ids:
+        if start in in_tree:
+            continue
+        walk, on_walk, at = [], set(), start
+        while True:  # up from `start` to an entry point or a program known to be in the tree
+            walk.append(at)
+            on_walk.add(at)
+            parent = parent_of[at]
+            if parent is None or parent in in_tree:
+                break
+            if parent not in parent_of:
+                refuse(at, f"NULL or the id of a program (no program has id {parent})")
+            if parent in on_walk:  # the links lead from `parent` back to it
+                loop = walk[walk.index(parent):]
+                cycle = "".join(f"{p} -> " for p in loop[:8]) + ("... -> " if len(loop) > 8 else "")
+                refuse(at, f"NULL or the id of a program that does not descend from it (the parent_id links "
+                           f"{cycle}{parent} form a cycle)")
+            at = parent
+        in_tree.update(walk)
+
+
+def _check_slice_index(db, path, tables):
+    """Check 8: slice_track_stats and long_slices, which windowed queries rely on, agree with the slices
+    (traces/profile_verification.cpp checkSliceIndex, the same queries)."""
+    if "slice_track_stats" not in tables or "long_slices" not in tables:
+        return  # a profile of an older schema version
+    row = db.execute("SELECT st.track_id, st.slice_count, (SELECT count(*) FROM slices AS s WHERE s.track_id = "
+                     "st.track_id) AS actual FROM slice_track_stats AS st WHERE st.slice_count != actual "
+                     "ORDER BY st.track_id LIMIT 1").fetchone()
+    if row:
+        raise ProfileError(f"{path}: damaged profile: slice_track_stats.slice_count is {row[1]} in the row with "
+                           f"track_id = {row[0]}; slices holds {row[2]} of that track")
+    # The counts being right, they add up to the slices of every track with a stats row: fewer than the table holds
+    # means a track without one (found then by the slower query, which names it).
+    missing = db.execute("SELECT (SELECT count(*) FROM slices) - (SELECT total(slice_count) FROM slice_track_stats)"
+                         ).fetchone()[0]
+    if missing:
+        row = db.execute("SELECT s.track_id FROM slices AS s WHERE NOT EXISTS (SELECT 1 FROM slice_track_stats AS st "
+                         "WHERE st.track_id = s.track_id) ORDER BY s.id LIMIT 1").fetchone()
+        if row:
+            raise ProfileError(f"{path}: damaged profile: table slices has rows of track_id {row[0]}, which has no "
+                               "row in slice_track_stats")
+    row = db.execute("SELECT s.id, s.track_id, s.dur, st.look_back FROM slices AS s JOIN slice_track_stats AS st "
+                     "ON st.track_id = s.track_id WHERE s.dur > st.look_back AND NOT EXISTS (SELECT 1 FROM "
+                     "long_slices AS l WHERE l.track_id = s.track_id AND l.slice_id = s.id) "
+                     "ORDER BY s.id LIMIT 1").fetchone()
+    if row:
+        raise ProfileError(f"{path}: damaged profile: slice_track_stats.look_back is {row[3]} in the row with "
+                           f"track_id = {row[1]}, but slice {row[0]} of that track lasts {row[2]} cycles and is not "
+                           "in long_slices (a windowed query would miss it)")
+
+
 def verify(db, path):
-    """Checks 0 (what is not a table) to 6 on an open profile; returns (tables, meta)."""
+    """Checks 0 (what is not a table) to 8 on an open profile; returns (tables, meta)."""
     tables, meta = _schema(db, path)
     _check_length(db, path)
     _quick_check(db, path)
@@ -218,4 +304,6 @@ def verify(db, path):
     _check_counter_summaries(db, path, tables)
     _check_track_references(db, path, tables)
     check_column_rules(db, path, tables)
+    _check_program_tree(db, path, tables)
+    _check_slice_index(db, path, tables)
     return tables, meta

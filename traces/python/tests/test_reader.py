@@ -118,14 +118,14 @@ def write_counter_summary_profile(path, value_count=3):
 
 def complete_schema_4(db):
     """What a schema 4 writer adds to a hand-made profile: every table the readers count (empty, with the
-    columns the value rules read) and meta.row_counts (SCHEMA.md checks 3 and 6)."""
+    columns the value rules and check 8 read) and meta.row_counts (SCHEMA.md checks 3, 6 and 8)."""
     from ipusim_profile.rules import COLUMN_RULES, ROW_KEYS
     from ipusim_profile.verification import COUNTED_TABLES, OPTIONAL_TABLES
     present = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in COUNTED_TABLES:
         if table in present or table in OPTIONAL_TABLES:
             continue
-        columns = list(ROW_KEYS.get(table, []))
+        columns = list(ROW_KEYS.get(table, [])) + (["track_id", "slice_id"] if table == "long_slices" else [])
         for rule in COLUMN_RULES:
             for column in (rule["column"], rule.get("min_column")):
                 if rule["table"] == table and column and column not in columns:
