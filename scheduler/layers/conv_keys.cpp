@@ -89,7 +89,7 @@ void readConvWindow(KerasConfig& c, LayerSpec& spec, int rank, bool causal) {
 }
 
 std::uint32_t readPositive(KerasConfig& c, const char* key, std::int64_t def) {
-  if (def <= 0) c.require(key, "a positive integer");
+  if (def <= 0) return c.count32(key);
   const std::int64_t v = c.integer(key, def);
   if (v <= 0 || v > 0xffffffffll) c.fail(key, "expected a positive integer, got " + c.at(key).dump());
   return std::uint32_t(v);

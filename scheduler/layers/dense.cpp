@@ -29,10 +29,7 @@ class DenseLayer final : public Layer {
 
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kDense;
-    c.require("units", "a positive integer");
-    const std::int64_t units = c.integer("units", 0);
-    if (units <= 0 || units > 0xffffffffll) c.fail("units", "expected a positive integer, got " + c.at("units").dump());
-    spec.units = std::uint32_t(units);
+    spec.units = c.count32("units");
     readKernelAndBias(c, spec);
   }
 

@@ -44,13 +44,8 @@ class EmbeddingLayer final : public Layer {
 
   void readKeras(KerasConfig& c, const std::string&, LayerSpec& spec) const override {
     spec.kind = layer_kind::kEmbedding;
-    for (const char* key : {"input_dim", "output_dim"}) {
-      c.require(key, "a positive integer");
-      const std::int64_t v = c.integer(key, 0);
-      if (v <= 0 || v > 0xffffffffll) c.fail(key, "expected a positive integer, got " + c.at(key).dump());
-    }
-    spec.inputDim = std::uint64_t(c.integer("input_dim", 0));
-    spec.units = std::uint32_t(c.integer("output_dim", 0));
+    spec.inputDim = c.count32("input_dim");
+    spec.units = c.count32("output_dim");
     spec.initializers["embeddings"] = kerasDefaultTable();
     c.requireInitializer("embeddings_initializer", {});  // any modelled one replaces the default (initializers())
     readPenalties(c, {"embeddings"});

@@ -293,14 +293,11 @@ class MultiHeadAttentionLayer final : public Layer {
 
  private:
   static std::uint32_t positive(KerasConfig& c, const char* key, bool required, std::uint32_t def) {
-    if (required) c.require(key, "a positive integer");
     if (!required && (!c.has(key) || c.isNull(key))) {
       c.ignore({key});
       return def;
     }
-    const std::int64_t n = c.integer(key, 0);
-    if (n <= 0 || n > 0xffffffffll) c.fail(key, "expected a positive integer, got " + c.at(key).dump());
-    return std::uint32_t(n);
+    return c.count32(key);
   }
 };
 

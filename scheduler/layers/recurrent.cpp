@@ -184,10 +184,7 @@ class RecurrentLayer final : public Layer {
 
   void readKeras(KerasConfig& c, const std::string& cls, LayerSpec& spec) const override {
     spec.kind = cls == "LSTM" ? layer_kind::kLstm : cls == "GRU" ? layer_kind::kGru : layer_kind::kSimpleRnn;
-    c.require("units", "a positive integer");
-    const std::int64_t units = c.integer("units", 0);
-    if (units <= 0 || units > 0xffffffffll) c.fail("units", "expected a positive integer, got " + c.at("units").dump());
-    spec.units = std::uint32_t(units);
+    spec.units = c.count32("units");
     readActivationKey(c, "activation", Activation::Tanh, spec.activation, spec.activationParams);
     if (spec.activation == Activation::Softmax) c.fail("activation", "softmax is not modelled in a recurrent cell");
     if (hasGates(spec)) {

@@ -112,6 +112,16 @@ std::array<std::uint32_t, 2> KerasConfig::pair(const std::string& key, std::arra
   fail(key, "expected a positive integer or a pair of them [rows, columns], got " + v.dump());
 }
 
+std::uint32_t KerasConfig::count32(const std::string& key) {
+  require(key, "a positive integer");
+  const json& v = at(key);
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > 0xffffffffull)
+    fail(key, v.dump() + " is over the limit of 4294967295 (a 32-bit count)");
+  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0) fail(key, "expected a positive integer, got " + v.dump());
+  use(key);
+  return std::uint32_t(v.get<std::int64_t>());
+}
+
 std::uint32_t KerasConfig::single(const std::string& key, std::uint32_t def) {
   use(key);
   if (isNull(key)) refuseNull(key, "a positive integer (or a list of one)");

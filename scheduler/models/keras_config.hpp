@@ -31,6 +31,9 @@ class KerasConfig {
   // Fails "missing" when absent and, when null, says Keras cannot use None
   // here; `expected` describes the value ("a positive integer").
   void require(const std::string& key, const std::string& expected) const;
+  // A required positive integer of at most 4,294,967,295 (units, filters,
+  // heads): missing, not a positive integer, or over that limit, each said so.
+  std::uint32_t count32(const std::string& key);
   const json& at(const std::string& key) const;
   // Marks keys as read; check() then fails on any key never read.
   void ignore(std::initializer_list<const char*> keys);

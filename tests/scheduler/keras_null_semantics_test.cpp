@@ -154,7 +154,7 @@ TEST(KerasNull, ReshapeSizeBeyondInt64IsNotMinusOne) {
                           {"Dense", kDense}});
   EXPECT_EQ(errorOf(j), "m.json: layer 'r' (Reshape): target_shape: expected integers, got [18446744073709551615]");
   j = tf2Sequential({{"Flatten", kFlatten}, {"Dense", {{"name", "d"}, {"units", json(18446744073709551615ull)}}}});
-  EXPECT_EQ(errorOf(j), "m.json: layer 'd' (Dense): units: expected an integer, got 18446744073709551615");
+  EXPECT_EQ(errorOf(j), "m.json: layer 'd' (Dense): units: 18446744073709551615 is over the limit of 4294967295 (a 32-bit count)");
 }
 
 TEST(KerasNull, CompileConfig) {

@@ -185,6 +185,23 @@ TEST(OneSetOfRules, UnknownInputSizeNamesDatasetInputShape) {
                "must give them (ipusim run --keras: --input-shape H,W,C)");
 }
 
+// A count beyond 32 bits is said to be over the limit, not "not a positive
+// integer"; a missing one is said missing (Dense, LSTM, Embedding, Conv2D,
+// MultiHeadAttention read their counts alike).
+TEST(OneSetOfRules, ACountOverItsLimitIsSaidToBe) {
+  auto error = [](const std::string& cls, json config) {
+    return errorOf([&] { parseKerasModel(kerasWith(cls, std::move(config)), "m.json"); });
+  };
+  const json huge = 10000000000ull;
+  EXPECT_NE(error("Dense", {{"units", huge}}).find("units: 10000000000 is over the limit of 4294967295"), std::string::npos);
+  EXPECT_NE(error("Dense", {{"units", 0}}).find("units: expected a positive integer, got 0"), std::string::npos);
+  EXPECT_NE(error("Conv2D", {{"filters", huge}, {"kernel_size", 3}}).find("filters: 10000000000 is over the limit"),
+            std::string::npos);
+  EXPECT_NE(error("Embedding", {{"input_dim", huge}, {"output_dim", 4}}).find("input_dim: 10000000000 is over the limit"),
+            std::string::npos);
+  EXPECT_NE(error("Dense", json::object()).find("units: missing"), std::string::npos);
+}
+
 // A file's loss or optimizer that is not modelled stops a workload that uses
 // it, naming it; a workload that gives its own does not read the file's.
 TEST(OneSetOfRules, AWorkloadsLossReplacesAnUnmodelledOneOfTheFile) {
