@@ -96,6 +96,23 @@ std::size_t CellOps::concatColumns(const std::vector<std::size_t>& parts, const 
   return out;
 }
 
+std::size_t CellOps::dropout(std::size_t x, double rate, std::uint64_t seed, const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::size_t out = value(name, g.values[x].shape);
+  Op op{OpKind::Dropout, name, layer_, {x, b_.stepCounter()}, {out}};
+  op.rate = rate, op.seed = seed;
+  g.addOp(op);
+  b_.record({x}, out, false, [&b = b_, layer = layer_, x, rate, seed, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    const std::size_t pre = cellValue(b, layer, name + "_grad", g.values[x].shape, ValueKind::Gradient);
+    Op op{OpKind::DropoutGrad, name + "_grad", layer, {bw.grad, b.stepCounter()}, {pre}};
+    op.rate = rate, op.seed = seed;
+    g.addOp(op);
+    bw.deliver(x, pre);
+  });
+  return out;
+}
+
 std::size_t CellOps::add(std::size_t x, std::size_t y, const std::string& name) {
   OpGraph& g = b_.graph();
   const std::size_t out = value(name, g.values[x].shape);

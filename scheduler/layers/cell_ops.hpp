@@ -27,6 +27,9 @@ class CellOps {
   // k], or [G, k, m] with transposeA; b [G, k, n], or [G, n, k] with
   // transposeB; out [G, m, n]); each operand's gradient is another.
   std::size_t batchMatMul(std::size_t a, std::size_t b, bool transposeA, bool transposeB, const std::string& name);
+  // x * mask / (1 - rate), the mask drawn on the device from (seed, step,
+  // element) (a Dropout op; its gradient the same mask's DropoutGrad).
+  std::size_t dropout(std::size_t x, double rate, std::uint64_t seed, const std::string& name);
   std::size_t add(std::size_t x, std::size_t y, const std::string& name);
   std::size_t subtract(std::size_t x, std::size_t y, const std::string& name);
   std::size_t multiply(std::size_t x, std::size_t y, const std::string& name);

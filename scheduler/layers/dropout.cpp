@@ -4,6 +4,7 @@
 // is the layer's, else the workload's mixed with the layer's position
 // (dropoutSeed). A rate of 0 builds nothing.
 #include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/cell_ops.hpp"
 #include "scheduler/layers/layers.hpp"
 #include "scheduler/models/keras_config.hpp"
 #include "scheduler/models/workload_reader.hpp"
@@ -42,21 +43,7 @@ class DropoutLayer final : public Layer {
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t index, const std::vector<std::size_t>& inputs) const override {
     const std::size_t x = inputs[0];
     if (l.rate == 0) return x;
-    OpGraph& g = b.graph();
-    const std::size_t out = b.value(l.name + "/dropout", g.values[x].shape, b.compute(), ValueKind::Activation, l.name);
-    Op op{OpKind::Dropout, "dropout", l.name, {x, b.stepCounter()}, {out}};
-    op.rate = l.rate;
-    op.seed = dropoutSeed(b.workload(), index);
-    g.addOp(op);
-    b.record({x}, out, false, [&b, x, rate = op.rate, seed = op.seed, layer = l.name](const Backward& bw) {
-      OpGraph& g = b.graph();
-      const std::size_t pre = b.value(layer + "/dropout_grad", g.values[x].shape, b.compute(), ValueKind::Gradient, layer);
-      Op op{OpKind::DropoutGrad, "dropout_grad", layer, {bw.grad, b.stepCounter()}, {pre}};
-      op.rate = rate, op.seed = seed;
-      g.addOp(op);
-      bw.deliver(x, pre);
-    });
-    return out;
+    return CellOps(b, l.name).dropout(x, l.rate, dropoutSeed(b.workload(), index), "dropout");
   }
 };
 

@@ -266,22 +266,7 @@ class MultiHeadAttentionLayer final : public Layer {
       scores = masked;
     }
     std::size_t probs = addSoftmax(b, l.name, b.reshape(scores, {B * H * Tq, Tv}, l.name, "scores_per_query"), 1);
-    if (l.rate > 0) {  // attention dropout, masks as Dropout's
-      const std::size_t dropped = b.value(l.name + "/attention_dropout", g.values[probs].shape, b.compute(), ValueKind::Activation, l.name);
-      Op op{OpKind::Dropout, "attention_dropout", l.name, {probs, b.stepCounter()}, {dropped}};
-      op.rate = l.rate;
-      op.seed = dropoutSeed(b.workload(), index);
-      g.addOp(op);
-      b.record({probs}, dropped, false, [&b, probs, rate = op.rate, seed = op.seed, layer = l.name](const Backward& bw) {
-        OpGraph& g = b.graph();
-        const std::size_t pre = b.value(layer + "/attention_dropout_grad", g.values[probs].shape, b.compute(), ValueKind::Gradient, layer);
-        Op op{OpKind::DropoutGrad, "attention_dropout_grad", layer, {bw.grad, b.stepCounter()}, {pre}};
-        op.rate = rate, op.seed = seed;
-        g.addOp(op);
-        bw.deliver(probs, pre);
-      });
-      probs = dropped;
-    }
+    if (l.rate > 0) probs = ops.dropout(probs, l.rate, dropoutSeed(b.workload(), index), "attention_dropout");  // Dropout's masks
     const std::size_t context = ops.batchMatMul(b.reshape(probs, {B * H, Tq, Tv}, l.name, "probabilities"),
                                                 splitHeads(value, Tv, dv, "value"), false, false, "context");
     // [B x H, Tq, dv] -> [B x Tq, H x dv], then the output projection.

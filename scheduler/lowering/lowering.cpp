@@ -695,7 +695,7 @@ class Lowerer {
     // before it exchanges partials; a few rows are gathered to their owners.
     const std::uint64_t cols = gv.shape.back(), rows = gv.numElements() / cols;
     const std::uint64_t owners = std::max<std::size_t>(1, p.size());
-    const std::uint64_t gatheredBytes = rows * ((cols + owners - 1) / owners) * ir::sizeOf(gv.dtype);
+    const std::uint64_t gatheredBytes = rows * ceilDiv(cols, owners) * ir::sizeOf(gv.dtype);
     if (gv.shape.size() > 2 || gatheredBytes > target_.tile.memoryBytes / 8) {
       reduceColumnsWhereHeld(b_, in, cols, out, op.scale);
       return;
