@@ -1,6 +1,7 @@
 #include "scheduler/layers/cell_ops.hpp"
 
 #include "scheduler/layers/activation_functions.hpp"
+#include "scheduler/layers/view_ops.hpp"
 
 namespace ipusim::scheduler {
 namespace {
@@ -92,6 +93,17 @@ std::size_t CellOps::concatColumns(const std::vector<std::size_t>& parts, const 
       }
       offset += blocks[i];
     }
+  });
+  return out;
+}
+
+std::size_t CellOps::transpose(std::size_t x, const std::vector<std::uint64_t>& shape,
+                               const std::vector<std::size_t>& perm, const std::string& name) {
+  const std::size_t out = addTranspose(b_.graph(), x, shape, perm, layer_, name, ValueKind::Activation);
+  b_.record({x}, out, false, [&b = b_, layer = layer_, x, out, perm, name](const Backward& bw) {
+    OpGraph& g = b.graph();
+    const std::vector<std::uint64_t> outShape = g.values[out].shape;
+    bw.deliver(x, addTranspose(g, bw.grad, outShape, inversePermutation(perm), layer, name + "_grad", ValueKind::Gradient));
   });
   return out;
 }

@@ -27,6 +27,10 @@ class CellOps {
   // k], or [G, k, m] with transposeA; b [G, k, n], or [G, n, k] with
   // transposeB; out [G, m, n]); each operand's gradient is another.
   std::size_t batchMatMul(std::size_t a, std::size_t b, bool transposeA, bool transposeB, const std::string& name);
+  // `x`, read in `shape` (row-major), with its axes permuted (output axis i
+  // is axis perm[i]: one CopyView, view_ops.hpp); its gradient the inverse permutation.
+  std::size_t transpose(std::size_t x, const std::vector<std::uint64_t>& shape, const std::vector<std::size_t>& perm,
+                        const std::string& name);
   // x * mask / (1 - rate), the mask drawn on the device from (seed, step,
   // element) (a Dropout op; its gradient the same mask's DropoutGrad).
   std::size_t dropout(std::size_t x, double rate, std::uint64_t seed, const std::string& name);

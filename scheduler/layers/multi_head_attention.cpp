@@ -32,7 +32,6 @@
 #include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
-#include "scheduler/layers/view_ops.hpp"
 #include "scheduler/models/workload_limits.hpp"
 
 #include <cmath>
@@ -58,20 +57,6 @@ LayerSpec withWeightsPerProjection(const LayerSpec& l) {
     out.initializers.erase(generic);
     out.regularizers.erase(generic);
   }
-  return out;
-}
-
-// `x` ([batch] + `shape`) with its axes permuted, and the gradient's back.
-std::size_t attentionTranspose(TrainingGraphBuilder& b, const std::string& layer, std::size_t x,
-                               const std::vector<std::uint64_t>& shape, const std::vector<std::size_t>& perm,
-                               const std::string& name) {
-  OpGraph& g = b.graph();
-  const std::size_t out = addTranspose(g, x, shape, perm, layer, name, ValueKind::Activation);
-  b.record({x}, out, false, [&b, x, out, perm, layer, name](const Backward& bw) {
-    OpGraph& g = b.graph();
-    const std::vector<std::uint64_t> outShape = g.values[out].shape;
-    bw.deliver(x, addTranspose(g, bw.grad, outShape, inversePermutation(perm), layer, name + "_grad", ValueKind::Gradient));
-  });
   return out;
 }
 
@@ -231,7 +216,7 @@ class MultiHeadAttentionLayer final : public Layer {
     // [B x T, H x dim] -> [B x H, T, dim]: each example's heads as groups.
     auto splitHeads = [&](std::size_t x, std::uint64_t T, std::uint64_t dim, const std::string& name) {
       const std::size_t split = b.reshape(x, {B, T, H, dim}, l.name, name + "_split");
-      const std::size_t moved = attentionTranspose(b, l.name, split, {B, T, H, dim}, {0, 2, 1, 3}, name + "_heads");
+      const std::size_t moved = ops.transpose(split, {B, T, H, dim}, {0, 2, 1, 3}, name + "_heads");
       return b.reshape(moved, {B * H, T, dim}, l.name, name + "_groups");
     };
 
@@ -271,7 +256,7 @@ class MultiHeadAttentionLayer final : public Layer {
                                                 splitHeads(value, Tv, dv, "value"), false, false, "context");
     // [B x H, Tq, dv] -> [B x Tq, H x dv], then the output projection.
     const std::size_t grouped = b.reshape(context, {B, H, Tq, dv}, l.name, "context_groups");
-    const std::size_t merged = attentionTranspose(b, l.name, grouped, {B, H, Tq, dv}, {0, 2, 1, 3}, "context_steps");
+    const std::size_t merged = ops.transpose(grouped, {B, H, Tq, dv}, {0, 2, 1, 3}, "context_steps");
     const std::size_t out = project(merged, {Tq, H * dv}, "output", H, dv);
     return b.shaped(out, l.outputShape, l.name, "unrows");
   }

@@ -5,9 +5,9 @@
 // backward: the inverse permutation of the gradient, another. The identity
 // permutation is the input itself.
 #include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/cell_ops.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
-#include "scheduler/layers/view_ops.hpp"
 
 namespace ipusim::scheduler {
 namespace {
@@ -49,14 +49,7 @@ class PermuteLayer final : public Layer {
     for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == i;
     if (identity) return inputs[0];
     const std::size_t x = b.shaped(inputs[0], l.inputShape, l.name, "reshape_input");
-    OpGraph& g = b.graph();
-    const std::size_t out = addTranspose(g, x, g.values[x].shape, perm, l.name, "permute", ValueKind::Activation);
-    b.record({x}, out, false, [&b, x, out, perm, layer = l.name](const Backward& bw) {
-      OpGraph& g = b.graph();
-      const std::vector<std::uint64_t> shape = g.values[out].shape;
-      bw.deliver(x, addTranspose(g, bw.grad, shape, inversePermutation(perm), layer, "permute_grad", ValueKind::Gradient));
-    });
-    return out;
+    return CellOps(b, l.name).transpose(x, b.graph().values[x].shape, perm, "permute");
   }
 };
 
