@@ -3,6 +3,8 @@
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/partials.hpp"
 
+#include <tuple>
+
 namespace ipusim::scheduler {
 
 std::vector<ir::CopyRegion> nhwcWindow(ir::Id src, std::uint64_t height, std::uint64_t width, std::uint64_t chans,
@@ -52,9 +54,15 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
             const auto& sizes = blocks[tile].vertex.fieldSizes;  // in, kernel or deltas, result (field order)
             inSizes[tile] = sizes[0], wSizes[tile] = sizes[1], pSizes[tile] = sizes[2];
           }
-  const auto [inBuf, inAt] = builder.addBlocks(name + "/windows", s.inputType, tileIds, inSizes);
-  const auto [wBuf, wAt] = builder.addBlocks(name + (wu ? "/deltas_blocks" : "/kernel_blocks"), s.inputType, tileIds, wSizes);
-  const auto [partials, pAt] = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
+  ir::Id inBuf;
+  std::vector<std::uint64_t> inAt;
+  std::tie(inBuf, inAt) = builder.addBlocks(name + "/windows", s.inputType, tileIds, inSizes);
+  ir::Id wBuf;
+  std::vector<std::uint64_t> wAt;
+  std::tie(wBuf, wAt) = builder.addBlocks(name + (wu ? "/deltas_blocks" : "/kernel_blocks"), s.inputType, tileIds, wSizes);
+  ir::Id partials;
+  std::vector<std::uint64_t> pAt;
+  std::tie(partials, pAt) = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
 
   // A block's channels of a tensor with `perGroup` channels per group: its
   // groups' [c0, c0 + cLen) each, contiguous (the planner splits a group's

@@ -6,6 +6,7 @@
 #include "scheduler/planning/cost_model.hpp"
 
 #include <map>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
@@ -119,7 +120,9 @@ void lowerEmbeddingUpdate(IrBuilder& b, const EmbeddingPlan& p, ir::Id ids, ir::
   // Each block's columns of every row of the gradient.
   std::vector<std::uint32_t> tiles;
   for (const Block& blk : blocks) tiles.push_back(blk.tile);
-  const auto [columns, columnsAt] =
+  ir::Id columns;
+  std::vector<std::uint64_t> columnsAt;
+  std::tie(columns, columnsAt) =
       b.addBlocks(name + "/gradient_columns", valueType, tiles, std::vector<std::uint64_t>(blocks.size(), n * p.grain));
   for (std::size_t k = 0; k < blocks.size(); ++k)
     regions.push_back(stridedBlock(rowsGrad, blocks[k].c * p.grain, n, p.grain, p.cols, columns, columnsAt[k]));

@@ -47,7 +47,9 @@ class IrBuilder {
   ir::Id addTensor(const std::string& name, std::vector<std::uint64_t> shape, ir::DType dtype,
                    const std::string& category, bool alwaysLive, const Placement& placement);
   // A tensor of per-tile blocks: block b (sizes[b] elements) on tiles[b],
-  // one after another. Returns the tensor and each block's first element.
+  // one after another. Returns the tensor and each block's first element
+  // (callers std::tie them: clang before 16, which the sanitizer and fuzz
+  // builds use, cannot capture a structured binding in a lambda).
   std::pair<ir::Id, std::vector<std::uint64_t>> addBlocks(const std::string& name, ir::DType dtype,
                                                          const std::vector<std::uint32_t>& tiles,
                                                          const std::vector<std::uint64_t>& sizes);

@@ -305,6 +305,7 @@ class Lowerer {
         lowerElementwise(op, typed("RegularizerGrad", {dtypeOf(op.outputs[0])}), {"in"}, "out",
                          {{"l1", op.coefficients.at(0)[0]}, {"l2", op.coefficients.at(0)[1]}});
         break;
+      case OpKind::IdMask: lowerIdMask(op); break;
       case OpKind::AddLossTerm: {  // loss[0] += loss[index], on the loss's tile
         const Id loss = tensorOf(op.inputs[0]);
         b_.execute({{"ScaledAdd", b_.placementOf(loss).at(0).tile,
@@ -583,6 +584,22 @@ class Lowerer {
                         {{"logits", {x, b * classes, e * classes}}, {"labels", {labels, b, e}},
                          {"probs", {probs, b * classes, e * classes}}, {"loss", {loss, b, e}}},
                         {{"rows", double(e - b)}, {"classes", double(classes)}}};
+    });
+  }
+
+  // Rows of the gate mapped linearly (whole rows on a tile), each tile's ids beside them.
+  void lowerIdMask(const Op& op) {
+    const std::uint64_t cols = g_.values[op.outputs[0]].shape.at(1);
+    const std::uint64_t rows = g_.values[op.outputs[0]].shape.at(0);
+    Placement p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / cols));
+    for (PlacedRange& r : p) r.begin *= cols, r.end *= cols;
+    const Placement perRowIds = perRow(p, cols);
+    const Id ids = realize(op.inputs[0], perRowIds);
+    const Id out = produce(op.outputs[0], p);
+    executePerWorker(perRowIds, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("IdMask", {dtypeOf(op.outputs[0])}), tile,
+                        {{"ids", {ids, b, e}}, {"out", {out, b * cols, e * cols}}},
+                        {{"rows", double(e - b)}, {"cols", double(cols)}, {"padding", double(op.index)}}};
     });
   }
 

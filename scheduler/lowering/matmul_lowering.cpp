@@ -7,6 +7,7 @@
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
@@ -47,11 +48,17 @@ void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan,
     bSizes[tile] = G.length(g) * K.length(l) * N.length(j);
     pSizes[tile] = G.length(g) * M.length(i) * N.length(j);
   });
-  const auto [aBuf, aAt] = builder.addBlocks(name + "/a_blocks", s.inputType, tileIds, aSizes);
-  const auto [bBuf, bAt] = builder.addBlocks(name + "/b_blocks", s.inputType, tileIds, bSizes);
+  ir::Id aBuf;
+  std::vector<std::uint64_t> aAt;
+  std::tie(aBuf, aAt) = builder.addBlocks(name + "/a_blocks", s.inputType, tileIds, aSizes);
+  ir::Id bBuf;
+  std::vector<std::uint64_t> bAt;
+  std::tie(bBuf, bAt) = builder.addBlocks(name + "/b_blocks", s.inputType, tileIds, bSizes);
   // Partials in float (PopLibs' default) unless one pass writes a half output directly.
   const ir::DType partialsType = plan.pk > 1 ? ir::DType::Float : s.outputType;
-  const auto [partials, pAt] = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
+  ir::Id partials;
+  std::vector<std::uint64_t> pAt;
+  std::tie(partials, pAt) = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
   const std::uint64_t aGroup = fullM * s.k, bGroup = s.k * s.n;  // one group's elements of a and b
 
   // 1. Gather each tile's blocks as stored (the vertex reads them transposed).

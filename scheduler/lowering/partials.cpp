@@ -5,6 +5,7 @@
 #include "scheduler/lowering/reduction.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
@@ -104,7 +105,9 @@ void placeOrReducePartials(IrBuilder& builder, ir::Id partials, ir::Id out, ir::
     if (owners.empty() || owners.back() != c.owner) owners.push_back(c.owner), sizes.push_back(0);
     sizes.back() += reductionBlocks * c.len;
   }
-  const auto [gathered, gAt] = builder.addBlocks(name + "/partials_gathered", ir::DType::Float, owners, sizes);
+  ir::Id gathered;
+  std::vector<std::uint64_t> gAt;
+  std::tie(gathered, gAt) = builder.addBlocks(name + "/partials_gathered", ir::DType::Float, owners, sizes);
   std::vector<ir::CopyRegion> bring;
   std::vector<ir::Vertex> reduce;
   bring.reserve(chunks.size());

@@ -8,6 +8,7 @@
 #include "scheduler/lowering/reduction.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
@@ -50,7 +51,9 @@ void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, c
   std::vector<std::uint64_t> inAt, gradAt;
   if (readsInput) std::tie(inBuf, inAt) = builder.addBlocks(name + "/windows", g.dtype, tileIds, inSizes);
   if (grad) std::tie(gradBuf, gradAt) = builder.addBlocks(name + "/grad_blocks", g.dtype, tileIds, gradSizes);
-  const auto [result, rAt] = builder.addBlocks(name + "/result_blocks", g.dtype, tileIds, resultSizes);
+  ir::Id result;
+  std::vector<std::uint64_t> rAt;
+  std::tie(result, rAt) = builder.addBlocks(name + "/result_blocks", g.dtype, tileIds, resultSizes);
   for (std::uint64_t i = 0; i < pb; ++i)
     for (std::uint64_t j = 0; j < pc; ++j) {
       const std::uint64_t tile = i * pc + j;

@@ -82,7 +82,9 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
     partialSizes.push_back(groups * (r.end - r.begin));
   }
   const ir::DType dtype = builder.tensor(in).dtype, outType = builder.tensor(out).dtype;
-  const auto [buf, bufAt] = builder.addBlocks(builder.tensor(out).name + "/columns", dtype, owners, bufSizes);
+  ir::Id buf;
+  std::vector<std::uint64_t> bufAt;
+  std::tie(buf, bufAt) = builder.addBlocks(builder.tensor(out).name + "/columns", dtype, owners, bufSizes);
   std::vector<ir::CopyRegion> gather;
   for (std::size_t o = 0; o < outPlacement.size(); ++o) {
     const std::uint64_t c0 = outPlacement[o].begin, len = outPlacement[o].end - c0;
@@ -106,8 +108,10 @@ void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint6
     builder.execute(std::move(v), "reduce");
     return;
   }
-  const auto [partials, pAt] = builder.addBlocks(builder.tensor(out).name + "/row_group_sums", ir::DType::Float,
-                                                 owners, partialSizes);
+  ir::Id partials;
+  std::vector<std::uint64_t> pAt;
+  std::tie(partials, pAt) = builder.addBlocks(builder.tensor(out).name + "/row_group_sums", ir::DType::Float,
+                                              owners, partialSizes);
   std::vector<ir::Vertex> stage1, stage2;
   for (std::size_t o = 0; o < outPlacement.size(); ++o) {
     const std::uint64_t len = outPlacement[o].end - outPlacement[o].begin;
@@ -135,8 +139,10 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
   const Placement held = builder.placementOf(in);
   std::vector<std::uint32_t> rowTiles;
   for (const PlacedRange& r : held) rowTiles.push_back(r.tile);
-  const auto [partials, pAt] = builder.addBlocks(builder.tensor(out).name + "/tile_sums", ir::DType::Float, rowTiles,
-                                                 std::vector<std::uint64_t>(rowTiles.size(), cols));
+  ir::Id partials;
+  std::vector<std::uint64_t> pAt;
+  std::tie(partials, pAt) = builder.addBlocks(builder.tensor(out).name + "/tile_sums", ir::DType::Float, rowTiles,
+                                              std::vector<std::uint64_t>(rowTiles.size(), cols));
   std::vector<ir::Vertex> wholeRows, heads, tails;
   for (std::size_t i = 0; i < held.size(); ++i) {
     const PlacedRange& r = held[i];
@@ -193,10 +199,14 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
     gatheredSizes.push_back(sl.rows * sl.len);
     foldedSizes.push_back(sl.len);
   }
-  const auto [gathered, gAt] =
+  ir::Id gathered;
+  std::vector<std::uint64_t> gAt;
+  std::tie(gathered, gAt) =
       builder.addBlocks(builder.tensor(out).name + "/tile_sums_gathered", ir::DType::Float, sliceTiles, gatheredSizes);
   // The groups' sums, groups x cols row-major: slice (k, j) holds row k's columns [col, col + len).
-  const auto [folded, fAt] =
+  ir::Id folded;
+  std::vector<std::uint64_t> fAt;
+  std::tie(folded, fAt) =
       builder.addBlocks(builder.tensor(out).name + "/group_sums", ir::DType::Float, sliceTiles, foldedSizes);
   std::vector<ir::CopyRegion> bring;
   std::vector<ir::Vertex> fold;

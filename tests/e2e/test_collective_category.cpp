@@ -110,7 +110,9 @@ TEST(CollectiveCategory, PipelineLinkCopiesStayIpuLink) {
   const traces::ProfileReader reader(dir.str());
   const auto figures = figuresOf(reader);
   ASSERT_EQ(figures.size(), 4u);
-  for (const auto& [ipu, f] : figures) {
+  for (const auto& entry : figures) {
+    const auto& ipu = entry.first;
+    const auto& f = entry.second;  // named, not bound: clang before 16 cannot capture a binding
     const auto cycles = [&](const char* category) {
       return f.bspCycles.count(category) ? f.bspCycles.at(category) : std::int64_t(0);
     };

@@ -94,6 +94,9 @@ TEST(Half, EveryHalfRoundTripsThroughFloat) {
 }
 
 TEST(Half, MatchesCompilerFloat16OnManyFloats) {
+#ifndef __FLT16_MAX__
+  GTEST_SKIP() << "this compiler has no _Float16 (clang before 15 on x86-64); the GCC builds run this test";
+#else
   // Every sign and exponent, with pseudo-random fractions, plus the bit
   // patterns near each half's rounding boundary (fraction bits 0..13 set in
   // every combination of the low three around the tie).
@@ -118,4 +121,5 @@ TEST(Half, MatchesCompilerFloat16OnManyFloats) {
       for (std::uint32_t high : {0u, 0x155u << 14, 0x1ffu << 14})
         check((exponent << 23) | high | low);
   EXPECT_GT(checked, 2'000'000u);
+#endif
 }
