@@ -61,6 +61,8 @@ json layerJson(const scheduler::LayerSpec& l) {
   j["input_shapes"] = l.inputShapes;
   j["return_sequences"] = l.returnSequences;
   j["go_backwards"] = l.goBackwards;
+  j["zero_output_for_mask"] = l.zeroOutputForMask;
+  j["mask_zero"] = l.maskZero;
   j["reset_after"] = l.resetAfter;
   j["merge_mode"] = l.mergeMode;
   j["wrapped"] = json::array();

@@ -153,13 +153,18 @@ class Model:
                                               "binary_crossentropy") and not dump["loss"]["from_logits"]
 
     def forward(self, images):
-        outs = []
+        outs, masks = [], []
         x0 = images.reshape([self.batch] + self.input_shape)
         self.activity = 0.0
         for i, l in enumerate(self.layers):
             ins = [x0 if j == -1 else outs[j] for j in l["inputs"]]
             ins[0] = ins[0].reshape([self.batch] + l["input_shape"])  # a flatten or reshape passes elements on
+            # Keras's masks: an Embedding's mask_zero (ids != 0), carried by the
+            # layers that support masking, taken by the recurrent layers.
+            self.mask = next((masks[j] for j in l["inputs"] if j != -1 and masks[j] is not None), None)
             outs.append(self.layer(i, l, ins))
+            carries = l["kind"] in CARRY_MASK or (l["kind"] in RECURRENT and l["return_sequences"])
+            masks.append(ins[0] != 0 if l["kind"] == "embedding" and l["mask_zero"] else self.mask if carries else None)
             if "activity" in l.get("regularizers", {}):  # Keras: the output's penalty over the batch size
                 self.activity = self.activity + penalty(outs[-1], l["regularizers"]["activity"]) / self.batch
         return outs[-1]
@@ -177,7 +182,7 @@ class Model:
         return total
 
     def recurrent(self, l, x):
-        return recurrent_of(self, l, x)
+        return recurrent_of(self, l, x, self.mask)
 
     def act(self, i, l, x):
         a = l["activation"]
@@ -317,9 +322,18 @@ def attention_of(model, l, ins):
     return y
 
 
-def recurrent_of(model, l, x):
+# The layers that carry Keras's mask on (supports_masking), and the recurrent ones.
+CARRY_MASK = ("dense", "dropout", "activation", "layer_normalization", "add", "subtract", "multiply", "average",
+              "maximum", "minimum")
+RECURRENT = ("simple_rnn", "lstm", "gru", "bidirectional")
+
+
+def recurrent_of(model, l, x, mask=None):
     """Keras's SimpleRNN, LSTM and GRU cells (keras/src/layers/rnn/), step by step
-    from zero states; PyTorch's autograd gives backpropagation through time."""
+    from zero states; PyTorch's autograd gives backpropagation through time.
+    Under a mask ([batch, steps], True where kept), a masked step keeps the
+    states it read (Keras's rnn: where(mask, new, previous)) and outputs them,
+    or zeros with zero_output_for_mask."""
     p, units = model.params, l["units"]
     kernel, recurrent = p[l["name"] + "/kernel"], p[l["name"] + "/recurrent_kernel"]
     bias = p.get(l["name"] + "/bias") if l["use_bias"] else None
@@ -340,20 +354,32 @@ def recurrent_of(model, l, x):
             z = gate(mx[:, :units] + mi[:, :units])
             r = gate(mx[:, units:2 * units] + mi[:, units:2 * units])
             rh = r * mi[:, 2 * units:] if two else (r * h) @ recurrent[:, 2 * units:]
-            h = z * h + (1 - z) * act(mx[:, 2 * units:] + rh)
-            outs.append(h)
+            h_new = z * h + (1 - z) * act(mx[:, 2 * units:] + rh)
+            h, _, out = masked_step(l, mask, t, h, h_new, c, c)
+            outs.append(out)
             continue
         z = x[:, t] @ kernel + h @ recurrent
         if bias is not None:
             z = z + bias
         if l["kind"] == "simple_rnn":
-            h = act(z)
+            h_new, c_new = act(z), c
         else:
             i, f, g, o = z.split(units, dim=1)
-            c = gate(f) * c + gate(i) * act(g)
-            h = gate(o) * act(c)
-        outs.append(h)
+            c_new = gate(f) * c + gate(i) * act(g)
+            h_new = gate(o) * act(c_new)
+        h, c, out = masked_step(l, mask, t, h, h_new, c, c_new)
+        outs.append(out)
     return torch.stack(outs, dim=1) if l["return_sequences"] else h
+
+
+def masked_step(l, mask, t, h, h_new, c, c_new):
+    """The step's states and output under Keras's mask (unmasked: the new ones)."""
+    if mask is None:
+        return h_new, c_new, h_new
+    keep = mask[:, t].unsqueeze(1)
+    h, c = torch.where(keep, h_new, h), torch.where(keep, c_new, c)
+    zero = l["zero_output_for_mask"] and l["return_sequences"]
+    return h, c, torch.where(keep, h_new, torch.zeros_like(h_new)) if zero else h
 
 
 def convolution_of(model, l, x):

@@ -10,6 +10,7 @@ void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log
 void addExtremumCodelets(CodeletRegistry& registry);           // MaximumGrad, MinimumGrad
 void addScaledAddCodelet(CodeletRegistry& registry);             // ScaledAdd, ScaledAddSupervisor
 void addAddBiasCodelet(CodeletRegistry& registry);
+void addIdMaskCodelet(CodeletRegistry& registry);
 void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax
 void addMatMulPartialCodelet(CodeletRegistry& registry);
 void addDataMovementCodelets(CodeletRegistry& registry);       // Copy, Cast, Fill

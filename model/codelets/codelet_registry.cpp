@@ -14,6 +14,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addExtremumCodelets(r);
     addScaledAddCodelet(r);
     addAddBiasCodelet(r);
+    addIdMaskCodelet(r);
     addReduceCodelets(r);
     addMatMulPartialCodelet(r);
     addDataMovementCodelets(r);

@@ -80,6 +80,7 @@ const char* toString(OpKind kind) {
     case OpKind::Regularization: return "Regularization";
     case OpKind::RegularizerGrad: return "RegularizerGrad";
     case OpKind::AddLossTerm: return "AddLossTerm";
+    case OpKind::IdMask: return "IdMask";
   }
   return "?";
 }

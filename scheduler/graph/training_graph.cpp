@@ -466,6 +466,11 @@ std::size_t TrainingGraphBuilder::joinColumnParts(std::size_t v) {
 
 bool Backward::wants(std::size_t input) const { return b.dependsOnWeights(input); }
 
+std::size_t TrainingGraphBuilder::maskOf(std::size_t v) const {
+  const auto it = masks_.find(v);
+  return it == masks_.end() ? kNone : it->second;
+}
+
 void Backward::deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset, std::uint64_t rows) const {
   if (!wants(input) && b.g_.values[input].kind != ValueKind::Weight) return;
   auto& parts = b.columnParts_[input];
@@ -501,6 +506,31 @@ std::uint64_t dropoutSeed(const Workload& w, std::size_t layer) {
   return (l.seeded ? l.seed : mixSeed(w.seed, layer)) & ((1ull << 53) - 1);
 }
 
+namespace {
+
+// The one mask of layer `l`'s inputs (Keras's masks: TrainingGraphBuilder::
+// maskOf), kNone without one; a layer that does not model masks gets none.
+std::size_t inputMask(const TrainingGraphBuilder& b, const LayerSpec& l, const Layer& layer,
+                      const std::vector<std::size_t>& ins) {
+  std::size_t mask = kNone;
+  for (std::size_t in : ins) {
+    const std::size_t m = b.maskOf(in);
+    if (m == kNone) continue;
+    if (mask != kNone && m != mask)
+      throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its inputs carry the masks of two "
+                                  "different Embeddings' mask_zero; combining masks is not modelled");
+    mask = m;
+  }
+  if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Refuses)
+    throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its input carries the mask of an "
+                                "Embedding's mask_zero, which this layer does not model (Keras 3 drops the mask "
+                                "here, Keras 2 raises); masks are modelled through Dense, Dropout, Activation, "
+                                "LayerNormalization and the merges, into the recurrent layers");
+  return mask;
+}
+
+}  // namespace
+
 OpGraph buildTrainingGraph(const Workload& w) {
   using ir::DType;
   TrainingGraphBuilder b(w);
@@ -528,7 +558,9 @@ OpGraph buildTrainingGraph(const Workload& w) {
     const Layer& layer = layerOfKind(l.kind);
     weights = weights || layer.hasWeights(l);
     try {
+      const std::size_t mask = inputMask(b, l, layer, ins);
       outputOf[li] = layer.build(b, l, li, ins);
+      if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Carries) b.setMask(outputOf[li], mask);
       b.penalizeActivity(l, outputOf[li]);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(w.name + ": " + e.what());
@@ -539,6 +571,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
   for (std::size_t o : modelOutputs(w)) {
+    if (b.maskOf(outputOf.at(o)) != kNone)
+      throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name +
+                                  "') carries the mask of an Embedding's mask_zero: a masked loss is not modelled yet "
+                                  "(a layer that consumes the mask, such as a recurrent layer without "
+                                  "return_sequences, before the output)");
     // The loss reads rows of the output's elements (a value may still be laid
     // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
     // (A sequence's per-step classes: a row per step, DatasetSpec::labelSteps.)

@@ -113,6 +113,12 @@ class TrainingGraphBuilder {
   void penalizeActivity(const LayerSpec& l, std::size_t output);
   const std::vector<Penalty>& penalties() const { return penalties_; }
 
+  // Keras's mask of value `v` (an Embedding's mask_zero, carried by the
+  // layers that carry masks): the token ids ([batch, steps], int) whose
+  // non-zero entries mark the steps kept; kNone without one.
+  std::size_t maskOf(std::size_t v) const;
+  void setMask(std::size_t v, std::size_t ids) { masks_[v] = ids; }
+
   // Records a tape entry (weighted: the op reads a trainable weight).
   void record(std::vector<std::size_t> inputs, std::size_t output, bool weighted, BackwardFn backward);
   bool dependsOnWeights(std::size_t value) const { return value < depends_.size() && depends_[value]; }
@@ -144,7 +150,7 @@ class TrainingGraphBuilder {
   std::size_t kernels_ = 0;
   std::vector<Entry> tape_;
   std::vector<char> depends_;
-  std::map<std::size_t, std::size_t> gradOf_, weightGrad_;
+  std::map<std::size_t, std::size_t> gradOf_, weightGrad_, masks_;
   struct ColumnParts {
     std::uint64_t rows = 0;                   // the value read as [rows, columns]
     std::map<std::uint64_t, std::size_t> at;  // first column -> gradient

@@ -11,6 +11,7 @@ namespace {
 class ActivationLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kActivation}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Carries; }  // Keras: supports_masking
   std::vector<std::string> kerasClasses() const override { return {"Activation"}; }
   std::set<std::string> workloadKeys(const std::string&) const override { return {"activation"}; }
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override { readActivation(l, spec, true); }

@@ -37,6 +37,7 @@ LayerSpec side(const LayerSpec& l, std::size_t k) {
 class BidirectionalLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kBidirectional}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Consumes; }
   std::vector<std::string> kerasClasses() const override { return {"Bidirectional"}; }
   std::set<std::string> workloadKeys(const std::string&) const override { return {"layer", "merge_mode"}; }
 
@@ -125,7 +126,10 @@ class BidirectionalLayer final : public Layer {
       }
     }
     const std::size_t out = merged.size() == 1 ? merged[0] : cell.concatColumns(merged, "merged");
-    return sequences ? b.shaped(out, l.outputShape, l.name, "sequence_shape") : out;
+    if (!sequences) return out;
+    const std::size_t sequence = b.shaped(out, l.outputShape, l.name, "sequence_shape");
+    if (b.maskOf(inputs[0]) != ~std::size_t(0)) b.setMask(sequence, b.maskOf(inputs[0]));  // Keras: compute_mask
+    return sequence;
   }
 
  private:
@@ -154,6 +158,8 @@ class BidirectionalLayer final : public Layer {
     LayerSpec back = backward ? *backward : forward;
     if (!backward) back.goBackwards = !forward.goBackwards;
     spec.wrapped = {forward, back};
+    // Keras forces zero_output_for_mask = return_sequences on both layers.
+    for (LayerSpec& w : spec.wrapped) w.zeroOutputForMask = w.returnSequences;
     spec.returnSequences = forward.returnSequences;
   }
 };

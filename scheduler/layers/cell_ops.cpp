@@ -68,6 +68,26 @@ std::size_t CellOps::sliceColumns(std::size_t x, std::uint64_t offset, std::uint
   return out;
 }
 
+std::pair<std::size_t, std::size_t> CellOps::stepMask(std::size_t ids, std::uint64_t step, std::uint64_t width,
+                                                      const std::string& name) {
+  OpGraph& g = b_.graph();
+  const std::uint64_t rows = g.values[ids].shape.at(0), steps = g.values[ids].numElements() / rows;
+  const std::size_t column = b_.value(layer_ + "/" + name + "_ids", {rows}, ir::DType::Int, ValueKind::Activation, layer_);
+  Op slice{OpKind::Slice, name + "_ids", layer_, {ids}, {column}};
+  slice.rows = rows;
+  slice.blocks = {step, 1, steps};
+  g.addOp(slice);
+  std::size_t gates[2];
+  for (std::uint64_t padding = 0; padding < 2; ++padding) {
+    const std::string gate = name + (padding ? "_padding" : "_keep");
+    gates[padding] = value(gate, {rows, width});
+    Op op{OpKind::IdMask, gate, layer_, {column}, {gates[padding]}};
+    op.index = padding;
+    g.addOp(op);
+  }
+  return {gates[0], gates[1]};
+}
+
 std::size_t CellOps::concatColumns(const std::vector<std::size_t>& parts, const std::string& name) {
   OpGraph& g = b_.graph();
   const std::uint64_t rows = g.values[parts.at(0)].shape.at(0);

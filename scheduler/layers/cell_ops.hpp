@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ipusim::scheduler {
@@ -34,6 +35,11 @@ class CellOps {
   // x * mask / (1 - rate), the mask drawn on the device from (seed, step,
   // element) (a Dropout op; its gradient the same mask's DropoutGrad).
   std::size_t dropout(std::size_t x, double rate, std::uint64_t seed, const std::string& name);
+  // Step `step`'s gates of a mask (Keras's mask_zero): `ids` [rows, steps]
+  // (int), column `step` sliced out, then {keep, padding} [rows, width]:
+  // 1 where the id is not 0 (is 0), else 0 (IdMask ops; no gradient).
+  std::pair<std::size_t, std::size_t> stepMask(std::size_t ids, std::uint64_t step, std::uint64_t width,
+                                               const std::string& name);
   std::size_t add(std::size_t x, std::size_t y, const std::string& name);
   std::size_t subtract(std::size_t x, std::size_t y, const std::string& name);
   std::size_t multiply(std::size_t x, std::size_t y, const std::string& name);

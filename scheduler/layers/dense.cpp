@@ -17,6 +17,7 @@ namespace {
 class DenseLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kDense}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Carries; }  // Keras: supports_masking
   std::vector<std::string> kerasClasses() const override { return {"Dense"}; }
   std::set<std::string> workloadKeys(const std::string&) const override { return {"units", "activation", "use_bias"}; }
 

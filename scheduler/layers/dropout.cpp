@@ -15,6 +15,7 @@ namespace {
 class DropoutLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kDropout}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Carries; }  // Keras: supports_masking
   std::vector<std::string> kerasClasses() const override { return {"Dropout"}; }
   std::set<std::string> workloadKeys(const std::string&) const override { return {"rate", "seed"}; }
 

@@ -9,7 +9,9 @@
 //             dense gradient, as Keras's on an IPU; the ids get none)
 // Lowered as popops plans multiSlice and multiUpdateAdd (planning/
 // embedding_plan.hpp). The ids are the model's input, streamed as int32
-// (models/token_inputs.hpp says when); Keras's mask_zero is not modelled yet.
+// (models/token_inputs.hpp says when). With mask_zero, the output carries
+// Keras's mask (id 0 marks a padded step: TrainingGraphBuilder::maskOf) to
+// the layers that take it (Layer::maskUse).
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
@@ -32,13 +34,14 @@ class EmbeddingLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kEmbedding}; }
   std::vector<std::string> kerasClasses() const override { return {"Embedding"}; }
-  std::set<std::string> workloadKeys(const std::string&) const override { return {"input_dim", "output_dim"}; }
+  std::set<std::string> workloadKeys(const std::string&) const override { return {"input_dim", "output_dim", "mask_zero"}; }
 
   void readWorkload(const WorkloadReader& l, LayerSpec& spec) const override {
     for (const char* key : {"input_dim", "output_dim"})
       if (!l.has(key)) l.fail(l.key(key), "missing (expected a positive integer)");
     spec.inputDim = l.count32("input_dim", 0, true);
     spec.units = l.count32("output_dim", 0, true);
+    spec.maskZero = l.boolean("mask_zero", false);
     spec.initializers["embeddings"] = kerasDefaultTable();
   }
 
@@ -49,8 +52,7 @@ class EmbeddingLayer final : public Layer {
     spec.initializers["embeddings"] = kerasDefaultTable();
     c.requireInitializer("embeddings_initializer", {});  // any modelled one replaces the default (initializers())
     readPenalties(c, {"embeddings"});
-    if (c.boolean("mask_zero", false))
-      c.fail("mask_zero", "true is not modelled yet (the mask carried to the layers and losses that take it)");
+    spec.maskZero = c.boolean("mask_zero", false);
     if (c.boolean("sparse", false)) c.fail("sparse", "true is not modelled (a dense gradient, as on an IPU)");
     // Keras 1's dropout on the table (Keras 2 drops the key with a warning) and its ids' dtype.
     if (c.has("dropout") && !c.isNull("dropout") && c.number("dropout", 0) != 0)
@@ -111,7 +113,9 @@ class EmbeddingLayer final : public Layer {
       g.addOp({OpKind::EmbeddingGrad, "embeddings_grad", name, {ids, dRows}, {dTable}});
       bw.weightGradient(table, dTable);
     });
-    return b.shaped(rows, l.outputShape, l.name, "unrows");
+    const std::size_t out = b.shaped(rows, l.outputShape, l.name, "unrows");
+    if (l.maskZero) b.setMask(out, ids);  // Keras's compute_mask: ids != 0, computed where a layer takes it
+    return out;
   }
 };
 

@@ -85,6 +85,14 @@ class Layer {
   // images are then fed in the model's input shape when it reads them first.
   virtual bool readsShapedInput(const LayerSpec& spec) const { return false; }
 
+  // Keras's masks (an Embedding's mask_zero): what the layer does with a mask
+  // on its input. Refuses: an error (not modelled); Carries: the output has
+  // the input's mask (Keras's supports_masking with its default compute_mask;
+  // a merge's inputs must share their one mask); Consumes: build() reads it
+  // (TrainingGraphBuilder::maskOf) and gives its output one, or none.
+  enum class MaskUse { Refuses, Carries, Consumes };
+  virtual MaskUse maskUse(const LayerSpec& spec) const { return MaskUse::Refuses; }
+
   // Adds the forward ops over `inputs` (values of the compute type, one per
   // LayerSpec::inputs) and records on the builder's tape what its backward
   // pass needs; returns the output value.

@@ -56,6 +56,7 @@ std::uint64_t normalizedSize(const LayerSpec& l) {
 class LayerNormalizationLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kLayerNormalization}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Carries; }  // Keras: supports_masking
   std::vector<std::string> kerasClasses() const override { return {"LayerNormalization"}; }
   std::set<std::string> workloadKeys(const std::string&) const override { return {"axis", "epsilon", "center", "scale"}; }
 

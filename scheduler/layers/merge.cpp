@@ -24,6 +24,11 @@ class MergeLayer final : public Layer {
     return {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"};
   }
   bool merges() const override { return true; }
+  // Keras's merges AND their inputs' masks (one mask here); a concatenation's
+  // axis may be the steps' (not modelled with a mask).
+  MaskUse maskUse(const LayerSpec& l) const override {
+    return l.kind == k::kConcatenate ? MaskUse::Refuses : MaskUse::Carries;
+  }
   std::set<std::string> workloadKeys(const std::string& kind) const override {
     if (kind == k::kConcatenate) return {"axis"};
     return {};

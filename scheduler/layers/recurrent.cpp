@@ -36,6 +36,7 @@ namespace {
 // what compiles in reasonable time and memory; popnn's loop has none).
 constexpr std::uint64_t kMaxUnrolledSteps = 1024;
 constexpr std::size_t kNoRecurrentBias = ~std::size_t(0);
+constexpr std::size_t kNoMask = ~std::size_t(0);
 
 bool isLstm(const LayerSpec& l) { return l.kind == layer_kind::kLstm; }
 bool isGru(const LayerSpec& l) { return l.kind == layer_kind::kGru; }
@@ -109,6 +110,15 @@ std::vector<std::size_t> runRecurrent(TrainingGraphBuilder& b, const LayerSpec& 
   }
   const std::size_t perStep = b.reshape(projection, {batch, steps * width}, l.name, "steps");
 
+  // Keras's mask (an Embedding's mask_zero on the input): the token ids, [batch, steps].
+  std::size_t maskIds = b.maskOf(input);
+  if (maskIds != kNoMask) {
+    if (b.graph().values[maskIds].numElements() != batch * steps)
+      throw std::invalid_argument("layer '" + l.name + "': the mask of its input (from an Embedding's mask_zero) has " +
+                                  std::to_string(b.graph().values[maskIds].numElements() / batch) +
+                                  " steps per example, the input " + std::to_string(steps) + ": the shapes do not fit");
+    maskIds = b.reshape(maskIds, {batch, steps}, l.name, "mask_ids");
+  }
   // Zero states (Keras's initial states), read, never written.
   const std::size_t zero = b.state(l, "initial_state", {batch, units}, b.compute(), 0);
   std::size_t h = zero, c = zero;
@@ -117,26 +127,40 @@ std::vector<std::size_t> runRecurrent(TrainingGraphBuilder& b, const LayerSpec& 
     const std::uint64_t t = l.goBackwards ? steps - 1 - k : k;
     const std::string at = "t" + std::to_string(t) + "/";
     const std::size_t projected = cell.sliceColumns(perStep, t * width, width, at + "input");
+    const std::size_t hBefore = h, cBefore = c;
     if (isGru(l)) {
       h = gruStep(cell, l, projected, h, recurrent, recurrentUsed, bias, biasUsed, at);
+    } else {
+      const std::size_t z = cell.add(projected, cell.matmul(h, recurrent, recurrentUsed, at + "recurrent"), at + "z");
+      if (!isLstm(l)) {
+        h = cell.activation(l.activation, l.activationParams, z, at + "h");
+      } else {
+        auto gate = [&](std::uint64_t g, Activation a, const ActivationParams& p, const char* name) {
+          return cell.activation(a, p, cell.sliceColumns(z, g * units, units, at + "z_" + name), at + name);
+        };
+        const std::size_t i = gate(0, l.recurrentActivation, l.recurrentActivationParams, "i");
+        const std::size_t f = gate(1, l.recurrentActivation, l.recurrentActivationParams, "f");
+        const std::size_t g = gate(2, l.activation, l.activationParams, "g");
+        const std::size_t o = gate(3, l.recurrentActivation, l.recurrentActivationParams, "o");
+        c = cell.add(cell.multiply(f, c, at + "f_c"), cell.multiply(i, g, at + "i_g"), at + "c");
+        h = cell.multiply(o, cell.activation(l.activation, l.activationParams, c, at + "c_activation"), at + "h");
+      }
+    }
+    if (maskIds == kNoMask) {
       outputs.push_back(h);
       continue;
     }
-    const std::size_t z = cell.add(projected, cell.matmul(h, recurrent, recurrentUsed, at + "recurrent"), at + "z");
-    if (!isLstm(l)) {
-      h = cell.activation(l.activation, l.activationParams, z, at + "h");
-    } else {
-      auto gate = [&](std::uint64_t g, Activation a, const ActivationParams& p, const char* name) {
-        return cell.activation(a, p, cell.sliceColumns(z, g * units, units, at + "z_" + name), at + name);
-      };
-      const std::size_t i = gate(0, l.recurrentActivation, l.recurrentActivationParams, "i");
-      const std::size_t f = gate(1, l.recurrentActivation, l.recurrentActivationParams, "f");
-      const std::size_t g = gate(2, l.activation, l.activationParams, "g");
-      const std::size_t o = gate(3, l.recurrentActivation, l.recurrentActivationParams, "o");
-      c = cell.add(cell.multiply(f, c, at + "f_c"), cell.multiply(i, g, at + "i_g"), at + "c");
-      h = cell.multiply(o, cell.activation(l.activation, l.activationParams, c, at + "c_activation"), at + "h");
-    }
-    outputs.push_back(h);
+    // A masked step keeps the states it read (Keras's rnn: where(mask, new,
+    // previous)), written keep h + padding h_before with gates of exactly 1
+    // and 0, so the result is the chosen value itself.
+    const auto [keep, padding] = cell.stepMask(maskIds, t, units, at + "mask");
+    const std::size_t kept = cell.multiply(keep, h, at + "h_kept");
+    h = cell.add(kept, cell.multiply(padding, hBefore, at + "h_carried"), at + "h_masked");
+    if (isLstm(l))
+      c = cell.add(cell.multiply(keep, c, at + "c_kept"), cell.multiply(padding, cBefore, at + "c_carried"), at + "c_masked");
+    // The step's output: zeros where masked with zero_output_for_mask (a
+    // Bidirectional's returned sequences), else the carried h.
+    outputs.push_back(l.zeroOutputForMask && l.returnSequences ? kept : h);
   }
   return outputs;
 }
@@ -153,6 +177,7 @@ InitializerSpec orthogonalSpec() {
 class RecurrentLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kSimpleRnn, layer_kind::kLstm, layer_kind::kGru}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Consumes; }
   std::vector<std::string> kerasClasses() const override { return {"SimpleRNN", "LSTM", "GRU"}; }
   std::set<std::string> workloadKeys(const std::string& kind) const override {
     std::set<std::string> keys{"units", "activation", "use_bias", "return_sequences", "go_backwards"};
@@ -211,7 +236,8 @@ class RecurrentLayer final : public Layer {
     if (c.boolean("time_major", false)) c.fail("time_major", "true is not modelled (inputs are [batch, steps, features])");
     // The same arithmetic however Keras schedules it (unroll, implementation,
     // use_cudnn), and the seed of the dropouts refused above.
-    c.ignore({"unroll", "implementation", "use_cudnn", "seed", "zero_output_for_mask"});
+    c.ignore({"unroll", "implementation", "use_cudnn", "seed"});
+    spec.zeroOutputForMask = c.boolean("zero_output_for_mask", false);
     readInputLength(c, spec);  // checked against the input by outputShape()
   }
 
@@ -252,7 +278,10 @@ class RecurrentLayer final : public Layer {
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
     const std::vector<std::size_t> outputs = runRecurrent(b, l, inputs[0]);
     if (!l.returnSequences) return outputs.back();
-    return b.shaped(CellOps(b, l.name).concatColumns(outputs, "sequence"), l.outputShape, l.name, "sequence_shape");
+    const std::size_t out =
+        b.shaped(CellOps(b, l.name).concatColumns(outputs, "sequence"), l.outputShape, l.name, "sequence_shape");
+    if (b.maskOf(inputs[0]) != kNoMask) b.setMask(out, b.maskOf(inputs[0]));  // Keras: the sequence keeps the mask
+    return out;
   }
 
 };

@@ -189,6 +189,13 @@ struct LayerSpec {
   Activation recurrentActivation = Activation::Sigmoid;
   ActivationParams recurrentActivationParams = defaultParams(Activation::Sigmoid);
   bool returnSequences = false, goBackwards = false, unitForgetBias = true, resetAfter = true;
+  // Under a mask (an Embedding's mask_zero): a masked step's output is zeros
+  // (Keras's zero_output_for_mask; a Bidirectional's layers with
+  // return_sequences), else the last kept step's.
+  bool zeroOutputForMask = false;
+  // embedding: Keras's mask_zero (id 0 is padding: the steps it marks are
+  // masked in the layers that take a mask).
+  bool maskZero = false;
   // bidirectional: the forward layer, then the backward one (recurrent
   // kinds; shapes set by shape inference), and how their outputs merge:
   // concat (on the last axis), sum, mul or ave (Keras's merge_mode).

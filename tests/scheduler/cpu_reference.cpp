@@ -241,7 +241,7 @@ std::size_t CpuReference::addConvFamily(const scheduler::LayerSpec& l, std::size
 }
 
 CpuReference::Stage CpuReference::recurrentStage(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in,
-                                                 std::size_t& weight) const {
+                                                 std::size_t& weight, std::size_t maskFrom) const {
   namespace k = scheduler::layer_kind;
   Stage s{Stage::Recurrent, in, scheduler::elementsOf(l.outputShape), {act}};
   s.kernel = weight;
@@ -252,6 +252,8 @@ CpuReference::Stage CpuReference::recurrentStage(const scheduler::LayerSpec& l, 
   g.returnSequences = l.returnSequences, g.goBackwards = l.goBackwards, g.bias = l.useBias;
   g.activation = l.activation, g.params = l.activationParams;
   g.recurrentActivation = l.recurrentActivation, g.recurrentParams = l.recurrentActivationParams;
+  g.zeroOutputForMask = l.zeroOutputForMask;
+  s.maskFrom = maskFrom;
   return s;
 }
 
@@ -329,6 +331,13 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
   const std::vector<std::size_t> outputs = scheduler::modelOutputs(w);
   // A shared layer's later calls use its first call's weights and moving statistics.
   std::map<std::string, std::pair<std::size_t, std::size_t>> weightsOfOwner;  // owner -> (weight, moving)
+  // Keras's masks (an Embedding's mask_zero): per activation, the activation
+  // of the token ids that mask it, as Keras carries a mask from layer to layer.
+  std::map<std::size_t, std::size_t> idsMasking;
+  auto maskOf = [&](std::size_t a) {
+    const auto it = idsMasking.find(a);
+    return it == idsMasking.end() ? ~std::size_t(0) : it->second;
+  };
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
     const std::size_t ownWeight = weight, ownMoving = moving_.size();
@@ -451,12 +460,12 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       s.grain = scheduler::embeddingColumnGrain(l.units);
       act = push(s);
     } else if (l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru) {
-      act = push(recurrentStage(l, act, in, weight));
+      act = push(recurrentStage(l, act, in, weight, maskOf(from[0])));
     } else if (l.kind == k::kBidirectional) {
       // Both layers over the input, the backward one's steps put back in time
       // order (a Gather), then merged as a merge layer would.
       std::size_t sides[2];
-      for (std::size_t k = 0; k < 2; ++k) sides[k] = push(recurrentStage(l.wrapped[k], act, in, weight));
+      for (std::size_t k = 0; k < 2; ++k) sides[k] = push(recurrentStage(l.wrapped[k], act, in, weight, maskOf(from[0])));
       const std::uint64_t T = l.inputShape[0], units = l.wrapped[1].units;
       const bool sequences = l.wrapped[0].returnSequences;
       if (sequences) {
@@ -558,6 +567,18 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       activityPenalties_.push_back({act, r->second.l1 / double(batch_), r->second.l2 / double(batch_)});
     if (sharing) weight = ownWeight;
     actOf[i] = act;
+    // The output's mask: the Embedding's (ids != 0), or carried by the layers
+    // that support masking (Dense, Dropout, Activation, LayerNormalization, the
+    // merges) and by a recurrent layer's returned sequence.
+    std::size_t inputMask = ~std::size_t(0);
+    for (std::size_t a : from) inputMask = std::min(inputMask, maskOf(a));
+    const bool carries = l.kind == k::kDense || l.kind == k::kDropout || l.kind == k::kActivation ||
+                         l.kind == k::kLayerNormalization || l.kind == k::kAdd || l.kind == k::kSubtract ||
+                         l.kind == k::kMultiply || l.kind == k::kAverage || l.kind == k::kMaximum || l.kind == k::kMinimum ||
+                         ((l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru ||
+                           l.kind == k::kBidirectional) && l.returnSequences);
+    if (l.kind == k::kEmbedding && l.maskZero) idsMasking[act] = from[0];
+    else if (carries && inputMask != ~std::size_t(0)) idsMasking[act] = inputMask;
   }
   for (std::size_t o : outputs) outputs_.push_back(actOf[o]);
   if (weight != weights_.size()) throw std::invalid_argument("CpuReference: weights do not match the layers");
@@ -643,6 +664,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       y = softmaxForward(x, s.axisLength, s.inner);
     } else if (s.kind == Stage::Recurrent) {
       const std::vector<float> none;
+      recurrentCache_[i].ids = s.maskFrom == ~std::size_t(0) ? none : acts[s.maskFrom];
       y = recurrentForward(s.recurrent, x, weights_[s.kernel], weights_[s.kernel + 1],
                            s.recurrent.bias ? weights_[s.kernel + 2] : none, recurrentCache_[i]);
     } else if (s.kind == Stage::Positions) {

@@ -102,6 +102,7 @@ class CpuReference {
     // Recurrent (cpu_reference_recurrent.hpp): weights_[kernel], [kernel + 1]
     // (recurrent), [kernel + 2] (bias, when geometry says so).
     RecurrentGeometry recurrent{};
+    std::size_t maskFrom = ~std::size_t(0);  // Recurrent: the activation of the token ids of Keras's mask (mask_zero)
     // Positions: weights_[kernel] (out elements) is every example's output.
     // Attention (cpu_reference_attention.hpp): from = {query, value, key};
     // its weights from weights_[kernel] on, in AttentionWeights' order.
@@ -115,7 +116,8 @@ class CpuReference {
   static bool convFamily(const scheduler::LayerSpec& l);
   // A recurrent layer's stage over activation `act` (`in` elements per
   // example), its weights from `weight` on (advanced past them).
-  Stage recurrentStage(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in, std::size_t& weight) const;
+  Stage recurrentStage(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in, std::size_t& weight,
+                       std::size_t maskFrom) const;
   std::size_t addConvFamily(const scheduler::LayerSpec& l, std::size_t act, std::uint64_t in, std::size_t& weight,
                             const std::function<std::size_t(Stage)>& push);
   // Batch normalization's per-channel batch mean and biased variance of `x` (two passes, double).

@@ -7,6 +7,10 @@ namespace {
 
 // The step that ran k-th reads the input's step t.
 std::uint64_t stepRead(const RecurrentGeometry& g, std::uint64_t k) { return g.goBackwards ? g.steps - 1 - k : k; }
+// Whether row b's k-th step is masked (its token id is 0).
+bool masked(const RecurrentGeometry& g, const RecurrentCache& cache, std::uint64_t b, std::uint64_t k) {
+  return !cache.ids.empty() && cache.ids[b * g.steps + stepRead(g, k)] == 0.0f;
+}
 
 float value(scheduler::Activation a, const scheduler::ActivationParams& p, float x) {
   return a == scheduler::Activation::Linear ? x : float(activationValue(a, p, x));
@@ -69,6 +73,12 @@ std::vector<float> recurrentForward(const RecurrentGeometry& g, const std::vecto
   for (std::uint64_t b = 0; b < g.batch; ++b) {
     std::vector<float> h(U, 0.0f), c(U, 0.0f);
     for (std::uint64_t k = 0; k < T; ++k) {
+      if (masked(g, cache, b, k)) {  // the states carried over
+        std::copy(c.begin(), c.end(), &cache.c[(b * T + k) * U]);
+        std::copy(h.begin(), h.end(), &cache.h[(b * T + k) * U]);
+        if (g.returnSequences && !g.zeroOutputForMask) std::copy(h.begin(), h.end(), &y[(b * T + k) * U]);
+        continue;  // (zeros with zeroOutputForMask: y starts at 0)
+      }
       const float* xt = &x[(b * T + stepRead(g, k)) * F];
       float* z = &cache.z[(b * T + k) * W];
       if (g.gru) {
@@ -114,6 +124,13 @@ RecurrentGrads recurrentBackward(const RecurrentGeometry& g, const std::vector<f
   for (std::uint64_t b = 0; b < g.batch; ++b) {
     std::vector<float> dhNext(U, 0.0f), dcNext(U, 0.0f), dz(W);
     for (std::uint64_t k = T; k-- > 0;) {
+      if (masked(g, cache, b, k)) {  // the carried states pass their gradient on; the cell gets none
+        for (std::uint64_t u = 0; u < U; ++u) {
+          if (g.returnSequences && !g.zeroOutputForMask) dhNext[u] += grad[(b * T + k) * U + u];
+          else if (!g.returnSequences && k == T - 1) dhNext[u] += grad[b * U + u];
+        }
+        continue;
+      }
       const float* z = &cache.z[(b * T + k) * W];
       if (g.gru) {  // dz: the input projection's gradient [z, r, h~]; dhNext gets h's own terms first
         const float* inner = &cache.c[(b * T + k) * U];

@@ -13,6 +13,7 @@ namespace ipusim::testing {
 struct RecurrentGeometry {
   std::uint64_t batch = 0, steps = 0, features = 0, units = 0;
   bool lstm = false, gru = false, resetAfter = true, returnSequences = false, goBackwards = false, bias = true;
+  bool zeroOutputForMask = false;  // under a mask: a masked step outputs zeros (else the carried h)
   scheduler::Activation activation = scheduler::Activation::Tanh, recurrentActivation = scheduler::Activation::Sigmoid;
   scheduler::ActivationParams params{}, recurrentParams{};
   std::uint64_t gates() const { return lstm ? 4 : gru ? 3 : 1; }
@@ -24,7 +25,12 @@ struct RecurrentGeometry {
 // term (r_h with reset_after, else r h).
 struct RecurrentCache {
   std::vector<float> z, c, h;  // [batch][steps][gates x units], [batch][steps][units] x 2
+  std::vector<float> ids;      // Keras's mask (mask_zero): the token ids [batch][steps]; empty without
 };
+
+// Under a mask (cache.ids, set before the forward pass), a step whose id is 0
+// keeps the states it read (Keras's rnn: where(mask, new, previous)) and
+// outputs them, or zeros with zeroOutputForMask and return_sequences.
 
 // x [batch, steps, features]; kernel [features, gates x units], recurrent
 // [units, gates x units], bias [gates x units] (GRU with reset_after: [2,

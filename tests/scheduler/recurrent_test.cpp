@@ -6,9 +6,11 @@
 // with the same weights; mixed_float16 tracks float32 within 1%. Keras files
 // read (Keras 2's hard_sigmoid gates, Orthogonal recurrent kernels); what is
 // not modelled is refused by key.
+#include "cpu_reference_recurrent.hpp"
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
+#include "scheduler/graph/training_graph.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -203,6 +205,93 @@ TEST(RecurrentKeras, WhatIsNotModelledIsRefusedByKey) {
   EXPECT_NE(error({{"dropout", 0.2}}).find("dropout: 0.2 is not modelled"), std::string::npos);
   EXPECT_NE(error({{"stateful", true}}).find("stateful"), std::string::npos);
   EXPECT_NE(error({{"batch_input_shape", {nullptr, 24}}}).find("[steps, features]"), std::string::npos);
+}
+
+// Keras's masks (an Embedding's mask_zero): a step whose token id is 0 keeps
+// the states it read. Ids drawn from a vocabulary of 3, so a third of the
+// steps are masked, scattered (Keras masks any step whose id is 0).
+TEST(MaskedRecurrent, AnLstmOverPaddedTokensTrainsAsTheReference) {
+  expectSameTraining(smallJob(R"([
+    {"type": "embedding", "input_dim": 3, "output_dim": 8, "mask_zero": true, "name": "tokens"},
+    {"type": "lstm", "units": 6, "name": "lstm"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {7}, kAdam, 11), "masked_lstm.json", kSteps);
+}
+
+// The mask carried through Dense and LayerNormalization (Keras's
+// supports_masking) from a GRU's returned sequence into a backwards GRU, and
+// a SimpleRNN's into an Add with the embedding.
+TEST(MaskedRecurrent, TheMaskIsCarriedThroughTheLayersThatSupportIt) {
+  expectSameTraining(smallJob(R"([
+    {"type": "embedding", "input_dim": 3, "output_dim": 6, "mask_zero": true, "name": "tokens"},
+    {"type": "simple_rnn", "units": 6, "return_sequences": true, "name": "rnn"},
+    {"type": "add", "inputs": ["tokens", "rnn"], "name": "residual"},
+    {"type": "gru", "units": 5, "return_sequences": true, "name": "gru_1"},
+    {"type": "dense", "units": 4, "activation": "tanh", "name": "projection"},
+    {"type": "layer_normalization", "name": "norm"},
+    {"type": "gru", "units": 5, "reset_after": false, "go_backwards": true, "name": "gru_2"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {6}, kAdam, 12), "masked_stack.json", kSteps);
+}
+
+// Bidirectional: Keras forces zero_output_for_mask on both layers when they
+// return sequences (their masked steps output zeros).
+TEST(MaskedRecurrent, ABidirectionalLayerZeroesItsMaskedOutputs) {
+  expectSameTraining(smallJob(R"([
+    {"type": "embedding", "input_dim": 3, "output_dim": 5, "mask_zero": true, "name": "tokens"},
+    {"type": "bidirectional", "layer": {"type": "lstm", "units": 4, "return_sequences": true}, "name": "bi_lstm"},
+    {"type": "bidirectional", "layer": {"type": "gru", "units": 3}, "merge_mode": "sum", "name": "bi_gru"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {6}, kAdam, 13), "masked_bidirectional.json", kSteps);
+}
+
+// The mask is not a no-op: with mask_zero each LSTM step selects its states
+// by two IdMask gates (the reference carries them: the acceptance tests
+// above); without it, none. And the reference's masked step carries h.
+TEST(MaskedRecurrent, EachStepIsGatedOnlyUnderAMask) {
+  for (const bool mask : {true, false}) {
+    nlohmann::json j = smallJob(R"([
+      {"type": "embedding", "input_dim": 3, "output_dim": 8, "name": "tokens"},
+      {"type": "lstm", "units": 6, "name": "lstm"},
+      {"type": "dense", "units": 10, "activation": "softmax"}])", {7}, kAdam, 11);
+    j["model"]["layers"][0]["mask_zero"] = mask;
+    const scheduler::OpGraph g = scheduler::buildTrainingGraph(scheduler::parseWorkload(j, "m.json"));
+    std::size_t gates = 0;
+    for (const scheduler::Op& op : g.ops) gates += op.kind == scheduler::OpKind::IdMask;
+    EXPECT_EQ(gates, mask ? 2u * 7u : 0u) << "mask_zero " << mask;
+  }
+  RecurrentGeometry geometry;
+  geometry.batch = 1, geometry.steps = 3, geometry.features = 1, geometry.units = 2, geometry.returnSequences = true;
+  RecurrentCache cache;
+  cache.ids = {5, 0, 7};
+  const std::vector<float> y = recurrentForward(geometry, {0.5f, -1.0f, 2.0f}, {0.3f, -0.2f}, {0.1f, 0.2f, -0.3f, 0.4f},
+                                                {0.05f, -0.05f}, cache);
+  ASSERT_EQ(y.size(), 6u);
+  EXPECT_EQ(y[2], y[0]);  // the masked step outputs the h it carries
+  EXPECT_EQ(y[3], y[1]);
+  EXPECT_NE(y[4], y[2]);
+}
+
+// A mask reaching a layer that does not model it, and a masked model output
+// (a masked loss), are refused, naming the layer.
+TEST(MaskedRecurrent, WhatDoesNotModelAMaskIsRefusedByName) {
+  auto error = [](const char* layers) {
+    try {
+      scheduler::compile(scheduler::parseWorkload(smallJob(layers, {6}, kAdam, 1), "m.json"));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error(R"([
+    {"type": "embedding", "input_dim": 5, "output_dim": 4, "mask_zero": true, "name": "tokens"},
+    {"type": "flatten", "name": "flat"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])")
+                .find("layer 'flat' (flatten): its input carries the mask of an Embedding's mask_zero"),
+            std::string::npos);
+  EXPECT_NE(error(R"([
+    {"type": "embedding", "input_dim": 5, "output_dim": 4, "mask_zero": true, "name": "tokens"},
+    {"type": "lstm", "units": 4, "return_sequences": true},
+    {"type": "dense", "units": 10, "activation": "softmax", "name": "out"}])")
+                .find("the output layer ('out') carries the mask of an Embedding's mask_zero"),
+            std::string::npos);
 }
 
 }  // namespace
