@@ -231,6 +231,10 @@ class Model:
         if k in ("global_average_pooling2d", "global_max_pooling2d"):
             y = x.mean(dim=(1, 2), keepdim=True) if k == "global_average_pooling2d" else x.amax(dim=(1, 2), keepdim=True)
             return y if l["keepdims"] else y.reshape(self.batch, -1)
+        if k == "global_average_pooling1d" and self.mask is not None:  # Keras: sum(x mask) / sum(mask)
+            m = self.mask.to(x.dtype).unsqueeze(2)
+            y = (x * m).sum(dim=1, keepdim=True) / m.sum(dim=1, keepdim=True)
+            return y if l["keepdims"] else y.reshape(self.batch, -1)
         if k in ("global_average_pooling1d", "global_max_pooling1d"):  # over the steps
             y = x.mean(dim=1, keepdim=True) if k == "global_average_pooling1d" else x.amax(dim=1, keepdim=True)
             return y if l["keepdims"] else y.reshape(self.batch, -1)

@@ -525,7 +525,7 @@ std::size_t inputMask(const TrainingGraphBuilder& b, const LayerSpec& l, const L
     throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its input carries the mask of an "
                                 "Embedding's mask_zero, which this layer does not model (Keras 3 drops the mask "
                                 "here, Keras 2 raises); masks are modelled through Dense, Dropout, Activation, "
-                                "LayerNormalization and the merges, into the recurrent layers");
+                                "LayerNormalization and the merges, into the recurrent layers and GlobalAveragePooling1D");
   return mask;
 }
 

@@ -8,6 +8,7 @@
 // The ops and gradients: conv_layers.hpp (MaxPool2D, AvgPool2D and their
 // gradients), lowered by lowering/pool_lowering.hpp.
 #include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/cell_ops.hpp"
 #include "scheduler/layers/conv_layers.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
@@ -99,11 +100,33 @@ class PoolingLayer final : public Layer {
     return isMax(l.kind) ? Footprint{{}, 0, "input", (long double)elementsOf(l.inputShape)} : Footprint{};
   }
 
+  // Keras's GlobalAveragePooling1D takes a mask (a masked mean; its output has none).
+  MaskUse maskUse(const LayerSpec& l) const override {
+    return l.kind == k::kGlobalAveragePooling1D ? MaskUse::Consumes : MaskUse::Refuses;
+  }
+
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
     // A 1-D pooling is the 2-D pooling of one row of steps.
     Shape image = l.inputShape;
     if (isOneDimensional(l.kind)) image.insert(image.begin(), 1);
-    const std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
+    std::size_t x = b.shaped(inputs[0], image, l.name, "reshape_input");
+    // Keras's GlobalAveragePooling1D under a mask (mask_zero): sum_t x m / sum_t m,
+    // here the mean over the steps of x weighted by m x steps / sum_t m (IdMask
+    // index 2), the weights' product differentiated as any (CellOps::multiply).
+    if (b.maskOf(inputs[0]) != ~std::size_t(0)) {
+      OpGraph& g = b.graph();
+      if (g.values[b.maskOf(inputs[0])].numElements() != b.batch() * l.inputShape[0])
+        throw std::invalid_argument("layer '" + l.name + "': the mask of its input (from an Embedding's mask_zero) has " +
+                                    std::to_string(g.values[b.maskOf(inputs[0])].numElements() / b.batch()) +
+                                    " steps per example, the input " + std::to_string(l.inputShape[0]) +
+                                    ": the shapes do not fit");
+      const std::size_t ids = b.reshape(b.maskOf(inputs[0]), {b.batch(), l.inputShape[0]}, l.name, "mask_ids");
+      const std::size_t weights = b.value(l.name + "/mask_weights", g.values[x].shape, b.compute(), ValueKind::Activation, l.name);
+      Op op{OpKind::IdMask, "mask_weights", l.name, {ids}, {weights}};
+      op.index = 2;
+      g.addOp(op);
+      x = CellOps(b, l.name).multiply(x, weights, "masked");
+    }
     // Global pooling: windowOf gives one window of every row and column (step).
     const std::size_t out = isMax(l.kind) ? addMaxPool2D(b.graph(), x, windowOf(l), l.name) : addAvgPool2D(b.graph(), x, windowOf(l), l.name);
     const std::size_t poolOp = b.graph().ops.size() - 1;

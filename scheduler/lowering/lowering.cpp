@@ -589,6 +589,7 @@ class Lowerer {
 
   // Rows of the gate mapped linearly (whole rows on a tile), each tile's ids beside them.
   void lowerIdMask(const Op& op) {
+    if (op.index == 2) return lowerIdMaskMean(op);
     const std::uint64_t cols = g_.values[op.outputs[0]].shape.at(1);
     const std::uint64_t rows = g_.values[op.outputs[0]].shape.at(0);
     Placement p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / cols));
@@ -600,6 +601,24 @@ class Lowerer {
       return ir::Vertex{typed("IdMask", {dtypeOf(op.outputs[0])}), tile,
                         {{"ids", {ids, b, e}}, {"out", {out, b * cols, e * cols}}},
                         {{"rows", double(e - b)}, {"cols", double(cols)}, {"padding", double(op.index)}}};
+    });
+  }
+
+  // Whole examples on a tile, each example's ids beside its weights.
+  void lowerIdMaskMean(const Op& op) {
+    const Value& ids = g_.values[op.inputs[0]];
+    const std::uint64_t examples = ids.shape.at(0), steps = ids.numElements() / examples;
+    const std::uint64_t cols = g_.values[op.outputs[0]].numElements() / (examples * steps);
+    const std::uint64_t perExample = steps * cols;
+    Placement p = mapLinearly(examples, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / perExample));
+    for (PlacedRange& r : p) r.begin *= perExample, r.end *= perExample;
+    const Placement exampleIds = perRow(p, cols);
+    const Id in = realize(op.inputs[0], exampleIds);
+    const Id out = produce(op.outputs[0], p);
+    executePerWorker(perRow(p, perExample), 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("IdMaskMean", {dtypeOf(op.outputs[0])}), tile,
+                        {{"ids", {in, b * steps, e * steps}}, {"out", {out, b * perExample, e * perExample}}},
+                        {{"examples", double(e - b)}, {"steps", double(steps)}, {"cols", double(cols)}}};
     });
   }
 

@@ -20,6 +20,38 @@
 namespace ipusim::testing {
 namespace {
 
+// Keras's GlobalAveragePooling1D under a mask (pooling1d.py: inputs *= mask;
+// sum over the steps / the mask's sum), the mask ids != 0; and its gradient.
+std::vector<float> maskedMeanForward(const std::vector<float>& ids, const std::vector<float>& x, std::uint64_t steps,
+                                     std::uint64_t channels) {
+  const std::uint64_t batch = ids.size() / steps;
+  std::vector<float> y(batch * channels);
+  for (std::uint64_t b = 0; b < batch; ++b) {
+    double kept = 0;
+    for (std::uint64_t t = 0; t < steps; ++t) kept += ids[b * steps + t] != 0.0f;
+    for (std::uint64_t c = 0; c < channels; ++c) {
+      double sum = 0;
+      for (std::uint64_t t = 0; t < steps; ++t)
+        if (ids[b * steps + t] != 0.0f) sum += x[(b * steps + t) * channels + c];
+      y[b * channels + c] = float(sum / kept);
+    }
+  }
+  return y;
+}
+std::vector<float> maskedMeanBackward(const std::vector<float>& ids, const std::vector<float>& grad, std::uint64_t steps,
+                                      std::uint64_t channels) {
+  const std::uint64_t batch = ids.size() / steps;
+  std::vector<float> dx(batch * steps * channels, 0.0f);
+  for (std::uint64_t b = 0; b < batch; ++b) {
+    double kept = 0;
+    for (std::uint64_t t = 0; t < steps; ++t) kept += ids[b * steps + t] != 0.0f;
+    for (std::uint64_t t = 0; t < steps; ++t)
+      if (ids[b * steps + t] != 0.0f)
+        for (std::uint64_t c = 0; c < channels; ++c) dx[(b * steps + t) * channels + c] = float(grad[b * channels + c] / kept);
+  }
+  return dx;
+}
+
 using scheduler::Activation;
 
 // Plain relu (no constants): the relu family's defaults.
@@ -423,6 +455,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         s.bias = l.useBias;
         weight += l.useBias ? 2 : 1;
       }
+      if (l.kind == k::kGlobalAveragePooling1D) s.maskFrom = maskOf(act);  // Keras's masked mean
       act = push(s);
       if (conv) activation(l.activation);
     } else if (l.kind == k::kActivation || l.kind == k::kRelu || l.kind == k::kLeakyRelu || l.kind == k::kElu) {
@@ -620,6 +653,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
                        : groupedConvForward(s.conv, x, weights_[s.kernel], bias);
     } else if (s.kind == Stage::Conv) {
       y = conv2dForward(s.geometry, x, weights_[s.kernel], s.bias ? weights_[s.kernel + 1] : std::vector<float>{});
+    } else if (s.kind == Stage::Pool && s.maskFrom != ~std::size_t(0)) {
+      y = maskedMeanForward(acts[s.maskFrom], x, s.geometry.inW, s.geometry.inC);
     } else if (s.kind == Stage::Pool) {
       y = pool2dForward(s.geometry, s.max, x);
     } else if (s.kind == Stage::Dense) {
@@ -856,6 +891,10 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     }
     if (s.kind == Stage::Gather) {
       deliver(inAct, scatterAdd(s, grad));
+      continue;
+    }
+    if (s.kind == Stage::Pool && s.maskFrom != ~std::size_t(0)) {
+      deliver(inAct, maskedMeanBackward(acts[s.maskFrom], grad, s.geometry.inW, s.geometry.inC));
       continue;
     }
     if (s.kind == Stage::Pool) {

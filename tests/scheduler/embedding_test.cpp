@@ -263,6 +263,17 @@ TEST(EmbeddingKeras, AKeras3FileTrainsOnSyntheticIdsAsTheReference) {
   expectSameTraining(j, "keras.json", kSteps);
 }
 
+// Keras's text-classification pattern: Embedding(mask_zero=True) then
+// GlobalAveragePooling1D, a mean over the kept steps only (a third masked:
+// ids from a vocabulary of 3).
+TEST(EmbeddingKeras, AMaskedMeanOverPaddedIdsTrainsAsTheReference) {
+  const std::string path = ::testing::TempDir() + "/embedding_masked_mean.json";
+  std::ofstream(path) << kerasSequential(true, {{"mask_zero", true}, {"input_dim", 3}}).dump();
+  nlohmann::json j = smallJob("[]", {10}, kAdam, 9);
+  j["model"] = {{"keras", path}};
+  expectSameTraining(j, "keras.json", kSteps);
+}
+
 TEST(EmbeddingKeras, SparseAndAWrongInputLengthAreRefusedByKey) {
   auto error = [](const nlohmann::json& extra, bool k3) {
     try {
