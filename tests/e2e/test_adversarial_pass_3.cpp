@@ -1,0 +1,52 @@
+// Found by the third adversarial pass of issue 33 (acceptance 2), over the
+// code added since the second: .npy token ids, attention and position
+// embeddings. Each case failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace ipusim::test {
+namespace {
+
+// The last line /usr/bin/time -f %M wrote: the peak RSS in KiB.
+long long peakKib(const fs::path& timeOutput) {
+  std::string kib;
+  std::istringstream lines(readText(timeOutput));
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) kib = line;
+  return kib.empty() ? -1 : std::stoll(kib);
+}
+
+// A .npy header (version 1.0) announcing `shape` of `descr`, then `data`.
+std::string npyFile(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  return std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header + data;
+}
+
+TEST(AdversarialPass3, ANpyHeaderAnnouncingGigabytesCostsOnlyWhatTheFileHolds) {
+  if (runCommand("test -x /usr/bin/time").exitCode != 0) GTEST_SKIP() << "no /usr/bin/time";
+  ScratchDir dir("npy-claim");
+  // 2^29 ids of 4 bytes announced (2 GiB, within the bound), 64 bytes there:
+  // the 2 GiB were allocated and zeroed before the file was found truncated.
+  const fs::path claim = dir.path() / "claim.npy";
+  std::ofstream(claim, std::ios::binary) << npyFile("<i4", "(4194304, 128)", std::string(64, '\0'));
+  std::ofstream(dir.path() / "labels.npy", std::ios::binary) << npyFile("<i4", "(1,)", std::string(4, '\0'));
+  nlohmann::json j = nlohmann::json::parse(readText(sourcePath("workloads/gpt_decoder_block.json")));
+  j["dataset"] = {{"format", "npy"}, {"images", "claim.npy"}, {"labels", "labels.npy"}, {"batch_size", 8},
+                  {"input_shape", {128}}, {"classes", 8192}};
+  std::ofstream(dir.path() / "w.json") << j.dump();
+  const fs::path rss = dir.path() / "rss.txt";
+  const auto r = runCommand("/usr/bin/time -f %M -o " + quote(rss.string()) + " " + ipusimBinary() + " run " +
+                            quote((dir.path() / "w.json").string()) + " --steps 10");
+  expectRefusal(r, claim.string() + ": truncated: the header announces 2147483648 bytes of data, the file has 64");
+  const long long kib = peakKib(rss);
+  ASSERT_GT(kib, 0);
+  EXPECT_LT(kib, 1024 * 1024) << "peak RSS " << kib << " KiB";
+}
+
+}  // namespace
+}  // namespace ipusim::test
