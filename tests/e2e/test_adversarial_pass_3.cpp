@@ -48,5 +48,34 @@ TEST(AdversarialPass3, ANpyHeaderAnnouncingGigabytesCostsOnlyWhatTheFileHolds) {
   EXPECT_LT(kib, 1024 * 1024) << "peak RSS " << kib << " KiB";
 }
 
+TEST(AdversarialPass3, NamesThatAreNotUtf8AreReplacedInEveryJsonOutput) {
+  // Bytes that are no UTF-8 in names a profile holds (a blob, or text cut in
+  // the middle of a character): report --json, --ops --json, --liveness
+  // --json and compare --json failed with "[json.exception.type_error.316]
+  // invalid UTF-8 byte", naming no file. `export` already replaced them.
+  ScratchDir dir("names-not-utf8");
+  const auto run = runCommand(withReports(dir.path()) + ipusimBinary() + " run " +
+                              quote(sourcePath("workloads/mnist_with_feeds.json")) + " --steps 20 --synthetic-data");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const fs::path profile = dir.path() / "profile.pop";
+  execSql(profile,
+          "UPDATE programs SET kind = X'00ff', layer = X'ff', op = CAST(X'c3' AS TEXT) "
+          "WHERE id = (SELECT min(id) FROM programs WHERE layer != ''); "
+          "UPDATE tensors SET name = X'fe', layer = X'ff' WHERE id = (SELECT min(id) FROM tensors WHERE layer != ''); "
+          "UPDATE meta SET value = X'ff' WHERE key = 'workload'");
+  const std::string p = quote(profile.string());
+  for (const std::string& command : {" report " + p + " --json", " report " + p + " --ops --json",
+                                     " report " + p + " --liveness --json", " compare " + p + " " + p + " --json",
+                                     " insights " + p + " --json"}) {
+    SCOPED_TRACE(command);
+    const auto r = runCommand(ipusimBinary() + command + " 2>&1");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.output;
+    if (command.find("insights") == std::string::npos)  // (insights names none of them)
+      EXPECT_NE(r.output.find("\xEF\xBF\xBD"), std::string::npos) << "U+FFFD in place of the bytes: " << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace ipusim::test
