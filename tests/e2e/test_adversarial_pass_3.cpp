@@ -77,5 +77,25 @@ TEST(AdversarialPass3, NamesThatAreNotUtf8AreReplacedInEveryJsonOutput) {
   }
 }
 
+TEST(AdversarialPass3, TheSerializedGraphIsNeverWrittenThroughALink) {
+  // autoReport.outputSerializedGraph wrote serialized_graph.json.tmp (a fixed
+  // name) with an ofstream, which follows a symlink: the graph replaced the
+  // linked file's contents, and the link was renamed onto the graph's name.
+  ScratchDir dir("graph-temporary-link");
+  const fs::path precious = dir.path() / "precious.txt", reports = dir.path() / "rep";
+  std::ofstream(precious) << "precious\n";
+  fs::create_directories(reports);
+  fs::create_symlink(precious, reports / "serialized_graph.json.tmp");
+  const auto r = runCommand(ipusimBinary() + " run " + quote(sourcePath("workloads/small_synthetic.json")) +
+                            " --steps 8 --engine-options " +
+                            quote("{\"autoReport.outputSerializedGraph\":\"true\",\"autoReport.directory\":\"" +
+                                  reports.string() + "\"}"));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(readText(precious), "precious\n");
+  EXPECT_FALSE(fs::is_symlink(reports / "serialized_graph.json"));
+  const auto rerun = runCommand(ipusimBinary() + " run --graph " + quote((reports / "serialized_graph.json").string()));
+  EXPECT_EQ(rerun.exitCode, 0) << rerun.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
