@@ -128,6 +128,25 @@ class InterruptsHeld {
   sigset_t previous_;
 };
 
+// Runs `argv` (its output ours) as a child the interrupt handler ends and
+// waits for before it removes our temporary files: gnuplot, left running
+// after a SIGINT or SIGTERM of the sweep, drew sweep.png's temporary file
+// after the handler had removed it.
+int runOwnChild(const std::vector<std::string>& argv) {
+  int pid = 0;
+  {
+    const InterruptsHeld held;
+    pid = startChild(argv, "", "", {}, /*processGroup=*/0);
+    endProcessGroupOnInterrupt(pid);
+  }
+  int status = 0;
+  for (int ended = 0; ended != pid;)
+    if ((ended = waitForAnyChild(status)) < 0) throw std::runtime_error("sweep: lost track of " + argv.at(0));
+  const InterruptsHeld held;
+  endProcessGroupOnInterrupt(0);
+  return status;
+}
+
 // The child's last line that says something (CLI11 ends its errors with a
 // "Run with --help" line, which does not).
 std::string lastErrorLine(const std::string& text) {
@@ -264,7 +283,7 @@ int runSweep(const SweepArgs& args) {
       std::cerr << "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png\n";
       return 1;
     }
-    if (runChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0) {
+    if (runOwnChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0) {
       std::cerr << "sweep: gnuplot failed on " << (pointsDir / "plot.gp").string() << ": no sweep.png\n";
       return 1;
     }

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
+#include <thread>
+
+#include <signal.h>
 
 namespace ipusim::test {
 namespace {
@@ -95,6 +99,49 @@ TEST(AdversarialPass3, TheSerializedGraphIsNeverWrittenThroughALink) {
   EXPECT_FALSE(fs::is_symlink(reports / "serialized_graph.json"));
   const auto rerun = runCommand(ipusimBinary() + " run --graph " + quote((reports / "serialized_graph.json").string()));
   EXPECT_EQ(rerun.exitCode, 0) << rerun.output;
+}
+
+bool processAlive(pid_t pid) {
+  // A zombie is dead: it only waits for its parent to read its status.
+  const std::string stat = readText("/proc/" + std::to_string(pid) + "/stat");
+  return !stat.empty() && stat.find(") Z ") == std::string::npos;
+}
+
+TEST(AdversarialPass3, AnInterruptedSweepEndsItsPlotBeforeRemovingThePlotsFile) {
+  // gnuplot ran in the sweep's process group, unknown to its interrupt
+  // handler: after a SIGINT it went on and drew sw/sweep.png.tmp-<pid>,
+  // which the handler had already removed. A stand-in gnuplot that takes its
+  // time, records its pid, and then draws into the file its script names.
+  ScratchDir dir("sweep-plot-interrupt");
+  const fs::path bin = dir.path() / "bin", out = dir.path() / "sw", started = dir.path() / "gnuplot.pid";
+  fs::create_directories(bin);
+  std::ofstream(bin / "gnuplot") << "#!/bin/sh\necho $$ > " << quote(started.string())
+                                 << "\nsleep 3\nsed -n 's/^set output \"\\(.*\\)\"$/\\1/p' \"$1\" | "
+                                    "while read -r png; do echo drawn > \"$png\"; done\n";
+  fs::permissions(bin / "gnuplot", fs::perms::owner_all);
+  const auto launched = runCommand("(PATH=" + quote(bin.string()) + ":$PATH exec " + ipusimBinary() + " sweep " +
+                                   quote(sourcePath("workloads/small_synthetic.json")) +
+                                   " --vary tiles=16 --synthetic-data --steps 8 -o " + quote(out.string()) + ") >" +
+                                   quote((dir.path() / "log").string()) + " 2>&1 & echo $!");
+  const pid_t sweep = std::stoi(launched.output);
+  for (int i = 0; i < 600 * kSlowdown && readText(started).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string gnuplotPid = readText(started);
+  ASSERT_FALSE(gnuplotPid.empty()) << readText(dir.path() / "log");
+  const pid_t gnuplot = std::stoi(gnuplotPid);
+  kill(sweep, SIGINT);
+  for (int i = 0; i < 400 * kSlowdown && processAlive(sweep); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(processAlive(sweep));
+  const bool plotOutlivedTheSweep = processAlive(gnuplot);
+  if (plotOutlivedTheSweep) {  // let it finish drawing, as it did, then look
+    for (int i = 0; i < 200 * kSlowdown && processAlive(gnuplot); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(plotOutlivedTheSweep) << readText(dir.path() / "log");
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_EQ(entry.path().filename().string().find("sweep.png.tmp-"), std::string::npos) << entry.path();
+  EXPECT_FALSE(fs::exists(out / "sweep.png"));
 }
 
 }  // namespace
