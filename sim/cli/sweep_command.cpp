@@ -109,7 +109,7 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::st
   for (const auto& path : earlier) fs::remove_all(path);
 }
 
-// SIGINT and SIGTERM held while a child is started and recorded as ours, so
+// SIGINT, SIGTERM and SIGHUP held while a child is started and recorded as ours, so
 // that a signal never finds a child the handler does not know of.
 class InterruptsHeld {
  public:
@@ -118,6 +118,7 @@ class InterruptsHeld {
     sigemptyset(&held);
     sigaddset(&held, SIGINT);
     sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &held, &previous_);
   }
   ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }

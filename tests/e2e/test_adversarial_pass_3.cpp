@@ -144,5 +144,35 @@ TEST(AdversarialPass3, AnInterruptedSweepEndsItsPlotBeforeRemovingThePlotsFile) 
   EXPECT_FALSE(fs::exists(out / "sweep.png"));
 }
 
+TEST(AdversarialPass3, AClosedTerminalLeavesNoTemporaryProfile) {
+  // SIGHUP (the terminal a run was started from closed) was not handled:
+  // the run died of it and left reports/profile.pop.tmp-<pid>.
+  ScratchDir dir("sighup-run");
+  const fs::path reports = dir.path() / "reports";
+  const auto launched = runCommand("(" + withReports(reports) + "exec " + ipusimBinary() + " run " +
+                                   quote(sourcePath("workloads/small_synthetic.json")) +
+                                   " --synthetic-data --steps 400000000) >" + quote((dir.path() / "log").string()) +
+                                   " 2>&1 & echo $!");
+  const pid_t run = std::stoi(launched.output);
+  auto writing = [&] {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(reports, ec))
+      if (e.path().filename().string().find("profile.pop.tmp-") == 0) return true;
+    return false;
+  };
+  for (int i = 0; i < 400 * kSlowdown && !writing(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(writing()) << readText(dir.path() / "log");
+  kill(run, SIGHUP);
+  for (int i = 0; i < 200 * kSlowdown && processAlive(run); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const bool stopped = !processAlive(run);
+  if (!stopped) kill(run, SIGKILL);  // never leave it running
+  ASSERT_TRUE(stopped) << readText(dir.path() / "log");
+  // "interrupted after N of M steps; no profile written" (the run stops at its next step).
+  EXPECT_NE(readText(dir.path() / "log").find("no profile written"), std::string::npos) << readText(dir.path() / "log");
+  EXPECT_FALSE(fs::exists(reports / "profile.pop"));
+  expectNoLitter(reports);
+}
+
 }  // namespace
 }  // namespace ipusim::test
