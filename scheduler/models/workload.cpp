@@ -288,6 +288,13 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                                  std::to_string(perReplica) + " IPUs one replica needs (" +
                                  (w.pipeline.enabled() ? "pipeline.device_mapping" : "model.layers[i].shard") +
                                  " up to " + std::to_string(perReplica - 1) + ")");
+  // Checked here, where the file is known (the compiler checks it again, nameless).
+  if ((w.ipu.numIpus / perReplica > 1 || w.training.gradientAccumulationCount > 1 || w.pipeline.enabled()) &&
+      !w.optimizer.plainSgd()) {
+    const bool fromKeras = !top.has("optimizer") && keras && keras->optimizer;
+    throw std::invalid_argument((fromKeras ? w.kerasModel + ": compile_config.optimizer: " : source + ": optimizer: ") +
+                                w.optimizer.plainSgdOnlyText());
+  }
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");
