@@ -101,6 +101,30 @@ TEST(AdversarialPass3, TheSerializedGraphIsNeverWrittenThroughALink) {
   EXPECT_EQ(rerun.exitCode, 0) << rerun.output;
 }
 
+TEST(AdversarialPass3, ANameHoldingANulIsRefusedNotCutShort) {
+  // "ids.npy\u0000x" in a workload read ids.npy (the name up to the NUL); an
+  // autoReport.directory "rep\u0000x" created rep/ and failed saying only
+  // "ipusim: error: rep" (the message cut at the NUL too).
+  ScratchDir dir("nul-names");
+  std::ofstream(dir.path() / "ids.npy", std::ios::binary) << npyFile("<i4", "(8, 128)", std::string(8 * 128 * 4, '\0'));
+  std::ofstream(dir.path() / "labels.npy", std::ios::binary) << npyFile("<i4", "(8, 128)", std::string(8 * 128 * 4, '\0'));
+  nlohmann::json j = nlohmann::json::parse(readText(sourcePath("workloads/gpt_decoder_block.json")));
+  j["dataset"] = {{"format", "npy"}, {"images", std::string("ids.npy\0x", 9)}, {"labels", "labels.npy"},
+                  {"batch_size", 8}, {"input_shape", {128}}, {"classes", 8192}};
+  const fs::path workload = dir.path() / "w.json";
+  std::ofstream(workload) << j.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(workload.string()) + " --steps 10"),
+                "w.json: dataset.images: " + (dir.path() / "ids.npy").string() +
+                    "\\u0000x: a dataset file name holding a NUL character");
+  const fs::path reports = dir.path() / "rep";
+  const auto r = runCommand(ipusimBinary() + " run " + quote(sourcePath("workloads/small_synthetic.json")) +
+                            " --steps 8 --engine-options " +
+                            quote("{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + reports.string() +
+                                  "\\u0000x\"}"));
+  expectRefusal(r, "option 'autoReport.directory' holds a NUL character");
+  EXPECT_FALSE(fs::exists(reports));
+}
+
 bool processAlive(pid_t pid) {
   // A zombie is dead: it only waits for its parent to read its status.
   const std::string stat = readText("/proc/" + std::to_string(pid) + "/stat");
