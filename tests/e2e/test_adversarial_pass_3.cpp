@@ -134,7 +134,8 @@ bool processAlive(pid_t pid) {
 TEST(AdversarialPass3, AnInterruptedSweepEndsItsPlotBeforeRemovingThePlotsFile) {
   // gnuplot ran in the sweep's process group, unknown to its interrupt
   // handler: after a SIGINT it went on and drew sw/sweep.png.tmp-<pid>,
-  // which the handler had already removed. A stand-in gnuplot that takes its
+  // which the handler had already removed; and the sweep said "nothing
+  // written" with sweep.csv and sweep.json already there. A stand-in gnuplot that takes its
   // time, records its pid, and then draws into the file its script names.
   ScratchDir dir("sweep-plot-interrupt");
   const fs::path bin = dir.path() / "bin", out = dir.path() / "sw", started = dir.path() / "gnuplot.pid";
@@ -166,6 +167,10 @@ TEST(AdversarialPass3, AnInterruptedSweepEndsItsPlotBeforeRemovingThePlotsFile) 
   for (const auto& entry : fs::directory_iterator(out))
     EXPECT_EQ(entry.path().filename().string().find("sweep.png.tmp-"), std::string::npos) << entry.path();
   EXPECT_FALSE(fs::exists(out / "sweep.png"));
+  // "nothing written", as the sweep says: sweep.csv and sweep.json were written before the plot.
+  EXPECT_NE(readText(dir.path() / "log").find("nothing written"), std::string::npos) << readText(dir.path() / "log");
+  EXPECT_FALSE(fs::exists(out / "sweep.csv"));
+  EXPECT_FALSE(fs::exists(out / "sweep.json"));
 }
 
 TEST(AdversarialPass3, AClosedTerminalLeavesNoTemporaryProfile) {
