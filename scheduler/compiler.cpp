@@ -182,9 +182,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const bool pipelined = w.pipeline.enabled();
   // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
   if ((replicas > 1 || accumulation > 1 || pipelined) && !w.optimizer.plainSgd())
-    throw std::invalid_argument(std::string("optimizer: replication (ipu.num_ipus), pipelining and ") +
-                                "training.gradient_accumulation_count support plain SGD only (type sgd, momentum 0, "
-                                "a constant learning rate, no weight_decay or clipping), got " + w.optimizer.describe());
+    throw std::invalid_argument("optimizer: " + w.optimizer.plainSgdOnlyText());  // (parseWorkload names the file)
   // The all-reduce and gradient accumulation need every gradient before any update.
   if (replicas > 1 || accumulation > 1 || pipelined) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);

@@ -77,8 +77,13 @@ void handleInterruptSignals(void (*handler)(int)) {
   sigemptyset(&action.sa_mask);
   sigaddset(&action.sa_mask, SIGINT);
   sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGHUP);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // SIGHUP (the terminal closed) unless it is ignored, as nohup leaves it:
+  // then the run goes on, as nohup promises.
+  struct sigaction hangUp {};
+  if (sigaction(SIGHUP, nullptr, &hangUp) == 0 && hangUp.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, nullptr);
 }
 
 void removeRegisteredFilesOnInterrupt(const char* message, int exitCode) {

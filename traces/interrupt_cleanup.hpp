@@ -19,7 +19,8 @@ void unregisterFileToRemoveOnInterrupt(const std::string& path) noexcept;
 // Unlinks every registered file. Async-signal-safe; returns how many were removed.
 int removeRegisteredFilesNow() noexcept;
 
-// Installs `handler` for SIGINT and SIGTERM, each blocked while it runs.
+// Installs `handler` for SIGINT, SIGTERM and SIGHUP (unless SIGHUP is
+// ignored, as under nohup), each blocked while it runs.
 void handleInterruptSignals(void (*handler)(int));
 
 // For a program with nothing else to undo on SIGINT or SIGTERM (the viewer;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,8 +56,16 @@ OutputFile::OutputFile(std::string path, const OutputPolicy& policy) : path_(std
   checkOutputPath(path_, policy);
   temporary_ = path_ + ".tmp-" + std::to_string(::getpid());
   registerFileToRemoveOnInterrupt(temporary_);
-  out_.open(temporary_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
+  // Created here as a new file, never opened through a link: whatever has
+  // this name already (a killed run's leftover, or a planted symlink to
+  // someone's file) is removed first — a link itself, not what it names.
+  ::unlink(temporary_.c_str());
+  const int created = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (created >= 0) {
+    ::close(created);
+    out_.open(temporary_, std::ios::binary | std::ios::trunc);
+  }
+  if (created < 0 || !out_) {
     const std::string why = std::strerror(errno);
     unregisterFileToRemoveOnInterrupt(temporary_);
     refuse(path_, "cannot create " + temporary_ + ": " + why);

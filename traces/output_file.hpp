@@ -5,8 +5,9 @@
 //     any link or spelling), nor a directory, device, FIFO or socket.
 //   - An existing regular file is replaced only when the user asked (force),
 //     and never when it is read-only.
-//   - The bytes go to "<path>.tmp-<pid>" in the same directory (registered for
-//     removal on interrupt); commit() checks that every write succeeded and
+//   - The bytes go to "<path>.tmp-<pid>" in the same directory, created anew
+//     (never written through a link of that name) and registered for
+//     removal on interrupt; commit() checks that every write succeeded and
 //     renames it onto the path. Destroyed without commit(), nothing is left.
 // Every refusal throws OutputFileError naming the path and the reason.
 #include <fstream>

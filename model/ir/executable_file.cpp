@@ -11,6 +11,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace ipusim::ir {
 
 Executable loadExecutable(const std::string& path) {
@@ -36,6 +39,12 @@ void saveExecutable(const Executable& exe, const std::string& path) {
   // Written under a temporary name and renamed: a failed save never leaves a
   // truncated file where a good one was expected.
   const std::string temporary = path + ".tmp";
+  // Created anew, never written through a link of that name (a planted
+  // symlink would otherwise have the graph written over its target).
+  ::unlink(temporary.c_str());
+  const int created = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (created < 0) throw std::invalid_argument("cannot write executable '" + path + "': " + std::strerror(errno));
+  ::close(created);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw std::invalid_argument("cannot write executable '" + path + "': " + std::strerror(errno));

@@ -11,6 +11,11 @@
 namespace ipusim::util {
 
 int openRegularInputFile(const std::string& path, const std::string& what, std::uint64_t maxBytes) {
+  // A name from JSON may hold a NUL ("ids.npy\u0000x"): the system would read
+  // it as the name before the NUL, another file than the one written.
+  if (const std::size_t nul = path.find('\0'); nul != std::string::npos)
+    throw std::invalid_argument(path.substr(0, nul) + "\\u0000" + path.substr(nul + 1) + ": a " + what +
+                                " name holding a NUL character; expected a file name");
   // O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of waiting.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw std::invalid_argument(path + ": cannot open " + what + ": " + std::strerror(errno));

@@ -152,11 +152,23 @@ class MultiHeadAttentionLayer final : public Layer {
       fail("num_heads", std::to_string(l.heads) + " heads over " + std::to_string(l.inputShapes[0][0]) + " x " +
                             std::to_string(l.inputShapes[1][0]) + " steps need " + wideText(scores) +
                             " bytes of float scores (batch " + std::to_string(batch) + "); " + tensorLimitText());
+    // Each projection's kernel, blamed on the size that makes it: the query
+    // and key kernels grow with key_dim, the value kernel with value_dim,
+    // the output kernel [heads x value_dim, output_shape] with output_shape.
+    const char* names[] = {"query", "value", "key"};
     for (std::size_t i = 0; i < l.inputShapes.size(); ++i) {
-      const WideCount weights = WideCount(l.inputShapes[i][1]) * l.heads * std::max(l.keyDim, l.valueDim) * kFloat;
+      const bool value = i == 1;
+      const WideCount weights = WideCount(l.inputShapes[i][1]) * l.heads * (value ? l.valueDim : l.keyDim) * kFloat;
       if (weights > kMaxTensorBytes)
-        fail("key_dim", "a projection needs " + wideText(weights) + " bytes of float weights; " + tensorLimitText());
+        fail(value ? "value_dim" : "key_dim", std::string("the ") + names[i] + " projection needs " + wideText(weights) +
+                                                  " bytes of float weights; " + tensorLimitText());
     }
+    const WideCount output = WideCount(l.heads) * l.valueDim * l.units * kFloat;
+    if (output > kMaxTensorBytes)
+      fail("output_shape", std::to_string(l.units) + ": the output projection needs " + wideText(output) +
+                               " bytes of float weights (" + std::to_string(l.heads) + " heads x " +
+                               std::to_string(l.valueDim) + " value_dim x " + std::to_string(l.units) + "); " +
+                               tensorLimitText());
   }
 
   bool hasWeights(const LayerSpec&) const override { return true; }

@@ -71,9 +71,11 @@ void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fai
 
 }  // namespace
 
-void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey) {
+void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey,
+                           const std::string& lossSource) {
   const Fail fail = [&](const std::string& key, const std::string& what) {
-    throw std::invalid_argument(source + ": " + key + ": " + what);
+    const bool lossKey = key.rfind("loss", 0) == 0;
+    throw std::invalid_argument((lossKey && !lossSource.empty() ? lossSource : source) + ": " + key + ": " + what);
   };
   // (A softmax anywhere but ending the model under a categorical
   // cross-entropy is its own op: layers/activation_functions.hpp.)

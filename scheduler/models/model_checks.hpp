@@ -19,6 +19,10 @@
 namespace ipusim::scheduler {
 
 // `layersKey` names the layer list in errors ("model.layers", or the Keras file's name).
-void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey);
+// `lossSource` is the file the loss came from, named by the errors about the
+// loss's own keys (loss.from_logits): a workload's loss replaces a Keras
+// file's, and its errors are the workload's (empty: `source`).
+void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey,
+                           const std::string& lossSource = "");
 
 }  // namespace ipusim::scheduler

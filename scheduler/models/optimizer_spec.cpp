@@ -198,6 +198,11 @@ bool OptimizerSpec::plainSgd() const {
   return type == "sgd" && momentum == 0 && !schedule.enabled() && weightDecay == 0 && !clips();
 }
 
+std::string OptimizerSpec::plainSgdOnlyText() const {
+  return "replication (ipu.num_ipus), pipelining and training.gradient_accumulation_count support plain SGD only "
+         "(type sgd, momentum 0, a constant learning rate, no weight_decay or clipping), got " + describe();
+}
+
 bool OptimizerSpec::readsStepCount() const {
   const std::string r = rule();
   return r == "adam" || r == "adamax" || r == "nadam" || schedule.enabled();

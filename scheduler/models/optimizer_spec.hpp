@@ -69,6 +69,9 @@ struct OptimizerSpec {
   // Plain SGD: a ScaledAdd of the gradient by -learning_rate and nothing
   // else (the only optimizer replication, accumulation and pipelining take).
   bool plainSgd() const;
+  // Why another optimizer is refused with replicas, accumulation or a
+  // pipeline (their all-reduce and accumulators follow the plain SGD update).
+  std::string plainSgdOnlyText() const;
   // The update reads the step count (bias corrections, a schedule).
   bool readsStepCount() const;
   bool clips() const { return clipnorm > 0 || clipvalue > 0 || globalClipnorm > 0; }

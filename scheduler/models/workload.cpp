@@ -234,13 +234,15 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   // A regression output that is not the classes' one-hot vector: targets of its own shape.
   if (w.loss.regression() && (elementsOf(firstOutput) != d.classes || elementsOf(firstOutput) != firstOutput.back()))
     w.loss.targetElements = elementsOf(firstOutput);
-  checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers");
+  checkModelAgainstLoss(w, keras ? w.kerasModel : source, keras ? "the Keras model" : "model.layers",
+                        top.has("loss") ? source : "");
   // The metrics: the workload's, else the Keras compile_config's, read against the final loss.
   if (top.has("metrics"))
     readMetrics(top.raw().at("metrics"), w.loss, [&](const std::string& what) { top.fail("metrics", what); });
   else if (keras)
     readMetrics(keras->metrics, w.loss, [&](const std::string& what) {
-      throw std::invalid_argument(w.kerasModel + ": compile_config: metrics: " + what);
+      throw std::invalid_argument(w.kerasModel + ": compile_config: metrics: " + what +
+                                  (top.has("loss") ? " (the loss is " + source + "'s, which replaces the Keras file's)" : ""));
     });
 
   Reader tr = top.object("training");
@@ -286,6 +288,13 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                                  std::to_string(perReplica) + " IPUs one replica needs (" +
                                  (w.pipeline.enabled() ? "pipeline.device_mapping" : "model.layers[i].shard") +
                                  " up to " + std::to_string(perReplica - 1) + ")");
+  // Checked here, where the file is known (the compiler checks it again, nameless).
+  if ((w.ipu.numIpus / perReplica > 1 || w.training.gradientAccumulationCount > 1 || w.pipeline.enabled()) &&
+      !w.optimizer.plainSgd()) {
+    const bool fromKeras = !top.has("optimizer") && keras && keras->optimizer;
+    throw std::invalid_argument((fromKeras ? w.kerasModel + ": compile_config.optimizer: " : source + ": optimizer: ") +
+                                w.optimizer.plainSgdOnlyText());
+  }
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

@@ -15,7 +15,7 @@ std::string selfExecutable();
 int runChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
 
 // Starts `argv` without waiting, its stdout and stderr written to the given
-// files (created or truncated), `env` added to its environment. With
+// files (created or truncated; an empty path: ours), `env` added to its environment. With
 // `processGroup` 0 the child leads a new process group, with a positive id it
 // joins that group (which must still have a member), with -1 it stays in
 // ours. It starts with no signal blocked. Returns its process id. Throws

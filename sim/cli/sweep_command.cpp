@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -109,7 +110,7 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::st
   for (const auto& path : earlier) fs::remove_all(path);
 }
 
-// SIGINT and SIGTERM held while a child is started and recorded as ours, so
+// SIGINT, SIGTERM and SIGHUP held while a child is started and recorded as ours, so
 // that a signal never finds a child the handler does not know of.
 class InterruptsHeld {
  public:
@@ -118,6 +119,7 @@ class InterruptsHeld {
     sigemptyset(&held);
     sigaddset(&held, SIGINT);
     sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &held, &previous_);
   }
   ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
@@ -127,6 +129,25 @@ class InterruptsHeld {
  private:
   sigset_t previous_;
 };
+
+// Runs `argv` (its output ours) as a child the interrupt handler ends and
+// waits for before it removes our temporary files: gnuplot, left running
+// after a SIGINT or SIGTERM of the sweep, drew sweep.png's temporary file
+// after the handler had removed it.
+int runOwnChild(const std::vector<std::string>& argv) {
+  int pid = 0;
+  {
+    const InterruptsHeld held;
+    pid = startChild(argv, "", "", {}, /*processGroup=*/0);
+    endProcessGroupOnInterrupt(pid);
+  }
+  int status = 0;
+  for (int ended = 0; ended != pid;)
+    if ((ended = waitForAnyChild(status)) < 0) throw std::runtime_error("sweep: lost track of " + argv.at(0));
+  const InterruptsHeld held;
+  endProcessGroupOnInterrupt(0);
+  return status;
+}
 
 // The child's last line that says something (CLI11 ends its errors with a
 // "Run with --help" line, which does not).
@@ -240,10 +261,26 @@ int runSweep(const SweepArgs& args) {
               << "/, not autoReport.directory " << options.directory << "\n";
   const auto results = runPoints(plan, args, options, pointsDir);
 
-  writeFile(dir / "sweep.csv", sweepToCsv(plan, results), args.workload);
-  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n", args.workload);
   std::size_t ok = 0;
   for (const auto& r : results) ok += r.ok ? 1 : 0;
+  // The plot is drawn before sweep.csv and sweep.json are written: an
+  // interrupt while gnuplot draws then leaves none of them, as the handler
+  // says ("nothing written"); it left both before.
+  std::optional<traces::OutputFile> png;
+  std::string plotProblem;
+  if (args.plot && ok > 0) {
+    writeFile(pointsDir / "plot.dat", plotData(results), args.workload);
+    // gnuplot's `set output` follows a link: it draws into our temporary file, which is renamed onto sweep.png.
+    png.emplace((dir / "sweep.png").string(), traces::OutputPolicy{/*force=*/true, {args.workload}});
+    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), png->temporaryPath()),
+              args.workload);
+    if (runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"}) != 0)
+      plotProblem = "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png";
+    else if (runOwnChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0)
+      plotProblem = "sweep: gnuplot failed on " + (pointsDir / "plot.gp").string() + ": no sweep.png";
+  }
+  writeFile(dir / "sweep.csv", sweepToCsv(plan, results), args.workload);
+  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n", args.workload);
   std::cout << "sweep: " << ok << " of " << results.size() << " points ran; wrote " << (dir / "sweep.csv").string()
             << " and " << (dir / "sweep.json").string() << "\n";
   for (const auto& r : results) {
@@ -253,22 +290,12 @@ int runSweep(const SweepArgs& args) {
     else
       std::cout << "failed (" << r.error << ")\n";
   }
-  if (args.plot && ok > 0) {
-    writeFile(pointsDir / "plot.dat", plotData(results), args.workload);
-    // gnuplot's `set output` follows a link: it draws into our temporary file, which is renamed onto sweep.png.
-    traces::OutputFile png((dir / "sweep.png").string(), {/*force=*/true, {args.workload}});
-    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), png.temporaryPath()),
-              args.workload);
-    const int status = runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"});
-    if (status != 0) {
-      std::cerr << "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png\n";
-      return 1;
-    }
-    if (runChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0) {
-      std::cerr << "sweep: gnuplot failed on " << (pointsDir / "plot.gp").string() << ": no sweep.png\n";
-      return 1;
-    }
-    png.commit();
+  if (!plotProblem.empty()) {
+    std::cerr << plotProblem << "\n";
+    return 1;
+  }
+  if (png) {
+    png->commit();
     std::cout << "  plot: " << (dir / "sweep.png").string() << "\n";
   }
   return ok == results.size() ? 0 : 1;

@@ -1,5 +1,6 @@
 #include "profiler/analysis/compare.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <memory>
@@ -12,7 +13,7 @@ int runCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     const traces::ProfileReader a(args.profileA);
     const traces::ProfileReader b(args.profileB);
     const auto comparison = profiler::analysis::compareProfiles(a, b);
-    if (args.json) out << profiler::analysis::comparisonToJson(comparison).dump(2) << "\n";
+    if (args.json) out << profileJson(profiler::analysis::comparisonToJson(comparison)) << "\n";
     else profiler::analysis::printComparison(comparison, out);
     return 0;
   } catch (const std::exception& e) {

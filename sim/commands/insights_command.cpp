@@ -1,5 +1,6 @@
 #include "profiler/analysis/insights.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <memory>
@@ -11,7 +12,7 @@ int runInsights(const InsightsArgs& args, std::ostream& out, std::ostream& err) 
     const traces::ProfileReader reader(args.profile);
     const auto facts = profiler::analysis::measureProfileFacts(reader);
     const auto insights = profiler::analysis::findInsights(facts);
-    if (args.json) out << profiler::analysis::insightsToJson(insights, facts).dump(2) << "\n";
+    if (args.json) out << profileJson(profiler::analysis::insightsToJson(insights, facts)) << "\n";
     else profiler::analysis::printInsights(insights, facts, out);
     return 0;
   } catch (const std::exception& e) {

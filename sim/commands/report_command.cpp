@@ -2,6 +2,7 @@
 #include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <memory>
@@ -19,20 +20,20 @@ int runReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     if (args.operations) {
       auto ops = analysis::summarizeOperations(reader);
       analysis::sortOperations(ops, sort);
-      if (args.json) out << analysis::operationsToJson(ops).dump(2) << "\n";
+      if (args.json) out << profileJson(analysis::operationsToJson(ops)) << "\n";
       else analysis::printOperations(ops, out);
       return 0;
     }
     if (args.liveness) {
       const auto liveness = analysis::summarizeLiveness(reader);
-      if (args.json) out << analysis::livenessToJson(liveness).dump(2) << "\n";
+      if (args.json) out << profileJson(analysis::livenessToJson(liveness)) << "\n";
       else analysis::printLiveness(liveness, out, args.livenessSteps);
       return 0;
     }
     analysis::ReportOptions options;
     options.fullestTiles = args.fullestTiles;
     const auto report = analysis::buildReport(reader, options);
-    if (args.json) out << analysis::reportToJson(report).dump(2) << "\n";
+    if (args.json) out << profileJson(analysis::reportToJson(report)) << "\n";
     else analysis::printReport(report, out);
     return 0;
   } catch (const std::exception& e) {

@@ -78,9 +78,17 @@ Examples loadNpyTokenExamples(const scheduler::DatasetSpec& spec) {
     fail(spec.images, "shape " + shapeText(ids.shape) + ": expected token ids of shape (examples, " +
                           std::to_string(spec.features) + ")");
   const std::uint64_t n = ids.shape[0], per = ids.values.size() / n;
-  if (per != spec.features)
-    fail(spec.images, "shape " + shapeText(ids.shape) + ": examples of " + std::to_string(per) + " ids, the model's input has " +
-                          std::to_string(spec.features));
+  // Each example's shape is the model input's, not only its size: (16, 4, 2)
+  // is not 16 examples of 8 steps.
+  const std::vector<std::uint64_t> example(ids.shape.begin() + 1, ids.shape.end());
+  const std::vector<std::uint64_t> input =
+      spec.inputShape.empty() ? std::vector<std::uint64_t>{spec.features} : spec.inputShape;
+  if (per != spec.features || example != input) {
+    std::vector<std::uint64_t> expected{n};
+    expected.insert(expected.end(), input.begin(), input.end());
+    fail(spec.images, "shape " + shapeText(ids.shape) + ": expected token ids of shape " + shapeText(expected) +
+                          ", examples of the model's input");
+  }
   const bool oneLabel = spec.labelSteps == 1;
   const bool labelsFit = !labels.shape.empty() && labels.shape[0] == n && labels.values.size() == n * spec.labelSteps &&
                          (oneLabel ? labels.shape.size() <= 2 : labels.shape.size() == 2);

@@ -2,9 +2,11 @@
 
 #include "model/util/input_file.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ipusim::sim::dataset {
@@ -27,7 +29,9 @@ std::size_t readUpTo(int fd, std::uint8_t* into, std::size_t size) {
 
 // The value of `key` in the header dictionary: the text after "'key':" up to
 // the next ',' at depth 0 (a tuple's commas are inside parentheses).
-std::string headerValue(const std::string& header, const std::string& key, const std::string& path) {
+// Quotes around the value are dropped unless `keepQuotes` (a boolean is never quoted).
+std::string headerValue(const std::string& header, const std::string& key, const std::string& path,
+                        bool keepQuotes = false) {
   const std::size_t at = header.find("'" + key + "'");
   if (at == std::string::npos) npyFail(path, "the .npy header has no '" + key + "' (expected numpy.save's dictionary)");
   std::size_t i = header.find(':', at);
@@ -41,7 +45,8 @@ std::string headerValue(const std::string& header, const std::string& key, const
     if ((c == ',' || c == '}') && depth == 0) break;
     value += c;
   }
-  const std::size_t first = value.find_first_not_of(" '\""), last = value.find_last_not_of(" '\"");
+  const char* trimmed = keepQuotes ? " " : " '\"";
+  const std::size_t first = value.find_first_not_of(trimmed), last = value.find_last_not_of(trimmed);
   return first == std::string::npos ? "" : value.substr(first, last - first + 1);
 }
 
@@ -59,22 +64,28 @@ IntegerType integerType(const std::string& descr, const std::string& path, const
                     "numpy: ids.astype(np.int32))");
 }
 
+// A Python tuple of sizes as numpy.save writes it: "()", "(5,)", "(8, 128)"
+// (one trailing comma allowed); anything else — an empty item, a sign, a
+// leading zero, nested parentheses — is refused rather than guessed at.
 std::vector<std::uint64_t> parseShape(const std::string& text, const std::string& path) {
-  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
-    npyFail(path, "the .npy header's shape '" + text + "' is not a tuple of sizes");
+  auto refuse = [&]() { npyFail(path, "the .npy header's shape '" + text + "' is not a tuple of sizes"); };
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') refuse();
   std::vector<std::uint64_t> shape;
-  std::string number;
-  for (std::size_t i = 1; i + 1 <= text.size(); ++i) {
+  std::vector<std::string> items(1);
+  bool ended = false;  // a space after an item's digits ends it
+  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
     const char c = text[i];
-    if (c >= '0' && c <= '9') {
-      number += c;
-      if (number.size() > 18) npyFail(path, "the .npy header's shape '" + text + "' has a size beyond any file");
-    } else if (c == ',' || c == ')') {
-      if (!number.empty()) shape.push_back(std::stoull(number));
-      number.clear();
-    } else if (c != ' ') {
-      npyFail(path, "the .npy header's shape '" + text + "' is not a tuple of sizes");
-    }
+    if (c == ',') items.emplace_back(), ended = false;
+    else if (c >= '0' && c <= '9' && !ended) items.back() += c;
+    else if (c == ' ') ended = !items.back().empty();
+    else refuse();
+  }
+  if (items.size() > 1 && items.back().empty()) items.pop_back();  // "(5,)" and "(8, 128,)"
+  if (items.size() == 1 && items[0].empty()) return shape;         // "()": a scalar
+  for (const std::string& item : items) {
+    if (item.empty() || (item.size() > 1 && item[0] == '0')) refuse();
+    if (item.size() > 18) npyFail(path, "the .npy header's shape '" + text + "' has a size beyond any file");
+    shape.push_back(std::stoull(item));
   }
   return shape;
 }
@@ -102,32 +113,52 @@ NpyArray readNpyIntegers(const std::string& path, const std::string& what) {
   if (readUpTo(fd, reinterpret_cast<std::uint8_t*>(header.data()), headerLength) < headerLength)
     npyFail(path, "truncated .npy header");
   const IntegerType type = integerType(headerValue(header, "descr", path), path, what);
-  if (headerValue(header, "fortran_order", path) != "False")
-    npyFail(path, "fortran_order True: " + what + " are read in C (row-major) order (numpy: np.ascontiguousarray)");
+  const std::string fortranOrder = headerValue(header, "fortran_order", path, true);
+  if (fortranOrder != "False")
+    npyFail(path, "fortran_order " + fortranOrder + ": expected False, " + what +
+                      " are read in C (row-major) order (numpy: np.ascontiguousarray)");
   NpyArray a;
   a.shape = parseShape(headerValue(header, "shape", path), path);
   std::uint64_t elements = 1;
   for (std::uint64_t d : a.shape) {
-    if (d != 0 && elements > kMaxNpyBytes / type.bytes / d)
-      npyFail(path, "the .npy header announces more than " + std::to_string(kMaxNpyBytes) +
-                        " bytes of data (the limit for a dataset file held in memory)");
+    if (d != 0 && elements > kMaxNpyValues / d)
+      npyFail(path, "the .npy header announces more than " + std::to_string(kMaxNpyValues) +
+                        " values (the limit for a dataset file held in memory: 4 GiB of 64-bit integers)");
     elements *= d;
   }
-  std::vector<std::uint8_t> data(elements * type.bytes);
-  const std::size_t got = readUpTo(fd, data.data(), data.size());
-  if (got < data.size())
-    npyFail(path, "truncated: the header announces " + std::to_string(data.size()) + " bytes of data, the file has " +
-                      std::to_string(got));
-  std::uint8_t extra = 0;
-  if (readUpTo(fd, &extra, 1) != 0)
-    npyFail(path, "has data after the " + std::to_string(data.size()) + " bytes its .npy header announces");
+  // The file's size is known (a regular file): a header announcing more or
+  // less data than follows it is refused before anything is allocated.
+  const std::uint64_t dataBytes = elements * type.bytes;
+  struct stat info {};
+  const std::int64_t here = std::int64_t(::lseek(fd, 0, SEEK_CUR));
+  if (::fstat(fd, &info) != 0 || here < 0) npyFail(path, "cannot inspect the file");
+  const std::uint64_t follows = std::uint64_t(info.st_size) - std::min<std::uint64_t>(info.st_size, here);
+  if (follows < dataBytes)
+    npyFail(path, "truncated: the header announces " + std::to_string(dataBytes) + " bytes of data, the file has " +
+                      std::to_string(follows));
+  if (follows > dataBytes)
+    npyFail(path, "has data after the " + std::to_string(dataBytes) + " bytes its .npy header announces");
   a.values.resize(elements);
-  for (std::uint64_t e = 0; e < elements; ++e) {
-    std::uint64_t raw = 0;
-    for (std::size_t b = type.bytes; b-- > 0;) raw = raw << 8 | data[e * type.bytes + b];
-    if (type.isSigned && type.bytes < 8 && (raw >> (8 * type.bytes - 1)) & 1) raw |= ~0ull << (8 * type.bytes);
-    a.values[e] = std::int64_t(raw);  // (an unsigned 8-byte value past 2^63 reads negative: refused as an id)
+  // Read in chunks straight into the values: no second copy of the data.
+  constexpr std::uint64_t kChunkElements = 1u << 20;
+  std::vector<std::uint8_t> chunk(std::min<std::uint64_t>(elements, kChunkElements) * type.bytes);
+  for (std::uint64_t done = 0; done < elements;) {
+    const std::uint64_t count = std::min<std::uint64_t>(elements - done, kChunkElements);
+    const std::size_t got = readUpTo(fd, chunk.data(), count * type.bytes);
+    if (got < count * type.bytes)  // it shrank while we read
+      npyFail(path, "truncated: the header announces " + std::to_string(dataBytes) + " bytes of data, the file has " +
+                        std::to_string(done * type.bytes + got));
+    for (std::uint64_t e = 0; e < count; ++e) {
+      std::uint64_t raw = 0;
+      for (std::size_t b = type.bytes; b-- > 0;) raw = raw << 8 | chunk[e * type.bytes + b];
+      if (type.isSigned && type.bytes < 8 && (raw >> (8 * type.bytes - 1)) & 1) raw |= ~0ull << (8 * type.bytes);
+      a.values[done + e] = std::int64_t(raw);  // (an unsigned 8-byte value past 2^63 reads negative: refused as an id)
+    }
+    done += count;
   }
+  std::uint8_t extra = 0;
+  if (readUpTo(fd, &extra, 1) != 0)  // it grew while we read
+    npyFail(path, "has data after the " + std::to_string(dataBytes) + " bytes its .npy header announces");
   return a;
 }
 

@@ -7,7 +7,8 @@
 // the file and what was expected: missing, not a regular file, bad magic, a
 // header that is not that dictionary, another type (floats, big-endian,
 // objects), Fortran order, over the size limit, truncated, data after the
-// array. The header is checked before the data is read.
+// array. The header, and the file's size against it, are checked before the
+// data is read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@ struct NpyArray {
   std::vector<std::int64_t> values;  // row-major
 };
 
-// Data bytes one .npy file may announce (as an IDX file: 4 GiB, held in memory).
-inline constexpr std::uint64_t kMaxNpyBytes = 4ull << 30;
+// Values one .npy file may announce: they are held in memory as 64-bit
+// integers, so this bounds that memory at 4 GiB (2^29 values: 4 M examples
+// of 128 tokens), checked on the header before anything is read.
+inline constexpr std::uint64_t kMaxNpyValues = 1ull << 29;
 
 // `what` names the file's role in messages ("token ids").
 NpyArray readNpyIntegers(const std::string& path, const std::string& what);

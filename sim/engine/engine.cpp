@@ -54,9 +54,17 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
     fs::create_directories(directory, ec);
     if (ec)
       throw std::invalid_argument("autoReport.directory '" + directory.string() + "': cannot create it: " + ec.message());
+    // Complete or absent, as every file we write (traces::OutputFile): not
+    // through a link named serialized_graph.json.tmp (ir::saveExecutable's
+    // fixed temporary name, which wrote through it), nor left on an interrupt.
     const std::string graph = (directory / "serialized_graph.json").string();
-    traces::checkOutputPath(graph, reports);
-    ir::saveExecutable(loaded, graph);  // complete or absent
+    traces::OutputFile file(graph, reports);
+    try {
+      ir::writeJson(loaded, file.stream());
+    } catch (const std::length_error& e) {
+      throw std::invalid_argument("cannot write executable '" + graph + "': " + e.what());
+    }
+    file.commit();
   }
   if (!options.writesProfile()) return;
 

@@ -42,8 +42,9 @@ extern "C" void onInterrupt(int signal) {
     errno = saved;
   }
   traces::removeRegisteredFilesNow();
-  say(signal == SIGTERM ? "\nipusim: terminated (SIGTERM); nothing written\n"
-                        : "\nipusim: interrupted (SIGINT); nothing written\n");
+  say(signal == SIGTERM   ? "\nipusim: terminated (SIGTERM); nothing written\n"
+      : signal == SIGHUP ? "\nipusim: hung up (SIGHUP); nothing written\n"
+                         : "\nipusim: interrupted (SIGINT); nothing written\n");
   _exit(kInterruptedExitCode);
 }
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
-// Ctrl-C (SIGINT) and SIGTERM for every ipusim command, from the first
-// instruction of main() on. Two modes:
+// Ctrl-C (SIGINT), SIGTERM and SIGHUP (a closed terminal; not when ignored,
+// as under nohup) for every ipusim command, from the first instruction of
+// main() on. Two modes:
 //   - immediate (the default: parsing, compiling, loading data, writing
 //     reports): the handler removes the temporary files being written
 //     (traces/interrupt_cleanup.hpp), says "interrupted" on stderr and exits

@@ -69,6 +69,10 @@ const std::vector<OptionSetter>& setters() {
       {{"autoReport.directory", "a directory", ".", "where profile.pop and the other reports are written"},
        [](EngineOptions& o, const std::string& t, const std::string& s) {
          if (t.empty()) throw std::invalid_argument(s + ": option 'autoReport.directory' is empty; expected a directory");
+         // (A NUL would cut the name short where the system reads it, and the message with it.)
+         if (t.find('\0') != std::string::npos)
+           throw std::invalid_argument(s + ": option 'autoReport.directory' holds a NUL character (\\u0000); "
+                                           "expected a directory name");
          o.directory = t;
        }},
       {{"autoReport.executionProfileProgramRunCount", "integer >= 0", "2",

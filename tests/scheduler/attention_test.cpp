@@ -293,6 +293,36 @@ TEST(AttentionWorkload, BadInputsAreRefusedByKey) {
   EXPECT_NE(error(R"([{"type": "multi_head_attention", "key_dim": 3}])", {6, 5}).find("num_heads"), std::string::npos);
 }
 
+// Found by the third adversarial pass of issue 33: the output projection
+// [heads x value_dim, output_shape] was not checked (8 heads and an
+// output_shape of 1.2e8 compiled a 3.84 GB kernel, and with
+// allow_out_of_memory the run grew past 24 GB), and a value_dim too large
+// was blamed on key_dim.
+TEST(AttentionWorkload, EachProjectionIsCheckedAgainstTheTensorLimitByItsKey) {
+  auto error = [](const std::string& attention) {
+    try {
+      const std::string layers = R"([{"type": "dense", "units": 4, "name": "d"},
+        {"type": "multi_head_attention", "inputs": ["d", "d"], )" + attention + R"(},
+        {"type": "global_average_pooling1d"}, {"type": "dense", "units": 10, "activation": "softmax"}])";
+      scheduler::parseWorkload(smallJob(layers.c_str(), {6, 5}, kSgd, 1), "w.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string output = error(R"("num_heads": 8, "key_dim": 1, "output_shape": 120000000)");
+  EXPECT_NE(output.find("w.json: model.layers[1].output_shape: 120000000: the output projection needs 3840000000 bytes of "
+                        "float weights (8 heads x 1 value_dim x 120000000)"),
+            std::string::npos)
+      << output;
+  const std::string value = error(R"("num_heads": 1, "key_dim": 1, "value_dim": 1000000000)");
+  EXPECT_NE(value.find("w.json: model.layers[1].value_dim: the value projection needs 16000000000 bytes"), std::string::npos)
+      << value;
+  const std::string key = error(R"("num_heads": 1, "key_dim": 1000000000)");
+  EXPECT_NE(key.find("w.json: model.layers[1].key_dim: the query projection needs 16000000000 bytes"), std::string::npos)
+      << key;
+}
+
 TEST(AttentionKeras, KerasHubsPositionEmbeddingIsRead) {
   const nlohmann::json position = {
       {"module", "keras_hub.src.layers.modeling.position_embedding"}, {"class_name", "PositionEmbedding"},

@@ -232,5 +232,30 @@ TEST(OneSetOfRules, AWorkloadsLossReplacesAnUnmodelledOneOfTheFile) {
   EXPECT_EQ(replaced.optimizer.type, "sgd");
 }
 
+// Found by the third adversarial pass of issue 33: a workload's loss that
+// does not fit the Keras model was blamed on the Keras file
+// ("m.json: loss.from_logits: ..."), whose compile_config said otherwise.
+TEST(OneSetOfRules, AWorkloadsLossThatDoesNotFitTheModelIsTheWorkloadsError) {
+  json keras = kerasWith("Dense", {{"units", 4}});  // ends in Dense(10, softmax)
+  keras["compile_config"] = {{"loss", "sparse_categorical_crossentropy"}, {"metrics", {"accuracy"}}};
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ipusim_loss_blame_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(path) << keras.dump();
+  const json model = {{"keras", path}};
+  const json dataset = {{"format", "synthetic"}};
+  const std::string logits = errorOf([&] {
+    parseWorkload({{"dataset", dataset}, {"model", model},
+                   {"loss", {{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}}}},
+                  "w.json");
+  });
+  const std::string metric = errorOf([&] {
+    parseWorkload({{"dataset", dataset}, {"model", model}, {"loss", "mean_squared_error"}}, "w.json");
+  });
+  std::filesystem::remove(path);
+  EXPECT_EQ(logits.rfind("w.json: loss.from_logits: true with softmax", 0), 0u) << logits;
+  EXPECT_EQ(metric.rfind(path + ": compile_config: metrics: 'accuracy' is an accuracy", 0), 0u) << metric;
+  EXPECT_NE(metric.find("(the loss is w.json's, which replaces the Keras file's)"), std::string::npos) << metric;
+}
+
 }  // namespace
 }  // namespace ipusim::scheduler

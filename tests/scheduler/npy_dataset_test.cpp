@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace ipusim::testing {
@@ -38,8 +39,13 @@ std::vector<std::uint8_t> little(const std::vector<T>& values) {
   return bytes;
 }
 
+// Under a folder of the test's own: ctest runs tests in parallel, and two
+// tests writing lm_ids.npy of their own into one folder read each other's.
 std::string writeFile(const std::string& name, const std::string& bytes) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string dir = ::testing::TempDir() + "/npy_" + test->test_suite_name() + "_" + test->name();
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
@@ -86,10 +92,51 @@ TEST(NpyFile, WhatIsNotReadIsRefusedNamingTheFile) {
   EXPECT_NE(missing.find("none.npy"), std::string::npos) << missing;
 }
 
+// Found by the third adversarial pass of issue 33: headers numpy itself would
+// not read were read by a guess, and a file announcing gigabytes it does not
+// hold was allocated before it was found truncated.
+TEST(NpyFile, AHeaderNumpyWouldNotReadIsRefusedNotGuessed) {
+  auto error = [](const std::string& name, const std::string& bytes) {
+    const std::string path = writeFile(name, bytes);
+    return errorOf([&] { sim::dataset::readNpyIntegers(path, "token ids"); });
+  };
+  const std::vector<std::uint8_t> four = little<std::int32_t>({1, 2, 3, 4});
+  // Read as (2, 2) before.
+  for (const char* shape : {"(2,, 2)", "(2, 02)", "(,2, 2)", "(2 2)"})
+    EXPECT_NE(error("shape.npy", npyBytes("<i4", shape, four)).find("shape.npy: the .npy header's shape '" +
+                                                                   std::string(shape) + "' is not a tuple of sizes"),
+              std::string::npos)
+        << shape;
+  // A string, not the boolean False (numpy refuses it): read as C order before.
+  EXPECT_NE(error("quoted.npy", npyBytes("<i4", "(2, 2)", four, "'False'")).find("quoted.npy: fortran_order 'False'"),
+            std::string::npos);
+  // What numpy.save writes is still read.
+  EXPECT_EQ(sim::dataset::readNpyIntegers(writeFile("trailing.npy", npyBytes("<i4", "(2, 2,)", four)), "ids").shape,
+            (std::vector<std::uint64_t>{2, 2}));
+  EXPECT_EQ(sim::dataset::readNpyIntegers(writeFile("scalar.npy", npyBytes("<i4", "()", little<std::int32_t>({7}))), "ids")
+                .values,
+            (std::vector<std::int64_t>{7}));
+}
+
+TEST(NpyFile, SizesAreCheckedAgainstTheBoundAndTheFileBeforeReading) {
+  auto error = [](const std::string& name, const std::string& bytes) {
+    const std::string path = writeFile(name, bytes);
+    return errorOf([&] { sim::dataset::readNpyIntegers(path, "token ids"); });
+  };
+  // 2^29 + 1 one-byte values: within 4 GiB of data, but 4 GiB of 64-bit values in memory (accepted before).
+  EXPECT_NE(error("many.npy", npyBytes("|u1", "(536870913,)", {1, 2})).find("many.npy: the .npy header announces more than "
+                                                                            "536870912 values"),
+            std::string::npos);
+  // Half a billion ids announced, 16 bytes there: refused from the file's size.
+  EXPECT_NE(error("claim.npy", npyBytes("<i4", "(500000000,)", little<std::int32_t>({1, 2, 3, 4})))
+                .find("claim.npy: truncated: the header announces 2000000000 bytes of data, the file has 16"),
+            std::string::npos);
+}
+
 // A language model's ids (8 examples of 5 steps, vocabulary 12) and labels (a class per step).
 nlohmann::json npyLanguageModel(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& labels,
-                                const std::string& labelShape) {
-  const std::string idsPath = writeFile("lm_ids.npy", npyBytes("<i4", "(8, 5)", little(ids)));
+                                const std::string& labelShape, const std::string& idsShape = "(8, 5)") {
+  const std::string idsPath = writeFile("lm_ids.npy", npyBytes("<i4", idsShape, little(ids)));
   const std::string labelsPath = writeFile("lm_labels.npy", npyBytes("<i4", labelShape, little(labels)));
   nlohmann::json j = smallJob(R"([
     {"type": "embedding", "input_dim": 12, "output_dim": 6, "name": "tokens"},
@@ -131,6 +178,18 @@ TEST(NpyDataset, AnIdBeyondTheVocabularyOrAMisshapenFileIsNamed) {
   EXPECT_NE(label.find("lm_labels.npy: example 1, step 4: label -1 is outside [0, 12)"), std::string::npos) << label;
   const std::string shape = error(npyLanguageModel(counting(40, 12), counting(40, 11), "(40,)"));
   EXPECT_NE(shape.find("lm_labels.npy: shape (40,): expected (8, 5), a label per step"), std::string::npos) << shape;
+}
+
+TEST(NpyDataset, IdsOfTheRightSizeButAnotherShapeAreRefused) {
+  // (8, 5, 1) and (8, 1, 5) hold 5 ids an example too: read as (8, 5) before.
+  for (const char* shape : {"(8, 5, 1)", "(8, 1, 5)"}) {
+    const nlohmann::json j = npyLanguageModel(counting(40, 12), counting(40, 11), "(8, 5)", shape);
+    const std::string e = errorOf([&] { sim::dataset::loadExamples(scheduler::parseWorkload(j, "npy.json").dataset); });
+    EXPECT_NE(e.find("lm_ids.npy: shape " + std::string(shape) + ": expected token ids of shape (8, 5), examples of the "
+                     "model's input"),
+              std::string::npos)
+        << e;
+  }
 }
 
 TEST(NpyDataset, TheWorkloadSaysWhatNpyReads) {

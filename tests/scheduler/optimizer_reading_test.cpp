@@ -343,5 +343,23 @@ TEST(OptimizerReadingErrors, PlainSgdOnlyWithReplicasAndAccumulation) {
   }
 }
 
+// Found by the third adversarial pass of issue 33: the refusal came from the
+// compiler, which does not know the file ("ipusim: error: optimizer: ...").
+TEST(OptimizerReadingErrors, PlainSgdOnlyNamesTheWorkloadFile) {
+  json j = job(json{{"type", "adam"}});
+  j["ipu"]["num_ipus"] = 2;
+  std::string message;
+  try {
+    parseWorkload(j, "optimizers.json");
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message.rfind("optimizers.json: optimizer: replication (ipu.num_ipus), pipelining and "
+                          "training.gradient_accumulation_count support plain SGD only",
+                          0),
+            0u)
+      << message;
+}
+
 }  // namespace
 }  // namespace ipusim::scheduler

@@ -50,7 +50,7 @@ def read_program_work(db):
 
 
 def read_tensors(db):
-    rows = db.execute("SELECT id, name, category, always_live, bytes, tiles, layer, op FROM tensors ORDER BY id")
+    rows = db.execute("SELECT id, CAST(name AS TEXT) AS name, CAST(category AS TEXT) AS category, always_live, bytes, tiles, CAST(layer AS TEXT) AS layer, CAST(op AS TEXT) AS op FROM tensors ORDER BY id")
     return [Tensor(r[0], r[1], r[2], bool(r[3]), r[4], r[5], r[6], r[7]) for r in rows]
 
 

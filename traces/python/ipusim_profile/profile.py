@@ -182,7 +182,7 @@ class Profile:
     # Tables.
     def runs(self):
         rows = self._db.execute(
-            "SELECT id, entry_point, name, start_cycle, end_cycle, steps, captured FROM runs ORDER BY id")
+            "SELECT id, entry_point, CAST(name AS TEXT) AS name, start_cycle, end_cycle, steps, captured FROM runs ORDER BY id")
         return [Run(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows]
 
     def _select(self, sql, conditions, order):
@@ -193,7 +193,7 @@ class Profile:
         return self._db.execute(f"{sql} ORDER BY {order}", [v for _, v in used])
 
     def tracks(self, kind=None):
-        rows = self._select("SELECT id, parent_id, kind, name, ipu, tile, sort_order FROM tracks",
+        rows = self._select("SELECT id, parent_id, CAST(kind AS TEXT) AS kind, CAST(name AS TEXT) AS name, ipu, tile, sort_order FROM tracks",
                             [("kind = ?", kind)], "sort_order, id")
         return [dict(r) for r in rows]
 
@@ -201,7 +201,7 @@ class Profile:
         """Slices as dicts (columns of traces/SCHEMA.md), in (ts, depth, id) order,
         filtered by track, category, run and overlap with [begin, end)."""
         rows = self._select(
-            "SELECT id, track_id, run_id, ts, dur, name, category, depth, parent_id, program_id, phase_id, bytes "
+            "SELECT id, track_id, run_id, ts, dur, CAST(name AS TEXT) AS name, CAST(category AS TEXT) AS category, depth, parent_id, program_id, phase_id, bytes "
             "FROM slices",
             [("track_id = ?", track_id), ("category = ?", category), ("run_id = ?", run_id), ("ts < ?", end),
              ("ts + dur > ?", begin)],
@@ -218,7 +218,7 @@ class Profile:
         return sorted(result, key=lambda s: s.ts)
 
     def programs(self):
-        rows = self._db.execute("SELECT id, parent_id, kind, name, layer, op, ordinal FROM programs ORDER BY id")
+        rows = self._db.execute("SELECT id, parent_id, CAST(kind AS TEXT) AS kind, CAST(name AS TEXT) AS name, CAST(layer AS TEXT) AS layer, CAST(op AS TEXT) AS op, ordinal FROM programs ORDER BY id")
         return [Program(*tuple(r)) for r in rows]
 
     def phases(self, ipu=None, run_id=None):
@@ -234,7 +234,7 @@ class Profile:
 
     def tile_phases(self, tile=None, run_id=None):
         """Per-tile busy time of each phase execution (needs tile-level instrumentation)."""
-        rows = self._select("SELECT run_id, ipu, tile, ts, dur, category, name FROM tile_slices",
+        rows = self._select("SELECT run_id, ipu, tile, ts, dur, CAST(category AS TEXT) AS category, CAST(name AS TEXT) AS name FROM tile_slices",
                             [("tile = ?", tile), ("run_id = ?", run_id)], "ts, tile")
         return [TilePhase(*tuple(r)) for r in rows]
 
@@ -247,7 +247,7 @@ class Profile:
         return [Counter(r[0], float("nan") if r[1] == "NaN" else float(r[1])) for r in rows]
 
     def tile_memory(self):
-        rows = self._db.execute("SELECT ipu, tile, category, always_live, bytes FROM tile_memory ORDER BY ipu, tile")
+        rows = self._db.execute("SELECT ipu, tile, CAST(category AS TEXT) AS category, always_live, bytes FROM tile_memory ORDER BY ipu, tile")
         return [TileMemory(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
     def tile_peaks(self):
@@ -294,7 +294,7 @@ class Profile:
         """The phases table as dicts: each statically timed compute set execution or exchange."""
         if "phases" not in self._tables:
             return []
-        return [dict(r) for r in self._db.execute("SELECT id, kind, name, program_id, bytes FROM phases ORDER BY id")]
+        return [dict(r) for r in self._db.execute("SELECT id, CAST(kind AS TEXT) AS kind, CAST(name AS TEXT) AS name, program_id, bytes FROM phases ORDER BY id")]
 
     # Figures.
     def operations(self):

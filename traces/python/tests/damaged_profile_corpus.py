@@ -71,7 +71,9 @@ def read_everything(path):
                    p.tensor_lifetimes(), p.static_phases(), p.steps(), p.phases()]
         figures += [list(p.slices(track_id=t["id"])) for t in p.tracks()]
         figures += [p.counters(t["name"]) for t in p.tracks("counter")]
-        figures += [p.operations().to_json(), p.liveness().to_json(), p.host_wait(), p.ipu_waiting_for_host(),
+        # As JSON, as a user saves them: a name stored as a blob (not text) came back as bytes, which json.dumps refused.
+        figures += [json.dumps(p.operations().to_json()), json.dumps(p.liveness().to_json()), p.host_wait(),
+                    p.ipu_waiting_for_host(),
                     p.run_cycles(), p.program_cycles(), p.step_phases(), p.compute_sets()]
         return p.counters("loss")
 
