@@ -195,8 +195,7 @@ TEST(AdversarialPass, AScreenshotRefusesALaneThatFailedToLoad) {
   const fs::path shots = dir.path() / "shots";
   fs::create_directories(shots);
   const fs::path png = shots / "shot.png";
-  const auto r = runCommand("xvfb-run -a -s '-screen 0 1600x900x24' " + viewer + " " + quote(profile.string()) +
-                            " --screenshot " + quote(png.string()));
+  const auto r = runHeadless(quote(viewer) + " " + quote(profile.string()) + " --screenshot " + quote(png.string()));
   EXPECT_EQ(r.exitCode, 2) << r.output;
   EXPECT_NE(r.output.find("ipusim-view: lane '"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(profile.string() + ": corrupt slice_chunks row"), std::string::npos) << r.output;
