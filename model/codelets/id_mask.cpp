@@ -108,20 +108,12 @@ class IdMaskMean final : public FlatCodelet<IdMaskMean> {
   ir::DType vectorType_;
 };
 
-template <class C>
-void addWithHalfOutput(CodeletRegistry& registry) {
-  registry.add(std::make_unique<C>());
-  auto half = std::make_unique<C>(ir::DType::Half);
-  std::string name = typedCodeletName(half->name(), {ir::DType::Half});
-  registry.add(std::make_unique<HalfCodelet>(std::move(name), std::move(half),
-                                             std::vector<ir::DType>{ir::DType::Int, ir::DType::Half}));
-}
-
 }  // namespace
 
 void addIdMaskCodelet(CodeletRegistry& registry) {
-  addWithHalfOutput<IdMask>(registry);
-  addWithHalfOutput<IdMaskMean>(registry);
+  // <half>: `out` half, the ids int.
+  addWithHalfActivations<IdMask>(registry, {"out"});
+  addWithHalfActivations<IdMaskMean>(registry, {"out"});
 }
 
 }  // namespace ipusim::model
