@@ -277,8 +277,6 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   parsePipeline(top, w);
-  if (w.pipeline.enabled() && d.vocabulary)
-    top.fail("pipeline", "a model of token ids (an embedding) is not pipelined yet (not modelled)");
   if (w.pipeline.enabled() && (w.inputs.size() > 1 || w.outputs.size() > 1))
     top.fail("pipeline", "a model with several inputs or outputs is not pipelined (not modelled: each stage's "
                          "passes take one input and give one output)");

@@ -300,5 +300,55 @@ TEST(Pipelining, TwoReplicasOfASequentialPipelineTrainAsAccumulationOverTheGloba
   expectTwoReplicasTrainAsAccumulation("sequential");
 }
 
+// ---- token ids: the embedding on the first stage ----
+
+// A workload on token ids pipelined in two stages on two IPUs.
+nlohmann::json pipelinedOnTokens(const char* layers, const nlohmann::json& inputShape, std::uint32_t classes,
+                                 const std::string& schedule) {
+  nlohmann::json j = smallJob(layers, inputShape, {{"type", "sgd"}, {"learning_rate", 0.05}}, 9);
+  j["dataset"]["classes"] = classes;
+  j["pipeline"] = {{"schedule", schedule}, {"gradient_accumulation_count", 4}};
+  j["ipu"]["num_ipus"] = 2;
+  return j;
+}
+
+// A BERT-style encoder split as Graphcore splits BERT: the embeddings and
+// their normalization on the first stage, the encoder and the masked-LM
+// scores on the second; the ids stream in to stage 0 only.
+const char* kEncoderInTwoStages = R"([
+    {"type": "embedding", "input_dim": 20, "output_dim": 8, "name": "tokens", "stage": 0},
+    {"type": "position_embedding", "sequence_length": 6, "name": "positions", "stage": 0},
+    {"type": "add", "inputs": ["tokens", "positions"], "name": "embeddings", "stage": 0},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "embeddings_norm", "stage": 0},
+    {"type": "multi_head_attention", "num_heads": 2, "key_dim": 4, "inputs": ["embeddings_norm", "embeddings_norm"],
+     "name": "attention", "stage": 1},
+    {"type": "add", "inputs": ["embeddings_norm", "attention"], "name": "residual", "stage": 1},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "norm", "stage": 1},
+    {"type": "dense", "units": 20, "activation": "softmax", "name": "mlm", "stage": 1}])";
+
+void expectEncoderTrainsAsAccumulation(const std::string& schedule) {
+  const nlohmann::json j = pipelinedOnTokens(kEncoderInTwoStages, {6}, 20, schedule);
+  expectTrainsAsAccumulation(runTraining(scheduler::parseWorkload(j, "encoder.json"), 20), 4, 20);
+}
+
+TEST(PipeliningOnTokens, AnEncoderOnTokenIdsTrainsAsGradientAccumulation) {
+  expectEncoderTrainsAsAccumulation("grouped");
+}
+
+TEST(PipeliningOnTokens, AnInterleavedEncoderOnTokenIdsTrainsAsGradientAccumulation) {
+  expectEncoderTrainsAsAccumulation("interleaved");
+}
+
+// Keras's mask crosses the stages: the LSTM on stage 1 reads the token ids
+// streamed to stage 0 (each mini-batch its own).
+TEST(PipeliningOnTokens, AMaskReadOnALaterStageTrainsAsGradientAccumulation) {
+  const nlohmann::json j = pipelinedOnTokens(R"([
+    {"type": "embedding", "input_dim": 3, "output_dim": 6, "mask_zero": true, "name": "tokens", "stage": 0},
+    {"type": "dense", "units": 5, "activation": "tanh", "name": "projection", "stage": 0},
+    {"type": "lstm", "units": 4, "name": "lstm", "stage": 1},
+    {"type": "dense", "units": 10, "activation": "softmax", "name": "classes", "stage": 1}])", {7}, 10, "grouped");
+  expectTrainsAsAccumulation(runTraining(scheduler::parseWorkload(j, "masked.json"), 20), 4, 20);
+}
+
 }  // namespace
 }  // namespace ipusim::testing
