@@ -161,10 +161,16 @@ class Model:
             ins[0] = ins[0].reshape([self.batch] + l["input_shape"])  # a flatten or reshape passes elements on
             # Keras's masks: an Embedding's mask_zero (ids != 0), carried by the
             # layers that support masking, taken by the recurrent layers.
-            self.mask = next((masks[j] for j in l["inputs"] if j != -1 and masks[j] is not None), None)
+            self.input_masks = [None if j == -1 else masks[j] for j in l["inputs"]]
+            self.mask = next((m for m in self.input_masks if m is not None), None)
             outs.append(self.layer(i, l, ins))
             carries = l["kind"] in CARRY_MASK or (l["kind"] in RECURRENT and l["return_sequences"])
-            masks.append(ins[0] != 0 if l["kind"] == "embedding" and l["mask_zero"] else self.mask if carries else None)
+            if l["kind"] == "embedding" and l["mask_zero"]:
+                masks.append(ins[0] != 0)
+            elif l["kind"] == "multi_head_attention":  # Keras: the output keeps the query's mask
+                masks.append(self.input_masks[0])
+            else:
+                masks.append(self.mask if carries else None)
             if "activity" in l.get("regularizers", {}):  # Keras: the output's penalty over the batch size
                 self.activity = self.activity + penalty(outs[-1], l["regularizers"]["activity"]) / self.batch
         return outs[-1]
@@ -294,8 +300,8 @@ class Model:
 
 def attention_of(model, l, ins):
     """Keras 3's MultiHeadAttention, its products written out (einsum per
-    head): projections, the query scaled by 1/sqrt(key_dim), Keras's causal
-    adder (-1e9 where a key's step follows the query's), softmax over the
+    head): projections, the query scaled by 1/sqrt(key_dim), Keras's mask
+    adder (-1e9 where the causal mask or the inputs' masks hide a key), softmax over the
     keys, the values weighted, the output projection."""
     p, name, batch = model.params, l["name"], model.batch
     heads, key_dim, value_dim = l["heads"], l["key_dim"], l["value_dim"]
@@ -313,9 +319,21 @@ def attention_of(model, l, ins):
     q = project(query, "query", key_dim) * (1.0 / math.sqrt(key_dim))
     k, v = project(key, "key", key_dim), project(value, "value", value_dim)
     scores = torch.einsum("bqhd,bkhd->bhqk", q, k)
+    # Keras's attention mask (_compute_attention_mask): the query's mask over
+    # the rows, the value's and key's over the keys, the causal mask, ANDed;
+    # Softmax adds -1e9 (-3e4 in float16) where it hides a key.
+    kept = torch.ones(batch, scores.shape[-2], scores.shape[-1], dtype=torch.bool)
     if l["causal_mask"]:
-        hidden = torch.ones(scores.shape[-2], scores.shape[-1], dtype=torch.bool).triu(1)
-        scores = scores + hidden.to(scores.dtype) * -1e9
+        kept = kept & torch.ones(scores.shape[-2], scores.shape[-1], dtype=torch.bool).tril()
+    input_masks = model.input_masks + [None] * (3 - len(model.input_masks))
+    if input_masks[0] is not None:
+        kept = kept & input_masks[0][:, :, None]
+    for m in input_masks[1:len(ins)]:
+        if m is not None:
+            kept = kept & m[:, None, :]
+    if not bool(kept.all()):
+        hidden = -3e4 if scores.dtype == torch.float16 else -1e9
+        scores = scores + (~kept)[:, None].to(scores.dtype) * hidden
     if l["rate"]:
         raise NotImplementedError("attention dropout masks are ipusim's own draw: not reproduced here")
     probs = torch.softmax(scores, dim=-1)

@@ -16,6 +16,21 @@
 // IdMaskMean the same over its examples x steps rows, plus per example a
 // count of its ids (one cycle per id) and a divide (kDivideCycles: popops'
 // DIVIDE, one vector).
+// IdMaskScores: attention scores under Keras's attention mask (the query's
+// and the value's masks and the causal mask, ANDed, as MultiHeadAttention's
+// _compute_attention_mask; then Softmax's adder): rows of `valueSteps`
+// scores, row r of the [examples x heads x querySteps, valueSteps] scores
+// being query step i = r % querySteps of example r / (heads x querySteps);
+// out[r][j] = in[r][j] + (kept ? 0 : hidden), kept = (!query || ids[e][i]
+// != 0) && (!value || ids[e][j] != 0) && (!causal || j <= i). Fields ids
+// (int: the steps of the examples the rows span, from example firstRow /
+// (heads x querySteps)), in, out (rows x valueSteps); params firstRow, rows,
+// heads, querySteps, valueSteps, steps (the ids' per example), query, value,
+// causal, hidden (the adder:
+// Keras's _large_negative_number, -1e9, or -3e4 in float16).
+// IdMaskScores<half>: in and out half. Timing as IdMask over its rows (a
+// broadcast add of the row's adder), an estimate: TF builds the adder with
+// popops' elementwise ops and adds it, which one fused vertex stands for.
 // (popops has no such vertex: TF on an IPU computes a mask with popops'
 // elementwise ops, which this one fused vertex stands for).
 #include "model/codelets/builtin_codelets.hpp"
@@ -108,12 +123,72 @@ class IdMaskMean final : public FlatCodelet<IdMaskMean> {
   ir::DType vectorType_;
 };
 
+class IdMaskScores final : public FlatCodelet<IdMaskScores> {
+ public:
+  explicit IdMaskScores(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
+  std::string name() const override { return "IdMaskScores"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"ids", ir::DType::Int, FieldAccess::In},
+            {"in", ir::DType::Float, FieldAccess::In},
+            {"out", ir::DType::Float, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override {
+    return {"firstRow", "rows", "heads", "querySteps", "valueSteps", "steps", "query", "value", "causal", "hidden"};
+  }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), heads = check.dimension("heads");
+    const auto querySteps = check.dimension("querySteps"), valueSteps = check.dimension("valueSteps");
+    const auto firstRow = std::uint64_t(check.param("firstRow")), steps = check.dimension("steps");
+    for (const char* flag : {"query", "value", "causal"})
+      if (check.param(flag) != 0 && check.param(flag) != 1)
+        throw std::invalid_argument(name() + ": " + flag + " " + std::to_string(check.param(flag)) + " is not 0 or 1");
+    const std::uint64_t perExample = heads * querySteps;
+    const std::uint64_t examples = (firstRow + rows - 1) / perExample - firstRow / perExample + 1;
+    if ((check.param("query") != 0 && steps != querySteps) || (check.param("value") != 0 && steps != valueSteps))
+      throw std::invalid_argument(name() + ": the ids' " + std::to_string(steps) + " steps do not match the masked steps");
+    check.expectSize("ids", examples * steps, "the steps of the " + std::to_string(examples) + " examples spanned");
+    check.expectSize("in", rows * valueSteps, "rows x valueSteps");
+    check.expectSize("out", rows * valueSteps, "rows x valueSteps");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const auto rows = std::uint64_t(shape.params[1]), cols = std::uint64_t(shape.params[4]);
+    return cycles::kBroadcastVertexOverhead +
+           rows * (cycles::kBroadcastRowOverhead +
+                   cycles::vectors(cols, target, vectorType_) * cycles::kBroadcastAddCyclesPerVector);
+  }
+  void computeFlat(const FieldData* f, const double* params) const {
+    const auto firstRow = std::uint64_t(params[0]), rows = std::uint64_t(params[1]), heads = std::uint64_t(params[2]);
+    const auto Tq = std::uint64_t(params[3]), Tv = std::uint64_t(params[4]);
+    const auto steps = std::uint64_t(params[5]);
+    const bool query = params[6] != 0, value = params[7] != 0, causal = params[8] != 0;
+    const float hidden = float(params[9]);
+    const std::uint64_t firstExample = firstRow / (heads * Tq);
+    const std::int32_t* ids = f[0].as<const std::int32_t>();
+    const float* in = f[1].as<const float>();
+    float* out = f[2].as<float>();
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const std::uint64_t row = firstRow + r, i = row % Tq;
+      const std::int32_t* example = ids + (row / (heads * Tq) - firstExample) * steps;
+      const bool queryKept = !query || example[i] != 0;
+      for (std::uint64_t j = 0; j < Tv; ++j) {
+        const bool kept = queryKept && (!value || example[j] != 0) && (!causal || j <= i);
+        out[r * Tv + j] = kept ? in[r * Tv + j] : in[r * Tv + j] + hidden;
+      }
+    }
+  }
+
+ private:
+  ir::DType vectorType_;
+};
+
 }  // namespace
 
 void addIdMaskCodelet(CodeletRegistry& registry) {
   // <half>: `out` half, the ids int.
   addWithHalfActivations<IdMask>(registry, {"out"});
   addWithHalfActivations<IdMaskMean>(registry, {"out"});
+  addWithHalfActivations<IdMaskScores>(registry, {"in", "out"});
 }
 
 }  // namespace ipusim::model

@@ -152,7 +152,10 @@ enum class OpKind {
   IdMask,                 // ids [rows] -> out [rows, cols]: out[r][c] = ids[r] != 0 (attr index 1: == 0), a Keras
                           //   mask_zero mask as a recurrent step's gate (scheduler/layers/recurrent.cpp); attr
                           //   index 2: ids [examples, steps] -> out [examples, steps, cols], a masked mean's
-                          //   weights (ids != 0) x steps / the example's kept steps (layers/pooling.cpp)
+                          //   weights (ids != 0) x steps / the example's kept steps (layers/pooling.cpp); attr
+                          //   index 3: (scores [examples x heads x Tq, Tv], ids [examples, steps]) -> scores + scale
+                          //   where Keras's attention mask hides a key (attr blocks {heads, query, value, causal}:
+                          //   which masks apply; layers/multi_head_attention.cpp)
   // Regularizers (scheduler/graph/regularization.hpp builds these).
   Regularization,         // (in0, ..., inN-1, loss) -> loss[index] = sum_i l1_i sum|in_i| + l2_i sum in_i^2
                           //   (attr coefficients: each input's l1 and l2); writes into loss, as MeanLoss index > 0

@@ -19,13 +19,19 @@
 // (planning/matmul_plan.hpp); the scale is a ScaleShift, the causal mask a
 // constant added by an AddBias, the softmax a Softmax over each row of
 // scores. Each op records its gradient (cell_ops.hpp, the tape).
+// Keras's masks (an Embedding's mask_zero carried to the query, value or
+// key, as Keras 3's call reads query_mask, value_mask, key_mask): the
+// attention mask is their AND with the causal mask (_compute_attention_mask:
+// the query's over the rows, the value's and key's over the keys), added as
+// Softmax adds it ((1 - mask) x -1e9) by one IdMask op (index 3) reading the
+// ids in place of the causal AddBias; the output keeps the query's mask.
 // Weights, stored row-major as Keras stores them: query_kernel [Dq, heads x
 // key_dim] (Keras's [Dq, heads, key_dim]), query_bias [heads x key_dim], the
 // same for key_ and value_ (value_dim), output_kernel [heads x value_dim,
 // units], output_bias [units]; Glorot uniform with the fans Keras computes
 // for those rank-3 kernels, zero biases. Not modelled (refused by key):
-// attention over axes other than the steps, an attention_mask or masks
-// carried from an Embedding, return_attention_scores.
+// attention over axes other than the steps, an attention_mask tensor or
+// masks given as call arguments, return_attention_scores.
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/broadcast_constant.hpp"
 #include "scheduler/layers/cell_ops.hpp"
@@ -35,6 +41,7 @@
 #include "scheduler/models/workload_limits.hpp"
 
 #include <cmath>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
@@ -60,11 +67,48 @@ LayerSpec withWeightsPerProjection(const LayerSpec& l) {
   return out;
 }
 
+constexpr std::size_t kNoMask = ~std::size_t(0);
+
+// The Keras masks a call reads (an Embedding's mask_zero, carried): the
+// query's, and the value's or key's (Keras ANDs them: both mask the keys).
+// Every mask is the token ids of the model's one ids input, [batch, steps].
+struct KerasMasks {
+  std::size_t ids = kNoMask;  // the ids, [batch, steps], or kNoMask without a mask
+  bool query = false, value = false;
+};
+
+KerasMasks kerasMasks(TrainingGraphBuilder& b, const LayerSpec& l, const std::vector<std::size_t>& inputs,
+                      std::uint64_t Tq, std::uint64_t Tv) {
+  KerasMasks m;
+  const std::size_t query = b.maskOf(inputs[0]), value = b.maskOf(inputs[1]);
+  const std::size_t key = inputs.size() > 2 ? b.maskOf(inputs[2]) : kNoMask;
+  for (std::size_t ids : {query, value, key}) {
+    if (ids == kNoMask) continue;
+    if (m.ids != kNoMask && ids != m.ids)
+      throw std::invalid_argument("layer '" + l.name + "': its inputs carry masks of different token ids (not modelled)");
+    m.ids = ids;
+  }
+  if (m.ids == kNoMask) return m;
+  m.query = query != kNoMask;
+  m.value = value != kNoMask || key != kNoMask;
+  const std::uint64_t steps = b.graph().values[m.ids].numElements() / b.batch();
+  for (auto [masked, what, T] : {std::tuple<bool, const char*, std::uint64_t>{m.query, "query", Tq}, {m.value, "value", Tv}})
+    if (masked && steps != T)
+      throw std::invalid_argument("layer '" + l.name + "': the mask of its " + what + " (from an Embedding's mask_zero) has " +
+                                  std::to_string(steps) + " steps, the " + what + " " + std::to_string(T) +
+                                  " (the shapes do not fit)");
+  m.ids = b.reshape(m.ids, {b.batch(), steps}, l.name, "mask_ids");
+  return m;
+}
+
 class MultiHeadAttentionLayer final : public Layer {
  public:
   std::vector<std::string> kinds() const override { return {layer_kind::kMultiHeadAttention}; }
   std::vector<std::string> kerasClasses() const override { return {"MultiHeadAttention"}; }
   Arity arity() const override { return {2, 3, "reads a query, a value and optionally a key (2 or 3 inputs)"}; }
+  // Keras: the query's, value's and key's masks become the attention mask;
+  // the output keeps the query's.
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Consumes; }
   std::set<std::string> workloadKeys(const std::string&) const override {
     return {"num_heads", "key_dim", "value_dim", "output_shape", "dropout", "use_bias", "use_causal_mask", "seed"};
   }
@@ -250,7 +294,18 @@ class MultiHeadAttentionLayer final : public Layer {
     });
 
     std::size_t scores = ops.batchMatMul(splitHeads(scaled, Tq, dk, "query"), splitHeads(key, Tv, dk, "key"), false, true, "scores");
-    if (l.causalMask) {  // a constant over each group's [Tq, Tv] scores: the gradient passes unchanged
+    const KerasMasks masks = kerasMasks(b, l, inputs, Tq, Tv);
+    if (masks.ids != kNoMask) {  // Keras's attention mask: the query's, value's (key's) and causal masks ANDed
+      const std::size_t rows = b.reshape(scores, {B * H * Tq, Tv}, l.name, "scores_rows");
+      const std::size_t masked = b.value(l.name + "/scores_masked", {B * H * Tq, Tv}, b.compute(), ValueKind::Activation, l.name);
+      Op op{OpKind::IdMask, "scores_masked", l.name, {rows, masks.ids}, {masked}};
+      op.index = 3;
+      op.blocks = {H, masks.query ? 1u : 0u, masks.value ? 1u : 0u, l.causalMask ? 1u : 0u};
+      op.scale = b.compute() == ir::DType::Half ? -3e4 : -1e9;  // Keras's _large_negative_number
+      g.addOp(op);
+      b.record({rows}, masked, false, [rows](const Backward& bw) { bw.deliver(rows, bw.grad); });
+      scores = masked;
+    } else if (l.causalMask) {  // a constant over each group's [Tq, Tv] scores: the gradient passes unchanged
       const double hidden = b.compute() == ir::DType::Half ? -3e4 : -1e9;
       std::vector<double> adder(Tq * Tv, 0.0);
       for (std::uint64_t i = 0; i < Tq; ++i)
@@ -270,7 +325,9 @@ class MultiHeadAttentionLayer final : public Layer {
     const std::size_t grouped = b.reshape(context, {B, H, Tq, dv}, l.name, "context_groups");
     const std::size_t merged = ops.transpose(grouped, {B, H, Tq, dv}, {0, 2, 1, 3}, "context_steps");
     const std::size_t out = project(merged, {Tq, H * dv}, "output", H, dv);
-    return b.shaped(out, l.outputShape, l.name, "unrows");
+    const std::size_t shaped = b.shaped(out, l.outputShape, l.name, "unrows");
+    if (masks.query) b.setMask(shaped, b.maskOf(inputs[0]));  // Keras: the output keeps the query's mask
+    return shaped;
   }
 
  private:

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <tuple>
 
 namespace ipusim::scheduler {
 namespace {
@@ -590,6 +591,7 @@ class Lowerer {
   // Rows of the gate mapped linearly (whole rows on a tile), each tile's ids beside them.
   void lowerIdMask(const Op& op) {
     if (op.index == 2) return lowerIdMaskMean(op);
+    if (op.index == 3) return lowerIdMaskScores(op);
     const std::uint64_t cols = g_.values[op.outputs[0]].shape.at(1);
     const std::uint64_t rows = g_.values[op.outputs[0]].shape.at(0);
     Placement p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / cols));
@@ -619,6 +621,61 @@ class Lowerer {
       return ir::Vertex{typed("IdMaskMean", {dtypeOf(op.outputs[0])}), tile,
                         {{"ids", {in, b * steps, e * steps}}, {"out", {out, b * perExample, e * perExample}}},
                         {{"examples", double(e - b)}, {"steps", double(steps)}, {"cols", double(cols)}}};
+    });
+  }
+
+  // Attention scores under Keras's attention mask: whole rows of scores per
+  // tile (their own mapping when it keeps rows whole), each tile given the
+  // ids of the examples its rows span (one Copy into per-tile blocks, as
+  // lowerChannelwise brings a bias), each tile's rows over its workers.
+  void lowerIdMaskScores(const Op& op) {
+    const Value& scores = g_.values[op.inputs[0]];
+    const Value& ids = g_.values[op.inputs[1]];
+    const std::uint64_t rows = scores.shape.at(0), Tv = scores.shape.at(1);
+    const std::uint64_t examples = ids.shape.at(0), steps = ids.numElements() / examples;
+    const std::uint64_t heads = op.blocks.at(0), rowsPerExample = rows / examples, Tq = rowsPerExample / heads;
+    Placement p = b_.placementOf(tensorOf(op.inputs[0]));
+    bool whole = true;
+    for (const PlacedRange& r : p) whole = whole && r.begin % Tv == 0 && r.end % Tv == 0;
+    if (!whole) {
+      p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / Tv));
+      for (PlacedRange& r : p) r.begin *= Tv, r.end *= Tv;
+    }
+    const Placement perScoreRow = perRow(p, Tv);
+    const Id in = realize(op.inputs[0], p);
+    const Id idsTensor = tensorOf(op.inputs[1]);
+    // Per tile, the examples its rows span: [first, last].
+    std::vector<std::uint32_t> tiles;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> span;
+    for (const PlacedRange& r : perScoreRow) {
+      const std::uint64_t first = r.begin / rowsPerExample, last = (r.end - 1) / rowsPerExample;
+      if (!tiles.empty() && tiles.back() == r.tile) span.back().second = last;
+      else tiles.push_back(r.tile), span.push_back({first, last});
+    }
+    std::vector<std::uint64_t> sizes;
+    for (auto [first, last] : span) sizes.push_back((last - first + 1) * steps);
+    Id buffer;
+    std::vector<std::uint64_t> at;
+    std::tie(buffer, at) = b_.addBlocks(ids.name + "/per_tile", ir::DType::Int, tiles, sizes);
+    std::vector<ir::CopyRegion> regions;
+    for (std::size_t t = 0; t < tiles.size(); ++t)
+      regions.push_back({{idsTensor, span[t].first * steps, (span[t].second + 1) * steps}, {buffer, at[t], at[t] + sizes[t]}});
+    const ir::Cycles estimate = estimateCopy(b_, regions);
+    b_.copy(std::move(regions), "attention_mask_ids", estimate);
+    const Id out = produce(op.outputs[0], p);
+    std::size_t t = 0;
+    executePerWorker(perScoreRow, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      while (tiles[t] != tile) ++t;
+      const std::uint64_t first = b / rowsPerExample, last = (e - 1) / rowsPerExample;
+      const std::uint64_t idsAt = at[t] + (first - span[t].first) * steps;
+      return ir::Vertex{typed("IdMaskScores", {dtypeOf(op.outputs[0])}), tile,
+                        {{"ids", {buffer, idsAt, idsAt + (last - first + 1) * steps}},
+                         {"in", {in, b * Tv, e * Tv}},
+                         {"out", {out, b * Tv, e * Tv}}},
+                        {{"firstRow", double(b)}, {"rows", double(e - b)}, {"heads", double(heads)},
+                         {"querySteps", double(Tq)}, {"valueSteps", double(Tv)}, {"steps", double(steps)},
+                         {"query", double(op.blocks.at(1))}, {"value", double(op.blocks.at(2))},
+                         {"causal", double(op.blocks.at(3))}, {"hidden", op.scale}}};
     });
   }
 

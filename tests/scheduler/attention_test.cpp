@@ -154,6 +154,72 @@ TEST(AttentionOps, TheHeadsAreBatchedProductsPlannedWithGroups) {
   EXPECT_EQ(grouped, 6u);  // scores, context, and two gradients of each
 }
 
+// ---- Keras's masks (an Embedding's mask_zero) into the attention ----
+
+// A padded sentence classifier: ids from a vocabulary of 3 (a third of the
+// steps are padding, scattered), self-attention under the query's and the
+// value's masks, the residual and normalization carrying the query's mask
+// into Keras's masked mean. The reference hides the same keys.
+const char* kMaskedEncoder = R"([
+    {"type": "embedding", "input_dim": 3, "output_dim": 8, "mask_zero": true, "name": "tokens"},
+    {"type": "multi_head_attention", "num_heads": 2, "key_dim": 4, "inputs": ["tokens", "tokens"], "name": "attention"},
+    {"type": "add", "inputs": ["tokens", "attention"], "name": "residual"},
+    {"type": "layer_normalization", "name": "norm"},
+    {"type": "global_average_pooling1d", "name": "mean"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])";
+
+TEST(MaskedAttention, PaddedKeysAreHiddenAsTheReferenceHidesThem) {
+  expectSameTraining(smallJob(kMaskedEncoder, {7}, kSgd, 21), "masked_encoder.json", kSteps);
+}
+
+// The padding masks ANDed with the causal mask (one adder, as Keras merges
+// the masks before Softmax adds -1e9 once).
+TEST(MaskedAttention, PaddingAndTheCausalMaskAreOneMask) {
+  nlohmann::json layers = nlohmann::json::parse(kMaskedEncoder);
+  layers[1]["use_causal_mask"] = true;
+  expectSameTraining(smallJob(layers.dump().c_str(), {7}, kSgd, 22), "masked_causal.json", kSteps);
+}
+
+// A key of its own (a Dense over the tokens, carrying their mask): Keras
+// ANDs the value's and the key's masks over the keys.
+TEST(MaskedAttention, AKeyCarryingTheMaskHidesTheSameKeys) {
+  expectSameTraining(smallJob(R"([
+    {"type": "embedding", "input_dim": 3, "output_dim": 6, "mask_zero": true, "name": "tokens"},
+    {"type": "dense", "units": 5, "name": "key_in"},
+    {"type": "multi_head_attention", "num_heads": 2, "key_dim": 3, "inputs": ["tokens", "tokens", "key_in"], "name": "attention"},
+    {"type": "global_average_pooling1d", "name": "mean"},
+    {"type": "dense", "units": 10, "activation": "softmax"}])", {6}, kSgd, 23), "masked_key.json", kSteps);
+}
+
+TEST(MaskedAttention, MixedPrecisionTracksFloat32) {
+  expectHalfTracksFloat32(smallJob(kMaskedEncoder, {7}, kSgd, 21), "mixed_float16", "masked_encoder.json", kSteps);
+}
+
+// The mask is applied by one IdMaskScores compute set over the scores (and
+// none without mask_zero, where nothing changes).
+TEST(MaskedAttention, OneMaskedScoresPassInPlaceOfTheCausalConstant) {
+  auto count = [](const nlohmann::json& j) {
+    const scheduler::CompiledWorkload c = scheduler::compile(scheduler::parseWorkload(j, "w.json"));
+    std::size_t masked = 0, causal = 0;
+    for (const ir::ComputeSet& cs : c.exe.computeSets)
+      for (const ir::Vertex& v : cs.vertices) {
+        masked += v.codelet.rfind("IdMaskScores", 0) == 0;
+        causal += v.codelet.rfind("AddBias", 0) == 0 && cs.name.find("scores_masked") != std::string::npos;
+      }
+    return std::make_pair(masked, causal);
+  };
+  nlohmann::json layers = nlohmann::json::parse(kMaskedEncoder);
+  layers[1]["use_causal_mask"] = true;
+  const auto withMask = count(smallJob(layers.dump().c_str(), {7}, kSgd, 22));
+  EXPECT_GT(withMask.first, 0u);
+  EXPECT_EQ(withMask.second, 0u);
+  layers[0]["mask_zero"] = false;
+  layers[4] = {{"type", "flatten"}};  // (no masked mean without the mask)
+  const auto withoutMask = count(smallJob(layers.dump().c_str(), {7}, kSgd, 22));
+  EXPECT_EQ(withoutMask.first, 0u);
+  EXPECT_GT(withoutMask.second, 0u);
+}
+
 // The bundled transformers are read as intended (compiling and running
 // BERT-base are bench figures: bench/transformer.sh).
 TEST(AttentionWorkloads, TheBundledTransformersAreRead) {

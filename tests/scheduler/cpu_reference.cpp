@@ -483,6 +483,10 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       g.queryFeatures = l.inputShapes[0][1], g.valueFeatures = l.inputShapes[1][1], g.keyFeatures = key[1];
       g.heads = l.heads, g.keyDim = l.keyDim, g.valueDim = l.valueDim, g.units = l.units;
       g.bias = l.useBias, g.causal = l.causalMask;
+      // Keras's masks: the query's; the value's or key's (all the same ids).
+      const std::size_t queryMask = maskOf(from[0]), valueMask = std::min(maskOf(from[1]), from.size() > 2 ? maskOf(from[2]) : ~std::size_t(0));
+      g.queryMasked = queryMask != ~std::size_t(0), g.valueMasked = valueMask != ~std::size_t(0);
+      s.maskFrom = std::min(queryMask, valueMask);
       g.dropout = float(l.rate), g.seed = scheduler::dropoutSeed(w, i);
       act = push(s);
     } else if (l.kind == k::kEmbedding) {
@@ -611,6 +615,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
                          ((l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru ||
                            l.kind == k::kBidirectional) && l.returnSequences);
     if (l.kind == k::kEmbedding && l.maskZero) idsMasking[act] = from[0];
+    else if (l.kind == k::kMultiHeadAttention && maskOf(from[0]) != ~std::size_t(0)) idsMasking[act] = maskOf(from[0]);
     else if (carries && inputMask != ~std::size_t(0)) idsMasking[act] = inputMask;
   }
   for (std::size_t o : outputs) outputs_.push_back(actOf[o]);
@@ -705,8 +710,9 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     } else if (s.kind == Stage::Positions) {
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = weights_[s.kernel][e % s.out];
     } else if (s.kind == Stage::Attention) {
+      const std::vector<float> none;
       y = attentionForward(s.attention, acts[s.from[0]], acts[s.from[1]], acts[s.from[2]], attentionWeights(s), stepCount_,
-                           attentionCache_[i]);
+                           s.maskFrom == ~std::size_t(0) ? none : acts[s.maskFrom], attentionCache_[i]);
     } else if (s.kind == Stage::Embedding) {
       const std::vector<float>& table = weights_[s.kernel];
       for (std::size_t t = 0; t < B * s.in; ++t) {

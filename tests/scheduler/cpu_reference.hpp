@@ -102,7 +102,7 @@ class CpuReference {
     // Recurrent (cpu_reference_recurrent.hpp): weights_[kernel], [kernel + 1]
     // (recurrent), [kernel + 2] (bias, when geometry says so).
     RecurrentGeometry recurrent{};
-    std::size_t maskFrom = ~std::size_t(0);  // Recurrent: the activation of the token ids of Keras's mask (mask_zero)
+    std::size_t maskFrom = ~std::size_t(0);  // Recurrent, Pool (masked mean), Attention: the activation of the token ids of Keras's mask (mask_zero)
     // Positions: weights_[kernel] (out elements) is every example's output.
     // Attention (cpu_reference_attention.hpp): from = {query, value, key};
     // its weights from weights_[kernel] on, in AttentionWeights' order.

@@ -61,7 +61,8 @@ float inverseSqrtKeyDim(const AttentionGeometry& g) { return float(1.0 / std::sq
 
 std::vector<float> attentionForward(const AttentionGeometry& g, const std::vector<float>& query,
                                     const std::vector<float>& value, const std::vector<float>& key,
-                                    const AttentionWeights& w, std::uint64_t step, AttentionCache& c) {
+                                    const AttentionWeights& w, std::uint64_t step, const std::vector<float>& ids,
+                                    AttentionCache& c) {
   const std::uint64_t B = g.batch, Tq = g.querySteps, Tv = g.valueSteps, H = g.heads, dk = g.keyDim, dv = g.valueDim;
   c.q = project(query, B * Tq, g.queryFeatures, H * dk, kernelOf(g, w, 0), biasOf(g, w, 0));
   c.k = project(key, B * Tv, g.keyFeatures, H * dk, kernelOf(g, w, 1), biasOf(g, w, 1));
@@ -77,7 +78,11 @@ std::vector<float> attentionForward(const AttentionGeometry& g, const std::vecto
           for (std::uint64_t d = 0; d < dk; ++d)
             sum += double(c.q[(b * Tq + i) * H * dk + h * dk + d]) * c.k[(b * Tv + j) * H * dk + h * dk + d];
           float s = float(sum);
-          if (g.causal && j > i) s += -1e9f;  // Keras's Softmax mask adder
+          // Keras's attention mask: the masks ANDed, then Softmax's adder where it hides the key.
+          const std::uint64_t steps = ids.empty() ? 0 : ids.size() / B;
+          const bool kept = (!g.causal || j <= i) && (!g.queryMasked || ids[b * steps + i] != 0) &&
+                            (!g.valueMasked || ids[b * steps + j] != 0);
+          if (!kept) s += -1e9f;
           scores[((b * H + h) * Tq + i) * Tv + j] = s;
         }
   c.probs = softmaxForward(scores, Tv, 1);
