@@ -49,7 +49,8 @@ def step_on(dump, weights, batch, dtype):
             p.copy_(torch.tensor(values, dtype=dtype).reshape(p.shape))
     images = torch.tensor(batch["images"], dtype=dtype)
     labels = torch.tensor(batch["labels"], dtype=torch.long)
-    loss = loss_of(dump, model.forward(images).reshape(len(labels), -1), labels)  # a row per label (per step: a sequence's)
+    logits = model.forward(images).reshape(len(labels), -1)  # a row per label (per step: a sequence's)
+    loss = loss_of(dump, logits, labels, model.output_mask)
     loss = loss + model.regularization()  # Keras's total: the regularizers' penalties too
     loss.backward()
     return loss.item(), [p.grad.detach().reshape(-1).to(torch.float64) for p in model.params.values()]

@@ -173,6 +173,7 @@ class Model:
                 masks.append(self.mask if carries else None)
             if "activity" in l.get("regularizers", {}):  # Keras: the output's penalty over the batch size
                 self.activity = self.activity + penalty(outs[-1], l["regularizers"]["activity"]) / self.batch
+        self.output_mask = masks[-1]  # the loss's mask (Keras's apply_mask), or None
         return outs[-1]
 
     def regularization(self):
@@ -445,13 +446,21 @@ def penalty(x, factors):
     return factors["l1"] * x.abs().sum() + factors["l2"] * (x * x).sum()
 
 
-def loss_of(dump, logits, labels):
+def loss_of(dump, logits, labels, mask=None):
     """Keras's loss (every one the mean over the batch and the classes but
     the categorical cross-entropies, summed over the classes): PyTorch's own
     where its definition is Keras's (label smoothing as Keras smooths:
-    t (1 - s) + s / classes, binary + s / 2; Huber's delta the same)."""
+    t (1 - s) + s / classes, binary + s / 2; Huber's delta the same). Under
+    the output's mask, Keras's apply_mask: each row weighed m total / (valid
+    + 1e-7), so the mean is sum(loss m) / valid."""
     spec, classes = dump["loss"], dump["classes"]
     kind, smoothing = spec["type"], spec.get("label_smoothing", 0.0)
+    if mask is not None:
+        if kind != "sparse_categorical_crossentropy":
+            raise NotImplementedError(f"a masked {kind}")
+        m = mask.reshape(-1).to(logits.dtype)
+        weights = m * (m.numel() / (m.sum() + 1e-7))
+        return (F.cross_entropy(logits, labels, reduction="none", label_smoothing=smoothing) * weights).mean()
     if kind in ("sparse_categorical_crossentropy", "categorical_crossentropy"):
         return F.cross_entropy(logits, labels, label_smoothing=smoothing)
     if spec.get("label_is_target"):  # a binary classifier: the label itself
@@ -623,7 +632,8 @@ def train(dump, dtype):
     for batch in dump["batches"]:
         images = torch.tensor(batch["images"], dtype=dtype)
         labels = torch.tensor(batch["labels"], dtype=torch.long)
-        loss = loss_of(dump, model.forward(images).reshape(len(labels), -1), labels)  # a row per label (per step: a sequence's)
+        logits = model.forward(images).reshape(len(labels), -1)  # a row per label (per step: a sequence's)
+        loss = loss_of(dump, logits, labels, model.output_mask)
         regularization = model.regularization()
         loss = loss + regularization  # Keras minimizes (and reports) the data loss plus the penalties
         loss.backward()

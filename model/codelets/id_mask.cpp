@@ -28,6 +28,12 @@
 // heads, querySteps, valueSteps, steps (the ids' per example), query, value,
 // causal, hidden (the adder:
 // Keras's _large_negative_number, -1e9, or -3e4 in float16).
+// IdMaskLossWeights: a masked loss's row weights, as Keras's apply_mask
+// weighs a mean loss: out[r] = (ids[r] != 0) x (rows / (kept + epsilon)),
+// kept the count of non-zero ids, epsilon Keras's backend.epsilon() (1e-7),
+// in float as Keras computes it. Fields ids (int, rows), out (float, rows);
+// param rows. Timing an estimate: one cycle per id counted, popops' DIVIDE
+// (one vector), and the broadcast store of the rows.
 // IdMaskScores<half>: in and out half. Timing as IdMask over its rows (a
 // broadcast add of the row's adder), an estimate: TF builds the adder with
 // popops' elementwise ops and adds it, which one fused vertex stands for.
@@ -182,6 +188,35 @@ class IdMaskScores final : public FlatCodelet<IdMaskScores> {
   ir::DType vectorType_;
 };
 
+class IdMaskLossWeights final : public FlatCodelet<IdMaskLossWeights> {
+ public:
+  std::string name() const override { return "IdMaskLossWeights"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"ids", ir::DType::Int, FieldAccess::In}, {"out", ir::DType::Float, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override { return {"rows"}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows");
+    check.expectSize("ids", rows, "rows");
+    check.expectSize("out", rows, "rows");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    const auto rows = std::uint64_t(shape.params[0]);
+    return cycles::kBroadcastVertexOverhead + rows + cycles::kDivideCyclesPerVector +
+           cycles::vectors(rows, target, ir::DType::Float) * cycles::kBroadcastAddCyclesPerVector;
+  }
+  void computeFlat(const FieldData* f, const double* params) const {
+    const auto rows = std::uint64_t(params[0]);
+    const std::int32_t* ids = f[0].as<const std::int32_t>();
+    float* out = f[1].as<float>();
+    float kept = 0;
+    for (std::uint64_t r = 0; r < rows; ++r) kept += ids[r] != 0 ? 1.0f : 0.0f;
+    const float weight = float(rows) / (kept + 1e-7f);  // Keras: mask *= total / (valid + epsilon)
+    for (std::uint64_t r = 0; r < rows; ++r) out[r] = (ids[r] != 0 ? 1.0f : 0.0f) * weight;
+  }
+};
+
 }  // namespace
 
 void addIdMaskCodelet(CodeletRegistry& registry) {
@@ -189,6 +224,7 @@ void addIdMaskCodelet(CodeletRegistry& registry) {
   addWithHalfActivations<IdMask>(registry, {"out"});
   addWithHalfActivations<IdMaskMean>(registry, {"out"});
   addWithHalfActivations<IdMaskScores>(registry, {"in", "out"});
+  registry.add(std::make_unique<IdMaskLossWeights>());  // the loss is float whatever the model computes in
 }
 
 }  // namespace ipusim::model

@@ -134,6 +134,50 @@ class SoftmaxCrossEntropyGrad final : public FlatCodelet<SoftmaxCrossEntropyGrad
   }
 };
 
+// SoftmaxCrossEntropyGradWeighted: a masked loss's gradient (Keras's
+// apply_mask weighs each row): grad = scale x weights[r] x (probs -
+// onehot(label)). Timing: SoftmaxCrossEntropyGrad's, plus one cycle per row
+// for its weight (an estimate: popnn's transform already scales every
+// element; the row's weight is one more load and multiply of the scale).
+class SoftmaxCrossEntropyGradWeighted final : public FlatCodelet<SoftmaxCrossEntropyGradWeighted> {
+ public:
+  std::string name() const override { return "SoftmaxCrossEntropyGradWeighted"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"probs", ir::DType::Float, FieldAccess::In},
+            {"labels", ir::DType::Int, FieldAccess::In},
+            {"weights", ir::DType::Float, FieldAccess::In},
+            {"grad", ir::DType::Float, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override { return {"rows", "classes", "scale"}; }
+  std::vector<ParamDefault> paramDefaults() const override { return {{"scale", 1}}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), classes = check.dimension("classes");
+    const std::string matrix = "rows x classes = " + std::to_string(rows) + " x " + std::to_string(classes);
+    check.expectSize("probs", rows * classes, matrix);
+    check.expectSize("labels", rows, "rows");
+    check.expectSize("weights", rows, "rows");
+    check.expectSize("grad", rows * classes, matrix);
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
+    const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
+    return cycles::kLossTransformOverhead + rows * classes * cycles::kLossTransformCyclesPerElement + rows;
+  }
+  void computeFlat(const FieldData* f, const double* params) const {
+    const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
+    const std::int32_t* labels = f[1].as<const std::int32_t>();
+    const float* weights = f[2].as<const float>();
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const std::uint64_t label = checkedLabel("SoftmaxCrossEntropyGradWeighted", labels, r, classes);
+      const float scale = static_cast<float>(params[2]) * weights[r];
+      const float* p = f[0].as<const float>() + r * classes;
+      float* g = f[3].as<float>() + r * classes;
+      scaleInto(p, g, scale, classes);
+      g[label] = scale * (p[label] - 1.0f);
+    }
+  }
+};
+
 }  // namespace
 
 void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry) {
@@ -144,6 +188,9 @@ void addSoftmaxCrossEntropyCodelets(CodeletRegistry& registry) {
                                              std::make_unique<SoftmaxCrossEntropy>(), std::vector{H, I, F, F}));
   registry.add(std::make_unique<HalfCodelet>(typedCodeletName("SoftmaxCrossEntropyGrad", {H}),
                                              std::make_unique<SoftmaxCrossEntropyGrad>(), std::vector{F, I, H}));
+  registry.add(std::make_unique<SoftmaxCrossEntropyGradWeighted>());
+  registry.add(std::make_unique<HalfCodelet>(typedCodeletName("SoftmaxCrossEntropyGradWeighted", {H}),
+                                             std::make_unique<SoftmaxCrossEntropyGradWeighted>(), std::vector{F, I, F, H}));
 }
 
 }  // namespace ipusim::model

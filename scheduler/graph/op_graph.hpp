@@ -61,7 +61,7 @@ enum class OpKind {
   Relu,                   // out = max(in, 0)
   ReluGrad,               // out = activation > 0 ? grad : 0
   SoftmaxCrossEntropy,    // (logits, labels) -> (probs, lossPerRow)
-  SoftmaxCrossEntropyGrad,// (probs, labels) -> grad; attr scale
+  SoftmaxCrossEntropyGrad,// (probs, labels[, weights]) -> grad; attr scale (weights: a masked loss's per row)
   ReduceRows,             // out[c] = scale * sum_r in[r][c] (bias gradient)
   MeanLoss,               // out[index] = scale * sum in (index 0 defines out; index 1 writes into it, out an input)
   Accuracy,               // (probs, labels) -> correct per row (1 when the row's first largest probability is its label's)
@@ -155,7 +155,8 @@ enum class OpKind {
                           //   weights (ids != 0) x steps / the example's kept steps (layers/pooling.cpp); attr
                           //   index 3: (scores [examples x heads x Tq, Tv], ids [examples, steps]) -> scores + scale
                           //   where Keras's attention mask hides a key (attr blocks {heads, query, value, causal}:
-                          //   which masks apply; layers/multi_head_attention.cpp)
+                          //   which masks apply; layers/multi_head_attention.cpp); attr index 4: ids [rows] ->
+                          //   a masked loss's row weights (ids != 0) x rows / (kept + 1e-7) (Keras's apply_mask)
   // Regularizers (scheduler/graph/regularization.hpp builds these).
   Regularization,         // (in0, ..., inN-1, loss) -> loss[index] = sum_i l1_i sum|in_i| + l2_i sum in_i^2
                           //   (attr coefficients: each input's l1 and l2); writes into loss, as MeanLoss index > 0

@@ -45,6 +45,7 @@ struct OutputLoss {
   std::size_t targets = kNone;  // dense targets: the labels, or the smoothed labels
   std::uint64_t features = 0;
   std::string layer;
+  std::size_t rowWeights = kNone;  // a masked output's (Keras's apply_mask), or kNone
 };
 
 // The targets a loss over dense targets reads: the labels, or with label
@@ -182,6 +183,7 @@ void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
   const bool regression = w.loss.regression();
   if (w.loss.classIndexLabels()) {
     Op seed{OpKind::SoftmaxCrossEntropyGrad, "sparse_softmax_cross_entropy_grad", o.layer, {o.probs, g.labels}, {o.grad}};
+    if (o.rowWeights != kNone) seed.inputs.push_back(o.rowWeights);  // each row's weight under the mask
     seed.scale = 1.0 / batch;
     g.addOp(seed);
   } else {
@@ -199,8 +201,46 @@ void addLossGradient(TrainingGraphBuilder& b, const OutputLoss& o) {
 // The loss of the model's outputs into g.loss (their sum, as Keras adds the
 // losses of a model's outputs), with the first output's accuracy beside it;
 // returns the gradient of the loss w.r.t. each output.
+// A masked output's loss (Keras's Loss.__call__ with the output's mask:
+// apply_mask weighs each row m x total / (valid + epsilon), so the mean is
+// sum(loss m) / valid): the row weights from the mask's token ids, and the
+// rows' losses weighted. Keras 3's metrics read no mask without a
+// sample_weight (MeanMetricWrapper.update_state): the accuracy stays the
+// mean over every row.
+void weighByMask(TrainingGraphBuilder& b, OutputLoss& o, std::size_t maskIds) {
+  OpGraph& g = b.graph();
+  const std::uint64_t rows = lossRows(b);
+  const std::size_t ids = b.reshape(maskIds, {rows}, o.layer, "mask_ids");
+  o.rowWeights = b.value(o.layer + "/mask_weights", {rows}, ir::DType::Float, ValueKind::Activation, o.layer);
+  Op weights{OpKind::IdMask, "mask_weights", o.layer, {ids}, {o.rowWeights}};
+  weights.index = 4;
+  g.addOp(weights);
+  const std::size_t weighted = b.value(o.layer + "/per_example_masked", {rows}, ir::DType::Float, ValueKind::Activation, o.layer);
+  g.addOp({OpKind::Mul, "per_example_masked", o.layer, {o.perRow, o.rowWeights}, {weighted}});
+  o.perRow = weighted;
+}
+
+// The mask of output layer `l` (token ids) when its loss can take it: one
+// output, sparse categorical cross-entropy, a mask over the label's steps.
+std::size_t checkedOutputMask(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t ids) {
+  const Workload& w = b.workload();
+  const std::string what = w.name + ": model.layers: the output layer ('" + l.name +
+                           "') carries the mask of an Embedding's mask_zero";
+  if (modelOutputs(w).size() > 1)
+    throw std::invalid_argument(what + ": a masked loss of a model with several outputs is not modelled");
+  if (w.loss.type != "sparse_categorical_crossentropy")
+    throw std::invalid_argument(what + ": a masked " + w.loss.type +
+                                " is not modelled (sparse_categorical_crossentropy over a class per step is)");
+  const std::uint64_t steps = b.graph().values[ids].numElements() / b.batch();
+  if (steps != w.dataset.labelSteps)
+    throw std::invalid_argument(what + " over " + std::to_string(steps) + " steps, but the loss reads " +
+                                std::to_string(w.dataset.labelSteps) + " label(s) per example (the shapes do not fit)");
+  return ids;
+}
+
 std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std::size_t>& outputs,
-                                 const std::vector<std::uint64_t>& features, const std::vector<std::string>& names) {
+                                 const std::vector<std::uint64_t>& features, const std::vector<std::string>& names,
+                                 std::size_t maskIds) {
   OpGraph& g = b.graph();
   const Workload& w = b.workload();
   const std::uint64_t batch = lossRows(b);
@@ -210,6 +250,7 @@ std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std:
   std::vector<OutputLoss> losses;
   for (std::size_t k = 0; k < outputs.size(); ++k)
     losses.push_back(addRowLoss(b, outputs[k], features[k], outputs.size() > 1 ? "loss/" + names[k] : "loss"));
+  if (maskIds != kNone) weighByMask(b, losses[0], maskIds);
   std::size_t perRow = losses[0].perRow;
   for (std::size_t k = 1; k < losses.size(); ++k) {
     const std::size_t sum = b.value("loss/per_example_sum" + std::to_string(k), {batch}, ir::DType::Float,
@@ -570,12 +611,9 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::vector<std::size_t> outputs;
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
+  std::size_t outputMask = kNone;
   for (std::size_t o : modelOutputs(w)) {
-    if (b.maskOf(outputOf.at(o)) != kNone)
-      throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name +
-                                  "') carries the mask of an Embedding's mask_zero: a masked loss is not modelled yet "
-                                  "(a layer that consumes the mask, such as a recurrent layer without "
-                                  "return_sequences, before the output)");
+    if (b.maskOf(outputOf.at(o)) != kNone) outputMask = checkedOutputMask(b, w.layers[o], b.maskOf(outputOf.at(o)));
     // The loss reads rows of the output's elements (a value may still be laid
     // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
     // (A sequence's per-step classes: a row per step, DatasetSpec::labelSteps.)
@@ -590,7 +628,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
                                   std::to_string(w.dataset.classes) + " classes");
   }
 
-  const std::vector<std::size_t> grads = addLoss(b, outputs, features, names);
+  const std::vector<std::size_t> grads = addLoss(b, outputs, features, names, outputMask);
   addRegularization(g, b.penalties());
   std::vector<std::pair<std::size_t, std::size_t>> seeds;
   for (std::size_t k = 0; k < outputs.size(); ++k) seeds.emplace_back(outputs[k], grads[k]);

@@ -592,6 +592,7 @@ class Lowerer {
   void lowerIdMask(const Op& op) {
     if (op.index == 2) return lowerIdMaskMean(op);
     if (op.index == 3) return lowerIdMaskScores(op);
+    if (op.index == 4) return lowerIdMaskLossWeights(op);
     const std::uint64_t cols = g_.values[op.outputs[0]].shape.at(1);
     const std::uint64_t rows = g_.values[op.outputs[0]].shape.at(0);
     Placement p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / cols));
@@ -622,6 +623,18 @@ class Lowerer {
                         {{"ids", {in, b * steps, e * steps}}, {"out", {out, b * perExample, e * perExample}}},
                         {{"examples", double(e - b)}, {"steps", double(steps)}, {"cols", double(cols)}}};
     });
+  }
+
+  // A masked loss's row weights: one vertex on one tile, as the weight of
+  // every row needs the count of the whole mini-batch's kept rows (a few
+  // thousand ids: a sequence's steps over the batch).
+  void lowerIdMaskLossWeights(const Op& op) {
+    const std::uint64_t rows = g_.values[op.outputs[0]].numElements();
+    const Placement one = {{0, rows, 0}};
+    const Id ids = realize(op.inputs[0], one);
+    const Id out = produce(op.outputs[0], one);
+    b_.execute({ir::Vertex{"IdMaskLossWeights", 0, {{"ids", {ids, 0, rows}}, {"out", {out, 0, rows}}}, {{"rows", double(rows)}}}},
+               "");
   }
 
   // Attention scores under Keras's attention mask: whole rows of scores per
@@ -685,11 +698,17 @@ class Lowerer {
     const Placement rows = perRow(p, classes);
     const Id probs = tensorOf(op.inputs[0]);
     const Id labels = realize(op.inputs[1], rows);
+    // A masked loss's row weights (IdMask index 4): the weighted gradient.
+    const bool weighted = op.inputs.size() > 2;
+    const Id weights = weighted ? realize(op.inputs[2], rows) : ir::kNoId;
     const Id grad = produce(op.outputs[0], p);
     executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
-      return ir::Vertex{typed("SoftmaxCrossEntropyGrad", {dtypeOf(op.outputs[0])}), tile,
-                        {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}},
-                         {"grad", {grad, b * classes, e * classes}}},
+      std::vector<ir::VertexField> fields = {{"probs", {probs, b * classes, e * classes}}, {"labels", {labels, b, e}}};
+      if (weighted) fields.push_back({"weights", {weights, b, e}});
+      fields.push_back({"grad", {grad, b * classes, e * classes}});
+      return ir::Vertex{typed(weighted ? "SoftmaxCrossEntropyGradWeighted" : "SoftmaxCrossEntropyGrad",
+                              {dtypeOf(op.outputs[0])}),
+                        tile, std::move(fields),
                         {{"rows", double(e - b)}, {"classes", double(classes)}, {"scale", op.scale}}};
     });
   }

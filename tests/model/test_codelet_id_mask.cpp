@@ -74,3 +74,12 @@ TEST(IdMaskScores, RefusesIdsOfAnotherSizeAndFlagsOtherThan0Or1) {
   params["steps"] = 4;  // the masked query has 3 steps
   EXPECT_THROW(c.validate(shapeOf(c, {4, 18, 18}, params)), std::invalid_argument);
 }
+
+// IdMaskLossWeights: Keras's apply_mask weights, m x total / (valid + 1e-7)
+// in float: 6 rows, 4 kept.
+TEST(IdMaskLossWeights, WeighTheKeptRowsSoThatTheMeanIsOverThem) {
+  std::vector<Buffer> buffers = {Buffer::ofInts(kIds), Buffer::of(std::vector<float>(6, -1.0f))};
+  run("IdMaskLossWeights", buffers, {{"rows", 6}});
+  const float weight = 6.0f / (4.0f + 1e-7f);
+  EXPECT_EQ(buffers[1].floats, (std::vector<float>{weight, 0, weight, 0, weight, weight}));
+}

@@ -121,3 +121,18 @@ TEST(SoftmaxCrossEntropy, Cycles) {
   EXPECT_EQ(cyclesOf("SoftmaxCrossEntropyGrad", {160, 16, 160}, {{"rows", 16}, {"classes", 10}}),
             cyc::kLossTransformOverhead + 160 * cyc::kLossTransformCyclesPerElement);
 }
+
+// The weighted gradient (a masked loss's): each row's gradient times its weight.
+TEST(SoftmaxCrossEntropyGradWeighted, ScalesEachRowByItsWeight) {
+  const auto probs = pseudoRandom(kRows * kClasses, 52);
+  const std::vector<std::int32_t> labels = {3, 0, 9, 5};
+  const std::vector<float> weights = {2.0f, 0.0f, 0.5f, 1.0f};
+  std::vector<Buffer> plain = {Buffer::of(probs), Buffer::ofInts(labels), Buffer::of(std::vector<float>(kRows * kClasses))};
+  run("SoftmaxCrossEntropyGrad", plain, {{"rows", kRows}, {"classes", kClasses}, {"scale", 0.25}});
+  std::vector<Buffer> weighted = {Buffer::of(probs), Buffer::ofInts(labels), Buffer::of(weights),
+                                  Buffer::of(std::vector<float>(kRows * kClasses))};
+  run("SoftmaxCrossEntropyGradWeighted", weighted, {{"rows", kRows}, {"classes", kClasses}, {"scale", 0.25}});
+  for (std::size_t r = 0; r < kRows; ++r)
+    for (std::size_t c = 0; c < kClasses; ++c)
+      EXPECT_FLOAT_EQ(weighted[3].floats[r * kClasses + c], weights[r] * plain[2].floats[r * kClasses + c]) << r << "," << c;
+}

@@ -618,7 +618,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
     else if (l.kind == k::kMultiHeadAttention && maskOf(from[0]) != ~std::size_t(0)) idsMasking[act] = maskOf(from[0]);
     else if (carries && inputMask != ~std::size_t(0)) idsMasking[act] = inputMask;
   }
-  for (std::size_t o : outputs) outputs_.push_back(actOf[o]);
+  for (std::size_t o : outputs) outputs_.push_back(actOf[o]), outputMasks_.push_back(maskOf(actOf[o]));
   if (weight != weights_.size()) throw std::invalid_argument("CpuReference: weights do not match the layers");
   optimizer_.emplace(w.optimizer, weights_);
 }
@@ -760,6 +760,15 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     float accuracy = 0;
     if (lossType == "sparse_categorical_crossentropy" || lossType == "categorical_crossentropy") {
       // Softmax cross-entropy over the class (one-hot targets give the same numbers).
+      // Under the output's mask, Keras's apply_mask weighs row r m_r R / (valid + 1e-7):
+      // the loss sum(l m) / valid, the gradient weighted so.
+      std::vector<double> weight(R, 1.0);
+      if (outputMasks_[k] != ~std::size_t(0)) {
+        const std::vector<float>& ids = acts[outputMasks_[k]];
+        double valid = 0;
+        for (std::size_t r = 0; r < R; ++r) valid += ids[r] != 0;
+        for (std::size_t r = 0; r < R; ++r) weight[r] = ids[r] != 0 ? double(R) / (valid + 1e-7) : 0.0;
+      }
       for (std::size_t r = 0; r < R; ++r) {
         const float* z = &acts[output][r * C];
         const float mx = *std::max_element(z, z + C);
@@ -768,8 +777,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
         for (std::size_t c = 0; c < C; ++c) {
           const double p = std::exp(double(z[c] - mx)) / sum, t = target(c, labels[r]);
-          grad[r * C + c] = float((p - t) / double(R));
-          lossSum += -t * std::log(p);
+          grad[r * C + c] = float(weight[r] * (p - t) / double(R));
+          lossSum += -weight[r] * t * std::log(p);
         }
       }
       accuracy = float(double(correct) / double(R));

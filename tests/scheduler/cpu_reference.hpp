@@ -143,6 +143,7 @@ class CpuReference {
   std::map<std::size_t, AttentionCache> attentionCache_;  // per Attention stage, likewise
   AttentionWeights attentionWeights(const Stage& s) const;
   std::vector<std::size_t> outputs_;  // the activations holding the model's outputs
+  std::vector<std::size_t> outputMasks_;  // per output: the activation of its mask's token ids, or ~0
   std::vector<std::vector<float>> weights_;
   std::optional<CpuOptimizer> optimizer_;
   std::vector<std::vector<float>> moving_;
