@@ -45,9 +45,7 @@ class AddBias final : public FlatCodelet<AddBias> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
-    return cycles::kBroadcastVertexOverhead +
-           rows * (cycles::kBroadcastRowOverhead +
-                   cycles::vectors(cols, target, vectorType_) * cycles::kBroadcastAddCyclesPerVector);
+    return cycles::broadcastRowsCycles(rows, cols, target, vectorType_);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);

@@ -87,8 +87,7 @@ class RowwiseShape {
   }
   static ir::Cycles cycles(const VertexShape& shape, const Target& target, ir::DType vectorType, ir::Cycles perVector) {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
-    return cycles::kBroadcastVertexOverhead +
-           rows * (cycles::kBroadcastRowOverhead + cycles::vectors(cols, target, vectorType) * perVector);
+    return cycles::broadcastRowsCycles(rows, cols, target, vectorType, perVector);
   }
 };
 

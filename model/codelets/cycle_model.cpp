@@ -31,6 +31,11 @@ std::uint64_t floatVectors(std::uint64_t elements, const Target& target) {
   return ceilDiv(elements, floatsPerVector(target));
 }
 
+ir::Cycles broadcastRowsCycles(std::uint64_t rows, std::uint64_t cols, const Target& target, ir::DType type,
+                               ir::Cycles perVector) {
+  return kBroadcastVertexOverhead + rows * (kBroadcastRowOverhead + vectors(cols, target, type) * perVector);
+}
+
 std::uint64_t ampFloatMacsPerCycle(const Target& target) {
   if (target.tile.ampFloatMacsPerCycle == 0)
     throw std::invalid_argument("tile.ampFloatMacsPerCycle = 0: MatMulPartial needs an AMP rate >= 1");

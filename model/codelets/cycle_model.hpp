@@ -478,6 +478,13 @@ std::uint64_t vectors(std::uint64_t elements, const Target& target, ir::DType ty
 std::uint64_t floatsPerVector(const Target& target);
 // ceil(elements / floatsPerVector).
 std::uint64_t floatVectors(std::uint64_t elements, const Target& target);
+// One worker of popops' BroadcastVectorOuterByRow1D over `rows` rows of
+// `cols` elements of `type`, `perVector` cycles per vector of a row (the
+// broadcast op and its inner-loop overhead): kBroadcastVertexOverhead +
+// rows x (kBroadcastRowOverhead + vectors(cols) x perVector). AddBias and
+// every per-row or per-column broadcast vertex are costed so.
+ir::Cycles broadcastRowsCycles(std::uint64_t rows, std::uint64_t cols, const Target& target, ir::DType type,
+                               ir::Cycles perVector = kBroadcastAddCyclesPerVector);
 // AMP float MACs per tile per cycle; throws std::invalid_argument if zero.
 std::uint64_t ampFloatMacsPerCycle(const Target& target);
 // AMP MACs per tile per cycle for operands of `inputType`: Float ->

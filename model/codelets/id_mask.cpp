@@ -69,9 +69,7 @@ class IdMask final : public FlatCodelet<IdMask> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[0]), cols = std::uint64_t(shape.params[1]);
-    return cycles::kBroadcastVertexOverhead +
-           rows * (cycles::kBroadcastRowOverhead +
-                   cycles::vectors(cols, target, vectorType_) * cycles::kBroadcastAddCyclesPerVector);
+    return cycles::broadcastRowsCycles(rows, cols, target, vectorType_);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);
@@ -105,10 +103,9 @@ class IdMaskMean final : public FlatCodelet<IdMaskMean> {
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto examples = std::uint64_t(shape.params[0]), steps = std::uint64_t(shape.params[1]);
     const auto cols = std::uint64_t(shape.params[2]);
-    return cycles::kBroadcastVertexOverhead +
-           examples * (steps + cycles::kDivideCyclesPerVector +
-                       steps * (cycles::kBroadcastRowOverhead +
-                                cycles::vectors(cols, target, vectorType_) * cycles::kBroadcastAddCyclesPerVector));
+    // The broadcast store of every example's steps, plus per example its count and divide.
+    return cycles::broadcastRowsCycles(examples * steps, cols, target, vectorType_) +
+           examples * (steps + cycles::kDivideCyclesPerVector);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto examples = std::uint64_t(params[0]), steps = std::uint64_t(params[1]), cols = std::uint64_t(params[2]);
@@ -159,9 +156,7 @@ class IdMaskScores final : public FlatCodelet<IdMaskScores> {
   }
   ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
     const auto rows = std::uint64_t(shape.params[1]), cols = std::uint64_t(shape.params[4]);
-    return cycles::kBroadcastVertexOverhead +
-           rows * (cycles::kBroadcastRowOverhead +
-                   cycles::vectors(cols, target, vectorType_) * cycles::kBroadcastAddCyclesPerVector);
+    return cycles::broadcastRowsCycles(rows, cols, target, vectorType_);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto firstRow = std::uint64_t(params[0]), rows = std::uint64_t(params[1]), heads = std::uint64_t(params[2]);
