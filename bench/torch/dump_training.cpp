@@ -63,6 +63,7 @@ json layerJson(const scheduler::LayerSpec& l) {
   j["go_backwards"] = l.goBackwards;
   j["zero_output_for_mask"] = l.zeroOutputForMask;
   j["mask_zero"] = l.maskZero;
+  j["mask_value"] = l.maskValue;
   j["reset_after"] = l.resetAfter;
   j["merge_mode"] = l.mergeMode;
   j["wrapped"] = json::array();

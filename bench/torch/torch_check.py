@@ -167,6 +167,8 @@ class Model:
             carries = l["kind"] in CARRY_MASK or (l["kind"] in RECURRENT and l["return_sequences"])
             if l["kind"] == "embedding" and l["mask_zero"]:
                 masks.append(ins[0] != 0)
+            elif l["kind"] == "masking":  # Keras's Masking: its own mask, whatever its input carried
+                masks.append((ins[0] != l["mask_value"]).any(dim=-1))
             elif l["kind"] == "multi_head_attention":  # Keras: the output keeps the query's mask
                 masks.append(self.input_masks[0])
             else:
@@ -275,6 +277,8 @@ class Model:
             return F.interpolate(x.transpose(1, 2), scale_factor=l["window"][1], mode="nearest").transpose(1, 2)
         if k == "permute":  # dims counted from 1 after the batch
             return x.permute([0] + l["axes"])
+        if k == "masking":  # Keras: inputs x any(inputs != mask_value, axis=-1)
+            return x * (x != l["mask_value"]).any(dim=-1, keepdim=True).to(x.dtype)
         if k == "dropout":
             if l["rate"] == 0:
                 return x

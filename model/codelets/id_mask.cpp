@@ -34,6 +34,12 @@
 // in float as Keras computes it. Fields ids (int, rows), out (float, rows);
 // param rows. Timing an estimate: one cycle per id counted, popops' DIVIDE
 // (one vector), and the broadcast store of the rows.
+// IdMaskFromValues: Keras's Masking, a mask from values: out[r] = 1 where
+// any of row r's cols values differs from maskValue, else 0 (int, read as
+// token ids are: 0 masks the step). Fields in (rows x cols), out (int,
+// rows); params rows, cols, maskValue. IdMaskFromValues<half>: in half.
+// Timing an estimate, as the broadcast over the rows (a compare per vector
+// and the any-reduction folded into it).
 // IdMaskScores<half>: in and out half. Timing as IdMask over its rows (a
 // broadcast add of the row's adder), an estimate: TF builds the adder with
 // popops' elementwise ops and adds it, which one fused vertex stands for.
@@ -183,6 +189,39 @@ class IdMaskScores final : public FlatCodelet<IdMaskScores> {
   ir::DType vectorType_;
 };
 
+class IdMaskFromValues final : public FlatCodelet<IdMaskFromValues> {
+ public:
+  explicit IdMaskFromValues(ir::DType vectorType = ir::DType::Float) : vectorType_(vectorType) {}
+  std::string name() const override { return "IdMaskFromValues"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"in", ir::DType::Float, FieldAccess::In}, {"out", ir::DType::Int, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override { return {"rows", "cols", "maskValue"}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    const auto rows = check.dimension("rows"), cols = check.dimension("cols");
+    check.expectSize("in", rows * cols, "rows x cols");
+    check.expectSize("out", rows, "rows");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::broadcastRowsCycles(std::uint64_t(shape.params[0]), std::uint64_t(shape.params[1]), target, vectorType_);
+  }
+  void computeFlat(const FieldData* f, const double* params) const {
+    const auto rows = std::uint64_t(params[0]), cols = std::uint64_t(params[1]);
+    const float maskValue = float(params[2]);
+    const float* in = f[0].as<const float>();
+    std::int32_t* out = f[1].as<std::int32_t>();
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      bool kept = false;
+      for (std::uint64_t c = 0; c < cols && !kept; ++c) kept = in[r * cols + c] != maskValue;
+      out[r] = kept ? 1 : 0;
+    }
+  }
+
+ private:
+  ir::DType vectorType_;
+};
+
 class IdMaskLossWeights final : public FlatCodelet<IdMaskLossWeights> {
  public:
   std::string name() const override { return "IdMaskLossWeights"; }
@@ -219,7 +258,8 @@ void addIdMaskCodelet(CodeletRegistry& registry) {
   addWithHalfActivations<IdMask>(registry, {"out"});
   addWithHalfActivations<IdMaskMean>(registry, {"out"});
   addWithHalfActivations<IdMaskScores>(registry, {"in", "out"});
-  registry.add(std::make_unique<IdMaskLossWeights>());  // the loss is float whatever the model computes in
+  registry.add(std::make_unique<IdMaskLossWeights>());
+  addWithHalfActivations<IdMaskFromValues>(registry, {"in"});  // the loss is float whatever the model computes in
 }
 
 }  // namespace ipusim::model

@@ -156,7 +156,9 @@ enum class OpKind {
                           //   index 3: (scores [examples x heads x Tq, Tv], ids [examples, steps]) -> scores + scale
                           //   where Keras's attention mask hides a key (attr blocks {heads, query, value, causal}:
                           //   which masks apply; layers/multi_head_attention.cpp); attr index 4: ids [rows] ->
-                          //   a masked loss's row weights (ids != 0) x rows / (kept + 1e-7) (Keras's apply_mask)
+                          //   a masked loss's row weights (ids != 0) x rows / (kept + 1e-7) (Keras's apply_mask);
+                          //   attr index 5: values [rows, cols] -> ids [rows] int: 1 where a value of the row is
+                          //   not attr scale, else 0 (Keras's Masking, layers/masking.cpp)
   // Regularizers (scheduler/graph/regularization.hpp builds these).
   Regularization,         // (in0, ..., inN-1, loss) -> loss[index] = sum_i l1_i sum|in_i| + l2_i sum in_i^2
                           //   (attr coefficients: each input's l1 and l2); writes into loss, as MeanLoss index > 0

@@ -13,6 +13,7 @@ std::unique_ptr<Layer> makeRecurrentLayer();           // simple_rnn, lstm, gru
 std::unique_ptr<Layer> makeBidirectionalLayer();       // bidirectional
 std::unique_ptr<Layer> makeTimeDistributedLayer();     // Keras's TimeDistributed(Dense), read as the dense
 std::unique_ptr<Layer> makeDropoutLayer();             // dropout
+std::unique_ptr<Layer> makeMaskingLayer();             // masking
 std::unique_ptr<Layer> makeGaussianNoiseLayer();       // gaussian_noise, gaussian_dropout
 std::unique_ptr<Layer> makeBatchNormalizationLayer();  // batch_normalization
 std::unique_ptr<Layer> makeActivationLayer();          // activation

@@ -21,6 +21,7 @@ struct Registry {
     layers.push_back(makeBidirectionalLayer());
     layers.push_back(makeTimeDistributedLayer());
     layers.push_back(makeDropoutLayer());
+    layers.push_back(makeMaskingLayer());
     layers.push_back(makeGaussianNoiseLayer());
     layers.push_back(makeBatchNormalizationLayer());
     layers.push_back(makeActivationLayer());

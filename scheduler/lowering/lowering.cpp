@@ -593,6 +593,7 @@ class Lowerer {
     if (op.index == 2) return lowerIdMaskMean(op);
     if (op.index == 3) return lowerIdMaskScores(op);
     if (op.index == 4) return lowerIdMaskLossWeights(op);
+    if (op.index == 5) return lowerIdMaskFromValues(op);
     const std::uint64_t cols = g_.values[op.outputs[0]].shape.at(1);
     const std::uint64_t rows = g_.values[op.outputs[0]].shape.at(0);
     Placement p = mapLinearly(rows, tiles_, 1, std::max<std::uint64_t>(1, kMinBytesPerTile / 4 / cols));
@@ -622,6 +623,20 @@ class Lowerer {
       return ir::Vertex{typed("IdMaskMean", {dtypeOf(op.outputs[0])}), tile,
                         {{"ids", {in, b * steps, e * steps}}, {"out", {out, b * perExample, e * perExample}}},
                         {{"examples", double(e - b)}, {"steps", double(steps)}, {"cols", double(cols)}}};
+    });
+  }
+
+  // Keras's Masking: whole rows of values per tile, each row's mask beside it.
+  void lowerIdMaskFromValues(const Op& op) {
+    const std::uint64_t cols = g_.values[op.inputs[0]].shape.at(1);
+    const Placement p = rowPlacement(op.inputs[0]);
+    const Placement rows = perRow(p, cols);
+    const Id in = realize(op.inputs[0], p);
+    const Id out = produce(op.outputs[0], rows);
+    executePerWorker(rows, 1, [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+      return ir::Vertex{typed("IdMaskFromValues", {dtypeOf(op.inputs[0])}), tile,
+                        {{"in", {in, b * cols, e * cols}}, {"out", {out, b, e}}},
+                        {{"rows", double(e - b)}, {"cols", double(cols)}, {"maskValue", op.scale}}};
     });
   }
 

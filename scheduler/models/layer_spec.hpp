@@ -49,6 +49,9 @@ inline constexpr const char* kFlatten = "flatten";
 inline constexpr const char* kReshape = "reshape";
 inline constexpr const char* kDense = "dense";
 inline constexpr const char* kDropout = "dropout";
+// Keras's Masking: a [steps, features] input's steps whose every feature is
+// LayerSpec::maskValue are zeroed and masked for the layers after it.
+inline constexpr const char* kMasking = "masking";
 // A lookup of each token id of the model's (integer) input in a trainable
 // table of LayerSpec::inputDim rows of `units` values (Keras's Embedding).
 inline constexpr const char* kEmbedding = "embedding";
@@ -196,6 +199,8 @@ struct LayerSpec {
   // embedding: Keras's mask_zero (id 0 is padding: the steps it marks are
   // masked in the layers that take a mask).
   bool maskZero = false;
+  // masking: Keras's mask_value (a step is masked where every feature equals it).
+  double maskValue = 0;
   // bidirectional: the forward layer, then the backward one (recurrent
   // kinds; shapes set by shape inference), and how their outputs merge:
   // concat (on the last axis), sum, mul or ave (Keras's merge_mode).

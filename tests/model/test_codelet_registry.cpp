@@ -26,7 +26,7 @@ std::string errorOf(const std::function<void()>& f) {
 TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
   std::vector<std::string> expected = {
       "Add", "Sub", "Mul", "Div", "ScaledAdd", "ScaledAddSupervisor", "ScaledAddSupervisor<half>", "Relu", "Exp", "Log", "Neg", "Square", "ReluGrad", "AddBias",
-      "IdMask", "IdMask<half>", "IdMaskMean", "IdMaskMean<half>", "IdMaskScores", "IdMaskScores<half>", "IdMaskLossWeights", "SoftmaxCrossEntropyGradWeighted", "SoftmaxCrossEntropyGradWeighted<half>",
+      "IdMask", "IdMask<half>", "IdMaskMean", "IdMaskMean<half>", "IdMaskScores", "IdMaskScores<half>", "IdMaskLossWeights", "IdMaskFromValues", "IdMaskFromValues<half>", "SoftmaxCrossEntropyGradWeighted", "SoftmaxCrossEntropyGradWeighted<half>",
       "ReduceSum", "ReduceMax", "MatMulPartial", "Copy", "Cast", "Fill", "SoftmaxCrossEntropy",
       "SoftmaxCrossEntropyGrad", "ConvPartialnx1", "ConvWeightUpdatePartial", "MaxPool", "AvgPool", "MaxPoolGrad",
       "AvgPoolGrad",

@@ -382,6 +382,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       from.push_back(scheduler::isModelInput(j) ? inputAct.at(scheduler::modelInputIndex(j)) : actOf[j]);
     std::size_t act = from[0];
     const std::uint64_t in = sizeOf[act];
+    std::size_t ownMask = ~std::size_t(0);  // a Masking layer's mask (1 kept, 0 masked per step)
     // The last softmax is the categorical cross-entropy's, the last sigmoid
     // the binary cross-entropy's (fused into the loss); any other softmax is
     // over the last axis of the layer's output.
@@ -547,6 +548,17 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
         s.second.push_back(std::max(std::sqrt(float(variance[e])), 1e-7f));
       }
       act = push(s);
+    } else if (l.kind == k::kMasking) {
+      // Keras's Masking: a step is kept where any feature differs from
+      // mask_value, and zeroed where masked.
+      const std::uint64_t features = l.inputShape.at(1);
+      Stage mask{Stage::MaskOf, in, in / features, {act}};
+      mask.columns = features;
+      mask.first = {float(l.maskValue)};  // (the reference is float32 Keras)
+      ownMask = push(mask);
+      Stage s{Stage::Masked, in, in, {act, ownMask}};
+      s.columns = features;
+      act = push(s);
     } else if (l.kind == k::kDropout && l.rate > 0) {
       Stage s{Stage::Dropout, in, in, {act}};
       s.rate = float(l.rate);
@@ -615,6 +627,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
                          ((l.kind == k::kSimpleRnn || l.kind == k::kLstm || l.kind == k::kGru ||
                            l.kind == k::kBidirectional) && l.returnSequences);
     if (l.kind == k::kEmbedding && l.maskZero) idsMasking[act] = from[0];
+    else if (ownMask != ~std::size_t(0)) idsMasking[act] = ownMask;
     else if (l.kind == k::kMultiHeadAttention && maskOf(from[0]) != ~std::size_t(0)) idsMasking[act] = maskOf(from[0]);
     else if (carries && inputMask != ~std::size_t(0)) idsMasking[act] = inputMask;
   }
@@ -709,6 +722,14 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
                            s.recurrent.bias ? weights_[s.kernel + 2] : none, recurrentCache_[i]);
     } else if (s.kind == Stage::Positions) {
       for (std::size_t e = 0; e < y.size(); ++e) y[e] = weights_[s.kernel][e % s.out];
+    } else if (s.kind == Stage::MaskOf) {
+      for (std::size_t r = 0; r < y.size(); ++r) {
+        bool kept = false;
+        for (std::size_t c = 0; c < s.columns; ++c) kept = kept || x[r * s.columns + c] != s.first[0];
+        y[r] = kept ? 1.0f : 0.0f;
+      }
+    } else if (s.kind == Stage::Masked) {
+      for (std::size_t e = 0; e < y.size(); ++e) y[e] = x[e] * acts[s.from[1]][e / s.columns];
     } else if (s.kind == Stage::Attention) {
       const std::vector<float> none;
       y = attentionForward(s.attention, acts[s.from[0]], acts[s.from[1]], acts[s.from[2]], attentionWeights(s), stepCount_,
@@ -1038,6 +1059,11 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       if (s.gamma != ~std::size_t(0)) grads.push_back({s.gamma, std::move(d.gamma)});
       if (s.beta != ~std::size_t(0)) grads.push_back({s.beta, std::move(d.beta)});
       if (wantInput) deliver(inAct, std::move(d.input));
+      continue;
+    }
+    if (s.kind == Stage::Masked) {  // the kept steps' gradients (the mask gets none)
+      for (std::size_t e = 0; e < grad.size(); ++e) grad[e] *= acts[s.from[1]][e / s.columns];
+      deliver(inAct, std::move(grad));
       continue;
     }
     if (s.kind == Stage::Dropout) {

@@ -51,7 +51,7 @@ class CpuReference {
 
  private:
   struct Stage {
-    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent, Attention, Positions } kind;
+    enum Kind { Dense, Conv, Pool, Activation, Dropout, BatchNorm, Merge, Padding, Softmax, PRelu, Constant, ConvFamily, Slice, Gather, LayerNorm, Noise, Embedding, Recurrent, Attention, Positions, MaskOf, Masked } kind;
     std::uint64_t in = 0, out = 0;  // elements per example (Dense: per row)
     // The activations read: 0 the images, s + 1 stage s's output (Merge: every input).
     std::vector<std::size_t> from{};
@@ -104,6 +104,8 @@ class CpuReference {
     RecurrentGeometry recurrent{};
     std::size_t maskFrom = ~std::size_t(0);  // Recurrent, Pool (masked mean), Attention: the activation of the token ids of Keras's mask (mask_zero)
     // Positions: weights_[kernel] (out elements) is every example's output.
+    // MaskOf (Keras's Masking): per row of `columns` values, 1 where one differs
+    // from first[0], else 0; Masked: from = {values, mask}, the rows times their mask.
     // Attention (cpu_reference_attention.hpp): from = {query, value, key};
     // its weights from weights_[kernel] on, in AttentionWeights' order.
     AttentionGeometry attention{};
