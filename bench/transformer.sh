@@ -48,16 +48,22 @@ JSON
 "$IPUSIM" run "$BENCH_TMP/small.json" --json >"$BENCH_TMP/s.json"
 cmake --build "$BENCH_ROOT/build" --target ipusim-torch-dump >/dev/null
 "$BENCH_ROOT/build/bin/ipusim-torch-dump" "$BENCH_TMP/small.json" "$STEPS" "$BENCH_TMP/dump.json" >/dev/null
-torch_seconds=$(cd "$BENCH_ROOT/bench/torch" && /usr/bin/python3 - "$BENCH_TMP/dump.json" <<'PY'
+# PyTorch on one thread and on as many as ipusim uses (its host threads).
+threads=$(jq -r '.host_threads.threads' "$BENCH_TMP/s.json")
+torch_seconds() {
+  (cd "$BENCH_ROOT/bench/torch" && /usr/bin/python3 - "$BENCH_TMP/dump.json" "$1" <<'PY'
 import json, sys, time, torch
 import torch_check
 dump = json.load(open(sys.argv[1]))
-torch.set_num_threads(1)
+torch.set_num_threads(int(sys.argv[2]))
 start = time.perf_counter()
 torch_check.train(dump, torch.float32)
 print(f"{time.perf_counter() - start:.3f}")
 PY
-)
-jq -r --arg steps "$STEPS" --arg torch "$torch_seconds" \
-  '"ipusim: \($steps) steps in \(.wall_seconds) s wall (compile and simulation included; \(.host_threads.threads) host threads); PyTorch float32 on one thread: \($torch) s; ratio ipusim / PyTorch \(.wall_seconds / ($torch | tonumber) * 100 | round / 100)"' \
+  )
+}
+torch_one=$(torch_seconds 1)
+torch_same=$(torch_seconds "$threads")
+jq -r --arg steps "$STEPS" --arg one "$torch_one" --arg same "$torch_same" \
+  '"ipusim: \($steps) steps in \(.wall_seconds) s wall (compile and simulation included; \(.host_threads.threads) host threads); PyTorch float32: \($one) s on one thread, \($same) s on \(.host_threads.threads); ratio ipusim / PyTorch \(.wall_seconds / ($one | tonumber) * 100 | round / 100) (one thread), \(.wall_seconds / ($same | tonumber) * 100 | round / 100) (the same threads)"' \
   "$BENCH_TMP/s.json"
