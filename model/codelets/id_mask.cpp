@@ -258,8 +258,8 @@ void addIdMaskCodelet(CodeletRegistry& registry) {
   addWithHalfActivations<IdMask>(registry, {"out"});
   addWithHalfActivations<IdMaskMean>(registry, {"out"});
   addWithHalfActivations<IdMaskScores>(registry, {"in", "out"});
-  registry.add(std::make_unique<IdMaskLossWeights>());
-  addWithHalfActivations<IdMaskFromValues>(registry, {"in"});  // the loss is float whatever the model computes in
+  registry.add(std::make_unique<IdMaskLossWeights>());  // the loss is float whatever the model computes in
+  addWithHalfActivations<IdMaskFromValues>(registry, {"in"});
 }
 
 }  // namespace ipusim::model

@@ -225,7 +225,7 @@ void weighByMask(TrainingGraphBuilder& b, OutputLoss& o, std::size_t maskIds) {
 std::size_t checkedOutputMask(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t ids) {
   const Workload& w = b.workload();
   const std::string what = w.name + ": model.layers: the output layer ('" + l.name +
-                           "') carries the mask of an Embedding's mask_zero";
+                           "') carries Keras's mask (an Embedding's mask_zero or a Masking layer's)";
   if (modelOutputs(w).size() > 1)
     throw std::invalid_argument(what + ": a masked loss of a model with several outputs is not modelled");
   if (w.loss.type != "sparse_categorical_crossentropy")
@@ -558,15 +558,16 @@ std::size_t inputMask(const TrainingGraphBuilder& b, const LayerSpec& l, const L
     const std::size_t m = b.maskOf(in);
     if (m == kNone) continue;
     if (mask != kNone && m != mask)
-      throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its inputs carry the masks of two "
-                                  "different Embeddings' mask_zero; combining masks is not modelled");
+      throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its inputs carry two different "
+                                  "masks (of Embeddings' mask_zero or Masking layers); combining masks is not modelled");
     mask = m;
   }
   if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Refuses)
-    throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its input carries the mask of an "
-                                "Embedding's mask_zero, which this layer does not model (Keras 3 drops the mask "
-                                "here, Keras 2 raises); masks are modelled through Dense, Dropout, Activation, "
-                                "LayerNormalization and the merges, into the recurrent layers and GlobalAveragePooling1D");
+    throw std::invalid_argument("layer '" + l.name + "' (" + l.kind + "): its input carries Keras's mask (an "
+                                "Embedding's mask_zero or a Masking layer's), which this layer does not model (Keras 3 "
+                                "drops the mask here, Keras 2 raises); masks are modelled through Dense, Dropout, "
+                                "Activation, LayerNormalization and the merges, into the recurrent layers, "
+                                "MultiHeadAttention, GlobalAveragePooling1D and the loss");
   return mask;
 }
 

@@ -85,7 +85,7 @@ KerasMasks kerasMasks(TrainingGraphBuilder& b, const LayerSpec& l, const std::ve
   for (std::size_t ids : {query, value, key}) {
     if (ids == kNoMask) continue;
     if (m.ids != kNoMask && ids != m.ids)
-      throw std::invalid_argument("layer '" + l.name + "': its inputs carry masks of different token ids (not modelled)");
+      throw std::invalid_argument("layer '" + l.name + "': its inputs carry different masks (not modelled)");
     m.ids = ids;
   }
   if (m.ids == kNoMask) return m;
@@ -94,7 +94,7 @@ KerasMasks kerasMasks(TrainingGraphBuilder& b, const LayerSpec& l, const std::ve
   const std::uint64_t steps = b.graph().values[m.ids].numElements() / b.batch();
   for (auto [masked, what, T] : {std::tuple<bool, const char*, std::uint64_t>{m.query, "query", Tq}, {m.value, "value", Tv}})
     if (masked && steps != T)
-      throw std::invalid_argument("layer '" + l.name + "': the mask of its " + what + " (from an Embedding's mask_zero) has " +
+      throw std::invalid_argument("layer '" + l.name + "': the mask of its " + what + " has " +
                                   std::to_string(steps) + " steps, the " + what + " " + std::to_string(T) +
                                   " (the shapes do not fit)");
   m.ids = b.reshape(m.ids, {b.batch(), steps}, l.name, "mask_ids");

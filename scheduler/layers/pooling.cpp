@@ -116,7 +116,7 @@ class PoolingLayer final : public Layer {
     if (b.maskOf(inputs[0]) != ~std::size_t(0)) {
       OpGraph& g = b.graph();
       if (g.values[b.maskOf(inputs[0])].numElements() != b.batch() * l.inputShape[0])
-        throw std::invalid_argument("layer '" + l.name + "': the mask of its input (from an Embedding's mask_zero) has " +
+        throw std::invalid_argument("layer '" + l.name + "': the mask of its input has " +
                                     std::to_string(g.values[b.maskOf(inputs[0])].numElements() / b.batch()) +
                                     " steps per example, the input " + std::to_string(l.inputShape[0]) +
                                     ": the shapes do not fit");

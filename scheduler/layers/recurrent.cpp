@@ -114,7 +114,7 @@ std::vector<std::size_t> runRecurrent(TrainingGraphBuilder& b, const LayerSpec& 
   std::size_t maskIds = b.maskOf(input);
   if (maskIds != kNoMask) {
     if (b.graph().values[maskIds].numElements() != batch * steps)
-      throw std::invalid_argument("layer '" + l.name + "': the mask of its input (from an Embedding's mask_zero) has " +
+      throw std::invalid_argument("layer '" + l.name + "': the mask of its input has " +
                                   std::to_string(b.graph().values[maskIds].numElements() / batch) +
                                   " steps per example, the input " + std::to_string(steps) + ": the shapes do not fit");
     maskIds = b.reshape(maskIds, {batch, steps}, l.name, "mask_ids");

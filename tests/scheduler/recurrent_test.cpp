@@ -287,13 +287,13 @@ TEST(MaskedRecurrent, WhatDoesNotModelAMaskIsRefusedByName) {
     {"type": "embedding", "input_dim": 5, "output_dim": 4, "mask_zero": true, "name": "tokens"},
     {"type": "flatten", "name": "flat"},
     {"type": "dense", "units": 10, "activation": "softmax"}])")
-                .find("layer 'flat' (flatten): its input carries the mask of an Embedding's mask_zero"),
+                .find("layer 'flat' (flatten): its input carries Keras's mask (an Embedding's mask_zero"),
             std::string::npos);
   EXPECT_NE(error(R"([
     {"type": "embedding", "input_dim": 5, "output_dim": 4, "mask_zero": true, "name": "tokens"},
     {"type": "lstm", "units": 4, "return_sequences": true},
     {"type": "dense", "units": 10, "activation": "softmax", "name": "out"}])", "mean_squared_error")
-                .find("the output layer ('out') carries the mask of an Embedding's mask_zero: a masked "
+                .find("the output layer ('out') carries Keras's mask (an Embedding's mask_zero or a Masking layer's): a masked "
                       "mean_squared_error is not modelled"),
             std::string::npos);
 }
