@@ -6,7 +6,11 @@
 // - every mini-batch in flight has its own copy of the step's activations,
 //   gradients and stream buffers (mini-batch 0 the compiled tensors, m > 0
 //   clones of them, with clones of the stage passes' compute sets and
-//   copies); weights and gradient accumulators are shared;
+//   copies); weights and gradient accumulators are shared. (A limit: the
+//   host holds N x the step's vertices, 222 M for BERT-Large at micro-batch
+//   8. Poplar runs one program per stage and stashes each mini-batch's
+//   activations in FIFOs instead; doing so here needs a liveness of several
+//   intervals per tensor, which the memory plan's one span cannot say.)
 // - Grouped and Interleaved: the passes of one slot run at once, in one
 //   ir::Program::ipusApart Sequence: each IPU runs its pass's compute sets
 //   (closed by internal syncs) and copies on its own clock, as Poplar runs
