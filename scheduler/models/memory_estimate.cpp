@@ -40,6 +40,16 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
       if (bytes > largestKernel) largestKernel = bytes, largestKernelName = l.name + "/" + name;
     }
   }
+  // The loss's backward keeps its input, each model output (the softmax's
+  // probabilities, the prediction mean squared error compares), live with
+  // the layers' kept activations when the backward pass starts: as wide as
+  // the last layer makes it (an attention's output_shape or a Dense's units
+  // of 1.2e8 at batch 1 are 480 MB).
+  for (std::size_t o : modelOutputs(w)) {
+    long double elements = 1;
+    for (std::uint64_t d : w.layers[o].outputShape) elements *= d;
+    variables.push_back({w.layers[o].name + "/output", "activations", computeBytes * w.dataset.batchSize * elements});
+  }
   // One weight gradient is live at its update at least (the largest).
   variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
   variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
