@@ -546,6 +546,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
                  : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
   if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
+  // What the errors below name: a Keras model's file (the workload's file is
+  // named by its reader), else the workload; and where the layers are listed.
+  const bool keras = !w.kerasModel.empty();
+  const std::string origin = keras ? w.kerasModel : w.name;
+  const std::string layersKey = keras ? "" : "model.layers: ";
   // Forward, layer by layer in the model's (topological) order.
   const std::vector<std::size_t> inputs = modelInputValues(b);
   std::vector<std::size_t> outputOf(w.layers.size(), kNone);
@@ -563,16 +568,16 @@ OpGraph buildTrainingGraph(const Workload& w) {
       if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Carries) b.setMask(outputOf[li], mask);
       b.penalizeActivity(l, outputOf[li]);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(w.name + ": " + e.what());
+      throw std::invalid_argument(origin + ": " + e.what());
     }
   }
-  if (!weights) throw std::invalid_argument(w.name + ": model.layers: needs at least one layer with weights");
+  if (!weights) throw std::invalid_argument(origin + ": " + layersKey + "needs at least one layer with weights");
   std::vector<std::size_t> outputs;
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
   for (std::size_t o : modelOutputs(w)) {
     if (b.maskOf(outputOf.at(o)) != kNone)
-      throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name +
+      throw std::invalid_argument(origin + ": " + layersKey + "the output layer ('" + w.layers[o].name +
                                   "') carries the mask of an Embedding's mask_zero: a masked loss is not modelled yet "
                                   "(a layer that consumes the mask, such as a recurrent layer without "
                                   "return_sequences, before the output)");
@@ -585,7 +590,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
     features.push_back(elementsOf(w.layers[o].outputShape) / steps);
     names.push_back(w.layers[o].name);
     if (features.back() != w.loss.targetWidth(w.dataset.classes))
-      throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name + "') has " +
+      throw std::invalid_argument(origin + ": " + layersKey + "the output layer ('" + w.layers[o].name + "') has " +
                                   std::to_string(features.back()) + " units but the dataset has " +
                                   std::to_string(w.dataset.classes) + " classes");
   }

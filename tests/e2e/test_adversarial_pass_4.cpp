@@ -37,5 +37,33 @@ TEST(AdversarialPass4, OutOfMemoryNamesTheWorkloadFile) {
   expectRefusal(r, "ipusim: error: " + keras + ": out of memory: the model cannot fit 2 tiles");
 }
 
+// A mask refused where the graph is built (a layer that does not model it,
+// a masked output) named the workload by its name ("k: layer ..."): for a
+// Keras model now its file, beside the workload file that names it; for a
+// workload's own layers its file (with the compiler's other errors).
+TEST(AdversarialPass4, AMaskRefusedInTheGraphNamesTheKerasFile) {
+  ScratchDir dir("mask-keras-file");
+  std::string keras = readText(sourcePath("tests/data/keras/public/imdb_conv1d_lstm_keras209.json"));
+  const std::string unmasked = "\"mask_zero\": false";  // its one Embedding's
+  ASSERT_NE(keras.find(unmasked), std::string::npos);
+  keras.replace(keras.find(unmasked), unmasked.size(), "\"mask_zero\": true");
+  std::ofstream(dir.path() / "m.json") << keras;
+  std::ofstream(dir.path() / "w.json") << R"({"name": "k", "model": {"keras": "m.json"}, "loss": "binary_crossentropy",
+    "dataset": {"format": "synthetic", "batch_size": 2, "examples": 2}, "training": {"steps": 1, "steps_per_execution": 1}})";
+  const std::string workload = (dir.path() / "w.json").string(), model = (dir.path() / "m.json").string();
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(workload) + " --synthetic-data"),
+                "ipusim: error: " + workload + ": " + model + ": layer 'conv1d_1' (conv1d): its input carries the mask of an "
+                "Embedding's mask_zero");
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(model) + " --synthetic-data --workload-set loss=binary_crossentropy"),
+                "ipusim: error: " + model + ": layer 'conv1d_1' (conv1d): its input carries the mask");
+  const std::string own = workloadWith(dir.path(), [](nlohmann::json& j) {
+    j["dataset"] = {{"format", "synthetic"}, {"batch_size", 2}, {"examples", 2}, {"input_shape", {8}}, {"classes", 3}};
+    j["model"]["layers"] = {{{"type", "embedding"}, {"input_dim", 20}, {"output_dim", 4}, {"mask_zero", true}},
+                            {{"type", "flatten"}, {"name", "flat"}}, {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}};
+  });
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(own) + " --synthetic-data"),
+                "ipusim: error: " + own + ": mnist_with_feeds: layer 'flat' (flatten): its input carries the mask");
+}
+
 }  // namespace
 }  // namespace ipusim::test
