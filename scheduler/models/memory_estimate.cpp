@@ -74,7 +74,7 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
   std::string message =
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
       std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "
-      "weight gradient, stream buffers and the conv layers' activations (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
+      "weight gradient, stream buffers and the activations the backward pass keeps (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
       std::to_string(tiles) + " tiles are over their capacity, by " + text((perTile - target.tile.memoryBytes) * tiles) +
       " bytes in total (decided from the layer shapes, before compiling). Largest variables, per tile:";
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)

@@ -1,4 +1,5 @@
 // The up-front memory estimate (scheduler/models/memory_estimate.hpp).
+#include "scheduler/compiler.hpp"
 #include "scheduler/models/memory_estimate.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -47,6 +48,24 @@ TEST(MemoryEstimate, TheModelsOutputKeptByTheLossIsCounted) {
     long double sum = 0;
     for (const auto& v : e.variables) sum += v.bytes;
     EXPECT_EQ(e.totalBytes, sum);
+  }
+}
+
+// The refusal says what it counted: an attention's activations are not a
+// conv layer's (the summary spoke of "the conv layers' activations" whatever
+// the layers, found by the fourth adversarial pass of issue 33).
+TEST(MemoryEstimate, TheRefusalNamesTheActivationsItCounted) {
+  Workload w = withLastLayer({{"type", "multi_head_attention"}, {"num_heads", 4096}, {"key_dim", 8}, {"inputs", {"tok", "tok"}}});
+  w.ipu.tiles = 16;
+  model::Target target = targetFor(w);
+  try {
+    checkModelFits(w, target, estimateModelMemory(w, target.totalTiles()));
+    FAIL() << "no out-of-memory error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("its weights, largest weight gradient, stream buffers and the activations the backward pass keeps ("),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("Largest variables, per tile: last/attention (activations) "), std::string::npos) << m;
   }
 }
 
