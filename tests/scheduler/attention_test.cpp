@@ -268,6 +268,11 @@ TEST(AttentionKeras, AnOperandGivenBothByPositionAndByKeywordIsRefused) {
   tf2["config"]["layers"][1]["inbound_nodes"] = {{entry, entry}};
   EXPECT_NE(error(tf2).find("kwargs.value: the value is given both by position and by keyword"), std::string::npos)
       << error(tf2);
+  // key=None, Keras's default, written out: the value is the key.
+  nlohmann::json noKey = keras3Attention({}, {{"key", nullptr}});
+  EXPECT_EQ(scheduler::parseKerasModel(noKey, "m.json").layers[0].inputs.size(), 2u);
+  noKey["config"]["layers"][1]["inbound_nodes"][0]["kwargs"]["key"] = "k";
+  EXPECT_NE(error(noKey).find("key: \"k\" is not modelled (a key that is not a tensor)"), std::string::npos) << error(noKey);
   // Both by keyword, none by position: read as mha(query, value).
   nlohmann::json keywords = keras3Attention({}, {{"query", kerasTensor("in")}, {"value", kerasTensor("in")}});
   keywords["config"]["layers"][1]["inbound_nodes"][0]["args"] = nlohmann::json::array();
