@@ -65,5 +65,33 @@ TEST(AdversarialPass4, AMaskRefusedInTheGraphNamesTheKerasFile) {
                 "ipusim: error: " + own + ": mnist_with_feeds: layer 'flat' (flatten): its input carries the mask");
 }
 
+// A serialized graph's errors named no file: a vertex left unconnected
+// ("computeSets[0] 'scale' vertices[0] ...: field 'in1' is not connected"),
+// and a masked text classifier's graph (3 classes, compile -o) failing as it
+// ran on the runner's labels in [0, 9] ("codelet SoftmaxCrossEntropy:
+// labels[0] = 9, expected a class in [0, 3)") without saying why.
+TEST(AdversarialPass4, AGraphsErrorsNameTheGraphFile) {
+  ScratchDir dir("graph-errors");
+  nlohmann::json g = nlohmann::json::parse(readText(kGraph));
+  g["computeSets"][0]["vertices"][0]["fields"].erase(1);
+  const std::string damaged = (dir.path() / "damaged.json").string();
+  std::ofstream(damaged) << g.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(damaged)),
+                "ipusim: error: " + damaged + ": computeSets[0] 'scale' vertices[0] (codelet Mul, tile 0): field 'in1' is not connected");
+
+  const std::string workload = workloadWith(dir.path(), [](nlohmann::json& j) {
+    j["dataset"] = {{"format", "synthetic"}, {"batch_size", 4}, {"examples", 16}, {"input_shape", {8}}, {"classes", 3}};
+    j["model"]["layers"] = {{{"type", "embedding"}, {"input_dim", 20}, {"output_dim", 4}, {"mask_zero", true}},
+                            {{"type", "lstm"}, {"units", 4}}, {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}};
+  });
+  const std::string graph = (dir.path() / "text.json").string();
+  ASSERT_EQ(runCommand(ipusimBinary() + " compile " + quote(workload) + " -o " + quote(graph)).exitCode, 0);
+  const auto r = runCommand(ipusimBinary() + " run --graph " + quote(graph) + " --runs 1");
+  expectRefusal(r, "ipusim: error: " + graph + ": codelet SoftmaxCrossEntropy: labels[0] = 9, expected a class in [0, 3)");
+  EXPECT_NE(r.output.find("run --graph feeds every integer input stream values in [0, 9]"), std::string::npos) << r.output;
+  const auto timed = runCommand(ipusimBinary() + " run --graph " + quote(graph) + " --runs 1 --synthetic-data");
+  EXPECT_EQ(timed.exitCode, 0) << timed.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
