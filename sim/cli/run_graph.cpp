@@ -2,6 +2,7 @@
 
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/host/graph_runner.hpp"
 #include "sim/host/interrupt.hpp"
 #include "model/ir/tile_memory_usage.hpp"
@@ -44,6 +45,7 @@ int runGraph(const RunGraphArgs& args) {
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.workloadName = exe.name;
+  if (!args.synthetic) checkSimulatedTileBytes(exe, target.totalTiles(), args.graphPath);
   std::unique_ptr<Engine> built;
   try {
     built = std::make_unique<Engine>(exe, target, options, config);

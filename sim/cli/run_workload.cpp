@@ -12,6 +12,7 @@
 #include "profiler/recorder/step_breakdown.hpp"
 #include "sim/cli/compile_errors.hpp"
 #include "sim/cli/progress_bar.hpp"
+#include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/cli/workload_overrides.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "model/sanitizer_stack.hpp"
@@ -253,6 +254,8 @@ int runWorkload(const RunWorkloadArgs& args) {
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
               << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
 
+  if (!args.synthetic)
+    checkSimulatedTileBytes(compiled.exe, target.totalTiles(), args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   EngineConfig config;
   config.inputs = {args.workloadPath, args.kerasPath, workload.kerasModel};
   if (workload.dataset.format == "idx") config.inputs.insert(config.inputs.end(), {workload.dataset.images, workload.dataset.labels});

@@ -93,5 +93,30 @@ TEST(AdversarialPass4, AGraphsErrorsNameTheGraphFile) {
   EXPECT_EQ(timed.exitCode, 0) << timed.output;
 }
 
+// A functional run allocates every byte of simulated tile memory: with
+// allow_out_of_memory, a Dense of 8e6 units over 6 steps planned 96 GB of
+// tiles (each of the 1,472 over its capacity) and the run grew until the
+// system killed it (24 GB at 2e7 units). Refused before the run, naming the
+// file; timing only still runs.
+TEST(AdversarialPass4, AFunctionalRunOfTilesHoldingMoreThanTheHostBoundIsRefusedFirst) {
+  // Under 4 GB of address space: without the check the run fails trying to
+  // allocate (as "out of memory", naming nothing) instead of taking the machine.
+  if (kSanitizedBuild) GTEST_SKIP() << "a sanitized binary cannot run under ulimit -v";
+  ScratchDir dir("simulated-bytes");
+  const std::string workload = workloadWith(dir.path(), [](nlohmann::json& j) {
+    j["dataset"] = {{"format", "synthetic"}, {"batch_size", 1}, {"examples", 16}, {"input_shape", {6, 5}}, {"classes", 10}};
+    j["model"]["layers"] = {{{"type", "dense"}, {"units", 8}}, {{"type", "dense"}, {"units", 8000000}},
+                            {{"type", "global_average_pooling1d"}}, {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}}};
+    j["compile"] = {{"allow_out_of_memory", true}};
+    j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.01}};
+  });
+  const auto r = runCommand("ulimit -v 4000000; " + ipusimBinary() + " run " + quote(workload) + " --steps 10 2>&1 | grep -v warning");
+  EXPECT_NE(r.output.find("ipusim: error: " + workload + ": the compiled model's tiles hold 96288012224 bytes in all, over "
+                          "the 8589934592 bytes a functional run simulates on the host"),
+            std::string::npos) << r.output;
+  const auto timed = runCommand(ipusimBinary() + " run " + quote(workload) + " --steps 10 --synthetic-data");
+  EXPECT_EQ(timed.exitCode, 0) << timed.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
