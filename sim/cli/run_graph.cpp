@@ -45,7 +45,7 @@ int runGraph(const RunGraphArgs& args) {
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.workloadName = exe.name;
-  if (!args.synthetic) checkSimulatedTileBytes(exe, target.totalTiles(), args.graphPath);
+  if (!args.synthetic) checkSimulatedTileBytes(exe, args.graphPath);
   std::unique_ptr<Engine> built;
   try {
     built = std::make_unique<Engine>(exe, target, options, config);

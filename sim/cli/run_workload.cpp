@@ -255,7 +255,7 @@ int runWorkload(const RunWorkloadArgs& args) {
               << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
 
   if (!args.synthetic)
-    checkSimulatedTileBytes(compiled.exe, target.totalTiles(), args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
+    checkSimulatedTileBytes(compiled.exe, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   EngineConfig config;
   config.inputs = {args.workloadPath, args.kerasPath, workload.kerasModel};
   if (workload.dataset.format == "idx") config.inputs.insert(config.inputs.end(), {workload.dataset.images, workload.dataset.labels});

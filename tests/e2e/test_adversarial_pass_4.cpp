@@ -111,7 +111,7 @@ TEST(AdversarialPass4, AFunctionalRunOfTilesHoldingMoreThanTheHostBoundIsRefused
     j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.01}};
   });
   const auto r = runCommand("ulimit -v 4000000; " + ipusimBinary() + " run " + quote(workload) + " --steps 10 2>&1 | grep -v warning");
-  EXPECT_NE(r.output.find("ipusim: error: " + workload + ": the compiled model's tiles hold 96288012224 bytes in all, over "
+  EXPECT_NE(r.output.find("ipusim: error: " + workload + ": the compiled model's tiles hold 96288006488 bytes in all, over "
                           "the 8589934592 bytes a functional run simulates on the host"),
             std::string::npos) << r.output;
   const auto timed = runCommand(ipusimBinary() + " run " + quote(workload) + " --steps 10 --synthetic-data");
