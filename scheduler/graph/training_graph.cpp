@@ -222,9 +222,10 @@ void weighByMask(TrainingGraphBuilder& b, OutputLoss& o, std::size_t maskIds) {
 
 // The mask of output layer `l` (token ids) when its loss can take it: one
 // output, sparse categorical cross-entropy, a mask over the label's steps.
-std::size_t checkedOutputMask(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t ids) {
+// `where`: the file and key its errors start with.
+std::size_t checkedOutputMask(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t ids, const std::string& where) {
   const Workload& w = b.workload();
-  const std::string what = w.name + ": model.layers: the output layer ('" + l.name +
+  const std::string what = where + "the output layer ('" + l.name +
                            "') carries Keras's mask (an Embedding's mask_zero or a Masking layer's)";
   if (modelOutputs(w).size() > 1)
     throw std::invalid_argument(what + ": a masked loss of a model with several outputs is not modelled");
@@ -588,6 +589,11 @@ OpGraph buildTrainingGraph(const Workload& w) {
                  : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
   if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
+  // What the errors below name: a Keras model's file (the workload's file is
+  // named by its reader), else the workload; and where the layers are listed.
+  const bool keras = !w.kerasModel.empty();
+  const std::string origin = keras ? w.kerasModel : w.name;
+  const std::string layersKey = keras ? "" : "model.layers: ";
   // Forward, layer by layer in the model's (topological) order.
   const std::vector<std::size_t> inputs = modelInputValues(b);
   std::vector<std::size_t> outputOf(w.layers.size(), kNone);
@@ -605,16 +611,17 @@ OpGraph buildTrainingGraph(const Workload& w) {
       if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Carries) b.setMask(outputOf[li], mask);
       b.penalizeActivity(l, outputOf[li]);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(w.name + ": " + e.what());
+      throw std::invalid_argument(origin + ": " + e.what());
     }
   }
-  if (!weights) throw std::invalid_argument(w.name + ": model.layers: needs at least one layer with weights");
+  if (!weights) throw std::invalid_argument(origin + ": " + layersKey + "needs at least one layer with weights");
   std::vector<std::size_t> outputs;
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
   std::size_t outputMask = kNone;
   for (std::size_t o : modelOutputs(w)) {
-    if (b.maskOf(outputOf.at(o)) != kNone) outputMask = checkedOutputMask(b, w.layers[o], b.maskOf(outputOf.at(o)));
+    if (b.maskOf(outputOf.at(o)) != kNone)
+      outputMask = checkedOutputMask(b, w.layers[o], b.maskOf(outputOf.at(o)), origin + ": " + layersKey);
     // The loss reads rows of the output's elements (a value may still be laid
     // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
     // (A sequence's per-step classes: a row per step, DatasetSpec::labelSteps.)
@@ -624,7 +631,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
     features.push_back(elementsOf(w.layers[o].outputShape) / steps);
     names.push_back(w.layers[o].name);
     if (features.back() != w.loss.targetWidth(w.dataset.classes))
-      throw std::invalid_argument(w.name + ": model.layers: the output layer ('" + w.layers[o].name + "') has " +
+      throw std::invalid_argument(origin + ": " + layersKey + "the output layer ('" + w.layers[o].name + "') has " +
                                   std::to_string(features.back()) + " units but the dataset has " +
                                   std::to_string(w.dataset.classes) + " classes");
   }

@@ -75,12 +75,18 @@ class EmbeddingLayer final : public Layer {
   void checkLimits(const LayerSpec& l, std::uint32_t batch, const LayerFail& fail) const override {
     constexpr std::uint64_t kFloat = 4;
     const WideCount table = WideCount(l.inputDim) * l.units * kFloat;
+    // The table is blamed on the larger of its two sizes (an output_dim of
+    // 2^31 is not the vocabulary's fault).
+    if (table > kMaxTensorBytes && l.units > l.inputDim)
+      fail("output_dim", std::to_string(l.units) + " x input_dim " + std::to_string(l.inputDim) + " needs " +
+                             wideText(table) + " bytes of float table; " + tensorLimitText());
     if (table > kMaxTensorBytes)
       fail("input_dim", std::to_string(l.inputDim) + " x output_dim " + std::to_string(l.units) + " needs " +
                             wideText(table) + " bytes of float table; " + tensorLimitText());
     const WideCount out = WideCount(batch) * elementsOf(l.inputShape) * l.units * kFloat;
     if (out > kMaxTensorBytes)
-      fail("output_dim", std::to_string(l.units) + " needs " + wideText(out) + " bytes of float activations (batch " +
+      fail("output_dim", std::to_string(l.units) + " for each of " + std::to_string(elementsOf(l.inputShape)) +
+                             " ids an example needs " + wideText(out) + " bytes of float activations (batch " +
                              std::to_string(batch) + "); " + tensorLimitText());
   }
 

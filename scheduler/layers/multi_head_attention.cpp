@@ -172,6 +172,8 @@ class MultiHeadAttentionLayer final : public Layer {
       k.fail("return_attention_scores", "true (a second output, the scores) is not modelled");
     k.requireNull("attention_mask", "an attention mask");
     for (const char* mask : {"query_mask", "value_mask", "key_mask"}) k.requireNull(mask, "masks");
+    // key=None is Keras's default (the value is the key); a key tensor is an operand, not a keyword here.
+    k.requireNull("key", "a key that is not a tensor");
     k.ignore({"training"});
     k.check();
   }

@@ -14,6 +14,8 @@
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <tuple>
 
@@ -49,9 +51,16 @@ class Lowerer {
     b_.setOpTiles(tiles);
   }
 
-  LoweredStep run(const Schedule& schedule, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
+  LoweredStep run(const Schedule& schedule, const std::map<std::string, std::uint32_t>& tileBaseOfLayer,
+                  std::uint64_t maxVertices) {
     LoweredStep out;
     placeEmbeddingTables(tileBaseOfLayer);
+    // The vertices laid out so far, held to maxVertices (kMaxLaidOutVertices) as each op is
+    // lowered: a model's step may need more than the host can lay out (a
+    // 2-layer LSTM(256) unrolled over 256 steps at batch 32 on a Mk2: 31 M
+    // vertices, past 8 GB), and stops at the bound instead of after it.
+    std::uint64_t vertices = 0;
+    std::size_t countedComputeSets = 0;
     for (std::size_t opIndex : schedule.order) {
       const Op& op = g_.ops[opIndex];
       const auto base = tileBaseOfLayer.find(op.layer);
@@ -59,6 +68,14 @@ class Lowerer {
       b_.beginOp({op.layer, op.name});
       const std::vector<std::pair<std::size_t, Id>> remote = tileBaseOfLayer.empty() ? decltype(remote){} : bringToThisIpu(op);
       lowerOp(op);
+      for (; countedComputeSets < b_.exe().computeSets.size(); ++countedComputeSets)
+        vertices += b_.exe().computeSets[countedComputeSets].vertices.size();
+      if (vertices > maxVertices)
+        throw std::invalid_argument(
+            "layer '" + op.layer + "': the step lays out more than " + std::to_string(maxVertices) +
+            " vertices by its op '" + op.name + "' (" + std::to_string(vertices) + " so far), over the limit "
+            "(scheduler/models/workload_limits.hpp: host memory grows with them, about 450 bytes each): use fewer "
+            "steps, a smaller batch or smaller layers");
       for (const auto& [value, tensor] : remote) tensorOf_[value] = tensor;
       ir::Program seq;
       seq.kind = ir::ProgramKind::Sequence;
@@ -1192,9 +1209,10 @@ class Lowerer {
 }  // namespace
 
 LoweredStep lowerStep(OpGraph& g, const Schedule& schedule, const model::Target& target, std::uint32_t tiles,
-                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer) {
+                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer,
+                      std::uint64_t maxVertices) {
   Lowerer lowerer(g, target, tiles, memoryBudget);
-  LoweredStep step = lowerer.run(schedule, tileBaseOfLayer);
+  LoweredStep step = lowerer.run(schedule, tileBaseOfLayer, maxVertices);
   step.matMulPlans = std::move(lowerer.plans_);
   step.convPlans = std::move(lowerer.convPlans_);
   return step;

@@ -17,6 +17,7 @@
 #include "scheduler/planning/matmul_plan.hpp"
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/graph/schedule.hpp"
+#include "scheduler/models/workload_limits.hpp"
 
 #include <map>
 #include <string>
@@ -40,8 +41,11 @@ struct LoweredStep {
 // `graph` is consumed: the weights' initial values move into the executable.
 // `tiles` are the tiles one op may use (one IPU's when sharded). Sharding:
 // `tileBaseOfLayer` gives the first tile of each layer's IPU; an op of a
-// layer not listed (the loss) stays where the op before it was.
+// layer not listed (the loss) stays where the op before it was. The step's
+// vertices are held to `maxVertices` as each op is lowered
+// (std::invalid_argument naming the layer and the op that passes it).
 LoweredStep lowerStep(OpGraph& graph, const Schedule& schedule, const model::Target& target, std::uint32_t tiles,
-                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer = {});
+                      std::uint64_t memoryBudget, const std::map<std::string, std::uint32_t>& tileBaseOfLayer = {},
+                      std::uint64_t maxVertices = kMaxLaidOutVertices);
 
 }  // namespace ipusim::scheduler

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -57,9 +58,35 @@ std::optional<Ref> kerasTensorRef(const json& a, const std::string& file, const 
   return ref;
 }
 
+// The operands given by keyword, appended after the `out.size()` positional
+// ones as Python binds MultiHeadAttention.call(query, value, key=None)
+// (keras/src/layers/attention/multi_head_attention.py): an argument given
+// both ways is Keras's TypeError ("got multiple values for argument"), one
+// given after a missing one (a key without a value) its "missing a required
+// positional argument".
+void appendKeywordOperands(std::vector<Operand>& out, const std::map<std::string, Ref>& keywords,
+                           const std::string& file, const std::string& where) {
+  const std::size_t positional = out.size();
+  std::size_t index = 0;
+  for (const char* key : kOperandKeywords) {
+    const auto it = keywords.find(key);
+    if (it != keywords.end() && index < positional)
+      graphFail(file, where, std::string("inbound_nodes: kwargs.") + key + ": the " + key +
+                                 " is given both by position and by keyword (Keras: TypeError, multiple values for "
+                                 "argument '" + key + "')");
+    if (it != keywords.end() && index > out.size())
+      graphFail(file, where, std::string("inbound_nodes: kwargs.") + key + ": given without the " +
+                                 kOperandKeywords[out.size()] + " before it (Keras: TypeError, missing argument '" +
+                                 kOperandKeywords[out.size()] + "')");
+    if (it != keywords.end()) out.push_back({it->second});
+    ++index;
+  }
+}
+
 // The operands of one inbound node, in argument order.
 std::vector<Operand> nodeOperands(const json& node, const std::string& file, const std::string& where) {
   std::vector<Operand> out;
+  std::map<std::string, Ref> keywords;  // query, value, key given by keyword
   if (node.is_array()) {  // TF 2.x: [[name, node, tensor, kwargs], ...]
     // TF 2.13+ writes a TFOpLambda's one-tensor node unwrapped: [name, node, tensor, kwargs].
     const bool unwrapped = !node.empty() && node[0].is_string();
@@ -89,8 +116,15 @@ std::vector<Operand> nodeOperands(const json& node, const std::string& file, con
       if (entry.size() > 3 && entry[3].is_object())
         for (const char* key : kOperandKeywords)
           if (entry[3].contains(key))
-            if (auto ref = historyRef(entry[3][key], file, where)) out.push_back({ref});
+            if (auto ref = historyRef(entry[3][key], file, where)) {
+              const auto [at, added] = keywords.emplace(key, *ref);
+              if (!added && (at->second.layer != ref->layer || at->second.node != ref->node))
+                graphFail(file, where, std::string("inbound_nodes: kwargs.") + key +
+                                           ": given twice with different tensors (Keras: multiple values for argument '" +
+                                           key + "')");
+            }
     }
+    appendKeywordOperands(out, keywords, file, where);
     return out;
   }
   if (!node.is_object() || !node.contains("args")) graphFail(file, where, "inbound_nodes: cannot read " + node.dump());
@@ -109,7 +143,9 @@ std::vector<Operand> nodeOperands(const json& node, const std::string& file, con
     if (isKerasTensor(it.value()) && !isOperandKeyword(it.key()))
       graphFail(file, where, "inbound_nodes: kwargs." + it.key() + ": a tensor passed by keyword is not modelled");
   for (const char* key : kOperandKeywords)
-    if (kwargs.is_object() && kwargs.contains(key) && isKerasTensor(kwargs[key])) out.push_back({kerasTensorRef(kwargs[key], file, where)});
+    if (kwargs.is_object() && kwargs.contains(key) && isKerasTensor(kwargs[key]))
+      keywords.emplace(key, *kerasTensorRef(kwargs[key], file, where));
+  appendKeywordOperands(out, keywords, file, where);
   return out;
 }
 

@@ -40,6 +40,16 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
       if (bytes > largestKernel) largestKernel = bytes, largestKernelName = l.name + "/" + name;
     }
   }
+  // The loss's backward keeps its input, each model output (the softmax's
+  // probabilities, the prediction mean squared error compares), live with
+  // the layers' kept activations when the backward pass starts: as wide as
+  // the last layer makes it (an attention's output_shape or a Dense's units
+  // of 1.2e8 at batch 1 are 480 MB).
+  for (std::size_t o : modelOutputs(w)) {
+    long double elements = 1;
+    for (std::uint64_t d : w.layers[o].outputShape) elements *= d;
+    variables.push_back({w.layers[o].name + "/output", "activations", computeBytes * w.dataset.batchSize * elements});
+  }
   // One weight gradient is live at its update at least (the largest).
   variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
   variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
@@ -64,7 +74,7 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
   std::string message =
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
       std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "
-      "weight gradient, stream buffers and the conv layers' activations (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
+      "weight gradient, stream buffers and the activations the backward pass keeps (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
       std::to_string(tiles) + " tiles are over their capacity, by " + text((perTile - target.tile.memoryBytes) * tiles) +
       " bytes in total (decided from the layer shapes, before compiling). Largest variables, per tile:";
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)

@@ -4,7 +4,8 @@
 // always-live bytes (weights, state, optimizer slots, stream buffers), the
 // largest weight gradient and the activations the layers' backward passes
 // keep (all live when it starts; each layer states its share,
-// Layer::footprint in scheduler/layers/layer.hpp), spread evenly over every
+// Layer::footprint in scheduler/layers/layer.hpp; the loss keeps the model's
+// outputs), spread evenly over every
 // tile, are a lower bound on what the
 // compiled model needs per tile; when that bound exceeds a tile's capacity
 // the compile fails at once with a Poplar-style summary, in bounded time

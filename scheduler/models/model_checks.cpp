@@ -75,7 +75,12 @@ void checkModelAgainstLoss(const Workload& w, const std::string& source, const s
                            const std::string& lossSource) {
   const Fail fail = [&](const std::string& key, const std::string& what) {
     const bool lossKey = key.rfind("loss", 0) == 0;
-    throw std::invalid_argument((lossKey && !lossSource.empty() ? lossSource : source) + ": " + key + ": " + what);
+    if (lossKey && !lossSource.empty()) throw std::invalid_argument(lossSource + ": " + key + ": " + what);
+    // The model's fault only beside the workload's loss, which replaces the Keras file's: both named.
+    const std::string replaced = !lossSource.empty() && lossSource != source
+                                     ? " (the loss is " + lossSource + "'s, which replaces the Keras file's)"
+                                     : "";
+    throw std::invalid_argument(source + ": " + key + ": " + what + replaced);
   };
   // (A softmax anywhere but ending the model under a categorical
   // cross-entropy is its own op: layers/activation_functions.hpp.)

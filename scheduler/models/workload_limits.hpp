@@ -56,7 +56,9 @@ inline constexpr std::size_t kMaxNameBytes = 1024;
 // flight and the replicas have their own copies of the step's compute sets:
 // 2^24, 16.8 M (design choice: 2.6x ResNet-50's 6.4 M on one IPU; measured
 // about 450 bytes of host memory a vertex during the compile, so ~7.5 GB).
-// Checked by the compiler before it clones anything (checkLayoutVertices).
+// Checked as the step is lowered (lowerStep: a long unrolled sequence at a
+// large batch can pass it on one IPU), and by the compiler before it clones
+// anything (checkLayoutVertices).
 inline constexpr std::uint64_t kMaxLaidOutVertices = 1ull << 24;
 
 // Throws std::invalid_argument("<key>: <value> <what> of <vertices> vertices

@@ -4,6 +4,7 @@
 // needs before spending a simulation on a model (and what bench/ records).
 #include "scheduler/compiler.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/compile_errors.hpp"
 #include "sim/cli/target_flags.hpp"
 #include "sim/options/engine_options.hpp"
 #include "traces/output_file.hpp"
@@ -61,8 +62,9 @@ int compileWorkload(const CompileArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   std::vector<std::pair<std::string, double>> stages;  // name, start second
-  const scheduler::CompiledWorkload c =
-      scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
+  const scheduler::CompiledWorkload c = namingWorkloadFile(args.workloadPath, [&] {
+    return scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
+  });
   const double seconds = since();
   if (output) {
     try {

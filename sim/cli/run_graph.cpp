@@ -2,14 +2,37 @@
 
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/host/graph_runner.hpp"
 #include "sim/host/interrupt.hpp"
 #include "model/ir/tile_memory_usage.hpp"
 
 #include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <iostream>
 
 namespace ipusim::sim {
+namespace {
+
+// A graph's errors name the graph file, as a workload's name the workload:
+// a vertex that is not connected, a value out of its range while it runs.
+std::string namedByGraph(const std::string& path, const std::string& what) {
+  return what.rfind(path + ":", 0) == 0 ? what : path + ": " + what;
+}
+
+// What the runner fed a graph with integer input streams (labels, token ids),
+// said beside an error raised while it ran: values a smaller range refuses.
+std::string integerInputNote(const ir::Executable& exe) {
+  for (const ir::Stream& s : exe.streams)
+    if (s.direction == ir::StreamDirection::HostToDevice && s.dtype == ir::DType::Int)
+      return " (run --graph feeds every integer input stream values in [0, 9] (sim/host/graph_runner.hpp): a graph "
+             "whose labels or token ids need a smaller range runs with --synthetic-data)";
+  return "";
+}
+
+}  // namespace
 
 int runGraph(const RunGraphArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
@@ -22,7 +45,14 @@ int runGraph(const RunGraphArgs& args) {
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.workloadName = exe.name;
-  Engine engine(exe, target, options, config);
+  if (!args.synthetic) checkSimulatedTileBytes(exe, args.graphPath);
+  std::unique_ptr<Engine> built;
+  try {
+    built = std::make_unique<Engine>(exe, target, options, config);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(namedByGraph(args.graphPath, e.what()));
+  }
+  Engine& engine = *built;
   // The graph's tiles against tile.memoryBytes, with the figure the compiler
   // checks (ir::tileMemoryUsage over the placed addresses), as Poplar refuses
   // an executable that does not fit unless debug.allowOutOfMemory.
@@ -45,7 +75,13 @@ int runGraph(const RunGraphArgs& args) {
               << " runs; no profile written\n";
     return kInterruptedExitCode;
   }
-  host.rethrowFailure();
+  try {
+    host.rethrowFailure();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(namedByGraph(args.graphPath, e.what()) + integerInputNote(exe));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(namedByGraph(args.graphPath, e.what()) + integerInputNote(exe));
+  }
   const std::string profile = engine.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   const double seconds = target.cyclesToSeconds(host.endCycle());

@@ -10,7 +10,9 @@
 #include "profiler/analysis/json_number.hpp"
 #include "profiler/analysis/text_format.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
+#include "sim/cli/compile_errors.hpp"
 #include "sim/cli/progress_bar.hpp"
+#include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/cli/workload_overrides.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "model/sanitizer_stack.hpp"
@@ -184,7 +186,8 @@ void print(const RunSummary& s, bool json) {
 
 // The compile, with its stages shown on a terminal once it has taken a
 // second (small models compile silently).
-scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workload, const model::Target& target) {
+scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workload, const model::Target& target,
+                                                const std::string& file) {
   const auto start = std::chrono::steady_clock::now();
   const bool terminal = isatty(fileno(stderr));
   bool shown = false;
@@ -194,7 +197,8 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
     std::cerr << "\r\033[Kcompiling " << workload.name << ": " << name << " (" << seconds(elapsed) << ")" << std::flush;
     shown = true;
   };
-  scheduler::CompiledWorkload compiled = scheduler::compile(workload, target, stage);
+  scheduler::CompiledWorkload compiled =
+      namingWorkloadFile(file, [&] { return scheduler::compile(workload, target, stage); });
   if (shown) std::cerr << "\r\033[K" << std::flush;
   return compiled;
 }
@@ -241,7 +245,8 @@ int runWorkload(const RunWorkloadArgs& args) {
   // asked for or the serialized graph (which holds every replica) is written.
   workload.mirrorReplicas = args.synthetic && !args.fullReplicas && !options.outputSerializedGraph;
   const auto compileStart = std::chrono::steady_clock::now();
-  scheduler::CompiledWorkload compiled = compileWithProgress(workload, target);
+  scheduler::CompiledWorkload compiled =
+      compileWithProgress(workload, target, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
   for (const std::string& warning : compiled.report.warnings) std::cerr << "ipusim: warning: " << warning << "\n";
   if (compiled.report.tilesOverCapacity)
@@ -249,6 +254,8 @@ int runWorkload(const RunWorkloadArgs& args) {
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
               << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
 
+  if (!args.synthetic)
+    checkSimulatedTileBytes(compiled.exe, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   EngineConfig config;
   config.inputs = {args.workloadPath, args.kerasPath, workload.kerasModel};
   if (workload.dataset.format == "idx") config.inputs.insert(config.inputs.end(), {workload.dataset.images, workload.dataset.labels});

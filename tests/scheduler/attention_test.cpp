@@ -305,6 +305,46 @@ TEST(AttentionKeras, TheValueByKeywordOfATf2FileIsTheSecondInput) {
   EXPECT_FALSE(m.layers[0].causalMask);
 }
 
+// Found by the third adversarial pass of issue 33: mha(x, x, value=y) was
+// read (the keyword's tensor a third input, the key); Keras's call(query,
+// value, key=None) raises a TypeError for it, and for a key without a value.
+TEST(AttentionKeras, AnOperandGivenBothByPositionAndByKeywordIsRefused) {
+  auto error = [](const nlohmann::json& model) {
+    try {
+      scheduler::parseKerasModel(model, "m.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  nlohmann::json twice = keras3Attention({}, {{"value", kerasTensor("in")}});
+  EXPECT_EQ(error(twice),
+            "m.json: layer 'mha' (MultiHeadAttention): inbound_nodes: kwargs.value: the value is given both by position "
+            "and by keyword (Keras: TypeError, multiple values for argument 'value')");
+  twice["config"]["layers"][1]["inbound_nodes"][0]["args"] = {kerasTensor("in")};
+  twice["config"]["layers"][1]["inbound_nodes"][0]["kwargs"] = {{"query", kerasTensor("in")}, {"value", kerasTensor("in")}};
+  EXPECT_NE(error(twice).find("kwargs.query: the query is given both by position and by keyword"), std::string::npos)
+      << error(twice);
+  // A key without a value.
+  twice["config"]["layers"][1]["inbound_nodes"][0]["kwargs"] = {{"key", kerasTensor("in")}};
+  EXPECT_NE(error(twice).find("kwargs.key: given without the value before it"), std::string::npos) << error(twice);
+  // TF 2.x's form: [["in", 0, 0, {"value": ...}], ["in", 0, 0, {"value": ...}]] gives the value twice too.
+  nlohmann::json tf2 = keras3Attention({}, nlohmann::json::object());
+  const nlohmann::json entry = {"in", 0, 0, {{"value", {"in", 0, 0}}}};
+  tf2["config"]["layers"][1]["inbound_nodes"] = {{entry, entry}};
+  EXPECT_NE(error(tf2).find("kwargs.value: the value is given both by position and by keyword"), std::string::npos)
+      << error(tf2);
+  // key=None, Keras's default, written out: the value is the key.
+  nlohmann::json noKey = keras3Attention({}, {{"key", nullptr}});
+  EXPECT_EQ(scheduler::parseKerasModel(noKey, "m.json").layers[0].inputs.size(), 2u);
+  noKey["config"]["layers"][1]["inbound_nodes"][0]["kwargs"]["key"] = "k";
+  EXPECT_NE(error(noKey).find("key: \"k\" is not modelled (a key that is not a tensor)"), std::string::npos) << error(noKey);
+  // Both by keyword, none by position: read as mha(query, value).
+  nlohmann::json keywords = keras3Attention({}, {{"query", kerasTensor("in")}, {"value", kerasTensor("in")}});
+  keywords["config"]["layers"][1]["inbound_nodes"][0]["args"] = nlohmann::json::array();
+  EXPECT_EQ(scheduler::parseKerasModel(keywords, "m.json").layers[0].inputs.size(), 2u);
+}
+
 TEST(AttentionKeras, WhatIsNotModelledIsRefusedByKey) {
   auto error = [](const nlohmann::json& extra, const nlohmann::json& kwargs) {
     try {

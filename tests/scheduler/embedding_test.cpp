@@ -204,6 +204,23 @@ TEST(EmbeddingErrors, MissingOrBadDimensionsAreRefusedByKey) {
     {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1)).find("output_dim"), std::string::npos);
 }
 
+// Found by the fourth adversarial pass of issue 33: a table too large for an
+// output_dim of 2^31 was blamed on input_dim (20), and activations too large
+// for a long input on output_dim without the steps that make them.
+TEST(EmbeddingErrors, SizesOverTheLimitAreBlamedOnTheKeyThatMakesThem) {
+  const std::string wide = errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 20, "output_dim": 2147483648},
+    {"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1));
+  EXPECT_NE(wide.find("model.layers[0].output_dim: 2147483648 x input_dim 20 needs 171798691840 bytes of float table"),
+            std::string::npos) << wide;
+  const std::string vocabulary = errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 100000000, "output_dim": 8},
+    {"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1));
+  EXPECT_NE(vocabulary.find("model.layers[0].input_dim: 100000000 x output_dim 8 needs 3200000000 bytes of float table"),
+            std::string::npos) << vocabulary;
+  const std::string steps = errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 20, "output_dim": 8},
+    {"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}])", 40000000, kAdam, 1));
+  EXPECT_NE(steps.find("output_dim: 8 for each of 40000000 ids an example needs "), std::string::npos) << steps;
+}
+
 // ---- Keras files ----
 
 // Keras 3 and TF 2.x Sequential files of Embedding -> GlobalAveragePooling1D -> Dense.

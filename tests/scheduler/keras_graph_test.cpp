@@ -153,7 +153,7 @@ TEST(KerasGraphErrors, SharedCallsWhoseShapesDifferNameTheLayer) {
     e = x.what();
   }
   std::filesystem::remove(path);
-  expectMentions(e, {"graph.json", "shared_conv@1", "'shared_conv'", "3x3x1x4", "3x3x4x4"});
+  expectMentions(e, {path + ": layer 'shared_conv@1'", "'shared_conv'", "3x3x1x4", "3x3x4x4"});  // the Keras file's layer
 }
 
 // The 1-D pooling classes as Keras 3 writes them (pool_size and strides as lists of one).
