@@ -55,14 +55,14 @@ TEST(AdversarialPass4, AMaskRefusedInTheGraphNamesTheKerasFile) {
                 "ipusim: error: " + workload + ": " + model + ": layer 'conv1d_1' (conv1d): its input carries Keras's mask (an "
                 "Embedding's mask_zero");
   expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(model) + " --synthetic-data --workload-set loss=binary_crossentropy"),
-                "ipusim: error: " + model + ": layer 'conv1d_1' (conv1d): its input carries the mask");
+                "ipusim: error: " + model + ": layer 'conv1d_1' (conv1d): its input carries Keras's mask");
   const std::string own = workloadWith(dir.path(), [](nlohmann::json& j) {
     j["dataset"] = {{"format", "synthetic"}, {"batch_size", 2}, {"examples", 2}, {"input_shape", {8}}, {"classes", 3}};
     j["model"]["layers"] = {{{"type", "embedding"}, {"input_dim", 20}, {"output_dim", 4}, {"mask_zero", true}},
                             {{"type", "flatten"}, {"name", "flat"}}, {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}};
   });
   expectRefusal(runCommand(ipusimBinary() + " run " + quote(own) + " --synthetic-data"),
-                "ipusim: error: " + own + ": mnist_with_feeds: layer 'flat' (flatten): its input carries the mask");
+                "ipusim: error: " + own + ": mnist_with_feeds: layer 'flat' (flatten): its input carries Keras's mask");
 }
 
 // A serialized graph's errors named no file: a vertex left unconnected
