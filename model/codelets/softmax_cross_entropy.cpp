@@ -98,55 +98,21 @@ class SoftmaxCrossEntropy final : public FlatCodelet<SoftmaxCrossEntropy> {
   }
 };
 
-class SoftmaxCrossEntropyGrad final : public FlatCodelet<SoftmaxCrossEntropyGrad> {
- public:
-  std::string name() const override { return "SoftmaxCrossEntropyGrad"; }
-  std::vector<FieldSpec> fields() const override {
-    return {{"probs", ir::DType::Float, FieldAccess::In},
-            {"labels", ir::DType::Int, FieldAccess::In},
-            {"grad", ir::DType::Float, FieldAccess::Out}};
-  }
-  std::vector<std::string> params() const override { return {"rows", "classes", "scale"}; }
-  std::vector<ParamDefault> paramDefaults() const override { return {{"scale", 1}}; }
-  void validate(const VertexShape& shape) const override {
-    ShapeCheck check(*this, shape);
-    const auto rows = check.dimension("rows"), classes = check.dimension("classes");
-    const std::string matrix = "rows x classes = " + std::to_string(rows) + " x " + std::to_string(classes);
-    check.expectSize("probs", rows * classes, matrix);
-    check.expectSize("labels", rows, "rows");
-    check.expectSize("grad", rows * classes, matrix);
-  }
-  ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
-    const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
-    return cycles::kLossTransformOverhead + rows * classes * cycles::kLossTransformCyclesPerElement;
-  }
-  void computeFlat(const FieldData* f, const double* params) const {
-    const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
-    const float scale = static_cast<float>(params[2]);
-    const std::int32_t* labels = f[1].as<const std::int32_t>();
-    for (std::uint64_t r = 0; r < rows; ++r) {
-      const std::uint64_t label = checkedLabel("SoftmaxCrossEntropyGrad", labels, r, classes);
-      const float* p = f[0].as<const float>() + r * classes;
-      float* g = f[2].as<float>() + r * classes;
-      scaleInto(p, g, scale, classes);
-      g[label] = scale * (p[label] - 1.0f);
-    }
-  }
-};
-
-// SoftmaxCrossEntropyGradWeighted: a masked loss's gradient (Keras's
-// apply_mask weighs each row): grad = scale x weights[r] x (probs -
-// onehot(label)). Timing: SoftmaxCrossEntropyGrad's, plus one cycle per row
+// SoftmaxCrossEntropyGrad, and SoftmaxCrossEntropyGradWeighted, a masked
+// loss's gradient (Keras's apply_mask weighs each row): grad = scale x
+// weights[r] x (probs - onehot(label)), a `weights` field (rows) before
+// `grad`. The weighted one's timing: the plain one's plus one cycle per row
 // for its weight (an estimate: popnn's transform already scales every
 // element; the row's weight is one more load and multiply of the scale).
-class SoftmaxCrossEntropyGradWeighted final : public FlatCodelet<SoftmaxCrossEntropyGradWeighted> {
+template <bool kWeighted>
+class SoftmaxCrossEntropyGradOf final : public FlatCodelet<SoftmaxCrossEntropyGradOf<kWeighted>> {
  public:
-  std::string name() const override { return "SoftmaxCrossEntropyGradWeighted"; }
+  std::string name() const override { return kWeighted ? "SoftmaxCrossEntropyGradWeighted" : "SoftmaxCrossEntropyGrad"; }
   std::vector<FieldSpec> fields() const override {
-    return {{"probs", ir::DType::Float, FieldAccess::In},
-            {"labels", ir::DType::Int, FieldAccess::In},
-            {"weights", ir::DType::Float, FieldAccess::In},
-            {"grad", ir::DType::Float, FieldAccess::Out}};
+    std::vector<FieldSpec> f = {{"probs", ir::DType::Float, FieldAccess::In}, {"labels", ir::DType::Int, FieldAccess::In}};
+    if (kWeighted) f.push_back({"weights", ir::DType::Float, FieldAccess::In});
+    f.push_back({"grad", ir::DType::Float, FieldAccess::Out});
+    return f;
   }
   std::vector<std::string> params() const override { return {"rows", "classes", "scale"}; }
   std::vector<ParamDefault> paramDefaults() const override { return {{"scale", 1}}; }
@@ -156,27 +122,30 @@ class SoftmaxCrossEntropyGradWeighted final : public FlatCodelet<SoftmaxCrossEnt
     const std::string matrix = "rows x classes = " + std::to_string(rows) + " x " + std::to_string(classes);
     check.expectSize("probs", rows * classes, matrix);
     check.expectSize("labels", rows, "rows");
-    check.expectSize("weights", rows, "rows");
+    if (kWeighted) check.expectSize("weights", rows, "rows");
     check.expectSize("grad", rows * classes, matrix);
   }
   ir::Cycles cycles(const VertexShape& shape, const Target&) const override {
     const auto rows = std::uint64_t(shape.params[0]), classes = std::uint64_t(shape.params[1]);
-    return cycles::kLossTransformOverhead + rows * classes * cycles::kLossTransformCyclesPerElement + rows;
+    return cycles::kLossTransformOverhead + rows * classes * cycles::kLossTransformCyclesPerElement + (kWeighted ? rows : 0);
   }
   void computeFlat(const FieldData* f, const double* params) const {
     const auto rows = std::uint64_t(params[0]), classes = std::uint64_t(params[1]);
     const std::int32_t* labels = f[1].as<const std::int32_t>();
-    const float* weights = f[2].as<const float>();
+    const FieldData& out = f[kWeighted ? 3 : 2];
     for (std::uint64_t r = 0; r < rows; ++r) {
-      const std::uint64_t label = checkedLabel("SoftmaxCrossEntropyGradWeighted", labels, r, classes);
-      const float scale = static_cast<float>(params[2]) * weights[r];
+      const std::uint64_t label = checkedLabel(kWeighted ? "SoftmaxCrossEntropyGradWeighted" : "SoftmaxCrossEntropyGrad",
+                                               labels, r, classes);
+      const float scale = static_cast<float>(params[2]) * (kWeighted ? f[2].as<const float>()[r] : 1.0f);
       const float* p = f[0].as<const float>() + r * classes;
-      float* g = f[3].as<float>() + r * classes;
+      float* g = out.as<float>() + r * classes;
       scaleInto(p, g, scale, classes);
       g[label] = scale * (p[label] - 1.0f);
     }
   }
 };
+using SoftmaxCrossEntropyGrad = SoftmaxCrossEntropyGradOf<false>;
+using SoftmaxCrossEntropyGradWeighted = SoftmaxCrossEntropyGradOf<true>;
 
 }  // namespace
 
