@@ -64,6 +64,8 @@ json layerJson(const scheduler::LayerSpec& l) {
   j["zero_output_for_mask"] = l.zeroOutputForMask;
   j["mask_zero"] = l.maskZero;
   j["mask_value"] = l.maskValue;
+  j["equation"] = l.equation;
+  j["bias_axes"] = l.useBias ? json(l.biasAxes) : json(nullptr);
   j["reset_after"] = l.resetAfter;
   j["merge_mode"] = l.mergeMode;
   j["wrapped"] = json::array();

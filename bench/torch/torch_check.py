@@ -140,6 +140,32 @@ def window_pad(x, layer, value):
     return F.pad(x, (0, 0, left, right, top, bottom), value=value)
 
 
+def einsum_dense(l, x, p):
+    """Keras's EinsumDense: torch.einsum over the equation as Keras writes it,
+    the kernel and the bias in the shapes Keras's _analyze_split_string gives
+    them (sizes by letter: the input's axes, else the output's), read from
+    the stored weights row-major."""
+    equation = l["equation"]
+    spec_in, rest = equation.split(",")
+    spec_kernel, spec_out = rest.split("->")
+    full_in, full_out = [x.shape[0]] + l["input_shape"], [x.shape[0]] + l["output_shape"]
+    size = {}
+    for spec, shape in ((spec_in, full_in), (spec_out, full_out)):
+        letters = spec.replace("...", "")
+        # an ellipsis on the left: the letters name the last axes
+        axes = shape[len(shape) - len(letters):] if spec.startswith("...") else shape
+        for letter, n in zip(letters, axes):
+            size.setdefault(letter, n)
+    kernel = p[l["name"] + "/kernel"].reshape([size[c] for c in spec_kernel])
+    y = torch.einsum(equation, x, kernel)
+    if l["bias_axes"] is not None:
+        letters = spec_out.replace("...", "")
+        first = min(letters.index(c) for c in l["bias_axes"])
+        shape = [size[c] if c in l["bias_axes"] else 1 for c in letters[first:]]
+        y = y + p[l["name"] + "/bias"].reshape(shape)
+    return y
+
+
 class Model:
     def __init__(self, dump, dtype):
         self.layers = dump["layers"]
@@ -221,6 +247,8 @@ class Model:
             if mode == "concat":
                 return torch.cat([forward, backward], dim=-1)
             return {"sum": forward + backward, "mul": forward * backward, "ave": (forward + backward) / 2}[mode]
+        if k == "einsum_dense":
+            return self.act(i, l, einsum_dense(l, x, p))
         if k == "dense":
             y = x @ p[l["name"] + "/kernel"]
             if l["use_bias"]:

@@ -417,15 +417,16 @@ std::size_t TrainingGraphBuilder::activation(const LayerSpec& l, Activation a, s
   return addActivation(*this, l, a, l.activationParams, x);  // layers/activation_functions.hpp
 }
 
-std::size_t TrainingGraphBuilder::bias(const LayerSpec& l, std::size_t x) {
+std::size_t TrainingGraphBuilder::bias(const LayerSpec& l, std::size_t x, std::vector<std::uint64_t> kerasShape) {
   if (!l.useBias) return x;
-  const std::size_t bias = weight(l, "bias", {l.units});
+  const std::uint64_t units = g_.values[x].shape.back();
+  const std::size_t bias = weight(l, "bias", {units}, {}, 0, std::move(kerasShape));
   const std::size_t biasUsed = cast(bias, compute_, l.name + "/bias_cast", l.name, ValueKind::Activation);
   const std::size_t out = value(l.name + "/bias_add", g_.values[x].shape, compute_, ValueKind::Activation, l.name);
   g_.addOp({OpKind::AddBias, "bias_add", l.name, {x, biasUsed}, {out}});
   // The add passes the gradient through; the bias gradient sums it over every
   // dimension but the last (ReduceRows), in float, delivered in the variables' type.
-  record({x}, out, true, [this, x, bias, layer = l.name, units = l.units](const Backward& bw) {
+  record({x}, out, true, [this, x, bias, layer = l.name, units](const Backward& bw) {
     const std::size_t db = value(layer + "/bias_grad", {units}, variables_, ValueKind::Gradient, layer);
     g_.addOp({OpKind::ReduceRows, "bias_grad", layer, {bw.grad}, {db}});
     bw.weightGradient(bias, db);

@@ -104,9 +104,10 @@ class TrainingGraphBuilder {
   // output layer's softmax under a categorical cross-entropy, and its sigmoid
   // under a binary cross-entropy, are the loss's).
   std::size_t activation(const LayerSpec& l, Activation a, std::size_t x);
-  // x + bias over the last dimension (a weight of `units`), when l.useBias;
-  // records the bias gradient's backward.
-  std::size_t bias(const LayerSpec& l, std::size_t x);
+  // x + bias over the last dimension (a weight of that many values, stored
+  // in Keras's shape `kerasShape` when it is another: an EinsumDense's bias
+  // over several axes), when l.useBias; records the bias gradient's backward.
+  std::size_t bias(const LayerSpec& l, std::size_t x, std::vector<std::uint64_t> kerasShape = {});
 
   // The penalties of the regularizers: the weights' (added by weight() as
   // each is created), the outputs' (penalizeActivity).

@@ -3,10 +3,10 @@
 // width x channels]; on an input of rank > 1 (a sequence) every row of the
 // last axis is a row of the product: the value reshaped to [rows, features]
 // and the result back. Kernel [features, units] Glorot uniform (Keras's
-// fans), cast to the compute type under mixed_float16; bias zeros.
-// Backward: the activation's gradient, the bias gradient (ReduceRows), the
-// kernel gradient input^T . grad, the input gradient grad . kernel^T.
+// fans), cast to the compute type under mixed_float16; bias zeros
+// (layers/dense_product.hpp, with the backward pass).
 #include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/dense_product.hpp"
 #include "scheduler/layers/layer_keys.hpp"
 #include "scheduler/layers/layers.hpp"
 #include "scheduler/models/workload_limits.hpp"
@@ -64,35 +64,11 @@ class DenseLayer final : public Layer {
   }
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    OpGraph& g = b.graph();
     const std::uint64_t features = l.inputShape.back();
     const std::uint64_t rows = b.batch() * (elementsOf(l.inputShape) / features);
     std::size_t x = inputs[0];
     if (l.inputShape.size() > 1) x = b.reshape(x, {rows, features}, l.name, "rows");
-    const std::size_t kernel =
-        b.weight(l, "kernel", {features, l.units}, [&] { return b.glorotUniform(features, l.units); });
-    const std::size_t kernelUsed = b.cast(kernel, b.compute(), l.name + "/kernel_cast", l.name, ValueKind::Activation);
-    const std::size_t mm = b.value(l.name + "/matmul", {rows, l.units}, b.compute(), ValueKind::Activation, l.name);
-    g.addOp({OpKind::MatMul, "matmul", l.name, {x, kernelUsed}, {mm}});
-    b.record({x}, mm, true, [&b, l, x, kernel, kernelUsed](const Backward& bw) {
-      OpGraph& g = b.graph();
-      const std::vector<std::uint64_t> kshape = g.values[kernel].shape, shape = g.values[x].shape;
-      // dKernel = input^T . grad (input stored batch x in: transposed a), its
-      // partials in float, delivered in the variables' type.
-      const std::size_t dk = b.value(l.name + "/kernel_grad", kshape, b.variables(), ValueKind::Gradient, l.name);
-      Op dkOp{OpKind::MatMul, "kernel_grad", l.name, {x, bw.grad}, {dk}};
-      dkOp.transposeA = true;
-      g.addOp(dkOp);
-      bw.weightGradient(kernel, dk);
-      if (bw.wants(x)) {  // dInput = grad . kernel^T (kernel stored in x out: transposed b), in the input's shape
-        const std::size_t dx = b.value(l.name + "/input_grad", shape, b.compute(), ValueKind::Gradient, l.name);
-        Op dxOp{OpKind::MatMul, "input_grad", l.name, {bw.grad, kernelUsed}, {dx}};
-        dxOp.transposeB = true;
-        g.addOp(dxOp);
-        bw.deliver(x, dx);
-      }
-    });
-    std::size_t y = b.bias(l, mm);
+    std::size_t y = addDenseProduct(b, l, x, {rows, features, l.units, features, l.units, {}, {}});
     if (l.inputShape.size() > 1) y = b.shaped(y, l.outputShape, l.name, "unrows");
     return b.activation(l, l.activation, y);
   }

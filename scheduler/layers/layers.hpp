@@ -8,6 +8,7 @@ namespace ipusim::scheduler {
 
 std::unique_ptr<Layer> makeReshapeLayer();             // flatten, reshape
 std::unique_ptr<Layer> makeDenseLayer();               // dense
+std::unique_ptr<Layer> makeEinsumDenseLayer();         // einsum_dense
 std::unique_ptr<Layer> makeEmbeddingLayer();           // embedding
 std::unique_ptr<Layer> makeRecurrentLayer();           // simple_rnn, lstm, gru
 std::unique_ptr<Layer> makeBidirectionalLayer();       // bidirectional

@@ -16,6 +16,7 @@ struct Registry {
   Registry() {
     layers.push_back(makeReshapeLayer());
     layers.push_back(makeDenseLayer());
+    layers.push_back(makeEinsumDenseLayer());
     layers.push_back(makeEmbeddingLayer());
     layers.push_back(makeRecurrentLayer());
     layers.push_back(makeBidirectionalLayer());

@@ -48,6 +48,9 @@ namespace layer_kind {
 inline constexpr const char* kFlatten = "flatten";
 inline constexpr const char* kReshape = "reshape";
 inline constexpr const char* kDense = "dense";
+// Keras's EinsumDense: a Dense over several axes, as its equation says
+// (LayerSpec::equation; layers/einsum_equation.hpp).
+inline constexpr const char* kEinsumDense = "einsum_dense";
 inline constexpr const char* kDropout = "dropout";
 // Keras's Masking: a [steps, features] input's steps whose every feature is
 // LayerSpec::maskValue are zeroed and masked for the layers after it.
@@ -212,6 +215,11 @@ struct LayerSpec {
   // shape inference gives the query's), `rate` the attention dropout.
   std::uint32_t heads = 0, keyDim = 0, valueDim = 0;
   bool causalMask = false;
+  // einsum_dense (Keras's EinsumDense): the equation ("abc,cde->abde"),
+  // Keras's output_shape (per example, without the batch and the axes '...'
+  // elides; -1 for None) and bias_axes (useBias false: None).
+  std::string equation, biasAxes;
+  std::vector<std::int64_t> einsumOutputShape;
   // embedding: the vocabulary (Keras's input_dim: the table's rows; token
   // ids lie in [0, inputDim)); `units` is its output_dim.
   std::uint64_t inputDim = 0;

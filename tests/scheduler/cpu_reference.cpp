@@ -328,7 +328,7 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
       for (const std::string& n : weightNames(l.wrapped[side])) names.push_back((side ? "backward/" : "forward/") + n);
     return names;
   }
-  if (l.kind == k::kDense || l.kind == k::kConv2D || convFamily(l)) {
+  if (l.kind == k::kDense || l.kind == k::kEinsumDense || l.kind == k::kConv2D || convFamily(l)) {
     if (l.useBias) return {"kernel", "bias"};
     return {"kernel"};
   }
@@ -432,6 +432,27 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       // Keras's Dense on the last axis: every row of it a row of the product.
       Stage s{Stage::Dense, l.inputShape.back(), l.units, {act}};
       s.steps = in / l.inputShape.back();
+      s.kernel = weight;
+      s.bias = l.useBias;
+      weight += l.useBias ? 2 : 1;
+      act = push(s);
+      activation(l.activation);
+    } else if (l.kind == k::kEinsumDense) {
+      // Keras's einsum, read from the equation's letters again: the input
+      // axes the kernel names are summed over (the product's inner size),
+      // the others are rows; the kernel's letters not in the input are the
+      // output's new axes (layers the compiler takes are [free, contracted]
+      // . [contracted, new]).
+      const std::string& eq = l.equation;
+      std::string input = eq.substr(0, eq.find(',')), kernelSpec = eq.substr(eq.find(',') + 1, eq.find("->") - eq.find(',') - 1);
+      if (input.rfind("...", 0) == 0) input = input.substr(3);
+      std::vector<std::uint64_t> full{batch_};
+      full.insert(full.end(), l.inputShape.begin(), l.inputShape.end());
+      std::uint64_t inner = 1;
+      for (std::size_t a = 0; a < input.size(); ++a)
+        if (kernelSpec.find(input[a]) != std::string::npos) inner *= full[full.size() - input.size() + a];
+      Stage s{Stage::Dense, inner, scheduler::elementsOf(l.outputShape) / (in / inner), {act}};
+      s.steps = in / inner;
       s.kernel = weight;
       s.bias = l.useBias;
       weight += l.useBias ? 2 : 1;
