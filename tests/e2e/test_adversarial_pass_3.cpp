@@ -76,8 +76,9 @@ TEST(AdversarialPass3, NamesThatAreNotUtf8AreReplacedInEveryJsonOutput) {
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.output;
-    if (command.find("insights") == std::string::npos)  // (insights names none of them)
+    if (command.find("insights") == std::string::npos) {  // (insights names none of them)
       EXPECT_NE(r.output.find("\xEF\xBF\xBD"), std::string::npos) << "U+FFFD in place of the bytes: " << r.output;
+    }
   }
 }
 
