@@ -40,6 +40,7 @@ TEST(AdversarialPass3, ANpyHeaderAnnouncingGigabytesCostsOnlyWhatTheFileHolds) {
   std::ofstream(claim, std::ios::binary) << npyFile("<i4", "(4194304, 128)", std::string(64, '\0'));
   std::ofstream(dir.path() / "labels.npy", std::ios::binary) << npyFile("<i4", "(1,)", std::string(4, '\0'));
   nlohmann::json j = nlohmann::json::parse(readText(sourcePath("workloads/gpt_decoder_block.json")));
+  j["model"]["keras"] = sourcePath("workloads/keras/gpt_decoder_block_keras3.json");  // (the workload is copied)
   j["dataset"] = {{"format", "npy"}, {"images", "claim.npy"}, {"labels", "labels.npy"}, {"batch_size", 8},
                   {"input_shape", {128}}, {"classes", 8192}};
   std::ofstream(dir.path() / "w.json") << j.dump();
@@ -110,6 +111,7 @@ TEST(AdversarialPass3, ANameHoldingANulIsRefusedNotCutShort) {
   std::ofstream(dir.path() / "ids.npy", std::ios::binary) << npyFile("<i4", "(8, 128)", std::string(8 * 128 * 4, '\0'));
   std::ofstream(dir.path() / "labels.npy", std::ios::binary) << npyFile("<i4", "(8, 128)", std::string(8 * 128 * 4, '\0'));
   nlohmann::json j = nlohmann::json::parse(readText(sourcePath("workloads/gpt_decoder_block.json")));
+  j["model"]["keras"] = sourcePath("workloads/keras/gpt_decoder_block_keras3.json");  // (the workload is copied)
   j["dataset"] = {{"format", "npy"}, {"images", std::string("ids.npy\0x", 9)}, {"labels", "labels.npy"},
                   {"batch_size", 8}, {"input_shape", {128}}, {"classes", 8192}};
   const fs::path workload = dir.path() / "w.json";

@@ -238,6 +238,46 @@ TEST(AttentionWorkloads, TheBundledTransformersAreRead) {
   }
 }
 
+// The bundled GPT block is a Keras 3 file (workloads/keras/make_keras_models.py):
+// read, it is the same model as its layers written in ipusim's workload
+// format, layer for layer (kinds, names, inputs, sizes, the causal mask).
+TEST(AttentionWorkloads, TheGptBlocksKeras3FileIsItsLayerListLayerForLayer) {
+  const scheduler::Workload keras = scheduler::loadWorkload(sourcePath("workloads/gpt_decoder_block.json"));
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(sourcePath("workloads/gpt_decoder_block.json")));
+  j["model"] = {{"layers", nlohmann::json::parse(R"([
+    {"type": "embedding", "input_dim": 8192, "output_dim": 256, "name": "token_embedding"},
+    {"type": "position_embedding", "sequence_length": 128, "name": "position_embedding"},
+    {"type": "add", "inputs": ["token_embedding", "position_embedding"], "name": "embeddings"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "embeddings_norm"},
+    {"type": "multi_head_attention", "num_heads": 4, "key_dim": 64, "inputs": ["embeddings_norm", "embeddings_norm"], "name": "layer0_attention", "use_causal_mask": true},
+    {"type": "add", "inputs": ["embeddings_norm", "layer0_attention"], "name": "layer0_attention_residual"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "layer0_attention_norm"},
+    {"type": "dense", "units": 1024, "activation": "gelu", "name": "layer0_intermediate"},
+    {"type": "dense", "units": 256, "name": "layer0_output"},
+    {"type": "add", "inputs": ["layer0_attention_norm", "layer0_output"], "name": "layer0_output_residual"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "layer0_output_norm"},
+    {"type": "dense", "units": 8192, "activation": "softmax", "name": "next_token"}])")}};
+  const scheduler::Workload listed = scheduler::parseWorkload(j, "gpt_layers.json");
+  ASSERT_EQ(keras.layers.size(), listed.layers.size());
+  for (std::size_t i = 0; i < listed.layers.size(); ++i) {
+    const scheduler::LayerSpec &a = keras.layers[i], &b = listed.layers[i];
+    EXPECT_EQ(a.kind, b.kind) << b.name;
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.inputs, b.inputs) << b.name;
+    EXPECT_EQ(a.units, b.units) << b.name;
+    EXPECT_EQ(a.activation, b.activation) << b.name;
+    EXPECT_EQ(a.heads, b.heads) << b.name;
+    EXPECT_EQ(a.keyDim, b.keyDim) << b.name;
+    EXPECT_EQ(a.causalMask, b.causalMask) << b.name;
+    EXPECT_EQ(a.epsilon, b.epsilon) << b.name;
+    EXPECT_EQ(a.inputDim, b.inputDim) << b.name;
+    EXPECT_EQ(a.inputShapes, b.inputShapes) << b.name;
+    EXPECT_EQ(a.outputShape, b.outputShape) << b.name;
+  }
+  EXPECT_EQ(keras.optimizer.type, listed.optimizer.type);
+  EXPECT_EQ(keras.dataset.labelSteps, listed.dataset.labelSteps);
+}
+
 // ---- Keras files ----
 
 nlohmann::json kerasTensor(const std::string& layer) {

@@ -40,16 +40,19 @@ def policy(dtype):
 class Model:
     """Records layer calls as Keras 3's functional model serializes them."""
 
-    def __init__(self, name, input_shape, dtype="float32"):
+    def __init__(self, name, input_shape, dtype="float32", input_dtype="float32"):
         self.name, self.dtype, self.layers, self.shapes = name, dtype, [], {}
         self.layers.append({"module": "keras.layers", "class_name": "InputLayer",
-                            "config": {"batch_shape": [None, *input_shape], "dtype": "float32", "sparse": False,
+                            "config": {"batch_shape": [None, *input_shape], "dtype": input_dtype, "sparse": False,
                                        "name": "input_layer"},
                             "registered_name": None, "name": "input_layer", "inbound_nodes": []})
         self.shapes["input_layer"] = [None, *input_shape]
         self.counts = {}
 
-    def call(self, cls, config, inputs, name=None, shape=None):
+    def call(self, cls, config, inputs, name=None, shape=None, positional=False, kwargs=None, module="keras.layers",
+             registered_name=None):
+        """positional: the inputs as separate arguments (mha(query, value)),
+        else one argument, a list when there are several (Add()([a, b]))."""
         if name is None:
             # Keras's to_snake_case: Conv2D -> conv2d, BatchNormalization -> batch_normalization.
             base = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", cls)).lower()
@@ -59,13 +62,13 @@ class Model:
         tensors = [{"class_name": "__keras_tensor__",
                     "config": {"shape": self.shapes[i], "dtype": self.dtype, "keras_history": [i, 0, 0]}}
                    for i in inputs]
-        args = [tensors] if len(inputs) > 1 else tensors
+        args = [tensors] if len(inputs) > 1 and not positional else tensors
         in_shapes = [self.shapes[i] for i in inputs]
-        self.layers.append({"module": "keras.layers", "class_name": cls,
+        self.layers.append({"module": module, "class_name": cls,
                             "config": {"name": name, "trainable": True, "dtype": policy(self.dtype), **config},
-                            "registered_name": None,
+                            "registered_name": registered_name,
                             "build_config": {"input_shape": in_shapes if len(inputs) > 1 else in_shapes[0]},
-                            "name": name, "inbound_nodes": [{"args": args, "kwargs": {}}]})
+                            "name": name, "inbound_nodes": [{"args": args, "kwargs": kwargs or {}}]})
         self.shapes[name] = shape
         return name
 
@@ -136,6 +139,42 @@ class Model:
             "kernel_initializer": initializer("GlorotUniform"), "bias_initializer": initializer("Zeros"),
             "kernel_regularizer": None, "bias_regularizer": None, "kernel_constraint": None, "bias_constraint": None},
             [x], name, [None, units])
+
+    def embedding(self, x, input_dim, output_dim, name):
+        return self.call("Embedding", {
+            "input_dim": input_dim, "output_dim": output_dim,
+            "embeddings_initializer": {"module": "keras.initializers", "class_name": "RandomUniform",
+                                       "config": {"minval": -0.05, "maxval": 0.05, "seed": None}, "registered_name": None},
+            "embeddings_regularizer": None, "activity_regularizer": None, "embeddings_constraint": None,
+            "mask_zero": False}, [x], name, [*self.shapes[x], output_dim])
+
+    def position_embedding(self, x, sequence_length, name):  # KerasHub's (keras_hub.layers.PositionEmbedding)
+        return self.call("PositionEmbedding", {"sequence_length": sequence_length,
+                                               "initializer": initializer("GlorotUniform")},
+                         [x], name, self.shapes[x], module="keras_hub.src.layers.modeling.position_embedding",
+                         registered_name="keras_hub>PositionEmbedding")
+
+    def layer_norm(self, x, epsilon, name):
+        return self.call("LayerNormalization", {
+            "axis": [-1], "epsilon": epsilon, "center": True, "scale": True, "rms_scaling": False,
+            "beta_initializer": initializer("Zeros"), "gamma_initializer": initializer("Ones"),
+            "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None, "gamma_constraint": None},
+            [x], name, self.shapes[x])
+
+    def attention(self, query, value, heads, key_dim, name, causal):  # mha(query, value, use_causal_mask=...)
+        return self.call("MultiHeadAttention", {
+            "num_heads": heads, "key_dim": key_dim, "value_dim": key_dim, "dropout": 0.0, "use_bias": True,
+            "output_shape": None, "attention_axes": None, "kernel_initializer": initializer("GlorotUniform"),
+            "bias_initializer": initializer("Zeros"), "kernel_regularizer": None, "bias_regularizer": None,
+            "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "seed": None},
+            [query, value], name, self.shapes[query], positional=True, kwargs={"use_causal_mask": causal})
+
+    def dense_on_last_axis(self, x, units, activation, name):
+        return self.call("Dense", {
+            "units": units, "activation": activation, "use_bias": True,
+            "kernel_initializer": initializer("GlorotUniform"), "bias_initializer": initializer("Zeros"),
+            "kernel_regularizer": None, "bias_regularizer": None, "kernel_constraint": None, "bias_constraint": None},
+            [x], name, [*self.shapes[x][:-1], units])
 
     def write(self, output, file, compile_config=None):
         doc = {"module": "keras.src.models.functional", "class_name": "Functional",
@@ -247,7 +286,28 @@ def mobilenet_v2():
     m.write(x, "mobilenet_v2_keras3.json")
 
 
+def gpt_decoder_block():
+    """A GPT-style decoder block over 128 tokens of a vocabulary of 8,192 (as
+    workloads/gpt_decoder_block.json, layer for layer and name for name):
+    token and position embeddings added and normalized, causal self-attention
+    with 4 heads of 64, a residual and LayerNormalization, a gelu
+    feed-forward of 1,024, a residual and LayerNormalization, the next
+    token's softmax over the vocabulary."""
+    m = Model("gpt_decoder_block", [128], input_dtype="int32")  # token ids
+    tokens = m.embedding("input_layer", 8192, 256, "token_embedding")
+    positions = m.position_embedding(tokens, 128, "position_embedding")
+    x = m.layer_norm(m.add(tokens, positions, "embeddings"), 1e-12, "embeddings_norm")
+    attention = m.attention(x, x, 4, 64, "layer0_attention", causal=True)
+    x = m.layer_norm(m.add(x, attention, "layer0_attention_residual"), 1e-12, "layer0_attention_norm")
+    y = m.dense_on_last_axis(x, 1024, "gelu", "layer0_intermediate")
+    y = m.dense_on_last_axis(y, 256, "linear", "layer0_output")
+    x = m.layer_norm(m.add(x, y, "layer0_output_residual"), 1e-12, "layer0_output_norm")
+    x = m.dense_on_last_axis(x, 8192, "softmax", "next_token")
+    m.write(x, "gpt_decoder_block_keras3.json")
+
+
 if __name__ == "__main__":
     resnet50()
     resnet20_cifar()
     mobilenet_v2()
+    gpt_decoder_block()
