@@ -238,26 +238,15 @@ TEST(AttentionWorkloads, TheBundledTransformersAreRead) {
   }
 }
 
-// The bundled GPT block is a Keras 3 file (workloads/keras/make_keras_models.py):
-// read, it is the same model as its layers written in ipusim's workload
-// format, layer for layer (kinds, names, inputs, sizes, the causal mask).
-TEST(AttentionWorkloads, TheGptBlocksKeras3FileIsItsLayerListLayerForLayer) {
-  const scheduler::Workload keras = scheduler::loadWorkload(sourcePath("workloads/gpt_decoder_block.json"));
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(sourcePath("workloads/gpt_decoder_block.json")));
-  j["model"] = {{"layers", nlohmann::json::parse(R"([
-    {"type": "embedding", "input_dim": 8192, "output_dim": 256, "name": "token_embedding"},
-    {"type": "position_embedding", "sequence_length": 128, "name": "position_embedding"},
-    {"type": "add", "inputs": ["token_embedding", "position_embedding"], "name": "embeddings"},
-    {"type": "layer_normalization", "epsilon": 1e-12, "name": "embeddings_norm"},
-    {"type": "multi_head_attention", "num_heads": 4, "key_dim": 64, "inputs": ["embeddings_norm", "embeddings_norm"], "name": "layer0_attention", "use_causal_mask": true},
-    {"type": "add", "inputs": ["embeddings_norm", "layer0_attention"], "name": "layer0_attention_residual"},
-    {"type": "layer_normalization", "epsilon": 1e-12, "name": "layer0_attention_norm"},
-    {"type": "dense", "units": 1024, "activation": "gelu", "name": "layer0_intermediate"},
-    {"type": "dense", "units": 256, "name": "layer0_output"},
-    {"type": "add", "inputs": ["layer0_attention_norm", "layer0_output"], "name": "layer0_output_residual"},
-    {"type": "layer_normalization", "epsilon": 1e-12, "name": "layer0_output_norm"},
-    {"type": "dense", "units": 8192, "activation": "softmax", "name": "next_token"}])")}};
-  const scheduler::Workload listed = scheduler::parseWorkload(j, "gpt_layers.json");
+// The bundled transformer and recurrent models are Keras 3 files
+// (workloads/keras/make_keras_models.py): read, each is the same model as its
+// layers written in ipusim's workload format, layer for layer (kinds, names,
+// inputs, sizes, the causal mask, the wrapped recurrent layers).
+void expectKerasFileIsItsLayerList(const std::string& workload, const char* layers) {
+  const scheduler::Workload keras = scheduler::loadWorkload(sourcePath(workload));
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(sourcePath(workload)));
+  j["model"] = {{"layers", nlohmann::json::parse(layers)}};
+  const scheduler::Workload listed = scheduler::parseWorkload(j, "layers.json");
   ASSERT_EQ(keras.layers.size(), listed.layers.size());
   for (std::size_t i = 0; i < listed.layers.size(); ++i) {
     const scheduler::LayerSpec &a = keras.layers[i], &b = listed.layers[i];
@@ -271,11 +260,44 @@ TEST(AttentionWorkloads, TheGptBlocksKeras3FileIsItsLayerListLayerForLayer) {
     EXPECT_EQ(a.causalMask, b.causalMask) << b.name;
     EXPECT_EQ(a.epsilon, b.epsilon) << b.name;
     EXPECT_EQ(a.inputDim, b.inputDim) << b.name;
+    EXPECT_EQ(a.returnSequences, b.returnSequences) << b.name;
+    EXPECT_EQ(a.mergeMode, b.mergeMode) << b.name;
+    ASSERT_EQ(a.wrapped.size(), b.wrapped.size()) << b.name;
+    for (std::size_t k = 0; k < b.wrapped.size(); ++k) {
+      EXPECT_EQ(a.wrapped[k].kind, b.wrapped[k].kind) << b.name;
+      EXPECT_EQ(a.wrapped[k].units, b.wrapped[k].units) << b.name;
+      EXPECT_EQ(a.wrapped[k].goBackwards, b.wrapped[k].goBackwards) << b.name;
+      EXPECT_EQ(a.wrapped[k].returnSequences, b.wrapped[k].returnSequences) << b.name;
+    }
     EXPECT_EQ(a.inputShapes, b.inputShapes) << b.name;
     EXPECT_EQ(a.outputShape, b.outputShape) << b.name;
   }
   EXPECT_EQ(keras.optimizer.type, listed.optimizer.type);
   EXPECT_EQ(keras.dataset.labelSteps, listed.dataset.labelSteps);
+}
+
+TEST(AttentionWorkloads, TheGptBlocksKeras3FileIsItsLayerListLayerForLayer) {
+  expectKerasFileIsItsLayerList("workloads/gpt_decoder_block.json", R"([
+    {"type": "embedding", "input_dim": 8192, "output_dim": 256, "name": "token_embedding"},
+    {"type": "position_embedding", "sequence_length": 128, "name": "position_embedding"},
+    {"type": "add", "inputs": ["token_embedding", "position_embedding"], "name": "embeddings"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "embeddings_norm"},
+    {"type": "multi_head_attention", "num_heads": 4, "key_dim": 64, "inputs": ["embeddings_norm", "embeddings_norm"], "name": "layer0_attention", "use_causal_mask": true},
+    {"type": "add", "inputs": ["embeddings_norm", "layer0_attention"], "name": "layer0_attention_residual"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "layer0_attention_norm"},
+    {"type": "dense", "units": 1024, "activation": "gelu", "name": "layer0_intermediate"},
+    {"type": "dense", "units": 256, "name": "layer0_output"},
+    {"type": "add", "inputs": ["layer0_attention_norm", "layer0_output"], "name": "layer0_output_residual"},
+    {"type": "layer_normalization", "epsilon": 1e-12, "name": "layer0_output_norm"},
+    {"type": "dense", "units": 8192, "activation": "softmax", "name": "next_token"}])");
+}
+
+TEST(AttentionWorkloads, TheLstmClassifiersKeras3FileIsItsLayerListLayerForLayer) {
+  expectKerasFileIsItsLayerList("workloads/text_lstm_classifier.json", R"([
+    {"type": "embedding", "input_dim": 20000, "output_dim": 64, "name": "tokens"},
+    {"type": "bidirectional", "layer": {"type": "lstm", "units": 32, "return_sequences": true}, "name": "bi_lstm"},
+    {"type": "gru", "units": 32, "name": "gru"},
+    {"type": "dense", "units": 2, "activation": "softmax"}])");
 }
 
 // ---- Keras files ----

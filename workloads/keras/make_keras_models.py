@@ -176,6 +176,46 @@ class Model:
             "kernel_regularizer": None, "bias_regularizer": None, "kernel_constraint": None, "bias_constraint": None},
             [x], name, [*self.shapes[x][:-1], units])
 
+    @staticmethod
+    def recurrent_config(cls, name, units, return_sequences, go_backwards=False, zero_output_for_mask=False):
+        """Keras 3's LSTM or GRU get_config(), every default written out."""
+        config = {"name": name, "trainable": True, "dtype": policy("float32"), "return_sequences": return_sequences,
+                  "return_state": False, "go_backwards": go_backwards, "stateful": False, "unroll": False,
+                  "zero_output_for_mask": zero_output_for_mask, "units": units, "activation": "tanh",
+                  "recurrent_activation": "sigmoid", "use_bias": True,
+                  "kernel_initializer": initializer("GlorotUniform"),
+                  "recurrent_initializer": {"module": "keras.initializers", "class_name": "OrthogonalInitializer",
+                                            "config": {"gain": 1.0, "seed": None}, "registered_name": None},
+                  "bias_initializer": initializer("Zeros"), "kernel_regularizer": None, "recurrent_regularizer": None,
+                  "bias_regularizer": None, "activity_regularizer": None, "kernel_constraint": None,
+                  "recurrent_constraint": None, "bias_constraint": None, "dropout": 0.0, "recurrent_dropout": 0.0,
+                  "seed": None}
+        if cls == "LSTM":
+            config["unit_forget_bias"] = True
+        else:
+            config["reset_after"] = True
+        return config
+
+    def recurrent(self, x, cls, units, return_sequences, name):
+        config = self.recurrent_config(cls, name, units, return_sequences)
+        del config["name"], config["trainable"], config["dtype"]
+        steps = self.shapes[x][1]
+        return self.call(cls, config, [x], name, [None, steps, units] if return_sequences else [None, units])
+
+    def bidirectional(self, x, cls, units, return_sequences, name):
+        """Keras 3's Bidirectional: its layer and the backward copy Keras makes
+        of it (go_backwards), named forward_<layer> and backward_<layer>."""
+        inner = cls.lower()
+        layers = {}
+        for side, backwards in (("layer", False), ("backward_layer", True)):
+            config = self.recurrent_config(cls, ("backward_" if backwards else "forward_") + inner, units,
+                                           return_sequences, go_backwards=backwards,
+                                           zero_output_for_mask=return_sequences)
+            layers[side] = {"module": "keras.layers", "class_name": cls, "config": config, "registered_name": None}
+        steps = self.shapes[x][1]
+        return self.call("Bidirectional", {"merge_mode": "concat", **layers}, [x], name,
+                         [None, steps, 2 * units] if return_sequences else [None, 2 * units])
+
     def write(self, output, file, compile_config=None):
         doc = {"module": "keras.src.models.functional", "class_name": "Functional",
                "config": {"name": self.name, "trainable": True, "layers": self.layers,
@@ -306,8 +346,22 @@ def gpt_decoder_block():
     m.write(x, "gpt_decoder_block_keras3.json")
 
 
+def text_lstm_classifier():
+    """An LSTM text classifier over 64 tokens of a vocabulary of 20,000 (as
+    workloads/text_lstm_classifier.json, layer for layer): Embedding(20000,
+    64), a Bidirectional LSTM(32) over every step, a GRU(32), Dense(2,
+    softmax)."""
+    m = Model("text_lstm_classifier", [64], input_dtype="int32")  # token ids
+    x = m.embedding("input_layer", 20000, 64, "tokens")
+    x = m.bidirectional(x, "LSTM", 32, True, "bi_lstm")
+    x = m.recurrent(x, "GRU", 32, False, "gru")
+    x = m.dense(x, 2, "softmax", "dense")
+    m.write(x, "text_lstm_classifier_keras3.json")
+
+
 if __name__ == "__main__":
     resnet50()
     resnet20_cifar()
     mobilenet_v2()
     gpt_decoder_block()
+    text_lstm_classifier()
