@@ -8,6 +8,7 @@
 #include "model/util/json_nesting.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/models/dtype_policy.hpp"
+#include "scheduler/models/keras_placement.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/layer_shapes.hpp"
 #include "scheduler/models/metric_spec.hpp"
@@ -101,7 +102,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
 
   if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]} or {\"keras\": \"model.json\"})");
   const Reader model = top.object("model");
-  model.allowOnly({"layers", "dtype", "keras", "inputs", "outputs"});
+  model.allowOnly({"layers", "dtype", "keras", "inputs", "outputs", "shards", "stages"});
   std::optional<KerasModel> keras;
   if (model.has("keras")) {
     if (model.has("layers")) model.fail("model.layers", "give either model.layers or model.keras, not both");
@@ -116,11 +117,15 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
       model.fail("model.keras", e.what());
     }
     w.layers = keras->layers;
+    placeKerasLayers(model, top.has("pipeline"), w);
     w.kerasLayers = keras->where;
     w.dtype = keras->dtype;
     if (keras->inputs.size() > 1) w.inputs = keras->inputs;
     if (keras->outputs.size() > 1) w.outputs = keras->outputs;
   } else {
+    for (const char* key : {"shards", "stages"})
+      if (model.has(key))
+        model.fail(model.key(key), "only with model.keras: a layer list gives each layer's shard (stage)");
     LayerList parsed = parseLayers(model);
     w.layers = std::move(parsed.layers);
     w.inputs = std::move(parsed.inputs);

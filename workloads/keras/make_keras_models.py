@@ -167,7 +167,7 @@ class Model:
             "output_shape": None, "attention_axes": None, "kernel_initializer": initializer("GlorotUniform"),
             "bias_initializer": initializer("Zeros"), "kernel_regularizer": None, "bias_regularizer": None,
             "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "seed": None},
-            [query, value], name, self.shapes[query], positional=True, kwargs={"use_causal_mask": causal})
+            [query, value], name, self.shapes[query], positional=True, kwargs={"use_causal_mask": True} if causal else {})
 
     def dense_on_last_axis(self, x, units, activation, name):
         return self.call("Dense", {
@@ -346,6 +346,29 @@ def gpt_decoder_block():
     m.write(x, "gpt_decoder_block_keras3.json")
 
 
+def bert_base():
+    """BERT-base at sequence length 128 (as workloads/bert_base_sl128.json,
+    layer for layer): token and position embeddings added and normalized, 12
+    encoder layers (self-attention with 12 heads of 64, a residual and
+    LayerNormalization, a gelu feed-forward of 3,072, a residual and
+    LayerNormalization; epsilon 1e-12 as BERT's), a masked-LM head (a gelu
+    Dense of 768, LayerNormalization, the vocabulary's softmax)."""
+    m = Model("bert_base_sl128", [128], input_dtype="int32")  # token ids
+    tokens = m.embedding("input_layer", 30522, 768, "token_embedding")
+    positions = m.position_embedding(tokens, 128, "position_embedding")
+    x = m.layer_norm(m.add(tokens, positions, "embeddings"), 1e-12, "embeddings_norm")
+    for i in range(12):
+        attention = m.attention(x, x, 12, 64, f"layer{i}_attention", causal=False)
+        x = m.layer_norm(m.add(x, attention, f"layer{i}_attention_residual"), 1e-12, f"layer{i}_attention_norm")
+        y = m.dense_on_last_axis(x, 3072, "gelu", f"layer{i}_intermediate")
+        y = m.dense_on_last_axis(y, 768, "linear", f"layer{i}_output")
+        x = m.layer_norm(m.add(x, y, f"layer{i}_output_residual"), 1e-12, f"layer{i}_output_norm")
+    x = m.dense_on_last_axis(x, 768, "gelu", "mlm_transform")
+    x = m.layer_norm(x, 1e-12, "mlm_norm")
+    x = m.dense_on_last_axis(x, 30522, "softmax", "mlm_logits")
+    m.write(x, "bert_base_sl128_keras3.json")
+
+
 def text_lstm_classifier():
     """An LSTM text classifier over 64 tokens of a vocabulary of 20,000 (as
     workloads/text_lstm_classifier.json, layer for layer): Embedding(20000,
@@ -364,4 +387,5 @@ if __name__ == "__main__":
     resnet20_cifar()
     mobilenet_v2()
     gpt_decoder_block()
+    bert_base()
     text_lstm_classifier()
