@@ -44,6 +44,46 @@ TEST(AdversarialPass5, AMaskValueBeyondTheComputeTypeIsRefusedByKey) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// The operations summary counted an Execute's FLOPs (and its tiles) only
+// from the first IPU's compute slices: a pipelined or sharded model's later
+// IPUs ran their matmuls with 0 FLOPs and 0 tiles in `report --ops` (the
+// viewer's operations view and the Python reader alike). A pipelined
+// language model on token ids: its second stage's matmul, on IPU 1, does
+// 2 x (2 examples x 8 steps) x 8 x 6 FLOPs a step.
+TEST(AdversarialPass5, ALaterPipelineStagesFlopsAreCounted) {
+  ScratchDir dir("pipeline-flops");
+  const std::string workload = workloadWith(dir.path(), [](nlohmann::json& j) {
+    j["name"] = "pipelined";
+    j["dataset"] = {{"format", "synthetic"}, {"batch_size", 2}, {"examples", 32}, {"input_shape", {8}}, {"classes", 6}};
+    j["model"]["layers"] = {
+        {{"type", "embedding"}, {"input_dim", 6}, {"output_dim", 8}, {"mask_zero", true}, {"name", "emb"}, {"stage", 0}},
+        {{"type", "layer_normalization"}, {"name", "ln"}, {"stage", 0}},
+        {{"type", "multi_head_attention"}, {"num_heads", 2}, {"key_dim", 4}, {"use_causal_mask", true},
+         {"inputs", {"ln", "ln"}}, {"name", "mha"}, {"stage", 1}},
+        {{"type", "dense"}, {"units", 6}, {"activation", "softmax"}, {"name", "out"}, {"stage", 1}}};
+    j["pipeline"] = {{"schedule", "grouped"}, {"gradient_accumulation_count", 4}};
+    j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.05}};
+    j["training"] = {{"steps", 8}, {"steps_per_execution", 8}};
+    j["ipu"] = {{"tiles", 16}, {"num_ipus", 2}};
+  });
+  const fs::path reports = dir.path() / "reports";
+  const auto run = runCommand(withReports(reports) + ipusimBinary() + " run " + quote(workload));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const auto ops = runCommand(ipusimBinary() + " report " + quote(reports.string()) + " --ops --json 2>/dev/null");
+  ASSERT_EQ(ops.exitCode, 0) << ops.output;
+  const nlohmann::json summary = nlohmann::json::parse(ops.output);
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& row : summary.at("operations"))
+    rows[row.at("layer").get<std::string>() + "/" + row.at("op").get<std::string>()] = row;
+  ASSERT_TRUE(rows.count("out/matmul")) << ops.output;
+  EXPECT_EQ(rows["out/matmul"].at("flops_per_step").get<double>(), 2.0 * 16 * 8 * 6);
+  for (const char* op : {"out/matmul", "mha/query_matmul", "mha/scores", "mha/context", "out/kernel_grad"}) {
+    ASSERT_TRUE(rows.count(op)) << op;
+    EXPECT_GT(rows[op].at("flops").get<std::int64_t>(), 0) << op;
+    EXPECT_GT(rows[op].at("tiles").get<std::int64_t>(), 0) << op;
+  }
+}
+
 
 }  // namespace
 }  // namespace ipusim::test
