@@ -123,6 +123,37 @@ TEST(AdversarialPass5, AKerasArchivesBrokenConfigIsNamedAsSuch) {
                 "ipusim: error: " + text + ": not valid JSON and not a .keras archive (a zip file)");
 }
 
+// A serialized graph's own target and engine options, when wrong, named no
+// file: a graph without "target" said "target: expected a JSON object, got
+// null", an unknown arch "unknown target arch 'ipu9'", an unknown option
+// "the executable's options: unknown engine option ...".
+TEST(AdversarialPass5, AGraphsTargetAndOptionsErrorsNameTheGraphFile) {
+  ScratchDir dir("graph-target");
+  const auto edited = [&](const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json g = nlohmann::json::parse(readText(kGraph));
+    edit(g);
+    const std::string path = (dir.path() / file).string();
+    std::ofstream(path) << g.dump();
+    return path;
+  };
+  std::string graph = edited("no_target.json", [](nlohmann::json& g) { g.erase("target"); });
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(graph)),
+                "ipusim: error: " + graph + ": target: expected a JSON object, got null");
+  graph = edited("arch.json", [](nlohmann::json& g) { g["target"]["arch"] = "ipu9"; });
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(graph)),
+                "ipusim: error: " + graph + ": target: unknown target arch 'ipu9'");
+  graph = edited("tiles.json", [](nlohmann::json& g) { g["target"]["overrides"]["tile.tilesPerIpu"] = 0; });
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(graph)),
+                "ipusim: error: " + graph + ": target parameter 'tile.tilesPerIpu': invalid value '0'");
+  graph = edited("options.json", [](nlohmann::json& g) { g["options"] = {{"autoReport.bogus", "1"}}; });
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(graph)),
+                "ipusim: error: " + graph + ": the executable's options: unknown engine option 'autoReport.bogus'");
+  // An error of the command line's own still names the flag, not the graph.
+  const auto r = runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " --engine-options '{\"autoReport.bogus\": 1}'");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_EQ(r.output.find(kGraph + ": "), std::string::npos) << r.output;
+}
+
 
 }  // namespace
 }  // namespace ipusim::test
