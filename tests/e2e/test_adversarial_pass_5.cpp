@@ -154,6 +154,21 @@ TEST(AdversarialPass5, AGraphsTargetAndOptionsErrorsNameTheGraphFile) {
   EXPECT_EQ(r.output.find(kGraph + ": "), std::string::npos) << r.output;
 }
 
+// autoReport.directory naming a file: the profile's refusal said
+// "<dir>/profile.pop: cannot inspect it: Not a directory", naming neither the
+// option nor what it expects (the serialized graph's said both).
+TEST(AdversarialPass5, AReportDirectoryThatIsAFileIsNamedByItsOption) {
+  ScratchDir dir("report-directory-file");
+  const std::string file = (dir.path() / "reports").string();
+  std::ofstream(file) << "precious\n";
+  const auto r = runCommand("POPLAR_ENGINE_OPTIONS=" + quote("{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + file + "\"}") +
+                            " " + ipusimBinary() + " run --graph " + quote(kGraph) + " --runs 1");
+  expectRefusal(r, "ipusim: error: " + kGraph + ": autoReport.directory '" + file + "': cannot create it: ");
+  EXPECT_NE(r.output.find("(expected a directory for the reports)"), std::string::npos) << r.output;
+  EXPECT_EQ(readText(file), "precious\n");
+  expectNoLitter(dir.path());
+}
+
 
 }  // namespace
 }  // namespace ipusim::test
