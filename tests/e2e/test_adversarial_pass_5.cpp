@@ -169,6 +169,23 @@ TEST(AdversarialPass5, AReportDirectoryThatIsAFileIsNamedByItsOption) {
   expectNoLitter(dir.path());
 }
 
+// A Keras 3 compile_config's steps_per_execution of 10^12, a positive
+// integer over the 32-bit count, was refused as "expected a positive
+// integer" (the words issue 33 fixed for the command line and workloads).
+TEST(AdversarialPass5, AKerasStepsPerExecutionOverItsBoundSaysTheBound) {
+  ScratchDir dir("keras-steps-per-execution");
+  nlohmann::json m = nlohmann::json::parse(readText(sourcePath("workloads/keras/user_guide_logits_keras3.json")));
+  m["compile_config"]["steps_per_execution"] = 1000000000000;
+  const std::string model = (dir.path() / "m.json").string();
+  std::ofstream(model) << m.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(model) + " --synthetic-data"),
+                "ipusim: error: " + model + ": compile_config: steps_per_execution: 1000000000000 is more than 4294967295");
+  m["compile_config"]["steps_per_execution"] = 0;
+  std::ofstream(model) << m.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(model) + " --synthetic-data"),
+                "ipusim: error: " + model + ": compile_config: steps_per_execution: expected a positive integer, got 0");
+}
+
 
 }  // namespace
 }  // namespace ipusim::test
