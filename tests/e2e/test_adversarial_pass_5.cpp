@@ -186,6 +186,28 @@ TEST(AdversarialPass5, AKerasStepsPerExecutionOverItsBoundSaysTheBound) {
                 "ipusim: error: " + model + ": compile_config: steps_per_execution: expected a positive integer, got 0");
 }
 
+// `run`'s flags of one kind of run were ignored by the other without a
+// word: `run --graph G --steps 100` ran the graph's default runs, `run W
+// --runs 5` the workload's own steps.
+TEST(AdversarialPass5, AFlagOfTheOtherKindOfRunIsRefused) {
+  const std::string workload = sourcePath("workloads/small_synthetic.json");
+  for (const char* flag : {"--steps 3", "--steps-per-execution 1", "--workload-set training.steps=2", "--input-shape 4",
+                           "--no-feeds", "--feeds", "--full-replicas", "--tile-by-tile"}) {
+    const auto r = runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " " + flag);
+    EXPECT_GT(r.exitCode, 0) << flag << ": " << r.output;
+    EXPECT_NE(r.output.find("--graph excludes"), std::string::npos) << flag << ": " << r.output;
+  }
+  for (const char* flag : {"--runs 3", "--entry main"}) {
+    for (const std::string& run : {" run " + quote(workload) + " ", " run --keras " + quote(sourcePath("workloads/keras/tutorial_mlp_tf2.json")) + " "}) {
+      const auto r = runCommand(ipusimBinary() + run + flag);
+      EXPECT_GT(r.exitCode, 0) << flag << ": " << r.output;
+      EXPECT_NE(r.output.find("requires --graph"), std::string::npos) << flag << ": " << r.output;
+    }
+  }
+  const auto r = runCommand(ipusimBinary() + " run --graph " + quote(kGraph) + " --runs 2 --entry main --synthetic-data");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 
 }  // namespace
 }  // namespace ipusim::test
