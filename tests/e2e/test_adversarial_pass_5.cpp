@@ -208,6 +208,20 @@ TEST(AdversarialPass5, AFlagOfTheOtherKindOfRunIsRefused) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// The viewer's --size: '100000x100000' was refused as "not WIDTHxHEIGHT (e.g.
+// 1600x900, at least 200x150)", which it is, without the upper bound; and
+// '1600x900junk' was read as 1600x900.
+TEST(AdversarialPass5, TheViewersSizeSaysItsBoundsAndReadsTheWholeText) {
+  ScratchDir dir("viewer-size");
+  const std::string viewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+  const fs::path profile = writeProfile(dir.path());
+  for (const char* size : {"100000x100000", "1600x900junk", "99999999999x900", "199x150"}) {
+    const std::string png = (dir.path() / "s.png").string();
+    const auto r = runCommand(viewer + " " + quote(profile.string()) + " --screenshot " + quote(png) + " --size " + quote(size));
+    expectRefusal(r, std::string("--size: '") + size + "' is not WIDTHxHEIGHT from 200x150 to 16384x16384 (e.g. 1600x900)");
+    EXPECT_FALSE(fs::exists(png)) << size;
+  }
+}
 
 }  // namespace
 }  // namespace ipusim::test
