@@ -174,11 +174,19 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
     const auto kind = phaseKind.find(s.phaseId);
     return kind != phaseKind.end() && kind->second == "compute" ? &OperationRow::compute : &OperationRow::exchange;
   };
-  std::int64_t firstBspIpu = -1;
+  // An Execute's FLOPs count once per execution: on the first IPU, in IPU
+  // order, whose bsp track shows the program's compute. The replicas' copies
+  // (later IPUs, the same program at the same time) and a compute set spread
+  // over several IPUs count once, and a program that runs on a later IPU
+  // only (a sharded or pipelined model's later stages) counts there; counting
+  // the first IPU's track alone gave those 0 FLOPs and 0 tiles.
+  std::vector<const traces::TrackRow*> bsp;
   for (const auto& t : tracks)
-    if (t.kind == "bsp" && (firstBspIpu < 0 || t.ipu < firstBspIpu)) firstBspIpu = t.ipu;
-  for (const auto& t : tracks) {
-    if (t.kind != "bsp") continue;
+    if (t.kind == "bsp") bsp.push_back(&t);
+  std::stable_sort(bsp.begin(), bsp.end(), [](const auto* a, const auto* b) { return a->ipu < b->ipu; });
+  std::map<std::int64_t, std::int64_t> flopsIpu;  // program id -> the IPU its FLOPs are counted on
+  for (const traces::TrackRow* track : bsp) {
+    const traces::TrackRow& t = *track;
     reader.forEachSlice(t.id, [&](const traces::SliceRow& s) {
       std::int64_t OperationRow::*bucket = nullptr;
       if (s.category == "compute") bucket = &OperationRow::compute;
@@ -191,7 +199,7 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
       OperationRow& row = rowFor(s.programId);
       addChecked(row.*bucket, cycles, reader.path(), "slices.dur");
       addChecked(summary.busyCycles, cycles, reader.path(), "slices.dur");
-      if (s.category == "compute" && t.ipu == firstBspIpu) {
+      if (s.category == "compute" && flopsIpu.emplace(s.programId, t.ipu).first->second == t.ipu) {
         const auto w = work.find(s.programId);
         if (w != work.end()) {
           addChecked(row.flops, w->second.flops, reader.path(), "program_work.flops");

@@ -18,7 +18,9 @@
 //   ipu link + collective + sync cycles of DeviceActivity (the slices of one bsp track
 //   do not overlap).
 // - FLOPs: program_work.flops per execution of the op's Execute programs,
-//   executions counted as compute slices on the first IPU's bsp track.
+//   executions counted as compute slices on the first IPU (in IPU order)
+//   whose bsp track shows the program's compute: once per execution, not
+//   once per replica, and a sharded or pipelined model's later IPUs counted.
 //   Achieved FLOP/s: FLOPs over the op's cycles (compute + exchange + sync);
 //   peak: the target's AMP float rate, 2 x tile.ampFloatMacsPerCycle x tiles
 //   x IPUs x clock.

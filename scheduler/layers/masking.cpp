@@ -13,7 +13,11 @@
 #include "scheduler/models/keras_config.hpp"
 #include "scheduler/models/workload_reader.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
 namespace ipusim::scheduler {
 namespace {
@@ -50,7 +54,20 @@ class MaskingLayer final : public Layer {
     const std::size_t x = b.reshape(inputs[0], {rows, features}, l.name, "rows");
     // Keras compares in the input's type: mask_value rounded to it.
     const bool half = g.values[x].dtype == ir::DType::Half;
-    const double maskValue = half ? model::numeric::halfToFloat(model::numeric::floatToHalf(float(l.maskValue))) : float(l.maskValue);
+    // A finite mask_value beyond the compute type's range (float32's
+    // 3.4028235e+38, float16's 65504) rounds to an infinity, which no vertex
+    // parameter may hold: refused here, naming the key (the run failed on the
+    // vertex's parameter, naming no file, layer or key).
+    const bool fitsFloat = std::fabs(l.maskValue) <= double(std::numeric_limits<float>::max());
+    const double maskValue = !fitsFloat ? HUGE_VAL
+                             : half     ? model::numeric::halfToFloat(model::numeric::floatToHalf(float(l.maskValue)))
+                                        : float(l.maskValue);
+    if (!std::isfinite(maskValue)) {
+      throw std::invalid_argument("layer '" + l.name + "' (masking): mask_value: " + nlohmann::json(l.maskValue).dump() +
+                                  " is not finite once rounded to the model's compute type (" +
+                                  (half ? "float16: expected |mask_value| < 65520, which rounds to float16's largest, 65504"
+                                        : "float32: expected |mask_value| <= 3.4028235e+38, float32's largest") + ")");
+    }
     const std::size_t ids = b.value(l.name + "/mask", {rows}, ir::DType::Int, ValueKind::Activation, l.name);
     Op fromValues{OpKind::IdMask, "mask", l.name, {x}, {ids}};
     fromValues.index = 5;

@@ -149,8 +149,12 @@ KerasCompileConfig readKerasCompileConfig(const json& compileConfig, const std::
   const bool tf2None = format == "tf2" && c.isNull("steps_per_execution");
   if (tf2None) c.ignore({"steps_per_execution"});
   const std::int64_t spe = tf2None ? 1 : c.integer("steps_per_execution", 0);
-  if (c.has("steps_per_execution") && (spe <= 0 || spe > 0xffffffffll))
+  if (c.has("steps_per_execution") && spe <= 0)
     c.fail("steps_per_execution", "expected a positive integer, got " + c.at("steps_per_execution").dump());
+  // The bound of training.steps_per_execution (a 32-bit count), said as its
+  // reader says it: 10^12, a positive integer, was "expected a positive integer".
+  if (c.has("steps_per_execution") && spe > 0xffffffffll)
+    c.fail("steps_per_execution", c.at("steps_per_execution").dump() + " is more than 4294967295");
   out.stepsPerExecution = std::uint32_t(spe);
   c.check();
   return out;

@@ -12,6 +12,7 @@
 #include "scheduler/models/layer_shapes.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -259,6 +260,14 @@ KerasModel loadKerasModel(const std::string& path, KerasReplaced replaced) {
     // The parser stopped at the last byte: the document ends early.
     const bool truncated = e.byte + 1 >= text.size();
     const bool archiveName = path.size() > 6 && path.compare(path.size() - 6, 6, ".keras") == 0;
+    // A .keras archive whose config.json is not JSON names that entry: "not
+    // a .keras archive (a zip file)" said the opposite of what the file is.
+    std::string head(4, '\0');
+    std::ifstream(path, std::ios::binary).read(&head[0], 4);
+    if (looksLikeZip(head))
+      throw std::invalid_argument(path + ": config.json (the archive's model JSON): not valid JSON" +
+                                  (truncated ? " (it ends early: truncated at byte " + std::to_string(text.size()) + ")" : "") +
+                                  ": " + util::jsonErrorText(e.what()));
     throw std::invalid_argument(path + ": not valid JSON" +
                                 (archiveName ? std::string(" and not a .keras archive (a zip file)") : std::string()) +
                                 (truncated ? " (the file ends early: truncated at byte " + std::to_string(text.size()) + ")" : "") +

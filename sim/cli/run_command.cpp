@@ -21,22 +21,30 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       "a Keras model: a model.to_json() file (Keras 1, 2, TF 2.x or Keras 3) or a Keras 3 .keras archive (its "
       "config.json; the weights are not read), trained with the defaults for the rest (see workloads/README.md)");
   kerasOption->excludes(workloadOption)->excludes(graphOption);
-  cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(wholeNumberAtLeastOne());
-  cmd->add_option("--steps-per-execution", workload->stepsPerExecution,
+  // A flag of the other kind of run is refused, not ignored: `run --graph G
+  // --steps 100` ran the graph's default runs, `run W --runs 5` the
+  // workload's steps, without a word.
+  std::vector<CLI::Option*> workloadOnly;
+  workloadOnly.push_back(
+      cmd->add_option("--steps", workload->steps, "training steps (overrides training.steps)")->check(wholeNumberAtLeastOne()));
+  workloadOnly.push_back(cmd->add_option("--steps-per-execution", workload->stepsPerExecution,
                   "steps per Engine::run with feeds (overrides training.steps_per_execution)")
-      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
-  cmd->add_option("--workload-set", workload->workloadSets,
+      ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max())));
+  workloadOnly.push_back(cmd->add_option("--workload-set", workload->workloadSets,
                   "set a workload key before compiling: key.path=value (repeatable; e.g. training.outfeed.mode=LAST)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false));
   auto inputShape = std::make_shared<std::string>();
-  cmd->add_option("--input-shape", *inputShape,
+  workloadOnly.push_back(cmd->add_option("--input-shape", *inputShape,
                   "H,W,C (any rank): the per-example input shape, for a Keras file that leaves sizes unknown "
-                  "(as dataset.input_shape)");
+                  "(as dataset.input_shape)"));
   auto* feedsFlag = cmd->add_flag("--feeds", *feeds, "use infeed/outfeed queues");
-  cmd->add_flag("--no-feeds", *noFeeds, "one step per Engine::run, data copied with each run")->excludes(feedsFlag);
-  cmd->add_option("--entry", graph->entry, "with --graph: entry point to run (default: the first)");
+  workloadOnly.push_back(feedsFlag);
+  workloadOnly.push_back(
+      cmd->add_flag("--no-feeds", *noFeeds, "one step per Engine::run, data copied with each run")->excludes(feedsFlag));
+  cmd->add_option("--entry", graph->entry, "with --graph: entry point to run (default: the first)")->needs(graphOption);
   cmd->add_option("--runs", graph->runs, "with --graph: how many times to call Engine::run")
-      ->check(wholeNumberAtLeastOne());
+      ->check(wholeNumberAtLeastOne())
+      ->needs(graphOption);
   auto engineOptions = std::make_shared<std::string>();
   cmd->add_option("--engine-options", *engineOptions,
                   "engine options as a JSON object; POPLAR_ENGINE_OPTIONS wins over it (see `ipusim options`)");
@@ -44,9 +52,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--synthetic-data", *synthetic, "skip the numerics and host data, keep identical timing");
   auto fullReplicas = std::make_shared<bool>(false);
-  cmd->add_flag("--full-replicas", *fullReplicas,
+  workloadOnly.push_back(cmd->add_flag("--full-replicas", *fullReplicas,
                 "with --synthetic-data and replicas: lay out and time every replica in full (by default one replica's "
-                "program stands for all, with identical cycles; see sim/README.md)");
+                "program stands for all, with identical cycles; see sim/README.md)"));
   cmd->add_flag("--json", *json, "print the summary as one JSON object");
   auto threads = std::make_shared<std::uint32_t>(0);
   cmd->add_option("--threads", *threads,
@@ -55,10 +63,11 @@ void addRunCommand(CLI::App& app, int& exitCode) {
                   "is measured faster, epoch by epoch); results do not change")
       ->check(wholeNumberFrom(0, 64));  // --threads 1000000 started a million threads
   auto tileByTile = std::make_shared<bool>(false);
-  cmd->add_flag("--tile-by-tile", *tileByTile,
+  workloadOnly.push_back(cmd->add_flag("--tile-by-tile", *tileByTile,
                 "compute each matrix product as its tile program lists it (gathered blocks, partials, reductions), "
                 "so that tile memory also holds its temporaries; slower, the same results (by default a product "
-                "is computed whole, bit for bit the same; model/README.md)");
+                "is computed whole, bit for bit the same; model/README.md)"));
+  for (CLI::Option* option : workloadOnly) option->excludes(graphOption);
   auto target = std::make_shared<TargetFlags>();
   target->addTo(*cmd);
   cmd->callback([=, &exitCode] {

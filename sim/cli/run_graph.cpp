@@ -37,8 +37,26 @@ std::string integerInputNote(const ir::Executable& exe) {
 int runGraph(const RunGraphArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
   const ir::Executable exe = ir::loadExecutable(args.graphPath);
-  const model::Target target = args.target.apply(model::Target::fromJson(exe.target));
-  const EngineOptions options = resolveEngineOptions(exe.options, args.engineOptions);
+  // The graph's own target and options name the graph file when they are
+  // wrong (a graph without "target" said only "target: expected a JSON
+  // object, got null"); the flags' and the environment's name themselves.
+  const model::Target target = args.target.apply([&] {
+    try {
+      return model::Target::fromJson(exe.target);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      throw std::invalid_argument(namedByGraph(args.graphPath, what.rfind("target", 0) == 0 ? what : "target: " + what));
+    }
+  }());
+  const EngineOptions options = [&] {
+    try {
+      return resolveEngineOptions(exe.options, args.engineOptions);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      if (what.rfind("the executable's options", 0) == 0) throw std::invalid_argument(namedByGraph(args.graphPath, what));
+      throw;
+    }
+  }();
 
   EngineConfig config;
   config.inputs = {args.graphPath};

@@ -49,11 +49,17 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   // file; a report of an earlier run is replaced, as Poplar's autoReport does.
   const fs::path directory = options.directory;
   const traces::OutputPolicy reports{/*force=*/true, config.inputs};
-  if (options.outputSerializedGraph) {
+  // The directory first, for the profile too: a file of that name was
+  // reported as "<dir>/profile.pop: cannot inspect it: Not a directory",
+  // naming neither the option nor what it expects.
+  if (options.outputSerializedGraph || options.writesProfile()) {
     std::error_code ec;
     fs::create_directories(directory, ec);
     if (ec)
-      throw std::invalid_argument("autoReport.directory '" + directory.string() + "': cannot create it: " + ec.message());
+      throw std::invalid_argument("autoReport.directory '" + directory.string() + "': cannot create it: " + ec.message() +
+                                  " (expected a directory for the reports)");
+  }
+  if (options.outputSerializedGraph) {
     // Complete or absent, as every file we write (traces::OutputFile): not
     // through a link named serialized_graph.json.tmp (ir::saveExecutable's
     // fixed temporary name, which wrote through it), nor left on an interrupt.

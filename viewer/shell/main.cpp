@@ -35,11 +35,15 @@ struct Options {
 };
 
 std::pair<int, int> parseSize(const std::string& text) {
-  int w = 0, h = 0;
+  int w = 0, h = 0, used = 0;
   char x = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d", &w, &x, &h) != 3 || x != 'x' || w < 200 || h < 150 || w > 16384 ||
-      h > 16384)
-    throw std::invalid_argument("--size: '" + text + "' is not WIDTHxHEIGHT (e.g. 1600x900, at least 200x150)");
+  // The whole text, and the bounds said: '100000x100000' was "not
+  // WIDTHxHEIGHT (at least 200x150)", naming neither the upper bound nor
+  // why, and '1600x900junk' was read as 1600x900.
+  if (std::sscanf(text.c_str(), "%6d%c%6d%n", &w, &x, &h, &used) != 3 || x != 'x' || used != int(text.size()) ||
+      w < 200 || h < 150 || w > 16384 || h > 16384)
+    throw std::invalid_argument("--size: '" + text +
+                                "' is not WIDTHxHEIGHT from 200x150 to 16384x16384 (e.g. 1600x900)");
   return {w, h};
 }
 

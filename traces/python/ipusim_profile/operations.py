@@ -156,8 +156,12 @@ def summarize_operations(profile):
             row.program_ids.append(program_id)
         return row
 
-    bsp = profile.tracks("bsp")
-    first_ipu = min((t["ipu"] for t in bsp), default=None)
+    # An Execute's FLOPs count once per execution: on the first IPU, in IPU
+    # order, whose bsp track shows the program's compute (as the C++
+    # summary: replicas and a compute set over several IPUs once, a sharded
+    # or pipelined model's later IPUs counted).
+    bsp = sorted(profile.tracks("bsp"), key=lambda t: t["ipu"])
+    flops_ipu = {}
     busy = 0
     for track in bsp:
         for s in profile.slices(track_id=track["id"]):
@@ -181,7 +185,8 @@ def summarize_operations(profile):
             row = row_for(s["program_id"])
             setattr(row, bucket, add_checked(getattr(row, bucket), cycles, profile.path, "slices.dur"))
             busy = add_checked(busy, cycles, profile.path, "slices.dur")
-            if category == "compute" and track["ipu"] == first_ipu and s["program_id"] in work:
+            if (category == "compute" and flops_ipu.setdefault(s["program_id"], track["ipu"]) == track["ipu"]
+                    and s["program_id"] in work):
                 w = work[s["program_id"]]
                 row.flops = add_checked(row.flops, w.flops, profile.path, "program_work.flops")
                 row.tiles = max(row.tiles, w.tiles)

@@ -140,3 +140,47 @@ class ExamplesTest(unittest.TestCase):
             else:
                 self.assertTrue(os.path.getsize(png) > 0)
             self.assertIn("fullest tile", out)
+
+
+# A pipelined model (two stages on two IPUs, token ids): the operations
+# summary counted FLOPs and tiles from the first IPU's compute slices only,
+# so the second stage's matmuls read 0 FLOPs on 0 tiles, in both readers
+# (found by the fifth adversarial pass of issue 33).
+PIPELINED = {
+    "name": "pipelined",
+    "dataset": {"format": "synthetic", "batch_size": 2, "examples": 32, "input_shape": [8], "classes": 6},
+    "model": {"layers": [
+        {"type": "embedding", "input_dim": 6, "output_dim": 8, "mask_zero": True, "name": "emb", "stage": 0},
+        {"type": "layer_normalization", "name": "ln", "stage": 0},
+        {"type": "multi_head_attention", "num_heads": 2, "key_dim": 4, "use_causal_mask": True,
+         "inputs": ["ln", "ln"], "name": "mha", "stage": 1},
+        {"type": "dense", "units": 6, "activation": "softmax", "name": "out", "stage": 1}]},
+    "pipeline": {"schedule": "grouped", "gradient_accumulation_count": 4},
+    "optimizer": {"type": "sgd", "learning_rate": 0.05},
+    "training": {"steps": 8, "steps_per_execution": 8},
+    "ipu": {"tiles": 16, "num_ipus": 2},
+}
+
+
+@unittest.skipUnless(BINARY, "IPUSIM_BINARY is set by ctest")
+class PipelinedOperationsTest(unittest.TestCase):
+    def test_a_later_stages_flops_are_counted_as_report_ops_counts_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            workload = os.path.join(tmp, "w.json")
+            with open(workload, "w") as f:
+                json.dump(PIPELINED, f)
+            reports = os.path.join(tmp, "reports")
+            options = json.dumps({"autoReport.all": "true", "autoReport.directory": reports})
+            subprocess.run([BINARY, "run", workload, "--engine-options", options], check=True, capture_output=True)
+            theirs = json.loads(subprocess.run([BINARY, "report", reports, "--ops", "--json"], check=True,
+                                               capture_output=True, text=True).stdout)
+            with ipusim_profile.open_profile(reports) as profile:
+                ours = profile.operations().to_json()
+        rows = {(r["layer"], r["op"]): r for r in ours["operations"]}
+        # The second stage's matmul, on IPU 1: 2 x (2 examples x 8 steps) x 8 x 6 a step.
+        self.assertEqual(rows[("out", "matmul")]["flops_per_step"], 2.0 * 16 * 8 * 6)
+        self.assertGreater(rows[("out", "matmul")]["tiles"], 0)
+        ours.pop("profile"), theirs.pop("profile")
+        for row in ours["operations"] + theirs["operations"]:
+            row["program_ids"] = sorted(row["program_ids"])
+        assert_same_json(self, ours, theirs, "ops")
