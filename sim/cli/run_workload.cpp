@@ -28,7 +28,9 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 
 namespace ipusim::sim {
 
@@ -205,7 +207,9 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
 
 }  // namespace
 
-int runWorkload(const RunWorkloadArgs& args) {
+namespace {
+
+int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
   scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, args.workloadSets)
                                                         : kerasWorkload(args.kerasPath, args.workloadSets);
@@ -341,6 +345,28 @@ int runWorkload(const RunWorkloadArgs& args) {
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
   print(summary, args.json);
   return 0;
+}
+
+}  // namespace
+
+// Out of memory names the file and what would need less, and suggests
+// --synthetic-data only when the run computes the numbers (sim/main.cpp's
+// generic message named no file and suggested it either way).
+int runWorkload(const RunWorkloadArgs& args) {
+  try {
+    return runWorkloadUnguarded(args);
+  } catch (const std::bad_alloc&) {
+    rusage usage{};
+    const double peakGb = getrusage(RUSAGE_SELF, &usage) == 0 ? double(usage.ru_maxrss) * 1024 / 1e9 : 0;
+    std::ostringstream peak;
+    peak.precision(3);
+    peak << peakGb;
+    const std::string& file = args.kerasPath.empty() ? args.workloadPath : args.kerasPath;
+    throw std::runtime_error(file + ": out of memory: compiling and simulating this model needs more host memory than "
+                             "the machine gives the process (its peak so far " + peak.str() +
+                             " GB); fewer layers, pipeline stages, replicas, IPUs or tiles, or a smaller batch, need less" +
+                             (args.synthetic ? std::string() : ", as does --synthetic-data (the same cycles without the numbers)"));
+  }
 }
 
 }  // namespace ipusim::sim

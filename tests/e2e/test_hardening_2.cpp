@@ -432,9 +432,20 @@ TEST(ClearMessages, RunningOutOfMemoryIsSaidInWords) {
   // memory: under a 200 MB ulimit it cannot start at all. The plain build runs this.
   if (kSanitizedBuild) GTEST_SKIP() << "a sanitized binary cannot run under ulimit -v";
   // 200 MB of address space: the 4096-wide MLP's tile memory (1,472 tiles of 624 KB) does not fit.
-  const auto r = runCommand("ulimit -v 200000; " + ipusimBinary() + " run " + quote(sourcePath("workloads/mlp_4096.json")) +
-                            " --synthetic-data --steps 10");
-  expectRefusal(r, "out of memory: this work needs more memory than the machine gives it");
+  const std::string workload = sourcePath("workloads/mlp_4096.json");
+  const auto r = runCommand("ulimit -v 200000; " + ipusimBinary() + " run " + quote(workload) + " --synthetic-data --steps 10");
+  expectRefusal(r, workload + ": out of memory: compiling and simulating this model needs more host memory than the "
+                              "machine gives the process");
+  // --synthetic-data is not suggested to a run that has it (adversarial pass 5).
+  EXPECT_EQ(r.output.find("as does --synthetic-data"), std::string::npos) << r.output;
+}
+
+TEST(ClearMessages, RunningOutOfMemoryComputingTheNumbersSuggestsSyntheticData) {
+  if (kSanitizedBuild) GTEST_SKIP() << "a sanitized binary cannot run under ulimit -v";
+  const std::string workload = sourcePath("workloads/mlp_4096.json");
+  const auto r = runCommand("ulimit -v 200000; " + ipusimBinary() + " run " + quote(workload) + " --steps 10");
+  expectRefusal(r, workload + ": out of memory: ");
+  EXPECT_NE(r.output.find("as does --synthetic-data (the same cycles without the numbers)"), std::string::npos) << r.output;
 }
 
 TEST(ClearMessages, AProgramParentCycleNamesTheFile) {
