@@ -78,12 +78,7 @@ class EinsumDenseLayer final : public Layer {
     if (spec.useBias) spec.biasAxes = c.string("bias_axes", "");
     else c.ignore({"bias_axes"});  // None: no bias
     readActivation(c, spec);
-    c.requireInitializer("kernel_initializer", {"GlorotUniform"});
-    c.requireInitializer("bias_initializer", {"Zeros"});
-    readPenalties(c, {"kernel", "bias"});
-    c.requireNull("lora_rank", "LoRA adapters are extra weights");
-    c.ignore({"lora_alpha"});  // only meaningful with a lora_rank
-    c.requireNull("quantization_config", "quantized weights");
+    readKernelAndBiasWeights(c);
     c.requireNull("gptq_unpacked_column_size", "GPTQ-quantized weights");
   }
 

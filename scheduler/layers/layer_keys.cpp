@@ -99,6 +99,10 @@ void readInputLength(KerasConfig& c, LayerSpec& spec) {
 void readKernelAndBias(KerasConfig& c, LayerSpec& spec) {
   readActivation(c, spec);
   spec.useBias = c.boolean("use_bias", true);
+  readKernelAndBiasWeights(c);
+}
+
+void readKernelAndBiasWeights(KerasConfig& c) {
   c.requireInitializer("kernel_initializer", {"GlorotUniform"});
   c.requireInitializer("bias_initializer", {"Zeros"});
   readPenalties(c, {"kernel", "bias"});

@@ -35,6 +35,9 @@ std::string readPadding(KerasConfig& c, bool causal);
 // Keras's defaults (ipusim draws Glorot-uniform kernels and zero biases
 // itself; a to_json() file holds no weights): Dense, Conv2D.
 void readKernelAndBias(KerasConfig& c, LayerSpec& spec);
+// Its keys about the weights alone (initializers, penalties, LoRA,
+// quantization), for a layer with no use_bias key (EinsumDense: bias_axes).
+void readKernelAndBiasWeights(KerasConfig& c);
 // The weights' regularizers and the activity regularizer (read into
 // KerasConfig::regularizers(): L1, L2, L1L2); constraints change the
 // update: only null is modelled.
