@@ -7,6 +7,7 @@
 // within 1e-4 relative and ends with the same weights; mixed_float16 tracks
 // float32. Keras files read in both formats (TF 2.x passes the value by
 // keyword); what is not modelled is refused by key.
+#include "same_layers.hpp"
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
@@ -247,31 +248,7 @@ void expectKerasFileIsItsLayerList(const std::string& workload, const char* laye
   nlohmann::json j = nlohmann::json::parse(std::ifstream(sourcePath(workload)));
   j["model"] = {{"layers", nlohmann::json::parse(layers)}};
   const scheduler::Workload listed = scheduler::parseWorkload(j, "layers.json");
-  ASSERT_EQ(keras.layers.size(), listed.layers.size());
-  for (std::size_t i = 0; i < listed.layers.size(); ++i) {
-    const scheduler::LayerSpec &a = keras.layers[i], &b = listed.layers[i];
-    EXPECT_EQ(a.kind, b.kind) << b.name;
-    EXPECT_EQ(a.name, b.name);
-    EXPECT_EQ(a.inputs, b.inputs) << b.name;
-    EXPECT_EQ(a.units, b.units) << b.name;
-    EXPECT_EQ(a.activation, b.activation) << b.name;
-    EXPECT_EQ(a.heads, b.heads) << b.name;
-    EXPECT_EQ(a.keyDim, b.keyDim) << b.name;
-    EXPECT_EQ(a.causalMask, b.causalMask) << b.name;
-    EXPECT_EQ(a.epsilon, b.epsilon) << b.name;
-    EXPECT_EQ(a.inputDim, b.inputDim) << b.name;
-    EXPECT_EQ(a.returnSequences, b.returnSequences) << b.name;
-    EXPECT_EQ(a.mergeMode, b.mergeMode) << b.name;
-    ASSERT_EQ(a.wrapped.size(), b.wrapped.size()) << b.name;
-    for (std::size_t k = 0; k < b.wrapped.size(); ++k) {
-      EXPECT_EQ(a.wrapped[k].kind, b.wrapped[k].kind) << b.name;
-      EXPECT_EQ(a.wrapped[k].units, b.wrapped[k].units) << b.name;
-      EXPECT_EQ(a.wrapped[k].goBackwards, b.wrapped[k].goBackwards) << b.name;
-      EXPECT_EQ(a.wrapped[k].returnSequences, b.wrapped[k].returnSequences) << b.name;
-    }
-    EXPECT_EQ(a.inputShapes, b.inputShapes) << b.name;
-    EXPECT_EQ(a.outputShape, b.outputShape) << b.name;
-  }
+  expectSameLayers(keras, listed);
   EXPECT_EQ(keras.optimizer.type, listed.optimizer.type);
   EXPECT_EQ(keras.dataset.labelSteps, listed.dataset.labelSteps);
 }

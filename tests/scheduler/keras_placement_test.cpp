@@ -4,6 +4,7 @@
 // pipelined one as gradient accumulation; the bundled BERT-base (a Keras 3
 // file with its four shards) reads as its layer list; each misuse is
 // refused naming the key, the entry and the name.
+#include "same_layers.hpp"
 #include "training_harness.hpp"
 
 #include "scheduler/models/workload.hpp"
@@ -122,22 +123,7 @@ TEST(KerasPlacement, TheBundledBertBaseIsItsLayerListLayerForLayer) {
   j["model"] = {{"layers", bertLayers()}, {"dtype", "float16"}};
   const scheduler::Workload listed = scheduler::parseWorkload(j, "bert_layers.json");
   EXPECT_EQ(keras.dtype, "float16");
-  ASSERT_EQ(keras.layers.size(), listed.layers.size());
-  for (std::size_t i = 0; i < listed.layers.size(); ++i) {
-    const scheduler::LayerSpec &a = keras.layers[i], &b = listed.layers[i];
-    EXPECT_EQ(a.kind, b.kind) << b.name;
-    EXPECT_EQ(a.name, b.name);
-    EXPECT_EQ(a.inputs, b.inputs) << b.name;
-    EXPECT_EQ(a.shard, b.shard) << b.name;
-    EXPECT_EQ(a.units, b.units) << b.name;
-    EXPECT_EQ(a.activation, b.activation) << b.name;
-    EXPECT_EQ(a.heads, b.heads) << b.name;
-    EXPECT_EQ(a.keyDim, b.keyDim) << b.name;
-    EXPECT_EQ(a.causalMask, b.causalMask) << b.name;
-    EXPECT_EQ(a.epsilon, b.epsilon) << b.name;
-    EXPECT_EQ(a.inputShapes, b.inputShapes) << b.name;
-    EXPECT_EQ(a.outputShape, b.outputShape) << b.name;
-  }
+  expectSameLayers(keras, listed);
 }
 
 }  // namespace
