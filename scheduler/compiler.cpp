@@ -81,7 +81,7 @@ ir::Id addTrainingLoop(ir::Executable& exe, const Workload& w, ir::Id body, std:
   if (lastLossCopy == ir::kNoId) return entry;
   ir::Program outer;
   outer.kind = ir::ProgramKind::Sequence;
-  outer.name = "train";
+  outer.name = entryPointOf(w.task);
   outer.children = {entry, lastLossCopy};
   outer.debug = {"training", "train"};
   return exe.addProgram(outer);
@@ -174,17 +174,24 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // too big for the chip fails here, in milliseconds.
   const ModelMemoryEstimate memoryEstimate = estimateModelMemory(w, tiles);
   checkModelFits(w, replicaTarget, memoryEstimate);
+  const bool fit = w.task == Task::Fit, predict = w.task == Task::Predict;
+  // Not modelled yet: evaluate and predict of a pipelined model (its
+  // forward passes alone through the stages).
+  if (!fit && w.pipeline.enabled())
+    throw std::invalid_argument(std::string("pipeline: ") + taskName(w.task) + " of a pipelined model is not modelled "
+                                "(fit is): shard the model instead (model.layers[i].shard), or leave out the pipeline");
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
   Schedule schedule = scheduleOps(graph, w.scheduling);
-  const std::uint32_t accumulation = w.training.gradientAccumulationCount;
+  // Gradient accumulation is the training's: evaluate and predict run each batch alone.
+  const std::uint32_t accumulation = fit ? w.training.gradientAccumulationCount : 1;
   const bool pipelined = w.pipeline.enabled();
   // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
-  if ((replicas > 1 || accumulation > 1 || pipelined) && !w.optimizer.plainSgd())
+  if (fit && (replicas > 1 || accumulation > 1 || pipelined) && !w.optimizer.plainSgd())
     throw std::invalid_argument("optimizer: " + w.optimizer.plainSgdOnlyText());  // (parseWorkload names the file)
   // The all-reduce and gradient accumulation need every gradient before any update.
-  if (replicas > 1 || accumulation > 1 || pipelined) moveUpdatesLast(graph, schedule);
+  if (fit && (replicas > 1 || accumulation > 1 || pipelined)) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
   progress("planning and lowering");
   LoweredStep step = lowerStep(graph, schedule, replicaTarget, shards > 1 ? target.tile.tilesPerIpu : tiles, budget,
@@ -211,14 +218,17 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const std::uint64_t labelElements = indices ? batch * w.dataset.labelSteps : batch * w.loss.targetWidth(w.dataset.classes);
   // The outfeed carries the step's loss and accuracy (and a schedule's
   // learning rate), as Keras's outfeed carries loss and metrics.
+  // (Predict's outfeed is its predictions, a row of c.predictionWidth values per example.)
   const std::uint64_t lossElements = graph.values[graph.loss].numElements();
   c.outfeed = graph.outfeed;
-  if (c.outfeed.size() != lossElements) throw std::logic_error("compile: the outfeed's values do not match its layout");
-  c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
-                             labelElements,
-                             feeds ? w.training.prefetchDepth : 1);
-  c.lossStream = addStream(exe, "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float, lossElements,
-                           feeds ? w.training.outfeedBufferDepth : 1);
+  if (predict) c.predictionWidth = graph.values[graph.loss].shape.back();
+  else if (c.outfeed.size() != lossElements) throw std::logic_error("compile: the outfeed's values do not match its layout");
+  if (!predict)
+    c.labelsStream = addStream(exe, "labels", ir::StreamDirection::HostToDevice, indices ? ir::DType::Int : ir::DType::Float,
+                               labelElements, feeds ? w.training.prefetchDepth : 1);
+  c.lossStream = addStream(exe, predict ? "predictions" : "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float,
+                           lossElements, feeds ? w.training.outfeedBufferDepth : 1);
+  const char* outfeedName = predict ? "predictions" : "loss";
 
   ir::Id updatesParent = ir::kNoId;  // the Sequence holding the update ops
   ir::Id entry = ir::kNoId;
@@ -252,8 +262,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     step.useSpans = useSpansInOrder(exe, {entry});
   } else {
     std::vector<ir::Id> stepChildren{
-        exe.addProgram(streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input")),
-        exe.addProgram(streamCopy("labels", c.labelsStream, step.labels, labelElements, "input"))};
+        exe.addProgram(streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input"))};
+    if (!predict) stepChildren.push_back(exe.addProgram(streamCopy("labels", c.labelsStream, step.labels, labelElements, "input")));
     GradientAccumulation accumulated;
     if (accumulation > 1) {
       // The mini-batch step stops before the updates and adds its gradients up.
@@ -269,9 +279,11 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     } else {
       stepChildren.insert(stepChildren.end(), step.opSequences.begin(), step.opSequences.end());
     }
-    if (!lossLast) stepChildren.push_back(exe.addProgram(streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")));
+    if (!lossLast)
+      stepChildren.push_back(exe.addProgram(streamCopy(outfeedName, c.lossStream, step.loss, lossElements, outfeedName)));
     // The inputs are written at step 0, the loss read after the last op.
-    for (ir::Id t : {step.images, step.labels}) step.useSpans[t].first = 0;
+    for (ir::Id t : {step.images, step.labels})
+      if (t != ir::kNoId) step.useSpans[t].first = 0;
     step.useSpans[step.loss].second = step.lastStep + 1;
 
     ir::Program seq;
@@ -279,7 +291,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     seq.name = "step";
     seq.children = stepChildren;
     seq.marksStep = true;
-    seq.debug = {"training", "step"};
+    seq.debug = {"training", "step"};  // (the step structure, whatever the task: report --ops counts it as "step")
     entry = exe.addProgram(seq);
     updatesParent = entry;
     if (accumulation > 1) {
@@ -299,8 +311,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     }
     entry = addTrainingLoop(
         exe, w, entry, accumulation,
-        lossLast ? exe.addProgram(streamCopy("loss", c.lossStream, step.loss, lossElements, "loss")) : ir::kNoId);
-    exe.entryPoints.push_back({"train", entry});
+        lossLast ? exe.addProgram(streamCopy(outfeedName, c.lossStream, step.loss, lossElements, outfeedName)) : ir::kNoId);
+    exe.entryPoints.push_back({entryPointOf(w.task), entry});
   }
 
   progress("planning memory");
@@ -320,8 +332,11 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror);
     auto& children = exe.programs[updatesParent].children;
     // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
-    auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
-    children.insert(firstUpdate, allReduce);
+    // (Evaluate and predict have no update, and nothing to reduce.)
+    if (fit) {
+      auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
+      children.insert(firstUpdate, allReduce);
+    }
   }
   progress("validating");
   exe.validate(target.totalTiles());

@@ -2,6 +2,10 @@
 // The compiler: a Workload -> an executable, as Poplar/PopLibs would build it.
 //   op graph (forward, autodiff, SGD) -> schedule -> tile mapping and
 //   lowering -> memory plan -> entry point "train".
+// The workload's task (Workload::task) picks the step: fit's (below),
+// evaluate's (entry point "evaluate": forward, loss and metrics outfed as
+// fit's, no gradient) or predict's (entry point "predict": forward only, no
+// labels stream, the outputs outfed on stream "predictions").
 // "train" runs steps_per_execution training steps when feeds are on (a
 // Repeat over one step) and one step without feeds; each step is a Sequence
 // with marksStep: StreamCopy images, StreamCopy labels, forward, backward,
@@ -51,7 +55,11 @@ struct CompiledWorkload {
   // What each float of one outfeed copy (per replica) holds, in order: "loss",
   // then "accuracy" (every loss but mean_squared_error), "learning_rate" (a schedule's).
   std::vector<std::string> outfeed;
-  std::uint32_t stepsPerRun = 1;       // steps one run of "train" executes
+  // Predict (Workload::task): the outfeed ("predictions" stream, lossStream)
+  // holds a row of this many floats per example (per step of a sequence's
+  // class per step), the model's outputs side by side; 0 otherwise.
+  std::uint64_t predictionWidth = 0;
+  std::uint32_t stepsPerRun = 1;       // steps one run of the entry point executes
   CompileReport report;
 };
 

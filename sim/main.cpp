@@ -31,6 +31,8 @@ int sc_main(int argc, char* argv[]) {
   int exitCode = 0;
   ipusim::sim::addDemoCommand(app, exitCode);
   ipusim::sim::addRunCommand(app, exitCode);
+  ipusim::sim::addTaskCommand(app, exitCode, ipusim::scheduler::Task::Evaluate);
+  ipusim::sim::addTaskCommand(app, exitCode, ipusim::scheduler::Task::Predict);
   ipusim::sim::addCompileCommand(app, exitCode);
   ipusim::sim::addSweepCommand(app, exitCode);
   ipusim::sim::addParamsCommand(app, exitCode);

@@ -5,6 +5,7 @@
 //     invStdDev = 1 / sqrt(variance + epsilon); movingMean and
 //     movingVariance (in place) = moving * momentum + batch * (1 - momentum)
 //     (Keras's BatchNormalization.call, the biased batch variance).
+//   BatchNormInvStdDev (inference): invStdDev = 1 / sqrt(movingVariance + epsilon).
 //   BatchNormalise: whitened = (in - mean) * invStdDev, out = whitened * gamma + beta.
 //   BatchNormInputGrad: gradOut = (gradIn - scale * (whitened * gammaDelta
 //     + betaDelta)) * gamma * invStdDev, scale = 1 / M (popnn batchNormGradients).
@@ -70,6 +71,34 @@ class BatchNormStatistics final : public FlatCodelet<BatchNormStatistics> {
       movingMean[c] = movingMean[c] * momentum + mean[c] * (1.0f - momentum);
       movingVariance[c] = movingVariance[c] * momentum + variance * (1.0f - momentum);
     }
+  }
+};
+
+// Inference (Keras's BatchNormalization.call with training=False): the
+// moving variance's invStdDev, the moving statistics left as they are.
+class BatchNormInvStdDev final : public FlatCodelet<BatchNormInvStdDev> {
+ public:
+  std::string name() const override { return "BatchNormInvStdDev"; }
+  std::vector<FieldSpec> fields() const override {
+    return {{"variance", F, FieldAccess::In}, {"invStdDev", F, FieldAccess::Out}};
+  }
+  std::vector<std::string> params() const override { return {"epsilon"}; }
+  void validate(const VertexShape& shape) const override {
+    ShapeCheck check(*this, shape);
+    check.expectSameSize("invStdDev", "variance");
+    const double epsilon = check.param("epsilon");
+    if (!(epsilon > 0))
+      throw std::invalid_argument("BatchNormInvStdDev: param 'epsilon' is " + std::to_string(epsilon) + ", expected > 0");
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kBinaryOpVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, F) * cycles::kBatchNormInvStdDevCyclesPerVector;
+  }
+  void computeFlat(const FieldData* f, const double* params) const {
+    const float* variance = f[0].as<const float>();
+    float* invStdDev = f[1].as<float>();
+    const float epsilon = float(params[0]);
+    for (std::uint64_t c = 0; c < f[0].size; ++c) invStdDev[c] = 1.0f / std::sqrt(variance[c] + epsilon);
   }
 };
 
@@ -166,6 +195,7 @@ class BatchNormInputGrad final : public FlatCodelet<BatchNormInputGrad> {
 
 void addBatchNormCodelets(CodeletRegistry& registry) {
   registry.add(std::make_unique<BatchNormStatistics>());
+  registry.add(std::make_unique<BatchNormInvStdDev>());
   addWithHalfActivations<BatchNormalise>(registry, {"in", "whitened", "out"});
   addWithHalfActivations<BatchNormInputGrad>(registry, {"gradIn", "whitened", "gradOut"});
 }

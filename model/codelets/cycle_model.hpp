@@ -148,6 +148,10 @@ inline constexpr ir::Cycles kGaussianNoiseCyclesPerVector = 2 + kAddSubMulCycles
 inline constexpr ir::Cycles kBatchNormStatisticsCyclesPerVector =
     kSquareCyclesPerVector + 2 * kAddSubMulCyclesPerVector + kSqrtCyclesPerVector + kDivideCyclesPerVector +
     2 * kScaledAddCyclesPerVector;
+// - BatchNormInvStdDev (per channel, inference: training=False reads the
+//   moving variance): the epsilon add, SQRT and a reciprocal (DIVIDE).
+inline constexpr ir::Cycles kBatchNormInvStdDevCyclesPerVector =
+    kAddSubMulCyclesPerVector + kSqrtCyclesPerVector + kDivideCyclesPerVector;
 // - BatchNormalise (per row, as BroadcastVectorOuterByRow): batchNormalise's
 //   subtract mean, multiply by invStdDev, multiply by gamma, add beta.
 inline constexpr ir::Cycles kBatchNormaliseCyclesPerVector = 4 * kBroadcastAddCyclesPerVector;

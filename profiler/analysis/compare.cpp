@@ -55,6 +55,7 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
   return {
       {"profile", f.target.path},
       {"workload", f.target.workload},
+      {"task", f.target.task.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.target.task)},
       {"clock_hz", f.target.clockHz},
       {"simulated_cycles", f.totalCycles},
       {"simulated_seconds", f.simulatedSeconds()},

@@ -33,6 +33,7 @@ ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
   target.path = reader.path();
   target.arch = reader.metaValue("arch");
   target.workload = reader.metaValue("workload");
+  target.task = reader.metaValue("task");
   target.numIpus = metaCount(reader, "num_ipus");
   target.tilesPerIpu = metaCount(reader, "tiles_per_ipu");
   target.clockHz = metaNumber(reader, "clock_hz");

@@ -15,6 +15,9 @@ struct ProfileTarget {
   std::string path;            // the profile file, for messages
   std::string arch;
   std::string workload;
+  // The task of a workload's run (meta task: fit, evaluate or predict); empty
+  // for a graph run or a profile written before tasks.
+  std::string task;
   std::int64_t numIpus = 0;
   std::int64_t tilesPerIpu = 0;
   double clockHz = 0;          // 0 = unknown

@@ -44,6 +44,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   j["profile"] = r.target.path;
   j["target"] = {{"arch", r.target.arch},
                  {"workload", r.target.workload},
+                 {"task", r.target.task.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.target.task)},
                  {"num_ipus", r.target.numIpus},
                  {"tiles_per_ipu", r.target.tilesPerIpu},
                  {"clock_hz", r.target.clockHz},
@@ -180,7 +181,7 @@ void printReport(const ProfileReport& r, std::ostream& out) {
       << " tiles, clock " << (t.clockHz > 0 ? formatNumber(t.clockHz / 1e9, 3) + " GHz" : "unknown")
       << ", tile memory "
       << (t.tileMemoryBytes > 0 ? formatBytes(t.tileMemoryBytes) : std::string("unknown")) << "\n";
-  out << "Workload  " << valueOr(t.workload) << "\n";
+  out << "Workload  " << valueOr(t.workload) << (t.task.empty() ? "" : " (" + t.task + ")") << "\n";
 
   const auto& p = r.programs;
   out << "Programs  " << p.programs << " in a tree of depth " << p.maxDepth << ":";

@@ -51,6 +51,7 @@ const char* toString(OpKind kind) {
     case OpKind::Square: return "Square";
     case OpKind::Mul: return "Mul";
     case OpKind::BatchNormStatistics: return "BatchNormStatistics";
+    case OpKind::BatchNormInvStdDev: return "BatchNormInvStdDev";
     case OpKind::BatchNormalise: return "BatchNormalise";
     case OpKind::BatchNormInputGrad: return "BatchNormInputGrad";
     case OpKind::Add: return "Add";

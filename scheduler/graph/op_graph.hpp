@@ -111,6 +111,7 @@ enum class OpKind {
   Mul,                    // out = in0 * in1
   BatchNormStatistics,    // (mean, meanSquare, movingMean, movingVariance) -> invStdDev; the moving
                           //   statistics updated in place; attrs epsilon, momentum
+  BatchNormInvStdDev,     // movingVariance -> invStdDev (inference: training=False); attr epsilon
   BatchNormalise,         // (in, mean, invStdDev, gamma, beta) -> (whitened, out)
   BatchNormInputGrad,     // (grad, whitened, gammaDelta, betaDelta, gamma, invStdDev) -> inputGrad; attr scale = 1 / M
   // Merges and the sums of gradients (scheduler/layers/merge_layers.hpp builds these).
@@ -205,7 +206,9 @@ struct OpGraph {
   std::vector<Value> values;
   std::vector<Op> ops;  // vertex i of `graph` is ops[i]
   OpDigraph graph;
-  // value indices; `loss` holds the step's loss (element 0) and accuracy (element 1)
+  // value indices; `loss` holds the step's loss (element 0) and accuracy
+  // (element 1), the outfeed's values; in predict (Workload::task) it is the
+  // predictions [rows, outputs] and `labels` is kNone
   std::size_t images = 0, labels = 0, loss = 0;
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
@@ -223,6 +226,9 @@ struct OpGraph {
   void checkTopological(const std::vector<std::size_t>& order) const;
 };
 
+// The step of the workload's task (Workload::task): fit's training step
+// (forward, loss, backward, updates); evaluate's forward and loss; predict's
+// forward, its outputs into `loss` (see OpGraph::loss).
 // Glorot-uniform kernels (like Keras, from `seed`), zero biases; batch
 // normalization's gamma and moving variance start at one (its beta and moving
 // mean at zero). The layers are a graph (LayerSpec::inputs, in topological

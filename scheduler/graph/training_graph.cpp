@@ -86,7 +86,7 @@ OutputLoss addRowLoss(TrainingGraphBuilder& b, std::size_t x, std::uint64_t feat
   const bool binary = w.loss.type == "binary_crossentropy";
   OutputLoss out{x, kNone, kNone, kNone, kNone, features, layer};
   out.perRow = b.value(layer + "/per_example", {batch}, DType::Float, ValueKind::Activation, layer);
-  out.grad = b.value(layer + "/logits_grad", {batch, features}, b.compute(), ValueKind::Gradient, layer);
+  if (b.training()) out.grad = b.value(layer + "/logits_grad", {batch, features}, b.compute(), ValueKind::Gradient, layer);
   if (w.loss.classIndexLabels()) {
     // Sparse categorical cross-entropy: with from_logits=false the last
     // layer's softmax is fused into it (as TF's Keras does: it takes the
@@ -265,11 +265,41 @@ std::vector<std::size_t> addLoss(TrainingGraphBuilder& b, const std::vector<std:
   if (w.loss.hasAccuracy()) addAccuracy(b, losses[0]);
   addMetrics(b, losses[0]);
   std::vector<std::size_t> grads;
+  if (!b.training()) return grads;  // evaluate: the loss and metrics only
   for (const OutputLoss& o : losses) {
     addLossGradient(b, o);
     grads.push_back(o.grad);
   }
   return grads;
+}
+
+// Predict's outfeed (g.loss, named "predictions"): each example's outputs
+// in float, a row per example (per step with a class per step), the model's
+// outputs side by side (a Concat) when it has several, each as Keras's
+// predict returns it (with its softmax or sigmoid: fusedWithLoss is off).
+void addPredictions(TrainingGraphBuilder& b, const std::vector<std::size_t>& outputOf) {
+  OpGraph& g = b.graph();
+  const Workload& w = b.workload();
+  const std::uint64_t rows = lossRows(b);
+  Op concat{OpKind::Concat, "predictions", "predictions", {}, {}};
+  concat.rows = rows;
+  std::uint64_t width = 0;
+  for (std::size_t o : modelOutputs(w)) {
+    const LayerSpec& l = w.layers[o];
+    const std::uint64_t columns = elementsOf(l.outputShape) * b.batch() / rows;
+    const std::size_t shaped = b.reshape(outputOf.at(o), {rows, columns}, l.name, "output_rows");
+    concat.inputs.push_back(b.cast(shaped, ir::DType::Float, l.name + "/predictions_cast", l.name, ValueKind::Activation));
+    concat.blocks.push_back(columns);
+    width += columns;
+  }
+  if (concat.inputs.size() == 1) {
+    g.loss = concat.inputs[0];
+  } else {
+    g.loss = b.value("predictions", {rows, width}, ir::DType::Float, ValueKind::Activation, "predictions");
+    concat.outputs = {g.loss};
+    g.addOp(concat);
+  }
+  g.outfeed = {"predictions"};
 }
 
 // The values the layers read as the model's inputs, in the compute type:
@@ -353,7 +383,10 @@ std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& 
   } else if (init) {
     drawn = init();
   }
+  const TrainedWeight* trained = trainedValues(l, name, kerasShape.empty() ? shape : kerasShape);
+  if (trained) drawn.reset(), fill = 0;
   const std::size_t v = value(owner + "/" + name, std::move(shape), variables_, ValueKind::Weight, owner, drawn, fill);
+  if (trained) g_.values[v].initialValues = trained->values;
   g_.weights.push_back(v);
   layerValues_.emplace(owner + "/" + name, v);
   if (const auto r = l.regularizers.find(name); r != l.regularizers.end())
@@ -365,9 +398,24 @@ std::size_t TrainingGraphBuilder::state(const LayerSpec& l, const std::string& n
                                         ir::DType dtype, double fill) {
   if (const std::size_t shared = sharedValue(l, name, shape); shared != kNone) return shared;
   const std::string& owner = l.weightsOwner();
-  const std::size_t v = value(owner + "/" + name, std::move(shape), dtype, ValueKind::NonTrainable, owner, std::nullopt, fill);
+  const TrainedWeight* trained = trainedValues(l, name, shape);
+  const std::size_t v = value(owner + "/" + name, std::move(shape), dtype, ValueKind::NonTrainable, owner, std::nullopt,
+                              trained ? 0 : fill);
+  if (trained) g_.values[v].initialValues = trained->values;
   layerValues_.emplace(owner + "/" + name, v);
   return v;
+}
+
+const TrainedWeight* TrainingGraphBuilder::trainedValues(const LayerSpec& l, const std::string& name,
+                                                         const std::vector<std::uint64_t>& kerasShape) const {
+  if (!w_.trainedWeights) return nullptr;
+  const auto it = w_.trainedWeights->find(l.weightsOwner() + "/" + name);
+  if (it == w_.trainedWeights->end()) return nullptr;
+  if (it->second.shape != kerasShape)
+    throw std::invalid_argument("layer '" + l.name + "': its " + name + " in " + w_.kerasWeights + " is " +
+                                shapeText(it->second.shape) + " but the model's is " + shapeText(kerasShape) +
+                                " (the weights of another model?)");
+  return &it->second;
 }
 
 void TrainingGraphBuilder::updatesInPlace(std::size_t state, std::size_t op) {
@@ -585,10 +633,13 @@ OpGraph buildTrainingGraph(const Workload& w) {
     imagesShape.push_back(d);
   g.images = b.value("images", imagesShape, w.dataset.vocabulary ? DType::Int : DType::Float, ValueKind::Input, "input");
   // Class indices, or the classes one-hot encoded as float targets (LossSpec::classIndexLabels).
-  g.labels = w.loss.classIndexLabels()
-                 ? b.value("labels", {batch * w.dataset.labelSteps}, DType::Int, ValueKind::Input, "input")
-                 : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
-  if (w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
+  // (None in predict.)
+  g.labels = kNone;
+  if (w.task != Task::Predict)
+    g.labels = w.loss.classIndexLabels()
+                   ? b.value("labels", {batch * w.dataset.labelSteps}, DType::Int, ValueKind::Input, "input")
+                   : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
+  if (b.training() && w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
   // What the errors below name: a Keras model's file (the workload's file is
   // named by its reader), else the workload; and where the layers are listed.
@@ -616,6 +667,10 @@ OpGraph buildTrainingGraph(const Workload& w) {
     }
   }
   if (!weights) throw std::invalid_argument(origin + ": " + layersKey + "needs at least one layer with weights");
+  if (w.task == Task::Predict) {
+    addPredictions(b, outputOf);
+    return std::move(g);
+  }
   std::vector<std::size_t> outputs;
   std::vector<std::uint64_t> features;
   std::vector<std::string> names;
@@ -639,6 +694,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
 
   const std::vector<std::size_t> grads = addLoss(b, outputs, features, names, outputMask);
   addRegularization(g, b.penalties());
+  if (!b.training()) return std::move(g);  // evaluate: the loss, metrics and penalties, as Keras's
   std::vector<std::pair<std::size_t, std::size_t>> seeds;
   for (std::size_t k = 0; k < outputs.size(); ++k) seeds.emplace_back(outputs[k], grads[k]);
   std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);

@@ -59,6 +59,10 @@ class TrainingGraphBuilder {
 
   OpGraph& graph() { return g_; }
   const Workload& workload() const { return w_; }
+  // Whether the layers run as in training (Keras's training=True): in fit;
+  // in evaluate and predict dropout and noise pass their input and batch
+  // normalization reads its moving statistics.
+  bool training() const { return w_.task == Task::Fit; }
   std::uint64_t batch() const { return w_.dataset.batchSize; }
   ir::DType compute() const { return compute_; }      // every layer's compute type
   ir::DType variables() const { return variables_; }  // the weights' type
@@ -144,6 +148,11 @@ class TrainingGraphBuilder {
   // The value `name` of layer `l`'s weights' owner, if its first call made it
   // (its shape checked); kNone before.
   std::size_t sharedValue(const LayerSpec& l, const std::string& name, const std::vector<std::uint64_t>& shape) const;
+  // The trained values of layer `l`'s weight (or state) `name` from the
+  // workload's weights file (model.weights), checked against the shape Keras
+  // gives it; nullptr without a file (the values are drawn, or filled).
+  const TrainedWeight* trainedValues(const LayerSpec& l, const std::string& name,
+                                     const std::vector<std::uint64_t>& kerasShape) const;
 
   const Workload& w_;
   OpGraph g_;

@@ -50,6 +50,7 @@ ActivationCodelets activationCodelets(Activation a, const ActivationParams& p) {
 }
 
 bool fusedWithLoss(const Workload& w, const LayerSpec& l, Activation a) {
+  if (w.task == Task::Predict) return false;  // no loss: the prediction is the activation's output
   const std::vector<std::size_t> outputs = modelOutputs(w);
   if (std::none_of(outputs.begin(), outputs.end(), [&](std::size_t o) { return &w.layers[o] == &l; })) return false;
   if (a == Activation::Softmax)

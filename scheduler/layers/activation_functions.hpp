@@ -51,7 +51,8 @@ std::size_t addActivationOp(TrainingGraphBuilder& b, const std::string& layer, c
 // its gradient (SoftmaxGrad, from the output).
 std::size_t addSoftmax(TrainingGraphBuilder& b, const std::string& layer, std::size_t x, std::size_t axis);
 
-// Whether layer `l`'s activation `a` is computed by the loss (see addActivation).
+// Whether layer `l`'s activation `a` is computed by the loss (see addActivation;
+// never in predict, which has no loss).
 bool fusedWithLoss(const Workload& w, const LayerSpec& l, Activation a);
 
 }  // namespace ipusim::scheduler

@@ -37,6 +37,8 @@ struct BatchNormForward {
 };
 
 // Adds the forward ops of batch normalization layer `l` over `input`
+// (outside fit, as Keras's training=False: BatchNormInvStdDev of the moving
+// variance, and BatchNormalise with the moving mean; no backward then)
 // [batch, ..., channels] (of the builder's compute type); gamma and beta are
 // the layer's weights (gamma first) in the variables' type, shared with its
 // other calls as its moving statistics are.

@@ -78,6 +78,7 @@ class BatchNormalizationLayer final : public Layer {
     // Its statistics are per channel: the channels must be the value's last axis.
     const std::size_t x = l.inputShape.size() > 1 ? b.shaped(inputs[0], l.inputShape, l.name, "reshape_input") : inputs[0];
     const BatchNormForward f = addBatchNorm(b, x, l);
+    if (!b.training()) return f.output;
     b.record({x}, f.output, hasWeights(l), [&b, f, x](const Backward& bw) {
       std::map<std::size_t, std::size_t> weightGrad;
       const std::size_t dx = addBatchNormGrad(b.graph(), f, bw.grad, bw.wants(x), weightGrad);

@@ -129,6 +129,7 @@ std::size_t CellOps::transpose(std::size_t x, const std::vector<std::uint64_t>& 
 }
 
 std::size_t CellOps::dropout(std::size_t x, double rate, std::uint64_t seed, const std::string& name) {
+  if (!b_.training()) return x;  // Keras's Dropout with training=False
   OpGraph& g = b_.graph();
   const std::size_t out = value(name, g.values[x].shape);
   Op op{OpKind::Dropout, name, layer_, {x, b_.stepCounter()}, {out}};

@@ -57,7 +57,7 @@ class GaussianNoiseLayer final : public Layer {
 
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t index, const std::vector<std::size_t>& inputs) const override {
     const std::size_t x = inputs[0];
-    if (l.rate == 0) return x;
+    if (l.rate == 0 || !b.training()) return x;  // Keras adds noise only with training=True
     OpGraph& g = b.graph();
     const std::string codelet = multiplicative(l) ? "GaussianNoiseScale" : "GaussianNoise";
     const std::size_t out = b.value(l.name + "/" + l.kind, g.values[x].shape, b.compute(), ValueKind::Activation, l.name);

@@ -86,10 +86,10 @@ class Lowerer {
       b_.exe().programs.push_back(seq);
       out.opSequences.push_back(seq.id);
     }
-    for (std::size_t v : {g_.images, g_.labels})
-      if (tensorOf_[v] == ir::kNoId) define(v, mapTensor(g_.values[v].shape, dtypeOf(v), target_, tiles_));
+    for (std::size_t v : {g_.images, g_.labels})  // (predict has no labels)
+      if (v < g_.values.size() && tensorOf_[v] == ir::kNoId) define(v, mapTensor(g_.values[v].shape, dtypeOf(v), target_, tiles_));
     out.images = tensorOf_[g_.images];
-    out.labels = tensorOf_[g_.labels];
+    out.labels = g_.labels < g_.values.size() ? tensorOf_[g_.labels] : ir::kNoId;
     out.loss = tensorOf_[g_.loss];
     for (std::size_t w : g_.weights) out.weightTensors.push_back(tensorOf_[w]);
     out.useSpans = b_.useSpans();
@@ -282,6 +282,9 @@ class Lowerer {
       case OpKind::BatchNormStatistics:
         lowerElementwise(op, "BatchNormStatistics", {"mean", "meanSquare", "movingMean", "movingVariance"}, "invStdDev",
                          {{"epsilon", op.epsilon}, {"momentum", op.momentum}});
+        break;
+      case OpKind::BatchNormInvStdDev:
+        lowerElementwise(op, "BatchNormInvStdDev", {"variance"}, "invStdDev", {{"epsilon", op.epsilon}});
         break;
       case OpKind::BatchNormalise: lowerBatchNormalise(op); break;
       case OpKind::BatchNormInputGrad: lowerBatchNormInputGrad(op); break;

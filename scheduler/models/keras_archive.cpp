@@ -31,8 +31,10 @@ struct ZipFileCloser {
   void operator()(zip_file_t* f) const { zip_fclose(f); }
 };
 
-// config.json of the archive `source` (taken over, freed on every path).
-std::string configOf(zip_source_t* source, const std::string& path, std::uint64_t maxBytes) {
+// Entry `entry` of the archive `source` (taken over, freed on every path),
+// at most `maxBytes` (`limitWhat` says what may be that large).
+std::string entryOf(zip_source_t* source, const std::string& path, const std::string& entry, std::uint64_t maxBytes,
+                    const std::string& limitWhat) {
   zip_error_t error;
   zip_error_init(&error);
   std::unique_ptr<zip_t, ZipCloser> archive(zip_open_from_source(source, ZIP_RDONLY, &error));
@@ -43,33 +45,49 @@ std::string configOf(zip_source_t* source, const std::string& path, std::uint64_
     archiveFail(path, "starts as a zip archive (a .keras file) but libzip cannot read it: " + why);
   }
   zip_error_fini(&error);
-  const zip_int64_t index = zip_name_locate(archive.get(), kConfigEntry, 0);
+  const zip_int64_t index = zip_name_locate(archive.get(), entry.c_str(), 0);
   if (index < 0)
-    archiveFail(path, "a zip archive without config.json: not a .keras file (Keras 3's model.save() writes "
+    archiveFail(path, "a zip archive without " + entry + ": not a .keras file (Keras 3's model.save() writes "
                       "config.json, metadata.json and model.weights.h5)");
   zip_stat_t stat;
   zip_stat_init(&stat);
   if (zip_stat_index(archive.get(), zip_uint64_t(index), 0, &stat) != 0)
-    archiveFail(path, std::string("config.json: cannot read its entry: ") + zip_strerror(archive.get()));
+    archiveFail(path, entry + ": cannot read its entry: " + zip_strerror(archive.get()));
   const std::string limit = std::to_string(maxBytes);
   if ((stat.valid & ZIP_STAT_SIZE) && stat.size > maxBytes)
-    archiveFail(path, "config.json: " + std::to_string(stat.size) + " bytes; a Keras model's JSON may have at most " + limit);
+    archiveFail(path, entry + ": " + std::to_string(stat.size) + " bytes; " + limitWhat + " may have at most " + limit);
   std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(archive.get(), zip_uint64_t(index), 0));
-  if (!file) archiveFail(path, std::string("config.json: cannot open it: ") + zip_strerror(archive.get()));
+  if (!file) archiveFail(path, entry + ": cannot open it: " + zip_strerror(archive.get()));
   // Read whatever the header claims, up to one byte over the limit: an entry
   // that inflates beyond it (a zip bomb, a header that lies) stops there.
   std::string text;
   char buffer[1 << 16];
   for (;;) {
     const zip_int64_t n = zip_fread(file.get(), buffer, sizeof buffer);
-    if (n < 0)
-      archiveFail(path, std::string("config.json: cannot read it (damaged archive): ") + zip_file_strerror(file.get()));
+    if (n < 0) archiveFail(path, entry + ": cannot read it (damaged archive): " + zip_file_strerror(file.get()));
     if (n == 0) break;
     text.append(buffer, std::size_t(n));
     if (text.size() > maxBytes)
-      archiveFail(path, "config.json: inflates to more than " + limit + " bytes, the most a Keras model's JSON may have");
+      archiveFail(path, entry + ": inflates to more than " + limit + " bytes, the most " + limitWhat + " may have");
   }
   return text;
+}
+
+std::string configOf(zip_source_t* source, const std::string& path, std::uint64_t maxBytes) {
+  return entryOf(source, path, kConfigEntry, maxBytes, "a Keras model's JSON");
+}
+
+zip_source_t* fileSource(const std::string& path) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_file_create(path.c_str(), 0, -1, &error);
+  if (!source) {
+    const std::string why = zipErrorText(&error);
+    zip_error_fini(&error);
+    archiveFail(path, "cannot open the .keras archive: " + why);
+  }
+  zip_error_fini(&error);
+  return source;
 }
 
 bool looksLikeHdf5(const std::string& head) { return head.compare(0, 8, "\x89HDF\r\n\x1a\n") == 0; }
@@ -113,16 +131,12 @@ std::string readKerasModelText(const std::string& path, std::uint64_t maxJsonByt
                       "to_json() text or a Keras 3 .keras archive");
   if (!looksLikeZip(head)) return util::readInputFile(path, "Keras model file", maxJsonBytes);
   // The archive itself may be large (its weights); only config.json is read.
-  zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* source = zip_source_file_create(path.c_str(), 0, -1, &error);
-  if (!source) {
-    const std::string why = zipErrorText(&error);
-    zip_error_fini(&error);
-    archiveFail(path, "cannot open the .keras archive: " + why);
-  }
-  zip_error_fini(&error);
-  return configOf(source, path, maxJsonBytes);
+  return configOf(fileSource(path), path, maxJsonBytes);
+}
+
+std::string kerasArchiveWeights(const std::string& path, std::uint64_t maxBytes) {
+  ::close(util::openRegularInputFile(path, "Keras weights file", std::numeric_limits<std::uint64_t>::max()));  // a FIFO or a directory refused by name
+  return entryOf(fileSource(path), path, "model.weights.h5", maxBytes, "a model's weights file");
 }
 
 }  // namespace ipusim::scheduler

@@ -4,8 +4,8 @@
 // config.json (the model object, as to_json() writes it, with its
 // compile_config), metadata.json and model.weights.h5. The archive is told by
 // its content (the zip signature), not its name; only config.json is read
-// (through libzip): the weights are not (ipusim draws its own), nor the
-// metadata. An HDF5 file (Keras 2's model.save("m.h5")) is refused by name.
+// (through libzip) for the model; the weights (model.weights.h5) only when a
+// workload asks for them (keras_weights.hpp); the metadata never. An HDF5 file (Keras 2's model.save("m.h5")) is refused by name.
 // Errors are std::invalid_argument naming the file. Internal to scheduler/.
 #include <cstdint>
 #include <string>
@@ -15,6 +15,10 @@ namespace ipusim::scheduler {
 // The JSON text of the Keras model file at `path` (at most `maxJsonBytes`,
 // whether the file itself or the archive's config.json; a regular file).
 std::string readKerasModelText(const std::string& path, std::uint64_t maxJsonBytes);
+
+// The model.weights.h5 entry of the .keras archive at `path` (a regular
+// file), at most `maxBytes` whatever its header claims.
+std::string kerasArchiveWeights(const std::string& path, std::uint64_t maxBytes);
 
 // Whether `bytes` begin as a zip archive does ("PK\3\4", or "PK\5\6" when empty).
 bool looksLikeZip(const std::string& bytes);

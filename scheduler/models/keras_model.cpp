@@ -203,6 +203,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file, KerasReplaced
     layer.spec.name = call.name;
     layer.spec.weightsOf = call.weightsOf;
     whereOf[call.name] = where;
+    m.classOf[call.name] = cls;
     m.layers.push_back(std::move(layer.spec));
     connections.inputs.push_back(call.inputs);
   }

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ struct KerasModel {
   std::string dtype = "float32";          // the layers' dtype policy (float32 | float16 | mixed_float16)
   std::vector<LayerSpec> layers;          // shapes inferred (unless the input's are unknown)
   std::vector<std::string> where;         // per layer, as errors name it: "layer 'conv2d_1' (Conv2D)"
+  std::map<std::string, std::string> classOf;  // each layer's Keras class (in Keras 3's words), by its name
   // From a Keras 3 compile_config, when the model was compiled.
   std::optional<OptimizerSpec> optimizer;
   std::optional<LossSpec> loss;

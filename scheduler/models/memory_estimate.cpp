@@ -20,15 +20,18 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   // (each a different tensor; the model's input is the images, counted
   // below), and each layer's weights once, with the optimizer's slot
   // variables, which live as long as their weights.
+  // Outside fit (evaluate, predict) no activation is kept for a backward
+  // pass, and there is no gradient and no optimizer state.
+  const bool fit = w.task == Task::Fit;
   const OptimizerSpec& o = w.optimizer;
-  const int slots = o.slots();
+  const int slots = fit ? o.slots() : 0;
   long double largestKernel = 0;
   std::string largestKernelName;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
     const Layer::Footprint f = layerOfKind(l.kind).footprint(l);
     const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && isModelInput(l.inputs[0]));
-    if (f.keptElements && !(readsImages && f.kept == "input"))
+    if (fit && f.keptElements && !(readsImages && f.kept == "input"))
       variables.push_back({l.name + "/" + f.kept, "activations",
                            computeBytes * w.dataset.batchSize * f.keptElements});
     if (!l.weightsOf.empty()) continue;  // a shared layer's later call: its weights are counted once
@@ -51,11 +54,11 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
     variables.push_back({w.layers[o].name + "/output", "activations", computeBytes * w.dataset.batchSize * elements});
   }
   // One weight gradient is live at its update at least (the largest).
-  variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
+  if (fit) variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
   variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
   // Class indices (int) or targets (float): 4 bytes each (LossSpec::targetWidth).
   const long double labelWidth = w.loss.classIndexLabels() ? 1.0L : (long double)w.loss.targetWidth(w.dataset.classes);
-  variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize * labelWidth});
+  if (w.task != Task::Predict) variables.push_back({"labels", "stream_buffers", 4.0L * w.dataset.batchSize * labelWidth});
   for (const auto& v : variables) estimate.totalBytes += v.bytes;
   std::stable_sort(variables.begin(), variables.end(),
                    [](const ModelMemoryEstimate::Variable& a, const ModelMemoryEstimate::Variable& b) {

@@ -80,6 +80,17 @@ std::vector<std::vector<std::uint64_t>> modelInputShapes(const Workload& w) {
   return shapes;
 }
 
+const char* taskName(Task t) {
+  switch (t) {
+    case Task::Fit: return "fit";
+    case Task::Evaluate: return "evaluate";
+    case Task::Predict: return "predict";
+  }
+  return "fit";
+}
+
+const char* entryPointOf(Task t) { return t == Task::Fit ? "train" : taskName(t); }
+
 std::vector<std::size_t> modelOutputs(const Workload& w) {
   if (!w.outputs.empty()) return w.outputs;
   return {w.layers.size() - 1};
@@ -93,16 +104,19 @@ std::uint32_t ipusPerReplica(const Workload& w) {
 
 Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
-  top.allowOnly({"name", "dataset", "model", "loss", "metrics", "optimizer", "training", "ipu", "pipeline", "compile", "seed"});
+  top.allowOnly({"name", "task", "dataset", "model", "loss", "metrics", "optimizer", "training", "ipu", "pipeline",
+                 "compile", "seed"});
   Workload w;
   w.name = top.string("name", source);
+  const std::string task = top.string("task", "fit", {"fit", "evaluate", "predict"});
+  w.task = task == "predict" ? Task::Predict : task == "evaluate" ? Task::Evaluate : Task::Fit;
   const Reader dataset = top.object("dataset");
   w.dataset = parseDataset(dataset, baseDirectory);
   w.seed = top.count("seed", w.seed, false);
 
   if (!top.has("model")) top.fail("model", "missing (expected {\"layers\": [...]} or {\"keras\": \"model.json\"})");
   const Reader model = top.object("model");
-  model.allowOnly({"layers", "dtype", "keras", "inputs", "outputs", "shards", "stages"});
+  model.allowOnly({"layers", "dtype", "keras", "weights", "inputs", "outputs", "shards", "stages"});
   std::optional<KerasModel> keras;
   if (model.has("keras")) {
     if (model.has("layers")) model.fail("model.layers", "give either model.layers or model.keras, not both");
@@ -117,6 +131,14 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
       model.fail("model.keras", e.what());
     }
     w.layers = keras->layers;
+    if (model.has("weights")) {
+      w.kerasWeights = besideWorkload(model.string("weights", ""), baseDirectory);
+      try {
+        w.trainedWeights = std::make_shared<const TrainedWeights>(readKerasWeights(w.kerasWeights, w.layers, keras->classOf));
+      } catch (const std::invalid_argument& e) {
+        model.fail("model.weights", e.what());
+      }
+    }
     placeKerasLayers(model, top.has("pipeline"), w);
     w.kerasLayers = keras->where;
     w.dtype = keras->dtype;
@@ -126,6 +148,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     for (const char* key : {"shards", "stages"})
       if (model.has(key))
         model.fail(model.key(key), "only with model.keras: a layer list gives each layer's shard (stage)");
+    if (model.has("weights"))
+      model.fail("model.weights", "only with model.keras: trained weights are read as Keras stores them, by its layers");
     LayerList parsed = parseLayers(model);
     w.layers = std::move(parsed.layers);
     w.inputs = std::move(parsed.inputs);
@@ -308,7 +332,14 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
   checkWorkloadLimits(w, source);
+  checkTask(w, source);
   return w;
+}
+
+void checkTask(const Workload& w, const std::string& source) {
+  if (w.task == Task::Predict && w.training.feeds && w.training.outfeedMode == "LAST")
+    throw std::invalid_argument(source + ": training.outfeed.mode: LAST keeps one step's outputs of each execution, "
+                                "but predict returns every example's: expected ALL with task predict");
 }
 
 Workload loadWorkload(const std::string& path) {

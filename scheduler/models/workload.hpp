@@ -5,11 +5,13 @@
 // throws std::invalid_argument naming the file and the key path
 // ("mnist.json: training.steps_per_execution: expected a positive integer").
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "scheduler/models/keras_weights.hpp"
 #include "scheduler/models/layer_spec.hpp"
 #include "scheduler/models/optimizer_spec.hpp"
 
@@ -122,8 +124,20 @@ struct PipelineSpec {
   bool enabled() const { return stages > 0; }
 };
 
+// What a run of the model does, as Keras's Model methods: fit (the training
+// step: forward, loss, backward, updates), evaluate (forward and the loss and
+// metrics, no gradient), predict (forward only; the outputs outfed). Dropout
+// and noise layers pass their input through outside fit, and batch
+// normalization uses its moving statistics, as Keras calls layers with
+// training=False.
+enum class Task { Fit, Evaluate, Predict };
+const char* taskName(Task t);  // "fit" | "evaluate" | "predict" (the workload key's values)
+// The entry point a task's program is compiled as: "train", "evaluate", "predict".
+const char* entryPointOf(Task t);
+
 struct Workload {
   std::string name;  // file stem unless "name" is given
+  Task task = Task::Fit;  // the workload key "task"; `ipusim evaluate` / `predict` set it
   DatasetSpec dataset;
   std::vector<LayerSpec> layers;  // shapes inferred (LayerSpec::inputShape/outputShape)
   // A model with several inputs (a Keras file's input_layers): each example
@@ -135,6 +149,10 @@ struct Workload {
   // losses added up. Empty: the last layer.
   std::vector<std::size_t> outputs;
   std::string kerasModel;         // model.keras: the Keras file the layers came from ("" for ipusim's own list)
+  // model.weights: a Keras 3 weights file (a .keras archive or a .weights.h5)
+  // whose trained values the weights start from ("": drawn from `seed`).
+  std::string kerasWeights;
+  std::shared_ptr<const TrainedWeights> trainedWeights;  // read from it, by "<layer>/<weight>" (keras_weights.hpp)
   // With kerasModel: how the file names each layer ("layer 'conv2d_1' (Conv2D)"),
   // so that checks after the import speak of the Keras layer and its key.
   std::vector<std::string> kerasLayers;
@@ -178,5 +196,9 @@ inline constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 // parseWorkload() holds the file's values to the same rules with messages of
 // its own (tests name them); this is for values changed after parsing.
 void checkStepCounts(const Workload& w, const std::string& source);
+// The task fits the rest of the workload, also after `ipusim predict` set it:
+// predict needs outfeed mode ALL (LAST would return one step's predictions
+// of each execution). Throws std::invalid_argument("<source>: <key>: ...").
+void checkTask(const Workload& w, const std::string& source);
 
 }  // namespace ipusim::scheduler

@@ -1,6 +1,8 @@
 #pragma once
 // The `ipusim` subcommands. Each adds itself to the CLI11 app; the callback
 // it installs sets the process exit code through `exitCode`.
+#include "scheduler/models/workload.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -38,6 +40,8 @@ inline CLI::Validator nonEmptyFileName() {
 }
 
 void addRunCommand(CLI::App& app, int& exitCode);
+// `ipusim evaluate` and `ipusim predict`: a workload run with its task set.
+void addTaskCommand(CLI::App& app, int& exitCode, scheduler::Task task);
 void addCompileCommand(CLI::App& app, int& exitCode);
 void addParamsCommand(CLI::App& app, int& exitCode);
 void addOptionsCommand(CLI::App& app, int& exitCode);

@@ -18,7 +18,9 @@
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/host/interrupt.hpp"
+#include "sim/host/predictions_file.hpp"
 #include "sim/host/training_host.hpp"
+#include "traces/output_file.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -64,6 +66,12 @@ std::string seconds(double s) {
   return out.str();
 }
 
+std::string milliseconds(double s) {
+  std::ostringstream out;
+  out << std::setprecision(4) << s * 1e3 << " ms";
+  return out.str();
+}
+
 std::string stepLine(const RunSummary& s) {
   const auto& c = s.step;
   if (c.steps == 0 || c.total <= 0) return "n/a";
@@ -101,9 +109,9 @@ std::string lossText(double loss) {
 
 // The last step's other outfed values, as `run` prints them: one line
 // ("final values     accuracy 0.8125, regularization 0.0421"), none when there are none.
-std::string finalValuesLine(const std::vector<std::pair<std::string, double>>& values) {
+std::string finalValuesLine(const std::vector<std::pair<std::string, double>>& values, const std::string& label) {
   if (values.empty()) return "";
-  std::string line = "final values    ";
+  std::string line = label;
   for (std::size_t i = 0; i < values.size(); ++i)
     line += (i ? ", " : " ") + values[i].first + " " + profiler::analysis::numberText(values[i].second);
   return line + "\n";
@@ -118,6 +126,7 @@ nlohmann::json finalValuesJson(const std::vector<std::pair<std::string, double>>
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
+                          {"task", s.task},
                           {"steps", s.steps},
                           {"steps_per_run", s.stepsPerRun},
                           {"feeds", s.feeds},
@@ -151,15 +160,31 @@ void print(const RunSummary& s, bool json) {
                           {"host_threads", {{"threads", s.hostThreads.threads},
                                             {"pooled_phases", s.hostThreads.pooledPhases},
                                             {"large_phases", s.hostThreads.largePhases}}},
-                          {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)}};
+                          {"profile", s.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.profile)},
+                          {"batch_latency_seconds", s.latencyBatches ? nlohmann::json{{"batches", s.latencyBatches},
+                                                                                      {"p50", s.latencyP50},
+                                                                                      {"p99", s.latencyP99},
+                                                                                      {"max", s.latencyMax}}
+                                                                    : nlohmann::json(nullptr)},
+                          {"predictions", s.predictions.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.predictions)}};
     std::cout << out.dump(2) << "\n";
     return;
   }
-  std::cout << "workload         " << s.workload << (s.feeds ? " (infeed/outfeed)" : " (no feeds)") << "\n"
+  const bool predict = s.task == "predict";
+  std::cout << "workload         " << s.workload << (s.feeds ? " (infeed/outfeed)" : " (no feeds)")
+            << (s.task == "fit" ? "" : ", " + s.task) << "\n"
             << "steps            " << s.steps << " in " << s.engineRuns << " Engine::run calls (" << s.stepsPerRun
-            << " per run)\n"
-            << "final loss       " << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)"))
-            << "\n" << finalValuesLine(s.finalValues)
+            << " per run)\n";
+  if (!predict)
+    std::cout << (s.task == "fit" ? "final loss       " : "loss (mean)      ")
+              << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)")) << "\n"
+              << finalValuesLine(s.finalValues, s.task == "fit" ? "final values    " : "means           ");
+  if (predict) std::cout << "predictions      " << (s.predictions.empty() ? "(not written: --predictions FILE)" : s.predictions) << "\n";
+  if (s.latencyBatches)
+    std::cout << "batch latency    p50 " << milliseconds(s.latencyP50) << ", p99 " << milliseconds(s.latencyP99)
+              << ", max " << milliseconds(s.latencyMax) << " (" << s.latencyBatches << " batches; from the infeed to the host holding "
+              << (predict ? "its predictions" : "its loss") << ")\n";
+  std::cout
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string()) << "\n"
@@ -205,6 +230,13 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
   return compiled;
 }
 
+// The files a run reads (the profile and the predictions are never written over them).
+std::vector<std::string> inputsOf(const RunWorkloadArgs& args, const scheduler::Workload& workload) {
+  std::vector<std::string> inputs{args.workloadPath, args.kerasPath, workload.kerasModel};
+  if (workload.dataset.format != "synthetic") inputs.insert(inputs.end(), {workload.dataset.images, workload.dataset.labels});
+  return inputs;
+}
+
 }  // namespace
 
 namespace {
@@ -216,6 +248,14 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;
+  if (args.task) workload.task = *args.task;
+  const bool predict = workload.task == scheduler::Task::Predict;
+  scheduler::checkTask(workload, args.workloadPath);
+  if (!args.predictionsPath.empty() && args.synthetic)
+    throw std::invalid_argument("--predictions needs the numbers: --synthetic-data computes none");
+  // The predictions' path is checked before the compile (which may take minutes): never one of the inputs.
+  const traces::OutputPolicy outputPolicy{args.force, inputsOf(args, workload)};
+  if (!args.predictionsPath.empty()) traces::checkOutputPath(args.predictionsPath, outputPolicy);
   if (workload.training.steps == 0) throw std::invalid_argument("--steps must be positive");
   if (workload.training.stepsPerExecution == 0) throw std::invalid_argument("--steps-per-execution must be positive");
   scheduler::checkWorkloadLimits(workload, "--steps/--steps-per-execution with " + args.workloadPath);
@@ -241,7 +281,9 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                                   " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
     batches = std::make_unique<DatasetBatches>(
-        dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed),
+        // Keras's evaluate and predict do not shuffle: the examples in their order.
+        dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed,
+                             workload.task == scheduler::Task::Fit),
         workload.loss, workload.dataset.classes);
   }
   // Timing only: identical replicas are compiled and laid out once (their
@@ -261,13 +303,13 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (!args.synthetic)
     checkSimulatedTileBytes(compiled.exe, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   EngineConfig config;
-  config.inputs = {args.workloadPath, args.kerasPath, workload.kerasModel};
-  if (workload.dataset.format == "idx") config.inputs.insert(config.inputs.end(), {workload.dataset.images, workload.dataset.labels});
+  config.inputs = inputsOf(args, workload);
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.fuseMatMuls = !args.tileByTile;
   config.workloadName = workload.name;
-  config.extraMeta = {{"steps", workload.training.steps},
+  config.extraMeta = {{"task", scheduler::taskName(workload.task)},
+                      {"steps", workload.training.steps},
                       {"steps_per_execution", workload.training.stepsPerExecution},
                       {"feeds", workload.training.feeds ? "true" : "false"},
                       {"batch_size", workload.dataset.batchSize},
@@ -283,10 +325,22 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   plan.feeds = workload.training.feeds;
   plan.replicas = replicas;
   plan.outfeed = compiled.outfeed;
-  plan.entry = engine.entryIndex("train");
+  plan.entry = engine.entryIndex(scheduler::entryPointOf(workload.task));
+  if (predict) {
+    plan.labelsStream.clear();
+    plan.lossStream = "predictions";
+    plan.predictionWidth = compiled.predictionWidth;
+  }
   plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
 
   TrainingHost trainer("host", engine, plan, host, batches.get());
+  // Every step's rows: the global batch's, a row per example (per step of a class per step).
+  std::unique_ptr<PredictionsFile> predictions;
+  if (!args.predictionsPath.empty()) {
+    const std::uint64_t rows = workload.training.steps * workload.dataset.batchSize * replicas * workload.dataset.labelSteps;
+    predictions = std::make_unique<PredictionsFile>(args.predictionsPath, rows, compiled.predictionWidth, outputPolicy);
+    trainer.onPredictions([&](const float* values, std::uint64_t count) { predictions->append(values, count); });
+  }
   // The steady state: the second run when there is one (the first pays the pipeline's fill).
   profiler::StepBreakdown breakdown(plan.runs() > 1 ? 1 : 0);
   engine.system().addObserver(&breakdown);
@@ -307,17 +361,32 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     return kInterruptedExitCode;
   }
   trainer.rethrowFailure();
+  if (predictions) predictions->commit();
 
   RunSummary summary;
   summary.workload = workload.name;
+  summary.task = scheduler::taskName(workload.task);
+  summary.predictions = predictions ? args.predictionsPath : "";
+  const BatchLatencies& latencies = trainer.latencies();
+  summary.latencyBatches = latencies.count();
+  summary.latencyP50 = target.cyclesToSeconds(latencies.percentile(0.5));
+  summary.latencyP99 = target.cyclesToSeconds(latencies.percentile(0.99));
+  summary.latencyMax = target.cyclesToSeconds(latencies.max());
   summary.steps = trainer.stepsDone();
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
   summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * (workload.ipu.numIpus / scheduler::ipusPerReplica(workload));
   summary.ipus = workload.ipu.numIpus;
   summary.feeds = plan.feeds;
-  if (!args.synthetic) summary.finalLoss = trainer.finalLoss();
-  if (!args.synthetic) summary.finalValues = trainer.finalValues();
+  if (!args.synthetic && workload.task == scheduler::Task::Evaluate) {
+    // Keras's evaluate: the loss and metrics averaged over the batches.
+    const auto means = trainer.meanValues();
+    if (!means.empty()) summary.finalLoss = means.front().second;
+    if (!means.empty()) summary.finalValues.assign(means.begin() + 1, means.end());
+  } else if (!args.synthetic && !predict) {
+    summary.finalLoss = trainer.finalLoss();
+    summary.finalValues = trainer.finalValues();
+  }
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;

@@ -1,8 +1,10 @@
 #pragma once
-// `ipusim run WORKLOAD`: compiles a training workload and simulates it with
-// the host runtime (training loop, dataset, feeds) in this process.
+// `ipusim run WORKLOAD` (and `evaluate`, `predict`): compiles a workload for
+// its task and simulates it with the host runtime (the loop, dataset, feeds)
+// in this process.
 #include "model/ipu_system.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
+#include "scheduler/models/workload.hpp"
 #include "sim/cli/target_flags.hpp"
 
 #include <optional>
@@ -29,11 +31,16 @@ struct RunWorkloadArgs {
   std::string engineOptions;
   TargetFlags target;
   std::vector<std::string> workloadSets;  // --workload-set key.path=value
+  // `ipusim evaluate` / `predict`: the task, over the workload's "task" key.
+  std::optional<scheduler::Task> task;
+  std::string predictionsPath;  // predict --predictions FILE.npy | FILE.csv
+  bool force = false;           // replace an existing predictions file
 };
 
 // The summary `ipusim run` prints (and, with --json, the object it prints).
 struct RunSummary {
   std::string workload;
+  std::string task = "fit";  // scheduler::taskName: fit | evaluate | predict
   std::uint64_t steps = 0, engineRuns = 0, stepsPerRun = 0;
   std::uint64_t examplesPerStep = 0;  // batch size x replicas
   std::uint32_t ipus = 0;             // every IPU of the job
@@ -59,6 +66,10 @@ struct RunSummary {
   std::string profile;
   // From the profile, by profiler/analysis' one definition; absent without a profile.
   std::optional<double> ipuWaitingForHost;
+  // Each batch's latency (sim/host/batch_latency.hpp), in seconds; none with outfeed mode LAST.
+  std::uint64_t latencyBatches = 0;
+  double latencyP50 = 0, latencyP99 = 0, latencyMax = 0;
+  std::string predictions;  // the predictions file written, if any
   std::vector<std::string> fittedParams;  // host parameters the absolute times rest on
   model::IpuSystem::HostThreads hostThreads;  // how the functional work used the host's threads
 };

@@ -38,6 +38,14 @@ std::string gnuplotQuoted(const std::string& text) {
   return quoted + "\"";
 }
 
+// A figure as the CSV holds it: 10 significant digits, or an empty cell.
+std::string optionalText(const std::optional<double>& v) {
+  if (!v) return "";
+  std::ostringstream out;
+  out << std::setprecision(10) << *v;
+  return out.str();
+}
+
 }  // namespace
 
 void readRunSummary(const nlohmann::json& s, SweepResult& r) {
@@ -46,6 +54,13 @@ void readRunSummary(const nlohmann::json& s, SweepResult& r) {
   r.steps = static_cast<std::uint64_t>(number(s, "steps"));
   r.engineRuns = static_cast<std::uint64_t>(number(s, "engine_runs"));
   r.throughput = r.simulatedSeconds > 0 ? double(r.steps) / r.simulatedSeconds : 0.0;
+  // (Both absent from summaries written before they were measured.)
+  if (s.contains("examples_per_second")) r.examplesPerSecond = number(s, "examples_per_second");
+  if (s.contains("batch_latency_seconds") && !s.at("batch_latency_seconds").is_null()) {
+    const auto& latency = s.at("batch_latency_seconds");
+    r.latencyP50 = number(latency, "p50");
+    r.latencyP99 = number(latency, "p99");
+  }
   const auto& loss = field(s, "final_loss");
   if (!loss.is_null()) r.finalLoss = profiler::analysis::numberFromJson(loss, "final_loss");
   const auto& step = field(s, "step_cycles");
@@ -75,6 +90,9 @@ nlohmann::json sweepToJson(const SweepPlan& plan, const std::vector<SweepResult>
       p["steps"] = r.steps;
       p["engine_runs"] = r.engineRuns;
       p["throughput_steps_per_second"] = r.throughput;
+      p["examples_per_second"] = r.examplesPerSecond;
+      p["batch_latency_seconds"] = r.latencyP50 ? nlohmann::json{{"p50", *r.latencyP50}, {"p99", *r.latencyP99}}
+                                                : nlohmann::json(nullptr);
       p["final_loss"] = r.finalLoss ? profiler::analysis::jsonNumber(*r.finalLoss) : nlohmann::json(nullptr);
       p["shares"] = {{"compute", r.shares.compute},       {"exchange", r.shares.exchange},
                      {"sync", r.shares.sync},             {"stream_copy", r.shares.streamCopy},
@@ -93,17 +111,19 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
   out << std::setprecision(10);
   out << "point";
   for (const auto& a : plan.axes) out << "," << csvQuoted(a.name);
-  out << ",status,simulated_seconds,cycles,steps,engine_runs,throughput_steps_per_second,final_loss,"
+  out << ",status,simulated_seconds,cycles,steps,engine_runs,throughput_steps_per_second,examples_per_second,"
+         "batch_latency_p50_seconds,batch_latency_p99_seconds,final_loss,"
          "compute_share,exchange_share,sync_share,stream_copy_share,host_and_idle_share,error\n";
   for (const auto& r : results) {
     out << r.point.index;
     for (const auto& v : r.point.values) out << "," << csvQuoted(v);
     if (!r.ok) {
-      out << ",failed,,,,,,,,,,,," << csvQuoted(r.error) << "\n";
+      out << ",failed,,,,,,,,,,,,,,," << csvQuoted(r.error) << "\n";
       continue;
     }
     out << ",ok," << r.simulatedSeconds << "," << r.cycles << "," << r.steps << "," << r.engineRuns << ","
-        << r.throughput << "," << (!r.finalLoss                     ? std::string()
+        << r.throughput << "," << r.examplesPerSecond << "," << optionalText(r.latencyP50) << ","
+        << optionalText(r.latencyP99) << "," << (!r.finalLoss                     ? std::string()
                                          : std::isfinite(*r.finalLoss) ? std::to_string(*r.finalLoss)
                                                                        : profiler::analysis::numberText(*r.finalLoss)) << ","
         << r.shares.compute << "," << r.shares.exchange << "," << r.shares.sync << "," << r.shares.streamCopy << ","
@@ -115,14 +135,15 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
 std::string plotData(const std::vector<SweepResult>& results) {
   std::ostringstream out;
   out << std::setprecision(10);
-  out << "# label seconds throughput compute exchange sync stream_copy host_and_idle\n";
+  out << "# label seconds throughput compute exchange sync stream_copy host_and_idle latency_p50_ms latency_p99_ms\n";
   for (const auto& r : results) {
     if (!r.ok) continue;
     std::string label;  // the values only; the x axis title names the axes
     for (const auto& v : r.point.values) label += (label.empty() ? "" : " / ") + v;
     out << gnuplotQuoted(label) << " " << r.simulatedSeconds << " " << r.throughput << " "
         << 100 * r.shares.compute << " " << 100 * r.shares.exchange << " " << 100 * r.shares.sync << " "
-        << 100 * r.shares.streamCopy << " " << 100 * r.shares.hostAndIdle << "\n";
+        << 100 * r.shares.streamCopy << " " << 100 * r.shares.hostAndIdle << " "
+        << (r.latencyP50 ? 1e3 * *r.latencyP50 : 0.0) << " " << (r.latencyP99 ? 1e3 * *r.latencyP99 : 0.0) << "\n";
   }
   return out.str();
 }
@@ -130,7 +151,8 @@ std::string plotData(const std::vector<SweepResult>& results) {
 std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& results, const std::string& dataFile,
                        const std::string& pngPath) {
   std::size_t points = 0;
-  for (const auto& r : results) points += r.ok ? 1 : 0;
+  bool latency = false;  // a panel of batch latencies when the runs measured them
+  for (const auto& r : results) points += r.ok ? 1 : 0, latency = latency || (r.ok && r.latencyP50);
   std::string varied, title;
   for (const auto& a : plan.axes) {
     varied += (varied.empty() ? "" : " / ") + a.name;
@@ -144,10 +166,10 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
   }
   std::string workload = plan.workload.substr(plan.workload.find_last_of('/') + 1);
   std::ostringstream g;
-  g << "set terminal pngcairo size 1400,1000 noenhanced font 'DejaVu Sans,12'\n"
+  g << "set terminal pngcairo size 1400," << (latency ? 1300 : 1000) << " noenhanced font 'DejaVu Sans,12'\n"
     << "set output " << gnuplotQuoted(pngPath) << "\n"
     << "set datafile separator whitespace\n"
-    << "set multiplot layout 3,1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + title)
+    << "set multiplot layout " << (latency ? 4 : 3) << ",1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + title)
     << " font 'DejaVu Sans,15'\n"
     // The same margins on every panel, so the points line up over the bars.
     << "set lmargin 12\nset rmargin 24\n"
@@ -168,6 +190,10 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     << "plot " << gnuplotQuoted(dataFile)
     << " using 0:3:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#2ca02c', '' using 0:3:(sprintf('%.0f', $3)) with labels "
        "offset 0,1.1 notitle\n"
+    << (latency ? "set ylabel 'batch latency (ms)'\nset key inside left top\nplot " + gnuplotQuoted(dataFile) +
+                      " using 0:9:xtic(1) title 'p50' lw 2 pt 7 ps 1.2 lc rgb '#9467bd', '' using 0:10 title 'p99' "
+                      "lw 2 pt 5 ps 1.2 lc rgb '#8c564b'\nset key off\n"
+                : std::string())
     << "set ylabel 'share of simulated time (%)'\n"
     << "set offsets 0, 0, 0, 0\n"
     << "set yrange [0:100]\n"

@@ -31,6 +31,9 @@ struct SweepResult {
   double simulatedSeconds = 0;
   std::uint64_t cycles = 0, steps = 0, engineRuns = 0;
   double throughput = 0;             // steps per simulated second
+  double examplesPerSecond = 0;      // the run's examples_per_second (batch x replicas per step)
+  // Each batch's latency (run --json batch_latency_seconds), when measured (outfeed mode ALL).
+  std::optional<double> latencyP50, latencyP99;
   std::optional<double> finalLoss;
   SweepPhaseShares shares;
 };

@@ -153,8 +153,8 @@ std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, co
   return bytes;
 }
 
-BatchSource::BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed)
-    : examples_(std::move(examples)), batchSize_(batchSize), seed_(shuffleSeed) {
+BatchSource::BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed, bool shuffled)
+    : examples_(std::move(examples)), batchSize_(batchSize), seed_(shuffleSeed), shuffled_(shuffled) {
   if (batchSize_ == 0) throw std::invalid_argument("BatchSource: batch size must be positive");
   if (examples_.count < batchSize_)
     throw std::invalid_argument("BatchSource: " + std::to_string(examples_.count) + " examples cannot fill one batch of " +
@@ -167,9 +167,10 @@ BatchSource::BatchSource(Examples examples, std::uint32_t batchSize, std::uint64
 void BatchSource::shuffle() {
   order_.resize(examples_.count);
   for (std::uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  position_ = 0;
+  if (!shuffled_) return;
   std::mt19937_64 rng(seed_ * 0x9e3779b97f4a7c15ull + epoch_);
   for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);
-  position_ = 0;
 }
 
 Batch BatchSource::next() {

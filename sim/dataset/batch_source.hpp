@@ -58,7 +58,9 @@ std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, co
 
 class BatchSource {
  public:
-  BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed);
+  // `shuffled` false: every epoch in the examples' own order (Keras's
+  // evaluate and predict, which do not shuffle).
+  BatchSource(Examples examples, std::uint32_t batchSize, std::uint64_t shuffleSeed, bool shuffled = true);
   Batch next();                       // the next batch (a new epoch reshuffles)
   // The same, written into the caller's buffers (batchSize() x features()
   // floats, batchSize() x labelSteps() labels): a training loop's per-step buffer, without
@@ -81,6 +83,7 @@ class BatchSource {
   Examples examples_;
   std::uint32_t batchSize_;
   std::uint64_t seed_;
+  bool shuffled_;
   std::uint64_t epoch_ = 0, position_ = 0, served_ = 0;
   std::vector<std::uint32_t> order_;
 };

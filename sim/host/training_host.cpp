@@ -19,11 +19,12 @@ TrainingHost::TrainingHost(sc_core::sc_module_name name, Engine& engine, const T
                                 std::to_string(plan_.stepsPerExecution) + ")");
   host_.checkCycles(engine_.system().target());  // every hostSpan below then fits
   images_ = &engine_.stream(plan_.imagesStream);
-  labels_ = &engine_.stream(plan_.labelsStream);
+  labels_ = plan_.labelsStream.empty() ? nullptr : &engine_.stream(plan_.labelsStream);
   loss_ = &engine_.stream(plan_.lossStream);
   const model::Target& target = engine_.system().target();
   const ir::Cycles service = target.secondsToCycles(host_.streamServiceSeconds);
-  for (auto* s : {images_, labels_, loss_}) s->setHostServiceCycles(service);
+  for (auto* s : {images_, labels_, loss_})
+    if (s) s->setHostServiceCycles(service);
 
   if (plan_.feeds) {
     SC_THREAD(datasetProducer);
@@ -32,8 +33,8 @@ TrainingHost::TrainingHost(sc_core::sc_module_name name, Engine& engine, const T
     // Without feeds the batch travels with its run: the streams read the
     // buffers the loop filled, and the loss comes back with the run.
     images_->connect([this](model::Bytes& b) { b = pendingImages_; });
-    labels_->connect([this](model::Bytes& b) { b = pendingLabels_; });
-    loss_->connect([this](model::Bytes& b) { receiveLoss(b); });
+    if (labels_) labels_->connect([this](model::Bytes& b) { b = pendingLabels_; });
+    loss_->connect([this](model::Bytes& b) { receive(b); });
   }
   SC_THREAD(trainingLoop);
 }
@@ -43,6 +44,21 @@ void TrainingHost::hostSpan(const char* track, const char* name, const char* cat
   const ir::Cycles cycles = engine_.system().target().secondsToCycles(seconds);
   if (cycles) sc_core::wait(model::cyclesToTime(cycles));
   engine_.hostEvent({track, name, category, start, cycles});
+}
+
+void TrainingHost::batchReady() {
+  if (plan_.outfeedMode == OutfeedMode::All) readySince_.push_back(model::nowCycles());
+}
+
+void TrainingHost::receive(const model::Bytes& bytes) {
+  if (plan_.outfeedMode == OutfeedMode::All && !readySince_.empty()) {
+    latencies_.add(model::nowCycles() - readySince_.front());
+    readySince_.pop_front();
+  }
+  if (!plan_.predictionWidth) return receiveLoss(bytes);
+  // Predictions: each replica's rows in turn, the global batch's order.
+  const std::uint64_t rows = bytes.size() / sizeof(float) / plan_.predictionWidth;
+  if (predictions_ && rows) predictions_(reinterpret_cast<const float*>(bytes.data()), rows);
 }
 
 void TrainingHost::receiveLoss(const model::Bytes& bytes) {
@@ -64,6 +80,9 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   };
   const float loss = mean(0);
   finalLoss_ = loss;
+  valueSums_.resize(std::max<std::size_t>(valueSums_.size(), perReplica), 0.0);
+  for (std::size_t i = 0; i < perReplica; ++i) valueSums_[i] += mean(i);
+  ++valueSteps_;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
   // The compiled step's outfeed: the loss, then the accuracy, a schedule's learning rate.
@@ -75,6 +94,15 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
     engine_.counter({names[i], origin.at, value, origin.run, origin.step});
     finalValues_.emplace_back(names[i], value);
   }
+}
+
+std::vector<std::pair<std::string, double>> TrainingHost::meanValues() const {
+  std::vector<std::pair<std::string, double>> means;
+  if (valueSteps_ == 0) return means;
+  means.emplace_back("loss", valueSums_[0] / double(valueSteps_));
+  for (std::size_t i = 1; i < valueSums_.size() && i - 1 < finalValues_.size(); ++i)
+    means.emplace_back(finalValues_[i - 1].first, valueSums_[i] / double(valueSteps_));
+  return means;
 }
 
 void TrainingHost::fail(std::exception_ptr error) {
@@ -94,6 +122,7 @@ void TrainingHost::trainingLoop() {
       if (!plan_.feeds) {
         hostSpan("training loop", "next batch", "host_io", host_.batchPrepareSeconds);
         if (batches_) batches_->next(pendingImages_, pendingLabels_);
+        batchReady();
       }
       hostSpan("training loop", "Engine::run dispatch", "host", host_.runDispatchSeconds);
       images_->delayNextCopy(startup);
@@ -121,7 +150,8 @@ void TrainingHost::datasetProducer() {
       model::Bytes images, labels;
       if (batches_) batches_->next(images, labels);
       images_->push(std::move(images));  // blocks while the prefetch buffer is full
-      labels_->push(std::move(labels));
+      batchReady();                      // in the infeed: its time in the queue counts
+      if (labels_) labels_->push(std::move(labels));
     }
   } catch (...) {
     fail(std::current_exception());
@@ -132,8 +162,9 @@ void TrainingHost::outfeedDrainer() {
   try {
     for (;;) {
       model::Bytes bytes = loss_->pop();  // blocks until the device enqueues
-      hostSpan("outfeed", "dequeue loss", "host_io", host_.outfeedDequeueSeconds);
-      receiveLoss(bytes);
+      hostSpan("outfeed", plan_.predictionWidth ? "dequeue predictions" : "dequeue loss", "host_io",
+               host_.outfeedDequeueSeconds);
+      receive(bytes);
       ++outfeedCopies_;
       outfeedReceived_.notify(sc_core::SC_ZERO_TIME);
     }

@@ -11,11 +11,15 @@
 //   last of each run), and the device blocks when the outfeed is full;
 // - every stream copy costs host service time, and the first copy of a run
 //   waits for the host stream service to start (the long first Begin).
-// Losses arrive as the `loss` counter. Host activity becomes host-track slices.
+// Losses arrive as the `loss` counter (predict's outputs go to the
+// prediction sink instead); each batch's latency is kept
+// (batch_latency.hpp). Host activity becomes host-track slices.
 #include "sim/engine/engine.hpp"
+#include "sim/host/batch_latency.hpp"
 #include "sim/host/host_params.hpp"
 #include "sim/host/training_plan.hpp"
 
+#include <deque>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -34,6 +38,11 @@ class TrainingHost : public sc_core::sc_module {
 
   // Called after every run with (runs done, steps done); e.g. a progress bar.
   void onProgress(std::function<void(std::uint64_t runs, std::uint64_t steps)> fn) { progress_ = std::move(fn); }
+  // Predict (TrainingPlan::predictionWidth): called with each step's
+  // predictions as they reach the host, `rows` rows of predictionWidth floats.
+  void onPredictions(std::function<void(const float* values, std::uint64_t rows)> fn) { predictions_ = std::move(fn); }
+  // Each batch's latency (batch_latency.hpp), with outfeed mode ALL.
+  const BatchLatencies& latencies() const { return latencies_; }
 
   // The last loss the host received (NaN before any, or with synthetic data).
   // Only the last is kept: host memory does not grow with the number of steps.
@@ -41,6 +50,10 @@ class TrainingHost : public sc_core::sc_module {
   // The last step's other outfed values (accuracy, metrics, regularization,
   // learning_rate), by counter name, in outfeed order.
   const std::vector<std::pair<std::string, double>>& finalValues() const { return finalValues_; }
+  // Every outfed value (loss first, then as finalValues) averaged over the
+  // steps the host received: Keras's evaluate result, the mean over the
+  // batches (equal batches: the mean over the examples). Empty without numbers.
+  std::vector<std::pair<std::string, double>> meanValues() const;
   std::uint64_t runsDone() const { return runsDone_; }
   std::uint64_t stepsDone() const { return runsDone_ * plan_.stepsPerRun(); }
   ir::Cycles endCycle() const { return endCycle_; }
@@ -54,6 +67,8 @@ class TrainingHost : public sc_core::sc_module {
   // "host_io" for data work (batches, outfeed), "host" for control (dispatch).
   void hostSpan(const char* track, const char* name, const char* category, double seconds);
   void receiveLoss(const model::Bytes& bytes);
+  void receive(const model::Bytes& bytes);  // the outfeed's copy: loss and metrics, or predictions
+  void batchReady();                        // a batch's data is on the host: its latency starts
   void fail(std::exception_ptr error);
 
   Engine& engine_;
@@ -63,8 +78,13 @@ class TrainingHost : public sc_core::sc_module {
   model::HostStream *images_, *labels_, *loss_;
   model::Bytes pendingImages_, pendingLabels_;  // no feeds: this run's batch
   std::function<void(std::uint64_t, std::uint64_t)> progress_;
+  std::function<void(const float*, std::uint64_t)> predictions_;
+  BatchLatencies latencies_;
+  std::deque<ir::Cycles> readySince_;  // batches in flight: when each became ready
   double finalLoss_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::pair<std::string, double>> finalValues_;
+  std::vector<double> valueSums_;  // per outfed value, over the steps received
+  std::uint64_t valueSteps_ = 0;
   std::uint64_t runsDone_ = 0;
   std::uint64_t outfeedCopies_ = 0;       // feeds: outfeed elements the host has taken
   sc_core::sc_event outfeedReceived_;

@@ -32,6 +32,16 @@ TEST(BatchNormCodelets, StatisticsGiveInvStdDevAndMoveTheAverages) {
   EXPECT_NEAR(b[2].floats[2], 1.8, 1e-6);
 }
 
+TEST(BatchNormCodelets, InvStdDevReadsTheMovingVarianceAlone) {
+  std::vector<Buffer> b = {Buffer::of({1.0f, 0.0f, 4.0f}), Buffer::of({-1.0f, -1.0f, -1.0f})};
+  run("BatchNormInvStdDev", b, {{"epsilon", 1e-3}});
+  EXPECT_EQ(b[0].floats, (std::vector<float>{1.0f, 0.0f, 4.0f}));  // left as it is
+  for (std::size_t c = 0; c < 3; ++c)
+    EXPECT_NEAR(b[1].floats[c], 1.0 / std::sqrt(double(b[0].floats[c]) + 1e-3), 1e-5) << c;
+  std::vector<Buffer> bad = {Buffer::of({1.0f}), Buffer::of({0.0f})};
+  EXPECT_THROW(run("BatchNormInvStdDev", bad, {{"epsilon", 0}}), std::invalid_argument);
+}
+
 TEST(BatchNormCodelets, NormaliseAndInputGradAgainstDoubleReference) {
   const auto x = pseudoRandom(kRows * kCols, 1), mean = pseudoRandom(kCols, 2), gamma = pseudoRandom(kCols, 3),
              beta = pseudoRandom(kCols, 4), dy = pseudoRandom(kRows * kCols, 5), gd = pseudoRandom(kCols, 6),
@@ -81,6 +91,9 @@ TEST(BatchNormCodelets, Cycles) {
   // 5 channels: 3 vectors of 2 floats at 34 cycles, after BinaryOp2D's 5.
   EXPECT_EQ(cyc::kBatchNormStatisticsCyclesPerVector, 34u);
   EXPECT_EQ(cyclesOf("BatchNormStatistics", {5, 5, 5, 5, 5}, {{"epsilon", 1e-3}, {"momentum", 0.99}}), 5u + 3 * 34);
+  // Inference's: the epsilon add (3), SQRT (10) and DIVIDE (10) per vector.
+  EXPECT_EQ(cyc::kBatchNormInvStdDevCyclesPerVector, 23u);
+  EXPECT_EQ(cyclesOf("BatchNormInvStdDev", {5, 5}, {{"epsilon", 1e-3}}), 5u + 3 * 23);
   // 3 rows x 8 columns: 15 + 3 x (7 + 4 vectors x 8).
   EXPECT_EQ(cyclesOf("BatchNormalise", {24, 8, 8, 8, 8, 24, 24}, {{"rows", 3}, {"cols", 8}}), 15u + 3 * (7 + 4 * 8));
   // In half, 4 halves a vector: 15 + 3 x (7 + 2 x 8).

@@ -58,7 +58,7 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
       "ConvPartialVerticalMac<half,float>", "ConvPartialVerticalMac<half,half>", "ConvWeightUpdateHorizontalMac",
       "ConvWeightUpdateHorizontalMac<half,float>", "ConvWeightUpdateHorizontalMac<half,half>",
       // Batch normalization.
-      "BatchNormStatistics", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>",
+      "BatchNormStatistics", "BatchNormInvStdDev", "BatchNormalise", "BatchNormInputGrad", "BatchNormalise<half>", "BatchNormInputGrad<half>",
       // Layer normalization (issue 29).
       "LayerNormalise", "LayerNormInputGrad", "LayerNormalise<half>", "LayerNormInputGrad<half>",
       // The embedding's lookup and gradient (issue 29).

@@ -668,8 +668,37 @@ void CpuReference::batchStatistics(const Stage& s, const std::vector<float>& x, 
   for (double& v : variance) v /= double(M);
 }
 
+float CpuReference::evaluate(const std::vector<float>& images, const std::vector<std::int32_t>& labels) {
+  inference_ = true;
+  const float loss = step(images, labels);
+  inference_ = false;
+  return loss;
+}
+
+std::vector<float> CpuReference::predict(const std::vector<float>& images) {
+  const std::vector<std::int32_t> labels(batch_ * w_.dataset.labelSteps, 0);
+  evaluate(images, labels);
+  std::vector<float> out = lastOutput_;
+  // A softmax (sigmoid) the loss fuses, the output layer's activation under
+  // a categorical (binary) cross-entropy, is the prediction's own.
+  const std::string& loss = w_.loss.type;
+  if ((loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") && !w_.loss.fromLogits) {
+    const std::size_t C = w_.dataset.classes;
+    for (std::size_t r = 0; r < out.size() / C; ++r) {
+      float* z = &out[r * C];
+      const float mx = *std::max_element(z, z + C);
+      double sum = 0;
+      for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
+      for (std::size_t c = 0; c < C; ++c) z[c] = float(std::exp(double(z[c] - mx)) / sum);
+    }
+  }
+  if (loss == "binary_crossentropy" && !w_.loss.fromLogits)  // the sigmoid a binary cross-entropy fuses
+    for (float& z : out) z = float(1.0 / (1.0 + std::exp(-double(z))));
+  return out;
+}
+
 float CpuReference::step(const std::vector<float>& images, const std::vector<std::int32_t>& labels) {
-  ++stepCount_;
+  if (!inference_) ++stepCount_;
   const std::size_t B = batch_, S = stages_.size();
   // Forward: acts[0] = input, acts[i+1] = output of stage i.
   std::vector<std::vector<float>> acts{images};
@@ -704,6 +733,15 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
           for (std::size_t k = 0; k < s.in; ++k) sum += double(x[r * s.in + k]) * W[k * s.out + c];
           y[r * s.out + c] = float(sum) + (s.bias ? weights_[s.kernel + 1][c] : 0.0f);
         }
+    } else if (s.kind == Stage::BatchNorm && inference_) {
+      // Keras's BatchNormalization.call with training=False: the moving statistics.
+      const std::size_t C = s.channels;
+      for (std::size_t e = 0; e < y.size(); ++e) {
+        const std::size_t c = e % C;
+        const double gamma = s.gamma == ~std::size_t(0) ? 1.0 : weights_[s.gamma][c];
+        const double beta = s.beta == ~std::size_t(0) ? 0.0 : weights_[s.beta][c];
+        y[e] = float((x[e] - moving_[s.moving][c]) / std::sqrt(double(moving_[s.moving + 1][c]) + s.epsilon) * gamma + beta);
+      }
     } else if (s.kind == Stage::BatchNorm) {
       // Keras's BatchNormalization.call in training: ops.moments over every
       // axis but the channels, the moving averages updated with the batch's
@@ -721,6 +759,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
         moving_[s.moving][c] = float(moving_[s.moving][c] * s.momentum + mean[c] * (1.0 - s.momentum));
         moving_[s.moving + 1][c] = float(moving_[s.moving + 1][c] * s.momentum + variance[c] * (1.0 - s.momentum));
       }
+    } else if ((s.kind == Stage::Noise || s.kind == Stage::Dropout) && inference_) {
+      y = x;  // training=False: the input passes
     } else if (s.kind == Stage::Noise) {
       for (std::size_t e = 0; e < y.size(); ++e) {
         const float noise = s.rate * numeric::standardNormal(s.seed, stepCount_, e);
@@ -904,6 +944,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
   for (const Penalty& p : weightPenalties_) regularization += penalty(weights_[p.at], p.l1, p.l2);
   for (const Penalty& p : activityPenalties_) regularization += penalty(acts[p.at], p.l1, p.l2);
   lastRegularization_ = float(regularization);
+  lastOutput_ = acts[outputs_.front()];
+  if (inference_) return float(lossSum / double(B * w_.dataset.labelSteps) + regularization);
   // Backward in reverse stage order, each activation's gradient the sum of
   // its readers'; only activations that depend on a weight get one. Then the updates.
   auto weighted = [](const Stage& s) {

@@ -37,6 +37,14 @@ class CpuReference {
   CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights);
   // One training step on a batch; returns the batch mean cross-entropy before the update.
   float step(const std::vector<float>& images, const std::vector<std::int32_t>& labels);
+  // Keras's evaluate on a batch: the forward pass as layers run with
+  // training=False (dropout and noise pass their input, batch normalization
+  // reads its moving statistics and leaves them), the loss and metrics; no
+  // gradient, no update. Returns the loss; lastAccuracy() and lastMetrics() are its.
+  float evaluate(const std::vector<float>& images, const std::vector<std::int32_t>& labels);
+  // The model's outputs on a batch as Keras's predict gives them (inference
+  // as evaluate; a softmax the loss fuses applied): the first output's rows.
+  std::vector<float> predict(const std::vector<float>& images);
   const std::vector<std::vector<float>>& weights() const { return weights_; }
   // The last step's accuracy: the share of rows whose first largest logit is the label's.
   float lastAccuracy() const { return lastAccuracy_; }
@@ -151,6 +159,8 @@ class CpuReference {
   std::vector<std::vector<float>> moving_;
   std::uint32_t batch_;
   std::uint64_t stepCount_ = 0;
+  bool inference_ = false;  // evaluate / predict: layers as with training=False
+  std::vector<float> lastOutput_;  // the first output's values of the last forward pass
   float lastAccuracy_ = 0;
   // The regularizers: a weight's (its index in weights_) or an activation's
   // (its index in the forward pass's activations), with their factors (an

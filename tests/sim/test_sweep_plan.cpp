@@ -140,5 +140,22 @@ TEST(SweepResults, CsvHasOneRowPerPointAndFailuresSayWhy) {
   EXPECT_EQ(plotData({ok, failed}).find("bad"), std::string::npos);  // failed points are not drawn
 }
 
+TEST(SweepResults, ThroughputInExamplesAndBatchLatencyReachTheCsv) {
+  SweepResult r;
+  readRunSummary({{"simulated_seconds", 2.0}, {"cycles", 1000}, {"steps", 10}, {"engine_runs", 5},
+                  {"final_loss", nullptr}, {"examples_per_second", 160.0},
+                  {"batch_latency_seconds", {{"batches", 10}, {"p50", 0.00125}, {"p99", 0.0025}, {"max", 0.003}}},
+                  {"step_cycles", {{"compute", 40}, {"exchange", 20}, {"sync", 10}, {"stream_copy", 5}}}},
+                 r);
+  EXPECT_DOUBLE_EQ(r.examplesPerSecond, 160.0);
+  ASSERT_TRUE(r.latencyP50);
+  EXPECT_DOUBLE_EQ(*r.latencyP99, 0.0025);
+  r.ok = true;
+  const std::string csv = sweepToCsv(SweepPlan{}, {r});
+  EXPECT_NE(csv.find("examples_per_second,batch_latency_p50_seconds,batch_latency_p99_seconds,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",160,0.00125,0.0025,"), std::string::npos) << csv;
+  EXPECT_EQ(sweepToJson(SweepPlan{}, {r})["points"][0]["batch_latency_seconds"]["p50"], 0.00125);
+}
+
 }  // namespace
 }  // namespace ipusim::sim

@@ -224,6 +224,7 @@ void ViewerApp::drawSummary(OpenProfile& p) {
   ImGui::BeginChild("summary", ImVec2(ImGui::GetContentRegionAvail().x * 0.5f, 0), true);
   ImGui::Text("Profile: %s", s.path().c_str());
   ImGui::Text("Workload: %s", s.metaValue("workload", "?").c_str());
+  if (const std::string task = s.metaValue("task", ""); !task.empty()) ImGui::Text("Task: %s", task.c_str());
   ImGui::Text("Target: %s, %lld IPU(s) x %lld tiles, %s Hz", s.metaValue("arch", "?").c_str(),
               static_cast<long long>(s.numIpus()), static_cast<long long>(s.tilesPerIpu()),
               s.metaValue("clock_hz", "?").c_str());

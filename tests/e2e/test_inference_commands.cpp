@@ -1,0 +1,146 @@
+// `ipusim evaluate` and `ipusim predict` (issue "Inference"): the loss and
+// accuracy evaluate gives are the ones predict's outputs imply on the same
+// examples; the predictions file is complete or absent and never replaces a
+// file unasked; replicated predict gives the single IPU's outputs; the
+// profile says which task ran.
+#include "cli_helpers.hpp"
+#include "hardening_helpers.hpp"
+
+#include "sim/dataset/batch_source.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+namespace ipusim::test {
+namespace {
+
+// The tutorial's model on 64 tiles, `steps` batches of `batch` (10 per run).
+std::string tutorialWith(const fs::path& dir, std::uint64_t steps, std::uint32_t batch = 32, std::uint32_t ipus = 1) {
+  return workloadWith(dir, [&](nlohmann::json& j) {
+    j["dataset"]["batch_size"] = batch;
+    j["training"]["steps"] = steps;
+    j["training"]["steps_per_execution"] = steps < 10 ? steps : 10;
+    j["ipu"] = {{"arch", "ipu2"}, {"tiles", 64}, {"num_ipus", ipus}};
+  });
+}
+
+// A .npy file of float32 rows (numpy.lib.format 1.0): its shape and values.
+struct NpyArray {
+  std::uint64_t rows = 0, columns = 0;
+  std::vector<float> values;
+};
+
+NpyArray readNpy(const fs::path& path) {
+  const std::string bytes = readText(path);
+  NpyArray a;
+  EXPECT_EQ(bytes.compare(0, 6, "\x93NUMPY"), 0) << path;
+  const std::size_t headerLength = std::uint8_t(bytes.at(8)) | std::size_t(std::uint8_t(bytes.at(9))) << 8;
+  const std::string header = bytes.substr(10, headerLength);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
+  EXPECT_EQ((10 + headerLength) % 64, 0u) << "numpy aligns the data to 64 bytes";
+  const auto shape = header.find("'shape': (");
+  EXPECT_NE(shape, std::string::npos) << header;
+  if (shape == std::string::npos) return a;
+  unsigned long long rows = 0, columns = 0;
+  std::sscanf(header.c_str() + shape + 10, "%llu, %llu", &rows, &columns);
+  a.rows = rows, a.columns = columns;
+  a.values.resize((bytes.size() - 10 - headerLength) / sizeof(float));
+  std::memcpy(a.values.data(), bytes.data() + 10 + headerLength, a.values.size() * sizeof(float));
+  return a;
+}
+
+TEST(InferenceCommands, EvaluateGivesTheLossAndAccuracyThatPredictsOutputsImply) {
+  ScratchDir dir("evaluate-predict");
+  const std::string workload = tutorialWith(dir.path(), 20);
+  const fs::path npy = dir.path() / "predictions.npy";
+  const CommandResult predicted = runCommand(ipusimBinary() + " predict " + quote(workload) + " --predictions " + quote(npy.string()));
+  ASSERT_EQ(predicted.exitCode, 0) << predicted.output;
+  EXPECT_NE(predicted.output.find("batch latency    p50 "), std::string::npos) << predicted.output;
+  const CommandResult evaluated = runCommand(ipusimBinary() + " evaluate " + quote(workload) + " --json");
+  ASSERT_EQ(evaluated.exitCode, 0) << evaluated.output;
+  const nlohmann::json summary = nlohmann::json::parse(evaluated.output);
+  EXPECT_EQ(summary["task"], "evaluate");
+
+  const NpyArray p = readNpy(npy);
+  ASSERT_EQ(p.rows, 640u);
+  ASSERT_EQ(p.columns, 10u);
+  ASSERT_EQ(p.values.size(), 640u * 10);
+  // The first 640 examples of the training set, in the file's order (neither task shuffles).
+  scheduler::DatasetSpec spec;
+  spec.features = 784;
+  spec.classes = 10;
+  const sim::dataset::Examples examples = sim::dataset::loadExamples(spec);
+  double loss = 0, correct = 0;
+  for (std::size_t r = 0; r < 640; ++r) {
+    const float* row = &p.values[r * 10];
+    double sum = 0;
+    for (std::size_t c = 0; c < 10; ++c) sum += row[c];
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << r << ": softmax probabilities";
+    loss -= std::log(double(row[examples.labels[r]]));
+    correct += std::max_element(row, row + 10) - row == examples.labels[r];
+  }
+  EXPECT_NEAR(summary["final_loss"].get<double>(), loss / 640, 1e-4 * loss / 640);
+  EXPECT_NEAR(summary["final_values"]["accuracy"].get<double>(), correct / 640, 1e-6);
+}
+
+TEST(InferenceCommands, ThePredictionsFileIsNeverWrittenOverAFileUnaskedNorLeftPartial) {
+  ScratchDir dir("predictions-file");
+  const std::string workload = tutorialWith(dir.path(), 2);
+  const fs::path csv = dir.path() / "p.csv";
+  std::ofstream(csv) << "keep me\n";
+  const std::string predict = ipusimBinary() + " predict " + quote(workload) + " --predictions ";
+  expectRefusal(runCommand(predict + quote(csv.string())), csv.string());
+  EXPECT_EQ(readText(csv), "keep me\n");
+  const CommandResult forced = runCommand(predict + quote(csv.string()) + " --force");
+  ASSERT_EQ(forced.exitCode, 0) << forced.output;
+  const std::string text = readText(csv);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 64) << "a line per example";
+  EXPECT_EQ(std::count(text.begin(), text.end(), ','), 64 * 9) << "10 values a line";
+  // Over its own input, with another extension, without the numbers: refused, nothing written.
+  expectRefusal(runCommand(predict + quote(workload)), workload);
+  expectRefusal(runCommand(predict + quote((dir.path() / "p.txt").string())), "expected a file name ending in .npy");
+  expectRefusal(runCommand(predict + quote((dir.path() / "s.npy").string()) + " --synthetic-data"),
+                "--predictions needs the numbers");
+  EXPECT_FALSE(fs::exists(dir.path() / "s.npy"));
+  expectNoLitter(dir.path());
+}
+
+TEST(InferenceCommands, ReplicatedPredictGivesTheSingleIpusOutputs) {
+  ScratchDir dir("replicated-predict");
+  const fs::path one = dir.path() / "one", two = dir.path() / "two";
+  fs::create_directories(one);
+  fs::create_directories(two);
+  // Two replicas of 16 take the same 32 examples a step as one IPU's batch of 32.
+  const CommandResult single = runCommand(ipusimBinary() + " predict " + quote(tutorialWith(one, 4, 32, 1)) +
+                                          " --predictions " + quote((one / "p.npy").string()));
+  ASSERT_EQ(single.exitCode, 0) << single.output;
+  const CommandResult replicated = runCommand(ipusimBinary() + " predict " + quote(tutorialWith(two, 4, 16, 2)) +
+                                              " --predictions " + quote((two / "p.npy").string()));
+  ASSERT_EQ(replicated.exitCode, 0) << replicated.output;
+  const NpyArray a = readNpy(one / "p.npy"), b = readNpy(two / "p.npy");
+  ASSERT_EQ(a.rows, 128u);
+  ASSERT_EQ(b.rows, 128u);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  for (std::size_t i = 0; i < a.values.size(); ++i) ASSERT_NEAR(a.values[i], b.values[i], 1e-6) << "value " << i;
+}
+
+TEST(InferenceCommands, TheProfileSaysWhichTaskRan) {
+  ScratchDir dir("predict-profile");
+  const std::string workload = tutorialWith(dir.path(), 10);
+  const CommandResult r = runCommand(autoReport(dir.path()) + ipusimBinary() + " predict " + quote(workload));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string profile = quote((dir.path() / "profile.pop").string());
+  const CommandResult meta = runCommand("sqlite3 " + profile + " \"SELECT value FROM meta WHERE key = 'task'\"");
+  EXPECT_EQ(meta.output, "predict\n");
+  const CommandResult runs = runCommand("sqlite3 " + profile + " \"SELECT DISTINCT name FROM runs\"");
+  EXPECT_EQ(runs.output, "predict\n");
+  const CommandResult streams =
+      runCommand("sqlite3 " + profile + " \"SELECT count(*) FROM slices WHERE name LIKE '%labels%'\"");
+  EXPECT_EQ(streams.output, "0\n") << "predict streams no labels";
+}
+
+}  // namespace
+}  // namespace ipusim::test
