@@ -76,5 +76,29 @@ TEST(AdversarialPass6, ASweepWritesAndEmptiesNoneOfItsInputs) {
   EXPECT_TRUE(fs::exists(out / "points" / "1.json"));
 }
 
+// The host-link bytes of `report`, `report --json`, `compare` and the
+// viewer's selection were summed unchecked: a damaged profile whose stream
+// copies each claim 2^62 - 1 bytes (the readers' bound for one value)
+// printed "bytes to device -16 B, to host -8 B" (SCHEMA.md promises
+// overflow-checked sums, as every other sum has).
+TEST(AdversarialPass6, HostLinkBytesOverflowingIsADamagedProfile) {
+  ScratchDir dir("host-link-bytes");
+  const fs::path profile = writeProfile(dir.path());
+  execSql(profile, "UPDATE slices SET bytes = 4611686018427387903 WHERE category = 'stream_copy_mid'");
+  for (const char* command : {" report ", " report --json ", " insights "}) {
+    const auto r = runCommand(ipusimBinary() + command + quote(profile.string()));
+    expectRefusal(r, profile.string() + ": damaged profile: the sum of slices.bytes overflows 64 bits");
+  }
+  expectRefusal(runCommand(ipusimBinary() + " compare " + quote(profile.string()) + " " + quote(profile.string())),
+                "the sum of slices.bytes overflows 64 bits");
+  // Within 64 bits, the sums are the stream copies' bytes.
+  execSql(profile, "UPDATE slices SET bytes = 1000 WHERE category = 'stream_copy_mid'");
+  const auto r = runCommand(ipusimBinary() + " report --json " + quote(profile.string()) + " 2>/dev/null");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const nlohmann::json report = nlohmann::json::parse(r.output);
+  EXPECT_GT(report.at("captured").at("bytes_to_device").get<std::int64_t>(), 0) << r.output;
+  EXPECT_EQ(report.at("captured").at("bytes_to_device").get<std::int64_t>() % 1000, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
