@@ -142,5 +142,22 @@ TEST(AdversarialPass6, HostLinkBytesOverflowingIsADamagedProfile) {
   EXPECT_EQ(report.at("captured").at("bytes_to_device").get<std::int64_t>() % 1000, 0) << r.output;
 }
 
+// Known items of the fifth pass (counted as old): a keras_history whose
+// node index is negative was read as call 0 of the layer.
+TEST(AdversarialPass6, ANegativeKerasNodeIndexIsRefused) {
+  ScratchDir dir("negative-node-index");
+  nlohmann::json m = nlohmann::json::parse(readText(sourcePath("tests/data/keras/einsum_dense_keras3.json")));
+  m["config"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"][1] = -1;
+  const std::string model = (dir.path() / "m.json").string();
+  std::ofstream(model) << m.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(model) + " --synthetic-data --steps 1 --steps-per-execution 1"),
+                "reads [\"input_1\",-1,0]: node index -1 names no call of layer 'input_1' (expected 0 or more, below its number of "
+                "calls)");
+  m["config"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"][1] = 9223372036854775808ull;
+  std::ofstream(model) << m.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(model) + " --synthetic-data --steps 1 --steps-per-execution 1"),
+                "node index 9223372036854775808 names no call of layer 'input_1'");
+}
+
 }  // namespace
 }  // namespace ipusim::test
