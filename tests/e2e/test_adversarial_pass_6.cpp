@@ -159,5 +159,27 @@ TEST(AdversarialPass6, ANegativeKerasNodeIndexIsRefused) {
                 "node index 9223372036854775808 names no call of layer 'input_1'");
 }
 
+// A LayerNormalization axis naming one axis twice ([-1, -1], or [2, -1] on
+// a rank-3 input) was read as [-1], where tf.keras refuses it ("Duplicate
+// axis"); a known item of the fifth pass (counted as old).
+TEST(AdversarialPass6, ADuplicatedLayerNormalizationAxisIsRefused) {
+  ScratchDir dir("duplicated-axis");
+  const auto normalized = [&](const nlohmann::json& axis) {
+    return workloadWith(dir.path(), [&](nlohmann::json& j) {
+      j["dataset"] = {{"format", "synthetic"}, {"batch_size", 2}, {"examples", 8}, {"input_shape", {5, 3}}, {"classes", 3}};
+      j["model"] = {{"layers", {{{"type", "layer_normalization"}, {"axis", axis}},
+                                {{"type", "flatten"}},
+                                {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}}}};
+      j["training"] = {{"steps", 1}, {"steps_per_execution", 1}};
+    });
+  };
+  for (const nlohmann::json& axis : {nlohmann::json{-1, -1}, nlohmann::json{2, -1}})
+    expectRefusal(runCommand(ipusimBinary() + " run " + quote(normalized(axis))),
+                  "axis: " + axis.dump() + " names the axis 2 twice (expected each axis once; Keras: Duplicate axis)");
+  // Distinct trailing axes still normalize together.
+  const auto r = runCommand(ipusimBinary() + " run " + quote(normalized({1, -1})));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
