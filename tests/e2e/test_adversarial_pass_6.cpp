@@ -181,5 +181,23 @@ TEST(AdversarialPass6, ADuplicatedLayerNormalizationAxisIsRefused) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// A workload's ipu.num_ipus that differs from --ipus was refused with
+// "expected a multiple of the IPUs one replica needs (1)" for 4 IPUs
+// against 2, which is one: the rule is that the two agree (`sweep --vary
+// ipus=2,4` of a 2-IPU workload said the same of its 4-IPU point).
+TEST(AdversarialPass6, IpusThatDifferFromTheWorkloadsSayTheRule) {
+  const std::string replicated = sourcePath("workloads/mnist_replicated_4ipus.json");
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(replicated) + " --ipus 2"),
+                replicated + ": ipu.num_ipus is 4 but the target has 2 IPUs (--ipus / ipuLink.numIpus): expected the same "
+                "number (ipu.num_ipus 2 runs the model on 2 IPUs)");
+  const std::string sharded = sourcePath("workloads/mnist_sharded_2ipus.json");
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(sharded) + " --ipus 3"),
+                "ipu.num_ipus is 2 but the target has 3 IPUs (--ipus / ipuLink.numIpus): expected the same number (a "
+                "multiple of the 2 IPUs one replica needs, which 3 is not)");
+  const auto r = runCommand(ipusimBinary() + " run " + quote(replicated) +
+                            " --ipus 2 --workload-set ipu.num_ipus=2 --synthetic-data --steps 2 --steps-per-execution 1");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
