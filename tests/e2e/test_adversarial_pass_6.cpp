@@ -199,5 +199,20 @@ TEST(AdversarialPass6, IpusThatDifferFromTheWorkloadsSayTheRule) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// A workload value of the wrong type named the key and the type expected
+// but not the value: "model.layers[0].bias_axes: expected a string" for 5
+// (the Keras reader and the workload's integer keys say "got ...").
+TEST(AdversarialPass6, AWorkloadValueOfTheWrongTypeIsShown) {
+  ScratchDir dir("wrong-type");
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& j) { j["name"] = 5; }, "w.json: name: expected a string, got 5"},
+      {[](nlohmann::json& j) { j["optimizer"]["learning_rate"] = "fast"; }, "optimizer.learning_rate: expected a number, got \"fast\""},
+      {[](nlohmann::json& j) { j["training"]["feeds"] = "yes"; }, "training.feeds: expected true or false, got \"yes\""},
+      {[](nlohmann::json& j) { j["dataset"] = nlohmann::json::array(); }, "dataset: expected an object, got array"},
+      {[](nlohmann::json& j) { j["model"]["layers"][1]["activation"] = nullptr; }, "model.layers[1].activation: expected a string, got null"}};
+  for (const auto& [edit, message] : cases)
+    expectRefusal(runCommand(ipusimBinary() + " run " + quote(workloadWith(dir.path(), edit))), message);
+}
+
 }  // namespace
 }  // namespace ipusim::test
