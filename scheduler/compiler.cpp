@@ -151,10 +151,17 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const std::uint32_t replicas = w.ipu.numIpus / shards;
   model::Target replicaTarget = target;
   if (w.ipu.numIpus > 1) {
-    if (target.numIpus() != w.ipu.numIpus)
-      throw std::invalid_argument("ipu.num_ipus is " + std::to_string(w.ipu.numIpus) + " but the target has " +
-                                  std::to_string(target.numIpus()) + " IPUs (--ipus / ipuLink.numIpus): expected " +
-                                  "a multiple of the IPUs one replica needs (" + std::to_string(shards) + ")");
+    // (It said "expected a multiple of the IPUs one replica needs" of 2 IPUs
+    // for a 1-IPU replica: the rule is that the two agree.)
+    if (target.numIpus() != w.ipu.numIpus) {
+      const std::string n = std::to_string(target.numIpus());
+      throw std::invalid_argument(
+          "ipu.num_ipus is " + std::to_string(w.ipu.numIpus) + " but the target has " + n +
+          " IPUs (--ipus / ipuLink.numIpus): expected the same number" +
+          (target.numIpus() % shards == 0
+               ? " (ipu.num_ipus " + n + " runs the model on " + n + " IPUs)"
+               : " (a multiple of the " + std::to_string(shards) + " IPUs one replica needs, which " + n + " is not)"));
+    }
     replicaTarget.ipuLink.numIpus = shards;
   }
   const std::uint32_t tiles = replicaTarget.totalTiles();

@@ -1,5 +1,7 @@
 #include "profiler/analysis/device_activity.hpp"
 
+#include "profiler/analysis/checked_sum.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -181,14 +183,17 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
           if (s.bytes <= 0 || !startsInWindows(s.ts)) return;
           const auto parent = streamOfCopy.find(s.parentId);
           const std::string& stream = parent != streamOfCopy.end() ? parent->second : track.name;
-          if (streamDirection(stream, declared) == StreamDirection::DeviceToHost)
-            activity.bytesToHost += s.bytes;
-          else
-            activity.bytesToDevice += s.bytes;
+          addChecked(streamDirection(stream, declared) == StreamDirection::DeviceToHost ? activity.bytesToHost
+                                                                                        : activity.bytesToDevice,
+                     s.bytes, reader.path(), "slices.bytes");
         }
       });
     }
   }
+
+  // Both directions together (RangeStats::hostLinkBytes) fit too.
+  std::int64_t hostLinkBytes = activity.bytesToDevice;
+  addChecked(hostLinkBytes, activity.bytesToHost, reader.path(), "slices.bytes");
 
   IntervalSet anyCompute, anyActive;
   for (auto& sets : ipus) {

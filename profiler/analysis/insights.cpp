@@ -1,5 +1,6 @@
 #include "profiler/analysis/insights.hpp"
 
+#include "profiler/analysis/checked_sum.hpp"
 #include "profiler/analysis/range_stats.hpp"
 #include "profiler/analysis/text_format.hpp"
 
@@ -55,7 +56,7 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
   for (const auto& track : reader.tracks())
     if (track.kind == "engine")
       reader.forEachSlice(track.id, [&](const traces::SliceRow& s) {
-        if (s.category == "step" && s.runId >= 0) stepCycles[s.runId] += s.dur;
+        if (s.category == "step" && s.runId >= 0) addChecked(stepCycles[s.runId], s.dur, reader.path(), "slices.dur");
       });
   double inside = 0;
   std::int64_t captured = 0;

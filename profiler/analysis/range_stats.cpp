@@ -2,6 +2,7 @@
 
 #include "profiler/analysis/host_wait.hpp"
 
+#include "profiler/analysis/checked_sum.hpp"
 #include "profiler/analysis/device_activity.hpp"
 #include "profiler/analysis/profile_target.hpp"
 #include "traces/profile_reader.hpp"
@@ -145,7 +146,7 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
       const auto parent = streamOfCopy.find(s.parentId);
       const std::string stream = parent != streamOfCopy.end() ? parent->second : track.name;
       StreamBytes& entry = stats.bytesByStream[stream];
-      entry.bytes += s.bytes;
+      analysis::addChecked(entry.bytes, s.bytes, reader.path(), "slices.bytes");
       entry.toHost = analysis::streamDirection(stream, directions) == analysis::StreamDirection::DeviceToHost;
     });
   }

@@ -90,7 +90,11 @@ class LayerNormalizationLayer final : public Layer {
       axes.push_back(resolved);
     }
     std::sort(axes.begin(), axes.end());
-    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    // [-1, -1] or [2, -1] (rank 3): one axis twice, as tf.keras refuses it
+    // ("Duplicate axis"); it was read as [-1].
+    if (const auto twice = std::adjacent_find(axes.begin(), axes.end()); twice != axes.end())
+      fail("axis", nlohmann::json(l.axes).dump() + " names the axis " + std::to_string(*twice) +
+                       " twice (expected each axis once; Keras: Duplicate axis)");
     for (std::size_t i = 0; i < axes.size(); ++i)
       if (axes[i] != rank - std::int64_t(axes.size()) + std::int64_t(i))
         fail("axis", "normalizing over axes that are not the last ones is not modelled (the axes of a rank-" +

@@ -49,6 +49,17 @@ std::string entryOf(zip_source_t* source, const std::string& path, const std::st
   if (index < 0)
     archiveFail(path, "a zip archive without " + entry + ": not a .keras file (Keras 3's model.save() writes "
                       "config.json, metadata.json and model.weights.h5)");
+  // Two entries of that name: Keras reads the archive with Python's zipfile,
+  // which takes the last, libzip's lookup the first; a model Keras would
+  // not read was simulated without a word.
+  zip_int64_t named = 0;
+  for (zip_int64_t i = 0, entries = zip_get_num_entries(archive.get(), 0); i < entries; ++i) {
+    const char* name = zip_get_name(archive.get(), zip_uint64_t(i), 0);
+    named += name && std::strcmp(name, kConfigEntry) == 0 ? 1 : 0;
+  }
+  if (named > 1)
+    archiveFail(path, "config.json: " + std::to_string(named) + " entries of that name (expected one; Keras's zipfile "
+                      "would read the last)");
   zip_stat_t stat;
   zip_stat_init(&stat);
   if (zip_stat_index(archive.get(), zip_uint64_t(index), 0, &stat) != 0)

@@ -15,7 +15,7 @@ std::string rangeBound(double v) {
 
 WorkloadReader::WorkloadReader(const json& j, std::string source, std::string path)
     : j_(j), source_(std::move(source)), path_(std::move(path)) {
-  if (!j_.is_object()) fail(path_.empty() ? "(document)" : path_, "expected an object");
+  if (!j_.is_object()) fail(path_.empty() ? "(document)" : path_, std::string("expected an object, got ") + j_.type_name());
 }
 
 void WorkloadReader::allowOnly(const std::set<std::string>& keys) const {
@@ -36,7 +36,7 @@ std::string WorkloadReader::string(const std::string& k, const std::string& def,
                                    const std::set<std::string>& allowed) const {
   if (!has(k)) return def;
   const json& v = j_.at(k);
-  if (!v.is_string()) fail(key(k), "expected a string");
+  if (!v.is_string()) fail(key(k), "expected a string, got " + v.dump());
   std::string s = v.get<std::string>();
   if (!allowed.empty() && !allowed.count(s)) {
     std::string list;
@@ -65,7 +65,7 @@ std::uint32_t WorkloadReader::count32(const std::string& k, std::uint32_t def, b
 
 double WorkloadReader::number(const std::string& k, double def) const {
   if (!has(k)) return def;
-  if (!j_.at(k).is_number()) fail(key(k), "expected a number");
+  if (!j_.at(k).is_number()) fail(key(k), "expected a number, got " + j_.at(k).dump());
   return j_.at(k).get<double>();
 }
 
@@ -78,7 +78,7 @@ double WorkloadReader::numberIn(const std::string& k, double def, double lo, dou
 
 bool WorkloadReader::boolean(const std::string& k, bool def) const {
   if (!has(k)) return def;
-  if (!j_.at(k).is_boolean()) fail(key(k), "expected true or false");
+  if (!j_.at(k).is_boolean()) fail(key(k), "expected true or false, got " + j_.at(k).dump());
   return j_.at(k).get<bool>();
 }
 

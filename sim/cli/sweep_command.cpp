@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -60,9 +61,9 @@ std::string readFile(const fs::path& path) {
 }
 
 // One of the sweep's own files, in its output directory (which it owns: an
-// earlier sweep's file is replaced without --force).
-void writeFile(const fs::path& path, const std::string& text, const std::string& workload) {
-  traces::OutputFile file(path.string(), {/*force=*/true, {workload}});
+// earlier sweep's file is replaced without --force), never one of its inputs.
+void writeFile(const fs::path& path, const std::string& text, const std::vector<std::string>& inputs) {
+  traces::OutputFile file(path.string(), {/*force=*/true, inputs});
   file.stream() << text;
   file.commit();
 }
@@ -82,10 +83,65 @@ bool isSweepPointFile(std::string name, bool directory) {
          (name.substr(dot) == ".json" || name.substr(dot) == ".log");
 }
 
+// The files a sweep reads: the workload, and every existing file that one of
+// its strings or of the --vary values names (its Keras model, its dataset),
+// as given or beside the workload (as the workload's paths resolve). The
+// sweep writes and empties none of them: a Keras model named o/sweep.json
+// was replaced by the results, a workload o/points/0.json deleted.
+std::vector<std::string> sweepInputs(const std::string& workload, const nlohmann::json& j,
+                                     const std::vector<std::string>& vary) {
+  std::vector<std::string> inputs{workload};
+  const fs::path beside = fs::path(workload).parent_path();
+  const auto add = [&](const std::string& s) {
+    if (s.empty() || s.size() > 4096) return;  // PATH_MAX: longer names no file
+    for (const fs::path& p : {fs::path(s), beside / s}) {
+      std::error_code error;
+      if (fs::is_regular_file(p, error)) inputs.push_back(p.string());
+    }
+  };
+  // The workload's nesting is bounded as it is read (util::checkJsonNesting).
+  const std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& v) {
+    if (v.is_string()) add(v.get<std::string>());
+    else if (v.is_structured())
+      for (const auto& e : v) walk(e);
+  };
+  walk(j);
+  for (const std::string& axis : vary) {
+    std::stringstream values(axis.substr(axis.find('=') + 1));
+    for (std::string v; std::getline(values, v, ',');) add(v);
+  }
+  return inputs;
+}
+
+// Whether `path` is one of `inputs`, or (a directory) holds one.
+bool holdsInput(const fs::path& path, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    for (fs::path p = fs::weakly_canonical(input, error); !error && !p.empty(); p = p.parent_path()) {
+      std::error_code unrelated;
+      if (fs::equivalent(path, p, unrelated)) return true;
+      if (p == p.parent_path()) break;  // the root
+    }
+  }
+  return false;
+}
+
+// A file a point's reports write in points/N/ (sim/engine: profile.pop,
+// serialized_graph.json, and their temporary files and SQLite journals).
+bool isPointReportFile(const std::string& name) {
+  for (const std::string report : {"profile.pop", "serialized_graph.json"})
+    if (name.compare(0, report.size(), report) == 0 &&
+        (name.size() == report.size() || name.compare(report.size(), 5, ".tmp-") == 0 ||
+         name.compare(report.size(), 1, "-") == 0))
+      return true;
+  return false;
+}
+
 // The output directory made, and its points/ folder emptied of an earlier
 // sweep's files, so that no point of another sweep is taken for one of this
-// one. A file there that no sweep writes stops the sweep: it is not ours to delete.
-void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::string& workload) {
+// one. A file there that no sweep writes (a points/N/ folder holding other
+// files included) or an input of this sweep stops the sweep: it is not ours to delete.
+void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::vector<std::string>& inputs) {
   for (const fs::path& folder : {dir, pointsDir}) {
     const fs::file_status status = fs::symlink_status(folder);
     if (fs::is_symlink(status) && folder == pointsDir)
@@ -95,16 +151,23 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::st
   }
   // The result files are checked before anything changes or runs (they are written after the points).
   for (const char* name : {"sweep.csv", "sweep.json", "sweep.png"})
-    traces::checkOutputPath((dir / name).string(), {/*force=*/true, {workload}});
+    traces::checkOutputPath((dir / name).string(), {/*force=*/true, inputs});
   std::error_code created;
   fs::create_directories(pointsDir, created);
   if (created) throw std::runtime_error(pointsDir.string() + ": cannot create the sweep's points directory: " + created.message());
   std::vector<fs::path> earlier;
   for (const auto& entry : fs::directory_iterator(pointsDir)) {
     const bool directory = fs::is_directory(entry.symlink_status());
-    if (!isSweepPointFile(entry.path().filename().string(), directory))
+    bool ours = isSweepPointFile(entry.path().filename().string(), directory);
+    if (ours && directory)
+      for (const auto& inner : fs::recursive_directory_iterator(entry.path()))
+        ours = ours && !inner.is_directory() && isPointReportFile(inner.path().filename().string());
+    if (!ours)
       throw std::runtime_error(entry.path().string() + ": not written by a sweep; refusing to empty " +
                                pointsDir.string() + " (choose another -o directory)");
+    if (holdsInput(entry.path(), inputs))
+      throw std::runtime_error(entry.path().string() + ": is an input of this sweep (the workload or a file it "
+                               "names); refusing to empty " + pointsDir.string() + " (choose another -o directory)");
     earlier.push_back(entry.path());
   }
   for (const auto& path : earlier) fs::remove_all(path);
@@ -248,12 +311,14 @@ int runSweep(const SweepArgs& args) {
   if (args.synthetic) common.push_back("--synthetic-data");
   if (args.steps) common.insert(common.end(), {"--steps", std::to_string(args.steps)});
   if (!args.engineOptions.empty()) common.insert(common.end(), {"--engine-options", args.engineOptions});
-  const SweepPlan plan = planSweep(args.workload, readWorkloadJson(args.workload), args.vary, common);
+  const nlohmann::json workloadJson = readWorkloadJson(args.workload);
+  const SweepPlan plan = planSweep(args.workload, workloadJson, args.vary, common);
+  const std::vector<std::string> inputs = sweepInputs(args.workload, workloadJson, args.vary);
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
 
   const fs::path dir(args.output);
   const fs::path pointsDir = dir / "points";
-  prepareOutput(dir, pointsDir, args.workload);
+  prepareOutput(dir, pointsDir, inputs);
   std::cerr << "sweep: " << plan.points.size() << " points of " << args.workload << ", " << args.jobs
             << " at a time, into " << dir.string() << "\n";
   if ((options.writesProfile() || options.outputSerializedGraph) && options.directory != ".")
@@ -269,18 +334,18 @@ int runSweep(const SweepArgs& args) {
   std::optional<traces::OutputFile> png;
   std::string plotProblem;
   if (args.plot && ok > 0) {
-    writeFile(pointsDir / "plot.dat", plotData(results), args.workload);
+    writeFile(pointsDir / "plot.dat", plotData(results), inputs);
     // gnuplot's `set output` follows a link: it draws into our temporary file, which is renamed onto sweep.png.
-    png.emplace((dir / "sweep.png").string(), traces::OutputPolicy{/*force=*/true, {args.workload}});
+    png.emplace((dir / "sweep.png").string(), traces::OutputPolicy{/*force=*/true, inputs});
     writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), png->temporaryPath()),
-              args.workload);
+              inputs);
     if (runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"}) != 0)
       plotProblem = "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png";
     else if (runOwnChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0)
       plotProblem = "sweep: gnuplot failed on " + (pointsDir / "plot.gp").string() + ": no sweep.png";
   }
-  writeFile(dir / "sweep.csv", sweepToCsv(plan, results), args.workload);
-  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n", args.workload);
+  writeFile(dir / "sweep.csv", sweepToCsv(plan, results), inputs);
+  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n", inputs);
   std::cout << "sweep: " << ok << " of " << results.size() << " points ran; wrote " << (dir / "sweep.csv").string()
             << " and " << (dir / "sweep.json").string() << "\n";
   for (const auto& r : results) {
