@@ -48,7 +48,7 @@ WorkloadFlags addWorkloadFlags(CLI::App& cmd, const std::shared_ptr<RunWorkloadA
   auto* keras = cmd.add_option(
       "--keras", args->kerasPath,
       std::string("a Keras model: a model.to_json() file (Keras 1, 2, TF 2.x or Keras 3) or a Keras 3 .keras archive (its "
-                  "config.json; the weights are not read), ") + what + " with the defaults for the rest (see workloads/README.md)");
+                  "config.json; its weights with --weights), ") + what + " with the defaults for the rest (see workloads/README.md)");
   keras->excludes(flags.workload);
   flags.options.push_back(keras);
   flags.options.push_back(cmd.add_option("--steps", args->steps, "steps, a batch each (overrides training.steps)")

@@ -142,5 +142,61 @@ TEST(InferenceCommands, TheProfileSaysWhichTaskRan) {
   EXPECT_EQ(streams.output, "0\n") << "predict streams no labels";
 }
 
+
+const std::string kTrained = sourcePath("tests/data/keras/trained/fashion_mnist_cnn_cvishakh.keras");
+
+// The archive's model.weights.h5, its first `bytes` bytes (all: 0), written to `out`.
+void extractWeights(const fs::path& out, std::size_t bytes = 0) {
+  const std::string slice = bytes ? "[:" + std::to_string(bytes) + "]" : "";
+  const CommandResult r = runCommand("/usr/bin/python3 -c " +
+                                     quote("import sys, zipfile; open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1])"
+                                           ".read('model.weights.h5')" + slice + ")") +
+                                     " " + quote(kTrained) + " " + quote(out.string()));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+}
+
+std::string predictTrained(const std::string& model, const std::string& weights, const fs::path& out) {
+  return ipusimBinary() + " predict --keras " + quote(model) + " --weights " + quote(weights) +
+         " --steps 2 --steps-per-execution 1 --workload-set dataset.batch_size=8 --predictions " + quote(out.string());
+}
+
+TEST(TrainedWeights, AWeightsFileGivesTheArchivesPredictions) {
+  ScratchDir dir("weights-file");
+  extractWeights(dir.path() / "m.weights.h5");
+  const CommandResult a = runCommand(predictTrained(kTrained, kTrained, dir.path() / "a.npy"));
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  const CommandResult b = runCommand(predictTrained(kTrained, (dir.path() / "m.weights.h5").string(), dir.path() / "b.npy"));
+  ASSERT_EQ(b.exitCode, 0) << b.output;
+  EXPECT_EQ(readText(dir.path() / "a.npy"), readText(dir.path() / "b.npy"));
+  // Drawn weights (no --weights) predict otherwise: the file's are used.
+  const CommandResult c = runCommand(ipusimBinary() + " predict --keras " + quote(kTrained) +
+                                     " --steps 2 --steps-per-execution 1 --workload-set dataset.batch_size=8 --predictions " +
+                                     quote((dir.path() / "c.npy").string()));
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  EXPECT_NE(readText(dir.path() / "a.npy"), readText(dir.path() / "c.npy"));
+}
+
+TEST(TrainedWeights, WeightsOfAnotherModelADamagedFileOrAPlainZipAreRefusedByName) {
+  ScratchDir dir("weights-refused");
+  const fs::path out = dir.path() / "p.npy";
+  // Another model's: the tutorial's MLP has no Conv2D.
+  const std::string other = sourcePath("workloads/keras/tutorial_mlp_functional_keras3.json");
+  expectRefusal(runCommand(predictTrained(other, kTrained, out)), kTrained);
+  // Truncated HDF5.
+  extractWeights(dir.path() / "cut.weights.h5", 200000);
+  const std::string cut = (dir.path() / "cut.weights.h5").string();
+  const CommandResult truncated = runCommand(predictTrained(kTrained, cut, out));
+  expectRefusal(truncated, cut);
+  // A zip that is not a .keras archive.
+  const std::string zip = (dir.path() / "notes.zip").string();
+  ASSERT_EQ(runCommand("/usr/bin/python3 -c " +
+                       quote("import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w').writestr('notes.txt', 'hello')") +
+                       " " + quote(zip)).exitCode, 0);
+  const CommandResult plain = runCommand(predictTrained(kTrained, zip, out));
+  expectRefusal(plain, zip + ": a zip archive without model.weights.h5");
+  EXPECT_FALSE(fs::exists(out));
+  expectNoLitter(dir.path());
+}
+
 }  // namespace
 }  // namespace ipusim::test

@@ -1,0 +1,96 @@
+"""An independent forward pass of a Keras 3 .keras archive (Sequential:
+Conv2D valid/same, MaxPooling2D, Flatten, Dense, Dropout, BatchNormalization,
+relu/softmax/linear), in numpy over the weights h5py reads, on the first N
+images of an IDX file divided by DIVISOR (255: the author's x / 255.0). Writes the top-1 labels, one per
+line, to stdout; the tests compare them with ipusim predict's.
+
+usage: keras_forward.py MODEL.keras IMAGES.idx.gz N DIVISOR"""
+import gzip, io, json, re, sys, zipfile
+
+import h5py
+import numpy as np
+
+
+def snake(name):  # keras naming.to_snake_case
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def layers_and_weights(path):
+    archive = zipfile.ZipFile(path)
+    config = json.loads(archive.read("config.json"))
+    weights = h5py.File(io.BytesIO(archive.read("model.weights.h5")), "r")
+    out, used = [], {}
+    for layer in config["config"]["layers"]:
+        cls = layer["class_name"]
+        if cls == "InputLayer":
+            continue
+        key = snake(cls)
+        used[key] = used.get(key, -1) + 1
+        group = weights.get("layers/%s%s/vars" % (key, "_%d" % used[key] if used[key] else ""))
+        out.append((layer, [group[str(i)][()] for i in range(len(group))] if group is not None else []))
+    return out
+
+
+def activation(x, name):
+    if name in (None, "linear"):
+        return x
+    if name == "relu":
+        return np.maximum(x, 0)
+    if name == "softmax":
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    raise ValueError(name)
+
+
+def forward(model, x):
+    for layer, w in model:
+        cls, c = layer["class_name"], layer["config"]
+        if cls == "Dropout":
+            continue
+        if cls == "Flatten":
+            x = x.reshape(x.shape[0], -1)
+        elif cls == "Dense":
+            x = activation(x @ w[0] + (w[1] if len(w) > 1 else 0), c["activation"])
+        elif cls == "Conv2D":
+            kh, kw, ci, co = w[0].shape
+            if c["padding"] == "same":
+                x = np.pad(x, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
+            n, h, wd, _ = x.shape
+            oh, ow = h - kh + 1, wd - kw + 1
+            cols = np.stack([x[:, i:i + oh, j:j + ow, :] for i in range(kh) for j in range(kw)], axis=3)
+            x = activation(cols.reshape(n, oh, ow, kh * kw * ci) @ w[0].reshape(kh * kw * ci, co)
+                           + (w[1] if len(w) > 1 else 0), c["activation"])
+        elif cls == "MaxPooling2D":
+            (ph, pw), (sh, sw) = c["pool_size"], c["strides"] or c["pool_size"]
+            n, h, wd, ch = x.shape
+            oh, ow = (h - ph) // sh + 1, (wd - pw) // sw + 1
+            y = np.full((n, oh, ow, ch), -np.inf, np.float32)
+            for i in range(ph):
+                for j in range(pw):
+                    y = np.maximum(y, x[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :])
+            x = y
+        elif cls == "BatchNormalization":
+            k = 0
+            gamma = w[k] if c.get("scale", True) else 1
+            k += c.get("scale", True)
+            beta = w[k] if c.get("center", True) else 0
+            k += c.get("center", True)
+            x = (x - w[k]) / np.sqrt(w[k + 1] + c["epsilon"]) * gamma + beta
+        else:
+            raise ValueError("not modelled here: " + cls)
+    return x
+
+
+def main():
+    model_path, images_path, count, divisor = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    pixels = np.frombuffer(gzip.open(images_path).read(), np.uint8, offset=16)[: count * 784]
+    x = pixels.astype(np.float32).reshape(count, 28, 28, 1) / np.float32(divisor)
+    model = layers_and_weights(model_path)
+    labels = np.concatenate([forward(model, x[i:i + 500]).argmax(1) for i in range(0, count, 500)])
+    sys.stdout.write("".join("%d\n" % v for v in labels))
+
+
+if __name__ == "__main__":
+    main()
