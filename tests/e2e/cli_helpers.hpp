@@ -13,8 +13,9 @@ namespace ipusim::test {
 
 // Sanitized builds run 2-10x slower: tests scale their waits for a run to
 // reach a state by kSlowdown, and wall-clock bounds that only a release build
-// can promise skip themselves (kSanitizedBuild).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// can promise skip themselves (kSanitizedBuild). The sanitizer stage builds
+// the tests' own code uninstrumented and says so (IPUSIM_SANITIZED_BUILD).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(IPUSIM_SANITIZED_BUILD)
 constexpr bool kSanitizedBuild = true;
 constexpr int kSlowdown = 10;
 #else
