@@ -47,37 +47,32 @@ BatchNormForward addBatchNorm(TrainingGraphBuilder& b, std::size_t input, const 
   const std::vector<std::uint64_t> shape = g.values[input].shape;
   const std::uint64_t channels = shape.back();
   const double perChannel = double(g.values[input].numElements() / channels);  // M
-  if (!b.training()) {
-    // Keras's call with training=False (evaluate, predict): the moving
-    // statistics whiten, and stay as they are (popnn batchNormalise with them).
-    f.movingMean = b.state(l, "moving_mean", {channels}, ir::DType::Float, 0.0);
-    f.movingVariance = b.state(l, "moving_variance", {channels}, ir::DType::Float, 1.0);
-    f.invStdDev = addValue(g, l.name + "/inv_std_dev", {channels}, ir::DType::Float, ValueKind::Activation, l.name);
-    Op invStdDev{OpKind::BatchNormInvStdDev, "inv_std_dev", l.name, {f.movingVariance}, {f.invStdDev}};
-    invStdDev.epsilon = l.epsilon;
-    g.addOp(invStdDev);
-    f.gammaUsed = parameter(b, l, "gamma", l.scale, 1.0, f.gamma);
-    const std::size_t betaUsed = parameter(b, l, "beta", l.center, 0.0, f.beta);
-    f.whitened = addValue(g, l.name + "/whitened", shape, compute, ValueKind::Activation, l.name);
-    f.output = addValue(g, l.name + "/batch_normalization", shape, compute, ValueKind::Activation, l.name);
-    g.addOp({OpKind::BatchNormalise, "normalise", l.name, {input, f.movingMean, f.invStdDev, f.gammaUsed, betaUsed},
-             {f.whitened, f.output}});
-    return f;
+  // The batch statistics (popnn batchNormEstimates: the sums of x and x^2), in training.
+  std::size_t mean = ~std::size_t(0), meanSquare = ~std::size_t(0);
+  if (b.training()) {
+    mean = channelSums(g, input, "mean", ValueKind::Activation, 1.0 / perChannel, l.name);
+    const std::size_t square = addValue(g, l.name + "/square", shape, compute, ValueKind::Activation, l.name);
+    g.addOp({OpKind::Square, "square", l.name, {input}, {square}});
+    meanSquare = channelSums(g, square, "mean_square", ValueKind::Activation, 1.0 / perChannel, l.name);
   }
-  // The batch statistics (popnn batchNormEstimates: the sums of x and x^2).
-  const std::size_t mean = channelSums(g, input, "mean", ValueKind::Activation, 1.0 / perChannel, l.name);
-  const std::size_t square = addValue(g, l.name + "/square", shape, compute, ValueKind::Activation, l.name);
-  g.addOp({OpKind::Square, "square", l.name, {input}, {square}});
-  const std::size_t meanSquare = channelSums(g, square, "mean_square", ValueKind::Activation, 1.0 / perChannel, l.name);
   // Keras's initializers: moving_mean zeros, moving_variance ones.
   f.movingMean = b.state(l, "moving_mean", {channels}, ir::DType::Float, 0.0);
   f.movingVariance = b.state(l, "moving_variance", {channels}, ir::DType::Float, 1.0);
   f.invStdDev = addValue(g, l.name + "/inv_std_dev", {channels}, ir::DType::Float, ValueKind::Activation, l.name);
-  Op stats{OpKind::BatchNormStatistics, "statistics", l.name, {mean, meanSquare, f.movingMean, f.movingVariance}, {f.invStdDev}};
-  stats.epsilon = l.epsilon;
-  stats.momentum = l.momentum;
-  g.addOp(stats);
-  b.updatesInPlace(f.movingMean, g.ops.size() - 1);  // a shared layer's calls update them in turn
+  if (b.training()) {
+    Op stats{OpKind::BatchNormStatistics, "statistics", l.name, {mean, meanSquare, f.movingMean, f.movingVariance}, {f.invStdDev}};
+    stats.epsilon = l.epsilon;
+    stats.momentum = l.momentum;
+    g.addOp(stats);
+    b.updatesInPlace(f.movingMean, g.ops.size() - 1);  // a shared layer's calls update them in turn
+  } else {
+    // Keras's call with training=False (evaluate, predict): the moving
+    // statistics whiten, and stay as they are (popnn batchNormalise with them).
+    Op invStdDev{OpKind::BatchNormInvStdDev, "inv_std_dev", l.name, {f.movingVariance}, {f.invStdDev}};
+    invStdDev.epsilon = l.epsilon;
+    g.addOp(invStdDev);
+    mean = f.movingMean;
+  }
   // gamma (ones) and beta (zeros), Keras's default initializers.
   f.gammaUsed = parameter(b, l, "gamma", l.scale, 1.0, f.gamma);
   const std::size_t betaUsed = parameter(b, l, "beta", l.center, 0.0, f.beta);

@@ -18,13 +18,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::invalid_argument(path + ": " + what); }
 
-// A shape as Keras (numpy) prints it: "(1600, 128)", "(10,)".
-std::string kerasShapeText(const std::vector<std::uint64_t>& shape) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + (shape.size() == 1 ? ",)" : ")");
-}
-
 // An HDF5 handle closed with its own function, on every path.
 struct Handle {
   hid_t id;
@@ -144,7 +137,7 @@ TrainedWeights readKerasWeights(const std::string& path, const std::vector<Layer
       // A dataset holds at least a byte per element unless compressed (Keras
       // does not compress): more elements than the file's bytes is a damaged header.
       if (elements > (long double)bytes.size())
-        fail(path, where + ": " + dataset + ": shape " + kerasShapeText(w.shape) + " claims more values than the file holds");
+        fail(path, where + ": " + dataset + ": shape " + shapeText(w.shape) + " claims more values than the file holds");
       w.values.resize(std::size_t(elements));
       if (H5Dread(data.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.values.data()) < 0)
         fail(path, where + ": " + dataset + ": its values cannot be read as numbers (damaged or truncated)");

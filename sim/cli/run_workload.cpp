@@ -303,7 +303,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (!args.synthetic)
     checkSimulatedTileBytes(compiled.exe, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   EngineConfig config;
-  config.inputs = inputsOf(args, workload);
+  config.inputs = outputPolicy.inputs;
   config.functional = !args.synthetic;
   config.workerThreads = args.threads;
   config.fuseMatMuls = !args.tileByTile;

@@ -682,18 +682,10 @@ std::vector<float> CpuReference::predict(const std::vector<float>& images) {
   // A softmax (sigmoid) the loss fuses, the output layer's activation under
   // a categorical (binary) cross-entropy, is the prediction's own.
   const std::string& loss = w_.loss.type;
-  if ((loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") && !w_.loss.fromLogits) {
-    const std::size_t C = w_.dataset.classes;
-    for (std::size_t r = 0; r < out.size() / C; ++r) {
-      float* z = &out[r * C];
-      const float mx = *std::max_element(z, z + C);
-      double sum = 0;
-      for (std::size_t c = 0; c < C; ++c) sum += std::exp(double(z[c] - mx));
-      for (std::size_t c = 0; c < C; ++c) z[c] = float(std::exp(double(z[c] - mx)) / sum);
-    }
-  }
-  if (loss == "binary_crossentropy" && !w_.loss.fromLogits)  // the sigmoid a binary cross-entropy fuses
-    for (float& z : out) z = float(1.0 / (1.0 + std::exp(-double(z))));
+  if ((loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") && !w_.loss.fromLogits)
+    out = softmaxForward(out, w_.dataset.classes, 1);
+  if (loss == "binary_crossentropy" && !w_.loss.fromLogits)
+    for (float& z : out) z = activate(Activation::Sigmoid, {}, z);
   return out;
 }
 
