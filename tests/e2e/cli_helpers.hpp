@@ -1,5 +1,7 @@
 #pragma once
 // Running the built `ipusim` binary from tests, the way a user would.
+#include "tests/test_build.hpp"
+
 #include <array>
 #include <cstdlib>
 #include <cstdio>
@@ -13,17 +15,13 @@ namespace ipusim::test {
 
 // Sanitized builds run 2-10x slower: tests scale their waits for a run to
 // reach a state by kSlowdown, and wall-clock bounds that only a release build
-// can promise skip themselves (kSanitizedBuild). The sanitizer stage builds
-// the tests' own code uninstrumented and says so (IPUSIM_SANITIZED_BUILD).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(IPUSIM_SANITIZED_BUILD)
-constexpr bool kSanitizedBuild = true;
-constexpr int kSlowdown = 10;
-#else
-constexpr bool kSanitizedBuild = false;
-constexpr int kSlowdown = 1;
-#endif
+// can promise skip themselves (kSanitizedBuild). Asked at run time: the
+// sanitizer stage links these tests' objects, compiled once, against its
+// sanitized libraries (tests/test_build.hpp).
+inline const bool kSanitizedBuild = sanitizedBuild();
+inline const int kSlowdown = kSanitizedBuild ? 10 : 1;
 
-inline std::string ipusimBinary() { return std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim"; }
+inline std::string ipusimBinary() { return std::string(binaryDir()) + "/bin/ipusim"; }
 inline std::string sourcePath(const std::string& relative) { return std::string(IPUSIM_SOURCE_DIR) + "/" + relative; }
 
 struct CommandResult {

@@ -187,7 +187,7 @@ TEST(AdversarialPass, ATimeTooLateForAJsonTraceNamesTheFile) {
 TEST(AdversarialPass, AScreenshotRefusesALaneThatFailedToLoad) {
   // A damaged packed copy of the slices: the lanes stayed empty, their
   // "error (hover)" cut off by a one-row lane, and the screenshot was written.
-  const std::string viewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+  const std::string viewer = std::string(ipusim::test::binaryDir()) + "/bin/ipusim-view";
   if (!fs::exists(viewer) || runCommand("command -v xvfb-run").exitCode != 0) GTEST_SKIP() << "no viewer or xvfb-run";
   ScratchDir dir("pass-viewer-lane");
   const fs::path profile = trainingProfile(dir.path());

@@ -213,7 +213,7 @@ TEST(AdversarialPass5, AFlagOfTheOtherKindOfRunIsRefused) {
 // '1600x900junk' was read as 1600x900.
 TEST(AdversarialPass5, TheViewersSizeSaysItsBoundsAndReadsTheWholeText) {
   ScratchDir dir("viewer-size");
-  const std::string viewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+  const std::string viewer = std::string(ipusim::test::binaryDir()) + "/bin/ipusim-view";
   const fs::path profile = writeProfile(dir.path());
   for (const char* size : {"100000x100000", "1600x900junk", "99999999999x900", "199x150"}) {
     const std::string png = (dir.path() / "s.png").string();

@@ -95,7 +95,7 @@ TEST(NeverDestroyData, ExportReplacesAnExistingFileOnlyWithForce) {
 }
 
 TEST(NeverDestroyData, ScreenshotRefusesToOverwriteItsInputProfile) {
-  const std::string viewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+  const std::string viewer = std::string(ipusim::test::binaryDir()) + "/bin/ipusim-view";
   if (!fs::exists(viewer)) GTEST_SKIP() << "ipusim-view is not built";
   ScratchDir dir("screenshot-self");
   const fs::path profile = writeProfile(dir.path());

@@ -460,7 +460,7 @@ TEST(ClearMessages, AProgramParentCycleNamesTheFile) {
 
 // ---- the viewer ---------------------------------------------------------------
 
-const std::string kViewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+const std::string kViewer = std::string(ipusim::test::binaryDir()) + "/bin/ipusim-view";
 
 std::string headless(const std::string& command) { return "xvfb-run -a -s '-screen 0 1600x900x24' " + command; }
 

@@ -1,4 +1,5 @@
 // JSON form of the executable: round trip, strict reading, files.
+#include "tests/test_build.hpp"
 #include "model/ir/types.hpp"
 #include "test_ir_graphs.hpp"
 
@@ -13,7 +14,7 @@ using nlohmann::json;
 namespace {
 
 std::string tempPath(const std::string& name) {
-  return std::string(IPUSIM_BINARY_DIR) + "/test_ir_json_" + name;
+  return std::string(ipusim::test::binaryDir()) + "/test_ir_json_" + name;
 }
 
 }  // namespace

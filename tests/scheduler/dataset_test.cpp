@@ -1,4 +1,5 @@
 // IDX reading (Fashion-MNIST from Debian's package) and batching.
+#include "tests/test_build.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/dataset/idx_file.hpp"
 
@@ -10,7 +11,7 @@ namespace ipusim::sim::dataset {
 namespace {
 
 std::string tempFile(const std::string& name, const std::vector<std::uint8_t>& bytes) {
-  const std::string path = std::string(IPUSIM_BINARY_DIR) + "/" + name;
+  const std::string path = std::string(ipusim::test::binaryDir()) + "/" + name;
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   return path;
 }

@@ -5,6 +5,7 @@
 // initial weights and batches; a schedule's learning rate, computed on the
 // device each step and outfed beside the loss, is the reference's. One
 // simulation per test (per process).
+#include "tests/test_build.hpp"
 #include "training_harness.hpp"
 
 #include "scheduler/models/workload.hpp"
@@ -257,12 +258,12 @@ TEST_P(KerasCompileConfigs, TrainAsTheReference) {
   nlohmann::json model = read("tests/data/keras/optimizers_keras3.json");
   model["compile_config"] = read("tests/data/keras/optimizer_compile_configs.json").at(GetParam());
   const std::string file = "optimizers_" + GetParam() + "_keras3.json";
-  std::ofstream(std::string(IPUSIM_BINARY_DIR) + "/" + file) << model.dump();
+  std::ofstream(std::string(ipusim::test::binaryDir()) + "/" + file) << model.dump();
   nlohmann::json j = job({});
   j.erase("optimizer");
   j["model"] = {{"keras", file}};
   j["training"] = {{"steps", 20}};  // steps_per_execution from the compile_config (4)
-  const scheduler::Workload w = scheduler::parseWorkload(j, "keras_optimizers.json", IPUSIM_BINARY_DIR);
+  const scheduler::Workload w = scheduler::parseWorkload(j, "keras_optimizers.json", ipusim::test::binaryDir());
   EXPECT_EQ(w.training.stepsPerExecution, 4u);
   const TrainingLosses r = runTraining(w, kSteps);
   expectSchedule(r);

@@ -1,5 +1,6 @@
 // ipusim-view --screenshot under Xvfb: a real frame with the trace's colours,
 // and a clear non-zero exit on profiles it cannot open.
+#include "tests/test_build.hpp"
 #include "sample_profile.hpp"
 #include "viewer/core/colours.hpp"
 
@@ -20,7 +21,7 @@
 namespace ipusim::viewer {
 namespace {
 
-const std::string kViewer = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim-view";
+const std::string kViewer = std::string(ipusim::test::binaryDir()) + "/bin/ipusim-view";
 
 bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 

@@ -3,6 +3,7 @@
 // host" and the total cycles are the same number in `run --json`, `report
 // --json`, each side of `compare --json` and the viewer, and with feeds the
 // IPU waits for the host more than 90% of the time.
+#include "tests/test_build.hpp"
 #include "sample_profile.hpp"
 #include "viewer/core/compare_summary.hpp"
 #include "viewer/core/profile_session.hpp"
@@ -39,7 +40,7 @@ nlohmann::json jsonOf(const std::string& output) { return nlohmann::json::parse(
 
 TEST(TutorialFigures, IpuWaitingForTheHostIsOneNumberInEveryOutput) {
   ScratchDirectory dir;
-  const std::string binary = std::string(IPUSIM_BINARY_DIR) + "/bin/ipusim";
+  const std::string binary = std::string(ipusim::test::binaryDir()) + "/bin/ipusim";
   const std::string reportDir = dir.file("feeds");
   const std::string options = "{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" + reportDir + "\"}";
   const auto run = jsonOf(shell("cd " + quote(IPUSIM_SOURCE_DIR) + " && POPLAR_ENGINE_OPTIONS=" + quote(options) +
