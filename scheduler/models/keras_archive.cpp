@@ -1,6 +1,8 @@
 #include "scheduler/models/keras_archive.hpp"
 
 #include "model/util/input_file.hpp"
+#include "scheduler/models/keras_h5_model.hpp"
+#include "scheduler/models/keras_weights.hpp"
 
 #include <zip.h>
 
@@ -137,9 +139,8 @@ std::string kerasArchiveConfig(const std::string& bytes, const std::string& path
 
 std::string readKerasModelText(const std::string& path, std::uint64_t maxJsonBytes) {
   const std::string head = headOf(path);
-  if (looksLikeHdf5(head))
-    archiveFail(path, "an HDF5 file (Keras 2's model.save(\"m.h5\")), which is not read: give the model's "
-                      "to_json() text or a Keras 3 .keras archive");
+  // A legacy whole-model file (model.save("m.h5")): its model_config attribute.
+  if (looksLikeHdf5(head)) return kerasH5ModelText(util::readInputFile(path, "Keras model file", kMaxWeightsFileBytes), path, maxJsonBytes);
   if (!looksLikeZip(head)) return util::readInputFile(path, "Keras model file", maxJsonBytes);
   // The archive itself may be large (its weights); only config.json is read.
   return configOf(fileSource(path), path, maxJsonBytes);

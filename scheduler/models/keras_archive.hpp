@@ -5,7 +5,8 @@
 // compile_config), metadata.json and model.weights.h5. The archive is told by
 // its content (the zip signature), not its name; only config.json is read
 // (through libzip) for the model; the weights (model.weights.h5) only when a
-// workload asks for them (keras_weights.hpp); the metadata never. An HDF5 file (Keras 2's model.save("m.h5")) is refused by name.
+// workload asks for them (keras_weights.hpp); the metadata never. A legacy
+// HDF5 file (Keras 2's model.save("m.h5")) is read by keras_h5_model.hpp.
 // Errors are std::invalid_argument naming the file. Internal to scheduler/.
 #include <cstdint>
 #include <string>

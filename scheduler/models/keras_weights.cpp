@@ -2,14 +2,13 @@
 
 #include "model/util/input_file.hpp"
 #include "scheduler/layers/layer.hpp"
+#include "scheduler/models/hdf5_image.hpp"
 #include "scheduler/models/keras_archive.hpp"
-
-#include <hdf5.h>
 
 #include <unistd.h>
 
 #include <cctype>
-#include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -18,27 +17,15 @@ namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::invalid_argument(path + ": " + what); }
 
-// An HDF5 handle closed with its own function, on every path.
-struct Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~Handle() {
-    if (id >= 0) close(id);
-  }
-};
-
-// Whether every link of `path` ("a/b/c") exists (H5Lexists fails on a missing middle link).
-bool pathExists(hid_t file, const std::string& path) {
-  for (std::size_t at = path.find('/'); ; at = path.find('/', at + 1)) {
-    const std::string prefix = path.substr(0, at);
-    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
-    if (at == std::string::npos) return true;
-  }
+// A layer's Keras class (its kind when the model names none), and how errors name it.
+std::string classOfLayer(const LayerSpec& l, const std::map<std::string, std::string>& classOf) {
+  const auto found = classOf.find(l.name);
+  return found == classOf.end() ? l.kind : found->second;
 }
+std::string whereOf(const LayerSpec& l, const std::string& cls) { return "layer '" + l.name + "' (" + cls + ")"; }
 
 // The variables Keras creates for a layer, in its order, as ipusim names them.
-std::vector<std::string> kerasVariables(const LayerSpec& l, const std::string& cls, const std::string& path,
-                                        const std::string& where) {
+std::vector<std::string> kerasVariables(const LayerSpec& l, const std::string& cls, const Hdf5Image& file) {
   if (cls == "Dense" || cls == "Conv2D" || cls == "Conv1D") {  // the kernel as Keras stores it
     if (l.useBias) return {"kernel", "bias"};
     return {"kernel"};
@@ -51,8 +38,8 @@ std::vector<std::string> kerasVariables(const LayerSpec& l, const std::string& c
     return vars;
   }
   if (layerOfKind(l.kind).hasWeights(l))
-    fail(path, where + ": reading the trained weights of a " + cls +
-                   " layer is not modelled yet (Dense, Conv2D and BatchNormalization are)");
+    file.fail(whereOf(l, cls) + ": reading the trained weights of a " + cls +
+              " layer is not modelled yet (Dense, Conv1D, Conv2D and BatchNormalization are)");
   return {};
 }
 
@@ -66,8 +53,121 @@ std::string weightsFileBytes(const std::string& path) {
   if (looksLikeZip(start)) return kerasArchiveWeights(path, kMaxWeightsFileBytes);
   if (start.compare(0, 8, "\x89HDF\r\n\x1a\n") != 0)
     fail(path, "neither a .keras archive (a zip file) nor a .weights.h5 file (HDF5): expected the trained weights "
-               "Keras 3's model.save() or model.save_weights() writes");
+               "Keras's model.save() or model.save_weights() writes");
   return util::readInputFile(path, "Keras weights file", kMaxWeightsFileBytes);
+}
+
+// Keras 3 (saving_lib): a group per layer of model.layers, named by its class.
+TrainedWeights readKeras3Weights(const Hdf5Image& file, const std::vector<LayerSpec>& layers,
+                                 const std::map<std::string, std::string>& classOf) {
+  TrainedWeights weights;
+  std::map<std::string, int> used;  // Keras's counter per snake-case class name
+  std::set<std::string> groups;
+  for (const LayerSpec& l : layers) {
+    const std::string cls = classOfLayer(l, classOf);
+    const std::string where = whereOf(l, cls);
+    std::string group = kerasSnakeCase(cls);
+    const auto [at, first] = used.emplace(group, 0);
+    if (!first) group += "_" + std::to_string(++at->second);
+    group = "layers/" + group;
+    groups.insert(group);
+    const std::vector<std::string> vars = kerasVariables(l, cls, file);
+    for (std::size_t v = 0; v < vars.size(); ++v) {
+      const std::string dataset = group + "/vars/" + std::to_string(v);
+      if (!file.exists(dataset))
+        file.fail(where + ": its " + vars[v] + " is missing (expected the dataset " + dataset +
+                  ", as Keras 3 stores the layer's weights: is this file of another model?)");
+      Hdf5Image::Array a = file.readArray(dataset, where + ": ");
+      weights.emplace(l.name + "/" + vars[v], TrainedWeight{std::move(a.shape), std::move(a.values)});
+    }
+  }
+  // Every layer group of the file belongs to a layer of the model.
+  for (const std::string& name : file.members("layers")) {
+    const std::string group = "layers/" + name;
+    // (An InputLayer of a functional model has a group without variables.)
+    if (!groups.count(group) && file.exists(group + "/vars/0"))
+      file.fail("holds the weights of '" + group + "', which the model has no layer for (" + std::to_string(layers.size()) +
+                " layers): the weights of another model?");
+  }
+  return weights;
+}
+
+// A list attribute as Keras's legacy load_attributes_from_hdf5_group reads
+// it: `name` itself, or the chunks name0, name1, ... a long list was split into.
+std::optional<std::vector<std::string>> kerasListAttribute(const Hdf5Image& file, const std::string& object,
+                                                           const std::string& name) {
+  if (auto list = file.stringListAttribute(object, name)) return list;
+  std::optional<std::vector<std::string>> joined;
+  for (int chunk = 0;; ++chunk) {
+    const auto part = file.stringListAttribute(object, name + std::to_string(chunk));
+    if (!part) return joined;
+    if (!joined) joined.emplace();
+    joined->insert(joined->end(), part->begin(), part->end());
+  }
+}
+
+// Keras 2, tf.keras and Keras 3's legacy `.h5` (legacy_h5_format): a group
+// per layer named by its config name, listed in `layer_names`, each listing
+// its weights' paths (relative to the group) in `weight_names`: the file's
+// layers with weights are matched to the model's in order, as Keras's
+// load_weights_from_hdf5_group matches them, a weight to a variable by position.
+TrainedWeights readLegacyWeights(const Hdf5Image& file, const std::vector<LayerSpec>& layers,
+                                 const std::map<std::string, std::string>& classOf) {
+  // A whole-model file (model.save("m.h5")) holds them in model_weights; model.save_weights("w.h5") at the root.
+  const std::string root = file.isGroup("model_weights") ? "model_weights/" : "";
+  const auto layerNames = kerasListAttribute(file, root.empty() ? "" : "model_weights", "layer_names");
+  struct FileLayer {
+    std::string name;
+    std::vector<std::string> weightNames;
+  };
+  std::vector<FileLayer> fileLayers;
+  for (const std::string& name : *layerNames) {
+    if (!file.isGroup(root + name))
+      file.fail("its layer_names lists '" + name + "' but it holds no group '" + root + name + "'");
+    auto weightNames = kerasListAttribute(file, root + name, "weight_names");
+    if (!weightNames) file.fail("the group '" + root + name + "' has no weight_names attribute (a damaged file)");
+    if (!weightNames->empty()) fileLayers.push_back({name, std::move(*weightNames)});
+  }
+  struct ModelLayer {
+    const LayerSpec* layer;
+    std::string where;
+    std::vector<std::string> vars;
+  };
+  std::vector<ModelLayer> modelLayers;
+  for (const LayerSpec& l : layers) {
+    const std::string cls = classOfLayer(l, classOf);
+    std::vector<std::string> vars = kerasVariables(l, cls, file);
+    if (!vars.empty()) modelLayers.push_back({&l, whereOf(l, cls), std::move(vars)});
+  }
+  auto names = [](auto& list, auto nameOf) {
+    std::string text;
+    for (std::size_t i = 0; i < list.size() && i < 8; ++i) text += (i ? ", " : "") + nameOf(list[i]);
+    return list.size() > 8 ? text + ", ..." : text;
+  };
+  if (fileLayers.size() != modelLayers.size())
+    file.fail("holds the weights of " + std::to_string(fileLayers.size()) + " layers (" +
+              names(fileLayers, [](const FileLayer& f) { return f.name; }) + ") but the model has " +
+              std::to_string(modelLayers.size()) + " layers with weights (" +
+              names(modelLayers, [](const ModelLayer& m) { return m.layer->name; }) +
+              "): the weights of another model? (Keras matches them in order)");
+  TrainedWeights weights;
+  for (std::size_t i = 0; i < fileLayers.size(); ++i) {
+    const FileLayer& f = fileLayers[i];
+    const ModelLayer& m = modelLayers[i];
+    if (f.weightNames.size() != m.vars.size())
+      file.fail(m.where + ": the file's layer '" + f.name + "' holds " + std::to_string(f.weightNames.size()) +
+                " weights (" + names(f.weightNames, [](const std::string& n) { return n; }) + "), the layer has " +
+                std::to_string(m.vars.size()) + " (" + names(m.vars, [](const std::string& n) { return n; }) + ")");
+    for (std::size_t v = 0; v < m.vars.size(); ++v) {
+      const std::string dataset = root + f.name + "/" + f.weightNames[v];
+      if (!file.exists(dataset))
+        file.fail(m.where + ": its " + m.vars[v] + " is missing: the file's layer '" + f.name + "' names '" +
+                  f.weightNames[v] + "' but holds no dataset " + dataset);
+      Hdf5Image::Array a = file.readArray(dataset, m.where + ": ");
+      weights.emplace(m.layer->name + "/" + m.vars[v], TrainedWeight{std::move(a.shape), std::move(a.values)});
+    }
+  }
+  return weights;
 }
 
 }  // namespace
@@ -95,70 +195,17 @@ std::string kerasSnakeCase(const std::string& className) {
 
 TrainedWeights readKerasWeights(const std::string& path, const std::vector<LayerSpec>& layers,
                                 const std::map<std::string, std::string>& classOf) {
-  std::string bytes = weightsFileBytes(path);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are ours to report, not printed by the library
-  // Opened from memory (the core driver over the file's image), read-only.
-  Handle access{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
-  if (access.id < 0 || H5Pset_fapl_core(access.id, 1 << 20, 0) < 0 ||
-      H5Pset_file_image(access.id, bytes.data(), bytes.size()) < 0)
-    fail(path, "the HDF5 library cannot take the weights file's image");
-  Handle file{H5Fopen("model.weights.h5", H5F_ACC_RDONLY, access.id), H5Fclose};
-  if (file.id < 0) fail(path, "the weights (HDF5) cannot be read: a damaged or truncated file");
-  TrainedWeights weights;
-  std::map<std::string, int> used;  // Keras's counter per snake-case class name
-  std::set<std::string> groups;
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const LayerSpec& l = layers[i];
-    const auto found = classOf.find(l.name);
-    const std::string cls = found == classOf.end() ? l.kind : found->second;
-    const std::string where = "layer '" + l.name + "' (" + cls + ")";
+  for (const LayerSpec& l : layers)
     if (!l.weightsOf.empty())
-      fail(path, where + ": calls a shared layer again; reading the weights of models with shared layers is not modelled");
-    std::string group = kerasSnakeCase(cls);
-    const auto [at, first] = used.emplace(group, 0);
-    if (!first) group += "_" + std::to_string(++at->second);
-    group = "layers/" + group;
-    groups.insert(group);
-    const std::vector<std::string> vars = kerasVariables(l, cls, path, where);
-    for (std::size_t v = 0; v < vars.size(); ++v) {
-      const std::string dataset = group + "/vars/" + std::to_string(v);
-      if (!pathExists(file.id, dataset))
-        fail(path, where + ": its " + vars[v] + " is missing (expected the dataset " + dataset +
-                       ", as Keras 3 stores the layer's weights: is this file of another model?)");
-      Handle data{H5Dopen2(file.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
-      Handle space{data.id >= 0 ? H5Dget_space(data.id) : -1, H5Sclose};
-      const int rank = space.id >= 0 ? H5Sget_simple_extent_ndims(space.id) : -1;
-      if (rank < 0 || rank > 8) fail(path, where + ": " + dataset + ": not a readable array");
-      std::vector<hsize_t> dims(std::size_t(rank) + 1, 0);
-      H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
-      TrainedWeight w;
-      long double elements = 1;
-      for (int d = 0; d < rank; ++d) w.shape.push_back(dims[std::size_t(d)]), elements *= dims[std::size_t(d)];
-      // A dataset holds at least a byte per element unless compressed (Keras
-      // does not compress): more elements than the file's bytes is a damaged header.
-      if (elements > (long double)bytes.size())
-        fail(path, where + ": " + dataset + ": shape " + shapeText(w.shape) + " claims more values than the file holds");
-      w.values.resize(std::size_t(elements));
-      if (H5Dread(data.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.values.data()) < 0)
-        fail(path, where + ": " + dataset + ": its values cannot be read as numbers (damaged or truncated)");
-      weights.emplace(l.name + "/" + vars[v], std::move(w));
-    }
-  }
-  // Every layer group of the file belongs to a layer of the model.
-  Handle layersGroup{H5Gopen2(file.id, "layers", H5P_DEFAULT), H5Gclose};
-  if (layersGroup.id < 0) fail(path, "no 'layers' group: not the weights Keras 3 writes");
-  H5G_info_t info{};
-  if (H5Gget_info(layersGroup.id, &info) < 0) fail(path, "its 'layers' group cannot be read");
-  for (hsize_t k = 0; k < info.nlinks; ++k) {
-    char name[256] = {};
-    if (H5Lget_name_by_idx(layersGroup.id, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name, H5P_DEFAULT) < 0) continue;
-    const std::string group = std::string("layers/") + name;
-    // (An InputLayer of a functional model has a group without variables.)
-    if (!groups.count(group) && pathExists(file.id, group + "/vars/0"))
-      fail(path, "holds the weights of '" + group + "', which the model has no layer for (" + std::to_string(layers.size()) +
-                     " layers): the weights of another model?");
-  }
-  return weights;
+      throw std::invalid_argument(path + ": " + whereOf(l, classOfLayer(l, classOf)) +
+                                  ": calls a shared layer again; reading the weights of models with shared layers is not modelled");
+  const Hdf5Image file(weightsFileBytes(path), path);
+  if (file.isGroup("layers")) return readKeras3Weights(file, layers, classOf);
+  if (file.hasAttribute(file.isGroup("model_weights") ? "model_weights" : "", "layer_names") ||
+      file.hasAttribute(file.isGroup("model_weights") ? "model_weights" : "", "layer_names0"))
+    return readLegacyWeights(file, layers, classOf);
+  file.fail("holds neither Keras 3's weights (a 'layers' group) nor a legacy Keras file's (a 'model_weights' group, "
+            "or layer groups at the root, listed in 'layer_names'): not the weights Keras writes");
 }
 
 }  // namespace ipusim::scheduler

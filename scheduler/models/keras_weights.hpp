@@ -1,16 +1,25 @@
 #pragma once
-// Trained weights from a Keras 3 file: a `.keras` archive's model.weights.h5,
-// or a `.weights.h5` file (model.save_weights), read through Debian's HDF5
-// (libhdf5-dev) and matched to the model's layers as Keras 3's saving_lib
-// stores them: a group per layer of model.layers, named not by the config's
-// `name` but by the layer class in snake case and a counter in layer order
-// (`layers/conv2d`, `layers/conv2d_1`, `layers/dense`, ...), its variables in
-// `vars/0`, `vars/1`, ... in the order the layer creates them. Modelled: Dense,
-// Conv1D and Conv2D (kernel, then bias when use_bias), BatchNormalization (gamma when
-// scale, beta when center, moving_mean, moving_variance); layers without
-// weights hold none. Errors (std::invalid_argument) name the file, the layer,
-// the weight and both shapes: a weight missing, a shape that differs, a group
-// the model has no layer for, a layer whose weights are not read yet.
+// Trained weights from a Keras file, read through Debian's HDF5
+// (libhdf5-dev) and matched to the model's layers as Keras itself matches them:
+//   - Keras 3 (a `.keras` archive's model.weights.h5, or a `.weights.h5` of
+//     model.save_weights): a group per layer of model.layers, named not by the
+//     config's `name` but by the layer class in snake case and a counter in
+//     layer order (`layers/conv2d`, `layers/conv2d_1`, `layers/dense`, ...),
+//     its variables in `vars/0`, `vars/1`, ... in the order the layer creates them;
+//   - legacy `.h5` (Keras 2's, tf.keras's and Keras 3's model.save("m.h5") in
+//     `model_weights`, save_weights("w.h5") at the root): a group per layer by
+//     its config name, listed in the `layer_names` attribute, each listing its
+//     weights' paths in `weight_names` (`dense/kernel:0` in Keras 2,
+//     `sequential/dense/kernel` or `kernel` in Keras 3); the file's layers
+//     with weights are matched to the model's in order, each weight to a
+//     variable by position (Keras's load_weights_from_hdf5_group).
+// Modelled: Dense, Conv1D and Conv2D (kernel, then bias when use_bias),
+// BatchNormalization (gamma when scale, beta when center, moving_mean,
+// moving_variance); layers without weights hold none. Errors
+// (std::invalid_argument) name the file, the layer, the weight and both
+// shapes: a weight missing, a shape that differs, a group the model has no
+// layer for, counts of layers or weights that differ, a layer whose weights
+// are not read yet.
 #include "scheduler/models/layer_spec.hpp"
 
 #include <cstdint>

@@ -51,6 +51,10 @@ void readMetrics(const nlohmann::json& list, LossSpec& loss, const std::function
     if (m.is_string()) name = m.get<std::string>();
     else if (m.is_object() && m.contains("class_name") && m.at("class_name").is_string()) name = m.at("class_name").get<std::string>();
     else fail("expected a metric's name or a serialized metric, got " + m.dump());
+    // TF 2.x serialized a metric function as a MeanMetricWrapper naming it ("fn": "sparse_categorical_accuracy").
+    if (name == "MeanMetricWrapper" && m.contains("config") && m.at("config").is_object() &&
+        m.at("config").contains("fn") && m.at("config").at("fn").is_string())
+      name = m.at("config").at("fn").get<std::string>();
     const std::string metric = canonical(name);
     if (metric.empty()) {
       loss.unmodelledMetrics.push_back(name);

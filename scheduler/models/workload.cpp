@@ -49,7 +49,7 @@ std::string besideWorkload(const std::string& path, const std::string& baseDirec
 
 DatasetSpec parseDataset(const Reader& r, const std::string& baseDirectory) {
   r.allowOnly({"format", "images", "labels", "batch_size", "shuffle_seed", "features", "input_shape", "classes",
-               "examples"});
+               "examples", "preprocessing"});
   DatasetSpec d;
   d.format = r.string("format", d.format, {"idx", "synthetic", "npy"});
   d.images = besideWorkload(r.string("images", d.images), baseDirectory);
@@ -59,6 +59,7 @@ DatasetSpec parseDataset(const Reader& r, const std::string& baseDirectory) {
   d.features = r.count32("features", d.features, true);
   d.classes = r.count32("classes", d.classes, true);
   d.syntheticExamples = r.count("examples", d.syntheticExamples, true);
+  d.preprocessing = r.string("preprocessing", d.preprocessing, {"divide_by_255", "none"});
   if (d.format == "idx" || d.format == "npy") {
     if (d.format == "npy" && (!r.has("images") || !r.has("labels")))
       r.fail(r.key(r.has("images") ? "labels" : "images"), "missing: format 'npy' reads token ids (images) and labels "

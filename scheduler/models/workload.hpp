@@ -34,6 +34,12 @@ struct DatasetSpec {
   std::vector<std::uint64_t> inputShape;   // per example, channels last; {features} unless given (or the Keras model's)
   std::uint32_t classes = 10;              // labels lie in [0, classes)
   std::uint64_t syntheticExamples = 1024;  // synthetic: examples per epoch
+  // How the pixels (bytes) are fed to the model, as the model was trained on
+  // them: "divide_by_255" (x / 255, in [0, 1]: the Keras tutorials' and
+  // most scripts'), or "none" (0-255 as floats: a script that fed
+  // load_data()'s arrays as they are, or a model that rescales its input
+  // itself with a Rescaling layer).
+  std::string preprocessing = "divide_by_255";
   // Token ids: when the model's input feeds Embedding layers, each element
   // of an example is an id in [0, vocabulary), streamed as int32
   // (models/token_inputs.hpp); 0: pixels, streamed as floats.

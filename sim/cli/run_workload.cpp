@@ -123,6 +123,15 @@ nlohmann::json finalValuesJson(const std::vector<std::pair<std::string, double>>
   return out;
 }
 
+// "idx: IMAGES, pixels / 255": what the model was fed.
+std::string datasetLine(const RunSummary& s) {
+  if (s.datasetFormat == "none") return "none (--synthetic-data: timing only)";
+  std::string line = s.datasetFormat + (s.datasetImages.empty() ? std::string() : ": " + s.datasetImages);
+  if (s.preprocessing == "divide_by_255") line += ", pixels / 255 (dataset.preprocessing)";
+  else if (s.preprocessing == "none") line += ", raw pixels 0-255 (dataset.preprocessing none)";
+  return line;
+}
+
 void print(const RunSummary& s, bool json) {
   if (json) {
     nlohmann::json out = {{"workload", s.workload},
@@ -130,6 +139,10 @@ void print(const RunSummary& s, bool json) {
                           {"steps", s.steps},
                           {"steps_per_run", s.stepsPerRun},
                           {"feeds", s.feeds},
+                          {"dataset", {{"format", s.datasetFormat},
+                                       {"images", s.datasetImages.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.datasetImages)},
+                                       {"preprocessing", s.preprocessing.empty() ? nlohmann::json(nullptr)
+                                                                                 : nlohmann::json(s.preprocessing)}}},
                           {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"final_values", finalValuesJson(s.finalValues)},
                           {"cycles", s.cycles},
@@ -174,7 +187,8 @@ void print(const RunSummary& s, bool json) {
   std::cout << "workload         " << s.workload << (s.feeds ? " (infeed/outfeed)" : " (no feeds)")
             << (s.task == "fit" ? "" : ", " + s.task) << "\n"
             << "steps            " << s.steps << " in " << s.engineRuns << " Engine::run calls (" << s.stepsPerRun
-            << " per run)\n";
+            << " per run)\n"
+            << "dataset          " << datasetLine(s) << "\n";
   if (!predict)
     std::cout << (s.task == "fit" ? "final loss       " : "loss (mean)      ")
               << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)")) << "\n"
@@ -378,6 +392,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * (workload.ipu.numIpus / scheduler::ipusPerReplica(workload));
   summary.ipus = workload.ipu.numIpus;
   summary.feeds = plan.feeds;
+  // (--synthetic-data: nothing is fed, the run is timing only.)
+  summary.datasetFormat = args.synthetic ? "none" : workload.dataset.format;
+  if (!args.synthetic && workload.dataset.format != "synthetic") summary.datasetImages = workload.dataset.images;
+  if (!args.synthetic && !workload.dataset.vocabulary) summary.preprocessing = workload.dataset.preprocessing;
   if (!args.synthetic && workload.task == scheduler::Task::Evaluate) {
     // Keras's evaluate: the loss and metrics averaged over the batches.
     const auto means = trainer.meanValues();

@@ -45,6 +45,9 @@ struct RunSummary {
   std::uint64_t examplesPerStep = 0;  // batch size x replicas
   std::uint32_t ipus = 0;             // every IPU of the job
   bool feeds = false;
+  // What was fed: the dataset's format, its images file (none: synthetic),
+  // and how its pixels were scaled (DatasetSpec::preprocessing; none for token ids).
+  std::string datasetFormat, datasetImages, preprocessing;
   // The last step's loss (NaN or inf when the training diverged); none without numbers (synthetic data).
   std::optional<double> finalLoss;
   // The last step's other outfed values (accuracy, metrics, regularization, learning rate); none without numbers.

@@ -12,9 +12,9 @@
 namespace ipusim::sim::dataset {
 namespace {
 
-// out[i] = in[i] / 255 (pixels to [0, 1]), in a loop GCC vectorises.
-IPUSIM_KERNEL void toUnitFloats(const std::uint8_t* __restrict in, float* __restrict out, std::uint64_t n) {
-  model::vec::forEach(n, [=](std::uint64_t i) { out[i] = float(in[i]) / 255.0f; });
+// out[i] = in[i] / divisor (255: pixels to [0, 1]; 1: as they are), in a loop GCC vectorises.
+IPUSIM_KERNEL void toFloats(const std::uint8_t* __restrict in, float* __restrict out, std::uint64_t n, float divisor) {
+  model::vec::forEach(n, [=](std::uint64_t i) { out[i] = float(in[i]) / divisor; });
 }
 
 }  // namespace
@@ -125,11 +125,16 @@ Examples loadNpyTokenExamples(const scheduler::DatasetSpec& spec) {
 
 Examples loadExamples(const scheduler::DatasetSpec& spec) {
   if (spec.format == "npy") return loadNpyTokenExamples(spec);
-  if (spec.vocabulary || spec.format == "synthetic")
-    return syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed, spec.vocabulary,
-                             spec.labelSteps);
-  if (spec.labelSteps != 1) throw std::logic_error("loadExamples: per-step labels from a labels file");
-  return loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
+  Examples e;
+  if (spec.vocabulary || spec.format == "synthetic") {
+    e = syntheticExamples(spec.syntheticExamples, spec.features, spec.classes, spec.shuffleSeed, spec.vocabulary,
+                          spec.labelSteps);
+  } else {
+    if (spec.labelSteps != 1) throw std::logic_error("loadExamples: per-step labels from a labels file");
+    e = loadIdxExamples(spec.images, spec.labels, spec.features, spec.classes);
+  }
+  e.pixelDivisor = spec.preprocessing == "none" ? 1.0f : 255.0f;
+  return e;
 }
 
 std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, const scheduler::LossSpec& loss,
@@ -219,8 +224,8 @@ void BatchSource::nextInto(float* images, std::int32_t* labels) {
   }
   for (std::uint32_t r = 0; r < batchSize_; ++r) {
     const std::uint32_t ex = order[r];
-    toUnitFloats(&examples_.pixels[std::size_t(ex) * examples_.features], images + std::size_t(r) * examples_.features,
-                 examples_.features);
+    toFloats(&examples_.pixels[std::size_t(ex) * examples_.features], images + std::size_t(r) * examples_.features,
+             examples_.features, examples_.pixelDivisor);
     copyLabels(ex, labels + std::size_t(r) * examples_.labelSteps);
   }
 }

@@ -3,7 +3,8 @@
 // tf.data.Dataset.shuffle(...).batch(drop_remainder=True).repeat() would give
 // them, deterministically: each epoch is a permutation of the examples drawn
 // from shuffle_seed and the epoch number; a partial last batch is dropped.
-// Images are floats in [0, 1] ([batch, features]), labels ints ([batch], or
+// Images are floats ([batch, features]: in [0, 1], or 0-255 as the
+// dataset's preprocessing says), labels ints ([batch], or
 // [batch, steps] for a sequence's per-step classes).
 #include "scheduler/models/workload.hpp"
 
@@ -27,6 +28,7 @@ struct Examples {
   std::vector<std::uint16_t> labels;  // count x labelSteps (IDX files hold bytes; synthetic data up to 65,536 classes)
   std::uint64_t labelSteps = 1;       // labels per example (a sequence's, one per step: DatasetSpec::labelSteps)
   std::vector<std::int32_t> tokens;   // count x features token ids instead of pixels (DatasetSpec::vocabulary)
+  float pixelDivisor = 255.0f;        // a pixel is fed as pixel / this (DatasetSpec::preprocessing)
   bool holdsTokens() const { return !tokens.empty(); }
 };
 

@@ -198,5 +198,69 @@ TEST(TrainedWeights, WeightsOfAnotherModelADamagedFileOrAPlainZipAreRefusedByNam
   expectNoLitter(dir.path());
 }
 
+// The archive written as an older Keras would have written it (write_keras2_h5.py).
+std::string writeKeras2File(const fs::path& out, bool bareList) {
+  const CommandResult r = runCommand("/usr/bin/python3 " + quote(sourcePath("tests/trained_keras/write_keras2_h5.py")) + " " +
+                                     quote(kTrained) + " " + quote(out.string()) + (bareList ? " --bare-list" : ""));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  return out.string();
+}
+
+TEST(TrainedWeights, Keras2LegacyFilesPredictExactlyAsTheArchive) {
+  ScratchDir dir("keras2-h5");
+  const CommandResult a = runCommand(predictTrained(kTrained, kTrained, dir.path() / "a.npy"));
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  // TF 2.15's layout (model_weights/conv2d_2/conv2d_2/kernel:0, "Custom>Adam")
+  // and Keras 2.1's (a bare list of layers, byte-string names, "lr"): the
+  // model and its weights from the one file.
+  for (const bool bareList : {false, true}) {
+    const std::string h5 = writeKeras2File(dir.path() / (bareList ? "k21.h5" : "k215.h5"), bareList);
+    const fs::path out = dir.path() / (bareList ? "k21.npy" : "k215.npy");
+    const CommandResult b = runCommand(predictTrained(h5, h5, out));
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    EXPECT_EQ(readText(dir.path() / "a.npy"), readText(out)) << (bareList ? "Keras 2.1" : "TF 2.15");
+  }
+  // The archive's model with the legacy file's weights: matched in order, as Keras's load_weights does.
+  const std::string h5 = (dir.path() / "k215.h5").string();
+  const CommandResult c = runCommand(predictTrained(kTrained, h5, dir.path() / "c.npy"));
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  EXPECT_EQ(readText(dir.path() / "a.npy"), readText(dir.path() / "c.npy"));
+}
+
+TEST(TrainedWeights, LegacyFilesOfAnotherModelOrDamagedAreRefusedByName) {
+  ScratchDir dir("keras2-refused");
+  const fs::path out = dir.path() / "p.npy";
+  const std::string h5 = writeKeras2File(dir.path() / "m.h5", false);
+  // Another model: five layers with weights against four; four Dense layers
+  // against two Conv2D and two Dense (matched in order, the first shape differs).
+  const std::string cnn = sourcePath("tests/data/keras/trained/fashion_mnist_cnn_logits_rohannp02y.h5");
+  expectRefusal(runCommand(predictTrained(kTrained, cnn, out)),
+                cnn + ": holds the weights of 5 layers (conv2d_6, conv2d_7, conv2d_8, dense_4, dense_5) but the model has "
+                      "4 layers with weights (conv2d_2, conv2d_3, dense_2, dense_3)");
+  const std::string mlp = sourcePath("tests/data/keras/trained/fashion_mnist_mlp_raw_pixels_maneeshprog.h5");
+  expectRefusal(runCommand(predictTrained(kTrained, mlp, out)),
+                "layer 'conv2d_2': its kernel in " + mlp + " is 784x256 but the model's is 3x3x1x32");
+  // A weight the file names but does not hold.
+  const std::string missing = (dir.path() / "missing.h5").string();
+  ASSERT_EQ(runCommand("cp " + quote(h5) + " " + quote(missing) + " && /usr/bin/python3 -c " +
+                       quote("import sys, h5py; del h5py.File(sys.argv[1], 'a')['model_weights/dense_3/dense_3/bias:0']") +
+                       " " + quote(missing)).exitCode, 0);
+  expectRefusal(runCommand(predictTrained(missing, missing, out)),
+                missing + ": layer 'dense_3' (Dense): its bias is missing: the file's layer 'dense_3' names "
+                          "'dense_3/bias:0' but holds no dataset model_weights/dense_3/dense_3/bias:0");
+  // A truncated file, as the model and as the weights.
+  const std::string cut = (dir.path() / "cut.h5").string();
+  ASSERT_EQ(runCommand("head -c 100000 " + quote(h5) + " > " + quote(cut)).exitCode, 0);
+  expectRefusal(runCommand(predictTrained(cut, cut, out)), cut + ": the HDF5 file cannot be read");
+  expectRefusal(runCommand(predictTrained(kTrained, cut, out)), cut + ": the HDF5 file cannot be read");
+  // A weights-only file (save_weights) given as the model.
+  const std::string weightsOnly = (dir.path() / "w.weights.h5").string();
+  extractWeights(weightsOnly);
+  expectRefusal(runCommand(predictTrained(weightsOnly, kTrained, out)),
+                weightsOnly + ": an HDF5 file without a model_config attribute");
+  EXPECT_FALSE(fs::exists(out));
+  expectNoLitter(dir.path());
+}
+
 }  // namespace
 }  // namespace ipusim::test

@@ -1,8 +1,11 @@
-"""An independent forward pass of a Keras 3 .keras archive (Sequential:
-Conv2D valid/same, MaxPooling2D, Flatten, Dense, Dropout, BatchNormalization,
-relu/softmax/linear), in numpy over the weights h5py reads, on the first N
-images of an IDX file divided by DIVISOR (255: the author's x / 255.0). Writes the top-1 labels, one per
-line, to stdout; the tests compare them with ipusim predict's.
+"""An independent forward pass of a Keras model file (Sequential: Conv2D
+valid/same, MaxPooling2D, Flatten, Dense, Dropout, BatchNormalization,
+Activation, relu/softmax/linear), in numpy over the weights h5py reads, on
+the first N images of an IDX file divided by DIVISOR (255: the author's
+x / 255.0; 1: raw pixels). The file is a Keras 3 .keras archive, or a legacy
+.h5 (model_config attribute, model_weights/<layer>/<weight_names[i]>; Keras
+2.0-2.2's bare list of layers too). Writes the top-1 labels, one per line, to
+stdout; the tests compare them with ipusim predict's.
 
 usage: keras_forward.py MODEL.keras IMAGES.idx.gz N DIVISOR"""
 import gzip, io, json, re, sys, zipfile
@@ -17,7 +20,28 @@ def snake(name):  # keras naming.to_snake_case
     return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
+def text(value):
+    return value.decode("utf8") if isinstance(value, bytes) else str(value)
+
+
+def legacy_layers_and_weights(path):
+    f = h5py.File(path, "r")
+    config = json.loads(text(f.attrs["model_config"]))["config"]
+    layers = config["layers"] if isinstance(config, dict) else config
+    group = f["model_weights"]
+    out = []
+    for layer in layers:
+        if layer["class_name"] == "InputLayer":
+            continue
+        name = layer["config"]["name"]
+        names = [text(n) for n in group[name].attrs["weight_names"]] if name in group else []
+        out.append((layer, [group[name][n][()] for n in names]))
+    return out
+
+
 def layers_and_weights(path):
+    if open(path, "rb").read(8) == b"\x89HDF\r\n\x1a\n":
+        return legacy_layers_and_weights(path)
     archive = zipfile.ZipFile(path)
     config = json.loads(archive.read("config.json"))
     weights = h5py.File(io.BytesIO(archive.read("model.weights.h5")), "r")
@@ -47,7 +71,10 @@ def activation(x, name):
 def forward(model, x):
     for layer, w in model:
         cls, c = layer["class_name"], layer["config"]
-        if cls == "Dropout":
+        if cls in ("Dropout", "InputLayer"):
+            continue
+        if cls == "Activation":
+            x = activation(x, c["activation"])
             continue
         if cls == "Flatten":
             x = x.reshape(x.shape[0], -1)
@@ -65,6 +92,12 @@ def forward(model, x):
         elif cls == "MaxPooling2D":
             (ph, pw), (sh, sw) = c["pool_size"], c["strides"] or c["pool_size"]
             n, h, wd, ch = x.shape
+            if c.get("padding") == "same":  # TF's: the output ceil(size / stride), padded after with -inf
+                oh, ow = -(-h // sh), -(-wd // sw)
+                eh, ew = max((oh - 1) * sh + ph - h, 0), max((ow - 1) * sw + pw - wd, 0)
+                x = np.pad(x, ((0, 0), (eh // 2, eh - eh // 2), (ew // 2, ew - ew // 2), (0, 0)),
+                           constant_values=-np.inf)
+                n, h, wd, ch = x.shape
             oh, ow = (h - ph) // sh + 1, (wd - pw) // sw + 1
             y = np.full((n, oh, ow, ch), -np.inf, np.float32)
             for i in range(ph):
