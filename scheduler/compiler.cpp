@@ -182,18 +182,15 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const ModelMemoryEstimate memoryEstimate = estimateModelMemory(w, tiles);
   checkModelFits(w, replicaTarget, memoryEstimate);
   const bool fit = w.task == Task::Fit, predict = w.task == Task::Predict;
-  // Not modelled yet: evaluate and predict of a pipelined model (its
-  // forward passes alone through the stages).
-  if (!fit && w.pipeline.enabled())
-    throw std::invalid_argument(std::string("pipeline: ") + taskName(w.task) + " of a pipelined model is not modelled "
-                                "(fit is): shard the model instead (model.layers[i].shard), or leave out the pipeline");
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
   Schedule schedule = scheduleOps(graph, w.scheduling);
-  // Gradient accumulation is the training's: evaluate and predict run each batch alone.
-  const std::uint32_t accumulation = fit ? w.training.gradientAccumulationCount : 1;
   const bool pipelined = w.pipeline.enabled();
+  // Gradient accumulation is the training's: evaluate and predict run each
+  // batch alone, but for a pipeline's mini-batches, which pass its stages
+  // as many at a time as in fit (pipeline.gradient_accumulation_count).
+  const std::uint32_t accumulation = fit || pipelined ? w.training.gradientAccumulationCount : 1;
   // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
   if (fit && (replicas > 1 || accumulation > 1 || pipelined) && !w.optimizer.plainSgd())
     throw std::invalid_argument("optimizer: " + w.optimizer.plainSgdOnlyText());  // (parseWorkload names the file)
@@ -242,30 +239,38 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   if (pipelined) {
     progress("pipelining");
     PipelineParts parts = pipelineParts(w, graph, schedule, step, target.tile.tilesPerIpu, shards);
-    const GradientAccumulation accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
-    parts.accumulate = accumulated.accumulate;
-    parts.zero = accumulated.zero;
+    if (fit) {
+      const GradientAccumulation accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
+      parts.accumulate = accumulated.accumulate;
+      parts.zero = accumulated.zero;
+    }
     parts.sideBySide = w.pipeline.schedule != "sequential";
     parts.imagesStream = c.imagesStream;
     parts.labelsStream = c.labelsStream;
     parts.lossStream = c.lossStream;
     parts.outfeedEachMiniBatch = !lossLast;
+    parts.outfeedName = outfeedName;
     // Every mini-batch in flight gets its own copy of the step's compute sets.
     checkLayoutVertices("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
                         "mini-batches", vertexCount(exe), " mini-batches per weight update");
-    const PipelinedProgram pipeline =
-        buildPipeline(exe, planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation), parts);
-    // The N mini-batches, then the update on their summed gradients.
-    updatesParent = pipeline.apply;
-    ir::Program both;
-    both.kind = ir::ProgramKind::Sequence;
-    both.name = "pipeline_and_update";
-    both.children = {pipeline.program, updatesParent};
-    both.debug = {"training", "pipeline"};
-    entry = addTrainingLoop(
-        exe, w, exe.addProgram(both), accumulation,
-        lossLast ? exe.addProgram(streamCopy("loss", c.lossStream, pipeline.lastLoss, lossElements, "loss")) : ir::kNoId);
-    exe.entryPoints.push_back({"train", entry});
+    const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
+    const PipelinedProgram pipeline = buildPipeline(exe, fit ? plan : forwardOnly(plan), parts);
+    // The N mini-batches, then the update on their summed gradients (evaluate, predict: none).
+    ir::Id body = pipeline.program;
+    if (fit) {
+      updatesParent = pipeline.apply;
+      ir::Program both;
+      both.kind = ir::ProgramKind::Sequence;
+      both.name = "pipeline_and_update";
+      both.children = {pipeline.program, updatesParent};
+      both.debug = {"training", "pipeline"};
+      body = exe.addProgram(both);
+    }
+    entry = addTrainingLoop(exe, w, body, accumulation,
+                            lossLast ? exe.addProgram(streamCopy(outfeedName, c.lossStream, pipeline.lastLoss, lossElements,
+                                                                 outfeedName))
+                                     : ir::kNoId);
+    exe.entryPoints.push_back({entryPointOf(w.task), entry});
     step.useSpans = useSpansInOrder(exe, {entry});
   } else {
     std::vector<ir::Id> stepChildren{

@@ -69,4 +69,31 @@ PipelinePlan planPipeline(const std::string& schedule, std::uint32_t stages, std
   throw std::invalid_argument("pipeline.schedule: '" + schedule + "' is not grouped, interleaved or sequential");
 }
 
+PipelinePlan forwardOnly(const PipelinePlan& plan) {
+  PipelinePlan out;
+  std::vector<bool> kept(plan.timeSteps.size(), false);
+  std::vector<std::size_t> indexOf(plan.timeSteps.size(), 0);  // in `out`, of each time step kept
+  for (std::size_t t = 0; t < plan.timeSteps.size(); ++t) {
+    PipelineTimeStep step;
+    for (const PipelineSlot& slot : plan.timeSteps[t].slots) {
+      PipelineSlot forward;
+      for (const StagePass& p : slot)
+        if (!p.backward) forward.push_back(p);
+      if (!forward.empty()) step.slots.push_back(std::move(forward));
+    }
+    if (step.slots.empty()) continue;
+    kept[t] = true;
+    indexOf[t] = out.timeSteps.size();
+    out.timeSteps.push_back(std::move(step));
+  }
+  // A training step starts at its first time step, or the next one kept
+  // (its first holds its F_0: every schedule's is kept).
+  for (std::size_t t : plan.firstTimeStep) {
+    while (t < kept.size() && !kept[t]) ++t;
+    if (t == kept.size()) throw std::logic_error("forwardOnly: a step with no forward pass");
+    out.firstTimeStep.push_back(indexOf[t]);
+  }
+  return out;
+}
+
 }  // namespace ipusim::scheduler

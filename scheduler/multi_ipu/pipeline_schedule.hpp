@@ -60,4 +60,10 @@ struct PipelinePlan {
 // `schedule`: grouped | interleaved | sequential; stages >= 1, miniBatches >= 1.
 PipelinePlan planPipeline(const std::string& schedule, std::uint32_t stages, std::uint32_t miniBatches);
 
+// The plan's forward passes alone, in their slots (evaluate and predict run
+// no backward pass): slots and time steps left empty are dropped, so
+// Grouped's ramp-down goes; Interleaved keeps its alternation, each IPU's
+// forward passes two slots apart.
+PipelinePlan forwardOnly(const PipelinePlan& plan);
+
 }  // namespace ipusim::scheduler

@@ -37,6 +37,8 @@ class Pipeliner {
     ipuOfStage_.assign(parts.forward.size(), ~0u);
     for (std::uint32_t ipu = 0; ipu < parts.stageOfIpu.size(); ++ipu)
       if (parts.stageOfIpu[ipu] < ipuOfStage_.size()) ipuOfStage_[parts.stageOfIpu[ipu]] = ipu;
+    // (Evaluate and predict accumulate nothing.)
+    if (parts.accumulate == ir::kNoId) return;
     const ir::Program& acc = exe.programs[parts.accumulate];
     for (const ir::Vertex& v : exe.computeSets[acc.computeSet].vertices) {
       const std::uint32_t ipu = v.tile / parts.tilesPerIpu;
@@ -83,7 +85,8 @@ class Pipeliner {
       for (const StagePass& p : slot)
         if (!p.backward && p.stage == 0) {
           children.push_back(streamCopy("images", parts_.imagesStream, tensorOf(p.miniBatch, parts_.images), "input"));
-          children.push_back(streamCopy("labels", parts_.labelsStream, tensorOf(p.miniBatch, parts_.labels), "input"));
+          if (parts_.labels != ir::kNoId)  // (predict streams no labels)
+            children.push_back(streamCopy("labels", parts_.labelsStream, tensorOf(p.miniBatch, parts_.labels), "input"));
         }
     std::vector<ir::Vertex> accumulate;
     std::vector<std::uint32_t> leaving;
@@ -102,7 +105,7 @@ class Pipeliner {
       children.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add", std::move(accumulate)));
     if (parts_.outfeedEachMiniBatch)
       for (std::uint32_t m : leaving)
-        children.push_back(streamCopy("loss", parts_.lossStream, tensorOf(m, parts_.loss), "loss"));
+        children.push_back(streamCopy(parts_.outfeedName, parts_.lossStream, tensorOf(m, parts_.loss), parts_.outfeedName));
     return exe_.addProgram(sequence("time step " + std::to_string(index), children, {"training", "pipeline"}));
   }
 
@@ -339,6 +342,14 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
     throw std::logic_error("buildPipeline: every stage needs its forward and backward ops");
   Pipeliner pipeliner(exe, parts);
   PipelinedProgram out = pipeliner.build(plan);
+  // The stream buffers and losses live only while their mini-batch is in
+  // flight; the loss the caller outfeeds once after the loop stays.
+  std::vector<ir::Id> inFlight = pipeliner.inFlightOnly_;
+  for (ir::Id t : {parts.images, parts.labels, parts.loss})
+    if (t != ir::kNoId) inFlight.push_back(t);
+  for (ir::Id t : inFlight) exe.tensors[t].alwaysLive = false;
+  exe.tensors[out.lastLoss].alwaysLive = !parts.outfeedEachMiniBatch;
+  if (parts.zero == ir::kNoId) return out;  // evaluate, predict: no update
   // Each IPU updates its stage's weights (side by side, or the ops one
   // after another as sharding runs them), then the accumulators are zeroed.
   std::vector<ir::Id> apply;
@@ -349,12 +360,6 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
   }
   apply.push_back(parts.zero);
   out.apply = exe.addProgram(sequence("apply_gradients", apply, {"training", "apply_gradients"}));
-  // The stream buffers and losses live only while their mini-batch is in
-  // flight; the loss the caller outfeeds once after the loop stays.
-  std::vector<ir::Id> inFlight = pipeliner.inFlightOnly_;
-  inFlight.insert(inFlight.end(), {parts.images, parts.labels, parts.loss});
-  for (ir::Id t : inFlight) exe.tensors[t].alwaysLive = false;
-  exe.tensors[out.lastLoss].alwaysLive = !parts.outfeedEachMiniBatch;
   return out;
 }
 

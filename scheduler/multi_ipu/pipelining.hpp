@@ -45,10 +45,13 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace ipusim::scheduler {
 
+// Evaluate and predict (a forward-only plan: forwardOnly()) have no backward
+// ops, no accumulate, zero or updates; predict no labels.
 struct PipelineParts {
   std::vector<std::vector<ir::Id>> forward, backward;  // per stage: its ops' Sequences, in schedule order
   ir::Id accumulate = ir::kNoId;           // Execute adding every gradient into its accumulator (gradient_accumulation.hpp)
@@ -59,6 +62,7 @@ struct PipelineParts {
   ir::Id images = ir::kNoId, labels = ir::kNoId, loss = ir::kNoId;  // mini-batch 0's tensors
   ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
   bool outfeedEachMiniBatch = true;        // outfeed mode ALL (LAST: the caller copies lastLoss once)
+  std::string outfeedName = "loss";        // the outfeed copies' name ("predictions" in predict)
   // Grouped and Interleaved: the slots' passes, gradient additions and
   // updates run side by side, each IPU on its own clock; Sequential runs them
   // as sharding does (one addition across the IPUs, the updates one after
@@ -68,7 +72,7 @@ struct PipelineParts {
 
 struct PipelinedProgram {
   ir::Id program = ir::kNoId;   // Sequence of the N training steps (each marksStep)
-  ir::Id apply = ir::kNoId;     // Sequence: the updates (IPUs apart, or one after another), then the zeroing
+  ir::Id apply = ir::kNoId;     // Sequence: the updates (IPUs apart, or one after another), then the zeroing (none without updates)
   ir::Id lastLoss = ir::kNoId;  // the last mini-batch's loss tensor (kept always live)
 };
 

@@ -13,7 +13,7 @@
 namespace ipusim::testing {
 
 InferenceResults runInference(const scheduler::Workload& w, std::uint64_t steps) {
-  if (w.ipu.numIpus != 1) throw std::invalid_argument("runInference: one replica");
+  if (w.ipu.numIpus != scheduler::ipusPerReplica(w)) throw std::invalid_argument("runInference: one replica");
   const bool predict = w.task == scheduler::Task::Predict;
   InferenceResults result;
   result.compiled = scheduler::compile(w);

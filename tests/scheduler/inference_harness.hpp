@@ -4,7 +4,7 @@
 // through the Engine, fed in the dataset's order (evaluate and predict do not
 // shuffle), and the same batches on the CPU reference (CpuReference::evaluate,
 // ::predict) from the same initial weights. One replica. One simulation per
-// process: call runInference once per test.
+// process: call runInference once per test. (A replica may span IPUs: sharded or pipelined.)
 #include "scheduler/compiler.hpp"
 
 #include <cstdint>

@@ -112,7 +112,7 @@ TEST(Inference, PredictCompilesNoGradientOpAndNeedsLessMemoryAndCyclesThanTraini
   EXPECT_EQ(evaluate.outfeed, fit.outfeed);
 }
 
-TEST(Inference, TheTaskIsAWorkloadKeyCheckedAgainstTheOutfeedAndThePipeline) {
+TEST(Inference, TheTaskIsAWorkloadKeyCheckedAgainstTheOutfeed) {
   nlohmann::json j = inferenceJob("predict");
   EXPECT_EQ(scheduler::parseWorkload(j, "w.json").task, Task::Predict);
   j["task"] = "train";
@@ -131,20 +131,48 @@ TEST(Inference, TheTaskIsAWorkloadKeyCheckedAgainstTheOutfeedAndThePipeline) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("w.json: training.outfeed.mode: LAST"), std::string::npos) << e.what();
   }
-  j["training"].erase("outfeed");
-  j["model"]["layers"].erase(5);  // dropout and noise are not pipelined
+}
+
+// The inference job pipelined over two IPUs, four mini-batches in flight
+// (dropout and noise are not pipelined).
+nlohmann::json pipelinedJob(const char* task, const char* schedule) {
+  nlohmann::json j = inferenceJob(task);
+  j["model"]["layers"].erase(5);
   j["model"]["layers"].erase(2);
   j["model"]["layers"][0]["stage"] = 0;
   for (std::size_t i = 1; i < j["model"]["layers"].size(); ++i) j["model"]["layers"][i]["stage"] = 1;
   j["ipu"]["num_ipus"] = 2;
-  j["pipeline"] = {{"gradient_accumulation_count", 4}};
-  j["training"]["steps_per_execution"] = 4;
-  const scheduler::Workload pipelined = scheduler::parseWorkload(j, "w.json");
-  try {
-    scheduler::compile(pipelined);
-    FAIL() << "a pipelined predict compiled";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("predict of a pipelined model is not modelled"), std::string::npos) << e.what();
+  j["pipeline"] = {{"gradient_accumulation_count", 4}, {"schedule", schedule}};
+  return j;
+}
+
+TEST(Inference, PipelinedPredictRunsTheForwardPassesAloneAndMatchesTheReference) {
+  const scheduler::Workload w = scheduler::parseWorkload(pipelinedJob("predict", "grouped"), "predict.json");
+  const InferenceResults r = runInference(w, 8);
+  // Two stages, four mini-batches: Grouped's forward slots alone, five time
+  // steps (the ramp-down of backward passes gone), no gradient, no update.
+  std::size_t timeSteps = 0;
+  for (const ir::Program& p : r.compiled.exe.programs) {
+    timeSteps += p.name.rfind("time step ", 0) == 0;
+    EXPECT_EQ(p.name.find("B1("), std::string::npos) << p.name;
+    EXPECT_NE(p.name, "apply_gradients");
+  }
+  EXPECT_EQ(timeSteps, 5u);
+  EXPECT_EQ(r.compiled.exe.entryPoints.at(0).name, "predict");
+  ASSERT_EQ(r.simulatedPredictions.size(), 8u * 4 * 10);
+  ASSERT_EQ(r.referencePredictions.size(), r.simulatedPredictions.size());
+  for (std::size_t i = 0; i < r.simulatedPredictions.size(); ++i)
+    ASSERT_NEAR(r.simulatedPredictions[i], r.referencePredictions[i], 1e-6 + 1e-4 * std::fabs(r.referencePredictions[i]))
+        << "value " << i;
+}
+
+TEST(Inference, PipelinedEvaluateInterleavedMatchesTheReference) {
+  const InferenceResults r =
+      runInference(scheduler::parseWorkload(pipelinedJob("evaluate", "interleaved"), "evaluate.json"), 8);
+  ASSERT_EQ(r.simulatedLoss.size(), 8u);
+  for (std::size_t s = 0; s < 8; ++s) {
+    EXPECT_NEAR(r.simulatedLoss[s], r.referenceLoss[s], 1e-4 * std::fabs(r.referenceLoss[s])) << "batch " << s;
+    EXPECT_EQ(r.simulatedAccuracy[s], r.referenceAccuracy[s]) << "batch " << s;
   }
 }
 
