@@ -122,6 +122,38 @@ TEST(PipelineSchedule, InterleavedAlternatesForwardAndBackwardAndKeepsFewerMiniB
   }
 }
 
+TEST(PipelineSchedule, ForwardOnlyKeepsEachForwardPassOnceInItsOrderAndEachStepStartingAtItsFirstStage) {
+  for (const char* schedule : {"grouped", "interleaved", "sequential"})
+    for (std::uint32_t S : {2u, 3u}) {
+      SCOPED_TRACE(std::string(schedule) + " S=" + std::to_string(S));
+      const PipelinePlan plan = scheduler::planPipeline(schedule, S, 4);
+      const PipelinePlan forward = scheduler::forwardOnly(plan);
+      std::vector<scheduler::StagePass> before, after;
+      for (const auto& step : plan.timeSteps)
+        for (const auto& slot : step.slots)
+          for (const auto& p : slot)
+            if (!p.backward) before.push_back(p);
+      for (const auto& step : forward.timeSteps) {
+        ASSERT_FALSE(step.slots.empty());
+        for (const auto& slot : step.slots) {
+          ASSERT_FALSE(slot.empty());
+          for (const auto& p : slot) after.push_back(p);
+        }
+      }
+      EXPECT_EQ(after, before);  // every forward pass, once, in the same order; no backward one
+      ASSERT_EQ(forward.firstTimeStep.size(), 4u);
+      for (std::uint32_t m = 0; m < 4; ++m) {  // step m's first time step runs F_0(m)
+        const auto& slots = forward.timeSteps.at(forward.firstTimeStep[m]).slots;
+        bool entering = false;
+        for (const auto& slot : slots)
+          for (const auto& p : slot) entering = entering || (p.stage == 0 && p.miniBatch == m);
+        EXPECT_TRUE(entering) << "step " << m;
+      }
+    }
+  // Grouped, S = 2, N = 4: the two-step ramp-down of backward passes is gone.
+  EXPECT_EQ(scheduler::forwardOnly(scheduler::planPipeline("grouped", 2, 4)).timeSteps.size(), 5u);
+}
+
 // ---- workload errors ----
 
 void expectError(const nlohmann::json& j, const std::string& expected) {
