@@ -140,7 +140,9 @@ std::string kerasArchiveConfig(const std::string& bytes, const std::string& path
 std::string readKerasModelText(const std::string& path, std::uint64_t maxJsonBytes) {
   const std::string head = headOf(path);
   // A legacy whole-model file (model.save("m.h5")): its model_config attribute.
-  if (looksLikeHdf5(head)) return kerasH5ModelText(util::readInputFile(path, "Keras model file", kMaxWeightsFileBytes), path, maxJsonBytes);
+  // (Read whole, as its weights are: the file is at most kMaxWeightsFileBytes.)
+  if (looksLikeHdf5(head))
+    return kerasH5ModelText(util::readInputFile(path, "Keras model file", kMaxWeightsFileBytes), path, maxJsonBytes);
   if (!looksLikeZip(head)) return util::readInputFile(path, "Keras model file", maxJsonBytes);
   // The archive itself may be large (its weights); only config.json is read.
   return configOf(fileSource(path), path, maxJsonBytes);

@@ -201,8 +201,8 @@ TrainedWeights readKerasWeights(const std::string& path, const std::vector<Layer
                                   ": calls a shared layer again; reading the weights of models with shared layers is not modelled");
   const Hdf5Image file(weightsFileBytes(path), path);
   if (file.isGroup("layers")) return readKeras3Weights(file, layers, classOf);
-  if (file.hasAttribute(file.isGroup("model_weights") ? "model_weights" : "", "layer_names") ||
-      file.hasAttribute(file.isGroup("model_weights") ? "model_weights" : "", "layer_names0"))
+  const std::string legacyRoot = file.isGroup("model_weights") ? "model_weights" : "";
+  if (file.hasAttribute(legacyRoot, "layer_names") || file.hasAttribute(legacyRoot, "layer_names0"))
     return readLegacyWeights(file, layers, classOf);
   file.fail("holds neither Keras 3's weights (a 'layers' group) nor a legacy Keras file's (a 'model_weights' group, "
             "or layer groups at the root, listed in 'layer_names'): not the weights Keras writes");

@@ -199,9 +199,10 @@ TEST(TrainedWeights, WeightsOfAnotherModelADamagedFileOrAPlainZipAreRefusedByNam
 }
 
 // The archive written as an older Keras would have written it (write_keras2_h5.py).
-std::string writeKeras2File(const fs::path& out, bool bareList) {
+std::string writeKeras2File(const fs::path& out, bool bareList, bool weightsOnly = false) {
   const CommandResult r = runCommand("/usr/bin/python3 " + quote(sourcePath("tests/trained_keras/write_keras2_h5.py")) + " " +
-                                     quote(kTrained) + " " + quote(out.string()) + (bareList ? " --bare-list" : ""));
+                                     quote(kTrained) + " " + quote(out.string()) + (bareList ? " --bare-list" : "") +
+                                     (weightsOnly ? " --weights-only" : ""));
   EXPECT_EQ(r.exitCode, 0) << r.output;
   return out.string();
 }
@@ -225,6 +226,11 @@ TEST(TrainedWeights, Keras2LegacyFilesPredictExactlyAsTheArchive) {
   const CommandResult c = runCommand(predictTrained(kTrained, h5, dir.path() / "c.npy"));
   ASSERT_EQ(c.exitCode, 0) << c.output;
   EXPECT_EQ(readText(dir.path() / "a.npy"), readText(dir.path() / "c.npy"));
+  // Keras 2's save_weights("w.h5"): the layer groups at the root.
+  const std::string weightsOnly = writeKeras2File(dir.path() / "w.h5", false, true);
+  const CommandResult d = runCommand(predictTrained(kTrained, weightsOnly, dir.path() / "d.npy"));
+  ASSERT_EQ(d.exitCode, 0) << d.output;
+  EXPECT_EQ(readText(dir.path() / "a.npy"), readText(dir.path() / "d.npy"));
 }
 
 TEST(TrainedWeights, LegacyFilesOfAnotherModelOrDamagedAreRefusedByName) {

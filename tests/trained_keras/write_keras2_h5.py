@@ -11,9 +11,11 @@ tests/data/keras/trained/README.md):
     MeanMetricWrapper), or with --bare-list Keras 2.1's ("lr", "decay");
   - model_weights/<layer>/<layer>/<weight>:0, each layer group listing them in
     weight_names (fixed-length byte strings with --bare-list, as h5py wrote
-    them then; else variable-length text).
+    them then; else variable-length text);
+  - --weights-only: the weights alone, as Keras 2's model.save_weights("w.h5")
+    wrote them (the layer groups and layer_names at the root, no model).
 
-usage: write_keras2_h5.py MODEL.keras OUT.h5 [--bare-list]"""
+usage: write_keras2_h5.py MODEL.keras OUT.h5 [--bare-list] [--weights-only]"""
 import io, json, re, sys, zipfile
 
 import h5py
@@ -39,6 +41,7 @@ def keras2(value):
 
 def main():
     source, out, bare = sys.argv[1], sys.argv[2], "--bare-list" in sys.argv[3:]
+    weights_only = "--weights-only" in sys.argv[3:]
     archive = zipfile.ZipFile(source)
     model = json.loads(archive.read("config.json"))
     weights = h5py.File(io.BytesIO(archive.read("model.weights.h5")), "r")
@@ -74,11 +77,14 @@ def main():
     with h5py.File(out, "w") as f:
         f.attrs["keras_version"] = version
         f.attrs["backend"] = "tensorflow"
-        f.attrs["model_config"] = json.dumps({"class_name": "Sequential", "config": config})
-        f.attrs["training_config"] = json.dumps({"loss": "sparse_categorical_crossentropy", "metrics": metrics,
-                                                 "weighted_metrics": None, "loss_weights": None,
-                                                 "sample_weight_mode": None, "optimizer_config": optimizer})
-        group = f.create_group("model_weights")
+        if weights_only:
+            group = f
+        else:
+            f.attrs["model_config"] = json.dumps({"class_name": "Sequential", "config": config})
+            f.attrs["training_config"] = json.dumps({"loss": "sparse_categorical_crossentropy", "metrics": metrics,
+                                                     "weighted_metrics": None, "loss_weights": None,
+                                                     "sample_weight_mode": None, "optimizer_config": optimizer})
+            group = f.create_group("model_weights")
         group.attrs["layer_names"] = strings([l["config"]["name"] for l in configs])
         group.attrs["keras_version"] = version
         group.attrs["backend"] = "tensorflow"
