@@ -246,7 +246,8 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
 
 // The files a run reads (the profile and the predictions are never written over them).
 std::vector<std::string> inputsOf(const RunWorkloadArgs& args, const scheduler::Workload& workload) {
-  std::vector<std::string> inputs{args.workloadPath, args.kerasPath, workload.kerasModel};
+  // (model.weights too: `--weights w.npy --predictions w.npy --force` replaced the trained weights.)
+  std::vector<std::string> inputs{args.workloadPath, args.kerasPath, workload.kerasModel, workload.kerasWeights};
   if (workload.dataset.format != "synthetic") inputs.insert(inputs.end(), {workload.dataset.images, workload.dataset.labels});
   return inputs;
 }

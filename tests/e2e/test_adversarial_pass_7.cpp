@@ -1,0 +1,72 @@
+// Found by the seventh adversarial pass of issue 33 (acceptance 2). Each case
+// failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ipusim::test {
+namespace {
+
+const std::string kTrained = sourcePath("tests/data/keras/trained/fashion_mnist_cnn_cvishakh.keras");
+
+// Python (with h5py and numpy) run on `script`, the arguments after it.
+void python(const std::string& script, const std::string& args) {
+  const CommandResult r = runCommand("/usr/bin/python3 -c " + quote(script) + " " + args);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+}
+
+// The trained archive's model.weights.h5, written to `out`, then `edit` (Python, `f` the open h5py file) applied.
+void weightsWith(const fs::path& out, const std::string& edit = "") {
+  python("import sys, zipfile, h5py, numpy as np\n"
+         "open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('model.weights.h5'))\n"
+         "f = h5py.File(sys.argv[2], 'a')\n" + edit + "\nf.close()",
+         quote(kTrained) + " " + quote(out.string()));
+}
+
+std::string predictWith(const std::string& weights, const std::string& extra = "") {
+  return ipusimBinary() + " predict --keras " + quote(kTrained) + " --weights " + quote(weights) +
+         " --steps 2 --steps-per-execution 1 --workload-set dataset.batch_size=8" + extra;
+}
+
+// The trained weights (model.weights, --weights) were no input of the run or
+// the compile: `predict --weights w.npy --predictions w.npy --force` replaced
+// them with the predictions, a compile's -o the same, and a weights file
+// named profile.pop in the autoReport directory was replaced by the profile.
+TEST(AdversarialPass7, NoOutputReplacesTheTrainedWeights) {
+  ScratchDir dir("weights-as-output");
+  const fs::path weights = dir.path() / "w.npy";  // HDF5 whatever its name: the reader looks at the bytes
+  weightsWith(weights);
+  const std::string kept = readText(weights);
+  expectRefusal(runCommand(predictWith(weights.string(), " --predictions " + quote(weights.string()) + " --force")),
+                weights.string() + ": is an input of this command");
+  EXPECT_EQ(readText(weights), kept);
+
+  nlohmann::json w = {{"name", "trained"},
+                      {"dataset", {{"format", "synthetic"}, {"batch_size", 2}, {"examples", 8}, {"input_shape", {28, 28, 1}}, {"classes", 10}}},
+                      {"model", {{"keras", kTrained}, {"weights", "w.npy"}}},
+                      {"training", {{"steps", 2}, {"steps_per_execution", 1}}}};
+  std::ofstream(dir.path() / "w.json") << w.dump();
+  const std::string workload = (dir.path() / "w.json").string();
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(workload) + " -o " + quote(weights.string()) + " --force"),
+                weights.string() + ": is an input of this command");
+  EXPECT_EQ(readText(weights), kept);
+
+  // The profile: autoReport's profile.pop is the weights file.
+  fs::create_directories(dir.path() / "rep");
+  fs::copy_file(weights, dir.path() / "rep" / "profile.pop");
+  w["model"]["weights"] = "rep/profile.pop";
+  std::ofstream(dir.path() / "w.json") << w.dump();
+  const CommandResult r = runCommand(withReports(dir.path() / "rep") + ipusimBinary() + " run " + quote(workload));
+  EXPECT_NE(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("profile.pop: is an input of this command"), std::string::npos) << r.output;
+  EXPECT_EQ(readText(dir.path() / "rep" / "profile.pop"), kept);
+
+  // Another name is written.
+  const auto ok = runCommand(predictWith(weights.string(), " --predictions " + quote((dir.path() / "p.npy").string())));
+  EXPECT_EQ(ok.exitCode, 0) << ok.output;
+}
+
+}  // namespace
+}  // namespace ipusim::test
