@@ -68,5 +68,27 @@ TEST(AdversarialPass7, NoOutputReplacesTheTrainedWeights) {
   EXPECT_EQ(ok.exitCode, 0) << ok.output;
 }
 
+// An external link in a weights file made libhdf5 open the file it names
+// from disk: a FIFO blocked the run forever (no writer ever came). Keras's
+// files hold their objects themselves: a direct external link is refused by
+// name, one reached through a soft link is not followed.
+TEST(AdversarialPass7, AnExternalLinkInAWeightsFileOpensNoOtherFile) {
+  ScratchDir dir("external-link");
+  const fs::path fifo = dir.path() / "fifo";
+  ASSERT_EQ(runCommand("mkfifo " + quote(fifo.string())).exitCode, 0);
+  const fs::path direct = dir.path() / "direct.weights.h5";
+  weightsWith(direct, "del f['layers/dense/vars/1']\nf['layers/dense/vars/1'] = h5py.ExternalLink(" +
+                          nlohmann::json(fifo.string()).dump() + ", '/x')");
+  // (timeout: before the fix the run never ended.)
+  expectRefusal(runCommand("timeout 60 " + predictWith(direct.string())),
+                direct.string() + ": 'layers/dense/vars/1' is an external link (to another file): expected the object in "
+                                  "this file, as Keras writes it");
+  const fs::path soft = dir.path() / "soft.weights.h5";
+  weightsWith(soft, "f['elsewhere'] = h5py.ExternalLink(" + nlohmann::json(fifo.string()).dump() +
+                        ", '/x')\ndel f['layers/dense/vars/1']\nf['layers/dense/vars/1'] = h5py.SoftLink('/elsewhere')");
+  expectRefusal(runCommand("timeout 60 " + predictWith(soft.string())),
+                soft.string() + ": layer 'dense_2' (Dense): its bias is missing");
+}
+
 }  // namespace
 }  // namespace ipusim::test
