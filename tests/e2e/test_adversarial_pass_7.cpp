@@ -90,5 +90,24 @@ TEST(AdversarialPass7, AnExternalLinkInAWeightsFileOpensNoOtherFile) {
                 soft.string() + ": layer 'dense_2' (Dense): its bias is missing");
 }
 
+// A layer's group holding more weights than the layer has was read by its
+// first ones: a Dense file's kernel, bias and a third array, or a file of a
+// Dense with a bias given to one without, predicted without a word where
+// Keras refuses ("expected 2 variables, but received 3").
+TEST(AdversarialPass7, AWeightsGroupWithMoreWeightsThanTheLayerIsRefused) {
+  ScratchDir dir("extra-weights");
+  const fs::path extra = dir.path() / "extra.weights.h5";
+  weightsWith(extra, "f.create_dataset('layers/dense/vars/2', data=np.zeros(128, np.float32))");
+  expectRefusal(runCommand(predictWith(extra.string(), " --predictions " + quote((dir.path() / "p.npy").string()))),
+                extra.string() + ": layer 'dense_2' (Dense): layers/dense/vars holds 3 weights but the layer has 2 (kernel, "
+                                 "bias): the weights of another model? (Keras: expected 2 variables, received 3)");
+  EXPECT_FALSE(fs::exists(dir.path() / "p.npy"));
+  // The file as Keras wrote it is read.
+  const fs::path whole = dir.path() / "whole.weights.h5";
+  weightsWith(whole);
+  const auto r = runCommand(predictWith(whole.string(), " --predictions " + quote((dir.path() / "p.npy").string())));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
