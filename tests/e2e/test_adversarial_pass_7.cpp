@@ -109,5 +109,25 @@ TEST(AdversarialPass7, AWeightsGroupWithMoreWeightsThanTheLayerIsRefused) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// A .keras archive holding model.weights.h5 twice was read by its first
+// entry, where Keras (Python's zipfile) reads the last: here the first's
+// bias NaN, and ipusim predicted from it without a word (the sixth pass's
+// fix counted config.json alone).
+TEST(AdversarialPass7, AKerasArchiveWithTwoWeightsFilesIsRefused) {
+  ScratchDir dir("archive-two-weights");
+  const fs::path nan = dir.path() / "nan.weights.h5";
+  weightsWith(nan, "f['layers/dense/vars/1'][...] = np.nan");
+  const fs::path archive = dir.path() / "two.keras";
+  python("import sys, zipfile, warnings\nwarnings.simplefilter('ignore')\n"
+         "src = zipfile.ZipFile(sys.argv[1])\n"
+         "with zipfile.ZipFile(sys.argv[3], 'w') as z:\n"
+         "    z.writestr('config.json', src.read('config.json'))\n"
+         "    z.write(sys.argv[2], 'model.weights.h5')\n"
+         "    z.writestr('model.weights.h5', src.read('model.weights.h5'))",
+         quote(kTrained) + " " + quote(nan.string()) + " " + quote(archive.string()));
+  expectRefusal(runCommand(predictWith(archive.string())),
+                archive.string() + ": model.weights.h5: 2 entries of that name (expected one; Keras's zipfile would read the last)");
+}
+
 }  // namespace
 }  // namespace ipusim::test
