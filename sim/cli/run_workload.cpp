@@ -391,7 +391,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
   summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * (workload.ipu.numIpus / scheduler::ipusPerReplica(workload));
-  summary.ipus = workload.ipu.numIpus;
+  // The IPUs the run used: the target's (ipu.num_ipus, when more than one,
+  // equals it; a one-replica model on `--ipus 2` spans both IPUs' tiles, and
+  // "per IPU, 1 IPU" gave twice its per-IPU figure).
+  summary.ipus = target.numIpus();
   summary.feeds = plan.feeds;
   // (--synthetic-data: nothing is fed, the run is timing only.)
   summary.datasetFormat = args.synthetic ? "none" : workload.dataset.format;

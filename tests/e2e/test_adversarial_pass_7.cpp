@@ -129,5 +129,17 @@ TEST(AdversarialPass7, AKerasArchiveWithTwoWeightsFilesIsRefused) {
                 archive.string() + ": model.weights.h5: 2 entries of that name (expected one; Keras's zipfile would read the last)");
 }
 
+// A one-replica model run on --ipus 2 spans both IPUs' tiles, yet the
+// summary said "per IPU, 1 IPU" and gave the whole throughput as the
+// per-IPU figure (sweep's --vary ipus=1,2 the same).
+TEST(AdversarialPass7, ThePerIpuThroughputCountsTheIpusTheRunUsed) {
+  const auto r = runCommand(ipusimBinary() + " predict " + quote(sourcePath("workloads/mnist_with_feeds.json")) +
+                            " --ipus 2 --synthetic-data --steps 2 --steps-per-execution 1 --json 2>/dev/null");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("tiles_used").get<int>(), 2944) << "the model spans both IPUs";
+  EXPECT_DOUBLE_EQ(j.at("examples_per_second_per_ipu").get<double>(), j.at("examples_per_second").get<double>() / 2);
+}
+
 }  // namespace
 }  // namespace ipusim::test
