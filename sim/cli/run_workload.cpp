@@ -270,7 +270,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     throw std::invalid_argument("--predictions needs the numbers: --synthetic-data computes none");
   // The predictions' path is checked before the compile (which may take minutes): never one of the inputs.
   const traces::OutputPolicy outputPolicy{args.force, inputsOf(args, workload)};
-  if (!args.predictionsPath.empty()) traces::checkOutputPath(args.predictionsPath, outputPolicy);
+  if (!args.predictionsPath.empty()) {
+    PredictionsFile::checkName(args.predictionsPath);  // (after the compile, ResNet-50's 20 s went before the refusal)
+    traces::checkOutputPath(args.predictionsPath, outputPolicy);
+  }
   if (workload.training.steps == 0) throw std::invalid_argument("--steps must be positive");
   if (workload.training.stepsPerExecution == 0) throw std::invalid_argument("--steps-per-execution must be positive");
   scheduler::checkWorkloadLimits(workload, "--steps/--steps-per-execution with " + args.workloadPath);

@@ -141,5 +141,13 @@ TEST(AdversarialPass7, ThePerIpuThroughputCountsTheIpusTheRunUsed) {
   EXPECT_DOUBLE_EQ(j.at("examples_per_second_per_ipu").get<double>(), j.at("examples_per_second").get<double>() / 2);
 }
 
+// --predictions' extension was checked after the compile (ResNet-50's 20 s
+// went before the refusal): here a compile error came first.
+TEST(AdversarialPass7, ThePredictionsNameIsCheckedBeforeTheCompile) {
+  expectRefusal(runCommand(ipusimBinary() + " predict " + quote(sourcePath("workloads/mnist_replicated_4ipus.json")) +
+                           " --ipus 2 --predictions out.txt"),
+                "--predictions out.txt: expected a file name ending in .npy (a NumPy array) or .csv");
+}
+
 }  // namespace
 }  // namespace ipusim::test
