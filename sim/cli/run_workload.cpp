@@ -298,6 +298,20 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                                   std::to_string(workload.dataset.batchSize) + " x " + std::to_string(replicas) +
                                   " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
+    // Keras's evaluate and predict read each example once; the batches here
+    // wrap around (a partial last batch dropped, as in fit): predictions
+    // past the dataset's examples were rows of its first ones again, without a word.
+    const std::uint64_t wholeBatches = examples.count / globalBatch;
+    if (workload.task != scheduler::Task::Fit && workload.training.steps > wholeBatches) {
+      const std::string what = std::to_string(workload.training.steps) + " steps of " + std::to_string(globalBatch) +
+                               " examples read the dataset's " + std::to_string(examples.count) +
+                               " examples more than once (Keras's evaluate and predict read each once: at most " +
+                               std::to_string(wholeBatches) + " steps here)";
+      if (!args.predictionsPath.empty())
+        throw std::invalid_argument("--predictions " + args.predictionsPath + ": " + what +
+                                    "; its rows would not be the examples in order");
+      std::cerr << "ipusim: warning: " << what << "\n";
+    }
     batches = std::make_unique<DatasetBatches>(
         // Keras's evaluate and predict do not shuffle: the examples in their order.
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed,

@@ -149,5 +149,39 @@ TEST(AdversarialPass7, ThePredictionsNameIsCheckedBeforeTheCompile) {
                 "--predictions out.txt: expected a file name ending in .npy (a NumPy array) or .csv");
 }
 
+// predict and evaluate wrapped around a dataset their steps overran (a
+// partial last batch dropped, as fit does): 4 batches of 3000 over
+// Fashion-MNIST's 10,000 test images wrote 12,000 rows, rows 9,000 on
+// images 0 to 2,999 again, and the last 1,000 images in none, without a
+// word; Keras's evaluate and predict read each example once.
+TEST(AdversarialPass7, PredictionsPastTheDatasetAreRefusedAndEvaluateWarns) {
+  ScratchDir dir("overrun");
+  const fs::path images = dir.path() / "images.idx", labels = dir.path() / "labels.idx";
+  python("import sys\nn = 10\n"
+         "open(sys.argv[1], 'wb').write(bytes([0, 0, 8, 3]) + n.to_bytes(4, 'big') + (28).to_bytes(4, 'big') * 2 + bytes(range(n)) * 784)\n"
+         "open(sys.argv[2], 'wb').write(bytes([0, 0, 8, 1]) + n.to_bytes(4, 'big') + bytes(range(n)))",
+         quote(images.string()) + " " + quote(labels.string()));
+  const std::string workload = workloadWith(dir.path(), [&](nlohmann::json& j) {
+    j["dataset"] = {{"format", "idx"}, {"images", images.string()}, {"labels", labels.string()}, {"batch_size", 4}};
+    j["training"] = {{"steps", 3}, {"steps_per_execution", 1}};
+    j["ipu"] = {{"arch", "ipu2"}, {"tiles", 64}};
+  });
+  const fs::path out = dir.path() / "p.npy";
+  expectRefusal(runCommand(ipusimBinary() + " predict " + quote(workload) + " --predictions " + quote(out.string())),
+                "--predictions " + out.string() + ": 3 steps of 4 examples read the dataset's 10 examples more than once "
+                "(Keras's evaluate and predict read each once: at most 2 steps here); its rows would not be the examples in order");
+  EXPECT_FALSE(fs::exists(out));
+  const auto evaluated = runCommand("(" + ipusimBinary() + " evaluate " + quote(workload) + " 2>&1 >/dev/null)");
+  EXPECT_EQ(evaluated.exitCode, 0) << evaluated.output;
+  EXPECT_NE(evaluated.output.find("ipusim: warning: 3 steps of 4 examples read the dataset's 10 examples more than once"),
+            std::string::npos) << evaluated.output;
+  // Within the dataset: a row per example, no warning.
+  const auto r = runCommand("(" + ipusimBinary() + " predict " + quote(workload) + " --steps 2 --predictions " +
+                            quote(out.string()) + " 2>&1 >/dev/null)");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(out));
+}
+
 }  // namespace
 }  // namespace ipusim::test
