@@ -54,6 +54,9 @@ Rules parseRules() {
         throw std::logic_error("profile_rules.json: meta " + rule.key + ": value_type " + m.at("value_type").dump() +
                                ", this reader knows \"string\" only");
       rule.oneOf = m.value("one_of", std::vector<std::string>());
+    } else if (kind == "text") {
+      rule.kind = MetaRule::Kind::Text;
+      rule.oneOf = m.at("one_of").get<std::vector<std::string>>();
     } else {
       rule.kind = kind == "number" ? MetaRule::Kind::Number : MetaRule::Kind::Integer;
       rule.min = m.at("min").get<double>();
@@ -155,6 +158,12 @@ std::string describeExpectation(const MetaRule& rule) {
     const std::string text = "a JSON object whose values are " + (values.empty() ? std::string("strings") : values);
     return rule.note.empty() ? text : text + " (" + rule.note + ")";
   }
+  if (rule.kind == MetaRule::Kind::Text) {
+    std::string text;
+    for (std::size_t i = 0; i < rule.oneOf.size(); ++i)
+      text += (i == 0 ? "'" : i + 1 == rule.oneOf.size() ? " or '" : ", '") + rule.oneOf[i] + "'";
+    return rule.note.empty() ? text : text + " (" + rule.note + ")";
+  }
   const bool integer = rule.kind == MetaRule::Kind::Integer;
   std::string text = std::string(integer ? "an integer" : "a number") + " from " +
                      (integer ? std::to_string(std::uint64_t(rule.min)) : bound(rule.min)) + " to " +
@@ -178,8 +187,8 @@ void requireValue(const std::string& file, const ColumnRule& rule, const std::st
 }
 
 double checkMetaValue(const std::string& file, const MetaRule& rule, const std::string& text) {
-  if (rule.kind == MetaRule::Kind::JsonObject)
-    throw std::logic_error("checkMetaValue: meta " + rule.key + " is a JSON object, not a number");
+  if (rule.kind == MetaRule::Kind::JsonObject || rule.kind == MetaRule::Kind::Text)
+    throw std::logic_error("checkMetaValue: meta " + rule.key + " is not a number");
   double value = 0;
   bool ok = false;
   if (rule.kind == MetaRule::Kind::Integer) {
@@ -198,6 +207,11 @@ double checkMetaValue(const std::string& file, const MetaRule& rule, const std::
 }
 
 void checkMetaText(const std::string& file, const MetaRule& rule, const std::string& text) {
+  if (rule.kind == MetaRule::Kind::Text) {
+    if (std::find(rule.oneOf.begin(), rule.oneOf.end(), text) == rule.oneOf.end())
+      throw ProfileError(file + ": meta '" + rule.key + "' is '" + shortened(text) + "', expected " + describeExpectation(rule));
+    return;
+  }
   if (rule.kind != MetaRule::Kind::JsonObject) {
     checkMetaValue(file, rule, text);
     return;

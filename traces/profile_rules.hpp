@@ -31,7 +31,8 @@ struct MetaRule {
   // Integer, Number: the text is a decimal integer / number from min to max.
   // JsonObject: the text is a JSON object whose every value is a string (the
   // one value type the list uses so far), one of `oneOf` when it is not empty.
-  enum class Kind { Integer, Number, JsonObject };
+  // Text: the text itself is one of `oneOf`.
+  enum class Kind { Integer, Number, JsonObject, Text };
   std::string key;
   Kind kind = Kind::Integer;
   double min = 0;

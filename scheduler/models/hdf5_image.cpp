@@ -25,6 +25,14 @@ constexpr int kMaxRank = 8;
 
 Hdf5Image::Hdf5Image(std::string bytes, std::string path) : bytes_(std::move(bytes)), path_(std::move(path)) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are ours to report, not printed by the library
+  // An external link would make the library open another file from disk
+  // when it is traversed: a FIFO named by a hostile file blocked the read
+  // forever. Keras's files hold their objects themselves: the external link
+  // class is unregistered (the process reads HDF5 only here), so no
+  // traversal, even through a soft link, opens a file (exists() names a
+  // direct external link).
+  static const bool noExternalLinks = H5Lunregister(H5L_TYPE_EXTERNAL) >= 0 || H5Lis_registered(H5L_TYPE_EXTERNAL) == 0;
+  if (!noExternalLinks) fail("the HDF5 library cannot turn off external links");
   // Opened from memory (the core driver over the file's image), read-only.
   Handle access{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
   if (access.id < 0 || H5Pset_fapl_core(access.id, 1 << 20, 0) < 0 ||
@@ -46,6 +54,11 @@ bool Hdf5Image::exists(const std::string& object) const {
   for (std::size_t at = object.find('/');; at = object.find('/', at + 1)) {
     const std::string prefix = object.substr(0, at);
     if (!prefix.empty() && H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    H5L_info_t link{};
+    if (!prefix.empty() && H5Lget_info(file_, prefix.c_str(), &link, H5P_DEFAULT) >= 0 && link.type != H5L_TYPE_HARD &&
+        link.type != H5L_TYPE_SOFT)
+      fail("'" + prefix + "' is " + (link.type == H5L_TYPE_EXTERNAL ? "an external link (to another file)" : "a user-defined link") +
+           ": expected the object in this file, as Keras writes it");
     if (at == std::string::npos) return H5Oexists_by_name(file_, object.c_str(), H5P_DEFAULT) > 0;
   }
 }

@@ -57,10 +57,10 @@ std::string entryOf(zip_source_t* source, const std::string& path, const std::st
   zip_int64_t named = 0;
   for (zip_int64_t i = 0, entries = zip_get_num_entries(archive.get(), 0); i < entries; ++i) {
     const char* name = zip_get_name(archive.get(), zip_uint64_t(i), 0);
-    named += name && std::strcmp(name, kConfigEntry) == 0 ? 1 : 0;
+    named += name && name == entry ? 1 : 0;  // config.json, or model.weights.h5 (read the first, Keras the last)
   }
   if (named > 1)
-    archiveFail(path, "config.json: " + std::to_string(named) + " entries of that name (expected one; Keras's zipfile "
+    archiveFail(path, entry + ": " + std::to_string(named) + " entries of that name (expected one; Keras's zipfile "
                       "would read the last)");
   zip_stat_t stat;
   zip_stat_init(&stat);

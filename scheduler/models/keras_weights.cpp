@@ -80,6 +80,18 @@ TrainedWeights readKeras3Weights(const Hdf5Image& file, const std::vector<LayerS
       Hdf5Image::Array a = file.readArray(dataset, where + ": ");
       weights.emplace(l.name + "/" + vars[v], TrainedWeight{std::move(a.shape), std::move(a.values)});
     }
+    // As many as the layer has, as Keras's load_own_variables requires: a
+    // Dense without a bias read a file's kernel and dropped its bias unsaid.
+    if (!vars.empty()) {
+      const std::size_t held = file.members(group + "/vars").size();
+      if (held != vars.size()) {
+        std::string list;
+        for (const std::string& v : vars) list += (list.empty() ? "" : ", ") + v;
+        file.fail(where + ": " + group + "/vars holds " + std::to_string(held) + " weights but the layer has " +
+                  std::to_string(vars.size()) + " (" + list + "): the weights of another model? (Keras: expected " +
+                  std::to_string(vars.size()) + " variables, received " + std::to_string(held) + ")");
+      }
+    }
   }
   // Every layer group of the file belongs to a layer of the model.
   for (const std::string& name : file.members("layers")) {

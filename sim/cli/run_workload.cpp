@@ -246,7 +246,8 @@ scheduler::CompiledWorkload compileWithProgress(const scheduler::Workload& workl
 
 // The files a run reads (the profile and the predictions are never written over them).
 std::vector<std::string> inputsOf(const RunWorkloadArgs& args, const scheduler::Workload& workload) {
-  std::vector<std::string> inputs{args.workloadPath, args.kerasPath, workload.kerasModel};
+  // (model.weights too: `--weights w.npy --predictions w.npy --force` replaced the trained weights.)
+  std::vector<std::string> inputs{args.workloadPath, args.kerasPath, workload.kerasModel, workload.kerasWeights};
   if (workload.dataset.format != "synthetic") inputs.insert(inputs.end(), {workload.dataset.images, workload.dataset.labels});
   return inputs;
 }
@@ -269,7 +270,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     throw std::invalid_argument("--predictions needs the numbers: --synthetic-data computes none");
   // The predictions' path is checked before the compile (which may take minutes): never one of the inputs.
   const traces::OutputPolicy outputPolicy{args.force, inputsOf(args, workload)};
-  if (!args.predictionsPath.empty()) traces::checkOutputPath(args.predictionsPath, outputPolicy);
+  if (!args.predictionsPath.empty()) {
+    PredictionsFile::checkName(args.predictionsPath);  // (after the compile, ResNet-50's 20 s went before the refusal)
+    traces::checkOutputPath(args.predictionsPath, outputPolicy);
+  }
   if (workload.training.steps == 0) throw std::invalid_argument("--steps must be positive");
   if (workload.training.stepsPerExecution == 0) throw std::invalid_argument("--steps-per-execution must be positive");
   scheduler::checkWorkloadLimits(workload, "--steps/--steps-per-execution with " + args.workloadPath);
@@ -294,6 +298,20 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                                   std::to_string(workload.dataset.batchSize) + " x " + std::to_string(replicas) +
                                   " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
+    // Keras's evaluate and predict read each example once; the batches here
+    // wrap around (a partial last batch dropped, as in fit): predictions
+    // past the dataset's examples were rows of its first ones again, without a word.
+    const std::uint64_t wholeBatches = examples.count / globalBatch;
+    if (workload.task != scheduler::Task::Fit && workload.training.steps > wholeBatches) {
+      const std::string what = std::to_string(workload.training.steps) + " steps of " + std::to_string(globalBatch) +
+                               " examples read the dataset's " + std::to_string(examples.count) +
+                               " examples more than once (Keras's evaluate and predict read each once: at most " +
+                               std::to_string(wholeBatches) + " steps here)";
+      if (!args.predictionsPath.empty())
+        throw std::invalid_argument("--predictions " + args.predictionsPath + ": " + what +
+                                    "; its rows would not be the examples in order");
+      std::cerr << "ipusim: warning: " << what << "\n";
+    }
     batches = std::make_unique<DatasetBatches>(
         // Keras's evaluate and predict do not shuffle: the examples in their order.
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed,
@@ -390,7 +408,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
   summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * (workload.ipu.numIpus / scheduler::ipusPerReplica(workload));
-  summary.ipus = workload.ipu.numIpus;
+  // The IPUs the run used: the target's (ipu.num_ipus, when more than one,
+  // equals it; a one-replica model on `--ipus 2` spans both IPUs' tiles, and
+  // "per IPU, 1 IPU" gave twice its per-IPU figure).
+  summary.ipus = target.numIpus();
   summary.feeds = plan.feeds;
   // (--synthetic-data: nothing is fed, the run is timing only.)
   summary.datasetFormat = args.synthetic ? "none" : workload.dataset.format;

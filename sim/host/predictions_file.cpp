@@ -29,11 +29,15 @@ std::string npyHeader(std::uint64_t rows, std::uint64_t width) {
 
 }  // namespace
 
+void PredictionsFile::checkName(const std::string& path) {
+  if (!endsWith(path, ".csv") && !endsWith(path, ".npy"))
+    throw std::invalid_argument("--predictions " + path + ": expected a file name ending in .npy (a NumPy array) or .csv");
+}
+
 PredictionsFile::PredictionsFile(const std::string& path, std::uint64_t rows, std::uint64_t width,
                                  const traces::OutputPolicy& policy)
     : csv_(endsWith(path, ".csv")), rows_(rows), width_(width) {
-  if (!csv_ && !endsWith(path, ".npy"))
-    throw std::invalid_argument("--predictions " + path + ": expected a file name ending in .npy (a NumPy array) or .csv");
+  checkName(path);
   file_ = std::make_unique<traces::OutputFile>(path, policy);
   if (!csv_) file_->stream() << npyHeader(rows, width);
 }

@@ -23,6 +23,9 @@ class PredictionsFile {
   // std::invalid_argument for an extension other than .npy and .csv, and
   // traces::OutputFileError for a path OutputFile refuses.
   PredictionsFile(const std::string& path, std::uint64_t rows, std::uint64_t width, const traces::OutputPolicy& policy);
+  // The extension's check alone, for a run to make before its compile
+  // (std::invalid_argument for an extension other than .npy and .csv).
+  static void checkName(const std::string& path);
   // The next `count` rows (count x width floats).
   void append(const float* values, std::uint64_t count);
   // Every row announced written: renames the file into place (std::logic_error otherwise).

@@ -142,6 +142,9 @@ def describe_meta_expectation(rule):
         quoted = [f'"{v}"' for v in rule.get("one_of", [])]
         values = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else "".join(quoted) or "strings"
         text = f"a JSON object whose values are {values}"
+    elif rule["kind"] == "text":
+        quoted = [f"'{v}'" for v in rule["one_of"]]
+        text = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else "".join(quoted)
     elif rule["kind"] == "integer":
         text = f"an integer from {int(rule['min'])} to {int(rule['max'])}"
     else:
@@ -220,11 +223,15 @@ def _check_json_object(path, key, rule, text, utf8):
 
 def check_meta_value(path, key, text, utf8=True):
     """The meta value `text` of `key` checked against its rule (check 2): a number (int for an integer rule), or
-    the object of a json_object rule; ProfileError naming the file, the key, the value and what was expected.
+    the object of a json_object rule, or the text of a text rule (one of its one_of); ProfileError naming the file, the key, the value and what was expected.
     utf8: whether the stored text was valid UTF-8 (a JSON text must be: nlohmann::json refuses it otherwise)."""
     rule = META_RULES[key]
     if rule["kind"] == "json_object":
         return _check_json_object(path, key, rule, text, utf8)
+    if rule["kind"] == "text":  # the text itself one of one_of
+        if not utf8 or text not in rule["one_of"]:
+            raise ProfileError(f"{path}: meta '{key}' is '{_shortened(text)}', expected {describe_meta_expectation(rule)}")
+        return text
     value = None
     if rule["kind"] == "integer":
         if _INTEGER.match(text):
