@@ -103,8 +103,6 @@ zip_source_t* fileSource(const std::string& path) {
   return source;
 }
 
-bool looksLikeHdf5(const std::string& head) { return head.compare(0, 8, "\x89HDF\r\n\x1a\n") == 0; }
-
 // The first bytes of the regular file at `path` (a FIFO or a directory is refused by name).
 std::string headOf(const std::string& path) {
   const int fd = util::openRegularInputFile(path, "Keras model file", std::numeric_limits<std::uint64_t>::max());
@@ -119,6 +117,8 @@ std::string headOf(const std::string& path) {
 }
 
 }  // namespace
+
+bool looksLikeHdf5(const std::string& bytes) { return bytes.compare(0, 8, "\x89HDF\r\n\x1a\n") == 0; }
 
 bool looksLikeZip(const std::string& bytes) {
   return bytes.compare(0, 4, "PK\x03\x04") == 0 || bytes.compare(0, 4, "PK\x05\x06") == 0;

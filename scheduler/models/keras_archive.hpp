@@ -23,6 +23,8 @@ std::string kerasArchiveWeights(const std::string& path, std::uint64_t maxBytes)
 
 // Whether `bytes` begin as a zip archive does ("PK\3\4", or "PK\5\6" when empty).
 bool looksLikeZip(const std::string& bytes);
+// Whether `bytes` begin with HDF5's signature ("\x89HDF\r\n\x1a\n").
+bool looksLikeHdf5(const std::string& bytes);
 
 // config.json of a .keras archive held in memory (the fuzzer reads archives
 // so); `path` names it in errors. Reads at most `maxJsonBytes` + 1 bytes of

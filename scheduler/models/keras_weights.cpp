@@ -51,7 +51,7 @@ std::string weightsFileBytes(const std::string& path) {
   ::close(fd);
   const std::string start(head, n > 0 ? std::size_t(n) : 0);
   if (looksLikeZip(start)) return kerasArchiveWeights(path, kMaxWeightsFileBytes);
-  if (start.compare(0, 8, "\x89HDF\r\n\x1a\n") != 0)
+  if (!looksLikeHdf5(start))
     fail(path, "neither a .keras archive (a zip file) nor a .weights.h5 file (HDF5): expected the trained weights "
                "Keras's model.save() or model.save_weights() writes");
   return util::readInputFile(path, "Keras weights file", kMaxWeightsFileBytes);

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string text = ipusim::fuzz::text(data, size);
   try {
     if (ipusim::scheduler::looksLikeZip(text)) text = ipusim::scheduler::kerasArchiveConfig(text, "fuzz.keras", 16ull << 20);
-    else if (text.compare(0, 8, "\x89HDF\r\n\x1a\n") == 0) text = ipusim::scheduler::kerasH5ModelText(text, "fuzz.h5", 16ull << 20);
+    else if (ipusim::scheduler::looksLikeHdf5(text)) text = ipusim::scheduler::kerasH5ModelText(text, "fuzz.h5", 16ull << 20);
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded()) return 0;
     ipusim::scheduler::parseKerasModel(j, "fuzz.json");
