@@ -200,8 +200,13 @@ TEST(AdversarialPass3, AClosedTerminalLeavesNoTemporaryProfile) {
   const bool stopped = !processAlive(run);
   if (!stopped) kill(run, SIGKILL);  // never leave it running
   ASSERT_TRUE(stopped) << readText(dir.path() / "log");
-  // "interrupted after N of M steps; no profile written" (the run stops at its next step).
-  EXPECT_NE(readText(dir.path() / "log").find("no profile written"), std::string::npos) << readText(dir.path() / "log");
+  // "interrupted after N of M steps; no profile written" when the signal came during the steps
+  // (the run stops at its next step), "hung up (SIGHUP); nothing written" when it came while the
+  // run was still setting up after opening its temporary profile (a slow or sanitized machine).
+  const std::string log = readText(dir.path() / "log");
+  EXPECT_TRUE(log.find("no profile written") != std::string::npos ||
+              log.find("hung up (SIGHUP); nothing written") != std::string::npos)
+      << log;
   EXPECT_FALSE(fs::exists(reports / "profile.pop"));
   expectNoLitter(reports);
 }

@@ -52,7 +52,11 @@ TEST(TrainingErrors, CtrlCStopsPromptlySaysSoAndLeavesNoProfile) {
   std::ifstream in(log);
   const std::string output((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
-  EXPECT_NE(output.find("no profile written"), std::string::npos) << output;
+  // "no profile written" when the signal came during the steps; "nothing written" when a slow
+  // (sanitized) run was still setting up after opening its temporary profile.
+  EXPECT_TRUE(output.find("no profile written") != std::string::npos ||
+              output.find("(SIGINT); nothing written") != std::string::npos)
+      << output;
   EXPECT_FALSE(anyProfileFile(dir.path() / "out"));
 }
 
