@@ -87,6 +87,51 @@ ir::Id addTrainingLoop(ir::Executable& exe, const Workload& w, ir::Id body, std:
   return exe.addProgram(outer);
 }
 
+// Fit's validation (CompiledWorkload::validationOutfeed): entry point
+// "validation", c.validationStepsPerRun steps of the validation pass's op
+// Sequences, each a marked step reading its batch from the validation
+// streams into the training step's input tensors and outfeeding its loss
+// and metrics (in outfeed mode LAST, once after the loop), as evaluate's.
+void addValidationEntry(ir::Executable& exe, const CompiledWorkload& c, LoweredStep& step,
+                        const std::vector<ir::Id>& sequences, std::uint64_t imageElements, std::uint64_t labelElements,
+                        bool lossLast) {
+  const std::uint64_t lossElements = exe.streams[c.validationLossStream].elementsPerCopy;
+  auto lossCopy = [&] {
+    return exe.addProgram(streamCopy("validation_loss", c.validationLossStream, step.validationLoss, lossElements, "validation"));
+  };
+  std::vector<ir::Id> children{
+      exe.addProgram(streamCopy("validation_images", c.validationImagesStream, step.images, imageElements, "input")),
+      exe.addProgram(streamCopy("validation_labels", c.validationLabelsStream, step.labels, labelElements, "input"))};
+  children.insert(children.end(), sequences.begin(), sequences.end());
+  if (!lossLast) children.push_back(lossCopy());
+  step.useSpans[step.validationLoss].second = step.lastStep + 1;
+  ir::Program seq;
+  seq.kind = ir::ProgramKind::Sequence;
+  seq.name = "validation_step";
+  seq.children = children;
+  seq.marksStep = true;
+  seq.debug = {"validation", "step"};
+  ir::Id entry = exe.addProgram(seq);
+  if (c.validationStepsPerRun > 1 || lossLast) {
+    ir::Program loop;
+    loop.kind = ir::ProgramKind::Repeat;
+    loop.name = "validation_steps";
+    loop.count = c.validationStepsPerRun;
+    loop.children = {entry};
+    loop.debug = {"validation", "repeat"};
+    entry = exe.addProgram(loop);
+  }
+  if (lossLast) {
+    ir::Program outer;
+    outer.kind = ir::ProgramKind::Sequence;
+    outer.name = "validation";
+    outer.children = {entry, lossCopy()};
+    outer.debug = {"validation", "validation"};
+    entry = exe.addProgram(outer);
+  }
+  exe.entryPoints.push_back({"validation", entry});
+}
+
 // Pipelining: the step's op Sequences by stage and direction (an op's stage
 // is its layer's; the loss's ops stay on the stage of the op before them, as
 // the lowering places them); a backward op is one producing a gradient.
@@ -182,6 +227,11 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   const ModelMemoryEstimate memoryEstimate = estimateModelMemory(w, tiles);
   checkModelFits(w, replicaTarget, memoryEstimate);
   const bool fit = w.task == Task::Fit, predict = w.task == Task::Predict;
+  const bool validation = fit && w.training.validation.enabled();
+  if (validation && w.pipeline.enabled())
+    throw std::invalid_argument("training.validation: not modelled with a pipeline (its validation would run the "
+                                "schedule's forward passes alone, as pipelined evaluate does): validate the model "
+                                "unpipelined, or run evaluate");
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
@@ -200,9 +250,14 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   progress("planning and lowering");
   LoweredStep step = lowerStep(graph, schedule, replicaTarget, shards > 1 ? target.tile.tilesPerIpu : tiles, budget,
                                tileBaseOfLayer);
-  std::vector<ir::Id> updateSequences;
+  std::vector<ir::Id> updateSequences, validationSequences;
   for (std::size_t i = 0; i < schedule.order.size(); ++i)
     if (graph.ops[schedule.order[i]].kind == OpKind::SgdUpdate) updateSequences.push_back(step.opSequences[i]);
+  // A validation pass's ops are the last of the schedule (OpGraph::firstValidationOp): its entry point's.
+  while (!step.opSequences.empty() && graph.isValidationOp(schedule.order[step.opSequences.size() - 1])) {
+    validationSequences.insert(validationSequences.begin(), step.opSequences.back());
+    step.opSequences.pop_back();
+  }
 
   CompiledWorkload c;
   c.target = target;
@@ -233,6 +288,20 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.lossStream = addStream(exe, predict ? "predictions" : "loss", ir::StreamDirection::DeviceToHost, ir::DType::Float,
                            lossElements, feeds ? w.training.outfeedBufferDepth : 1);
   const char* outfeedName = predict ? "predictions" : "loss";
+  if (validation) {
+    const std::uint64_t validationLossElements = graph.values[graph.validationLoss].numElements();
+    c.validationOutfeed = graph.validationOutfeed;
+    if (c.validationOutfeed.size() != validationLossElements)
+      throw std::logic_error("compile: the validation outfeed's values do not match its layout");
+    c.validationImagesStream = addStream(exe, "validation_images", ir::StreamDirection::HostToDevice,
+                                         exe.streams[c.imagesStream].dtype, batch * w.dataset.features,
+                                         feeds ? w.training.prefetchDepth : 1);
+    c.validationLabelsStream = addStream(exe, "validation_labels", ir::StreamDirection::HostToDevice,
+                                         exe.streams[c.labelsStream].dtype, labelElements, feeds ? w.training.prefetchDepth : 1);
+    c.validationLossStream = addStream(exe, "validation_loss", ir::StreamDirection::DeviceToHost, ir::DType::Float,
+                                       validationLossElements, feeds ? w.training.outfeedBufferDepth : 1);
+    c.validationStepsPerRun = std::uint32_t(w.training.validationStepsPerRun());
+  }
 
   ir::Id updatesParent = ir::kNoId;  // the Sequence holding the update ops
   ir::Id entry = ir::kNoId;
@@ -326,6 +395,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
         lossLast ? exe.addProgram(streamCopy(outfeedName, c.lossStream, step.loss, lossElements, outfeedName)) : ir::kNoId);
     exe.entryPoints.push_back({entryPointOf(w.task), entry});
   }
+  if (validation) addValidationEntry(exe, c, step, validationSequences, batch * w.dataset.features, labelElements, lossLast);
 
   progress("planning memory");
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
@@ -365,6 +435,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.maxTileBytes = mem.maxTileBytes;
   c.report.meanTileBytes = mem.meanTileBytes;
   c.report.estimatedStepCycles = step.estimatedStepCycles;
+  c.report.estimatedValidationStepCycles = step.estimatedValidationStepCycles;
   c.report.tilesOverCapacity = mem.tilesOverCapacity;
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;

@@ -11,7 +11,8 @@
 // with marksStep: StreamCopy images, StreamCopy labels, forward, backward,
 // update, and StreamCopy loss (outfeed mode ALL; with LAST the loss stays on
 // the device and one StreamCopy follows the loop). The loss of a step is the
-// batch mean cross-entropy (a scalar).
+// batch mean cross-entropy (a scalar). Fit with validation adds the entry
+// point "validation" (CompiledWorkload::validationOutfeed).
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
 #include "scheduler/planning/conv_plan.hpp"
@@ -39,6 +40,7 @@ struct CompileReport {
   std::uint64_t maxTileBytes = 0;
   double meanTileBytes = 0;            // over the tiles used
   std::uint64_t estimatedStepCycles = 0;  // one step's compute, exchange and syncs (no host transfers)
+  std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation step (fit with validation)
   std::size_t computeSets = 0, exchanges = 0;
   std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
   std::vector<PlannedMatMul> matMulPlans;  // in program order
@@ -60,6 +62,14 @@ struct CompiledWorkload {
   // class per step), the model's outputs side by side; 0 otherwise.
   std::uint64_t predictionWidth = 0;
   std::uint32_t stepsPerRun = 1;       // steps one run of the entry point executes
+  // Fit with validation (ValidationSpec): entry point "validation" runs
+  // validationStepsPerRun steps of the validation pass, each reading a batch
+  // from its own streams into the training step's input tensors (the
+  // weights, state and inputs are the training step's) and outfeeding
+  // validationOutfeed's values (loss, accuracy, metrics, regularization).
+  ir::Id validationImagesStream = ir::kNoId, validationLabelsStream = ir::kNoId, validationLossStream = ir::kNoId;
+  std::vector<std::string> validationOutfeed;
+  std::uint32_t validationStepsPerRun = 0;
   CompileReport report;
 };
 

@@ -11,10 +11,10 @@
 
 namespace ipusim::profiler::analysis {
 
-double ProfileFigures::throughput() const { return stepsPerSecond(std::uint64_t(runs.steps), simulatedSeconds()); }
+double ProfileFigures::throughput() const { return stepsPerSecond(std::uint64_t(runs.taskSteps()), simulatedSeconds()); }
 
 double ProfileFigures::exampleThroughput() const {
-  return examplesPerSecond(std::uint64_t(runs.steps), std::uint64_t(std::max<std::int64_t>(0, target.examplesPerStep())),
+  return examplesPerSecond(std::uint64_t(runs.taskSteps()), std::uint64_t(std::max<std::int64_t>(0, target.examplesPerStep())),
                            simulatedSeconds());
 }
 

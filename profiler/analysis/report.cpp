@@ -21,6 +21,7 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
                                       report.target.numIpus * report.target.tilesPerIpu,
                                       report.target.tileMemoryBytes, options.fullestTiles);
   report.loss = summarizeCounter(reader, "loss");
+  report.validationLoss = summarizeCounter(reader, "val_loss");
   return report;
 }
 
@@ -60,7 +61,11 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   j["total_seconds"] = secondsOrNull(r.target, r.totalCycles);
   j["ipu_waiting_for_host"] = r.hostWait.share();
   j["host_wait"] = hostWaitToJson(r.hostWait);
+  nlohmann::json byEntryPoint = nlohmann::json::array();
+  for (const auto& e : r.runs.byEntryPoint)
+    byEntryPoint.push_back({{"entry_point", e.name}, {"runs", e.runs}, {"steps", e.steps}});
   j["runs"] = {{"count", r.runs.runs},
+               {"by_entry_point", byEntryPoint},
                {"captured", r.runs.capturedRuns},
                {"steps", r.runs.steps},
                {"steps_per_run", r.runs.stepsPerRun()},
@@ -117,6 +122,11 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   } else {
     j["loss"] = nullptr;
   }
+  j["val_loss"] = nullptr;
+  if (r.validationLoss)
+    j["val_loss"] = {{"samples", r.validationLoss->samples}, {"first", jsonNumber(r.validationLoss->first)},
+                     {"last", jsonNumber(r.validationLoss->last)}, {"min", jsonNumber(r.validationLoss->min)},
+                     {"min_cycle", r.validationLoss->minTs}};
   return j;
 }
 
@@ -199,6 +209,13 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   out << "Runs      " << runs.runs << " Engine::run calls, " << runs.capturedRuns << " captured; "
       << runs.steps << " steps (" << formatNumber(runs.stepsPerRun(), 2) << " per run, "
       << runs.minStepsPerRun << ".." << runs.maxStepsPerRun << ")\n";
+  if (runs.byEntryPoint.size() > 1) {  // fit with validation: which runs trained and which validated
+    out << "  by entry point:";
+    for (std::size_t i = 0; i < runs.byEntryPoint.size(); ++i)
+      out << (i ? "," : "") << " " << runs.byEntryPoint[i].name << " " << runs.byEntryPoint[i].runs << " runs ("
+          << runs.byEntryPoint[i].steps << " steps)";
+    out << "\n";
+  }
   out << "  total (cycle 0 to the job's end): " << cyclesAndTime(t, r.totalCycles) << "; first start to last end "
       << cyclesAndTime(t, runs.spanCycles()) << "; inside runs " << cyclesAndTime(t, runs.runCycles) << "\n";
   const auto& w = r.hostWait;
@@ -244,6 +261,10 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   } else {
     out << "Loss      no \"loss\" counter in this profile\n";
   }
+  if (r.validationLoss)
+    out << "Val loss  " << r.validationLoss->samples << " samples: first " << numberText(r.validationLoss->first)
+        << ", last " << numberText(r.validationLoss->last) << ", min " << numberText(r.validationLoss->min) << " (at cycle "
+        << r.validationLoss->minTs << ")\n";
 }
 
 }  // namespace ipusim::profiler::analysis

@@ -32,6 +32,7 @@ struct ProfileReport {
   std::int64_t totalCycles = 0;  // jobCycles(reader)
   TileMemorySummary memory;
   std::optional<CounterSummary> loss;
+  std::optional<CounterSummary> validationLoss;  // fit with validation: the "val_loss" counter
 };
 
 // Throws traces::ProfileError (malformed meta) or std::invalid_argument

@@ -17,6 +17,11 @@ RunSummary summarizeRuns(const std::vector<traces::RunRow>& runs, const std::str
     }
     ++s.runs;
     addChecked(s.steps, run.steps, file, "runs.steps");
+    auto entry = std::find_if(s.byEntryPoint.begin(), s.byEntryPoint.end(),
+                              [&](const RunSummary::EntryRuns& e) { return e.name == run.name; });
+    if (entry == s.byEntryPoint.end()) entry = s.byEntryPoint.insert(s.byEntryPoint.end(), {run.name, 0, 0});
+    ++entry->runs;
+    addChecked(entry->steps, run.steps, file, "runs.steps");
     s.minStepsPerRun = std::min(s.minStepsPerRun, run.steps);
     s.maxStepsPerRun = std::max(s.maxStepsPerRun, run.steps);
     s.firstStart = std::min(s.firstStart, run.startCycle);

@@ -17,6 +17,22 @@ struct RunSummary {
   std::int64_t firstStart = 0, lastEnd = 0;  // cycles
   std::int64_t runCycles = 0;             // sum of run durations
   std::int64_t capturedCycles = 0;        // sum of captured run durations
+  // Per entry point name ("train", "validation", "evaluate", "predict", ...),
+  // in the order of their first run: its runs and steps.
+  struct EntryRuns {
+    std::string name;
+    std::int64_t runs = 0, steps = 0;
+  };
+  std::vector<EntryRuns> byEntryPoint;
+  // The steps of the job's task (fit's training, evaluate's, predict's): all
+  // but a fit's validation steps (entry point "validation"). Throughput
+  // counts these, as `ipusim run` does.
+  std::int64_t taskSteps() const {
+    std::int64_t n = steps;
+    for (const EntryRuns& e : byEntryPoint)
+      if (e.name == "validation") n -= e.steps;
+    return n;
+  }
 
   // First run start to last run end: the simulated time of the whole job.
   std::int64_t spanCycles() const { return lastEnd - firstStart; }

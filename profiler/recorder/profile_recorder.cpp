@@ -208,7 +208,8 @@ void ProfileRecorder::runEnd(const model::RunEvent& run) {
     slice.runId = currentRun_;
     slice.ts = run.start;
     slice.dur = run.end - run.start;
-    slice.name = "Engine::run #" + std::to_string(run.runIndex);
+    // With several entry points (fit with validation), which one ran: "Engine::run #2 validation".
+    slice.name = "Engine::run #" + std::to_string(run.runIndex) + (exe_.entryPoints.size() > 1 ? " " + run.name : "");
     slice.category = "engine_run";
     slice.programId = run.entryPoint < exe_.entryPoints.size() ? exe_.entryPoints[run.entryPoint].program : -1;
     writer_.addSlice(slice);

@@ -217,6 +217,15 @@ struct OpGraph {
   // accuracy, metrics, regularization, learning_rate); empty: the loss, then
   // the accuracy when `loss` has two elements.
   std::vector<std::string> outfeed;
+  // Fit with validation (ValidationSpec): the ops from this index on are the
+  // validation pass (evaluate's forward, loss and metrics, run by its own
+  // entry point), after every op of the training step; it reads the same
+  // weights, state and input values. `validationLoss` and
+  // `validationOutfeed` are its `loss` and `outfeed`. npos: none.
+  std::size_t firstValidationOp = ~std::size_t(0);
+  std::size_t validationLoss = ~std::size_t(0);
+  std::vector<std::string> validationOutfeed;
+  bool isValidationOp(std::size_t op) const { return op >= firstValidationOp; }
 
   std::size_t addValue(Value v);
   std::size_t addOp(Op op);  // adds edges from the producers of its inputs

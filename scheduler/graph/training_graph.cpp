@@ -335,6 +335,7 @@ std::vector<std::size_t> modelInputValues(TrainingGraphBuilder& b) {
 
 TrainingGraphBuilder::TrainingGraphBuilder(const Workload& w)
     : w_(w),
+      training_(w.task == Task::Fit),
       compute_(w.dtype == "float32" ? ir::DType::Float : ir::DType::Half),
       variables_(w.dtype == "float16" ? ir::DType::Half : ir::DType::Float) {}
 
@@ -623,6 +624,111 @@ std::size_t inputMask(const TrainingGraphBuilder& b, const LayerSpec& l, const L
 
 }  // namespace
 
+namespace {
+
+// What the errors below name: a Keras model's file (the workload's file is
+// named by its reader), else the workload; and where the layers are listed.
+struct ModelOrigin {
+  std::string file, layersKey;
+  explicit ModelOrigin(const Workload& w)
+      : file(w.kerasModel.empty() ? w.name : w.kerasModel), layersKey(w.kerasModel.empty() ? "model.layers: " : "") {}
+};
+
+// The layers' forward ops, in the model's (topological) order, on the
+// model's inputs (modelInputValues): each layer's output value.
+std::vector<std::size_t> addForwardPass(TrainingGraphBuilder& b, const ModelOrigin& origin) {
+  const Workload& w = b.workload();
+  const std::vector<std::size_t> inputs = modelInputValues(b);
+  std::vector<std::size_t> outputOf(w.layers.size(), kNone);
+  bool weights = false;
+  for (std::size_t li = 0; li < w.layers.size(); ++li) {
+    const LayerSpec& l = w.layers[li];
+    std::vector<std::size_t> ins;
+    for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{li ? li - 1 : kModelInput} : l.inputs)
+      ins.push_back(isModelInput(j) ? inputs.at(modelInputIndex(j)) : outputOf.at(j));
+    const Layer& layer = layerOfKind(l.kind);
+    weights = weights || layer.hasWeights(l);
+    try {
+      const std::size_t mask = inputMask(b, l, layer, ins);
+      outputOf[li] = layer.build(b, l, li, ins);
+      if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Carries) b.setMask(outputOf[li], mask);
+      b.penalizeActivity(l, outputOf[li]);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(origin.file + ": " + e.what());
+    }
+  }
+  if (!weights) throw std::invalid_argument(origin.file + ": " + origin.layersKey + "needs at least one layer with weights");
+  return outputOf;
+}
+
+// The model's outputs as the loss reads them ({output rows, gradient} per
+// output: the gradients empty outside training); sets g.loss and g.outfeed.
+struct ModelLoss {
+  std::vector<std::size_t> outputs, grads;
+};
+ModelLoss addModelLoss(TrainingGraphBuilder& b, const std::vector<std::size_t>& outputOf, const ModelOrigin& origin) {
+  const Workload& w = b.workload();
+  const std::uint64_t batch = b.batch();
+  ModelLoss loss;
+  std::vector<std::uint64_t> features;
+  std::vector<std::string> names;
+  std::size_t outputMask = kNone;
+  for (std::size_t o : modelOutputs(w)) {
+    if (b.maskOf(outputOf.at(o)) != kNone)
+      outputMask = checkedOutputMask(b, w.layers[o], b.maskOf(outputOf.at(o)), origin.file + ": " + origin.layersKey);
+    // The loss reads rows of the output's elements (a value may still be laid
+    // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
+    // (A sequence's per-step classes: a row per step, DatasetSpec::labelSteps.)
+    const std::uint64_t steps = w.dataset.labelSteps;
+    loss.outputs.push_back(b.reshape(outputOf.at(o), {batch * steps, elementsOf(w.layers[o].outputShape) / steps},
+                                     w.layers[o].name, "output_rows"));
+    features.push_back(elementsOf(w.layers[o].outputShape) / steps);
+    names.push_back(w.layers[o].name);
+    if (features.back() != w.loss.targetWidth(w.dataset.classes))
+      throw std::invalid_argument(origin.file + ": " + origin.layersKey + "the output layer ('" + w.layers[o].name +
+                                  "') has " + std::to_string(features.back()) + " units but the dataset has " +
+                                  std::to_string(w.dataset.classes) + " classes");
+  }
+  loss.grads = addLoss(b, loss.outputs, features, names, outputMask);
+  return loss;
+}
+
+// Fit's validation pass (ValidationSpec, OpGraph::firstValidationOp): the
+// forward pass again as evaluate builds it (training=False), its loss,
+// metrics and penalties (the weights' and its own outputs'), after every op
+// of the training step. Its values and ops are named "validation/...".
+void addValidationPass(TrainingGraphBuilder& b, const ModelOrigin& origin) {
+  OpGraph& g = b.graph();
+  const std::size_t firstOp = g.ops.size(), firstValue = g.values.size();
+  const std::size_t trainingLoss = g.loss;
+  const std::vector<std::string> trainingOutfeed = g.outfeed;
+  const std::size_t trainingPenalties = b.penalties().size();
+  b.setTraining(false);
+  addModelLoss(b, addForwardPass(b, origin), origin);
+  std::vector<Penalty> penalties;
+  for (std::size_t i = 0; i < b.penalties().size(); ++i)
+    if (i >= trainingPenalties || !b.penalties()[i].activity) penalties.push_back(b.penalties()[i]);
+  addRegularization(g, penalties);
+  b.setTraining(true);
+  g.validationLoss = g.loss;
+  g.validationOutfeed = g.outfeed;
+  g.loss = trainingLoss;
+  g.outfeed = trainingOutfeed;
+  g.firstValidationOp = firstOp;
+  for (std::size_t v = firstValue; v < g.values.size(); ++v) g.values[v].name = "validation/" + g.values[v].name;
+  for (std::size_t op = firstOp; op < g.ops.size(); ++op) g.ops[op].name = "validation/" + g.ops[op].name;
+  // After the whole training step: its last ops before the pass's first.
+  std::vector<std::size_t> trainingSinks, validationSources;
+  for (std::size_t op = 0; op < g.ops.size(); ++op) {
+    if (op < firstOp && boost::out_degree(op, g.graph) == 0) trainingSinks.push_back(op);
+    if (op >= firstOp && boost::in_degree(op, g.graph) == 0) validationSources.push_back(op);
+  }
+  for (std::size_t before : trainingSinks)
+    for (std::size_t after : validationSources) g.addOrderEdge(before, after);
+}
+
+}  // namespace
+
 OpGraph buildTrainingGraph(const Workload& w) {
   using ir::DType;
   TrainingGraphBuilder b(w);
@@ -641,62 +747,17 @@ OpGraph buildTrainingGraph(const Workload& w) {
                    : b.value("labels", {batch, w.loss.targetWidth(w.dataset.classes)}, DType::Float, ValueKind::Input, "input");
   if (b.training() && w.optimizer.readsStepCount()) b.stepCounter();  // bias corrections and schedules read it
 
-  // What the errors below name: a Keras model's file (the workload's file is
-  // named by its reader), else the workload; and where the layers are listed.
-  const bool keras = !w.kerasModel.empty();
-  const std::string origin = keras ? w.kerasModel : w.name;
-  const std::string layersKey = keras ? "" : "model.layers: ";
-  // Forward, layer by layer in the model's (topological) order.
-  const std::vector<std::size_t> inputs = modelInputValues(b);
-  std::vector<std::size_t> outputOf(w.layers.size(), kNone);
-  bool weights = false;
-  for (std::size_t li = 0; li < w.layers.size(); ++li) {
-    const LayerSpec& l = w.layers[li];
-    std::vector<std::size_t> ins;
-    for (std::size_t j : l.inputs.empty() ? std::vector<std::size_t>{li ? li - 1 : kModelInput} : l.inputs)
-      ins.push_back(isModelInput(j) ? inputs.at(modelInputIndex(j)) : outputOf.at(j));
-    const Layer& layer = layerOfKind(l.kind);
-    weights = weights || layer.hasWeights(l);
-    try {
-      const std::size_t mask = inputMask(b, l, layer, ins);
-      outputOf[li] = layer.build(b, l, li, ins);
-      if (mask != kNone && layer.maskUse(l) == Layer::MaskUse::Carries) b.setMask(outputOf[li], mask);
-      b.penalizeActivity(l, outputOf[li]);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(origin + ": " + e.what());
-    }
-  }
-  if (!weights) throw std::invalid_argument(origin + ": " + layersKey + "needs at least one layer with weights");
+  const ModelOrigin origin(w);
+  const std::vector<std::size_t> outputOf = addForwardPass(b, origin);
   if (w.task == Task::Predict) {
     addPredictions(b, outputOf);
     return std::move(g);
   }
-  std::vector<std::size_t> outputs;
-  std::vector<std::uint64_t> features;
-  std::vector<std::string> names;
-  std::size_t outputMask = kNone;
-  for (std::size_t o : modelOutputs(w)) {
-    if (b.maskOf(outputOf.at(o)) != kNone)
-      outputMask = checkedOutputMask(b, w.layers[o], b.maskOf(outputOf.at(o)), origin + ": " + layersKey);
-    // The loss reads rows of the output's elements (a value may still be laid
-    // out as its layer computed it: [batch, 1, 1, classes] from a 1x1 convolution).
-    // (A sequence's per-step classes: a row per step, DatasetSpec::labelSteps.)
-    const std::uint64_t steps = w.dataset.labelSteps;
-    outputs.push_back(b.reshape(outputOf.at(o), {batch * steps, elementsOf(w.layers[o].outputShape) / steps},
-                                w.layers[o].name, "output_rows"));
-    features.push_back(elementsOf(w.layers[o].outputShape) / steps);
-    names.push_back(w.layers[o].name);
-    if (features.back() != w.loss.targetWidth(w.dataset.classes))
-      throw std::invalid_argument(origin + ": " + layersKey + "the output layer ('" + w.layers[o].name + "') has " +
-                                  std::to_string(features.back()) + " units but the dataset has " +
-                                  std::to_string(w.dataset.classes) + " classes");
-  }
-
-  const std::vector<std::size_t> grads = addLoss(b, outputs, features, names, outputMask);
+  const ModelLoss loss = addModelLoss(b, outputOf, origin);
   addRegularization(g, b.penalties());
   if (!b.training()) return std::move(g);  // evaluate: the loss, metrics and penalties, as Keras's
   std::vector<std::pair<std::size_t, std::size_t>> seeds;
-  for (std::size_t k = 0; k < outputs.size(); ++k) seeds.emplace_back(outputs[k], grads[k]);
+  for (std::size_t k = 0; k < loss.outputs.size(); ++k) seeds.emplace_back(loss.outputs[k], loss.grads[k]);
   std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);
   addWeightPenaltyGradients(g, b.penalties(), weightGrad);
   // The optimizer: one update per weight, after every reader of the weight.
@@ -711,6 +772,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
         for (std::size_t in : g.ops[op].inputs)
           if (in == g.stepCounter) g.addOrderEdge(increment, op);
   }
+  if (w.training.validation.enabled()) addValidationPass(b, origin);
   return std::move(g);
 }
 

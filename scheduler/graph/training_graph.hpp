@@ -62,7 +62,9 @@ class TrainingGraphBuilder {
   // Whether the layers run as in training (Keras's training=True): in fit;
   // in evaluate and predict dropout and noise pass their input and batch
   // normalization reads its moving statistics.
-  bool training() const { return w_.task == Task::Fit; }
+  // (Fit's validation pass, built after the training step, runs as evaluate.)
+  bool training() const { return training_; }
+  void setTraining(bool training) { training_ = training; }
   std::uint64_t batch() const { return w_.dataset.batchSize; }
   ir::DType compute() const { return compute_; }      // every layer's compute type
   ir::DType variables() const { return variables_; }  // the weights' type
@@ -155,6 +157,7 @@ class TrainingGraphBuilder {
                                      const std::vector<std::uint64_t>& kerasShape) const;
 
   const Workload& w_;
+  bool training_;
   OpGraph g_;
   ir::DType compute_, variables_;
   std::size_t kernels_ = 0;

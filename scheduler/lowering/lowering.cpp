@@ -14,6 +14,7 @@
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -61,8 +62,10 @@ class Lowerer {
     // vertices, past 8 GB), and stops at the bound instead of after it.
     std::uint64_t vertices = 0;
     std::size_t countedComputeSets = 0;
+    std::optional<ir::Cycles> trainingStepCycles;  // the estimate before a validation pass's first op
     for (std::size_t opIndex : schedule.order) {
       const Op& op = g_.ops[opIndex];
+      if (g_.isValidationOp(opIndex) && !trainingStepCycles) trainingStepCycles = b_.estimatedCycles();
       const auto base = tileBaseOfLayer.find(op.layer);
       if (base != tileBaseOfLayer.end()) b_.setTileBase(base->second);
       b_.beginOp({op.layer, op.name});
@@ -91,10 +94,12 @@ class Lowerer {
     out.images = tensorOf_[g_.images];
     out.labels = g_.labels < g_.values.size() ? tensorOf_[g_.labels] : ir::kNoId;
     out.loss = tensorOf_[g_.loss];
+    if (g_.validationLoss < g_.values.size()) out.validationLoss = tensorOf_[g_.validationLoss];
     for (std::size_t w : g_.weights) out.weightTensors.push_back(tensorOf_[w]);
     out.useSpans = b_.useSpans();
     out.lastStep = b_.currentStep() - 1;
-    out.estimatedStepCycles = b_.estimatedCycles();
+    out.estimatedStepCycles = trainingStepCycles.value_or(b_.estimatedCycles());
+    out.estimatedValidationStepCycles = b_.estimatedCycles() - out.estimatedStepCycles;
     out.exe = std::move(b_.exe());
     return out;
   }

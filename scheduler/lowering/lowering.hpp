@@ -28,12 +28,14 @@ struct LoweredStep {
   ir::Executable exe;                  // tensors (unplaced addresses), compute sets, programs (no entry points yet)
   std::vector<ir::Id> opSequences;     // one Sequence per op, in schedule order
   ir::Id images = ir::kNoId, labels = ir::kNoId, loss = ir::kNoId;  // tensors
+  ir::Id validationLoss = ir::kNoId;  // fit's validation pass's loss (OpGraph::validationLoss)
   std::vector<ir::Id> weightTensors;   // per OpGraph::weights
   // Per tensor: the first and last program step using it. Step 0 is the
   // step's input stream copies; `lastStep` + 1 its output stream copies.
   std::vector<UseSpan> useSpans;
   std::size_t lastStep = 0;
   std::uint64_t estimatedStepCycles = 0;  // compute + exchange + syncs of one step (no host transfers)
+  std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation pass's step
   std::vector<PlannedMatMul> matMulPlans;  // in program order
   std::vector<PlannedConv> convPlans;      // in program order
 };

@@ -72,6 +72,46 @@ DatasetSpec parseDataset(const Reader& r, const std::string& baseDirectory) {
   return d;
 }
 
+// training.steps_per_epoch and training.validation (ValidationSpec).
+void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirectory) {
+  TrainingSpec& t = w.training;
+  t.stepsPerEpoch = tr.count("steps_per_epoch", 0, true);
+  const std::uint64_t perExecution = t.feeds ? t.stepsPerExecution : 1;
+  if (t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
+    tr.fail(tr.key("steps_per_epoch"), std::to_string(t.stepsPerEpoch) + " must be a multiple of steps_per_execution (" +
+                                           std::to_string(perExecution) + ") dividing training.steps (" +
+                                           std::to_string(t.steps) + "): an epoch is whole executions");
+  if (!tr.has("validation")) return;
+  const Reader v = tr.object("validation");
+  v.allowOnly({"steps", "freq", "images", "labels"});
+  if (!v.has("steps")) v.fail(v.key("steps"), "missing: the batches each validation runs (Keras's validation_steps)");
+  ValidationSpec& val = t.validation;
+  val.steps = v.count("steps", 0, true);
+  val.freq = v.count32("freq", 1, true);
+  if (val.steps % t.validationStepsPerRun())
+    v.fail(v.key("steps"), std::to_string(val.steps) + " must be a multiple of training.steps_per_execution (" +
+                               std::to_string(t.stepsPerExecution) + "), or less than it: a validation is whole executions");
+  // The validation data: the files given, read as dataset.format reads its
+  // own; by default the Fashion-MNIST test set beside its training set.
+  const DatasetSpec& d = w.dataset;
+  const bool defaultTrainingSet = d.format == "idx" && d.images == kFashionMnistTrainImages;
+  if (d.format == "synthetic") {
+    for (const char* key : {"images", "labels"})
+      if (v.has(key)) v.fail(v.key(key), "synthetic data draws its validation examples (seed dataset.shuffle_seed + 1): "
+                                         "no file is read");
+    return;
+  }
+  for (const char* key : {"images", "labels"})
+    if (!v.has(key) && !defaultTrainingSet)
+      v.fail(v.key(key), std::string("missing: the validation data's ") + key + " (a " + (d.format == "npy" ? ".npy" : "IDX") +
+                             " file, as dataset." + key + "); only the default Fashion-MNIST training set has a "
+                             "default, its test set");
+  val.images = besideWorkload(v.string("images", kFashionMnistTestImages), baseDirectory);
+  val.labels = besideWorkload(v.string("labels", kFashionMnistTestLabels), baseDirectory);
+  requireFile(v, v.key("images"), val.images);
+  requireFile(v, v.key("labels"), val.labels);
+}
+
 }  // namespace
 
 std::vector<std::vector<std::uint64_t>> modelInputShapes(const Workload& w) {
@@ -276,7 +316,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     });
 
   Reader tr = top.object("training");
-  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count"});
+  tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count",
+                "steps_per_epoch", "validation"});
   w.training.steps = tr.count("steps", w.training.steps, true);
   if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
     w.training.stepsPerExecution = keras->stepsPerExecution;
@@ -300,6 +341,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
             std::to_string(w.training.gradientAccumulationCount) + " must divide steps_per_execution (" +
                 std::to_string(w.training.stepsPerExecution) +
                 (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
+  parseValidation(tr, w, baseDirectory);
 
   Reader ipu = top.object("ipu");
   ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
@@ -373,6 +415,14 @@ void checkStepCounts(const Workload& w, const std::string& source) {
         std::to_string(t.gradientAccumulationCount) + " must divide training.steps_per_execution (" +
         std::to_string(perExecution) + (t.feeds ? ")" : ", 1 without feeds)") +
         ": the weights are updated within one execution");
+  if (t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
+    throw std::invalid_argument(source + ": training.steps_per_epoch: " + std::to_string(t.stepsPerEpoch) +
+                                " must be a multiple of training.steps_per_execution (" + std::to_string(perExecution) +
+                                ") dividing training.steps (" + std::to_string(t.steps) + "): an epoch is whole executions");
+  if (t.validation.enabled() && t.validation.steps % t.validationStepsPerRun())
+    throw std::invalid_argument(source + ": training.validation.steps: " + std::to_string(t.validation.steps) +
+                                " must be a multiple of training.steps_per_execution (" +
+                                std::to_string(t.stepsPerExecution) + "), or less than it: a validation is whole executions");
 }
 
 }  // namespace ipusim::scheduler

@@ -4,6 +4,7 @@
 // key: an unknown key, a wrong type, a missing dataset file or an invalid value
 // throws std::invalid_argument naming the file and the key path
 // ("mnist.json: training.steps_per_execution: expected a positive integer").
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -102,8 +103,34 @@ struct LossSpec {
   bool hasAccuracy() const { return !onPredictions(); }
 };
 
+// Validation during fit, as Keras's fit(validation_data=..., validation_steps,
+// validation_freq): after every `freq`-th epoch (of training.steps_per_epoch
+// steps), `steps` batches of the validation data go through the model as
+// evaluate runs them (training=False: no gradient, no update, dropout off,
+// batch normalization on its moving statistics), in the data's order, and
+// their loss and metrics are outfed as val_loss, val_accuracy, ... (entry
+// point "validation", streams "validation_images", "validation_labels",
+// "validation_loss").
+struct ValidationSpec {
+  std::uint64_t steps = 0;  // validation_steps; 0: no validation
+  std::uint32_t freq = 1;   // validation_freq: every this many epochs
+  // The validation data, read as dataset.format reads its files (for the
+  // default Fashion-MNIST training set, its test set); synthetic data draws
+  // other examples (seed shuffle_seed + 1).
+  std::string images, labels;
+  bool enabled() const { return steps > 0; }
+};
+
+// Test-set files beside the training set's (Debian's dataset-fashion-mnist).
+inline constexpr const char* kFashionMnistTestImages = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
+inline constexpr const char* kFashionMnistTestLabels = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz";
+
 struct TrainingSpec {
   std::uint64_t steps = 10000;
+  // Keras's steps_per_epoch: the steps between validations (0: training.steps,
+  // one epoch). A multiple of steps_per_execution dividing steps.
+  std::uint64_t stepsPerEpoch = 0;
+  ValidationSpec validation;
   std::uint32_t stepsPerExecution = 10;
   bool feeds = true;
   std::uint32_t prefetchDepth = 3;
@@ -113,6 +140,12 @@ struct TrainingSpec {
   // the weights are updated once per this many mini-batches, with the sum of
   // their gradients. Divides steps_per_execution.
   std::uint32_t gradientAccumulationCount = 1;
+  std::uint64_t epochSteps() const { return stepsPerEpoch ? stepsPerEpoch : steps; }
+  // Steps per run of the validation entry point: steps_per_execution's, or
+  // all of a validation's when fewer (one step without feeds).
+  std::uint64_t validationStepsPerRun() const {
+    return feeds ? std::min<std::uint64_t>(stepsPerExecution, validation.steps) : 1;
+  }
 };
 
 struct IpuSpec {

@@ -113,8 +113,11 @@ class Replicator {
 }  // namespace
 
 void moveUpdatesLast(const OpGraph& graph, Schedule& schedule) {
-  std::stable_partition(schedule.order.begin(), schedule.order.end(),
-                        [&](std::size_t op) { return graph.ops[op].kind != OpKind::SgdUpdate; });
+  // The training step's other ops, its updates, then a validation pass's ops
+  // (which read the updated weights: OpGraph::firstValidationOp).
+  auto rank = [&](std::size_t op) { return graph.isValidationOp(op) ? 2 : graph.ops[op].kind == OpKind::SgdUpdate ? 1 : 0; };
+  std::stable_sort(schedule.order.begin(), schedule.order.end(),
+                   [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
 }
 
 ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,

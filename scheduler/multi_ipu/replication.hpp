@@ -22,7 +22,8 @@ namespace ipusim::scheduler {
 
 // Puts every SGD update after every other op (stable otherwise): an update
 // may only run once the all-reduce has every replica's gradient. Valid
-// because nothing in a step reads an update's result.
+// because nothing in a step reads an update's result (a validation pass,
+// which does, stays after the updates).
 void moveUpdatesLast(const OpGraph& graph, Schedule& schedule);
 
 // Lays out `exe` for `replicas` replicas (see above). `updateSequences` are

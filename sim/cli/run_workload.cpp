@@ -41,9 +41,13 @@ namespace {
 // The dataset's batches as the raw bytes of the images and labels tensors.
 class DatasetBatches : public BatchProvider {
  public:
-  DatasetBatches(dataset::BatchSource source, scheduler::LossSpec loss, std::uint32_t classes)
-      : source_(std::move(source)), loss_(std::move(loss)), classes_(classes) {}
+  // `restartEvery` batches: from the first batch again (0: never).
+  DatasetBatches(dataset::BatchSource source, scheduler::LossSpec loss, std::uint32_t classes,
+                 std::uint64_t restartEvery = 0)
+      : source_(std::move(source)), loss_(std::move(loss)), classes_(classes), restartEvery_(restartEvery) {}
   void next(model::Bytes& images, model::Bytes& labels) override {
+    if (restartEvery_ && served_ && served_ % restartEvery_ == 0) source_.restart();
+    ++served_;
     // Straight into the stream's buffer (operator new's alignment suits floats
     // and int32 token ids, both 4 bytes).
     images.resize(std::size_t(source_.batchSize()) * source_.features() * 4);
@@ -57,8 +61,32 @@ class DatasetBatches : public BatchProvider {
   dataset::BatchSource source_;
   scheduler::LossSpec loss_;
   std::uint32_t classes_;
+  std::uint64_t restartEvery_, served_ = 0;
   std::vector<std::int32_t> labelIndices_;  // reused from step to step
 };
+
+// Fit's validation data (ValidationSpec): read as the dataset's own (for
+// synthetic data, other examples: the seed after the training's), in order,
+// from its first batch at each validation as Keras reads it.
+std::unique_ptr<DatasetBatches> validationData(const scheduler::Workload& w, const std::string& workloadPath,
+                                               std::uint64_t globalBatch) {
+  const scheduler::ValidationSpec& validation = w.training.validation;
+  scheduler::DatasetSpec spec = w.dataset;
+  spec.images = validation.images;
+  spec.labels = validation.labels;
+  ++spec.shuffleSeed;
+  dataset::Examples examples = dataset::loadExamples(spec);
+  const std::uint64_t wholeBatches = examples.count / globalBatch;
+  if (validation.steps > wholeBatches)
+    throw std::invalid_argument(workloadPath + ": training.validation.steps: " + std::to_string(validation.steps) +
+                                " batches of " + std::to_string(globalBatch) + " examples need more than the " +
+                                std::to_string(examples.count) + " examples of the validation data" +
+                                (spec.format == "synthetic" ? " (dataset.examples)" : " (" + spec.images + ")") +
+                                ": at most " + std::to_string(wholeBatches) + " (Keras reads each once per validation)");
+  return std::make_unique<DatasetBatches>(
+      dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), spec.shuffleSeed, false), w.loss,
+      w.dataset.classes, validation.steps);
+}
 
 std::string seconds(double s) {
   std::ostringstream out;
@@ -145,6 +173,11 @@ void print(const RunSummary& s, bool json) {
                                                                                  : nlohmann::json(s.preprocessing)}}},
                           {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"final_values", finalValuesJson(s.finalValues)},
+                          {"validation", s.validations ? nlohmann::json{{"validations", s.validations},
+                                                                        {"steps_each", s.validationStepsEach},
+                                                                        {"every_steps", s.stepsBetweenValidations},
+                                                                        {"last", finalValuesJson(s.validationValues)}}
+                                                       : nlohmann::json(nullptr)},
                           {"cycles", s.cycles},
                           {"simulated_seconds", s.simulatedSeconds},
                           {"examples_per_second", profiler::analysis::examplesPerSecond(s.steps, s.examplesPerStep, s.simulatedSeconds)},
@@ -193,6 +226,11 @@ void print(const RunSummary& s, bool json) {
     std::cout << (s.task == "fit" ? "final loss       " : "loss (mean)      ")
               << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)")) << "\n"
               << finalValuesLine(s.finalValues, s.task == "fit" ? "final values    " : "means           ");
+  if (s.validations)
+    std::cout << "validation       " << s.validations << " x " << s.validationStepsEach << " steps, every "
+              << s.stepsBetweenValidations << " training steps; "
+              << (s.validationValues.empty() ? std::string("no values (synthetic data)\n")
+                                             : finalValuesLine(s.validationValues, "the last (means):"));
   if (predict) std::cout << "predictions      " << (s.predictions.empty() ? "(not written: --predictions FILE)" : s.predictions) << "\n";
   if (s.latencyBatches)
     std::cout << "batch latency    p50 " << milliseconds(s.latencyP50) << ", p99 " << milliseconds(s.latencyP99)
@@ -258,8 +296,15 @@ namespace {
 
 int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
-  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, args.workloadSets)
-                                                        : kerasWorkload(args.kerasPath, args.workloadSets);
+  // With --workload-set, --steps and --steps-per-execution join its values,
+  // so the workload's checks see them together (training.steps_per_epoch=50
+  // with --steps 100 against the file's steps).
+  std::vector<std::string> sets = args.workloadSets;
+  if (!sets.empty() && args.steps) sets.push_back("training.steps=" + std::to_string(*args.steps));
+  if (!sets.empty() && args.stepsPerExecution)
+    sets.push_back("training.steps_per_execution=" + std::to_string(*args.stepsPerExecution));
+  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets)
+                                                        : kerasWorkload(args.kerasPath, sets);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;
@@ -287,8 +332,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
   // The data before the compile: its checks ("examples cannot fill one batch",
   // a bad IDX header) take milliseconds, the compile may take seconds.
-  std::unique_ptr<DatasetBatches> batches;
+  std::unique_ptr<DatasetBatches> batches, validationBatches;
   const std::uint32_t replicas = workload.ipu.numIpus / scheduler::ipusPerReplica(workload);
+  const scheduler::ValidationSpec& validation = workload.training.validation;
+  const bool validating = workload.task == scheduler::Task::Fit && validation.enabled();
   if (!args.synthetic) {
     dataset::Examples examples = dataset::loadExamples(workload.dataset);
     // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
@@ -317,6 +364,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed,
                              workload.task == scheduler::Task::Fit),
         workload.loss, workload.dataset.classes);
+    if (validating) validationBatches = validationData(workload, args.workloadPath, globalBatch);
   }
   // Timing only: identical replicas are compiled and laid out once (their
   // phases mirrored, model/ir/replica_mirror.hpp), unless every replica is
@@ -364,8 +412,15 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     plan.predictionWidth = compiled.predictionWidth;
   }
   plan.outfeedMode = workload.training.outfeedMode == "LAST" ? OutfeedMode::Last : OutfeedMode::All;
+  if (validating) {
+    plan.validation.everyTrainingRuns = workload.training.epochSteps() / plan.stepsPerRun() * validation.freq;
+    plan.validation.stepsPerRun = compiled.validationStepsPerRun;
+    plan.validation.runsEach = validation.steps / compiled.validationStepsPerRun;
+    plan.validation.entry = engine.entryIndex("validation");
+    plan.validation.outfeed = compiled.validationOutfeed;
+  }
 
-  TrainingHost trainer("host", engine, plan, host, batches.get());
+  TrainingHost trainer("host", engine, plan, host, batches.get(), validationBatches.get());
   // Every step's rows: the global batch's, a row per example (per step of a class per step).
   std::unique_ptr<PredictionsFile> predictions;
   if (!args.predictionsPath.empty()) {
@@ -374,7 +429,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     trainer.onPredictions([&](const float* values, std::uint64_t count) { predictions->append(values, count); });
   }
   // The steady state: the second run when there is one (the first pays the pipeline's fill).
-  profiler::StepBreakdown breakdown(plan.runs() > 1 ? 1 : 0);
+  profiler::StepBreakdown breakdown(plan.runs() > 1 ? plan.runIndexOfTrainingRun(1) : 0);
   engine.system().addObserver(&breakdown);
   ProgressBar progress("simulating " + workload.name, plan.steps);
   trainer.onProgress([&](std::uint64_t, std::uint64_t steps) {
@@ -425,6 +480,12 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   } else if (!args.synthetic && !predict) {
     summary.finalLoss = trainer.finalLoss();
     summary.finalValues = trainer.finalValues();
+  }
+  if (plan.validation.enabled()) {
+    summary.validations = trainer.validationsDone();
+    summary.validationStepsEach = workload.training.validation.steps;
+    summary.stepsBetweenValidations = plan.validation.everyTrainingRuns * plan.stepsPerRun();
+    summary.validationValues = trainer.lastValidation();
   }
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());

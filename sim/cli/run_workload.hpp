@@ -52,6 +52,11 @@ struct RunSummary {
   std::optional<double> finalLoss;
   // The last step's other outfed values (accuracy, metrics, regularization, learning rate); none without numbers.
   std::vector<std::pair<std::string, double>> finalValues;
+  // Fit with validation (training.validation): the validations run, the
+  // steps of each and between them, and the last one's values (val_loss,
+  // val_accuracy, ...: means over its batches; none without numbers).
+  std::uint64_t validations = 0, validationStepsEach = 0, stepsBetweenValidations = 0;
+  std::vector<std::pair<std::string, double>> validationValues;
   std::uint64_t cycles = 0;
   double simulatedSeconds = 0, wallSeconds = 0;
   std::uint64_t peakRssBytes = 0;  // the process's peak resident memory (getrusage), at the end of the run

@@ -70,6 +70,9 @@ class BatchSource {
   void nextInto(float* images, std::int32_t* labels);
   // The same for examples of token ids: batchSize() x features() int32 ids.
   void nextTokensInto(std::int32_t* tokens, std::int32_t* labels);
+  // Back to the first batch, as a new iterator over the same dataset (Keras
+  // reads its validation data from the start at each validation).
+  void restart() { epoch_ = 0, shuffle(); }
   bool holdsTokens() const { return examples_.holdsTokens(); }
   std::uint64_t batchesPerEpoch() const { return examples_.count / batchSize_; }
   std::uint64_t batchesServed() const { return served_; }

@@ -14,6 +14,10 @@
 // Losses arrive as the `loss` counter (predict's outputs go to the
 // prediction sink instead); each batch's latency is kept
 // (batch_latency.hpp). Host activity becomes host-track slices.
+// Fit with validation (TrainingPlan::validation): after every epoch (times
+// validation_freq) the loop runs the validation entry point, fed by its own
+// producer and drained by its own drainer (Keras's validation data has its
+// own infeed and outfeed), its values recorded as val_ counters.
 #include "sim/engine/engine.hpp"
 #include "sim/host/batch_latency.hpp"
 #include "sim/host/host_params.hpp"
@@ -32,9 +36,10 @@ namespace ipusim::sim {
 class TrainingHost : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(TrainingHost);
-  // `batches` may be null for synthetic data (empty payloads).
+  // `batches` may be null for synthetic data (empty payloads), and so may
+  // `validationBatches` (the validation data's: TrainingPlan::validation).
   TrainingHost(sc_core::sc_module_name name, Engine& engine, const TrainingPlan& plan, const HostParams& host,
-               BatchProvider* batches);
+               BatchProvider* batches, BatchProvider* validationBatches = nullptr);
 
   // Called after every run with (runs done, steps done); e.g. a progress bar.
   void onProgress(std::function<void(std::uint64_t runs, std::uint64_t steps)> fn) { progress_ = std::move(fn); }
@@ -54,20 +59,29 @@ class TrainingHost : public sc_core::sc_module {
   // steps the host received: Keras's evaluate result, the mean over the
   // batches (equal batches: the mean over the examples). Empty without numbers.
   std::vector<std::pair<std::string, double>> meanValues() const;
-  std::uint64_t runsDone() const { return runsDone_; }
+  // Fit with validation: the last validation's values ("val_loss",
+  // "val_accuracy", ...), each the mean over its batches (Keras's epoch-end
+  // val_ figures); empty before one, or without numbers.
+  std::vector<std::pair<std::string, double>> lastValidation() const;
+  std::uint64_t validationsDone() const { return validationsDone_; }
+  std::uint64_t runsDone() const { return runsDone_; }  // training runs
   std::uint64_t stepsDone() const { return runsDone_ * plan_.stepsPerRun(); }
   ir::Cycles endCycle() const { return endCycle_; }
   void rethrowFailure() const;
 
  private:
   void trainingLoop();
-  void datasetProducer();  // feeds only
-  void outfeedDrainer();   // feeds only
+  void validate();          // one validation's runs (trainingLoop)
+  void datasetProducer();   // feeds only
+  void outfeedDrainer();    // feeds only
+  void validationProducer();  // feeds with validation only
+  void validationDrainer();   // feeds with validation only
   // Waits `seconds` of host time and records it as a host slice: category
   // "host_io" for data work (batches, outfeed), "host" for control (dispatch).
   void hostSpan(const char* track, const char* name, const char* category, double seconds);
   void receiveLoss(const model::Bytes& bytes);
   void receive(const model::Bytes& bytes);  // the outfeed's copy: loss and metrics, or predictions
+  void receiveValidation(const model::Bytes& bytes);
   void batchReady();                        // a batch's data is on the host: its latency starts
   void fail(std::exception_ptr error);
 
@@ -75,7 +89,9 @@ class TrainingHost : public sc_core::sc_module {
   TrainingPlan plan_;
   HostParams host_;
   BatchProvider* batches_;
+  BatchProvider* validationBatches_;
   model::HostStream *images_, *labels_, *loss_;
+  model::HostStream *validationImages_ = nullptr, *validationLabels_ = nullptr, *validationLoss_ = nullptr;
   model::Bytes pendingImages_, pendingLabels_;  // no feeds: this run's batch
   std::function<void(std::uint64_t, std::uint64_t)> progress_;
   std::function<void(const float*, std::uint64_t)> predictions_;
@@ -87,6 +103,9 @@ class TrainingHost : public sc_core::sc_module {
   std::uint64_t valueSteps_ = 0;
   std::uint64_t runsDone_ = 0;
   std::uint64_t outfeedCopies_ = 0;       // feeds: outfeed elements the host has taken
+  std::uint64_t validationsDone_ = 0, validationCopies_ = 0;
+  std::vector<double> validationSums_;  // per validation outfeed value, over the current validation's copies
+  std::uint64_t validationSumCopies_ = 0;
   sc_core::sc_event outfeedReceived_;
   ir::Cycles endCycle_ = 0;
   std::exception_ptr failure_;

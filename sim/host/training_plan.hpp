@@ -11,6 +11,21 @@ namespace ipusim::sim {
 
 enum class OutfeedMode { All, Last };
 
+// Fit with validation (scheduler::ValidationSpec): after every
+// `everyTrainingRuns` training runs (an epoch times validation_freq),
+// `runsEach` runs of entry point `entry` (stepsPerRun steps each), fed from
+// the validation data on their own streams; their outfeed's values are
+// recorded as counters named "val_" + `outfeed`'s.
+struct ValidationPlan {
+  std::uint64_t everyTrainingRuns = 0;  // 0: no validation
+  std::uint64_t runsEach = 0;
+  std::uint32_t stepsPerRun = 1;
+  std::uint32_t entry = 0;
+  std::string imagesStream = "validation_images", labelsStream = "validation_labels", lossStream = "validation_loss";
+  std::vector<std::string> outfeed;  // loss, accuracy, ... (CompiledWorkload::validationOutfeed)
+  bool enabled() const { return everyTrainingRuns > 0; }
+};
+
 struct TrainingPlan {
   std::uint64_t steps = 0;
   std::uint32_t stepsPerExecution = 1;  // steps per Engine::run (with feeds)
@@ -30,8 +45,16 @@ struct TrainingPlan {
   std::vector<std::string> outfeed;
   OutfeedMode outfeedMode = OutfeedMode::All;
 
-  std::uint64_t runs() const { return feeds ? steps / stepsPerExecution : steps; }
+  ValidationPlan validation;
+
+  std::uint64_t runs() const { return feeds ? steps / stepsPerExecution : steps; }  // training runs
   std::uint64_t stepsPerRun() const { return feeds ? stepsPerExecution : 1; }
+  std::uint64_t validations() const { return validation.enabled() ? runs() / validation.everyTrainingRuns : 0; }
+  std::uint64_t validationSteps() const { return validations() * validation.runsEach * validation.stepsPerRun; }
+  // The Engine::run index of training run k (validation runs come between).
+  std::uint64_t runIndexOfTrainingRun(std::uint64_t k) const {
+    return validation.enabled() ? k + k / validation.everyTrainingRuns * validation.runsEach : k;
+  }
 };
 
 // The dataset as the host runtime sees it: the next training batch, as the
