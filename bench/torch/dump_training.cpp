@@ -8,13 +8,16 @@
 // weights after the last step (with --trajectory, also its weights and SGD
 // momentum before every step, for bench/torch/teacher_forced.py).
 // bench/torch/torch_check.py trains it in
-// PyTorch and compares (bench/torch/README.md).
+// PyTorch and compares (bench/torch/README.md). A workload with
+// training.validation then runs one validation (its "validation" entry
+// point, training.validation.steps batches of the validation data) and
+// writes its batches, losses and accuracies, and every batch
+// normalization's moving statistics, for bench/torch/validation_check.py.
 #include "model/clock.hpp"
 #include "scheduler/compiler.hpp"
 #include "scheduler/models/workload.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
-#include "sim/engine/entry_runs.hpp"
 
 #include <nlohmann/json.hpp>
 #include <systemc>
@@ -101,6 +104,33 @@ json scheduleJson(const scheduler::LearningRateSchedule& s) {
   }
   return {{"class_name", s.className()}, {"config", config}};
 }
+
+// Runs the training's runs, then a validation's, as a SystemC thread; then stops.
+class DumpLoop : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(DumpLoop);
+  DumpLoop(sc_core::sc_module_name name, sim::Engine& engine, std::uint64_t trainingRuns, std::uint64_t validationRuns)
+      : sc_module(name), engine_(engine), trainingRuns_(trainingRuns), validationRuns_(validationRuns) {
+    SC_THREAD(main);
+  }
+  void rethrowFailure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  void main() {
+    try {
+      for (std::uint64_t r = 0; r < trainingRuns_; ++r) engine_.run(engine_.entryIndex("train"));
+      for (std::uint64_t r = 0; r < validationRuns_; ++r) engine_.run(engine_.entryIndex("validation"));
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+    sc_core::sc_stop();
+  }
+  sim::Engine& engine_;
+  std::uint64_t trainingRuns_, validationRuns_;
+  std::exception_ptr failure_;
+};
 
 }  // namespace
 
@@ -192,10 +222,43 @@ int sc_main(int argc, char* argv[]) {
         if (c.outfeed[i] == "regularization") out["regularizations"].push_back(v);
       }
     });
-    sim::EntryRuns loop("training_loop", engine, "train", steps / c.stepsPerRun);
+    // One validation after the training (training.validation): its batches in order, its outfeed.
+    const bool validating = w.training.validation.enabled();
+    sim::dataset::BatchSource validationBatches(
+        sim::dataset::loadExamples(validating ? sim::dataset::validationDataset(w) : w.dataset), w.dataset.batchSize,
+        w.dataset.shuffleSeed + 1, false);
+    if (validating) {
+      engine.stream("validation_images").connect([&](model::Bytes& b) {
+        current = validationBatches.next();
+        out["validation"]["batches"].push_back({{"images", current.images}, {"labels", current.labels}});
+        b.resize(current.images.size() * 4);
+        if (current.tokens.empty()) std::memcpy(b.data(), current.images.data(), b.size());
+        else std::memcpy(b.data(), current.tokens.data(), b.size());
+      });
+      engine.stream("validation_labels").connect([&](model::Bytes& b) {
+        const auto bytes = sim::dataset::labelBytes(current.labels, w.loss, w.dataset.classes);
+        b.assign(bytes.begin(), bytes.end());
+      });
+      engine.stream("validation_loss").connect([&](model::Bytes& b) {
+        for (std::size_t i = 0; i < c.validationOutfeed.size() && (i + 1) * sizeof(float) <= b.size(); ++i) {
+          float v;
+          std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
+          if (c.validationOutfeed[i] == "loss") out["validation"]["losses"].push_back(v);
+          if (c.validationOutfeed[i] == "accuracy") out["validation"]["accuracies"].push_back(v);
+        }
+      });
+    }
+    DumpLoop loop("dump_loop", engine, steps / c.stepsPerRun,
+                  validating ? w.training.validation.steps / c.validationStepsPerRun : 0);
     sc_core::sc_start();
     loop.rethrowFailure();
     out["final_weights"] = weightsNow();
+    // Batch normalization's moving statistics after the training (what the validation read).
+    out["moving_statistics"] = json::object();
+    for (const auto& layer : w.layers)
+      for (const char* name : {"moving_mean", "moving_variance"})
+        for (ir::Id id = 0; id < c.exe.tensors.size(); ++id)
+          if (c.exe.tensors[id].name == layer.name + "/" + name) out["moving_statistics"][layer.name][name] = valuesOf({id})[0];
     if (trajectory && !momentum.empty()) out["final_momentum"] = valuesOf(momentum);
     std::ofstream f(argv[3]);
     f << out.dump();

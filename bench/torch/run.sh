@@ -4,6 +4,7 @@
 # same initial weights), and, for SGD workloads, the per-step check on
 # ipusim's own weights (teacher_forced.py). A workload fails when its
 # per-step check fails, or, without one, when its trajectory check does.
+# Then fit's validation pass (validation_check.py on validation.json).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=/usr/bin/python3
@@ -38,4 +39,8 @@ for w in bench/torch/residual_mlp.json bench/torch/residual_convnet.json bench/t
   fi
   rm -f "$out/$name.json"
 done
+# Fit with validation: one validation after 20 steps, on the weights and moving statistics the training left.
+SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bin/ipusim-torch-dump bench/torch/validation.json 20 "$out/validation.json"
+(cd bench/torch && "$python" validation_check.py "$out/validation.json") > "$out/validation.txt" || status=1
+tail -n 1 "$out/validation.txt"
 exit $status

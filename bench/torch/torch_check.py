@@ -175,6 +175,9 @@ class Model:
         for w in dump["weights"]:
             self.params[w["name"]] = torch.tensor(w["values"], dtype=dtype).reshape(w["shape"]).requires_grad_()
         self.last = len(self.layers) - 1
+        # Keras's training=False (validation_check.py): dropout passes its input and batch
+        # normalization whitens with `moving` ({layer: {"moving_mean", "moving_variance"}}).
+        self.training, self.moving = True, {}
         self.fused = dump["loss"]["type"] in ("sparse_categorical_crossentropy", "categorical_crossentropy",
                                               "binary_crossentropy") and not dump["loss"]["from_logits"]
 
@@ -279,6 +282,11 @@ class Model:
             c = x.shape[-1]
             gamma = p.get(l["name"] + "/gamma") if l["scale"] else None
             beta = p.get(l["name"] + "/beta") if l["center"] else None
+            if not self.training:
+                stats = self.moving[l["name"]]
+                mean, variance = (torch.tensor(stats[k], dtype=x.dtype) for k in ("moving_mean", "moving_variance"))
+                return F.batch_norm(x.reshape(-1, c), mean, variance, gamma, beta, training=False,
+                                    eps=l["epsilon"]).reshape(x.shape)
             y = F.batch_norm(x.reshape(-1, c), None, None, gamma, beta, training=True, eps=l["epsilon"])
             return y.reshape(x.shape)
         if k == "layer_normalization":  # over the trailing axes (resolved 1..rank), gamma and beta per position
@@ -308,7 +316,7 @@ class Model:
         if k == "masking":  # Keras: inputs x any(inputs != mask_value, axis=-1)
             return x * (x != l["mask_value"]).any(dim=-1, keepdim=True).to(x.dtype)
         if k == "dropout":
-            if l["rate"] == 0:
+            if l["rate"] == 0 or not self.training:
                 return x
             raise NotImplementedError("dropout masks are ipusim's own draw: not reproduced here")
         if k in ("add", "multiply"):

@@ -332,7 +332,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.training.outfeedBufferDepth = out.count32("buffer_depth", w.training.outfeedBufferDepth, true);
   if (!w.training.feeds) w.training.stepsPerExecution = 1;  // one step per Engine::run
   if (w.training.steps % w.training.stepsPerExecution)
-    tr.fail("training.steps", "must be a multiple of steps_per_execution (" +
+    tr.fail("training.steps", std::to_string(w.training.steps) + " must be a multiple of training.steps_per_execution (" +
                                   std::to_string(w.training.stepsPerExecution) + ")");
   w.training.gradientAccumulationCount =
       tr.count32("gradient_accumulation_count", w.training.gradientAccumulationCount, true);

@@ -65,16 +65,12 @@ class DatasetBatches : public BatchProvider {
   std::vector<std::int32_t> labelIndices_;  // reused from step to step
 };
 
-// Fit's validation data (ValidationSpec): read as the dataset's own (for
-// synthetic data, other examples: the seed after the training's), in order,
-// from its first batch at each validation as Keras reads it.
+// Fit's validation data (ValidationSpec, dataset::validationDataset), in
+// order, from its first batch at each validation as Keras reads it.
 std::unique_ptr<DatasetBatches> validationData(const scheduler::Workload& w, const std::string& workloadPath,
                                                std::uint64_t globalBatch) {
   const scheduler::ValidationSpec& validation = w.training.validation;
-  scheduler::DatasetSpec spec = w.dataset;
-  spec.images = validation.images;
-  spec.labels = validation.labels;
-  ++spec.shuffleSeed;
+  const scheduler::DatasetSpec spec = dataset::validationDataset(w);
   dataset::Examples examples = dataset::loadExamples(spec);
   const std::uint64_t wholeBatches = examples.count / globalBatch;
   if (validation.steps > wholeBatches)

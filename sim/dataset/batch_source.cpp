@@ -137,6 +137,14 @@ Examples loadExamples(const scheduler::DatasetSpec& spec) {
   return e;
 }
 
+scheduler::DatasetSpec validationDataset(const scheduler::Workload& w) {
+  scheduler::DatasetSpec spec = w.dataset;
+  spec.images = w.training.validation.images;
+  spec.labels = w.training.validation.labels;
+  ++spec.shuffleSeed;
+  return spec;
+}
+
 std::vector<std::uint8_t> labelBytes(const std::vector<std::int32_t>& labels, const scheduler::LossSpec& loss,
                                      std::uint32_t classes) {
   std::vector<std::uint8_t> bytes;

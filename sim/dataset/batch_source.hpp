@@ -48,6 +48,10 @@ Examples syntheticExamples(std::uint64_t count, std::uint32_t features, std::uin
 Examples loadNpyTokenExamples(const scheduler::DatasetSpec& spec);
 // As the workload's dataset section says.
 Examples loadExamples(const scheduler::DatasetSpec& spec);
+// Fit's validation data (scheduler::ValidationSpec) as a dataset: the
+// dataset's own spec on the validation files; synthetic examples drawn from
+// the seed after the training's (other examples than the training's).
+scheduler::DatasetSpec validationDataset(const scheduler::Workload& w);
 
 // The labels as the compiled step reads them (scheduler::LossSpec::
 // classIndexLabels, labelIsTarget): class indices as int32, the label itself

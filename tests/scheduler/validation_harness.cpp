@@ -44,17 +44,6 @@ void toBytes(model::Bytes& bytes, const sim::dataset::Batch& batch) {
   std::memcpy(bytes.data(), data, bytes.size());
 }
 
-// The validation data as `ipusim run` reads it (sim/cli/run_workload.cpp):
-// the dataset's spec on the validation files; synthetic examples from the
-// next seed.
-scheduler::DatasetSpec validationSpec(const scheduler::Workload& w) {
-  scheduler::DatasetSpec spec = w.dataset;
-  spec.images = w.training.validation.images;
-  spec.labels = w.training.validation.labels;
-  ++spec.shuffleSeed;
-  return spec;
-}
-
 }  // namespace
 
 ValidationResults runFitWithValidation(const scheduler::Workload& w) {
@@ -71,7 +60,7 @@ ValidationResults runFitWithValidation(const scheduler::Workload& w) {
 
   sim::dataset::BatchSource deviceBatches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
   sim::dataset::BatchSource hostBatches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
-  const scheduler::DatasetSpec validation = validationSpec(w);
+  const scheduler::DatasetSpec validation = sim::dataset::validationDataset(w);
   sim::dataset::BatchSource deviceValidation(sim::dataset::loadExamples(validation), w.dataset.batchSize,
                                              validation.shuffleSeed, false);
   sim::dataset::BatchSource hostValidation(sim::dataset::loadExamples(validation), w.dataset.batchSize,

@@ -122,7 +122,7 @@ TEST(Workload, BadLayerAndEnumValues) {
 TEST(Workload, StepsMustFillExecutions) {
   auto j = minimal();
   j["training"] = {{"steps", 15}, {"steps_per_execution", 10}};
-  expectError(j, {"training.steps", "multiple of steps_per_execution"});
+  expectError(j, {"training.steps: 15 must be a multiple of training.steps_per_execution (10)"});
 }
 
 TEST(Workload, MissingFileAndBadJson) {
