@@ -135,8 +135,10 @@ void addValidationEntry(ir::Executable& exe, const CompiledWorkload& c, LoweredS
 // Pipelining: the step's op Sequences by stage and direction (an op's stage
 // is its layer's; the loss's ops stay on the stage of the op before them, as
 // the lowering places them); a backward op is one producing a gradient.
+// `validation`: the validation pass's ops (OpGraph::firstValidationOp), else the step's others.
 PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Schedule& schedule,
-                            const LoweredStep& step, std::uint32_t tilesPerIpu, std::uint32_t ipusPerReplica) {
+                            const std::vector<ir::Id>& opSequences, const LoweredStep& step, std::uint32_t tilesPerIpu,
+                            std::uint32_t ipusPerReplica, bool validation) {
   PipelineParts parts;
   parts.forward.resize(w.pipeline.stages);
   parts.backward.resize(w.pipeline.stages);
@@ -146,21 +148,22 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   std::uint32_t stage = 0;
   for (std::size_t i = 0; i < schedule.order.size(); ++i) {
     const Op& op = graph.ops[schedule.order[i]];
+    if (graph.isValidationOp(schedule.order[i]) != validation) continue;
     if (auto it = stageOfLayer.find(op.layer); it != stageOfLayer.end()) stage = it->second;
     if (op.kind == OpKind::SgdUpdate) {
-      parts.updates[stage].push_back(step.opSequences[i]);
+      parts.updates[stage].push_back(opSequences[i]);
       continue;
     }
     const bool backward = std::any_of(op.outputs.begin(), op.outputs.end(),
                                       [&](std::size_t v) { return graph.values[v].kind == ValueKind::Gradient; });
-    (backward ? parts.backward : parts.forward)[stage].push_back(step.opSequences[i]);
+    (backward ? parts.backward : parts.forward)[stage].push_back(opSequences[i]);
   }
   parts.stageOfIpu.assign(ipusPerReplica, ~0u);
   for (std::uint32_t s = 0; s < w.pipeline.stages; ++s) parts.stageOfIpu[w.pipeline.deviceMapping[s]] = s;
   parts.tilesPerIpu = tilesPerIpu;
   parts.images = step.images;
   parts.labels = step.labels;
-  parts.loss = step.loss;
+  parts.loss = validation ? step.validationLoss : step.loss;
   return parts;
 }
 
@@ -228,10 +231,14 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   checkModelFits(w, replicaTarget, memoryEstimate);
   const bool fit = w.task == Task::Fit, predict = w.task == Task::Predict;
   const bool validation = fit && w.training.validation.enabled();
-  if (validation && w.pipeline.enabled())
-    throw std::invalid_argument("training.validation: not modelled with a pipeline (its validation would run the "
-                                "schedule's forward passes alone, as pipelined evaluate does): validate the model "
-                                "unpipelined, or run evaluate");
+  // A pipelined validation runs the schedule's forward passes alone, its
+  // mini-batches pipeline.gradient_accumulation_count at a time, as
+  // pipelined evaluate does.
+  if (validation && w.pipeline.enabled() && w.training.validationStepsPerRun() % w.training.gradientAccumulationCount)
+    throw std::invalid_argument("training.validation.steps: " + std::to_string(w.training.validation.steps) +
+                                " must be a multiple of pipeline.gradient_accumulation_count (" +
+                                std::to_string(w.training.gradientAccumulationCount) +
+                                "): a pipelined validation runs its mini-batches that many at a time");
   progress("building the op graph");
   OpGraph graph = buildTrainingGraph(w);
   progress("scheduling");
@@ -254,6 +261,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   for (std::size_t i = 0; i < schedule.order.size(); ++i)
     if (graph.ops[schedule.order[i]].kind == OpKind::SgdUpdate) updateSequences.push_back(step.opSequences[i]);
   // A validation pass's ops are the last of the schedule (OpGraph::firstValidationOp): its entry point's.
+  const std::vector<ir::Id> allOpSequences = step.opSequences;
   while (!step.opSequences.empty() && graph.isValidationOp(schedule.order[step.opSequences.size() - 1])) {
     validationSequences.insert(validationSequences.begin(), step.opSequences.back());
     step.opSequences.pop_back();
@@ -307,7 +315,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   ir::Id entry = ir::kNoId;
   if (pipelined) {
     progress("pipelining");
-    PipelineParts parts = pipelineParts(w, graph, schedule, step, target.tile.tilesPerIpu, shards);
+    PipelineParts parts = pipelineParts(w, graph, schedule, allOpSequences, step, target.tile.tilesPerIpu, shards, false);
     if (fit) {
       const GradientAccumulation accumulated = accumulateGradients(exe, updateSequences, replicaTarget.tile.workerContexts);
       parts.accumulate = accumulated.accumulate;
@@ -340,7 +348,41 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
                                                                  outfeedName))
                                      : ir::kNoId);
     exe.entryPoints.push_back({entryPointOf(w.task), entry});
-    step.useSpans = useSpansInOrder(exe, {entry});
+    std::vector<ir::Id> roots{entry};
+    if (validation) {
+      // The validation pipeline: the schedule's forward passes alone on the validation pass's ops.
+      PipelineParts checks = pipelineParts(w, graph, schedule, allOpSequences, step, target.tile.tilesPerIpu, shards, true);
+      checks.sideBySide = parts.sideBySide;
+      checks.imagesStream = c.validationImagesStream;
+      checks.labelsStream = c.validationLabelsStream;
+      checks.lossStream = c.validationLossStream;
+      checks.outfeedEachMiniBatch = !lossLast;
+      checks.outfeedName = "validation_loss";
+      const PipelinedProgram validating = buildPipeline(exe, forwardOnly(plan), checks);
+      ir::Id validationEntry = validating.program;
+      if (c.validationStepsPerRun / accumulation > 1 || lossLast) {
+        ir::Program loop;
+        loop.kind = ir::ProgramKind::Repeat;
+        loop.name = "validation_steps";
+        loop.count = c.validationStepsPerRun / accumulation;
+        loop.children = {validationEntry};
+        loop.debug = {"validation", "repeat"};
+        validationEntry = exe.addProgram(loop);
+      }
+      if (lossLast) {
+        ir::Program outer;
+        outer.kind = ir::ProgramKind::Sequence;
+        outer.name = "validation";
+        outer.children = {validationEntry,
+                          exe.addProgram(streamCopy("validation_loss", c.validationLossStream, validating.lastLoss,
+                                                    exe.streams[c.validationLossStream].elementsPerCopy, "validation"))};
+        outer.debug = {"validation", "validation"};
+        validationEntry = exe.addProgram(outer);
+      }
+      exe.entryPoints.push_back({"validation", validationEntry});
+      roots.push_back(validationEntry);
+    }
+    step.useSpans = useSpansInOrder(exe, roots);
   } else {
     std::vector<ir::Id> stepChildren{
         exe.addProgram(streamCopy("images", c.imagesStream, step.images, batch * w.dataset.features, "input"))};
@@ -395,7 +437,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
         lossLast ? exe.addProgram(streamCopy(outfeedName, c.lossStream, step.loss, lossElements, outfeedName)) : ir::kNoId);
     exe.entryPoints.push_back({entryPointOf(w.task), entry});
   }
-  if (validation) addValidationEntry(exe, c, step, validationSequences, batch * w.dataset.features, labelElements, lossLast);
+  if (validation && !pipelined)
+    addValidationEntry(exe, c, step, validationSequences, batch * w.dataset.features, labelElements, lossLast);
 
   progress("planning memory");
   const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);

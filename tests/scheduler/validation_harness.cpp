@@ -107,18 +107,41 @@ ValidationResults runFitWithValidation(const scheduler::Workload& w) {
     weights.push_back(init.empty() ? std::vector<float>(c.exe.tensors[id].numElements(), 0.0f)
                                    : std::vector<float>(init.begin(), init.end()));
   }
-  CpuReference reference(w, weights);
+  // With gradient accumulation N (a pipeline's), the reference trains on N
+  // batches at once at N x the rate (the summed gradient of N mini-batches
+  // is N x their mean's), as training_harness.hpp's does, and validates with
+  // a reference of its own on the weights so reached (no moving statistics:
+  // refused below).
+  const std::uint32_t accumulation = t.gradientAccumulationCount;
+  scheduler::Workload merged = w;
+  merged.dataset.batchSize = w.dataset.batchSize * accumulation;
+  merged.optimizer.learningRate = w.optimizer.learningRate * accumulation;
+  merged.training.gradientAccumulationCount = 1;
+  merged.pipeline = {};
+  for (auto& layer : merged.layers) layer.stage.reset(), layer.shard = 0;
+  merged.ipu.numIpus = 1;
+  if (accumulation > 1)
+    for (const auto& layer : w.layers)
+      if (layer.kind == scheduler::layer_kind::kBatchNormalization)
+        throw std::invalid_argument("runFitWithValidation: gradient accumulation with batch normalization");
+  sim::dataset::BatchSource mergedBatches(sim::dataset::loadExamples(w.dataset), merged.dataset.batchSize,
+                                          w.dataset.shuffleSeed);
+  CpuReference reference(accumulation > 1 ? merged : w, weights);
   for (std::uint64_t epoch = 0; epoch < epochs; ++epoch) {
-    for (std::uint64_t s = 0; s < t.epochSteps(); ++s) {
-      const sim::dataset::Batch batch = hostBatches.next();
+    for (std::uint64_t s = 0; s < t.epochSteps() / accumulation; ++s) {
+      const sim::dataset::Batch batch = accumulation > 1 ? mergedBatches.next() : hostBatches.next();
       result.referenceLoss.push_back(reference.step(batch.images, batch.labels));
     }
     if (!validates(epoch)) continue;
     hostValidation.restart();
+    scheduler::Workload evaluating = accumulation > 1 ? merged : w;
+    evaluating.dataset.batchSize = w.dataset.batchSize;
+    CpuReference evaluator(evaluating, reference.weights());
+    CpuReference& validator = accumulation > 1 ? evaluator : reference;  // (the reference itself keeps the moving statistics)
     for (std::uint64_t s = 0; s < t.validation.steps; ++s) {
       const sim::dataset::Batch batch = hostValidation.next();
-      result.referenceValLoss.push_back(reference.evaluate(batch.images, batch.labels));
-      result.referenceValAccuracy.push_back(reference.lastAccuracy());
+      result.referenceValLoss.push_back(validator.evaluate(batch.images, batch.labels));
+      result.referenceValAccuracy.push_back(validator.lastAccuracy());
     }
   }
   return result;

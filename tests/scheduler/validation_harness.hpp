@@ -6,7 +6,9 @@
 // (shuffled) and the validation data (in order, from its first batch at
 // each validation); the CPU reference trains on the same batches and
 // evaluates (CpuReference::evaluate) on the same validation batches at the
-// same points. One replica. One simulation per process.
+// same points. One replica (sharded or pipelined: with a pipeline's
+// gradient accumulation the reference trains on the N mini-batches at once,
+// one loss per update). One simulation per process.
 #include "scheduler/compiler.hpp"
 
 #include <cstdint>
@@ -17,7 +19,7 @@ namespace ipusim::testing {
 
 struct ValidationResults {
   scheduler::CompiledWorkload compiled;
-  std::vector<float> simulatedLoss, referenceLoss;  // each training step's
+  std::vector<float> simulatedLoss, referenceLoss;  // each training step's (the reference's: each update's)
   // Each validation step's loss and accuracy, validation after validation.
   std::vector<float> simulatedValLoss, referenceValLoss, simulatedValAccuracy, referenceValAccuracy;
   std::vector<std::string> entries;  // the entry point of each Engine::run, in order

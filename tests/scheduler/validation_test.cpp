@@ -73,6 +73,52 @@ TEST(FitWithValidation, ValidationFreqSkipsEpochsAndWithoutFeedsEachStepIsARun) 
   expectNear(r.simulatedValAccuracy, r.referenceValAccuracy, "val_accuracy");
 }
 
+TEST(FitWithValidation, APipelineValidatesWithItsForwardPassesAlone) {
+  // Two stages on two IPUs, 4 mini-batches per update (Grouped); each validation 8 steps, 4 at a time.
+  nlohmann::json j = smallJob(R"([
+      {"type": "flatten", "stage": 0},
+      {"type": "dense", "units": 16, "activation": "relu", "stage": 0},
+      {"type": "dense", "units": 10, "activation": "softmax", "stage": 1}])",
+                              {6, 6, 1}, {{"type", "sgd"}, {"learning_rate", 0.1}}, 5);
+  j["ipu"]["num_ipus"] = 2;
+  j["pipeline"] = {{"gradient_accumulation_count", 4}, {"schedule", "grouped"}};
+  j["training"] = {{"steps", 24}, {"steps_per_execution", 8}, {"steps_per_epoch", 8}, {"validation", {{"steps", 8}}}};
+  const ValidationResults r = runFitWithValidation(scheduler::parseWorkload(j, "pipelined.json"));
+  std::vector<std::string> expected;
+  for (int e = 0; e < 3; ++e) expected.insert(expected.end(), {"train", "validation"});
+  EXPECT_EQ(r.entries, expected);
+  // One reference loss per update of 4 mini-batches: their mean (the mini-batches of one update share its weights).
+  ASSERT_EQ(r.simulatedLoss.size(), 24u);
+  ASSERT_EQ(r.referenceLoss.size(), 6u);
+  for (std::size_t u = 0; u < 6; ++u) {
+    double mean = 0;
+    for (std::size_t i = 0; i < 4; ++i) mean += r.simulatedLoss[u * 4 + i] / 4;
+    EXPECT_NEAR(mean, r.referenceLoss[u], 1e-4 * std::fabs(r.referenceLoss[u])) << "update " << u;
+  }
+  expectNear(r.simulatedValLoss, r.referenceValLoss, "val_loss");
+  expectNear(r.simulatedValAccuracy, r.referenceValAccuracy, "val_accuracy");
+  ASSERT_EQ(r.compiled.exe.entryPoints.size(), 2u);
+  EXPECT_EQ(r.compiled.exe.entryPoints[1].name, "validation");
+}
+
+TEST(FitWithValidation, APipelinedValidationRunsWholeGroupsOfMiniBatches) {
+  nlohmann::json j = smallJob(R"([
+      {"type": "flatten", "stage": 0}, {"type": "dense", "units": 10, "activation": "softmax", "stage": 1}])",
+                              {6, 6, 1}, {{"type", "sgd"}, {"learning_rate", 0.1}}, 5);
+  j["ipu"]["num_ipus"] = 2;
+  j["pipeline"] = {{"gradient_accumulation_count", 4}, {"schedule", "grouped"}};
+  j["training"] = {{"steps", 8}, {"steps_per_execution", 8}, {"validation", {{"steps", 6}}}};
+  try {
+    scheduler::compile(scheduler::parseWorkload(j, "pipelined.json"));
+    FAIL() << "6 validation steps in groups of 4 were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("training.validation.steps: 6 must be a multiple of "
+                                         "pipeline.gradient_accumulation_count (4)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Compile only: the programs an entry point reaches, by name, in order.
 std::vector<std::string> reachable(const ir::Executable& exe, const std::string& entry) {
   std::vector<std::string> names;
