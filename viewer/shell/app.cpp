@@ -1,5 +1,6 @@
 #include "viewer/shell/app.hpp"
 
+#include "profiler/analysis/run_summary.hpp"
 #include "viewer/core/colours.hpp"
 #include "viewer/core/error_text.hpp"
 #include "viewer/core/memory_tooltip.hpp"
@@ -228,13 +229,19 @@ void ViewerApp::drawSummary(OpenProfile& p) {
   ImGui::Text("Target: %s, %lld IPU(s) x %lld tiles, %s Hz", s.metaValue("arch", "?").c_str(),
               static_cast<long long>(s.numIpus()), static_cast<long long>(s.tilesPerIpu()),
               s.metaValue("clock_hz", "?").c_str());
-  std::int64_t steps = 0, captured = 0;
-  for (const auto& r : s.runs()) {
-    steps += r.steps;
-    captured += r.captured ? 1 : 0;
+  // The runs as `report` counts them (profiler/analysis/run_summary.hpp), by entry point when
+  // there are several (fit with validation: "train 225 runs, validation 36 runs").
+  try {
+    const profiler::analysis::RunSummary runs = profiler::analysis::summarizeRuns(s.runs(), s.path());
+    ImGui::Text("Engine::run calls: %lld (%lld with detail), steps: %lld", static_cast<long long>(runs.runs),
+                static_cast<long long>(runs.capturedRuns), static_cast<long long>(runs.steps));
+    if (runs.byEntryPoint.size() > 1)
+      for (const auto& e : runs.byEntryPoint)
+        ImGui::BulletText("%s: %lld runs, %lld steps", e.name.c_str(), static_cast<long long>(e.runs),
+                          static_cast<long long>(e.steps));
+  } catch (const std::exception& e) {
+    ImGui::TextWrapped("Engine::run calls: %s", e.what());
   }
-  ImGui::Text("Engine::run calls: %zu (%lld with detail), steps: %lld", s.runs().size(),
-              static_cast<long long>(captured), static_cast<long long>(steps));
   ImGui::Text("Total: %s", formatCyclesWithTime(s.jobCycles(), s.clockHz()).c_str());
   if (const auto wait = s.hostWaitIfReady())
     ImGui::Text("IPU waiting for the host: %.1f%% (captured runs and the host time before each)",
