@@ -50,16 +50,30 @@ void Hdf5Image::fail(const std::string& what) const { throw std::invalid_argumen
 
 bool Hdf5Image::exists(const std::string& object) const {
   if (object.empty() || object == "/") return true;
-  // H5Lexists fails on a missing middle link: each prefix in turn.
-  for (std::size_t at = object.find('/');; at = object.find('/', at + 1)) {
-    const std::string prefix = object.substr(0, at);
-    if (!prefix.empty() && H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+  // One link at a time, each looked up in the group before it: asking the
+  // library for each prefix from the root cost d^2 lookups for a path of d
+  // links (a legacy weight_names entry 2,000 groups deep took 47 s).
+  Handle at{H5Oopen(file_, "/", H5P_DEFAULT), H5Oclose};
+  for (std::size_t begin = 0;;) {
+    const std::size_t slash = object.find('/', begin);
+    const bool last = slash == std::string::npos;
+    const std::string name = object.substr(begin, last ? std::string::npos : slash - begin);
+    const std::string prefix = object.substr(0, last ? std::string::npos : slash);
+    begin = slash + 1;
+    if (name.empty() || name == ".") {  // "a//b", a trailing '/' and "." name the group itself, as for the library
+      if (last) return true;
+      continue;
+    }
+    if (at.id < 0 || H5Lexists(at.id, name.c_str(), H5P_DEFAULT) <= 0) return false;
     H5L_info_t link{};
-    if (!prefix.empty() && H5Lget_info(file_, prefix.c_str(), &link, H5P_DEFAULT) >= 0 && link.type != H5L_TYPE_HARD &&
+    if (H5Lget_info(at.id, name.c_str(), &link, H5P_DEFAULT) >= 0 && link.type != H5L_TYPE_HARD &&
         link.type != H5L_TYPE_SOFT)
       fail("'" + prefix + "' is " + (link.type == H5L_TYPE_EXTERNAL ? "an external link (to another file)" : "a user-defined link") +
            ": expected the object in this file, as Keras writes it");
-    if (at == std::string::npos) return H5Oexists_by_name(file_, object.c_str(), H5P_DEFAULT) > 0;
+    if (last) return H5Oexists_by_name(at.id, name.c_str(), H5P_DEFAULT) > 0;
+    Handle next{H5Oopen(at.id, name.c_str(), H5P_DEFAULT), H5Oclose};
+    if (next.id < 0) return false;  // a dangling soft link
+    std::swap(at.id, next.id);
   }
 }
 
@@ -72,17 +86,16 @@ bool Hdf5Image::isGroup(const std::string& object) const {
 
 std::vector<std::string> Hdf5Image::members(const std::string& group) const {
   Handle g{H5Gopen2(file_, group.empty() ? "/" : group.c_str(), H5P_DEFAULT), H5Gclose};
-  H5G_info_t info{};
-  if (g.id < 0 || H5Gget_info(g.id, &info) < 0) fail("its group '" + group + "' cannot be read");
+  if (g.id < 0) fail("its group '" + group + "' cannot be read");
+  // One pass over the links: asking for the k-th name walks the group's
+  // links up to k each time (40,000 extra groups under layers/ took 28 s).
   std::vector<std::string> names;
-  for (hsize_t k = 0; k < info.nlinks; ++k) {
-    const ssize_t size = H5Lget_name_by_idx(g.id, ".", H5_INDEX_NAME, H5_ITER_INC, k, nullptr, 0, H5P_DEFAULT);
-    if (size < 0) continue;
-    std::string name(std::size_t(size) + 1, '\0');
-    H5Lget_name_by_idx(g.id, ".", H5_INDEX_NAME, H5_ITER_INC, k, name.data(), name.size(), H5P_DEFAULT);
-    name.resize(std::size_t(size));
-    names.push_back(std::move(name));
-  }
+  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+  };
+  if (H5Literate(g.id, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names) < 0)
+    fail("its group '" + group + "' cannot be read");
   return names;
 }
 

@@ -4,6 +4,7 @@
 #include "scheduler/layers/layer.hpp"
 #include "scheduler/models/hdf5_image.hpp"
 #include "scheduler/models/keras_archive.hpp"
+#include "scheduler/models/workload_limits.hpp"
 
 #include <unistd.h>
 
@@ -106,11 +107,23 @@ TrainedWeights readKeras3Weights(const Hdf5Image& file, const std::vector<LayerS
 
 // A list attribute as Keras's legacy load_attributes_from_hdf5_group reads
 // it: `name` itself, or the chunks name0, name1, ... a long list was split into.
+// Keras cuts a list into chunks of at most 64,512 bytes (HDF5_OBJECT_HEADER_LIMIT
+// in legacy_h5_format.py); 256 chunks hold 16 MB of names, twice the 8,192
+// layers (kMaxLayers) of 1,024-byte names (kMaxNameBytes) a model may have.
+// Each chunk is looked up among the object's attributes (a linear search in
+// HDF5's object header): 40,000 chunks took 19 s, and more grew as the square.
+constexpr int kMaxListChunks = 256;
+
 std::optional<std::vector<std::string>> kerasListAttribute(const Hdf5Image& file, const std::string& object,
                                                            const std::string& name) {
   if (auto list = file.stringListAttribute(object, name)) return list;
   std::optional<std::vector<std::string>> joined;
   for (int chunk = 0;; ++chunk) {
+    if (chunk == kMaxListChunks && file.hasAttribute(object, name + std::to_string(chunk)))
+      file.fail((object.empty() ? std::string("the file") : "'" + object + "'") + "'s attribute '" + name +
+                std::to_string(chunk) + "': more than " + std::to_string(kMaxListChunks) + " chunks of '" + name +
+                "' (Keras cuts a list into chunks of 64,512 bytes; " + std::to_string(kMaxListChunks) +
+                " hold more names than a model of " + std::to_string(kMaxLayers) + " layers has)");
     const auto part = file.stringListAttribute(object, name + std::to_string(chunk));
     if (!part) return joined;
     if (!joined) joined.emplace();

@@ -358,13 +358,9 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                                  std::to_string(perReplica) + " IPUs one replica needs (" +
                                  (w.pipeline.enabled() ? "pipeline.device_mapping" : "model.layers[i].shard") +
                                  " up to " + std::to_string(perReplica - 1) + ")");
-  // Checked here, where the file is known (the compiler checks it again, nameless).
-  if ((w.ipu.numIpus / perReplica > 1 || w.training.gradientAccumulationCount > 1 || w.pipeline.enabled()) &&
-      !w.optimizer.plainSgd()) {
-    const bool fromKeras = !top.has("optimizer") && keras && keras->optimizer;
-    throw std::invalid_argument((fromKeras ? w.kerasModel + ": compile_config.optimizer: " : source + ": optimizer: ") +
-                                w.optimizer.plainSgdOnlyText());
-  }
+  // Where the optimizer came from, for checkTask's refusal (the compiler checks it again, nameless).
+  const bool fromKeras = !top.has("optimizer") && keras && keras->optimizer;
+  w.optimizerKey = fromKeras ? w.kerasModel + ": compile_config.optimizer" : source + ": optimizer";
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");
@@ -375,11 +371,27 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
   checkWorkloadLimits(w, source);
-  checkTask(w, source);
+  // A file that names no task is checked by checkTask once the command set
+  // it: `ipusim predict` and `evaluate` take any optimizer, `run` (fit) not.
+  if (top.has("task")) checkTask(w, source);
   return w;
 }
 
+namespace {
+
+// Only fit updates weights: evaluate and predict read no optimizer (a Keras
+// model compiled with Adam was refused its pipelined or replicated predictions).
+void checkOptimizerForTask(const Workload& w) {
+  if (w.task == Task::Fit &&
+      (w.ipu.numIpus / ipusPerReplica(w) > 1 || w.training.gradientAccumulationCount > 1 || w.pipeline.enabled()) &&
+      !w.optimizer.plainSgd())
+    throw std::invalid_argument(w.optimizerKey + ": " + w.optimizer.plainSgdOnlyText());
+}
+
+}  // namespace
+
 void checkTask(const Workload& w, const std::string& source) {
+  checkOptimizerForTask(w);
   if (w.task == Task::Predict && w.training.feeds && w.training.outfeedMode == "LAST")
     throw std::invalid_argument(source + ": training.outfeed.mode: LAST keeps one step's outputs of each execution, "
                                 "but predict returns every example's: expected ALL with task predict");

@@ -177,6 +177,7 @@ const char* entryPointOf(Task t);
 struct Workload {
   std::string name;  // file stem unless "name" is given
   Task task = Task::Fit;  // the workload key "task"; `ipusim evaluate` / `predict` set it
+  std::string optimizerKey;  // how errors name the optimizer: "<file>: optimizer" or "<Keras file>: compile_config.optimizer"
   DatasetSpec dataset;
   std::vector<LayerSpec> layers;  // shapes inferred (LayerSpec::inputShape/outputShape)
   // A model with several inputs (a Keras file's input_layers): each example
@@ -237,7 +238,9 @@ inline constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 void checkStepCounts(const Workload& w, const std::string& source);
 // The task fits the rest of the workload, also after `ipusim predict` set it:
 // predict needs outfeed mode ALL (LAST would return one step's predictions
-// of each execution). Throws std::invalid_argument("<source>: <key>: ...").
+// of each execution); fit with replicas, gradient accumulation or a pipeline
+// needs plain SGD (evaluate and predict update no weight). Throws
+// std::invalid_argument("<source>: <key>: ...").
 void checkTask(const Workload& w, const std::string& source);
 
 }  // namespace ipusim::scheduler

@@ -45,6 +45,7 @@ double stepMacs(const scheduler::CompileReport& r) {
 
 int compileWorkload(const CompileArgs& args) {
   scheduler::Workload workload = scheduler::loadWorkload(args.workloadPath);
+  scheduler::checkTask(workload, args.workloadPath);  // as run checks it (the compiler's own refusals name no file)
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;

@@ -28,7 +28,10 @@ def ipusim(binary, task, model, count, preprocessing, *extra):
             "--workload-set", "dataset.labels=" + json.dumps(TEST_LABELS),
             "--workload-set", "dataset.preprocessing=" + json.dumps(preprocessing),
             "--workload-set", "dataset.batch_size=%d" % batch, *extra]
-    done = subprocess.run(args, capture_output=True, text=True)
+    try:
+        done = subprocess.run(args, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit("%s: %s (expected the ipusim binary)" % (binary, e.strerror))
     if done.returncode != 0:
         sys.exit("%s failed (%d): %s" % (" ".join(args), done.returncode, done.stdout + done.stderr))
     return done.stdout
@@ -38,7 +41,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("ipusim")
     parser.add_argument("model")
-    parser.add_argument("count", type=int)
+    parser.add_argument("count", type=keras_forward.checked_count)
     parser.add_argument("--raw-pixels", action="store_true")
     parser.add_argument("--author-accuracy", type=float)
     a = parser.parse_args()

@@ -8,7 +8,7 @@ x / 255.0; 1: raw pixels). The file is a Keras 3 .keras archive, or a legacy
 stdout; the tests compare them with ipusim predict's.
 
 usage: keras_forward.py MODEL.keras IMAGES.idx.gz N DIVISOR"""
-import gzip, io, json, re, sys, zipfile
+import gzip, io, json, math, os, re, stat, sys, zipfile
 
 import h5py
 import numpy as np
@@ -39,8 +39,33 @@ def legacy_layers_and_weights(path):
     return out
 
 
+def model_file_kind(path):
+    """"hdf5" or "zip", after refusing by name what is no model file: a FIFO
+    (opening it waits for a writer forever), a directory, a device, a missing
+    file, or bytes of neither kind."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        sys.exit("%s: %s" % (path, e.strerror))
+    if not stat.S_ISREG(mode):
+        sys.exit("%s: is %s, expected a Keras model file (a .keras archive or a legacy .h5)"
+                 % (path, "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "no regular file"))
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head == b"\x89HDF\r\n\x1a\n":
+        return "hdf5"
+    if head[:4] == b"PK\x03\x04":
+        return "zip"
+    sys.exit("%s: neither a .keras archive (a zip file) nor a legacy .h5 (HDF5): this forward pass reads those "
+             "(a model.to_json() file holds no weights)" % path)
+
+
 def layers_and_weights(path):
-    if open(path, "rb").read(8) == b"\x89HDF\r\n\x1a\n":
+    if model_file_kind(path) == "hdf5":
+        with h5py.File(path, "r") as f:
+            if "model_config" not in f.attrs:
+                sys.exit("%s: an HDF5 file without a model_config attribute (weights alone, model.save_weights?): "
+                         "expected a whole-model .h5" % path)
         return legacy_layers_and_weights(path)
     archive = zipfile.ZipFile(path)
     config = json.loads(archive.read("config.json"))
@@ -116,8 +141,32 @@ def forward(model, x):
     return x
 
 
+# The images of Fashion-MNIST's test set (t10k): the forward pass reads the first COUNT.
+TEST_SET_IMAGES = 10000
+
+
+def checked_count(text):
+    """COUNT as an integer from 1 to the test set's 10,000 images, else an exit naming it."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= TEST_SET_IMAGES:
+        sys.exit("COUNT %s: expected an integer from 1 to %d (the images of Fashion-MNIST's test set)"
+                 % (text, TEST_SET_IMAGES))
+    return count
+
+
 def main():
-    model_path, images_path, count, divisor = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    if len(sys.argv) != 5:
+        sys.exit(__doc__.split("\n\n")[-1])
+    model_path, images_path, count, divisor = sys.argv[1], sys.argv[2], checked_count(sys.argv[3]), sys.argv[4]
+    try:
+        divisor = float(divisor)
+    except ValueError:
+        divisor = float("nan")
+    if not (math.isfinite(divisor) and divisor > 0):
+        sys.exit("DIVISOR %s: expected a positive number (255: the author's x / 255.0; 1: raw pixels)" % sys.argv[4])
     pixels = np.frombuffer(gzip.open(images_path).read(), np.uint8, offset=16)[: count * 784]
     x = pixels.astype(np.float32).reshape(count, 28, 28, 1) / np.float32(divisor)
     model = layers_and_weights(model_path)
