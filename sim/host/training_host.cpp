@@ -126,11 +126,10 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   const std::vector<float> values = replicaMeans(bytes, plan_.replicas);
   const std::size_t perReplica = values.size();
   if (perReplica == 0) return;  // synthetic data: no numbers
-  auto mean = [&](std::size_t index) { return values[index]; };
-  const float loss = mean(0);
+  const float loss = values[0];
   finalLoss_ = loss;
   valueSums_.resize(std::max<std::size_t>(valueSums_.size(), perReplica), 0.0);
-  for (std::size_t i = 0; i < perReplica; ++i) valueSums_[i] += mean(i);
+  for (std::size_t i = 0; i < perReplica; ++i) valueSums_[i] += values[i];
   ++valueSteps_;
   const model::DeviceOrigin& origin = loss_->lastOrigin();
   engine_.counter({"loss", origin.at, loss, origin.run, origin.step});
@@ -139,7 +138,7 @@ void TrainingHost::receiveLoss(const model::Bytes& bytes) {
   const std::vector<std::string>& names = plan_.outfeed.empty() ? kLossAndAccuracy : plan_.outfeed;
   finalValues_.clear();
   for (std::size_t i = 1; i < std::min(perReplica, names.size()); ++i) {
-    const float value = mean(i);
+    const float value = values[i];
     engine_.counter({names[i], origin.at, value, origin.run, origin.step});
     finalValues_.emplace_back(names[i], value);
   }
@@ -209,7 +208,7 @@ void TrainingHost::validate() {
     validationImages_->delayNextCopy(startup);
     engine_.run(plan_.validation.entry);
   }
-  ++validationsDone_;
+  if (!interruptRequested()) ++validationsDone_;  // (one Ctrl-C cut short is not counted)
 }
 
 void TrainingHost::validationProducer() {
