@@ -87,36 +87,17 @@ ir::Id addTrainingLoop(ir::Executable& exe, const Workload& w, ir::Id body, std:
   return exe.addProgram(outer);
 }
 
-// Fit's validation (CompiledWorkload::validationOutfeed): entry point
-// "validation", c.validationStepsPerRun steps of the validation pass's op
-// Sequences, each a marked step reading its batch from the validation
-// streams into the training step's input tensors and outfeeding its loss
-// and metrics (in outfeed mode LAST, once after the loop), as evaluate's.
-void addValidationEntry(ir::Executable& exe, const CompiledWorkload& c, LoweredStep& step,
-                        const std::vector<ir::Id>& sequences, std::uint64_t imageElements, std::uint64_t labelElements,
-                        bool lossLast) {
-  const std::uint64_t lossElements = exe.streams[c.validationLossStream].elementsPerCopy;
-  auto lossCopy = [&] {
-    return exe.addProgram(streamCopy("validation_loss", c.validationLossStream, step.validationLoss, lossElements, "validation"));
-  };
-  std::vector<ir::Id> children{
-      exe.addProgram(streamCopy("validation_images", c.validationImagesStream, step.images, imageElements, "input")),
-      exe.addProgram(streamCopy("validation_labels", c.validationLabelsStream, step.labels, labelElements, "input"))};
-  children.insert(children.end(), sequences.begin(), sequences.end());
-  if (!lossLast) children.push_back(lossCopy());
-  step.useSpans[step.validationLoss].second = step.lastStep + 1;
-  ir::Program seq;
-  seq.kind = ir::ProgramKind::Sequence;
-  seq.name = "validation_step";
-  seq.children = children;
-  seq.marksStep = true;
-  seq.debug = {"validation", "step"};
-  ir::Id entry = exe.addProgram(seq);
-  if (c.validationStepsPerRun > 1 || lossLast) {
+// The entry point "validation": `body` (one step, or a pipeline's group of
+// mini-batches) repeated `count` times, then in outfeed mode LAST the copy of
+// `lastLoss` (the last step's loss and metrics) to the validation outfeed.
+void addValidationEntryPoint(ir::Executable& exe, const CompiledWorkload& c, ir::Id body, std::uint64_t count,
+                             bool lossLast, ir::Id lastLoss) {
+  ir::Id entry = body;
+  if (count > 1 || lossLast) {
     ir::Program loop;
     loop.kind = ir::ProgramKind::Repeat;
     loop.name = "validation_steps";
-    loop.count = c.validationStepsPerRun;
+    loop.count = count;
     loop.children = {entry};
     loop.debug = {"validation", "repeat"};
     entry = exe.addProgram(loop);
@@ -125,11 +106,37 @@ void addValidationEntry(ir::Executable& exe, const CompiledWorkload& c, LoweredS
     ir::Program outer;
     outer.kind = ir::ProgramKind::Sequence;
     outer.name = "validation";
-    outer.children = {entry, lossCopy()};
+    outer.children = {entry, exe.addProgram(streamCopy("validation_loss", c.validationLossStream, lastLoss,
+                                                       exe.streams[c.validationLossStream].elementsPerCopy, "validation"))};
     outer.debug = {"validation", "validation"};
     entry = exe.addProgram(outer);
   }
   exe.entryPoints.push_back({"validation", entry});
+}
+
+// Fit's validation (CompiledWorkload::validationOutfeed): entry point
+// "validation", c.validationStepsPerRun steps of the validation pass's op
+// Sequences, each a marked step reading its batch from the validation
+// streams into the training step's input tensors and outfeeding its loss
+// and metrics (in outfeed mode LAST, once after the loop), as evaluate's.
+void addValidationEntry(ir::Executable& exe, const CompiledWorkload& c, LoweredStep& step,
+                        const std::vector<ir::Id>& sequences, std::uint64_t imageElements, std::uint64_t labelElements,
+                        bool lossLast) {
+  std::vector<ir::Id> children{
+      exe.addProgram(streamCopy("validation_images", c.validationImagesStream, step.images, imageElements, "input")),
+      exe.addProgram(streamCopy("validation_labels", c.validationLabelsStream, step.labels, labelElements, "input"))};
+  children.insert(children.end(), sequences.begin(), sequences.end());
+  if (!lossLast)
+    children.push_back(exe.addProgram(streamCopy("validation_loss", c.validationLossStream, step.validationLoss,
+                                                 exe.streams[c.validationLossStream].elementsPerCopy, "validation")));
+  step.useSpans[step.validationLoss].second = step.lastStep + 1;
+  ir::Program seq;
+  seq.kind = ir::ProgramKind::Sequence;
+  seq.name = "validation_step";
+  seq.children = children;
+  seq.marksStep = true;
+  seq.debug = {"validation", "step"};
+  addValidationEntryPoint(exe, c, exe.addProgram(seq), c.validationStepsPerRun, lossLast, step.validationLoss);
 }
 
 // Pipelining: the step's op Sequences by stage and direction (an op's stage
@@ -359,28 +366,9 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
       checks.outfeedEachMiniBatch = !lossLast;
       checks.outfeedName = "validation_loss";
       const PipelinedProgram validating = buildPipeline(exe, forwardOnly(plan), checks);
-      ir::Id validationEntry = validating.program;
-      if (c.validationStepsPerRun / accumulation > 1 || lossLast) {
-        ir::Program loop;
-        loop.kind = ir::ProgramKind::Repeat;
-        loop.name = "validation_steps";
-        loop.count = c.validationStepsPerRun / accumulation;
-        loop.children = {validationEntry};
-        loop.debug = {"validation", "repeat"};
-        validationEntry = exe.addProgram(loop);
-      }
-      if (lossLast) {
-        ir::Program outer;
-        outer.kind = ir::ProgramKind::Sequence;
-        outer.name = "validation";
-        outer.children = {validationEntry,
-                          exe.addProgram(streamCopy("validation_loss", c.validationLossStream, validating.lastLoss,
-                                                    exe.streams[c.validationLossStream].elementsPerCopy, "validation"))};
-        outer.debug = {"validation", "validation"};
-        validationEntry = exe.addProgram(outer);
-      }
-      exe.entryPoints.push_back({"validation", validationEntry});
-      roots.push_back(validationEntry);
+      addValidationEntryPoint(exe, c, validating.program, c.validationStepsPerRun / accumulation, lossLast,
+                              validating.lastLoss);
+      roots.push_back(exe.entryPoints.back().program);
     }
     step.useSpans = useSpansInOrder(exe, roots);
   } else {
