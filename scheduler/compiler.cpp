@@ -429,7 +429,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     addValidationEntry(exe, c, step, validationSequences, batch * w.dataset.features, labelElements, lossLast);
 
   progress("planning memory");
-  const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory);
+  const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory,
+                                          recomputationRemedy(w));
   if (replicas > 1) {
     progress("replicating");
     // As replicate() decides it (an odd tile count is laid out in full).

@@ -240,9 +240,35 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
   return in;
 }
 
+std::optional<Insight> recomputationInsight(const ProfileFacts& f, const InsightLimits&) {
+  const OperationsSummary& ops = f.operations;
+  std::int64_t cycles = 0, count = 0;
+  const OperationRow* largest = nullptr;
+  for (const OperationRow& row : ops.rows) {
+    if (row.pass != "recompute") continue;
+    const std::int64_t busy = row.compute + row.exchange + row.sync;
+    cycles += busy;
+    ++count;
+    if (!largest || busy > largest->compute + largest->exchange + largest->sync) largest = &row;
+  }
+  if (count == 0 || ops.busyCycles <= 0) return std::nullopt;
+  const double share = double(cycles) / double(ops.busyCycles);
+  Insight in;
+  in.rule = "recomputation";
+  in.weight = share;
+  in.finding = "recomputation takes " + formatPercent(share) + " of the device's busy time (" +
+               formatNumber(ops.perWindow(cycles), 0) + " cycles a " + (ops.byStep ? "step" : "run") +
+               ", " + std::to_string(count) + (count == 1 ? " op" : " ops") + " run again for the backward pass; the largest " + opName(*largest) + ")";
+  in.knob = "checkpoint more layers (training.recompute_checkpoints), or none, where the memory allows: each "
+            "checkpoint keeps its output live instead of recomputing the ops before it";
+  in.gain = "at most " + formatPercent(share) + " of the busy time, paid for in memory (ipusim report --liveness)";
+  in.figures = {{"recompute_share", share}, {"recompute_ops", count}, {"largest_op", opName(*largest)}};
+  return in;
+}
+
 std::vector<Insight> findInsights(const ProfileFacts& facts, const InsightLimits& limits) {
   std::vector<Insight> found;
-  for (auto rule : {hostBoundInsight, deviceBoundInsight, tileBalanceInsight, tileMemoryInsight})
+  for (auto rule : {hostBoundInsight, deviceBoundInsight, tileBalanceInsight, tileMemoryInsight, recomputationInsight})
     if (auto insight = rule(facts, limits)) found.push_back(std::move(*insight));
   std::stable_sort(found.begin(), found.end(), [](const Insight& a, const Insight& b) { return a.weight > b.weight; });
   return found;

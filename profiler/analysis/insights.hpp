@@ -28,6 +28,11 @@
 // - tile_memory: the fullest tile holds at least `memoryFullShare` of its
 //   capacity. Knob: ipu.available_memory_proportion (matmul plans) or more
 //   tiles; gain: headroom before out of memory.
+// - recomputation: ops of pass "recompute" (operations_summary.hpp: forward
+//   ops run again for the backward pass, training.recompute_checkpoints)
+//   take device time. States their share of the busy time; knob: fewer
+//   recomputed segments (more checkpoints) where memory allows; gain: that
+//   share, at most.
 #include "profiler/analysis/host_wait_share.hpp"
 #include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
@@ -61,7 +66,7 @@ struct ProfileFacts {
 };
 
 struct Insight {
-  std::string rule;      // host_bound, device_bound, tile_balance, tile_memory
+  std::string rule;      // host_bound, device_bound, tile_balance, tile_memory, recomputation
   std::string finding;   // the bottleneck in plain words
   std::string knob;      // what to change
   std::string gain;      // the expected gain
@@ -75,6 +80,7 @@ std::optional<Insight> hostBoundInsight(const ProfileFacts& facts, const Insight
 std::optional<Insight> deviceBoundInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
 std::optional<Insight> tileBalanceInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
 std::optional<Insight> tileMemoryInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
+std::optional<Insight> recomputationInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
 
 // Every rule that fires, heaviest first.
 std::vector<Insight> findInsights(const ProfileFacts& facts, const InsightLimits& limits = {});

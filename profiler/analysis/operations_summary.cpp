@@ -27,6 +27,7 @@ std::int64_t overlap(const std::vector<Interval>& windows, std::int64_t begin, s
 
 std::string passOf(const std::string& layer, const std::string& op) {
   if (layer == "training") return "step";
+  if (op.rfind("recompute/", 0) == 0) return "recompute";
   if (op.size() >= 7 && op.compare(op.size() - 7, 7, "_update") == 0) return "update";
   if (op.find("grad") != std::string::npos) return "gradient";
   return "forward";

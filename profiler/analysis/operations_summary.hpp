@@ -11,9 +11,11 @@
 //   phase does: compute, exchange or sync) is clipped to the windows and
 //   attributed to its program's layer/op; a program without debug info takes
 //   its nearest ancestor's, else the row ("", "").
-// - Pass: "update" when the op's name ends in "_update", "gradient" when it
-//   contains "grad", "step" for the training-loop programs (layer
-//   "training"), else "forward".
+// - Pass: "step" for the training-loop programs (layer "training"),
+//   "recompute" when the op's name starts with "recompute/" (a forward op run
+//   again for the backward pass: scheduler/graph/recomputation.hpp),
+//   "update" when it ends in "_update", "gradient" when it contains "grad",
+//   else "forward".
 // - The rows' cycles add up exactly to the windows' compute + exchange +
 //   ipu link + collective + sync cycles of DeviceActivity (the slices of one bsp track
 //   do not overlap).

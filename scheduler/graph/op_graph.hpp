@@ -198,6 +198,9 @@ struct Op {
   std::array<std::uint64_t, 4> pads{};     // Pad2D, Crop2D
   std::vector<ViewDim> view{};             // CopyView
   std::vector<std::array<double, 2>> coefficients{};  // Regularization (per input), RegularizerGrad: {l1, l2}
+  // A forward op run again for the backward pass (graph/recomputation.hpp;
+  // its name "recompute/<the original's>").
+  bool recomputed = false;
 };
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;

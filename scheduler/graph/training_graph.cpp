@@ -1,6 +1,7 @@
 #include "scheduler/graph/training_graph.hpp"
 
 #include "scheduler/graph/optimizer_updates.hpp"
+#include "scheduler/graph/recomputation.hpp"
 #include "scheduler/graph/regularization.hpp"
 #include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/layer.hpp"
@@ -758,6 +759,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   if (!b.training()) return std::move(g);  // evaluate: the loss, metrics and penalties, as Keras's
   std::vector<std::pair<std::size_t, std::size_t>> seeds;
   for (std::size_t k = 0; k < loss.outputs.size(); ++k) seeds.emplace_back(loss.outputs[k], loss.grads[k]);
+  const std::size_t firstBackwardOp = g.ops.size();
   std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);
   addWeightPenaltyGradients(g, b.penalties(), weightGrad);
   // The optimizer: one update per weight, after every reader of the weight.
@@ -772,6 +774,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
         for (std::size_t in : g.ops[op].inputs)
           if (in == g.stepCounter) g.addOrderEdge(increment, op);
   }
+  addRecomputation(g, w, firstBackwardOp);
   if (w.training.validation.enabled()) addValidationPass(b, origin);
   return std::move(g);
 }

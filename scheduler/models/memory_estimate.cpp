@@ -27,13 +27,22 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   const int slots = fit ? o.slots() : 0;
   long double largestKernel = 0;
   std::string largestKernelName;
+  // With recomputation (TrainingSpec::recomputeCheckpoints), the activations
+  // of a segment before the last checkpoint are kept only while its own
+  // backward pass runs: of those segments, only the largest is counted.
+  const std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
+  std::size_t segment = 0;
+  std::vector<long double> segmentBytes(checkpoints.size() + 1, 0);
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
     const Layer::Footprint f = layerOfKind(l.kind).footprint(l);
     const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && isModelInput(l.inputs[0]));
-    if (fit && f.keptElements && !(readsImages && f.kept == "input"))
-      variables.push_back({l.name + "/" + f.kept, "activations",
-                           computeBytes * w.dataset.batchSize * f.keptElements});
+    if (fit && f.keptElements && !(readsImages && f.kept == "input")) {
+      const long double bytes = computeBytes * w.dataset.batchSize * f.keptElements;
+      if (segment < checkpoints.size()) segmentBytes[segment] += bytes;
+      else variables.push_back({l.name + "/" + f.kept, "activations", bytes});
+    }
+    if (std::find(checkpoints.begin(), checkpoints.end(), l.name) != checkpoints.end()) ++segment;
     if (!l.weightsOf.empty()) continue;  // a shared layer's later call: its weights are counted once
     if (f.stateElements) variables.push_back({l.name + "/state", "weights", 4.0L * f.stateElements});
     for (const auto& [name, elements] : f.weights) {
@@ -43,6 +52,8 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
       if (bytes > largestKernel) largestKernel = bytes, largestKernelName = l.name + "/" + name;
     }
   }
+  if (const auto largest = std::max_element(segmentBytes.begin(), segmentBytes.end()); *largest > 0)
+    variables.push_back({"the largest recomputed segment", "activations", *largest});
   // The loss's backward keeps its input, each model output (the softmax's
   // probabilities, the prediction mean squared error compares), live with
   // the layers' kept activations when the backward pass starts: as wide as
@@ -83,8 +94,16 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)
     message += std::string(i ? "," : "") + " " + variables[i].name + " (" + variables[i].category + ") " +
                text(variables[i].bytes / tiles) + " bytes";
-  message += ". Use a smaller model or more IPUs, or set compile.allow_out_of_memory to compile anyway.";
+  const std::string remedy = recomputationRemedy(w);
+  message += ". Use a smaller model or more IPUs, " + (remedy.empty() ? "" : remedy + ", ") +
+             "or set compile.allow_out_of_memory to compile anyway.";
   throw std::invalid_argument(message);
+}
+
+std::string recomputationRemedy(const Workload& w) {
+  if (w.task != Task::Fit || w.pipeline.enabled() || !w.training.recomputeCheckpoints.empty()) return "";
+  return "recompute activations for the backward pass instead of keeping them (training.recompute_checkpoints: "
+         "the layers whose outputs are kept)";
 }
 
 }  // namespace ipusim::scheduler

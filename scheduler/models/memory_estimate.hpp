@@ -35,6 +35,11 @@ struct ModelMemoryEstimate {
 
 ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles);
 
+// What an out-of-memory summary adds to its ways out for a training step
+// that keeps every activation for its backward pass (a fit, not pipelined,
+// without training.recompute_checkpoints): recomputation; else empty.
+std::string recomputationRemedy(const Workload& w);
+
 // Throws std::invalid_argument ("out of memory: ...") when the estimate per
 // tile exceeds a tile's memory, unless w.allowOutOfMemory.
 void checkModelFits(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate);

@@ -7,6 +7,7 @@
 #include "model/util/input_file.hpp"
 #include "model/util/json_nesting.hpp"
 #include "model/util/json_error_text.hpp"
+#include "model/util/nearest_name.hpp"
 #include "scheduler/models/dtype_policy.hpp"
 #include "scheduler/models/keras_placement.hpp"
 #include "scheduler/models/keras_model.hpp"
@@ -110,6 +111,27 @@ void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirec
   val.labels = besideWorkload(v.string("labels", kFashionMnistTestLabels), baseDirectory);
   requireFile(v, v.key("images"), val.images);
   requireFile(v, v.key("labels"), val.labels);
+}
+
+// training.recompute_checkpoints (TrainingSpec::recomputeCheckpoints): layer
+// names, each once.
+void parseRecomputeCheckpoints(const Reader& tr, Workload& w) {
+  if (!tr.has("recompute_checkpoints")) return;
+  const std::string key = tr.key("recompute_checkpoints");
+  std::vector<std::string> names;
+  for (const LayerSpec& l : w.layers) names.push_back(l.name);
+  std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
+  checkpoints = tr.strings("recompute_checkpoints");  // (a non-empty array of strings)
+  std::set<std::string> seen;
+  for (std::size_t k = 0; k < checkpoints.size(); ++k) {
+    const std::string entry = key + "[" + std::to_string(k) + "]", &name = checkpoints[k];
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      const std::string nearest = util::nearestName(name, names);
+      tr.fail(entry, "'" + name + "' names no layer of the model" +
+                         (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)"));
+    }
+    if (!seen.insert(name).second) tr.fail(entry, "'" + name + "' is listed twice");
+  }
 }
 
 }  // namespace
@@ -317,7 +339,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
 
   Reader tr = top.object("training");
   tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count",
-                "steps_per_epoch", "validation"});
+                "steps_per_epoch", "validation", "recompute_checkpoints"});
   w.training.steps = tr.count("steps", w.training.steps, true);
   if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
     w.training.stepsPerExecution = keras->stepsPerExecution;
@@ -342,6 +364,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                 std::to_string(w.training.stepsPerExecution) +
                 (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
   parseValidation(tr, w, baseDirectory);
+  parseRecomputeCheckpoints(tr, w);
 
   Reader ipu = top.object("ipu");
   ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
@@ -349,6 +372,9 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   parsePipeline(top, w);
+  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty())
+    tr.fail(tr.key("recompute_checkpoints"), "not modelled in a pipeline (TF recomputes a pipeline's stages by its "
+                                             "RecomputationMode): give it for a model that is not pipelined");
   if (w.pipeline.enabled() && (w.inputs.size() > 1 || w.outputs.size() > 1))
     top.fail("pipeline", "a model with several inputs or outputs is not pipelined (not modelled: each stage's "
                          "passes take one input and give one output)");

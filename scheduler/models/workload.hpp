@@ -140,6 +140,13 @@ struct TrainingSpec {
   // the weights are updated once per this many mini-batches, with the sum of
   // their gradients. Divides steps_per_execution.
   std::uint32_t gradientAccumulationCount = 1;
+  // training.recompute_checkpoints: layers whose outputs the backward pass
+  // keeps; the forward ops between two of them run again just before their
+  // backward ops, which read the recomputed values (Graphcore's manual
+  // recomputation: `recompute_checkpoints` in graphcore/examples'
+  // vision/cnns/pytorch/train/configs.yml; scheduler/graph/recomputation.hpp).
+  // Empty: every activation the backward pass reads is kept.
+  std::vector<std::string> recomputeCheckpoints;
   std::uint64_t epochSteps() const { return stepsPerEpoch ? stepsPerEpoch : steps; }
   // Steps per run of the validation entry point: steps_per_execution's, or
   // all of a validation's when fewer (one step without feeds).

@@ -8,6 +8,7 @@
 #include "model/ir/executable.hpp"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct MemoryPlanResult {
 // out-of-memory report: how many tiles are over, by how much in total, and
 // the five worst tiles with their largest variables and categories), from
 // ir::tileMemoryUsage: the figure every output shows.
+// `remedy`: a further way out the summary lists (the compile's: recomputation
+// for a training step that keeps every activation), or empty.
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
-                            std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory);
+                            std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory,
+                            const std::string& remedy = "");
 
 }  // namespace ipusim::scheduler

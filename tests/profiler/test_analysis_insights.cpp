@@ -22,6 +22,7 @@ struct Shape {
   bool idleDevice = false;         // no compute at all: the device idles after the copy
   bool feeds = false;              // true: 10 steps per run with infeed/outfeed (meta)
   std::int64_t stepStart = 0;      // the captured run's step slice covers [stepStart, 1000)
+  std::int64_t recomputeCycles = 0;  // the compute's last cycles: program dense/recompute/matmul
 };
 
 std::string writeProfile(const std::string& name, const Shape& shape) {
@@ -43,6 +44,8 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
   w.addProgram({0, -1, "Sequence", "step", "training", "step", 0});
   w.addProgram({1, 0, "Execute", "dense/matmul", "dense", "matmul", 0});
   w.addPhase({1, "compute", "dense/matmul", 1, -1});
+  w.addProgram({2, 0, "Execute", "dense/recompute/matmul", "dense", "recompute/matmul", 0});
+  w.addPhase({2, "compute", "dense/recompute/matmul", 2, -1});
   const auto run = slice(w, engine, 0, 0, 1000, "Engine::run #0", "engine_run");
   slice(w, engine, 0, shape.stepStart, 1000 - shape.stepStart, "Step 0", "step", run, 1);
   streamCopy(w, stream, 0, "images", 0, shape.beginCycles, 10, 0, 64);
@@ -51,13 +54,23 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
     compute.trackId = bsp;
     compute.runId = 0;
     compute.ts = shape.beginCycles + 10;
-    compute.dur = 1000 - compute.ts;
+    compute.dur = 1000 - compute.ts - shape.recomputeCycles;
     compute.name = "dense/matmul";
     compute.category = "compute";
     compute.programId = 1;
     compute.phaseId = 1;
     w.addSlice(compute);
     for (std::int64_t tile = 0; tile < shape.busyTiles; ++tile) w.addTilePhase({1, 0, tile, compute.dur, 1});
+    if (shape.recomputeCycles > 0) {
+      traces::SliceRow recompute = compute;
+      recompute.ts = compute.ts + compute.dur;
+      recompute.dur = shape.recomputeCycles;
+      recompute.name = "dense/recompute/matmul";
+      recompute.programId = 2;
+      recompute.phaseId = 2;
+      w.addSlice(recompute);
+      for (std::int64_t tile = 0; tile < shape.busyTiles; ++tile) w.addTilePhase({2, 0, tile, recompute.dur, 1});
+    }
   }
   w.addTileMemory({0, 3, "weights", true, shape.fullestBytes});
   w.addTileMemory({0, 4, "weights", true, 100});
@@ -144,6 +157,22 @@ TEST(InsightsTileMemory, FiresOnANearlyFullTile) {
 
 TEST(InsightsTileMemory, QuietWithHeadroom) {
   EXPECT_FALSE(tileMemoryInsight(factsOf("roomy.pop", {})));
+}
+
+TEST(InsightsRecomputation, StatesTheShareOfTheRecomputedOps) {
+  Shape s;
+  s.recomputeCycles = 235;  // of the 940 busy cycles: 25%
+  const auto insight = recomputationInsight(factsOf("recomputed.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_EQ(insight->finding.rfind("recomputation takes 25.0% of the device's busy time (235 cycles a step, 1 op run "
+                                   "again for the backward pass; the largest dense/recompute/matmul)", 0),
+            0u)
+      << insight->finding;
+  EXPECT_NE(insight->knob.find("training.recompute_checkpoints"), std::string::npos) << insight->knob;
+}
+
+TEST(InsightsRecomputation, QuietWithoutRecomputedOps) {
+  EXPECT_FALSE(recomputationInsight(factsOf("plain.pop", {})));
 }
 
 TEST(Insights, HeaviestFirst) {

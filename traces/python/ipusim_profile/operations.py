@@ -77,6 +77,8 @@ class OperationsSummary:
 def pass_of(layer, op):
     if layer == "training":
         return "step"
+    if op.startswith("recompute/"):
+        return "recompute"
     if op.endswith("_update"):
         return "update"
     if "grad" in op:

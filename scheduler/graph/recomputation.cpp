@@ -1,0 +1,134 @@
+#include "scheduler/graph/recomputation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace ipusim::scheduler {
+namespace {
+
+constexpr std::size_t kNoOp = ~std::size_t(0);
+
+// Ops that write state besides their outputs: running them twice would
+// change the numbers.
+bool hasSideEffect(OpKind k) {
+  switch (k) {
+    case OpKind::BatchNormStatistics:  // the moving mean and variance, in place
+    case OpKind::IncrementStep:
+    case OpKind::MeanLoss:
+    case OpKind::Regularization:
+    case OpKind::AddLossTerm:
+    case OpKind::LearningRate:
+    case OpKind::NadamMomentumProduct: return true;
+    default: return false;
+  }
+}
+
+class Recomputation {
+ public:
+  Recomputation(OpGraph& g, const Workload& w, std::size_t firstBackwardOp) : g_(g), firstBackward_(firstBackwardOp) {
+    // A layer's segment: the checkpoints before it in layer order (a
+    // checkpoint ends its segment). Layers after the last checkpoint, and
+    // ops of no layer (the loss's), are the last segment's.
+    std::set<std::string> checkpoints(w.training.recomputeCheckpoints.begin(), w.training.recomputeCheckpoints.end());
+    std::size_t segment = 0;
+    for (const LayerSpec& l : w.layers) {
+      segmentOf_[l.name] = segment;
+      if (checkpoints.count(l.name)) {
+        checkpointLayers_.insert(l.name);
+        ++segment;
+      }
+    }
+    lastSegment_ = segment;
+    // A checkpoint's outputs: its values that a forward op of another layer reads.
+    for (std::size_t op = 0; op < firstBackward_; ++op)
+      for (std::size_t in : g_.ops[op].inputs) {
+        const std::size_t p = g_.producerOf[in];
+        if (p != kNoOp && g_.ops[p].layer != g_.ops[op].layer && checkpointLayers_.count(g_.ops[p].layer)) kept_.insert(in);
+      }
+  }
+
+  std::size_t run() {
+    const std::size_t before = g_.ops.size();
+    // In build order (a topological order of the original ops), so a clone
+    // is first made for the earliest backward op reading it.
+    const std::size_t end = g_.ops.size();
+    for (std::size_t op = firstBackward_; op < end; ++op) {
+      std::vector<std::size_t> made;
+      std::vector<std::size_t> inputs = g_.ops[op].inputs;
+      bool changed = false;
+      for (std::size_t& in : inputs)
+        if (recomputed(in)) {
+          in = cloneOf(in, made);
+          changed = true;
+        }
+      if (!changed) continue;
+      rewire(op, inputs);
+      // After the ops giving `op` its gradients: the clones live only from then.
+      for (std::size_t in : inputs)
+        if (g_.values[in].kind == ValueKind::Gradient && g_.producerOf[in] != kNoOp)
+          for (std::size_t clone : made) g_.addOrderEdge(g_.producerOf[in], clone);
+    }
+    return g_.ops.size() - before;
+  }
+
+ private:
+  std::size_t segmentOfOp(std::size_t op) const {
+    auto it = segmentOf_.find(g_.ops[op].layer);
+    return it == segmentOf_.end() ? lastSegment_ : it->second;
+  }
+
+  bool recomputed(std::size_t v) const {
+    const std::size_t p = g_.producerOf[v];
+    return g_.values[v].kind == ValueKind::Activation && p != kNoOp && p < firstBackward_ &&
+           !hasSideEffect(g_.ops[p].kind) && segmentOfOp(p) < lastSegment_ && !kept_.count(v);
+  }
+
+  // The recomputed copy of value v: its producer's clone's output (made, with
+  // the clones of its recomputed inputs, on first use; listed in `made`).
+  std::size_t cloneOf(std::size_t v, std::vector<std::size_t>& made) {
+    if (auto it = clones_.find(v); it != clones_.end()) return it->second;
+    const std::size_t producer = g_.producerOf[v];
+    Op op = g_.ops[producer];
+    for (std::size_t& in : op.inputs)
+      if (recomputed(in)) in = cloneOf(in, made);
+    for (std::size_t& out : op.outputs) {
+      Value copy = g_.values[out];
+      copy.name += " [recomputed]";
+      const std::size_t original = out;
+      out = g_.addValue(std::move(copy));
+      clones_[original] = out;
+    }
+    op.recomputed = true;
+    op.name = "recompute/" + op.name;
+    made.push_back(g_.addOp(std::move(op)));
+    return clones_.at(v);
+  }
+
+  // Op `op` reads `inputs` instead of its inputs. (Its edges from the
+  // originals' producers stay: those forward ops ran before it anyway, and
+  // the originals' lives end at their last reader.)
+  void rewire(std::size_t op, const std::vector<std::size_t>& inputs) {
+    for (std::size_t in : inputs)
+      if (g_.producerOf[in] != kNoOp) g_.addOrderEdge(g_.producerOf[in], op);
+    g_.ops[op].inputs = inputs;
+  }
+
+  OpGraph& g_;
+  const std::size_t firstBackward_;
+  std::map<std::string, std::size_t> segmentOf_;
+  std::size_t lastSegment_ = 0;
+  std::set<std::string> checkpointLayers_;
+  std::set<std::size_t> kept_;
+  std::map<std::size_t, std::size_t> clones_;  // original value -> its recomputed copy
+};
+
+}  // namespace
+
+std::size_t addRecomputation(OpGraph& g, const Workload& w, std::size_t firstBackwardOp) {
+  if (w.training.recomputeCheckpoints.empty() || w.task != Task::Fit) return 0;
+  return Recomputation(g, w, firstBackwardOp).run();
+}
+
+}  // namespace ipusim::scheduler

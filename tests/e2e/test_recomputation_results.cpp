@@ -1,0 +1,77 @@
+// Recomputation leaves the numbers unchanged (issue "Big models",
+// criterion 1): a residual convnet with batch normalization and dropout
+// trained with training.recompute_checkpoints gives bit for bit the losses,
+// the final weights and the moving statistics of the same run without
+// them, while its step runs the recomputed ops (more vertices, more
+// estimated cycles). Each run is its own process (ipusim-torch-dump: one
+// simulation per process), its results written as JSON with every float
+// exactly.
+#include "cli_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace ipusim::test {
+namespace {
+
+nlohmann::json residualConvnet() {
+  return nlohmann::json::parse(R"({
+    "name": "recomputed_convnet",
+    "dataset": {"format": "synthetic", "batch_size": 4, "shuffle_seed": 3, "input_shape": [8, 8, 1], "classes": 10,
+                "examples": 32},
+    "model": {"layers": [
+      {"type": "conv2d", "filters": 8, "kernel_size": [3, 3], "padding": "same", "name": "c1"},
+      {"type": "batch_normalization", "name": "bn1"},
+      {"type": "activation", "activation": "relu", "name": "r1"},
+      {"type": "conv2d", "filters": 8, "kernel_size": [3, 3], "padding": "same", "activation": "relu", "name": "c2"},
+      {"type": "dropout", "rate": 0.25, "name": "d1"},
+      {"type": "add", "inputs": ["r1", "d1"], "name": "add1"},
+      {"type": "conv2d", "filters": 8, "kernel_size": [3, 3], "padding": "same", "name": "c3"},
+      {"type": "batch_normalization", "name": "bn2"},
+      {"type": "add", "inputs": ["add1", "bn2"], "name": "add2"},
+      {"type": "flatten"},
+      {"type": "dense", "units": 16, "activation": "relu"},
+      {"type": "dropout", "rate": 0.5},
+      {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd", "learning_rate": 0.05, "momentum": 0.9},
+    "training": {"steps": 8, "steps_per_execution": 4},
+    "ipu": {"arch": "ipu2", "tiles": 32}, "seed": 5})");
+}
+
+struct Trained {
+  nlohmann::json results;
+  std::string compiled;  // `ipusim compile --json`
+};
+
+Trained train(const ScratchDir& dir, const std::string& name, const nlohmann::json& workload) {
+  const std::string file = (dir.path() / (name + ".json")).string(), out = (dir.path() / (name + ".out.json")).string();
+  std::ofstream(file) << workload.dump();
+  const auto dump = runCommand(std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(file) + " 8 " + quote(out));
+  EXPECT_EQ(dump.exitCode, 0) << dump.output;
+  const auto compiled = runCommand(ipusimBinary() + " compile " + quote(file) + " --json");
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  std::ifstream in(out);
+  return {nlohmann::json::parse(in), compiled.output.substr(compiled.output.find('{'))};
+}
+
+TEST(RecomputationResults, LossesWeightsAndMovingStatisticsAreBitIdentical) {
+  ScratchDir dir("recomputation");
+  nlohmann::json checkpointed = residualConvnet();
+  checkpointed["training"]["recompute_checkpoints"] = {"r1", "add1", "add2"};
+  const Trained plain = train(dir, "plain", residualConvnet());
+  const Trained recomputed = train(dir, "recomputed", checkpointed);
+  for (const char* key : {"losses", "final_weights", "moving_statistics"}) {
+    ASSERT_TRUE(plain.results.contains(key)) << key;
+    EXPECT_EQ(recomputed.results.at(key), plain.results.at(key)) << key << " differ";
+  }
+  EXPECT_EQ(plain.results.at("losses").size(), 8u);
+  // The recomputed run did run more: its step has the clones' vertices and cycles.
+  const auto a = nlohmann::json::parse(plain.compiled), b = nlohmann::json::parse(recomputed.compiled);
+  EXPECT_GT(b.at("vertices").get<double>(), a.at("vertices").get<double>());
+  EXPECT_GT(b.at("estimated_step_cycles").get<double>(), a.at("estimated_step_cycles").get<double>());
+}
+
+}  // namespace
+}  // namespace ipusim::test
