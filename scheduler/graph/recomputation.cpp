@@ -102,8 +102,30 @@ class Recomputation {
     }
     op.recomputed = true;
     op.name = "recompute/" + op.name;
-    made.push_back(g_.addOp(std::move(op)));
+    const std::size_t clone = g_.addOp(std::move(op));
+    keepOrderAfter(producer, clone);
+    made.push_back(clone);
     return clones_.at(v);
+  }
+
+  // A clone reads what its original reads, so it must run before what
+  // the original runs before without reading its outputs: the in-place
+  // updates of the backward pass and after it (a weight's update after every
+  // reader of the weight: the clone of a mixed-precision model's cast of a
+  // weight to half, or of a product reading it, must not read the updated
+  // weight).
+  void keepOrderAfter(std::size_t original, std::size_t clone) {
+    std::vector<std::size_t> after;
+    for (auto [e, end] = boost::out_edges(original, g_.graph); e != end; ++e) {
+      const std::size_t next = boost::target(*e, g_.graph);
+      if (next < firstBackward_ || next >= originalOps_) continue;
+      const std::vector<std::size_t>& reads = g_.ops[next].inputs;
+      const std::vector<std::size_t>& writes = g_.ops[original].outputs;
+      if (std::none_of(reads.begin(), reads.end(),
+                       [&](std::size_t in) { return std::find(writes.begin(), writes.end(), in) != writes.end(); }))
+        after.push_back(next);
+    }
+    for (std::size_t next : after) g_.addOrderEdge(clone, next);
   }
 
   // Op `op` reads `inputs` instead of its inputs. (Its edges from the
@@ -117,6 +139,7 @@ class Recomputation {
 
   OpGraph& g_;
   const std::size_t firstBackward_;
+  const std::size_t originalOps_ = g_.ops.size();  // the ops before any clone
   std::map<std::string, std::size_t> segmentOf_;
   std::size_t lastSegment_ = 0;
   std::set<std::string> checkpointLayers_;

@@ -102,6 +102,37 @@ TEST(Recomputation, EveryScheduleRunsTheClonesAfterTheLossGradient) {
   }
 }
 
+// A clone reads the weights its original reads: it runs before their
+// updates, as the original does (in mixed precision the clones of the
+// weights' casts to half; else the products' clones).
+TEST(Recomputation, EveryScheduleRunsTheClonesBeforeTheUpdatesOfTheWeightsTheyRead) {
+  for (const char* dtype : {"float32", "mixed_float16"}) {
+    nlohmann::json j = withCheckpoints(denseChain(), {"b"});  // a's product, bias and relu run again
+    j["model"]["dtype"] = dtype;
+    j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.01}, {"momentum", 0.9}};
+    const OpGraph g = buildTrainingGraph(parseWorkload(j, "w.json"));
+    std::size_t checked = 0;
+    for (const std::string& algorithm : schedulingAlgorithms()) {
+      const Schedule s = scheduleOps(g, algorithm);
+      std::vector<std::size_t> position(g.ops.size());
+      for (std::size_t i = 0; i < s.order.size(); ++i) position[s.order[i]] = i;
+      for (std::size_t clone = 0; clone < g.ops.size(); ++clone) {
+        if (!g.ops[clone].recomputed) continue;
+        for (std::size_t weight : g.ops[clone].inputs) {
+          if (g.values[weight].kind != ValueKind::Weight) continue;
+          for (std::size_t update = 0; update < g.ops.size(); ++update)
+            if (g.ops[update].kind == OpKind::MomentumUpdate && g.ops[update].inputs.front() == weight) {
+              ++checked;
+              EXPECT_LT(position[clone], position[update]) << dtype << ", " << algorithm << ": "
+                                                           << g.ops[clone].layer << "/" << g.ops[clone].name;
+            }
+        }
+      }
+    }
+    EXPECT_GT(checked, 0u) << dtype;
+  }
+}
+
 TEST(Recomputation, PeakLivenessAndTheUpFrontEstimateFall) {
   // Wide activations (batch 256 x 512 units): they, not the weights, are
   // the step's live bytes. Two recomputed segments (l1 l2, l3 l4).
