@@ -3,6 +3,7 @@
 #include "scheduler/multi_ipu/gradient_accumulation.hpp"
 #include "scheduler/models/layer_shapes.hpp"
 #include "scheduler/lowering/lowering.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/memory_estimate.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "scheduler/planning/memory_plan.hpp"
@@ -12,6 +13,7 @@
 #include "scheduler/graph/schedule.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -172,6 +174,30 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   parts.labels = step.labels;
   parts.loss = validation ? step.validationLoss : step.loss;
   return parts;
+}
+
+// For a training step that ran out of memory keeping every activation
+// (recomputationRemedy: a fit, not pipelined, without checkpoints): the same
+// workload compiled again with training.recompute_checkpoints "auto"
+// (models/auto_checkpoints.hpp), out of memory allowed, and what that gives:
+// whether it fits, its fullest tile, its estimated step against
+// `stepCycles`. Empty for other workloads, or when no checkpoint is found.
+std::string recomputationTrial(const Workload& w, const model::Target& target, std::uint64_t stepCycles) {
+  if (recomputationRemedy(w).empty()) return "";
+  Workload trial = w;
+  trial.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
+  if (trial.training.recomputeCheckpoints.empty()) return "";
+  trial.allowOutOfMemory = true;
+  const CompileReport r = compile(trial, target).report;
+  const double more = stepCycles ? 100.0 * (double(r.estimatedStepCycles) - double(stepCycles)) / double(stepCycles) : 0;
+  char change[32];
+  std::snprintf(change, sizeof change, "%+.1f%%", more);
+  return "\nWith recomputation (training.recompute_checkpoints \"auto\": " +
+         std::to_string(trial.training.recomputeCheckpoints.size()) + " checkpoints) the step " +
+         (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) + " tiles over, the fullest "
+                              : std::string("fits: the fullest tile ")) +
+         std::to_string(r.maxTileBytes) + " of " + std::to_string(target.tile.memoryBytes) + " bytes, an estimated step of " +
+         std::to_string(r.estimatedStepCycles) + " cycles against " + std::to_string(stepCycles) + " (" + change + ").";
 }
 
 }  // namespace
@@ -429,8 +455,13 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     addValidationEntry(exe, c, step, validationSequences, batch * w.dataset.features, labelElements, lossLast);
 
   progress("planning memory");
-  const MemoryPlanResult mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory,
-                                          recomputationRemedy(w));
+  MemoryPlanResult mem;
+  try {
+    mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory, recomputationRemedy(w));
+  } catch (const std::invalid_argument& e) {
+    progress("trying recomputation");
+    throw std::invalid_argument(e.what() + recomputationTrial(original, target, step.estimatedStepCycles));
+  }
   if (replicas > 1) {
     progress("replicating");
     // As replicate() decides it (an odd tile count is laid out in full).

@@ -1,6 +1,7 @@
 #include "scheduler/models/memory_estimate.hpp"
 
 #include "scheduler/layers/layer.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -94,7 +95,15 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)
     message += std::string(i ? "," : "") + " " + variables[i].name + " (" + variables[i].category + ") " +
                text(variables[i].bytes / tiles) + " bytes";
-  const std::string remedy = recomputationRemedy(w);
+  std::string remedy = recomputationRemedy(w);
+  if (!remedy.empty()) {
+    // What recomputation would make of this bound (auto_checkpoints.hpp).
+    Workload recomputing = w;
+    recomputing.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
+    if (!recomputing.training.recomputeCheckpoints.empty())
+      remedy += ": with \"auto\" this estimate falls to " +
+                text(estimateModelMemory(recomputing, tiles).bytesPerTile()) + " bytes per tile";
+  }
   message += ". Use a smaller model or more IPUs, " + (remedy.empty() ? "" : remedy + ", ") +
              "or set compile.allow_out_of_memory to compile anyway.";
   throw std::invalid_argument(message);
@@ -103,7 +112,7 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
 std::string recomputationRemedy(const Workload& w) {
   if (w.task != Task::Fit || w.pipeline.enabled() || !w.training.recomputeCheckpoints.empty()) return "";
   return "recompute activations for the backward pass instead of keeping them (training.recompute_checkpoints: "
-         "the layers whose outputs are kept)";
+         "the layers whose outputs are kept, or \"auto\")";
 }
 
 }  // namespace ipusim::scheduler

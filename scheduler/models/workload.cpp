@@ -1,6 +1,7 @@
 #include "scheduler/models/workload.hpp"
 
 #include "scheduler/models/token_inputs.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 
 #include <algorithm>
 
@@ -114,14 +115,25 @@ void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirec
 }
 
 // training.recompute_checkpoints (TrainingSpec::recomputeCheckpoints): layer
-// names, each once.
+// names, each once, or "auto" (auto_checkpoints.hpp).
 void parseRecomputeCheckpoints(const Reader& tr, Workload& w) {
   if (!tr.has("recompute_checkpoints")) return;
   const std::string key = tr.key("recompute_checkpoints");
+  if (tr.raw().at("recompute_checkpoints").is_string()) {
+    const std::string value = tr.string("recompute_checkpoints", "", {"auto"});
+    w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
+    if (w.training.recomputeCheckpoints.empty())
+      tr.fail(key, "\"" + value + "\": the model has no layer to checkpoint (no layer but an output that every later "
+                   "layer reads past: nothing to recompute)");
+    return;
+  }
   std::vector<std::string> names;
   for (const LayerSpec& l : w.layers) names.push_back(l.name);
+  const json& given = tr.raw().at("recompute_checkpoints");
+  if (!given.is_array() || given.empty())
+    tr.fail(key, "expected a non-empty list of layer names, or \"auto\", got " + given.dump());
   std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
-  checkpoints = tr.strings("recompute_checkpoints");  // (a non-empty array of strings)
+  checkpoints = tr.strings("recompute_checkpoints");
   std::set<std::string> seen;
   for (std::size_t k = 0; k < checkpoints.size(); ++k) {
     const std::string entry = key + "[" + std::to_string(k) + "]", &name = checkpoints[k];

@@ -120,6 +120,7 @@ int compileWorkload(const CompileArgs& args) {
                                 {"estimated_step_cycles", r.estimatedStepCycles},
                                 {"dtype", workload.dtype}, {"amp_macs_per_cycle", ampPeak},
                                 {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
+                                {"recompute_checkpoints", workload.training.recomputeCheckpoints},
                                 {"matmuls", plans}, {"convolutions", convs}}.dump(2)
               << "\n";
     return 0;
@@ -132,7 +133,13 @@ int compileWorkload(const CompileArgs& args) {
             << "\ntiles used        " << r.tilesUsed << "\n"
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
             << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
-            << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n"
+            << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n";
+  if (const auto& checkpoints = workload.training.recomputeCheckpoints; !checkpoints.empty()) {
+    std::cout << "recomputation     " << checkpoints.size() << " checkpoints:";
+    for (const std::string& name : checkpoints) std::cout << " " << name;
+    std::cout << "\n";
+  }
+  std::cout
             << "AMP lower bound   " << std::llround(lowerBound) << " cycles (" << std::setprecision(0) << stepMacs(r)
             << " MACs / " << ampPeak << " " << (half ? "half" : "float") << " MACs per cycle): step at "
             << std::setprecision(2)

@@ -173,7 +173,8 @@ TEST(Recomputation, OutOfMemoryNamesRecomputationAsAWayOut) {
   const std::string keeping = message(tooBig);
   EXPECT_NE(keeping.find("out of memory"), std::string::npos) << keeping;
   EXPECT_NE(keeping.find("recompute activations for the backward pass instead of keeping them "
-                         "(training.recompute_checkpoints"),
+                         "(training.recompute_checkpoints: the layers whose outputs are kept, or \"auto\"): with "
+                         "\"auto\" this estimate falls to "),
             std::string::npos)
       << keeping;
   const std::string recomputing = message(withCheckpoints(tooBig, {"b"}));
@@ -184,8 +185,9 @@ TEST(Recomputation, OutOfMemoryNamesRecomputationAsAWayOut) {
 // Issue "Big models", criterion 2: workloads/resnet50_recomputed.json,
 // ResNet-50 in float16 at Graphcore's micro-batch 18 on one Mk2 IPU with
 // their available memory proportion, fits with their recomputation
-// checkpoints and runs out of memory without them. (Two full compiles of
-// ResNet-50: about 50 s and 3.5 GB.)
+// checkpoints and runs out of memory without them, the summary saying that
+// "auto" checkpoints make it fit. (Three full compiles of ResNet-50: about
+// 80 s and 3.5 GB.)
 TEST(RecomputedResNet50, FitsOneIpuWithGraphcoresCheckpointsAndNotWithout) {
   const std::string file = std::string(IPUSIM_SOURCE_DIR) + "/workloads/resnet50_recomputed.json";
   const Workload recomputed = loadWorkload(file);
@@ -201,8 +203,44 @@ TEST(RecomputedResNet50, FitsOneIpuWithGraphcoresCheckpointsAndNotWithout) {
     compile(keeping);
     ADD_FAILURE() << "ResNet-50 at micro-batch 18 fitted without recomputation";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("Out of memory in the compiled workload"), std::string::npos) << e.what();
+    // The summary says what recomputation would make of it, having compiled it so.
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Out of memory in the compiled workload"), std::string::npos) << what;
+    EXPECT_NE(what.find("With recomputation (training.recompute_checkpoints \"auto\": 5 checkpoints) the step fits: "
+                        "the fullest tile "),
+              std::string::npos)
+        << what;
   }
+}
+
+// "auto": about sqrt(n) segments, cut where the layer graph narrows to one
+// value (models/auto_checkpoints.hpp).
+TEST(AutoRecomputeCheckpoints, EveryCeilSqrtOfTheArticulationLayers) {
+  // A chain of 8 relu layers and the output: every layer but the output is
+  // a candidate; every third (ceil(sqrt(8))).
+  const Workload chain =
+      parseWorkload(withCheckpoints(denseChain(8, 32, {"l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8"}), "auto"), "w.json");
+  EXPECT_EQ(chain.training.recomputeCheckpoints, (std::vector<std::string>{"l3", "l6"}));
+  // Residual blocks: c2 and d1 lie beside r1's skip to add1, and c3 and bn2
+  // beside add1's to add2: not candidates. The 8 candidates c1 bn1 r1 add1
+  // add2 flatten dense dropout: every third.
+  const nlohmann::json residual = nlohmann::json::parse(R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8, 8, 1], "classes": 10, "examples": 8},
+    "model": {"layers": [
+      {"type": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "same", "name": "c1"},
+      {"type": "batch_normalization", "name": "bn1"},
+      {"type": "activation", "activation": "relu", "name": "r1"},
+      {"type": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "same", "name": "c2"},
+      {"type": "dropout", "rate": 0.25, "name": "d1"},
+      {"type": "add", "inputs": ["r1", "d1"], "name": "add1"},
+      {"type": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "same", "name": "c3"},
+      {"type": "batch_normalization", "name": "bn2"},
+      {"type": "add", "inputs": ["add1", "bn2"], "name": "add2"},
+      {"type": "flatten"}, {"type": "dense", "units": 8}, {"type": "dropout", "rate": 0.5},
+      {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "training": {"steps": 1, "steps_per_execution": 1, "recompute_checkpoints": "auto"}})");
+  EXPECT_EQ(parseWorkload(residual, "w.json").training.recomputeCheckpoints,
+            (std::vector<std::string>{"r1", "flatten"}));
 }
 
 std::string refusal(const nlohmann::json& j) {
@@ -222,9 +260,15 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
   EXPECT_NE(refusal(withCheckpoints(denseChain(), {"a", "a"})).find("recompute_checkpoints[1]: 'a' is listed twice"),
             std::string::npos);
   EXPECT_NE(refusal(withCheckpoints(denseChain(), nlohmann::json::array()))
-                .find("recompute_checkpoints: expected a non-empty array of strings"),
+                .find("recompute_checkpoints: expected a non-empty list of layer names, or \"auto\", got []"),
             std::string::npos);
+  EXPECT_NE(refusal(withCheckpoints(denseChain(), 7)).find("or \"auto\", got 7"), std::string::npos);
+  EXPECT_NE(refusal(withCheckpoints(denseChain(), "all")).find("recompute_checkpoints"), std::string::npos);
   EXPECT_NE(refusal(withCheckpoints(denseChain(), {1})).find("recompute_checkpoints"), std::string::npos);
+  // "auto" on a model with one layer to checkpoint: nothing to recompute.
+  nlohmann::json one = withCheckpoints(denseChain(8, 32, {"a"}), "auto");
+  EXPECT_NE(refusal(one).find("recompute_checkpoints: \"auto\": the model has no layer to checkpoint"), std::string::npos)
+      << refusal(one);
   nlohmann::json piped = withCheckpoints(denseChain(), {"a"});
   auto& layers = piped["model"]["layers"];
   for (std::size_t i = 0; i < layers.size(); ++i) layers[i]["stage"] = i < 2 ? 0 : 1;

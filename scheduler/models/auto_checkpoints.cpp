@@ -1,0 +1,37 @@
+#include "scheduler/models/auto_checkpoints.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace ipusim::scheduler {
+
+std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
+  const std::size_t n = w.layers.size();
+  // Per layer i: the earliest value read after it (a layer index; the
+  // model's inputs come before every layer). The loss reads the outputs.
+  constexpr std::int64_t kModelInputs = -1;
+  auto index = [](std::size_t input) { return isModelInput(input) ? kModelInputs : std::int64_t(input); };
+  std::vector<std::int64_t> earliestAfter(n, std::numeric_limits<std::int64_t>::max());
+  std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t o : modelOutputs(w)) earliest = std::min(earliest, std::int64_t(o));
+  for (std::size_t i = n; i-- > 0;) {
+    earliestAfter[i] = earliest;
+    const LayerSpec& l = w.layers[i];
+    if (l.inputs.empty()) earliest = std::min(earliest, i ? std::int64_t(i - 1) : kModelInputs);
+    for (std::size_t input : l.inputs) earliest = std::min(earliest, index(input));
+  }
+  const std::vector<std::size_t> outputs = modelOutputs(w);
+  std::vector<std::string> candidates;
+  for (std::size_t i = 0; i < n; ++i)
+    if (earliestAfter[i] >= std::int64_t(i) && std::find(outputs.begin(), outputs.end(), i) == outputs.end())
+      candidates.push_back(w.layers[i].name);
+  if (candidates.size() < 2) return {};
+  const auto every = std::size_t(std::ceil(std::sqrt(double(candidates.size()))));
+  std::vector<std::string> chosen;
+  for (std::size_t k = every - 1; k < candidates.size(); k += every) chosen.push_back(candidates[k]);
+  return chosen;
+}
+
+}  // namespace ipusim::scheduler
