@@ -196,6 +196,7 @@ void print(const RunSummary& s, bool json) {
                           {"max_tile_bytes", s.maxTileBytes},
                           {"tile_capacity_bytes", s.tileCapacity},
                           {"tiles_over_capacity", s.tilesOverCapacity},
+                          {"recompute_checkpoints", s.recomputeCheckpoints},
                           {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
                                                                        : nlohmann::json(nullptr)},
                           {"fitted_parameters", s.fittedParams},
@@ -235,7 +236,11 @@ void print(const RunSummary& s, bool json) {
   std::cout
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
-                                               " tiles OVER capacity: debug.allowOutOfMemory)" : std::string()) << "\n"
+                                               " tiles OVER capacity: debug.allowOutOfMemory)" : std::string())
+            << (s.recomputeCheckpoints.empty() ? std::string()
+                                               : ", recomputing from " + std::to_string(s.recomputeCheckpoints.size()) +
+                                                     " checkpoints (training.recompute_checkpoints)")
+            << "\n"
             << "one step         " << stepLine(s) << "\n"
             << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
             << "throughput       "
@@ -493,6 +498,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
+  if (workload.task == scheduler::Task::Fit) summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
   summary.step = breakdown.result();
   summary.arch = target.arch;
   summary.profile = engine.finish();

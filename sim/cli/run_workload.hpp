@@ -69,6 +69,7 @@ struct RunSummary {
   std::uint64_t maxTileBytes = 0;        // the compiler's per-tile peak (= the profile's)
   std::uint64_t tileCapacity = 0;
   std::uint32_t tilesOverCapacity = 0;   // > 0 only with debug.allowOutOfMemory
+  std::vector<std::string> recomputeCheckpoints;  // the fit's training.recompute_checkpoints (as chosen, for "auto")
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured
   std::string profile;

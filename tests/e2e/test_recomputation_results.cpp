@@ -72,6 +72,26 @@ TEST(RecomputationResults, LossesWeightsAndMovingStatisticsAreBitIdentical) {
   const auto a = nlohmann::json::parse(plain.compiled), b = nlohmann::json::parse(recomputed.compiled);
   EXPECT_GT(b.at("vertices").get<double>(), a.at("vertices").get<double>());
   EXPECT_GT(b.at("estimated_step_cycles").get<double>(), a.at("estimated_step_cycles").get<double>());
+  EXPECT_EQ(b.at("recompute_checkpoints"), checkpointed["training"]["recompute_checkpoints"]);
+  EXPECT_EQ(a.at("recompute_checkpoints"), nlohmann::json::array());
+}
+
+// The run's summary says the step recomputes, and from which checkpoints
+// ("auto": the ones chosen).
+TEST(RecomputationResults, TheRunSummaryNamesTheCheckpoints) {
+  ScratchDir dir("recomputation-summary");
+  nlohmann::json automatic = residualConvnet();
+  automatic["training"]["recompute_checkpoints"] = "auto";
+  const std::string file = (dir.path() / "auto.json").string();
+  std::ofstream(file) << automatic.dump();
+  const auto text = runCommand(ipusimBinary() + " run " + quote(file) + " --steps 4 --steps-per-execution 4");
+  ASSERT_EQ(text.exitCode, 0) << text.output;
+  EXPECT_NE(text.output.find(", recomputing from 2 checkpoints (training.recompute_checkpoints)"), std::string::npos)
+      << text.output;
+  const auto json = runCommand(ipusimBinary() + " run " + quote(file) + " --steps 4 --steps-per-execution 4 --json");
+  ASSERT_EQ(json.exitCode, 0) << json.output;
+  EXPECT_EQ(nlohmann::json::parse(json.output.substr(json.output.find('{'))).at("recompute_checkpoints"),
+            (nlohmann::json{"r1", "flatten"}));
 }
 
 // Mixed precision: the recomputed casts of the weights to half run before
