@@ -103,6 +103,30 @@ void checkTrackReferences(sqlite3* db, const std::string& path) {
   }
 }
 
+// Every run of an entry point carries its name, and no two entry points
+// share one (an executable's entry points have distinct names): readers
+// count runs by name (report's and the viewer's runs by entry point,
+// compare's throughput without the validation's steps), so a damaged name
+// merged two entry points or split one without a word.
+void checkEntryPointNames(sqlite3* db, const std::string& path) {
+  Statement split(db,
+                  "SELECT entry_point, min(name), max(name) FROM runs GROUP BY entry_point "
+                  "HAVING count(DISTINCT name) > 1 ORDER BY entry_point LIMIT 1",
+                  path);
+  if (split.step())
+    throw ProfileError(path + ": damaged profile: the runs of entry_point " + std::to_string(split.columnInt(0)) +
+                       " are named " + describeSqliteValue(split.get(), 1) + " and " +
+                       describeSqliteValue(split.get(), 2) + "; expected one name per entry point");
+  Statement shared(db,
+                   "SELECT name, min(entry_point), max(entry_point) FROM runs GROUP BY name "
+                   "HAVING count(DISTINCT entry_point) > 1 ORDER BY min(entry_point) LIMIT 1",
+                   path);
+  if (shared.step())
+    throw ProfileError(path + ": damaged profile: runs of entry points " + std::to_string(shared.columnInt(1)) +
+                       " and " + std::to_string(shared.columnInt(2)) + " are both named " +
+                       describeSqliteValue(shared.get(), 0) + "; expected distinct names");
+}
+
 }  // namespace
 
 const char* const* countedTables() { return kCountedTables; }
@@ -155,6 +179,7 @@ void verifyProfileIntegrity(sqlite3* db, const std::string& path, bool wholeFile
   checkCounterSummaries(db, path);
   checkTrackReferences(db, path);
   checkColumnRules(db, path);
+  checkEntryPointNames(db, path);
   internal::checkProgramTree(db, path);
   internal::checkSliceIndex(db, path);
 }

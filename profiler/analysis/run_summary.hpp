@@ -25,9 +25,13 @@ struct RunSummary {
   };
   std::vector<EntryRuns> byEntryPoint;
   // The steps of the job's task (fit's training, evaluate's, predict's): all
-  // but a fit's validation steps (entry point "validation"). Throughput
-  // counts these, as `ipusim run` does.
+  // but a fit's validation steps (entry point "validation", beside the
+  // training's). Throughput counts these, as `ipusim run` does. A job that
+  // ran the validation entry point alone (`ipusim run --graph G --entry
+  // validation`) has no other steps: its own are the task's (compare gave
+  // it a throughput of 0 steps/s).
   std::int64_t taskSteps() const {
+    if (byEntryPoint.size() < 2) return steps;
     std::int64_t n = steps;
     for (const EntryRuns& e : byEntryPoint)
       if (e.name == "validation") n -= e.steps;

@@ -167,6 +167,19 @@ Hdf5Image::Array Hdf5Image::readArray(const std::string& dataset, const std::str
   Handle space{data.id >= 0 ? H5Dget_space(data.id) : -1, H5Sclose};
   const int rank = space.id >= 0 ? H5Sget_simple_extent_ndims(space.id) : -1;
   if (rank < 0 || rank > kMaxRank) fail(where + dataset + ": not a readable array");
+  // Its values must be in this file. HDF5 lets a dataset keep them in raw
+  // files of its own (external storage) or map them from datasets of other
+  // files (a virtual dataset), which the library opens from disk when the
+  // values are read: a FIFO named there blocked the read forever, /dev/zero
+  // or any other file was read as weights. Keras writes neither.
+  Handle create{H5Dget_create_plist(data.id), H5Pclose};
+  if (create.id < 0) fail(where + dataset + ": not a readable array");
+  if (H5Pget_layout(create.id) == H5D_VIRTUAL)
+    fail(where + dataset + ": a virtual dataset (its values mapped from other files); expected its values stored in "
+                           "this file, as Keras writes them");
+  if (H5Pget_external_count(create.id) != 0)
+    fail(where + dataset + ": its values are stored in external raw files; expected them stored in this file, as Keras "
+                           "writes them");
   std::vector<hsize_t> dims(std::size_t(rank) + 1, 0);
   H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
   Array a;

@@ -35,7 +35,7 @@ struct Operand {
 
 // [name, node index, tensor index(, kwargs)] (TF 2.x) or a Keras 3
 // keras_history; nullopt when `h` is not one. A tensor index other than 0
-// (a layer's second output, or none) and a negative node index are refused.
+// (a layer's second or later output, or none) and a negative node index are refused.
 std::optional<Ref> historyRef(const json& h, const std::string& file, const std::string& where) {
   if (!h.is_array() || h.size() < 3 || !h[0].is_string() || !h[1].is_number_integer() || !h[2].is_number_integer())
     return std::nullopt;
@@ -43,8 +43,12 @@ std::optional<Ref> historyRef(const json& h, const std::string& file, const std:
   if (h[2].get<std::int64_t>() < 0)
     graphFail(file, where, "inbound_nodes: reads " + h.dump() + ": tensor index " + h[2].dump() +
                                " names no output (expected 0: layers have one output here)");
-  if (h[2].get<std::int64_t>() != 0)
+  if (h[2].get<std::int64_t>() == 1)
     graphFail(file, where, "inbound_nodes: reads " + h.dump() + ", a layer's second output (layers have one output here)");
+  // (2^31 was called "a layer's second output" too.)
+  if (h[2].get<std::int64_t>() != 0)
+    graphFail(file, where, "inbound_nodes: reads " + h.dump() + ": tensor index " + h[2].dump() +
+                               ", an output after the layer's first (expected 0: layers have one output here)");
   // (An unsigned index of 2^63 or more reads negative too.)
   if (h[1].get<std::int64_t>() < 0)
     graphFail(file, where, "reads " + h.dump() + ": node index " + h[1].dump() + " names no call of layer '" +

@@ -79,7 +79,11 @@ void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirec
   TrainingSpec& t = w.training;
   t.stepsPerEpoch = tr.count("steps_per_epoch", 0, true);
   const std::uint64_t perExecution = t.feeds ? t.stepsPerExecution : 1;
-  if (t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
+  // Epochs and validations are fit's: evaluate and predict ignore them, so
+  // their step counts are checked for fit alone (`ipusim evaluate` of
+  // mnist_with_validation.json --steps 100 was refused for its epochs).
+  const bool fit = w.task == Task::Fit;
+  if (fit && t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
     tr.fail(tr.key("steps_per_epoch"), std::to_string(t.stepsPerEpoch) + " must be a multiple of steps_per_execution (" +
                                            std::to_string(perExecution) + ") dividing training.steps (" +
                                            std::to_string(t.steps) + "): an epoch is whole executions");
@@ -90,7 +94,7 @@ void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirec
   ValidationSpec& val = t.validation;
   val.steps = v.count("steps", 0, true);
   val.freq = v.count32("freq", 1, true);
-  if (val.steps % t.validationStepsPerRun())
+  if (fit && val.steps % t.validationStepsPerRun())
     v.fail(v.key("steps"), std::to_string(val.steps) + " must be a multiple of training.steps_per_execution (" +
                                std::to_string(t.stepsPerExecution) + "), or less than it: a validation is whole executions");
   // The validation data: the files given, read as dataset.format reads its
@@ -179,8 +183,7 @@ std::uint32_t ipusPerReplica(const Workload& w) {
 
 Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
-  top.allowOnly({"name", "task", "dataset", "model", "loss", "metrics", "optimizer", "training", "ipu", "pipeline",
-                 "compile", "seed"});
+  top.allowOnly(kWorkloadTopLevelKeys);
   Workload w;
   w.name = top.string("name", source);
   const std::string task = top.string("task", "fit", {"fit", "evaluate", "predict"});
@@ -465,6 +468,7 @@ void checkStepCounts(const Workload& w, const std::string& source) {
         std::to_string(t.gradientAccumulationCount) + " must divide training.steps_per_execution (" +
         std::to_string(perExecution) + (t.feeds ? ")" : ", 1 without feeds)") +
         ": the weights are updated within one execution");
+  if (w.task != Task::Fit) return;  // epochs and validations are fit's (parseValidation)
   if (t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
     throw std::invalid_argument(source + ": training.steps_per_epoch: " + std::to_string(t.stepsPerEpoch) +
                                 " must be a multiple of training.steps_per_execution (" + std::to_string(perExecution) +

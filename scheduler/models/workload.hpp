@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,10 @@ struct ValidationSpec {
   std::string images, labels;
   bool enabled() const { return steps > 0; }
 };
+
+// The keys of a workload file's top level (workloads/README.md).
+inline const std::set<std::string> kWorkloadTopLevelKeys = {
+    "name", "task", "dataset", "model", "loss", "metrics", "optimizer", "training", "ipu", "pipeline", "compile", "seed"};
 
 // Test-set files beside the training set's (Debian's dataset-fashion-mnist).
 inline constexpr const char* kFashionMnistTestImages = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";

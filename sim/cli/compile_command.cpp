@@ -50,14 +50,15 @@ int compileWorkload(const CompileArgs& args) {
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
   // The serialized graph is written as `export` writes (traces/output_file.hpp):
-  // never onto an input (the workload, its Keras file and weights, its dataset), never over
+  // never onto an input (the workload, its Keras file and weights, its dataset and validation data), never over
   // a file without --force, through a temporary file renamed when complete.
   // Checked before compiling: a refused output costs nothing.
   std::optional<traces::OutputFile> output;
   if (!args.output.empty()) {
     traces::OutputPolicy policy{args.force, {args.workloadPath}};
     for (const std::string* input :
-         {&workload.kerasModel, &workload.kerasWeights, &workload.dataset.images, &workload.dataset.labels})
+         {&workload.kerasModel, &workload.kerasWeights, &workload.dataset.images, &workload.dataset.labels,
+          &workload.training.validation.images, &workload.training.validation.labels})
       if (!input->empty()) policy.inputs.push_back(*input);
     output.emplace(args.output, policy);
   }

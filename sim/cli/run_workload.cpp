@@ -288,6 +288,10 @@ std::vector<std::string> inputsOf(const RunWorkloadArgs& args, const scheduler::
   // (model.weights too: `--weights w.npy --predictions w.npy --force` replaced the trained weights.)
   std::vector<std::string> inputs{args.workloadPath, args.kerasPath, workload.kerasModel, workload.kerasWeights};
   if (workload.dataset.format != "synthetic") inputs.insert(inputs.end(), {workload.dataset.images, workload.dataset.labels});
+  // (the validation data too: a validation labels file named profile.pop in the autoReport directory was replaced by the profile)
+  const scheduler::ValidationSpec& validation = workload.training.validation;
+  if (validation.enabled() && workload.dataset.format != "synthetic")
+    inputs.insert(inputs.end(), {validation.images, validation.labels});
   return inputs;
 }
 
@@ -304,6 +308,9 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (!sets.empty() && args.steps) sets.push_back("training.steps=" + std::to_string(*args.steps));
   if (!sets.empty() && args.stepsPerExecution)
     sets.push_back("training.steps_per_execution=" + std::to_string(*args.stepsPerExecution));
+  // The command's task too: the file's checks of fit's epochs and validation
+  // do not apply to `ipusim evaluate` and `predict`.
+  if (!sets.empty() && args.task) sets.push_back(std::string("task=\"") + scheduler::taskName(*args.task) + "\"");
   scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets)
                                                         : kerasWorkload(args.kerasPath, sets);
   if (args.steps) workload.training.steps = *args.steps;

@@ -1,6 +1,7 @@
 #include "sim/cli/sweep_plan.hpp"
 
 #include "model/params/param_table.hpp"
+#include "scheduler/models/workload.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
 #include <algorithm>
@@ -62,6 +63,13 @@ SweepAxis parseSweepAxis(const std::string& spec, const nlohmann::json& workload
     axis.resolved = "--workload-set " + n;
   } else {
     const auto keys = workloadKeysNamed(workloadJson, n);
+    // A top-level key the file leaves at its default (task, seed) is its own
+    // full path: --vary task=... was refused ("give a workload key's full
+    // path") when the file had no task.
+    if (keys.empty() && scheduler::kWorkloadTopLevelKeys.count(n)) {
+      axis.resolved = "--workload-set " + n;
+      return axis;
+    }
     if (keys.empty())
       throw std::invalid_argument("--vary " + spec + ": '" + n +
                                   "' is not a key of the workload file, a target or host parameter (ipusim params) "

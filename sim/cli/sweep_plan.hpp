@@ -11,7 +11,9 @@
 //   `host.batchPrepareSeconds`): passed as `--set NAME=V`;
 // - a workload key path (`training.outfeed.mode`): `--workload-set NAME=V`;
 // - a bare workload key (`steps_per_execution`) found exactly once in the
-//   workload file: `--workload-set <its path>=V`.
+//   workload file: `--workload-set <its path>=V`;
+// - a top-level workload key the file leaves out (`task`, `seed`):
+//   `--workload-set NAME=V`.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

@@ -24,6 +24,17 @@ def text(value):
     return value.decode("utf8") if isinstance(value, bytes) else str(value)
 
 
+def values(path, dataset):
+    """A weight's values, read only when they are in the file itself: HDF5
+    lets a dataset keep them in external raw files or map them from other
+    files (a virtual dataset), which h5py opens from disk (a FIFO named
+    there waited forever). Keras writes neither; ipusim refuses both."""
+    if dataset.is_virtual or dataset.id.get_create_plist().get_external_count():
+        sys.exit("%s: %s: its values are stored outside the file (%s): expected them in the file, as Keras writes them"
+                 % (path, dataset.name, "a virtual dataset" if dataset.is_virtual else "external raw files"))
+    return dataset[()]
+
+
 def legacy_layers_and_weights(path):
     f = h5py.File(path, "r")
     config = json.loads(text(f.attrs["model_config"]))["config"]
@@ -35,21 +46,27 @@ def legacy_layers_and_weights(path):
             continue
         name = layer["config"]["name"]
         names = [text(n) for n in group[name].attrs["weight_names"]] if name in group else []
-        out.append((layer, [group[name][n][()] for n in names]))
+        out.append((layer, [values(path, group[name][n]) for n in names]))
     return out
 
 
-def model_file_kind(path):
-    """"hdf5" or "zip", after refusing by name what is no model file: a FIFO
-    (opening it waits for a writer forever), a directory, a device, a missing
-    file, or bytes of neither kind."""
+def regular_file(path, expected):
+    """Refuses by name what is no regular file: a FIFO (opening it waits for
+    a writer forever), a directory, a device, a missing file."""
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
         sys.exit("%s: %s" % (path, e.strerror))
     if not stat.S_ISREG(mode):
-        sys.exit("%s: is %s, expected a Keras model file (a .keras archive or a legacy .h5)"
-                 % (path, "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "no regular file"))
+        sys.exit("%s: is %s, expected %s"
+                 % (path, "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "no regular file",
+                    expected))
+
+
+def model_file_kind(path):
+    """"hdf5" or "zip", after refusing by name what is no model file (no
+    regular file, or bytes of neither kind)."""
+    regular_file(path, "a Keras model file (a .keras archive or a legacy .h5)")
     with open(path, "rb") as f:
         head = f.read(8)
     if head == b"\x89HDF\r\n\x1a\n":
@@ -78,7 +95,7 @@ def layers_and_weights(path):
         key = snake(cls)
         used[key] = used.get(key, -1) + 1
         group = weights.get("layers/%s%s/vars" % (key, "_%d" % used[key] if used[key] else ""))
-        out.append((layer, [group[str(i)][()] for i in range(len(group))] if group is not None else []))
+        out.append((layer, [values(path, group[str(i)]) for i in range(len(group))] if group is not None else []))
     return out
 
 
@@ -157,6 +174,26 @@ def checked_count(text):
     return count
 
 
+def read_images(path, count):
+    """The first COUNT images of a gzipped IDX file of 28x28 images, as
+    (count, 28, 28, 1) bytes; what is no such file is refused naming it."""
+    regular_file(path, "a gzipped IDX file of images")
+    try:
+        with gzip.open(path) as f:
+            head = f.read(16)
+            if len(head) < 16 or head[:4] != b"\x00\x00\x08\x03" or head[8:16] != bytes([0, 0, 0, 28, 0, 0, 0, 28]):
+                sys.exit("%s: expected a gzipped IDX file of 28x28 images (header 00 00 08 03, N, 28, 28)" % path)
+            available = int.from_bytes(head[4:8], "big")
+            if available < count:
+                sys.exit("%s: holds %d images, COUNT is %d" % (path, available, count))
+            pixels = f.read(count * 784)
+    except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
+        sys.exit("%s: %s (expected a gzipped IDX file of images)" % (path, e))
+    if len(pixels) < count * 784:
+        sys.exit("%s: truncated: %d images announced, the data ends within image %d" % (path, available, len(pixels) // 784))
+    return np.frombuffer(pixels, np.uint8).reshape(count, 28, 28, 1)
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__.split("\n\n")[-1])
@@ -165,10 +202,10 @@ def main():
         divisor = float(divisor)
     except ValueError:
         divisor = float("nan")
-    if not (math.isfinite(divisor) and divisor > 0):
+    # (as the float32 the pixels are divided by: 1e-320 is 0 there, and gave NaN labels)
+    if not (math.isfinite(divisor) and divisor > 0 and np.isfinite(np.float32(divisor)) and np.float32(divisor) > 0):
         sys.exit("DIVISOR %s: expected a positive number (255: the author's x / 255.0; 1: raw pixels)" % sys.argv[4])
-    pixels = np.frombuffer(gzip.open(images_path).read(), np.uint8, offset=16)[: count * 784]
-    x = pixels.astype(np.float32).reshape(count, 28, 28, 1) / np.float32(divisor)
+    x = read_images(images_path, count).astype(np.float32) / np.float32(divisor)
     model = layers_and_weights(model_path)
     labels = np.concatenate([forward(model, x[i:i + 500]).argmax(1) for i in range(0, count, 500)])
     sys.stdout.write("".join("%d\n" % v for v in labels))

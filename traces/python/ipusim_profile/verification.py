@@ -228,6 +228,22 @@ def _check_track_references(db, path, tables):
             track = db.execute(f"SELECT min(track_id) FROM {table} WHERE track_id > ?", (track,)).fetchone()[0]
 
 
+def _check_entry_point_names(db, path, tables):
+    """Check 6 (its end): every run of an entry point carries its name, and no two entry points share one."""
+    if "runs" not in tables:
+        return  # a hand-made profile without it (as check 5 skips a missing table)
+    split = db.execute("SELECT entry_point, min(name), max(name) FROM runs GROUP BY entry_point "
+                       "HAVING count(DISTINCT name) > 1 ORDER BY entry_point LIMIT 1").fetchone()
+    if split is not None:
+        raise ProfileError(f"{path}: damaged profile: the runs of entry_point {split[0]} are named "
+                           f"{describe_value(split[1])} and {describe_value(split[2])}; expected one name per entry point")
+    shared = db.execute("SELECT name, min(entry_point), max(entry_point) FROM runs GROUP BY name "
+                        "HAVING count(DISTINCT entry_point) > 1 ORDER BY min(entry_point) LIMIT 1").fetchone()
+    if shared is not None:
+        raise ProfileError(f"{path}: damaged profile: runs of entry points {shared[1]} and {shared[2]} are both named "
+                           f"{describe_value(shared[0])}; expected distinct names")
+
+
 def _check_program_tree(db, path, tables):
     """Check 7: the programs' parent_id links form a tree: each names a program and none leads back to where it
     started. Programs are walked in id order, as traces/profile_verification.cpp walks them (the same row named)."""
@@ -304,6 +320,7 @@ def verify(db, path):
     _check_counter_summaries(db, path, tables)
     _check_track_references(db, path, tables)
     check_column_rules(db, path, tables)
+    _check_entry_point_names(db, path, tables)
     _check_program_tree(db, path, tables)
     _check_slice_index(db, path, tables)
     return tables, meta

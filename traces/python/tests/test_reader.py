@@ -125,7 +125,8 @@ def complete_schema_4(db):
     for table in COUNTED_TABLES:
         if table in present or table in OPTIONAL_TABLES:
             continue
-        columns = list(ROW_KEYS.get(table, [])) + (["track_id", "slice_id"] if table == "long_slices" else [])
+        columns = list(ROW_KEYS.get(table, [])) + (["track_id", "slice_id"] if table == "long_slices" else []) + (
+            ["name"] if table == "runs" else [])  # (check 6 reads the runs' names)
         for rule in COLUMN_RULES:
             for column in (rule["column"], rule.get("min_column")):
                 if rule["table"] == table and column and column not in columns:
