@@ -1,5 +1,7 @@
 #include "scheduler/graph/recomputation.hpp"
 
+#include "scheduler/models/auto_checkpoints.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -30,16 +32,10 @@ class Recomputation {
     // A layer's segment: the checkpoints before it in layer order (a
     // checkpoint ends its segment). Layers after the last checkpoint, and
     // ops of no layer (the loss's), are the last segment's.
-    std::set<std::string> checkpoints(w.training.recomputeCheckpoints.begin(), w.training.recomputeCheckpoints.end());
-    std::size_t segment = 0;
-    for (const LayerSpec& l : w.layers) {
-      segmentOf_[l.name] = segment;
-      if (checkpoints.count(l.name)) {
-        checkpointLayers_.insert(l.name);
-        ++segment;
-      }
-    }
-    lastSegment_ = segment;
+    const std::vector<std::size_t> segments = recomputeSegments(w);
+    for (std::size_t i = 0; i < w.layers.size(); ++i) segmentOf_[w.layers[i].name] = segments[i];
+    checkpointLayers_.insert(w.training.recomputeCheckpoints.begin(), w.training.recomputeCheckpoints.end());
+    lastSegment_ = w.training.recomputeCheckpoints.size();
     // A checkpoint's outputs: its values that a forward op of another layer reads.
     for (std::size_t op = 0; op < firstBackward_; ++op)
       for (std::size_t in : g_.ops[op].inputs) {

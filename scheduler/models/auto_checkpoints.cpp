@@ -34,4 +34,15 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
   return chosen;
 }
 
+std::vector<std::size_t> recomputeSegments(const Workload& w) {
+  const std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
+  std::vector<std::size_t> segments;
+  std::size_t segment = 0;
+  for (const LayerSpec& l : w.layers) {
+    segments.push_back(segment);
+    if (std::find(checkpoints.begin(), checkpoints.end(), l.name) != checkpoints.end()) ++segment;
+  }
+  return segments;
+}
+
 }  // namespace ipusim::scheduler

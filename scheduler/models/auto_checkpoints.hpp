@@ -19,4 +19,11 @@ namespace ipusim::scheduler {
 // the model has fewer than two candidates.
 std::vector<std::string> autoRecomputeCheckpoints(const Workload& w);
 
+// Each layer's recomputation segment under w.training.recomputeCheckpoints:
+// the number of checkpoints before it in layer order (a checkpoint ends its
+// segment); the last segment, numbered the checkpoints' count, is not
+// recomputed. The one definition the graph (graph/recomputation.hpp) and
+// the up-front memory estimate share.
+std::vector<std::size_t> recomputeSegments(const Workload& w);
+
 }  // namespace ipusim::scheduler

@@ -31,19 +31,18 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   // With recomputation (TrainingSpec::recomputeCheckpoints), the activations
   // of a segment before the last checkpoint are kept only while its own
   // backward pass runs: of those segments, only the largest is counted.
-  const std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
-  std::size_t segment = 0;
-  std::vector<long double> segmentBytes(checkpoints.size() + 1, 0);
+  const std::size_t lastSegment = w.training.recomputeCheckpoints.size();
+  const std::vector<std::size_t> segmentOf = recomputeSegments(w);
+  std::vector<long double> segmentBytes(lastSegment + 1, 0);
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
     const Layer::Footprint f = layerOfKind(l.kind).footprint(l);
     const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && isModelInput(l.inputs[0]));
     if (fit && f.keptElements && !(readsImages && f.kept == "input")) {
       const long double bytes = computeBytes * w.dataset.batchSize * f.keptElements;
-      if (segment < checkpoints.size()) segmentBytes[segment] += bytes;
+      if (segmentOf[i] < lastSegment) segmentBytes[segmentOf[i]] += bytes;
       else variables.push_back({l.name + "/" + f.kept, "activations", bytes});
     }
-    if (std::find(checkpoints.begin(), checkpoints.end(), l.name) != checkpoints.end()) ++segment;
     if (!l.weightsOf.empty()) continue;  // a shared layer's later call: its weights are counted once
     if (f.stateElements) variables.push_back({l.name + "/state", "weights", 4.0L * f.stateElements});
     for (const auto& [name, elements] : f.weights) {
