@@ -13,7 +13,8 @@ namespace ipusim::model {
 using ir::Cycles;
 using ir::Id;
 
-enum class PhaseKind : std::uint8_t { Compute, Exchange, Sync, StreamCopy, IpuLinkCopy };
+// StreamingMemory: a remote-buffer copy to or from Streaming Memory.
+enum class PhaseKind : std::uint8_t { Compute, Exchange, Sync, StreamCopy, IpuLinkCopy, StreamingMemory };
 const char* toString(PhaseKind kind);
 
 // A stream copy's phases, in time order: Begin (the device waits for the host

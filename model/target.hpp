@@ -51,6 +51,15 @@ struct HostLinkParams {
   double latencySeconds = 0;
 };
 
+// Streaming Memory: the DDR behind an IPU-M2000's IPU-Gateway, reached by
+// remote-buffer copies (model/ir/remote_buffer.hpp). A copy holds every IPU
+// for latencySeconds + its IPU's bytes / bytesPerSecond, then syncs.
+struct StreamingMemoryParams {
+  double bytesPerIpu = 0;     // capacity per IPU (0: none, as a C2 card)
+  double bytesPerSecond = 0;  // one IPU's link to it, each direction
+  double latencySeconds = 0;
+};
+
 struct Target {
   std::string arch = "ipu2";
   double clockHz = 1.33e9;
@@ -59,6 +68,7 @@ struct Target {
   SyncParams sync;
   IpuLinkParams ipuLink;
   HostLinkParams hostLink;
+  StreamingMemoryParams streamingMemory;
 
   std::uint32_t numIpus() const { return ipuLink.numIpus; }
   std::uint32_t totalTiles() const { return tile.tilesPerIpu * ipuLink.numIpus; }

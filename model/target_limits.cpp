@@ -70,6 +70,8 @@ void checkTargetLimits(const Target& t) {
               "at most " + std::to_string(kMaxTileMemoryBytes) + " bytes per tile");
   durationToCycles(t.hostLink.latencySeconds, t.clockHz, "target parameter 'hostLink.latencySeconds'");
   checkRate("hostLink.bytesPerSecond", t.hostLink.bytesPerSecond, t.clockHz);
+  durationToCycles(t.streamingMemory.latencySeconds, t.clockHz, "target parameter 'streamingMemory.latencySeconds'");
+  checkRate("streamingMemory.bytesPerSecond", t.streamingMemory.bytesPerSecond, t.clockHz);
   checkRate("ipuLink.linkBytesPerSecond", t.ipuLink.linkBytesPerSecond, t.clockHz);
   if (t.ipuLink.railsWrap > 1) overLimit("ipuLink.railsWrap", std::to_string(t.ipuLink.railsWrap), "0 (a ladder) or 1 (rails wrap)");
 }

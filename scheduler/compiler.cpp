@@ -457,7 +457,10 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   progress("planning memory");
   MemoryPlanResult mem;
   try {
-    mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory, recomputationRemedy(w));
+    std::string remedy = recomputationRemedy(w);
+    if (const std::string offload = offloadRemedy(w, replicaTarget, memoryEstimate); !offload.empty())
+      remedy += (remedy.empty() ? "" : ", ") + offload;
+    mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory, remedy);
   } catch (const std::invalid_argument& e) {
     progress("trying recomputation");
     throw std::invalid_argument(e.what() + recomputationTrial(original, target, step.estimatedStepCycles));

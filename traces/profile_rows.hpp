@@ -36,7 +36,8 @@ struct TrackRow {
 // Slice categories: "engine_run", "step", "program", "compute", "exchange",
 // "sync", "stream_copy", "stream_copy_begin", "stream_copy_mid",
 // "stream_copy_end", "ipu_link", "collective" (a collective's phases: the
-// all-reduce), "host" (host control), "host_io" (host data work).
+// all-reduce), "streaming_memory" (a remote-buffer copy), "host" (host
+// control), "host_io" (host data work).
 struct SliceRow {
   std::int64_t id = 0;         // assigned by the writer when 0
   std::int64_t trackId = 0;

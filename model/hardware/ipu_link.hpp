@@ -10,6 +10,7 @@
 //   hops x ipuLink.latencyCycles + ceil(bytes on its busiest hop / that hop's bytes per cycle)
 // and the phase's link part is the longest flow. An IPU's outgoing traffic is
 // therefore bounded by the links it has, and a multi-hop route pays each hop.
+#include "model/hardware/transfer_cycles.hpp"
 #include "model/hardware/ipu_link_topology.hpp"
 #include "model/ir/types.hpp"
 #include "model/target.hpp"
@@ -35,9 +36,5 @@ class IpuLink {
   ir::Cycles latencyCycles_;
   IpuLinkTopology topology_;
 };
-
-// ceil(bytes / bytesPerCycle) for a fractional rate, robust to the rounding
-// of rates like 64e9 / 1.33e9 (a result within 1e-9 of an integer is that integer).
-ir::Cycles ceilDivide(std::uint64_t bytes, double bytesPerCycle);
 
 }  // namespace ipusim::model::hardware

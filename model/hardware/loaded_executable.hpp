@@ -2,11 +2,13 @@
 // LoadedExecutable: everything load() prepares once so that running is only
 // walking programs and waiting: tile memory, compute-set plans (resolved
 // vertices + static cycles), exchange plans of every Copy, resolved
-// condition scalars, the host streams and the products computed whole.
+// condition scalars, the host streams, the remote buffers and the products
+// computed whole.
 #include "model/hardware/compute_set_plan.hpp"
 #include "model/hardware/exchange_fabric.hpp"
 #include "model/hardware/fused_matmul.hpp"
 #include "model/hardware/memory_layout.hpp"
+#include "model/hardware/streaming_memory.hpp"
 #include "model/host_stream.hpp"
 
 #include <memory>
@@ -37,6 +39,7 @@ struct LoadedExecutable {
   std::vector<ir::Id> copyIndexOfProgram;             // per program: index into copies, or kNoId
   std::vector<ConditionSlot> conditions;              // per program (RepeatWhileTrue, If)
   std::vector<std::unique_ptr<HostStream>> streams;   // by stream id
+  StreamingMemory streamingMemory;                    // the remote buffers and their copies
   FusedMatMuls fused;                                 // empty unless functional and fusing
 
   // StaticPhase ids: compute set c is c; copy i is computeSets.size() + i.

@@ -11,6 +11,7 @@ const char* toString(PhaseKind kind) {
     case PhaseKind::Sync: return "sync";
     case PhaseKind::StreamCopy: return "stream_copy";
     case PhaseKind::IpuLinkCopy: return "ipu_link_copy";
+    case PhaseKind::StreamingMemory: return "streaming_memory";
   }
   return "unknown";
 }

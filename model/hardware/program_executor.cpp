@@ -103,6 +103,7 @@ void ProgramExecutor::execute(ir::Id id) {
       break;
     case ir::ProgramKind::Sync: executeSync(p); break;
     case ir::ProgramKind::Call: execute(p.callee); break;
+    case ir::ProgramKind::RemoteCopy: executeRemoteCopy(p); break;
   }
   if (p.marksStep && phases()) observers_.each([&](ExecutionObserver& o) { o.stepEnd(step, nowCycles()); });
   if (phases()) observers_.each([&](ExecutionObserver& o) { o.programEnd(id, nowCycles()); });
@@ -438,6 +439,25 @@ void ProgramExecutor::executeStreamCopy(const ir::Program& p) {
     for (std::uint32_t ipu : allIpus_)
       emitPhase(ipu, PhaseKind::StreamCopy, begin, end + endCycles - begin, p.id, ir::kNoId, bytes);
   }
+}
+
+void ProgramExecutor::executeRemoteCopy(const ir::Program& p) {
+  StreamingMemory& remote = loaded_.streamingMemory;
+  const StreamingMemory::CopyPlan& plan = remote.plan(p.id);
+  const Cycles begin = nowCycles();
+  if (loaded_.functional) {
+    std::vector<std::uint8_t>& buffer = remote.bytes(p.remoteBuffer);
+    if (p.remoteStore)
+      loaded_.memory.readRegion(p.tensor, buffer.data());
+    else
+      loaded_.memory.writeRegion(p.tensor, buffer.data());
+  }
+  // Every IPU waits for the slowest IPU's transfer, then the completion sync.
+  const Cycles endCycles = sync_.cycles(ir::SyncType::External);
+  if (plan.cycles + endCycles) sc_core::wait(cyclesToTime(plan.cycles + endCycles));
+  if (phases())
+    for (std::uint32_t ipu : allIpus_)
+      emitPhase(ipu, PhaseKind::StreamingMemory, begin, plan.cycles + endCycles, p.id, ir::kNoId, plan.bytesPerIpu[ipu]);
 }
 
 }  // namespace ipusim::model::hardware

@@ -13,6 +13,9 @@
 //              first to the device, transfer first to the host (no
 //              HostService phase when the stream has no service time);
 //              End (sync.externalCycles). All IPUs are stalled throughout.
+//   RemoteCopy the longest IPU's transfer to or from Streaming Memory
+//              (StreamingMemory::CopyPlan), then sync.externalCycles; all IPUs
+//              are stalled throughout (one StreamingMemory phase each).
 //   Sync       sync.internalCycles or sync.externalCycles on every IPU.
 //   Sequence, Repeat, RepeatWhileTrue, If, Call: no time of their own.
 //   A Sequence with ipusApart (a pipeline slot) runs its Execute and Copy
@@ -65,6 +68,7 @@ class ProgramExecutor {
   const std::vector<std::uint32_t>& ipusOf(const ComputeSetPlan& plan) const;
   ir::SyncType syncTypeOf(const ir::Program& p) const;
   void executeStreamCopy(const ir::Program& p);
+  void executeRemoteCopy(const ir::Program& p);
   void executeSync(const ir::Program& p);
   bool condition(const ir::Program& p) const;
   void announce(ir::Id staticPhase, const ir::Program& p);

@@ -5,6 +5,7 @@
 #include "model/ir/compute_set.hpp"
 #include "model/ir/fused_matmul.hpp"
 #include "model/ir/program.hpp"
+#include "model/ir/remote_buffer.hpp"
 #include "model/ir/replica_mirror.hpp"
 #include "model/ir/stream.hpp"
 #include "model/ir/tensor.hpp"
@@ -34,6 +35,7 @@ struct Executable {
   std::vector<Tensor> tensors;
   std::vector<ComputeSet> computeSets;
   std::vector<Stream> streams;
+  std::vector<RemoteBuffer> remoteBuffers;  // Streaming Memory (remote_buffer.hpp)
   std::vector<Program> programs;
   std::vector<EntryPoint> entryPoints;
   // Replication (as Poplar's replicated graphs): 0 = one graph over every IPU;

@@ -80,6 +80,13 @@ json streamJson(const Stream& s) {
   return j;
 }
 
+json remoteBufferJson(const RemoteBuffer& b) {
+  json j = {{"id", b.id}, {"name", b.name}, {"dtype", toString(b.dtype)}, {"elements", b.elements}};
+  if (!b.initialValue.empty()) j["initialValue"] = b.initialValue;
+  putDebug(j, b.debug);
+  return j;
+}
+
 json programJson(const Program& p) {
   json j = {{"id", p.id}, {"kind", toString(p.kind)}, {"name", p.name}};
   if (!p.children.empty()) j["children"] = p.children;
@@ -105,6 +112,11 @@ json programJson(const Program& p) {
     case ProgramKind::If: j["condition"] = refJson(p.condition); break;
     case ProgramKind::Sync: j["syncType"] = toString(p.syncType); break;
     case ProgramKind::Call: j["callee"] = p.callee; break;
+    case ProgramKind::RemoteCopy:
+      j["remoteBuffer"] = p.remoteBuffer;
+      j["tensor"] = refJson(p.tensor);
+      j["direction"] = p.remoteStore ? "store" : "load";
+      break;
     case ProgramKind::Sequence: break;
   }
   if (p.marksStep) j["marksStep"] = true;
@@ -307,6 +319,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
     case ProgramKind::If: keys.push_back("condition"); break;
     case ProgramKind::Sync: keys.push_back("syncType"); break;
     case ProgramKind::Call: keys.push_back("callee"); break;
+    case ProgramKind::RemoteCopy: keys.insert(keys.end(), {"remoteBuffer", "tensor", "direction"}); break;
     case ProgramKind::Sequence: break;
   }
   expectObject(j, path, keys);
@@ -366,6 +379,15 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
       break;
     }
     case ProgramKind::Call: p.callee = asU32(required(j, path, "callee", "a program id"), child(path, "callee")); break;
+    case ProgramKind::RemoteCopy: {
+      p.remoteBuffer = asU32(required(j, path, "remoteBuffer", "a remote buffer id"), child(path, "remoteBuffer"));
+      p.tensor = readRef(required(j, path, "tensor", "a tensor region"), child(path, "tensor"));
+      const std::string dp = child(path, "direction");
+      const std::string direction = asString(required(j, path, "direction", "load or store"), dp);
+      if (direction != "load" && direction != "store") fail(dp, "expected load or store, got '" + direction + "'");
+      p.remoteStore = direction == "store";
+      break;
+    }
     case ProgramKind::Sequence: break;
   }
   if (const json* v = optional(j, "marksStep")) p.marksStep = asBool(*v, child(path, "marksStep"));
@@ -373,6 +395,23 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   if (const json* v = optional(j, "ipusApart")) p.ipusApart = asBool(*v, child(path, "ipusApart"));
   p.debug = readDebug(j, path);
   return p;
+}
+
+RemoteBuffer readRemoteBuffer(const json& j, const std::string& path, std::size_t index) {
+  expectObject(j, path, {"id", "name", "dtype", "elements", "initialValue", "debug"});
+  RemoteBuffer b;
+  b.id = readId(j, path, index);
+  b.name = asString(required(j, path, "name", "a string"), child(path, "name"));
+  b.dtype = readDType(required(j, path, "dtype", "float, half, int, uint or bool"), child(path, "dtype"));
+  b.elements = asU64(required(j, path, "elements", "an unsigned integer"), child(path, "elements"));
+  if (const json* v = optional(j, "initialValue")) {
+    const std::string p = child(path, "initialValue");
+    expectArray(*v, p);
+    b.initialValue.reserve(v->size());
+    for (std::size_t i = 0; i < v->size(); ++i) b.initialValue.push_back(asDouble((*v)[i], item(p, i)));
+  }
+  b.debug = readDebug(j, path);
+  return b;
 }
 
 EntryPoint readEntryPoint(const json& j, const std::string& path) {
@@ -406,6 +445,10 @@ json toJson(const Executable& exe) {
   for (const auto& cs : exe.computeSets) computeSets.push_back(computeSetJson(cs));
   json& streams = j["streams"] = json::array();
   for (const auto& s : exe.streams) streams.push_back(streamJson(s));
+  if (!exe.remoteBuffers.empty()) {
+    json& remote = j["remoteBuffers"] = json::array();
+    for (const auto& b : exe.remoteBuffers) remote.push_back(remoteBufferJson(b));
+  }
   json& programs = j["programs"] = json::array();
   for (const auto& p : exe.programs) programs.push_back(programJson(p));
   json& entries = j["entryPoints"] = json::array();
@@ -476,6 +519,7 @@ void writeJson(const Executable& exe, std::ostream& out, std::uint64_t maxBytes)
   writeArray(w, "tensors", exe.tensors, tensorJson);
   writeArray(w, "computeSets", exe.computeSets, computeSetJson);
   writeArray(w, "streams", exe.streams, streamJson);
+  if (!exe.remoteBuffers.empty()) writeArray(w, "remoteBuffers", exe.remoteBuffers, remoteBufferJson);
   writeArray(w, "programs", exe.programs, programJson);
   writeArray(w, "entryPoints", exe.entryPoints,
              [](const EntryPoint& e) { return json{{"name", e.name}, {"program", e.program}}; }, true);
@@ -484,7 +528,7 @@ void writeJson(const Executable& exe, std::ostream& out, std::uint64_t maxBytes)
 
 Executable fromJson(const json& j) {
   expectObject(j, "", {"format", "version", "name", "target", "options", "tensors", "computeSets", "streams",
-                       "programs", "entryPoints", "ipusPerReplica"});
+                       "remoteBuffers", "programs", "entryPoints", "ipusPerReplica"});
   if (const json* v = optional(j, "format"))
     if (asString(*v, "format") != kFormat) fail("format", "expected '" + std::string(kFormat) + "', got " + v->dump());
   if (const json* v = optional(j, "version"))
@@ -504,6 +548,7 @@ Executable fromJson(const json& j) {
   readTable(j, "tensors", exe.tensors, readTensor);
   readTable(j, "computeSets", exe.computeSets, readComputeSet);
   readTable(j, "streams", exe.streams, readStream);
+  readTable(j, "remoteBuffers", exe.remoteBuffers, readRemoteBuffer);
   readTable(j, "programs", exe.programs, readProgram);
   readTable(j, "entryPoints", exe.entryPoints,
             [](const json& e, const std::string& path, std::size_t) { return readEntryPoint(e, path); });

@@ -20,6 +20,7 @@ class Validator {
     for (std::size_t i = 0; i < exe_.tensors.size(); ++i) checkTensor(i);
     for (std::size_t i = 0; i < exe_.computeSets.size(); ++i) checkComputeSet(i);
     for (std::size_t i = 0; i < exe_.streams.size(); ++i) checkStream(i);
+    for (std::size_t i = 0; i < exe_.remoteBuffers.size(); ++i) checkRemoteBuffer(i);
     for (std::size_t i = 0; i < exe_.programs.size(); ++i) checkProgram(i);
     checkProgramsAcyclic();
     checkEntryPoints();
@@ -187,6 +188,17 @@ class Validator {
     if (s.bufferDepth == 0) fail(where, "bufferDepth must be >= 1");
   }
 
+  void checkRemoteBuffer(std::size_t i) const {
+    const RemoteBuffer& b = exe_.remoteBuffers[i];
+    const std::string where = named("remoteBuffers", i, b.name);
+    checkId(where, b.id, i);
+    if (b.name.empty()) fail(where, "name is empty");
+    if (b.elements == 0) fail(where, "elements must be > 0");
+    if (!b.initialValue.empty() && b.initialValue.size() != b.elements)
+      fail(where, "initialValue has " + std::to_string(b.initialValue.size()) + " values, expected " +
+                      std::to_string(b.elements) + " (or none: zeros)");
+  }
+
   void checkChildCount(const std::string& where, const Program& p, std::size_t min, std::size_t max) const {
     const std::size_t n = p.children.size();
     if (n < min || n > max) {
@@ -347,6 +359,21 @@ class Validator {
         if (exe_.tensors[p.tensor.tensor].dtype != s.dtype)
           fail(where, std::string("tensor is ") + toString(exe_.tensors[p.tensor.tensor].dtype) + " but stream '" +
                           s.name + "' is " + toString(s.dtype));
+        break;
+      }
+      case ProgramKind::RemoteCopy: {
+        checkChildCount(where, p, 0, 0);
+        if (p.remoteBuffer >= exe_.remoteBuffers.size())
+          fail(where, "remoteBuffer " + std::to_string(p.remoteBuffer) + " is out of range (there are " +
+                          std::to_string(exe_.remoteBuffers.size()) + " remote buffers)");
+        checkRef(where, "tensor", p.tensor);
+        const RemoteBuffer& b = exe_.remoteBuffers[p.remoteBuffer];
+        if (p.tensor.size() != b.elements)
+          fail(where, "tensor region has " + std::to_string(p.tensor.size()) + " elements but remote buffer '" + b.name +
+                          "' holds " + std::to_string(b.elements));
+        if (exe_.tensors[p.tensor.tensor].dtype != b.dtype)
+          fail(where, std::string("tensor is ") + toString(exe_.tensors[p.tensor.tensor].dtype) + " but remote buffer '" +
+                          b.name + "' is " + toString(b.dtype));
         break;
       }
       case ProgramKind::Repeat: checkChildCount(where, p, 1, 1); break;

@@ -8,6 +8,7 @@ constexpr ProgramKind kAllKinds[] = {
     ProgramKind::Sequence, ProgramKind::Execute, ProgramKind::Copy,
     ProgramKind::StreamCopy, ProgramKind::Repeat, ProgramKind::RepeatWhileTrue,
     ProgramKind::If, ProgramKind::Sync, ProgramKind::Call,
+    ProgramKind::RemoteCopy,
 };
 }  // namespace
 
@@ -22,6 +23,7 @@ const char* toString(ProgramKind kind) {
     case ProgramKind::If: return "If";
     case ProgramKind::Sync: return "Sync";
     case ProgramKind::Call: return "Call";
+    case ProgramKind::RemoteCopy: return "RemoteCopy";
   }
   return "invalid";
 }
@@ -31,7 +33,7 @@ ProgramKind programKindFromString(const std::string& name) {
     if (name == toString(kind)) return kind;
   throw std::invalid_argument("unknown program kind '" + name +
                               "' (expected Sequence, Execute, Copy, StreamCopy, Repeat, "
-                              "RepeatWhileTrue, If, Sync or Call)");
+                              "RepeatWhileTrue, If, Sync, Call or RemoteCopy)");
 }
 
 void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out) {

@@ -18,6 +18,8 @@ enum class ProgramKind : std::uint8_t {
   If,               // `condition` non-zero: children[0], else children[1] (if present)
   Sync,             // an explicit sync of `syncType`
   Call,             // run program `callee`
+  RemoteCopy,       // remote buffer `remoteBuffer` <-> tensor region `tensor`
+                    // (`remoteStore`: tensor -> buffer; else buffer -> tensor)
 };
 
 enum class SyncType : std::uint8_t { Internal, External };
@@ -57,11 +59,13 @@ struct Program {
   TensorRef src, dst;           // Copy with one region (when `regions` is empty)
   std::vector<CopyRegion> regions;  // Copy with several regions; when non-empty, src/dst are unused
   Id stream = kNoId;            // StreamCopy
-  TensorRef tensor;             // StreamCopy: destination (HostToDevice) or source
+  TensorRef tensor;             // StreamCopy: destination (HostToDevice) or source; RemoteCopy: the same
   std::uint64_t count = 0;      // Repeat
   TensorRef condition;          // RepeatWhileTrue, If
   SyncType syncType = SyncType::Internal;  // Sync
   Id callee = kNoId;            // Call
+  Id remoteBuffer = kNoId;      // RemoteCopy (and `tensor`: the tile side)
+  bool remoteStore = false;     // RemoteCopy: true tensor -> buffer, false buffer -> tensor
   bool marksStep = false;       // each execution of this program is one training step
   // A step of a cross-replica collective (the gradient all-reduce: its syncs,
   // exchanges and additions): its BSP phases are profiled as category

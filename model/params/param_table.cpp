@@ -99,6 +99,15 @@ const std::vector<ParamDescriptor> kTable = {
     {"hostLink", "hostLink.latencySeconds", "s", 1e-6, 1e-6, Bound::NonNegative,
      "Latency of a host-device transfer over PCIe, DMA setup included (estimate)",
      [](Target& t) -> FieldRef { return &t.hostLink.latencySeconds; }},
+    {"streamingMemory", "streamingMemory.bytesPerIpu", "bytes", 0, 112e9, Bound::NonNegative,
+     "Streaming Memory per IPU: ipu2 448 GB per IPU-M2000 of 4 IPUs (M2000 datasheet); ipu1 none (C2 card)",
+     [](Target& t) -> FieldRef { return &t.streamingMemory.bytesPerIpu; }},
+    {"streamingMemory", "streamingMemory.bytesPerSecond", "B/s", 14.4e9, 14.4e9, Bound::Positive,
+     "IPU to Streaming Memory per direction, estimate: PCIe Gen4 x8 to the IPU-Gateway (M2000 BMC guide) less TLP headers",
+     [](Target& t) -> FieldRef { return &t.streamingMemory.bytesPerSecond; }},
+    {"streamingMemory", "streamingMemory.latencySeconds", "s", 1e-6, 1e-6, Bound::NonNegative,
+     "Latency of a remote-buffer copy, DMA set-up and DDR access (estimate, as hostLink.latencySeconds)",
+     [](Target& t) -> FieldRef { return &t.streamingMemory.latencySeconds; }},
 };
 
 FieldRef fieldOf(const ParamDescriptor& param, const Target& target) {

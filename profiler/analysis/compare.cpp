@@ -78,6 +78,7 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
         {"collective", a.fraction(&PhaseCycles::collective)},
         {"sync", a.fraction(&PhaseCycles::sync)},
         {"stream_copy", a.fraction(&PhaseCycles::streamCopy)},
+        {"streaming_memory", a.fraction(&PhaseCycles::streamingMemory)},
         {"idle", a.fraction(&PhaseCycles::idle)}}},
       {"stream_copy_begin_cycles", a.hostWaitCycles},
       {"host_transfer_cycles", a.hostTransferCycles},
@@ -142,6 +143,8 @@ void printComparison(const Comparison& c, std::ostream& out) {
   share("collective (all-reduce)", &PhaseCycles::collective);
   share("sync", &PhaseCycles::sync);
   share("stream copy", &PhaseCycles::streamCopy);
+  if (c.a.captured.allIpus().streamingMemory > 0 || c.b.captured.allIpus().streamingMemory > 0)
+    share("Streaming Memory", &PhaseCycles::streamingMemory);
   share("idle", &PhaseCycles::idle);
   both("StreamCopy Begin",
        [](const ProfileFigures& f) { return formatPercent(f.captured.hostWaitFraction()); });

@@ -18,6 +18,7 @@ PhaseCycles& PhaseCycles::operator+=(const PhaseCycles& o) {
   collective += o.collective;
   sync += o.sync;
   streamCopy += o.streamCopy;
+  streamingMemory += o.streamingMemory;
   idle += o.idle;
   return *this;
 }
@@ -84,7 +85,7 @@ void forEachSliceIn(const traces::ProfileReader& reader, std::int64_t trackId, s
 
 // The per-IPU buckets, in attribution priority order.
 struct IpuSets {
-  IntervalSet compute, exchange, ipuLink, collective, sync, streamCopy;
+  IntervalSet compute, exchange, ipuLink, collective, sync, streamCopy, streamingMemory;
 };
 
 }  // namespace
@@ -157,6 +158,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
         else if (s.category == "ipu_link") sets.ipuLink.add(s.ts, end);
         else if (s.category == "collective") sets.collective.add(s.ts, end);
         else if (s.category == "sync") sets.sync.add(s.ts, end);
+        else if (s.category == "streaming_memory") sets.streamingMemory.add(s.ts, end);
         else if (startsWith(s.category, "stream_copy")) sets.streamCopy.add(s.ts, end);
         if (s.category == "stream_copy_begin") hostWait.add(s.ts, end);
         if (s.category == "stream_copy_mid") hostTransfer.add(s.ts, end);
@@ -214,6 +216,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
     cycles.collective = claim(sets.collective);
     cycles.sync = claim(sets.sync);
     cycles.streamCopy = claim(sets.streamCopy);
+    cycles.streamingMemory = claim(sets.streamingMemory);
     cycles.idle = activity.windowCycles - taken.length();
     anyActive.add(taken);
     activity.perIpu.push_back(cycles);

@@ -40,8 +40,11 @@
 namespace ipusim::profiler::analysis {
 
 struct PhaseCycles {
-  std::int64_t compute = 0, exchange = 0, ipuLink = 0, collective = 0, sync = 0, streamCopy = 0, idle = 0;
-  std::int64_t total() const { return compute + exchange + ipuLink + collective + sync + streamCopy + idle; }
+  std::int64_t compute = 0, exchange = 0, ipuLink = 0, collective = 0, sync = 0, streamCopy = 0, streamingMemory = 0,
+               idle = 0;
+  std::int64_t total() const {
+    return compute + exchange + ipuLink + collective + sync + streamCopy + streamingMemory + idle;
+  }
   PhaseCycles& operator+=(const PhaseCycles& o);
 };
 

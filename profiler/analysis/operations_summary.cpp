@@ -194,6 +194,7 @@ OperationsSummary summarizeOperations(const traces::ProfileReader& reader) {
       else if (s.category == "exchange" || s.category == "ipu_link") bucket = &OperationRow::exchange;
       else if (s.category == "sync") bucket = &OperationRow::sync;
       else if (s.category == "collective") bucket = collectiveBucket(s);
+      else if (s.category == "streaming_memory") bucket = &OperationRow::streamingMemory;
       if (!bucket) return;
       const std::int64_t cycles = overlap(windows.intervals, s.ts, s.ts + s.dur);
       if (cycles <= 0) return;
@@ -228,6 +229,7 @@ nlohmann::json operationsToJson(const OperationsSummary& s) {
                     {"compute_cycles", r.compute},
                     {"exchange_cycles", r.exchange},
                     {"sync_cycles", r.sync},
+                    {"streaming_memory_cycles", r.streamingMemory},
                     {"cycles_per_step", s.perWindow(r.cycles())},
                     {"share", s.share(r)},
                     {"flops", r.flops},
@@ -249,8 +251,11 @@ nlohmann::json operationsToJson(const OperationsSummary& s) {
 
 void printOperations(const OperationsSummary& s, std::ostream& out) {
   const char* unit = s.byStep ? "step" : "run";
+  // The Streaming Memory column only where an op copied to or from it (offloaded optimizer state).
+  const bool remote = std::any_of(s.rows.begin(), s.rows.end(), [](const OperationRow& r) { return r.streamingMemory > 0; });
   out << "Operations over " << s.windows << " captured " << unit << (s.windows == 1 ? "" : "s") << " ("
       << formatNumber(s.perWindow(s.windowCycles), 0) << " cycles per " << unit << "; compute + exchange + sync "
+      << (remote ? "+ Streaming Memory " : "")
       << formatNumber(s.perWindow(s.busyCycles), 0) << ")";
   if (s.peakFlopsPerSecond() > 0) out << "; AMP float peak " << formatNumber(s.peakFlopsPerSecond() / 1e12, 1) << " TFLOP/s";
   out << "\n";
@@ -265,7 +270,8 @@ void printOperations(const OperationsSummary& s, std::ostream& out) {
   for (const auto& r : s.rows) nameWidth = std::max(nameWidth, int(nameOf(r).size()) + 2);
   out << "  " << std::left << std::setw(nameWidth) << "layer/op" << std::setw(9) << "pass" << std::right << std::setw(12)
       << "cycles/" + std::string(unit) << std::setw(8) << "share" << std::setw(11) << "compute" << std::setw(11)
-      << "exchange" << std::setw(9) << "sync" << std::setw(13) << "FLOPs/" + std::string(unit) << std::setw(12)
+      << "exchange" << std::setw(9) << "sync" << (remote ? "     remote" : "") << std::setw(13)
+      << "FLOPs/" + std::string(unit) << std::setw(12)
       << "GFLOP/s" << std::setw(8) << "peak" << std::setw(7) << "tiles" << std::setw(12) << "memory" << "\n";
   // A figure right-aligned in its column, with at least one space before it:
   // a figure wider than its column (2^62 bytes, 4e9 tiles) must not run into
@@ -278,7 +284,9 @@ void printOperations(const OperationsSummary& s, std::ostream& out) {
     out << "  " << std::left << std::setw(nameWidth) << nameOf(r) << std::setw(9) << r.pass
         << cell(formatNumber(s.perWindow(r.cycles()), 0), 12) << cell(formatPercent(s.share(r)), 8)
         << cell(formatNumber(s.perWindow(r.compute), 0), 11) << cell(formatNumber(s.perWindow(r.exchange), 0), 11)
-        << cell(formatNumber(s.perWindow(r.sync), 0), 9) << cell(formatNumber(s.perWindow(r.flops), 0), 13)
+        << cell(formatNumber(s.perWindow(r.sync), 0), 9)
+        << (remote ? cell(formatNumber(s.perWindow(r.streamingMemory), 0), 11) : std::string())
+        << cell(formatNumber(s.perWindow(r.flops), 0), 13)
         << cell(formatNumber(rate / 1e9, 2), 12)
         << cell(s.peakFlopsPerSecond() > 0 ? formatPercent(rate / s.peakFlopsPerSecond()) : std::string("n/a"), 8)
         << cell(std::to_string(r.tiles), 7) << cell(std::to_string(r.memoryBytes) + " B", 12) << "\n";

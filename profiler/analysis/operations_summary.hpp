@@ -43,11 +43,12 @@ namespace ipusim::profiler::analysis {
 struct OperationRow {
   std::string layer, op, pass;
   std::int64_t compute = 0, exchange = 0, sync = 0;  // cycles over all windows
+  std::int64_t streamingMemory = 0;                  // its remote-buffer copies (offloaded optimizer state)
   std::int64_t flops = 0;                            // over all windows
   std::int64_t tiles = 0;
   std::int64_t memoryBytes = 0;
   std::vector<std::int64_t> programIds;              // programs attributed to it (to select their slices)
-  std::int64_t cycles() const { return compute + exchange + sync; }
+  std::int64_t cycles() const { return compute + exchange + sync + streamingMemory; }
 };
 
 struct OperationsSummary {
@@ -55,7 +56,7 @@ struct OperationsSummary {
   std::int64_t windows = 0;         // steps (or runs) measured
   bool byStep = true;               // false: windows are runs (no step slices)
   std::int64_t windowCycles = 0;    // their total length
-  std::int64_t busyCycles = 0;      // compute + exchange + ipu link + collective + sync over all IPUs
+  std::int64_t busyCycles = 0;      // compute + exchange + ipu link + collective + sync + Streaming Memory over all IPUs
   double peakFlopsPerCycle = 0;     // the AMP float peak of the whole target
   std::vector<OperationRow> rows;   // by cycles, largest first
 

@@ -171,6 +171,7 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
       s.collective = p.collective;
       s.sync = p.sync;
       s.streamCopy = p.streamCopy;
+      s.streamingMemory = p.streamingMemory;
       s.idle = p.idle;
     } else {
       s.idle = stats.cycles;

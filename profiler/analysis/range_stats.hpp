@@ -35,7 +35,8 @@ namespace ipusim::profiler {
 struct IpuRangeStats {
   std::int64_t ipu = 0;
   // Exclusive buckets (see above): they add up to the range's cycles.
-  std::int64_t compute = 0, exchange = 0, ipuLink = 0, collective = 0, sync = 0, streamCopy = 0, idle = 0;
+  std::int64_t compute = 0, exchange = 0, ipuLink = 0, collective = 0, sync = 0, streamCopy = 0, streamingMemory = 0,
+               idle = 0;
   bool hasTileDetail = false;
   double tileBalance = 0;         // 0..1, 1 = every working tile as busy as the busiest
   double parallelEfficiency = 0;  // 0..1, 1 = every tile of the IPU as busy as the busiest

@@ -27,7 +27,8 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
 
 nlohmann::json phaseCyclesToJson(const PhaseCycles& c) {
   return {{"compute", c.compute},       {"exchange", c.exchange}, {"ipu_link", c.ipuLink},
-          {"collective", c.collective}, {"sync", c.sync},             {"stream_copy", c.streamCopy}, {"idle", c.idle}};
+          {"collective", c.collective}, {"sync", c.sync},             {"stream_copy", c.streamCopy},
+          {"streaming_memory", c.streamingMemory}, {"idle", c.idle}};
 }
 
 namespace {
@@ -150,13 +151,20 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
     out << "  no captured run\n";
     return;
   }
-  const char* names[] = {"compute", "exchange", "ipu link", "collective", "sync", "stream copy", "idle"};
+  // The Streaming Memory column only where a run copied to or from it (offloaded state).
+  const bool remote = a.allIpus().streamingMemory > 0;
+  std::vector<const char*> names = {"compute", "exchange", "ipu link", "collective", "sync", "stream copy"};
+  if (remote) names.push_back("streaming memory");
+  names.push_back("idle");
   out << "  " << std::left << std::setw(6) << "IPU";
   for (const char* n : names) out << std::right << std::setw(22) << n;
   out << "\n";
   const auto row = [&](const std::string& label, const PhaseCycles& c, std::int64_t total) {
     out << "  " << std::left << std::setw(6) << label;
-    for (std::int64_t v : {c.compute, c.exchange, c.ipuLink, c.collective, c.sync, c.streamCopy, c.idle}) {
+    std::vector<std::int64_t> cells = {c.compute, c.exchange, c.ipuLink, c.collective, c.sync, c.streamCopy};
+    if (remote) cells.push_back(c.streamingMemory);
+    cells.push_back(c.idle);
+    for (std::int64_t v : cells) {
       const std::string cell = std::to_string(v) + " " +
                                formatPercent(total > 0 ? double(v) / double(total) : 0.0);
       out << std::right << std::setw(22) << cell;

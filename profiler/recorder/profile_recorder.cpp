@@ -16,6 +16,7 @@ const char* categoryOf(ir::ProgramKind kind) {
     case ir::ProgramKind::Execute: return "compute";
     case ir::ProgramKind::Copy: return "exchange";
     case ir::ProgramKind::StreamCopy: return "stream_copy";
+    case ir::ProgramKind::RemoteCopy: return "streaming_memory";
     case ir::ProgramKind::Sync: return "sync";
     default: return "program";
   }
@@ -28,6 +29,7 @@ const char* categoryOf(model::PhaseKind kind) {
     case model::PhaseKind::Sync: return "sync";
     case model::PhaseKind::StreamCopy: return "stream_copy";
     case model::PhaseKind::IpuLinkCopy: return "ipu_link";
+    case model::PhaseKind::StreamingMemory: return "streaming_memory";
   }
   return "program";
 }

@@ -48,7 +48,7 @@ class OrderWalker {
  private:
   static bool isLeaf(ir::ProgramKind kind) {
     return kind == ir::ProgramKind::Execute || kind == ir::ProgramKind::Copy ||
-           kind == ir::ProgramKind::StreamCopy || kind == ir::ProgramKind::Sync;
+           kind == ir::ProgramKind::StreamCopy || kind == ir::ProgramKind::RemoteCopy || kind == ir::ProgramKind::Sync;
   }
 
   std::vector<ir::Id> uses(const ir::Program& p) const {
@@ -64,7 +64,7 @@ class OrderWalker {
         tensors.push_back(r.src.tensor);
         tensors.push_back(r.dst.tensor);
       }
-    } else if (p.kind == ir::ProgramKind::StreamCopy) {
+    } else if (p.kind == ir::ProgramKind::StreamCopy || p.kind == ir::ProgramKind::RemoteCopy) {
       tensors.push_back(p.tensor.tensor);
     }
     for (ir::Id t : tensors)

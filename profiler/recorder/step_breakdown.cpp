@@ -32,6 +32,7 @@ void StepBreakdown::phase(const model::PhaseEvent& event) {
     case model::PhaseKind::Sync: sum_.sync += d; break;
     case model::PhaseKind::StreamCopy: sum_.streamCopy += d; break;
     case model::PhaseKind::IpuLinkCopy: sum_.ipuLink += d; break;
+    case model::PhaseKind::StreamingMemory: sum_.streamingMemory += d; break;
   }
 }
 
@@ -40,7 +41,7 @@ StepCycles StepBreakdown::result() const {
   if (sum_.steps == 0) return mean;
   const double n = double(sum_.steps);
   for (double* v : {&mean.total, &mean.compute, &mean.exchange, &mean.sync, &mean.streamCopy, &mean.ipuLink,
-                    &mean.collective}) *v /= n;
+                    &mean.collective, &mean.streamingMemory}) *v /= n;
   return mean;
 }
 

@@ -40,6 +40,10 @@ struct Value {
   std::optional<ir::DrawnInit> drawnInit{};  // kernels: drawn at load (Glorot uniform); others start at zero
   double initialFill = 0;  // without drawnInit: every element's initial value (Keras's Ones: 1)
   std::vector<double> initialValues{};  // else, when not empty: each element's (a layer's constants)
+  // An OptimizerState value kept in Streaming Memory between its updates
+  // (training.offload_optimizer_state): on the tiles only while its update
+  // runs, loaded before it and stored after it, so not always live there.
+  bool inStreamingMemory = false;
   std::uint64_t numElements() const {
     std::uint64_t n = 1;
     for (auto d : shape) n *= d;
@@ -48,8 +52,8 @@ struct Value {
   std::uint64_t numBytes() const { return numElements() * ir::sizeOf(dtype); }
   bool alwaysLive() const {
     return kind == ValueKind::Weight || kind == ValueKind::Input || kind == ValueKind::Loss ||
-           kind == ValueKind::OptimizerState || kind == ValueKind::StepCounter || kind == ValueKind::NonTrainable ||
-           kind == ValueKind::PerTile;
+           (kind == ValueKind::OptimizerState && !inStreamingMemory) || kind == ValueKind::StepCounter ||
+           kind == ValueKind::NonTrainable || kind == ValueKind::PerTile;
   }
 };
 

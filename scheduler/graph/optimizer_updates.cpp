@@ -46,7 +46,7 @@ void outfeedLearningRate(OpGraph& g, std::size_t lr) {
 }  // namespace
 
 void addOptimizerUpdates(OpGraph& g, const OptimizerSpec& o, const std::map<std::size_t, std::size_t>& weightGrad,
-                         const std::function<std::size_t()>& stepCounter) {
+                         const std::function<std::size_t()>& stepCounter, bool offloadState) {
   const std::map<std::size_t, std::size_t> grads = clipGradients(g, o, weightGrad);
   const std::string rule = o.rule();
   const std::size_t lr = o.schedule.enabled() ? addLearningRate(g, o, stepCounter()) : kNoValue;
@@ -67,6 +67,7 @@ void addOptimizerUpdates(OpGraph& g, const OptimizerSpec& o, const std::map<std:
     auto slot = [&](const std::string& name, double initial = 0) {
       Value v{weightName + "/" + name, g.values[wv].shape, g.values[wv].dtype, ValueKind::OptimizerState, layer};
       v.initialFill = initial;
+      v.inStreamingMemory = offloadState;
       return g.addValue(std::move(v));
     };
     Op up{OpKind::SgdUpdate, shortName + "_update", layer, {wv, grads.at(wv)}, {}};

@@ -30,7 +30,10 @@
 // outfeed after the loss and the accuracy (g.loss grows by one element).
 // Slot variables (v, m, a, mom, acc, u) are OptimizerState values: device
 // tensors, always live, in the weights' dtype, zero at the start but
-// Adagrad's accumulator.
+// Adagrad's accumulator. With `offloadState` (training.offload_optimizer_state)
+// they live in Streaming Memory instead (Value::inStreamingMemory): the
+// lowering loads each onto its weight's tiles just before the update and
+// stores it back after, a remote buffer per slot (model/ir/remote_buffer.hpp).
 #include "scheduler/graph/op_graph.hpp"
 
 #include <functional>
@@ -41,6 +44,6 @@ namespace ipusim::scheduler {
 // `weightGrad` maps each of g.weights to its gradient value; `stepCounter`
 // gives (creating it on first call) the step-count value the update reads.
 void addOptimizerUpdates(OpGraph& g, const OptimizerSpec& optimizer, const std::map<std::size_t, std::size_t>& weightGrad,
-                         const std::function<std::size_t()>& stepCounter);
+                         const std::function<std::size_t()>& stepCounter, bool offloadState = false);
 
 }  // namespace ipusim::scheduler

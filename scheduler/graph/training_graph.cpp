@@ -763,7 +763,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   std::map<std::size_t, std::size_t> weightGrad = b.backward(seeds);
   addWeightPenaltyGradients(g, b.penalties(), weightGrad);
   // The optimizer: one update per weight, after every reader of the weight.
-  addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return b.stepCounter(); });
+  addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return b.stepCounter(); }, w.training.offloadOptimizerState);
   // The step count is incremented before anything reads it.
   if (g.stepCounter != kNone) {
     std::size_t increment = kNone;

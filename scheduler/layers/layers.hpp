@@ -38,5 +38,6 @@ std::unique_ptr<Layer> makeUpSamplingLayer();          // up_sampling1d, up_samp
 std::unique_ptr<Layer> makePermuteLayer();             // permute
 std::unique_ptr<Layer> makeMultiHeadAttentionLayer();  // multi_head_attention
 std::unique_ptr<Layer> makePositionEmbeddingLayer();   // position_embedding
+std::unique_ptr<Layer> makeRecomputationCheckpointLayer();  // recomputation_checkpoint
 
 }  // namespace ipusim::scheduler

@@ -46,6 +46,7 @@ struct Registry {
     layers.push_back(makePermuteLayer());
     layers.push_back(makeMultiHeadAttentionLayer());
     layers.push_back(makePositionEmbeddingLayer());
+    layers.push_back(makeRecomputationCheckpointLayer());
     for (const auto& l : layers) {
       for (const std::string& k : l->kinds())
         if (byKind.emplace(k, l.get()).second) kinds.push_back(k);

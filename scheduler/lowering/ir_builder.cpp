@@ -1,6 +1,7 @@
 #include "scheduler/lowering/ir_builder.hpp"
 
 #include "model/codelets/codelet.hpp"
+#include "model/hardware/transfer_cycles.hpp"
 #include "scheduler/planning/cost_model.hpp"
 
 #include <algorithm>
@@ -78,6 +79,37 @@ void IrBuilder::copy(std::vector<ir::CopyRegion> regions, const std::string& wha
   if (regions.size() == 1 && regions[0].rows <= 1) p.src = regions[0].src, p.dst = regions[0].dst;
   else p.regions = std::move(regions);
   estimate_ += estimate;
+  addProgram(std::move(p));
+}
+
+ir::Id IrBuilder::addRemoteBuffer(ir::Id tensor, std::vector<double> initialValue) {
+  const ir::Tensor& t = exe_.tensors[tensor];
+  ir::RemoteBuffer b;
+  b.id = ir::Id(exe_.remoteBuffers.size());
+  b.name = t.name;
+  b.dtype = t.dtype;
+  b.elements = t.numElements();
+  b.initialValue = std::move(initialValue);
+  b.debug = debug_;
+  exe_.remoteBuffers.push_back(std::move(b));
+  return exe_.remoteBuffers.back().id;
+}
+
+void IrBuilder::remoteCopy(ir::Id tensor, ir::Id buffer, bool store) {
+  const ir::Tensor& t = exe_.tensors[tensor];
+  // Each IPU moves the bytes on its tiles; every IPU waits for the slowest, then syncs.
+  std::map<std::uint32_t, std::uint64_t> bytesOnIpu;
+  for (const ir::TileInterval& iv : t.mapping) bytesOnIpu[target_.ipuOf(iv.tile)] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+  ir::Cycles longest = 0;
+  for (const auto& [ipu, bytes] : bytesOnIpu) longest = std::max(longest, model::hardware::remoteTransferCycles(target_, bytes));
+  estimate_ += longest + target_.sync.externalCycles;
+  ir::Program p;
+  p.kind = ir::ProgramKind::RemoteCopy;
+  p.name = debug_.layer + "/" + debug_.op + "/" + (store ? "store_" : "load_") + exe_.remoteBuffers[buffer].name;
+  p.remoteBuffer = buffer;
+  p.remoteStore = store;
+  p.tensor = {tensor, 0, t.numElements()};
+  use(tensor);
   addProgram(std::move(p));
 }
 

@@ -58,6 +58,11 @@ class IrBuilder {
   // One Copy program (one exchange phase) of every region; `estimate` is
   // its cycles as the caller's cost model sees them.
   void copy(std::vector<ir::CopyRegion> regions, const std::string& what, ir::Cycles estimate);
+  // A remote buffer holding `tensor` between its copies (its elements, dtype
+  // and `initialValue`), and one RemoteCopy of the tensor to it (`store`) or
+  // from it, estimated as the model times it (model/hardware/streaming_memory.hpp).
+  ir::Id addRemoteBuffer(ir::Id tensor, std::vector<double> initialValue);
+  void remoteCopy(ir::Id tensor, ir::Id buffer, bool store);
   // One Execute of a compute set of these vertices; its cycles are
   // estimated from the codelets and added to the step estimate.
   void execute(std::vector<ir::Vertex> vertices, const std::string& what);

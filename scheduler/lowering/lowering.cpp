@@ -19,6 +19,7 @@
 #include <string>
 #include <unordered_map>
 #include <tuple>
+#include <utility>
 
 namespace ipusim::scheduler {
 namespace {
@@ -1035,7 +1036,9 @@ class Lowerer {
   // The fused updates (every rule but plain SGD's ScaledAdd): in place where
   // the weight lies, its gradient brought there, its slots mapped as the
   // weight; the step count, Nadam's momentum product and a schedule's
-  // learning rate read from the tile's own copies.
+  // learning rate read from the tile's own copies. A slot in Streaming Memory
+  // (Value::inStreamingMemory) is loaded onto its tiles just before the
+  // update and stored after it: its tile bytes live only between the two.
   void lowerOptimizerUpdate(const Op& op) {
     const Id w = tensorOf(op.inputs[0]);
     const Placement p = b_.placementOf(w);
@@ -1094,7 +1097,15 @@ class Lowerer {
     }
     if (o.weightDecay != 0) params.push_back({"weightDecay", o.weightDecay});
     std::vector<Id> slots;
-    for (std::size_t s = 0; s < slotFields.size(); ++s) slots.push_back(realize(op.inputs[2 + s], p));
+    std::vector<std::pair<Id, Id>> offloaded;  // (tile tensor, remote buffer)
+    for (std::size_t s = 0; s < slotFields.size(); ++s) {
+      slots.push_back(realize(op.inputs[2 + s], p));
+      if (!g_.values[op.inputs[2 + s]].inStreamingMemory) continue;
+      // The initial value is the buffer's: the load overwrites the tile tensor.
+      std::vector<double> initial = std::exchange(b_.exe().tensors[slots.back()].initialValue, {});
+      offloaded.push_back({slots.back(), b_.addRemoteBuffer(slots.back(), std::move(initial))});
+      b_.remoteCopy(slots.back(), offloaded.back().second, false);
+    }
     const std::size_t firstTileField = 2 + slotFields.size();
     const std::string name = typed(codelet, {dtype});
     executePerWorker(p, vectorElements(dtype, target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
@@ -1105,6 +1116,7 @@ class Lowerer {
       for (const auto& [k, val] : params) vx.params[k] = val;
       return vx;
     });
+    for (const auto& [tensor, buffer] : offloaded) b_.remoteCopy(tensor, buffer, true);
   }
 
   // The step's learning rate (a schedule) and Nadam's momentum product: one

@@ -52,6 +52,9 @@ inline constexpr const char* kDense = "dense";
 // (LayerSpec::equation; layers/einsum_equation.hpp).
 inline constexpr const char* kEinsumDense = "einsum_dense";
 inline constexpr const char* kDropout = "dropout";
+// TF's RecomputationCheckpoint: its input passes through; the layer whose
+// output it reads is a recomputation checkpoint (TrainingSpec::recomputeCheckpoints).
+inline constexpr const char* kRecomputationCheckpoint = "recomputation_checkpoint";
 // Keras's Masking: a [steps, features] input's steps whose every feature is
 // LayerSpec::maskValue are zeroed and masked for the layers after it.
 inline constexpr const char* kMasking = "masking";

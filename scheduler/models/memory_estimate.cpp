@@ -1,5 +1,6 @@
 #include "scheduler/models/memory_estimate.hpp"
 
+#include "model/hardware/transfer_cycles.hpp"
 #include "scheduler/layers/layer.hpp"
 #include "scheduler/models/auto_checkpoints.hpp"
 
@@ -48,7 +49,10 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
     for (const auto& [name, elements] : f.weights) {
       const long double bytes = elements * weightBytes;
       variables.push_back({l.name + "/" + name, "weights", bytes});
-      if (slots) variables.push_back({l.name + "/" + name + "_slots", "optimizer", slots * bytes});
+      for (int s = 0; s < slots; ++s) estimate.slotBytes.push_back(bytes);
+      // Offloaded, a weight's slots are on the tiles only during its update (counted below).
+      if (slots && !w.training.offloadOptimizerState)
+        variables.push_back({l.name + "/" + name + "_slots", "optimizer", slots * bytes});
       if (bytes > largestKernel) largestKernel = bytes, largestKernelName = l.name + "/" + name;
     }
   }
@@ -64,8 +68,11 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
     for (std::uint64_t d : w.layers[o].outputShape) elements *= d;
     variables.push_back({w.layers[o].name + "/output", "activations", computeBytes * w.dataset.batchSize * elements});
   }
-  // One weight gradient is live at its update at least (the largest).
+  // One weight gradient is live at its update at least (the largest), with
+  // its slots when they are loaded from Streaming Memory for it.
   if (fit) variables.push_back({largestKernelName + "_grad", "gradients", largestKernel});
+  if (slots && w.training.offloadOptimizerState)
+    variables.push_back({largestKernelName + "_slots (loaded for its update)", "optimizer", slots * largestKernel});
   variables.push_back({"images", "stream_buffers", 4.0L * w.dataset.batchSize * w.dataset.features});
   // Class indices (int) or targets (float): 4 bytes each (LossSpec::targetWidth).
   const long double labelWidth = w.loss.classIndexLabels() ? 1.0L : (long double)w.loss.targetWidth(w.dataset.classes);
@@ -103,9 +110,33 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
       remedy += ": with \"auto\" this estimate falls to " +
                 text(estimateModelMemory(recomputing, tiles).bytesPerTile()) + " bytes per tile";
   }
+  if (const std::string offload = offloadRemedy(w, target, estimate); !offload.empty())
+    remedy += (remedy.empty() ? "" : ", ") + offload;
   message += ". Use a smaller model or more IPUs, " + (remedy.empty() ? "" : remedy + ", ") +
              "or set compile.allow_out_of_memory to compile anyway.";
   throw std::invalid_argument(message);
+}
+
+std::string offloadRemedy(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate) {
+  if (w.task != Task::Fit || w.training.offloadOptimizerState || estimate.slotBytes.empty() ||
+      target.streamingMemory.bytesPerIpu <= 0)
+    return "";
+  long double total = 0, largest = 0, cycles = 0;
+  for (long double bytes : estimate.slotBytes) {
+    total += bytes;
+    largest = std::max(largest, bytes);
+    // Loaded before the update and stored after it: two copies, each ended by a sync.
+    // (A transfer past the simulator's 2^53 cycles is counted as that many.)
+    ir::Cycles one = 1ull << 53;
+    if (bytes < 1e15L) one = model::hardware::remoteTransferCycles(target, std::uint64_t(bytes));
+    cycles += 2.0L * (one + target.sync.externalCycles);
+  }
+  // The slots of one weight stay, during its update.
+  const std::size_t perWeight = std::size_t(w.optimizer.slots());
+  const long double saved = (total - perWeight * largest) / (estimate.tiles ? estimate.tiles : 1);
+  return "keep the optimizer state in Streaming Memory between its updates (training.offload_optimizer_state: "
+         "true; about " + std::to_string((unsigned long long)(saved + 0.5L)) + " bytes less per tile, about " +
+         std::to_string((unsigned long long)(cycles + 0.5L)) + " more cycles per step)";
 }
 
 std::string recomputationRemedy(const Workload& w) {

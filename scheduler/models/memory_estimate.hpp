@@ -30,6 +30,7 @@ struct ModelMemoryEstimate {
   std::vector<Variable> variables;  // largest first
   long double totalBytes = 0;       // one replica's, over all its tiles
   std::uint32_t tiles = 0;          // one replica's tiles
+  std::vector<long double> slotBytes;  // each optimizer slot variable's bytes (fit only)
   long double bytesPerTile() const { return tiles ? totalBytes / tiles : totalBytes; }
 };
 
@@ -39,6 +40,13 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles);
 // that keeps every activation for its backward pass (a fit, not pipelined,
 // without training.recompute_checkpoints): recomputation; else empty.
 std::string recomputationRemedy(const Workload& w);
+
+// What an out-of-memory summary adds for a fit whose optimizer keeps state
+// on the tiles (an ipu2 target, training.offload_optimizer_state false): the
+// state offloaded to Streaming Memory, with what it saves per tile on the
+// estimate's even spread and what its loads and stores cost per step
+// (model/hardware/streaming_memory.hpp's transfer, plus a sync each); else empty.
+std::string offloadRemedy(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate);
 
 // Throws std::invalid_argument ("out of memory: ...") when the estimate per
 // tile exceeds a tile's memory, unless w.allowOutOfMemory.

@@ -118,10 +118,30 @@ void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirec
   requireFile(v, v.key("labels"), val.labels);
 }
 
+// The checkpoints the model's RecomputationCheckpoint layers ask for: the
+// layer each reads (a model input is refused: nothing before it to
+// recompute). (In a pipeline they are dropped again: parseWorkload.)
+std::vector<std::string> checkpointsFromLayers(const Workload& w, const std::string& source) {
+  std::vector<std::string> names;
+  for (const LayerSpec& l : w.layers) {
+    if (l.kind != layer_kind::kRecomputationCheckpoint) continue;
+    if (l.inputs.empty() || isModelInput(l.inputs[0]))
+      throw std::invalid_argument(source + ": layer '" + l.name + "' (RecomputationCheckpoint) reads the model's input: "
+                                  "there is nothing before it to recompute; expected it after a layer");
+    const std::string& checkpoint = w.layers[l.inputs[0]].name;
+    if (std::find(names.begin(), names.end(), checkpoint) == names.end()) names.push_back(checkpoint);
+  }
+  return names;
+}
+
 // training.recompute_checkpoints (TrainingSpec::recomputeCheckpoints): layer
-// names, each once, or "auto" (auto_checkpoints.hpp).
-void parseRecomputeCheckpoints(const Reader& tr, Workload& w) {
-  if (!tr.has("recompute_checkpoints")) return;
+// names, each once, or "auto" (auto_checkpoints.hpp). Not given: the model's
+// RecomputationCheckpoint layers' (checkpointsFromLayers).
+void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string& source) {
+  if (!tr.has("recompute_checkpoints")) {
+    w.training.recomputeCheckpoints = checkpointsFromLayers(w, source);
+    return;
+  }
   const std::string key = tr.key("recompute_checkpoints");
   if (tr.raw().at("recompute_checkpoints").is_string()) {
     const std::string value = tr.string("recompute_checkpoints", "", {"auto"});
@@ -354,7 +374,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
 
   Reader tr = top.object("training");
   tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count",
-                "steps_per_epoch", "validation", "recompute_checkpoints"});
+                "steps_per_epoch", "validation", "recompute_checkpoints", "offload_optimizer_state"});
   w.training.steps = tr.count("steps", w.training.steps, true);
   if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
     w.training.stepsPerExecution = keras->stepsPerExecution;
@@ -379,7 +399,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                 std::to_string(w.training.stepsPerExecution) +
                 (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
   parseValidation(tr, w, baseDirectory);
-  parseRecomputeCheckpoints(tr, w);
+  parseRecomputeCheckpoints(tr, w, keras ? w.kerasModel : source);
+  w.training.offloadOptimizerState = tr.boolean("offload_optimizer_state", w.training.offloadOptimizerState);
 
   Reader ipu = top.object("ipu");
   ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
@@ -387,9 +408,13 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   parsePipeline(top, w);
-  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty())
-    tr.fail(tr.key("recompute_checkpoints"), "not modelled in a pipeline (TF recomputes a pipeline's stages by its "
-                                             "RecomputationMode): give it for a model that is not pipelined");
+  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty()) {
+    if (tr.has("recompute_checkpoints"))
+      tr.fail(tr.key("recompute_checkpoints"), "not modelled in a pipeline (TF recomputes a pipeline's stages by its "
+                                               "RecomputationMode): give it for a model that is not pipelined");
+    // A pipelined model's RecomputationCheckpoint layers pass their inputs (the compile warns).
+    w.training.recomputeCheckpoints.clear();
+  }
   if (w.pipeline.enabled() && (w.inputs.size() > 1 || w.outputs.size() > 1))
     top.fail("pipeline", "a model with several inputs or outputs is not pipelined (not modelled: each stage's "
                          "passes take one input and give one output)");
@@ -402,6 +427,12 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   // Where the optimizer came from, for checkTask's refusal (the compiler checks it again, nameless).
   const bool fromKeras = !top.has("optimizer") && keras && keras->optimizer;
   w.optimizerKey = fromKeras ? w.kerasModel + ": compile_config.optimizer" : source + ": optimizer";
+  if (w.training.offloadOptimizerState && w.ipu.arch == "ipu1")
+    tr.fail(tr.key("offload_optimizer_state"), "ipu.arch ipu1 (a C2 card) has no Streaming Memory: expected ipu2");
+  if (w.training.offloadOptimizerState && w.optimizer.slots() == 0)
+    tr.fail(tr.key("offload_optimizer_state"),
+            "the optimizer (" + w.optimizerKey + ") keeps no state to offload: plain SGD has no slot variables; give "
+            "one that has (SGD with momentum, Adam, RMSprop, ...) or leave it false");
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

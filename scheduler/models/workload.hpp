@@ -152,6 +152,13 @@ struct TrainingSpec {
   // vision/cnns/pytorch/train/configs.yml; scheduler/graph/recomputation.hpp).
   // Empty: every activation the backward pass reads is kept.
   std::vector<std::string> recomputeCheckpoints;
+  // training.offload_optimizer_state: the optimizer's slot variables live in
+  // Streaming Memory (a remote buffer each) between their updates: each is
+  // loaded onto its weight's tiles just before the weight's update and stored
+  // back after it, so its tile bytes are live only then (TF's
+  // offload_weight_update_variables, PopTorch's optimizer_state_offchip;
+  // scheduler/graph/optimizer_updates.hpp).
+  bool offloadOptimizerState = false;
   std::uint64_t epochSteps() const { return stepsPerEpoch ? stepsPerEpoch : steps; }
   // Steps per run of the validation entry point: steps_per_execution's, or
   // all of a validation's when fewer (one step without feeds).

@@ -326,6 +326,7 @@ void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<U
       }
       break;
     case ir::ProgramKind::StreamCopy:
+    case ir::ProgramKind::RemoteCopy:
       ++step;
       use(p.tensor.tensor);
       break;

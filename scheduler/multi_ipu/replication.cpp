@@ -80,6 +80,9 @@ class Replicator {
           p.tensor.end = n * replicas_;
           break;
         }
+        case ir::ProgramKind::RemoteCopy:
+          // Unreachable from a workload: only plain SGD, which keeps no state, is replicated.
+          throw std::logic_error("replication: remote copy '" + p.name + "': remote buffers are not laid out per replica");
         case ir::ProgramKind::RepeatWhileTrue:
         case ir::ProgramKind::If:
           throw std::invalid_argument("replication: program '" + p.name +

@@ -78,6 +78,8 @@ int compileWorkload(const CompileArgs& args) {
     output->commit();
   }
   const scheduler::CompileReport& r = c.report;
+  std::uint64_t remoteBytes = 0;  // training.offload_optimizer_state's remote buffers
+  for (const ir::RemoteBuffer& b : c.exe.remoteBuffers) remoteBytes += b.numBytes();
   // The graph's size, as Poplar's graph report counts it.
   std::uint64_t vertices = 0, edges = 0, params = 0;
   for (const auto& cs : c.exe.computeSets)
@@ -122,6 +124,7 @@ int compileWorkload(const CompileArgs& args) {
                                 {"dtype", workload.dtype}, {"amp_macs_per_cycle", ampPeak},
                                 {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
                                 {"recompute_checkpoints", workload.training.recomputeCheckpoints},
+                                {"streaming_memory_bytes", remoteBytes},
                                 {"matmuls", plans}, {"convolutions", convs}}.dump(2)
               << "\n";
     return 0;
@@ -135,6 +138,9 @@ int compileWorkload(const CompileArgs& args) {
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
             << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
             << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n";
+  if (remoteBytes)
+    std::cout << "Streaming Memory  " << remoteBytes << " bytes of optimizer state in " << c.exe.remoteBuffers.size()
+              << " remote buffers (training.offload_optimizer_state)\n";
   if (const auto& checkpoints = workload.training.recomputeCheckpoints; !checkpoints.empty()) {
     std::cout << "recomputation     " << checkpoints.size() << " checkpoints:";
     for (const std::string& name : checkpoints) std::cout << " " << name;

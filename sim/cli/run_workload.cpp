@@ -110,6 +110,7 @@ std::string stepLine(const RunSummary& s) {
   if (c.collective > 0) part("collective", c.collective);
   part("sync", c.sync);
   part("stream copy", c.streamCopy);
+  if (c.streamingMemory > 0) part("Streaming Memory", c.streamingMemory);
   part("idle", c.idle());
   return out.str();
 }
@@ -190,13 +191,15 @@ void print(const RunSummary& s, bool json) {
                                            {"exchange", s.step.exchange}, {"ipu_link", s.step.ipuLink},
                                            {"collective", s.step.collective},
                                            {"sync", s.step.sync},
-                                           {"stream_copy", s.step.streamCopy}, {"idle", s.step.idle()}}},
+                                           {"stream_copy", s.step.streamCopy},
+                                           {"streaming_memory", s.step.streamingMemory}, {"idle", s.step.idle()}}},
                           {"estimated_step_cycles", s.stepCycles},
                           {"compile_seconds", s.compileSeconds},
                           {"max_tile_bytes", s.maxTileBytes},
                           {"tile_capacity_bytes", s.tileCapacity},
                           {"tiles_over_capacity", s.tilesOverCapacity},
                           {"recompute_checkpoints", s.recomputeCheckpoints},
+                          {"streaming_memory_bytes", s.streamingMemoryBytes},
                           {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
                                                                        : nlohmann::json(nullptr)},
                           {"fitted_parameters", s.fittedParams},
@@ -240,6 +243,9 @@ void print(const RunSummary& s, bool json) {
             << (s.recomputeCheckpoints.empty() ? std::string()
                                                : ", recomputing from " + std::to_string(s.recomputeCheckpoints.size()) +
                                                      " checkpoints (training.recompute_checkpoints)")
+            << (s.streamingMemoryBytes ? ", optimizer state in Streaming Memory " + std::to_string(s.streamingMemoryBytes) +
+                                             " bytes (training.offload_optimizer_state)"
+                                       : std::string())
             << "\n"
             << "one step         " << stepLine(s) << "\n"
             << "simulated time   " << seconds(s.simulatedSeconds) << " (" << s.cycles << " cycles)\n"
@@ -405,6 +411,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                       {"replicas_mirrored", compiled.exe.mirror.active() ? "true" : "false"},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
+  std::uint64_t streamingMemoryBytes = 0;
+  for (const ir::RemoteBuffer& b : compiled.exe.remoteBuffers) streamingMemoryBytes += b.numBytes();
   Engine engine(std::move(compiled.exe), target, options, config);
 
   TrainingPlan plan;
@@ -506,6 +514,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
   if (workload.task == scheduler::Task::Fit) summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
+  summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;
   summary.profile = engine.finish();

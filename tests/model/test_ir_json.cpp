@@ -200,3 +200,42 @@ TEST(IrJson, ASerializedGraphOverItsBoundIsRefused) {
   EXPECT_LE(during.str().size(), whole.str().size() - 2);
   EXPECT_EQ(kMaxExecutableFileBytes, 1ull << 30);
 }
+
+// Streaming Memory: a remote buffer and the copies to and from it round-trip,
+// are read strictly and validated against the tensor they fill.
+TEST(IrJson, RemoteBuffersAndRemoteCopiesRoundTripAndAreChecked) {
+  Executable exe = everyKindGraph();
+  RemoteBuffer buffer;
+  buffer.id = 0;
+  buffer.name = "w1/m";
+  buffer.elements = exe.tensors[1].numElements();
+  buffer.initialValue.assign(buffer.elements, 0.1);
+  exe.remoteBuffers.push_back(buffer);
+  for (bool store : {false, true}) {
+    Program p;
+    p.kind = ProgramKind::RemoteCopy;
+    p.name = store ? "store" : "load";
+    p.remoteBuffer = 0;
+    p.remoteStore = store;
+    p.tensor = {1, 0, buffer.elements};
+    exe.addProgram(p);
+  }
+  const json j = toJson(exe);
+  EXPECT_EQ(j["programs"].back()["direction"], "store");
+  const Executable back = fromJson(j);
+  EXPECT_EQ(toJson(back), j);
+  EXPECT_NO_THROW(back.validate(4));
+  EXPECT_EQ(back.remoteBuffers.at(0).initialValue, buffer.initialValue);
+  EXPECT_TRUE(back.programs.back().remoteStore);
+
+  json damaged = j;
+  damaged["programs"].back()["direction"] = "sideways";
+  EXPECT_NE(errorOf([&] { fromJson(damaged); }).find("direction: expected load or store, got 'sideways'"),
+            std::string::npos);
+  Executable wrong = back;
+  wrong.programs.back().tensor.end -= 1;
+  EXPECT_NE(errorOf([&] { wrong.validate(4); }).find("but remote buffer 'w1/m' holds"), std::string::npos);
+  wrong = back;
+  wrong.programs.back().remoteBuffer = 3;
+  EXPECT_NE(errorOf([&] { wrong.validate(4); }).find("remoteBuffer 3 is out of range"), std::string::npos);
+}

@@ -7,6 +7,7 @@
 #include "scheduler/compiler.hpp"
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/graph/schedule.hpp"
+#include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/memory_estimate.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -277,6 +278,53 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
   piped["training"]["steps"] = 4;
   piped["ipu"]["num_ipus"] = 2;
   EXPECT_NE(refusal(piped).find("recompute_checkpoints: not modelled in a pipeline"), std::string::npos) << refusal(piped);
+}
+
+// TF's RecomputationCheckpoint layer: its input passes through, and the layer
+// it reads is a checkpoint, as if training.recompute_checkpoints named it.
+TEST(RecomputationCheckpointLayer, MakesTheLayerItReadsACheckpoint) {
+  nlohmann::json marked = denseChain();
+  auto& layers = marked["model"]["layers"];
+  layers.insert(layers.begin() + 2, nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "keep_b"}}));
+  const Workload w = parseWorkload(marked, "w.json");
+  EXPECT_EQ(w.training.recomputeCheckpoints, std::vector<std::string>{"b"});
+  const OpGraph g = buildTrainingGraph(w);
+  const OpGraph named = buildTrainingGraph(parseWorkload(withCheckpoints(denseChain(), {"b"}), "w.json"));
+  const auto clones = [](const OpGraph& graph) {
+    return std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; });
+  };
+  EXPECT_GT(clones(named), 0);
+  EXPECT_EQ(clones(g), clones(named));
+  EXPECT_EQ(g.ops.size(), named.ops.size());
+  // The workload's own list wins over the layers'.
+  EXPECT_EQ(parseWorkload(withCheckpoints(marked, {"a"}), "w.json").training.recomputeCheckpoints,
+            std::vector<std::string>{"a"});
+  // Right after the model's input there is nothing to recompute.
+  nlohmann::json first = denseChain();
+  first["model"]["layers"].insert(first["model"]["layers"].begin(),
+                                  nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "k"}}));
+  EXPECT_NE(refusal(first).find("layer 'k' (RecomputationCheckpoint) reads the model's input"), std::string::npos)
+      << refusal(first);
+}
+
+TEST(RecomputationCheckpointLayer, IsReadFromAKerasFile) {
+  const nlohmann::json dense = {{"class_name", "Dense"},
+                                {"config", {{"name", "d"}, {"units", 4}, {"activation", "relu"}, {"use_bias", true}}}};
+  const nlohmann::json keras = {
+      {"class_name", "Sequential"},
+      {"config", {{"name", "s"}, {"layers", {{{"class_name", "InputLayer"},
+                                               {"config", {{"batch_input_shape", {nullptr, 8}}, {"dtype", "float32"},
+                                                           {"name", "in"}}}},
+                                              dense,
+                                              {{"class_name", "RecomputationCheckpoint"}, {"config", {{"name", "ckpt"}}}},
+                                              {{"class_name", "Dense"},
+                                               {"config", {{"name", "out"}, {"units", 2}, {"activation", "softmax"}}}}}}}},
+      {"keras_version", "2.11.0"},
+      {"backend", "tensorflow"}};
+  const KerasModel m = parseKerasModel(keras, "model.json");
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(m.layers[1].kind, "recomputation_checkpoint");
+  EXPECT_EQ(m.layers[1].name, "ckpt");
 }
 
 }  // namespace

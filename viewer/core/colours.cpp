@@ -26,6 +26,7 @@ Rgba categoryColour(const std::string& category, int depth) {
   if (category == "step") return palette::kStep;
   if (category == "ipu_link") return palette::kIpuLink;
   if (category == "collective") return palette::kCollective;
+  if (category == "streaming_memory") return palette::kStreamingMemory;
   if (category == "host") return palette::kHost;
   if (category == "host_io") return palette::kHostIo;
   if (category == "program") return palette::kProgram;

@@ -27,6 +27,7 @@ inline constexpr Rgba kExchange = rgb(110, 170, 230);         // blue
 inline constexpr Rgba kSync = rgb(150, 200, 120);             // green
 inline constexpr Rgba kIpuLink = rgb(170, 140, 220);          // violet: point-to-point IPU-Link copies
 inline constexpr Rgba kCollective = rgb(205, 110, 175);       // plum: a collective's phases (the all-reduce)
+inline constexpr Rgba kStreamingMemory = rgb(120, 170, 110);  // moss: remote-buffer copies to/from Streaming Memory
 inline constexpr Rgba kHost = rgb(180, 200, 210);             // slate: host control
 inline constexpr Rgba kHostIo = rgb(120, 160, 185);           // deeper slate: host data work
 inline constexpr Rgba kProgram = rgb(200, 190, 230);          // lavender

@@ -72,6 +72,8 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
                     share(tb.stats, &profiler::IpuRangeStats::sync), true});
     rows.push_back({prefix + "stream copy", share(ta.stats, &profiler::IpuRangeStats::streamCopy),
                     share(tb.stats, &profiler::IpuRangeStats::streamCopy), true});
+    rows.push_back({prefix + "Streaming Memory", share(ta.stats, &profiler::IpuRangeStats::streamingMemory),
+                    share(tb.stats, &profiler::IpuRangeStats::streamingMemory), true});
     rows.push_back({prefix + "idle", share(ta.stats, &profiler::IpuRangeStats::idle),
                     share(tb.stats, &profiler::IpuRangeStats::idle), true});
   }

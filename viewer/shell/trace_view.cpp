@@ -812,11 +812,13 @@ void TraceView::drawSidePanel() {
                                                           {"collective", ipu.collective},
                                                           {"sync", ipu.sync},
                                                           {"stream copy", ipu.streamCopy},
+                                                          {"Streaming Mem", ipu.streamingMemory},
                                                           {"idle", ipu.idle}};
-    const Rgba colours[] = {computeColour(2), palette::kExchange, palette::kIpuLink, palette::kCollective,
-                            palette::kSync,           palette::kStreamCopyMid, palette::kIdle};
-    for (std::size_t i = 0; i < 7; ++i) {
-      if ((i == 2 || i == 3) && parts[i].second == 0) continue;  // IPU link and collective: multi-IPU only
+    const Rgba colours[] = {computeColour(2), palette::kExchange,      palette::kIpuLink,         palette::kCollective,
+                            palette::kSync,   palette::kStreamCopyMid, palette::kStreamingMemory, palette::kIdle};
+    for (std::size_t i = 0; i < 8; ++i) {
+      // IPU link and collective: multi-IPU only; Streaming Memory: offloaded state only.
+      if ((i == 2 || i == 3 || i == 6) && parts[i].second == 0) continue;
       ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(colours[i]), ImGuiColorEditFlags_NoTooltip,
                          ImVec2(10, 10));
       ImGui::SameLine();

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .intervals import IntervalSet
 
 # BSP slice categories (traces/SCHEMA.md): what an IPU does in a step.
-BSP_CATEGORIES = ("compute", "exchange", "ipu_link", "collective", "sync")
+BSP_CATEGORIES = ("compute", "exchange", "ipu_link", "collective", "sync", "streaming_memory")
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def program_cycles(profile, run_id=None):
 
 def step_phases(profile, run_id=None):
     """[(step, {ipu: {category: cycles}})] in time order: each captured step's BSP phases per IPU (compute,
-    exchange, ipu_link, collective, sync), clipped to the step."""
+    exchange, ipu_link, collective, sync, streaming_memory), clipped to the step."""
     steps = profile.steps(run_id)
     starts = [s.ts for s in steps]
     result = [(s, {}) for s in steps]

@@ -19,6 +19,7 @@ class OperationRow:
     compute: int = 0
     exchange: int = 0
     sync: int = 0
+    streaming_memory: int = 0     # its remote-buffer copies (offloaded optimizer state)
     flops: int = 0
     tiles: int = 0
     memory_bytes: int = 0
@@ -26,7 +27,7 @@ class OperationRow:
 
     @property
     def cycles(self):
-        return self.compute + self.exchange + self.sync
+        return self.compute + self.exchange + self.sync + self.streaming_memory
 
 
 @dataclass
@@ -65,7 +66,8 @@ class OperationsSummary:
             "window_cycles": self.window_cycles, "busy_cycles": self.busy_cycles, "peak_flops_per_second": peak,
             "operations": [{
                 "layer": r.layer, "op": r.op, "pass": r.pass_, "cycles": r.cycles, "compute_cycles": r.compute,
-                "exchange_cycles": r.exchange, "sync_cycles": r.sync, "cycles_per_step": self.per_window(r.cycles),
+                "exchange_cycles": r.exchange, "sync_cycles": r.sync,
+                "streaming_memory_cycles": r.streaming_memory, "cycles_per_step": self.per_window(r.cycles),
                 "share": self.share(r), "flops": r.flops, "flops_per_step": self.per_window(r.flops),
                 "flops_per_second": self.flops_per_second(r),
                 "peak_fraction": self.flops_per_second(r) / peak if peak > 0 else 0.0,
@@ -174,6 +176,8 @@ def summarize_operations(profile):
                 bucket = "exchange"
             elif category == "sync":
                 bucket = "sync"
+            elif category == "streaming_memory":
+                bucket = "streaming_memory"
             elif category == "collective":
                 if s["phase_id"] is None:
                     bucket = "sync"

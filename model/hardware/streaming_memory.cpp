@@ -1,0 +1,65 @@
+#include "model/hardware/streaming_memory.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ipusim::model::hardware {
+namespace {
+
+std::string describe(std::uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
+
+}  // namespace
+
+StreamingMemory::StreamingMemory(const ir::Executable& exe, const MemoryLayout& memory, const Target& target,
+                                 bool functional) {
+  const std::uint32_t ipus = target.numIpus();
+  // Per buffer, the IPUs whose tiles its copies reach, and the bytes there
+  // (from its first copy: every copy of a buffer moves the same region).
+  std::vector<std::vector<std::uint64_t>> bufferOnIpu(exe.remoteBuffers.size());
+  for (const ir::Program& p : exe.programs) {
+    if (p.kind != ir::ProgramKind::RemoteCopy) continue;
+    // (Executable::validate checks these too; a load checks what it relies on.)
+    const bool bufferExists = p.remoteBuffer < exe.remoteBuffers.size();
+    if (!bufferExists || p.tensor.tensor >= exe.tensors.size() || p.tensor.begin > p.tensor.end ||
+        p.tensor.end > exe.tensors[p.tensor.tensor].numElements() ||
+        p.tensor.size() != exe.remoteBuffers[p.remoteBuffer].elements ||
+        exe.tensors[p.tensor.tensor].dtype != exe.remoteBuffers[p.remoteBuffer].dtype)
+      throw std::invalid_argument("programs[" + std::to_string(p.id) + "] '" + p.name + "' (RemoteCopy): " +
+                                  (bufferExists ? "its tensor region is not remote buffer '" +
+                                                      exe.remoteBuffers[p.remoteBuffer].name + "''s elements and dtype"
+                                                : "remote buffer " + std::to_string(p.remoteBuffer) + " does not exist"));
+    CopyPlan plan;
+    plan.bytesPerIpu.assign(ipus, 0);
+    const std::size_t element = ir::sizeOf(memory.tensor(p.tensor.tensor).dtype);
+    for (const RegionPiece& piece : memory.pieces(p.tensor))
+      plan.bytesPerIpu[target.ipuOf(piece.tile)] += piece.elements * element;
+    for (std::uint64_t bytes : plan.bytesPerIpu) plan.cycles = std::max(plan.cycles, remoteTransferCycles(target, bytes));
+    if (bufferOnIpu[p.remoteBuffer].empty()) bufferOnIpu[p.remoteBuffer] = plan.bytesPerIpu;
+    plans_.emplace(p.id, std::move(plan));
+  }
+  std::vector<std::uint64_t> used(ipus, 0);
+  for (std::size_t b = 0; b < exe.remoteBuffers.size(); ++b) {
+    const ir::RemoteBuffer& buffer = exe.remoteBuffers[b];
+    if (bufferOnIpu[b].empty()) bufferOnIpu[b].assign(ipus, 0), bufferOnIpu[b][0] = buffer.numBytes();  // never copied
+    for (std::uint32_t ipu = 0; ipu < ipus; ++ipu) {
+      used[ipu] += bufferOnIpu[b][ipu];
+      if (double(used[ipu]) > target.streamingMemory.bytesPerIpu)
+        throw std::invalid_argument(
+            "remote buffer '" + buffer.name + "': IPU " + std::to_string(ipu) + "'s remote buffers need " +
+            describe(used[ipu]) + " of Streaming Memory, over streamingMemory.bytesPerIpu (" +
+            describe(std::uint64_t(target.streamingMemory.bytesPerIpu)) + " on target " + target.arch +
+            (target.streamingMemory.bytesPerIpu == 0 ? ", which has no Streaming Memory: use ipu2" : "") + ")");
+    }
+  }
+  if (!functional) return;
+  bytes_.reserve(exe.remoteBuffers.size());
+  for (const ir::RemoteBuffer& buffer : exe.remoteBuffers) {
+    std::vector<std::uint8_t> contents(buffer.numBytes(), 0);
+    const std::size_t element = ir::sizeOf(buffer.dtype);
+    for (std::size_t i = 0; i < buffer.initialValue.size(); ++i)
+      storeElement(buffer.dtype, buffer.initialValue[i], contents.data() + i * element);
+    bytes_.push_back(std::move(contents));
+  }
+}
+
+}  // namespace ipusim::model::hardware

@@ -1,0 +1,40 @@
+// recomputation_checkpoint (TF's ipu.keras.layers.RecomputationCheckpoint):
+// passes its input through unchanged, and marks the value as one the
+// backward pass keeps: the layer whose output it reads becomes a
+// recomputation checkpoint (training.recompute_checkpoints, which the
+// workload reader fills from these layers when it is not given:
+// checkpointsFromLayers in models/workload.cpp; graph/recomputation.hpp).
+// In a pipeline, where TF recomputes by RecomputationMode (not modelled),
+// it passes its input through and the compile says so.
+#include "scheduler/graph/training_graph.hpp"
+#include "scheduler/layers/layers.hpp"
+#include "scheduler/models/keras_config.hpp"
+
+namespace ipusim::scheduler {
+namespace {
+
+class RecomputationCheckpointLayer final : public Layer {
+ public:
+  std::vector<std::string> kinds() const override { return {layer_kind::kRecomputationCheckpoint}; }
+  std::vector<std::string> kerasClasses() const override { return {"RecomputationCheckpoint"}; }
+  MaskUse maskUse(const LayerSpec&) const override { return MaskUse::Carries; }
+  std::set<std::string> workloadKeys(const std::string&) const override { return {}; }
+  void readWorkload(const WorkloadReader&, LayerSpec&) const override {}
+  void readKeras(KerasConfig&, const std::string&, LayerSpec& spec) const override {
+    spec.kind = layer_kind::kRecomputationCheckpoint;
+  }
+  Shape outputShape(LayerSpec&, const std::vector<Shape>& in, const LayerFail&) const override { return in[0]; }
+  std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
+    if (b.workload().pipeline.enabled() && b.training())
+      b.graph().warnings.push_back("layer '" + l.name + "' (RecomputationCheckpoint): recomputation is not modelled in a "
+                                   "pipeline (TF's RecomputationMode); every activation is kept and the layer passes its "
+                                   "input through");
+    return inputs[0];
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> makeRecomputationCheckpointLayer() { return std::make_unique<RecomputationCheckpointLayer>(); }
+
+}  // namespace ipusim::scheduler
