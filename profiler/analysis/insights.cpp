@@ -266,9 +266,35 @@ std::optional<Insight> recomputationInsight(const ProfileFacts& f, const Insight
   return in;
 }
 
+std::optional<Insight> streamingMemoryInsight(const ProfileFacts& f, const InsightLimits&) {
+  const OperationsSummary& ops = f.operations;
+  std::int64_t cycles = 0, count = 0;
+  const OperationRow* largest = nullptr;
+  for (const OperationRow& row : ops.rows) {
+    if (row.streamingMemory <= 0) continue;
+    cycles += row.streamingMemory;
+    ++count;
+    if (!largest || row.streamingMemory > largest->streamingMemory) largest = &row;
+  }
+  if (count == 0 || ops.busyCycles <= 0) return std::nullopt;
+  const double share = double(cycles) / double(ops.busyCycles);
+  Insight in;
+  in.rule = "streaming_memory";
+  in.weight = share;
+  in.finding = "copies to and from Streaming Memory take " + formatPercent(share) + " of the device's busy time (" +
+               formatNumber(ops.perWindow(cycles), 0) + " cycles a " + (ops.byStep ? "step" : "run") + ", by " +
+               std::to_string(count) + (count == 1 ? " op" : " ops") + "; the largest " + opName(*largest) + ")";
+  in.knob = "keep the optimizer state on the tiles (training.offload_optimizer_state: false) where the memory allows";
+  in.gain = "at most " + formatPercent(share) + " of the busy time, paid for in tile memory (the state's bytes, "
+            "ipusim compile: Streaming Memory)";
+  in.figures = {{"streaming_memory_share", share}, {"ops", count}, {"largest_op", opName(*largest)}};
+  return in;
+}
+
 std::vector<Insight> findInsights(const ProfileFacts& facts, const InsightLimits& limits) {
   std::vector<Insight> found;
-  for (auto rule : {hostBoundInsight, deviceBoundInsight, tileBalanceInsight, tileMemoryInsight, recomputationInsight})
+  for (auto rule : {hostBoundInsight, deviceBoundInsight, tileBalanceInsight, tileMemoryInsight, recomputationInsight,
+                    streamingMemoryInsight})
     if (auto insight = rule(facts, limits)) found.push_back(std::move(*insight));
   std::stable_sort(found.begin(), found.end(), [](const Insight& a, const Insight& b) { return a.weight > b.weight; });
   return found;

@@ -33,6 +33,10 @@
 //   take device time. States their share of the busy time; knob: fewer
 //   recomputed segments (more checkpoints) where memory allows; gain: that
 //   share, at most.
+// - streaming_memory: ops copy optimizer state to and from Streaming Memory
+//   (training.offload_optimizer_state: the updates' remote-buffer copies).
+//   States their share of the busy time; knob: keep the state on the tiles
+//   where the memory allows; gain: that share, at most.
 #include "profiler/analysis/host_wait_share.hpp"
 #include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
@@ -66,7 +70,7 @@ struct ProfileFacts {
 };
 
 struct Insight {
-  std::string rule;      // host_bound, device_bound, tile_balance, tile_memory, recomputation
+  std::string rule;      // host_bound, device_bound, tile_balance, tile_memory, recomputation, streaming_memory
   std::string finding;   // the bottleneck in plain words
   std::string knob;      // what to change
   std::string gain;      // the expected gain
@@ -81,6 +85,7 @@ std::optional<Insight> deviceBoundInsight(const ProfileFacts& facts, const Insig
 std::optional<Insight> tileBalanceInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
 std::optional<Insight> tileMemoryInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
 std::optional<Insight> recomputationInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
+std::optional<Insight> streamingMemoryInsight(const ProfileFacts& facts, const InsightLimits& limits = {});
 
 // Every rule that fires, heaviest first.
 std::vector<Insight> findInsights(const ProfileFacts& facts, const InsightLimits& limits = {});

@@ -115,6 +115,13 @@ TEST(OffloadResults, TheStepGrowsByExactlyItsCopiesAndTheFullestTileFalls) {
     perStep += remoteCycles / 8;  // 8 steps captured
   }
   EXPECT_EQ(perStep, double(expected));
+  // And insights says what they cost, and the knob.
+  const auto insights = runCommand(ipusimBinary() + " insights " + quote((dir.path() / "remote" / "profile.pop").string()));
+  ASSERT_EQ(insights.exitCode, 0) << insights.output;
+  EXPECT_NE(insights.output.find("copies to and from Streaming Memory take"), std::string::npos) << insights.output;
+  EXPECT_NE(insights.output.find("(32180 cycles a step, by 4 ops; the largest dense/kernel_update)"), std::string::npos)
+      << insights.output;
+  EXPECT_NE(insights.output.find("training.offload_optimizer_state: false"), std::string::npos) << insights.output;
 }
 
 TEST(OffloadResults, RefusedByNameWithoutStateToOffloadOrStreamingMemory) {
