@@ -13,7 +13,7 @@
 // - Time is the length of a union of slices clipped to the windows, so nested
 //   or overlapping slices are never counted twice.
 // - Per IPU every window cycle is attributed to exactly one bucket, by
-//   priority: compute > exchange > ipu link > collective > sync > stream copy > idle. The
+//   priority: compute > exchange > ipu link > collective > sync > stream copy > Streaming Memory > idle. The
 //   buckets sum to the window length.
 // - StreamCopy Begin (hostWaitCycles): window cycles inside some StreamCopy
 //   Begin phase (the device waits for data or buffer space). It is one part

@@ -5,7 +5,7 @@
 // profiler/README.md), computed by that same code over the one window
 // [from, to):
 // - per IPU every cycle goes to one bucket, by priority compute > exchange >
-//   ipu link > collective > sync > stream copy > idle, so the buckets add up to the range;
+//   ipu link > collective > sync > stream copy > Streaming Memory > idle, so the buckets add up to the range;
 // - IPU waiting for the host: analysis::ipuWaitingForHost over [from, to);
 // - StreamCopy Begin: cycles inside a Begin; host-link transfer: cycles
 //   inside a StreamCopy Mid; compute/IO overlap: the share of transfer

@@ -17,6 +17,7 @@ void OperationsTable::sortBy(OperationColumn column, bool ascending) {
       case OperationColumn::Compute: return double(r.compute);
       case OperationColumn::Exchange: return double(r.exchange);
       case OperationColumn::Sync: return double(r.sync);
+      case OperationColumn::StreamingMemory: return double(r.streamingMemory);
       case OperationColumn::Flops: return double(r.flops);
       case OperationColumn::FlopRate: return s.flopsPerSecond(r);
       case OperationColumn::Tiles: return double(r.tiles);

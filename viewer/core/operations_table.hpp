@@ -11,7 +11,9 @@
 
 namespace ipusim::viewer {
 
-enum class OperationColumn { Name, Pass, Cycles, Share, Compute, Exchange, Sync, Flops, FlopRate, Tiles, Memory };
+enum class OperationColumn {
+  Name, Pass, Cycles, Share, Compute, Exchange, Sync, StreamingMemory, Flops, FlopRate, Tiles, Memory
+};
 
 class OperationsTable {
  public:

@@ -63,7 +63,8 @@ void ViewerApp::drawOperations(OpenProfile& p) {
   OperationsTable& table = *p.operations;
   const auto& s = table.summary();
   const char* unit = s.byStep ? "step" : "run";
-  ImGui::Text("Operations over %lld captured %ss: %s cycles per %s, of which compute + exchange + sync %s",
+  ImGui::Text("Operations over %lld captured %ss: %s cycles per %s, of which compute + exchange + sync (+ Streaming "
+              "Memory) %s",
               static_cast<long long>(s.windows), unit, formatCycles(std::llround(s.perWindow(s.windowCycles))).c_str(),
               unit, formatCycles(std::llround(s.perWindow(s.busyCycles))).c_str());
   if (s.peakFlopsPerSecond() > 0) {
@@ -73,16 +74,18 @@ void ViewerApp::drawOperations(OpenProfile& p) {
   ImGui::TextDisabled("Click a column to sort, a row to highlight its slices in the execution trace.");
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("operations", 11, flags)) return;
+  if (!ImGui::BeginTable("operations", 12, flags)) return;
   ImGui::TableSetupScrollFreeze(1, 1);
   const OperationColumn columns[] = {OperationColumn::Name,     OperationColumn::Pass,  OperationColumn::Cycles,
                                      OperationColumn::Share,    OperationColumn::Compute, OperationColumn::Exchange,
-                                     OperationColumn::Sync,     OperationColumn::Flops, OperationColumn::FlopRate,
-                                     OperationColumn::Tiles,    OperationColumn::Memory};
+                                     OperationColumn::Sync,     OperationColumn::StreamingMemory,
+                                     OperationColumn::Flops,    OperationColumn::FlopRate, OperationColumn::Tiles,
+                                     OperationColumn::Memory};
   const std::string perUnit = std::string("/") + unit;
-  const std::string headers[] = {"layer / op", "pass", "cycles" + perUnit, "share", "compute", "exchange", "sync",
-                                 "FLOPs" + perUnit, "GFLOP/s (of peak)", "tiles", "memory (B)"};
-  for (int c = 0; c < 11; ++c)
+  const std::string headers[] = {"layer / op", "pass",        "cycles" + perUnit, "share",  "compute",
+                                 "exchange",   "sync",        "Streaming Memory", "FLOPs" + perUnit,
+                                 "GFLOP/s (of peak)",         "tiles",            "memory (B)"};
+  for (int c = 0; c < 12; ++c)
     ImGui::TableSetupColumn(headers[c].c_str(), c == 2 ? ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending
                                                        : ImGuiTableColumnFlags_PreferSortDescending);
   ImGui::TableHeadersRow();
@@ -109,6 +112,7 @@ void ViewerApp::drawOperations(OpenProfile& p) {
                                  formatCycles(std::llround(s.perWindow(r.compute))),
                                  formatCycles(std::llround(s.perWindow(r.exchange))),
                                  formatCycles(std::llround(s.perWindow(r.sync))),
+                                 formatCycles(std::llround(s.perWindow(r.streamingMemory))),
                                  formatCycles(std::llround(s.perWindow(r.flops))),
                                  rateText,
                                  std::to_string(r.tiles),

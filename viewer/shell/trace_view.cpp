@@ -833,7 +833,7 @@ void TraceView::drawSidePanel() {
   }
   ImGui::Spacing();
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("(each cycle counted once: compute > exchange > IPU link > sync > stream copy > idle)");
+  ImGui::TextDisabled("(each cycle counted once: compute > exchange > IPU link > sync > stream copy > Streaming Memory > idle)");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
   ImGui::Text("IPU waiting for the host: %s  %s", pct(s.share(s.ipuWaitingForHostCycles)).c_str(),
