@@ -1,0 +1,99 @@
+// Found by the tenth adversarial pass of issue 33 (acceptance 2). Each case
+// failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace ipusim::test {
+namespace {
+
+// The operations summary counted no FLOPs for a convolution: every
+// convolution vertex (ConvPartial*, ConvWeightUpdate*) counted 0, so
+// `report --ops` (and the viewer and the Python reader, which read the same
+// program_work rows) gave a convnet's conv2d 0 FLOPs, 0 GFLOP/s and 0% of
+// the AMP peak, while `ipusim compile` counted its multiply-accumulates.
+TEST(AdversarialPass10, AConvolutionCountsItsMultiplyAccumulatesInTheOperationsSummary) {
+  ScratchDir dir("conv-flops");
+  const fs::path workload = dir.path() / "conv.json";
+  std::ofstream(workload) << R"({
+    "name": "conv_flops",
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8, 8, 2], "classes": 10, "examples": 16},
+    "model": {"layers": [
+      {"type": "conv2d", "filters": 8, "kernel_size": [3, 3], "padding": "same", "name": "c1"},
+      {"type": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "valid", "name": "c2"},
+      {"type": "flatten"},
+      {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd", "learning_rate": 0.01},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"arch": "ipu2", "tiles": 16}})";
+  auto r = runCommand(withReports(dir.path() / "rep") + ipusimBinary() + " run " + quote(workload.string()) +
+                      " --synthetic-data");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  r = runCommand(ipusimBinary() + " report " + quote((dir.path() / "rep").string()) + " --ops --json");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const nlohmann::json summary = nlohmann::json::parse(r.output);
+  std::map<std::string, double> flops;
+  for (const auto& row : summary.at("operations"))
+    flops[row.at("layer").get<std::string>() + "/" + row.at("op").get<std::string>()] = row.at("flops_per_step").get<double>();
+  // 2 per multiply-accumulate, every output element meeting a whole window
+  // (the padding's products included, as compile counts them):
+  // c1: batch 4 x 8 x 8 outputs x 8 filters x 3 x 3 x 2 channels.
+  EXPECT_DOUBLE_EQ(flops["c1/conv2d"], 2.0 * 4 * 8 * 8 * 8 * 3 * 3 * 2);
+  // c2 (valid): 4 x 6 x 6 x 4 x 3 x 3 x 8; its input gradient meets every
+  // one of c1's outputs with c2's window: 4 x 8 x 8 x 8 x 3 x 3 x 4.
+  EXPECT_DOUBLE_EQ(flops["c2/conv2d"], 2.0 * 4 * 6 * 6 * 4 * 3 * 3 * 8);
+  EXPECT_DOUBLE_EQ(flops["c2/input_grad"], 2.0 * 4 * 8 * 8 * 8 * 3 * 3 * 4);
+  // The weight gradient: each of c2's 3 x 3 x 8 x 4 kernel values sums over
+  // the 4 x 6 x 6 output positions.
+  EXPECT_DOUBLE_EQ(flops["c2/kernel_grad"], 2.0 * 3 * 3 * 8 * 4 * 4 * 6 * 6);
+}
+
+// A Keras call's training argument (Dropout(0.5)(x, training=False), as a
+// public text-similarity model writes it, or the transfer-learning idiom
+// base_model(x, training=False)) fixes the layer's mode whatever the task:
+// it was ignored, so fit dropped what Keras keeps (and predict kept what a
+// training=True call drops). It is refused, in both file formats; null (no
+// argument) still runs.
+TEST(AdversarialPass10, ACallThatFixesTheTrainingModeIsRefused) {
+  ScratchDir dir("call-training");
+  nlohmann::json k3 = nlohmann::json::parse(readText(sourcePath("workloads/keras/tutorial_mlp_functional_keras3.json")));
+  nlohmann::json& layers = k3["config"]["layers"];
+  nlohmann::json dropout = layers[2];  // the first Dense's call, turned into a Dropout reading it
+  dropout["class_name"] = "Dropout";
+  dropout["name"] = "drop";
+  dropout["config"] = {{"name", "drop"}, {"trainable", true}, {"dtype", layers[2]["config"]["dtype"]},
+                       {"rate", 0.5},   {"seed", nullptr},   {"noise_shape", nullptr}};
+  dropout["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = {"dense", 0, 0};
+  dropout["inbound_nodes"][0]["args"][0]["config"]["shape"] = {nullptr, 128};
+  layers[3]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = {"drop", 0, 0};
+  layers.insert(layers.begin() + 3, dropout);
+  auto write = [&](const std::string& name, const nlohmann::json& j) {
+    const fs::path file = dir.path() / name;
+    std::ofstream(file) << j.dump();
+    return file.string();
+  };
+  const std::string run = " --synthetic-data --steps 2 --steps-per-execution 1";
+  layers[3]["inbound_nodes"][0]["kwargs"] = {{"training", nullptr}};
+  const std::string plain = write("null.json", k3);
+  const auto r = runCommand(ipusimBinary() + " run --keras " + quote(plain) + run);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  layers[3]["inbound_nodes"][0]["kwargs"] = {{"training", false}};
+  const std::string fixed = write("false.json", k3);
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(fixed) + run),
+                fixed + ": layer 'drop' (Dropout): inbound_nodes: kwargs.training: false: a call that fixes the "
+                        "training mode is not modelled");
+  expectRefusal(runCommand(ipusimBinary() + " predict --keras " + quote(fixed) + run), "kwargs.training: false");
+  // TF 2.x: the keyword arguments are each inbound entry's fourth item.
+  nlohmann::json tf2 = nlohmann::json::parse(readText(sourcePath("tests/data/keras/residual_convnet_tf2.json")));
+  tf2["config"]["layers"][2]["inbound_nodes"][0][0][3] = {{"training", true}};
+  const std::string monteCarlo = write("tf2.json", tf2);
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(monteCarlo) + run + " --input-shape 8,8,1"),
+                monteCarlo + ": layer 'batch_normalization' (BatchNormalization): inbound_nodes: kwargs.training: true");
+}
+
+}  // namespace
+}  // namespace ipusim::test
