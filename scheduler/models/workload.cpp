@@ -141,6 +141,7 @@ void parseRecomputeCheckpoints(const Reader& tr, Workload& w) {
   std::set<std::string> seen;
   for (std::size_t k = 0; k < checkpoints.size(); ++k) {
     const std::string entry = key + "[" + std::to_string(k) + "]", &name = checkpoints[k];
+    if (const std::string overlong = overlongReference(name); !overlong.empty()) tr.fail(entry, overlong);
     if (std::find(names.begin(), names.end(), name) == names.end()) {
       const std::string nearest = util::nearestName(name, names);
       tr.fail(entry, "'" + name + "' names no layer of the model" +

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -93,6 +94,35 @@ TEST(AdversarialPass10, ACallThatFixesTheTrainingModeIsRefused) {
   const std::string monteCarlo = write("tf2.json", tf2);
   expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(monteCarlo) + run + " --input-shape 8,8,1"),
                 monteCarlo + ": layer 'batch_normalization' (BatchNormalization): inbound_nodes: kwargs.training: true");
+}
+
+// A name that refers to a layer (a recomputation checkpoint, a layer's
+// input) of megabytes was searched for the nearest layer name by edit
+// distance (2 s for 5 MB) and then echoed whole: a one-line error of 5 MB.
+// No layer's name is longer than kMaxNameBytes: the reference is refused
+// at once, quoted by its first 40 bytes as a layer's own name is.
+TEST(AdversarialPass10, AnOverlongLayerReferenceIsQuotedShort) {
+  ScratchDir dir("overlong-reference");
+  const std::string huge(2'000'000, 'a');
+  auto check = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit, const std::string& key) {
+    nlohmann::json w = nlohmann::json::parse(R"({
+      "name": "overlong",
+      "dataset": {"format": "synthetic", "batch_size": 4, "features": 16, "classes": 4, "examples": 16},
+      "model": {"layers": [{"type": "dense", "units": 8, "name": "d1"}, {"type": "dense", "units": 8, "name": "d2"},
+                           {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+      "optimizer": {"type": "sgd"}, "training": {"steps": 2, "steps_per_execution": 1},
+      "ipu": {"arch": "ipu2", "tiles": 16}})");
+    edit(w);
+    const fs::path file = dir.path() / (name + ".json");
+    std::ofstream(file) << w.dump();
+    const auto r = runCommand(ipusimBinary() + " run " + quote(file.string()));
+    expectRefusal(r, file.string() + ": " + key + ": '" + huge.substr(0, 40) +
+                         "...' is 2000000 bytes long: it names no layer (a layer's name is at most 1024 bytes");
+    EXPECT_LT(r.output.size(), 1000u) << name;
+  };
+  check("checkpoint", [&](nlohmann::json& w) { w["training"]["recompute_checkpoints"] = {"d1", huge}; },
+        "training.recompute_checkpoints[1]");
+  check("input", [&](nlohmann::json& w) { w["model"]["layers"][1]["inputs"] = {huge}; }, "model.layers[1].inputs");
 }
 
 }  // namespace
