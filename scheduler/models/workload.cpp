@@ -468,7 +468,9 @@ void checkStepCounts(const Workload& w, const std::string& source) {
         source + ": " + (w.pipeline.enabled() ? "pipeline" : "training") + ".gradient_accumulation_count: " +
         std::to_string(t.gradientAccumulationCount) + " must divide training.steps_per_execution (" +
         std::to_string(perExecution) + (t.feeds ? ")" : ", 1 without feeds)") +
-        ": the weights are updated within one execution");
+        (w.pipeline.enabled() && w.task != Task::Fit
+             ? ": an execution runs whole groups of that many mini-batches through the stages, as fit's do"
+             : ": the weights are updated within one execution"));
   if (w.task != Task::Fit) return;  // epochs and validations are fit's (parseValidation)
   if (t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
     throw std::invalid_argument(source + ": training.steps_per_epoch: " + std::to_string(t.stepsPerEpoch) +

@@ -125,5 +125,30 @@ TEST(AdversarialPass10, AnOverlongLayerReferenceIsQuotedShort) {
   check("input", [&](nlohmann::json& w) { w["model"]["layers"][1]["inputs"] = {huge}; }, "model.layers[1].inputs");
 }
 
+// A pipeline's predict or evaluate with executions of no whole group of
+// mini-batches was refused because "the weights are updated within one
+// execution": they are not updated at all there; the reason is the groups.
+TEST(AdversarialPass10, APipelinedPredictsGroupRuleGivesItsOwnReason) {
+  ScratchDir dir("pipeline-predict-groups");
+  const std::string pipelined = quote(sourcePath("workloads/mnist_pipelined_2ipus.json"));
+  for (const char* command : {" predict ", " evaluate "}) {
+    const auto r = runCommand(ipusimBinary() + command + pipelined + " --synthetic-data --steps 3 --steps-per-execution 3");
+    expectRefusal(r, "pipeline.gradient_accumulation_count: 8 must divide training.steps_per_execution (3): an "
+                     "execution runs whole groups of that many mini-batches through the stages, as fit's do");
+    EXPECT_EQ(r.output.find("weights are updated"), std::string::npos) << r.output;
+  }
+  const fs::path file = dir.path() / "predict.json";
+  nlohmann::json w = nlohmann::json::parse(readText(sourcePath("workloads/mnist_pipelined_2ipus.json")));
+  w["task"] = "predict";
+  w["training"]["steps_per_execution"] = 3;
+  w["training"]["steps"] = 3;
+  std::ofstream(file) << w.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(file.string()) + " --synthetic-data"),
+                "must divide training.steps_per_execution (3): an execution runs whole groups");
+  // fit keeps its reason.
+  expectRefusal(runCommand(ipusimBinary() + " run " + pipelined + " --synthetic-data --steps 3 --steps-per-execution 3"),
+                "must divide training.steps_per_execution (3): the weights are updated within one execution");
+}
+
 }  // namespace
 }  // namespace ipusim::test
