@@ -150,5 +150,25 @@ TEST(AdversarialPass10, APipelinedPredictsGroupRuleGivesItsOwnReason) {
                 "must divide training.steps_per_execution (3): the weights are updated within one execution");
 }
 
+// The out-of-memory summary offered training.recompute_checkpoints "auto"
+// to a model in which "auto" finds no layer to cut at (a flatten and one
+// dense layer), and following it ended in "the model has no layer to
+// checkpoint". "auto" is offered only where it finds checkpoints.
+TEST(AdversarialPass10, OutOfMemoryOffersAutoRecomputationOnlyWhereItFindsCheckpoints) {
+  ScratchDir dir("oom-auto-remedy");
+  const fs::path file = dir.path() / "one_layer.json";
+  std::ofstream(file) << R"({
+    "name": "one_layer",
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8, 8, 1], "classes": 10, "examples": 16},
+    "model": {"layers": [{"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"}, "training": {"steps": 2, "steps_per_execution": 1},
+    "ipu": {"arch": "ipu2", "tiles": 32}})";
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(file.string()) + " --set tile.memoryBytes=600");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("Out of memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"auto\" finds no layer to cut this model at"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("or \"auto\")"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
