@@ -40,6 +40,14 @@ std::uint64_t vertexFlops(const ir::Vertex& vertex) {
     const double macs = paramOr(vertex, "m", 0) * paramOr(vertex, "k", 0) * paramOr(vertex, "n", 0);
     return static_cast<std::uint64_t>(2.0 * macs);
   }
+  if (codelet.rfind("ConvPartial", 0) == 0 || codelet.rfind("ConvWeightUpdate", 0) == 0) {
+    // Every output element of the vertex's field (for a weight update, of
+    // its kernel) meets a whole window of its conv group's input channels.
+    double macs = paramOr(vertex, "convGroups", 1);
+    for (const char* dimension : {"batch", "outH", "outW", "outChans", "kernelH", "kernelW", "inChans"})
+      macs *= paramOr(vertex, dimension, 0);
+    return static_cast<std::uint64_t>(2.0 * macs);
+  }
   const auto it = flopsPerElement().find(codelet);
   return it == flopsPerElement().end() ? 0 : it->second * largestField(vertex);
 }

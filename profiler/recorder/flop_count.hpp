@@ -5,6 +5,13 @@
 // Convention (documented in profiler/README.md):
 // - MatMulPartial: 2 * m * k * n (one multiply and one add per MAC), the
 //   count PopVision and PopLibs' planners use for a matrix product;
+// - the convolution vertices (ConvPartialnx1, ConvPartialHorizontalMac,
+//   ConvPartialVerticalMac, ConvWeightUpdatePartial,
+//   ConvWeightUpdateHorizontalMac): 2 per multiply-accumulate, batch x outH
+//   x outW x convGroups x outChans x kernelH x kernelW x inChans of the
+//   vertex's geometry (padding products included), as `ipusim compile`
+//   counts a convolution pass's MACs (a forward pass, an input gradient
+//   and a weight update alike);
 // - ScaledAdd (out += scale * in): 2 per element;
 // - the element-wise and reduction codelets (Add, Sub, Mul, Div, Relu, Exp,
 //   Log, Neg, Square, AddBias, ReluGrad, ReduceSum, ReduceMax): 1 per element

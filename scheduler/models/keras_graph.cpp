@@ -281,6 +281,18 @@ class Flattener {
         for (const json& node : nodes) {
           calls.push_back(nodeOperands(node, file_, where));
           keywords.push_back(nodeKeywords(node, file_, where));
+          // Keras's layer(x, training=False) (the transfer-learning idiom
+          // for a frozen base model) or training=True (Monte-Carlo dropout)
+          // runs the call's dropout, noise and batch normalization in that
+          // mode whatever the task; ipusim runs fit's layers in training mode
+          // and evaluate's and predict's in inference mode, so such a call
+          // would silently compute another model: refused.
+          const json& training = keywords.back().contains("training") ? keywords.back()["training"] : json();
+          if (!training.is_null())
+            graphFail(file_, where, "inbound_nodes: kwargs.training: " + training.dump() +
+                                        ": a call that fixes the training mode is not modelled (each layer runs in "
+                                        "training mode in fit and in inference mode in evaluate and predict, as "
+                                        "Keras runs a call without it); expected no training argument, or null");
         }
         if (calls.empty() || calls[0].empty()) graphFail(file_, where, "inbound_nodes: the layer reads nothing");
       }

@@ -1,4 +1,5 @@
 #include "scheduler/models/keras_placement.hpp"
+#include "scheduler/models/workload_limits.hpp"
 
 #include "model/util/nearest_name.hpp"
 
@@ -27,6 +28,7 @@ void placeKerasLayers(const WorkloadReader& model, bool pipelined, Workload& w) 
     std::size_t at = 0;
     while (at < names.size() && names[at] != firsts[k]) ++at;
     if (at == names.size()) {
+      if (const std::string overlong = overlongReference(firsts[k]); !overlong.empty()) model.fail(entry, overlong);
       const std::string nearest = util::nearestName(firsts[k], names);
       model.fail(entry, "'" + firsts[k] + "' names no layer of the Keras file" +
                             (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)"));

@@ -1,4 +1,5 @@
 #include "scheduler/models/layer_graph.hpp"
+#include "scheduler/models/workload_limits.hpp"
 
 #include "scheduler/layers/layer.hpp"
 
@@ -37,6 +38,8 @@ std::vector<std::size_t> connectLayers(std::vector<LayerSpec>& layers, const Lay
         const auto input = inputByName.find(name);
         if (it != byName.end()) in[i].push_back(it->second);
         else if (input != inputByName.end()) in[i].push_back(modelInput(input->second));
+        else if (const std::string overlong = overlongReference(name); !overlong.empty())
+          fail(i, c.inputsKey, overlong);
         else
           fail(i, c.inputsKey, "'" + name + "' names no layer (nor the model's input" + (several ? "s " : " ") + inputNames + ")");
         if (in[i].back() == i) fail(i, c.inputsKey, "the layer reads its own output");
@@ -50,7 +53,9 @@ std::vector<std::size_t> connectLayers(std::vector<LayerSpec>& layers, const Lay
   std::vector<std::size_t> outputs;
   for (const std::string& name : c.outputs) {
     const auto it = byName.find(name);
-    if (it == byName.end()) throw std::invalid_argument(source + ": " + c.outputKey + ": '" + name + "' names no layer");
+    if (it == byName.end())
+      throw std::invalid_argument(source + ": " + c.outputKey + ": " +
+                                  (overlongReference(name).empty() ? "'" + name + "' names no layer" : overlongReference(name)));
     if (std::find(outputs.begin(), outputs.end(), it->second) != outputs.end())
       throw std::invalid_argument(source + ": " + c.outputKey + ": '" + name + "' is named twice (one loss per output)");
     outputs.push_back(it->second);

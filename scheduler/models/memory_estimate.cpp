@@ -141,8 +141,12 @@ std::string offloadRemedy(const Workload& w, const model::Target& target, const 
 
 std::string recomputationRemedy(const Workload& w) {
   if (w.task != Task::Fit || w.pipeline.enabled() || !w.training.recomputeCheckpoints.empty()) return "";
+  // "auto" offered only where it finds checkpoints: a model without two
+  // layers to cut at was told to try "auto", which then refused it ("the
+  // model has no layer to checkpoint").
+  const bool automatic = !autoRecomputeCheckpoints(w).empty();
   return "recompute activations for the backward pass instead of keeping them (training.recompute_checkpoints: "
-         "the layers whose outputs are kept, or \"auto\")";
+         "the layers whose outputs are kept" + std::string(automatic ? ", or \"auto\")" : "; \"auto\" finds no layer to cut this model at)");
 }
 
 }  // namespace ipusim::scheduler

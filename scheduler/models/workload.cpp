@@ -161,6 +161,7 @@ void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string&
   std::set<std::string> seen;
   for (std::size_t k = 0; k < checkpoints.size(); ++k) {
     const std::string entry = key + "[" + std::to_string(k) + "]", &name = checkpoints[k];
+    if (const std::string overlong = overlongReference(name); !overlong.empty()) tr.fail(entry, overlong);
     if (std::find(names.begin(), names.end(), name) == names.end()) {
       const std::string nearest = util::nearestName(name, names);
       tr.fail(entry, "'" + name + "' names no layer of the model" +
@@ -498,7 +499,9 @@ void checkStepCounts(const Workload& w, const std::string& source) {
         source + ": " + (w.pipeline.enabled() ? "pipeline" : "training") + ".gradient_accumulation_count: " +
         std::to_string(t.gradientAccumulationCount) + " must divide training.steps_per_execution (" +
         std::to_string(perExecution) + (t.feeds ? ")" : ", 1 without feeds)") +
-        ": the weights are updated within one execution");
+        (w.pipeline.enabled() && w.task != Task::Fit
+             ? ": an execution runs whole groups of that many mini-batches through the stages, as fit's do"
+             : ": the weights are updated within one execution"));
   if (w.task != Task::Fit) return;  // epochs and validations are fit's (parseValidation)
   if (t.stepsPerEpoch && (t.stepsPerEpoch % perExecution || t.steps % t.stepsPerEpoch))
     throw std::invalid_argument(source + ": training.steps_per_epoch: " + std::to_string(t.stepsPerEpoch) +

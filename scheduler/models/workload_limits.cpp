@@ -60,8 +60,17 @@ void checkLayerCount(const Workload& w, const std::string& source) {
                 " (scheduler/models/workload_limits.hpp: the compile's time grows faster than the layer count)");
 }
 
+namespace {
+std::string quoted(const std::string& name) { return "'" + (name.size() > 40 ? name.substr(0, 40) + "..." : name) + "'"; }
+}  // namespace
+
+std::string overlongReference(const std::string& name) {
+  if (name.size() <= kMaxNameBytes) return "";
+  return quoted(name) + " is " + str(name.size()) + " bytes long: it names no layer (a layer's name is at most " +
+         str(kMaxNameBytes) + " bytes, scheduler/models/workload_limits.hpp)";
+}
+
 void checkNames(const Workload& w, const std::string& source) {
-  const auto quoted = [](const std::string& name) { return "'" + (name.size() > 40 ? name.substr(0, 40) + "..." : name) + "'"; };
   const auto tooLong = [](const std::string& name) {
     return str(name.size()) + " bytes long, over the limit of " + str(kMaxNameBytes) +
            " (scheduler/models/workload_limits.hpp: names are copied into the executable's tensors, compute sets "

@@ -75,6 +75,13 @@ void checkLayerCount(const Workload& w, const std::string& source);
 // The workload's and the layers' names (kMaxNameBytes), checked as soon as
 // the layers are read; the message quotes a name's first 40 bytes.
 void checkNames(const Workload& w, const std::string& source);
+// For a key that refers to a layer by name (training.recompute_checkpoints,
+// model.shards and model.stages, a layer's inputs): no layer's name is over
+// kMaxNameBytes, so a longer reference names none. The refusal, quoting its
+// first 40 bytes as checkNames does ("'aaa...' is N bytes long: ..."), or ""
+// within the bound; checked before a "did you mean" search, whose edit
+// distance grows with the name (a 5 MB name took 2 s, then was echoed whole).
+std::string overlongReference(const std::string& name);
 
 // For the layers' own checks (Layer::checkLimits): products of three sizes
 // may pass 64 bits, so they are computed in 128; their decimal text; and

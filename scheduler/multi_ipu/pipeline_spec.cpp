@@ -92,7 +92,9 @@ void parsePipeline(const WorkloadReader& top, Workload& w) {
     p.fail(p.key("gradient_accumulation_count"),
            std::to_string(n) + " must divide training.steps_per_execution (" +
                std::to_string(w.training.stepsPerExecution) + (w.training.feeds ? ")" : ", 1 without feeds)") +
-               ": the weights are updated within one execution");
+               (w.task == Task::Fit
+                    ? ": the weights are updated within one execution"
+                    : ": an execution runs whole groups of that many mini-batches through the stages, as fit's do"));
   w.training.gradientAccumulationCount = n;
   for (LayerSpec& l : w.layers) l.shard = spec.deviceMapping[*l.stage];
   for (const LayerSpec& l : w.layers)

@@ -377,7 +377,8 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("workload", args->workload, "training workload (see workloads/README.md)")->required();
   cmd->add_option("--vary", args->vary,
                   "NAME=V1,V2,... (repeatable): a workload key (steps_per_execution, training.outfeed.mode), "
-                  "a target or host parameter (ipusim params), arch/tiles/ipus, or a run flag (--tiles)")
+                  "a target or host parameter (ipusim params), arch/tiles/ipus, or a run flag (--tiles); a value may be a "
+                  "JSON list or object (its inner commas do not split it)")
       ->required()
       ->allow_extra_args(false);  // one NAME=... per --vary, so the workload may follow it
   cmd->add_option("--set", args->sets, "name=value for every point (target or host parameter; repeatable)")

@@ -11,10 +11,35 @@ namespace ipusim::sim {
 
 namespace {
 
+// The position of the next comma of `list` from `start` that separates two
+// values: outside a JSON string and outside brackets and braces, so that a
+// value may be a JSON list or object (training.recompute_checkpoints=
+// ["a","b"],"auto" is two values, not three broken ones), npos if none.
+std::size_t nextSeparator(const std::string& list, std::size_t start) {
+  int depth = 0;
+  bool inString = false;
+  for (std::size_t i = start; i < list.size(); ++i) {
+    const char c = list[i];
+    if (inString) {
+      if (c == '\\') ++i;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
 std::vector<std::string> splitValues(const std::string& spec, const std::string& list) {
   std::vector<std::string> values;
   for (std::size_t start = 0;;) {
-    const auto comma = list.find(',', start);
+    const auto comma = nextSeparator(list, start);
     values.push_back(list.substr(start, comma - start));
     if (values.back().empty())
       throw std::invalid_argument("--vary " + spec + ": empty value (expected NAME=V1,V2,...)");

@@ -44,6 +44,25 @@ TEST(SweepPlan, BadSpecsAreErrorsThatSayWhatToGive) {
   EXPECT_NE(twice.find("training.infeed.buffer_depth, training.outfeed.buffer_depth"), std::string::npos) << twice;
 }
 
+// A value may be a JSON list or object: `--vary
+// 'training.recompute_checkpoints="auto",["add1","add2"]'` made three points,
+// two of them the list's broken halves ('["add1"' and '"add2"]'), each
+// failing with an error about a fragment (found by the tenth adversarial
+// pass of issue 33).
+TEST(SweepPlan, AJsonListOrObjectValueKeepsItsCommas) {
+  const SweepAxis lists =
+      parseSweepAxis(R"(training.recompute_checkpoints="auto",["add1","add2"],["a,b"])", kWorkload);
+  EXPECT_EQ(lists.values, (std::vector<std::string>{R"("auto")", R"(["add1","add2"])", R"(["a,b"])"}));
+  const SweepAxis objects = parseSweepAxis(R"(optimizer={"type":"sgd","learning_rate":0.1},{"type":"adam"})", kWorkload);
+  EXPECT_EQ(objects.values, (std::vector<std::string>{R"({"type":"sgd","learning_rate":0.1})", R"({"type":"adam"})"}));
+  EXPECT_EQ(parseSweepAxis("pipeline.device_mapping=[0,1],[1,0]", kWorkload).values,
+            (std::vector<std::string>{"[0,1]", "[1,0]"}));
+  // A quoted comma is part of its string; plain values still split.
+  EXPECT_EQ(parseSweepAxis(R"(name="a,b","c")", kWorkload).values, (std::vector<std::string>{R"("a,b")", R"("c")"}));
+  EXPECT_EQ(parseSweepAxis("tiles=16,32", kWorkload).values, (std::vector<std::string>{"16", "32"}));
+  EXPECT_NE(errorOf("pipeline.device_mapping=[0,1],,[1,0]").find("empty value"), std::string::npos);
+}
+
 TEST(SweepPlan, PointsAreEveryCombinationLastAxisFastest) {
   const SweepPlan plan = planSweep("w.json", kWorkload, {"tiles=64,128", "training.outfeed.mode=ALL,LAST"},
                                    {"--synthetic-data"});
