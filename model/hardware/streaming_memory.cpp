@@ -33,7 +33,7 @@ StreamingMemory::StreamingMemory(const ir::Executable& exe, const MemoryLayout& 
     const std::size_t element = ir::sizeOf(memory.tensor(p.tensor.tensor).dtype);
     for (const RegionPiece& piece : memory.pieces(p.tensor))
       plan.bytesPerIpu[target.ipuOf(piece.tile)] += piece.elements * element;
-    for (std::uint64_t bytes : plan.bytesPerIpu) plan.cycles = std::max(plan.cycles, remoteTransferCycles(target, bytes));
+    plan.cycles = remoteCopyCycles(target, plan.bytesPerIpu);
     if (bufferOnIpu[p.remoteBuffer].empty()) bufferOnIpu[p.remoteBuffer] = plan.bytesPerIpu;
     plans_.emplace(p.id, std::move(plan));
   }

@@ -18,7 +18,7 @@
 
 namespace ipusim::model::hardware {
 
-// (remoteTransferCycles, transfer_cycles.hpp: the formula above; the
+// (remoteCopyCycles, transfer_cycles.hpp: the formula above; the
 // compiler's estimate reads the same function.)
 class StreamingMemory {
  public:

@@ -26,4 +26,10 @@ ir::Cycles remoteTransferCycles(const Target& target, std::uint64_t bytes) {
          ceilDivide(bytes, target.streamingMemory.bytesPerSecond / target.clockHz);
 }
 
+ir::Cycles remoteCopyCycles(const Target& target, const std::vector<std::uint64_t>& bytesPerIpu) {
+  ir::Cycles longest = 0;
+  for (std::uint64_t bytes : bytesPerIpu) longest = std::max(longest, remoteTransferCycles(target, bytes));
+  return longest;
+}
+
 }  // namespace ipusim::model::hardware

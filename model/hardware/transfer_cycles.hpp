@@ -7,6 +7,7 @@
 #include "model/target.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace ipusim::model::hardware {
 
@@ -19,5 +20,10 @@ ir::Cycles ceilDivide(std::uint64_t bytes, double bytesPerCycle);
 // streamingMemory.latencySeconds (in cycles, rounded up) +
 // ceil(bytes / (streamingMemory.bytesPerSecond / clockHz)); 0 for no bytes.
 ir::Cycles remoteTransferCycles(const Target& target, std::uint64_t bytes);
+
+// A remote-buffer copy's transfer: every IPU moves its own bytes
+// (`bytesPerIpu`, indexed by IPU) at once, and the copy lasts the longest
+// (the completion sync after it is not included).
+ir::Cycles remoteCopyCycles(const Target& target, const std::vector<std::uint64_t>& bytesPerIpu);
 
 }  // namespace ipusim::model::hardware

@@ -199,6 +199,20 @@ class Validator {
                       std::to_string(b.elements) + " (or none: zeros)");
   }
 
+  // A StreamCopy's or RemoteCopy's tensor region: inside its tensor, with
+  // the elements and dtype of what it is copied to or from (`other`, which
+  // `verb` its `elements`: "stream 'x'" copies, "remote buffer 'y'" holds).
+  void checkRegionMatches(const std::string& where, const TensorRef& ref, const std::string& other, const char* verb,
+                          std::uint64_t elements, DType dtype) const {
+    checkRef(where, "tensor", ref);
+    if (ref.size() != elements)
+      fail(where, "tensor region has " + std::to_string(ref.size()) + " elements but " + other + " " + verb + " " +
+                      std::to_string(elements));
+    if (exe_.tensors[ref.tensor].dtype != dtype)
+      fail(where, std::string("tensor is ") + toString(exe_.tensors[ref.tensor].dtype) + " but " + other + " is " +
+                      toString(dtype));
+  }
+
   void checkChildCount(const std::string& where, const Program& p, std::size_t min, std::size_t max) const {
     const std::size_t n = p.children.size();
     if (n < min || n > max) {
@@ -351,14 +365,8 @@ class Validator {
         if (p.stream >= exe_.streams.size())
           fail(where, "stream " + std::to_string(p.stream) + " is out of range (there are " +
                           std::to_string(exe_.streams.size()) + " streams)");
-        checkRef(where, "tensor", p.tensor);
         const Stream& s = exe_.streams[p.stream];
-        if (p.tensor.size() != s.elementsPerCopy)
-          fail(where, "tensor region has " + std::to_string(p.tensor.size()) + " elements but stream '" + s.name +
-                          "' copies " + std::to_string(s.elementsPerCopy));
-        if (exe_.tensors[p.tensor.tensor].dtype != s.dtype)
-          fail(where, std::string("tensor is ") + toString(exe_.tensors[p.tensor.tensor].dtype) + " but stream '" +
-                          s.name + "' is " + toString(s.dtype));
+        checkRegionMatches(where, p.tensor, "stream '" + s.name + "'", "copies", s.elementsPerCopy, s.dtype);
         break;
       }
       case ProgramKind::RemoteCopy: {
@@ -366,14 +374,8 @@ class Validator {
         if (p.remoteBuffer >= exe_.remoteBuffers.size())
           fail(where, "remoteBuffer " + std::to_string(p.remoteBuffer) + " is out of range (there are " +
                           std::to_string(exe_.remoteBuffers.size()) + " remote buffers)");
-        checkRef(where, "tensor", p.tensor);
         const RemoteBuffer& b = exe_.remoteBuffers[p.remoteBuffer];
-        if (p.tensor.size() != b.elements)
-          fail(where, "tensor region has " + std::to_string(p.tensor.size()) + " elements but remote buffer '" + b.name +
-                          "' holds " + std::to_string(b.elements));
-        if (exe_.tensors[p.tensor.tensor].dtype != b.dtype)
-          fail(where, std::string("tensor is ") + toString(exe_.tensors[p.tensor.tensor].dtype) + " but remote buffer '" +
-                          b.name + "' is " + toString(b.dtype));
+        checkRegionMatches(where, p.tensor, "remote buffer '" + b.name + "'", "holds", b.elements, b.dtype);
         break;
       }
       case ProgramKind::Repeat: checkChildCount(where, p, 1, 1); break;

@@ -240,17 +240,35 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
   return in;
 }
 
-std::optional<Insight> recomputationInsight(const ProfileFacts& f, const InsightLimits&) {
-  const OperationsSummary& ops = f.operations;
+namespace {
+
+// The operations with some cycles of one kind (`cyclesOf` > 0): their sum,
+// how many, and the largest, for the rules about one mechanism's cost.
+struct OpsTally {
   std::int64_t cycles = 0, count = 0;
   const OperationRow* largest = nullptr;
+};
+template <typename CyclesOf>
+OpsTally tallyOps(const OperationsSummary& ops, CyclesOf cyclesOf) {
+  OpsTally t;
+  std::int64_t most = 0;
   for (const OperationRow& row : ops.rows) {
-    if (row.pass != "recompute") continue;
-    const std::int64_t busy = row.compute + row.exchange + row.sync;
-    cycles += busy;
-    ++count;
-    if (!largest || busy > largest->compute + largest->exchange + largest->sync) largest = &row;
+    const std::int64_t cycles = cyclesOf(row);
+    if (cycles <= 0) continue;
+    t.cycles += cycles;
+    ++t.count;
+    if (!t.largest || cycles > most) t.largest = &row, most = cycles;
   }
+  return t;
+}
+
+}  // namespace
+
+std::optional<Insight> recomputationInsight(const ProfileFacts& f, const InsightLimits&) {
+  const OperationsSummary& ops = f.operations;
+  const auto [cycles, count, largest] = tallyOps(ops, [](const OperationRow& row) {
+    return row.pass == "recompute" ? row.compute + row.exchange + row.sync : std::int64_t(0);
+  });
   if (count == 0 || ops.busyCycles <= 0) return std::nullopt;
   const double share = double(cycles) / double(ops.busyCycles);
   Insight in;
@@ -268,14 +286,7 @@ std::optional<Insight> recomputationInsight(const ProfileFacts& f, const Insight
 
 std::optional<Insight> streamingMemoryInsight(const ProfileFacts& f, const InsightLimits&) {
   const OperationsSummary& ops = f.operations;
-  std::int64_t cycles = 0, count = 0;
-  const OperationRow* largest = nullptr;
-  for (const OperationRow& row : ops.rows) {
-    if (row.streamingMemory <= 0) continue;
-    cycles += row.streamingMemory;
-    ++count;
-    if (!largest || row.streamingMemory > largest->streamingMemory) largest = &row;
-  }
+  const auto [cycles, count, largest] = tallyOps(ops, [](const OperationRow& row) { return row.streamingMemory; });
   if (count == 0 || ops.busyCycles <= 0) return std::nullopt;
   const double share = double(cycles) / double(ops.busyCycles);
   Insight in;

@@ -98,11 +98,9 @@ ir::Id IrBuilder::addRemoteBuffer(ir::Id tensor, std::vector<double> initialValu
 void IrBuilder::remoteCopy(ir::Id tensor, ir::Id buffer, bool store) {
   const ir::Tensor& t = exe_.tensors[tensor];
   // Each IPU moves the bytes on its tiles; every IPU waits for the slowest, then syncs.
-  std::map<std::uint32_t, std::uint64_t> bytesOnIpu;
+  std::vector<std::uint64_t> bytesOnIpu(target_.numIpus(), 0);
   for (const ir::TileInterval& iv : t.mapping) bytesOnIpu[target_.ipuOf(iv.tile)] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
-  ir::Cycles longest = 0;
-  for (const auto& [ipu, bytes] : bytesOnIpu) longest = std::max(longest, model::hardware::remoteTransferCycles(target_, bytes));
-  estimate_ += longest + target_.sync.externalCycles;
+  estimate_ += model::hardware::remoteCopyCycles(target_, bytesOnIpu) + target_.sync.externalCycles;
   ir::Program p;
   p.kind = ir::ProgramKind::RemoteCopy;
   p.name = debug_.layer + "/" + debug_.op + "/" + (store ? "store_" : "load_") + exe_.remoteBuffers[buffer].name;
