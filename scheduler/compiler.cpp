@@ -159,7 +159,7 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
     const Op& op = graph.ops[schedule.order[i]];
     if (graph.isValidationOp(schedule.order[i]) != validation) continue;
     if (auto it = stageOfLayer.find(op.layer); it != stageOfLayer.end()) stage = it->second;
-    if (op.kind == OpKind::SgdUpdate) {
+    if (isWeightUpdate(op.kind)) {
       parts.updates[stage].push_back(opSequences[i]);
       continue;
     }
@@ -281,9 +281,9 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // batch alone, but for a pipeline's mini-batches, which pass its stages
   // as many at a time as in fit (pipeline.gradient_accumulation_count).
   const std::uint32_t accumulation = fit || pipelined ? w.training.gradientAccumulationCount : 1;
-  // The all-reduce and the accumulators follow the plain SGD update (ScaledAdd of a gradient).
-  if (fit && (replicas > 1 || accumulation > 1 || pipelined) && !w.optimizer.plainSgd())
-    throw std::invalid_argument("optimizer: " + w.optimizer.plainSgdOnlyText());  // (parseWorkload names the file)
+  if (fit)
+    if (const std::string refusal = w.optimizer.multiIpuRefusal(replicas, accumulation > 1, pipelined); !refusal.empty())
+      throw std::invalid_argument("optimizer: " + refusal);  // (parseWorkload names the file)
   // The all-reduce and gradient accumulation need every gradient before any update.
   if (fit && (replicas > 1 || accumulation > 1 || pipelined)) moveUpdatesLast(graph, schedule);
   const auto budget = std::uint64_t(double(target.tile.memoryBytes) * w.ipu.availableMemoryProportion);
@@ -292,7 +292,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
                                tileBaseOfLayer);
   std::vector<ir::Id> updateSequences, validationSequences;
   for (std::size_t i = 0; i < schedule.order.size(); ++i)
-    if (graph.ops[schedule.order[i]].kind == OpKind::SgdUpdate) updateSequences.push_back(step.opSequences[i]);
+    if (isWeightUpdate(graph.ops[schedule.order[i]].kind)) updateSequences.push_back(step.opSequences[i]);
   // A validation pass's ops are the last of the schedule (OpGraph::firstValidationOp): its entry point's.
   const std::vector<ir::Id> allOpSequences = step.opSequences;
   while (!step.opSequences.empty() && graph.isValidationOp(schedule.order[step.opSequences.size() - 1])) {
@@ -458,8 +458,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   MemoryPlanResult mem;
   try {
     std::string remedy = recomputationRemedy(w);
-    if (const std::string offload = offloadRemedy(w, replicaTarget, memoryEstimate); !offload.empty())
-      remedy += (remedy.empty() ? "" : ", ") + offload;
+    for (const std::string& more : {offloadRemedy(w, replicaTarget, memoryEstimate), shardingRemedy(w, memoryEstimate)})
+      if (!more.empty()) remedy += (remedy.empty() ? "" : ", ") + more;
     mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory, remedy);
   } catch (const std::invalid_argument& e) {
     progress("trying recomputation");
@@ -477,13 +477,19 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     // its IPUs apart). Timing-only, pipelined replicas are mirrored as plain
     // ones are (tests/e2e/test_replica_mirror_profile.cpp: the same profile
     // as the full layout).
-    const ir::Id allReduce = replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror);
+    const ReplicatedUpdates collectives =
+        replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror, step.shardOfVertex);
     auto& children = exe.programs[updatesParent].children;
     // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
     // (Evaluate and predict have no update, and nothing to reduce.)
     if (fit) {
       auto firstUpdate = pipelined ? children.begin() : std::find(children.begin(), children.end(), updateSequences.front());
-      children.insert(firstUpdate, allReduce);
+      firstUpdate = children.insert(firstUpdate, collectives.before);
+      if (collectives.after != ir::kNoId) {
+        auto lastUpdate = std::find(firstUpdate, children.end(), updateSequences.back());
+        if (lastUpdate == children.end()) throw std::logic_error("compile: the last update is not in the step");
+        children.insert(lastUpdate + 1, collectives.after);
+      }
     }
   }
   progress("validating");

@@ -1,5 +1,5 @@
 // ipusim-torch-dump WORKLOAD STEPS OUT.json [--trajectory]: trains WORKLOAD for STEPS steps
-// in the SystemC model (functional, one IPU) and writes what an independent
+// in the SystemC model (functional; one IPU, or replicas of one IPU each) and writes what an independent
 // implementation needs to train the same model the same way: the layer
 // graph (kinds, configs, inputs, shapes), the initial weights as the
 // executable draws them, every batch fed, the optimizer (its schedule as
@@ -143,7 +143,11 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     scheduler::Workload w = scheduler::loadWorkload(argv[1]);
-    if (w.ipu.numIpus != 1) throw std::invalid_argument(std::string(argv[1]) + ": one IPU only (ipu.num_ipus 1)");
+    // Replicas of one IPU each take their batches from one source of R x batch_size (replica r the r-th);
+    // "losses" are replica 0's, "final_weights" every replica's copies (tests compare runs bit for bit).
+    if (scheduler::ipusPerReplica(w) != 1)
+      throw std::invalid_argument(std::string(argv[1]) + ": one IPU per replica only (no shards or pipeline stages)");
+    const std::uint32_t replicas = w.ipu.numIpus;
     const std::uint64_t steps = std::stoull(argv[2]);
     w.training.steps = steps;
     const scheduler::CompiledWorkload c = scheduler::compile(w);
@@ -155,6 +159,7 @@ int sc_main(int argc, char* argv[]) {
     out["input_shape"] = w.dataset.inputShape;
     out["classes"] = w.dataset.classes;
     out["dtype"] = w.dtype;
+    out["replicas"] = replicas;
     out["loss"] = {{"type", w.loss.type},
                    {"from_logits", w.loss.fromLogits},
                    {"label_smoothing", w.loss.labelSmoothing},
@@ -176,7 +181,8 @@ int sc_main(int argc, char* argv[]) {
       out["weights"].push_back({{"name", tensor.name}, {"shape", tensor.shape}, {"values", init}});
     }
 
-    sim::dataset::BatchSource batches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize, w.dataset.shuffleSeed);
+    sim::dataset::BatchSource batches(sim::dataset::loadExamples(w.dataset), w.dataset.batchSize * replicas,
+                                      w.dataset.shuffleSeed);
     sim::Engine engine(c.exe, c.target, sim::EngineOptions{}, {});
     sim::dataset::Batch current;
     // SGD's momentum slots ("<weight>/momentum"), in the weights' order, if any.

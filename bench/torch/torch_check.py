@@ -690,6 +690,9 @@ def main():
     args = ap.parse_args()
     with open(args.dump) as f:
         dump = json.load(f)
+    if dump.get("replicas", 1) != 1:
+        print(f"{args.dump}: {dump['replicas']} replicas: the check trains one replica's batches", file=sys.stderr)
+        return 2
     if dump["dtype"] != "float32":
         print(f"{args.dump}: model.dtype {dump['dtype']}: the check compares float32 training", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ namespace ipusim::model {
 void addElementwiseBinaryCodelets(CodeletRegistry& registry);  // Add, Sub, Mul, Div, Maximum, Minimum
 void addElementwiseUnaryCodelets(CodeletRegistry& registry);   // Relu, Exp, Log, Neg, Square
 void addExtremumCodelets(CodeletRegistry& registry);           // MaximumGrad, MinimumGrad
-void addScaledAddCodelet(CodeletRegistry& registry);             // ScaledAdd, ScaledAddSupervisor
+void addScaledAddCodelet(CodeletRegistry& registry);             // ScaledAdd, ScaledAddSupervisor, Scale
 void addAddBiasCodelet(CodeletRegistry& registry);
 void addIdMaskCodelet(CodeletRegistry& registry);
 void addReduceCodelets(CodeletRegistry& registry);             // ReduceSum, ReduceMax

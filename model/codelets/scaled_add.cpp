@@ -16,6 +16,12 @@
 //   + (the worker taking the remainder: 1 + its final elements) + 1,
 // with atom = 8 bytes of elements, count = (n / 6 / atom) x atom,
 // final = n % 6, rem = (n / 6) % 6 + ceil(final / atom).
+//
+// Scale (and <half>): data *= scale in place, a worker vertex: the mean of a
+// cross-replica sum (GCL's CollectiveOperator::MEAN, a popops mulInPlace by
+// the constant 1 / R). Timing: popops' BinaryOp2D MULTIPLY FLOAT estimate
+// (elementwise_binary.cpp), the scalar held in a register:
+//   kBinaryOpVertexOverhead + ceil(n / elementsPerVector) * kAddSubMulCyclesPerVector.
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/flat_codelet.hpp"
 #include "model/codelets/cycle_model.hpp"
@@ -101,11 +107,34 @@ class ScaledAddSupervisor final : public ScaledAddForm<ScaledAddSupervisor> {
   }
 };
 
+IPUSIM_KERNEL void scaleInPlace(float* __restrict data, float scale, std::uint64_t n) {
+  vec::forEach(n, [=](std::uint64_t i) { data[i] *= scale; });
+}
+
+class Scale final : public FlatCodelet<Scale> {
+ public:
+  explicit Scale(ir::DType type = ir::DType::Float) : type_(type) {}
+  std::string name() const override { return "Scale"; }
+  std::vector<FieldSpec> fields() const override { return {{"data", ir::DType::Float, FieldAccess::InOut}}; }
+  std::vector<std::string> params() const override { return {"scale"}; }
+  void computeFlat(const FieldData* f, const double* params) const {
+    scaleInPlace(f[0].as<float>(), static_cast<float>(params[0]), f[0].size);
+  }
+  ir::Cycles cycles(const VertexShape& shape, const Target& target) const override {
+    return cycles::kBinaryOpVertexOverhead +
+           cycles::vectors(shape.fieldSizes[0], target, type_) * cycles::kAddSubMulCyclesPerVector;
+  }
+
+ private:
+  ir::DType type_;
+};
+
 }  // namespace
 
 void addScaledAddCodelet(CodeletRegistry& registry) {
   addFloatAndHalf<ScaledAdd>(registry);
   addFloatAndHalf<ScaledAddSupervisor>(registry);
+  addFloatAndHalf<Scale>(registry);
 }
 
 }  // namespace ipusim::model

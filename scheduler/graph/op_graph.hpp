@@ -209,6 +209,21 @@ struct Op {
 
 using OpDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
+// The ops updating a weight in place (plain SGD's ScaledAdd and the fused rules).
+inline bool isWeightUpdate(OpKind k) {
+  switch (k) {
+    case OpKind::SgdUpdate:
+    case OpKind::MomentumUpdate:
+    case OpKind::AdamUpdate:
+    case OpKind::RmspropUpdate:
+    case OpKind::GradientDescentUpdate:
+    case OpKind::AdagradUpdate:
+    case OpKind::AdamaxUpdate:
+    case OpKind::NadamUpdate: return true;
+    default: return false;
+  }
+}
+
 struct OpGraph {
   std::vector<Value> values;
   std::vector<Op> ops;  // vertex i of `graph` is ops[i]
@@ -219,6 +234,10 @@ struct OpGraph {
   std::size_t images = 0, labels = 0, loss = 0;
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
+  // training.replicated_optimizer_state_sharding: the replicas (R > 1) the
+  // fused optimizer updates and their state are sharded over (the lowering
+  // plans each slot at 1/R of its tiles' bytes); 1: not sharded.
+  std::uint32_t optimizerStateShards = 1;
   std::vector<std::string> warnings;             // what the user should know about the model built (the compile reports them)
   // What each element of `loss` is, in order (the outfeed's values: loss,
   // accuracy, metrics, regularization, learning_rate); empty: the loss, then

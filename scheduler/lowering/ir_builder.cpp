@@ -111,14 +111,19 @@ void IrBuilder::remoteCopy(ir::Id tensor, ir::Id buffer, bool store) {
   addProgram(std::move(p));
 }
 
-void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& what) {
+void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& what, std::size_t estimated) {
   ir::ComputeSet cs;
   cs.id = ir::Id(exe_.computeSets.size());
   cs.name = debug_.layer + "/" + debug_.op + (what.empty() ? "" : "/" + what);
   cs.debug = debug_;
   // The machine's own per-tile rule over the codelets' cycles.
   std::unordered_map<std::uint32_t, std::pair<std::vector<ir::Cycles>, std::vector<ir::Cycles>>> perTile;
-  for (const ir::Vertex& v : vertices) {
+  for (std::size_t i = 0; i < vertices.size(); ++i) {
+    const ir::Vertex& v = vertices[i];
+    if (i >= estimated) {
+      for (const ir::VertexField& f : v.fields) use(f.ref.tensor);
+      continue;
+    }
     const model::Codelet& codelet = model::CodeletRegistry::instance().get(v.codelet);
     model::VertexShape shape;
     for (const ir::VertexField& f : v.fields) shape.fieldSizes.push_back(f.ref.size()), use(f.ref.tensor);

@@ -64,8 +64,9 @@ class IrBuilder {
   ir::Id addRemoteBuffer(ir::Id tensor, std::vector<double> initialValue);
   void remoteCopy(ir::Id tensor, ir::Id buffer, bool store);
   // One Execute of a compute set of these vertices; its cycles are
-  // estimated from the codelets and added to the step estimate.
-  void execute(std::vector<ir::Vertex> vertices, const std::string& what);
+  // estimated from the codelets (the first `estimated` only: a sharded
+  // update's, whose replicas each run one shard) and added to the step estimate.
+  void execute(std::vector<ir::Vertex> vertices, const std::string& what, std::size_t estimated = SIZE_MAX);
 
   // A use of a tensor by the program being built (extends its span).
   void use(ir::Id tensor);

@@ -11,6 +11,7 @@
 #include "scheduler/lowering/pool_lowering.hpp"
 #include "scheduler/lowering/reduction.hpp"
 #include "scheduler/lowering/view_copy.hpp"
+#include "scheduler/multi_ipu/collectives.hpp"
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>
@@ -98,6 +99,7 @@ class Lowerer {
     if (g_.validationLoss < g_.values.size()) out.validationLoss = tensorOf_[g_.validationLoss];
     for (std::size_t w : g_.weights) out.weightTensors.push_back(tensorOf_[w]);
     out.useSpans = b_.useSpans();
+    out.shardOfVertex = std::move(shardOfVertex_);
     out.lastStep = b_.currentStep() - 1;
     out.estimatedStepCycles = trainingStepCycles.value_or(b_.estimatedCycles());
     out.estimatedValidationStepCycles = b_.estimatedCycles() - out.estimatedStepCycles;
@@ -1096,6 +1098,11 @@ class Lowerer {
       params.insert(params.begin(), {"learningRate", o.learningRate});
     }
     if (o.weightDecay != 0) params.push_back({"weightDecay", o.weightDecay});
+    const std::string name = typed(codelet, {dtype});
+    if (g_.optimizerStateShards > 1) {
+      lowerShardedUpdate(op, w, grad, name, slotFields, tileFields, params);
+      return;
+    }
     std::vector<Id> slots;
     std::vector<std::pair<Id, Id>> offloaded;  // (tile tensor, remote buffer)
     for (std::size_t s = 0; s < slotFields.size(); ++s) {
@@ -1107,7 +1114,6 @@ class Lowerer {
       b_.remoteCopy(slots.back(), offloaded.back().second, false);
     }
     const std::size_t firstTileField = 2 + slotFields.size();
-    const std::string name = typed(codelet, {dtype});
     executePerWorker(p, vectorElements(dtype, target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
       std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
       for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
@@ -1117,6 +1123,66 @@ class Lowerer {
       return vx;
     });
     for (const auto& [tensor, buffer] : offloaded) b_.remoteCopy(tensor, buffer, true);
+  }
+
+  // A fused update sharded over R replicas (OpGraph::optimizerStateShards;
+  // replication.hpp): every interval of the weight's mapping is cut into R
+  // pieces (collectives.hpp perIntervalChunks, as the reduce-scatter cuts
+  // the gradient), replica r updating the pieces of the chunk it owns. A
+  // slot holds one piece per interval, the largest (ceil(n / R) elements),
+  // on the interval's tile: each tile keeps 1/R of its state. The compute
+  // set holds every chunk's vertices (shardOfVertex_ gives each one's chunk;
+  // replicate() keeps each replica's); its estimate counts one chunk's.
+  void lowerShardedUpdate(const Op& op, Id w, Id grad, const std::string& codelet, const std::vector<std::string>& slotFields,
+                          const std::vector<std::string>& tileFields, const std::vector<std::pair<std::string, double>>& params) {
+    const std::uint32_t shards = g_.optimizerStateShards;
+    const std::vector<ir::TileInterval> mapping = b_.tensor(w).mapping;
+    const Chunks parts = perIntervalChunks(mapping, shards);
+    Placement shardPlacement;
+    std::vector<std::uint64_t> at;  // each interval's first slot element
+    std::uint64_t n = 0;
+    for (const ir::TileInterval& iv : mapping) {
+      at.push_back(n);
+      const std::uint64_t pieces = ceilDiv(iv.end - iv.begin, shards);
+      shardPlacement.push_back({n, n + pieces, iv.tile - b_.tileBase()});
+      n += pieces;
+    }
+    std::vector<Id> slots;
+    for (std::size_t s = 0; s < slotFields.size(); ++s) {
+      const std::size_t value = op.inputs[2 + s];
+      const Value& v = g_.values[value];
+      if (!v.initialValues.empty() || v.drawnInit)
+        throw std::logic_error("lowering: slot '" + v.name + "' starts from per-element values, which a shard cannot split");
+      slots.push_back(b_.addTensor(v.name, {n}, v.dtype, categoryOf(v), true, shardPlacement));
+      if (v.initialFill != 0) b_.exe().tensors[slots.back()].initialValue.assign(n, v.initialFill);
+      tensorOf_[value] = slots.back();
+    }
+    const std::size_t firstTileField = 2 + slotFields.size();
+    const std::uint64_t grain = vectorElements(dtypeOf(op.inputs[0]), target_);
+    std::vector<ir::Vertex> vertices;
+    std::vector<std::uint32_t> shardOf;
+    std::size_t firstChunkVertices = 0;
+    for (std::uint32_t c = 0; c < shards; ++c) {
+      for (std::size_t j = 0; j < mapping.size(); ++j) {
+        const ElementRange piece = parts[c][j];
+        const std::uint32_t tile = mapping[j].tile - b_.tileBase();
+        for (auto [b, e] : chunks(piece.begin, piece.end, target_.tile.workerContexts, grain)) {
+          std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
+          const std::uint64_t sb = at[j] + (b - piece.begin), se = at[j] + (e - piece.begin);
+          for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], sb, se}});
+          for (std::size_t s = 0; s < tileFields.size(); ++s)
+            fields.push_back({tileFields[s], copyOf(op.inputs[firstTileField + s], tile)});
+          ir::Vertex vx{codelet, tile, std::move(fields), {}};
+          for (const auto& [k, val] : params) vx.params[k] = val;
+          vertices.push_back(std::move(vx));
+          shardOf.push_back(c);
+        }
+      }
+      if (c == 0) firstChunkVertices = vertices.size();
+    }
+    const Id computeSet = Id(b_.exe().computeSets.size());
+    b_.execute(std::move(vertices), "", firstChunkVertices);
+    shardOfVertex_[computeSet] = std::move(shardOf);
   }
 
   // The step's learning rate (a schedule) and Nadam's momentum product: one
@@ -1220,6 +1286,7 @@ class Lowerer {
   std::uint64_t budget_;
   IrBuilder b_;
   std::vector<Id> tensorOf_;
+  std::map<Id, std::vector<std::uint32_t>> shardOfVertex_;  // LoweredStep::shardOfVertex
   std::map<std::pair<std::size_t, std::uint32_t>, Id> onIpu_;  // (value, IPU's first tile) -> its copy there
  public:
   std::vector<PlannedMatMul> plans_;

@@ -38,6 +38,10 @@ struct LoweredStep {
   std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation pass's step
   std::vector<PlannedMatMul> matMulPlans;  // in program order
   std::vector<PlannedConv> convPlans;      // in program order
+  // The fused updates sharded over the replicas (OpGraph::optimizerStateShards):
+  // per compute set, each vertex's chunk (collectives.hpp); replicate() keeps
+  // on each replica the vertices of the chunk it owns.
+  std::map<ir::Id, std::vector<std::uint32_t>> shardOfVertex;
 };
 
 // `graph` is consumed: the weights' initial values move into the executable.

@@ -32,6 +32,8 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   // With recomputation (TrainingSpec::recomputeCheckpoints), the activations
   // of a segment before the last checkpoint are kept only while its own
   // backward pass runs: of those segments, only the largest is counted.
+  const long double stateShards =
+      w.training.replicatedOptimizerStateSharding ? (long double)(w.ipu.numIpus / ipusPerReplica(w)) : 1.0L;
   const std::size_t lastSegment = w.training.recomputeCheckpoints.size();
   const std::vector<std::size_t> segmentOf = recomputeSegments(w);
   std::vector<long double> segmentBytes(lastSegment + 1, 0);
@@ -50,9 +52,10 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
       const long double bytes = elements * weightBytes;
       variables.push_back({l.name + "/" + name, "weights", bytes});
       for (int s = 0; s < slots; ++s) estimate.slotBytes.push_back(bytes);
-      // Offloaded, a weight's slots are on the tiles only during its update (counted below).
+      // Offloaded, a weight's slots are on the tiles only during its update
+      // (counted below); sharded over R replicas, each keeps 1/R of them.
       if (slots && !w.training.offloadOptimizerState)
-        variables.push_back({l.name + "/" + name + "_slots", "optimizer", slots * bytes});
+        variables.push_back({l.name + "/" + name + "_slots", "optimizer", slots * bytes / stateShards});
       if (bytes > largestKernel) largestKernel = bytes, largestKernelName = l.name + "/" + name;
     }
   }
@@ -110,8 +113,8 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
       remedy += ": with \"auto\" this estimate falls to " +
                 text(estimateModelMemory(recomputing, tiles).bytesPerTile()) + " bytes per tile";
   }
-  if (const std::string offload = offloadRemedy(w, target, estimate); !offload.empty())
-    remedy += (remedy.empty() ? "" : ", ") + offload;
+  for (const std::string& more : {offloadRemedy(w, target, estimate), shardingRemedy(w, estimate)})
+    if (!more.empty()) remedy += (remedy.empty() ? "" : ", ") + more;
   message += ". Use a smaller model or more IPUs, " + (remedy.empty() ? "" : remedy + ", ") +
              "or set compile.allow_out_of_memory to compile anyway.";
   throw std::invalid_argument(message);
@@ -119,7 +122,7 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
 
 std::string offloadRemedy(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate) {
   if (w.task != Task::Fit || w.training.offloadOptimizerState || estimate.slotBytes.empty() ||
-      target.streamingMemory.bytesPerIpu <= 0)
+      target.streamingMemory.bytesPerIpu <= 0 || w.ipu.numIpus / ipusPerReplica(w) > 1)
     return "";
   long double total = 0, largest = 0, cycles = 0;
   for (long double bytes : estimate.slotBytes) {
@@ -137,6 +140,20 @@ std::string offloadRemedy(const Workload& w, const model::Target& target, const 
   return "keep the optimizer state in Streaming Memory between its updates (training.offload_optimizer_state: "
          "true; about " + std::to_string((unsigned long long)(saved + 0.5L)) + " bytes less per tile, about " +
          std::to_string((unsigned long long)(cycles + 0.5L)) + " more cycles per step)";
+}
+
+std::string shardingRemedy(const Workload& w, const ModelMemoryEstimate& estimate) {
+  const std::uint32_t replicas = w.ipu.numIpus / ipusPerReplica(w);
+  if (w.task != Task::Fit || replicas < 2 || w.training.replicatedOptimizerStateSharding || estimate.slotBytes.empty())
+    return "";
+  long double total = 0;
+  for (long double bytes : estimate.slotBytes) total += bytes;
+  const long double saved = total * (replicas - 1) / replicas / (estimate.tiles ? estimate.tiles : 1);
+  return "shard the optimizer state over the " + std::to_string(replicas) +
+         " replicas (training.replicated_optimizer_state_sharding: true; about " +
+         std::to_string((unsigned long long)(saved + 0.5L)) +
+         " bytes less per tile; the all-gather carries the updated weights instead of the gradients, as many bytes "
+         "when they share a type, and each replica runs 1/" + std::to_string(replicas) + " of the updates)";
 }
 
 std::string recomputationRemedy(const Workload& w) {

@@ -47,6 +47,10 @@ std::string recomputationRemedy(const Workload& w);
 // estimate's even spread and what its loads and stores cost per step
 // (model/hardware/streaming_memory.hpp's transfer, plus a sync each); else empty.
 std::string offloadRemedy(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate);
+// With R > 1 replicas and optimizer state not sharded: the remedy of
+// sharding it (training.replicated_optimizer_state_sharding), with what it
+// saves per tile on the estimate's even spread; else empty.
+std::string shardingRemedy(const Workload& w, const ModelMemoryEstimate& estimate);
 
 // Throws std::invalid_argument ("out of memory: ...") when the estimate per
 // tile exceeds a tile's memory, unless w.allowOutOfMemory.

@@ -198,9 +198,24 @@ bool OptimizerSpec::plainSgd() const {
   return type == "sgd" && momentum == 0 && !schedule.enabled() && weightDecay == 0 && !clips();
 }
 
-std::string OptimizerSpec::plainSgdOnlyText() const {
-  return "replication (ipu.num_ipus), pipelining and training.gradient_accumulation_count support plain SGD only "
-         "(type sgd, momentum 0, a constant learning rate, no weight_decay or clipping), got " + describe();
+std::string OptimizerSpec::multiIpuRefusal(std::uint32_t replicas, bool accumulated, bool pipelined) const {
+  if (pipelined && !plainSgd())
+    return "pipelining supports plain SGD only (type sgd, momentum 0, a constant learning rate, no weight_decay or "
+           "clipping), got " + describe();
+  if (accumulated && clips())
+    return "training.gradient_accumulation_count with gradient clipping is not modelled (each mini-batch would clip "
+           "its own gradient, where Keras clips the accumulated one), got " + describe() +
+           ": leave clipnorm, clipvalue and global_clipnorm unset or accumulate no gradients";
+  if (accumulated && !plainSgd() && readsStepCount())
+    return "training.gradient_accumulation_count with an optimizer that reads the step count (Adam's, Adamax's and "
+           "Nadam's bias corrections, a learning-rate schedule) is not modelled (the step counter counts mini-batches, "
+           "Keras's iterations count weight updates), got " + describe() +
+           ": use SGD (with momentum or weight decay), RMSprop or Adagrad with a constant learning rate";
+  if (replicas > 1 && clips())
+    return "replication (ipu.num_ipus, " + std::to_string(replicas) + " replicas) with gradient clipping is not "
+           "modelled (each replica would clip its own gradient, where Keras clips the replicas' mean), got " +
+           describe() + ": leave clipnorm, clipvalue and global_clipnorm unset or train one replica";
+  return "";
 }
 
 bool OptimizerSpec::readsStepCount() const {

@@ -67,11 +67,15 @@ struct OptimizerSpec {
   // Slot variables per weight (momentum, Adam's m and v, ...).
   int slots() const;
   // Plain SGD: a ScaledAdd of the gradient by -learning_rate and nothing
-  // else (the only optimizer replication, accumulation and pipelining take).
+  // else (the only optimizer a pipeline takes).
   bool plainSgd() const;
-  // Why another optimizer is refused with replicas, accumulation or a
-  // pipeline (their all-reduce and accumulators follow the plain SGD update).
-  std::string plainSgdOnlyText() const;
+  // Why this optimizer cannot train `replicas` replicas, with gradient
+  // accumulation or a pipeline ("" when it can): a pipeline takes plain SGD
+  // only; gradient accumulation any rule but clipping (a mini-batch would
+  // clip its own gradient, Keras clips the sum) and a rule reading the step
+  // count (which counts mini-batches, Keras's iterations count updates);
+  // replicas any rule but clipping (Keras clips the replicas' mean).
+  std::string multiIpuRefusal(std::uint32_t replicas, bool accumulated, bool pipelined) const;
   // The update reads the step count (bias corrections, a schedule).
   bool readsStepCount() const;
   bool clips() const { return clipnorm > 0 || clipvalue > 0 || globalClipnorm > 0; }

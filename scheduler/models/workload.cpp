@@ -375,7 +375,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
 
   Reader tr = top.object("training");
   tr.allowOnly({"steps", "steps_per_execution", "feeds", "infeed", "outfeed", "gradient_accumulation_count",
-                "steps_per_epoch", "validation", "recompute_checkpoints", "offload_optimizer_state"});
+                "steps_per_epoch", "validation", "recompute_checkpoints", "offload_optimizer_state",
+                "replicated_optimizer_state_sharding"});
   w.training.steps = tr.count("steps", w.training.steps, true);
   if (keras && keras->stepsPerExecution && !tr.has("steps_per_execution"))
     w.training.stepsPerExecution = keras->stepsPerExecution;
@@ -402,6 +403,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   parseValidation(tr, w, baseDirectory);
   parseRecomputeCheckpoints(tr, w, keras ? w.kerasModel : source);
   w.training.offloadOptimizerState = tr.boolean("offload_optimizer_state", w.training.offloadOptimizerState);
+  w.training.replicatedOptimizerStateSharding =
+      tr.boolean("replicated_optimizer_state_sharding", w.training.replicatedOptimizerStateSharding);
 
   Reader ipu = top.object("ipu");
   ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
@@ -434,6 +437,21 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     tr.fail(tr.key("offload_optimizer_state"),
             "the optimizer (" + w.optimizerKey + ") keeps no state to offload: plain SGD has no slot variables; give "
             "one that has (SGD with momentum, Adam, RMSprop, ...) or leave it false");
+  const std::uint32_t replicas = w.ipu.numIpus / perReplica;
+  if (w.training.offloadOptimizerState && replicas > 1)
+    tr.fail(tr.key("offload_optimizer_state"), "not modelled with replicas (ipu.num_ipus " + std::to_string(w.ipu.numIpus) +
+                                                   " gives " + std::to_string(replicas) +
+                                                   "): the remote buffers are not laid out per replica; train one "
+                                                   "replica, or shard the state instead "
+                                                   "(training.replicated_optimizer_state_sharding)");
+  if (w.training.replicatedOptimizerStateSharding && replicas < 2)
+    tr.fail(tr.key("replicated_optimizer_state_sharding"),
+            "shards the optimizer state over the replicas, but ipu.num_ipus " + std::to_string(w.ipu.numIpus) +
+                " gives one replica: expected 2 or more replicas, or false");
+  if (w.training.replicatedOptimizerStateSharding && w.optimizer.plainSgd())
+    tr.fail(tr.key("replicated_optimizer_state_sharding"),
+            "the optimizer (" + w.optimizerKey + ") is plain SGD, whose update keeps no state to shard: give one "
+            "that has (SGD with momentum, Adam, RMSprop, ...) or leave it false");
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");
@@ -455,10 +473,10 @@ namespace {
 // Only fit updates weights: evaluate and predict read no optimizer (a Keras
 // model compiled with Adam was refused its pipelined or replicated predictions).
 void checkOptimizerForTask(const Workload& w) {
-  if (w.task == Task::Fit &&
-      (w.ipu.numIpus / ipusPerReplica(w) > 1 || w.training.gradientAccumulationCount > 1 || w.pipeline.enabled()) &&
-      !w.optimizer.plainSgd())
-    throw std::invalid_argument(w.optimizerKey + ": " + w.optimizer.plainSgdOnlyText());
+  if (w.task != Task::Fit) return;
+  const std::string refusal = w.optimizer.multiIpuRefusal(
+      w.ipu.numIpus / ipusPerReplica(w), w.training.gradientAccumulationCount > 1, w.pipeline.enabled());
+  if (!refusal.empty()) throw std::invalid_argument(w.optimizerKey + ": " + refusal);
 }
 
 }  // namespace

@@ -159,6 +159,12 @@ struct TrainingSpec {
   // offload_weight_update_variables, PopTorch's optimizer_state_offchip;
   // scheduler/graph/optimizer_updates.hpp).
   bool offloadOptimizerState = false;
+  // training.replicated_optimizer_state_sharding (TF's name): with R > 1
+  // replicas, each replica keeps 1/R of the optimizer state and updates
+  // only its shard; a reduce-scatter of the gradients replaces the
+  // all-reduce and an all-gather of the weights follows the updates
+  // (scheduler/multi_ipu/replication.hpp).
+  bool replicatedOptimizerStateSharding = false;
   std::uint64_t epochSteps() const { return stepsPerEpoch ? stepsPerEpoch : steps; }
   // Steps per run of the validation entry point: steps_per_execution's, or
   // all of a validation's when fewer (one step without feeds).

@@ -17,6 +17,16 @@
 // 2 (R - 1) / R of its copy in all, the ring's optimum. `received` is a
 // buffer mapped as `data` (where the chunks arrive before they are added).
 //
+// The chunks are contiguous by default (chunk c: elements [c n / R,
+// (c + 1) n / R) of a copy). Per-interval chunks (perIntervalChunks) cut
+// every interval of the tensor's mapping into R pieces instead, chunk c the
+// c-th piece of each: every tile then holds 1/R of every chunk, so a
+// replica's share of a sharded optimizer state is 1/R of each tile's bytes
+// (the replicated tensor sharding's layout, replication.hpp).
+//
+// Mean: after the reduce-scatter, each replica scales the chunk it owns by
+// 1 / R (a Scale vertex per piece and worker), as GCL's MEAN operator.
+//
 // Broadcast: one exchange from the root replica's copy to every other.
 #include "model/ir/executable.hpp"
 
@@ -32,6 +42,17 @@ struct CollectiveStep {
   std::vector<ir::Vertex> vertices;        // one compute set after it (may be empty)
 };
 
+struct ElementRange {
+  std::uint64_t begin, end;
+};
+// R chunks of one replica's copy (element offsets within it), each a list of ranges.
+using Chunks = std::vector<std::vector<ElementRange>>;
+Chunks contiguousChunks(std::uint64_t elements, std::uint32_t parts);
+// `mapping`: one replica's (offsets within its copy).
+Chunks perIntervalChunks(const std::vector<ir::TileInterval>& mapping, std::uint32_t parts);
+// The chunk a replica holds summed after the reduce-scatter: ring position p owns chunk (p + 1) mod R.
+std::uint32_t ownedChunk(const std::vector<std::uint32_t>& ring, std::uint32_t replica);
+
 // A ring of `n` replicas (replica r on IPU r of the ladder) whose every step
 // is one IPU-Link hop: up the even IPUs, down the odd ones
 // (0, 2, 4, ..., 5, 3, 1); with fewer than 3 replicas, 0, 1.
@@ -42,6 +63,15 @@ std::vector<std::uint32_t> ladderRing(std::uint32_t n);
 // permutation of the replicas.
 std::vector<CollectiveStep> ringAllReduce(const ir::Tensor& data, const ir::Tensor& received,
                                           const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts);
+// The all-reduce's halves, over `chunks` (R of them): reduce-scatter (sums
+// into `data`, through `received`), all-gather (in place).
+std::vector<CollectiveStep> ringReduceScatter(const ir::Tensor& data, const ir::Tensor& received,
+                                              const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
+                                              const Chunks& chunks);
+std::vector<CollectiveStep> ringAllGather(const ir::Tensor& data, const std::vector<std::uint32_t>& ring, const Chunks& chunks);
+// Each replica's owned chunk of `data` times `scale` (one step, no exchange).
+CollectiveStep scaleOwnedChunks(const ir::Tensor& data, const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
+                                const Chunks& chunks, double scale);
 std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root);
 
 }  // namespace ipusim::scheduler

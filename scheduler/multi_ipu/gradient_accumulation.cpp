@@ -44,9 +44,10 @@ GradientAccumulation accumulateGradients(ir::Executable& exe, const std::vector<
       const ir::Program& p = exe.programs[child];
       if (p.kind != ir::ProgramKind::Execute) continue;
       for (ir::Vertex& v : exe.computeSets[p.computeSet].vertices) {
-        if (v.codelet.rfind("ScaledAdd", 0) != 0) continue;
+        // Plain SGD's ScaledAdd reads the gradient as `deltas`, a fused rule as `grad`.
+        const char* gradient = v.codelet.rfind("ScaledAdd", 0) == 0 ? "deltas" : "grad";
         for (ir::VertexField& f : v.fields) {
-          if (f.name != "deltas") continue;
+          if (f.name != gradient) continue;
           auto [it, added] = accumulatorOf.emplace(f.ref.tensor, ir::kNoId);
           if (added) {
             ir::Tensor acc = exe.tensors[f.ref.tensor];

@@ -1,10 +1,12 @@
 #pragma once
 // Gradient accumulation without pipelining, as TF's
-// GradientAccumulationOptimizerV2: every weight gradient the SGD updates read
+// GradientAccumulationOptimizerV2: every weight gradient the updates read
+// (plain SGD's ScaledAdd `deltas`, a fused rule's `grad`)
 // gets an always-live accumulator (mapped as the gradient, zero at load);
 // each mini-batch adds its gradient into it (ScaledAdd, scale 1, on the
 // tiles that hold it), and the updates, run once per N mini-batches, read
-// the accumulator (the sum of the N gradients) and then zero it (Fill 0).
+// the accumulator (the sum of the N gradients: TF's default reduction
+// method, GradientAccumulationReductionMethod.SUM) and then zero it (Fill 0).
 #include "model/ir/executable.hpp"
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include "scheduler/multi_ipu/collectives.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -10,6 +11,67 @@ namespace ipusim::scheduler {
 namespace {
 
 bool isUpdate(const ir::Vertex& v) { return v.codelet.rfind("ScaledAdd", 0) == 0; }
+
+const ir::VertexField* field(const ir::Vertex& v, const std::string& name) {
+  for (const ir::VertexField& f : v.fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// Appends `steps` into `merged` step by step (every tensor's collective has
+// the same steps: one exchange and one compute set each, for all tensors).
+void merge(std::vector<CollectiveStep>& merged, std::vector<CollectiveStep> steps) {
+  if (merged.empty()) merged.resize(steps.size());
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    merged[s].what = steps[s].what;
+    merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
+    merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
+                              std::make_move_iterator(steps[s].vertices.end()));
+  }
+}
+
+// One Sequence `name` of the steps: for each, BSP's external sync of the
+// IPUs the exchange joins, the exchange, then its compute set ("<step>/add"
+// after an exchange; a step without one, the mean, is its compute set alone).
+ir::Id collectiveProgram(ir::Executable& exe, const std::string& name, std::vector<CollectiveStep> steps) {
+  ir::Program all;
+  all.kind = ir::ProgramKind::Sequence;
+  all.name = name;
+  all.debug = {"training", name};
+  all.collective = true;
+  for (CollectiveStep& step : steps) {
+    const bool exchange = !step.copy.empty();
+    if (exchange) {
+      ir::Program sync;
+      sync.kind = ir::ProgramKind::Sync;
+      sync.syncType = ir::SyncType::External;
+      sync.name = name + "/" + step.what + "/sync";
+      sync.debug = all.debug;
+      sync.collective = true;
+      all.children.push_back(exe.addProgram(sync));
+      ir::Program copy;
+      copy.kind = ir::ProgramKind::Copy;
+      copy.name = name + "/" + step.what;
+      copy.regions = std::move(step.copy);
+      copy.debug = all.debug;
+      copy.collective = true;
+      all.children.push_back(exe.addProgram(std::move(copy)));
+    }
+    if (step.vertices.empty()) continue;
+    ir::ComputeSet cs;
+    cs.name = name + "/" + step.what + (exchange ? "/add" : "");
+    cs.vertices = std::move(step.vertices);
+    cs.debug = all.debug;
+    ir::Program execute;
+    execute.kind = ir::ProgramKind::Execute;
+    execute.name = cs.name;
+    execute.debug = all.debug;
+    execute.collective = true;
+    execute.computeSet = exe.addComputeSet(std::move(cs));
+    all.children.push_back(exe.addProgram(execute));
+  }
+  return exe.addProgram(all);
+}
 
 class Replicator {
  public:
@@ -42,17 +104,33 @@ class Replicator {
     }
   }
 
-  void computeSets() {
+  // A sharded update's compute set (shardOfVertex: each vertex's chunk)
+  // keeps on replica r the vertices of chunk chunkOfReplica[r].
+  void computeSets(const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex,
+                   const std::vector<std::uint32_t>& chunkOfReplica) {
     for (ir::ComputeSet& cs : exe_.computeSets) {
+      const auto shards = shardOfVertex.find(cs.id);
       std::vector<ir::Vertex> vertices;
       vertices.reserve(cs.vertices.size() * replicas_);
       for (std::uint32_t r = 0; r < replicas_; ++r)
-        for (ir::Vertex v : cs.vertices) {
+        for (std::size_t i = 0; i < cs.vertices.size(); ++i) {
+          if (shards != shardOfVertex.end() && shards->second.at(i) != chunkOfReplica[r]) continue;
+          ir::Vertex v = cs.vertices[i];
           v.tile += r * tiles_;
           for (ir::VertexField& f : v.fields) f.ref = ref(f.ref, r);
           vertices.push_back(std::move(v));
         }
       cs.vertices = std::move(vertices);
+    }
+  }
+  // Mirrored: the one replica laid out keeps its own chunk's vertices.
+  void keepShard(const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex, std::uint32_t chunk) {
+    for (const auto& [id, shards] : shardOfVertex) {
+      std::vector<ir::Vertex>& all = exe_.computeSets.at(id).vertices;
+      std::vector<ir::Vertex> kept;
+      for (std::size_t i = 0; i < all.size(); ++i)
+        if (shards.at(i) == chunk) kept.push_back(std::move(all[i]));
+      all = std::move(kept);
     }
   }
 
@@ -81,7 +159,7 @@ class Replicator {
           break;
         }
         case ir::ProgramKind::RemoteCopy:
-          // Unreachable from a workload: only plain SGD, which keeps no state, is replicated.
+          // Unreachable from a workload: training.offload_optimizer_state is refused with replicas.
           throw std::logic_error("replication: remote copy '" + p.name + "': remote buffers are not laid out per replica");
         case ir::ProgramKind::RepeatWhileTrue:
         case ir::ProgramKind::If:
@@ -118,34 +196,52 @@ class Replicator {
 void moveUpdatesLast(const OpGraph& graph, Schedule& schedule) {
   // The training step's other ops, its updates, then a validation pass's ops
   // (which read the updated weights: OpGraph::firstValidationOp).
-  auto rank = [&](std::size_t op) { return graph.isValidationOp(op) ? 2 : graph.ops[op].kind == OpKind::SgdUpdate ? 1 : 0; };
+  auto rank = [&](std::size_t op) { return graph.isValidationOp(op) ? 2 : isWeightUpdate(graph.ops[op].kind) ? 1 : 0; };
   std::stable_sort(schedule.order.begin(), schedule.order.end(),
                    [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
 }
 
-ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica, std::uint32_t tilesPerReplica,
-                 const std::vector<ir::Id>& updateSequences, std::uint32_t workerContexts, bool mirror) {
-  if (replicas <= 1) return ir::kNoId;
+ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica,
+                            std::uint32_t tilesPerReplica, const std::vector<ir::Id>& updateSequences,
+                            std::uint32_t workerContexts, bool mirror,
+                            const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex) {
+  if (replicas <= 1) return {};
   // Paired receives pair tiles (2k, 2k + 1): an odd replica width would pair
   // replica k's tiles differently from replica 0's, so it is laid out in full.
   mirror = mirror && tilesPerReplica % 2 == 0;
-  // The gradients the updates read (before the layout changes the refs).
+  const std::vector<std::uint32_t> ring = ladderRing(replicas);
+  // The gradients the updates read (before the layout changes the refs):
+  // plain SGD's `deltas`, or a fused rule's `grad` with its weight (`data`)
+  // and the per-interval chunks of the weight's mapping.
   std::vector<ir::Id> updateSets, gradients;
+  std::map<ir::Id, ir::Id> weightOf;
   std::set<ir::Id> seen;
   for (ir::Id seq : updateSequences)
     for (ir::Id child : exe.programs[seq].children) {
       const ir::Program& p = exe.programs[child];
       if (p.kind != ir::ProgramKind::Execute) continue;
       updateSets.push_back(p.computeSet);
-      for (const ir::Vertex& v : exe.computeSets[p.computeSet].vertices)
-        if (isUpdate(v))
-          for (const ir::VertexField& f : v.fields)
-            if (f.name == "deltas" && seen.insert(f.ref.tensor).second) gradients.push_back(f.ref.tensor);
+      for (const ir::Vertex& v : exe.computeSets[p.computeSet].vertices) {
+        const ir::VertexField* grad = field(v, isUpdate(v) ? "deltas" : "grad");
+        if (!grad || !seen.insert(grad->ref.tensor).second) continue;
+        gradients.push_back(grad->ref.tensor);
+        if (const ir::VertexField* data = field(v, "data"); data && !isUpdate(v)) weightOf[grad->ref.tensor] = data->ref.tensor;
+      }
     }
+  const bool fused = !weightOf.empty();
+  if (fused && weightOf.size() != gradients.size())
+    throw std::logic_error("replication: plain SGD and fused updates in one step");
+  std::map<ir::Id, Chunks> chunksOf;  // per gradient (fused): its weight's per-interval chunks, one replica's
+  for (const auto& [g, w] : weightOf) chunksOf[g] = perIntervalChunks(exe.tensors[w].mapping, replicas);
+  const bool sharded = !shardOfVertex.empty();
+  if (sharded && !fused) throw std::logic_error("replication: a sharded update that is not a fused one");
 
   Replicator layout(exe, replicas, tilesPerReplica);
   layout.tensors(!mirror);
-  if (!mirror) layout.computeSets();
+  std::vector<std::uint32_t> chunkOfReplica(replicas);
+  for (std::uint32_t r = 0; r < replicas; ++r) chunkOfReplica[r] = ownedChunk(ring, r);
+  if (!mirror) layout.computeSets(shardOfVertex, chunkOfReplica);
+  else layout.keepShard(shardOfVertex, chunkOfReplica[0]);
   layout.programs(mirror);
   layout.fusedMatMuls(mirror);
   exe.ipusPerReplica = ipusPerReplica;
@@ -158,14 +254,15 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     for (const ir::Program& p : exe.programs) exe.mirror.copies.push_back(p.kind == ir::ProgramKind::Copy);
   }
 
-  // The mean gradient: the all-reduce sums, the update divides.
-  for (ir::Id cs : updateSets)
-    for (ir::Vertex& v : exe.computeSets[cs].vertices)
-      if (isUpdate(v)) v.params["scale"] /= double(replicas);
+  // The mean gradient: plain SGD's update divides its scale by R; for a
+  // fused rule the reduce-scatter's owner scales its chunk by 1 / R.
+  if (!fused)
+    for (ir::Id cs : updateSets)
+      for (ir::Vertex& v : exe.computeSets[cs].vertices)
+        if (isUpdate(v)) v.params["scale"] /= double(replicas);
 
-  // One all-reduce of every gradient, their steps merged.
-  std::vector<CollectiveStep> merged;
-  const std::vector<std::uint32_t> ring = ladderRing(replicas);
+  // The collectives of every gradient, their steps merged (as GCL fuses them).
+  std::vector<CollectiveStep> before, after;
   for (ir::Id g : gradients) {
     ir::Tensor received = exe.tensors[g];
     received.id = ir::Id(exe.tensors.size());
@@ -175,58 +272,27 @@ ir::Id replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipus
     received.initialValue.clear();
     for (ir::TileInterval& iv : received.mapping) iv.address = ir::TileInterval::kUnplaced;
     exe.tensors.push_back(received);
-    std::vector<CollectiveStep> steps = ringAllReduce(exe.tensors[g], exe.tensors.back(), ring, workerContexts);
-    if (merged.empty()) merged.resize(steps.size());
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-      merged[s].what = steps[s].what;
-      merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
-      if (merged[s].vertices.empty())
-        merged[s].vertices = std::move(steps[s].vertices);
-      else
-        merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
-                                  std::make_move_iterator(steps[s].vertices.end()));
+    const ir::Tensor& gradient = exe.tensors[g];
+    if (!fused) {
+      merge(before, ringAllReduce(gradient, exe.tensors.back(), ring, workerContexts));
+      continue;
     }
+    const Chunks& chunks = chunksOf.at(g);
+    std::vector<CollectiveStep> steps = ringReduceScatter(gradient, exe.tensors.back(), ring, workerContexts, chunks);
+    steps.push_back(scaleOwnedChunks(gradient, ring, workerContexts, chunks, 1.0 / double(replicas)));
+    if (!sharded)
+      for (CollectiveStep& step : ringAllGather(gradient, ring, chunks)) steps.push_back(std::move(step));
+    merge(before, std::move(steps));
+    if (sharded) merge(after, ringAllGather(exe.tensors[weightOf.at(g)], ring, chunks));
   }
-  ir::Program all;
-  all.kind = ir::ProgramKind::Sequence;
-  all.name = "all_reduce";
-  all.debug = {"training", "all_reduce"};
-  all.collective = true;
-  for (CollectiveStep& step : merged) {
-    // BSP: the IPUs the exchange joins synchronise first.
-    ir::Program sync;
-    sync.kind = ir::ProgramKind::Sync;
-    sync.syncType = ir::SyncType::External;
-    sync.name = "all_reduce/" + step.what + "/sync";
-    sync.debug = all.debug;
-    sync.collective = true;
-    all.children.push_back(exe.addProgram(sync));
-    ir::Program copy;
-    copy.kind = ir::ProgramKind::Copy;
-    copy.name = "all_reduce/" + step.what;
-    copy.regions = std::move(step.copy);
-    copy.debug = all.debug;
-    copy.collective = true;
-    all.children.push_back(exe.addProgram(std::move(copy)));
-    if (step.vertices.empty()) continue;
-    ir::ComputeSet cs;
-    cs.name = "all_reduce/" + step.what + "/add";
-    cs.vertices = std::move(step.vertices);
-    cs.debug = all.debug;
-    ir::Program execute;
-    execute.kind = ir::ProgramKind::Execute;
-    execute.name = cs.name;
-    execute.debug = all.debug;
-    execute.collective = true;
-    execute.computeSet = exe.addComputeSet(std::move(cs));
-    all.children.push_back(exe.addProgram(execute));
-  }
-  const ir::Id id = exe.addProgram(all);
+  ReplicatedUpdates out;
+  out.before = collectiveProgram(exe, sharded ? "reduce_scatter" : "all_reduce", std::move(before));
+  if (sharded) out.after = collectiveProgram(exe, "all_gather", std::move(after));
   if (mirror) {
     exe.mirror.computeSets.resize(exe.computeSets.size(), false);
     exe.mirror.copies.resize(exe.programs.size(), false);
   }
-  return id;
+  return out;
 }
 
 }  // namespace ipusim::scheduler

@@ -6,7 +6,7 @@
 // load before its update and a store after it, each
 // streamingMemory.latencySeconds + bytes / streamingMemory.bytesPerSecond
 // (model/hardware/streaming_memory.hpp) and an external sync.
-#include "cli_helpers.hpp"
+#include "training_dump.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -35,24 +35,10 @@ nlohmann::json offloaded(nlohmann::json w) {
   return w;
 }
 
-std::string write(const ScratchDir& dir, const std::string& name, const nlohmann::json& workload) {
-  const std::string file = (dir.path() / (name + ".json")).string();
-  std::ofstream(file) << workload.dump();
-  return file;
-}
-
-nlohmann::json dump(const ScratchDir& dir, const std::string& name, const nlohmann::json& workload) {
-  const std::string file = write(dir, name, workload), out = (dir.path() / (name + ".out.json")).string();
-  const auto run = runCommand(std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(file) + " 8 " + quote(out));
-  EXPECT_EQ(run.exitCode, 0) << run.output;
-  std::ifstream in(out);
-  return nlohmann::json::parse(in);
-}
-
 // `ipusim run --json`, its profile in the directory `name`.
 nlohmann::json runJson(const ScratchDir& dir, const std::string& name, const nlohmann::json& workload) {
   const std::string options = R"({"autoReport.all": "true", "autoReport.directory": ")" + (dir.path() / name).string() + "\"}";
-  const auto run = runCommand(ipusimBinary() + " run " + quote(write(dir, name, workload)) + " --json --engine-options " +
+  const auto run = runCommand(ipusimBinary() + " run " + quote(writeWorkload(dir, name, workload)) + " --json --engine-options " +
                               quote(options));
   EXPECT_EQ(run.exitCode, 0) << run.output;
   return nlohmann::json::parse(run.output.substr(run.output.find('{')));
@@ -66,14 +52,22 @@ TEST(OffloadResults, LossesAndWeightsAreBitIdentical) {
       nlohmann::json::parse(R"({"type": "adagrad", "learning_rate": 0.05, "initial_accumulator_value": 0.1})")};
   for (const nlohmann::json& optimizer : optimizers) {
     const std::string name = optimizer["type"];
-    const nlohmann::json onTiles = dump(dir, name, mlp(optimizer));
-    const nlohmann::json remote = dump(dir, name + "_offloaded", offloaded(mlp(optimizer)));
+    const nlohmann::json onTiles = trainingDump(dir, name, mlp(optimizer));
+    const nlohmann::json remote = trainingDump(dir, name + "_offloaded", offloaded(mlp(optimizer)));
     for (const char* key : {"losses", "final_weights"}) {
       ASSERT_TRUE(onTiles.contains(key)) << key;
       EXPECT_EQ(remote.at(key), onTiles.at(key)) << name << ": " << key << " differ";
     }
     EXPECT_EQ(onTiles.at("losses").size(), 8u);
   }
+  // With gradient accumulation (as TF's GradientAccumulationOptimizerV2,
+  // which "supports optimizer state offloading"): the slot is loaded and
+  // stored once per update of 2 mini-batches.
+  nlohmann::json accumulated = mlp(nlohmann::json::parse(R"({"type": "sgd", "learning_rate": 0.01, "momentum": 0.9})"));
+  accumulated["training"]["gradient_accumulation_count"] = 2;
+  const nlohmann::json onTiles = trainingDump(dir, "accumulated", accumulated);
+  const nlohmann::json remote = trainingDump(dir, "accumulated_offloaded", offloaded(accumulated));
+  for (const char* key : {"losses", "final_weights"}) EXPECT_EQ(remote.at(key), onTiles.at(key)) << "accumulated: " << key;
 }
 
 // One copy of `bytes` as the model times it on the ipu2 preset (1.33 GHz;
@@ -127,13 +121,13 @@ TEST(OffloadResults, TheStepGrowsByExactlyItsCopiesAndTheFullestTileFalls) {
 TEST(OffloadResults, RefusedByNameWithoutStateToOffloadOrStreamingMemory) {
   ScratchDir dir("offload");
   const auto sgd = runCommand(ipusimBinary() + " compile " +
-                              quote(write(dir, "sgd", offloaded(mlp(nlohmann::json::parse(R"({"type": "sgd"})"))))));
+                              quote(writeWorkload(dir, "sgd", offloaded(mlp(nlohmann::json::parse(R"({"type": "sgd"})"))))));
   EXPECT_NE(sgd.exitCode, 0);
   EXPECT_NE(sgd.output.find("training.offload_optimizer_state: the optimizer"), std::string::npos) << sgd.output;
   EXPECT_NE(sgd.output.find("keeps no state to offload"), std::string::npos) << sgd.output;
   nlohmann::json mk1 = offloaded(mlp(nlohmann::json::parse(R"({"type": "adam"})")));
   mk1["ipu"]["arch"] = "ipu1";
-  const auto c2 = runCommand(ipusimBinary() + " compile " + quote(write(dir, "mk1", mk1)));
+  const auto c2 = runCommand(ipusimBinary() + " compile " + quote(writeWorkload(dir, "mk1", mk1)));
   EXPECT_NE(c2.exitCode, 0);
   EXPECT_NE(c2.output.find("ipu1 (a C2 card) has no Streaming Memory"), std::string::npos) << c2.output;
 }
@@ -142,7 +136,7 @@ TEST(OffloadResults, RefusedByNameWithoutStateToOffloadOrStreamingMemory) {
 TEST(OffloadResults, TheOutOfMemorySummaryNamesOffloadingAndItsCost) {
   ScratchDir dir("offload");
   const auto oom = runCommand(ipusimBinary() + " compile " +
-                              quote(write(dir, "adam", mlp(nlohmann::json::parse(R"({"type": "adam"})")))) +
+                              quote(writeWorkload(dir, "adam", mlp(nlohmann::json::parse(R"({"type": "adam"})")))) +
                               " --set tile.memoryBytes=2000");
   EXPECT_NE(oom.exitCode, 0);
   std::uint64_t expected = 0;

@@ -6,7 +6,7 @@
 // estimated cycles). Each run is its own process (ipusim-torch-dump: one
 // simulation per process), its results written as JSON with every float
 // exactly.
-#include "cli_helpers.hpp"
+#include "training_dump.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -46,14 +46,10 @@ struct Trained {
 };
 
 Trained train(const ScratchDir& dir, const std::string& name, const nlohmann::json& workload) {
-  const std::string file = (dir.path() / (name + ".json")).string(), out = (dir.path() / (name + ".out.json")).string();
-  std::ofstream(file) << workload.dump();
-  const auto dump = runCommand(std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(file) + " 8 " + quote(out));
-  EXPECT_EQ(dump.exitCode, 0) << dump.output;
-  const auto compiled = runCommand(ipusimBinary() + " compile " + quote(file) + " --json");
+  nlohmann::json results = trainingDump(dir, name, workload);
+  const auto compiled = runCommand(ipusimBinary() + " compile " + quote(writeWorkload(dir, name, workload)) + " --json");
   EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
-  std::ifstream in(out);
-  return {nlohmann::json::parse(in), compiled.output.substr(compiled.output.find('{'))};
+  return {std::move(results), compiled.output.substr(compiled.output.find('{'))};
 }
 
 TEST(RecomputationResults, LossesWeightsAndMovingStatisticsAreBitIdentical) {

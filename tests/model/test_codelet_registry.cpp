@@ -83,6 +83,8 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
   for (const char* name : {"LearningRate", "PiecewiseConstantLearningRate", "NadamMomentumProduct", "ReduceSquareAdd",
                            "ReduceSquareAdd<half,float>", "ClipByNorm", "ClipByNorm<half>", "ClipByValue", "ClipByValue<half>"})
     expected.push_back(name);
+  // The mean of a cross-replica sum (the fused updates' all-reduce).
+  for (const char* name : {"Scale", "Scale<half>"}) expected.push_back(name);
   // The regularizers' penalty and its gradient.
   for (const char* name : {"ReducePenalty", "ReducePenalty<half,float>", "RegularizerGrad", "RegularizerGrad<half>"})
     expected.push_back(name);

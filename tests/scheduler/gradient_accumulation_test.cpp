@@ -30,6 +30,26 @@ TEST(GradientAccumulation, CombinesWithReplication) {
   expectTrainsAsAccumulation(r, 2, 20);
 }
 
+// A fused rule reads the accumulated sum as its `grad`: SGD with momentum
+// on N x the mean gradient is SGD with momentum at N x the rate.
+scheduler::Workload withMomentum(std::uint32_t accumulation, std::uint32_t replicas, bool sharded) {
+  auto w = small(accumulation, replicas);
+  w.optimizer.momentum = 0.9;
+  w.optimizer.learningRate = 0.01;
+  w.training.replicatedOptimizerStateSharding = sharded;
+  return w;
+}
+
+TEST(GradientAccumulation, MomentumTrainsAsOneBatchOfFour) {
+  const TrainingLosses r = runTraining(withMomentum(4, 1, false), 20);
+  expectTrainsAsAccumulation(r, 4, 20);
+}
+
+TEST(GradientAccumulation, MomentumCombinesWithShardedReplicas) {
+  const TrainingLosses r = runTraining(withMomentum(2, 2, true), 20);
+  expectTrainsAsAccumulation(r, 2, 20);
+}
+
 TEST(GradientAccumulation, UpdatesRunOncePerCountInTheProgram) {
   const scheduler::CompiledWorkload c = scheduler::compile(small(4, 1));
   const ir::Program* inner = nullptr;

@@ -187,6 +187,10 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
   oneIpu.ipu.numIpus = 1;
   for (auto& layer : oneIpu.layers) layer.shard = 0;
   oneIpu.dataset.batchSize = globalBatch * accumulation;
+  // SGD (with momentum, a constant rate) on N times the mean gradient is SGD
+  // at N times the rate; other rules (and weight decay) have no such equivalent.
+  if (accumulation > 1 && (w.optimizer.rule() != "sgd" || w.optimizer.weightDecay != 0))
+    throw std::logic_error("runTraining: no one-IPU reference of '" + w.optimizer.type + "' with gradient accumulation");
   oneIpu.optimizer.learningRate = w.optimizer.learningRate * accumulation;
   oneIpu.training.gradientAccumulationCount = 1;
   CpuReference reference(oneIpu, weights);
