@@ -46,6 +46,8 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
   facts.operations = summarizeOperations(reader);
   facts.hostWait = hostWaitShare(facts.report);
   facts.stepsPerExecution = metaInt(reader, "steps_per_execution");
+  for (const auto& program : reader.programs())
+    if (program.layer == "training" && program.op == "all_gather") facts.optimizerStateSharded = true;
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;
   if (feeds == "false") facts.feeds = false;
@@ -237,6 +239,31 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
                          : "headroom: " + std::to_string(m.capacityBytes - tile.bytes) + " B left on that tile";
   in.figures = {{"tile", tile.tile}, {"ipu", tile.ipu}, {"bytes", tile.bytes}, {"capacity_bytes", m.capacityBytes},
                 {"share", share}};
+  // The optimizer state always live there: with replicas, sharding keeps
+  // 1/R of it per replica at no more link traffic (replication.hpp); with
+  // one, Streaming Memory holds it between updates (at copies' cost: the
+  // streaming_memory insight of such a run, or compile's out-of-memory summary).
+  const std::int64_t state = tile.optimizerStateBytes, replicas = f.report.target.replicas;
+  if (state > 0 && !(replicas > 1 && f.optimizerStateSharded)) {
+    in.figures["optimizer_state_bytes"] = state;
+    std::int64_t saved = state;
+    if (replicas > 1) {
+      saved = state * (replicas - 1) / replicas;
+      in.knob += "; or shard the optimizer state over the " + std::to_string(replicas) +
+                 " replicas (training.replicated_optimizer_state_sharding: true): its " + std::to_string(state) +
+                 " B there fall to 1/" + std::to_string(replicas) + ", the links carry as many bytes";
+    } else {
+      in.knob += "; or keep the optimizer state in Streaming Memory between its updates "
+                 "(training.offload_optimizer_state: true): its " + std::to_string(state) +
+                 " B there are then live only during their weight's update";
+    }
+    in.figures["optimizer_state_saving_bytes"] = saved;
+    if (share >= 1.0)
+      in.gain += tile.bytes - saved <= m.capacityBytes ? "; without " + std::to_string(saved) + " B of optimizer state "
+                                                             "that tile would fit"
+                                                       : "; " + std::to_string(saved) + " B of optimizer state less "
+                                                             "would not be enough there";
+  }
   return in;
 }
 

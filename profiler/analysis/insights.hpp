@@ -67,6 +67,7 @@ struct ProfileFacts {
   std::int64_t stepsPerExecution = 0;        // meta steps_per_execution, 0 when unknown
   std::optional<bool> feeds;                 // meta feeds
   double runCostInsideCycles = 0;            // per captured run: outside its steps + its first Begin's extra wait
+  bool optimizerStateSharded = false;        // an all_gather of the weights follows the updates (replication.hpp)
 };
 
 struct Insight {

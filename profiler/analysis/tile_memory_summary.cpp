@@ -57,6 +57,11 @@ TileMemorySummary summarizeTileMemory(const std::vector<traces::TileMemoryRow>& 
                       return a.bytes != b.bytes ? a.bytes > b.bytes : a.tile < b.tile;
                     });
   s.fullest.assign(tiles.begin(), tiles.begin() + static_cast<std::ptrdiff_t>(keep));
+  std::map<std::int64_t, TileUse*> kept;
+  for (TileUse& use : s.fullest) kept[use.tile] = &use;
+  for (const auto& row : rows)
+    if (row.category == "optimizer" && row.alwaysLive)
+      if (const auto at = kept.find(row.tile); at != kept.end()) add(at->second->optimizerStateBytes, row.bytes, row.tile);
   for (const auto& [ipu, use] : byIpu) s.perIpu.push_back(use);
   return s;
 }

@@ -21,6 +21,9 @@ struct TileUse {
   std::int64_t bytes = 0;  // the tile's peak
   std::int64_t alwaysLiveBytes = 0;
   std::int64_t notAlwaysLivePeakBytes = 0;
+  // Of the always-live bytes, the optimizer's (category "optimizer": its
+  // slot variables, step count and per-tile scalars); filled for `fullest`.
+  std::int64_t optimizerStateBytes = 0;
 };
 
 // Per IPU: its fullest tile's peak and the highest not-always-live peak of its

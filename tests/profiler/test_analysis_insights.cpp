@@ -23,6 +23,9 @@ struct Shape {
   bool feeds = false;              // true: 10 steps per run with infeed/outfeed (meta)
   std::int64_t stepStart = 0;      // the captured run's step slice covers [stepStart, 1000)
   std::int64_t recomputeCycles = 0;  // the compute's last cycles: program dense/recompute/matmul
+  std::int64_t optimizerBytes = 0;   // always-live optimizer state on the fullest tile (3)
+  std::int64_t replicas = 0;         // meta replicas (0: not written)
+  bool sharded = false;              // an all_gather Sequence follows the updates
 };
 
 std::string writeProfile(const std::string& name, const Shape& shape) {
@@ -73,6 +76,9 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
     }
   }
   w.addTileMemory({0, 3, "weights", true, shape.fullestBytes});
+  if (shape.optimizerBytes) w.addTileMemory({0, 3, "optimizer", true, shape.optimizerBytes});
+  if (shape.replicas) w.setMeta("replicas", std::to_string(shape.replicas));
+  if (shape.sharded) w.addProgram({3, 0, "Sequence", "all_gather", "training", "all_gather", 1});
   w.addTileMemory({0, 4, "weights", true, 100});
   w.commit();
   return path;
@@ -153,6 +159,38 @@ TEST(InsightsTileMemory, FiresOnANearlyFullTile) {
   const auto insight = tileMemoryInsight(factsOf("full.pop", s));
   ASSERT_TRUE(insight);
   EXPECT_EQ(insight->finding, "tile 3 is 97.0% full (970 of 1000 B)");
+}
+
+// With replicas, the optimizer state on the fullest tile is named with what
+// sharding it saves there (R - 1 of R parts) and whether the tile then fits.
+TEST(InsightsTileMemory, NamesShardingTheOptimizerStateOverTheReplicas) {
+  Shape s;
+  s.fullestBytes = 700;
+  s.optimizerBytes = 400;  // 1100 of 1000 B: 110% full
+  s.replicas = 4;
+  const auto insight = tileMemoryInsight(factsOf("replicas.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_NE(insight->knob.find("shard the optimizer state over the 4 replicas (training.replicated_optimizer_state_sharding: "
+                               "true): its 400 B there fall to 1/4"),
+            std::string::npos)
+      << insight->knob;
+  EXPECT_NE(insight->gain.find("without 300 B of optimizer state that tile would fit"), std::string::npos) << insight->gain;
+  EXPECT_EQ(insight->figures.at("optimizer_state_saving_bytes"), 300);
+  s.sharded = true;  // already sharded: nothing more to name
+  const auto sharded = tileMemoryInsight(factsOf("sharded.pop", s));
+  ASSERT_TRUE(sharded);
+  EXPECT_EQ(sharded->knob.find("optimizer state"), std::string::npos) << sharded->knob;
+}
+
+TEST(InsightsTileMemory, NamesStreamingMemoryForOneReplica) {
+  Shape s;
+  s.fullestBytes = 900;
+  s.optimizerBytes = 300;  // 1200 of 1000 B
+  const auto insight = tileMemoryInsight(factsOf("one.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_NE(insight->knob.find("training.offload_optimizer_state: true): its 300 B there"), std::string::npos)
+      << insight->knob;
+  EXPECT_NE(insight->gain.find("without 300 B of optimizer state that tile would fit"), std::string::npos) << insight->gain;
 }
 
 TEST(InsightsTileMemory, QuietWithHeadroom) {
