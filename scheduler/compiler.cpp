@@ -200,6 +200,47 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
          std::to_string(r.estimatedStepCycles) + " cycles against " + std::to_string(stepCycles) + " (" + change + ").";
 }
 
+// The offloaded optimizer state (training.offload_optimizer_state) must fit
+// the target's Streaming Memory. The device checks it again at load
+// (model/hardware/streaming_memory.cpp, by the same rule: a buffer takes
+// its bytes on the IPUs of its first copy's tiles, a buffer never copied on
+// IPU 0); checked here too, so that `ipusim compile` does not accept what
+// `run` refuses (--arch ipu1 or --set streamingMemory.bytesPerIpu given on
+// the command line, after the workload's own check of ipu.arch), and the
+// refusal names the workload key.
+void checkStreamingMemoryFits(const ir::Executable& exe, const model::Target& target) {
+  if (exe.remoteBuffers.empty()) return;
+  const std::uint32_t ipus = target.numIpus();
+  std::vector<std::vector<std::uint64_t>> bufferOnIpu(exe.remoteBuffers.size());
+  for (const ir::Program& p : exe.programs) {
+    if (p.kind != ir::ProgramKind::RemoteCopy || !bufferOnIpu[p.remoteBuffer].empty()) continue;
+    std::vector<std::uint64_t>& bytes = bufferOnIpu[p.remoteBuffer];
+    bytes.assign(ipus, 0);
+    const ir::Tensor& t = exe.tensors[p.tensor.tensor];
+    for (const ir::TileInterval& iv : t.mapping) {
+      const std::uint64_t begin = std::max(iv.begin, p.tensor.begin), end = std::min(iv.end, p.tensor.end);
+      if (begin < end) bytes[target.ipuOf(iv.tile)] += (end - begin) * ir::sizeOf(t.dtype);
+    }
+  }
+  std::vector<std::uint64_t> used(ipus, 0);
+  for (std::size_t b = 0; b < exe.remoteBuffers.size(); ++b) {
+    if (bufferOnIpu[b].empty()) bufferOnIpu[b].assign(ipus, 0), bufferOnIpu[b][0] = exe.remoteBuffers[b].numBytes();
+    for (std::uint32_t ipu = 0; ipu < ipus; ++ipu)  // (saturating: the bytes of several huge buffers)
+      used[ipu] += std::min(bufferOnIpu[b][ipu], std::numeric_limits<std::uint64_t>::max() - used[ipu]);
+  }
+  for (std::uint32_t ipu = 0; ipu < ipus; ++ipu) {
+    if (!(double(used[ipu]) > target.streamingMemory.bytesPerIpu)) continue;
+    const bool none = target.streamingMemory.bytesPerIpu == 0;
+    throw std::invalid_argument(
+        "training.offload_optimizer_state: the optimizer state takes " + std::to_string(used[ipu]) +
+        " bytes of Streaming Memory on IPU " + std::to_string(ipu) + ", over streamingMemory.bytesPerIpu (" +
+        std::to_string(std::uint64_t(target.streamingMemory.bytesPerIpu)) + " bytes on target " + target.arch +
+        (none ? ": no Streaming Memory): expected a target with Streaming Memory (ipu2), or the state kept on the "
+                "tiles (false)"
+              : "): expected a larger streamingMemory.bytesPerIpu, or the state kept on the tiles (false)"));
+  }
+}
+
 }  // namespace
 
 model::Target targetFor(const Workload& w) {
@@ -494,6 +535,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   }
   progress("validating");
   exe.validate(target.totalTiles());
+  checkStreamingMemoryFits(exe, target);
 
   c.imagesTensor = step.images;
   c.labelsTensor = step.labels;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -20,7 +21,8 @@ class Validator {
     for (std::size_t i = 0; i < exe_.tensors.size(); ++i) checkTensor(i);
     for (std::size_t i = 0; i < exe_.computeSets.size(); ++i) checkComputeSet(i);
     for (std::size_t i = 0; i < exe_.streams.size(); ++i) checkStream(i);
-    for (std::size_t i = 0; i < exe_.remoteBuffers.size(); ++i) checkRemoteBuffer(i);
+    std::map<std::string, std::size_t> remoteNames;  // each remote buffer's name once (as a stream's)
+    for (std::size_t i = 0; i < exe_.remoteBuffers.size(); ++i) checkRemoteBuffer(i, remoteNames);
     for (std::size_t i = 0; i < exe_.programs.size(); ++i) checkProgram(i);
     checkProgramsAcyclic();
     checkEntryPoints();
@@ -188,12 +190,20 @@ class Validator {
     if (s.bufferDepth == 0) fail(where, "bufferDepth must be >= 1");
   }
 
-  void checkRemoteBuffer(std::size_t i) const {
+  void checkRemoteBuffer(std::size_t i, std::map<std::string, std::size_t>& names) const {
     const RemoteBuffer& b = exe_.remoteBuffers[i];
     const std::string where = named("remoteBuffers", i, b.name);
     checkId(where, b.id, i);
     if (b.name.empty()) fail(where, "name is empty");
     if (b.elements == 0) fail(where, "elements must be > 0");
+    // (Its bytes, elements x the dtype's size, wrapped: 2^62 floats counted
+    // as 0 bytes of Streaming Memory, and were accepted.)
+    if (b.elements > std::numeric_limits<std::uint64_t>::max() / sizeOf(b.dtype))
+      fail(where, "elements " + std::to_string(b.elements) + " of " + toString(b.dtype) +
+                      " are more bytes than 64 bits count: expected at most " +
+                      std::to_string(std::numeric_limits<std::uint64_t>::max() / sizeOf(b.dtype)));
+    if (const auto [it, added] = names.emplace(b.name, i); !added)
+      fail(where, "name is already used by remoteBuffers[" + std::to_string(it->second) + "]");
     if (!b.initialValue.empty() && b.initialValue.size() != b.elements)
       fail(where, "initialValue has " + std::to_string(b.initialValue.size()) + " values, expected " +
                       std::to_string(b.elements) + " (or none: zeros)");

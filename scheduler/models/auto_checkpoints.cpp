@@ -24,8 +24,12 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
   }
   const std::vector<std::size_t> outputs = modelOutputs(w);
   std::vector<std::string> candidates;
+  // (Not a RecomputationCheckpoint layer: its output is its input's, it
+  // has no op whose output could be kept; the layer it reads is the
+  // candidate.)
   for (std::size_t i = 0; i < n; ++i)
-    if (earliestAfter[i] >= std::int64_t(i) && std::find(outputs.begin(), outputs.end(), i) == outputs.end())
+    if (earliestAfter[i] >= std::int64_t(i) && std::find(outputs.begin(), outputs.end(), i) == outputs.end() &&
+        w.layers[i].kind != layer_kind::kRecomputationCheckpoint)
       candidates.push_back(w.layers[i].name);
   if (candidates.size() < 2) return {};
   const auto every = std::size_t(std::ceil(std::sqrt(double(candidates.size()))));

@@ -118,17 +118,37 @@ void parseValidation(const Reader& tr, Workload& w, const std::string& baseDirec
   requireFile(v, v.key("labels"), val.labels);
 }
 
+// The layer whose output a checkpoint at layer `i` keeps: `i` itself, or,
+// for a RecomputationCheckpoint layer (its input passed through, no op of
+// its own, so nothing of its own to keep), the layer it reads, through a
+// chain of them. (Naming such a layer in training.recompute_checkpoints
+// kept nothing: the layer it reads was recomputed, the opposite of what the
+// layer asks for.) kNoLayer: it reads the model's input.
+constexpr std::size_t kNoLayer = std::size_t(-1);
+std::size_t checkpointedLayer(const Workload& w, std::size_t i) {
+  while (w.layers[i].kind == layer_kind::kRecomputationCheckpoint) {
+    const LayerSpec& l = w.layers[i];
+    if (l.inputs.empty() || isModelInput(l.inputs[0])) return kNoLayer;
+    i = l.inputs[0];
+  }
+  return i;
+}
+
+std::string readsTheModelInput(const LayerSpec& l) {
+  return "layer '" + l.name + "' (RecomputationCheckpoint) reads the model's input: there is nothing before it to "
+         "recompute; expected it after a layer";
+}
+
 // The checkpoints the model's RecomputationCheckpoint layers ask for: the
 // layer each reads (a model input is refused: nothing before it to
 // recompute). (In a pipeline they are dropped again: parseWorkload.)
 std::vector<std::string> checkpointsFromLayers(const Workload& w, const std::string& source) {
   std::vector<std::string> names;
-  for (const LayerSpec& l : w.layers) {
-    if (l.kind != layer_kind::kRecomputationCheckpoint) continue;
-    if (l.inputs.empty() || isModelInput(l.inputs[0]))
-      throw std::invalid_argument(source + ": layer '" + l.name + "' (RecomputationCheckpoint) reads the model's input: "
-                                  "there is nothing before it to recompute; expected it after a layer");
-    const std::string& checkpoint = w.layers[l.inputs[0]].name;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    if (w.layers[i].kind != layer_kind::kRecomputationCheckpoint) continue;
+    const std::size_t kept = checkpointedLayer(w, i);
+    if (kept == kNoLayer) throw std::invalid_argument(source + ": " + readsTheModelInput(w.layers[i]));
+    const std::string& checkpoint = w.layers[kept].name;
     if (std::find(names.begin(), names.end(), checkpoint) == names.end()) names.push_back(checkpoint);
   }
   return names;
@@ -169,6 +189,16 @@ void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string&
     }
     if (!seen.insert(name).second) tr.fail(entry, "'" + name + "' is listed twice");
   }
+  // A RecomputationCheckpoint layer named stands for the layer it reads (checkpointedLayer).
+  std::vector<std::string> kept;
+  std::set<std::size_t> keptLayers;
+  for (std::size_t k = 0; k < checkpoints.size(); ++k) {
+    const std::size_t named = std::size_t(std::find(names.begin(), names.end(), checkpoints[k]) - names.begin());
+    const std::size_t layer = checkpointedLayer(w, named);
+    if (layer == kNoLayer) tr.fail(key + "[" + std::to_string(k) + "]", readsTheModelInput(w.layers[named]));
+    if (keptLayers.insert(layer).second) kept.push_back(w.layers[layer].name);
+  }
+  checkpoints = std::move(kept);
 }
 
 }  // namespace

@@ -87,6 +87,14 @@ WorkloadFlags addWorkloadFlags(CLI::App& cmd, const std::shared_ptr<RunWorkloadA
                                        "same; model/README.md)"));
   flags.finish = [=](RunWorkloadArgs& a) {
     if (!a.kerasPath.empty()) a.workloadPath = a.kerasPath;  // names the run in messages
+    std::vector<std::string> from;
+    if (!inputShape->empty()) from.push_back("--input-shape");
+    if (!a.workloadSets.empty()) from.push_back("--workload-set");
+    if (!weights->empty()) from.push_back("--weights");
+    if (!from.empty()) {
+      a.workloadSetsFrom = from[0];
+      for (std::size_t i = 1; i < from.size(); ++i) a.workloadSetsFrom += (i + 1 < from.size() ? ", " : " and ") + from[i];
+    }
     if (!inputShape->empty())  // first, so that --workload-set can still say otherwise
       a.workloadSets.insert(a.workloadSets.begin(), "dataset.input_shape=" + inputShapeJson(*inputShape).dump());
     if (!weights->empty())  // a path from here, wherever the workload is

@@ -317,8 +317,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // The command's task too: the file's checks of fit's epochs and validation
   // do not apply to `ipusim evaluate` and `predict`.
   if (!sets.empty() && args.task) sets.push_back(std::string("task=\"") + scheduler::taskName(*args.task) + "\"");
-  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets)
-                                                        : kerasWorkload(args.kerasPath, sets);
+  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets, args.workloadSetsFrom)
+                                                        : kerasWorkload(args.kerasPath, sets, args.workloadSetsFrom);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;

@@ -31,6 +31,10 @@ struct RunWorkloadArgs {
   std::string engineOptions;
   TargetFlags target;
   std::vector<std::string> workloadSets;  // --workload-set key.path=value
+  // The flags the assignments came from, as errors name them: --weights and
+  // --input-shape are assignments too (model.weights, dataset.input_shape),
+  // and their errors said "--workload-set" when it was not given.
+  std::string workloadSetsFrom = "--workload-set";
   // `ipusim evaluate` / `predict`: the task, over the workload's "task" key.
   std::optional<scheduler::Task> task;
   std::string predictionsPath;  // predict --predictions FILE.npy | FILE.csv

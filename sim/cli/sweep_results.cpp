@@ -71,8 +71,14 @@ void readRunSummary(const nlohmann::json& s, SweepResult& r) {
     r.shares.exchange = steps * number(step, "exchange") / total;
     r.shares.sync = steps * number(step, "sync") / total;
     r.shares.streamCopy = steps * number(step, "stream_copy") / total;
-    r.shares.hostAndIdle =
-        std::max(0.0, 1.0 - r.shares.compute - r.shares.exchange - r.shares.sync - r.shares.streamCopy);
+    // (Absent from summaries written before they were measured: 0.)
+    auto shareIfGiven = [&](const char* key) { return step.contains(key) ? steps * number(step, key) / total : 0.0; };
+    r.shares.ipuLink = shareIfGiven("ipu_link");
+    r.shares.collective = shareIfGiven("collective");
+    r.shares.streamingMemory = shareIfGiven("streaming_memory");
+    r.shares.hostAndIdle = std::max(0.0, 1.0 - r.shares.compute - r.shares.exchange - r.shares.sync -
+                                             r.shares.streamCopy - r.shares.ipuLink - r.shares.collective -
+                                             r.shares.streamingMemory);
   }
 }
 
@@ -96,6 +102,8 @@ nlohmann::json sweepToJson(const SweepPlan& plan, const std::vector<SweepResult>
       p["final_loss"] = r.finalLoss ? profiler::analysis::jsonNumber(*r.finalLoss) : nlohmann::json(nullptr);
       p["shares"] = {{"compute", r.shares.compute},       {"exchange", r.shares.exchange},
                      {"sync", r.shares.sync},             {"stream_copy", r.shares.streamCopy},
+                     {"ipu_link", r.shares.ipuLink},      {"collective", r.shares.collective},
+                     {"streaming_memory", r.shares.streamingMemory},
                      {"host_and_idle", r.shares.hostAndIdle}};
     } else {
       p["exit_code"] = r.exitCode;
@@ -113,12 +121,13 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
   for (const auto& a : plan.axes) out << "," << csvQuoted(a.name);
   out << ",status,simulated_seconds,cycles,steps,engine_runs,throughput_steps_per_second,examples_per_second,"
          "batch_latency_p50_seconds,batch_latency_p99_seconds,final_loss,"
-         "compute_share,exchange_share,sync_share,stream_copy_share,host_and_idle_share,error\n";
+         "compute_share,exchange_share,sync_share,stream_copy_share,ipu_link_share,collective_share,"
+         "streaming_memory_share,host_and_idle_share,error\n";
   for (const auto& r : results) {
     out << r.point.index;
     for (const auto& v : r.point.values) out << "," << csvQuoted(v);
     if (!r.ok) {
-      out << ",failed,,,,,,,,,,,,,,," << csvQuoted(r.error) << "\n";
+      out << ",failed,,,,,,,,,,,,,,,,,," << csvQuoted(r.error) << "\n";
       continue;
     }
     out << ",ok," << r.simulatedSeconds << "," << r.cycles << "," << r.steps << "," << r.engineRuns << ","
@@ -127,6 +136,7 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
                                          : std::isfinite(*r.finalLoss) ? std::to_string(*r.finalLoss)
                                                                        : profiler::analysis::numberText(*r.finalLoss)) << ","
         << r.shares.compute << "," << r.shares.exchange << "," << r.shares.sync << "," << r.shares.streamCopy << ","
+        << r.shares.ipuLink << "," << r.shares.collective << "," << r.shares.streamingMemory << ","
         << r.shares.hostAndIdle << ",\n";
   }
   return out.str();
@@ -135,7 +145,8 @@ std::string sweepToCsv(const SweepPlan& plan, const std::vector<SweepResult>& re
 std::string plotData(const std::vector<SweepResult>& results) {
   std::ostringstream out;
   out << std::setprecision(10);
-  out << "# label seconds throughput compute exchange sync stream_copy host_and_idle latency_p50_ms latency_p99_ms\n";
+  out << "# label seconds throughput compute exchange sync stream_copy host_and_idle latency_p50_ms latency_p99_ms "
+         "ipu_link collective streaming_memory\n";
   for (const auto& r : results) {
     if (!r.ok) continue;
     std::string label;  // the values only; the x axis title names the axes
@@ -143,7 +154,8 @@ std::string plotData(const std::vector<SweepResult>& results) {
     out << gnuplotQuoted(label) << " " << r.simulatedSeconds << " " << r.throughput << " "
         << 100 * r.shares.compute << " " << 100 * r.shares.exchange << " " << 100 * r.shares.sync << " "
         << 100 * r.shares.streamCopy << " " << 100 * r.shares.hostAndIdle << " "
-        << (r.latencyP50 ? 1e3 * *r.latencyP50 : 0.0) << " " << (r.latencyP99 ? 1e3 * *r.latencyP99 : 0.0) << "\n";
+        << (r.latencyP50 ? 1e3 * *r.latencyP50 : 0.0) << " " << (r.latencyP99 ? 1e3 * *r.latencyP99 : 0.0) << " "
+        << 100 * r.shares.ipuLink << " " << 100 * r.shares.collective << " " << 100 * r.shares.streamingMemory << "\n";
   }
   return out.str();
 }
@@ -204,7 +216,9 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     << "set boxwidth 0.6\n"
     << "plot " << gnuplotQuoted(dataFile) << " using 4:xtic(1) title 'compute' lc rgb '#d62728', "
     << "'' using 5 title 'exchange' lc rgb '#1f77b4', '' using 6 title 'sync' lc rgb '#7f7f7f', "
-    << "'' using 7 title 'stream copy' lc rgb '#ff7f0e', '' using 8 title 'host & idle' lc rgb '#bcbd22'\n"
+    << "'' using 7 title 'stream copy' lc rgb '#ff7f0e', '' using 11 title 'IPU-Link' lc rgb '#17becf', "
+    << "'' using 12 title 'collective' lc rgb '#e377c2', '' using 13 title 'Streaming Memory' lc rgb '#8c564b', "
+    << "'' using 8 title 'host & idle' lc rgb '#bcbd22'\n"
     << "unset multiplot\n";
   return g.str();
 }

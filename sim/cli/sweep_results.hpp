@@ -19,8 +19,14 @@
 
 namespace ipusim::sim {
 
+// Each device phase of `run --json`'s step_cycles as a share of the
+// simulated time; host and idle: the rest. (The IPU-Link, collective and
+// Streaming Memory phases were missing, so their cycles were counted as
+// host and idle: a sweep of streamingMemory.bytesPerSecond showed the
+// offloaded state's copies as host time.)
 struct SweepPhaseShares {
-  double compute = 0, exchange = 0, sync = 0, streamCopy = 0, hostAndIdle = 0;
+  double compute = 0, exchange = 0, sync = 0, streamCopy = 0, ipuLink = 0, collective = 0, streamingMemory = 0,
+         hostAndIdle = 0;
 };
 
 struct SweepResult {

@@ -85,13 +85,14 @@ nlohmann::json readWorkloadJson(const std::string& path) {
   }
 }
 
-scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments) {
+scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments,
+                                     const std::string& from) {
   if (assignments.empty()) return scheduler::loadWorkload(path);
   nlohmann::json j = readWorkloadJson(path);
   const bool named = j.is_object() && j.contains("name");
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
   const auto slash = path.find_last_of('/');
-  scheduler::Workload w = scheduler::parseWorkload(j, path + " with --workload-set",
+  scheduler::Workload w = scheduler::parseWorkload(j, path + " with " + from,
                                                    slash == std::string::npos ? "" : path.substr(0, slash));
   if (!named && !j.contains("name")) {  // as loadWorkload: the file stem names it
     std::string stem = path.substr(path.find_last_of('/') + 1);
@@ -100,7 +101,8 @@ scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<
   return w;
 }
 
-scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vector<std::string>& assignments) {
+scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vector<std::string>& assignments,
+                                  const std::string& from) {
   const scheduler::KerasModel model = scheduler::loadKerasModel(kerasPath);
   std::string stem = kerasPath.substr(kerasPath.find_last_of('/') + 1);
   stem = stem.substr(0, stem.rfind('.'));
@@ -111,9 +113,9 @@ scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vecto
   if (scheduler::elementsOf(model.inputShape) != 784 || out.size() != 1 || out[0] != 10)
     j["dataset"] = {{"format", "synthetic"}};
   for (const auto& a : assignments) applyWorkloadAssignment(j, a);
-  // Errors name where the value came from: the defaults for the Keras file, or --workload-set.
+  // Errors name where the value came from: the defaults for the Keras file, or the flags (`from`).
   return scheduler::parseWorkload(j, assignments.empty() ? "the workload made for " + kerasPath
-                                                         : "--workload-set on the workload made for " + kerasPath);
+                                                         : from + " on the workload made for " + kerasPath);
 }
 
 namespace {

@@ -27,13 +27,16 @@ nlohmann::json inputShapeJson(const std::string& text);
 
 // Reads the workload file, applies the assignments and parses it (unknown
 // keys and bad values are errors naming the file and key, as without them).
-scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments);
+// (`from`: the flags that gave the assignments, as the errors name them.)
+scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments,
+                                     const std::string& from = "--workload-set");
 
 // `ipusim run --keras MODEL.json`: a workload of the Keras file with the
 // defaults for the rest (Fashion-MNIST when the model reads 28x28 images
 // into 10 classes, else synthetic data; the compile_config's optimizer, loss
 // and steps_per_execution when it has one), then the assignments.
-scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vector<std::string>& assignments);
+scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vector<std::string>& assignments,
+                                  const std::string& from = "--workload-set");
 
 // Key paths of `workload` whose last part is `leaf` ("steps_per_execution"
 // -> {"training.steps_per_execution"}), for short names in sweeps.

@@ -239,3 +239,30 @@ TEST(IrJson, RemoteBuffersAndRemoteCopiesRoundTripAndAreChecked) {
   wrong.programs.back().remoteBuffer = 3;
   EXPECT_NE(errorOf([&] { wrong.validate(4); }).find("remoteBuffer 3 is out of range"), std::string::npos);
 }
+
+// Found by the eleventh adversarial pass of issue 33: a remote buffer's
+// bytes (elements x the dtype's size) wrapped, so a graph's buffer of 2^62
+// floats that no copy reads counted as 0 bytes of Streaming Memory and was
+// accepted; and two buffers could share a name (two streams cannot).
+TEST(IrJson, ARemoteBufferOfMoreBytesThan64BitsCountOrANameUsedTwiceIsRefused) {
+  Executable exe = everyKindGraph();
+  RemoteBuffer huge;
+  huge.id = 0;
+  huge.name = "huge";
+  huge.elements = 1ull << 62;
+  exe.remoteBuffers.push_back(huge);
+  EXPECT_NE(errorOf([&] { exe.validate(4); })
+                .find("remoteBuffers[0] 'huge': elements 4611686018427387904 of float are more bytes than 64 bits "
+                      "count: expected at most 4611686018427387903"),
+            std::string::npos)
+      << errorOf([&] { exe.validate(4); });
+  exe.remoteBuffers[0].elements = (1ull << 62) - 1;  // the most that 64 bits count: accepted here (the device's capacity is the load's check)
+  EXPECT_NO_THROW(exe.validate(4));
+  exe.remoteBuffers[0].elements = 8;
+  RemoteBuffer twin = exe.remoteBuffers[0];
+  twin.id = 1;
+  exe.remoteBuffers.push_back(twin);
+  EXPECT_NE(errorOf([&] { exe.validate(4); }).find("remoteBuffers[1] 'huge': name is already used by remoteBuffers[0]"),
+            std::string::npos)
+      << errorOf([&] { exe.validate(4); });
+}

@@ -307,6 +307,45 @@ TEST(RecomputationCheckpointLayer, MakesTheLayerItReadsACheckpoint) {
       << refusal(first);
 }
 
+// Found by the eleventh adversarial pass of issue 33: a
+// RecomputationCheckpoint layer has no op, so naming one in
+// training.recompute_checkpoints kept nothing and recomputed the layer it
+// reads (the opposite of the layer's meaning), and "auto" could pick one.
+// It stands for the layer it reads, through a chain of them.
+TEST(RecomputationCheckpointLayer, NamingOneKeepsTheLayerItReads) {
+  nlohmann::json marked = denseChain();
+  auto& layers = marked["model"]["layers"];
+  layers.insert(layers.begin() + 1, nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "keep_a"}}));
+  layers.insert(layers.begin() + 2, nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "again"}}));
+  const auto recomputedLayers = [](const OpGraph& g) {
+    std::set<std::string> names;
+    for (const Op& op : g.ops)
+      if (op.recomputed) names.insert(op.layer);
+    return names;
+  };
+  const Workload named = parseWorkload(withCheckpoints(marked, {"again", "b"}), "w.json");
+  EXPECT_EQ(named.training.recomputeCheckpoints, (std::vector<std::string>{"a", "b"}));
+  // As the layers alone ask: a kept, nothing before it to recompute; b's segment recomputes nothing of a.
+  EXPECT_EQ(parseWorkload(marked, "w.json").training.recomputeCheckpoints, std::vector<std::string>{"a"});
+  EXPECT_TRUE(recomputedLayers(buildTrainingGraph(parseWorkload(withCheckpoints(marked, {"keep_a"}), "w.json"))).empty());
+  EXPECT_EQ(recomputedLayers(buildTrainingGraph(named)),
+            recomputedLayers(buildTrainingGraph(parseWorkload(withCheckpoints(denseChain(), {"a", "b"}), "w.json"))));
+  // Named twice through the chain: once.
+  EXPECT_EQ(parseWorkload(withCheckpoints(marked, {"keep_a", "again", "a"}), "w.json").training.recomputeCheckpoints,
+            std::vector<std::string>{"a"});
+  // "auto" picks no such layer.
+  for (const std::string& name : parseWorkload(withCheckpoints(marked, "auto"), "w.json").training.recomputeCheckpoints)
+    EXPECT_TRUE(name != "keep_a" && name != "again") << name;
+  // One that reads the model's input, named: refused by its entry.
+  nlohmann::json first = denseChain();
+  first["model"]["layers"].insert(first["model"]["layers"].begin(),
+                                  nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "k"}}));
+  const std::string message = refusal(withCheckpoints(first, {"a", "k"}));
+  EXPECT_NE(message.find("training.recompute_checkpoints[1]: layer 'k' (RecomputationCheckpoint) reads the model's input"),
+            std::string::npos)
+      << message;
+}
+
 TEST(RecomputationCheckpointLayer, IsReadFromAKerasFile) {
   const nlohmann::json dense = {{"class_name", "Dense"},
                                 {"config", {{"name", "d"}, {"units", 4}, {"activation", "relu"}, {"use_bias", true}}}};

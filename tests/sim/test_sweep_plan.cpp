@@ -151,7 +151,7 @@ TEST(SweepResults, CsvHasOneRowPerPointAndFailuresSayWhy) {
   const std::string csv = sweepToCsv(plan, {ok, failed});
   EXPECT_NE(csv.find("point,tiles,status,simulated_seconds"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n0,64,ok,1.5,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\n1,bad,failed,,,,,,,,,,,,,,,\"ipusim: error: --tiles: 'bad', expected a number\"\n"),
+  EXPECT_NE(csv.find("\n1,bad,failed,,,,,,,,,,,,,,,,,,\"ipusim: error: --tiles: 'bad', expected a number\"\n"),
             std::string::npos)
       << csv;
   const auto json = sweepToJson(plan, {ok, failed});
