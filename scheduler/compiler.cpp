@@ -5,6 +5,7 @@
 #include "scheduler/lowering/lowering.hpp"
 #include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/memory_estimate.hpp"
+#include "model/hardware/remote_buffer_bytes.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "scheduler/planning/memory_plan.hpp"
 #include "scheduler/graph/op_graph.hpp"
@@ -202,32 +203,18 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
 
 // The offloaded optimizer state (training.offload_optimizer_state) must fit
 // the target's Streaming Memory. The device checks it again at load
-// (model/hardware/streaming_memory.cpp, by the same rule: a buffer takes
-// its bytes on the IPUs of its first copy's tiles, a buffer never copied on
-// IPU 0); checked here too, so that `ipusim compile` does not accept what
+// (model/hardware/streaming_memory.cpp, by the same rule:
+// model/hardware/remote_buffer_bytes.hpp); checked here too, so that `ipusim compile` does not accept what
 // `run` refuses (--arch ipu1 or --set streamingMemory.bytesPerIpu given on
 // the command line, after the workload's own check of ipu.arch), and the
 // refusal names the workload key.
 void checkStreamingMemoryFits(const ir::Executable& exe, const model::Target& target) {
   if (exe.remoteBuffers.empty()) return;
   const std::uint32_t ipus = target.numIpus();
-  std::vector<std::vector<std::uint64_t>> bufferOnIpu(exe.remoteBuffers.size());
-  for (const ir::Program& p : exe.programs) {
-    if (p.kind != ir::ProgramKind::RemoteCopy || !bufferOnIpu[p.remoteBuffer].empty()) continue;
-    std::vector<std::uint64_t>& bytes = bufferOnIpu[p.remoteBuffer];
-    bytes.assign(ipus, 0);
-    const ir::Tensor& t = exe.tensors[p.tensor.tensor];
-    for (const ir::TileInterval& iv : t.mapping) {
-      const std::uint64_t begin = std::max(iv.begin, p.tensor.begin), end = std::min(iv.end, p.tensor.end);
-      if (begin < end) bytes[target.ipuOf(iv.tile)] += (end - begin) * ir::sizeOf(t.dtype);
-    }
-  }
   std::vector<std::uint64_t> used(ipus, 0);
-  for (std::size_t b = 0; b < exe.remoteBuffers.size(); ++b) {
-    if (bufferOnIpu[b].empty()) bufferOnIpu[b].assign(ipus, 0), bufferOnIpu[b][0] = exe.remoteBuffers[b].numBytes();
+  for (const std::vector<std::uint64_t>& buffer : model::hardware::remoteBufferBytesPerIpu(exe, target))
     for (std::uint32_t ipu = 0; ipu < ipus; ++ipu)  // (saturating: the bytes of several huge buffers)
-      used[ipu] += std::min(bufferOnIpu[b][ipu], std::numeric_limits<std::uint64_t>::max() - used[ipu]);
-  }
+      used[ipu] += std::min(buffer[ipu], std::numeric_limits<std::uint64_t>::max() - used[ipu]);
   for (std::uint32_t ipu = 0; ipu < ipus; ++ipu) {
     if (!(double(used[ipu]) > target.streamingMemory.bytesPerIpu)) continue;
     const bool none = target.streamingMemory.bytesPerIpu == 0;
@@ -270,7 +257,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // Replication: the replica is compiled for the first IPUs' tiles and laid
   // out over the others after its memory plan.
   const std::uint32_t shards = ipusPerReplica(w);
-  const std::uint32_t replicas = w.ipu.numIpus / shards;
+  const std::uint32_t replicas = replicasOf(w);
   model::Target replicaTarget = target;
   if (w.ipu.numIpus > 1) {
     // (It said "expected a multiple of the IPUs one replica needs" of 2 IPUs
@@ -499,8 +486,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   MemoryPlanResult mem;
   try {
     std::string remedy = recomputationRemedy(w);
-    for (const std::string& more : {offloadRemedy(w, replicaTarget, memoryEstimate), shardingRemedy(w, memoryEstimate)})
-      if (!more.empty()) remedy += (remedy.empty() ? "" : ", ") + more;
+    if (const std::string more = optimizerStateRemedies(w, replicaTarget, memoryEstimate); !more.empty())
+      remedy += (remedy.empty() ? "" : ", ") + more;
     mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory, remedy);
   } catch (const std::invalid_argument& e) {
     progress("trying recomputation");

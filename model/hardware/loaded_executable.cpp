@@ -86,7 +86,7 @@ void checkRegion(const ir::Executable& exe, const ir::Program& p, const ir::Tens
 LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& target_, bool functional_,
                                    bool fuseMatMuls)
     : exe(exe_), target(target_), functional(functional_), memory(exe_, target_, functional_),
-      streamingMemory(exe_, memory, target_, functional_) {
+      streamingMemory(exe_, target_, functional_) {
   checkPrograms(exe);
   if (exe.mirror.active()) {
     if (functional)

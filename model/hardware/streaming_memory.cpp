@@ -1,5 +1,8 @@
 #include "model/hardware/streaming_memory.hpp"
 
+#include "model/hardware/memory_layout.hpp"
+#include "model/hardware/remote_buffer_bytes.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -10,12 +13,8 @@ std::string describe(std::uint64_t bytes) { return std::to_string(bytes) + " byt
 
 }  // namespace
 
-StreamingMemory::StreamingMemory(const ir::Executable& exe, const MemoryLayout& memory, const Target& target,
-                                 bool functional) {
+StreamingMemory::StreamingMemory(const ir::Executable& exe, const Target& target, bool functional) {
   const std::uint32_t ipus = target.numIpus();
-  // Per buffer, the IPUs whose tiles its copies reach, and the bytes there
-  // (from its first copy: every copy of a buffer moves the same region).
-  std::vector<std::vector<std::uint64_t>> bufferOnIpu(exe.remoteBuffers.size());
   for (const ir::Program& p : exe.programs) {
     if (p.kind != ir::ProgramKind::RemoteCopy) continue;
     // (Executable::validate checks these too; a load checks what it relies on.)
@@ -29,18 +28,14 @@ StreamingMemory::StreamingMemory(const ir::Executable& exe, const MemoryLayout& 
                                                       exe.remoteBuffers[p.remoteBuffer].name + "''s elements and dtype"
                                                 : "remote buffer " + std::to_string(p.remoteBuffer) + " does not exist"));
     CopyPlan plan;
-    plan.bytesPerIpu.assign(ipus, 0);
-    const std::size_t element = ir::sizeOf(memory.tensor(p.tensor.tensor).dtype);
-    for (const RegionPiece& piece : memory.pieces(p.tensor))
-      plan.bytesPerIpu[target.ipuOf(piece.tile)] += piece.elements * element;
+    plan.bytesPerIpu = regionBytesPerIpu(exe.tensors[p.tensor.tensor], p.tensor, target);
     plan.cycles = remoteCopyCycles(target, plan.bytesPerIpu);
-    if (bufferOnIpu[p.remoteBuffer].empty()) bufferOnIpu[p.remoteBuffer] = plan.bytesPerIpu;
     plans_.emplace(p.id, std::move(plan));
   }
+  const std::vector<std::vector<std::uint64_t>> bufferOnIpu = remoteBufferBytesPerIpu(exe, target);
   std::vector<std::uint64_t> used(ipus, 0);
   for (std::size_t b = 0; b < exe.remoteBuffers.size(); ++b) {
     const ir::RemoteBuffer& buffer = exe.remoteBuffers[b];
-    if (bufferOnIpu[b].empty()) bufferOnIpu[b].assign(ipus, 0), bufferOnIpu[b][0] = buffer.numBytes();  // never copied
     for (std::uint32_t ipu = 0; ipu < ipus; ++ipu) {
       used[ipu] += bufferOnIpu[b][ipu];
       if (double(used[ipu]) > target.streamingMemory.bytesPerIpu)

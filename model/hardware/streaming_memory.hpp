@@ -8,9 +8,10 @@
 //   cycles(IPU) = streamingMemory.latencySeconds (in cycles, rounded up)
 //               + ceil(bytes(IPU) / (streamingMemory.bytesPerSecond / clockHz)),
 // and the copy lasts the longest of these, then an external sync ends it.
-// The buffers an IPU's copies touch must fit streamingMemory.bytesPerIpu.
-#include "model/hardware/memory_layout.hpp"
+// The buffers an IPU's copies touch must fit streamingMemory.bytesPerIpu
+// (where their bytes lie: remote_buffer_bytes.hpp).
 #include "model/hardware/transfer_cycles.hpp"
+#include "model/ir/executable.hpp"
 
 #include <cstdint>
 #include <unordered_map>
@@ -24,7 +25,7 @@ class StreamingMemory {
  public:
   // Throws std::invalid_argument naming the buffer and the parameter when an
   // IPU's buffers exceed its capacity (or the target has none).
-  StreamingMemory(const ir::Executable& exe, const MemoryLayout& memory, const Target& target, bool functional);
+  StreamingMemory(const ir::Executable& exe, const Target& target, bool functional);
 
   // A RemoteCopy program's transfer cycles (the longest IPU's) and bytes per IPU.
   struct CopyPlan {

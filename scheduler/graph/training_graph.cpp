@@ -764,7 +764,7 @@ OpGraph buildTrainingGraph(const Workload& w) {
   addWeightPenaltyGradients(g, b.penalties(), weightGrad);
   // The optimizer: one update per weight, after every reader of the weight.
   addOptimizerUpdates(g, w.optimizer, weightGrad, [&] { return b.stepCounter(); }, w.training.offloadOptimizerState);
-  if (w.training.replicatedOptimizerStateSharding) g.optimizerStateShards = w.ipu.numIpus / ipusPerReplica(w);
+  if (w.training.replicatedOptimizerStateSharding) g.optimizerStateShards = replicasOf(w);
   // The step count is incremented before anything reads it.
   if (g.stepCounter != kNone) {
     std::size_t increment = kNone;

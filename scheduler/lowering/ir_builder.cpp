@@ -1,6 +1,7 @@
 #include "scheduler/lowering/ir_builder.hpp"
 
 #include "model/codelets/codelet.hpp"
+#include "model/hardware/remote_buffer_bytes.hpp"
 #include "model/hardware/transfer_cycles.hpp"
 #include "scheduler/planning/cost_model.hpp"
 
@@ -98,8 +99,8 @@ ir::Id IrBuilder::addRemoteBuffer(ir::Id tensor, std::vector<double> initialValu
 void IrBuilder::remoteCopy(ir::Id tensor, ir::Id buffer, bool store) {
   const ir::Tensor& t = exe_.tensors[tensor];
   // Each IPU moves the bytes on its tiles; every IPU waits for the slowest, then syncs.
-  std::vector<std::uint64_t> bytesOnIpu(target_.numIpus(), 0);
-  for (const ir::TileInterval& iv : t.mapping) bytesOnIpu[target_.ipuOf(iv.tile)] += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+  const std::vector<std::uint64_t> bytesOnIpu =
+      model::hardware::regionBytesPerIpu(t, {tensor, 0, t.numElements()}, target_);
   estimate_ += model::hardware::remoteCopyCycles(target_, bytesOnIpu) + target_.sync.externalCycles;
   ir::Program p;
   p.kind = ir::ProgramKind::RemoteCopy;

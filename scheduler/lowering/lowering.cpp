@@ -1098,31 +1098,49 @@ class Lowerer {
       params.insert(params.begin(), {"learningRate", o.learningRate});
     }
     if (o.weightDecay != 0) params.push_back({"weightDecay", o.weightDecay});
-    const std::string name = typed(codelet, {dtype});
+    FusedUpdate u{op, typed(codelet, {dtype}), w, grad, slotFields, tileFields, params, {}};
     if (g_.optimizerStateShards > 1) {
-      lowerShardedUpdate(op, w, grad, name, slotFields, tileFields, params);
+      lowerShardedUpdate(u);
       return;
     }
-    std::vector<Id> slots;
     std::vector<std::pair<Id, Id>> offloaded;  // (tile tensor, remote buffer)
     for (std::size_t s = 0; s < slotFields.size(); ++s) {
-      slots.push_back(realize(op.inputs[2 + s], p));
+      u.slots.push_back(realize(op.inputs[2 + s], p));
       if (!g_.values[op.inputs[2 + s]].inStreamingMemory) continue;
       // The initial value is the buffer's: the load overwrites the tile tensor.
-      std::vector<double> initial = std::exchange(b_.exe().tensors[slots.back()].initialValue, {});
-      offloaded.push_back({slots.back(), b_.addRemoteBuffer(slots.back(), std::move(initial))});
-      b_.remoteCopy(slots.back(), offloaded.back().second, false);
+      std::vector<double> initial = std::exchange(b_.exe().tensors[u.slots.back()].initialValue, {});
+      offloaded.push_back({u.slots.back(), b_.addRemoteBuffer(u.slots.back(), std::move(initial))});
+      b_.remoteCopy(u.slots.back(), offloaded.back().second, false);
     }
-    const std::size_t firstTileField = 2 + slotFields.size();
     executePerWorker(p, vectorElements(dtype, target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
-      std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
-      for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], b, e}});
-      for (std::size_t s = 0; s < tileFields.size(); ++s) fields.push_back({tileFields[s], copyOf(op.inputs[firstTileField + s], tile)});
-      ir::Vertex vx{name, tile, std::move(fields), {}};
-      for (const auto& [k, val] : params) vx.params[k] = val;
-      return vx;
+      return fusedUpdateVertex(u, tile, b, e, b);
     });
     for (const auto& [tensor, buffer] : offloaded) b_.remoteCopy(tensor, buffer, true);
+  }
+
+  // A fused update op as lowered: its codelet (typed), weight and gradient
+  // tensors, slot tensors and fields, per-tile fields and params.
+  struct FusedUpdate {
+    const Op& op;
+    std::string codelet;
+    Id w, grad;
+    std::vector<std::string> slotFields, tileFields;
+    std::vector<std::pair<std::string, double>> params;
+    std::vector<Id> slots;
+  };
+  // Its vertex on `tile` over elements [b, e) of the weight and gradient, the
+  // slots' from `slotBegin` (b, unless sharded), the per-tile fields the tile's copies.
+  ir::Vertex fusedUpdateVertex(const FusedUpdate& u, std::uint32_t tile, std::uint64_t b, std::uint64_t e,
+                               std::uint64_t slotBegin) {
+    std::vector<ir::VertexField> fields{{"data", {u.w, b, e}}, {"grad", {u.grad, b, e}}};
+    for (std::size_t s = 0; s < u.slots.size(); ++s)
+      fields.push_back({u.slotFields[s], {u.slots[s], slotBegin, slotBegin + (e - b)}});
+    const std::size_t firstTileField = 2 + u.slotFields.size();
+    for (std::size_t s = 0; s < u.tileFields.size(); ++s)
+      fields.push_back({u.tileFields[s], copyOf(u.op.inputs[firstTileField + s], tile)});
+    ir::Vertex vx{u.codelet, tile, std::move(fields), {}};
+    for (const auto& [k, val] : u.params) vx.params[k] = val;
+    return vx;
   }
 
   // A fused update sharded over R replicas (OpGraph::optimizerStateShards;
@@ -1133,10 +1151,9 @@ class Lowerer {
   // on the interval's tile: each tile keeps 1/R of its state. The compute
   // set holds every chunk's vertices (shardOfVertex_ gives each one's chunk;
   // replicate() keeps each replica's); its estimate counts one chunk's.
-  void lowerShardedUpdate(const Op& op, Id w, Id grad, const std::string& codelet, const std::vector<std::string>& slotFields,
-                          const std::vector<std::string>& tileFields, const std::vector<std::pair<std::string, double>>& params) {
+  void lowerShardedUpdate(FusedUpdate& u) {
     const std::uint32_t shards = g_.optimizerStateShards;
-    const std::vector<ir::TileInterval> mapping = b_.tensor(w).mapping;
+    const std::vector<ir::TileInterval> mapping = b_.tensor(u.w).mapping;
     const Chunks parts = perIntervalChunks(mapping, shards);
     Placement shardPlacement;
     std::vector<std::uint64_t> at;  // each interval's first slot element
@@ -1147,18 +1164,16 @@ class Lowerer {
       shardPlacement.push_back({n, n + pieces, iv.tile - b_.tileBase()});
       n += pieces;
     }
-    std::vector<Id> slots;
-    for (std::size_t s = 0; s < slotFields.size(); ++s) {
-      const std::size_t value = op.inputs[2 + s];
+    for (std::size_t s = 0; s < u.slotFields.size(); ++s) {
+      const std::size_t value = u.op.inputs[2 + s];
       const Value& v = g_.values[value];
       if (!v.initialValues.empty() || v.drawnInit)
         throw std::logic_error("lowering: slot '" + v.name + "' starts from per-element values, which a shard cannot split");
-      slots.push_back(b_.addTensor(v.name, {n}, v.dtype, categoryOf(v), true, shardPlacement));
-      if (v.initialFill != 0) b_.exe().tensors[slots.back()].initialValue.assign(n, v.initialFill);
-      tensorOf_[value] = slots.back();
+      u.slots.push_back(b_.addTensor(v.name, {n}, v.dtype, categoryOf(v), true, shardPlacement));
+      if (v.initialFill != 0) b_.exe().tensors[u.slots.back()].initialValue.assign(n, v.initialFill);
+      tensorOf_[value] = u.slots.back();
     }
-    const std::size_t firstTileField = 2 + slotFields.size();
-    const std::uint64_t grain = vectorElements(dtypeOf(op.inputs[0]), target_);
+    const std::uint64_t grain = vectorElements(dtypeOf(u.op.inputs[0]), target_);
     std::vector<ir::Vertex> vertices;
     std::vector<std::uint32_t> shardOf;
     std::size_t firstChunkVertices = 0;
@@ -1167,14 +1182,7 @@ class Lowerer {
         const ElementRange piece = parts[c][j];
         const std::uint32_t tile = mapping[j].tile - b_.tileBase();
         for (auto [b, e] : chunks(piece.begin, piece.end, target_.tile.workerContexts, grain)) {
-          std::vector<ir::VertexField> fields{{"data", {w, b, e}}, {"grad", {grad, b, e}}};
-          const std::uint64_t sb = at[j] + (b - piece.begin), se = at[j] + (e - piece.begin);
-          for (std::size_t s = 0; s < slots.size(); ++s) fields.push_back({slotFields[s], {slots[s], sb, se}});
-          for (std::size_t s = 0; s < tileFields.size(); ++s)
-            fields.push_back({tileFields[s], copyOf(op.inputs[firstTileField + s], tile)});
-          ir::Vertex vx{codelet, tile, std::move(fields), {}};
-          for (const auto& [k, val] : params) vx.params[k] = val;
-          vertices.push_back(std::move(vx));
+          vertices.push_back(fusedUpdateVertex(u, tile, b, e, at[j] + (b - piece.begin)));
           shardOf.push_back(c);
         }
       }

@@ -33,7 +33,7 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   // of a segment before the last checkpoint are kept only while its own
   // backward pass runs: of those segments, only the largest is counted.
   const long double stateShards =
-      w.training.replicatedOptimizerStateSharding ? (long double)(w.ipu.numIpus / ipusPerReplica(w)) : 1.0L;
+      w.training.replicatedOptimizerStateSharding ? (long double)replicasOf(w) : 1.0L;
   const std::size_t lastSegment = w.training.recomputeCheckpoints.size();
   const std::vector<std::size_t> segmentOf = recomputeSegments(w);
   std::vector<long double> segmentBytes(lastSegment + 1, 0);
@@ -113,8 +113,8 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
       remedy += ": with \"auto\" this estimate falls to " +
                 text(estimateModelMemory(recomputing, tiles).bytesPerTile()) + " bytes per tile";
   }
-  for (const std::string& more : {offloadRemedy(w, target, estimate), shardingRemedy(w, estimate)})
-    if (!more.empty()) remedy += (remedy.empty() ? "" : ", ") + more;
+  if (const std::string more = optimizerStateRemedies(w, target, estimate); !more.empty())
+    remedy += (remedy.empty() ? "" : ", ") + more;
   message += ". Use a smaller model or more IPUs, " + (remedy.empty() ? "" : remedy + ", ") +
              "or set compile.allow_out_of_memory to compile anyway.";
   throw std::invalid_argument(message);
@@ -122,7 +122,7 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
 
 std::string offloadRemedy(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate) {
   if (w.task != Task::Fit || w.training.offloadOptimizerState || estimate.slotBytes.empty() ||
-      target.streamingMemory.bytesPerIpu <= 0 || w.ipu.numIpus / ipusPerReplica(w) > 1)
+      target.streamingMemory.bytesPerIpu <= 0 || replicasOf(w) > 1)
     return "";
   long double total = 0, largest = 0, cycles = 0;
   for (long double bytes : estimate.slotBytes) {
@@ -143,7 +143,7 @@ std::string offloadRemedy(const Workload& w, const model::Target& target, const 
 }
 
 std::string shardingRemedy(const Workload& w, const ModelMemoryEstimate& estimate) {
-  const std::uint32_t replicas = w.ipu.numIpus / ipusPerReplica(w);
+  const std::uint32_t replicas = replicasOf(w);
   if (w.task != Task::Fit || replicas < 2 || w.training.replicatedOptimizerStateSharding || estimate.slotBytes.empty())
     return "";
   long double total = 0;
@@ -154,6 +154,13 @@ std::string shardingRemedy(const Workload& w, const ModelMemoryEstimate& estimat
          std::to_string((unsigned long long)(saved + 0.5L)) +
          " bytes less per tile; the all-gather carries the updated weights instead of the gradients, as many bytes "
          "when they share a type, and each replica runs 1/" + std::to_string(replicas) + " of the updates)";
+}
+
+std::string optimizerStateRemedies(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate) {
+  std::string all;
+  for (const std::string& one : {offloadRemedy(w, target, estimate), shardingRemedy(w, estimate)})
+    if (!one.empty()) all += (all.empty() ? "" : ", ") + one;
+  return all;
 }
 
 std::string recomputationRemedy(const Workload& w) {

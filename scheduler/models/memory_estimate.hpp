@@ -51,6 +51,8 @@ std::string offloadRemedy(const Workload& w, const model::Target& target, const 
 // sharding it (training.replicated_optimizer_state_sharding), with what it
 // saves per tile on the estimate's even spread; else empty.
 std::string shardingRemedy(const Workload& w, const ModelMemoryEstimate& estimate);
+// The optimizer state's remedies above that apply, joined by ", " (empty: none).
+std::string optimizerStateRemedies(const Workload& w, const model::Target& target, const ModelMemoryEstimate& estimate);
 
 // Throws std::invalid_argument ("out of memory: ...") when the estimate per
 // tile exceeds a tile's memory, unless w.allowOutOfMemory.

@@ -232,6 +232,8 @@ std::uint32_t ipusPerReplica(const Workload& w) {
   return highest + 1;
 }
 
+std::uint32_t replicasOf(const Workload& w) { return w.ipu.numIpus / ipusPerReplica(w); }
+
 Workload parseWorkload(const json& j, const std::string& source, const std::string& baseDirectory) {
   Reader top(j, source, "");
   top.allowOnly(kWorkloadTopLevelKeys);
@@ -467,7 +469,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     tr.fail(tr.key("offload_optimizer_state"),
             "the optimizer (" + w.optimizerKey + ") keeps no state to offload: plain SGD has no slot variables; give "
             "one that has (SGD with momentum, Adam, RMSprop, ...) or leave it false");
-  const std::uint32_t replicas = w.ipu.numIpus / perReplica;
+  const std::uint32_t replicas = replicasOf(w);
   if (w.training.offloadOptimizerState && replicas > 1)
     tr.fail(tr.key("offload_optimizer_state"), "not modelled with replicas (ipu.num_ipus " + std::to_string(w.ipu.numIpus) +
                                                    " gives " + std::to_string(replicas) +
@@ -505,7 +507,7 @@ namespace {
 void checkOptimizerForTask(const Workload& w) {
   if (w.task != Task::Fit) return;
   const std::string refusal = w.optimizer.multiIpuRefusal(
-      w.ipu.numIpus / ipusPerReplica(w), w.training.gradientAccumulationCount > 1, w.pipeline.enabled());
+      replicasOf(w), w.training.gradientAccumulationCount > 1, w.pipeline.enabled());
   if (!refusal.empty()) throw std::invalid_argument(w.optimizerKey + ": " + refusal);
 }
 

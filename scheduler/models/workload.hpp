@@ -243,6 +243,8 @@ std::vector<std::size_t> modelOutputs(const Workload& w);
 
 // IPUs one replica needs: 1 + the highest model.layers[i].shard.
 std::uint32_t ipusPerReplica(const Workload& w);
+// Replicas of the model: ipu.num_ipus / ipusPerReplica.
+std::uint32_t replicasOf(const Workload& w);
 
 // `source` names the document in errors (a file name); a Keras model path
 // (model.keras) is relative to `baseDirectory` ("" : the current directory).

@@ -1,5 +1,7 @@
 #include "scheduler/multi_ipu/gradient_accumulation.hpp"
 
+#include "scheduler/multi_ipu/update_vertices.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -44,8 +46,7 @@ GradientAccumulation accumulateGradients(ir::Executable& exe, const std::vector<
       const ir::Program& p = exe.programs[child];
       if (p.kind != ir::ProgramKind::Execute) continue;
       for (ir::Vertex& v : exe.computeSets[p.computeSet].vertices) {
-        // Plain SGD's ScaledAdd reads the gradient as `deltas`, a fused rule as `grad`.
-        const char* gradient = v.codelet.rfind("ScaledAdd", 0) == 0 ? "deltas" : "grad";
+        const char* gradient = gradientField(v);
         for (ir::VertexField& f : v.fields) {
           if (f.name != gradient) continue;
           auto [it, added] = accumulatorOf.emplace(f.ref.tensor, ir::kNoId);

@@ -1,6 +1,7 @@
 #include "scheduler/multi_ipu/replication.hpp"
 
 #include "scheduler/multi_ipu/collectives.hpp"
+#include "scheduler/multi_ipu/update_vertices.hpp"
 
 #include <algorithm>
 #include <map>
@@ -9,8 +10,6 @@
 
 namespace ipusim::scheduler {
 namespace {
-
-bool isUpdate(const ir::Vertex& v) { return v.codelet.rfind("ScaledAdd", 0) == 0; }
 
 const ir::VertexField* field(const ir::Vertex& v, const std::string& name) {
   for (const ir::VertexField& f : v.fields)
@@ -222,10 +221,10 @@ ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::ui
       if (p.kind != ir::ProgramKind::Execute) continue;
       updateSets.push_back(p.computeSet);
       for (const ir::Vertex& v : exe.computeSets[p.computeSet].vertices) {
-        const ir::VertexField* grad = field(v, isUpdate(v) ? "deltas" : "grad");
+        const ir::VertexField* grad = field(v, gradientField(v));
         if (!grad || !seen.insert(grad->ref.tensor).second) continue;
         gradients.push_back(grad->ref.tensor);
-        if (const ir::VertexField* data = field(v, "data"); data && !isUpdate(v)) weightOf[grad->ref.tensor] = data->ref.tensor;
+        if (const ir::VertexField* data = field(v, "data"); data && !isScaledAddUpdate(v)) weightOf[grad->ref.tensor] = data->ref.tensor;
       }
     }
   const bool fused = !weightOf.empty();
@@ -259,7 +258,7 @@ ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::ui
   if (!fused)
     for (ir::Id cs : updateSets)
       for (ir::Vertex& v : exe.computeSets[cs].vertices)
-        if (isUpdate(v)) v.params["scale"] /= double(replicas);
+        if (isScaledAddUpdate(v)) v.params["scale"] /= double(replicas);
 
   // The collectives of every gradient, their steps merged (as GCL fuses them).
   std::vector<CollectiveStep> before, after;

@@ -347,7 +347,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // The data before the compile: its checks ("examples cannot fill one batch",
   // a bad IDX header) take milliseconds, the compile may take seconds.
   std::unique_ptr<DatasetBatches> batches, validationBatches;
-  const std::uint32_t replicas = workload.ipu.numIpus / scheduler::ipusPerReplica(workload);
+  const std::uint32_t replicas = scheduler::replicasOf(workload);
   const scheduler::ValidationSpec& validation = workload.training.validation;
   const bool validating = workload.task == scheduler::Task::Fit && validation.enabled();
   if (!args.synthetic) {
@@ -478,7 +478,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.steps = trainer.stepsDone();
   summary.engineRuns = trainer.runsDone();
   summary.stepsPerRun = plan.stepsPerRun();
-  summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * (workload.ipu.numIpus / scheduler::ipusPerReplica(workload));
+  summary.examplesPerStep = std::uint64_t(workload.dataset.batchSize) * scheduler::replicasOf(workload);
   // The IPUs the run used: the target's (ipu.num_ipus, when more than one,
   // equals it; a one-replica model on `--ipus 2` spans both IPUs' tiles, and
   // "per IPU, 1 IPU" gave twice its per-IPU figure).

@@ -108,7 +108,7 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
 
   // Both sides see the same batches: two sources from the same seed. With
   // replicas, the device's global batch is R batches (replica r the r-th).
-  const std::uint32_t replicas = w.ipu.numIpus / scheduler::ipusPerReplica(w);
+  const std::uint32_t replicas = scheduler::replicasOf(w);
   // With gradient accumulation N, the reference takes N of those at once
   // (the summed gradient of N mini-batches is N x the mean over them: its
   // learning rate is N x the device's).
