@@ -144,7 +144,8 @@ void addValidationEntry(ir::Executable& exe, const CompiledWorkload& c, LoweredS
 
 // Pipelining: the step's op Sequences by stage and direction (an op's stage
 // is its layer's; the loss's ops stay on the stage of the op before them, as
-// the lowering places them); a backward op is one producing a gradient.
+// the lowering places them); a backward op is one producing a gradient, or
+// a recomputed one.
 // `validation`: the validation pass's ops (OpGraph::firstValidationOp), else the step's others.
 PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Schedule& schedule,
                             const std::vector<ir::Id>& opSequences, const LoweredStep& step, std::uint32_t tilesPerIpu,
@@ -159,14 +160,22 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   for (std::size_t i = 0; i < schedule.order.size(); ++i) {
     const Op& op = graph.ops[schedule.order[i]];
     if (graph.isValidationOp(schedule.order[i]) != validation) continue;
-    if (auto it = stageOfLayer.find(op.layer); it != stageOfLayer.end()) stage = it->second;
+    // (A recomputed op, which the schedule may run anywhere before the
+    // backward op reading it, runs on its own stage and passes it to no other.)
+    std::uint32_t opStage = stage;
+    if (auto it = stageOfLayer.find(op.layer); it != stageOfLayer.end()) {
+      opStage = it->second;
+      if (!op.recomputed) stage = opStage;
+    }
     if (isWeightUpdate(op.kind)) {
-      parts.updates[stage].push_back(opSequences[i]);
+      parts.updates[opStage].push_back(opSequences[i]);
       continue;
     }
-    const bool backward = std::any_of(op.outputs.begin(), op.outputs.end(),
-                                      [&](std::size_t v) { return graph.values[v].kind == ValueKind::Gradient; });
-    (backward ? parts.backward : parts.forward)[stage].push_back(opSequences[i]);
+    // (A recomputed op runs in its stage's backward pass: graph/recomputation.hpp.)
+    const bool backward = op.recomputed || std::any_of(op.outputs.begin(), op.outputs.end(), [&](std::size_t v) {
+                            return graph.values[v].kind == ValueKind::Gradient;
+                          });
+    (backward ? parts.backward : parts.forward)[opStage].push_back(opSequences[i]);
   }
   parts.stageOfIpu.assign(ipusPerReplica, ~0u);
   for (std::uint32_t s = 0; s < w.pipeline.stages; ++s) parts.stageOfIpu[w.pipeline.deviceMapping[s]] = s;
@@ -178,23 +187,26 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
 }
 
 // For a training step that ran out of memory keeping every activation
-// (recomputationRemedy: a fit, not pipelined, without checkpoints): the same
-// workload compiled again with training.recompute_checkpoints "auto"
-// (models/auto_checkpoints.hpp), out of memory allowed, and what that gives:
-// whether it fits, its fullest tile, its estimated step against
-// `stepCycles`. Empty for other workloads, or when no checkpoint is found.
+// (recomputationRemedy: a fit that recomputes nothing): the same workload
+// compiled again recomputing as "auto" would (withAutoRecomputation), out of
+// memory allowed, and what that gives: whether it fits, its fullest tile,
+// its estimated step against `stepCycles`. Empty for other workloads, or
+// when "auto" finds no checkpoint.
 std::string recomputationTrial(const Workload& w, const model::Target& target, std::uint64_t stepCycles) {
   if (recomputationRemedy(w).empty()) return "";
-  Workload trial = w;
-  trial.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
-  if (trial.training.recomputeCheckpoints.empty()) return "";
+  Workload trial = withAutoRecomputation(w);
+  if (!recomputes(trial)) return "";
   trial.allowOutOfMemory = true;
   const CompileReport r = compile(trial, target).report;
   const double more = stepCycles ? 100.0 * (double(r.estimatedStepCycles) - double(stepCycles)) / double(stepCycles) : 0;
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f%%", more);
-  return "\nWith recomputation (training.recompute_checkpoints \"auto\": " +
-         std::to_string(trial.training.recomputeCheckpoints.size()) + " checkpoints) the step " +
+  const std::string how =
+      w.pipeline.enabled()
+          ? "pipeline.recomputation_mode \"Auto\": " + trial.pipeline.recomputationMode
+          : "training.recompute_checkpoints \"auto\": " + std::to_string(trial.training.recomputeCheckpoints.size()) +
+                " checkpoints";
+  return "\nWith recomputation (" + how + ") the step " +
          (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) + " tiles over, the fullest "
                               : std::string("fits: the fullest tile ")) +
          std::to_string(r.maxTileBytes) + " of " + std::to_string(target.tile.memoryBytes) + " bytes, an estimated step of " +

@@ -1,5 +1,5 @@
 // ipusim-torch-dump WORKLOAD STEPS OUT.json [--trajectory]: trains WORKLOAD for STEPS steps
-// in the SystemC model (functional; one IPU, or replicas of one IPU each) and writes what an independent
+// in the SystemC model (functional; one IPU, replicas of one IPU each, or one pipeline) and writes what an independent
 // implementation needs to train the same model the same way: the layer
 // graph (kinds, configs, inputs, shapes), the initial weights as the
 // executable draws them, every batch fed, the optimizer (its schedule as
@@ -145,9 +145,11 @@ int sc_main(int argc, char* argv[]) {
     scheduler::Workload w = scheduler::loadWorkload(argv[1]);
     // Replicas of one IPU each take their batches from one source of R x batch_size (replica r the r-th);
     // "losses" are replica 0's, "final_weights" every replica's copies (tests compare runs bit for bit).
-    if (scheduler::ipusPerReplica(w) != 1)
-      throw std::invalid_argument(std::string(argv[1]) + ": one IPU per replica only (no shards or pipeline stages)");
-    const std::uint32_t replicas = w.ipu.numIpus;
+    // A pipeline (not replicated) takes its mini-batches one after another, as accumulation does.
+    const std::uint32_t replicas = scheduler::replicasOf(w);
+    if (scheduler::ipusPerReplica(w) != 1 && !(w.pipeline.enabled() && replicas == 1))
+      throw std::invalid_argument(std::string(argv[1]) +
+                                  ": one IPU per replica, or one pipeline not replicated, only (no shards)");
     const std::uint64_t steps = std::stoull(argv[2]);
     w.training.steps = steps;
     const scheduler::CompiledWorkload c = scheduler::compile(w);
@@ -160,6 +162,8 @@ int sc_main(int argc, char* argv[]) {
     out["classes"] = w.dataset.classes;
     out["dtype"] = w.dtype;
     out["replicas"] = replicas;
+    out["gradient_accumulation_count"] = w.training.gradientAccumulationCount;
+    out["pipeline_stages"] = w.pipeline.stages;
     out["loss"] = {{"type", w.loss.type},
                    {"from_logits", w.loss.fromLogits},
                    {"label_smoothing", w.loss.labelSmoothing},

@@ -693,6 +693,11 @@ def main():
     if dump.get("replicas", 1) != 1:
         print(f"{args.dump}: {dump['replicas']} replicas: the check trains one replica's batches", file=sys.stderr)
         return 2
+    if dump.get("gradient_accumulation_count", 1) != 1:
+        print(f"{args.dump}: gradient accumulation over {dump['gradient_accumulation_count']} mini-batches"
+              f"{' (a pipeline)' if dump.get('pipeline_stages') else ''}: the check updates after every batch",
+              file=sys.stderr)
+        return 2
     if dump["dtype"] != "float32":
         print(f"{args.dump}: model.dtype {dump['dtype']}: the check compares float32 training", file=sys.stderr)
         return 2

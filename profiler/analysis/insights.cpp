@@ -46,8 +46,10 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
   facts.operations = summarizeOperations(reader);
   facts.hostWait = hostWaitShare(facts.report);
   facts.stepsPerExecution = metaInt(reader, "steps_per_execution");
-  for (const auto& program : reader.programs())
+  for (const auto& program : reader.programs()) {
     if (program.layer == "training" && program.op == "all_gather") facts.optimizerStateSharded = true;
+    if (program.layer == "training" && program.op == "pipeline") facts.pipelined = true;
+  }
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;
   if (feeds == "false") facts.feeds = false;
@@ -304,8 +306,15 @@ std::optional<Insight> recomputationInsight(const ProfileFacts& f, const Insight
   in.finding = "recomputation takes " + formatPercent(share) + " of the device's busy time (" +
                formatNumber(ops.perWindow(cycles), 0) + " cycles a " + (ops.byStep ? "step" : "run") +
                ", " + std::to_string(count) + (count == 1 ? " op" : " ops") + " run again for the backward pass; the largest " + opName(*largest) + ")";
-  in.knob = "checkpoint more layers (training.recompute_checkpoints), or none, where the memory allows: each "
-            "checkpoint keeps its output live instead of recomputing the ops before it";
+  // (In a pipeline the stages are recomputed by pipeline.recomputation_mode,
+  // which takes checkpoints in its RecomputeAndBackpropagateInterleaved mode.)
+  in.knob = f.pipelined
+                ? "checkpoint more layers (training.recompute_checkpoints, with pipeline.recomputation_mode "
+                  "\"RecomputeAndBackpropagateInterleaved\"), or recompute nothing (no pipeline.recomputation_mode), "
+                  "where the memory allows: each checkpoint, and each stage's activations kept, stay live for every "
+                  "mini-batch in flight instead of being recomputed"
+                : "checkpoint more layers (training.recompute_checkpoints), or none, where the memory allows: each "
+                  "checkpoint keeps its output live instead of recomputing the ops before it";
   in.gain = "at most " + formatPercent(share) + " of the busy time, paid for in memory (ipusim report --liveness)";
   in.figures = {{"recompute_share", share}, {"recompute_ops", count}, {"largest_op", opName(*largest)}};
   return in;

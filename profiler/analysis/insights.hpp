@@ -68,6 +68,7 @@ struct ProfileFacts {
   std::optional<bool> feeds;                 // meta feeds
   double runCostInsideCycles = 0;            // per captured run: outside its steps + its first Begin's extra wait
   bool optimizerStateSharded = false;        // an all_gather of the weights follows the updates (replication.hpp)
+  bool pipelined = false;                    // the step runs pipeline stages (a training/pipeline program)
 };
 
 struct Insight {

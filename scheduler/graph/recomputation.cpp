@@ -28,19 +28,27 @@ bool hasSideEffect(OpKind k) {
 
 class Recomputation {
  public:
-  Recomputation(OpGraph& g, const Workload& w, std::size_t firstBackwardOp) : g_(g), firstBackward_(firstBackwardOp) {
-    // A layer's segment: the checkpoints before it in layer order (a
-    // checkpoint ends its segment). Layers after the last checkpoint, and
-    // ops of no layer (the loss's), are the last segment's.
-    const std::vector<std::size_t> segments = recomputeSegments(w);
-    for (std::size_t i = 0; i < w.layers.size(); ++i) segmentOf_[w.layers[i].name] = segments[i];
+  Recomputation(OpGraph& g, const Workload& w, std::size_t firstBackwardOp)
+      : g_(g), firstBackward_(firstBackwardOp),
+        wholeStages_(w.pipeline.enabled() && w.pipeline.recomputationMode == kRecomputeThenBackpropagate) {
+    // A layer's segment (recomputeSegments: cut by the checkpoints and a
+    // pipeline's stages). Layers after the last cut, and ops of no layer
+    // (the loss's), are the last segment's.
+    const RecomputeSegments segments = recomputeSegments(w);
+    for (std::size_t i = 0; i < w.layers.size(); ++i) {
+      segmentOf_[w.layers[i].name] = segments.ofLayer[i];
+      if (w.pipeline.enabled()) stageOf_[w.layers[i].name] = *w.layers[i].stage;
+    }
     checkpointLayers_.insert(w.training.recomputeCheckpoints.begin(), w.training.recomputeCheckpoints.end());
-    lastSegment_ = w.training.recomputeCheckpoints.size();
-    // A checkpoint's outputs: its values that a forward op of another layer reads.
+    lastSegment_ = segments.last;
+    // Kept: a checkpoint's outputs (its values that a forward op of another
+    // layer reads), and a stage's inputs (values a forward op of another
+    // stage reads: the copies each stage keeps per mini-batch in flight).
     for (std::size_t op = 0; op < firstBackward_; ++op)
       for (std::size_t in : g_.ops[op].inputs) {
         const std::size_t p = g_.producerOf[in];
-        if (p != kNoOp && g_.ops[p].layer != g_.ops[op].layer && checkpointLayers_.count(g_.ops[p].layer)) kept_.insert(in);
+        if (p == kNoOp || g_.ops[p].layer == g_.ops[op].layer) continue;
+        if (checkpointLayers_.count(g_.ops[p].layer) || stageOfOp(p) != stageOfOp(op)) kept_.insert(in);
       }
   }
 
@@ -60,15 +68,56 @@ class Recomputation {
         }
       if (!changed) continue;
       rewire(op, inputs);
-      // After the ops giving `op` its gradients: the clones live only from then.
-      for (std::size_t in : inputs)
-        if (g_.values[in].kind == ValueKind::Gradient && g_.producerOf[in] != kNoOp)
-          for (std::size_t clone : made) g_.addOrderEdge(g_.producerOf[in], clone);
+      // After the ops giving `op` its gradients: the clones live only from
+      // then. (Recomputing stages whole, only those of a later stage: the
+      // clones run before every backward op of their own stage, below.)
+      for (std::size_t in : inputs) {
+        const std::size_t producer = g_.producerOf[in];
+        if (g_.values[in].kind != ValueKind::Gradient || producer == kNoOp) continue;
+        if (wholeStages_ && (stageOfOp(producer) == kNoStage || stageOfOp(producer) <= stageOfOp(op))) continue;
+        for (std::size_t clone : made) g_.addOrderEdge(producer, clone);
+      }
     }
+    if (wholeStages_) recomputeStagesBeforeTheirBackward(before);
     return g_.ops.size() - before;
   }
 
  private:
+  // RecomputeThenBackpropagate: every clone of a stage (ops from
+  // `firstClone` on) runs before every backward op of its stage, so the
+  // stage's forward pass is recomputed whole, then backpropagated. It is
+  // enough to order them before the stage's entry ops, those reading a
+  // gradient made outside the stage: every other backward op of the stage
+  // follows one of them (the gradients all start from the loss). (A
+  // pipeline's stage passes run after the gradient reaching the stage.)
+  void recomputeStagesBeforeTheirBackward(std::size_t firstClone) {
+    std::map<std::uint32_t, std::vector<std::size_t>> entries;  // per stage
+    for (std::size_t op = firstBackward_; op < originalOps_; ++op) {
+      const std::uint32_t stage = stageOfOp(op);
+      if (stage == kNoStage || !producesGradient(op)) continue;
+      for (std::size_t in : g_.ops[op].inputs) {
+        const std::size_t producer = g_.producerOf[in];
+        if (g_.values[in].kind == ValueKind::Gradient && producer != kNoOp && stageOfOp(producer) != stage) {
+          entries[stage].push_back(op);
+          break;
+        }
+      }
+    }
+    for (std::size_t clone = firstClone; clone < g_.ops.size(); ++clone)
+      for (std::size_t entry : entries[stageOfOp(clone)]) g_.addOrderEdge(clone, entry);
+  }
+
+  bool producesGradient(std::size_t op) const {
+    const std::vector<std::size_t>& outs = g_.ops[op].outputs;
+    return std::any_of(outs.begin(), outs.end(), [&](std::size_t v) { return g_.values[v].kind == ValueKind::Gradient; });
+  }
+
+  static constexpr std::uint32_t kNoStage = ~0u;
+  std::uint32_t stageOfOp(std::size_t op) const {
+    auto it = stageOf_.find(g_.ops[op].layer);
+    return it == stageOf_.end() ? kNoStage : it->second;
+  }
+
   std::size_t segmentOfOp(std::size_t op) const {
     auto it = segmentOf_.find(g_.ops[op].layer);
     return it == segmentOf_.end() ? lastSegment_ : it->second;
@@ -134,8 +183,10 @@ class Recomputation {
 
   OpGraph& g_;
   const std::size_t firstBackward_;
+  const bool wholeStages_;  // a pipeline's RecomputeThenBackpropagate
   const std::size_t originalOps_ = g_.ops.size();  // the ops before any clone
   std::map<std::string, std::size_t> segmentOf_;
+  std::map<std::string, std::uint32_t> stageOf_;  // a pipeline's layers' stages
   std::size_t lastSegment_ = 0;
   std::set<std::string> checkpointLayers_;
   std::set<std::size_t> kept_;
@@ -145,7 +196,7 @@ class Recomputation {
 }  // namespace
 
 std::size_t addRecomputation(OpGraph& g, const Workload& w, std::size_t firstBackwardOp) {
-  if (w.training.recomputeCheckpoints.empty() || w.task != Task::Fit) return 0;
+  if (!recomputes(w)) return 0;
   return Recomputation(g, w, firstBackwardOp).run();
 }
 

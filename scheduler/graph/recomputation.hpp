@@ -22,6 +22,20 @@
 // - Order: a clone made for a backward op runs after the ops giving that op
 //   its gradients, so the recomputed values live only during their segment's
 //   backward pass, while the originals die after their last forward reader.
+//
+// In a pipeline (pipeline.recomputation_mode, TF's RecomputationMode), each
+// stage is a segment of its own as well (auto_checkpoints.hpp's
+// recomputeSegments): its inputs, which it keeps per mini-batch in flight,
+// are kept, and its other activations are recomputed in its backward pass
+// (the compiler puts the clones in the stage's backward passes), so a
+// mini-batch in flight holds only the stage's inputs (and checkpoints). The
+// last stage is not recomputed: its backward pass follows its forward.
+// - RecomputeAndBackpropagateInterleaved: clones ordered as above, each
+//   just before the backward ops needing it, the stage cut further by the
+//   checkpoints;
+// - RecomputeThenBackpropagate: the stage's whole forward pass is recomputed
+//   before its first backward op (checkpoints have no effect), so its
+//   recomputed activations are all live at once as the backward pass starts.
 #include "scheduler/graph/op_graph.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -29,8 +43,8 @@
 
 namespace ipusim::scheduler {
 
-// Rewrites the training step `g` for w.training.recomputeCheckpoints (none:
-// unchanged). `firstBackwardOp`: the index of the first op of the backward
+// Rewrites the training step `g` for w.training.recomputeCheckpoints and
+// w.pipeline.recomputationMode (neither, or not a fit: unchanged). `firstBackwardOp`: the index of the first op of the backward
 // pass (every op before it is the forward pass and the loss). Returns the
 // number of ops added.
 std::size_t addRecomputation(OpGraph& g, const Workload& w, std::size_t firstBackwardOp);

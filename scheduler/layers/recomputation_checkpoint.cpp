@@ -4,8 +4,9 @@
 // recomputation checkpoint (training.recompute_checkpoints, which the
 // workload reader fills from these layers when it is not given:
 // checkpointsFromLayers in models/workload.cpp; graph/recomputation.hpp).
-// In a pipeline, where TF recomputes by RecomputationMode (not modelled),
-// it passes its input through and the compile says so.
+// In a pipeline it cuts a stage's recomputation only under
+// pipeline.recomputation_mode RecomputeAndBackpropagateInterleaved, as in
+// TF; otherwise it has no effect, and the compile says so.
 #include "scheduler/graph/training_graph.hpp"
 #include "scheduler/layers/layers.hpp"
 #include "scheduler/models/keras_config.hpp"
@@ -25,10 +26,15 @@ class RecomputationCheckpointLayer final : public Layer {
   }
   Shape outputShape(LayerSpec&, const std::vector<Shape>& in, const LayerFail&) const override { return in[0]; }
   std::size_t build(TrainingGraphBuilder& b, const LayerSpec& l, std::size_t, const std::vector<std::size_t>& inputs) const override {
-    if (b.workload().pipeline.enabled() && b.training())
-      b.graph().warnings.push_back("layer '" + l.name + "' (RecomputationCheckpoint): recomputation is not modelled in a "
-                                   "pipeline (TF's RecomputationMode); every activation is kept and the layer passes its "
-                                   "input through");
+    const PipelineSpec& pipeline = b.workload().pipeline;
+    if (pipeline.enabled() && b.training() && pipeline.recomputationMode != kRecomputeAndBackpropagateInterleaved)
+      b.graph().warnings.push_back(
+          "layer '" + l.name + "' (RecomputationCheckpoint): " +
+          (pipeline.recomputes() ? "no effect with pipeline.recomputation_mode \"" + pipeline.recomputationMode +
+                                       "\" (TF's RecomputationMode: only \"" + kRecomputeAndBackpropagateInterleaved +
+                                       "\" takes checkpoints)"
+                                 : std::string("the pipeline recomputes nothing (no pipeline.recomputation_mode)")) +
+          "; the layer passes its input through");
     return inputs[0];
   }
 };

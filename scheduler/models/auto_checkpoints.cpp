@@ -38,15 +38,41 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
   return chosen;
 }
 
-std::vector<std::size_t> recomputeSegments(const Workload& w) {
+RecomputeSegments recomputeSegments(const Workload& w) {
   const std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
-  std::vector<std::size_t> segments;
+  const bool stages = w.pipeline.enabled() && w.pipeline.recomputes();
+  RecomputeSegments segments;
   std::size_t segment = 0;
-  for (const LayerSpec& l : w.layers) {
-    segments.push_back(segment);
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerSpec& l = w.layers[i];
+    // A stage's first layer starts a segment (unless a checkpoint just ended one).
+    const bool newStage = stages && i > 0 && *l.stage != *w.layers[i - 1].stage;
+    if (newStage && segments.ofLayer.back() == segment) ++segment;
+    segments.ofLayer.push_back(segment);
     if (std::find(checkpoints.begin(), checkpoints.end(), l.name) != checkpoints.end()) ++segment;
   }
+  segments.last = segment;
   return segments;
+}
+
+bool recomputes(const Workload& w) {
+  return w.task == Task::Fit && (!w.training.recomputeCheckpoints.empty() || w.pipeline.recomputes());
+}
+
+Workload withAutoRecomputation(const Workload& w) {
+  Workload recomputing = w;
+  if (w.pipeline.enabled()) recomputing.pipeline.recomputationMode = autoRecomputationMode(w.pipeline.schedule);
+  else recomputing.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
+  return recomputing;
+}
+
+std::string recomputationDescription(const Workload& w) {
+  if (!recomputes(w)) return "";
+  const std::size_t n = w.training.recomputeCheckpoints.size();
+  const std::string checkpoints = "from " + std::to_string(n) + " checkpoint" + (n == 1 ? "" : "s");
+  if (!w.pipeline.enabled()) return checkpoints + " (training.recompute_checkpoints)";
+  return "each stage's forward pass" + (n ? " " + checkpoints : std::string()) + " (pipeline.recomputation_mode " +
+         w.pipeline.recomputationMode + ")";
 }
 
 }  // namespace ipusim::scheduler

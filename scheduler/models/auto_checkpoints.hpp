@@ -19,11 +19,33 @@ namespace ipusim::scheduler {
 // the model has fewer than two candidates.
 std::vector<std::string> autoRecomputeCheckpoints(const Workload& w);
 
-// Each layer's recomputation segment under w.training.recomputeCheckpoints:
-// the number of checkpoints before it in layer order (a checkpoint ends its
-// segment); the last segment, numbered the checkpoints' count, is not
-// recomputed. The one definition the graph (graph/recomputation.hpp) and
-// the up-front memory estimate share.
-std::vector<std::size_t> recomputeSegments(const Workload& w);
+// Where the fit's recomputation cuts the model: each layer's segment, the
+// number of cuts before it in layer order. A checkpoint
+// (w.training.recomputeCheckpoints) ends its segment; in a pipeline that
+// recomputes (pipeline.recomputation_mode) so does each stage, whose
+// forward pass is recomputed from its inputs, stashed per mini-batch. The
+// last segment, the layers after the last cut (and the loss), is not
+// recomputed: its backward pass runs right after it. The one definition
+// the graph (graph/recomputation.hpp) and the up-front memory estimate share.
+struct RecomputeSegments {
+  std::vector<std::size_t> ofLayer;  // per layer of w.layers
+  std::size_t last = 0;              // the segment not recomputed
+};
+RecomputeSegments recomputeSegments(const Workload& w);
+
+// Whether a fit of `w` recomputes: checkpoints, or a pipeline's recomputation mode.
+bool recomputes(const Workload& w);
+
+// `w` recomputing as "auto" would make it: a pipeline with
+// pipeline.recomputation_mode "Auto", another model with
+// training.recompute_checkpoints "auto" (none found: unchanged). What the
+// out-of-memory summaries try.
+Workload withAutoRecomputation(const Workload& w);
+
+// What a fit recomputes, for the run's and the compile's summaries: "from 3
+// checkpoints (training.recompute_checkpoints)", "each stage's forward pass
+// (pipeline.recomputation_mode RecomputeThenBackpropagate)", ...; empty
+// when it recomputes nothing.
+std::string recomputationDescription(const Workload& w);
 
 }  // namespace ipusim::scheduler

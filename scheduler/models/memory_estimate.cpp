@@ -29,13 +29,15 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   const int slots = fit ? o.slots() : 0;
   long double largestKernel = 0;
   std::string largestKernelName;
-  // With recomputation (TrainingSpec::recomputeCheckpoints), the activations
-  // of a segment before the last checkpoint are kept only while its own
-  // backward pass runs: of those segments, only the largest is counted.
+  // With recomputation (recomputeSegments: checkpoints, a pipeline's
+  // stages), the activations of a segment before the last are kept only
+  // while its own backward pass runs: of those segments, only the largest
+  // is counted.
   const long double stateShards =
       w.training.replicatedOptimizerStateSharding ? (long double)replicasOf(w) : 1.0L;
-  const std::size_t lastSegment = w.training.recomputeCheckpoints.size();
-  const std::vector<std::size_t> segmentOf = recomputeSegments(w);
+  const RecomputeSegments segments = recomputeSegments(w);
+  const std::size_t lastSegment = segments.last;
+  const std::vector<std::size_t>& segmentOf = segments.ofLayer;
   std::vector<long double> segmentBytes(lastSegment + 1, 0);
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
@@ -107,11 +109,13 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
   std::string remedy = recomputationRemedy(w);
   if (!remedy.empty()) {
     // What recomputation would make of this bound (auto_checkpoints.hpp).
-    Workload recomputing = w;
-    recomputing.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
-    if (!recomputing.training.recomputeCheckpoints.empty())
-      remedy += ": with \"auto\" this estimate falls to " +
-                text(estimateModelMemory(recomputing, tiles).bytesPerTile()) + " bytes per tile";
+    // (A pipeline's stage recomputed whole still holds one mini-batch's
+    // activations, all this bound counts: it may not fall.)
+    const Workload recomputing = withAutoRecomputation(w);
+    const long double after = estimateModelMemory(recomputing, tiles).bytesPerTile();
+    if (recomputes(recomputing) && after < perTile)
+      remedy += std::string(": with ") + (w.pipeline.enabled() ? "\"Auto\"" : "\"auto\"") +
+                " this estimate falls to " + text(after) + " bytes per tile";
   }
   if (const std::string more = optimizerStateRemedies(w, target, estimate); !more.empty())
     remedy += (remedy.empty() ? "" : ", ") + more;
@@ -164,7 +168,10 @@ std::string optimizerStateRemedies(const Workload& w, const model::Target& targe
 }
 
 std::string recomputationRemedy(const Workload& w) {
-  if (w.task != Task::Fit || w.pipeline.enabled() || !w.training.recomputeCheckpoints.empty()) return "";
+  if (w.task != Task::Fit || recomputes(w)) return "";
+  if (w.pipeline.enabled())
+    return "recompute each stage's activations in its backward pass instead of keeping them for every mini-batch in "
+           "flight (pipeline.recomputation_mode: \"Auto\", TF's RecomputationMode)";
   // "auto" offered only where it finds checkpoints: a model without two
   // layers to cut at was told to try "auto", which then refused it ("the
   // model has no layer to checkpoint").

@@ -444,11 +444,20 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
   parsePipeline(top, w);
-  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty()) {
+  // In a pipeline, checkpoints cut a stage's recomputation only in TF's
+  // RecomputeAndBackpropagateInterleaved mode ("this layer has no effect
+  // when used with RecomputeThenBackpropagate", TF's RecomputationCheckpoint).
+  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty() &&
+      w.pipeline.recomputationMode != kRecomputeAndBackpropagateInterleaved) {
     if (tr.has("recompute_checkpoints"))
-      tr.fail(tr.key("recompute_checkpoints"), "not modelled in a pipeline (TF recomputes a pipeline's stages by its "
-                                               "RecomputationMode): give it for a model that is not pipelined");
-    // A pipelined model's RecomputationCheckpoint layers pass their inputs (the compile warns).
+      tr.fail(tr.key("recompute_checkpoints"),
+              w.pipeline.recomputes()
+                  ? std::string("checkpoints have no effect with pipeline.recomputation_mode \"") +
+                        kRecomputeThenBackpropagate + "\" (TF's RecomputationMode); give \"" +
+                        kRecomputeAndBackpropagateInterleaved + "\" for them"
+                  : std::string("a pipeline recomputes by pipeline.recomputation_mode (TF's RecomputationMode): give "
+                                "it, \"") + kRecomputeAndBackpropagateInterleaved + "\" for checkpoints");
+    // Such a pipelined model's RecomputationCheckpoint layers pass their inputs (the compile warns).
     w.training.recomputeCheckpoints.clear();
   }
   if (w.pipeline.enabled() && (w.inputs.size() > 1 || w.outputs.size() > 1))

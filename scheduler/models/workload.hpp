@@ -185,8 +185,21 @@ struct PipelineSpec {
   std::string schedule = "grouped";     // grouped | interleaved | sequential (TF's PipelineSchedule)
   std::uint32_t stages = 0;             // 1 + the highest model.layers[i].stage; 0: not pipelined
   std::vector<std::uint32_t> deviceMapping;  // stage -> IPU of a replica
+  // pipeline.recomputation_mode (TF's RecomputationMode, with IPUConfig's
+  // allow_recompute): "" recomputes nothing; else the mode, "Auto" resolved
+  // by the schedule (graph/recomputation.hpp says what each runs).
+  std::string recomputationMode;
   bool enabled() const { return stages > 0; }
+  bool recomputes() const { return !recomputationMode.empty(); }
 };
+// TF's RecomputationMode values (pipeline.recomputation_mode).
+inline constexpr const char* kRecomputeThenBackpropagate = "RecomputeThenBackpropagate";
+inline constexpr const char* kRecomputeAndBackpropagateInterleaved = "RecomputeAndBackpropagateInterleaved";
+// "Auto": the schedule's default (pipelining_ops.py: RecomputeThenBackpropagate
+// for Grouped and Interleaved, RecomputeAndBackpropagateInterleaved for Sequential).
+inline const char* autoRecomputationMode(const std::string& schedule) {
+  return schedule == "sequential" ? kRecomputeAndBackpropagateInterleaved : kRecomputeThenBackpropagate;
+}
 
 // What a run of the model does, as Keras's Model methods: fit (the training
 // step: forward, loss, backward, updates), evaluate (forward and the loss and

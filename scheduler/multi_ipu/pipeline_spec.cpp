@@ -12,6 +12,35 @@ std::string layerKey(std::size_t i, const char* key) {
 
 }  // namespace
 
+namespace {
+
+// pipeline.recomputation_mode, as TF's RecomputationMode documents it
+// (tensorflow/python/ipu/ops/pipelining_ops.py): RecomputeThenBackpropagate
+// is supported by the Grouped and Interleaved schedules and is their
+// default, RecomputeAndBackpropagateInterleaved by Grouped and Sequential
+// and is Sequential's; Auto takes the schedule's default.
+void parseRecomputationMode(const WorkloadReader& p, PipelineSpec& spec) {
+  if (!p.has("recomputation_mode")) return;
+  const std::string mode = p.string("recomputation_mode", "", {"Auto", kRecomputeThenBackpropagate,
+                                                               kRecomputeAndBackpropagateInterleaved});
+  if (mode == "Auto") {
+    spec.recomputationMode = autoRecomputationMode(spec.schedule);
+    return;
+  }
+  const bool supported = mode == kRecomputeThenBackpropagate ? spec.schedule != "sequential"
+                                                             : spec.schedule != "interleaved";
+  if (!supported)
+    p.fail(p.key("recomputation_mode"),
+           "\"" + mode + "\" is not supported by the " + spec.schedule + " schedule (TF's RecomputationMode: " +
+               (mode == kRecomputeThenBackpropagate ? "grouped and interleaved only" : "grouped and sequential only") +
+               "); expected \"Auto\" or " +
+               (mode == kRecomputeThenBackpropagate ? "\"RecomputeAndBackpropagateInterleaved\""
+                                                    : "\"RecomputeThenBackpropagate\""));
+  spec.recomputationMode = mode;
+}
+
+}  // namespace
+
 void parsePipeline(const WorkloadReader& top, Workload& w) {
   if (!top.has("pipeline")) {
     for (std::size_t i = 0; i < w.layers.size(); ++i)
@@ -21,9 +50,10 @@ void parsePipeline(const WorkloadReader& top, Workload& w) {
     return;
   }
   const WorkloadReader p = top.object("pipeline");
-  p.allowOnly({"schedule", "gradient_accumulation_count", "device_mapping"});
+  p.allowOnly({"schedule", "gradient_accumulation_count", "device_mapping", "recomputation_mode"});
   PipelineSpec& spec = w.pipeline;
   spec.schedule = p.string("schedule", spec.schedule, {"grouped", "interleaved", "sequential"});
+  parseRecomputationMode(p, spec);
 
   // Stages in layer order, from 0, without gaps.
   std::uint32_t previous = 0;

@@ -2,7 +2,8 @@
 // The workload's `pipeline` key, as TF's IPU pipelining
 // (ipu.pipelining_ops.pipeline / Keras set_pipelining_options):
 //   "pipeline": {"schedule": "grouped" | "interleaved" | "sequential",
-//                "gradient_accumulation_count": N, "device_mapping": [ipu, ...]}
+//                "gradient_accumulation_count": N, "device_mapping": [ipu, ...],
+//                "recomputation_mode": "Auto" | ...}
 // with every layer naming its stage (model.layers[i].stage). The checks and
 // their sources (each error names the key and what it needs):
 // - stages cover the model in layer order: the first layer is stage 0, each
@@ -21,7 +22,11 @@
 //   pipeline stages) * 2. When using the interleaved schedule, ... divisible
 //   by (number of pipeline stages)"); Sequential takes any count;
 // - it is the training's gradient accumulation: training.gradient_accumulation_count,
-//   if given too, must be equal.
+//   if given too, must be equal;
+// - recomputation_mode (TF's RecomputationMode; giving it is TF's
+//   allow_recompute): "Auto", "RecomputeThenBackpropagate" (grouped and
+//   interleaved schedules) or "RecomputeAndBackpropagateInterleaved"
+//   (grouped and sequential), as pipelining_ops.py documents them.
 // parsePipeline() sets each layer's shard to its stage's IPU (so the layers
 // are placed as sharding places them) and training.gradientAccumulationCount.
 #include "scheduler/models/workload.hpp"

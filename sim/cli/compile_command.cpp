@@ -3,6 +3,7 @@
 // against the AMP lower bound, and every matmul's and convolution's plan. The figures a user
 // needs before spending a simulation on a model (and what bench/ records).
 #include "scheduler/compiler.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/compile_errors.hpp"
 #include "sim/cli/target_flags.hpp"
@@ -124,6 +125,9 @@ int compileWorkload(const CompileArgs& args) {
                                 {"dtype", workload.dtype}, {"amp_macs_per_cycle", ampPeak},
                                 {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
                                 {"recompute_checkpoints", workload.training.recomputeCheckpoints},
+                                {"recomputation_mode", workload.pipeline.recomputationMode.empty()
+                                                           ? nlohmann::json(nullptr)
+                                                           : nlohmann::json(workload.pipeline.recomputationMode)},
                                 {"streaming_memory_bytes", remoteBytes},
                                 {"matmuls", plans}, {"convolutions", convs}}.dump(2)
               << "\n";
@@ -141,9 +145,10 @@ int compileWorkload(const CompileArgs& args) {
   if (remoteBytes)
     std::cout << "Streaming Memory  " << remoteBytes << " bytes of optimizer state in " << c.exe.remoteBuffers.size()
               << " remote buffers (training.offload_optimizer_state)\n";
-  if (const auto& checkpoints = workload.training.recomputeCheckpoints; !checkpoints.empty()) {
-    std::cout << "recomputation     " << checkpoints.size() << " checkpoints:";
-    for (const std::string& name : checkpoints) std::cout << " " << name;
+  if (const std::string recomputation = scheduler::recomputationDescription(workload); !recomputation.empty()) {
+    std::cout << "recomputation     " << recomputation;
+    for (std::size_t k = 0; k < workload.training.recomputeCheckpoints.size(); ++k)
+      std::cout << (k ? " " : ": ") << workload.training.recomputeCheckpoints[k];
     std::cout << "\n";
   }
   std::cout

@@ -3,6 +3,7 @@
 #include "profiler/analysis/throughput.hpp"
 
 #include "scheduler/compiler.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "model/clock.hpp"
 #include "profiler/analysis/host_wait.hpp"
@@ -199,6 +200,8 @@ void print(const RunSummary& s, bool json) {
                           {"tile_capacity_bytes", s.tileCapacity},
                           {"tiles_over_capacity", s.tilesOverCapacity},
                           {"recompute_checkpoints", s.recomputeCheckpoints},
+                          {"recomputation_mode", s.recomputationMode.empty() ? nlohmann::json(nullptr)
+                                                                             : nlohmann::json(s.recomputationMode)},
                           {"streaming_memory_bytes", s.streamingMemoryBytes},
                           {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
                                                                        : nlohmann::json(nullptr)},
@@ -240,9 +243,7 @@ void print(const RunSummary& s, bool json) {
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string())
-            << (s.recomputeCheckpoints.empty() ? std::string()
-                                               : ", recomputing from " + std::to_string(s.recomputeCheckpoints.size()) +
-                                                     " checkpoints (training.recompute_checkpoints)")
+            << (s.recomputation.empty() ? std::string() : ", recomputing " + s.recomputation)
             << (s.streamingMemoryBytes ? ", optimizer state in Streaming Memory " + std::to_string(s.streamingMemoryBytes) +
                                              " bytes (training.offload_optimizer_state)"
                                        : std::string())
@@ -513,7 +514,11 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
-  if (workload.task == scheduler::Task::Fit) summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
+  if (workload.task == scheduler::Task::Fit) {
+    summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
+    summary.recomputationMode = workload.pipeline.recomputationMode;
+  }
+  summary.recomputation = scheduler::recomputationDescription(workload);
   summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;

@@ -74,6 +74,8 @@ struct RunSummary {
   std::uint64_t tileCapacity = 0;
   std::uint32_t tilesOverCapacity = 0;   // > 0 only with debug.allowOutOfMemory
   std::vector<std::string> recomputeCheckpoints;  // the fit's training.recompute_checkpoints (as chosen, for "auto")
+  std::string recomputationMode;  // a pipelined fit's pipeline.recomputation_mode ("Auto" resolved; empty: none)
+  std::string recomputation;      // what the fit recomputes (scheduler::recomputationDescription; empty: nothing)
   std::uint64_t streamingMemoryBytes = 0;  // the remote buffers' bytes (training.offload_optimizer_state)
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured

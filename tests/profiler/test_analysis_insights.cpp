@@ -26,6 +26,7 @@ struct Shape {
   std::int64_t optimizerBytes = 0;   // always-live optimizer state on the fullest tile (3)
   std::int64_t replicas = 0;         // meta replicas (0: not written)
   bool sharded = false;              // an all_gather Sequence follows the updates
+  bool pipelined = false;            // the step is a training/pipeline Sequence
 };
 
 std::string writeProfile(const std::string& name, const Shape& shape) {
@@ -79,6 +80,7 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
   if (shape.optimizerBytes) w.addTileMemory({0, 3, "optimizer", true, shape.optimizerBytes});
   if (shape.replicas) w.setMeta("replicas", std::to_string(shape.replicas));
   if (shape.sharded) w.addProgram({3, 0, "Sequence", "all_gather", "training", "all_gather", 1});
+  if (shape.pipelined) w.addProgram({4, 0, "Sequence", "pipeline", "training", "pipeline", 0});
   w.addTileMemory({0, 4, "weights", true, 100});
   w.commit();
   return path;
@@ -207,6 +209,20 @@ TEST(InsightsRecomputation, StatesTheShareOfTheRecomputedOps) {
             0u)
       << insight->finding;
   EXPECT_NE(insight->knob.find("training.recompute_checkpoints"), std::string::npos) << insight->knob;
+  EXPECT_EQ(insight->knob.find("pipeline.recomputation_mode"), std::string::npos) << insight->knob;
+}
+
+// A pipeline's recomputation is its recomputation mode's: the knob names it.
+TEST(InsightsRecomputation, NamesThePipelinesRecomputationMode) {
+  Shape s;
+  s.recomputeCycles = 235;
+  s.pipelined = true;
+  const auto insight = recomputationInsight(factsOf("pipelined.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_NE(insight->knob.find("with pipeline.recomputation_mode \"RecomputeAndBackpropagateInterleaved\"), or "
+                               "recompute nothing (no pipeline.recomputation_mode)"),
+            std::string::npos)
+      << insight->knob;
 }
 
 TEST(InsightsRecomputation, QuietWithoutRecomputedOps) {

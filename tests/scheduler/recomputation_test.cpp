@@ -158,10 +158,25 @@ TEST(Recomputation, TheStepRunsTheRecomputedOpsAndEvaluateRunsNone) {
 }
 
 // Out of memory, the summary names recomputation as a way out to a
-// training step that keeps every activation, and not to one that already
-// recomputes.
+// training step that keeps every activation, with the estimate "auto" gives
+// when it is lower, and not to one that already recomputes. (On a, b, c,
+// "auto" cuts at b: a's output alone is recomputed, as many bytes as the
+// largest recomputed segment the bound counts, and no fall is claimed.)
 TEST(Recomputation, OutOfMemoryNamesRecomputationAsAWayOut) {
-  nlohmann::json tooBig = denseChain(4096, 512);
+  const std::string unchanged = [] {
+    try {
+      nlohmann::json short_ = denseChain(4096, 512);
+      short_["ipu"]["tiles"] = 1;
+      compile(parseWorkload(short_, "w.json"));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("compiled");
+  }();
+  EXPECT_NE(unchanged.find("(training.recompute_checkpoints: the layers whose outputs are kept, or \"auto\"), or set"),
+            std::string::npos)
+      << unchanged;
+  nlohmann::json tooBig = denseChain(4096, 512, {"l1", "l2", "l3", "l4", "l5", "l6"});
   tooBig["ipu"]["tiles"] = 1;
   auto message = [](const nlohmann::json& j) {
     try {
@@ -178,7 +193,7 @@ TEST(Recomputation, OutOfMemoryNamesRecomputationAsAWayOut) {
                          "\"auto\" this estimate falls to "),
             std::string::npos)
       << keeping;
-  const std::string recomputing = message(withCheckpoints(tooBig, {"b"}));
+  const std::string recomputing = message(withCheckpoints(tooBig, {"l3"}));
   EXPECT_NE(recomputing.find("out of memory"), std::string::npos) << recomputing;
   EXPECT_EQ(recomputing.find("training.recompute_checkpoints"), std::string::npos) << recomputing;
 }
@@ -277,7 +292,10 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
   piped["training"]["steps_per_execution"] = 4;
   piped["training"]["steps"] = 4;
   piped["ipu"]["num_ipus"] = 2;
-  EXPECT_NE(refusal(piped).find("recompute_checkpoints: not modelled in a pipeline"), std::string::npos) << refusal(piped);
+  EXPECT_NE(refusal(piped).find("recompute_checkpoints: a pipeline recomputes by pipeline.recomputation_mode (TF's "
+                                "RecomputationMode): give it, \"RecomputeAndBackpropagateInterleaved\" for checkpoints"),
+            std::string::npos)
+      << refusal(piped);
 }
 
 // TF's RecomputationCheckpoint layer: its input passes through, and the layer
