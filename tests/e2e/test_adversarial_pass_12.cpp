@@ -1,0 +1,53 @@
+// Found by the twelfth adversarial pass of issue 33 (acceptance 2). Each case
+// failed before its fix. (The others are unit tests: a remote buffer that no
+// copy uses in tests/model/test_ir_json.cpp, the Streaming Memory refusal's
+// figure in tests/model/test_timing_streaming_memory.cpp.)
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+namespace ipusim::test {
+namespace {
+
+// bench/torch's ipusim-torch-dump wrote its dump over whatever OUT named:
+// `ipusim-torch-dump w.json 2 w.json` replaced the workload with the dump.
+// Its STEPS "abc" was refused as "stoull", and 0 dumped no training. The dump
+// is now written as every ipusim output is, never over an input, and STEPS
+// is checked by name, before the training.
+TEST(AdversarialPass12, TheTorchDumpNeverReplacesItsWorkloadAndNamesABadStepCount) {
+  // (bench/ is left out of the sanitizer builds, and by IPUSIM_BUILD_BENCH=OFF.)
+  if (!fs::exists(std::string(binaryDir()) + "/bin/ipusim-torch-dump")) GTEST_SKIP() << "no bench/ tools in this build";
+  ScratchDir dir("torch-dump-output");
+  const fs::path workload = dir.path() / "w.json";
+  const std::string text = R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 4, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4}})";
+  std::ofstream(workload) << text;
+  const std::string tool = std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(workload.string());
+  auto r = runCommand(tool + " 2 " + quote(workload.string()));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find(workload.string() + ": is an input of this command"), std::string::npos) << r.output;
+  EXPECT_EQ(readText(workload), text);
+  for (const char* steps : {"abc", "0", "-1"}) {
+    r = runCommand(tool + " " + steps + " " + quote((dir.path() / "out.json").string()));
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    EXPECT_NE(r.output.find(std::string("STEPS '") + steps + "': expected a positive whole number of training steps"),
+              std::string::npos)
+        << r.output;
+  }
+  r = runCommand(tool + " 3 " + quote((dir.path() / "out.json").string()));
+  EXPECT_NE(r.output.find("STEPS 3: expected a multiple of the 2 steps of one Engine::run (" + workload.string() +
+                          ": training.steps_per_execution)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "out.json"));
+}
+
+}  // namespace
+}  // namespace ipusim::test
