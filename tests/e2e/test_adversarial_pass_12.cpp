@@ -49,5 +49,27 @@ TEST(AdversarialPass12, TheTorchDumpNeverReplacesItsWorkloadAndNamesABadStepCoun
   EXPECT_FALSE(fs::exists(dir.path() / "out.json"));
 }
 
+// Sharding or offloading the state of a pipeline's plain SGD was refused
+// with "give one that has (SGD with momentum, Adam, RMSprop, ...)", which
+// the pipeline then refused in turn (it takes plain SGD only).
+TEST(AdversarialPass12, APipelinesStatelessOptimizerIsNotToldToTakeOneWithState) {
+  ScratchDir dir("pipeline-state");
+  for (const char* key : {"replicated_optimizer_state_sharding", "offload_optimizer_state"}) {
+    const fs::path file = dir.path() / (std::string(key) + ".json");
+    std::ofstream(file) << R"({
+      "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 64},
+      "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "stage": 0},
+                           {"type": "dense", "units": 4, "activation": "softmax", "stage": 1}]},
+      "optimizer": {"type": "sgd"},
+      "pipeline": {"gradient_accumulation_count": 4, "device_mapping": [0, 1]},
+      "training": {"steps": 8, "steps_per_execution": 4, ")" << key << R"(": true},
+      "ipu": {"tiles": 4, "num_ipus": 4}})";
+    const auto r = runCommand(ipusimBinary() + " compile " + quote(file.string()));
+    expectRefusal(r, file.string() + ": training." + key + ": the optimizer (" + file.string() + ": optimizer) ");
+    EXPECT_NE(r.output.find("leave it false (a pipeline trains with plain SGD only)"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("give one that has"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace ipusim::test
