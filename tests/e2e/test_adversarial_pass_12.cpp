@@ -71,5 +71,28 @@ TEST(AdversarialPass12, APipelinesStatelessOptimizerIsNotToldToTakeOneWithState)
   }
 }
 
+// An out-of-memory summary offered to keep the optimizer state in Streaming
+// Memory where it could not fit there (streamingMemory.bytesPerIpu 100 for
+// 6992 bytes of Adam's state): the compile then refused that very key.
+TEST(AdversarialPass12, OutOfMemoryOffersStreamingMemoryOnlyWhereTheStateFitsThere) {
+  ScratchDir dir("offload-remedy");
+  const fs::path file = dir.path() / "adam.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "input_shape": [16], "classes": 10, "examples": 64},
+    "model": {"layers": [{"type": "dense", "units": 32, "activation": "relu"},
+                         {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "optimizer": {"type": "adam"},
+    "training": {"steps": 4, "steps_per_execution": 2},
+    "ipu": {"arch": "ipu2", "tiles": 16}})";
+  const std::string compile = ipusimBinary() + " compile " + quote(file.string()) + " --set tile.memoryBytes=1500";
+  auto r = runCommand(compile);
+  ASSERT_NE(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("(training.offload_optimizer_state: true;"), std::string::npos) << r.output;
+  r = runCommand(compile + " --set streamingMemory.bytesPerIpu=100");
+  ASSERT_NE(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("or set compile.allow_out_of_memory"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("offload_optimizer_state"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
