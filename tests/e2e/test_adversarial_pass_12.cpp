@@ -94,5 +94,39 @@ TEST(AdversarialPass12, OutOfMemoryOffersStreamingMemoryOnlyWhereTheStateFitsThe
   EXPECT_EQ(r.output.find("offload_optimizer_state"), std::string::npos) << r.output;
 }
 
+// A RecomputationCheckpoint after the model's softmax: under from_logits
+// true the loss applied the softmax a second time without a word (refused
+// without the checkpoint); under false the checkpoint was told that its own
+// activation must be softmax. Both are refused naming the layer it reads;
+// logits passed through a checkpoint still train.
+TEST(AdversarialPass12, ACheckpointAfterTheSoftmaxIsRefusedNamingTheLayerItReads) {
+  ScratchDir dir("checkpoint-output");
+  for (const char* fromLogits : {"false", "true"}) {
+    const fs::path file = dir.path() / (std::string("from_logits_") + fromLogits + ".json");
+    std::ofstream(file) << R"({
+      "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+      "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                           {"type": "dense", "units": 4, "activation": "softmax", "name": "out"},
+                           {"type": "recomputation_checkpoint", "name": "keep"}]},
+      "loss": {"type": "sparse_categorical_crossentropy", "from_logits": )" << fromLogits << R"(},
+      "training": {"steps": 2, "steps_per_execution": 2},
+      "ipu": {"tiles": 4}})";
+    expectRefusal(runCommand(ipusimBinary() + " compile " + quote(file.string())),
+                  file.string() + ": model.layers: the last layer ('keep') is a RecomputationCheckpoint passing on the "
+                                  "softmax of layer 'out', which sparse_categorical_crossentropy computes itself");
+  }
+  const fs::path logits = dir.path() / "logits.json";
+  std::ofstream(logits) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                         {"type": "dense", "units": 4, "name": "out"},
+                         {"type": "recomputation_checkpoint", "name": "keep"}]},
+    "loss": {"type": "sparse_categorical_crossentropy", "from_logits": true},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4}})";
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(logits.string()));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
