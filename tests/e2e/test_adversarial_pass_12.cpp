@@ -1,7 +1,9 @@
 // Found by the twelfth adversarial pass of issue 33 (acceptance 2). Each case
 // failed before its fix. (The others are unit tests: a remote buffer that no
 // copy uses in tests/model/test_ir_json.cpp, the Streaming Memory refusal's
-// figure in tests/model/test_timing_streaming_memory.cpp.)
+// figure in tests/model/test_timing_streaming_memory.cpp, the tile_memory
+// insight's optimizer state in tests/profiler/test_analysis_insights.cpp,
+// compare's collectives row in tests/profiler/test_analysis_compare.cpp.)
 #include "hardening_helpers.hpp"
 
 #include <gtest/gtest.h>
