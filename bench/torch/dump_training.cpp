@@ -18,6 +18,7 @@
 #include "scheduler/models/workload.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
+#include "traces/output_file.hpp"
 
 #include <nlohmann/json.hpp>
 #include <systemc>
@@ -142,6 +143,12 @@ int sc_main(int argc, char* argv[]) {
     return 2;
   }
   try {
+    // (std::stoull said only "stoull" for "abc", and took "0" and "-1"
+    // (wrapped round to 2^64 - 1) as steps.)
+    const std::string stepsText = argv[2];
+    if (stepsText.empty() || stepsText.size() > 18 || stepsText.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoull(stepsText) == 0)
+      throw std::invalid_argument("STEPS '" + stepsText + "': expected a positive whole number of training steps");
     scheduler::Workload w = scheduler::loadWorkload(argv[1]);
     // Replicas of one IPU each take their batches from one source of R x batch_size (replica r the r-th);
     // "losses" are replica 0's, "final_weights" every replica's copies (tests compare runs bit for bit).
@@ -152,8 +159,21 @@ int sc_main(int argc, char* argv[]) {
                                   ": one IPU per replica, or one pipeline not replicated, only (no shards)");
     const std::uint64_t steps = std::stoull(argv[2]);
     w.training.steps = steps;
+    // The dump never replaces what it reads (`ipusim-torch-dump w.json 2
+    // w.json` replaced the workload with the dump): it is written as every
+    // ipusim output is (traces/output_file.hpp), over an earlier dump but
+    // never over an input; checked before the training.
+    std::vector<std::string> inputs{argv[1], w.kerasModel, w.kerasWeights};
+    if (w.dataset.format != "synthetic") inputs.insert(inputs.end(), {w.dataset.images, w.dataset.labels});
+    if (w.training.validation.enabled() && w.dataset.format != "synthetic")
+      inputs.insert(inputs.end(), {w.training.validation.images, w.training.validation.labels});
+    const traces::OutputPolicy outputPolicy{true, inputs};
+    traces::checkOutputPath(argv[3], outputPolicy);
     const scheduler::CompiledWorkload c = scheduler::compile(w);
-    if (steps % c.stepsPerRun) throw std::invalid_argument("STEPS must be a multiple of steps_per_execution");
+    if (steps % c.stepsPerRun)
+      throw std::invalid_argument("STEPS " + stepsText + ": expected a multiple of the " +
+                                  std::to_string(c.stepsPerRun) + " steps of one Engine::run (" + argv[1] +
+                                  ": training.steps_per_execution)");
 
     json out;
     out["workload"] = w.name;
@@ -270,9 +290,9 @@ int sc_main(int argc, char* argv[]) {
         for (ir::Id id = 0; id < c.exe.tensors.size(); ++id)
           if (c.exe.tensors[id].name == layer.name + "/" + name) out["moving_statistics"][layer.name][name] = valuesOf({id})[0];
     if (trajectory && !momentum.empty()) out["final_momentum"] = valuesOf(momentum);
-    std::ofstream f(argv[3]);
-    f << out.dump();
-    if (!f) throw std::runtime_error(std::string(argv[3]) + ": cannot write");
+    traces::OutputFile f(argv[3], outputPolicy);
+    f.stream() << out.dump();
+    f.commit();
     std::cerr << "ipusim-torch-dump: " << steps << " steps of " << w.name << " -> " << argv[3] << "\n";
     return 0;
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #include "model/hardware/remote_buffer_bytes.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace ipusim::model::hardware {
@@ -32,20 +33,25 @@ StreamingMemory::StreamingMemory(const ir::Executable& exe, const Target& target
     plan.cycles = remoteCopyCycles(target, plan.bytesPerIpu);
     plans_.emplace(p.id, std::move(plan));
   }
+  // Each IPU's whole need, then the check: the message gave the running sum
+  // at the first buffer past the capacity ("need 1360 bytes" of buffers
+  // that need 6992), naming that buffer. (Saturating: several huge buffers.)
   const std::vector<std::vector<std::uint64_t>> bufferOnIpu = remoteBufferBytesPerIpu(exe, target);
   std::vector<std::uint64_t> used(ipus, 0);
-  for (std::size_t b = 0; b < exe.remoteBuffers.size(); ++b) {
-    const ir::RemoteBuffer& buffer = exe.remoteBuffers[b];
+  std::vector<std::size_t> largest(ipus, 0);
+  for (std::size_t b = 0; b < exe.remoteBuffers.size(); ++b)
     for (std::uint32_t ipu = 0; ipu < ipus; ++ipu) {
-      used[ipu] += bufferOnIpu[b][ipu];
-      if (double(used[ipu]) > target.streamingMemory.bytesPerIpu)
-        throw std::invalid_argument(
-            "remote buffer '" + buffer.name + "': IPU " + std::to_string(ipu) + "'s remote buffers need " +
-            describe(used[ipu]) + " of Streaming Memory, over streamingMemory.bytesPerIpu (" +
-            describe(std::uint64_t(target.streamingMemory.bytesPerIpu)) + " on target " + target.arch +
-            (target.streamingMemory.bytesPerIpu == 0 ? ", which has no Streaming Memory: use ipu2" : "") + ")");
+      used[ipu] += std::min(bufferOnIpu[b][ipu], std::numeric_limits<std::uint64_t>::max() - used[ipu]);
+      if (bufferOnIpu[b][ipu] > bufferOnIpu[largest[ipu]][ipu]) largest[ipu] = b;
     }
-  }
+  for (std::uint32_t ipu = 0; ipu < ipus; ++ipu)
+    if (double(used[ipu]) > target.streamingMemory.bytesPerIpu)
+      throw std::invalid_argument(
+          "IPU " + std::to_string(ipu) + "'s remote buffers need " + describe(used[ipu]) +
+          " of Streaming Memory (the largest, remote buffer '" + exe.remoteBuffers[largest[ipu]].name + "', " +
+          describe(bufferOnIpu[largest[ipu]][ipu]) + "), over streamingMemory.bytesPerIpu (" +
+          describe(std::uint64_t(target.streamingMemory.bytesPerIpu)) + " on target " + target.arch +
+          (target.streamingMemory.bytesPerIpu == 0 ? ", which has no Streaming Memory: use ipu2" : "") + ")");
   if (!functional) return;
   bytes_.reserve(exe.remoteBuffers.size());
   for (const ir::RemoteBuffer& buffer : exe.remoteBuffers) {

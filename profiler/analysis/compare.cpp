@@ -140,7 +140,9 @@ void printComparison(const Comparison& c, std::ostream& out) {
   share("compute", &PhaseCycles::compute);
   share("exchange", &PhaseCycles::exchange);
   share("ipu link", &PhaseCycles::ipuLink);
-  share("collective (all-reduce)", &PhaseCycles::collective);
+  // (Not "all-reduce": a sharded optimizer state's collectives are a
+  // reduce-scatter and an all-gather; SCHEMA.md's category `collective`.)
+  share("collective", &PhaseCycles::collective);
   share("sync", &PhaseCycles::sync);
   share("stream copy", &PhaseCycles::streamCopy);
   if (c.a.captured.allIpus().streamingMemory > 0 || c.b.captured.allIpus().streamingMemory > 0)

@@ -50,6 +50,19 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
     if (program.layer == "training" && program.op == "all_gather") facts.optimizerStateSharded = true;
     if (program.layer == "training" && program.op == "pipeline") facts.pipelined = true;
   }
+  // Of the always-live "optimizer" tensors, the slot variables (a weight's
+  // "<layer>/<weight>/<slot>", its layer's) are what sharding and offloading
+  // move; the step counter ("iterations", layer "training") and the per-tile
+  // scalars ("optimizer/learning_rate", ...) stay whole on every tile they
+  // are on, their bytes / tiles each.
+  for (const auto& t : reader.tensors()) {
+    if (t.category != "optimizer" || !t.alwaysLive) continue;
+    const bool scalar = (t.layer == "training" || t.layer == "optimizer") &&
+                        std::count(t.name.begin(), t.name.end(), '/') <= 1;
+    if (!scalar) facts.optimizerSlotVariables = true;
+    else if (t.tiles > 0)
+      addChecked(facts.optimizerScalarBytesPerTile, t.bytes / t.tiles, reader.path(), "tensors.bytes");
+  }
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;
   if (feeds == "false") facts.feeds = false;
@@ -245,7 +258,13 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
   // 1/R of it per replica at no more link traffic (replication.hpp); with
   // one, Streaming Memory holds it between updates (at copies' cost: the
   // streaming_memory insight of such a run, or compile's out-of-memory summary).
-  const std::int64_t state = tile.optimizerStateBytes, replicas = f.report.target.replicas;
+  // (Its slot variables alone: with none, an SGD with a learning-rate
+  // schedule was told to offload or shard "its 8 B" of step counter and
+  // learning rate, which neither moves and offloading refuses.)
+  const std::int64_t replicas = f.report.target.replicas;
+  const std::int64_t state = f.optimizerSlotVariables
+                                 ? std::max<std::int64_t>(0, tile.optimizerStateBytes - f.optimizerScalarBytesPerTile)
+                                 : 0;
   if (state > 0 && !(replicas > 1 && f.optimizerStateSharded)) {
     in.figures["optimizer_state_bytes"] = state;
     std::int64_t saved = state;

@@ -27,7 +27,10 @@
 //   (1 - efficiency) of its compute if spread over all tiles.
 // - tile_memory: the fullest tile holds at least `memoryFullShare` of its
 //   capacity. Knob: ipu.available_memory_proportion (matmul plans) or more
-//   tiles; gain: headroom before out of memory.
+//   tiles; gain: headroom before out of memory. With optimizer slot
+//   variables always live there (not the step counter or per-tile
+//   scalars), also sharding them over the replicas, or with one replica
+//   Streaming Memory, and what that saves on the tile.
 // - recomputation: ops of pass "recompute" (operations_summary.hpp: forward
 //   ops run again for the backward pass, training.recompute_checkpoints)
 //   take device time. States their share of the busy time; knob: fewer
@@ -69,6 +72,8 @@ struct ProfileFacts {
   double runCostInsideCycles = 0;            // per captured run: outside its steps + its first Begin's extra wait
   bool optimizerStateSharded = false;        // an all_gather of the weights follows the updates (replication.hpp)
   bool pipelined = false;                    // the step runs pipeline stages (a training/pipeline program)
+  bool optimizerSlotVariables = false;       // an always-live slot variable (momentum, Adam's m and v, ...)
+  std::int64_t optimizerScalarBytesPerTile = 0;  // the step counter's and per-tile scalars' bytes on a tile
 };
 
 struct Insight {

@@ -138,6 +138,10 @@ std::string offloadRemedy(const Workload& w, const model::Target& target, const 
     if (bytes < 1e15L) one = model::hardware::remoteTransferCycles(target, std::uint64_t(bytes));
     cycles += 2.0L * (one + target.sync.externalCycles);
   }
+  // Not where the state cannot fit the target's Streaming Memory (--set
+  // streamingMemory.bytesPerIpu=100 was offered it, which the compile then
+  // refused): even spread over every IPU of the replica.
+  if (total > (long double)target.streamingMemory.bytesPerIpu * target.numIpus()) return "";
   // The slots of one weight stay, during its update.
   const std::size_t perWeight = std::size_t(w.optimizer.slots());
   const long double saved = (total - perWeight * largest) / (estimate.tiles ? estimate.tiles : 1);

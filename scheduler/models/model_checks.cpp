@@ -59,6 +59,23 @@ void checkOutput(const Workload& w, std::size_t o, bool several, const Fail& fai
   if (!categorical && !binary) return;  // the regression losses: any activation
   const Activation probabilities = categorical ? Activation::Softmax : Activation::Sigmoid;
   const std::string act = toString(probabilities);
+  // A RecomputationCheckpoint passes its input on: the probabilities it
+  // would end the model with are the layer's it reads (through a chain of
+  // them). Dense(softmax) then a checkpoint, under from_logits true, trained
+  // with the softmax applied twice without a word (refused without the
+  // checkpoint); under false the checkpoint was told its own activation
+  // must be softmax. The loss fuses the activation of the model's last layer
+  // alone, so the checkpoint cannot stand after it.
+  std::size_t source = o;
+  while (w.layers[source].kind == layer_kind::kRecomputationCheckpoint && !w.layers[source].inputs.empty() &&
+         !isModelInput(w.layers[source].inputs[0]))
+    source = w.layers[source].inputs[0];
+  if (source != o && w.layers[source].activation == probabilities)
+    fail(layersKey, lastName + " is a RecomputationCheckpoint passing on the " + act + " of layer '" +
+                        w.layers[source].name + "', which " + loss + " computes itself, fused with the model's last "
+                        "layer (not through a checkpoint: not modelled): end the model with '" + w.layers[source].name +
+                        "' (training.recompute_checkpoints may name it), or give it no activation and set "
+                        "loss.from_logits to true");
   if (!w.loss.fromLogits && last.activation != probabilities)
     fail("loss.from_logits", "false (Keras's default) means " + lastName + " outputs probabilities, so its activation "
                              "must be " + act + ", not " + toString(last.activation) +

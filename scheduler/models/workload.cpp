@@ -474,10 +474,15 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.optimizerKey = fromKeras ? w.kerasModel + ": compile_config.optimizer" : source + ": optimizer";
   if (w.training.offloadOptimizerState && w.ipu.arch == "ipu1")
     tr.fail(tr.key("offload_optimizer_state"), "ipu.arch ipu1 (a C2 card) has no Streaming Memory: expected ipu2");
+  // What to do without state: a pipeline was told to take an optimizer
+  // that has some, which it then refused (pipelines take plain SGD only).
+  const std::string statefulOptimizer =
+      w.pipeline.enabled() ? "leave it false (a pipeline trains with plain SGD only)"
+                           : "give one that has (SGD with momentum, Adam, RMSprop, ...) or leave it false";
   if (w.training.offloadOptimizerState && w.optimizer.slots() == 0)
     tr.fail(tr.key("offload_optimizer_state"),
-            "the optimizer (" + w.optimizerKey + ") keeps no state to offload: plain SGD has no slot variables; give "
-            "one that has (SGD with momentum, Adam, RMSprop, ...) or leave it false");
+            "the optimizer (" + w.optimizerKey +
+                ") keeps no state to offload: SGD without momentum has no slot variables; " + statefulOptimizer);
   const std::uint32_t replicas = replicasOf(w);
   if (w.training.offloadOptimizerState && replicas > 1)
     tr.fail(tr.key("offload_optimizer_state"), "not modelled with replicas (ipu.num_ipus " + std::to_string(w.ipu.numIpus) +
@@ -491,8 +496,8 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                 " gives one replica: expected 2 or more replicas, or false");
   if (w.training.replicatedOptimizerStateSharding && w.optimizer.plainSgd())
     tr.fail(tr.key("replicated_optimizer_state_sharding"),
-            "the optimizer (" + w.optimizerKey + ") is plain SGD, whose update keeps no state to shard: give one "
-            "that has (SGD with momentum, Adam, RMSprop, ...) or leave it false");
+            "the optimizer (" + w.optimizerKey + ") is plain SGD, whose update keeps no state to shard: " +
+                statefulOptimizer);
   w.ipu.availableMemoryProportion = ipu.number("available_memory_proportion", w.ipu.availableMemoryProportion);
   if (!(w.ipu.availableMemoryProportion > 0 && w.ipu.availableMemoryProportion <= 1))
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");

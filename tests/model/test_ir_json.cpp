@@ -256,13 +256,35 @@ TEST(IrJson, ARemoteBufferOfMoreBytesThan64BitsCountOrANameUsedTwiceIsRefused) {
                       "count: expected at most 4611686018427387903"),
             std::string::npos)
       << errorOf([&] { exe.validate(4); });
-  exe.remoteBuffers[0].elements = (1ull << 62) - 1;  // the most that 64 bits count: accepted here (the device's capacity is the load's check)
-  EXPECT_NO_THROW(exe.validate(4));
+  // The most that 64 bits count passes this check; a buffer that no copy
+  // uses is refused for that (the next test), a used one holds a tensor
+  // region (the device's capacity is the load's check).
+  exe.remoteBuffers[0].elements = (1ull << 62) - 1;
+  EXPECT_EQ(errorOf([&] { exe.validate(4); }).find("more bytes than 64 bits count"), std::string::npos);
   exe.remoteBuffers[0].elements = 8;
   RemoteBuffer twin = exe.remoteBuffers[0];
   twin.id = 1;
   exe.remoteBuffers.push_back(twin);
   EXPECT_NE(errorOf([&] { exe.validate(4); }).find("remoteBuffers[1] 'huge': name is already used by remoteBuffers[0]"),
+            std::string::npos)
+      << errorOf([&] { exe.validate(4); });
+}
+
+// Found by the twelfth adversarial pass of issue 33: a remote buffer that no
+// RemoteCopy uses was accepted, and a functional load backed it with host
+// memory: a 224 KB graph holding one of 2^34 floats, under an ipu2's
+// Streaming Memory, took 64 GiB (one of 2^61, with streamingMemory.bytesPerIpu
+// set high, ended as a bare "cannot create std::vector larger than max_size()").
+TEST(IrJson, ARemoteBufferThatNoCopyUsesIsRefused) {
+  Executable exe = everyKindGraph();
+  RemoteBuffer unused;
+  unused.id = 0;
+  unused.name = "unused";
+  unused.elements = 1ull << 34;
+  exe.remoteBuffers.push_back(unused);
+  EXPECT_NE(errorOf([&] { exe.validate(4); })
+                .find("remoteBuffers[0] 'unused': no RemoteCopy program loads or stores it: expected every remote "
+                      "buffer to be copied to or from a tensor"),
             std::string::npos)
       << errorOf([&] { exe.validate(4); });
 }

@@ -122,5 +122,28 @@ TEST(TimingStreamingMemory, ATargetWithoutStreamingMemoryRefusesRemoteBuffersByN
   EXPECT_EQ(Target::preset("ipu1").streamingMemory.bytesPerIpu, 0.0);
 }
 
+// Found by the twelfth adversarial pass of issue 33: the refusal gave the
+// running sum at the first buffer past the capacity as what the buffers
+// need (here 1200 bytes of three buffers' 1800).
+TEST(TimingStreamingMemory, TheRefusalGivesWhatAllTheIpusRemoteBuffersNeed) {
+  Target target = remoteTarget();
+  target.set("streamingMemory.bytesPerIpu", "1000");
+  ExeBuilder b;
+  const ir::Id x = b.tensor("x", 150, 0);
+  std::vector<ir::Id> copies;
+  for (const char* name : {"m", "v", "u"}) copies.push_back(remoteCopy(b, remoteBuffer(b, name, 150), b.all(x), true));
+  b.entry("main", b.sequence(copies));
+  Rig rig(target);
+  try {
+    rig.system.load(b.exe);
+    FAIL() << "1800 bytes loaded into 1000 bytes of Streaming Memory";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("IPU 0's remote buffers need 1800 bytes of Streaming Memory (the largest, "
+                                         "remote buffer 'm', 600 bytes), over streamingMemory.bytesPerIpu (1000 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ipusim::model::testing

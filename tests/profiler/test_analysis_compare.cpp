@@ -63,6 +63,10 @@ TEST(AnalysisCompare, TextShowsTheSpeedup) {
   printComparison(knownComparison(), text);
   EXPECT_NE(text.str().find("Speedup of B over A: 2.000x"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("3.000 us"), std::string::npos) << text.str();
+  // The collectives' row is not called "all-reduce" (the twelfth adversarial
+  // pass of issue 33: a sharded run's reduce-scatter and all-gather showed so).
+  EXPECT_NE(text.str().find("\n  collective  "), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("all-reduce"), std::string::npos) << text.str();
 }
 
 // 1 vs 4 replicas of batch 32: B's steps are 2x faster and each trains 4x

@@ -24,6 +24,10 @@ struct Shape {
   std::int64_t stepStart = 0;      // the captured run's step slice covers [stepStart, 1000)
   std::int64_t recomputeCycles = 0;  // the compute's last cycles: program dense/recompute/matmul
   std::int64_t optimizerBytes = 0;   // always-live optimizer state on the fullest tile (3)
+  // Of those, the step counter's and a learning rate's (half each) on every
+  // tile; the rest is a slot variable's (tensors "iterations",
+  // "optimizer/learning_rate", "dense/kernel/m").
+  std::int64_t optimizerScalarBytes = 0;
   std::int64_t replicas = 0;         // meta replicas (0: not written)
   bool sharded = false;              // an all_gather Sequence follows the updates
   bool pipelined = false;            // the step is a training/pipeline Sequence
@@ -78,6 +82,14 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
   }
   w.addTileMemory({0, 3, "weights", true, shape.fullestBytes});
   if (shape.optimizerBytes) w.addTileMemory({0, 3, "optimizer", true, shape.optimizerBytes});
+  if (shape.optimizerBytes > shape.optimizerScalarBytes)
+    w.addTensor({0, "dense/kernel/m", "optimizer", true, shape.optimizerBytes - shape.optimizerScalarBytes, 1, "dense",
+                 "kernel_update"});
+  if (shape.optimizerScalarBytes) {
+    w.addTensor({1, "iterations", "optimizer", true, shape.optimizerScalarBytes / 2 * 8, 8, "training", "increment"});
+    w.addTensor({2, "optimizer/learning_rate", "optimizer", true, shape.optimizerScalarBytes / 2 * 8, 8, "optimizer",
+                 "learning_rate"});
+  }
   if (shape.replicas) w.setMeta("replicas", std::to_string(shape.replicas));
   if (shape.sharded) w.addProgram({3, 0, "Sequence", "all_gather", "training", "all_gather", 1});
   if (shape.pipelined) w.addProgram({4, 0, "Sequence", "pipeline", "training", "pipeline", 0});
@@ -182,6 +194,34 @@ TEST(InsightsTileMemory, NamesShardingTheOptimizerStateOverTheReplicas) {
   const auto sharded = tileMemoryInsight(factsOf("sharded.pop", s));
   ASSERT_TRUE(sharded);
   EXPECT_EQ(sharded->knob.find("optimizer state"), std::string::npos) << sharded->knob;
+}
+
+// Found by the twelfth adversarial pass of issue 33: the rule counted the
+// step counter and the per-tile learning rate (category "optimizer" too) as
+// state that sharding or Streaming Memory would take off the tile: an SGD
+// with a learning-rate schedule, which keeps no slot variable, was told to
+// offload "its 8 B" (which the workload then refuses) or shard them, and
+// Adam's state was counted with its step counter.
+TEST(InsightsTileMemory, NamesOnlyTheSlotVariablesAsStateToShardOrOffload) {
+  Shape s;
+  s.fullestBytes = 995;
+  s.optimizerBytes = 8;  // 1003 of 1000 B: the step counter and the learning rate alone
+  s.optimizerScalarBytes = 8;
+  for (std::int64_t replicas : {0, 2}) {
+    s.replicas = replicas;
+    const auto insight = tileMemoryInsight(factsOf("schedule" + std::to_string(replicas) + ".pop", s));
+    ASSERT_TRUE(insight);
+    EXPECT_EQ(insight->knob.find("optimizer state"), std::string::npos) << insight->knob;
+    EXPECT_EQ(insight->figures.count("optimizer_state_bytes"), 0u);
+  }
+  s.fullestBytes = 700;
+  s.optimizerBytes = 404;  // 400 B of slot variables and the 4 B step counter
+  s.optimizerScalarBytes = 4;
+  s.replicas = 4;
+  const auto insight = tileMemoryInsight(factsOf("adam.pop", s));
+  ASSERT_TRUE(insight);
+  EXPECT_NE(insight->knob.find("its 400 B there fall to 1/4"), std::string::npos) << insight->knob;
+  EXPECT_EQ(insight->figures.at("optimizer_state_saving_bytes"), 300);
 }
 
 TEST(InsightsTileMemory, NamesStreamingMemoryForOneReplica) {
