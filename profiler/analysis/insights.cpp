@@ -254,6 +254,22 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
                          : "headroom: " + std::to_string(m.capacityBytes - tile.bytes) + " B left on that tile";
   in.figures = {{"tile", tile.tile}, {"ipu", tile.ipu}, {"bytes", tile.bytes}, {"capacity_bytes", m.capacityBytes},
                 {"share", share}};
+  // A fit that recomputes nothing keeps every activation its backward pass
+  // reads, for every mini-batch in flight in a pipeline: recomputation frees
+  // them, part of the tile's not-always-live peak, at the cost of running
+  // forward ops again (compile's out-of-memory summary compiles the trial
+  // and gives both).
+  const bool recomputing = std::any_of(f.operations.rows.begin(), f.operations.rows.end(),
+                                       [](const OperationRow& row) { return row.pass == "recompute"; });
+  if (f.report.target.task == "fit" && !recomputing && tile.notAlwaysLivePeakBytes > 0) {
+    in.knob += f.pipelined ? "; or recompute each stage's activations in its backward pass instead of keeping them "
+                             "for every mini-batch in flight (pipeline.recomputation_mode: \"Auto\")"
+                           : "; or recompute activations for the backward pass instead of keeping them "
+                             "(training.recompute_checkpoints: \"auto\")";
+    in.knob += ": part of the tile's " + std::to_string(tile.notAlwaysLivePeakBytes) +
+               " B of activations, gradients and temporaries at its peak, for forward ops run again";
+    in.figures["not_always_live_peak_bytes"] = tile.notAlwaysLivePeakBytes;
+  }
   // The optimizer state always live there: with replicas, sharding keeps
   // 1/R of it per replica at no more link traffic (replication.hpp); with
   // one, Streaming Memory holds it between updates (at copies' cost: the

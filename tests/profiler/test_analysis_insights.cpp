@@ -31,6 +31,8 @@ struct Shape {
   std::int64_t replicas = 0;         // meta replicas (0: not written)
   bool sharded = false;              // an all_gather Sequence follows the updates
   bool pipelined = false;            // the step is a training/pipeline Sequence
+  std::string task;                  // meta task (empty: not written)
+  std::int64_t activationBytes = 0;  // not-always-live activations on the fullest tile (3)
 };
 
 std::string writeProfile(const std::string& name, const Shape& shape) {
@@ -93,6 +95,8 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
   if (shape.replicas) w.setMeta("replicas", std::to_string(shape.replicas));
   if (shape.sharded) w.addProgram({3, 0, "Sequence", "all_gather", "training", "all_gather", 1});
   if (shape.pipelined) w.addProgram({4, 0, "Sequence", "pipeline", "training", "pipeline", 0});
+  if (!shape.task.empty()) w.setMeta("task", shape.task);
+  if (shape.activationBytes) w.addTileMemory({0, 3, "activations", false, shape.activationBytes});
   w.addTileMemory({0, 4, "weights", true, 100});
   w.commit();
   return path;
@@ -233,6 +237,36 @@ TEST(InsightsTileMemory, NamesStreamingMemoryForOneReplica) {
   EXPECT_NE(insight->knob.find("training.offload_optimizer_state: true): its 300 B there"), std::string::npos)
       << insight->knob;
   EXPECT_NE(insight->gain.find("without 300 B of optimizer state that tile would fit"), std::string::npos) << insight->gain;
+}
+
+// A fit that recomputes nothing is told of recomputation, the key its
+// model takes (a pipeline's mode, else checkpoints), with the bytes it acts on.
+TEST(InsightsTileMemory, NamesRecomputationForAFitKeepingItsActivations) {
+  Shape s;
+  s.fullestBytes = 700;
+  s.activationBytes = 400;  // 1100 of 1000 B
+  s.task = "fit";
+  const auto plain = tileMemoryInsight(factsOf("keeping.pop", s));
+  ASSERT_TRUE(plain);
+  EXPECT_NE(plain->knob.find("; or recompute activations for the backward pass instead of keeping them "
+                             "(training.recompute_checkpoints: \"auto\"): part of the tile's 400 B of activations, "
+                             "gradients and temporaries at its peak, for forward ops run again"),
+            std::string::npos)
+      << plain->knob;
+  s.pipelined = true;
+  const auto pipelined = tileMemoryInsight(factsOf("keeping-pipelined.pop", s));
+  ASSERT_TRUE(pipelined);
+  EXPECT_NE(pipelined->knob.find("(pipeline.recomputation_mode: \"Auto\")"), std::string::npos) << pipelined->knob;
+  s.recomputeCycles = 100;  // already recomputing: nothing more to name
+  const auto recomputing = tileMemoryInsight(factsOf("recomputing.pop", s));
+  ASSERT_TRUE(recomputing);
+  EXPECT_EQ(recomputing->knob.find("recompute"), std::string::npos) << recomputing->knob;
+  Shape predict = s;
+  predict.recomputeCycles = 0;
+  predict.task = "predict";  // no backward pass
+  const auto inference = tileMemoryInsight(factsOf("predict.pop", predict));
+  ASSERT_TRUE(inference);
+  EXPECT_EQ(inference->knob.find("recompute"), std::string::npos) << inference->knob;
 }
 
 TEST(InsightsTileMemory, QuietWithHeadroom) {

@@ -204,6 +204,14 @@ TEST(PipelineRecomputation, InterleavedScheduleTrainsAsAccumulation) {
   expectTrainsAsAccumulation(runTraining(parseWorkload(pipelinedChain("interleaved", "Auto"), "w.json"), 8), 2, 8);
 }
 
+// Two replicas of the recomputing pipeline (4 IPUs): the all-reduce of the
+// accumulated gradients follows the recomputed backward passes.
+TEST(PipelineRecomputation, TwoReplicasTrainAsAccumulationOverTheGlobalBatch) {
+  nlohmann::json j = pipelinedChain("grouped", "Auto");
+  j["ipu"]["num_ipus"] = 4;
+  expectTrainsAsAccumulation(runTraining(parseWorkload(j, "w.json"), 8), 4, 8);
+}
+
 TEST(PipelineRecomputation, SequentialWithACheckpointTrainsAsAccumulation) {
   nlohmann::json j = pipelinedChain("sequential", "Auto");
   j["training"]["recompute_checkpoints"] = {"a"};
