@@ -229,7 +229,10 @@ void checkStreamingMemoryFits(const ir::Executable& exe, const model::Target& ta
       used[ipu] += std::min(buffer[ipu], std::numeric_limits<std::uint64_t>::max() - used[ipu]);
   for (std::uint32_t ipu = 0; ipu < ipus; ++ipu) {
     if (!(double(used[ipu]) > target.streamingMemory.bytesPerIpu)) continue;
-    const bool none = target.streamingMemory.bytesPerIpu == 0;
+    // Only ipu1 (a C2 card) lacks Streaming Memory; an ipu2 with
+    // --set streamingMemory.bytesPerIpu=0 was told to use "a target with
+    // Streaming Memory (ipu2)", the target it had.
+    const bool none = target.streamingMemory.bytesPerIpu == 0 && target.arch == "ipu1";
     throw std::invalid_argument(
         "training.offload_optimizer_state: the optimizer state takes " + std::to_string(used[ipu]) +
         " bytes of Streaming Memory on IPU " + std::to_string(ipu) + ", over streamingMemory.bytesPerIpu (" +
