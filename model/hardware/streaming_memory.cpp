@@ -51,8 +51,11 @@ StreamingMemory::StreamingMemory(const ir::Executable& exe, const Target& target
           " of Streaming Memory (the largest, remote buffer '" + exe.remoteBuffers[largest[ipu]].name + "', " +
           describe(bufferOnIpu[largest[ipu]][ipu]) + "), over streamingMemory.bytesPerIpu (" +
           describe(std::uint64_t(target.streamingMemory.bytesPerIpu)) + " on target " + target.arch +
-          (target.streamingMemory.bytesPerIpu == 0 && target.arch == "ipu1" ? ", which has no Streaming Memory: use ipu2"
-                                                                               : "") + ")");
+          // (only ipu1 lacks it: an ipu2 with bytesPerIpu 0 was set so)
+          (target.streamingMemory.bytesPerIpu == 0 && target.arch == "ipu1"
+               ? ", which has no Streaming Memory: use ipu2"
+               : "") +
+          ")");
   if (!functional) return;
   bytes_.reserve(exe.remoteBuffers.size());
   for (const ir::RemoteBuffer& buffer : exe.remoteBuffers) {
