@@ -146,8 +146,10 @@ int sc_main(int argc, char* argv[]) {
     // (std::stoull said only "stoull" for "abc", and took "0" and "-1"
     // (wrapped round to 2^64 - 1) as steps.)
     const std::string stepsText = argv[2];
-    if (stepsText.empty() || stepsText.size() > 18 || stepsText.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoull(stepsText) == 0)
+    const bool digits = !stepsText.empty() && stepsText.size() <= 18 &&
+                        stepsText.find_first_not_of("0123456789") == std::string::npos;
+    const std::uint64_t steps = digits ? std::stoull(stepsText) : 0;
+    if (steps == 0)
       throw std::invalid_argument("STEPS '" + stepsText + "': expected a positive whole number of training steps");
     scheduler::Workload w = scheduler::loadWorkload(argv[1]);
     // Replicas of one IPU each take their batches from one source of R x batch_size (replica r the r-th);
@@ -157,16 +159,17 @@ int sc_main(int argc, char* argv[]) {
     if (scheduler::ipusPerReplica(w) != 1 && !(w.pipeline.enabled() && replicas == 1))
       throw std::invalid_argument(std::string(argv[1]) +
                                   ": one IPU per replica, or one pipeline not replicated, only (no shards)");
-    const std::uint64_t steps = std::stoull(argv[2]);
     w.training.steps = steps;
     // The dump never replaces what it reads (`ipusim-torch-dump w.json 2
     // w.json` replaced the workload with the dump): it is written as every
     // ipusim output is (traces/output_file.hpp), over an earlier dump but
     // never over an input; checked before the training.
     std::vector<std::string> inputs{argv[1], w.kerasModel, w.kerasWeights};
-    if (w.dataset.format != "synthetic") inputs.insert(inputs.end(), {w.dataset.images, w.dataset.labels});
-    if (w.training.validation.enabled() && w.dataset.format != "synthetic")
-      inputs.insert(inputs.end(), {w.training.validation.images, w.training.validation.labels});
+    if (w.dataset.format != "synthetic") {
+      inputs.insert(inputs.end(), {w.dataset.images, w.dataset.labels});
+      if (w.training.validation.enabled())
+        inputs.insert(inputs.end(), {w.training.validation.images, w.training.validation.labels});
+    }
     const traces::OutputPolicy outputPolicy{true, inputs};
     traces::checkOutputPath(argv[3], outputPolicy);
     const scheduler::CompiledWorkload c = scheduler::compile(w);

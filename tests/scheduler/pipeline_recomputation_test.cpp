@@ -5,7 +5,6 @@
 // every activation is tests/e2e/test_pipeline_recomputation_results.cpp).
 #include "training_harness.hpp"
 
-#include "model/ir/tile_memory_usage.hpp"
 #include "scheduler/compiler.hpp"
 #include "scheduler/graph/schedule.hpp"
 #include "scheduler/graph/training_graph.hpp"
@@ -19,7 +18,7 @@
 #include <set>
 #include <stdexcept>
 
-namespace ipusim::testing {
+namespace ipusim::testing::pipeline_recomputation_test {
 namespace {
 
 using namespace scheduler;
@@ -44,15 +43,6 @@ nlohmann::json pipelinedChain(const std::string& schedule, const nlohmann::json&
   return j;
 }
 
-std::string refusal(const nlohmann::json& j) {
-  try {
-    parseWorkload(j, "w.json");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "accepted";
-}
-
 TEST(PipelineRecomputation, AutoTakesTheSchedulesDefaultAndEachModeItsSchedules) {
   EXPECT_EQ(parseWorkload(pipelinedChain("grouped", "Auto"), "w.json").pipeline.recomputationMode,
             "RecomputeThenBackpropagate");
@@ -61,18 +51,18 @@ TEST(PipelineRecomputation, AutoTakesTheSchedulesDefaultAndEachModeItsSchedules)
   EXPECT_EQ(parseWorkload(pipelinedChain("sequential", "Auto"), "w.json").pipeline.recomputationMode,
             "RecomputeAndBackpropagateInterleaved");
   EXPECT_FALSE(parseWorkload(pipelinedChain("grouped"), "w.json").pipeline.recomputes());
-  EXPECT_EQ(refusal(pipelinedChain("sequential", "RecomputeThenBackpropagate")),
+  EXPECT_EQ(workloadRefusal(pipelinedChain("sequential", "RecomputeThenBackpropagate")),
             "w.json: pipeline.recomputation_mode: \"RecomputeThenBackpropagate\" is not supported by the sequential "
             "schedule (TF's RecomputationMode: grouped and interleaved only); expected \"Auto\" or "
             "\"RecomputeAndBackpropagateInterleaved\"");
-  EXPECT_EQ(refusal(pipelinedChain("interleaved", "RecomputeAndBackpropagateInterleaved")),
+  EXPECT_EQ(workloadRefusal(pipelinedChain("interleaved", "RecomputeAndBackpropagateInterleaved")),
             "w.json: pipeline.recomputation_mode: \"RecomputeAndBackpropagateInterleaved\" is not supported by the "
             "interleaved schedule (TF's RecomputationMode: grouped and sequential only); expected \"Auto\" or "
             "\"RecomputeThenBackpropagate\"");
-  const std::string unknown = refusal(pipelinedChain("grouped", "auto"));
+  const std::string unknown = workloadRefusal(pipelinedChain("grouped", "auto"));
   EXPECT_NE(unknown.find("pipeline.recomputation_mode"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("RecomputeThenBackpropagate"), std::string::npos) << unknown;
-  EXPECT_NE(refusal(pipelinedChain("grouped", 1)).find("pipeline.recomputation_mode"), std::string::npos);
+  EXPECT_NE(workloadRefusal(pipelinedChain("grouped", 1)).find("pipeline.recomputation_mode"), std::string::npos);
 }
 
 TEST(PipelineRecomputation, CheckpointsCutAStageOnlyWhenRecomputeAndBackpropagateInterleaved) {
@@ -81,7 +71,7 @@ TEST(PipelineRecomputation, CheckpointsCutAStageOnlyWhenRecomputeAndBackpropagat
   EXPECT_EQ(parseWorkload(interleaved, "w.json").training.recomputeCheckpoints, (std::vector<std::string>{"a"}));
   nlohmann::json then = pipelinedChain("grouped", "RecomputeThenBackpropagate");
   then["training"]["recompute_checkpoints"] = {"a"};
-  EXPECT_EQ(refusal(then),
+  EXPECT_EQ(workloadRefusal(then),
             "w.json: training.recompute_checkpoints: checkpoints have no effect with pipeline.recomputation_mode "
             "\"RecomputeThenBackpropagate\" (TF's RecomputationMode); give \"RecomputeAndBackpropagateInterleaved\" "
             "for them");
@@ -154,16 +144,6 @@ TEST(PipelineRecomputation, ThenBackpropagateRecomputesTheStageBeforeItsFirstBac
   }
 }
 
-// Per IPU, the highest not-always-live part of its tiles' peaks.
-std::vector<std::uint64_t> notAlwaysLivePeakPerIpu(const CompiledWorkload& c) {
-  std::vector<std::uint64_t> peak(c.target.numIpus(), 0);
-  for (const ir::TileMemoryUsage& u : ir::tileMemoryUsage(c.exe.tensors, c.target.totalTiles())) {
-    auto& p = peak[c.target.ipuOf(u.tile)];
-    p = std::max(p, u.notAlwaysLivePeakBytes);
-  }
-  return peak;
-}
-
 // Grouped keeps 3 of stage 0's mini-batches in flight: recomputing, each
 // keeps only the stage's input and output, and the step runs more. Without
 // recomputation the out-of-memory summary names it.
@@ -219,4 +199,4 @@ TEST(PipelineRecomputation, SequentialWithACheckpointTrainsAsAccumulation) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::pipeline_recomputation_test

@@ -18,7 +18,7 @@
 #include <set>
 #include <tuple>
 
-namespace ipusim::testing {
+namespace ipusim::testing::pipelining_test {
 namespace {
 
 using scheduler::PipelinePlan;
@@ -233,16 +233,6 @@ TEST(PipelineWorkload, NumIpusNotAMultipleOfThePipelinesIpusNamesTheKey) {
 
 // ---- memory: mini-batches in flight ----
 
-// Per IPU, the highest not-always-live part of its tiles' peaks (the report's per-IPU figure).
-std::vector<std::uint64_t> notAlwaysLivePeakPerIpu(const scheduler::CompiledWorkload& c) {
-  std::vector<std::uint64_t> peak(c.target.numIpus(), 0);
-  for (const ir::TileMemoryUsage& u : ir::tileMemoryUsage(c.exe.tensors, c.target.totalTiles())) {
-    auto& p = peak[c.target.ipuOf(u.tile)];
-    p = std::max(p, u.notAlwaysLivePeakBytes);
-  }
-  return peak;
-}
-
 TEST(Pipelining, InterleavedKeepsFewerActivationBytesLiveThanGrouped) {
   const auto grouped = notAlwaysLivePeakPerIpu(scheduler::compile(pipelined("grouped", 4)));
   const auto interleaved = notAlwaysLivePeakPerIpu(scheduler::compile(pipelined("interleaved", 4)));
@@ -383,4 +373,4 @@ TEST(PipeliningOnTokens, AMaskReadOnALaterStageTrainsAsGradientAccumulation) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::pipelining_test

@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <set>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::recomputation_test {
 namespace {
 
 // Dense layers named `names` (relu; then a softmax output "out") over 64
@@ -259,32 +259,23 @@ TEST(AutoRecomputeCheckpoints, EveryCeilSqrtOfTheArticulationLayers) {
             (std::vector<std::string>{"r1", "flatten"}));
 }
 
-std::string refusal(const nlohmann::json& j) {
-  try {
-    parseWorkload(j, "w.json");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "accepted";
-}
-
 TEST(Recomputation, TheKeysErrorsNameTheEntry) {
-  EXPECT_NE(refusal(withCheckpoints(denseChain(), {"bb"})).find("w.json: training.recompute_checkpoints[0]: 'bb' names no "
+  EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), {"bb"})).find("w.json: training.recompute_checkpoints[0]: 'bb' names no "
                                                                "layer of the model (did you mean 'b'?)"),
             std::string::npos)
-      << refusal(withCheckpoints(denseChain(), {"bb"}));
-  EXPECT_NE(refusal(withCheckpoints(denseChain(), {"a", "a"})).find("recompute_checkpoints[1]: 'a' is listed twice"),
+      << workloadRefusal(withCheckpoints(denseChain(), {"bb"}));
+  EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), {"a", "a"})).find("recompute_checkpoints[1]: 'a' is listed twice"),
             std::string::npos);
-  EXPECT_NE(refusal(withCheckpoints(denseChain(), nlohmann::json::array()))
+  EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), nlohmann::json::array()))
                 .find("recompute_checkpoints: expected a non-empty list of layer names, or \"auto\", got []"),
             std::string::npos);
-  EXPECT_NE(refusal(withCheckpoints(denseChain(), 7)).find("or \"auto\", got 7"), std::string::npos);
-  EXPECT_NE(refusal(withCheckpoints(denseChain(), "all")).find("recompute_checkpoints"), std::string::npos);
-  EXPECT_NE(refusal(withCheckpoints(denseChain(), {1})).find("recompute_checkpoints"), std::string::npos);
+  EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), 7)).find("or \"auto\", got 7"), std::string::npos);
+  EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), "all")).find("recompute_checkpoints"), std::string::npos);
+  EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), {1})).find("recompute_checkpoints"), std::string::npos);
   // "auto" on a model with one layer to checkpoint: nothing to recompute.
   nlohmann::json one = withCheckpoints(denseChain(8, 32, {"a"}), "auto");
-  EXPECT_NE(refusal(one).find("recompute_checkpoints: \"auto\": the model has no layer to checkpoint"), std::string::npos)
-      << refusal(one);
+  EXPECT_NE(workloadRefusal(one).find("recompute_checkpoints: \"auto\": the model has no layer to checkpoint"), std::string::npos)
+      << workloadRefusal(one);
   nlohmann::json piped = withCheckpoints(denseChain(), {"a"});
   auto& layers = piped["model"]["layers"];
   for (std::size_t i = 0; i < layers.size(); ++i) layers[i]["stage"] = i < 2 ? 0 : 1;
@@ -292,10 +283,10 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
   piped["training"]["steps_per_execution"] = 4;
   piped["training"]["steps"] = 4;
   piped["ipu"]["num_ipus"] = 2;
-  EXPECT_NE(refusal(piped).find("recompute_checkpoints: a pipeline recomputes by pipeline.recomputation_mode (TF's "
+  EXPECT_NE(workloadRefusal(piped).find("recompute_checkpoints: a pipeline recomputes by pipeline.recomputation_mode (TF's "
                                 "RecomputationMode): give it, \"RecomputeAndBackpropagateInterleaved\" for checkpoints"),
             std::string::npos)
-      << refusal(piped);
+      << workloadRefusal(piped);
 }
 
 // TF's RecomputationCheckpoint layer: its input passes through, and the layer
@@ -321,8 +312,8 @@ TEST(RecomputationCheckpointLayer, MakesTheLayerItReadsACheckpoint) {
   nlohmann::json first = denseChain();
   first["model"]["layers"].insert(first["model"]["layers"].begin(),
                                   nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "k"}}));
-  EXPECT_NE(refusal(first).find("layer 'k' (RecomputationCheckpoint) reads the model's input"), std::string::npos)
-      << refusal(first);
+  EXPECT_NE(workloadRefusal(first).find("layer 'k' (RecomputationCheckpoint) reads the model's input"), std::string::npos)
+      << workloadRefusal(first);
 }
 
 // Found by the eleventh adversarial pass of issue 33: a
@@ -358,7 +349,7 @@ TEST(RecomputationCheckpointLayer, NamingOneKeepsTheLayerItReads) {
   nlohmann::json first = denseChain();
   first["model"]["layers"].insert(first["model"]["layers"].begin(),
                                   nlohmann::json::object({{"type", "recomputation_checkpoint"}, {"name", "k"}}));
-  const std::string message = refusal(withCheckpoints(first, {"a", "k"}));
+  const std::string message = workloadRefusal(withCheckpoints(first, {"a", "k"}));
   EXPECT_NE(message.find("training.recompute_checkpoints[1]: layer 'k' (RecomputationCheckpoint) reads the model's input"),
             std::string::npos)
       << message;
@@ -385,4 +376,4 @@ TEST(RecomputationCheckpointLayer, IsReadFromAKerasFile) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::recomputation_test

@@ -2,6 +2,7 @@
 
 #include "cpu_reference.hpp"
 #include "model/clock.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/entry_runs.hpp"
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 
 namespace ipusim::testing {
 namespace {
@@ -205,6 +207,24 @@ TrainingLosses runTraining(const scheduler::Workload& w, std::uint64_t steps, bo
   result.referenceWeights = reference.weights();
   result.referenceMoving = reference.movingStatistics();
   return result;
+}
+
+std::string workloadRefusal(const nlohmann::json& j) {
+  try {
+    scheduler::parseWorkload(j, "w.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+std::vector<std::uint64_t> notAlwaysLivePeakPerIpu(const scheduler::CompiledWorkload& c) {
+  std::vector<std::uint64_t> peak(c.target.numIpus(), 0);
+  for (const ir::TileMemoryUsage& u : ir::tileMemoryUsage(c.exe.tensors, c.target.totalTiles())) {
+    auto& p = peak[c.target.ipuOf(u.tile)];
+    p = std::max(p, u.notAlwaysLivePeakBytes);
+  }
+  return peak;
 }
 
 }  // namespace ipusim::testing

@@ -73,4 +73,11 @@ void expectTrainsAsAccumulation(const TrainingLosses& r, std::uint32_t accumulat
 
 std::string sourcePath(const std::string& relative);  // under IPUSIM_SOURCE_DIR
 
+// The message parseWorkload(j, "w.json") refuses `j` with, or "accepted".
+std::string workloadRefusal(const nlohmann::json& j);
+
+// Per IPU, the highest not-always-live part of its tiles' peaks (the figure
+// the report gives per IPU from a profile).
+std::vector<std::uint64_t> notAlwaysLivePeakPerIpu(const scheduler::CompiledWorkload& c);
+
 }  // namespace ipusim::testing
