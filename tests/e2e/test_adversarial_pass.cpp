@@ -12,7 +12,7 @@
 
 #include <sys/stat.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass {
 namespace {
 
 // A training run's profile (two runs; tensors, program work, tile detail) in `dir`.
@@ -210,4 +210,4 @@ TEST(AdversarialPass, AScreenshotRefusesALaneThatFailedToLoad) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass

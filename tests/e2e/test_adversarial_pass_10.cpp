@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_10 {
 namespace {
 
 // The operations summary counted no FLOPs for a convolution: every
@@ -171,4 +171,4 @@ TEST(AdversarialPass10, OutOfMemoryOffersAutoRecomputationOnlyWhereItFindsCheckp
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_10

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_11 {
 namespace {
 
 // A small MLP whose Adam state is offloaded to Streaming Memory.
@@ -92,4 +92,4 @@ TEST(AdversarialPass11, ErrorsOfWeightsAndInputShapeNameTheirOwnFlags) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_11

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_12 {
 namespace {
 
 // bench/torch's ipusim-torch-dump wrote its dump over whatever OUT named:
@@ -131,4 +131,4 @@ TEST(AdversarialPass12, ACheckpointAfterTheSoftmaxIsRefusedNamingTheLayerItReads
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_12

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_13 {
 namespace {
 
 // A workload key given twice in one object was taken silently, the last
@@ -71,4 +71,4 @@ TEST(AdversarialPass13, AZeroStreamingMemoryOnIpu2NamesTheParameterNotTheTarget)
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_13

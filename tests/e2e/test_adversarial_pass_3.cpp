@@ -11,7 +11,7 @@
 
 #include <signal.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_3 {
 namespace {
 
 // The last line /usr/bin/time -f %M wrote: the peak RSS in KiB.
@@ -212,4 +212,4 @@ TEST(AdversarialPass3, AClosedTerminalLeavesNoTemporaryProfile) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_3

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_4 {
 namespace {
 
 // The out-of-memory errors named the layers but not the workload file, which
@@ -119,4 +119,4 @@ TEST(AdversarialPass4, AFunctionalRunOfTilesHoldingMoreThanTheHostBoundIsRefused
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_4

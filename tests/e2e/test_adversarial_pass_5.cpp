@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <map>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_5 {
 namespace {
 
 // A Masking layer whose mask_value is finite but beyond the compute type's
@@ -224,4 +224,4 @@ TEST(AdversarialPass5, TheViewersSizeSaysItsBoundsAndReadsTheWholeText) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_5

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_6 {
 namespace {
 
 // A small Keras workload in `dir`: w.json reading the model file `model`
@@ -215,4 +215,4 @@ TEST(AdversarialPass6, AWorkloadValueOfTheWrongTypeIsShown) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_6

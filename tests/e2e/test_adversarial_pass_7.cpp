@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_7 {
 namespace {
 
 const std::string kTrained = sourcePath("tests/data/keras/trained/fashion_mnist_cnn_cvishakh.keras");
@@ -184,4 +184,4 @@ TEST(AdversarialPass7, PredictionsPastTheDatasetAreRefusedAndEvaluateWarns) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_7

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_8 {
 namespace {
 
 const std::string kLegacy = sourcePath("tests/data/keras/trained/fashion_mnist_cnn_logits_rohannp02y.h5");
@@ -165,4 +165,4 @@ TEST(AdversarialPass8, TheNumpyForwardPassRefusesWhatIsNoModelOrCount) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_8

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_9 {
 namespace {
 
 const std::string kValidation = sourcePath("workloads/mnist_with_validation.json");
@@ -201,4 +201,4 @@ TEST(AdversarialPass9, TheNumpyForwardPassRefusesWhatIsNoImageFile) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_9

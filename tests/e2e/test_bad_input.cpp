@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-namespace ipusim::test {
+namespace ipusim::test::test_bad_input {
 namespace {
 
 namespace fs = std::filesystem;
@@ -104,4 +104,4 @@ TEST(BadInput, KilledRunLeavesNoProfile) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_bad_input

@@ -16,7 +16,7 @@
 #include <iostream>
 #include <map>
 
-namespace ipusim::test {
+namespace ipusim::test::test_collective_category {
 namespace {
 
 namespace analysis = profiler::analysis;
@@ -126,4 +126,4 @@ TEST(CollectiveCategory, PipelineLinkCopiesStayIpuLink) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_collective_category

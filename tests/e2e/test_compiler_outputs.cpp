@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_compiler_outputs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -140,4 +140,4 @@ TEST(CompilerOutputs, ExportOfARealProfileHoldsEverySliceNestedPerTrack) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_compiler_outputs

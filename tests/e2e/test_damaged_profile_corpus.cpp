@@ -20,7 +20,7 @@
 
 #include <sys/stat.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_damaged_profile_corpus {
 namespace {
 
 nlohmann::json corpus() {
@@ -156,4 +156,4 @@ TEST(DamagedProfileCorpus, NonFiniteValuesAreData) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_damaged_profile_corpus

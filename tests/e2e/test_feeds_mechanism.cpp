@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace ipusim::test {
+namespace ipusim::test::test_feeds_mechanism {
 namespace {
 
 nlohmann::json runJson(const std::string& args) {
@@ -108,9 +108,9 @@ TEST(FeedsMechanism, EveryCapturedStepsLossHasItsOutfeedDequeue) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_feeds_mechanism
 
-namespace ipusim::test {
+namespace ipusim::test::test_feeds_mechanism {
 namespace {
 
 // Acceptance of the main job: the tutorial's 10,000 steps with the defaults.
@@ -128,4 +128,4 @@ TEST(TutorialTimes, WithinTwentyPercentOfTheHardwareAndTheRatioHolds) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_feeds_mechanism

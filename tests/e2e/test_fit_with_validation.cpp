@@ -11,7 +11,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_fit_with_validation {
 namespace {
 
 namespace fs = std::filesystem;
@@ -113,4 +113,4 @@ TEST(FitWithValidation, ValidationStepsBeyondTheValidationDataAreRefusedByName) 
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_fit_with_validation

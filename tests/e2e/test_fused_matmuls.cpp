@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace ipusim::test {
+namespace ipusim::test::test_fused_matmuls {
 namespace {
 
 struct Trained {
@@ -77,4 +77,4 @@ TEST(FusedMatMuls, PipelinesTrainBitForBitAsTileByTile) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_fused_matmuls

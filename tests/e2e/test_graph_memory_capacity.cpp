@@ -10,7 +10,7 @@
 
 #include <fstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_graph_memory_capacity {
 namespace {
 
 namespace fs = std::filesystem;
@@ -110,4 +110,4 @@ TEST(GraphMemoryCapacity, TheSameGraphFitsTheDefaultTile) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_graph_memory_capacity

@@ -8,7 +8,7 @@
 
 #include <map>
 
-namespace ipusim::test {
+namespace ipusim::test::test_graph_profile {
 namespace {
 
 const std::string kGraph = "workloads/graphs/stream_pipeline.json";
@@ -91,4 +91,4 @@ TEST(GraphProfile, SyntheticDataKeepsTheCyclesOfRealData) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_graph_profile

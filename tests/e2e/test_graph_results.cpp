@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_graph_results {
 namespace {
 
 TEST(GraphResults, StreamPipelineOutputsEqualTheHostComputation) {
@@ -46,4 +46,4 @@ TEST(GraphResults, TheBundledGraphIsWhatTheBuilderMakes) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_graph_results

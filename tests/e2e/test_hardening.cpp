@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_hardening {
 namespace {
 
 namespace fs = std::filesystem;
@@ -446,4 +446,4 @@ TEST(Interrupts, CtrlCAtTheVeryStartStopsCleanly) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_hardening

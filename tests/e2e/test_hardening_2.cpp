@@ -15,7 +15,7 @@
 
 #include <sys/stat.h>
 
-namespace ipusim::test {
+namespace ipusim::test::test_hardening_2 {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -608,4 +608,4 @@ TEST(BoundedMemory, RunJsonReportsTheMemoryEstimateMadeBeforeTheRun) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_hardening_2

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_inference_commands {
 namespace {
 
 // The tutorial's model on 64 tiles, `steps` batches of `batch` (10 per run).
@@ -269,4 +269,4 @@ TEST(TrainedWeights, LegacyFilesOfAnotherModelOrDamagedAreRefusedByName) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_inference_commands

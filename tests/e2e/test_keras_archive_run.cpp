@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ipusim::test {
+namespace ipusim::test::test_keras_archive_run {
 namespace {
 
 // The run's --json summary without what depends on the host's clock or the file's name.
@@ -42,4 +42,4 @@ TEST(KerasArchiveRun, ArchiveWithoutConfigJsonIsOneError) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_keras_archive_run

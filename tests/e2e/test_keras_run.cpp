@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ipusim::test {
+namespace ipusim::test::test_keras_run {
 namespace {
 
 namespace fs = std::filesystem;
@@ -141,4 +141,4 @@ TEST(KerasRun, HelpNamesTheOption) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_keras_run

@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace ipusim::test {
+namespace ipusim::test::test_learning_rate_counter {
 namespace {
 
 CommandResult counters(const ScratchDir& dir) {
@@ -47,4 +47,4 @@ TEST(LearningRateCounter, WithoutFeedsEachRunBringsItsRate) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_learning_rate_counter

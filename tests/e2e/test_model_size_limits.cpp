@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace ipusim::test {
+namespace ipusim::test::test_model_size_limits {
 namespace {
 
 std::string compile(const std::string& workload) { return "timeout 120 " + ipusimBinary() + " compile " + quote(workload); }
@@ -86,4 +86,4 @@ TEST(ModelSizeLimits, APipelinesMiniBatchesInFlightAreBoundedBeforeTheyAreCloned
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_model_size_limits

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <fstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_offload_results {
 namespace {
 
 nlohmann::json mlp(const nlohmann::json& optimizer) {
@@ -147,4 +147,4 @@ TEST(OffloadResults, TheOutOfMemorySummaryNamesOffloadingAndItsCost) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_offload_results

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace ipusim::test {
+namespace ipusim::test::test_pipeline_recomputation_results {
 namespace {
 
 // A residual block and a batch normalization on stage 0 (its statistics
@@ -92,4 +92,4 @@ TEST(PipelineRecomputationResults, TheRunSummarySaysWhatIsRecomputed) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_pipeline_recomputation_results

@@ -15,7 +15,7 @@
 #include <iostream>
 #include <map>
 
-namespace ipusim::test {
+namespace ipusim::test::test_pipeline_timing {
 namespace {
 
 namespace analysis = profiler::analysis;
@@ -127,4 +127,4 @@ TEST(PipelineTiming, GroupedAndInterleavedOverlapTheStagesSequentialDoesNot) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_pipeline_timing

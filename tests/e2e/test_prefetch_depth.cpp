@@ -17,7 +17,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_prefetch_depth {
 namespace {
 
 class PrefetchDepth : public ::testing::Test {
@@ -81,4 +81,4 @@ TEST_F(PrefetchDepth, ChangesNothingWhenTheDatasetIsFasterThanTheDeviceStep) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_prefetch_depth

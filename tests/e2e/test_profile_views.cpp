@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_profile_views {
 namespace {
 
 namespace analysis = profiler::analysis;
@@ -196,4 +196,4 @@ TEST(Sweep, RunsEveryPointInParallelAndReportsAFailingOne) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_profile_views

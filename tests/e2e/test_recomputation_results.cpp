@@ -13,7 +13,7 @@
 
 #include <fstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_recomputation_results {
 namespace {
 
 nlohmann::json residualConvnet() {
@@ -114,4 +114,4 @@ TEST(RecomputationResults, BitIdenticalInMixedPrecision) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_recomputation_results

@@ -12,7 +12,7 @@
 #include <map>
 #include <tuple>
 
-namespace ipusim::test {
+namespace ipusim::test::test_replica_mirror_profile {
 namespace {
 
 using SliceKey = std::tuple<std::int64_t, std::int64_t, std::string, std::string, std::int64_t, std::int64_t>;
@@ -107,4 +107,4 @@ TEST(ReplicaMirrorProfile, SerializingTheGraphLaysOutEveryReplica) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_replica_mirror_profile

@@ -12,7 +12,7 @@
 
 #include <fstream>
 
-namespace ipusim::test {
+namespace ipusim::test::test_sharding_results {
 namespace {
 
 nlohmann::json mlp(const nlohmann::json& optimizer, std::uint32_t replicas, bool sharded) {
@@ -107,4 +107,4 @@ TEST(ShardingResults, TheOutOfMemorySummaryNamesSharding) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_sharding_results

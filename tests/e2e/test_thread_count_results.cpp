@@ -10,7 +10,7 @@
 
 #include <vector>
 
-namespace ipusim::test {
+namespace ipusim::test::test_thread_count_results {
 namespace {
 
 // Every step's loss, as text with 17 significant digits (exact for a double).
@@ -54,4 +54,4 @@ TEST(ThreadCountResults, TheSummarySaysHowTheThreadsWereUsed) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_thread_count_results

@@ -15,7 +15,7 @@
 
 #include <map>
 
-namespace ipusim::test {
+namespace ipusim::test::test_tile_memory_figure {
 namespace {
 
 TEST(TileMemoryFigure, ProfileReportAndCompilerAgreeForTheTutorial) {
@@ -53,4 +53,4 @@ TEST(TileMemoryFigure, ProfileReportAndCompilerAgreeForTheTutorial) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_tile_memory_figure

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ipusim::test {
+namespace ipusim::test::test_training_converges {
 namespace {
 
 TEST(TrainingConverges, TwoThousandStepsOfFashionMnistGetTheLossBelowPointNine) {
@@ -30,4 +30,4 @@ TEST(TrainingConverges, TwoThousandStepsOfFashionMnistGetTheLossBelowPointNine) 
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_training_converges

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-namespace ipusim::test {
+namespace ipusim::test::test_training_errors {
 namespace {
 
 namespace fs = std::filesystem;
@@ -103,4 +103,4 @@ TEST(TrainingErrors, FullDiskIsAClearErrorAndLeavesNoProfile) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_training_errors

@@ -15,6 +15,8 @@
 #include <map>
 #include <numeric>
 
+namespace test_codelet_activations {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -310,3 +312,5 @@ TEST(ColumnBroadcastCodelets, ExactCycles) {
   // PRelu: MULTIPLY 1 + select 3 + loop 1 = 5 a vector: 15 + 4 x (7 + 3 x 5).
   EXPECT_EQ(cyclesOf("PRelu", {20, 5, 20}, shape), 15u + 4u * (7u + 3u * 5u));
 }
+
+}  // namespace test_codelet_activations

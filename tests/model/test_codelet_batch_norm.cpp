@@ -9,6 +9,8 @@
 #include <cmath>
 #include <stdexcept>
 
+namespace test_codelet_batch_norm {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -104,3 +106,5 @@ TEST(BatchNormCodelets, Cycles) {
 }
 
 }  // namespace
+
+}  // namespace test_codelet_batch_norm

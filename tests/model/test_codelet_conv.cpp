@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+namespace test_codelet_conv {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -273,3 +275,5 @@ TEST(ConvPartialnx1, HalfComputesInFloatAndRoundsOnce) {
 }
 
 }  // namespace
+
+}  // namespace test_codelet_conv

@@ -12,6 +12,8 @@
 
 #include <cmath>
 
+namespace test_codelet_conv_groups {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 
@@ -212,3 +214,5 @@ TEST(ConvGroups, HorizontalMacWeightUpdateCyclesByHand) {
 }
 
 }  // namespace
+
+}  // namespace test_codelet_conv_groups

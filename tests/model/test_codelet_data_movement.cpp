@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+namespace test_codelet_data_movement {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -39,3 +41,5 @@ TEST(DataMovementCodelets, Cycles) {
   EXPECT_EQ(cyclesOf("Cast", {9, 9}), 53u);
   EXPECT_THROW(cyclesOf("Cast", {9, 8}), std::invalid_argument);
 }
+
+}  // namespace test_codelet_data_movement

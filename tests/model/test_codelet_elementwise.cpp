@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_codelet_elementwise {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -113,3 +115,5 @@ TEST(ElementwiseCodelets, CyclesTakeTheVectorWidthFromTheTarget) {
   broken.tile.vectorBytes = 2;
   EXPECT_THROW(cyclesOf("Add", {10, 10, 10}, {}, broken), std::invalid_argument);
 }
+
+}  // namespace test_codelet_elementwise

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+namespace test_codelet_extremum {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -58,3 +60,5 @@ TEST(ExtremumCodelets, Cycles) {
 }
 
 }  // namespace
+
+}  // namespace test_codelet_extremum

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <functional>
 
+namespace test_codelet_half {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -320,3 +322,5 @@ TEST(HalfCodelets, CastCyclesFollowPopopsCastEstimate) {
   EXPECT_EQ(cyclesOf("Cast<float,half>", {kN, kN}), cyc::kCastVertexOverhead + 5 * 2);
   EXPECT_EQ(cyclesOf("Cast<half,float>", {kN, kN}), cyc::kCastVertexOverhead + 10 * 1);
 }
+
+}  // namespace test_codelet_half

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+namespace test_codelet_id_mask {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 
@@ -83,3 +85,5 @@ TEST(IdMaskLossWeights, WeighTheKeptRowsSoThatTheMeanIsOverThem) {
   const float weight = 6.0f / (4.0f + 1e-7f);
   EXPECT_EQ(buffers[1].floats, (std::vector<float>{weight, 0, weight, 0, weight, weight}));
 }
+
+}  // namespace test_codelet_id_mask

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <stdexcept>
 
+namespace test_codelet_layer_norm {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -89,3 +91,5 @@ TEST(LayerNormCodelets, Cycles) {
 }
 
 }  // namespace
+
+}  // namespace test_codelet_layer_norm

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
+namespace test_codelet_matmul {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -224,3 +226,5 @@ TEST(MatMulPartial, CyclesFollowPoplinsConvPartial1x1Estimate) {
   slow.tile.ampFloatMacsPerCycle = 0;
   EXPECT_THROW(cyclesOf("MatMulPartial", {15, 35, 21}, {{"m", 3}, {"k", 5}, {"n", 7}}, slow), std::invalid_argument);
 }
+
+}  // namespace test_codelet_matmul

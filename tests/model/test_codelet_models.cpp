@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+namespace test_codelet_models {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -188,3 +190,5 @@ TEST(ModelCodelets, TargetLossCycles) {
             cyc::kContinuousReduceOverhead +
                 2 * (cyc::kContinuousReduceRowOverhead + 2 + 2 * (cyc::kAddSubMulCyclesPerVector + cyc::kSquareCyclesPerVector)));
 }
+
+}  // namespace test_codelet_models

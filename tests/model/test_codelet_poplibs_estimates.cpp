@@ -22,7 +22,7 @@
 #include <tuple>
 #include <vector>
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_codelet_poplibs_estimates {
 namespace {
 
 using U = std::uint64_t;
@@ -364,4 +364,4 @@ TEST(CodeletPoplibsEstimates, ReductionsMatchPopopsReductionEstimates) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_codelet_poplibs_estimates

@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 
+namespace test_codelet_reduce {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -157,3 +159,5 @@ TEST(AddBiasCodelet, ValidationAndCycles) {
                 32 * (cyc::kBroadcastRowOverhead + 64 * cyc::kBroadcastAddCyclesPerVector));
   EXPECT_EQ(cyclesOf("AddBias", {32 * 128, 128, 32 * 128}, {{"rows", 32}, {"cols", 128}}), 15u + 32u * 135u);
 }
+
+}  // namespace test_codelet_reduce

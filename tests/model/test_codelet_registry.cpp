@@ -8,6 +8,8 @@
 #include <functional>
 #include <stdexcept>
 
+namespace test_codelet_registry {
+
 using namespace ipusim::model;
 
 namespace {
@@ -184,3 +186,5 @@ TEST(CodeletValidate, WrongFieldOrParamCountIsAnError) {
   EXPECT_THROW(fill.validate(VertexShape{{4}, {}}), std::invalid_argument);
   EXPECT_THROW(fill.validate(VertexShape{{4}, {std::nan("")}}), std::invalid_argument);
 }
+
+}  // namespace test_codelet_registry

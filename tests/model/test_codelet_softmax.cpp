@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+namespace test_codelet_softmax {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -136,3 +138,5 @@ TEST(SoftmaxCrossEntropyGradWeighted, ScalesEachRowByItsWeight) {
     for (std::size_t c = 0; c < kClasses; ++c)
       EXPECT_FLOAT_EQ(weighted[3].floats[r * kClasses + c], weights[r] * plain[2].floats[r * kClasses + c]) << r << "," << c;
 }
+
+}  // namespace test_codelet_softmax

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <vector>
 
+namespace test_copy_runs {
+
 using ipusim::model::hardware::CopyRuns;
 using ipusim::model::hardware::ExchangeTransfer;
 
@@ -78,3 +80,5 @@ TEST(CopyRuns, DependentMovesRunInOrderAsMemmove) {
   CopyRuns(moves, false).execute();
   EXPECT_EQ(bytes, expected);
 }
+
+}  // namespace test_copy_runs

@@ -1,6 +1,8 @@
 // GraphBuilder: mapping helpers, address assignment and the memory check.
 #include "test_ir_graphs.hpp"
 
+namespace test_ir_builder {
+
 using namespace ipusim::ir;
 using namespace ipusim::ir::testing;
 
@@ -113,3 +115,5 @@ TEST(IrBuilder, BuildsEveryProgramKind) {
   EXPECT_EQ(exe.programs[step.children[2]].debug.op, "matmul");
   EXPECT_EQ(exe.programs[step.children[0]].name, "infeed");      // streamCopy() takes the stream's name
 }
+
+}  // namespace test_ir_builder

@@ -1,6 +1,8 @@
 // Multi-region Copy programs in the IR: builder, validation, JSON.
 #include "test_ir_graphs.hpp"
 
+namespace test_ir_copy_regions {
+
 using namespace ipusim::ir;
 using namespace ipusim::ir::testing;
 using nlohmann::json;
@@ -142,3 +144,5 @@ TEST(IrCopyRegions, JsonErrorsNameTheRegionKey) {
   extra["programs"][0]["regions"][0]["size"] = 2;
   EXPECT_NE(errorOf([&] { fromJson(extra); }).find("programs[0].regions[0].size: unknown key"), std::string::npos);
 }
+
+}  // namespace test_ir_copy_regions

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_ir_json {
+
 using namespace ipusim::ir;
 using namespace ipusim::ir::testing;
 using nlohmann::json;
@@ -288,3 +290,5 @@ TEST(IrJson, ARemoteBufferThatNoCopyUsesIsRefused) {
             std::string::npos)
       << errorOf([&] { exe.validate(4); });
 }
+
+}  // namespace test_ir_json

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_ir_matrix_init {
+
 using namespace ipusim::ir;
 using namespace ipusim::ir::testing;
 using nlohmann::json;
@@ -166,3 +168,5 @@ TEST(IrMatrixInit, QrOfAGaussianMatrixIsOrthonormalInDouble) {
   }
   EXPECT_THROW(orthogonalFromGaussian(std::vector<double>(5), 2, 3), std::invalid_argument);
 }
+
+}  // namespace test_ir_matrix_init

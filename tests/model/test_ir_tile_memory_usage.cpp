@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+namespace test_ir_tile_memory_usage {
+
 using namespace ipusim::ir;
 
 namespace {
@@ -134,3 +136,5 @@ TEST(TileMemoryUsage, ALongNameIsShortenedForTheSummaryOnEveryTile) {
   EXPECT_NE(summary.find("'" + std::string(200, 'n') + "...' (weights"), std::string::npos) << summary.substr(0, 400);
   EXPECT_LT(summary.size(), 5'000u);
 }
+
+}  // namespace test_ir_tile_memory_usage

@@ -1,6 +1,8 @@
 // Executable::validate: each structural error names the element by its path.
 #include "test_ir_graphs.hpp"
 
+namespace test_ir_validate {
+
 using namespace ipusim::ir;
 using namespace ipusim::ir::testing;
 
@@ -100,3 +102,5 @@ TEST(IrValidate, TileCountComesFromTheCaller) {
             std::string::npos)
       << message;
 }
+
+}  // namespace test_ir_validate

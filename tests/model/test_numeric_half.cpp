@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 
+namespace test_numeric_half {
+
 using namespace ipusim::model::numeric;
 
 namespace {
@@ -123,3 +125,5 @@ TEST(Half, MatchesCompilerFloat16OnManyFloats) {
   EXPECT_GT(checked, 2'000'000u);
 #endif
 }
+
+}  // namespace test_numeric_half

@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+namespace test_optimizer_codelets {
+
 using namespace ipusim::model;
 using namespace ipusim::model::testing;
 namespace cyc = ipusim::model::cycles;
@@ -183,3 +185,5 @@ TEST(OptimizerCodelets, ClipByValue) {
   EXPECT_EQ(cyclesOf("ClipByValue", {3, 3}, {{"clipValue", 0.5}}), cyc::kUnaryOpVertexOverhead + 2 * cyc::kClampCyclesPerVector);
   EXPECT_EQ(cyclesOf("ClipByValue<half>", {8, 8}, {{"clipValue", 0.5}}), cyc::kUnaryOpVertexOverhead + 2 * cyc::kClampCyclesPerVector);
 }
+
+}  // namespace test_optimizer_codelets

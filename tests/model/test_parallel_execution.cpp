@@ -18,7 +18,7 @@
 #include <chrono>
 #include <vector>
 
-namespace ipusim::model::hardware {
+namespace ipusim::model::hardware::test_parallel_execution {
 namespace {
 
 TEST(WorkerPool, RunsEveryChunkExactlyOnceAndReturnsWhenAllAreDone) {
@@ -392,4 +392,4 @@ TEST(CodeletBatch, KOneProductOfZeroAndANegativeIsPositiveZeroAsInTheGeneralKern
 }
 
 }  // namespace
-}  // namespace ipusim::model::hardware
+}  // namespace ipusim::model::hardware::test_parallel_execution

@@ -1,7 +1,7 @@
 // Bad input is a clear error naming what is wrong, never a crash.
 #include "test_system_rig.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_system_errors {
 namespace {
 
 std::string loadError(const ir::Executable& exe, const Target& target, bool functional = true) {
@@ -82,4 +82,4 @@ TEST(SystemErrors, HostPushingTheWrongSizeIsNamedAtTheCopy) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_system_errors

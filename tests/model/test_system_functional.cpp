@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_system_functional {
 namespace {
 
 // in (host) -> x on tile 0 -> copy to tile 1 -> out = x + bias -> host.
@@ -180,4 +180,4 @@ TEST(SystemFunctional, WriteTensorThenReadTensorRoundTrips) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_system_functional

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_system_observer {
 namespace {
 
 // Per IPU: phases sorted by start never overlap and stay inside the run;
@@ -122,4 +122,4 @@ TEST(SystemObserver, DetailIsChosenPerRun) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_system_observer

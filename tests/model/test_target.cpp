@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+namespace test_target {
+
 using ipusim::model::listParams;
 using ipusim::model::Target;
 
@@ -194,3 +196,5 @@ TEST(TargetParams, ListCoversEveryFieldOnceWithOneLineSourcedDescriptions) {
   }
   EXPECT_EQ(rows[0].value, "1.33e+09");
 }
+
+}  // namespace test_target

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace test_target_clock {
+
 using namespace ipusim::model;
 
 TEST(TargetClock, ConfiguresOneNanosecondResolutionOnce) {
@@ -22,3 +24,5 @@ TEST(TargetClock, TicksFollowAResolutionFixedEarlier) {
   EXPECT_EQ(cyclesToTime(7), sc_core::sc_time(7, sc_core::SC_NS));
   EXPECT_EQ(early.value(), 5000u);
 }
+
+}  // namespace test_target_clock

@@ -3,7 +3,7 @@
 #include "model/hardware/tile.hpp"
 #include "test_system_rig.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_timing_compute {
 namespace {
 
 // cycles() of an Add vertex over n floats, as the codelet defines it.
@@ -149,4 +149,4 @@ TEST(TimingSync, ComputeSetOnOneIpuSyncsInternally) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_timing_compute

@@ -1,7 +1,7 @@
 // Timing of Copy programs (exchange phases, IPU-Link copies): exact cycles.
 #include "test_system_rig.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_timing_exchange {
 namespace {
 
 // Runs entry 0 of `b` on `target` and returns its cycles; `rec` records phases.
@@ -278,4 +278,4 @@ TEST(TimingExchange, MultiRegionCopyReadingAnotherRegionsDestinationIsRefused) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_timing_exchange

@@ -6,7 +6,7 @@
 #include "model/hardware/ipu_link_topology.hpp"
 #include "test_system_rig.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_timing_ipu_link {
 namespace {
 
 Cycles runOnce(const Target& target, const ExeBuilder& b, Recorder* rec = nullptr) {
@@ -180,4 +180,4 @@ TEST(TimingIpuLink, Ipu1C2PairMovesAtItsPublishedBandwidth) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_timing_ipu_link

@@ -4,7 +4,7 @@
 #include "model/codelets/codelet.hpp"
 #include "test_system_rig.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_timing_ipus_apart {
 namespace {
 
 // cycles() of an Add vertex over n floats, as the codelet defines it.
@@ -113,4 +113,4 @@ TEST(TimingIpusApart, AnIpuWithNoProgramOfItsOwnIsIdleAfterTheCopyThatJoinedIt) 
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_timing_ipus_apart

@@ -3,7 +3,7 @@
 // (completion sync). Exact cycles.
 #include "test_system_rig.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_timing_stream {
 namespace {
 
 // Host service and Mid of a copy of `bytes`: link latency + bytes at 16 B/cycle, + host service.
@@ -189,4 +189,4 @@ TEST(TimingStream, SyntheticModeIgnoresPayloadsButKeepsTiming) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_timing_stream

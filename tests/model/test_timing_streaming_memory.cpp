@@ -6,7 +6,7 @@
 
 #include "model/hardware/streaming_memory.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::test_timing_streaming_memory {
 namespace {
 
 // smallTarget (1 GHz) with Streaming Memory at 16 bytes per cycle and a 1000-cycle latency.
@@ -146,4 +146,4 @@ TEST(TimingStreamingMemory, TheRefusalGivesWhatAllTheIpusRemoteBuffersNeed) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::test_timing_streaming_memory

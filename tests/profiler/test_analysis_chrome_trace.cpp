@@ -17,6 +17,8 @@
 #include <sstream>
 #include <vector>
 
+namespace test_analysis_chrome_trace {
+
 using namespace ipusim;
 using namespace ipusim::profiler::analysis;
 
@@ -254,3 +256,5 @@ TEST(AnalysisChromeTraceTime, TraceTimesAreExactBinaryFractionsWrittenExactly) {
     ASSERT_EQ(std::llround(d * clockHz / 1e6), dur) << begin << " + " << dur << " at " << clockHz;
   }
 }
+
+}  // namespace test_analysis_chrome_trace

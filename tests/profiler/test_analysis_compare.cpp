@@ -7,6 +7,8 @@
 
 #include <sstream>
 
+namespace test_analysis_compare {
+
 using namespace ipusim;
 using namespace ipusim::profiler::analysis;
 
@@ -112,3 +114,5 @@ TEST(AnalysisCompare, ProfileWithoutClockIsAnError) {
       },
       traces::ProfileError);
 }
+
+}  // namespace test_analysis_compare

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::profiler::analysis {
+namespace ipusim::profiler::analysis::test_analysis_host_wait {
 namespace {
 
 using testing_profiles::slice;
@@ -97,4 +97,4 @@ TEST(HostWait, AMalformedJobEndIsAProfileErrorNamingTheKey) {
 }
 
 }  // namespace
-}  // namespace ipusim::profiler::analysis
+}  // namespace ipusim::profiler::analysis::test_analysis_host_wait

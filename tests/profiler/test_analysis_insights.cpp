@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::profiler::analysis {
+namespace ipusim::profiler::analysis::test_analysis_insights {
 namespace {
 
 using testing_profiles::slice;
@@ -314,4 +314,4 @@ TEST(Insights, HeaviestFirst) {
 }
 
 }  // namespace
-}  // namespace ipusim::profiler::analysis
+}  // namespace ipusim::profiler::analysis::test_analysis_insights

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace test_analysis_intervals {
+
 using ipusim::profiler::analysis::IntervalSet;
 
 TEST(AnalysisIntervals, UnionMergesOverlapsAndNestingInAnyOrder) {
@@ -33,3 +35,5 @@ TEST(AnalysisIntervals, IntersectAndSubtract) {
   EXPECT_EQ(rest.length(), 100);
   EXPECT_EQ(b.subtract(a).length(), 100);
 }
+
+}  // namespace test_analysis_intervals

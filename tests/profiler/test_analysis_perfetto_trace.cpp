@@ -20,6 +20,8 @@
 #include <tuple>
 #include <vector>
 
+namespace test_analysis_perfetto_trace {
+
 using namespace ipusim;
 using namespace ipusim::profiler::analysis;
 
@@ -218,3 +220,5 @@ TEST(AnalysisPerfettoTrace, ASliceOfZeroCyclesIsAnInstant) {
       EXPECT_EQ(s.end - s.begin, cyclesToNanoseconds(103, 1.33e9) - cyclesToNanoseconds(102, 1.33e9));
     }
 }
+
+}  // namespace test_analysis_perfetto_trace

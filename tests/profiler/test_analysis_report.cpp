@@ -8,6 +8,8 @@
 
 #include <sstream>
 
+namespace test_analysis_report {
+
 using namespace ipusim;
 using namespace ipusim::profiler::analysis;
 
@@ -185,3 +187,5 @@ TEST(AnalysisReport, TileMemoryFigureIsThePeakWhenTheProfileHasOne) {
   EXPECT_FALSE(sums.fromPeaks);
   EXPECT_EQ(sums.fullest[1].bytes, 750);
 }
+
+}  // namespace test_analysis_report

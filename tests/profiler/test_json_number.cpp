@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace ipusim::profiler::analysis {
+namespace ipusim::profiler::analysis::test_json_number {
 namespace {
 
 TEST(JsonNumber, NonFiniteValuesAreNamedNotNull) {
@@ -28,4 +28,4 @@ TEST(JsonNumber, NonFiniteValuesAreNamedNotNull) {
 }
 
 }  // namespace
-}  // namespace ipusim::profiler::analysis
+}  // namespace ipusim::profiler::analysis::test_json_number

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <unistd.h>
 
-namespace ipusim::profiler {
+namespace ipusim::profiler::test_profile_recorder {
 namespace {
 
 namespace fs = std::filesystem;
@@ -142,4 +142,4 @@ TEST(ProfileRecorder, ACapturedRunStopsRecordingAtTheSliceCapAndSaysWhichRun) {
 }
 
 }  // namespace
-}  // namespace ipusim::profiler
+}  // namespace ipusim::profiler::test_profile_recorder

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::profiler {
+namespace ipusim::profiler::test_program_liveness {
 namespace {
 
 using ir::DType;
@@ -107,4 +107,4 @@ TEST(FlopCount, ElementwiseCountsTheLargestFieldAndDataMovementNothing) {
 }
 
 }  // namespace
-}  // namespace ipusim::profiler
+}  // namespace ipusim::profiler::test_program_liveness

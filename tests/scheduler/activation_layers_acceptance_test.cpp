@@ -19,7 +19,7 @@
 #include <cmath>
 #include <set>
 
-namespace ipusim::testing {
+namespace ipusim::testing::activation_layers_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -208,4 +208,4 @@ TEST(ActivationLayersAcceptance, KerasTf2File) { expectKerasFileTrains("activati
 TEST(ActivationLayersAcceptance, Keras3File) { expectKerasFileTrains("activation_layers_keras3.json", 1.0 / 6); }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::activation_layers_acceptance_test

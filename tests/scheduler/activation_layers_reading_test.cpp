@@ -12,7 +12,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::activation_layers_reading_test {
 namespace {
 
 using json = nlohmann::json;
@@ -301,4 +301,4 @@ TEST(ActivationLayersReading, TrainingGraph) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::activation_layers_reading_test

@@ -19,7 +19,7 @@
 #include <fstream>
 #include <map>
 
-namespace ipusim::testing {
+namespace ipusim::testing::attention_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -493,4 +493,4 @@ TEST(AttentionKeras, KerasHubsPositionEmbeddingIsRead) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::attention_test

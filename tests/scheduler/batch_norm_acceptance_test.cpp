@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <numeric>
 
-namespace ipusim::testing {
+namespace ipusim::testing::batch_norm_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -171,4 +171,4 @@ TEST(BatchNormAcceptance, SmallConvnetLearnsFashionMnist) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::batch_norm_acceptance_test

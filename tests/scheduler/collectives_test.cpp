@@ -6,7 +6,7 @@
 #include "model/hardware/ipu_link_topology.hpp"
 #include "model/ir/graph_builder.hpp"
 
-namespace ipusim::model::testing {
+namespace ipusim::model::testing::collectives_test {
 namespace {
 
 using scheduler::CollectiveStep;
@@ -120,4 +120,4 @@ TEST(Collectives, RingAllReduceWithWidePortsIsBoundByTheRails) {
 }
 
 }  // namespace
-}  // namespace ipusim::model::testing
+}  // namespace ipusim::model::testing::collectives_test

@@ -5,7 +5,7 @@
 
 #include <set>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::compiler_test {
 namespace {
 
 Workload load(const std::string& name) {
@@ -175,4 +175,4 @@ TEST(Compiler, EverySchedulingAlgorithmCompiles) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::compiler_test

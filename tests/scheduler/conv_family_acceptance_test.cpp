@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::conv_family_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -150,4 +150,4 @@ TEST(ConvFamilyAcceptance, OneDimensionalFamilyInMixedFloat16) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::conv_family_acceptance_test

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <fstream>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::conv_family_keras_test {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
@@ -164,4 +164,4 @@ TEST(ConvFamilyKeras, WorkloadKeysAreChecked) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::conv_family_keras_test

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <set>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::conv_groups_plan_test {
 namespace {
 
 using testing::ipu2;
@@ -206,4 +206,4 @@ TEST(ConvGroupsPlan, MobileNetDepthwiseLayerPlansQuickly) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::conv_groups_plan_test

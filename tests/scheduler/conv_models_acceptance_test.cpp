@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <numeric>
 
-namespace ipusim::testing {
+namespace ipusim::testing::conv_models_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -123,4 +123,4 @@ TEST(ConvModelsAcceptance, SmallConvnetLearnsFashionMnistOver1000Steps) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::conv_models_acceptance_test

@@ -23,7 +23,7 @@
 #include <numeric>
 #include <set>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::conv_poplin_estimate_test {
 namespace {
 
 using U = std::uint64_t;
@@ -142,4 +142,4 @@ TEST(ConvPoplinEstimates, GroupedAndDepthwiseFollowPoplinWithinTenPercent) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::conv_poplin_estimate_test

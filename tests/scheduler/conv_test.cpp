@@ -24,7 +24,7 @@
 #include <numeric>
 #include <random>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::conv_test {
 namespace {
 
 using testing::ipu2;
@@ -369,9 +369,9 @@ TEST(Pool2D, ForwardAndGradientMatchDirectLoops) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::conv_test
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::conv_test {
 namespace {
 
 // The planner's estimate against the machine model, phase by phase: the AMP
@@ -404,9 +404,9 @@ TEST(ConvPlan, EstimateAgreesWithTheMachineModel) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::conv_test
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::conv_test {
 namespace {
 
 // A conv layer's bias: added over the NHWC output's channels, and its
@@ -442,4 +442,4 @@ TEST(ConvBias, AddAndGradientOverNhwcMatchDirectSums) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::conv_test

@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-namespace ipusim::sim::dataset {
+namespace ipusim::sim::dataset::dataset_test {
 namespace {
 
 std::string tempFile(const std::string& name, const std::vector<std::uint8_t>& bytes) {
@@ -82,4 +82,4 @@ TEST(Dataset, BatchesIntoTheCallersBuffersAreTheSameBatches) {
 }
 
 }  // namespace
-}  // namespace ipusim::sim::dataset
+}  // namespace ipusim::sim::dataset::dataset_test

@@ -16,7 +16,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace ipusim::testing {
+namespace ipusim::testing::einsum_dense_test {
 namespace {
 
 using scheduler::EinsumDensePlan;
@@ -172,4 +172,4 @@ TEST(EinsumDenseAcceptance, KerasKeysNotModelledAreRefusedNamingTheLayer) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::einsum_dense_test

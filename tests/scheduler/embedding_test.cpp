@@ -24,7 +24,7 @@
 #include <fstream>
 #include <set>
 
-namespace ipusim::testing {
+namespace ipusim::testing::embedding_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -307,4 +307,4 @@ TEST(EmbeddingKeras, SparseAndAWrongInputLengthAreRefusedByKey) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::embedding_test

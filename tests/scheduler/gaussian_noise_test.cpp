@@ -14,7 +14,7 @@
 
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::gaussian_noise_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -70,4 +70,4 @@ TEST(GaussianNoise, BadValuesAreNamed) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::gaussian_noise_test

@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::gradient_accumulation_test {
 namespace {
 
 scheduler::Workload small(std::uint32_t accumulation, std::uint32_t replicas) {
@@ -78,4 +78,4 @@ TEST(GradientAccumulation, ACountNotDividingStepsPerExecutionNamesTheKey) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::gradient_accumulation_test

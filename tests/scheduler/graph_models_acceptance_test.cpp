@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::graph_models_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -251,4 +251,4 @@ TEST(GraphModelsAcceptance, SharedConvAndBatchNormOverTwoBranches) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::graph_models_acceptance_test

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::inference_test {
 namespace {
 
 using scheduler::Task;
@@ -177,4 +177,4 @@ TEST(Inference, PipelinedEvaluateInterleavedMatchesTheReference) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::inference_test

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::initializer_test {
 namespace {
 
 struct Moments {
@@ -130,4 +130,4 @@ TEST(Initializers, KerasFileInitializersReachTheirWeights) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::initializer_test

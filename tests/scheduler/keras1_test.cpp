@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::keras1_test {
 namespace {
 
 using nlohmann::json;
@@ -130,4 +130,4 @@ TEST(KerasFormat, Tf215HybridFilesReadAsKeras2) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::keras1_test

@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::keras_archive_test {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
@@ -118,4 +118,4 @@ TEST(KerasArchiveErrors, ADamagedHdf5FileIsNamed) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::keras_archive_test

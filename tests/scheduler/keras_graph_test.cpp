@@ -17,7 +17,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::keras_graph_test {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
@@ -257,4 +257,4 @@ TEST(KerasGraph, BundledImageClassifiers) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::keras_graph_test

@@ -15,7 +15,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::keras_model_test {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
@@ -448,4 +448,4 @@ TEST(KerasModelErrors, DeeplyNestedConfigIsRefusedByItsDepth) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::keras_model_test

@@ -11,7 +11,7 @@
 
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::keras_null_semantics_test {
 namespace {
 
 using nlohmann::json;
@@ -177,4 +177,4 @@ TEST(KerasNull, CompileConfig) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::keras_null_semantics_test

@@ -13,7 +13,7 @@
 
 #include <fstream>
 
-namespace ipusim::testing {
+namespace ipusim::testing::keras_placement_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -127,4 +127,4 @@ TEST(KerasPlacement, TheBundledBertBaseIsItsLayerListLayerForLayer) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::keras_placement_test

@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::keras_workload_rules_test {
 namespace {
 
 using nlohmann::json;
@@ -267,4 +267,4 @@ TEST(OneSetOfRules, AWorkloadsLossThatDoesNotFitTheModelIsTheWorkloadsError) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::keras_workload_rules_test

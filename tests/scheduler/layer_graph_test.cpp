@@ -9,7 +9,7 @@
 
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::layer_graph_test {
 namespace {
 
 nlohmann::json workload(const char* layers) {
@@ -131,4 +131,4 @@ TEST(LayerGraphErrors, TwoLayersOfOneName) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::layer_graph_test

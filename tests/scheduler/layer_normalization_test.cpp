@@ -20,7 +20,7 @@
 #include <fstream>
 #include <set>
 
-namespace ipusim::testing {
+namespace ipusim::testing::layer_normalization_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -195,4 +195,4 @@ TEST(LayerNormalizationAcceptance, BadAxesAndEpsilonsAreNamed) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::layer_normalization_test

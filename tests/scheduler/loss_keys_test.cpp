@@ -11,7 +11,7 @@
 #include <functional>
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::loss_keys_test {
 namespace {
 
 nlohmann::json job(const nlohmann::json& loss, unsigned units = 10, const char* activation = "linear") {
@@ -115,4 +115,4 @@ TEST(LossKeys, BinaryClassifierNeedsTwoClasses) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::loss_keys_test

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::testing {
+namespace ipusim::testing::masked_loss_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -96,4 +96,4 @@ TEST(MaskedLoss, WhatIsNotModelledIsRefusedNamingTheOutputLayer) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::masked_loss_test

@@ -13,7 +13,7 @@
 
 #include <fstream>
 
-namespace ipusim::testing {
+namespace ipusim::testing::masking_layer_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -80,4 +80,4 @@ TEST(MaskingLayer, AnInputOfOtherRanksIsRefusedNamingTheLayer) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::masking_layer_test

@@ -17,7 +17,7 @@
 #include <cmath>
 #include <random>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::matmul_plan_test {
 namespace {
 
 using testing::ipu2;
@@ -213,4 +213,4 @@ TEST(MatMulPlan, GroupedEstimateChargesEachGroupOfTheBusiestTile) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::matmul_plan_test

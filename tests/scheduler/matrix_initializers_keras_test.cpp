@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::matrix_initializers_keras_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -58,4 +58,4 @@ TEST(MatrixInitializersAcceptance, KerasTf2FileTrains) { expectKerasFileTrains("
 TEST(MatrixInitializersAcceptance, Keras3FileTrains) { expectKerasFileTrains("matrix_initializers_keras3.json", 1.0); }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::matrix_initializers_keras_test

@@ -15,7 +15,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::matrix_initializers_test {
 namespace {
 
 using json = nlohmann::json;
@@ -232,4 +232,4 @@ TEST(MatrixInitializers, Keras1InitNames) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::matrix_initializers_test

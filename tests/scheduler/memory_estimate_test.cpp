@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::memory_estimate_test {
 namespace {
 
 // Token ids through an embedding into `last`, the model's output, trained
@@ -70,4 +70,4 @@ TEST(MemoryEstimate, TheRefusalNamesTheActivationsItCounted) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::memory_estimate_test

@@ -16,7 +16,7 @@
 #include <cmath>
 #include <fstream>
 
-namespace ipusim::testing {
+namespace ipusim::testing::metrics_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -123,4 +123,4 @@ TEST(Metrics, ThoseThatDoNotFitAreNamed) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::metrics_test

@@ -11,7 +11,7 @@
 
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::models_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -225,4 +225,4 @@ TEST(ModelsAcceptance, TutorialTf2KerasModelOnFashionMnist) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::models_acceptance_test

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace ipusim::testing {
+namespace ipusim::testing::npy_dataset_test {
 namespace {
 
 // A .npy file as numpy.save writes it (version 1.0, the header padded to 64 bytes).
@@ -203,4 +203,4 @@ TEST(NpyDataset, TheWorkloadSaysWhatNpyReads) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::npy_dataset_test

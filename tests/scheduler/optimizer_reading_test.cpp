@@ -12,7 +12,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::optimizer_reading_test {
 namespace {
 
 using nlohmann::json;
@@ -388,4 +388,4 @@ TEST(OptimizerReadingErrors, ReplicasRefuseClippingNamingTheFileAndTheReplicas) 
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::optimizer_reading_test

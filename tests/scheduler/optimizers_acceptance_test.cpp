@@ -17,7 +17,7 @@
 #include <fstream>
 #include <set>
 
-namespace ipusim::testing {
+namespace ipusim::testing::optimizers_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -272,7 +272,8 @@ TEST_P(KerasCompileConfigs, TrainAsTheReference) {
 INSTANTIATE_TEST_SUITE_P(Optimizers, KerasCompileConfigs,
                          ::testing::Values("adamw_cosine_warmup_global_clipnorm", "adagrad_exponential_clipnorm",
                                            "adamax_piecewise_clipvalue", "nadam_polynomial_weight_decay",
-                                           "sgd_inverse_time_nesterov_weight_decay"));
+                                           "sgd_inverse_time_nesterov_weight_decay"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // ---- half precision ----
 
@@ -312,4 +313,4 @@ TEST(OptimizersAcceptance, MixedFloat16AdamaxWithScheduleTracksTheFloat32Referen
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::optimizers_acceptance_test

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <set>
 
-namespace ipusim::testing {
+namespace ipusim::testing::precision_test {
 namespace {
 
 scheduler::Workload tutorialIn(const std::string& dtype) {
@@ -91,4 +91,4 @@ TEST(Precision, Float16RmspropTanhDropoutTrackTheFloat32Reference) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::precision_test

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <fstream>
 
-namespace ipusim::testing {
+namespace ipusim::testing::recurrent_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -299,4 +299,4 @@ TEST(MaskedRecurrent, WhatDoesNotModelAMaskIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::recurrent_test

@@ -16,7 +16,7 @@
 #include <map>
 #include <set>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::reduction_test {
 namespace {
 
 using testing::ipu2;
@@ -96,4 +96,4 @@ TEST(Reduction, WholeSumFoldsChunksOnEveryWorkerThenTheirSums) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::reduction_test

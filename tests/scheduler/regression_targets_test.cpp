@@ -15,7 +15,7 @@
 
 #include <cstring>
 
-namespace ipusim::testing {
+namespace ipusim::testing::regression_targets_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -93,4 +93,4 @@ TEST(RegressionTargets, ClassificationOfAnImageIsStillRefused) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::regression_targets_test

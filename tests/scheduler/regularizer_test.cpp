@@ -16,7 +16,7 @@
 #include <functional>
 #include <stdexcept>
 
-namespace ipusim::testing {
+namespace ipusim::testing::regularizer_test {
 namespace {
 
 using scheduler::RegularizerSpec;
@@ -216,4 +216,4 @@ TEST(Regularizers, PipeliningRefusesThem) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::regularizer_test

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::testing {
+namespace ipusim::testing::replica_mirror_test {
 namespace {
 
 scheduler::CompiledWorkload compiled(scheduler::Workload w, bool mirror) {
@@ -132,4 +132,4 @@ TEST(ReplicaMirror, AMirroredExecutableRefusesFunctionalModeAndSerialization) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::replica_mirror_test

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::replication_test {
 namespace {
 
 scheduler::Workload replicated(std::uint32_t replicas) {
@@ -176,4 +176,4 @@ TEST(Replication, NumIpusDisagreeingWithTheTargetIsAnErrorNamingBoth) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::replication_test

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::testing {
+namespace ipusim::testing::reshaping_layers_acceptance_test {
 namespace {
 
 constexpr std::uint64_t kSteps = 20;
@@ -112,4 +112,4 @@ TEST(ReshapingLayersAcceptance, KerasTf2File) { expectKerasFileTrains("reshaping
 TEST(ReshapingLayersAcceptance, Keras3File) { expectKerasFileTrains("reshaping_layers_keras3.json"); }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::reshaping_layers_acceptance_test

@@ -10,7 +10,7 @@
 
 #include <fstream>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::reshaping_layers_reading_test {
 namespace {
 
 using json = nlohmann::json;
@@ -184,4 +184,4 @@ TEST(ReshapingLayersReading, PermuteBuildsATransposeAndItsInverse) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::reshaping_layers_reading_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::schedule_test {
 namespace {
 
 Workload tutorial() { return loadWorkload(std::string(IPUSIM_SOURCE_DIR) + "/workloads/mnist_with_feeds.json"); }
@@ -80,4 +80,4 @@ TEST(Schedule, PeakLivenessOfAChain) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::schedule_test

@@ -23,7 +23,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::testing {
+namespace ipusim::testing::several_inputs_outputs_test {
 namespace {
 
 using scheduler::KerasModel;
@@ -218,4 +218,4 @@ TEST(SeveralInputsOutputsErrors, AnOutputOfTheWrongSize) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::several_inputs_outputs_test

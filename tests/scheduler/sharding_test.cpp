@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::sharding_test {
 namespace {
 
 // small_synthetic: flatten, dense (shard 0), dense_1 (shard 1).
@@ -97,4 +97,4 @@ TEST(Sharding, NumIpusNotAMultipleOfTheShardsNamesTheKey) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::sharding_test

@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-namespace ipusim::testing {
+namespace ipusim::testing::training_acceptance_test {
 namespace {
 
 TEST(TrainingAcceptance, FashionMnistWithFeeds100StepsMatchReference) {
@@ -50,7 +50,8 @@ TEST_P(EveryScheduler, SameLossesAsReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, EveryScheduler,
-                         ::testing::Values("post_order", "look_ahead", "shortest_path", "clustering", "choose_best"));
+                         ::testing::Values("post_order", "look_ahead", "shortest_path", "clustering", "choose_best"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::training_acceptance_test

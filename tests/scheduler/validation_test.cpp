@@ -15,7 +15,7 @@
 #include <functional>
 #include <set>
 
-namespace ipusim::testing {
+namespace ipusim::testing::validation_test {
 namespace {
 
 // Dropout and batch normalization: the layers whose validation (training=False) differs from training.
@@ -213,4 +213,4 @@ TEST(FitWithValidation, ItsKeysAreCheckedByName) {
 }
 
 }  // namespace
-}  // namespace ipusim::testing
+}  // namespace ipusim::testing::validation_test

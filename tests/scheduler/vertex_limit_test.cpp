@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::vertex_limit_test {
 namespace {
 
 // Found by the fourth adversarial pass of issue 33: a 2-layer LSTM(256)
@@ -38,4 +38,4 @@ TEST(VertexLimit, TheStepStopsAtTheBoundNamingTheLayer) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::vertex_limit_test

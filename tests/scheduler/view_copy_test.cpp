@@ -6,7 +6,7 @@
 
 #include <numeric>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::view_copy_test {
 namespace {
 
 // Destination element -> source element, from the regions (every row expanded); -1 where none writes.
@@ -70,4 +70,4 @@ TEST(ViewCopy, ContiguousViewsAreOneRegion) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::view_copy_test

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-namespace ipusim::scheduler {
+namespace ipusim::scheduler::workload_test {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(IPUSIM_SOURCE_DIR) + "/" + rel; }
@@ -135,4 +135,4 @@ TEST(Workload, MissingFileAndBadJson) {
 }
 
 }  // namespace
-}  // namespace ipusim::scheduler
+}  // namespace ipusim::scheduler::workload_test

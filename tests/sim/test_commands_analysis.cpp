@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_commands_analysis {
+
 using namespace ipusim;
 
 TEST(CommandsAnalysis, ReportJsonOfAKnownProfile) {
@@ -129,3 +131,5 @@ TEST(CommandsAnalysis, ExportToAnUnwritablePlaceNamesTheOutput) {
   EXPECT_EQ(sim::runExport(args, out, err), 1);
   EXPECT_NE(err.str().find(args.output + ": cannot create"), std::string::npos) << err.str();
 }
+
+}  // namespace test_commands_analysis

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-namespace ipusim::sim {
+namespace ipusim::sim::test_sweep_plan {
 namespace {
 
 const nlohmann::json kWorkload = {
@@ -177,4 +177,4 @@ TEST(SweepResults, ThroughputInExamplesAndBatchLatencyReachTheCsv) {
 }
 
 }  // namespace
-}  // namespace ipusim::sim
+}  // namespace ipusim::sim::test_sweep_plan

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-namespace ipusim::traces {
+namespace ipusim::traces::counter_summary_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -150,4 +150,4 @@ TEST_F(CounterSummaryProfile, ABucketWhoseValuesLieOutsideItIsRefused) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::counter_summary_test

@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::traces::testing {
+namespace ipusim::traces::testing::output_file_test {
 namespace {
 
 std::string contents(const std::string& path) {
@@ -34,4 +34,4 @@ TEST(OutputFile, ALinkAtTheTemporaryNameIsNotWrittenThrough) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces::testing
+}  // namespace ipusim::traces::testing::output_file_test

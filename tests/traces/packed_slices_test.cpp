@@ -12,7 +12,7 @@
 
 #include <map>
 
-namespace ipusim::traces {
+namespace ipusim::traces::packed_slices_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -175,4 +175,4 @@ TEST(PackedSlices, AValueTooWideForItsColumnIsRefusedNotCut) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::packed_slices_test

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace ipusim::traces {
+namespace ipusim::traces::profile_reader_errors_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -173,4 +173,4 @@ TEST(ProfileReaderErrors, OpensReadOnly) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::profile_reader_errors_test

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-namespace ipusim::traces {
+namespace ipusim::traces::profile_round_trip_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -250,4 +250,4 @@ TEST(ProfileRoundTrip, ReportDirectoryMeansItsProfilePop) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::profile_round_trip_test

@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-namespace ipusim::traces {
+namespace ipusim::traces::profile_temporary_file_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -141,4 +141,4 @@ TEST(ProfileTemporaryFile, CommitTwiceIsAnError) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::profile_temporary_file_test

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace ipusim::traces {
+namespace ipusim::traces::profile_writer_errors_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -198,4 +198,4 @@ TEST(ProfileWriterErrors, EmptyPath) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::profile_writer_errors_test

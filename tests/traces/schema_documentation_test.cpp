@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace ipusim::traces {
+namespace ipusim::traces::schema_documentation_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -150,4 +150,4 @@ TEST(SchemaDocumentation, ExamplesReadMetaKeysTheEngineWrites) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::schema_documentation_test

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-namespace ipusim::traces {
+namespace ipusim::traces::slice_summary_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -127,4 +127,4 @@ TEST_F(MultiChunkProfile, ASummaryDepthOutsideTheRulesOfSlicesIsAnError) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::slice_summary_test

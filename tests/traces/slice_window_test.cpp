@@ -10,7 +10,7 @@
 
 #include <random>
 
-namespace ipusim::traces {
+namespace ipusim::traces::slice_window_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -199,4 +199,4 @@ TEST(SliceWindowLongSlices, MatchesABruteForceFilterOnRandomSlices) {
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::slice_window_test

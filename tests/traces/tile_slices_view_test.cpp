@@ -9,7 +9,7 @@
 
 #include <tuple>
 
-namespace ipusim::traces {
+namespace ipusim::traces::tile_slices_view_test {
 namespace {
 
 using testing::ScratchDirectory;
@@ -75,4 +75,4 @@ TEST(TileSlicesView, OneTileSlicePerBusyTileOfTheTracksIpuEachTimeThePhaseRuns) 
 }
 
 }  // namespace
-}  // namespace ipusim::traces
+}  // namespace ipusim::traces::tile_slices_view_test

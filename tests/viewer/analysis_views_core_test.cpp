@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::analysis_views_core_test {
 namespace {
 
 std::unique_ptr<Lane> laneWith(const std::vector<std::pair<std::string, std::int64_t>>& slices, int rows = 1) {
@@ -104,4 +104,4 @@ TEST(OperationsTable, SortsByAColumnAndKeepsTheSelectedRow) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::analysis_views_core_test

@@ -16,7 +16,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::counter_lanes_test {
 namespace {
 
 // 200,000 loss values 10 cycles apart (buckets of 16 cycles: see
@@ -182,4 +182,4 @@ TEST(NonFiniteCounter, ValuesComeBackAsWrittenAndTheRangeSkipsNan) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::counter_lanes_test

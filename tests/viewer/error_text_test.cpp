@@ -7,7 +7,7 @@
 #include <new>
 #include <stdexcept>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::error_text_test {
 namespace {
 
 TEST(ErrorText, OutOfMemoryIsSaidInWords) {
@@ -22,4 +22,4 @@ TEST(ErrorText, OtherErrorsKeepTheirMessage) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::error_text_test

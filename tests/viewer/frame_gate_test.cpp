@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::frame_gate_test {
 namespace {
 
 TEST(FrameGate, BackgroundWorkWaitsForTheFrameToEnd) {
@@ -41,4 +41,4 @@ TEST(FrameGate, TheUiWaitingForTheWorkLetsItRunMidFrame) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::frame_gate_test

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::hit_test_test {
 namespace {
 
 SliceColumns threeSlices() {
@@ -50,4 +50,4 @@ TEST(HitTest, BlockUnderAPixel) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::hit_test_test

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::lane_window_test {
 namespace {
 
 constexpr std::int64_t kSlices = 200'000;  // 4 chunks of at most 65,536
@@ -109,4 +109,4 @@ TEST(LaneWindow, TheSummaryDrawsTheBusyShareAtMostOnceAPixelColumn) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::lane_window_test

@@ -5,7 +5,7 @@
 
 #include <random>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::level_of_detail_test {
 namespace {
 
 // `n` non-overlapping slices: mostly tiny ones in bursts, some wide, random gaps.
@@ -141,4 +141,4 @@ TEST(LevelOfDetail, AFoldTakesTheCategoryCoveringTheMostCycles) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::level_of_detail_test

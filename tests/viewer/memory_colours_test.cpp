@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::memory_colours_test {
 namespace {
 
 TEST(MemoryColours, KnownCategoriesAreDistinctAndStable) {
@@ -33,4 +33,4 @@ TEST(MemoryColours, UnknownCategoriesDifferByLegendPositionAndAreNotComputePink)
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::memory_colours_test

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+namespace memory_summary_test {
+
 using namespace ipusim;
 
 TEST(MemorySummary, TotalsAreThePeaksAndCategoriesAreScaledIntoThem) {
@@ -27,3 +29,5 @@ TEST(MemorySummary, TotalsAreThePeaksAndCategoriesAreScaledIntoThem) {
   // The legend keeps the unscaled totals.
   EXPECT_EQ(m.categoryBytes, (std::vector<std::int64_t>{400, 200, 500}));
 }
+
+}  // namespace memory_summary_test

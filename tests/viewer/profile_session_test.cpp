@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sqlite3.h>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::profile_session_test {
 namespace {
 
 class ProfileSessionTest : public ::testing::Test {
@@ -238,4 +238,4 @@ TEST(LaneLoading, PackedInOrderOutOfOrderAndRowByRowAgree) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::profile_session_test

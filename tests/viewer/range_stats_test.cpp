@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::range_stats_test {
 namespace {
 
 using profiler::computeRangeStats;
@@ -228,4 +228,4 @@ TEST(IntervalUnion, MergesAndIntersects) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::range_stats_test

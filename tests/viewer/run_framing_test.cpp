@@ -5,7 +5,7 @@
 #include <functional>
 #include <stdexcept>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::run_framing_test {
 namespace {
 
 // Four runs of 1,000 cycles, 200 apart; only the first three captured.
@@ -132,4 +132,4 @@ TEST(RunFraming, RejectsMalformedRangesQuotingThem) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::run_framing_test

@@ -7,8 +7,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#define STB_IMAGE_IMPLEMENTATION
-#include <stb/stb_image.h>
+#include <stb/stb_image.h>  // (its implementation: stb_image_implementation.cpp)
 
 #include <algorithm>
 #include <array>
@@ -18,7 +17,7 @@
 #include <fstream>
 #include <memory>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::screenshot_test {
 namespace {
 
 const std::string kViewer = std::string(ipusim::test::binaryDir()) + "/bin/ipusim-view";
@@ -253,4 +252,4 @@ TEST_F(RunFramingScreenshotTest, AMissingRunIsAnErrorNamingTheProfileAndItsRuns)
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::screenshot_test

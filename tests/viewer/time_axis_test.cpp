@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::time_axis_test {
 namespace {
 
 TEST(TimeAxis, ZoomKeepsTheCycleUnderTheCursor) {
@@ -34,4 +34,4 @@ TEST(TimeAxis, FormatsCyclesAndTime) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::time_axis_test

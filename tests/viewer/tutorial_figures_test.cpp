@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-namespace ipusim::viewer::testing {
+namespace ipusim::viewer::testing::tutorial_figures_test {
 namespace {
 
 std::string quote(const std::string& s) {
@@ -72,4 +72,4 @@ TEST(TutorialFigures, IpuWaitingForTheHostIsOneNumberInEveryOutput) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer::testing
+}  // namespace ipusim::viewer::testing::tutorial_figures_test

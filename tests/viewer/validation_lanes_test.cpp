@@ -9,13 +9,13 @@
 
 #include <gtest/gtest.h>
 
-#include <stb/stb_image.h>  // (its implementation is compiled in screenshot_test.cpp)
+#include <stb/stb_image.h>  // (its implementation: stb_image_implementation.cpp)
 
 #include <cstdlib>
 #include <fstream>
 #include <map>
 
-namespace ipusim::viewer {
+namespace ipusim::viewer::validation_lanes_test {
 namespace {
 
 const std::string kBin = std::string(ipusim::test::binaryDir()) + "/bin/";
@@ -80,4 +80,4 @@ TEST(ValidationLanes, TheScreenshotDrawsBothLossTracks) {
 }
 
 }  // namespace
-}  // namespace ipusim::viewer
+}  // namespace ipusim::viewer::validation_lanes_test
