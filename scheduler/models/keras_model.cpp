@@ -1,6 +1,7 @@
 #include "scheduler/models/keras_model.hpp"
 
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/models/keras_archive.hpp"
 #include "scheduler/models/keras_compile.hpp"
@@ -256,7 +257,7 @@ KerasModel loadKerasModel(const std::string& path, KerasReplaced replaced) {
   util::checkJsonNesting(text, path);
   json j;
   try {
-    j = json::parse(text);
+    j = util::parseJsonWithUniqueKeys(text, path);  // a key given twice is refused by its path
   } catch (const json::parse_error& e) {
     // The parser stopped at the last byte: the document ends early.
     const bool truncated = e.byte + 1 >= text.size();
@@ -284,7 +285,7 @@ json unwrapKerasDocument(json j, const std::string& path) {
   if (j.is_string()) {
     const std::string inner = j.get<std::string>();
     util::checkJsonNesting(inner, path + " (the model JSON inside its string)");
-    j = json::parse(inner, nullptr, false);
+    j = util::parseJsonWithUniqueKeys(inner, path + " (the model JSON inside its string)", false);
     if (j.is_discarded())
       throw std::invalid_argument(path + ": (document): a string that is not a model's JSON (expected a Keras model object)");
   }

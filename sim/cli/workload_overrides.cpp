@@ -3,6 +3,7 @@
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -27,7 +28,8 @@ std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(cons
   }
   const std::string text = assignment.substr(eq + 1);
   util::checkJsonNesting(text, "workload assignment '" + key + "'");
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  // A JSON value (a key given twice refused), else the text as a string.
+  nlohmann::json value = util::parseJsonWithUniqueKeys(text, "workload assignment '" + key + "'", false);
   if (value.is_discarded()) value = text;
   return {path, value};
 }
@@ -76,7 +78,7 @@ nlohmann::json readWorkloadJson(const std::string& path) {
   const std::string text = util::readInputFile(path, "workload file", scheduler::kMaxWorkloadFileBytes);
   util::checkJsonNesting(text, path);
   try {
-    return nlohmann::json::parse(text);
+    return util::parseJsonWithUniqueKeys(text, path);  // as loadWorkload: a key given twice is refused
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                                 util::jsonErrorText(e.what()));

@@ -35,5 +35,58 @@ TEST(AdversarialPass14, ASweepPointsErrorNamesTheVaryValuesNotWorkloadSet) {
   EXPECT_EQ(r.output.find("--workload-set"), std::string::npos) << r.output;
 }
 
+// A key given twice in one object kept the last value silently in Keras
+// model files (a Dense's second "units"), serialized graphs, engine options,
+// --workload-set values, and in a workload read with --workload-set (the
+// workload reader's own check was bypassed there: {"steps": 2, "steps": 4}
+// trained 4 steps). Each is refused naming the file and the key's path.
+TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
+  ScratchDir dir("duplicate-keys");
+  const fs::path keras = dir.path() / "model.json";
+  std::ofstream(keras) << R"({"class_name": "Sequential", "config": {"name": "s", "layers": [
+    {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 8], "dtype": "float32", "name": "in"}},
+    {"class_name": "Dense", "config": {"name": "d", "units": 16, "units": 8, "activation": "relu"}},
+    {"class_name": "Dense", "config": {"name": "d1", "units": 4, "activation": "softmax"}}]},
+    "keras_version": "2.4.0", "backend": "tensorflow"})";
+  const std::string twice = ": given twice in one object (JSON keeps only the last); expected each key once";
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --keras " + quote(keras.string())),
+                keras.string() + ": config.layers[].config.units" + twice);
+
+  // A Keras file a workload names.
+  const fs::path named = dir.path() / "named.json";
+  std::ofstream(named) << R"({"dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4,
+    "examples": 16}, "model": {"keras": "model.json"}, "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4}})";
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(named.string())),
+                "model.json: config.layers[].config.units" + twice);
+
+  // A serialized graph.
+  const fs::path graph = dir.path() / "graph.json";
+  std::string text = readText(kGraph);
+  ASSERT_EQ(text.substr(0, 1), "{");
+  std::ofstream(graph) << "{\"version\": 1," << text.substr(1);  // the file gives "version": 1 too
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(graph.string())),
+                "executable '" + graph.string() + "': version" + twice);
+
+  // A workload with a key twice, read with --workload-set.
+  const fs::path workload = dir.path() / "w.json";
+  std::string w = kTinyWorkload;
+  w.replace(w.find("\"steps\": 2"), 10, "\"steps\": 2, \"steps\": 4");
+  std::ofstream(workload) << w;
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data " + quote(workload.string()) +
+                           " --workload-set seed=3"),
+                workload.string() + ": training.steps" + twice);
+
+  // Engine options, and a --workload-set value.
+  const fs::path fine = dir.path() / "fine.json";
+  std::ofstream(fine) << kTinyWorkload;
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(fine.string()) +
+                           " --engine-options '{\"autoReport.all\":\"true\",\"autoReport.all\":\"false\"}'"),
+                "--engine-options: autoReport.all" + twice);
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data " + quote(fine.string()) +
+                           " --workload-set 'optimizer={\"type\":\"sgd\",\"type\":\"adam\"}'"),
+                "workload assignment 'optimizer': type" + twice);
+}
+
 }  // namespace
 }  // namespace ipusim::test
