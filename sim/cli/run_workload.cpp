@@ -518,7 +518,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
     summary.recomputationMode = workload.pipeline.recomputationMode;
   }
-  summary.recomputation = scheduler::recomputationDescription(workload);
+  // Only what the compiled graph recomputes (a warning says when nothing is).
+  if (compiled.report.recomputedOps) summary.recomputation = scheduler::recomputationDescription(workload);
   summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;

@@ -88,5 +88,49 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
                 "workload assignment 'optimizer': type" + twice);
 }
 
+// Recomputation asked for that recomputes nothing was claimed: a checkpoint
+// on the first layer (nothing before it to recompute) compiled with no
+// recompute op, yet the summaries said "recomputing from 1 checkpoint"; a
+// checkpoint on the model's last layer recomputed the whole forward pass
+// right after it ran (a longer step, the same fullest tile), and in a
+// pipeline the last stage, which is never recomputed. A checkpoint on the
+// last layer now cuts nothing, and both are said in warnings, not claimed.
+TEST(AdversarialPass14, RecomputationThatRecomputesNothingIsNotClaimed) {
+  ScratchDir dir("recompute-nothing");
+  const auto workload = [&](const std::string& name, const std::string& checkpoint) {
+    const fs::path file = dir.path() / (name + ".json");
+    std::ofstream(file) << R"({
+      "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+      "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                           {"type": "dense", "units": 8, "activation": "relu", "name": "b"},
+                           {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+      "optimizer": {"type": "sgd"},
+      "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": [")" << checkpoint << R"("]},
+      "ipu": {"tiles": 4}})";
+    return file.string();
+  };
+  for (const char* checkpoint : {"a", "out"}) {
+    const std::string file = workload(checkpoint, checkpoint);
+    auto r = runCommand(ipusimBinary() + " compile " + quote(file));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(r.output.find("recompute/"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("recomputation     nothing to recompute from 1 checkpoint"), std::string::npos) << r.output;
+    r = runCommand(ipusimBinary() + " run --synthetic-data " + quote(file));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(r.output.find("recomputing"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("ipusim: warning: training.recompute_checkpoints: no op is recomputed"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("the recomputation checkpoint at layer 'out' cuts nothing") != std::string::npos,
+              std::string(checkpoint) == "out")
+        << r.output;
+  }
+  // A checkpoint that cuts still recomputes, and says so.
+  const auto r = runCommand(ipusimBinary() + " run --synthetic-data " + quote(workload("b", "b")));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find(", recomputing from 1 checkpoint (training.recompute_checkpoints)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test
