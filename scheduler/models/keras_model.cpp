@@ -255,18 +255,21 @@ KerasModel loadKerasModel(const std::string& path, KerasReplaced replaced) {
   // The file itself, or a .keras archive's config.json (keras_archive.hpp).
   const std::string text = readKerasModelText(path, kMaxKerasFileBytes);
   util::checkJsonNesting(text, path);
+  // A .keras archive's errors name its config.json.
+  std::string head(4, '\0');
+  std::ifstream(path, std::ios::binary).read(&head[0], 4);
+  const bool archive = looksLikeZip(head);
   json j;
   try {
-    j = util::parseJsonWithUniqueKeys(text, path);  // a key given twice is refused by its path
+    // A key given twice is refused by its path.
+    j = util::parseJsonWithUniqueKeys(text, archive ? path + ": config.json" : path);
   } catch (const json::parse_error& e) {
     // The parser stopped at the last byte: the document ends early.
     const bool truncated = e.byte + 1 >= text.size();
     const bool archiveName = path.size() > 6 && path.compare(path.size() - 6, 6, ".keras") == 0;
     // A .keras archive whose config.json is not JSON names that entry: "not
     // a .keras archive (a zip file)" said the opposite of what the file is.
-    std::string head(4, '\0');
-    std::ifstream(path, std::ios::binary).read(&head[0], 4);
-    if (looksLikeZip(head))
+    if (archive)
       throw std::invalid_argument(path + ": config.json (the archive's model JSON): not valid JSON" +
                                   (truncated ? " (it ends early: truncated at byte " + std::to_string(text.size()) + ")" : "") +
                                   ": " + util::jsonErrorText(e.what()));
