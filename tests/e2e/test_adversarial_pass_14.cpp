@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ipusim::test {
 namespace {
@@ -17,6 +23,32 @@ const char* const kTinyWorkload = R"({
   "optimizer": {"type": "sgd"},
   "training": {"steps": 2, "steps_per_execution": 2},
   "ipu": {"tiles": 4}})";
+
+// A zip archive of stored entries, as a .keras is (test_adversarial_pass_6.cpp's).
+std::string storedZip(const std::vector<std::pair<std::string, std::string>>& entries) {
+  const auto u16 = [](std::string& s, std::uint32_t v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };
+  const auto u32 = [&](std::string& s, std::uint32_t v) { u16(s, v & 0xffff); u16(s, v >> 16); };
+  std::string local, central;
+  for (const auto& [name, data] : entries) {
+    const std::uint32_t crc = std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(data.data()), uInt(data.size())));
+    const std::uint32_t offset = std::uint32_t(local.size());
+    local += "PK\3\4";
+    u16(local, 20), u16(local, 0), u16(local, 0), u16(local, 0), u16(local, 0);
+    u32(local, crc), u32(local, std::uint32_t(data.size())), u32(local, std::uint32_t(data.size()));
+    u16(local, std::uint32_t(name.size())), u16(local, 0);
+    local += name + data;
+    central += "PK\1\2";
+    u16(central, 20), u16(central, 20), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
+    u32(central, crc), u32(central, std::uint32_t(data.size())), u32(central, std::uint32_t(data.size()));
+    u16(central, std::uint32_t(name.size())), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
+    u32(central, 0), u32(central, offset);
+    central += name;
+  }
+  std::string end = "PK\5\6";
+  u16(end, 0), u16(end, 0), u16(end, std::uint32_t(entries.size())), u16(end, std::uint32_t(entries.size()));
+  u32(end, std::uint32_t(central.size())), u32(end, std::uint32_t(local.size())), u16(end, 0);
+  return local + central + end;
+}
 
 // A sweep's failed point named "--workload-set", a flag the user never
 // typed: `--vary steps=3` became `--workload-set training.steps=3` in the
@@ -51,6 +83,12 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
   const std::string twice = ": given twice in one object (JSON keeps only the last); expected each key once";
   expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --keras " + quote(keras.string())),
                 keras.string() + ": config.layers[].config.units" + twice);
+
+  // The same model as a .keras archive's config.json, which the error names.
+  const fs::path archive = dir.path() / "m.keras";
+  std::ofstream(archive, std::ios::binary) << storedZip({{"config.json", readText(keras)}, {"metadata.json", "{}"}});
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --keras " + quote(archive.string())),
+                archive.string() + ": config.json: config.layers[].config.units" + twice);
 
   // A Keras file a workload names.
   const fs::path named = dir.path() / "named.json";
@@ -130,6 +168,26 @@ TEST(AdversarialPass14, RecomputationThatRecomputesNothingIsNotClaimed) {
   EXPECT_NE(r.output.find(", recomputing from 1 checkpoint (training.recompute_checkpoints)"), std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+}
+
+// The run summary printed the final loss with std::to_string's six
+// decimals: a diverging SGD (learning rate 1e30) showed
+// "663758001176318015456782843904.000000", and a loss under 5e-7 would
+// show "0.000000". Outside [1e-3, 1e6) it has six significant figures.
+TEST(AdversarialPass14, AFinalLossFarFromOneKeepsItsSignificantFigures) {
+  ScratchDir dir("loss-text");
+  const fs::path file = dir.path() / "w.json";
+  std::string w = kTinyWorkload;
+  w.replace(w.find("{\"type\": \"sgd\"}"), 15, "{\"type\": \"sgd\", \"learning_rate\": 1e30}");
+  std::ofstream(file) << w;
+  const auto r = runCommand(ipusimBinary() + " run " + quote(file.string()));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::size_t at = r.output.find("final loss       ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string value = r.output.substr(at + 17, r.output.find('\n', at) - at - 17);
+  EXPECT_LE(value.size(), 12u) << value;
+  const double loss = std::stod(value);
+  EXPECT_TRUE(loss > 1e6 || !std::isfinite(loss)) << value;
 }
 
 }  // namespace
