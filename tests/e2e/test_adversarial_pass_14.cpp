@@ -190,5 +190,27 @@ TEST(AdversarialPass14, AFinalLossFarFromOneKeepsItsSignificantFigures) {
   EXPECT_TRUE(loss > 1e6 || !std::isfinite(loss)) << value;
 }
 
+// The duplicate-key check of workload files (nlohmann's parser callback)
+// was quadratic in an array's length: on every object's end the callback
+// parser walks the enclosing array, so 200,000 empty objects took 8 s,
+// 600,000 over a minute, and a 16 MiB workload of them (the size limit)
+// would not end. The check is a pass of its own now, linear; a serialized
+// graph (up to 1 GiB) reads its arrays of objects as fast. (The timeout
+// ends the quadratic parse.)
+TEST(AdversarialPass14, AKeyCheckOfManyObjectsEndsAtOnce) {
+  ScratchDir dir("many-objects");
+  std::string objects = "[{}";
+  for (int i = 1; i < 600'000; ++i) objects += ",{}";
+  objects += "]";
+  const fs::path workload = dir.path() / "w.json";
+  std::ofstream(workload) << "{\"junk\": " << objects << "}";
+  auto r = runCommand("timeout 20 " + ipusimBinary() + " compile " + quote(workload.string()));
+  expectRefusal(r, workload.string() + ": junk: unknown key");
+  const fs::path graph = dir.path() / "g.json";
+  std::ofstream(graph) << "{\"junk\": " << objects << "}";
+  r = runCommand("timeout 20 " + ipusimBinary() + " run --graph " + quote(graph.string()));
+  expectRefusal(r, "executable '" + graph.string() + "': junk: unknown key");
+}
+
 }  // namespace
 }  // namespace ipusim::test
