@@ -785,11 +785,12 @@ OpGraph buildTrainingGraph(const Workload& w) {
       g.warnings.push_back("the recomputation checkpoint at layer '" + name + "' cuts nothing: it is the model's last "
                            "layer, whose backward pass starts right after it (training.recompute_checkpoints: "
                            "expected layers before the last)");
-  if (addRecomputation(g, w, firstBackwardOp) == 0 && recomputes(w))
-    g.warnings.push_back(std::string(w.pipeline.enabled() ? "pipeline.recomputation_mode " + w.pipeline.recomputationMode
-                                                          : "training.recompute_checkpoints") +
-                         ": no op is recomputed (every activation the backward pass reads is kept: a checkpoint's "
+  if (addRecomputation(g, w, firstBackwardOp) == 0 && recomputes(w)) {
+    const std::string key = w.pipeline.enabled() ? "pipeline.recomputation_mode " + w.pipeline.recomputationMode
+                                                 : std::string("training.recompute_checkpoints");
+    g.warnings.push_back(key + ": no op is recomputed (every activation the backward pass reads is kept: a checkpoint's "
                          "output, a stage's input or the model's input)");
+  }
   if (w.training.validation.enabled()) addValidationPass(b, origin);
   return std::move(g);
 }
