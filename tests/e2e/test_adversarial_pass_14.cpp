@@ -52,7 +52,8 @@ std::string storedZip(const std::vector<std::pair<std::string, std::string>>& en
 
 // A sweep's failed point named "--workload-set", a flag the user never
 // typed: `--vary steps=3` became `--workload-set training.steps=3` in the
-// child. It names the --vary values now.
+// child; an assignment error named neither file nor flag. Both name the
+// --vary values now.
 TEST(AdversarialPass14, ASweepPointsErrorNamesTheVaryValuesNotWorkloadSet) {
   ScratchDir dir("sweep-vary-source");
   const fs::path file = dir.path() / "w.json";
@@ -65,6 +66,13 @@ TEST(AdversarialPass14, ASweepPointsErrorNamesTheVaryValuesNotWorkloadSet) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("--workload-set"), std::string::npos) << r.output;
+  // An assignment the workload cannot take said "workload assignment" alone.
+  const auto s = runCommand(ipusimBinary() + " sweep " + quote(file.string()) +
+                            " --vary training.steps.x=3 -j 1 --no-plot -o " + quote(out.string()));
+  EXPECT_NE(s.output.find(file.string() + " with --vary training.steps.x=3: workload assignment "
+                                          "'training.steps.x=3': 'training.steps' is not an object"),
+            std::string::npos)
+      << s.output;
 }
 
 // A key given twice in one object kept the last value silently in Keras
