@@ -16,7 +16,7 @@
 namespace ipusim::test {
 namespace {
 
-const char* const kTinyWorkload = R"({
+const char* const kPass14Workload = R"({
   "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
   "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
                        {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
@@ -25,7 +25,7 @@ const char* const kTinyWorkload = R"({
   "ipu": {"tiles": 4}})";
 
 // A zip archive of stored entries, as a .keras is (test_adversarial_pass_6.cpp's).
-std::string storedZip(const std::vector<std::pair<std::string, std::string>>& entries) {
+std::string storedZipOf14(const std::vector<std::pair<std::string, std::string>>& entries) {
   const auto u16 = [](std::string& s, std::uint32_t v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };
   const auto u32 = [&](std::string& s, std::uint32_t v) { u16(s, v & 0xffff); u16(s, v >> 16); };
   std::string local, central;
@@ -57,7 +57,7 @@ std::string storedZip(const std::vector<std::pair<std::string, std::string>>& en
 TEST(AdversarialPass14, ASweepPointsErrorNamesTheVaryValuesNotWorkloadSet) {
   ScratchDir dir("sweep-vary-source");
   const fs::path file = dir.path() / "w.json";
-  std::ofstream(file) << kTinyWorkload;
+  std::ofstream(file) << kPass14Workload;
   const fs::path out = dir.path() / "sweep";
   const auto r = runCommand(ipusimBinary() + " sweep " + quote(file.string()) +
                             " --vary steps=3 --vary tiles=4 -j 1 --no-plot -o " + quote(out.string()));
@@ -94,7 +94,7 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
 
   // The same model as a .keras archive's config.json, which the error names.
   const fs::path archive = dir.path() / "m.keras";
-  std::ofstream(archive, std::ios::binary) << storedZip({{"config.json", readText(keras)}, {"metadata.json", "{}"}});
+  std::ofstream(archive, std::ios::binary) << storedZipOf14({{"config.json", readText(keras)}, {"metadata.json", "{}"}});
   expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --keras " + quote(archive.string())),
                 archive.string() + ": config.json: config.layers[].config.units" + twice);
 
@@ -116,7 +116,7 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
 
   // A workload with a key twice, read with --workload-set.
   const fs::path workload = dir.path() / "w.json";
-  std::string w = kTinyWorkload;
+  std::string w = kPass14Workload;
   w.replace(w.find("\"steps\": 2"), 10, "\"steps\": 2, \"steps\": 4");
   std::ofstream(workload) << w;
   expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data " + quote(workload.string()) +
@@ -125,7 +125,7 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
 
   // Engine options, and a --workload-set value.
   const fs::path fine = dir.path() / "fine.json";
-  std::ofstream(fine) << kTinyWorkload;
+  std::ofstream(fine) << kPass14Workload;
   expectRefusal(runCommand(ipusimBinary() + " compile " + quote(fine.string()) +
                            " --engine-options '{\"autoReport.all\":\"true\",\"autoReport.all\":\"false\"}'"),
                 "--engine-options: autoReport.all" + twice);
@@ -185,7 +185,7 @@ TEST(AdversarialPass14, RecomputationThatRecomputesNothingIsNotClaimed) {
 TEST(AdversarialPass14, AFinalLossFarFromOneKeepsItsSignificantFigures) {
   ScratchDir dir("loss-text");
   const fs::path file = dir.path() / "w.json";
-  std::string w = kTinyWorkload;
+  std::string w = kPass14Workload;
   w.replace(w.find("{\"type\": \"sgd\"}"), 15, "{\"type\": \"sgd\", \"learning_rate\": 1e30}");
   std::ofstream(file) << w;
   const auto r = runCommand(ipusimBinary() + " run " + quote(file.string()));
