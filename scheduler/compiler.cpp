@@ -556,6 +556,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;
   c.report.warnings = graph.warnings;
+  c.report.recomputedOps =
+      std::size_t(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; }));
   c.report.computeSets = exe.computeSets.size();
   for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
   c.exe = std::move(exe);

@@ -43,6 +43,10 @@ struct CompileReport {
   std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation step (fit with validation)
   std::size_t computeSets = 0, exchanges = 0;
   std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
+  // The forward ops recomputed in the backward pass (graph/recomputation.hpp):
+  // 0 when the recomputation asked for finds nothing to recompute, which the
+  // summaries then do not claim.
+  std::size_t recomputedOps = 0;
   std::vector<PlannedMatMul> matMulPlans;  // in program order
   std::vector<PlannedConv> convPlans;      // in program order
   std::vector<std::string> warnings;       // what the user should know about the model compiled (OpGraph::warnings)

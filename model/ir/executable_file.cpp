@@ -4,6 +4,7 @@
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -21,7 +22,7 @@ Executable loadExecutable(const std::string& path) {
   util::checkJsonNesting(text, "executable '" + path + "'");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = util::parseJsonWithUniqueKeys(text, "executable '" + path + "'");  // a key given twice is refused
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument("executable '" + path + "' is not valid JSON at byte " + std::to_string(e.byte) +
                                 ": " + util::jsonErrorText(e.what()));

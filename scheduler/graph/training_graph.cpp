@@ -5,9 +5,11 @@
 #include "scheduler/graph/regularization.hpp"
 #include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/layer.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace ipusim::scheduler {
 namespace {
@@ -775,7 +777,20 @@ OpGraph buildTrainingGraph(const Workload& w) {
         for (std::size_t in : g.ops[op].inputs)
           if (in == g.stepCounter) g.addOrderEdge(increment, op);
   }
-  addRecomputation(g, w, firstBackwardOp);
+  // Recomputation asked for that finds no activation to recompute (every one
+  // the backward pass reads is a checkpoint's, a stage's input or the
+  // model's input) is said, not claimed: the summaries said "recomputing".
+  if (recomputes(w))
+    for (const std::string& name : recomputeSegments(w).cuttingNothing)
+      g.warnings.push_back("the recomputation checkpoint at layer '" + name + "' cuts nothing: it is the model's last "
+                           "layer, whose backward pass starts right after it (training.recompute_checkpoints: "
+                           "expected layers before the last)");
+  if (addRecomputation(g, w, firstBackwardOp) == 0 && recomputes(w)) {
+    const std::string key = w.pipeline.enabled() ? "pipeline.recomputation_mode " + w.pipeline.recomputationMode
+                                                 : std::string("training.recompute_checkpoints");
+    g.warnings.push_back(key + ": no op is recomputed (every activation the backward pass reads is kept: a checkpoint's "
+                         "output, a stage's input or the model's input)");
+  }
   if (w.training.validation.enabled()) addValidationPass(b, origin);
   return std::move(g);
 }

@@ -41,6 +41,14 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
 RecomputeSegments recomputeSegments(const Workload& w) {
   const std::vector<std::string>& checkpoints = w.training.recomputeCheckpoints;
   const bool stages = w.pipeline.enabled() && w.pipeline.recomputes();
+  // A checkpoint no layer follows (but RecomputationCheckpoint layers passing
+  // it on) cuts nothing: the segment it would end is the last one's, whose
+  // backward pass starts right after its forward pass, so recomputing it
+  // saved no memory and cost a forward pass (and in a pipeline recomputed
+  // the last stage, which is never recomputed).
+  std::size_t lastComputing = 0;
+  for (std::size_t i = 0; i < w.layers.size(); ++i)
+    if (w.layers[i].kind != layer_kind::kRecomputationCheckpoint) lastComputing = i;
   RecomputeSegments segments;
   std::size_t segment = 0;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
@@ -49,7 +57,9 @@ RecomputeSegments recomputeSegments(const Workload& w) {
     const bool newStage = stages && i > 0 && *l.stage != *w.layers[i - 1].stage;
     if (newStage && segments.ofLayer.back() == segment) ++segment;
     segments.ofLayer.push_back(segment);
-    if (std::find(checkpoints.begin(), checkpoints.end(), l.name) != checkpoints.end()) ++segment;
+    if (std::find(checkpoints.begin(), checkpoints.end(), l.name) == checkpoints.end()) continue;
+    if (i < lastComputing) ++segment;
+    else segments.cuttingNothing.push_back(l.name);
   }
   segments.last = segment;
   return segments;

@@ -30,6 +30,9 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w);
 struct RecomputeSegments {
   std::vector<std::size_t> ofLayer;  // per layer of w.layers
   std::size_t last = 0;              // the segment not recomputed
+  // Checkpoints that cut nothing: on the model's last computing layer (see
+  // recomputeSegments), said in a warning.
+  std::vector<std::string> cuttingNothing;
 };
 RecomputeSegments recomputeSegments(const Workload& w);
 

@@ -1,6 +1,7 @@
 #include "scheduler/models/keras_h5_model.hpp"
 
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "scheduler/models/hdf5_image.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,7 +19,7 @@ json jsonAttribute(const Hdf5Image& file, const std::string& name, const std::st
     file.fail("its attribute '" + name + "' is " + std::to_string(text.size()) + " bytes (at most " +
               std::to_string(maxJsonBytes) + " are read)");
   util::checkJsonNesting(text, file.path() + " (attribute '" + name + "')");
-  json j = json::parse(text, nullptr, false);
+  json j = util::parseJsonWithUniqueKeys(text, file.path() + " (attribute '" + name + "')", false);
   if (j.is_discarded() || !j.is_object())
     file.fail("its attribute '" + name + "' is not a JSON object (expected the model's JSON, as Keras writes it)");
   return j;

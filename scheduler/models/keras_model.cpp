@@ -1,6 +1,7 @@
 #include "scheduler/models/keras_model.hpp"
 
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "model/util/json_error_text.hpp"
 #include "scheduler/models/keras_archive.hpp"
 #include "scheduler/models/keras_compile.hpp"
@@ -254,18 +255,21 @@ KerasModel loadKerasModel(const std::string& path, KerasReplaced replaced) {
   // The file itself, or a .keras archive's config.json (keras_archive.hpp).
   const std::string text = readKerasModelText(path, kMaxKerasFileBytes);
   util::checkJsonNesting(text, path);
+  // A .keras archive's errors name its config.json.
+  std::string head(4, '\0');
+  std::ifstream(path, std::ios::binary).read(&head[0], 4);
+  const bool archive = looksLikeZip(head);
   json j;
   try {
-    j = json::parse(text);
+    // A key given twice is refused by its path.
+    j = util::parseJsonWithUniqueKeys(text, archive ? path + ": config.json" : path);
   } catch (const json::parse_error& e) {
     // The parser stopped at the last byte: the document ends early.
     const bool truncated = e.byte + 1 >= text.size();
     const bool archiveName = path.size() > 6 && path.compare(path.size() - 6, 6, ".keras") == 0;
     // A .keras archive whose config.json is not JSON names that entry: "not
     // a .keras archive (a zip file)" said the opposite of what the file is.
-    std::string head(4, '\0');
-    std::ifstream(path, std::ios::binary).read(&head[0], 4);
-    if (looksLikeZip(head))
+    if (archive)
       throw std::invalid_argument(path + ": config.json (the archive's model JSON): not valid JSON" +
                                   (truncated ? " (it ends early: truncated at byte " + std::to_string(text.size()) + ")" : "") +
                                   ": " + util::jsonErrorText(e.what()));
@@ -284,7 +288,7 @@ json unwrapKerasDocument(json j, const std::string& path) {
   if (j.is_string()) {
     const std::string inner = j.get<std::string>();
     util::checkJsonNesting(inner, path + " (the model JSON inside its string)");
-    j = json::parse(inner, nullptr, false);
+    j = util::parseJsonWithUniqueKeys(inner, path + " (the model JSON inside its string)", false);
     if (j.is_discarded())
       throw std::invalid_argument(path + ": (document): a string that is not a model's JSON (expected a Keras model object)");
   }

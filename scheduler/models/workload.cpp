@@ -7,6 +7,7 @@
 
 #include "model/util/input_file.hpp"
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "model/util/json_error_text.hpp"
 #include "model/util/nearest_name.hpp"
 #include "scheduler/models/dtype_policy.hpp"
@@ -528,49 +529,6 @@ void checkOptimizerForTask(const Workload& w) {
 
 }  // namespace
 
-// A key given twice in one object: nlohmann keeps the last silently, so
-// {"steps": 8, "steps": 4} trained 4 steps with no word. Refused here, naming
-// the key's path (an array's elements show as []).
-static json parseWithoutDuplicateKeys(const std::string& text, const std::string& path) {
-  struct Frame {
-    std::string prefix;  // the container's path: "pipeline", "model.layers[]"
-    bool array = false;
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> open;
-  std::string lastKey;
-  json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start: {
-        std::string prefix;
-        if (!open.empty()) {
-          const Frame& outer = open.back();
-          prefix = outer.array ? outer.prefix + "[]" : (outer.prefix.empty() ? "" : outer.prefix + ".") + lastKey;
-        }
-        open.push_back({prefix, event == json::parse_event_t::array_start, {}});
-        break;
-      }
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!open.empty()) open.pop_back();
-        break;
-      case json::parse_event_t::key:
-        lastKey = parsed.get<std::string>();
-        if (!open.empty() && !open.back().keys.insert(lastKey).second) {
-          const std::string& prefix = open.back().prefix;
-          throw std::invalid_argument(path + ": " + (prefix.empty() ? "" : prefix + ".") + lastKey +
-                                      ": given twice in one object (JSON keeps only the last); expected each key once");
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  return json::parse(text, check);
-}
-
 void checkTask(const Workload& w, const std::string& source) {
   checkOptimizerForTask(w);
   if (w.task == Task::Predict && w.training.feeds && w.training.outfeedMode == "LAST")
@@ -583,7 +541,7 @@ Workload loadWorkload(const std::string& path) {
   util::checkJsonNesting(text, path);
   json j;
   try {
-    j = parseWithoutDuplicateKeys(text, path);
+    j = util::parseJsonWithUniqueKeys(text, path);  // a key given twice is refused by its path
   } catch (const json::exception& e) {  // a syntax error, or a number out of range
     throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }

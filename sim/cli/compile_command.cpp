@@ -146,7 +146,8 @@ int compileWorkload(const CompileArgs& args) {
     std::cout << "Streaming Memory  " << remoteBytes << " bytes of optimizer state in " << c.exe.remoteBuffers.size()
               << " remote buffers (training.offload_optimizer_state)\n";
   if (const std::string recomputation = scheduler::recomputationDescription(workload); !recomputation.empty()) {
-    std::cout << "recomputation     " << recomputation;
+    // What was asked for, "nothing to recompute" when the compiled graph recomputes no op.
+    std::cout << "recomputation     " << (r.recomputedOps ? "" : "nothing to recompute ") << recomputation;
     for (std::size_t k = 0; k < workload.training.recomputeCheckpoints.size(); ++k)
       std::cout << (k ? " " : ": ") << workload.training.recomputeCheckpoints[k];
     std::cout << "\n";

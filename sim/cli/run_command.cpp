@@ -3,6 +3,7 @@
 #include "sim/cli/run_workload.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace ipusim::sim {
@@ -89,7 +90,12 @@ WorkloadFlags addWorkloadFlags(CLI::App& cmd, const std::shared_ptr<RunWorkloadA
     if (!a.kerasPath.empty()) a.workloadPath = a.kerasPath;  // names the run in messages
     std::vector<std::string> from;
     if (!inputShape->empty()) from.push_back("--input-shape");
-    if (!a.workloadSets.empty()) from.push_back("--workload-set");
+    if (const char* vary = std::getenv(kWorkloadSetsFromVariable)) {  // a sweep's point: its --vary values
+      if (!a.workloadSets.empty() && *vary) from.push_back(vary);
+      ::unsetenv(kWorkloadSetsFromVariable);
+    } else if (!a.workloadSets.empty()) {
+      from.push_back("--workload-set");
+    }
     if (!weights->empty()) from.push_back("--weights");
     if (!from.empty()) {
       a.workloadSetsFrom = from[0];

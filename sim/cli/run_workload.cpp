@@ -129,7 +129,11 @@ std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
 
 // A loss as `run` prints it: NaN and infinities say what they mean.
 std::string lossText(double loss) {
-  if (std::isfinite(loss)) return std::to_string(loss);
+  // Six decimals where they hold the value's figures; otherwise six
+  // significant ones: std::to_string printed a loss of 3e-7 as "0.000000"
+  // and a diverging 6.6e29 as 30 digits.
+  if (std::isfinite(loss) && std::fabs(loss) >= 1e-3 && std::fabs(loss) < 1e6) return std::to_string(loss);
+  if (std::isfinite(loss)) return profiler::analysis::numberText(loss);
   return profiler::analysis::numberText(loss) + " (the training diverged)";
 }
 
@@ -518,7 +522,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
     summary.recomputationMode = workload.pipeline.recomputationMode;
   }
-  summary.recomputation = scheduler::recomputationDescription(workload);
+  // Only what the compiled graph recomputes (a warning says when nothing is).
+  if (compiled.report.recomputedOps) summary.recomputation = scheduler::recomputationDescription(workload);
   summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;

@@ -244,8 +244,11 @@ SweepResult collect(const SweepPoint& point, int status, const fs::path& out, co
 // engine options write reports, it writes them into points/i/ (not all into
 // one autoReport.directory, where they would collide).
 std::map<std::string, std::string> pointEnvironment(const EngineOptions& options, const fs::path& pointsDir,
-                                                    std::size_t i) {
+                                                    std::size_t i, const SweepPoint& point) {
   std::map<std::string, std::string> env = {{kParentProcessVariable, std::to_string(::getpid())}};
+  // The child's errors name the --vary values the user gave, not the
+  // --workload-set they became.
+  env[kWorkloadSetsFromVariable] = point.workloadSetsFrom;
   if (options.writesProfile() || options.outputSerializedGraph) {
     nlohmann::json own = options.toJson();  // every option, so that this wins as a whole
     own["autoReport.directory"] = (pointsDir / std::to_string(i)).string();
@@ -272,7 +275,7 @@ std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args,
       {
         const InterruptsHeld held;
         const int pid = startChild(argv, outPath(next).string(), errPath(next).string(),
-                                   pointEnvironment(options, pointsDir, next), group);
+                                   pointEnvironment(options, pointsDir, next, plan.points[next]), group);
         if (group == 0) endProcessGroupOnInterrupt(group = pid);
         running[pid] = next;
       }

@@ -146,6 +146,10 @@ SweepPlan planSweep(const std::string& workload, const nlohmann::json& workloadJ
     for (std::size_t a = 0; a < plan.axes.size(); ++a) {
       const std::string& value = plan.axes[a].values[digit[a]];
       point.values.push_back(value);
+      if (plan.axes[a].resolved.rfind("--workload-set ", 0) == 0) {
+        std::string& from = point.workloadSetsFrom;
+        from += (from.empty() ? "--vary " : " and --vary ") + names[a] + "=" + value;
+      }
       for (auto& arg : argsFor(plan.axes[a], value)) point.runArgs.push_back(std::move(arg));
     }
     plan.points.push_back(std::move(point));

@@ -34,6 +34,9 @@ struct SweepPoint {
   std::vector<std::string> runArgs;  // the arguments after `ipusim run WORKLOAD`
   std::string label() const;         // "10" or "steps_per_execution=10, tiles=64"
   std::vector<std::string> axisNames;
+  // The --vary values given as --workload-set assignments ("--vary steps=3",
+  // several joined by " and "), as the point's errors name them; empty if none.
+  std::string workloadSetsFrom;
 };
 
 struct SweepPlan {

@@ -3,6 +3,7 @@
 #include "model/util/input_file.hpp"
 #include "model/util/json_error_text.hpp"
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/workload.hpp"
 
@@ -27,7 +28,8 @@ std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(cons
   }
   const std::string text = assignment.substr(eq + 1);
   util::checkJsonNesting(text, "workload assignment '" + key + "'");
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  // A JSON value (a key given twice refused), else the text as a string.
+  nlohmann::json value = util::parseJsonWithUniqueKeys(text, "workload assignment '" + key + "'", false);
   if (value.is_discarded()) value = text;
   return {path, value};
 }
@@ -76,7 +78,7 @@ nlohmann::json readWorkloadJson(const std::string& path) {
   const std::string text = util::readInputFile(path, "workload file", scheduler::kMaxWorkloadFileBytes);
   util::checkJsonNesting(text, path);
   try {
-    return nlohmann::json::parse(text);
+    return util::parseJsonWithUniqueKeys(text, path);  // as loadWorkload: a key given twice is refused
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                                 util::jsonErrorText(e.what()));
@@ -85,12 +87,28 @@ nlohmann::json readWorkloadJson(const std::string& path) {
   }
 }
 
+namespace {
+
+// The assignments applied, an error naming the file and the flags they came
+// from (`from`: a sweep's "--vary NAME=V" says "workload assignment" alone).
+void applyAssignments(nlohmann::json& j, const std::vector<std::string>& assignments, const std::string& where) {
+  for (const auto& a : assignments) {
+    try {
+      applyWorkloadAssignment(j, a);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
 scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments,
                                      const std::string& from) {
   if (assignments.empty()) return scheduler::loadWorkload(path);
   nlohmann::json j = readWorkloadJson(path);
   const bool named = j.is_object() && j.contains("name");
-  for (const auto& a : assignments) applyWorkloadAssignment(j, a);
+  applyAssignments(j, assignments, path + " with " + from);
   const auto slash = path.find_last_of('/');
   scheduler::Workload w = scheduler::parseWorkload(j, path + " with " + from,
                                                    slash == std::string::npos ? "" : path.substr(0, slash));
@@ -112,7 +130,7 @@ scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vecto
   const auto& out = model.layers.back().outputShape;
   if (scheduler::elementsOf(model.inputShape) != 784 || out.size() != 1 || out[0] != 10)
     j["dataset"] = {{"format", "synthetic"}};
-  for (const auto& a : assignments) applyWorkloadAssignment(j, a);
+  applyAssignments(j, assignments, from + " on the workload made for " + kerasPath);
   // Errors name where the value came from: the defaults for the Keras file, or the flags (`from`).
   return scheduler::parseWorkload(j, assignments.empty() ? "the workload made for " + kerasPath
                                                          : from + " on the workload made for " + kerasPath);

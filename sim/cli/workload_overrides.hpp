@@ -11,6 +11,12 @@
 
 namespace ipusim::sim {
 
+// Set by `ipusim sweep` in a point's environment: the --vary values the
+// point's --workload-set assignments come from ("--vary steps=3"), which the
+// child's errors name instead of a --workload-set the user never typed.
+// `ipusim run` reads it once and removes it (not inherited further).
+inline constexpr const char* kWorkloadSetsFromVariable = "IPUSIM_WORKLOAD_SETS_FROM";
+
 // Splits "a.b.c=value" into the key path and the value. The value is JSON
 // when it parses as JSON (10, 0.5, true, "x", [1,2]), else a plain string
 // (ALL). Throws std::invalid_argument naming the assignment when there is no

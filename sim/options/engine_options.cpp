@@ -2,6 +2,7 @@
 
 #include "model/util/json_error_text.hpp"
 #include "model/util/json_nesting.hpp"
+#include "model/util/json_unique_keys.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <algorithm>
@@ -154,7 +155,7 @@ void EngineOptions::applyText(const std::string& text, const std::string& source
   util::checkJsonNesting(text, source);
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(text);
+    parsed = util::parseJsonWithUniqueKeys(text, source);  // an option given twice is refused by name
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(source + ": malformed JSON at byte " + std::to_string(e.byte) +
                                 ": expected an object such as {\"autoReport.all\":\"true\"}");
