@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace ipusim::test {
+namespace ipusim::test::test_adversarial_pass_14 {
 namespace {
 
 const char* const kPass14Workload = R"({
@@ -221,4 +221,4 @@ TEST(AdversarialPass14, AKeyCheckOfManyObjectsEndsAtOnce) {
 }
 
 }  // namespace
-}  // namespace ipusim::test
+}  // namespace ipusim::test::test_adversarial_pass_14
