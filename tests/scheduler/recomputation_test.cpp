@@ -10,6 +10,7 @@
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/memory_estimate.hpp"
 #include "scheduler/models/workload.hpp"
+#include "training_harness.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,8 @@
 
 namespace ipusim::scheduler::recomputation_test {
 namespace {
+
+using ipusim::testing::workloadRefusal;
 
 // Dense layers named `names` (relu; then a softmax output "out") over 64
 // features at batch `batch`, `width` units each.
