@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -81,13 +80,13 @@ struct Child {
 volatile std::sig_atomic_t interrupted = 0;
 void stopOnSignal(int) { interrupted = 1; }
 
-// In the child: the queue's first test, as `binary --gtest_filter=TEST`
+// In the child: `test`, as `binary --gtest_filter=TEST`
 // would run it, in the state an exec'd process starts in (default signal
 // dispositions, no file descriptor of the runner's other children, none of
 // the runner's memory: LeakSanitizer checks at the child's exit, and does not
 // always see the runner's frames once a SystemC simulation has switched
-// stacks).
-[[noreturn]] void runInChild(std::deque<std::string>& queue, std::vector<Child>& running,
+// stacks; hence vectors, which hold no memory once emptied).
+[[noreturn]] void runInChild(const std::string& test, std::vector<std::string>& tests, std::vector<Child>& running,
                              std::vector<std::string>& failed, std::FILE* output) {
   setpgid(0, 0);  // (a timed-out test is killed with whatever it started)
   std::signal(SIGINT, SIG_DFL);
@@ -96,8 +95,8 @@ void stopOnSignal(int) { interrupted = 1; }
   dup2(fileno(output), STDOUT_FILENO);
   dup2(fileno(output), STDERR_FILENO);
   fcntl(fileno(output), F_SETFD, FD_CLOEXEC);  // (what the test runs inherits stdout and stderr only)
-  GTEST_FLAG_SET(filter, queue.front());
-  std::deque<std::string>().swap(queue);
+  GTEST_FLAG_SET(filter, test);
+  std::vector<std::string>().swap(tests);
   std::vector<Child>().swap(running);
   std::vector<std::string>().swap(failed);
   int status = RUN_ALL_TESTS();
@@ -126,9 +125,9 @@ std::string describeStatus(int status) {
 }  // namespace
 
 int runEachTestForked(const ForkEachOptions& options) {
-  std::deque<std::string> queue;
-  for (auto& name : selectedTests()) queue.push_back(std::move(name));
-  const std::size_t total = queue.size();
+  std::vector<std::string> tests = selectedTests();
+  std::size_t next = 0;  // the next test to start
+  const std::size_t total = tests.size();
   if (total == 0) {
     std::fprintf(stderr, "no test ran: the filter selected nothing\n");
     return 1;
@@ -140,8 +139,8 @@ int runEachTestForked(const ForkEachOptions& options) {
   std::vector<std::string> failed;
   std::size_t finished = 0;
   const Clock::time_point runStart = Clock::now();
-  while ((!queue.empty() || !running.empty()) && !interrupted) {
-    while (!queue.empty() && running.size() < jobs) {
+  while ((next < total || !running.empty()) && !interrupted) {
+    while (next < total && running.size() < jobs) {
       std::FILE* output = std::tmpfile();
       if (output == nullptr) {
         std::perror("tmpfile");
@@ -153,10 +152,10 @@ int runEachTestForked(const ForkEachOptions& options) {
         std::perror("fork");
         return 1;
       }
-      if (pid == 0) runInChild(queue, running, failed, output);
+      if (pid == 0) runInChild(tests[next], tests, running, failed, output);
       setpgid(pid, pid);  // (as the child does: whichever runs first)
-      running.push_back({pid, queue.front(), output, Clock::now()});
-      queue.pop_front();
+      running.push_back({pid, tests[next], output, Clock::now()});
+      ++next;
     }
     int status = 0;
     const pid_t done = waitpid(-1, &status, WNOHANG);
