@@ -63,6 +63,8 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
     else if (t.tiles > 0)
       addChecked(facts.optimizerScalarBytesPerTile, t.bytes / t.tiles, reader.path(), "tensors.bytes");
   }
+  if (!reader.metaValue("recompute_auto_checkpoints").empty())
+    facts.autoRecomputeCheckpoints = metaInt(reader, "recompute_auto_checkpoints");
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;
   if (feeds == "false") facts.feeds = false;
@@ -261,7 +263,10 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
   // and gives both).
   const bool recomputing = std::any_of(f.operations.rows.begin(), f.operations.rows.end(),
                                        [](const OperationRow& row) { return row.pass == "recompute"; });
-  if (f.report.target.task == "fit" && !recomputing && tile.notAlwaysLivePeakBytes > 0) {
+  // ("auto" finds no checkpoint in a model without two layers to cut at: not
+  // offered where the profile says so.)
+  const bool autoFindsNone = !f.pipelined && f.autoRecomputeCheckpoints == 0;
+  if (f.report.target.task == "fit" && !recomputing && !autoFindsNone && tile.notAlwaysLivePeakBytes > 0) {
     in.knob += f.pipelined ? "; or recompute each stage's activations in its backward pass instead of keeping them "
                              "for every mini-batch in flight (pipeline.recomputation_mode: \"Auto\")"
                            : "; or recompute activations for the backward pass instead of keeping them "

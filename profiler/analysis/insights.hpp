@@ -74,6 +74,10 @@ struct ProfileFacts {
   bool pipelined = false;                    // the step runs pipeline stages (a training/pipeline program)
   bool optimizerSlotVariables = false;       // an always-live slot variable (momentum, Adam's m and v, ...)
   std::int64_t optimizerScalarBytesPerTile = 0;  // the step counter's and per-tile scalars' bytes on a tile
+  // meta recompute_auto_checkpoints: how many checkpoints
+  // training.recompute_checkpoints "auto" finds in the model (0: it refuses
+  // the model); empty when the profile does not say.
+  std::optional<std::int64_t> autoRecomputeCheckpoints;
 };
 
 struct Insight {

@@ -3,6 +3,7 @@
 #include "hardening_helpers.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <zlib.h>
 
@@ -218,6 +219,31 @@ TEST(AdversarialPass14, AKeyCheckOfManyObjectsEndsAtOnce) {
   std::ofstream(graph) << "{\"junk\": " << objects << "}";
   r = runCommand("timeout 20 " + ipusimBinary() + " run --graph " + quote(graph.string()));
   expectRefusal(r, "executable '" + graph.string() + "': junk: unknown key");
+}
+
+// `insights` offered training.recompute_checkpoints "auto" on the
+// out-of-memory profile of a 2-layer MLP, which refuses "auto" (no layer to
+// checkpoint): the profile did not say. A fit's profile now holds how many
+// checkpoints "auto" finds (meta recompute_auto_checkpoints; the rule itself
+// is checked in tests/profiler/test_analysis_insights.cpp).
+TEST(AdversarialPass14, AFitsProfileSaysHowManyCheckpointsAutoFinds) {
+  ScratchDir dir("auto-checkpoints-meta");
+  const auto autoCheckpoints = [&](const std::string& name, const std::string& workloadText) {
+    const fs::path workload = dir.path() / (name + ".json");
+    std::ofstream(workload) << workloadText;
+    const auto r = runCommand(withReports(dir.path() / name) + ipusimBinary() + " run " + quote(workload.string()));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    return runCommand("sqlite3 " + quote((dir.path() / name / "profile.pop").string()) +
+                      " \"SELECT value FROM meta WHERE key = 'recompute_auto_checkpoints'\"")
+        .output;
+  };
+  EXPECT_EQ(autoCheckpoints("two", kPass14Workload), "0\n");
+  nlohmann::json chain = nlohmann::json::parse(kPass14Workload);
+  auto& layers = chain["model"]["layers"];
+  for (int i = 1; i <= 6; ++i)  // a chain of 8 layers: "auto" cuts at every third of the 7 candidates
+    layers.insert(layers.begin(), nlohmann::json::object({{"type", "dense"}, {"units", 8}, {"activation", "relu"},
+                                                          {"name", "l" + std::to_string(i)}}));
+  EXPECT_EQ(autoCheckpoints("eight", chain.dump()), "2\n");
 }
 
 }  // namespace

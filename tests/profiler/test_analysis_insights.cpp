@@ -33,6 +33,7 @@ struct Shape {
   bool pipelined = false;            // the step is a training/pipeline Sequence
   std::string task;                  // meta task (empty: not written)
   std::int64_t activationBytes = 0;  // not-always-live activations on the fullest tile (3)
+  std::int64_t autoCheckpoints = -1;  // meta recompute_auto_checkpoints (-1: not written)
 };
 
 std::string writeProfile(const std::string& name, const Shape& shape) {
@@ -96,6 +97,7 @@ std::string writeProfile(const std::string& name, const Shape& shape) {
   if (shape.sharded) w.addProgram({3, 0, "Sequence", "all_gather", "training", "all_gather", 1});
   if (shape.pipelined) w.addProgram({4, 0, "Sequence", "pipeline", "training", "pipeline", 0});
   if (!shape.task.empty()) w.setMeta("task", shape.task);
+  if (shape.autoCheckpoints >= 0) w.setMeta("recompute_auto_checkpoints", std::to_string(shape.autoCheckpoints));
   if (shape.activationBytes) w.addTileMemory({0, 3, "activations", false, shape.activationBytes});
   w.addTileMemory({0, 4, "weights", true, 100});
   w.commit();
@@ -267,6 +269,30 @@ TEST(InsightsTileMemory, NamesRecomputationForAFitKeepingItsActivations) {
   const auto inference = tileMemoryInsight(factsOf("predict.pop", predict));
   ASSERT_TRUE(inference);
   EXPECT_EQ(inference->knob.find("recompute"), std::string::npos) << inference->knob;
+}
+
+// "auto" finds no checkpoint in a model without two layers to cut at (a
+// 2-layer MLP): where the profile says so, recomputation is not offered
+// (found by the fourteenth adversarial pass: it was, and the model refuses
+// "auto"); where "auto" finds some, it is.
+TEST(InsightsTileMemory, NamesRecomputationOnlyWhereAutoFindsCheckpoints) {
+  Shape s;
+  s.fullestBytes = 700;
+  s.activationBytes = 400;
+  s.task = "fit";
+  s.autoCheckpoints = 0;
+  const auto none = tileMemoryInsight(factsOf("auto-none.pop", s));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->knob.find("recompute"), std::string::npos) << none->knob;
+  s.autoCheckpoints = 2;
+  const auto some = tileMemoryInsight(factsOf("auto-two.pop", s));
+  ASSERT_TRUE(some);
+  EXPECT_NE(some->knob.find("(training.recompute_checkpoints: \"auto\")"), std::string::npos) << some->knob;
+  s.autoCheckpoints = 0;
+  s.pipelined = true;  // a pipeline's mode recomputes its stages whatever "auto" finds
+  const auto pipelined = tileMemoryInsight(factsOf("auto-none-pipelined.pop", s));
+  ASSERT_TRUE(pipelined);
+  EXPECT_NE(pipelined->knob.find("(pipeline.recomputation_mode: \"Auto\")"), std::string::npos) << pipelined->knob;
 }
 
 TEST(InsightsTileMemory, QuietWithHeadroom) {
