@@ -1,19 +1,23 @@
 #pragma once
 // What the hardening tests (issues 16 and 33) share: a clean refusal, no
 // litter, a profile of the bundled graph, SQL applied to a profile, a
-// workload with one change.
+// workload with one change, a zip archive of stored entries.
 #include "cli_helpers.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ipusim::test {
 namespace fs = std::filesystem;
@@ -75,6 +79,32 @@ inline std::string workloadWith(const fs::path& dir, const std::function<void(nl
   const fs::path out = dir / "w.json";
   std::ofstream(out) << j.dump(1);
   return out.string();
+}
+
+// A zip archive of stored (uncompressed) entries, in order, as a .keras is a zip.
+inline std::string storedZip(const std::vector<std::pair<std::string, std::string>>& entries) {
+  const auto u16 = [](std::string& s, std::uint32_t v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };
+  const auto u32 = [&](std::string& s, std::uint32_t v) { u16(s, v & 0xffff); u16(s, v >> 16); };
+  std::string local, central;
+  for (const auto& [name, data] : entries) {
+    const std::uint32_t crc = std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(data.data()), uInt(data.size())));
+    const std::uint32_t offset = std::uint32_t(local.size());
+    local += "PK\3\4";
+    u16(local, 20), u16(local, 0), u16(local, 0), u16(local, 0), u16(local, 0);
+    u32(local, crc), u32(local, std::uint32_t(data.size())), u32(local, std::uint32_t(data.size()));
+    u16(local, std::uint32_t(name.size())), u16(local, 0);
+    local += name + data;
+    central += "PK\1\2";
+    u16(central, 20), u16(central, 20), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
+    u32(central, crc), u32(central, std::uint32_t(data.size())), u32(central, std::uint32_t(data.size()));
+    u16(central, std::uint32_t(name.size())), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
+    u32(central, 0), u32(central, offset);
+    central += name;
+  }
+  std::string end = "PK\5\6";
+  u16(end, 0), u16(end, 0), u16(end, std::uint32_t(entries.size())), u16(end, std::uint32_t(entries.size()));
+  u32(end, std::uint32_t(central.size())), u32(end, std::uint32_t(local.size())), u16(end, 0);
+  return local + central + end;
 }
 
 }  // namespace ipusim::test

@@ -25,32 +25,6 @@ const char* const kPass14Workload = R"({
   "training": {"steps": 2, "steps_per_execution": 2},
   "ipu": {"tiles": 4}})";
 
-// A zip archive of stored entries, as a .keras is (test_adversarial_pass_6.cpp's).
-std::string storedZipOf14(const std::vector<std::pair<std::string, std::string>>& entries) {
-  const auto u16 = [](std::string& s, std::uint32_t v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };
-  const auto u32 = [&](std::string& s, std::uint32_t v) { u16(s, v & 0xffff); u16(s, v >> 16); };
-  std::string local, central;
-  for (const auto& [name, data] : entries) {
-    const std::uint32_t crc = std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(data.data()), uInt(data.size())));
-    const std::uint32_t offset = std::uint32_t(local.size());
-    local += "PK\3\4";
-    u16(local, 20), u16(local, 0), u16(local, 0), u16(local, 0), u16(local, 0);
-    u32(local, crc), u32(local, std::uint32_t(data.size())), u32(local, std::uint32_t(data.size()));
-    u16(local, std::uint32_t(name.size())), u16(local, 0);
-    local += name + data;
-    central += "PK\1\2";
-    u16(central, 20), u16(central, 20), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
-    u32(central, crc), u32(central, std::uint32_t(data.size())), u32(central, std::uint32_t(data.size()));
-    u16(central, std::uint32_t(name.size())), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
-    u32(central, 0), u32(central, offset);
-    central += name;
-  }
-  std::string end = "PK\5\6";
-  u16(end, 0), u16(end, 0), u16(end, std::uint32_t(entries.size())), u16(end, std::uint32_t(entries.size()));
-  u32(end, std::uint32_t(central.size())), u32(end, std::uint32_t(local.size())), u16(end, 0);
-  return local + central + end;
-}
-
 // A sweep's failed point named "--workload-set", a flag the user never
 // typed: `--vary steps=3` became `--workload-set training.steps=3` in the
 // child; an assignment error named neither file nor flag. Both name the
@@ -95,7 +69,7 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
 
   // The same model as a .keras archive's config.json, which the error names.
   const fs::path archive = dir.path() / "m.keras";
-  std::ofstream(archive, std::ios::binary) << storedZipOf14({{"config.json", readText(keras)}, {"metadata.json", "{}"}});
+  std::ofstream(archive, std::ios::binary) << storedZip({{"config.json", readText(keras)}, {"metadata.json", "{}"}});
   expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --keras " + quote(archive.string())),
                 archive.string() + ": config.json: config.layers[].config.units" + twice);
 

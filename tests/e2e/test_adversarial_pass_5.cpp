@@ -84,35 +84,13 @@ TEST(AdversarialPass5, ALaterPipelineStagesFlopsAreCounted) {
   }
 }
 
-// A zip archive of one stored (uncompressed) entry, as Keras's .keras is a zip.
-std::string storedZip(const std::string& name, const std::string& data) {
-  const auto u16 = [](std::string& s, std::uint32_t v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };
-  const auto u32 = [&](std::string& s, std::uint32_t v) { u16(s, v & 0xffff); u16(s, v >> 16); };
-  const std::uint32_t crc = std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(data.data()), uInt(data.size())));
-  std::string local = "PK\3\4";
-  u16(local, 20), u16(local, 0), u16(local, 0), u16(local, 0), u16(local, 0);
-  u32(local, crc), u32(local, std::uint32_t(data.size())), u32(local, std::uint32_t(data.size()));
-  u16(local, std::uint32_t(name.size())), u16(local, 0);
-  local += name + data;
-  std::string central = "PK\1\2";
-  u16(central, 20), u16(central, 20), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
-  u32(central, crc), u32(central, std::uint32_t(data.size())), u32(central, std::uint32_t(data.size()));
-  u16(central, std::uint32_t(name.size())), u16(central, 0), u16(central, 0), u16(central, 0), u16(central, 0);
-  u32(central, 0), u32(central, 0);
-  central += name;
-  std::string end = "PK\5\6";
-  u16(end, 0), u16(end, 0), u16(end, 1), u16(end, 1);
-  u32(end, std::uint32_t(central.size())), u32(end, std::uint32_t(local.size())), u16(end, 0);
-  return local + central + end;
-}
-
 // A .keras archive whose config.json is not JSON was said to be "not valid
 // JSON and not a .keras archive (a zip file)": the opposite of what it is,
 // and without the entry at fault.
 TEST(AdversarialPass5, AKerasArchivesBrokenConfigIsNamedAsSuch) {
   ScratchDir dir("archive-config");
   const std::string archive = (dir.path() / "m.keras").string();
-  std::ofstream(archive, std::ios::binary) << storedZip("config.json", R"({"class_name": "Sequential", "config": NaN})");
+  std::ofstream(archive, std::ios::binary) << storedZip({{"config.json", R"({"class_name": "Sequential", "config": NaN})"}});
   expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(archive)),
                 "ipusim: error: " + archive + ": config.json (the archive's model JSON): not valid JSON: parse error at "
                 "line 1, column 40");
