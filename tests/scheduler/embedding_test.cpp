@@ -158,17 +158,8 @@ TEST(EmbeddingCycles, MultiUpdateAddFollowsPopopsEstimator) {
 
 // ---- refusals ----
 
-std::string errorOf(const nlohmann::json& j) {
-  try {
-    scheduler::parseWorkload(j, "w.json");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(EmbeddingErrors, AnotherLayerReadingTheIdsIsRefusedByName) {
-  const std::string e = errorOf(tokenJob(R"([
+  const std::string e = workloadRefusal(tokenJob(R"([
     {"type": "embedding", "input_dim": 50, "output_dim": 4, "name": "tokens"},
     {"type": "dense", "units": 4, "inputs": ["input"], "name": "numbers"},
     {"type": "flatten", "inputs": ["tokens"], "name": "f1"},
@@ -180,7 +171,7 @@ TEST(EmbeddingErrors, AnotherLayerReadingTheIdsIsRefusedByName) {
 }
 
 TEST(EmbeddingErrors, AnEmbeddingOfComputedValuesIsRefusedByName) {
-  const std::string e = errorOf(tokenJob(R"([
+  const std::string e = workloadRefusal(tokenJob(R"([
     {"type": "dense", "units": 4, "name": "numbers"},
     {"type": "embedding", "input_dim": 50, "output_dim": 4, "name": "tokens"},
     {"type": "flatten"},
@@ -192,15 +183,15 @@ TEST(EmbeddingErrors, AnEmbeddingOfComputedValuesIsRefusedByName) {
 TEST(EmbeddingErrors, IdsFromAFileAreNotModelledYet) {
   nlohmann::json j = tokenJob(kBagOfWords, 12, kAdam, 1);
   j["dataset"]["format"] = "idx";
-  const std::string e = errorOf(j);
+  const std::string e = workloadRefusal(j);
   EXPECT_NE(e.find("dataset.format"), std::string::npos) << e;
   EXPECT_NE(e.find("synthetic"), std::string::npos) << e;
 }
 
 TEST(EmbeddingErrors, MissingOrBadDimensionsAreRefusedByKey) {
-  EXPECT_NE(errorOf(tokenJob(R"([{"type": "embedding", "output_dim": 4}, {"type": "flatten"},
+  EXPECT_NE(workloadRefusal(tokenJob(R"([{"type": "embedding", "output_dim": 4}, {"type": "flatten"},
     {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1)).find("input_dim: missing"), std::string::npos);
-  EXPECT_NE(errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 5, "output_dim": 0}, {"type": "flatten"},
+  EXPECT_NE(workloadRefusal(tokenJob(R"([{"type": "embedding", "input_dim": 5, "output_dim": 0}, {"type": "flatten"},
     {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1)).find("output_dim"), std::string::npos);
 }
 
@@ -208,15 +199,15 @@ TEST(EmbeddingErrors, MissingOrBadDimensionsAreRefusedByKey) {
 // output_dim of 2^31 was blamed on input_dim (20), and activations too large
 // for a long input on output_dim without the steps that make them.
 TEST(EmbeddingErrors, SizesOverTheLimitAreBlamedOnTheKeyThatMakesThem) {
-  const std::string wide = errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 20, "output_dim": 2147483648},
+  const std::string wide = workloadRefusal(tokenJob(R"([{"type": "embedding", "input_dim": 20, "output_dim": 2147483648},
     {"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1));
   EXPECT_NE(wide.find("model.layers[0].output_dim: 2147483648 x input_dim 20 needs 171798691840 bytes of float table"),
             std::string::npos) << wide;
-  const std::string vocabulary = errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 100000000, "output_dim": 8},
+  const std::string vocabulary = workloadRefusal(tokenJob(R"([{"type": "embedding", "input_dim": 100000000, "output_dim": 8},
     {"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}])", 6, kAdam, 1));
   EXPECT_NE(vocabulary.find("model.layers[0].input_dim: 100000000 x output_dim 8 needs 3200000000 bytes of float table"),
             std::string::npos) << vocabulary;
-  const std::string steps = errorOf(tokenJob(R"([{"type": "embedding", "input_dim": 20, "output_dim": 8},
+  const std::string steps = workloadRefusal(tokenJob(R"([{"type": "embedding", "input_dim": 20, "output_dim": 8},
     {"type": "flatten"}, {"type": "dense", "units": 10, "activation": "softmax"}])", 40000000, kAdam, 1));
   EXPECT_NE(steps.find("output_dim: 8 for each of 40000000 ids an example needs "), std::string::npos) << steps;
 }
