@@ -536,22 +536,30 @@ void checkTask(const Workload& w, const std::string& source) {
                                 "but predict returns every example's: expected ALL with task predict");
 }
 
-Workload loadWorkload(const std::string& path) {
+json readWorkloadJson(const std::string& path) {
   const std::string text = util::readInputFile(path, "workload file", kMaxWorkloadFileBytes);
   util::checkJsonNesting(text, path);
-  json j;
   try {
-    j = util::parseJsonWithUniqueKeys(text, path);  // a key given twice is refused by its path
-  } catch (const json::exception& e) {  // a syntax error, or a number out of range
+    return util::parseJsonWithUniqueKeys(text, path);  // a key given twice is refused by its path
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+                                util::jsonErrorText(e.what()));
+  } catch (const json::exception& e) {  // a number out of range
     throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
   }
-  std::string stem = path.substr(path.find_last_of('/') + 1);
-  stem = stem.substr(0, stem.rfind('.'));
+}
+
+Workload parseWorkloadFile(const json& j, const std::string& path, const std::string& source) {
   const auto slash = path.find_last_of('/');
-  Workload w = parseWorkload(j, path, slash == std::string::npos ? "" : path.substr(0, slash));
-  if (!j.contains("name")) w.name = stem;
+  Workload w = parseWorkload(j, source, slash == std::string::npos ? "" : path.substr(0, slash));
+  if (!j.contains("name")) {
+    const std::string file = path.substr(slash == std::string::npos ? 0 : slash + 1);
+    w.name = file.substr(0, file.rfind('.'));
+  }
   return w;
 }
+
+Workload loadWorkload(const std::string& path) { return parseWorkloadFile(readWorkloadJson(path), path, path); }
 
 void checkStepCounts(const Workload& w, const std::string& source) {
   const TrainingSpec& t = w.training;

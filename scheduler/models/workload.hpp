@@ -262,7 +262,16 @@ std::uint32_t replicasOf(const Workload& w);
 // `source` names the document in errors (a file name); a Keras model path
 // (model.keras) is relative to `baseDirectory` ("" : the current directory).
 Workload parseWorkload(const nlohmann::json& j, const std::string& source, const std::string& baseDirectory = "");
-Workload loadWorkload(const std::string& path);  // errors name the file
+// A workload file's JSON, read once for every command: a FIFO, a directory or
+// a device is refused by name, so is a file above kMaxWorkloadFileBytes, JSON
+// nested too deep, a syntax error and a key given twice. Errors name the file.
+nlohmann::json readWorkloadJson(const std::string& path);
+// The workload of a file's JSON (`j`, as read, or changed by --workload-set):
+// a Keras path in it is relative to the file's directory, and a workload
+// that names itself nothing is named by the file's stem. `source` names it in errors.
+Workload parseWorkloadFile(const nlohmann::json& j, const std::string& path, const std::string& source);
+// parseWorkloadFile(readWorkloadJson(path), path, path).
+Workload loadWorkload(const std::string& path);
 // A workload is a few hundred bytes of JSON (design choice: 16 MiB is room for
 // any hand-written file, and refuses a mistaken path to a large file at once).
 inline constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;

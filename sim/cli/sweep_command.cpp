@@ -314,7 +314,7 @@ int runSweep(const SweepArgs& args) {
   if (args.synthetic) common.push_back("--synthetic-data");
   if (args.steps) common.insert(common.end(), {"--steps", std::to_string(args.steps)});
   if (!args.engineOptions.empty()) common.insert(common.end(), {"--engine-options", args.engineOptions});
-  const nlohmann::json workloadJson = readWorkloadJson(args.workload);
+  const nlohmann::json workloadJson = scheduler::readWorkloadJson(args.workload);
   const SweepPlan plan = planSweep(args.workload, workloadJson, args.vary, common);
   const std::vector<std::string> inputs = sweepInputs(args.workload, workloadJson, args.vary);
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);

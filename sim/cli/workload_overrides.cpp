@@ -1,13 +1,10 @@
 #include "sim/cli/workload_overrides.hpp"
 
-#include "model/util/input_file.hpp"
-#include "model/util/json_error_text.hpp"
 #include "model/util/json_nesting.hpp"
 #include "model/util/json_unique_keys.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/workload.hpp"
 
-#include <fstream>
 #include <stdexcept>
 
 namespace ipusim::sim {
@@ -72,21 +69,6 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
   (*at)[path.back()] = std::move(value);
 }
 
-nlohmann::json readWorkloadJson(const std::string& path) {
-  // Read as scheduler::loadWorkload reads it: a FIFO, a directory or a device
-  // is refused by name, and so is a file above its size limit.
-  const std::string text = util::readInputFile(path, "workload file", scheduler::kMaxWorkloadFileBytes);
-  util::checkJsonNesting(text, path);
-  try {
-    return util::parseJsonWithUniqueKeys(text, path);  // as loadWorkload: a key given twice is refused
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                                util::jsonErrorText(e.what()));
-  } catch (const nlohmann::json::exception& e) {  // a number out of range
-    throw std::invalid_argument(path + ": not valid JSON: " + util::jsonErrorText(e.what()));
-  }
-}
-
 namespace {
 
 // The assignments applied, an error naming the file and the flags they came
@@ -106,17 +88,10 @@ void applyAssignments(nlohmann::json& j, const std::vector<std::string>& assignm
 scheduler::Workload loadWorkloadWith(const std::string& path, const std::vector<std::string>& assignments,
                                      const std::string& from) {
   if (assignments.empty()) return scheduler::loadWorkload(path);
-  nlohmann::json j = readWorkloadJson(path);
-  const bool named = j.is_object() && j.contains("name");
-  applyAssignments(j, assignments, path + " with " + from);
-  const auto slash = path.find_last_of('/');
-  scheduler::Workload w = scheduler::parseWorkload(j, path + " with " + from,
-                                                   slash == std::string::npos ? "" : path.substr(0, slash));
-  if (!named && !j.contains("name")) {  // as loadWorkload: the file stem names it
-    std::string stem = path.substr(path.find_last_of('/') + 1);
-    w.name = stem.substr(0, stem.rfind('.'));
-  }
-  return w;
+  nlohmann::json j = scheduler::readWorkloadJson(path);
+  const std::string source = path + " with " + from;
+  applyAssignments(j, assignments, source);
+  return scheduler::parseWorkloadFile(j, path, source);
 }
 
 scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vector<std::string>& assignments,

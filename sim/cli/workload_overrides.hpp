@@ -48,6 +48,4 @@ scheduler::Workload kerasWorkload(const std::string& kerasPath, const std::vecto
 // -> {"training.steps_per_execution"}), for short names in sweeps.
 std::vector<std::string> workloadKeysNamed(const nlohmann::json& workload, const std::string& leaf);
 
-nlohmann::json readWorkloadJson(const std::string& path);  // errors name the file
-
 }  // namespace ipusim::sim
