@@ -57,7 +57,7 @@ struct CompiledWorkload {
   model::Target target;
   ir::Id imagesStream = ir::kNoId, labelsStream = ir::kNoId, lossStream = ir::kNoId;
   ir::Id imagesTensor = ir::kNoId, labelsTensor = ir::kNoId, lossTensor = ir::kNoId;
-  std::vector<ir::Id> weightTensors;   // kernel, bias per dense layer, in layer order
+  std::vector<ir::Id> weightTensors;   // every layer's weights (kernel, bias, ...) in layer order, frozen ones too
   // What each float of one outfeed copy (per replica) holds, in order: "loss",
   // then "accuracy" (every loss but mean_squared_error), "learning_rate" (a schedule's).
   std::vector<std::string> outfeed;

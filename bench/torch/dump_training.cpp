@@ -67,6 +67,7 @@ json layerJson(const scheduler::LayerSpec& l) {
   j["go_backwards"] = l.goBackwards;
   j["zero_output_for_mask"] = l.zeroOutputForMask;
   j["mask_zero"] = l.maskZero;
+  j["trainable"] = l.trainable;
   j["mask_value"] = l.maskValue;
   j["equation"] = l.equation;
   j["bias_axes"] = l.useBias ? json(l.biasAxes) : json(nullptr);

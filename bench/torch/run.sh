@@ -23,7 +23,7 @@ for w in bench/torch/residual_mlp.json bench/torch/residual_convnet.json bench/t
          bench/torch/adamax_piecewise.json bench/torch/nadam_polynomial.json bench/torch/sgd_inverse_time.json \
          bench/torch/regularizers.json bench/torch/loss_kl_divergence.json bench/torch/embedding.json \
          bench/torch/recurrent.json bench/torch/masked_recurrent.json bench/torch/masked_mean.json bench/torch/masked_attention.json bench/torch/masked_tagger.json bench/torch/masking.json bench/torch/attention.json bench/torch/einsum_dense.json \
-         bench/torch/language_model.json bench/torch/recomputed_convnet.json; do
+         bench/torch/language_model.json bench/torch/recomputed_convnet.json bench/torch/frozen_transfer.json; do
   name=$(basename "$w" .json)
   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bin/ipusim-torch-dump "$w" 20 "$out/$name.json" --trajectory
   trajectory=0

@@ -53,7 +53,9 @@ def step_on(dump, weights, batch, dtype):
     loss = loss_of(dump, logits, labels, model.output_mask)
     loss = loss + model.regularization()  # Keras's total: the regularizers' penalties too
     loss.backward()
-    return loss.item(), [p.grad.detach().reshape(-1).to(torch.float64) for p in model.params.values()]
+    # (a frozen layer's weight: no gradient, as ipusim applies none)
+    return loss.item(), [p.grad.detach().reshape(-1).to(torch.float64) if p.requires_grad
+                         else torch.zeros(p.numel(), dtype=torch.float64) for p in model.params.values()]
 
 
 def applied_gradients(dump):

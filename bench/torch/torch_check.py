@@ -172,8 +172,13 @@ class Model:
         self.batch = dump["batch_size"]
         self.input_shape = dump["input_shape"]
         self.params = {}
+        # Keras's trainable: false: a frozen layer's weights take no gradient (its batch
+        # normalization whitens with its moving statistics in training too).
+        self.frozen = {l["name"] for l in self.layers if not l.get("trainable", True)}
         for w in dump["weights"]:
-            self.params[w["name"]] = torch.tensor(w["values"], dtype=dtype).reshape(w["shape"]).requires_grad_()
+            owner = w["name"].rsplit("/", 1)[0]
+            self.params[w["name"]] = torch.tensor(w["values"], dtype=dtype).reshape(w["shape"]).requires_grad_(
+                owner not in self.frozen)
         self.last = len(self.layers) - 1
         # Keras's training=False (validation_check.py): dropout passes its input and batch
         # normalization whitens with `moving` ({layer: {"moving_mean", "moving_variance"}}).
@@ -215,7 +220,7 @@ class Model:
         total = self.activity
         for name, w in self.params.items():
             owner, weight = name.rsplit("/", 1)
-            if weight in owners.get(owner, {}):
+            if weight in owners.get(owner, {}) and owner not in self.frozen:  # (Keras 3: trainable weights' only)
                 total = total + penalty(w, owners[owner][weight])
         return total
 
@@ -282,8 +287,9 @@ class Model:
             c = x.shape[-1]
             gamma = p.get(l["name"] + "/gamma") if l["scale"] else None
             beta = p.get(l["name"] + "/beta") if l["center"] else None
-            if not self.training:
-                stats = self.moving[l["name"]]
+            if not self.training or l["name"] in self.frozen:
+                # (a frozen layer's in training: Keras's initial zeros and ones, which it never updates)
+                stats = self.moving.get(l["name"], {"moving_mean": [0.0] * c, "moving_variance": [1.0] * c})
                 mean, variance = (torch.tensor(stats[k], dtype=x.dtype) for k in ("moving_mean", "moving_variance"))
                 return F.batch_norm(x.reshape(-1, c), mean, variance, gamma, beta, training=False,
                                     eps=l["epsilon"]).reshape(x.shape)
@@ -667,7 +673,7 @@ class KerasOptimizer:
 def train(dump, dtype):
     """The losses per step and the weights after the last, trained in `dtype`."""
     model = Model(dump, dtype)
-    opt = KerasOptimizer(dump["optimizer"], list(model.params.values()))
+    opt = KerasOptimizer(dump["optimizer"], [p for p in model.params.values() if p.requires_grad])
     losses, regularizations = [], []
     for batch in dump["batches"]:
         images = torch.tensor(batch["images"], dtype=dtype)

@@ -234,6 +234,10 @@ struct OpGraph {
   std::size_t images = 0, labels = 0, loss = 0;
   std::size_t stepCounter = ~std::size_t(0);     // when an op reads the step count
   std::vector<std::size_t> weights;              // kernel, bias, kernel, bias, ... in layer order
+  // Every layer's weights in the order they were made, a frozen layer's
+  // (LayerSpec::trainable: non-trainable state) among them: Keras's
+  // model.weights but for the moving statistics. `weights` is its trainable part.
+  std::vector<std::size_t> modelWeights;
   // training.replicated_optimizer_state_sharding: the replicas (R > 1) the
   // fused optimizer updates and their state are sharded over (the lowering
   // plans each slot at 1/R of its tiles' bytes); 1: not sharded.

@@ -389,10 +389,14 @@ std::size_t TrainingGraphBuilder::weight(const LayerSpec& l, const std::string& 
   }
   const TrainedWeight* trained = trainedValues(l, name, kerasShape.empty() ? shape : kerasShape);
   if (trained) drawn.reset(), fill = 0;
-  const std::size_t v = value(owner + "/" + name, std::move(shape), variables_, ValueKind::Weight, owner, drawn, fill);
+  // A frozen layer's weight is state: drawn or read as a weight is, never updated.
+  const ValueKind kind = l.trainable ? ValueKind::Weight : ValueKind::NonTrainable;
+  const std::size_t v = value(owner + "/" + name, std::move(shape), variables_, kind, owner, drawn, fill);
   if (trained) g_.values[v].initialValues = trained->values;
-  g_.weights.push_back(v);
   layerValues_.emplace(owner + "/" + name, v);
+  g_.modelWeights.push_back(v);
+  if (!l.trainable) return v;
+  g_.weights.push_back(v);
   if (const auto r = l.regularizers.find(name); r != l.regularizers.end())
     penalties_.push_back({v, r->second.l1, r->second.l2, false});
   return v;
@@ -478,10 +482,12 @@ std::size_t TrainingGraphBuilder::bias(const LayerSpec& l, std::size_t x, std::v
   g_.addOp({OpKind::AddBias, "bias_add", l.name, {x, biasUsed}, {out}});
   // The add passes the gradient through; the bias gradient sums it over every
   // dimension but the last (ReduceRows), in float, delivered in the variables' type.
-  record({x}, out, true, [this, x, bias, layer = l.name, units](const Backward& bw) {
-    const std::size_t db = value(layer + "/bias_grad", {units}, variables_, ValueKind::Gradient, layer);
-    g_.addOp({OpKind::ReduceRows, "bias_grad", layer, {bw.grad}, {db}});
-    bw.weightGradient(bias, db);
+  record({x}, out, trains(bias), [this, x, bias, layer = l.name, units](const Backward& bw) {
+    if (bw.trains(bias)) {
+      const std::size_t db = value(layer + "/bias_grad", {units}, variables_, ValueKind::Gradient, layer);
+      g_.addOp({OpKind::ReduceRows, "bias_grad", layer, {bw.grad}, {db}});
+      bw.weightGradient(bias, db);
+    }
     bw.deliver(x, bw.grad);
   });
   return out;
@@ -561,6 +567,8 @@ std::size_t TrainingGraphBuilder::joinColumnParts(std::size_t v) {
 
 bool Backward::wants(std::size_t input) const { return b.dependsOnWeights(input); }
 
+bool Backward::trains(std::size_t weight) const { return b.trains(weight); }
+
 std::size_t TrainingGraphBuilder::maskOf(std::size_t v) const {
   const auto it = masks_.find(v);
   return it == masks_.end() ? kNone : it->second;
@@ -584,6 +592,8 @@ void Backward::deliver(std::size_t input, std::size_t gradient) const {
 }
 
 void Backward::weightGradient(std::size_t weight, std::size_t gradient) const {
+  if (!trains(weight))  // (a frozen layer's backward computes no weight gradient)
+    throw std::logic_error("internal: a gradient for " + b.g_.values[weight].name + ", which is not a trainable weight");
   const auto [it, first] = b.weightGrad_.emplace(weight, gradient);
   if (first) return;
   // A shared layer's weight: the sum of its calls' gradients.

@@ -40,6 +40,9 @@ struct Backward {
   // same offset are summed; together they must cover every column
   // (std::logic_error otherwise: a builder's bug).
   void deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset, std::uint64_t rows = 0) const;
+  // Whether `weight` is a trainable weight (a frozen layer's is state): only
+  // then does the backward pass compute its gradient.
+  bool trains(std::size_t weight) const;
   // The gradient of trainable weight `weight` (for its update).
   void weightGradient(std::size_t weight, std::size_t gradient) const;
 };
@@ -126,7 +129,9 @@ class TrainingGraphBuilder {
   std::size_t maskOf(std::size_t v) const;
   void setMask(std::size_t v, std::size_t ids) { masks_[v] = ids; }
 
-  // Records a tape entry (weighted: the op reads a trainable weight).
+  // Whether value `v` is a trainable weight (weight() of a layer not frozen).
+  bool trains(std::size_t v) const { return g_.values[v].kind == ValueKind::Weight; }
+  // Records a tape entry (weighted: the op reads a trainable weight: trains()).
   void record(std::vector<std::size_t> inputs, std::size_t output, bool weighted, BackwardFn backward);
   bool dependsOnWeights(std::size_t value) const { return value < depends_.size() && depends_[value]; }
 

@@ -47,9 +47,11 @@ BatchNormForward addBatchNorm(TrainingGraphBuilder& b, std::size_t input, const 
   const std::vector<std::uint64_t> shape = g.values[input].shape;
   const std::uint64_t channels = shape.back();
   const double perChannel = double(g.values[input].numElements() / channels);  // M
-  // The batch statistics (popnn batchNormEstimates: the sums of x and x^2), in training.
+  // The batch statistics (popnn batchNormEstimates: the sums of x and x^2),
+  // in training, unless the layer is frozen (Keras runs it in inference mode).
+  const bool batchStatistics = b.training() && l.trainable;
   std::size_t mean = ~std::size_t(0), meanSquare = ~std::size_t(0);
-  if (b.training()) {
+  if (batchStatistics) {
     mean = channelSums(g, input, "mean", ValueKind::Activation, 1.0 / perChannel, l.name);
     const std::size_t square = addValue(g, l.name + "/square", shape, compute, ValueKind::Activation, l.name);
     g.addOp({OpKind::Square, "square", l.name, {input}, {square}});
@@ -59,14 +61,14 @@ BatchNormForward addBatchNorm(TrainingGraphBuilder& b, std::size_t input, const 
   f.movingMean = b.state(l, "moving_mean", {channels}, ir::DType::Float, 0.0);
   f.movingVariance = b.state(l, "moving_variance", {channels}, ir::DType::Float, 1.0);
   f.invStdDev = addValue(g, l.name + "/inv_std_dev", {channels}, ir::DType::Float, ValueKind::Activation, l.name);
-  if (b.training()) {
+  if (batchStatistics) {
     Op stats{OpKind::BatchNormStatistics, "statistics", l.name, {mean, meanSquare, f.movingMean, f.movingVariance}, {f.invStdDev}};
     stats.epsilon = l.epsilon;
     stats.momentum = l.momentum;
     g.addOp(stats);
     b.updatesInPlace(f.movingMean, g.ops.size() - 1);  // a shared layer's calls update them in turn
   } else {
-    // Keras's call with training=False (evaluate, predict): the moving
+    // Keras's call with training=False (evaluate, predict, a frozen layer): the moving
     // statistics whiten, and stay as they are (popnn batchNormalise with them).
     Op invStdDev{OpKind::BatchNormInvStdDev, "inv_std_dev", l.name, {f.movingVariance}, {f.invStdDev}};
     invStdDev.epsilon = l.epsilon;
@@ -112,6 +114,19 @@ std::size_t addBatchNormGrad(OpGraph& g, const BatchNormForward& f, std::size_t 
         {dx}};
   op.scale = double(channels) / double(g.values[outputGrad].numElements());  // 1 / M
   g.addOp(op);
+  return dx;
+}
+
+std::size_t addFrozenBatchNormInputGrad(TrainingGraphBuilder& b, const BatchNormForward& f, std::size_t outputGrad,
+                                        const LayerSpec& l) {
+  OpGraph& g = b.graph();
+  const std::vector<std::uint64_t> shape = g.values[outputGrad].shape;
+  const std::uint64_t channels = shape.back();
+  const ir::DType compute = g.values[outputGrad].dtype;
+  const std::size_t zero = b.state(l, "zero_mean_grad", {channels}, ir::DType::Float, 0.0);
+  const std::size_t unused = addValue(g, l.name + "/input_grad_whitened", shape, compute, ValueKind::Gradient, l.name);
+  const std::size_t dx = addValue(g, l.name + "/input_grad", shape, compute, ValueKind::Gradient, l.name);
+  g.addOp({OpKind::BatchNormalise, "input_grad", l.name, {outputGrad, zero, f.invStdDev, f.gammaUsed, zero}, {unused, dx}});
   return dx;
 }
 

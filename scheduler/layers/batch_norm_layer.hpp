@@ -37,8 +37,9 @@ struct BatchNormForward {
 };
 
 // Adds the forward ops of batch normalization layer `l` over `input`
-// (outside fit, as Keras's training=False: BatchNormInvStdDev of the moving
-// variance, and BatchNormalise with the moving mean; no backward then)
+// (outside fit, and in fit for a frozen layer, as Keras's training=False:
+// BatchNormInvStdDev of the moving variance, and BatchNormalise with the
+// moving mean, which stay as they are)
 // [batch, ..., channels] (of the builder's compute type); gamma and beta are
 // the layer's weights (gamma first) in the variables' type, shared with its
 // other calls as its moving statistics are.
@@ -49,5 +50,12 @@ BatchNormForward addBatchNorm(TrainingGraphBuilder& b, std::size_t input, const 
 // when `wantInputGradient` (else ~0).
 std::size_t addBatchNormGrad(OpGraph& g, const BatchNormForward& f, std::size_t outputGrad, bool wantInputGradient,
                              std::map<std::size_t, std::size_t>& weightGrad);
+
+// The input gradient of a frozen layer's normalization by its moving
+// statistics (constants then): dx = dy * gamma * invStdDev per channel, as
+// BatchNormalise of dy with a zero mean and a zero shift (its whitened
+// output, dy * invStdDev, unused).
+std::size_t addFrozenBatchNormInputGrad(TrainingGraphBuilder& b, const BatchNormForward& f, std::size_t outputGrad,
+                                        const LayerSpec& l);
 
 }  // namespace ipusim::scheduler

@@ -79,6 +79,12 @@ class BatchNormalizationLayer final : public Layer {
     const std::size_t x = l.inputShape.size() > 1 ? b.shaped(inputs[0], l.inputShape, l.name, "reshape_input") : inputs[0];
     const BatchNormForward f = addBatchNorm(b, x, l);
     if (!b.training()) return f.output;
+    if (!l.trainable) {  // frozen: normalized by constants, only the input takes a gradient
+      b.record({x}, f.output, false, [&b, f, x, l](const Backward& bw) {
+        if (bw.wants(x)) bw.deliver(x, addFrozenBatchNormInputGrad(b, f, bw.grad, l));
+      });
+      return f.output;
+    }
     b.record({x}, f.output, hasWeights(l), [&b, f, x](const Backward& bw) {
       std::map<std::size_t, std::size_t> weightGrad;
       const std::size_t dx = addBatchNormGrad(b.graph(), f, bw.grad, bw.wants(x), weightGrad);

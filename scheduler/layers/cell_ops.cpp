@@ -213,16 +213,18 @@ std::size_t CellOps::matmul(std::size_t x, std::size_t kernel, std::size_t used,
   if (part) used = columnsOf(used, k, offset, width, {k, width}, name + "_kernel_columns");
   const std::size_t out = value(name, {g.values[x].shape.at(0), part ? width : n});
   g.addOp({OpKind::MatMul, name, layer_, {x, used}, {out}});
-  b_.record({x}, out, true, [&b = b_, layer = layer_, x, kernel, used, name, part, offset, k](const Backward& bw) {
+  b_.record({x}, out, b_.trains(kernel), [&b = b_, layer = layer_, x, kernel, used, name, part, offset, k](const Backward& bw) {
     OpGraph& g = b.graph();
-    // (As Dense: the kernel's gradient in the variables' type, the input's in the compute type.)
-    const std::size_t dk =
-        b.value(layer + "/" + name + "_kernel_grad", g.values[used].shape, b.variables(), ValueKind::Gradient, layer);
-    Op dkOp{OpKind::MatMul, name + "_kernel_grad", layer, {x, bw.grad}, {dk}};
-    dkOp.transposeA = true;
-    g.addOp(dkOp);
-    if (part) bw.deliverColumns(kernel, dk, offset, k);
-    else bw.weightGradient(kernel, dk);
+    if (bw.trains(kernel)) {
+      // (As Dense: the kernel's gradient in the variables' type, the input's in the compute type.)
+      const std::size_t dk =
+          b.value(layer + "/" + name + "_kernel_grad", g.values[used].shape, b.variables(), ValueKind::Gradient, layer);
+      Op dkOp{OpKind::MatMul, name + "_kernel_grad", layer, {x, bw.grad}, {dk}};
+      dkOp.transposeA = true;
+      g.addOp(dkOp);
+      if (part) bw.deliverColumns(kernel, dk, offset, k);
+      else bw.weightGradient(kernel, dk);
+    }
     if (!bw.wants(x)) return;
     const std::size_t dx = cellValue(b, layer, name + "_input_grad", g.values[x].shape, ValueKind::Gradient);
     Op dxOp{OpKind::MatMul, name + "_input_grad", layer, {bw.grad, used}, {dx}};
@@ -240,13 +242,15 @@ std::size_t CellOps::addBias(std::size_t x, std::size_t bias, std::size_t used, 
   if (part) used = columnsOf(used, 1, offset, width, {width}, name + "_bias_columns");
   const std::size_t out = value(name, g.values[x].shape);
   g.addOp({OpKind::AddBias, name, layer_, {x, used}, {out}});
-  b_.record({x}, out, true, [&b = b_, layer = layer_, x, bias, used, name, part, offset](const Backward& bw) {
+  b_.record({x}, out, b_.trains(bias), [&b = b_, layer = layer_, x, bias, used, name, part, offset](const Backward& bw) {
     OpGraph& g = b.graph();
-    const std::size_t db =
-        b.value(layer + "/" + name + "_bias_grad", g.values[used].shape, b.variables(), ValueKind::Gradient, layer);
-    g.addOp({OpKind::ReduceRows, name + "_bias_grad", layer, {bw.grad}, {db}});
-    if (part) bw.deliverColumns(bias, db, offset, 1);
-    else bw.weightGradient(bias, db);
+    if (bw.trains(bias)) {
+      const std::size_t db =
+          b.value(layer + "/" + name + "_bias_grad", g.values[used].shape, b.variables(), ValueKind::Gradient, layer);
+      g.addOp({OpKind::ReduceRows, name + "_bias_grad", layer, {bw.grad}, {db}});
+      if (part) bw.deliverColumns(bias, db, offset, 1);
+      else bw.weightGradient(bias, db);
+    }
     bw.deliver(x, bw.grad);
   });
   return out;

@@ -32,10 +32,12 @@ std::vector<ConvKernel> convKernels(TrainingGraphBuilder& b, const LayerSpec& l,
 
 void recordConvOp(TrainingGraphBuilder& b, std::size_t x, std::size_t out, const ConvKernel& kernel, bool transposed) {
   const std::size_t op = b.graph().ops.size() - 1, weight = kernel.weight;
-  b.record({x}, out, true, [&b, x, weight, op, transposed](const Backward& bw) {
-    const Conv2DGradients grads = transposed ? addConv2DTransposeGrad(b.graph(), op, bw.grad, bw.wants(x), b.variables())
-                                             : addConv2DGrad(b.graph(), op, bw.grad, bw.wants(x), b.variables());
-    bw.weightGradient(weight, grads.kernel);
+  b.record({x}, out, b.trains(weight), [&b, x, weight, op, transposed](const Backward& bw) {
+    const bool trains = bw.trains(weight);
+    const Conv2DGradients grads =
+        transposed ? addConv2DTransposeGrad(b.graph(), op, bw.grad, bw.wants(x), b.variables(), trains)
+                   : addConv2DGrad(b.graph(), op, bw.grad, bw.wants(x), b.variables(), trains);
+    if (trains) bw.weightGradient(weight, grads.kernel);
     if (bw.wants(x)) bw.deliver(x, grads.input);
   });
 }

@@ -144,7 +144,7 @@ std::size_t addConv2DTranspose(OpGraph& g, std::size_t input, std::size_t kernel
 }
 
 Conv2DGradients addConv2DTransposeGrad(OpGraph& g, std::size_t transposeOp, std::size_t outputGrad,
-                                       bool wantInputGradient, ir::DType kernelGradType) {
+                                       bool wantInputGradient, ir::DType kernelGradType, bool wantKernelGradient) {
   const Op t = g.ops.at(transposeOp);  // a copy: addOp reallocates
   if (t.kind != OpKind::Conv2DInputGrad)
     throw std::logic_error("addConv2DTransposeGrad: op " + t.name + " is not a transposed convolution");
@@ -155,10 +155,13 @@ Conv2DGradients addConv2DTransposeGrad(OpGraph& g, std::size_t transposeOp, std:
   Conv2DGradients grads;
   // The convolution over the output: its input the output's gradient, its
   // output gradient the transposed convolution's input.
-  grads.kernel = addValueLike(g, t.layer + "/kernel_grad", g.values[kernel].shape, kernelGradType, ValueKind::Gradient, t.layer);
-  Op wu{OpKind::Conv2DWeightGrad, "kernel_grad", t.layer, {outputGrad, input}, {grads.kernel}};
-  wu.window = t.window;
-  g.addOp(wu);
+  if (wantKernelGradient) {
+    grads.kernel = addValueLike(g, t.layer + "/kernel_grad", g.values[kernel].shape, kernelGradType, ValueKind::Gradient,
+                                t.layer);
+    Op wu{OpKind::Conv2DWeightGrad, "kernel_grad", t.layer, {outputGrad, input}, {grads.kernel}};
+    wu.window = t.window;
+    g.addOp(wu);
+  }
   if (wantInputGradient) {
     grads.input = addValueLike(g, t.layer + "/input_grad", g.values[input].shape, g.values[input].dtype,
                                ValueKind::Gradient, t.layer);
@@ -170,7 +173,7 @@ Conv2DGradients addConv2DTransposeGrad(OpGraph& g, std::size_t transposeOp, std:
 }
 
 Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t outputGrad, bool wantInputGradient,
-                              ir::DType kernelGradType) {
+                              ir::DType kernelGradType, bool wantKernelGradient) {
   const Op conv = g.ops.at(convOp);  // a copy: addOp reallocates
   if (conv.kind != OpKind::Conv2D) throw std::logic_error("addConv2DGrad: op " + conv.name + " is not a Conv2D");
   const std::size_t input = conv.inputs[0], kernel = conv.inputs[1];
@@ -181,12 +184,14 @@ Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t output
     throw std::logic_error("addConv2DGrad: a kernel gradient is float or half");
   Conv2DGradients grads;
   const std::string prefix = conv.name == "conv2d" ? "" : conv.name + "_";
-  grads.kernel = addValueLike(g, conv.layer + "/" + prefix + "kernel_grad", g.values[kernel].shape, kernelGradType,
-                              ValueKind::Gradient, conv.layer);
-  Op wu{OpKind::Conv2DWeightGrad, prefix + "kernel_grad", conv.layer, {input, outputGrad}, {grads.kernel}};
-  wu.window = conv.window;
-  wu.groups = conv.groups;
-  g.addOp(wu);
+  if (wantKernelGradient) {
+    grads.kernel = addValueLike(g, conv.layer + "/" + prefix + "kernel_grad", g.values[kernel].shape, kernelGradType,
+                                ValueKind::Gradient, conv.layer);
+    Op wu{OpKind::Conv2DWeightGrad, prefix + "kernel_grad", conv.layer, {input, outputGrad}, {grads.kernel}};
+    wu.window = conv.window;
+    wu.groups = conv.groups;
+    g.addOp(wu);
+  }
   if (wantInputGradient) {
     grads.input = addValueLike(g, conv.layer + "/" + prefix + "input_grad", g.values[input].shape,
                                g.values[input].dtype, ValueKind::Gradient, conv.layer);

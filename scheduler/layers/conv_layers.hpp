@@ -43,10 +43,11 @@ struct Conv2DGradients {
 // (values "<layer>/kernel_grad", "<layer>/input_grad"; "<layer>/<op>_kernel_grad",
 // ... for an op not named "conv2d", e.g. a separable convolution's two)
 // (of the output's type): the kernel gradient (Conv2DWeightGrad) in
-// `kernelGradType` (the variables' type), and, when `wantInputGradient` (not
-// for the first layer), the input gradient (Conv2DInputGrad).
+// `kernelGradType` (the variables' type) unless not `wantKernelGradient` (a
+// frozen layer's), and, when `wantInputGradient` (not for the first layer),
+// the input gradient (Conv2DInputGrad).
 Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t outputGrad, bool wantInputGradient,
-                              ir::DType kernelGradType = ir::DType::Float);
+                              ir::DType kernelGradType = ir::DType::Float, bool wantKernelGradient = true);
 
 // A transposed convolution (Keras's Conv2DTranspose, as TF computes it: the
 // input gradient of the convolution from the output to the input):
@@ -58,10 +59,11 @@ Conv2DGradients addConv2DGrad(OpGraph& g, std::size_t convOp, std::size_t output
 std::size_t addConv2DTranspose(OpGraph& g, std::size_t input, std::size_t kernel, Window window, std::uint64_t outH,
                                std::uint64_t outW, const std::string& layer);
 // Its backward ops: the kernel gradient (Conv2DWeightGrad of the output's
-// gradient with the input as deltas) and, when asked, the input gradient
-// (the forward convolution of the output's gradient, a Conv2D).
+// gradient with the input as deltas) and the input gradient (the forward
+// convolution of the output's gradient, a Conv2D), each when asked.
 Conv2DGradients addConv2DTransposeGrad(OpGraph& g, std::size_t transposeOp, std::size_t outputGrad,
-                                       bool wantInputGradient, ir::DType kernelGradType = ir::DType::Float);
+                                       bool wantInputGradient, ir::DType kernelGradType = ir::DType::Float,
+                                       bool wantKernelGradient = true);
 
 // MaxPooling2D / AveragePooling2D: `window` is the pool size, strides and
 // padding. Returns the output value [b, oh, ow, c].

@@ -110,7 +110,8 @@ class EmbeddingLayer final : public Layer {
     const std::size_t tableUsed = b.cast(table, b.compute(), l.name + "/embeddings_cast", l.name, ValueKind::Activation);
     const std::size_t rows = b.value(l.name + "/lookup", {lookups, l.units}, b.compute(), ValueKind::Activation, l.name);
     g.addOp({OpKind::EmbeddingLookup, "lookup", l.name, {ids, tableUsed}, {rows}});
-    b.record({}, rows, true, [&b, name = l.name, ids, table](const Backward& bw) {
+    b.record({}, rows, b.trains(table), [&b, name = l.name, ids, table](const Backward& bw) {
+      if (!bw.trains(table)) return;  // (frozen: the ids take no gradient)
       OpGraph& g = b.graph();
       const std::size_t dTable =
           b.value(name + "/embeddings_grad", g.values[table].shape, b.variables(), ValueKind::Gradient, name);

@@ -121,7 +121,7 @@ class LayerNormalizationLayer final : public Layer {
     const std::size_t x = b.reshape(inputs[0], {rows, n}, l.name, "rows");
     const RowNormalized f = addRowNormalise(b, x, l.epsilon, l.name);
     const ColumnAffine affine = addColumnAffine(b, l, f.whitened);
-    b.record({x}, affine.output, hasWeights(l), [&b, l, x, f, affine](const Backward& bw) {
+    b.record({x}, affine.output, hasWeights(l) && l.trainable, [&b, l, x, f, affine](const Backward& bw) {
       const std::size_t whitenedGrad = addColumnAffineGrad(b, bw, l, affine, f.whitened, bw.grad, bw.wants(x));
       if (bw.wants(x)) bw.deliver(x, addRowNormaliseGrad(b, f, whitenedGrad, l.name));
     });

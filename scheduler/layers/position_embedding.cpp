@@ -64,7 +64,8 @@ class PositionEmbeddingLayer final : public Layer {
     const std::size_t used = b.cast(table, b.compute(), l.name + "/embeddings_cast", l.name, ValueKind::Activation);
     const std::size_t out = addCopyView(g, used, {{b.batch(), 0}, {n, 1}}, {b.batch(), steps, features}, l.name,
                                         "positions", ValueKind::Activation);
-    b.record({used}, out, true, [&b, layer = l.name, table, n](const Backward& bw) {
+    b.record({used}, out, b.trains(table), [&b, layer = l.name, table, n](const Backward& bw) {
+      if (!bw.trains(table)) return;  // (frozen: the output reads nothing else)
       OpGraph& g = b.graph();
       const std::size_t rows = b.value(layer + "/positions_grad_rows", {b.batch(), n}, b.compute(), ValueKind::Gradient, layer);
       g.addOp({OpKind::Reshape, "positions_grad_rows", layer, {bw.grad}, {rows}});

@@ -105,7 +105,7 @@ class PReluLayer final : public Layer {
     const std::size_t alphaUsed = b.cast(alpha, b.compute(), l.name + "/alpha_cast", l.name, ValueKind::Activation);
     const std::size_t out = b.value(l.name + "/prelu", g.values[x].shape, b.compute(), ValueKind::Activation, l.name);
     g.addOp({OpKind::PRelu, "prelu", l.name, {x, alphaUsed}, {out}});
-    b.record({x}, out, true, [&b, x, alpha, alphaUsed, columns, layer = l.name](const Backward& bw) {
+    b.record({x}, out, b.trains(alpha), [&b, x, alpha, alphaUsed, columns, layer = l.name](const Backward& bw) {
       OpGraph& g = b.graph();
       const std::vector<std::uint64_t> shape = g.values[x].shape;
       if (bw.wants(x)) {
@@ -113,6 +113,7 @@ class PReluLayer final : public Layer {
         g.addOp({OpKind::PReluGrad, "prelu_grad", layer, {x, bw.grad, alphaUsed}, {dx}});
         bw.deliver(x, dx);
       }
+      if (!bw.trains(alpha)) return;
       // alpha's gradient: the terms, as rows of alpha's elements, summed over the rows.
       const std::size_t term = b.value(layer + "/alpha_grad_terms", shape, b.compute(), ValueKind::Gradient, layer);
       g.addOp({OpKind::PReluAlphaGrad, "alpha_grad_terms", layer, {x, bw.grad}, {term}});

@@ -58,8 +58,9 @@ std::size_t addColumnAffineGrad(TrainingGraphBuilder& b, const Backward& bw, con
   auto deliver = [&](std::size_t weight, std::size_t sums, const std::string& name) {
     bw.weightGradient(weight, b.cast(sums, g.values[weight].dtype, l.name + "/" + name, l.name, ValueKind::Gradient));
   };
-  if (a.beta != ColumnAffine::kNone) deliver(a.beta, columnSums(grad, "beta_grad"), "beta_grad_cast");
-  if (a.gamma != ColumnAffine::kNone) {
+  // (A frozen layer's gamma and beta take no gradient.)
+  if (a.beta != ColumnAffine::kNone && bw.trains(a.beta)) deliver(a.beta, columnSums(grad, "beta_grad"), "beta_grad_cast");
+  if (a.gamma != ColumnAffine::kNone && bw.trains(a.gamma)) {
     const std::size_t product = b.value(l.name + "/grad_whitened_product", shape, compute, ValueKind::Gradient, l.name);
     g.addOp({OpKind::Mul, "grad_whitened_product", l.name, {grad, whitened}, {product}});
     deliver(a.gamma, columnSums(product, "gamma_grad"), "gamma_grad_cast");

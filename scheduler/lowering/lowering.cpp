@@ -97,7 +97,7 @@ class Lowerer {
     out.labels = g_.labels < g_.values.size() ? tensorOf_[g_.labels] : ir::kNoId;
     out.loss = tensorOf_[g_.loss];
     if (g_.validationLoss < g_.values.size()) out.validationLoss = tensorOf_[g_.validationLoss];
-    for (std::size_t w : g_.weights) out.weightTensors.push_back(tensorOf_[w]);
+    for (std::size_t w : g_.modelWeights) out.weightTensors.push_back(tensorOf_[w]);
     out.useSpans = b_.useSpans();
     out.shardOfVertex = std::move(shardOfVertex_);
     out.lastStep = b_.currentStep() - 1;

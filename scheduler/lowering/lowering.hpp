@@ -29,7 +29,7 @@ struct LoweredStep {
   std::vector<ir::Id> opSequences;     // one Sequence per op, in schedule order
   ir::Id images = ir::kNoId, labels = ir::kNoId, loss = ir::kNoId;  // tensors
   ir::Id validationLoss = ir::kNoId;  // fit's validation pass's loss (OpGraph::validationLoss)
-  std::vector<ir::Id> weightTensors;   // per OpGraph::weights
+  std::vector<ir::Id> weightTensors;   // per OpGraph::modelWeights (a frozen layer's among them)
   // Per tensor: the first and last program step using it. Step 0 is the
   // step's input stream copies; `lastStep` + 1 its output stream copies.
   std::vector<UseSpan> useSpans;

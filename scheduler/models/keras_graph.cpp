@@ -228,6 +228,16 @@ class Flattener {
     const json& config = bareList ? *g_.madeConfigs.back() : model.at("config");
     if (!config.contains("layers") || !config.at("layers").is_array() || config.at("layers").empty())
       graphFail(file_, top ? "config.layers" : modelWhere + ": config.layers", "expected a non-empty list of layers");
+    // A model set not trainable freezes every layer in it (Keras 3 writes a
+    // model's trainable; a TF 2.x file gives each of its layers trainable: false).
+    const bool frozenBefore = frozen_;
+    if (config.contains("trainable")) {
+      const json& trainable = config.at("trainable");
+      if (!trainable.is_boolean())
+        graphFail(file_, top ? "config.trainable" : modelWhere + ": config.trainable",
+                  "expected true or false, got " + trainable.dump());
+      if (!trainable.get<bool>()) frozen_ = true;
+    }
     Scope scope;  // (layer, node) -> call name, within this model
     std::string previous = input;  // Sequential: the call the next layer reads
     int nestedInputs = 0;
@@ -320,6 +330,7 @@ class Flattener {
         }
         KerasCall c{lcls, callName, owner, &lconfig, inputs, where};
         if (k < keywords.size()) c.keywords = keywords[k];
+        c.frozenByModel = frozen_;
         if (isTfOpNode(l, lcls)) c = tfOpCall(lcls, lconfig, calls[k], callName, where, scope);
         else if (std::any_of(calls[k].begin(), calls[k].end(), [](const Operand& o) { return !o.tensor; }))
           graphFail(file_, where, "inbound_nodes: a constant operand (only TF op nodes take one)");
@@ -328,6 +339,7 @@ class Flattener {
         g_.calls.push_back(std::move(c));
       }
     }
+    frozen_ = frozenBefore;
     if (sequential) return {previous};
     // output_layers: [["name", 0, 0], ...] (TF 2.x, Keras 3), or a bare ["name", 0, 0].
     const json& outs = config.value("output_layers", json());
@@ -468,6 +480,7 @@ class Flattener {
 
   const std::string& file_;
   KerasGraph& g_;
+  bool frozen_ = false;      // inlining a nested model set not trainable
   bool adoptInput_ = false;  // the next nested InputLayer is the top model's input (see inlineModel)
 };
 

@@ -41,6 +41,9 @@ struct KerasCall {
   // true, "training": false}); tensors by keyword are refused, but an
   // attention layer's query, value and key, which are its inputs.
   nlohmann::json keywords = nlohmann::json::object();
+  // In a nested model whose config says `trainable: false` (Keras's
+  // base_model.trainable = False): the layer is frozen whatever its own config says.
+  bool frozenByModel = false;
 };
 
 struct KerasGraph {

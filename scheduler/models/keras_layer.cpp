@@ -10,14 +10,15 @@ KerasLayer readKerasLayer(KerasConfig& c, const std::string& cls) {
   if (!layer) c.fail("class_name", "internal: no reader for " + cls);
   KerasLayer out;
   // Keys every Keras layer may carry that do not change the training step:
-  // its name, whether it trains (ipusim trains every layer), and the
-  // input_shape / batch_input_shape kwargs of a first layer (read by the
-  // document reader when it needs them), and Keras 1's input_dtype (the
-  // images are fed as floats whatever it says).
-  c.ignore({"name", "trainable", "batch_input_shape", "batch_shape", "input_shape", "input_dim", "input_dtype"});
+  // its name, and the input_shape / batch_input_shape kwargs of a first layer
+  // (read by the document reader when it needs them), and Keras 1's
+  // input_dtype (the images are fed as floats whatever it says).
+  c.ignore({"name", "batch_input_shape", "batch_shape", "input_shape", "input_dim", "input_dtype"});
   out.spec.name = c.isNull("name") ? "" : c.string("name", "");  // None: Keras names it (the call's name then)
+  const bool trainable = c.boolean("trainable", true);  // false: frozen (LayerSpec::trainable)
   out.dtype = c.dtypePolicy("dtype");
   layer->readKeras(c, cls, out.spec);
+  if (!trainable) out.spec.freeze();  // (after a wrapper read the layers it wraps)
   c.check();
   // The initializers that are not the layer's default, by the weight they draw.
   for (const auto& [key, spec] : c.initializers()) {

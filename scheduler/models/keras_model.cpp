@@ -203,6 +203,7 @@ KerasModel parseKerasModel(const json& j, const std::string& file, KerasReplaced
                             "' (one policy for the whole model is modelled)");
     layer.spec.name = call.name;
     layer.spec.weightsOf = call.weightsOf;
+    if (call.frozenByModel) layer.spec.freeze();
     whereOf[call.name] = where;
     m.classOf[call.name] = cls;
     m.layers.push_back(std::move(layer.spec));

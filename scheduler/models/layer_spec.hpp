@@ -184,6 +184,19 @@ struct LayerSpec {
   // ("kernel", "bias", "depthwise_kernel", "gamma", ...), or "activity"
   // (kActivityRegularizer) for the layer's output.
   std::map<std::string, RegularizerSpec> regularizers;
+  // Keras's `trainable: false` (a frozen layer, as transfer learning freezes
+  // a base model): its weights are kept as non-trainable state, so they get
+  // no gradient, no update, no optimizer slots and no regularizer penalty (as
+  // Keras 3 counts only trainable weights' penalties); a frozen batch
+  // normalization runs in inference mode (its moving statistics, not
+  // updated), as Keras has since TF 2.0. Gradients still pass through it to
+  // the layers before.
+  bool trainable = true;
+  // trainable = false, for the layers it wraps too (a frozen Bidirectional's two sides).
+  void freeze() {
+    trainable = false;
+    for (LayerSpec& w : wrapped) w.freeze();
+  }
   // The name its weights and state are stored under: weightsOf, else name.
   const std::string& weightsOwner() const { return weightsOf.empty() ? name : weightsOf; }
   // dense: output features; conv2d: filters (depthwise: input channels x

@@ -39,11 +39,22 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
   const std::size_t lastSegment = segments.last;
   const std::vector<std::size_t>& segmentOf = segments.ofLayer;
   std::vector<long double> segmentBytes(lastSegment + 1, 0);
+  // Whether a layer's output depends on a trainable weight: a layer keeps
+  // activations for a backward pass only when it has trainable weights or
+  // an input that does (a frozen base model before a trained head keeps none).
+  std::vector<bool> trained(w.layers.size(), false);
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerSpec& l = w.layers[i];
+    bool t = l.trainable && layerOfKind(l.kind).hasWeights(l);
+    if (l.inputs.empty() && i > 0) t = t || trained[i - 1];  // a chain reads the layer before
+    for (std::size_t in : l.inputs) t = t || (!isModelInput(in) && trained[in]);
+    trained[i] = t;
+  }
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
     const Layer::Footprint f = layerOfKind(l.kind).footprint(l);
     const bool readsImages = (l.inputs.empty() && i == 0) || (l.inputs.size() == 1 && isModelInput(l.inputs[0]));
-    if (fit && f.keptElements && !(readsImages && f.kept == "input")) {
+    if (fit && f.keptElements && !(readsImages && f.kept == "input") && trained[i]) {
       const long double bytes = computeBytes * w.dataset.batchSize * f.keptElements;
       if (segmentOf[i] < lastSegment) segmentBytes[segmentOf[i]] += bytes;
       else variables.push_back({l.name + "/" + f.kept, "activations", bytes});
@@ -53,6 +64,7 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles) 
     for (const auto& [name, elements] : f.weights) {
       const long double bytes = elements * weightBytes;
       variables.push_back({l.name + "/" + name, "weights", bytes});
+      if (!l.trainable) continue;  // frozen: no slots, no gradient
       for (int s = 0; s < slots; ++s) estimate.slotBytes.push_back(bytes);
       // Offloaded, a weight's slots are on the tiles only during its update
       // (counted below); sharded over R replicas, each keeps 1/R of them.

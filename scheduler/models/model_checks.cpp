@@ -109,4 +109,19 @@ void checkModelAgainstLoss(const Workload& w, const std::string& source, const s
   for (std::size_t o : outputs) checkOutput(w, o, outputs.size() > 1, fail, layersKey);
 }
 
+void checkSomethingTrains(const Workload& w, const std::string& source) {
+  if (w.task != Task::Fit) return;
+  std::size_t frozen = 0;
+  for (const LayerSpec& l : w.layers) {
+    if (!layerOfKind(l.kind).hasWeights(l)) continue;
+    if (l.trainable) return;
+    ++frozen;
+  }
+  if (frozen)  // (a model with no weights at all is checkModelAgainstLoss's)
+    throw std::invalid_argument(source + ": model: " +
+                                (frozen == 1 ? std::string("its one layer") : "each of its " + std::to_string(frozen) + " layers") +
+                                " with weights is frozen (trainable: false), so fit would train nothing: "
+                                "expected a layer with trainable weights, or task evaluate or predict");
+}
+
 }  // namespace ipusim::scheduler

@@ -25,4 +25,8 @@ namespace ipusim::scheduler {
 void checkModelAgainstLoss(const Workload& w, const std::string& source, const std::string& layersKey,
                            const std::string& lossSource = "");
 
+// In fit, at least one layer with weights is not frozen (LayerSpec::trainable):
+// else std::invalid_argument naming `source`. Evaluate and predict take any model.
+void checkSomethingTrains(const Workload& w, const std::string& source);
+
 }  // namespace ipusim::scheduler

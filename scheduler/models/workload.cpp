@@ -530,6 +530,7 @@ void checkOptimizerForTask(const Workload& w) {
 }  // namespace
 
 void checkTask(const Workload& w, const std::string& source) {
+  checkSomethingTrains(w, source);
   checkOptimizerForTask(w);
   if (w.task == Task::Predict && w.training.feeds && w.training.outfeedMode == "LAST")
     throw std::invalid_argument(source + ": training.outfeed.mode: LAST keeps one step's outputs of each execution, "

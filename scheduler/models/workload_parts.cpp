@@ -31,11 +31,12 @@ LayerSpec parseLayer(const Reader& l, std::map<std::string, int>& counts) {
   spec.name = l.string("name", n ? spec.kind + "_" + std::to_string(n) : spec.kind);
   const Layer& layer = layerOfKind(spec.kind);
   std::set<std::string> keys = layer.workloadKeys(spec.kind);
-  keys.insert({"type", "name", "shard", "stage", "inputs"});
+  keys.insert({"type", "name", "shard", "stage", "inputs", "trainable"});
   const std::vector<std::string> penalties = regularizerKeys(spec.kind);
   keys.insert(penalties.begin(), penalties.end());
   l.allowOnly(keys);
   layer.readWorkload(l, spec);
+  if (!l.boolean("trainable", true)) spec.freeze();  // as Keras's trainable: false
   // Regularizers, by the rules a Keras file's follow (models/regularizer.hpp).
   for (const std::string& key : penalties) {
     RegularizerSpec r;

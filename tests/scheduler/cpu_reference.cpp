@@ -336,7 +336,7 @@ std::vector<std::string> CpuReference::weightNames(const scheduler::LayerSpec& l
 }
 
 CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector<float>> weights)
-    : w_(w), weights_(std::move(weights)), batch_(w.dataset.batchSize) {
+    : w_(w), weights_(std::move(weights)), batch_(w.dataset.batchSize), frozen_(weights_.size(), false) {
   namespace k = scheduler::layer_kind;
   std::size_t weight = 0;
   // Per layer, the activation holding its output (0: the images).
@@ -596,6 +596,7 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
       Stage s{Stage::BatchNorm, in, in, {act}};
       s.channels = l.outputShape.back();
       s.momentum = l.momentum, s.epsilon = l.epsilon;
+      s.frozen = !l.trainable;
       if (l.scale) s.gamma = weight++;
       if (l.center) s.beta = weight++;
       s.moving = sharing ? owner->second.second : moving_.size();
@@ -629,7 +630,8 @@ CpuReference::CpuReference(const scheduler::Workload& w, std::vector<std::vector
     if (!sharing) {
       const std::vector<std::string> names = weightNames(l);
       if (names.size() != weight - ownWeight) throw std::logic_error("CpuReference: layer " + l.name + ": weights");
-      for (std::size_t n = 0; n < names.size(); ++n)
+      for (std::size_t n = ownWeight; n < weight && !l.trainable; ++n) frozen_.at(n) = true;
+      for (std::size_t n = 0; n < names.size() && l.trainable; ++n)
         if (const auto r = l.regularizers.find(names[n]); r != l.regularizers.end())
           weightPenalties_.push_back({ownWeight + n, r->second.l1, r->second.l2});
     }
@@ -725,7 +727,7 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
           for (std::size_t k = 0; k < s.in; ++k) sum += double(x[r * s.in + k]) * W[k * s.out + c];
           y[r * s.out + c] = float(sum) + (s.bias ? weights_[s.kernel + 1][c] : 0.0f);
         }
-    } else if (s.kind == Stage::BatchNorm && inference_) {
+    } else if (s.kind == Stage::BatchNorm && (inference_ || s.frozen)) {
       // Keras's BatchNormalization.call with training=False: the moving statistics.
       const std::size_t C = s.channels;
       for (std::size_t e = 0; e < y.size(); ++e) {
@@ -1072,6 +1074,17 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
       deliver(inAct, std::move(grad));
       continue;
     }
+    if (s.kind == Stage::BatchNorm && s.frozen) {
+      // Normalized by constants (its moving statistics): dx = dy gamma / sqrt(moving variance + epsilon).
+      if (!wantInput) continue;
+      for (std::size_t e = 0; e < grad.size(); ++e) {
+        const std::size_t c = e % s.channels;
+        const double gamma = s.gamma == ~std::size_t(0) ? 1.0 : weights_[s.gamma][c];
+        grad[e] = float(grad[e] * gamma / std::sqrt(double(moving_[s.moving + 1][c]) + s.epsilon));
+      }
+      deliver(inAct, std::move(grad));
+      continue;
+    }
     if (s.kind == Stage::BatchNorm) {
       // The gradient through the batch statistics: with xhat = (x - mean) * r,
       // r = 1 / sqrt(variance + epsilon), over the M values of a channel,
@@ -1169,6 +1182,8 @@ float CpuReference::step(const std::vector<float>& images, const std::vector<std
     g.resize(weights_[p.at].size(), 0.0f);
     for (std::size_t e = 0; e < g.size(); ++e) g[e] += penaltyGrad(weights_[p.at][e], p.l1, p.l2);
   }
+  for (std::size_t i = 0; i < frozen_.size(); ++i)
+    if (frozen_[i]) summed.erase(i);  // a frozen layer's weights stay as they are
   optimizer_->apply(weights_, std::move(summed));
   return float(lossSum / double(B * w_.dataset.labelSteps) + regularization);
 }

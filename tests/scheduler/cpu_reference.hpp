@@ -97,6 +97,7 @@ class CpuReference {
     float rate = 0;  // Dropout: the rate; Noise: the noise's standard deviation
     std::uint64_t seed = 0;
     bool multiplicative = false;  // Noise: x (1 + rate n), else x + rate n
+    bool frozen = false;          // BatchNorm: a frozen layer's (Keras's trainable: false), in inference mode in training too
     // BatchNorm: channels (the last axis), Keras's momentum and epsilon, its
     // weights' indices (npos without scale / center), its moving statistics' in moving_.
     // LayerNorm: channels the row length normalized over, epsilon, gamma and
@@ -160,6 +161,7 @@ class CpuReference {
   std::uint32_t batch_;
   std::uint64_t stepCount_ = 0;
   bool inference_ = false;  // evaluate / predict: layers as with training=False
+  std::vector<bool> frozen_;  // per weight: a frozen layer's (no gradient applied, no penalty)
   std::vector<float> lastOutput_;  // the first output's values of the last forward pass
   float lastAccuracy_ = 0;
   // The regularizers: a weight's (its index in weights_) or an activation's
