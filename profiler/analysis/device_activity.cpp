@@ -1,6 +1,7 @@
 #include "profiler/analysis/device_activity.hpp"
 
 #include "profiler/analysis/checked_sum.hpp"
+#include "profiler/analysis/slice_walk.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -61,27 +62,6 @@ std::string lower(std::string s) {
 }
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-// "StreamCopy infeed" -> "infeed"; other names unchanged.
-std::string streamNameOf(const std::string& copySliceName) {
-  const std::string prefix = "StreamCopy ";
-  return startsWith(copySliceName, prefix.c_str()) ? copySliceName.substr(prefix.size()) : copySliceName;
-}
-
-// The slices of a track that may overlap [from, to), in (ts, depth, id)
-// order: a windowed index query when the range is a small part of the
-// profile (a selection in the viewer), else one streamed pass over the track
-// (a report over every captured run), so memory never holds a whole track.
-template <typename Fn>
-void forEachSliceIn(const traces::ProfileReader& reader, std::int64_t trackId, std::int64_t from, std::int64_t to,
-                    Fn&& fn) {
-  const auto [first, last] = reader.timeExtent();
-  if (to - from < (last - first) / 4) {
-    for (const auto& s : reader.slices(trackId, from, to)) fn(s);
-  } else {
-    reader.forEachSlice(trackId, fn);
-  }
-}
 
 // The per-IPU buckets, in attribution priority order.
 struct IpuSets {

@@ -3,6 +3,7 @@
 #include "profiler/analysis/host_wait.hpp"
 
 #include "profiler/analysis/checked_sum.hpp"
+#include "profiler/analysis/slice_walk.hpp"
 #include "profiler/analysis/device_activity.hpp"
 #include "profiler/analysis/profile_target.hpp"
 #include "traces/profile_reader.hpp"
@@ -52,26 +53,6 @@ class Query {
   sqlite3_stmt* stmt_ = nullptr;
   std::string file_;
 };
-
-// "StreamCopy infeed" -> "infeed"; other names unchanged (as device_activity names streams).
-std::string streamNameOf(const std::string& copySliceName) {
-  const std::string prefix = "StreamCopy ";
-  return copySliceName.rfind(prefix, 0) == 0 ? copySliceName.substr(prefix.size()) : copySliceName;
-}
-
-// Calls fn for the slices of a track that may overlap [from, to): a windowed
-// index query for a small range, a streamed pass for a large one (memory
-// never holds a whole track).
-template <typename Fn>
-void forEachSliceIn(const traces::ProfileReader& reader, std::int64_t trackId, std::int64_t from, std::int64_t to,
-                    Fn&& fn) {
-  const auto [first, last] = reader.timeExtent();
-  if (to - from < (last - first) / 4) {
-    for (const auto& s : reader.slices(trackId, from, to)) fn(s);
-  } else {
-    reader.forEachSlice(trackId, fn);
-  }
-}
 
 }  // namespace
 

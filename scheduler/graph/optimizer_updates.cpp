@@ -5,7 +5,7 @@
 namespace ipusim::scheduler {
 namespace {
 
-constexpr std::size_t kNoValue = ~std::size_t(0);
+constexpr std::size_t kNoUpdateInput = ~std::size_t(0);
 
 std::size_t perTile(OpGraph& g, const std::string& name, std::vector<std::uint64_t> shape, ir::DType dtype) {
   return g.addValue({name, std::move(shape), dtype, ValueKind::PerTile, "optimizer"});
@@ -49,9 +49,9 @@ void addOptimizerUpdates(OpGraph& g, const OptimizerSpec& o, const std::map<std:
                          const std::function<std::size_t()>& stepCounter, bool offloadState) {
   const std::map<std::size_t, std::size_t> grads = clipGradients(g, o, weightGrad);
   const std::string rule = o.rule();
-  const std::size_t lr = o.schedule.enabled() ? addLearningRate(g, o, stepCounter()) : kNoValue;
-  if (lr != kNoValue) outfeedLearningRate(g, lr);
-  std::size_t product = kNoValue, productOp = kNoValue;
+  const std::size_t lr = o.schedule.enabled() ? addLearningRate(g, o, stepCounter()) : kNoUpdateInput;
+  if (lr != kNoUpdateInput) outfeedLearningRate(g, lr);
+  std::size_t product = kNoUpdateInput, productOp = kNoUpdateInput;
   if (rule == "nadam") {  // Keras's _u_product, 1 before the first step
     product = perTile(g, "optimizer/momentum_product", {1}, ir::DType::Float);
     g.values[product].initialFill = 1.0;
@@ -104,12 +104,12 @@ void addOptimizerUpdates(OpGraph& g, const OptimizerSpec& o, const std::map<std:
       up.inputs.push_back(stepCounter());
       up.inputs.push_back(product);
     }
-    if (lr != kNoValue) up.inputs.push_back(lr);
+    if (lr != kNoUpdateInput) up.inputs.push_back(lr);
     const std::size_t id = g.addOp(up);
     for (std::size_t op = 0; op < id; ++op)
       for (std::size_t in : g.ops[op].inputs)
         if (in == wv) g.addOrderEdge(op, id);
-    if (productOp != kNoValue) g.addOrderEdge(productOp, id);  // the product is updated in place first
+    if (productOp != kNoUpdateInput) g.addOrderEdge(productOp, id);  // the product is updated in place first
   }
 }
 

@@ -571,7 +571,7 @@ bool Backward::trains(std::size_t weight) const { return b.trains(weight); }
 
 std::size_t TrainingGraphBuilder::maskOf(std::size_t v) const {
   const auto it = masks_.find(v);
-  return it == masks_.end() ? kNone : it->second;
+  return it == masks_.end() ? kNoMask : it->second;
 }
 
 void Backward::deliverColumns(std::size_t input, std::size_t gradient, std::uint64_t offset, std::uint64_t rows) const {

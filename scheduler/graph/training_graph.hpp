@@ -24,6 +24,9 @@ namespace ipusim::scheduler {
 
 class TrainingGraphBuilder;
 
+// TrainingGraphBuilder::maskOf of a value that carries no mask.
+inline constexpr std::size_t kNoMask = ~std::size_t(0);
+
 // Handed to a tape entry's backward function.
 struct Backward {
   TrainingGraphBuilder& b;
@@ -125,7 +128,7 @@ class TrainingGraphBuilder {
 
   // Keras's mask of value `v` (an Embedding's mask_zero, carried by the
   // layers that carry masks): the token ids ([batch, steps], int) whose
-  // non-zero entries mark the steps kept; kNone without one.
+  // non-zero entries mark the steps kept; kNoMask without one.
   std::size_t maskOf(std::size_t v) const;
   void setMask(std::size_t v, std::size_t ids) { masks_[v] = ids; }
 

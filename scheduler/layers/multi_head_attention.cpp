@@ -67,8 +67,6 @@ LayerSpec withWeightsPerProjection(const LayerSpec& l) {
   return out;
 }
 
-constexpr std::size_t kNoMask = ~std::size_t(0);
-
 // The Keras masks a call reads (an Embedding's mask_zero, carried): the
 // query's, and the value's or key's (Keras ANDs them: both mask the keys).
 // Every mask is the token ids of the model's one ids input, [batch, steps].

@@ -36,7 +36,6 @@ namespace {
 // what compiles in reasonable time and memory; popnn's loop has none).
 constexpr std::uint64_t kMaxUnrolledSteps = 1024;
 constexpr std::size_t kNoRecurrentBias = ~std::size_t(0);
-constexpr std::size_t kNoMask = ~std::size_t(0);
 
 bool isLstm(const LayerSpec& l) { return l.kind == layer_kind::kLstm; }
 bool isGru(const LayerSpec& l) { return l.kind == layer_kind::kGru; }

@@ -1,3 +1,4 @@
+#include "model/util/text.hpp"
 #include "profiler/analysis/chrome_trace.hpp"
 #include "profiler/analysis/perfetto_trace.hpp"
 #include "sim/commands/analysis_commands.hpp"
@@ -12,10 +13,6 @@
 namespace ipusim::sim {
 
 namespace {
-
-bool endsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 struct Written {
   std::int64_t slices = 0, instants = 0, counterSamples = 0, tracks = 0;
@@ -35,7 +32,7 @@ Written writeTrace(const traces::ProfileReader& reader, bool perfetto, std::ostr
 bool exportsPerfetto(const ExportArgs& args) {
   if (args.format == "perfetto") return true;
   if (args.format == "json") return false;
-  return endsWith(args.output, ".pftrace");
+  return util::endsWith(args.output, ".pftrace");
 }
 
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {

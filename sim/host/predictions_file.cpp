@@ -1,15 +1,13 @@
 #include "sim/host/predictions_file.hpp"
 
+#include "model/util/text.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 namespace ipusim::sim {
 namespace {
-
-bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // numpy.lib.format version 1.0: magic, version, a little-endian uint16 header
 // length, then the header (a Python dict literal) padded with spaces and a
@@ -30,13 +28,13 @@ std::string npyHeader(std::uint64_t rows, std::uint64_t width) {
 }  // namespace
 
 void PredictionsFile::checkName(const std::string& path) {
-  if (!endsWith(path, ".csv") && !endsWith(path, ".npy"))
+  if (!util::endsWith(path, ".csv") && !util::endsWith(path, ".npy"))
     throw std::invalid_argument("--predictions " + path + ": expected a file name ending in .npy (a NumPy array) or .csv");
 }
 
 PredictionsFile::PredictionsFile(const std::string& path, std::uint64_t rows, std::uint64_t width,
                                  const traces::OutputPolicy& policy)
-    : csv_(endsWith(path, ".csv")), rows_(rows), width_(width) {
+    : csv_(util::endsWith(path, ".csv")), rows_(rows), width_(width) {
   checkName(path);
   file_ = std::make_unique<traces::OutputFile>(path, policy);
   if (!csv_) file_->stream() << npyHeader(rows, width);
