@@ -151,7 +151,8 @@ std::string plotData(const std::vector<SweepResult>& results) {
     if (!r.ok) continue;
     std::string label;  // the values only; the x axis title names the axes
     for (const auto& v : r.point.values) label += (label.empty() ? "" : " / ") + v;
-    out << gnuplotQuoted(label) << " " << r.simulatedSeconds << " " << r.throughput << " "
+    // Throughput in examples/s: steps/s would fall as a varied batch size grows.
+    out << gnuplotQuoted(label) << " " << r.simulatedSeconds << " " << r.examplesPerSecond << " "
         << 100 * r.shares.compute << " " << 100 * r.shares.exchange << " " << 100 * r.shares.sync << " "
         << 100 * r.shares.streamCopy << " " << 100 * r.shares.hostAndIdle << " "
         << (r.latencyP50 ? 1e3 * *r.latencyP50 : 0.0) << " " << (r.latencyP99 ? 1e3 * *r.latencyP99 : 0.0) << " "
@@ -198,7 +199,7 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     << "plot " << gnuplotQuoted(dataFile)
     << " using 0:2:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#1f77b4', '' using 0:2:(sprintf('%.3g s', $2)) with labels "
        "offset 0,1.1 notitle\n"
-    << "set ylabel 'throughput (steps/s)'\n"
+    << "set ylabel 'throughput (examples/s)'\n"
     << "plot " << gnuplotQuoted(dataFile)
     << " using 0:3:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#2ca02c', '' using 0:3:(sprintf('%.0f', $3)) with labels "
        "offset 0,1.1 notitle\n"
