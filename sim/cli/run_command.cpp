@@ -59,7 +59,7 @@ WorkloadFlags addWorkloadFlags(CLI::App& cmd, const std::shared_ptr<RunWorkloadA
                               ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max())));
   flags.options.push_back(cmd.add_option("--workload-set", args->workloadSets,
                                          "set a workload key before compiling: key.path=value (repeatable; e.g. "
-                                         "training.outfeed.mode=LAST)")
+                                         "training.outfeed.mode=LAST, model.layers[0].units=64)")
                               ->allow_extra_args(false));
   auto weights = std::make_shared<std::string>();
   flags.options.push_back(cmd.add_option("--weights", *weights,

@@ -54,19 +54,72 @@ nlohmann::json inputShapeJson(const std::string& text) {
   return shape;
 }
 
+namespace {
+
+// One part of a key path: a key, then the list indices it is followed by
+// ("layers[0]" -> "layers", {0}). Throws naming the assignment when the
+// brackets are not whole non-negative indices.
+std::pair<std::string, std::vector<std::size_t>> keyAndIndices(const std::string& part, const std::string& assignment) {
+  const std::size_t open = part.find('[');
+  std::pair<std::string, std::vector<std::size_t>> out{part.substr(0, open), {}};
+  for (std::size_t at = open; at != std::string::npos && at < part.size();) {
+    const std::size_t close = part.find(']', at);
+    const std::string digits = close == std::string::npos ? "" : part.substr(at + 1, close - at - 1);
+    if (part[at] != '[' || digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("workload assignment '" + assignment + "': '" + part +
+                                  "': expected a key, then list indices in brackets (model.layers[0].units)");
+    out.second.push_back(std::stoul(digits));
+    at = close + 1;
+  }
+  if (out.first.empty())
+    throw std::invalid_argument("workload assignment '" + assignment + "': '" + part + "' names no key before its index");
+  return out;
+}
+
+}  // namespace
+
 void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assignment) {
   auto [path, value] = parseWorkloadAssignment(assignment);
   nlohmann::json* at = &workload;
   std::string walked;
-  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
-    walked += (walked.empty() ? "" : ".") + path[i];
-    nlohmann::json& next = (*at)[path[i]];
-    if (next.is_null()) next = nlohmann::json::object();
-    if (!next.is_object())
-      throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not an object");
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const auto [key, indices] = keyAndIndices(path[i], assignment);
+    const bool last = i + 1 == path.size();
+    walked += (walked.empty() ? "" : ".") + key;
+    if (!at->is_object())  // (the step before was an index: its entry must be an object)
+      throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked.substr(0, walked.rfind('.')) +
+                                  "' is not an object");
+    if (last && indices.empty()) {
+      (*at)[key] = std::move(value);
+      return;
+    }
+    nlohmann::json& next = (*at)[key];
+    if (indices.empty()) {
+      if (next.is_null()) next = nlohmann::json::object();
+      if (!next.is_object())
+        throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not an object");
+      at = &next;
+      continue;
+    }
+    // An index reaches an entry of an existing list (a layer of model.layers);
+    // a list is never made or grown by an assignment.
     at = &next;
+    for (std::size_t k : indices) {
+      if (!at->is_array())
+        throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not a list");
+      if (k >= at->size())
+        throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' has " +
+                                    std::to_string(at->size()) + " entries: index " + std::to_string(k) +
+                                    " is beyond them");
+      walked += "[" + std::to_string(k) + "]";
+      at = &(*at)[k];
+    }
+    if (last) {
+      *at = std::move(value);
+      return;
+    }
   }
-  (*at)[path.back()] = std::move(value);
 }
 
 namespace {

@@ -23,9 +23,10 @@ inline constexpr const char* kWorkloadSetsFromVariable = "IPUSIM_WORKLOAD_SETS_F
 // '=' or the key is empty.
 std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(const std::string& assignment);
 
-// Sets the key path in `workload` (objects created as needed). Throws
-// std::invalid_argument naming the assignment when a step of the path is not
-// an object.
+// Sets the key path in `workload` (objects created as needed). A part may
+// index a list that is there: "model.layers[0].units=4", "model.layers[1]={...}".
+// Throws std::invalid_argument naming the assignment when a step of the path
+// is not an object (or, indexed, not a list), or an index is beyond the list.
 void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assignment);
 // `ipusim run --input-shape H,W,C`: positive sizes separated by commas, as
 // a JSON array; an error naming the option and the part that is not a size.

@@ -90,6 +90,37 @@ TEST(WorkloadOverrides, ValuesAreJsonWhenTheyParseElseStrings) {
   }
 }
 
+// A part may index a list the workload has: a layer's key from the command
+// line (adversarial pass 15: "model.layers[0]: unknown key" named the layer list's valid keys).
+TEST(WorkloadOverrides, AnIndexReachesAnEntryOfAListThatIsThere) {
+  nlohmann::json w = kWorkload;
+  w["model"]["layers"] = nlohmann::json::parse(R"([{"type": "dense", "units": 8}, {"type": "dense", "units": 10}])");
+  applyWorkloadAssignment(w, "model.layers[0].units=4");
+  applyWorkloadAssignment(w, "model.layers[1].activation=softmax");
+  EXPECT_EQ(w["model"]["layers"][0]["units"], 4);
+  EXPECT_EQ(w["model"]["layers"][1]["activation"], "softmax");
+  applyWorkloadAssignment(w, R"(model.layers[1]={"type": "dense", "units": 3})");
+  EXPECT_EQ(w["model"]["layers"][1], (nlohmann::json{{"type", "dense"}, {"units", 3}}));
+  const auto refusal = [&](const std::string& assignment) {
+    try {
+      applyWorkloadAssignment(w, assignment);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal("model.layers[2].units=4"),
+            "workload assignment 'model.layers[2].units=4': 'model.layers' has 2 entries: index 2 is beyond them");
+  EXPECT_EQ(refusal("training[0].steps=4"), "workload assignment 'training[0].steps=4': 'training' is not a list");
+  EXPECT_EQ(refusal("model.layers[0].units.x=4"),
+            "workload assignment 'model.layers[0].units.x=4': 'model.layers[0].units' is not an object");
+  EXPECT_EQ(refusal("model.layers[x].units=4"),
+            "workload assignment 'model.layers[x].units=4': 'layers[x]': expected a key, then list indices in "
+            "brackets (model.layers[0].units)");
+  EXPECT_EQ(refusal("model.[0]=4"), "workload assignment 'model.[0]=4': '[0]' names no key before its index");
+  EXPECT_NE(refusal("model.layers[0]x=4").find("'layers[0]x': expected a key, then list indices"), std::string::npos);
+}
+
 TEST(SweepPlan, ANameVariedTwiceIsAnErrorThatSaysSo) {
   const auto twice = [](const std::vector<std::string>& specs) {
     try {
