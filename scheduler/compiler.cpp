@@ -556,8 +556,24 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;
   c.report.warnings = graph.warnings;
-  c.report.recomputedOps =
-      std::size_t(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; }));
+  std::vector<std::string> recomputedLayers;
+  for (const Op& op : graph.ops)
+    if (op.recomputed) recomputedLayers.push_back(op.layer);
+  c.report.recomputation = recomputationSummary(w, recomputedLayers);
+  // A checkpoint left out of what is recomputed, while others recompute, is
+  // said too (none recomputing, or one cutting nothing: the graph's warnings
+  // say so already).
+  if (c.report.recomputation.ops) {
+    const RecomputeSegments segments = recomputeSegments(w);
+    const std::vector<std::string>& kept = c.report.recomputation.checkpoints;
+    for (const std::string& checkpoint : w.training.recomputeCheckpoints)
+      if (std::find(kept.begin(), kept.end(), checkpoint) == kept.end() &&
+          std::none_of(segments.cuttingNothing.begin(), segments.cuttingNothing.end(),
+                       [&](const RecomputeSegments::Uncut& u) { return u.layer == checkpoint; }))
+        c.report.warnings.push_back("the recomputation checkpoint at layer '" + checkpoint +
+                                    "' recomputes nothing: every activation its segment's backward pass reads is "
+                                    "kept (training.recompute_checkpoints)");
+  }
   c.report.computeSets = exe.computeSets.size();
   for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
   c.exe = std::move(exe);

@@ -203,9 +203,10 @@ void print(const RunSummary& s, bool json) {
                           {"max_tile_bytes", s.maxTileBytes},
                           {"tile_capacity_bytes", s.tileCapacity},
                           {"tiles_over_capacity", s.tilesOverCapacity},
-                          {"recompute_checkpoints", s.recomputeCheckpoints},
-                          {"recomputation_mode", s.recomputationMode.empty() ? nlohmann::json(nullptr)
-                                                                             : nlohmann::json(s.recomputationMode)},
+                          {"recompute_checkpoints", s.recomputation.checkpoints},
+                          {"recomputation_mode", s.recomputation.mode.empty() ? nlohmann::json(nullptr)
+                                                                              : nlohmann::json(s.recomputation.mode)},
+                          {"recomputed_ops", s.recomputation.ops},
                           {"streaming_memory_bytes", s.streamingMemoryBytes},
                           {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
                                                                        : nlohmann::json(nullptr)},
@@ -247,7 +248,7 @@ void print(const RunSummary& s, bool json) {
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string())
-            << (s.recomputation.empty() ? std::string() : ", recomputing " + s.recomputation)
+            << (s.recomputation.ops ? ", recomputing " + scheduler::describe(s.recomputation) : std::string())
             << (s.streamingMemoryBytes ? ", optimizer state in Streaming Memory " + std::to_string(s.streamingMemoryBytes) +
                                              " bytes (training.offload_optimizer_state)"
                                        : std::string())
@@ -521,12 +522,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
-  if (workload.task == scheduler::Task::Fit) {
-    summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
-    summary.recomputationMode = workload.pipeline.recomputationMode;
-  }
   // Only what the compiled graph recomputes (a warning says when nothing is).
-  if (compiled.report.recomputedOps) summary.recomputation = scheduler::recomputationDescription(workload);
+  summary.recomputation = compiled.report.recomputation;
   summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;

@@ -1,0 +1,113 @@
+// Found by the fifteenth adversarial pass of issue 33 (acceptance 2). Each
+// case failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace ipusim::test::test_adversarial_pass_15 {
+namespace {
+
+// A 3-layer MLP (a, b, out) with the checkpoints given.
+std::string checkpointed(const ScratchDir& dir, const std::string& name, const std::string& checkpoints) {
+  const fs::path file = dir.path() / (name + ".json");
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                         {"type": "dense", "units": 8, "activation": "relu", "name": "b"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": )" << checkpoints << R"(},
+    "ipu": {"tiles": 4}})";
+  return file.string();
+}
+
+nlohmann::json jsonOf(const CommandResult& r) {
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  const std::size_t at = r.output.find('{');
+  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
+}
+
+// `run --json` and `compile --json` listed the checkpoints asked for while
+// the summaries (rightly) said nothing was recomputed: a checkpoint on the
+// last layer, or checkpoints that leave nothing to recompute; and a
+// checkpoint cutting nothing beside one that cuts was counted ("from 2
+// checkpoints"). Both outputs now give what the compiled step recomputes,
+// one definition (scheduler::RecomputationSummary), with its op count.
+TEST(AdversarialPass15, RecomputationInJsonIsWhatTheStepRecomputes) {
+  ScratchDir dir("recompute-json");
+  for (const char* checkpoints : {R"(["out"])", R"(["a"])", R"(["a", "b"])"}) {
+    const std::string file = checkpointed(dir, "nothing", checkpoints);
+    for (const char* command : {" compile ", " run --synthetic-data "}) {
+      const nlohmann::json j = jsonOf(runCommand(ipusimBinary() + command + quote(file) + " --json"));
+      EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json::array()) << checkpoints << command;
+      EXPECT_EQ(j.value("recomputed_ops", -1), 0) << checkpoints << command;
+    }
+  }
+  const std::string file = checkpointed(dir, "one", R"(["b", "out"])");
+  for (const char* command : {" compile ", " run --synthetic-data "}) {
+    const nlohmann::json j = jsonOf(runCommand(ipusimBinary() + command + quote(file) + " --json"));
+    EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json{"b"}) << command;
+    EXPECT_GT(j.value("recomputed_ops", 0), 0) << command;
+  }
+  const auto text = runCommand(ipusimBinary() + " run --synthetic-data " + quote(file));
+  EXPECT_NE(text.output.find(", recomputing from 1 checkpoint (training.recompute_checkpoints)"), std::string::npos)
+      << text.output;
+}
+
+// In a pipeline: RecomputeThenBackpropagate over a last stage and a
+// one-layer first stage recomputes nothing, yet --json gave its mode; a
+// checkpoint on a stage's last layer (where the stage's own cut lies) was
+// claimed as "from 1 checkpoint"; one whose segment keeps every value was
+// listed silently.
+TEST(AdversarialPass15, APipelinesRecomputationInJsonIsWhatTheStepRecomputes) {
+  ScratchDir dir("pipeline-recompute-json");
+  const auto pipeline = [&](const std::string& name, const std::string& mode, const std::string& checkpoints) {
+    const fs::path file = dir.path() / (name + ".json");
+    std::ofstream(file) << R"({
+      "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 64},
+      "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "stage": 0, "name": "a"},
+                           {"type": "dense", "units": 8, "activation": "relu", "stage": 0, "name": "b"},
+                           {"type": "dense", "units": 8, "activation": "relu", "stage": 1, "name": "c"},
+                           {"type": "dense", "units": 4, "activation": "softmax", "stage": 1, "name": "out"}]},
+      "optimizer": {"type": "sgd"},
+      "pipeline": {"gradient_accumulation_count": 4, "device_mapping": [0, 1], "schedule": "grouped",
+                   "recomputation_mode": ")" << mode << R"("},
+      "training": {"steps": 8, "steps_per_execution": 4)" << checkpoints << R"(},
+      "ipu": {"tiles": 4, "num_ipus": 2}})";
+    return file.string();
+  };
+  // Stage 0 of one layer: nothing to recompute.
+  std::string file = pipeline("then", "RecomputeThenBackpropagate", "");
+  std::string text = readText(file);
+  const std::string b = R"({"type": "dense", "units": 8, "activation": "relu", "stage": 0, "name": "b"},)";
+  text.replace(text.find(b), b.size(), "");
+  std::ofstream(file) << text;
+  nlohmann::json j = jsonOf(runCommand(ipusimBinary() + " compile " + quote(file) + " --json"));
+  EXPECT_EQ(j.value("recomputation_mode", nlohmann::json("absent")), nullptr) << j.dump();
+
+  for (const char* checkpoint : {"b", "c"}) {
+    file = pipeline(checkpoint, "RecomputeAndBackpropagateInterleaved",
+                    std::string(R"(, "recompute_checkpoints": [")") + checkpoint + "\"]");
+    j = jsonOf(runCommand(ipusimBinary() + " compile " + quote(file) + " --json"));
+    EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json::array()) << checkpoint;
+    EXPECT_EQ(j.value("recomputation_mode", nlohmann::json()), "RecomputeAndBackpropagateInterleaved") << checkpoint;
+    const auto r = runCommand(ipusimBinary() + " run --synthetic-data " + quote(file));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(", recomputing each stage's forward pass (pipeline.recomputation_mode "
+                            "RecomputeAndBackpropagateInterleaved)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(std::string("warning: the recomputation checkpoint at layer '") + checkpoint + "' " +
+                            (checkpoint == std::string("b") ? "cuts nothing: it is the last layer of pipeline stage 0"
+                                                            : "recomputes nothing")),
+              std::string::npos)
+        << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace ipusim::test::test_adversarial_pass_15
