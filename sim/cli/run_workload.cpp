@@ -128,13 +128,14 @@ std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
 }
 
 // A loss as `run` prints it: NaN and infinities say what they mean.
-std::string lossText(double loss) {
+std::string lossText(double loss, bool trained) {
   // Six decimals where they hold the value's figures; otherwise six
   // significant ones: std::to_string printed a loss of 3e-7 as "0.000000"
   // and a diverging 6.6e29 as 30 digits.
   if (std::isfinite(loss) && std::fabs(loss) >= 1e-3 && std::fabs(loss) < 1e6) return std::to_string(loss);
   if (std::isfinite(loss)) return profiler::analysis::numberText(loss);
-  return profiler::analysis::numberText(loss) + " (the training diverged)";
+  // (evaluate trains nothing: its loss overflows from the weights or the data)
+  return profiler::analysis::numberText(loss) + (trained ? " (the training diverged)" : " (not finite)");
 }
 
 // The last step's other outfed values, as `run` prints them: one line
@@ -232,7 +233,7 @@ void print(const RunSummary& s, bool json) {
             << "dataset          " << datasetLine(s) << "\n";
   if (!predict)
     std::cout << (s.task == "fit" ? "final loss       " : "loss (mean)      ")
-              << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)")) << "\n"
+              << (s.finalLoss ? lossText(*s.finalLoss, s.task == "fit") : std::string("n/a (synthetic data)")) << "\n"
               << finalValuesLine(s.finalValues, s.task == "fit" ? "final values    " : "means           ");
   if (s.validations)
     std::cout << "validation       " << s.validations << " x " << s.validationStepsEach << " steps, every "

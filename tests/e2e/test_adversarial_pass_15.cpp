@@ -135,5 +135,27 @@ TEST(AdversarialPass15, ANpyHeaderGivingAKeyTwiceIsRefused) {
                 (dir.path() / "ids.npy").string() + ": the .npy header gives 'shape' twice (numpy takes the last)");
 }
 
+// `evaluate` of a model whose outputs overflow (weights of 1e30) printed
+// "loss (mean)      nan (the training diverged)": evaluate trains nothing.
+TEST(AdversarialPass15, ANonFiniteEvaluateLossIsNotCalledADivergedTraining) {
+  ScratchDir dir("evaluate-nan");
+  const fs::path keras = dir.path() / "m.json";
+  std::ofstream(keras) << R"({"class_name": "Sequential", "config": {"name": "s", "layers": [
+    {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 8], "dtype": "float32", "name": "in"}},
+    {"class_name": "Dense", "config": {"name": "d", "units": 8, "activation": "relu",
+     "kernel_initializer": {"class_name": "Constant", "config": {"value": 1e30}}}},
+    {"class_name": "Dense", "config": {"name": "d1", "units": 4, "activation": "softmax",
+     "kernel_initializer": {"class_name": "Constant", "config": {"value": 1e30}}}}]},
+    "keras_version": "2.4.0", "backend": "tensorflow"})";
+  const fs::path file = dir.path() / "w.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"keras": "m.json"}, "training": {"steps": 2, "steps_per_execution": 2}, "ipu": {"tiles": 4}})";
+  const auto r = runCommand(ipusimBinary() + " evaluate " + quote(file.string()));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("loss (mean)      nan (not finite)\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("diverged"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_15
