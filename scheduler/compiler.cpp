@@ -206,6 +206,11 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
           ? "pipeline.recomputation_mode \"Auto\": " + trial.pipeline.recomputationMode
           : "training.recompute_checkpoints \"auto\": " + std::to_string(trial.training.recomputeCheckpoints.size()) +
                 " checkpoints";
+  // (A pipeline whose stages but the last keep nothing but their inputs, a
+  // first stage of one dense layer: the trial recomputes no op, the same step.)
+  if (r.recomputation.ops == 0)
+    return "\nWith recomputation (" + how + ") no op is recomputed (every activation the backward pass reads is kept "
+           "already: a stage's input, a checkpoint's output or the model's input): it would not help this step.";
   return "\nWith recomputation (" + how + ") the step " +
          (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) + " tiles over, the fullest "
                               : std::string("fits: the fullest tile ")) +

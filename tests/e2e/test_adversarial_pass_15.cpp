@@ -157,5 +157,30 @@ TEST(AdversarialPass15, ANonFiniteEvaluateLossIsNotCalledADivergedTraining) {
   EXPECT_EQ(r.output.find("diverged"), std::string::npos) << r.output;
 }
 
+// A pipeline out of memory whose first stage is one dense layer (it keeps
+// nothing but its input, which a stage keeps anyway) was told "With
+// recomputation (pipeline.recomputation_mode \"Auto\": ...) the step still
+// does not fit: ... (+0.0%)", a trial that recomputed no op. It is told so.
+TEST(AdversarialPass15, ARecomputationTrialThatRecomputesNothingSaysSo) {
+  ScratchDir dir("recompute-trial-nothing");
+  const fs::path file = dir.path() / "w.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "input_shape": [64], "classes": 4, "examples": 64},
+    "model": {"layers": [{"type": "dense", "units": 256, "activation": "relu", "stage": 0, "name": "a"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "stage": 1, "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "pipeline": {"gradient_accumulation_count": 4, "device_mapping": [0, 1], "schedule": "grouped"},
+    "training": {"steps": 8, "steps_per_execution": 4},
+    "ipu": {"tiles": 2, "num_ipus": 2}})";
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(file.string()) + " --set tile.memoryBytes=100000");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("Out of memory in the compiled workload"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("With recomputation (pipeline.recomputation_mode \"Auto\": RecomputeThenBackpropagate) no op "
+                          "is recomputed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("(+0.0%)"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_15
