@@ -182,5 +182,20 @@ TEST(AdversarialPass15, ARecomputationTrialThatRecomputesNothingSaysSo) {
   EXPECT_EQ(r.output.find("(+0.0%)"), std::string::npos) << r.output;
 }
 
+// A sweep point refused by the run flag a --vary name became said
+// "--tiles: expected a whole number from 1 to 4294967295, got '0'" for
+// `--vary tiles=0`, a flag the user never typed; it names the --vary value.
+TEST(AdversarialPass15, ASweepPointsFlagErrorNamesTheVaryValue) {
+  ScratchDir dir("sweep-vary-flag");
+  const std::string file = checkpointed(dir, "w", R"(["a"])");
+  const fs::path out = dir.path() / "sweep";
+  const auto r = runCommand(ipusimBinary() + " sweep " + quote(file) + " --vary tiles=0 -j 1 --no-plot -o " +
+                            quote(out.string()));
+  EXPECT_NE(r.output.find("point 0 (0) failed: --vary tiles=0 (--tiles): expected a whole number from 1 to "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(readText(out / "sweep.csv").find("--vary tiles=0 (--tiles)"), std::string::npos) << readText(out / "sweep.csv");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_15
