@@ -258,6 +258,13 @@ model::Target targetFor(const Workload& w) {
   return t;
 }
 
+std::size_t autoRecomputedOps(const Workload& w) {
+  const Workload trial = withAutoRecomputation(w);
+  if (!recomputes(trial)) return 0;
+  const OpGraph graph = buildTrainingGraph(trial);
+  return std::size_t(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; }));
+}
+
 CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
   return compile(w, targetFor(w), progress);
 }

@@ -82,6 +82,15 @@ struct CompiledWorkload {
 model::Target targetFor(const Workload& w);
 // Throws std::invalid_argument for a workload that cannot be compiled (an
 // out-of-memory tile names the tile, its need and its capacity).
+// The forward ops a fit of `w` would recompute as "auto" makes it
+// (withAutoRecomputation: a pipeline's recomputation_mode "Auto", else
+// training.recompute_checkpoints "auto"): 0 when it recomputes none (no
+// checkpoint found, or every activation the backward pass reads is kept
+// already: a first stage of one dense layer, "auto"'s one checkpoint after a
+// flatten). From the training step's op graph alone (no planning or
+// lowering: a small part of a compile). What the insights may offer.
+std::size_t autoRecomputedOps(const Workload& w);
+
 CompiledWorkload compile(const Workload& w, const CompileProgress& progress = {});
 CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& progress = {});
 

@@ -418,9 +418,12 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                       {"replicas_mirrored", compiled.exe.mirror.active() ? "true" : "false"},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
-  // (What the insights may offer: "auto" checkpoints where it finds some.)
+  // (What the insights may offer: "auto" checkpoints where it finds some,
+  // recomputation where "auto" recomputes an op.)
   if (workload.task == scheduler::Task::Fit && !workload.pipeline.enabled())
     config.extraMeta["recompute_auto_checkpoints"] = scheduler::autoRecomputeCheckpoints(workload).size();
+  if (workload.task == scheduler::Task::Fit && options.writesProfile())
+    config.extraMeta["recompute_auto_ops"] = scheduler::autoRecomputedOps(workload);
   std::uint64_t streamingMemoryBytes = 0;
   for (const ir::RemoteBuffer& b : compiled.exe.remoteBuffers) streamingMemoryBytes += b.numBytes();
   Engine engine(std::move(compiled.exe), target, options, config);

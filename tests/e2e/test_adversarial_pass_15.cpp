@@ -197,5 +197,50 @@ TEST(AdversarialPass15, ASweepPointsFlagErrorNamesTheVaryValue) {
   EXPECT_NE(readText(out / "sweep.csv").find("--vary tiles=0 (--tiles)"), std::string::npos) << readText(out / "sweep.csv");
 }
 
+// `insights` offered recomputation that recomputes nothing on an
+// out-of-memory profile: training.recompute_checkpoints "auto" to a flatten
+// and two dense layers ("auto" picks the first dense layer, after which
+// nothing is recomputed), and pipeline.recomputation_mode "Auto" to a
+// pipeline whose first stage is one dense layer. A fit's profile now says
+// how many ops "auto" would recompute (meta recompute_auto_ops), and the
+// offer needs some; a chain that recomputes still gets it.
+TEST(AdversarialPass15, InsightsOfferNoRecomputationThatRecomputesNothing) {
+  ScratchDir dir("insights-auto-nothing");
+  const auto insights = [&](const std::string& name, const std::string& workloadText, const std::string& memory) {
+    const fs::path workload = dir.path() / (name + ".json");
+    std::ofstream(workload) << workloadText;
+    const fs::path reports = dir.path() / name;
+    const auto r = runCommand("POPLAR_ENGINE_OPTIONS='{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" +
+                              reports.string() + "\",\"debug.allowOutOfMemory\":\"true\"}' " + ipusimBinary() +
+                              " run --synthetic-data " + quote(workload.string()) + " --set tile.memoryBytes=" + memory);
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    return runCommand(ipusimBinary() + " insights " + quote(reports.string())).output;
+  };
+  const std::string flattenFirst = insights("flatten", R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "features": 64, "classes": 10, "examples": 64},
+    "model": {"layers": [{"type": "flatten"}, {"type": "dense", "units": 32, "activation": "relu"},
+                         {"type": "dense", "units": 10, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"}, "training": {"steps": 2, "steps_per_execution": 2}, "ipu": {"tiles": 2}})", "12000");
+  EXPECT_NE(flattenFirst.find("over capacity"), std::string::npos) << flattenFirst;
+  EXPECT_EQ(flattenFirst.find("recompute"), std::string::npos) << flattenFirst;
+  const std::string pipeline = insights("pipeline", R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "input_shape": [64], "classes": 4, "examples": 64},
+    "model": {"layers": [{"type": "dense", "units": 256, "activation": "relu", "stage": 0, "name": "a"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "stage": 1, "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "pipeline": {"gradient_accumulation_count": 4, "device_mapping": [0, 1], "schedule": "grouped"},
+    "training": {"steps": 8, "steps_per_execution": 4}, "ipu": {"tiles": 2, "num_ipus": 2}})", "100000");
+  EXPECT_NE(pipeline.find("over capacity"), std::string::npos) << pipeline;
+  EXPECT_EQ(pipeline.find("recompute"), std::string::npos) << pipeline;
+  std::string chain = R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "input_shape": [64], "classes": 4, "examples": 64},
+    "model": {"layers": [)";
+  for (int i = 0; i < 6; ++i) chain += R"({"type": "dense", "units": 64, "activation": "relu"}, )";
+  chain += R"({"type": "dense", "units": 4, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"}, "training": {"steps": 2, "steps_per_execution": 2}, "ipu": {"tiles": 2}})";
+  const std::string recomputing = insights("chain", chain, "20000");
+  EXPECT_NE(recomputing.find("(training.recompute_checkpoints: \"auto\")"), std::string::npos) << recomputing;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_15
