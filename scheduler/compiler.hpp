@@ -80,8 +80,6 @@ struct CompiledWorkload {
 
 // The target the workload asks for (arch preset, tile override).
 model::Target targetFor(const Workload& w);
-// Throws std::invalid_argument for a workload that cannot be compiled (an
-// out-of-memory tile names the tile, its need and its capacity).
 // The forward ops a fit of `w` would recompute as "auto" makes it
 // (withAutoRecomputation: a pipeline's recomputation_mode "Auto", else
 // training.recompute_checkpoints "auto"): 0 when it recomputes none (no
@@ -91,6 +89,8 @@ model::Target targetFor(const Workload& w);
 // lowering: a small part of a compile). What the insights may offer.
 std::size_t autoRecomputedOps(const Workload& w);
 
+// Throws std::invalid_argument for a workload that cannot be compiled (an
+// out-of-memory tile names the tile, its need and its capacity).
 CompiledWorkload compile(const Workload& w, const CompileProgress& progress = {});
 CompiledWorkload compile(const Workload& w, const model::Target& target, const CompileProgress& progress = {});
 
