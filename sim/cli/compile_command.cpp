@@ -150,7 +150,8 @@ int compileWorkload(const CompileArgs& args) {
   if (scheduler::recomputes(workload)) {
     // What the step recomputes; what was asked for, as "nothing to recompute",
     // when the compiled graph recomputes no op.
-    const scheduler::RecomputationSummary asked{0, workload.training.recomputeCheckpoints, workload.pipeline.recomputationMode};
+    const scheduler::RecomputationSummary asked{0, workload.training.recomputeCheckpoints,
+                                                workload.pipeline.recomputationMode};
     const scheduler::RecomputationSummary& shown = r.recomputation.ops ? r.recomputation : asked;
     std::cout << "recomputation     " << (r.recomputation.ops ? "" : "nothing to recompute ")
               << scheduler::describe(shown);

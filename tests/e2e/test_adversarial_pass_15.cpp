@@ -116,7 +116,8 @@ TEST(AdversarialPass15, ANpyHeaderGivingAKeyTwiceIsRefused) {
   ScratchDir dir("npy-key-twice");
   const auto npy = [&](const std::string& name, std::string header, std::size_t values) {
     header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
-    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
+    std::string bytes =
+        std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
     bytes += std::string(values * 4, '\0');  // int32 zeros: every id and label 0
     std::ofstream(dir.path() / name, std::ios::binary) << bytes;
   };
@@ -194,7 +195,8 @@ TEST(AdversarialPass15, ASweepPointsFlagErrorNamesTheVaryValue) {
   EXPECT_NE(r.output.find("point 0 (0) failed: --vary tiles=0 (--tiles): expected a whole number from 1 to "),
             std::string::npos)
       << r.output;
-  EXPECT_NE(readText(out / "sweep.csv").find("--vary tiles=0 (--tiles)"), std::string::npos) << readText(out / "sweep.csv");
+  const std::string csv = readText(out / "sweep.csv");
+  EXPECT_NE(csv.find("--vary tiles=0 (--tiles)"), std::string::npos) << csv;
 }
 
 // `insights` offered recomputation that recomputes nothing on an
@@ -212,7 +214,8 @@ TEST(AdversarialPass15, InsightsOfferNoRecomputationThatRecomputesNothing) {
     const fs::path reports = dir.path() / name;
     const auto r = runCommand("POPLAR_ENGINE_OPTIONS='{\"autoReport.all\":\"true\",\"autoReport.directory\":\"" +
                               reports.string() + "\",\"debug.allowOutOfMemory\":\"true\"}' " + ipusimBinary() +
-                              " run --synthetic-data " + quote(workload.string()) + " --set tile.memoryBytes=" + memory);
+                              " run --synthetic-data " + quote(workload.string()) +
+                              " --set tile.memoryBytes=" + memory);
     EXPECT_EQ(r.exitCode, 0) << r.output;
     return runCommand(ipusimBinary() + " insights " + quote(reports.string())).output;
   };
