@@ -206,6 +206,11 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
           ? "pipeline.recomputation_mode \"Auto\": " + trial.pipeline.recomputationMode
           : "training.recompute_checkpoints \"auto\": " + std::to_string(trial.training.recomputeCheckpoints.size()) +
                 " checkpoints";
+  // (A pipeline whose stages but the last keep nothing but their inputs, a
+  // first stage of one dense layer: the trial recomputes no op, the same step.)
+  if (r.recomputation.ops == 0)
+    return "\nWith recomputation (" + how + ") no op is recomputed (every activation the backward pass reads is kept "
+           "already: a stage's input, a checkpoint's output or the model's input): it would not help this step.";
   return "\nWith recomputation (" + how + ") the step " +
          (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) + " tiles over, the fullest "
                               : std::string("fits: the fullest tile ")) +
@@ -251,6 +256,13 @@ model::Target targetFor(const Workload& w) {
   t.set("ipuLink.numIpus", std::to_string(w.ipu.numIpus));
   t.validate();
   return t;
+}
+
+std::size_t autoRecomputedOps(const Workload& w) {
+  const Workload trial = withAutoRecomputation(w);
+  if (!recomputes(trial)) return 0;
+  const OpGraph graph = buildTrainingGraph(trial);
+  return std::size_t(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; }));
 }
 
 CompiledWorkload compile(const Workload& w, const CompileProgress& progress) {
@@ -556,8 +568,24 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;
   c.report.warnings = graph.warnings;
-  c.report.recomputedOps =
-      std::size_t(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; }));
+  std::vector<std::string> recomputedLayers;
+  for (const Op& op : graph.ops)
+    if (op.recomputed) recomputedLayers.push_back(op.layer);
+  c.report.recomputation = recomputationSummary(w, recomputedLayers);
+  // A checkpoint left out of what is recomputed, while others recompute, is
+  // said too (none recomputing, or one cutting nothing: the graph's warnings
+  // say so already).
+  if (c.report.recomputation.ops) {
+    const RecomputeSegments segments = recomputeSegments(w);
+    const std::vector<std::string>& kept = c.report.recomputation.checkpoints;
+    for (const std::string& checkpoint : w.training.recomputeCheckpoints)
+      if (std::find(kept.begin(), kept.end(), checkpoint) == kept.end() &&
+          std::none_of(segments.cuttingNothing.begin(), segments.cuttingNothing.end(),
+                       [&](const RecomputeSegments::Uncut& u) { return u.layer == checkpoint; }))
+        c.report.warnings.push_back("the recomputation checkpoint at layer '" + checkpoint +
+                                    "' recomputes nothing: every activation its segment's backward pass reads is "
+                                    "kept (training.recompute_checkpoints)");
+  }
   c.report.computeSets = exe.computeSets.size();
   for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
   c.exe = std::move(exe);

@@ -17,6 +17,7 @@
 #include "model/target.hpp"
 #include "scheduler/planning/conv_plan.hpp"
 #include "scheduler/planning/matmul_plan.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/workload.hpp"
 
 #include <functional>
@@ -43,10 +44,10 @@ struct CompileReport {
   std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation step (fit with validation)
   std::size_t computeSets = 0, exchanges = 0;
   std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
-  // The forward ops recomputed in the backward pass (graph/recomputation.hpp):
-  // 0 when the recomputation asked for finds nothing to recompute, which the
-  // summaries then do not claim.
-  std::size_t recomputedOps = 0;
+  // What the step recomputes (graph/recomputation.hpp): no ops, checkpoints
+  // or mode when the recomputation asked for finds nothing to recompute,
+  // which the summaries then do not claim (models/auto_checkpoints.hpp).
+  RecomputationSummary recomputation;
   std::vector<PlannedMatMul> matMulPlans;  // in program order
   std::vector<PlannedConv> convPlans;      // in program order
   std::vector<std::string> warnings;       // what the user should know about the model compiled (OpGraph::warnings)
@@ -79,6 +80,15 @@ struct CompiledWorkload {
 
 // The target the workload asks for (arch preset, tile override).
 model::Target targetFor(const Workload& w);
+// The forward ops a fit of `w` would recompute as "auto" makes it
+// (withAutoRecomputation: a pipeline's recomputation_mode "Auto", else
+// training.recompute_checkpoints "auto"): 0 when it recomputes none (no
+// checkpoint found, or every activation the backward pass reads is kept
+// already: a first stage of one dense layer, "auto"'s one checkpoint after a
+// flatten). From the training step's op graph alone (no planning or
+// lowering: a small part of a compile). What the insights may offer.
+std::size_t autoRecomputedOps(const Workload& w);
+
 // Throws std::invalid_argument for a workload that cannot be compiled (an
 // out-of-memory tile names the tile, its need and its capacity).
 CompiledWorkload compile(const Workload& w, const CompileProgress& progress = {});

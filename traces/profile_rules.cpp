@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace ipusim::traces {
@@ -120,6 +122,37 @@ std::string describeJsonValue(const nlohmann::json& value) {
   return shortened(value.dump());
 }
 
+// The first member name a JSON object's top level gives twice (empty when
+// none, or when `text` is no object: the parse that follows says so).
+// nlohmann::json keeps the last of a name given twice without a word, so a
+// stream's direction given both ways was read as the second. Only the top
+// level, which the rule reads; a SAX pass: no value is kept, any depth.
+std::string keyGivenTwice(const std::string& text) {
+  struct Keys {
+    std::size_t depth = 0;
+    std::set<std::string> names;
+    std::string twice;
+    bool null() { return true; }
+    bool boolean(bool) { return true; }
+    bool number_integer(std::int64_t) { return true; }
+    bool number_unsigned(std::uint64_t) { return true; }
+    bool number_float(double, const std::string&) { return true; }
+    bool string(std::string&) { return true; }
+    bool binary(nlohmann::json::binary_t&) { return true; }
+    bool start_object(std::size_t) { return ++depth, true; }
+    bool start_array(std::size_t) { return ++depth, true; }
+    bool end_object() { return --depth, true; }
+    bool end_array() { return --depth, true; }
+    bool key(std::string& name) {
+      if (depth == 1 && !names.insert(name).second) twice = name;
+      return twice.empty();  // (stops at the first)
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  } keys;
+  nlohmann::json::sax_parse(text, &keys);
+  return keys.twice;
+}
+
 }  // namespace
 
 const std::vector<ColumnRule>& columnRules() { return rules().columns; }
@@ -221,6 +254,9 @@ void checkMetaText(const std::string& file, const MetaRule& rule, const std::str
   const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object())
     throw ProfileError(file + ": meta '" + rule.key + "' is '" + shortened(text) + "', expected " + describeExpectation(rule));
+  if (const std::string twice = keyGivenTwice(text); !twice.empty())
+    throw ProfileError(file + ": meta '" + rule.key + "' gives '" + shortened(twice) + "' twice, expected " +
+                       describeExpectation(rule) + ", each key once");
   const auto allowed = [&](const nlohmann::json& value) {
     if (!value.is_string()) return false;
     const auto& text = value.get_ref<const std::string&>();

@@ -65,6 +65,7 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
   }
   if (!reader.metaValue("recompute_auto_checkpoints").empty())
     facts.autoRecomputeCheckpoints = metaInt(reader, "recompute_auto_checkpoints");
+  if (!reader.metaValue("recompute_auto_ops").empty()) facts.autoRecomputedOps = metaInt(reader, "recompute_auto_ops");
   const std::string feeds = reader.metaValue("feeds");
   if (feeds == "true") facts.feeds = true;
   if (feeds == "false") facts.feeds = false;
@@ -263,9 +264,10 @@ std::optional<Insight> tileMemoryInsight(const ProfileFacts& f, const InsightLim
   // and gives both).
   const bool recomputing = std::any_of(f.operations.rows.begin(), f.operations.rows.end(),
                                        [](const OperationRow& row) { return row.pass == "recompute"; });
-  // ("auto" finds no checkpoint in a model without two layers to cut at: not
+  // ("auto" finds no checkpoint in a model without two layers to cut at, and
+  // may find some that recompute nothing, as a pipeline's "Auto" may: not
   // offered where the profile says so.)
-  const bool autoFindsNone = !f.pipelined && f.autoRecomputeCheckpoints == 0;
+  const bool autoFindsNone = (!f.pipelined && f.autoRecomputeCheckpoints == 0) || f.autoRecomputedOps == 0;
   if (f.report.target.task == "fit" && !recomputing && !autoFindsNone && tile.notAlwaysLivePeakBytes > 0) {
     in.knob += f.pipelined ? "; or recompute each stage's activations in its backward pass instead of keeping them "
                              "for every mini-batch in flight (pipeline.recomputation_mode: \"Auto\")"

@@ -78,6 +78,10 @@ struct ProfileFacts {
   // training.recompute_checkpoints "auto" finds in the model (0: it refuses
   // the model); empty when the profile does not say.
   std::optional<std::int64_t> autoRecomputeCheckpoints;
+  // meta recompute_auto_ops: how many forward ops the fit would recompute as
+  // "auto" (or a pipeline's "Auto") makes it (0: recomputation would not
+  // help); empty when the profile does not say.
+  std::optional<std::int64_t> autoRecomputedOps;
 };
 
 struct Insight {

@@ -791,10 +791,8 @@ OpGraph buildTrainingGraph(const Workload& w) {
   // the backward pass reads is a checkpoint's, a stage's input or the
   // model's input) is said, not claimed: the summaries said "recomputing".
   if (recomputes(w))
-    for (const std::string& name : recomputeSegments(w).cuttingNothing)
-      g.warnings.push_back("the recomputation checkpoint at layer '" + name + "' cuts nothing: it is the model's last "
-                           "layer, whose backward pass starts right after it (training.recompute_checkpoints: "
-                           "expected layers before the last)");
+    for (const auto& uncut : recomputeSegments(w).cuttingNothing)
+      g.warnings.push_back("the recomputation checkpoint at layer '" + uncut.layer + "' cuts nothing: " + uncut.why);
   if (addRecomputation(g, w, firstBackwardOp) == 0 && recomputes(w)) {
     const std::string key = w.pipeline.enabled() ? "pipeline.recomputation_mode " + w.pipeline.recomputationMode
                                                  : std::string("training.recompute_checkpoints");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace ipusim::scheduler {
 
@@ -58,8 +60,25 @@ RecomputeSegments recomputeSegments(const Workload& w) {
     if (newStage && segments.ofLayer.back() == segment) ++segment;
     segments.ofLayer.push_back(segment);
     if (std::find(checkpoints.begin(), checkpoints.end(), l.name) == checkpoints.end()) continue;
-    if (i < lastComputing) ++segment;
-    else segments.cuttingNothing.push_back(l.name);
+    if (i >= lastComputing) {
+      segments.cuttingNothing.push_back(
+          {l.name, "it is the model's last layer, whose backward pass starts right after it "
+                   "(training.recompute_checkpoints: expected layers before the last)"});
+      continue;
+    }
+    // A stage's last layer (the next computing layer is another stage's):
+    // the stage's own cut lies there, and the outputs another stage reads
+    // are kept already, so the checkpoint changes nothing.
+    std::size_t next = i + 1;
+    while (w.layers[next].kind == layer_kind::kRecomputationCheckpoint) ++next;
+    if (stages && *w.layers[next].stage != *l.stage) {
+      segments.cuttingNothing.push_back(
+          {l.name, "it is the last layer of pipeline stage " + std::to_string(*l.stage) +
+                       ", whose outputs the stage keeps already (training.recompute_checkpoints: expected layers "
+                       "within a stage)"});
+      continue;  // (the next stage's first layer starts the next segment)
+    }
+    ++segment;
   }
   segments.last = segment;
   return segments;
@@ -76,13 +95,33 @@ Workload withAutoRecomputation(const Workload& w) {
   return recomputing;
 }
 
-std::string recomputationDescription(const Workload& w) {
-  if (!recomputes(w)) return "";
-  const std::size_t n = w.training.recomputeCheckpoints.size();
+RecomputationSummary recomputationSummary(const Workload& w, const std::vector<std::string>& recomputedLayers) {
+  RecomputationSummary r;
+  r.ops = recomputedLayers.size();
+  if (r.ops == 0 || !recomputes(w)) return r;
+  if (w.pipeline.enabled()) r.mode = w.pipeline.recomputationMode;
+  const RecomputeSegments segments = recomputeSegments(w);
+  std::set<std::size_t> recomputing;  // the segments holding a recomputed op
+  std::map<std::string, std::size_t> segmentOf;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) segmentOf[w.layers[i].name] = segments.ofLayer[i];
+  for (const std::string& layer : recomputedLayers)
+    if (auto it = segmentOf.find(layer); it != segmentOf.end()) recomputing.insert(it->second);
+  for (const std::string& checkpoint : w.training.recomputeCheckpoints) {
+    const bool uncut = std::any_of(segments.cuttingNothing.begin(), segments.cuttingNothing.end(),
+                                   [&](const RecomputeSegments::Uncut& u) { return u.layer == checkpoint; });
+    // A checkpoint ends its own segment (recomputeSegments).
+    if (auto it = segmentOf.find(checkpoint); !uncut && it != segmentOf.end() && recomputing.count(it->second))
+      r.checkpoints.push_back(checkpoint);
+  }
+  return r;
+}
+
+std::string describe(const RecomputationSummary& r) {
+  const std::size_t n = r.checkpoints.size();
   const std::string checkpoints = "from " + std::to_string(n) + " checkpoint" + (n == 1 ? "" : "s");
-  if (!w.pipeline.enabled()) return checkpoints + " (training.recompute_checkpoints)";
+  if (r.mode.empty()) return checkpoints + " (training.recompute_checkpoints)";
   return "each stage's forward pass" + (n ? " " + checkpoints : std::string()) + " (pipeline.recomputation_mode " +
-         w.pipeline.recomputationMode + ")";
+         r.mode + ")";
 }
 
 }  // namespace ipusim::scheduler

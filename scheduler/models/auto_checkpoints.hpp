@@ -30,9 +30,14 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w);
 struct RecomputeSegments {
   std::vector<std::size_t> ofLayer;  // per layer of w.layers
   std::size_t last = 0;              // the segment not recomputed
-  // Checkpoints that cut nothing: on the model's last computing layer (see
-  // recomputeSegments), said in a warning.
-  std::vector<std::string> cuttingNothing;
+  // Checkpoints that cut nothing, said in a warning: on the model's last
+  // computing layer (see recomputeSegments), or, in a pipeline that
+  // recomputes, on a stage's last layer, where the stage's cut lies already.
+  struct Uncut {
+    std::string layer;
+    std::string why;  // "it is the model's last layer, ... (training.recompute_checkpoints: expected ...)"
+  };
+  std::vector<Uncut> cuttingNothing;
 };
 RecomputeSegments recomputeSegments(const Workload& w);
 
@@ -45,10 +50,26 @@ bool recomputes(const Workload& w);
 // out-of-memory summaries try.
 Workload withAutoRecomputation(const Workload& w);
 
-// What a fit recomputes, for the run's and the compile's summaries: "from 3
-// checkpoints (training.recompute_checkpoints)", "each stage's forward pass
-// (pipeline.recomputation_mode RecomputeThenBackpropagate)", ...; empty
-// when it recomputes nothing.
-std::string recomputationDescription(const Workload& w);
+// What a compiled fit recomputes: the one definition every summary prints
+// (the run's and the compile's, their text and --json), so none claims
+// recomputation the compiled step does not do. Asked-for recomputation that
+// finds nothing to recompute has no ops, no checkpoints and no mode.
+struct RecomputationSummary {
+  std::size_t ops = 0;                   // the forward ops recomputed in the backward pass
+  // The checkpoints (in the order given) that end a segment in which an op
+  // is recomputed: not those that cut nothing (RecomputeSegments), nor those
+  // whose segment keeps every value its backward pass reads.
+  std::vector<std::string> checkpoints;
+  std::string mode;                      // pipeline.recomputation_mode; empty outside a pipeline
+};
+// `recomputedLayers`: the layer of each op the compiled step recomputes
+// (graph/recomputation.hpp's clones).
+RecomputationSummary recomputationSummary(const Workload& w, const std::vector<std::string>& recomputedLayers);
+
+// For the summaries: "from 3 checkpoints (training.recompute_checkpoints)",
+// "each stage's forward pass (pipeline.recomputation_mode
+// RecomputeThenBackpropagate)", ... (of r.checkpoints and r.mode; the
+// caller says whether anything is recomputed: r.ops).
+std::string describe(const RecomputationSummary& r);
 
 }  // namespace ipusim::scheduler

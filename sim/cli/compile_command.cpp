@@ -124,10 +124,12 @@ int compileWorkload(const CompileArgs& args) {
                                 {"estimated_step_cycles", r.estimatedStepCycles},
                                 {"dtype", workload.dtype}, {"amp_macs_per_cycle", ampPeak},
                                 {"step_macs", stepMacs(r)}, {"amp_lower_bound_cycles", lowerBound},
-                                {"recompute_checkpoints", workload.training.recomputeCheckpoints},
-                                {"recomputation_mode", workload.pipeline.recomputationMode.empty()
+                                // What the step recomputes, as the run's --json gives it.
+                                {"recompute_checkpoints", r.recomputation.checkpoints},
+                                {"recomputation_mode", r.recomputation.mode.empty()
                                                            ? nlohmann::json(nullptr)
-                                                           : nlohmann::json(workload.pipeline.recomputationMode)},
+                                                           : nlohmann::json(r.recomputation.mode)},
+                                {"recomputed_ops", r.recomputation.ops},
                                 {"streaming_memory_bytes", remoteBytes},
                                 {"matmuls", plans}, {"convolutions", convs}}.dump(2)
               << "\n";
@@ -145,11 +147,15 @@ int compileWorkload(const CompileArgs& args) {
   if (remoteBytes)
     std::cout << "Streaming Memory  " << remoteBytes << " bytes of optimizer state in " << c.exe.remoteBuffers.size()
               << " remote buffers (training.offload_optimizer_state)\n";
-  if (const std::string recomputation = scheduler::recomputationDescription(workload); !recomputation.empty()) {
-    // What was asked for, "nothing to recompute" when the compiled graph recomputes no op.
-    std::cout << "recomputation     " << (r.recomputedOps ? "" : "nothing to recompute ") << recomputation;
-    for (std::size_t k = 0; k < workload.training.recomputeCheckpoints.size(); ++k)
-      std::cout << (k ? " " : ": ") << workload.training.recomputeCheckpoints[k];
+  if (scheduler::recomputes(workload)) {
+    // What the step recomputes; what was asked for, as "nothing to recompute",
+    // when the compiled graph recomputes no op.
+    const scheduler::RecomputationSummary asked{0, workload.training.recomputeCheckpoints,
+                                                workload.pipeline.recomputationMode};
+    const scheduler::RecomputationSummary& shown = r.recomputation.ops ? r.recomputation : asked;
+    std::cout << "recomputation     " << (r.recomputation.ops ? "" : "nothing to recompute ")
+              << scheduler::describe(shown);
+    for (std::size_t k = 0; k < shown.checkpoints.size(); ++k) std::cout << (k ? " " : ": ") << shown.checkpoints[k];
     std::cout << "\n";
   }
   std::cout

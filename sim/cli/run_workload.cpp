@@ -128,13 +128,14 @@ std::string hostThreadsLine(const model::IpuSystem::HostThreads& h) {
 }
 
 // A loss as `run` prints it: NaN and infinities say what they mean.
-std::string lossText(double loss) {
+std::string lossText(double loss, bool trained) {
   // Six decimals where they hold the value's figures; otherwise six
   // significant ones: std::to_string printed a loss of 3e-7 as "0.000000"
   // and a diverging 6.6e29 as 30 digits.
   if (std::isfinite(loss) && std::fabs(loss) >= 1e-3 && std::fabs(loss) < 1e6) return std::to_string(loss);
   if (std::isfinite(loss)) return profiler::analysis::numberText(loss);
-  return profiler::analysis::numberText(loss) + " (the training diverged)";
+  // (evaluate trains nothing: its loss overflows from the weights or the data)
+  return profiler::analysis::numberText(loss) + (trained ? " (the training diverged)" : " (not finite)");
 }
 
 // The last step's other outfed values, as `run` prints them: one line
@@ -203,9 +204,10 @@ void print(const RunSummary& s, bool json) {
                           {"max_tile_bytes", s.maxTileBytes},
                           {"tile_capacity_bytes", s.tileCapacity},
                           {"tiles_over_capacity", s.tilesOverCapacity},
-                          {"recompute_checkpoints", s.recomputeCheckpoints},
-                          {"recomputation_mode", s.recomputationMode.empty() ? nlohmann::json(nullptr)
-                                                                             : nlohmann::json(s.recomputationMode)},
+                          {"recompute_checkpoints", s.recomputation.checkpoints},
+                          {"recomputation_mode", s.recomputation.mode.empty() ? nlohmann::json(nullptr)
+                                                                              : nlohmann::json(s.recomputation.mode)},
+                          {"recomputed_ops", s.recomputation.ops},
                           {"streaming_memory_bytes", s.streamingMemoryBytes},
                           {"ipu_waiting_for_host", s.ipuWaitingForHost ? nlohmann::json(*s.ipuWaitingForHost)
                                                                        : nlohmann::json(nullptr)},
@@ -231,7 +233,7 @@ void print(const RunSummary& s, bool json) {
             << "dataset          " << datasetLine(s) << "\n";
   if (!predict)
     std::cout << (s.task == "fit" ? "final loss       " : "loss (mean)      ")
-              << (s.finalLoss ? lossText(*s.finalLoss) : std::string("n/a (synthetic data)")) << "\n"
+              << (s.finalLoss ? lossText(*s.finalLoss, s.task == "fit") : std::string("n/a (synthetic data)")) << "\n"
               << finalValuesLine(s.finalValues, s.task == "fit" ? "final values    " : "means           ");
   if (s.validations)
     std::cout << "validation       " << s.validations << " x " << s.validationStepsEach << " steps, every "
@@ -247,7 +249,7 @@ void print(const RunSummary& s, bool json) {
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
                                                " tiles OVER capacity: debug.allowOutOfMemory)" : std::string())
-            << (s.recomputation.empty() ? std::string() : ", recomputing " + s.recomputation)
+            << (s.recomputation.ops ? ", recomputing " + scheduler::describe(s.recomputation) : std::string())
             << (s.streamingMemoryBytes ? ", optimizer state in Streaming Memory " + std::to_string(s.streamingMemoryBytes) +
                                              " bytes (training.offload_optimizer_state)"
                                        : std::string())
@@ -416,9 +418,19 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                       {"replicas_mirrored", compiled.exe.mirror.active() ? "true" : "false"},
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
-  // (What the insights may offer: "auto" checkpoints where it finds some.)
+  // (What the insights may offer: "auto" checkpoints where it finds some,
+  // recomputation where "auto" recomputes an op.)
   if (workload.task == scheduler::Task::Fit && !workload.pipeline.enabled())
     config.extraMeta["recompute_auto_checkpoints"] = scheduler::autoRecomputeCheckpoints(workload).size();
+  if (workload.task == scheduler::Task::Fit && options.writesProfile()) {
+    try {
+      config.extraMeta["recompute_auto_ops"] = scheduler::autoRecomputedOps(workload);
+    } catch (const std::exception& e) {
+      // (A trial the compiled fit does not need: the profile then does not
+      // say, and the insights decide as they did before the key existed.)
+      std::cerr << "ipusim: warning: recomputation as \"auto\" not tried for the profile's meta: " << e.what() << "\n";
+    }
+  }
   std::uint64_t streamingMemoryBytes = 0;
   for (const ir::RemoteBuffer& b : compiled.exe.remoteBuffers) streamingMemoryBytes += b.numBytes();
   Engine engine(std::move(compiled.exe), target, options, config);
@@ -521,12 +533,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
-  if (workload.task == scheduler::Task::Fit) {
-    summary.recomputeCheckpoints = workload.training.recomputeCheckpoints;
-    summary.recomputationMode = workload.pipeline.recomputationMode;
-  }
   // Only what the compiled graph recomputes (a warning says when nothing is).
-  if (compiled.report.recomputedOps) summary.recomputation = scheduler::recomputationDescription(workload);
+  summary.recomputation = compiled.report.recomputation;
   summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;

@@ -4,6 +4,7 @@
 // in this process.
 #include "model/ipu_system.hpp"
 #include "profiler/recorder/step_breakdown.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/workload.hpp"
 #include "sim/cli/target_flags.hpp"
 
@@ -73,9 +74,9 @@ struct RunSummary {
   std::uint64_t maxTileBytes = 0;        // the compiler's per-tile peak (= the profile's)
   std::uint64_t tileCapacity = 0;
   std::uint32_t tilesOverCapacity = 0;   // > 0 only with debug.allowOutOfMemory
-  std::vector<std::string> recomputeCheckpoints;  // the fit's training.recompute_checkpoints (as chosen, for "auto")
-  std::string recomputationMode;  // a pipelined fit's pipeline.recomputation_mode ("Auto" resolved; empty: none)
-  std::string recomputation;      // what the fit recomputes (scheduler::recomputationDescription; empty: nothing)
+  // What the fit's compiled step recomputes (checkpoints as chosen for "auto",
+  // the mode with "Auto" resolved); nothing when it recomputes no op.
+  scheduler::RecomputationSummary recomputation;
   std::uint64_t streamingMemoryBytes = 0;  // the remote buffers' bytes (training.offload_optimizer_state)
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured

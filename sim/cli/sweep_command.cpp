@@ -222,13 +222,24 @@ std::string lastErrorLine(const std::string& text) {
   return last;
 }
 
-SweepResult collect(const SweepPoint& point, int status, const fs::path& out, const fs::path& err) {
+SweepResult collect(const SweepPlan& plan, const SweepPoint& point, int status, const fs::path& out,
+                    const fs::path& err) {
   SweepResult r;
   r.point = point;
   r.exitCode = status;
   if (status != 0) {
     r.error = lastErrorLine(readFile(err));
     if (r.error.empty()) r.error = "exit status " + std::to_string(status);
+    // A run flag's refusal names the flag a --vary name became ("--tiles:
+    // ... got '0'" for --vary tiles=0, a flag the user never typed): it
+    // names the --vary value, and the flag after it.
+    for (std::size_t a = 0; a < plan.axes.size() && a < point.values.size(); ++a) {
+      const std::string& flag = plan.axes[a].resolved;
+      if (flag.rfind("--", 0) == 0 && flag.find(' ') == std::string::npos && flag != "--set" &&
+          flag != plan.axes[a].name && r.error.rfind(flag + ": ", 0) == 0)
+        r.error = "--vary " + plan.axes[a].name + "=" + point.values[a] + " (" + flag + "): " +
+                  r.error.substr(flag.size() + 2);
+    }
     return r;
   }
   try {
@@ -296,7 +307,7 @@ std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args,
       const InterruptsHeld held;
       endProcessGroupOnInterrupt(group = 0);
     }
-    results[i] = collect(plan.points[i], status, outPath(i), errPath(i));
+    results[i] = collect(plan, plan.points[i], status, outPath(i), errPath(i));
     if (!results[i].ok) {
       ++failed;
       std::cerr << (progress.enabled() ? "\r\033[K" : "") << "sweep: point " << i << " ("

@@ -34,6 +34,11 @@ std::string headerValue(const std::string& header, const std::string& key, const
                         bool keepQuotes = false) {
   const std::size_t at = header.find("'" + key + "'");
   if (at == std::string::npos) npyFail(path, "the .npy header has no '" + key + "' (expected numpy.save's dictionary)");
+  // Given twice, numpy (a Python dictionary literal) takes the last: reading
+  // the first would read the data in another shape than numpy does.
+  if (header.find("'" + key + "'", at + 1) != std::string::npos)
+    npyFail(path, "the .npy header gives '" + key + "' twice (numpy takes the last); expected it once, as "
+                  "numpy.save writes");
   std::size_t i = header.find(':', at);
   if (i == std::string::npos) npyFail(path, "the .npy header's '" + key + "' has no value");
   std::string value;

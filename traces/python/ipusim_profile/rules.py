@@ -194,10 +194,20 @@ def _is_unicode(text):
         return False
 
 
+class _Members(dict):
+    """A JSON object's members, with the first name it gives twice (`twice`; None when each is given once)."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)  # (the last of a name given twice, as json.loads and nlohmann::json keep)
+        seen = set()
+        self.twice = next((name for name, _ in pairs if name in seen or seen.add(name)), None)
+
+
 def _parse_json_object(text):
     """`text` as a dict when it is a JSON object nlohmann::json reads, else None."""
     try:
-        parsed = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_json_int)
+        parsed = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_json_int,
+                            object_pairs_hook=_Members)
     except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's parser goes
         return None
     if not isinstance(parsed, dict):
@@ -213,6 +223,9 @@ def _check_json_object(path, key, rule, text, utf8):
     parsed = _parse_json_object(text) if utf8 else None
     if parsed is None:
         raise ProfileError(f"{path}: meta '{key}' is '{_shortened(text)}', expected {describe_meta_expectation(rule)}")
+    if parsed.twice is not None:  # a stream's direction given both ways was read as the second
+        raise ProfileError(f"{path}: meta '{key}' gives '{_shortened(parsed.twice)}' twice, "
+                           f"expected {describe_meta_expectation(rule)}, each key once")
     allowed = rule.get("one_of")
     for name, value in sorted(parsed.items()):  # in key order, as nlohmann::json's std::map keeps members
         if not isinstance(value, str) or (allowed and value not in allowed):
