@@ -593,7 +593,8 @@ void Backward::deliver(std::size_t input, std::size_t gradient) const {
 
 void Backward::weightGradient(std::size_t weight, std::size_t gradient) const {
   if (!trains(weight))  // (a frozen layer's backward computes no weight gradient)
-    throw std::logic_error("internal: a gradient for " + b.g_.values[weight].name + ", which is not a trainable weight");
+    throw std::logic_error("internal: a gradient for " + b.g_.values[weight].name +
+                           ", which is not a trainable weight");
   const auto [it, first] = b.weightGrad_.emplace(weight, gradient);
   if (first) return;
   // A shared layer's weight: the sum of its calls' gradients.

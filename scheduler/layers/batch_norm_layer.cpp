@@ -126,7 +126,8 @@ std::size_t addFrozenBatchNormInputGrad(TrainingGraphBuilder& b, const BatchNorm
   const std::size_t zero = b.state(l, "zero_mean_grad", {channels}, ir::DType::Float, 0.0);
   const std::size_t unused = addValue(g, l.name + "/input_grad_whitened", shape, compute, ValueKind::Gradient, l.name);
   const std::size_t dx = addValue(g, l.name + "/input_grad", shape, compute, ValueKind::Gradient, l.name);
-  g.addOp({OpKind::BatchNormalise, "input_grad", l.name, {outputGrad, zero, f.invStdDev, f.gammaUsed, zero}, {unused, dx}});
+  g.addOp({OpKind::BatchNormalise, "input_grad", l.name, {outputGrad, zero, f.invStdDev, f.gammaUsed, zero},
+           {unused, dx}});
   return dx;
 }
 

@@ -213,7 +213,8 @@ std::size_t CellOps::matmul(std::size_t x, std::size_t kernel, std::size_t used,
   if (part) used = columnsOf(used, k, offset, width, {k, width}, name + "_kernel_columns");
   const std::size_t out = value(name, {g.values[x].shape.at(0), part ? width : n});
   g.addOp({OpKind::MatMul, name, layer_, {x, used}, {out}});
-  b_.record({x}, out, b_.trains(kernel), [&b = b_, layer = layer_, x, kernel, used, name, part, offset, k](const Backward& bw) {
+  const bool trained = b_.trains(kernel);
+  b_.record({x}, out, trained, [&b = b_, layer = layer_, x, kernel, used, name, part, offset, k](const Backward& bw) {
     OpGraph& g = b.graph();
     if (bw.trains(kernel)) {
       // (As Dense: the kernel's gradient in the variables' type, the input's in the compute type.)
@@ -242,7 +243,8 @@ std::size_t CellOps::addBias(std::size_t x, std::size_t bias, std::size_t used, 
   if (part) used = columnsOf(used, 1, offset, width, {width}, name + "_bias_columns");
   const std::size_t out = value(name, g.values[x].shape);
   g.addOp({OpKind::AddBias, name, layer_, {x, used}, {out}});
-  b_.record({x}, out, b_.trains(bias), [&b = b_, layer = layer_, x, bias, used, name, part, offset](const Backward& bw) {
+  const bool trained = b_.trains(bias);
+  b_.record({x}, out, trained, [&b = b_, layer = layer_, x, bias, used, name, part, offset](const Backward& bw) {
     OpGraph& g = b.graph();
     if (bw.trains(bias)) {
       const std::size_t db =

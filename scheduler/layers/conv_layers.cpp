@@ -156,8 +156,8 @@ Conv2DGradients addConv2DTransposeGrad(OpGraph& g, std::size_t transposeOp, std:
   // The convolution over the output: its input the output's gradient, its
   // output gradient the transposed convolution's input.
   if (wantKernelGradient) {
-    grads.kernel = addValueLike(g, t.layer + "/kernel_grad", g.values[kernel].shape, kernelGradType, ValueKind::Gradient,
-                                t.layer);
+    grads.kernel =
+        addValueLike(g, t.layer + "/kernel_grad", g.values[kernel].shape, kernelGradType, ValueKind::Gradient, t.layer);
     Op wu{OpKind::Conv2DWeightGrad, "kernel_grad", t.layer, {outputGrad, input}, {grads.kernel}};
     wu.window = t.window;
     g.addOp(wu);

@@ -101,7 +101,8 @@ class GroupNormalizationLayer final : public Layer {
     const RowNormalized f = addRowNormalise(b, toRows(x, "input", ValueKind::Activation), l.epsilon, l.name);
     const std::size_t whitened = fromRows(f.whitened, "whitened", ValueKind::Activation);
     const ColumnAffine affine = addColumnAffine(b, l, whitened);
-    b.record({x}, affine.output, hasWeights(l) && l.trainable, [&b, l, x, f, whitened, affine, toRows, fromRows](const Backward& bw) {
+    const bool trained = hasWeights(l) && l.trainable;
+    b.record({x}, affine.output, trained, [&b, l, x, f, whitened, affine, toRows, fromRows](const Backward& bw) {
       const std::size_t grad = reshapedValue(b.graph(), bw.grad, b.graph().values[whitened].shape, l.name, "output_grad_channels",
                                              ValueKind::Gradient);
       const std::size_t whitenedGrad = addColumnAffineGrad(b, bw, l, affine, whitened, grad, bw.wants(x));

@@ -59,7 +59,8 @@ std::size_t addColumnAffineGrad(TrainingGraphBuilder& b, const Backward& bw, con
     bw.weightGradient(weight, b.cast(sums, g.values[weight].dtype, l.name + "/" + name, l.name, ValueKind::Gradient));
   };
   // (A frozen layer's gamma and beta take no gradient.)
-  if (a.beta != ColumnAffine::kNone && bw.trains(a.beta)) deliver(a.beta, columnSums(grad, "beta_grad"), "beta_grad_cast");
+  if (a.beta != ColumnAffine::kNone && bw.trains(a.beta))
+    deliver(a.beta, columnSums(grad, "beta_grad"), "beta_grad_cast");
   if (a.gamma != ColumnAffine::kNone && bw.trains(a.gamma)) {
     const std::size_t product = b.value(l.name + "/grad_whitened_product", shape, compute, ValueKind::Gradient, l.name);
     g.addOp({OpKind::Mul, "grad_whitened_product", l.name, {grad, whitened}, {product}});

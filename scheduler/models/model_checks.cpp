@@ -119,7 +119,8 @@ void checkSomethingTrains(const Workload& w, const std::string& source) {
   }
   if (frozen)  // (a model with no weights at all is checkModelAgainstLoss's)
     throw std::invalid_argument(source + ": model: " +
-                                (frozen == 1 ? std::string("its one layer") : "each of its " + std::to_string(frozen) + " layers") +
+                                (frozen == 1 ? std::string("its one layer")
+                                             : "each of its " + std::to_string(frozen) + " layers") +
                                 " with weights is frozen (trainable: false), so fit would train nothing: "
                                 "expected a layer with trainable weights, or task evaluate or predict");
 }

@@ -73,7 +73,8 @@ std::pair<std::string, std::vector<std::size_t>> keyAndIndices(const std::string
     at = close + 1;
   }
   if (out.first.empty())
-    throw std::invalid_argument("workload assignment '" + assignment + "': '" + part + "' names no key before its index");
+    throw std::invalid_argument("workload assignment '" + assignment + "': '" + part +
+                                "' names no key before its index");
   return out;
 }
 

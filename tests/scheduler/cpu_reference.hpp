@@ -97,7 +97,7 @@ class CpuReference {
     float rate = 0;  // Dropout: the rate; Noise: the noise's standard deviation
     std::uint64_t seed = 0;
     bool multiplicative = false;  // Noise: x (1 + rate n), else x + rate n
-    bool frozen = false;          // BatchNorm: a frozen layer's (Keras's trainable: false), in inference mode in training too
+    bool frozen = false;          // BatchNorm: a frozen layer's (trainable: false), in inference mode in training too
     // BatchNorm: channels (the last axis), Keras's momentum and epsilon, its
     // weights' indices (npos without scale / center), its moving statistics' in moving_.
     // LayerNorm: channels the row length normalized over, epsilon, gamma and
