@@ -369,6 +369,27 @@ def bert_base():
     m.write(x, "bert_base_sl128_keras3.json")
 
 
+def bert_large():
+    """BERT-Large at sequence length 128 (as workloads/bert_large_sl128.json,
+    layer for layer): BERT-base's layers at Large's sizes (bert-large-uncased:
+    24 encoder layers of hidden 1,024, 16 heads of 64, feed-forward 4,096,
+    the 30,522-token vocabulary)."""
+    m = Model("bert_large_sl128", [128], input_dtype="int32")  # token ids
+    tokens = m.embedding("input_layer", 30522, 1024, "token_embedding")
+    positions = m.position_embedding(tokens, 128, "position_embedding")
+    x = m.layer_norm(m.add(tokens, positions, "embeddings"), 1e-12, "embeddings_norm")
+    for i in range(24):
+        attention = m.attention(x, x, 16, 64, f"layer{i}_attention", causal=False)
+        x = m.layer_norm(m.add(x, attention, f"layer{i}_attention_residual"), 1e-12, f"layer{i}_attention_norm")
+        y = m.dense_on_last_axis(x, 4096, "gelu", f"layer{i}_intermediate")
+        y = m.dense_on_last_axis(y, 1024, "linear", f"layer{i}_output")
+        x = m.layer_norm(m.add(x, y, f"layer{i}_output_residual"), 1e-12, f"layer{i}_output_norm")
+    x = m.dense_on_last_axis(x, 1024, "gelu", "mlm_transform")
+    x = m.layer_norm(x, 1e-12, "mlm_norm")
+    x = m.dense_on_last_axis(x, 30522, "softmax", "mlm_logits")
+    m.write(x, "bert_large_sl128_keras3.json")
+
+
 def text_lstm_classifier():
     """An LSTM text classifier over 64 tokens of a vocabulary of 20,000 (as
     workloads/text_lstm_classifier.json, layer for layer): Embedding(20000,
@@ -388,4 +409,5 @@ if __name__ == "__main__":
     mobilenet_v2()
     gpt_decoder_block()
     bert_base()
+    bert_large()
     text_lstm_classifier()
