@@ -346,48 +346,40 @@ def gpt_decoder_block():
     m.write(x, "gpt_decoder_block_keras3.json")
 
 
-def bert_base():
-    """BERT-base at sequence length 128 (as workloads/bert_base_sl128.json,
-    layer for layer): token and position embeddings added and normalized, 12
-    encoder layers (self-attention with 12 heads of 64, a residual and
-    LayerNormalization, a gelu feed-forward of 3,072, a residual and
+def bert(name, layers, hidden, heads, intermediate):
+    """A BERT encoder at sequence length 128 over the 30,522-token vocabulary:
+    token and position embeddings added and normalized, `layers` encoder
+    layers (self-attention with `heads` heads of 64, a residual and
+    LayerNormalization, a gelu feed-forward of `intermediate`, a residual and
     LayerNormalization; epsilon 1e-12 as BERT's), a masked-LM head (a gelu
-    Dense of 768, LayerNormalization, the vocabulary's softmax)."""
-    m = Model("bert_base_sl128", [128], input_dtype="int32")  # token ids
-    tokens = m.embedding("input_layer", 30522, 768, "token_embedding")
+    Dense of `hidden`, LayerNormalization, the vocabulary's softmax)."""
+    m = Model(name, [128], input_dtype="int32")  # token ids
+    tokens = m.embedding("input_layer", 30522, hidden, "token_embedding")
     positions = m.position_embedding(tokens, 128, "position_embedding")
     x = m.layer_norm(m.add(tokens, positions, "embeddings"), 1e-12, "embeddings_norm")
-    for i in range(12):
-        attention = m.attention(x, x, 12, 64, f"layer{i}_attention", causal=False)
+    for i in range(layers):
+        attention = m.attention(x, x, heads, 64, f"layer{i}_attention", causal=False)
         x = m.layer_norm(m.add(x, attention, f"layer{i}_attention_residual"), 1e-12, f"layer{i}_attention_norm")
-        y = m.dense_on_last_axis(x, 3072, "gelu", f"layer{i}_intermediate")
-        y = m.dense_on_last_axis(y, 768, "linear", f"layer{i}_output")
+        y = m.dense_on_last_axis(x, intermediate, "gelu", f"layer{i}_intermediate")
+        y = m.dense_on_last_axis(y, hidden, "linear", f"layer{i}_output")
         x = m.layer_norm(m.add(x, y, f"layer{i}_output_residual"), 1e-12, f"layer{i}_output_norm")
-    x = m.dense_on_last_axis(x, 768, "gelu", "mlm_transform")
+    x = m.dense_on_last_axis(x, hidden, "gelu", "mlm_transform")
     x = m.layer_norm(x, 1e-12, "mlm_norm")
     x = m.dense_on_last_axis(x, 30522, "softmax", "mlm_logits")
-    m.write(x, "bert_base_sl128_keras3.json")
+    m.write(x, name + "_keras3.json")
+
+
+def bert_base():
+    """BERT-base (as workloads/bert_base_sl128.json, layer for layer): 12
+    layers of hidden 768, 12 heads, feed-forward 3,072."""
+    bert("bert_base_sl128", 12, 768, 12, 3072)
 
 
 def bert_large():
-    """BERT-Large at sequence length 128 (as workloads/bert_large_sl128.json,
-    layer for layer): BERT-base's layers at Large's sizes (bert-large-uncased:
-    24 encoder layers of hidden 1,024, 16 heads of 64, feed-forward 4,096,
-    the 30,522-token vocabulary)."""
-    m = Model("bert_large_sl128", [128], input_dtype="int32")  # token ids
-    tokens = m.embedding("input_layer", 30522, 1024, "token_embedding")
-    positions = m.position_embedding(tokens, 128, "position_embedding")
-    x = m.layer_norm(m.add(tokens, positions, "embeddings"), 1e-12, "embeddings_norm")
-    for i in range(24):
-        attention = m.attention(x, x, 16, 64, f"layer{i}_attention", causal=False)
-        x = m.layer_norm(m.add(x, attention, f"layer{i}_attention_residual"), 1e-12, f"layer{i}_attention_norm")
-        y = m.dense_on_last_axis(x, 4096, "gelu", f"layer{i}_intermediate")
-        y = m.dense_on_last_axis(y, 1024, "linear", f"layer{i}_output")
-        x = m.layer_norm(m.add(x, y, f"layer{i}_output_residual"), 1e-12, f"layer{i}_output_norm")
-    x = m.dense_on_last_axis(x, 1024, "gelu", "mlm_transform")
-    x = m.layer_norm(x, 1e-12, "mlm_norm")
-    x = m.dense_on_last_axis(x, 30522, "softmax", "mlm_logits")
-    m.write(x, "bert_large_sl128_keras3.json")
+    """BERT-Large (as workloads/bert_large_sl128.json, layer for layer;
+    bert-large-uncased's sizes): 24 layers of hidden 1,024, 16 heads,
+    feed-forward 4,096."""
+    bert("bert_large_sl128", 24, 1024, 16, 4096)
 
 
 def text_lstm_classifier():
