@@ -568,6 +568,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;
   c.report.warnings = graph.warnings;
+  for (std::size_t v : graph.modelWeights) c.report.weightElements += graph.values[v].numElements();
+  for (std::size_t v : graph.weights) c.report.trainableWeightElements += graph.values[v].numElements();
   std::vector<std::string> recomputedLayers;
   for (const Op& op : graph.ops)
     if (op.recomputed) recomputedLayers.push_back(op.layer);

@@ -44,6 +44,11 @@ struct CompileReport {
   std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation step (fit with validation)
   std::size_t computeSets = 0, exchanges = 0;
   std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
+  // The model's weights, in elements (one replica's): every layer's
+  // (OpGraph::modelWeights), and those the optimizer updates (OpGraph::
+  // weights); the rest are frozen layers' (trainable: false). Keras's
+  // "Trainable params"; its "Non-trainable params" add the moving statistics.
+  std::uint64_t weightElements = 0, trainableWeightElements = 0;
   // What the step recomputes (graph/recomputation.hpp): no ops, checkpoints
   // or mode when the recomputation asked for finds nothing to recompute,
   // which the summaries then do not claim (models/auto_checkpoints.hpp).

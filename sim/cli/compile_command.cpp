@@ -116,6 +116,8 @@ int compileWorkload(const CompileArgs& args) {
                                 {"compile_seconds", seconds}, {"stages", stageJson},
                                 {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
                                 {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
+                                {"weight_elements", r.weightElements},
+                                {"trainable_weight_elements", r.trainableWeightElements},
                                 {"tiles_used", r.tilesUsed}, {"max_tile_bytes", r.maxTileBytes},
                                 {"memory_estimate_bytes", r.estimatedModelBytes},
                                 {"memory_estimate_bytes_per_tile", r.estimatedModelBytesPerTile},
@@ -140,6 +142,11 @@ int compileWorkload(const CompileArgs& args) {
   for (const auto& [name, at] : stages) std::cout << " " << name << " " << stageJson[name].get<double>() << " s;";
   std::cout << "\ngraph             " << c.exe.computeSets.size() << " compute sets, " << vertices << " vertices, "
             << edges << " edges, " << c.exe.tensors.size() << " tensors"
+            << "\nweights           " << r.weightElements << " elements, " << r.trainableWeightElements
+            << " trainable"
+            << (r.weightElements > r.trainableWeightElements
+                    ? ", " + std::to_string(r.weightElements - r.trainableWeightElements) + " frozen (trainable: false)"
+                    : std::string())
             << "\ntiles used        " << r.tilesUsed << "\n"
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
             << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())

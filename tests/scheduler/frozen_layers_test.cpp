@@ -46,6 +46,9 @@ TEST(FrozenLayers, AFrozenDenseBetweenTrainedOnesKeepsItsWeightsAndPassesTheGrad
   const TrainingLosses r = runTraining(w, kSteps);
   expectSameLosses(r, kSteps);
   expectSameWeights(r);
+  // compile's "weights" line: 6x12+12, 12x8+8 (frozen) and 8x10+10 elements.
+  EXPECT_EQ(r.compiled.report.weightElements, 84u + 104u + 90u);
+  EXPECT_EQ(r.compiled.report.trainableWeightElements, 84u + 90u);
   // The frozen kernel and bias (tensors 2 and 3) are as they were loaded; the others moved.
   const auto initial = [&](std::size_t t) {
     const std::vector<double> v = ir::initialValues(r.compiled.exe.tensors[r.compiled.weightTensors.at(t)]);
