@@ -81,6 +81,21 @@ inline std::string workloadWith(const fs::path& dir, const std::function<void(nl
   return out.string();
 }
 
+// `dir`/`name`.json: a 3-layer MLP (dense layers a, b, out) trained two
+// steps with training.recompute_checkpoints `checkpoints` (JSON: ["a"]).
+inline std::string checkpointedMlp(const fs::path& dir, const std::string& name, const std::string& checkpoints) {
+  const fs::path file = dir / (name + ".json");
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                         {"type": "dense", "units": 8, "activation": "relu", "name": "b"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": )" << checkpoints << R"(},
+    "ipu": {"tiles": 4}})";
+  return file.string();
+}
+
 // A zip archive of stored (uncompressed) entries, in order, as a .keras is a zip.
 inline std::string storedZip(const std::vector<std::pair<std::string, std::string>>& entries) {
   const auto u16 = [](std::string& s, std::uint32_t v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };

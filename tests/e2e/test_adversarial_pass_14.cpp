@@ -118,20 +118,8 @@ TEST(AdversarialPass14, AKeyGivenTwiceIsRefusedInKerasFilesGraphsAndOptions) {
 // last layer now cuts nothing, and both are said in warnings, not claimed.
 TEST(AdversarialPass14, RecomputationThatRecomputesNothingIsNotClaimed) {
   ScratchDir dir("recompute-nothing");
-  const auto workload = [&](const std::string& name, const std::string& checkpoint) {
-    const fs::path file = dir.path() / (name + ".json");
-    std::ofstream(file) << R"({
-      "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
-      "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
-                           {"type": "dense", "units": 8, "activation": "relu", "name": "b"},
-                           {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
-      "optimizer": {"type": "sgd"},
-      "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": [")" << checkpoint << R"("]},
-      "ipu": {"tiles": 4}})";
-    return file.string();
-  };
   for (const char* checkpoint : {"a", "out"}) {
-    const std::string file = workload(checkpoint, checkpoint);
+    const std::string file = checkpointedMlp(dir.path(), checkpoint, "[\"" + std::string(checkpoint) + "\"]");
     auto r = runCommand(ipusimBinary() + " compile " + quote(file));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_EQ(r.output.find("recompute/"), std::string::npos) << r.output;
@@ -146,7 +134,8 @@ TEST(AdversarialPass14, RecomputationThatRecomputesNothingIsNotClaimed) {
         << r.output;
   }
   // A checkpoint that cuts still recomputes, and says so.
-  const auto r = runCommand(ipusimBinary() + " run --synthetic-data " + quote(workload("b", "b")));
+  const std::string cutting = checkpointedMlp(dir.path(), "b", R"(["b"])");
+  const auto r = runCommand(ipusimBinary() + " run --synthetic-data " + quote(cutting));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find(", recomputing from 1 checkpoint (training.recompute_checkpoints)"), std::string::npos)
       << r.output;

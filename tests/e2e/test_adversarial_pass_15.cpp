@@ -11,20 +11,6 @@
 namespace ipusim::test::test_adversarial_pass_15 {
 namespace {
 
-// A 3-layer MLP (a, b, out) with the checkpoints given.
-std::string checkpointed(const ScratchDir& dir, const std::string& name, const std::string& checkpoints) {
-  const fs::path file = dir.path() / (name + ".json");
-  std::ofstream(file) << R"({
-    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
-    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
-                         {"type": "dense", "units": 8, "activation": "relu", "name": "b"},
-                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
-    "optimizer": {"type": "sgd"},
-    "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": )" << checkpoints << R"(},
-    "ipu": {"tiles": 4}})";
-  return file.string();
-}
-
 nlohmann::json jsonOf(const CommandResult& r) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
   const std::size_t at = r.output.find('{');
@@ -40,14 +26,14 @@ nlohmann::json jsonOf(const CommandResult& r) {
 TEST(AdversarialPass15, RecomputationInJsonIsWhatTheStepRecomputes) {
   ScratchDir dir("recompute-json");
   for (const char* checkpoints : {R"(["out"])", R"(["a"])", R"(["a", "b"])"}) {
-    const std::string file = checkpointed(dir, "nothing", checkpoints);
+    const std::string file = checkpointedMlp(dir.path(), "nothing", checkpoints);
     for (const char* command : {" compile ", " run --synthetic-data "}) {
       const nlohmann::json j = jsonOf(runCommand(ipusimBinary() + command + quote(file) + " --json"));
       EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json::array()) << checkpoints << command;
       EXPECT_EQ(j.value("recomputed_ops", -1), 0) << checkpoints << command;
     }
   }
-  const std::string file = checkpointed(dir, "one", R"(["b", "out"])");
+  const std::string file = checkpointedMlp(dir.path(), "one", R"(["b", "out"])");
   for (const char* command : {" compile ", " run --synthetic-data "}) {
     const nlohmann::json j = jsonOf(runCommand(ipusimBinary() + command + quote(file) + " --json"));
     EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json{"b"}) << command;
@@ -188,7 +174,7 @@ TEST(AdversarialPass15, ARecomputationTrialThatRecomputesNothingSaysSo) {
 // `--vary tiles=0`, a flag the user never typed; it names the --vary value.
 TEST(AdversarialPass15, ASweepPointsFlagErrorNamesTheVaryValue) {
   ScratchDir dir("sweep-vary-flag");
-  const std::string file = checkpointed(dir, "w", R"(["a"])");
+  const std::string file = checkpointedMlp(dir.path(), "w", R"(["a"])");
   const fs::path out = dir.path() / "sweep";
   const auto r = runCommand(ipusimBinary() + " sweep " + quote(file) + " --vary tiles=0 -j 1 --no-plot -o " +
                             quote(out.string()));
