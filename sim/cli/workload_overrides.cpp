@@ -83,29 +83,17 @@ std::pair<std::string, std::vector<std::size_t>> keyAndIndices(const std::string
 void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assignment) {
   auto [path, value] = parseWorkloadAssignment(assignment);
   nlohmann::json* at = &workload;
-  std::string walked;
+  std::string walked;  // the path reached so far, as the errors name it
   for (std::size_t i = 0; i < path.size(); ++i) {
     const auto [key, indices] = keyAndIndices(path[i], assignment);
-    const bool last = i + 1 == path.size();
+    if (!at->is_object())
+      throw std::invalid_argument("workload assignment '" + assignment + "': " +
+                                  (walked.empty() ? std::string("the workload") : "'" + walked + "'") +
+                                  " is not an object");
     walked += (walked.empty() ? "" : ".") + key;
-    if (!at->is_object())  // (the step before was an index: its entry must be an object)
-      throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked.substr(0, walked.rfind('.')) +
-                                  "' is not an object");
-    if (last && indices.empty()) {
-      (*at)[key] = std::move(value);
-      return;
-    }
-    nlohmann::json& next = (*at)[key];
-    if (indices.empty()) {
-      if (next.is_null()) next = nlohmann::json::object();
-      if (!next.is_object())
-        throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not an object");
-      at = &next;
-      continue;
-    }
+    at = &(*at)[key];
     // An index reaches an entry of an existing list (a layer of model.layers);
     // a list is never made or grown by an assignment.
-    at = &next;
     for (std::size_t k : indices) {
       if (!at->is_array())
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not a list");
@@ -116,11 +104,9 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
       walked += "[" + std::to_string(k) + "]";
       at = &(*at)[k];
     }
-    if (last) {
-      *at = std::move(value);
-      return;
-    }
+    if (indices.empty() && at->is_null() && i + 1 < path.size()) *at = nlohmann::json::object();  // made as needed
   }
+  *at = std::move(value);
 }
 
 namespace {
