@@ -419,10 +419,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                       {"tiles_used", compiled.report.tilesUsed},
                       {"schedule", compiled.report.schedule}};
   // (What the insights may offer: "auto" checkpoints where it finds some,
-  // recomputation where "auto" recomputes an op.)
-  if (workload.task == scheduler::Task::Fit && !workload.pipeline.enabled())
-    config.extraMeta["recompute_auto_checkpoints"] = scheduler::autoRecomputeCheckpoints(workload).size();
+  // recomputation where "auto" recomputes an op. Only a profile reads them.)
   if (workload.task == scheduler::Task::Fit && options.writesProfile()) {
+    if (!workload.pipeline.enabled())
+      config.extraMeta["recompute_auto_checkpoints"] = scheduler::autoRecomputeCheckpoints(workload).size();
     try {
       config.extraMeta["recompute_auto_ops"] = scheduler::autoRecomputedOps(workload);
     } catch (const std::exception& e) {
