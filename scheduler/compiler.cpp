@@ -1,5 +1,6 @@
 #include "scheduler/compiler.hpp"
 
+#include "model/ir/code_memory.hpp"
 #include "scheduler/multi_ipu/gradient_accumulation.hpp"
 #include "scheduler/models/layer_shapes.hpp"
 #include "scheduler/lowering/lowering.hpp"
@@ -510,6 +511,13 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     addValidationEntry(exe, c, step, validationSequences, batch * w.dataset.features, labelElements, lossLast);
 
   progress("planning memory");
+  // The code each tile holds (vertex code and state, control and exchange
+  // code): always-live tensors, so that every memory figure counts them.
+  if (w.codeMemory) {
+    const std::vector<ir::CodeBytes> code = ir::codeBytesPerTile(exe, tiles);
+    for (const ir::CodeBytes& b : code) c.report.codeBytes += b;
+    for (ir::Id id : ir::addCodeMemoryTensors(exe, code)) step.useSpans.resize(id + 1, {0, 0});
+  }
   MemoryPlanResult mem;
   try {
     std::string remedy = recomputationRemedy(w);

@@ -13,6 +13,7 @@
 // the device and one StreamCopy follows the loop). The loss of a step is the
 // batch mean cross-entropy (a scalar). Fit with validation adds the entry
 // point "validation" (CompiledWorkload::validationOutfeed).
+#include "model/ir/code_memory.hpp"
 #include "model/ir/executable.hpp"
 #include "model/target.hpp"
 #include "scheduler/planning/conv_plan.hpp"
@@ -49,6 +50,9 @@ struct CompileReport {
   // weights); the rest are frozen layers' (trainable: false). Keras's
   // "Trainable params"; its "Non-trainable params" add the moving statistics.
   std::uint64_t weightElements = 0, trainableWeightElements = 0;
+  // With compile.code_memory: one replica's code and vertex state, summed
+  // over its tiles (model/ir/code_memory.hpp); zero without.
+  ir::CodeBytes codeBytes;
   // What the step recomputes (graph/recomputation.hpp): no ops, checkpoints
   // or mode when the recomputation asked for finds nothing to recompute,
   // which the summaries then do not claim (models/auto_checkpoints.hpp).

@@ -505,10 +505,11 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     ipu.fail("ipu.available_memory_proportion", "expected a number in (0, 1]");
 
   Reader comp = top.object("compile");
-  comp.allowOnly({"scheduling", "allow_out_of_memory"});
+  comp.allowOnly({"scheduling", "allow_out_of_memory", "code_memory"});
   w.scheduling = comp.string("scheduling", w.scheduling,
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
+  w.codeMemory = comp.boolean("code_memory", w.codeMemory);
   checkWorkloadLimits(w, source);
   // A file that names no task is checked by checkTask once the command set
   // it: `ipusim predict` and `evaluate` take any optimizer, `run` (fit) not.

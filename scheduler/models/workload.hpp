@@ -242,6 +242,10 @@ struct Workload {
   PipelineSpec pipeline;
   std::string scheduling = "choose_best";  // post_order | look_ahead | shortest_path | clustering | choose_best
   bool allowOutOfMemory = false;            // compile.allow_out_of_memory
+  // compile.code_memory: count each tile's code and vertex state
+  // (model/ir/code_memory.hpp) in its memory; off by default until ipusim's
+  // layouts are as coarse as Poplar's (scheduler/README.md, "Code memory").
+  bool codeMemory = false;
   // Not a workload key: a timing-only runner sets it to compile identical
   // replicas once (scheduler/multi_ipu/replication.hpp, model/ir/replica_mirror.hpp).
   bool mirrorReplicas = false;

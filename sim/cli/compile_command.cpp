@@ -111,6 +111,12 @@ int compileWorkload(const CompileArgs& args) {
                      {"estimated_cycles", p.plan.cost.total()}, {"amp_cycles", p.plan.cost.compute},
                      {"amp_efficiency", convMacs(p.shape) / ampPeak / double(std::max<ir::Cycles>(1, p.plan.cost.compute))},
                      {"temporary_bytes_per_tile", p.plan.cost.temporaryBytesPerTile}});
+  // compile.code_memory's bytes over every tile (null without it).
+  const nlohmann::json codeBytes = workload.codeMemory ? nlohmann::json{{"vertex_code", r.codeBytes.vertexCode},
+                                                                        {"vertex_state", r.codeBytes.vertexState},
+                                                                        {"control_code", r.codeBytes.controlCode},
+                                                                        {"exchange_code", r.codeBytes.exchangeCode}}
+                                                       : nlohmann::json(nullptr);
   if (args.json) {
     std::cout << nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
                                 {"compile_seconds", seconds}, {"stages", stageJson},
@@ -119,6 +125,7 @@ int compileWorkload(const CompileArgs& args) {
                                 {"weight_elements", r.weightElements},
                                 {"trainable_weight_elements", r.trainableWeightElements},
                                 {"tiles_used", r.tilesUsed}, {"max_tile_bytes", r.maxTileBytes},
+                                {"code_bytes", codeBytes},
                                 {"memory_estimate_bytes", r.estimatedModelBytes},
                                 {"memory_estimate_bytes_per_tile", r.estimatedModelBytesPerTile},
                                 {"tile_capacity_bytes", target.tile.memoryBytes},
@@ -151,6 +158,11 @@ int compileWorkload(const CompileArgs& args) {
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
             << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
             << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n";
+  if (workload.codeMemory)
+    std::cout << "code              " << r.codeBytes.total() << " bytes over the tiles: vertex code "
+              << r.codeBytes.vertexCode << ", vertex state " << r.codeBytes.vertexState << ", control code "
+              << r.codeBytes.controlCode << ", exchange code " << r.codeBytes.exchangeCode
+              << " (compile.code_memory; in the tiles' memory)\n";
   if (remoteBytes)
     std::cout << "Streaming Memory  " << remoteBytes << " bytes of optimizer state in " << c.exe.remoteBuffers.size()
               << " remote buffers (training.offload_optimizer_state)\n";

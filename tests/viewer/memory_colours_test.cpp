@@ -12,9 +12,9 @@ namespace ipusim::viewer::memory_colours_test {
 namespace {
 
 TEST(MemoryColours, KnownCategoriesAreDistinctAndStable) {
-  const std::vector<std::string> known = {"weights",        "activations", "gradients", "temporaries",
-                                          "stream_buffers", "code",        "stack",     "control",
-                                          "exchange_buffers", "optimizer_state"};
+  const std::vector<std::string> known = {"weights",        "activations",  "gradients",    "temporaries",
+                                          "stream_buffers", "vertex_code",  "vertex_state", "control_code",
+                                          "exchange_code",  "optimizer"};
   std::set<Rgba> seen;
   for (std::size_t i = 0; i < known.size(); ++i) {
     // The colour is the category's, whatever its place in the legend.

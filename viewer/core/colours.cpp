@@ -40,9 +40,9 @@ Rgba memoryCategoryColour(const std::string& category, std::size_t index) {
       rgb(237, 201, 72),  rgb(156, 117, 95), rgb(186, 176, 172), rgb(225, 87, 89),   rgb(255, 157, 167)};
   static const std::pair<const char*, Rgba> kKnown[] = {
       {"weights", kQualitative[0]},        {"activations", kQualitative[1]}, {"gradients", kQualitative[2]},
-      {"temporaries", kQualitative[3]},    {"stream_buffers", kQualitative[4]}, {"code", kQualitative[7]},
-      {"stack", kQualitative[6]},          {"control", kQualitative[5]},     {"exchange_buffers", kQualitative[8]},
-      {"optimizer_state", kQualitative[9]}};
+      {"temporaries", kQualitative[3]},    {"stream_buffers", kQualitative[4]}, {"vertex_code", kQualitative[7]},
+      {"vertex_state", kQualitative[6]},   {"control_code", kQualitative[5]}, {"exchange_code", kQualitative[8]},
+      {"optimizer", kQualitative[9]}};  // the scheduler's categories (model/ir/tensor.hpp, code_memory.hpp)
   for (const auto& [name, colour] : kKnown)
     if (category == name) return colour;
   return kQualitative[index % (sizeof kQualitative / sizeof kQualitative[0])];
