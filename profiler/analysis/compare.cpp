@@ -2,6 +2,7 @@
 
 #include "profiler/analysis/job_cycles.hpp"
 #include "profiler/analysis/text_format.hpp"
+#include "profiler/analysis/tile_memory_summary.hpp"
 #include "profiler/analysis/throughput.hpp"
 
 #include <algorithm>
@@ -27,6 +28,9 @@ ProfileFigures measureProfile(const traces::ProfileReader& reader) {
   f.captured = measureDeviceActivity(reader, capturedRunWindows(runs), f.target.numIpus);
   f.hostWait = ipuWaitingForHost(reader);
   f.totalCycles = jobCycles(reader);
+  f.maxTileBytes = summarizeTileMemory(reader.tileMemory(), reader.tileMemoryPeaks(),
+                                       f.target.numIpus * f.target.tilesPerIpu, f.target.tileMemoryBytes, 0)
+                       .maxBytes;
   return f;
 }
 
@@ -86,6 +90,7 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
       {"host_io_overlap_percent", a.hostIoOverlapFraction() * 100.0},
       {"bytes_to_device", a.bytesToDevice},
       {"bytes_to_host", a.bytesToHost},
+      {"max_tile_bytes", f.maxTileBytes},
   };
 }
 
@@ -112,6 +117,9 @@ void printComparison(const Comparison& c, std::ostream& out) {
   const auto both = [&](const std::string& label, auto&& value) {
     line(out, label, value(c.a), value(c.b));
   };
+  // Training, validation-in-fit, evaluation or prediction (meta task).
+  if (!c.a.target.task.empty() || !c.b.target.task.empty())
+    both("task", [](const ProfileFigures& f) { return f.target.task.empty() ? std::string("-") : f.target.task; });
   both("simulated time", [](const ProfileFigures& f) { return formatSeconds(f.simulatedSeconds()); });
   both("simulated cycles", [](const ProfileFigures& f) { return std::to_string(f.totalCycles); });
   both("IPU waiting for the host", [](const ProfileFigures& f) { return formatPercent(f.hostWait.share()); });
@@ -156,6 +164,10 @@ void printComparison(const Comparison& c, std::ostream& out) {
        [](const ProfileFigures& f) { return formatPercent(f.captured.hostIoOverlapFraction()); });
   both("bytes to device", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToDevice); });
   both("bytes to host", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToHost); });
+  if (c.a.maxTileBytes > 0 || c.b.maxTileBytes > 0)
+    both("fullest tile (peak bytes)", [](const ProfileFigures& f) {
+      return f.maxTileBytes > 0 ? std::to_string(f.maxTileBytes) : std::string("-");
+    });
   out << "Speedup of B over A: " << formatNumber(c.speedup, 3) << "x";
   if (c.speedupBasis == "examples")
     out << " in examples/s (" << formatNumber(c.stepSpeedup, 3) << "x in steps/s; a step of B trains "

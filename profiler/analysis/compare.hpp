@@ -22,6 +22,9 @@ struct ProfileFigures {
   DeviceActivity captured;   // over the captured runs
   HostWaitBreakdown hostWait;  // ipuWaitingForHost(reader), see host_wait.hpp
   std::int64_t totalCycles = 0;  // jobCycles(reader), see job_cycles.hpp
+  // The fullest tile's peak (summarizeTileMemory: `report`'s figure), 0
+  // when the profile has no tile memory rows.
+  std::int64_t maxTileBytes = 0;
   // The whole job in seconds (meta clock_hz).
   double simulatedSeconds() const { return target.cyclesToSeconds(totalCycles); }
   // Training steps per simulated second; 0 when no time passed.

@@ -95,6 +95,30 @@ TEST(AnalysisCompare, ReplicasOfAGlobalBatchCompareInExamplesPerSecond) {
   EXPECT_EQ(j["b"]["examples_per_step"], 128);
 }
 
+// Which runs are training and which prediction (meta task), and the fullest
+// tile of each (report's figure; the fast profile has no tile memory rows).
+TEST(AnalysisCompare, SaysEachRunsTaskAndFullestTile) {
+  const std::string a = testing_profiles::temporaryPath("fit.pop");
+  const std::string b = testing_profiles::temporaryPath("predict.pop");
+  testing_profiles::writeKnownProfile(a, 1e9, {{"task", "fit"}});
+  testing_profiles::writeFastProfile(b, {{"task", "predict"}});
+  const traces::ProfileReader readerA(a), readerB(b);
+  const Comparison c = compareProfiles(readerA, readerB);
+  EXPECT_EQ(c.a.maxTileBytes, 1200);  // tile 1's weights (no peak rows: the category sum)
+  EXPECT_EQ(c.b.maxTileBytes, 0);
+  std::ostringstream text;
+  printComparison(c, text);
+  EXPECT_NE(text.str().find("  task                                             fit         predict\n"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("  fullest tile (peak bytes)                       1200               -\n"),
+            std::string::npos)
+      << text.str();
+  const auto j = comparisonToJson(c);
+  EXPECT_EQ(j["a"]["task"], "fit");
+  EXPECT_EQ(j["b"]["task"], "predict");
+  EXPECT_EQ(j["a"]["max_tile_bytes"], 1200);
+}
+
 TEST(AnalysisCompare, ProfileWithoutClockIsAnError) {
   const std::string path = testing_profiles::temporaryPath("noclock.pop");
   {

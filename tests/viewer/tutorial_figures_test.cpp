@@ -1,8 +1,8 @@
 // One definition per figure, end to end: the tutorial with feeds (shortened
 // to 200 steps), profiled, then read by every output. "IPU waiting for the
 // host" and the total cycles are the same number in `run --json`, `report
-// --json`, each side of `compare --json` and the viewer, and with feeds the
-// IPU waits for the host more than 90% of the time.
+// --json`, each side of `compare --json` and the viewer (as is the fullest
+// tile's peak), and with feeds the IPU waits for the host more than 90% of the time.
 #include "tests/test_build.hpp"
 #include "sample_profile.hpp"
 #include "viewer/core/compare_summary.hpp"
@@ -64,6 +64,18 @@ TEST(TutorialFigures, IpuWaitingForTheHostIsOneNumberInEveryOutput) {
       shown = true;
     }
   EXPECT_TRUE(shown) << "the viewer's compare table shows the figure";
+
+  // The fullest tile's peak, too: `report`, each side of `compare` and the viewer's compare table.
+  const auto fullest = report["tile_memory"]["max_bytes"].get<std::int64_t>();
+  EXPECT_GT(fullest, 0);
+  EXPECT_EQ(compare["a"]["max_tile_bytes"].get<std::int64_t>(), fullest);
+  bool fullestShown = false;
+  for (const auto& row : compareProfiles(session, session))
+    if (row.metric == "Fullest tile (peak bytes)") {
+      EXPECT_EQ(row.a, double(fullest));
+      fullestShown = true;
+    }
+  EXPECT_TRUE(fullestShown);
 
   const auto cycles = run["cycles"].get<std::int64_t>();
   EXPECT_EQ(report["total_cycles"].get<std::int64_t>(), cycles);

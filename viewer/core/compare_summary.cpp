@@ -1,6 +1,7 @@
 #include "viewer/core/compare_summary.hpp"
 
 #include "profiler/analysis/range_stats.hpp"
+#include "viewer/core/memory_summary.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -10,7 +11,7 @@ namespace ipusim::viewer {
 namespace {
 
 struct Totals {
-  double cycles = 0, seconds = 0, runs = 0, steps = 0, capturedRuns = 0, waitingForHost = 0;
+  double cycles = 0, seconds = 0, runs = 0, steps = 0, capturedRuns = 0, waitingForHost = 0, fullestTile = 0;
   profiler::RangeStats stats;
 };
 
@@ -24,6 +25,8 @@ Totals totalsOf(const ProfileSession& s) {
   const auto [from, to] = statisticsWindow(s);
   t.stats = profiler::computeRangeStats(s.reader(), from, to);
   for (const auto& r : s.runs()) t.capturedRuns += r.captured ? 1 : 0;
+  // The memory view's figure (the tiles' peaks, as `report` prints them).
+  t.fullestTile = double(summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.numIpus() * s.tilesPerIpu(), 0).maxTotal);
   return t;
 }
 
@@ -53,6 +56,7 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
       {"IPU waiting for the host", ta.waitingForHost, tb.waitingForHost, true},
       {"StreamCopy Begin", ta.stats.share(ta.stats.hostWaitCycles), tb.stats.share(tb.stats.hostWaitCycles), true},
       {"Compute/IO overlap", ta.stats.computeIoOverlap(), tb.stats.computeIoOverlap(), true},
+      {"Fullest tile (peak bytes)", ta.fullestTile, tb.fullestTile},
   };
   const std::size_t ipus = std::max(ta.stats.ipus.size(), tb.stats.ipus.size());
   for (std::size_t i = 0; i < ipus; ++i) {

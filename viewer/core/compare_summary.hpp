@@ -21,7 +21,8 @@ struct CompareRow {
 // Total time (cycles, seconds: ProfileSession::jobCycles), runs, steps, steps
 // per run, cycles per step, captured runs, IPU waiting for the host
 // (ProfileSession::hostWait, the job-level figure of `report` and `compare`),
-// and the StreamCopy Begin share, compute/IO overlap and per IPU compute /
+// the StreamCopy Begin share, compute/IO overlap, the fullest tile's peak
+// (the memory view's figure) and per IPU compute /
 // exchange / sync / stream copy / idle proportions over each profile's
 // statisticsWindow.
 std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSession& b);
