@@ -108,7 +108,8 @@ TEST(AnalysisCompare, SaysEachRunsTaskAndFullestTile) {
   EXPECT_EQ(c.b.maxTileBytes, 0);
   std::ostringstream text;
   printComparison(c, text);
-  EXPECT_NE(text.str().find("  task                                             fit         predict\n"), std::string::npos)
+  EXPECT_NE(text.str().find("  task                                             fit         predict\n"),
+            std::string::npos)
       << text.str();
   EXPECT_NE(text.str().find("  fullest tile (peak bytes)                       1200               -\n"),
             std::string::npos)
