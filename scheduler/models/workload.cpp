@@ -159,19 +159,17 @@ std::vector<std::string> checkpointsFromLayers(const Workload& w, const std::str
 // training.recompute_checkpoints (TrainingSpec::recomputeCheckpoints): layer
 // names, each once, or "auto" (auto_checkpoints.hpp). Not given: the model's
 // RecomputationCheckpoint layers' (checkpointsFromLayers).
-void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string& source) {
+// Returns whether it is "auto", which resolveAutoCheckpoints resolves once
+// the whole workload is read (the choice builds the training graph).
+bool parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string& source) {
   if (!tr.has("recompute_checkpoints")) {
     w.training.recomputeCheckpoints = checkpointsFromLayers(w, source);
-    return;
+    return false;
   }
   const std::string key = tr.key("recompute_checkpoints");
   if (tr.raw().at("recompute_checkpoints").is_string()) {
-    const std::string value = tr.string("recompute_checkpoints", "", {"auto"});
-    w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
-    if (w.training.recomputeCheckpoints.empty())
-      tr.fail(key, "\"" + value + "\": the model has no layer to checkpoint (no layer but an output that every later "
-                   "layer reads past: nothing to recompute)");
-    return;
+    tr.string("recompute_checkpoints", "", {"auto"});
+    return true;
   }
   std::vector<std::string> names;
   for (const LayerSpec& l : w.layers) names.push_back(l.name);
@@ -201,6 +199,19 @@ void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string&
     if (keptLayers.insert(layer).second) kept.push_back(w.layers[layer].name);
   }
   checkpoints = std::move(kept);
+  return false;
+}
+
+// training.recompute_checkpoints "auto" (auto_checkpoints.hpp), of the
+// workload read whole (its pipeline, its frozen layers).
+void resolveAutoCheckpoints(const Reader& tr, Workload& w) {
+  w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
+  if (!w.training.recomputeCheckpoints.empty()) return;
+  tr.fail(tr.key("recompute_checkpoints"),
+          "\"auto\": the model has no layer to checkpoint that would recompute anything (at each layer the model "
+          "could be cut at, every activation the backward pass reads before it is kept anyway: the model's input, "
+          "a frozen layer's or the cut's own output); expected a model with layers to recompute, or no "
+          "recompute_checkpoints");
 }
 
 }  // namespace
@@ -435,7 +446,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                 std::to_string(w.training.stepsPerExecution) +
                 (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
   parseValidation(tr, w, baseDirectory);
-  parseRecomputeCheckpoints(tr, w, keras ? w.kerasModel : source);
+  const bool autoCheckpoints = parseRecomputeCheckpoints(tr, w, keras ? w.kerasModel : source);
   w.training.offloadOptimizerState = tr.boolean("offload_optimizer_state", w.training.offloadOptimizerState);
   w.training.replicatedOptimizerStateSharding =
       tr.boolean("replicated_optimizer_state_sharding", w.training.replicatedOptimizerStateSharding);
@@ -449,7 +460,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   // In a pipeline, checkpoints cut a stage's recomputation only in TF's
   // RecomputeAndBackpropagateInterleaved mode ("this layer has no effect
   // when used with RecomputeThenBackpropagate", TF's RecomputationCheckpoint).
-  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty() &&
+  if (w.pipeline.enabled() && (autoCheckpoints || !w.training.recomputeCheckpoints.empty()) &&
       w.pipeline.recomputationMode != kRecomputeAndBackpropagateInterleaved) {
     if (tr.has("recompute_checkpoints"))
       tr.fail(tr.key("recompute_checkpoints"),
@@ -510,6 +521,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
   checkWorkloadLimits(w, source);
+  if (autoCheckpoints) resolveAutoCheckpoints(tr, w);  // (its training graph, once every size is checked)
   // A file that names no task is checked by checkTask once the command set
   // it: `ipusim predict` and `evaluate` take any optimizer, `run` (fit) not.
   if (top.has("task")) checkTask(w, source);

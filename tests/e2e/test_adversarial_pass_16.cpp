@@ -1,0 +1,77 @@
+// Found by the sixteenth adversarial pass of issue 33 (acceptance 2), and
+// what earlier passes left open. Each case failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace ipusim::test::test_adversarial_pass_16 {
+namespace {
+
+nlohmann::json jsonOf(const CommandResult& r) {
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  const std::size_t at = r.output.find('{');
+  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
+}
+
+// `dir`/`name`.json: a fit of `layers` (a JSON list) with
+// training.recompute_checkpoints "auto".
+std::string autoCheckpointed(const fs::path& dir, const std::string& name, const std::string& layers) {
+  const fs::path file = dir / (name + ".json");
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [4, 2], "classes": 4, "examples": 16},
+    "model": {"layers": )" << layers << R"(},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": "auto"},
+    "ipu": {"tiles": 4}})";
+  return file.string();
+}
+
+// "auto" picked checkpoints that recompute nothing on small MLPs (pass 15,
+// left open): flatten, dense, dense chose 'dense', and the step recomputed
+// no op (a warning said so); flatten, d1, d2, out chose 'd1', also cutting
+// nothing, where 'd2' recomputes d1's output; a frozen base that the
+// backward pass never enters was cut. "auto" now keeps only checkpoints
+// that cut something, or says it found none.
+TEST(AdversarialPass16, AutoCheckpointsCutSomethingOrSayNone) {
+  ScratchDir dir("auto-cuts");
+  const std::string none = autoCheckpointed(dir.path(), "none", R"([{"type": "flatten", "name": "f"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "d"},
+      {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}])");
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(none)),
+                none + ": training.recompute_checkpoints: \"auto\": the model has no layer to checkpoint that would "
+                       "recompute anything");
+  const std::string later = autoCheckpointed(dir.path(), "later", R"([{"type": "flatten", "name": "f"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "d1"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "d2"},
+      {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}])");
+  nlohmann::json j = jsonOf(runCommand(ipusimBinary() + " compile " + quote(later) + " --json"));
+  EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json{"d2"}) << j.dump();
+  EXPECT_GT(j.value("recomputed_ops", 0), 0) << j.dump();
+  // A frozen base the backward pass never enters: 'b' cut nothing; 'd' recomputes c's output (and a's, b's).
+  const std::string frozen = autoCheckpointed(dir.path(), "frozen", R"([{"type": "flatten", "name": "f"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "a", "trainable": false},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "b", "trainable": false},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "c", "trainable": false},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "d"},
+      {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}])");
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(frozen) + " --json");
+  j = jsonOf(r);
+  EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json{"d"}) << j.dump();
+  EXPECT_GT(j.value("recomputed_ops", 0), 0) << j.dump();
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  // A chain that recomputes keeps its choice (every ceil(sqrt(n))-th candidate).
+  const std::string chain = autoCheckpointed(dir.path(), "chain", R"([{"type": "flatten", "name": "f"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "b"},
+      {"type": "dense", "units": 8, "activation": "relu", "name": "c"},
+      {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}])");
+  j = jsonOf(runCommand(ipusimBinary() + " compile " + quote(chain) + " --json"));
+  EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json{"c"}) << j.dump();
+}
+
+}  // namespace
+}  // namespace ipusim::test::test_adversarial_pass_16
