@@ -73,5 +73,34 @@ TEST(AdversarialPass16, AutoCheckpointsCutSomethingOrSayNone) {
   EXPECT_EQ(j.value("recompute_checkpoints", nlohmann::json()), nlohmann::json{"c"}) << j.dump();
 }
 
+// `ipusim-torch-dump W STEPS OUT` took any STEPS of up to 18 digits: the
+// dump holds every step's batch in memory until it is written, so
+// 999999999999999998 grew without bound. STEPS is bounded as a workload's
+// training.steps is, then by the values the dump would hold, the range named.
+TEST(AdversarialPass16, TheTorchDumpBoundsItsSteps) {
+  // (bench/ is left out of the sanitizer builds, and by IPUSIM_BUILD_BENCH=OFF.)
+  if (!fs::exists(std::string(binaryDir()) + "/bin/ipusim-torch-dump")) GTEST_SKIP() << "no bench/ tools in this build";
+  ScratchDir dir("torch-dump-steps");
+  const fs::path workload = dir.path() / "w.json";
+  std::ofstream(workload) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 4, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4}})";
+  const fs::path out = dir.path() / "out.json";
+  // (The timeout ends what ran unbounded before the fix.)
+  const std::string tool = "timeout 20 " + std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(workload.string());
+  auto r = runCommand(tool + " 999999999999999998 " + quote(out.string()));
+  expectRefusal(r, "STEPS '999999999999999998': expected a positive whole number of training steps (from 1 to "
+                   "1099511627776)");
+  // 4 examples of 8 values and a label, and the loss: 40 values a step.
+  r = runCommand(tool + " 1000000 " + quote(out.string()));
+  expectRefusal(r, "STEPS 1000000: the dump would hold about 40 values a step (" + workload.string() +
+                       "'s batches), over its limit of 16777216 values: expected STEPS from 2 to 419430 (a multiple "
+                       "of 2)");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_16
