@@ -159,8 +159,8 @@ std::vector<std::string> checkpointsFromLayers(const Workload& w, const std::str
 // training.recompute_checkpoints (TrainingSpec::recomputeCheckpoints): layer
 // names, each once, or "auto" (auto_checkpoints.hpp). Not given: the model's
 // RecomputationCheckpoint layers' (checkpointsFromLayers).
-// Returns whether it is "auto", which resolveAutoCheckpoints resolves once
-// the whole workload is read (the choice builds the training graph).
+// Returns whether it is "auto", chosen once the whole workload is read (by
+// parseWorkload: the choice builds the training graph).
 bool parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string& source) {
   if (!tr.has("recompute_checkpoints")) {
     w.training.recomputeCheckpoints = checkpointsFromLayers(w, source);
@@ -200,18 +200,6 @@ bool parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string&
   }
   checkpoints = std::move(kept);
   return false;
-}
-
-// training.recompute_checkpoints "auto" (auto_checkpoints.hpp), of the
-// workload read whole (its pipeline, its frozen layers).
-void resolveAutoCheckpoints(const Reader& tr, Workload& w) {
-  w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
-  if (!w.training.recomputeCheckpoints.empty()) return;
-  tr.fail(tr.key("recompute_checkpoints"),
-          "\"auto\": the model has no layer to checkpoint that would recompute anything (at each layer the model "
-          "could be cut at, every activation the backward pass reads before it is kept anyway: the model's input, "
-          "a frozen layer's or the cut's own output); expected a model with layers to recompute, or no "
-          "recompute_checkpoints");
 }
 
 }  // namespace
@@ -521,7 +509,11 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                              {"post_order", "look_ahead", "shortest_path", "clustering", "choose_best"});
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
   checkWorkloadLimits(w, source);
-  if (autoCheckpoints) resolveAutoCheckpoints(tr, w);  // (its training graph, once every size is checked)
+  // "auto" is chosen of the workload read whole (its pipeline, its frozen
+  // layers; from its training graph, once every size is checked). None
+  // found is refused by checkTask, for a fit only.
+  w.training.recomputeAuto = autoCheckpoints;
+  if (autoCheckpoints) w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
   // A file that names no task is checked by checkTask once the command set
   // it: `ipusim predict` and `evaluate` take any optimizer, `run` (fit) not.
   if (top.has("task")) checkTask(w, source);
@@ -543,6 +535,14 @@ void checkOptimizerForTask(const Workload& w) {
 
 void checkTask(const Workload& w, const std::string& source) {
   checkSomethingTrains(w, source);
+  // (Here, not as the file is read: "auto" picked checkpoints that cut
+  // nothing, and an evaluate or predict of the workload needs none.)
+  if (w.task == Task::Fit && w.training.recomputeAuto && w.training.recomputeCheckpoints.empty())
+    throw std::invalid_argument(
+        source + ": training.recompute_checkpoints: \"auto\": the model has no layer to checkpoint that would "
+                 "recompute anything (at each layer the model could be cut at, every activation the backward pass "
+                 "reads before it is kept anyway: the model's input, a frozen layer's or the cut's own output); "
+                 "expected a model with layers to recompute, or no recompute_checkpoints");
   checkOptimizerForTask(w);
   if (w.task == Task::Predict && w.training.feeds && w.training.outfeedMode == "LAST")
     throw std::invalid_argument(source + ": training.outfeed.mode: LAST keeps one step's outputs of each execution, "

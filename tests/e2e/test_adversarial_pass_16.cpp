@@ -41,9 +41,15 @@ TEST(AdversarialPass16, AutoCheckpointsCutSomethingOrSayNone) {
   const std::string none = autoCheckpointed(dir.path(), "none", R"([{"type": "flatten", "name": "f"},
       {"type": "dense", "units": 8, "activation": "relu", "name": "d"},
       {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}])");
-  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(none)),
-                none + ": training.recompute_checkpoints: \"auto\": the model has no layer to checkpoint that would "
-                       "recompute anything");
+  for (const char* command : {" compile ", " run --synthetic-data "})
+    expectRefusal(runCommand(ipusimBinary() + command + quote(none)),
+                  none + ": training.recompute_checkpoints: \"auto\": the model has no layer to checkpoint that "
+                         "would recompute anything");
+  // Evaluate and predict recompute nothing: "auto" finding none is not theirs to refuse.
+  for (const char* command : {" evaluate --synthetic-data ", " predict --synthetic-data "}) {
+    const auto r = runCommand(ipusimBinary() + command + quote(none));
+    EXPECT_EQ(r.exitCode, 0) << command << r.output;
+  }
   const std::string later = autoCheckpointed(dir.path(), "later", R"([{"type": "flatten", "name": "f"},
       {"type": "dense", "units": 8, "activation": "relu", "name": "d1"},
       {"type": "dense", "units": 8, "activation": "relu", "name": "d2"},

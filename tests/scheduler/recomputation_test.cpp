@@ -275,8 +275,10 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
   EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), 7)).find("or \"auto\", got 7"), std::string::npos);
   EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), "all")).find("recompute_checkpoints"), std::string::npos);
   EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), {1})).find("recompute_checkpoints"), std::string::npos);
-  // "auto" on a model with one layer to checkpoint: nothing to recompute.
+  // "auto" on a model with one layer to checkpoint: nothing to recompute,
+  // refused for a fit (checkTask: a file that names its task).
   nlohmann::json one = withCheckpoints(denseChain(8, 32, {"a"}), "auto");
+  one["task"] = "fit";
   EXPECT_NE(workloadRefusal(one).find("recompute_checkpoints: \"auto\": the model has no layer to checkpoint"), std::string::npos)
       << workloadRefusal(one);
   nlohmann::json piped = withCheckpoints(denseChain(), {"a"});
