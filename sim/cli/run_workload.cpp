@@ -331,7 +331,14 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (args.feeds) workload.training.feeds = *args.feeds;
   if (args.task) workload.task = *args.task;
   const bool predict = workload.task == scheduler::Task::Predict;
-  scheduler::checkTask(workload, args.workloadPath);
+  // Named as the file's reader names it: a model that trains nothing because
+  // `--vary model.layers[1].trainable=false` froze a layer was blamed on the
+  // workload file alone, whose layers are trainable.
+  const std::string source = sets.empty()            ? args.workloadPath
+                             : args.kerasPath.empty() ? args.workloadPath + " with " + args.workloadSetsFrom
+                                                      : args.workloadSetsFrom + " on the workload made for " +
+                                                            args.kerasPath;
+  scheduler::checkTask(workload, source);
   if (!args.predictionsPath.empty() && args.synthetic)
     throw std::invalid_argument("--predictions needs the numbers: --synthetic-data computes none");
   // The predictions' path is checked before the compile (which may take minutes): never one of the inputs.

@@ -108,5 +108,32 @@ TEST(AdversarialPass16, TheTorchDumpBoundsItsSteps) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A fit that trains nothing because `--vary model.layers[1].trainable=false`
+// (or --workload-set) froze its layers was blamed on the workload file
+// alone ("w.json: model: each of its 2 layers with weights is frozen"),
+// whose layers are trainable: the task's checks name the flags, as the
+// file's reader does.
+TEST(AdversarialPass16, AFitFrozenByAFlagNamesTheFlag) {
+  ScratchDir dir("frozen-by-flag");
+  const fs::path file = dir.path() / "w.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu"},
+                         {"type": "dense", "units": 4, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"}, "training": {"steps": 2, "steps_per_execution": 2}, "ipu": {"tiles": 4}})";
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data " + quote(file.string()) +
+                           " --workload-set model.layers[0].trainable=false"
+                           " --workload-set model.layers[1].trainable=false"),
+                file.string() + " with --workload-set: model: each of its 2 layers with weights is frozen");
+  const fs::path out = dir.path() / "sweep";
+  const auto r = runCommand(ipusimBinary() + " sweep " + quote(file.string()) +
+                            " --vary model.layers[0].trainable=false --vary model.layers[1].trainable=false,true -j 1 "
+                            "--no-plot -o " + quote(out.string()));
+  EXPECT_NE(r.output.find(file.string() + " with --vary model.layers[0].trainable=false and --vary "
+                                          "model.layers[1].trainable=false: model: each of its 2 layers"),
+            std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_16
