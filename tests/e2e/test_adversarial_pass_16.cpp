@@ -111,8 +111,8 @@ TEST(AdversarialPass16, TheTorchDumpBoundsItsSteps) {
 // A fit that trains nothing because `--vary model.layers[1].trainable=false`
 // (or --workload-set) froze its layers was blamed on the workload file
 // alone ("w.json: model: each of its 2 layers with weights is frozen"),
-// whose layers are trainable: the task's checks name the flags, as the
-// file's reader does.
+// whose layers are trainable, and so was a batch larger than the dataset:
+// both name the flags, as the file's reader does.
 TEST(AdversarialPass16, AFitFrozenByAFlagNamesTheFlag) {
   ScratchDir dir("frozen-by-flag");
   const fs::path file = dir.path() / "w.json";
@@ -133,6 +133,10 @@ TEST(AdversarialPass16, AFitFrozenByAFlagNamesTheFlag) {
                                           "model.layers[1].trainable=false: model: each of its 2 layers"),
             std::string::npos)
       << r.output;
+  // A global batch larger than the dataset, of the flag's replicas.
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(file.string()) + " --workload-set ipu.num_ipus=8"),
+                file.string() + " with --workload-set: dataset.batch_size: 4 x 8 replicas (ipu.num_ipus) is more than "
+                                "the 16 examples of the dataset");
 }
 
 }  // namespace
