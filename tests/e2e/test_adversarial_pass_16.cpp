@@ -139,5 +139,44 @@ TEST(AdversarialPass16, AFitFrozenByAFlagNamesTheFlag) {
                                 "the 16 examples of the dataset");
 }
 
+// The .npy header's keys were found by their single-quoted spelling only:
+// 'shape': (6, 4) then "shape": (4, 6) (numpy takes the last, a Python
+// dictionary literal) was read as (6, 4), silently; 'sha\x70e', which
+// Python reads as 'shape', was not seen as a second 'shape'; a header of
+// double-quoted keys, which numpy reads, was refused as having no 'descr';
+// a key numpy.load refuses was taken.
+TEST(AdversarialPass16, TheNpyHeaderIsReadAsNumpyReadsIt) {
+  ScratchDir dir("npy-quotes");
+  const auto npy = [&](const std::string& name, std::string header, std::size_t values) {
+    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+    std::string bytes =
+        std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
+    bytes += std::string(values * 4, '\0');  // int32 zeros: every id and label 0
+    std::ofstream(dir.path() / name, std::ios::binary) << bytes;
+  };
+  npy("labels.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6,), }", 6);
+  const fs::path file = dir.path() / "w.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "npy", "images": "ids.npy", "labels": "labels.npy", "batch_size": 2, "classes": 4,
+                "input_shape": [4]},
+    "model": {"layers": [{"type": "embedding", "input_dim": 10, "output_dim": 4}, {"type": "flatten"},
+                         {"type": "dense", "units": 4, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4}})";
+  const std::string ids = (dir.path() / "ids.npy").string();
+  const std::string run = ipusimBinary() + " run " + quote(file.string());
+  npy("ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6, 4), \"shape\": (4, 6), }", 24);
+  expectRefusal(runCommand(run), ids + ": the .npy header gives 'shape' twice (numpy takes the last)");
+  npy("ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6, 4), 'sha\\x70e': (4, 6), }", 24);
+  expectRefusal(runCommand(run), ids + ": the .npy header is not numpy.save's dictionary (a key with an escape");
+  npy("ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6, 4), 'extra': 1, }", 24);
+  expectRefusal(runCommand(run), ids + ": the .npy header gives 'extra': expected only 'descr', 'fortran_order' and "
+                                       "'shape' (numpy.load refuses other keys)");
+  npy("ids.npy", "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (6, 4), }", 24);
+  const auto r = runCommand(run);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_16
