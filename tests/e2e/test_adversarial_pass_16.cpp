@@ -178,5 +178,20 @@ TEST(AdversarialPass16, TheNpyHeaderIsReadAsNumpyReadsIt) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// A profile whose meta stream_directions leaves out a stream it copies (its
+// entry deleted with sqlite3) had that stream's direction guessed from its
+// name, and a fit's "loss" outfeed was counted as bytes to the device
+// (report: "bytes to device 304 B, to host 0 B" for 288 and 16); so was
+// the bundled graph's "total". The analyses that use directions refuse it.
+TEST(AdversarialPass16, AStreamLeftOutOfStreamDirectionsIsRefused) {
+  ScratchDir dir("stream-directions-missing");
+  const fs::path profile = writeProfile(dir.path());
+  execSql(profile, "UPDATE meta SET value = json_remove(value, '$.total') WHERE key = 'stream_directions'");
+  for (const char* command : {" report ", " insights "})
+    expectRefusal(runCommand(ipusimBinary() + command + quote(profile.string())),
+                  profile.string() + ": meta 'stream_directions' gives no direction for stream 'total', which a "
+                                     "StreamCopy slice copies");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_16
