@@ -193,5 +193,34 @@ TEST(AdversarialPass16, AStreamLeftOutOfStreamDirectionsIsRefused) {
                                      "StreamCopy slice copies");
 }
 
+// A pipeline out of memory whose first stage is frozen (nothing for its
+// backward pass to read) was offered "recompute each stage's activations
+// ... (pipeline.recomputation_mode: \"Auto\" ...)" and told in the next
+// line that "Auto" recomputes no op: it would not help this step. The offer
+// is made only where "Auto" recomputes an op, as the insights make it.
+TEST(AdversarialPass16, APipelineIsOfferedRecomputationOnlyWhereItRecomputes) {
+  ScratchDir dir("pipeline-frozen-remedy");
+  const fs::path file = dir.path() / "w.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 8, "input_shape": [64], "classes": 4, "examples": 64},
+    "model": {"layers": [
+      {"type": "dense", "units": 256, "activation": "relu", "stage": 0, "name": "a", "trainable": false},
+      {"type": "dense", "units": 256, "activation": "relu", "stage": 0, "name": "b", "trainable": false},
+      {"type": "dense", "units": 4, "activation": "softmax", "stage": 1, "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "pipeline": {"gradient_accumulation_count": 4, "device_mapping": [0, 1], "schedule": "grouped"},
+    "training": {"steps": 8, "steps_per_execution": 4},
+    "ipu": {"tiles": 2, "num_ipus": 2}})";
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(file.string()) + " --set tile.memoryBytes=100000");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("Out of memory in the compiled workload"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("(pipeline.recomputation_mode: \"Auto\", TF's RecomputationMode)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("With recomputation (pipeline.recomputation_mode \"Auto\": RecomputeThenBackpropagate) no "
+                          "op is recomputed"),
+            std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_16
