@@ -222,5 +222,33 @@ TEST(AdversarialPass16, APipelineIsOfferedRecomputationOnlyWhereItRecomputes) {
       << r.output;
 }
 
+// `insights` told a fit of 4 steps run whole "raise steps_per_execution
+// (4 -> 40)", which its workload refuses (training.steps must be a multiple
+// of it), with a gain of 0.9 of its one run's cost ("0 calls remain"); 12
+// steps by 2 were told 20. The suggestion divides the steps.
+TEST(AdversarialPass16, InsightsSuggestStepsPerExecutionTheWorkloadTakes) {
+  ScratchDir dir("insights-steps");
+  const auto insights = [&](const std::string& name, int steps, int perExecution) {
+    const fs::path workload = dir.path() / (name + ".json");
+    std::ofstream(workload) << R"({
+      "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+      "model": {"layers": [{"type": "dense", "units": 4, "activation": "softmax"}]},
+      "optimizer": {"type": "sgd"},
+      "training": {"steps": )" << steps << R"(, "steps_per_execution": )" << perExecution << R"(},
+      "ipu": {"tiles": 4}})";
+    const fs::path reports = dir.path() / name;
+    const auto r =
+        runCommand(withReports(reports) + ipusimBinary() + " run --synthetic-data " + quote(workload.string()));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    return runCommand(ipusimBinary() + " insights " + quote(reports.string())).output;
+  };
+  const std::string whole = insights("whole", 4, 4);
+  EXPECT_EQ(whole.find("steps_per_execution (4 -> 40)"), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("0 calls remain"), std::string::npos) << whole;
+  const std::string twelve = insights("twelve", 12, 2);
+  EXPECT_NE(twelve.find("knob: raise steps_per_execution (2 -> 12)"), std::string::npos) << twelve;
+  EXPECT_NE(twelve.find("; 1 calls remain)"), std::string::npos) << twelve;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_16
