@@ -159,8 +159,8 @@ int sc_main(int argc, char* argv[]) {
                         stepsText.find_first_not_of("0123456789") == std::string::npos;
     const std::uint64_t steps = digits ? std::stoull(stepsText) : 0;
     if (steps == 0 || steps > scheduler::kMaxSteps)
-      throw std::invalid_argument("STEPS '" + stepsText + "': expected a positive whole number of training steps (from 1 to " +
-                                  std::to_string(scheduler::kMaxSteps) + ")");
+      throw std::invalid_argument("STEPS '" + stepsText + "': expected a positive whole number of training steps " +
+                                  "(from 1 to " + std::to_string(scheduler::kMaxSteps) + ")");
     scheduler::Workload w = scheduler::loadWorkload(argv[1]);
     // Replicas of one IPU each take their batches from one source of R x batch_size (replica r the r-th);
     // "losses" are replica 0's, "final_weights" every replica's copies (tests compare runs bit for bit).

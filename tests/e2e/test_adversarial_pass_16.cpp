@@ -96,7 +96,8 @@ TEST(AdversarialPass16, TheTorchDumpBoundsItsSteps) {
     "ipu": {"tiles": 4}})";
   const fs::path out = dir.path() / "out.json";
   // (The timeout ends what ran unbounded before the fix.)
-  const std::string tool = "timeout 20 " + std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(workload.string());
+  const std::string tool =
+      "timeout 20 " + std::string(binaryDir()) + "/bin/ipusim-torch-dump " + quote(workload.string());
   auto r = runCommand(tool + " 999999999999999998 " + quote(out.string()));
   expectRefusal(r, "STEPS '999999999999999998': expected a positive whole number of training steps (from 1 to "
                    "1099511627776)");
