@@ -187,14 +187,14 @@ PipelineParts pipelineParts(const Workload& w, const OpGraph& graph, const Sched
   return parts;
 }
 
-// For a training step that ran out of memory keeping every activation
-// (recomputationRemedy: a fit that recomputes nothing): the same workload
-// compiled again recomputing as "auto" would (withAutoRecomputation), out of
-// memory allowed, and what that gives: whether it fits, its fullest tile,
-// its estimated step against `stepCycles`. Empty for other workloads, or
-// when "auto" finds no checkpoint.
+// For a training step that ran out of memory keeping every activation (a
+// fit that recomputes nothing): the same workload compiled again
+// recomputing as "auto" would (withAutoRecomputation), out of memory
+// allowed, and what that gives: whether it fits, its fullest tile, its
+// estimated step against `stepCycles`. Empty for other workloads, or when
+// "auto" finds no checkpoint.
 std::string recomputationTrial(const Workload& w, const model::Target& target, std::uint64_t stepCycles) {
-  if (recomputationRemedy(w).empty()) return "";
+  if (w.task != Task::Fit || recomputes(w)) return "";
   Workload trial = withAutoRecomputation(w);
   if (!recomputes(trial)) return "";
   trial.allowOutOfMemory = true;

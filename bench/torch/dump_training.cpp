@@ -16,6 +16,7 @@
 #include "model/clock.hpp"
 #include "scheduler/compiler.hpp"
 #include "scheduler/models/workload.hpp"
+#include "scheduler/models/workload_limits.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "sim/engine/engine.hpp"
 #include "traces/output_file.hpp"
@@ -33,6 +34,11 @@ namespace {
 
 using namespace ipusim;
 using nlohmann::json;
+
+// The values a dump may hold (design choice: 2^24, about 0.5 GB as JSON in
+// memory; the largest of bench/torch's workloads, embedding.json, holds
+// about 2 million at 20 steps with --trajectory).
+constexpr std::uint64_t kMaxDumpValues = 1ull << 24;
 
 json layerJson(const scheduler::LayerSpec& l) {
   json j = {{"kind", l.kind},           {"name", l.name},         {"units", l.units},
@@ -145,13 +151,16 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     // (std::stoull said only "stoull" for "abc", and took "0" and "-1"
-    // (wrapped round to 2^64 - 1) as steps.)
+    // (wrapped round to 2^64 - 1) as steps.) At most what a workload may
+    // train (training.steps); the dump's own bound, by its size, follows
+    // the compile.
     const std::string stepsText = argv[2];
     const bool digits = !stepsText.empty() && stepsText.size() <= 18 &&
                         stepsText.find_first_not_of("0123456789") == std::string::npos;
     const std::uint64_t steps = digits ? std::stoull(stepsText) : 0;
-    if (steps == 0)
-      throw std::invalid_argument("STEPS '" + stepsText + "': expected a positive whole number of training steps");
+    if (steps == 0 || steps > scheduler::kMaxSteps)
+      throw std::invalid_argument("STEPS '" + stepsText + "': expected a positive whole number of training steps " +
+                                  "(from 1 to " + std::to_string(scheduler::kMaxSteps) + ")");
     scheduler::Workload w = scheduler::loadWorkload(argv[1]);
     // Replicas of one IPU each take their batches from one source of R x batch_size (replica r the r-th);
     // "losses" are replica 0's, "final_weights" every replica's copies (tests compare runs bit for bit).
@@ -178,6 +187,24 @@ int sc_main(int argc, char* argv[]) {
       throw std::invalid_argument("STEPS " + stepsText + ": expected a multiple of the " +
                                   std::to_string(c.stepsPerRun) + " steps of one Engine::run (" + argv[1] +
                                   ": training.steps_per_execution)");
+    // The dump holds every step's batch (and with --trajectory its weights
+    // and momentum) in memory until it is written: STEPS 999999999999999998
+    // was taken and grew without bound. Checked before the training.
+    std::uint64_t weightElements = 0;
+    for (ir::Id t : c.weightTensors) weightElements += c.exe.tensors[t].numElements();
+    const std::uint64_t example = std::uint64_t(w.dataset.features) + std::max<std::uint64_t>(1, w.dataset.labelSteps);
+    const std::uint64_t perStep =
+        std::uint64_t(w.dataset.batchSize) * replicas * example + 4 + (trajectory ? 2 * weightElements : 0);
+    if (steps > kMaxDumpValues / perStep) {
+      const std::uint64_t most = kMaxDumpValues / perStep / c.stepsPerRun * c.stepsPerRun;
+      throw std::invalid_argument(
+          "STEPS " + stepsText + ": the dump would hold about " + std::to_string(perStep) + " values a step (" +
+          argv[1] + "'s batches" + (trajectory ? " and, with --trajectory, its weights and momentum" : "") +
+          "), over its limit of " + std::to_string(kMaxDumpValues) + " values: expected STEPS from " +
+          (most ? std::to_string(c.stepsPerRun) + " to " + std::to_string(most) +
+                      (c.stepsPerRun > 1 ? " (a multiple of " + std::to_string(c.stepsPerRun) + ")" : "")
+                : std::string("1, but one step alone is over it: expected a smaller dataset.batch_size")));
+    }
 
     json out;
     out["workload"] = w.name;

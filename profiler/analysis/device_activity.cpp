@@ -2,6 +2,7 @@
 
 #include "profiler/analysis/checked_sum.hpp"
 #include "profiler/analysis/slice_walk.hpp"
+#include "traces/profile_error.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -86,8 +87,16 @@ StreamDirections readStreamDirections(const traces::ProfileReader& reader) {
   return result;
 }
 
-StreamDirection streamDirection(const std::string& streamName, const StreamDirections& declared) {
+StreamDirection streamDirection(const std::string& streamName, const StreamDirections& declared,
+                                const std::string& profile) {
   if (auto it = declared.find(streamName); it != declared.end()) return it->second;
+  // ipusim declares every stream it copies: one left out of a profile's
+  // declaration (its entry deleted, a copy's name changed) was guessed from
+  // its name, and a "loss" outfeed counted as bytes to the device.
+  if (!declared.empty())
+    throw traces::ProfileError(profile + ": meta 'stream_directions' gives no direction for stream '" + streamName +
+                               "', which a StreamCopy slice copies: expected every copied stream's direction "
+                               "(\"HostToDevice\" or \"DeviceToHost\"), as ipusim writes it");
   const std::string name = lower(streamName);
   for (const char* marker : {"outfeed", "d2h", "to_host", "device_to_host"})
     if (name.find(marker) != std::string::npos) return StreamDirection::DeviceToHost;
@@ -165,8 +174,9 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
           if (s.bytes <= 0 || !startsInWindows(s.ts)) return;
           const auto parent = streamOfCopy.find(s.parentId);
           const std::string& stream = parent != streamOfCopy.end() ? parent->second : track.name;
-          addChecked(streamDirection(stream, declared) == StreamDirection::DeviceToHost ? activity.bytesToHost
-                                                                                        : activity.bytesToDevice,
+          addChecked(streamDirection(stream, declared, reader.path()) == StreamDirection::DeviceToHost
+                         ? activity.bytesToHost
+                         : activity.bytesToDevice,
                      s.bytes, reader.path(), "slices.bytes");
         }
       });

@@ -77,12 +77,14 @@ struct DeviceActivity {
 
 enum class StreamDirection { HostToDevice, DeviceToHost };
 // A stream's direction: from meta "stream_directions" (a JSON object
-// {"stream name": "HostToDevice" | "DeviceToHost"}) when it names the stream;
-// otherwise from its name: one containing "outfeed", "d2h", "to_host" or
-// "device_to_host" (any case) goes to the host, any other to the device.
-// `declared` is that meta object, read by readStreamDirections().
+// {"stream name": "HostToDevice" | "DeviceToHost"}); a stream it does not
+// name is a traces::ProfileError naming `profile`. Without that meta value
+// (a profile that has none), from its name: one containing "outfeed", "d2h",
+// "to_host" or "device_to_host" (any case) goes to the host, any other to
+// the device. `declared` is that meta object, read by readStreamDirections().
 using StreamDirections = std::map<std::string, StreamDirection>;
-StreamDirection streamDirection(const std::string& streamName, const StreamDirections& declared);
+StreamDirection streamDirection(const std::string& streamName, const StreamDirections& declared,
+                                const std::string& profile);
 // The reader refuses a profile whose meta value is not such an object when
 // it opens it (check 2, profile_rules.json).
 StreamDirections readStreamDirections(const traces::ProfileReader& reader);

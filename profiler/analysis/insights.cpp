@@ -141,7 +141,17 @@ std::optional<Insight> hostBoundInsight(const ProfileFacts& f, const InsightLimi
   const double stepsPerRun = runs.stepsPerRun();
   const bool feeds = f.feeds.value_or(stepsPerRun > 1);
   const std::int64_t from = f.stepsPerExecution > 0 ? f.stepsPerExecution : std::llround(stepsPerRun);
-  const std::int64_t to = feeds ? std::max<std::int64_t>(10, from * 10) : 10;
+  // Ten times as many steps a run, but one the workload takes: a divisor of
+  // its steps (training.steps must be a multiple of steps_per_execution),
+  // and a multiple of the steps a run now has (what accumulation needs is
+  // kept). A 4-step fit run whole was told "raise steps_per_execution
+  // (4 -> 40)", which its workload refuses, and that it saved 0.9 of its
+  // one run's cost ("0 calls remain"); 40 steps by 10 were told 100.
+  const std::int64_t base = feeds ? std::max<std::int64_t>(1, from) : 1;
+  std::int64_t to = 0;
+  for (std::int64_t t = std::min(feeds ? std::max<std::int64_t>(10, from * 10) : 10, runs.steps); t > base && !to; --t)
+    if (runs.steps % t == 0 && t % base == 0) to = t;
+  if (!to) return std::nullopt;  // (every step in one run already: no run to save)
   const double oldRuns = double(runs.runs);
   const double newRuns = stepsPerRun > 0 ? oldRuns * (stepsPerRun / double(to)) : oldRuns;
   const double perRun = oldRuns > 0 ? double(outside) / oldRuns + f.runCostInsideCycles : 0.0;

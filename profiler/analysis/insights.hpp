@@ -6,8 +6,11 @@
 // - host_bound: the IPU waits for the host (host_wait_share.hpp) for at
 //   least `hostBoundShare` of the captured time. Knob: with feeds, raise
 //   steps_per_execution tenfold; without feeds, turn feeds on with
-//   steps_per_execution 10. Gain: the per-run cost shrinks with the number
-//   of runs: saved = runs x per-run cost x (1 - old/new steps per run), where
+//   steps_per_execution 10; at most the profile's steps, and the largest
+//   such value that divides them (and is a multiple of the present one),
+//   as a workload takes it (none: the rule does not fire). Gain: the
+//   per-run cost shrinks with the number of runs: saved = runs x per-run
+//   cost x (1 - old/new steps per run), where
 //   the per-run cost is the time outside Engine::run per run (first run start
 //   to last run end minus the runs' time, over the runs), plus the part of a
 //   captured run outside its steps (its duration minus its step slices'),

@@ -128,7 +128,8 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
       const std::string stream = parent != streamOfCopy.end() ? parent->second : track.name;
       StreamBytes& entry = stats.bytesByStream[stream];
       analysis::addChecked(entry.bytes, s.bytes, reader.path(), "slices.bytes");
-      entry.toHost = analysis::streamDirection(stream, directions) == analysis::StreamDirection::DeviceToHost;
+      entry.toHost =
+          analysis::streamDirection(stream, directions, reader.path()) == analysis::StreamDirection::DeviceToHost;
     });
   }
 

@@ -1,5 +1,7 @@
 #include "scheduler/models/auto_checkpoints.hpp"
 
+#include "scheduler/graph/op_graph.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +11,10 @@
 
 namespace ipusim::scheduler {
 
-std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
+namespace {
+
+// The articulation layers (see the header), in layer order.
+std::vector<std::size_t> articulationLayers(const Workload& w) {
   const std::size_t n = w.layers.size();
   // Per layer i: the earliest value read after it (a layer index; the
   // model's inputs come before every layer). The loss reads the outputs.
@@ -25,19 +30,75 @@ std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
     for (std::size_t input : l.inputs) earliest = std::min(earliest, index(input));
   }
   const std::vector<std::size_t> outputs = modelOutputs(w);
-  std::vector<std::string> candidates;
+  std::vector<std::size_t> candidates;
   // (Not a RecomputationCheckpoint layer: its output is its input's, it
   // has no op whose output could be kept; the layer it reads is the
   // candidate.)
   for (std::size_t i = 0; i < n; ++i)
     if (earliestAfter[i] >= std::int64_t(i) && std::find(outputs.begin(), outputs.end(), i) == outputs.end() &&
         w.layers[i].kind != layer_kind::kRecomputationCheckpoint)
-      candidates.push_back(w.layers[i].name);
-  if (candidates.size() < 2) return {};
-  const auto every = std::size_t(std::ceil(std::sqrt(double(candidates.size()))));
+      candidates.push_back(i);
+  return candidates;
+}
+
+// Every ceil(sqrt(m))-th of the m candidates (Chen et al.'s sqrt(n) segments).
+std::vector<std::string> everySqrtTh(const Workload& w, const std::vector<std::size_t>& candidates) {
   std::vector<std::string> chosen;
-  for (std::size_t k = every - 1; k < candidates.size(); k += every) chosen.push_back(candidates[k]);
+  if (candidates.empty()) return chosen;
+  const auto every = std::size_t(std::ceil(std::sqrt(double(candidates.size()))));
+  for (std::size_t k = every - 1; k < candidates.size(); k += every) chosen.push_back(w.layers[candidates[k]].name);
   return chosen;
+}
+
+// Of `chosen`, the checkpoints whose segment a fit recomputes an op of,
+// from its training graph (graph/recomputation.hpp), as the compiled step's
+// summary lists them (recomputationSummary). Dropping the others only joins
+// their segments to the next ones, which then recompute more.
+std::vector<std::string> cutting(const Workload& w, const std::vector<std::string>& chosen) {
+  if (chosen.empty()) return chosen;
+  Workload fit = w;
+  fit.task = Task::Fit;
+  fit.training.recomputeCheckpoints = chosen;
+  std::vector<std::string> recomputedLayers;
+  for (const Op& op : buildTrainingGraph(fit).ops)
+    if (op.recomputed) recomputedLayers.push_back(op.layer);
+  return recomputationSummary(fit, recomputedLayers).checkpoints;
+}
+
+}  // namespace
+
+std::vector<std::string> autoRecomputeCheckpoints(const Workload& w) {
+  const std::vector<std::size_t> candidates = articulationLayers(w);
+  if (candidates.size() < 2) return {};
+  const std::vector<std::string> chosen = everySqrtTh(w, candidates);
+  try {
+    // Only checkpoints that cut something: a candidate before which every
+    // activation the backward pass reads is kept anyway (a flatten of the
+    // model's input, a dense layer right after it, a frozen base that the
+    // backward pass never enters) recomputes nothing. "auto" picked such
+    // layers on small MLPs (flatten, dense, dense: 'dense') and the step
+    // then recomputed no op.
+    std::vector<std::string> kept = cutting(w, chosen);
+    if (!kept.empty()) return kept;
+    // None of those cut: the same choice among the candidates from the
+    // first at which a checkpoint alone cuts (flatten, d1, d2, out: 'd1'
+    // cuts nothing, 'd2' recomputes d1's output). A checkpoint at a
+    // candidate cuts when an activation before it that the backward pass
+    // reads is not its own output, and so does one at every later
+    // candidate: the first is found by halving.
+    std::size_t first = 0, none = candidates.size();
+    while (first < none) {
+      const std::size_t middle = first + (none - first) / 2;
+      if (cutting(w, {w.layers[candidates[middle]].name}).empty()) first = middle + 1;
+      else none = middle;
+    }
+    const std::vector<std::size_t> cutters(candidates.begin() + std::ptrdiff_t(first), candidates.end());
+    return cutting(w, everySqrtTh(w, cutters));
+  } catch (const std::exception&) {
+    // A workload whose training graph cannot be built is refused by the
+    // compile, with its own message; until then the choice stands unchecked.
+    return chosen;
+  }
 }
 
 RecomputeSegments recomputeSegments(const Workload& w) {

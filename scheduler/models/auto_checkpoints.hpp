@@ -15,8 +15,12 @@
 namespace ipusim::scheduler {
 
 // The candidates (articulation layers, in layer order, the output layers
-// excepted), then every ceil(sqrt(m))-th of the m candidates. Empty when
-// the model has fewer than two candidates.
+// excepted), then every ceil(sqrt(m))-th of the m candidates, of which only
+// those that cut something: whose segment a fit recomputes an op of (its
+// training graph, as recomputationSummary lists them). When none does,
+// the same choice among the candidates after the first at which a
+// checkpoint would cut. Empty when the model has fewer than two
+// candidates, or when no checkpoint would recompute anything.
 std::vector<std::string> autoRecomputeCheckpoints(const Workload& w);
 
 // Where the fit's recomputation cuts the model: each layer's segment, the

@@ -1,6 +1,7 @@
 #include "scheduler/models/memory_estimate.hpp"
 
 #include "model/hardware/transfer_cycles.hpp"
+#include "scheduler/graph/op_graph.hpp"
 #include "scheduler/layers/layer.hpp"
 #include "scheduler/models/auto_checkpoints.hpp"
 
@@ -185,9 +186,21 @@ std::string optimizerStateRemedies(const Workload& w, const model::Target& targe
 
 std::string recomputationRemedy(const Workload& w) {
   if (w.task != Task::Fit || recomputes(w)) return "";
-  if (w.pipeline.enabled())
+  if (w.pipeline.enabled()) {
+    // Only where "Auto" recomputes an op: a pipeline whose stages before the
+    // last keep nothing but their inputs (a frozen first stage, one of a
+    // single dense layer) was offered it, and the trial that followed said
+    // it would not help this step (compiler.cpp's recomputationTrial).
+    try {
+      Workload recomputing = withAutoRecomputation(w);
+      const OpGraph graph = buildTrainingGraph(recomputing);
+      if (std::none_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.recomputed; })) return "";
+    } catch (const std::exception&) {
+      // (A graph the compile refuses, with its own message: offered as before.)
+    }
     return "recompute each stage's activations in its backward pass instead of keeping them for every mini-batch in "
            "flight (pipeline.recomputation_mode: \"Auto\", TF's RecomputationMode)";
+  }
   // "auto" offered only where it finds checkpoints: a model without two
   // layers to cut at was told to try "auto", which then refused it ("the
   // model has no layer to checkpoint").

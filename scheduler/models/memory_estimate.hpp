@@ -38,8 +38,8 @@ ModelMemoryEstimate estimateModelMemory(const Workload& w, std::uint32_t tiles);
 
 // What an out-of-memory summary adds to its ways out for a training step
 // that keeps every activation for its backward pass (a fit that recomputes
-// nothing): recomputation (a pipeline's recomputation mode, or
-// checkpoints); else empty.
+// nothing): recomputation (a pipeline's recomputation mode, where "Auto"
+// recomputes an op; or checkpoints); else empty.
 std::string recomputationRemedy(const Workload& w);
 
 // What an out-of-memory summary adds for a fit whose optimizer keeps state

@@ -159,19 +159,17 @@ std::vector<std::string> checkpointsFromLayers(const Workload& w, const std::str
 // training.recompute_checkpoints (TrainingSpec::recomputeCheckpoints): layer
 // names, each once, or "auto" (auto_checkpoints.hpp). Not given: the model's
 // RecomputationCheckpoint layers' (checkpointsFromLayers).
-void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string& source) {
+// Returns whether it is "auto", chosen once the whole workload is read (by
+// parseWorkload: the choice builds the training graph).
+bool parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string& source) {
   if (!tr.has("recompute_checkpoints")) {
     w.training.recomputeCheckpoints = checkpointsFromLayers(w, source);
-    return;
+    return false;
   }
   const std::string key = tr.key("recompute_checkpoints");
   if (tr.raw().at("recompute_checkpoints").is_string()) {
-    const std::string value = tr.string("recompute_checkpoints", "", {"auto"});
-    w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
-    if (w.training.recomputeCheckpoints.empty())
-      tr.fail(key, "\"" + value + "\": the model has no layer to checkpoint (no layer but an output that every later "
-                   "layer reads past: nothing to recompute)");
-    return;
+    tr.string("recompute_checkpoints", "", {"auto"});
+    return true;
   }
   std::vector<std::string> names;
   for (const LayerSpec& l : w.layers) names.push_back(l.name);
@@ -201,6 +199,7 @@ void parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string&
     if (keptLayers.insert(layer).second) kept.push_back(w.layers[layer].name);
   }
   checkpoints = std::move(kept);
+  return false;
 }
 
 }  // namespace
@@ -435,7 +434,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
                 std::to_string(w.training.stepsPerExecution) +
                 (w.training.feeds ? ")" : ", 1 without feeds)") + ": the weights are updated within one execution");
   parseValidation(tr, w, baseDirectory);
-  parseRecomputeCheckpoints(tr, w, keras ? w.kerasModel : source);
+  const bool autoCheckpoints = parseRecomputeCheckpoints(tr, w, keras ? w.kerasModel : source);
   w.training.offloadOptimizerState = tr.boolean("offload_optimizer_state", w.training.offloadOptimizerState);
   w.training.replicatedOptimizerStateSharding =
       tr.boolean("replicated_optimizer_state_sharding", w.training.replicatedOptimizerStateSharding);
@@ -449,7 +448,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   // In a pipeline, checkpoints cut a stage's recomputation only in TF's
   // RecomputeAndBackpropagateInterleaved mode ("this layer has no effect
   // when used with RecomputeThenBackpropagate", TF's RecomputationCheckpoint).
-  if (w.pipeline.enabled() && !w.training.recomputeCheckpoints.empty() &&
+  if (w.pipeline.enabled() && (autoCheckpoints || !w.training.recomputeCheckpoints.empty()) &&
       w.pipeline.recomputationMode != kRecomputeAndBackpropagateInterleaved) {
     if (tr.has("recompute_checkpoints"))
       tr.fail(tr.key("recompute_checkpoints"),
@@ -511,6 +510,11 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
   w.allowOutOfMemory = comp.boolean("allow_out_of_memory", w.allowOutOfMemory);
   w.codeMemory = comp.boolean("code_memory", w.codeMemory);
   checkWorkloadLimits(w, source);
+  // "auto" is chosen of the workload read whole (its pipeline, its frozen
+  // layers; from its training graph, once every size is checked). None
+  // found is refused by checkTask, for a fit only.
+  w.training.recomputeAuto = autoCheckpoints;
+  if (autoCheckpoints) w.training.recomputeCheckpoints = autoRecomputeCheckpoints(w);
   // A file that names no task is checked by checkTask once the command set
   // it: `ipusim predict` and `evaluate` take any optimizer, `run` (fit) not.
   if (top.has("task")) checkTask(w, source);
@@ -532,6 +536,14 @@ void checkOptimizerForTask(const Workload& w) {
 
 void checkTask(const Workload& w, const std::string& source) {
   checkSomethingTrains(w, source);
+  // (Here, not as the file is read: "auto" picked checkpoints that cut
+  // nothing, and an evaluate or predict of the workload needs none.)
+  if (w.task == Task::Fit && w.training.recomputeAuto && w.training.recomputeCheckpoints.empty())
+    throw std::invalid_argument(
+        source + ": training.recompute_checkpoints: \"auto\": the model has no layer to checkpoint that would "
+                 "recompute anything (at each layer the model could be cut at, every activation the backward pass "
+                 "reads before it is kept anyway: the model's input, a frozen layer's or the cut's own output); "
+                 "expected a model with layers to recompute, or no recompute_checkpoints");
   checkOptimizerForTask(w);
   if (w.task == Task::Predict && w.training.feeds && w.training.outfeedMode == "LAST")
     throw std::invalid_argument(source + ": training.outfeed.mode: LAST keeps one step's outputs of each execution, "

@@ -152,6 +152,9 @@ struct TrainingSpec {
   // vision/cnns/pytorch/train/configs.yml; scheduler/graph/recomputation.hpp).
   // Empty: every activation the backward pass reads is kept.
   std::vector<std::string> recomputeCheckpoints;
+  // Whether they are "auto"'s (auto_checkpoints.hpp): a fit whose "auto"
+  // finds none is refused (checkTask); evaluate and predict recompute nothing.
+  bool recomputeAuto = false;
   // training.offload_optimizer_state: the optimizer's slot variables live in
   // Streaming Memory (a remote buffer each) between their updates: each is
   // loaded onto its weight's tiles just before the weight's update and stored

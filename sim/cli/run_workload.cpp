@@ -331,7 +331,15 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (args.feeds) workload.training.feeds = *args.feeds;
   if (args.task) workload.task = *args.task;
   const bool predict = workload.task == scheduler::Task::Predict;
-  scheduler::checkTask(workload, args.workloadPath);
+  // Named as the file's reader names it: a model that trains nothing because
+  // `--vary model.layers[1].trainable=false` froze a layer was blamed on the
+  // workload file alone, whose layers are trainable (and so was a batch
+  // larger than the dataset, of `--vary dataset.batch_size=16`).
+  const std::string source = sets.empty()            ? args.workloadPath
+                             : args.kerasPath.empty() ? args.workloadPath + " with " + args.workloadSetsFrom
+                                                      : args.workloadSetsFrom + " on the workload made for " +
+                                                            args.kerasPath;
+  scheduler::checkTask(workload, source);
   if (!args.predictionsPath.empty() && args.synthetic)
     throw std::invalid_argument("--predictions needs the numbers: --synthetic-data computes none");
   // The predictions' path is checked before the compile (which may take minutes): never one of the inputs.
@@ -362,7 +370,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
     const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * replicas;
     if (examples.count < globalBatch)
-      throw std::invalid_argument(args.workloadPath + ": dataset.batch_size: " +
+      throw std::invalid_argument(source + ": dataset.batch_size: " +
                                   std::to_string(workload.dataset.batchSize) + " x " + std::to_string(replicas) +
                                   " replicas (ipu.num_ipus) is more than the " +
                                   std::to_string(examples.count) + " examples of the dataset: they cannot fill one batch");
@@ -385,7 +393,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
         dataset::BatchSource(std::move(examples), std::uint32_t(globalBatch), workload.dataset.shuffleSeed,
                              workload.task == scheduler::Task::Fit),
         workload.loss, workload.dataset.classes);
-    if (validating) validationBatches = validationData(workload, args.workloadPath, globalBatch);
+    if (validating) validationBatches = validationData(workload, source, globalBatch);
   }
   // Timing only: identical replicas are compiled and laid out once (their
   // phases mirrored, model/ir/replica_mirror.hpp), unless every replica is

@@ -95,6 +95,16 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
     // An index reaches an entry of an existing list (a layer of model.layers);
     // a list is never made or grown by an assignment.
     for (std::size_t k : indices) {
+      // (An absent list was "not a list": model.layers of a workload whose
+      // model is a Keras file, dataset.input_shape of one that gives none.)
+      if (at->is_null())
+        throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked +
+                                    "' is not in the workload: an index reaches an entry of a list the workload "
+                                    "gives" + (walked == "model.layers" && workload.contains("model") &&
+                                                       workload["model"].is_object() &&
+                                                       workload["model"].contains("keras")
+                                                   ? " (this model's layers are its Keras file's)"
+                                                   : ""));
       if (!at->is_array())
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not a list");
       if (k >= at->size())

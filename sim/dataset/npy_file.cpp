@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
 #include <sys/stat.h>
@@ -27,29 +28,66 @@ std::size_t readUpTo(int fd, std::uint8_t* into, std::size_t size) {
   return done;
 }
 
-// The value of `key` in the header dictionary: the text after "'key':" up to
-// the next ',' at depth 0 (a tuple's commas are inside parentheses).
-// Quotes around the value are dropped unless `keepQuotes` (a boolean is never quoted).
-std::string headerValue(const std::string& header, const std::string& key, const std::string& path,
-                        bool keepQuotes = false) {
-  const std::size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos) npyFail(path, "the .npy header has no '" + key + "' (expected numpy.save's dictionary)");
-  // Given twice, numpy (a Python dictionary literal) takes the last: reading
-  // the first would read the data in another shape than numpy does.
-  if (header.find("'" + key + "'", at + 1) != std::string::npos)
-    npyFail(path, "the .npy header gives '" + key + "' twice (numpy takes the last); expected it once, as "
-                  "numpy.save writes");
-  std::size_t i = header.find(':', at);
-  if (i == std::string::npos) npyFail(path, "the .npy header's '" + key + "' has no value");
-  std::string value;
-  int depth = 0;
-  for (++i; i < header.size(); ++i) {
-    const char c = header[i];
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if ((c == ',' || c == '}') && depth == 0) break;
-    value += c;
+// The header dictionary's entries, key and value text, read as Python
+// reads the literal numpy.save writes ("{'descr': '<i4', 'fortran_order':
+// False, 'shape': (8, 128), }"): a key in either quotes, a value up to the
+// next ',' or '}' outside parentheses, brackets and quotes. Only numpy's three keys,
+// each once: given twice numpy (a dictionary literal) takes the last, and
+// 'shape' then "shape" is twice too (the first was read, numpy reads the
+// second); numpy.load refuses any other key; a key with an escape
+// ('sha\x70e' is 'shape' to Python) is refused rather than decoded.
+std::map<std::string, std::string> headerEntries(const std::string& header, const std::string& path) {
+  auto refuse = [&](const std::string& what) {
+    npyFail(path, "the .npy header is not numpy.save's dictionary (" + what + ")");
+  };
+  std::map<std::string, std::string> entries;
+  std::size_t i = header.find_first_not_of(' ');
+  if (i == std::string::npos || header[i] != '{') refuse("expected it to start with '{'");
+  for (++i;;) {
+    i = header.find_first_not_of(' ', i);
+    if (i == std::string::npos) refuse("no closing '}'");
+    if (header[i] == '}') break;
+    const char quote = header[i];
+    if (quote != '\'' && quote != '"') refuse("expected a quoted key at byte " + std::to_string(i));
+    const std::size_t end = header.find(quote, i + 1);
+    if (end == std::string::npos) refuse("an unterminated key");
+    const std::string key = header.substr(i + 1, end - i - 1);
+    if (key.find('\\') != std::string::npos) refuse("a key with an escape, '" + key + "'");
+    if (key != "descr" && key != "fortran_order" && key != "shape")
+      npyFail(path, "the .npy header gives '" + key + "': expected only 'descr', 'fortran_order' and 'shape' "
+                    "(numpy.load refuses other keys)");
+    if (entries.count(key))
+      npyFail(path, "the .npy header gives '" + key + "' twice (numpy takes the last); expected it once, as "
+                    "numpy.save writes");
+    i = header.find_first_not_of(' ', end + 1);
+    if (i == std::string::npos || header[i] != ':') refuse("no ':' after '" + key + "'");
+    std::string value;
+    int depth = 0;
+    char inQuote = 0;
+    for (++i; i < header.size(); ++i) {
+      const char c = header[i];
+      if (inQuote) inQuote = c == inQuote ? 0 : inQuote;
+      else if (c == '\'' || c == '"') inQuote = c;
+      else if (c == '(' || c == '[') ++depth;
+      else if (c == ')' || c == ']') --depth;
+      else if ((c == ',' || c == '}') && depth == 0) break;
+      value += c;
+    }
+    if (i == header.size()) refuse("no closing '}'");
+    entries[key] = value;
+    if (header[i] == ',') ++i;
   }
+  if (header.find_first_not_of(" \n", i + 1) != std::string::npos) refuse("text after its closing '}'");
+  return entries;
+}
+
+// The value of `key` (headerEntries), trimmed. Quotes around it are dropped
+// unless `keepQuotes` (a boolean is never quoted).
+std::string headerValue(const std::map<std::string, std::string>& entries, const std::string& key,
+                        const std::string& path, bool keepQuotes = false) {
+  const auto it = entries.find(key);
+  if (it == entries.end()) npyFail(path, "the .npy header has no '" + key + "' (expected numpy.save's dictionary)");
+  const std::string& value = it->second;
   const char* trimmed = keepQuotes ? " " : " '\"";
   const std::size_t first = value.find_first_not_of(trimmed), last = value.find_last_not_of(trimmed);
   return first == std::string::npos ? "" : value.substr(first, last - first + 1);
@@ -117,13 +155,14 @@ NpyArray readNpyIntegers(const std::string& path, const std::string& what) {
   std::string header(headerLength, '\0');
   if (readUpTo(fd, reinterpret_cast<std::uint8_t*>(header.data()), headerLength) < headerLength)
     npyFail(path, "truncated .npy header");
-  const IntegerType type = integerType(headerValue(header, "descr", path), path, what);
-  const std::string fortranOrder = headerValue(header, "fortran_order", path, true);
+  const std::map<std::string, std::string> entries = headerEntries(header, path);
+  const IntegerType type = integerType(headerValue(entries, "descr", path), path, what);
+  const std::string fortranOrder = headerValue(entries, "fortran_order", path, true);
   if (fortranOrder != "False")
     npyFail(path, "fortran_order " + fortranOrder + ": expected False, " + what +
                       " are read in C (row-major) order (numpy: np.ascontiguousarray)");
   NpyArray a;
-  a.shape = parseShape(headerValue(header, "shape", path), path);
+  a.shape = parseShape(headerValue(entries, "shape", path), path);
   std::uint64_t elements = 1;
   for (std::uint64_t d : a.shape) {
     if (d != 0 && elements > kMaxNpyValues / d)

@@ -11,8 +11,10 @@
 #include "scheduler/models/memory_estimate.hpp"
 #include "scheduler/models/workload.hpp"
 #include "training_harness.hpp"
+#include "tests/test_build.hpp"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -275,8 +277,10 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
   EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), 7)).find("or \"auto\", got 7"), std::string::npos);
   EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), "all")).find("recompute_checkpoints"), std::string::npos);
   EXPECT_NE(workloadRefusal(withCheckpoints(denseChain(), {1})).find("recompute_checkpoints"), std::string::npos);
-  // "auto" on a model with one layer to checkpoint: nothing to recompute.
+  // "auto" on a model with one layer to checkpoint: nothing to recompute,
+  // refused for a fit (checkTask: a file that names its task).
   nlohmann::json one = withCheckpoints(denseChain(8, 32, {"a"}), "auto");
+  one["task"] = "fit";
   EXPECT_NE(workloadRefusal(one).find("recompute_checkpoints: \"auto\": the model has no layer to checkpoint"), std::string::npos)
       << workloadRefusal(one);
   nlohmann::json piped = withCheckpoints(denseChain(), {"a"});
@@ -290,6 +294,36 @@ TEST(Recomputation, TheKeysErrorsNameTheEntry) {
                                 "RecomputationMode): give it, \"RecomputeAndBackpropagateInterleaved\" for checkpoints"),
             std::string::npos)
       << workloadRefusal(piped);
+}
+
+// Found by the sixteenth adversarial pass of issue 33: a checkpoint after
+// 3,000 dense layers made the recomputation's clones recurse once per op
+// of the segment (each clone first made its inputs' clones), and the call
+// stack overflowed (SIGSEGV) as the training graph was built. Here 800
+// layers on a thread of a 512 KiB stack (the default is 8 MiB): about what
+// the recursion took of a process's stack for 3,000 layers.
+TEST(Recomputation, ALongSegmentIsRecomputedWithoutOverflowingTheStack) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 800; ++i) names.push_back("l" + std::to_string(i));
+  const Workload w = parseWorkload(withCheckpoints(denseChain(2, 2, names), {"l790"}), "w.json");
+  struct Job {
+    const Workload* w;
+    std::ptrdiff_t clones = -1;
+  } job{&w};
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  // (A sanitized build's frames are larger: the test then proves less.)
+  pthread_attr_setstacksize(&attributes, ipusim::test::sanitizedBuild() ? 4 << 20 : 512 << 10);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attributes, [](void* p) -> void* {
+    Job& j = *static_cast<Job*>(p);
+    const OpGraph g = buildTrainingGraph(*j.w);
+    j.clones = std::count_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.recomputed; });
+    return nullptr;
+  }, &job), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attributes);
+  EXPECT_GE(job.clones, 790);
 }
 
 // TF's RecomputationCheckpoint layer: its input passes through, and the layer

@@ -121,6 +121,28 @@ TEST(WorkloadOverrides, AnIndexReachesAnEntryOfAListThatIsThere) {
   EXPECT_NE(refusal("model.layers[0]x=4").find("'layers[0]x': expected a key, then list indices"), std::string::npos);
 }
 
+// Found by the sixteenth adversarial pass of issue 33: an index into a list
+// the workload does not give said it "is not a list" (model.layers of a
+// workload whose model is a Keras file: "'model.layers' is not a list").
+TEST(WorkloadOverrides, AnIndexIntoAnAbsentListSaysItIsAbsent) {
+  nlohmann::json w = kWorkload;
+  w["model"] = {{"keras", "m.json"}};
+  const auto refusal = [&](const std::string& assignment) {
+    try {
+      applyWorkloadAssignment(w, assignment);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal("model.layers[0].units=4"),
+            "workload assignment 'model.layers[0].units=4': 'model.layers' is not in the workload: an index reaches "
+            "an entry of a list the workload gives (this model's layers are its Keras file's)");
+  EXPECT_EQ(refusal("dataset.input_shape[0]=4"),
+            "workload assignment 'dataset.input_shape[0]=4': 'dataset.input_shape' is not in the workload: an index "
+            "reaches an entry of a list the workload gives");
+}
+
 TEST(SweepPlan, ANameVariedTwiceIsAnErrorThatSaysSo) {
   const auto twice = [](const std::vector<std::string>& specs) {
     try {
