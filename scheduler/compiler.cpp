@@ -520,9 +520,13 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   }
   MemoryPlanResult mem;
   try {
-    std::string remedy = recomputationRemedy(w);
-    if (const std::string more = optimizerStateRemedies(w, replicaTarget, memoryEstimate); !more.empty())
-      remedy += (remedy.empty() ? "" : ", ") + more;
+    // (Only for a step over memory: choosing "auto"'s checkpoints builds training graphs.)
+    const auto remedy = [&] {
+      std::string ways = recomputationRemedy(w);
+      if (const std::string more = optimizerStateRemedies(w, replicaTarget, memoryEstimate); !more.empty())
+        ways += (ways.empty() ? "" : ", ") + more;
+      return ways;
+    };
     mem = planMemory(exe, step.useSpans, tiles, target.tile.memoryBytes, w.allowOutOfMemory, remedy);
   } catch (const std::invalid_argument& e) {
     progress("trying recomputation");

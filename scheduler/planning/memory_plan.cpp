@@ -68,7 +68,7 @@ class FirstFit {
 
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory,
-                            const std::string& remedy) {
+                            const std::function<std::string()>& remedy) {
   // Per tile, the bytes each tensor needs there (its intervals are laid out
   // one after another), in tensor order. Flat arrays indexed by tile: a
   // ResNet-50 step maps millions of intervals, and maps keyed by tile and
@@ -129,9 +129,10 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
   const ir::OutOfMemory oom = ir::findOutOfMemory(usage, capacity);
   r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
   if (oom.tilesOver == 0 || allowOutOfMemory) return r;
+  const std::string more = remedy ? remedy() : "";
   throw std::invalid_argument(ir::outOfMemorySummary(oom, capacity, numTiles, "the compiled workload") +
                               "\nReduce the model or the batch, lower ipu.available_memory_proportion, " +
-                              (remedy.empty() ? "" : remedy + ", ") + "or set compile.allow_out_of_memory to compile anyway.");
+                              (more.empty() ? "" : more + ", ") + "or set compile.allow_out_of_memory to compile anyway.");
 }
 
 }  // namespace ipusim::scheduler

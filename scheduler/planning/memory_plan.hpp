@@ -8,6 +8,7 @@
 #include "model/ir/executable.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,9 +29,10 @@ struct MemoryPlanResult {
 // the five worst tiles with their largest variables and categories), from
 // ir::tileMemoryUsage: the figure every output shows.
 // `remedy`: a further way out the summary lists (the compile's: recomputation
-// for a training step that keeps every activation), or empty.
+// for a training step that keeps every activation), or empty; called only
+// when a tile is over (the compile's builds training graphs to choose it).
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory,
-                            const std::string& remedy = "");
+                            const std::function<std::string()>& remedy = {});
 
 }  // namespace ipusim::scheduler
