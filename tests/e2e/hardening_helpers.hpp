@@ -1,7 +1,8 @@
 #pragma once
 // What the hardening tests (issues 16 and 33) share: a clean refusal, no
 // litter, a profile of the bundled graph, SQL applied to a profile, a
-// workload with one change, a zip archive of stored entries.
+// workload with one change, .npy token files and their workload, a zip
+// archive of stored entries.
 #include "cli_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -92,6 +93,31 @@ inline std::string checkpointedMlp(const fs::path& dir, const std::string& name,
                          {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
     "optimizer": {"type": "sgd"},
     "training": {"steps": 2, "steps_per_execution": 2, "recompute_checkpoints": )" << checkpoints << R"(},
+    "ipu": {"tiles": 4}})";
+  return file.string();
+}
+
+// `path`: a .npy file of `values` int32 zeros (every token id and label 0)
+// under the dictionary `header`, written as given (padded to numpy's 64 bytes).
+inline void writeZerosNpy(const fs::path& path, std::string header, std::size_t values) {
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  std::string bytes =
+      std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
+  bytes += std::string(values * 4, '\0');
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// `dir`/w.json: an embedding model trained two steps on `dir`/ids.npy (token
+// ids, `idsPerExample` an example) and `dir`/labels.npy (writeZerosNpy's).
+inline std::string npyTokenWorkload(const fs::path& dir, std::size_t idsPerExample) {
+  const fs::path file = dir / "w.json";
+  std::ofstream(file) << R"({
+    "dataset": {"format": "npy", "images": "ids.npy", "labels": "labels.npy", "batch_size": 2, "classes": 4,
+                "input_shape": [)" << idsPerExample << R"(]},
+    "model": {"layers": [{"type": "embedding", "input_dim": 10, "output_dim": 4}, {"type": "flatten"},
+                         {"type": "dense", "units": 4, "activation": "softmax"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2},
     "ipu": {"tiles": 4}})";
   return file.string();
 }

@@ -100,25 +100,10 @@ TEST(AdversarialPass15, APipelinesRecomputationInJsonIsWhatTheStepRecomputes) {
 // then (6, 4) trained on 4 examples of 6 ids, where numpy reads 6 of 4.
 TEST(AdversarialPass15, ANpyHeaderGivingAKeyTwiceIsRefused) {
   ScratchDir dir("npy-key-twice");
-  const auto npy = [&](const std::string& name, std::string header, std::size_t values) {
-    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
-    std::string bytes =
-        std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
-    bytes += std::string(values * 4, '\0');  // int32 zeros: every id and label 0
-    std::ofstream(dir.path() / name, std::ios::binary) << bytes;
-  };
-  npy("ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (4, 6), 'shape': (6, 4), }", 24);
-  npy("labels.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", 4);
-  const fs::path file = dir.path() / "w.json";
-  std::ofstream(file) << R"({
-    "dataset": {"format": "npy", "images": "ids.npy", "labels": "labels.npy", "batch_size": 2, "classes": 4,
-                "input_shape": [6]},
-    "model": {"layers": [{"type": "embedding", "input_dim": 10, "output_dim": 4}, {"type": "flatten"},
-                         {"type": "dense", "units": 4, "activation": "softmax"}]},
-    "optimizer": {"type": "sgd"},
-    "training": {"steps": 2, "steps_per_execution": 2},
-    "ipu": {"tiles": 4}})";
-  expectRefusal(runCommand(ipusimBinary() + " run " + quote(file.string())),
+  writeZerosNpy(dir.path() / "ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (4, 6), 'shape': (6, 4), }",
+                24);
+  writeZerosNpy(dir.path() / "labels.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", 4);
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(npyTokenWorkload(dir.path(), 6))),
                 (dir.path() / "ids.npy").string() + ": the .npy header gives 'shape' twice (numpy takes the last)");
 }
 

@@ -148,25 +148,13 @@ TEST(AdversarialPass16, AFitFrozenByAFlagNamesTheFlag) {
 // a key numpy.load refuses was taken.
 TEST(AdversarialPass16, TheNpyHeaderIsReadAsNumpyReadsIt) {
   ScratchDir dir("npy-quotes");
-  const auto npy = [&](const std::string& name, std::string header, std::size_t values) {
-    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
-    std::string bytes =
-        std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
-    bytes += std::string(values * 4, '\0');  // int32 zeros: every id and label 0
-    std::ofstream(dir.path() / name, std::ios::binary) << bytes;
+  const auto npy = [&](const std::string& name, const std::string& header, std::size_t values) {
+    writeZerosNpy(dir.path() / name, header, values);
   };
   npy("labels.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6,), }", 6);
-  const fs::path file = dir.path() / "w.json";
-  std::ofstream(file) << R"({
-    "dataset": {"format": "npy", "images": "ids.npy", "labels": "labels.npy", "batch_size": 2, "classes": 4,
-                "input_shape": [4]},
-    "model": {"layers": [{"type": "embedding", "input_dim": 10, "output_dim": 4}, {"type": "flatten"},
-                         {"type": "dense", "units": 4, "activation": "softmax"}]},
-    "optimizer": {"type": "sgd"},
-    "training": {"steps": 2, "steps_per_execution": 2},
-    "ipu": {"tiles": 4}})";
+  const std::string file = npyTokenWorkload(dir.path(), 4);
   const std::string ids = (dir.path() / "ids.npy").string();
-  const std::string run = ipusimBinary() + " run " + quote(file.string());
+  const std::string run = ipusimBinary() + " run " + quote(file);
   npy("ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6, 4), \"shape\": (4, 6), }", 24);
   expectRefusal(runCommand(run), ids + ": the .npy header gives 'shape' twice (numpy takes the last)");
   npy("ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6, 4), 'sha\\x70e': (4, 6), }", 24);

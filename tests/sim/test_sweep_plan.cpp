@@ -74,6 +74,16 @@ TEST(SweepPlan, PointsAreEveryCombinationLastAxisFastest) {
   EXPECT_EQ(plan.points[3].label(), "tiles=128, training.outfeed.mode=LAST");
 }
 
+// The message refusing `assignment` to `w` ("accepted" when it was applied).
+std::string refusalOf(nlohmann::json& w, const std::string& assignment) {
+  try {
+    applyWorkloadAssignment(w, assignment);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  return "accepted";
+}
+
 TEST(WorkloadOverrides, ValuesAreJsonWhenTheyParseElseStrings) {
   nlohmann::json w = kWorkload;
   applyWorkloadAssignment(w, "training.steps_per_execution=100");
@@ -101,14 +111,7 @@ TEST(WorkloadOverrides, AnIndexReachesAnEntryOfAListThatIsThere) {
   EXPECT_EQ(w["model"]["layers"][1]["activation"], "softmax");
   applyWorkloadAssignment(w, R"(model.layers[1]={"type": "dense", "units": 3})");
   EXPECT_EQ(w["model"]["layers"][1], (nlohmann::json{{"type", "dense"}, {"units", 3}}));
-  const auto refusal = [&](const std::string& assignment) {
-    try {
-      applyWorkloadAssignment(w, assignment);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
+  const auto refusal = [&](const std::string& assignment) { return refusalOf(w, assignment); };
   EXPECT_EQ(refusal("model.layers[2].units=4"),
             "workload assignment 'model.layers[2].units=4': 'model.layers' has 2 entries: index 2 is beyond them");
   EXPECT_EQ(refusal("training[0].steps=4"), "workload assignment 'training[0].steps=4': 'training' is not a list");
@@ -127,14 +130,7 @@ TEST(WorkloadOverrides, AnIndexReachesAnEntryOfAListThatIsThere) {
 TEST(WorkloadOverrides, AnIndexIntoAnAbsentListSaysItIsAbsent) {
   nlohmann::json w = kWorkload;
   w["model"] = {{"keras", "m.json"}};
-  const auto refusal = [&](const std::string& assignment) {
-    try {
-      applyWorkloadAssignment(w, assignment);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
+  const auto refusal = [&](const std::string& assignment) { return refusalOf(w, assignment); };
   EXPECT_EQ(refusal("model.layers[0].units=4"),
             "workload assignment 'model.layers[0].units=4': 'model.layers' is not in the workload: an index reaches "
             "an entry of a list the workload gives (this model's layers are its Keras file's)");
