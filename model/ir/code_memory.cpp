@@ -1,5 +1,7 @@
 #include "model/ir/code_memory.hpp"
 
+#include "model/ir/tensor_intervals.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -24,21 +26,16 @@ struct StepMarks {
 };
 
 // Calls visit(tile, elements) for each piece of elements [begin, end) of
-// `t` (its part on one mapping interval; intervals are sorted by begin and
-// cover the tensor), in element order.
+// `t` (its part on one mapping interval), in element order; a tile beyond
+// the target's is an error naming the tensor.
 template <typename Visit>
 void forEachPiece(const Tensor& t, std::uint64_t begin, std::uint64_t end, std::uint32_t numTiles, Visit&& visit) {
-  const auto& m = t.mapping;
-  auto it = std::upper_bound(m.begin(), m.end(), begin,
-                             [](std::uint64_t b, const TileInterval& iv) { return b < iv.begin; });
-  if (it != m.begin()) --it;
-  for (; it != m.end() && it->begin < end; ++it) {
-    if (it->end <= begin) continue;
-    if (it->tile >= numTiles)
-      throw std::invalid_argument("code memory: tensor '" + t.name + "' is mapped to tile " + std::to_string(it->tile) +
+  forEachIntervalOf(t, begin, end, [&](const TileInterval& iv, std::uint64_t lo, std::uint64_t hi) {
+    if (iv.tile >= numTiles)
+      throw std::invalid_argument("code memory: tensor '" + t.name + "' is mapped to tile " + std::to_string(iv.tile) +
                                   ", but there are " + std::to_string(numTiles) + " tiles");
-    visit(it->tile, std::min(end, it->end) - std::max(begin, it->begin));
-  }
+    visit(iv.tile, hi - lo);
+  });
 }
 
 struct Piece {

@@ -2,6 +2,7 @@
 // naming the element by its path ("computeSets[3] 'fwd/matmul' vertex 7: ...").
 #include "model/ir/executable.hpp"
 #include "model/ir/range_text.hpp"
+#include "model/ir/tensor_intervals.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -156,10 +157,10 @@ class Validator {
       if (ref.tensor >= exe_.tensors.size()) return false;
       const Tensor& t = exe_.tensors[ref.tensor];
       if (ref.begin > ref.end || ref.end > t.numElements()) return false;
-      auto first = std::upper_bound(t.mapping.begin(), t.mapping.end(), ref.begin,
-                                    [](std::uint64_t b, const TileInterval& iv) { return b < iv.end; });
-      for (auto it = first; it != t.mapping.end() && it->begin < ref.end; ++it)
-        if (std::max(it->begin, ref.begin) < std::min(it->end, ref.end) && it->tile != vertex.tile) return false;
+      bool elsewhere = false;
+      forEachIntervalOf(t, ref.begin, ref.end,
+                        [&](const TileInterval& iv, std::uint64_t, std::uint64_t) { elsewhere |= iv.tile != vertex.tile; });
+      if (elsewhere) return false;
     }
     return true;
   }
@@ -167,17 +168,12 @@ class Validator {
   // Every element of `ref` must live on `tile` (mapping is sorted: checked above).
   void checkOnTile(const std::string& where, const std::string& what, const TensorRef& ref, std::uint32_t tile) const {
     const Tensor& t = exe_.tensors[ref.tensor];
-    // Binary search to the first interval ending after ref.begin: big graphs
-    // have thousands of vertices reading slices of tensors spread over every tile.
-    auto first = std::upper_bound(t.mapping.begin(), t.mapping.end(), ref.begin,
-                                  [](std::uint64_t b, const TileInterval& iv) { return b < iv.end; });
-    for (auto it = first; it != t.mapping.end() && it->begin < ref.end; ++it) {
-      const TileInterval& iv = *it;
-      const std::uint64_t lo = std::max(iv.begin, ref.begin), hi = std::min(iv.end, ref.end);
-      if (lo < hi && iv.tile != tile)
+    // (Big graphs have thousands of vertices reading slices of tensors spread over every tile.)
+    forEachIntervalOf(t, ref.begin, ref.end, [&](const TileInterval& iv, std::uint64_t lo, std::uint64_t hi) {
+      if (iv.tile != tile)
         fail(where, what + " elements " + rangeText(lo, hi) + " of tensor " + tensorName(ref.tensor) + " are not on tile " +
                         std::to_string(tile) + " (they are on tile " + std::to_string(iv.tile) + ")");
-    }
+    });
   }
 
   void checkStream(std::size_t i) const {
