@@ -9,6 +9,7 @@
 #include "scheduler/layers/activation_functions.hpp"
 #include "scheduler/layers/padding_layers.hpp"
 #include "scheduler/lowering/pool_lowering.hpp"
+#include "scheduler/lowering/copy_estimate.hpp"
 #include "scheduler/lowering/reduction.hpp"
 #include "scheduler/lowering/view_copy.hpp"
 #include "scheduler/multi_ipu/collectives.hpp"

@@ -3,7 +3,7 @@
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/partials.hpp"
-#include "scheduler/lowering/reduction.hpp"
+#include "scheduler/lowering/copy_estimate.hpp"
 #include "scheduler/planning/tile_mapper.hpp"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 #include "scheduler/lowering/optimizer_lowering.hpp"
 
 #include "model/codelets/typed_codelet.hpp"
+#include "scheduler/lowering/copy_estimate.hpp"
 #include "scheduler/lowering/reduction.hpp"
 #include "scheduler/planning/tile_mapper.hpp"
 

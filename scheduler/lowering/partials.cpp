@@ -2,7 +2,7 @@
 
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/planning/cost_model.hpp"
-#include "scheduler/lowering/reduction.hpp"
+#include "scheduler/lowering/copy_estimate.hpp"
 
 #include <algorithm>
 #include <tuple>

@@ -5,7 +5,7 @@
 #include "scheduler/lowering/conv_lowering.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/partials.hpp"
-#include "scheduler/lowering/reduction.hpp"
+#include "scheduler/lowering/copy_estimate.hpp"
 
 #include <algorithm>
 #include <tuple>

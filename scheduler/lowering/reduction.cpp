@@ -1,12 +1,12 @@
 #include "scheduler/lowering/reduction.hpp"
 
 #include "model/codelets/typed_codelet.hpp"
+#include "scheduler/lowering/copy_estimate.hpp"
 #include "scheduler/planning/cost_model.hpp"
 
 #include <algorithm>
 #include <tuple>
 #include <cmath>
-#include <unordered_map>
 
 namespace ipusim::scheduler {
 namespace {
@@ -18,58 +18,6 @@ Params sumParams(std::uint64_t rows, std::uint64_t cols, int axis, double scale)
 std::uint32_t workersOf(const IrBuilder& b) { return std::max<std::uint32_t>(1, b.target().tile.workerContexts); }
 
 }  // namespace
-
-ir::Cycles estimateCopy(const IrBuilder& builder, const std::vector<ir::CopyRegion>& regions) {
-  // As the exchange fabric times a Copy: per tile, the bytes it receives
-  // from other tiles, and the bytes it sends: with multicast
-  // (exchange.multicast) each distinct source element once, however many
-  // tiles take it, else once per receiver. (The fabric unites source bytes
-  // by address, so a broadcast view of one element is one send there and
-  // one per view here: an upper bound.)
-  struct Sent { ir::Id tensor; std::uint64_t begin, end; };
-  std::unordered_map<std::uint32_t, std::uint64_t> received;
-  std::unordered_map<std::uint32_t, std::vector<Sent>> sentBy;
-  for (const ir::CopyRegion& r : regions) {
-    const auto& s = builder.tensor(r.src.tensor).mapping;
-    const auto& d = builder.tensor(r.dst.tensor).mapping;
-    for (std::uint64_t rowIndex = 0; rowIndex < std::max<std::uint64_t>(1, r.rows); ++rowIndex) {
-      const std::uint64_t sb = r.src.begin + rowIndex * r.srcStride, db = r.dst.begin + rowIndex * r.dstStride;
-      for (std::uint64_t at = 0; at < r.src.size();) {
-        auto si = std::upper_bound(s.begin(), s.end(), sb + at, [](std::uint64_t v, const ir::TileInterval& iv) { return v < iv.end; });
-        auto di = std::upper_bound(d.begin(), d.end(), db + at, [](std::uint64_t v, const ir::TileInterval& iv) { return v < iv.end; });
-        if (si == s.end() || di == d.end()) break;
-        const std::uint64_t len = std::min({r.src.size() - at, si->end - (sb + at), di->end - (db + at)});
-        if (si->tile != di->tile) {
-          received[di->tile] += len * ir::sizeOf(builder.tensor(r.src.tensor).dtype);
-          sentBy[si->tile].push_back({r.src.tensor, sb + at, sb + at + len});
-        }
-        at += len;
-      }
-    }
-  }
-  const bool multicast = builder.target().exchange.multicast != 0;
-  std::uint64_t busiest = 0;
-  for (auto& [t, v] : received) busiest = std::max(busiest, v);
-  for (auto& [tile, sent] : sentBy) {
-    std::sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
-      return std::tie(a.tensor, a.begin, a.end) < std::tie(b.tensor, b.begin, b.end);
-    });
-    std::uint64_t bytes = 0, coveredTo = 0;
-    ir::Id tensor = ir::kNoId;
-    for (const Sent& e : sent) {
-      const std::uint64_t size = ir::sizeOf(builder.tensor(e.tensor).dtype);
-      if (!multicast) {
-        bytes += (e.end - e.begin) * size;
-        continue;
-      }
-      if (e.tensor != tensor) tensor = e.tensor, coveredTo = 0;
-      if (e.end > std::max(coveredTo, e.begin)) bytes += (e.end - std::max(coveredTo, e.begin)) * size;
-      coveredTo = std::max(coveredTo, e.end);
-    }
-    busiest = std::max(busiest, bytes);
-  }
-  return exchangePhaseCycles(busiest, builder.target());
-}
 
 void reduceColumns(IrBuilder& builder, ir::Id in, std::uint64_t rows, std::uint64_t cols, ir::Id out, double scale) {
   const Placement outPlacement = builder.placementOf(out);

@@ -24,8 +24,4 @@ void reduceColumnsWhereHeld(IrBuilder& builder, ir::Id in, std::uint64_t cols, i
 // `in`: n elements; the sum goes to out[outIndex], already mapped.
 void reduceAll(IrBuilder& builder, ir::Id in, std::uint64_t n, ir::Id out, double scale, std::uint64_t outIndex = 0);
 
-// Cycles of a Copy of 1-D regions by the machine's rule (busiest tile's
-// sent or received bytes across tiles), from the tensors' mappings.
-ir::Cycles estimateCopy(const IrBuilder& builder, const std::vector<ir::CopyRegion>& regions);
-
 }  // namespace ipusim::scheduler
