@@ -10,6 +10,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -73,6 +75,19 @@ class Codelet {
   // the effect of compute() on each vertex in order. The default does that.
   virtual void computeBatch(const FieldData* fields, std::size_t numFields, const double* params,
                             std::size_t numParams, std::size_t count) const;
+
+  // params() as Names, each with its default (paramDefaults()) or none,
+  // worked out once: orderedParams reads them for every vertex a compile
+  // makes, millions of times.
+  struct ParamLayout {
+    std::vector<ir::Name> names;
+    std::vector<std::optional<double>> defaults;
+  };
+  const ParamLayout& paramLayout() const;
+
+ private:
+  mutable std::once_flag paramLayoutOnce_;
+  mutable ParamLayout paramLayout_;
 };
 
 // A vertex's named params in codelet.params() order, defaults filled in.

@@ -23,7 +23,8 @@ class VertexParams {
   using const_iterator = std::vector<value_type>::const_iterator;
 
   VertexParams() = default;
-  VertexParams(std::initializer_list<std::pair<const std::string, double>> items) {
+  // (Keys as Names: a string literal's is looked up by its address, not hashed.)
+  VertexParams(std::initializer_list<std::pair<Name, double>> items) {
     for (const auto& [k, v] : items) (*this)[k] = v;
   }
   VertexParams(const std::map<std::string, double>& m) {  // NOLINT: converts as the map it replaces
