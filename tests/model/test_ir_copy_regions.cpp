@@ -91,6 +91,23 @@ TEST(IrCopyRegions, ValidateChecksEachPairSizeTypeAndRange) {
               "has both src/dst and regions");
 }
 
+// A 2-D region (rows at strides) is checked by its first and last rows.
+TEST(IrCopyRegions, ValidateChecksA2DRegionsStridesAndLastRow) {
+  // The gather's three rows as one region: m's columns [1,3) of rows 0..2 into buffer.
+  auto asRows = [](Executable& e, CopyRegion rows) {
+    e.programs[0].regions = {rows, e.programs[0].regions[3]};
+  };
+  Executable fine = gatherGraph();
+  asRows(fine, {{0, 1, 3}, {1, 0, 2}, 3, 4, 2});
+  EXPECT_NO_THROW(fine.validate(4));
+  expectError([&](Executable& e) { asRows(e, {{0, 1, 3}, {1, 0, 2}, 3, 4, 1}); },
+              "regions[0].dstStride 1 is less than a row (2 elements): its rows would overwrite each other");
+  expectError([&](Executable& e) { asRows(e, {{0, 1, 3}, {1, 0, 2}, 3, 5, 2}); },
+              "regions[0].last row's src elements [11,13) are outside tensor 'm' of 12 elements");
+  expectError([&](Executable& e) { asRows(e, {{0, 1, 3}, {1, 0, 2}, 3, ~0ull / 2, 2}); },
+              "regions[0].rows x stride overflows");
+}
+
 TEST(IrCopyRegions, ValidateRefusesADestinationOverlappingAnotherRegion) {
   // Two regions writing the same buffer elements.
   expectError([](Executable& e) { e.programs[0].regions[1].dst = {1, 1, 3}; },
