@@ -25,6 +25,7 @@ class VertexParams {
   VertexParams() = default;
   // (Keys as Names: a string literal's is looked up by its address, not hashed.)
   VertexParams(std::initializer_list<std::pair<Name, double>> items) {
+    items_.reserve(items.size());  // (one allocation a vertex, not one per doubling)
     for (const auto& [k, v] : items) (*this)[k] = v;
   }
   VertexParams(const std::map<std::string, double>& m) {  // NOLINT: converts as the map it replaces
