@@ -1,0 +1,65 @@
+// Found by the seventeenth adversarial pass of issue 33 (acceptance 2).
+// Each case failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace ipusim::test::test_adversarial_pass_17 {
+namespace {
+
+// `dir`/`name`: a two-layer MLP trained two steps on 4 tiles, replicated
+// over `ipus` IPUs.
+std::string smallMlp(const fs::path& dir, const std::string& name, int ipus) {
+  const fs::path file = dir / name;
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4, "num_ipus": )" << ipus << "}}";
+  return file.string();
+}
+
+nlohmann::json jsonOf(const CommandResult& r) {
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  const std::size_t at = r.output.find('{');
+  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
+}
+
+// Replicated, the all-reduce's buffers (each gradient's received copy) were
+// added after the memory plan: the compile's fullest tile said 1,352 bytes
+// where the profile's report said 1,656, and with 1,600 bytes a tile the
+// step compiled and ran over capacity, silently (the tutorial's 4 replicas:
+// 7,416 against 8,024, 16 tiles over). They are placed and counted as the
+// profile counts them. And `compile` had no --workload-set ("The following
+// arguments were not expected: compile.code_memory=true --workload-set").
+TEST(AdversarialPass17, ReplicasCountTheirCollectiveBuffers) {
+  ScratchDir dir("replica-buffers");
+  const std::string file = smallMlp(dir.path(), "w.json", 2);
+  const nlohmann::json compiled = jsonOf(runCommand(ipusimBinary() + " compile --json " + quote(file)));
+  const fs::path reports = dir.path() / "reports";
+  auto r = runCommand(withReports(reports) + ipusimBinary() + " run --synthetic-data " + quote(file));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const nlohmann::json report = jsonOf(runCommand(ipusimBinary() + " report --json " + quote(reports.string())));
+  EXPECT_EQ(compiled.value("max_tile_bytes", 0), 1656) << compiled.dump();
+  EXPECT_EQ(report["tile_memory"].value("max_bytes", 0), 1656) << report["tile_memory"].dump();
+  r = runCommand(ipusimBinary() + " compile " + quote(file) + " --set tile.memoryBytes=1600");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find(file + ": Out of memory in the compiled workload"), std::string::npos) << r.output;
+  // compile --workload-set, as run's; the code is one replica's.
+  r = runCommand(ipusimBinary() + " compile " + quote(file) + " --workload-set compile.code_memory=true");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("code              19028 bytes over each of the 2 replicas' tiles: vertex code"),
+            std::string::npos)
+      << r.output;
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(file) + " --workload-set compile.code_mem=1"),
+                file + " with --workload-set: compile.code_mem: unknown key");
+}
+
+}  // namespace
+}  // namespace ipusim::test::test_adversarial_pass_17
