@@ -8,6 +8,7 @@
 #include "sim/cli/compile_errors.hpp"
 #include "sim/cli/target_flags.hpp"
 #include "sim/cli/workload_overrides.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "sim/options/engine_options.hpp"
 #include "traces/output_file.hpp"
 
@@ -127,7 +128,7 @@ int compileWorkload(const CompileArgs& args) {
                                                                         {"exchange_code", r.codeBytes.exchangeCode}}
                                                        : nlohmann::json(nullptr);
   if (args.json) {
-    std::cout << nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
+    std::cout << profileJson(nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
                                 {"compile_seconds", seconds}, {"stages", stageJson},
                                 {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
                                 {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
@@ -149,7 +150,7 @@ int compileWorkload(const CompileArgs& args) {
                                                            : nlohmann::json(r.recomputation.mode)},
                                 {"recomputed_ops", r.recomputation.ops},
                                 {"streaming_memory_bytes", remoteBytes},
-                                {"matmuls", plans}, {"convolutions", convs}}.dump(2)
+                                {"matmuls", plans}, {"convolutions", convs}})
               << "\n";
     return 0;
   }

@@ -15,6 +15,7 @@
 #include "sim/cli/progress_bar.hpp"
 #include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/cli/workload_overrides.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
@@ -222,7 +223,7 @@ void print(const RunSummary& s, bool json) {
                                                                                       {"max", s.latencyMax}}
                                                                     : nlohmann::json(nullptr)},
                           {"predictions", s.predictions.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.predictions)}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << profileJson(out) << "\n";
     return;
   }
   const bool predict = s.task == "predict";

@@ -10,6 +10,18 @@
 namespace ipusim::sim {
 
 std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(const std::string& assignment) {
+  // A workload file's strings are UTF-8 (its JSON reader refuses other
+  // bytes); so are an assignment's: a layer name of Latin-1 bytes reached
+  // the profile's names, and `run --json` failed with the JSON library's
+  // "invalid UTF-8 byte".
+  try {
+    (void)nlohmann::json(assignment).dump();
+  } catch (const nlohmann::json::type_error&) {
+    const std::string shown = nlohmann::json(assignment).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    throw std::invalid_argument("workload assignment '" + shown.substr(1, shown.size() - 2) +
+                                "': not UTF-8 text (U+FFFD shows each byte that is not); expected UTF-8, as in a "
+                                "workload file");
+  }
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw std::invalid_argument("workload assignment '" + assignment + "': expected key.path=value");

@@ -61,5 +61,32 @@ TEST(AdversarialPass17, ReplicasCountTheirCollectiveBuffers) {
                 file + " with --workload-set: compile.code_mem: unknown key");
 }
 
+// Names that are not UTF-8 — a workload file named in Latin-1 (its name is
+// the workload's), a --workload-set or --vary value — made `compile --json`
+// and `run --json` fail with "[json.exception.type_error.316] invalid UTF-8
+// byte", and a sweep lose its sweep.json the same way. The JSON outputs show
+// such bytes as U+FFFD; an assignment's value is refused, as the file's
+// reader refuses such a file. A one-point sweep said "1 points".
+TEST(AdversarialPass17, NamesThatAreNotUtf8) {
+  ScratchDir dir("not-utf8");
+  const std::string file = smallMlp(dir.path(), "w\xff.json", 1);
+  for (const char* command : {" compile --json ", " run --synthetic-data --json "}) {
+    const nlohmann::json j = jsonOf(runCommand(ipusimBinary() + command + quote(file)));
+    EXPECT_EQ(j.value("workload", ""), "w\xef\xbf\xbd") << command << j.dump();
+  }
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data " + quote(file) +
+                           " --workload-set model.layers[0].name=a\xff"),
+                "--workload-set: workload assignment 'model.layers[0].name=a\xef\xbf\xbd': not UTF-8 text");
+  const fs::path out = dir.path() / "sweep";
+  const auto r = runCommand(ipusimBinary() + " sweep " + quote(file) + " --vary steps=2 -j 1 --no-plot -o " +
+                            quote(out.string()));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("sweep: 1 point of "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sweep: 1 of 1 point ran"), std::string::npos) << r.output;
+  const nlohmann::json sweep = nlohmann::json::parse(readText(out / "sweep.json"));
+  const std::string workload = sweep.value("workload", "");
+  EXPECT_NE(workload.find("w\xef\xbf\xbd.json"), std::string::npos) << sweep.dump();
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_17
