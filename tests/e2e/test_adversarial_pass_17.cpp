@@ -88,5 +88,16 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   EXPECT_NE(workload.find("w\xef\xbf\xbd.json"), std::string::npos) << sweep.dump();
 }
 
+// A duration too long for a double's cycles said "1e+300 s is inf cycles".
+TEST(AdversarialPass17, ADurationBeyondADoubleSaysSo) {
+  ScratchDir dir("inf-cycles");
+  const std::string file = smallMlp(dir.path(), "w.json", 1);
+  const auto r =
+      runCommand(ipusimBinary() + " compile " + quote(file) + " --set streamingMemory.latencySeconds=1e300");
+  expectRefusal(r, "'streamingMemory.latencySeconds' = 1e+300 s is more than 1.8e+308 cycles at 1.33e+09 Hz, over "
+                   "the limit of 2^53 cycles");
+  EXPECT_EQ(r.output.find("inf"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_17
