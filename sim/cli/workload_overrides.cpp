@@ -77,11 +77,13 @@ std::pair<std::string, std::vector<std::size_t>> keyAndIndices(const std::string
   for (std::size_t at = open; at != std::string::npos && at < part.size();) {
     const std::size_t close = part.find(']', at);
     const std::string digits = close == std::string::npos ? "" : part.substr(at + 1, close - at - 1);
-    if (part[at] != '[' || digits.empty() || digits.size() > 9 ||
+    // (Up to 18 digits: a larger index than any list has is said so by the
+    // list, not refused as if it were not a number.)
+    if (part[at] != '[' || digits.empty() || digits.size() > 18 ||
         digits.find_first_not_of("0123456789") != std::string::npos)
       throw std::invalid_argument("workload assignment '" + assignment + "': '" + part +
                                   "': expected a key, then list indices in brackets (model.layers[0].units)");
-    out.second.push_back(std::stoul(digits));
+    out.second.push_back(std::size_t(std::stoull(digits)));
     at = close + 1;
   }
   if (out.first.empty())
@@ -121,8 +123,8 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not a list");
       if (k >= at->size())
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' has " +
-                                    std::to_string(at->size()) + " entries: index " + std::to_string(k) +
-                                    " is beyond them");
+                                    std::to_string(at->size()) + (at->size() == 1 ? " entry" : " entries") + ": index " +
+                                    std::to_string(k) + " is beyond them");
       walked += "[" + std::to_string(k) + "]";
       at = &(*at)[k];
     }

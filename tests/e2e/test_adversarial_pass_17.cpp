@@ -88,15 +88,23 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   EXPECT_NE(workload.find("w\xef\xbf\xbd.json"), std::string::npos) << sweep.dump();
 }
 
-// A duration too long for a double's cycles said "1e+300 s is inf cycles".
-TEST(AdversarialPass17, ADurationBeyondADoubleSaysSo) {
-  ScratchDir dir("inf-cycles");
+// Messages that said less than they meant: a duration too long for a
+// double's cycles was "1e+300 s is inf cycles"; an index of 10 digits was
+// refused as if it were not a number ("expected a key, then list indices
+// in brackets"); a list of one was "has 1 entries".
+TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
+  ScratchDir dir("messages");
   const std::string file = smallMlp(dir.path(), "w.json", 1);
-  const auto r =
-      runCommand(ipusimBinary() + " compile " + quote(file) + " --set streamingMemory.latencySeconds=1e300");
+  const std::string compile = ipusimBinary() + " compile " + quote(file);
+  auto r = runCommand(compile + " --set streamingMemory.latencySeconds=1e300");
   expectRefusal(r, "'streamingMemory.latencySeconds' = 1e+300 s is more than 1.8e+308 cycles at 1.33e+09 Hz, over "
                    "the limit of 2^53 cycles");
   EXPECT_EQ(r.output.find("inf"), std::string::npos) << r.output;
+  const std::string run = ipusimBinary() + " run --synthetic-data " + quote(file);
+  expectRefusal(runCommand(run + " --workload-set model.layers[1000000000].units=3"),
+                "'model.layers' has 2 entries: index 1000000000 is beyond them");
+  expectRefusal(runCommand(run + " --workload-set dataset.input_shape[1]=4"),
+                "'dataset.input_shape' has 1 entry: index 1 is beyond them");
 }
 
 }  // namespace
