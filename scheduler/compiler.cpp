@@ -206,14 +206,15 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
       w.pipeline.enabled()
           ? "pipeline.recomputation_mode \"Auto\": " + trial.pipeline.recomputationMode
           : "training.recompute_checkpoints \"auto\": " + std::to_string(trial.training.recomputeCheckpoints.size()) +
-                " checkpoints";
+                (trial.training.recomputeCheckpoints.size() == 1 ? " checkpoint" : " checkpoints");
   // (A pipeline whose stages but the last keep nothing but their inputs, a
   // first stage of one dense layer: the trial recomputes no op, the same step.)
   if (r.recomputation.ops == 0)
     return "\nWith recomputation (" + how + ") no op is recomputed (every activation the backward pass reads is kept "
            "already: a stage's input, a checkpoint's output or the model's input): it would not help this step.";
   return "\nWith recomputation (" + how + ") the step " +
-         (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) + " tiles over, the fullest "
+         (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) +
+                                    (r.tilesOverCapacity == 1 ? " tile over, the fullest " : " tiles over, the fullest ")
                               : std::string("fits: the fullest tile ")) +
          std::to_string(r.maxTileBytes) + " of " + std::to_string(target.tile.memoryBytes) + " bytes, an estimated step of " +
          std::to_string(r.estimatedStepCycles) + " cycles against " + std::to_string(stepCycles) + " (" + change + ").";

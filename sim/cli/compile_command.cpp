@@ -166,7 +166,9 @@ int compileWorkload(const CompileArgs& args) {
                     : std::string())
             << "\ntiles used        " << r.tilesUsed << "\n"
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
-            << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
+            << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) +
+                                          (r.tilesOverCapacity == 1 ? " tile" : " tiles") + " OVER capacity)"
+                                    : std::string())
             << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n";
   // One replica's code (CompileReport::codeBytes): "over the tiles" read as
   // every IPU's, a quarter of it on 4 replicas.

@@ -249,7 +249,8 @@ void print(const RunSummary& s, bool json) {
   std::cout
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
-                                               " tiles OVER capacity: debug.allowOutOfMemory)" : std::string())
+                                               (s.tilesOverCapacity == 1 ? " tile" : " tiles") +
+                                               " OVER capacity: " + s.allowedOutOfMemoryBy + ")" : std::string())
             << (s.recomputation.ops ? ", recomputing " + scheduler::describe(s.recomputation) : std::string())
             << (s.streamingMemoryBytes ? ", optimizer state in Streaming Memory " + std::to_string(s.streamingMemoryBytes) +
                                              " bytes (training.offload_optimizer_state)"
@@ -359,6 +360,11 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   host.checkCycles(target);
   // Options first: debug.allowOutOfMemory decides whether an over-full tile stops the compile.
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
+  // (Named as given: a workload's compile.allow_out_of_memory was called
+  // debug.allowOutOfMemory in the warning and the summary.)
+  const std::string allowedOutOfMemoryBy = options.allowOutOfMemory ? "debug.allowOutOfMemory"
+                                           : workload.allowOutOfMemory ? "compile.allow_out_of_memory"
+                                                                       : "";
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
   // The data before the compile: its checks ("examples cannot fill one batch",
   // a bad IDX header) take milliseconds, the compile may take seconds.
@@ -406,9 +412,11 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
   for (const std::string& warning : compiled.report.warnings) std::cerr << "ipusim: warning: " << warning << "\n";
   if (compiled.report.tilesOverCapacity)
-    std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity << " tiles are over their capacity of "
+    std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity
+              << (compiled.report.tilesOverCapacity == 1 ? " tile is over its" : " tiles are over their") << " capacity of "
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
-              << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
+              << "); compiled only because " << allowedOutOfMemoryBy
+              << " is set: this program would not load on an IPU\n";
 
   if (!args.synthetic)
     checkSimulatedTileBytes(compiled.exe, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
@@ -542,6 +550,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
+  summary.allowedOutOfMemoryBy = allowedOutOfMemoryBy;
   // Only what the compiled graph recomputes (a warning says when nothing is).
   summary.recomputation = compiled.report.recomputation;
   summary.streamingMemoryBytes = streamingMemoryBytes;

@@ -91,7 +91,10 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
 // Messages that said less than they meant: a duration too long for a
 // double's cycles was "1e+300 s is inf cycles"; an index of 10 digits was
 // refused as if it were not a number ("expected a key, then list indices
-// in brackets"); a list of one was "has 1 entries".
+// in brackets"); a list of one was "has 1 entries"; a workload's
+// compile.allow_out_of_memory was called debug.allowOutOfMemory ("1 tiles
+// are over their capacity ... compiled only because debug.allowOutOfMemory
+// is set"); the recomputation trial had "1 checkpoints".
 TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
   ScratchDir dir("messages");
   const std::string file = smallMlp(dir.path(), "w.json", 1);
@@ -105,6 +108,26 @@ TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
                 "'model.layers' has 2 entries: index 1000000000 is beyond them");
   expectRefusal(runCommand(run + " --workload-set dataset.input_shape[1]=4"),
                 "'dataset.input_shape' has 1 entry: index 1 is beyond them");
+  r = runCommand(run + " --set tile.memoryBytes=1000 --workload-set compile.allow_out_of_memory=true");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: 1 tile is over its capacity of 1000 bytes (the fullest needs 1224); compiled "
+                          "only because compile.allow_out_of_memory is set"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(1 tile OVER capacity: compile.allow_out_of_memory)"), std::string::npos) << r.output;
+  const fs::path deeper = dir.path() / "deeper.json";
+  std::ofstream(deeper) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 64, "activation": "relu", "name": "a"},
+                         {"type": "dense", "units": 64, "activation": "relu", "name": "b"},
+                         {"type": "dense", "units": 64, "activation": "relu", "name": "c"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+    "optimizer": {"type": "sgd"}, "training": {"steps": 2, "steps_per_execution": 2}, "ipu": {"tiles": 4}})";
+  r = runCommand(ipusimBinary() + " compile " + quote(deeper.string()) + " --set tile.memoryBytes=17000");
+  EXPECT_NE(r.output.find("With recomputation (training.recompute_checkpoints \"auto\": 1 checkpoint) the step "
+                          "still does not fit: 4 tiles over"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace
