@@ -214,7 +214,7 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
            "already: a stage's input, a checkpoint's output or the model's input): it would not help this step.";
   return "\nWith recomputation (" + how + ") the step " +
          (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) +
-                                    (r.tilesOverCapacity == 1 ? " tile over, the fullest " : " tiles over, the fullest ")
+                                    (r.tilesOverCapacity == 1 ? " tile" : " tiles") + " over, the fullest "
                               : std::string("fits: the fullest tile ")) +
          std::to_string(r.maxTileBytes) + " of " + std::to_string(target.tile.memoryBytes) + " bytes, an estimated step of " +
          std::to_string(r.estimatedStepCycles) + " cycles against " + std::to_string(stepCycles) + " (" + change + ").";

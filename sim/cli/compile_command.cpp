@@ -176,7 +176,8 @@ int compileWorkload(const CompileArgs& args) {
       c.exe.ipusPerReplica ? std::max<std::uint32_t>(1, target.numIpus() / c.exe.ipusPerReplica) : 1;
   if (workload.codeMemory)
     std::cout << "code              " << r.codeBytes.total() << " bytes over "
-              << (replicas > 1 ? "each of the " + std::to_string(replicas) + " replicas' tiles" : std::string("the tiles"))
+              << (replicas > 1 ? "each of the " + std::to_string(replicas) + " replicas' tiles"
+                               : std::string("the tiles"))
               << ": vertex code "
               << r.codeBytes.vertexCode << ", vertex state " << r.codeBytes.vertexState << ", control code "
               << r.codeBytes.controlCode << ", exchange code " << r.codeBytes.exchangeCode

@@ -413,7 +413,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   for (const std::string& warning : compiled.report.warnings) std::cerr << "ipusim: warning: " << warning << "\n";
   if (compiled.report.tilesOverCapacity)
     std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity
-              << (compiled.report.tilesOverCapacity == 1 ? " tile is over its" : " tiles are over their") << " capacity of "
+              << (compiled.report.tilesOverCapacity == 1 ? " tile is over its" : " tiles are over their")
+              << " capacity of "
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
               << "); compiled only because " << allowedOutOfMemoryBy
               << " is set: this program would not load on an IPU\n";

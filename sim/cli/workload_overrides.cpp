@@ -123,8 +123,8 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not a list");
       if (k >= at->size())
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' has " +
-                                    std::to_string(at->size()) + (at->size() == 1 ? " entry" : " entries") + ": index " +
-                                    std::to_string(k) + " is beyond them");
+                                    std::to_string(at->size()) + (at->size() == 1 ? " entry" : " entries") +
+                                    ": index " + std::to_string(k) + " is beyond them");
       walked += "[" + std::to_string(k) + "]";
       at = &(*at)[k];
     }
