@@ -333,6 +333,19 @@ int runSweep(const SweepArgs& args) {
 
   const fs::path dir(args.output);
   const fs::path pointsDir = dir / "points";
+  // Each point's reports go into points/N by its POPLAR_ENGINE_OPTIONS, a
+  // JSON text, which holds only UTF-8: a folder named in Latin-1 failed
+  // after making it, with the JSON library's "invalid UTF-8 byte".
+  if (options.writesProfile() || options.outputSerializedGraph) {
+    try {
+      (void)nlohmann::json(pointsDir.string()).dump();
+    } catch (const nlohmann::json::type_error&) {
+      throw std::invalid_argument("-o " + profileJson(nlohmann::json(args.output)) +
+                                  ": each point writes its reports into it through POPLAR_ENGINE_OPTIONS's "
+                                  "autoReport.directory, a JSON string: expected a UTF-8 path (U+FFFD shows each "
+                                  "byte that is not)");
+    }
+  }
   prepareOutput(dir, pointsDir, inputs);
   std::cerr << "sweep: " << plan.points.size() << (plan.points.size() == 1 ? " point of " : " points of ")
             << args.workload << ", " << args.jobs

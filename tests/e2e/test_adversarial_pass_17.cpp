@@ -64,9 +64,11 @@ TEST(AdversarialPass17, ReplicasCountTheirCollectiveBuffers) {
 // Names that are not UTF-8 — a workload file named in Latin-1 (its name is
 // the workload's), a --workload-set or --vary value — made `compile --json`
 // and `run --json` fail with "[json.exception.type_error.316] invalid UTF-8
-// byte", and a sweep lose its sweep.json the same way. The JSON outputs show
-// such bytes as U+FFFD; an assignment's value is refused, as the file's
-// reader refuses such a file. A one-point sweep said "1 points".
+// byte", and a sweep lose its sweep.json the same way (or, writing reports
+// into a folder so named, fail after making it). The JSON outputs show such
+// bytes as U+FFFD; an assignment's value and such a sweep folder are
+// refused, as the file's reader refuses such a file. A one-point sweep said
+// "1 points".
 TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   ScratchDir dir("not-utf8");
   const std::string file = smallMlp(dir.path(), "w\xff.json", 1);
@@ -86,6 +88,13 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   const nlohmann::json sweep = nlohmann::json::parse(readText(out / "sweep.json"));
   const std::string workload = sweep.value("workload", "");
   EXPECT_NE(workload.find("w\xef\xbf\xbd.json"), std::string::npos) << sweep.dump();
+  // Into a folder so named, with reports: its points' POPLAR_ENGINE_OPTIONS
+  // cannot hold the path (it failed after making the folder).
+  const fs::path latin1 = dir.path() / "out\xff";
+  expectRefusal(runCommand(ipusimBinary() + " sweep " + quote(file) + " --vary steps=2 -j 1 --no-plot -o " +
+                           quote(latin1.string()) + " --engine-options '{\"autoReport.all\": \"true\"}'"),
+                "autoReport.directory, a JSON string: expected a UTF-8 path");
+  EXPECT_FALSE(fs::exists(latin1));
 }
 
 // Messages that said less than they meant: a duration too long for a
