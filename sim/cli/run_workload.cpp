@@ -320,14 +320,28 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // so the workload's checks see them together (training.steps_per_epoch=50
   // with --steps 100 against the file's steps).
   std::vector<std::string> sets = args.workloadSets;
-  if (!sets.empty() && args.steps) sets.push_back("training.steps=" + std::to_string(*args.steps));
-  if (!sets.empty() && args.stepsPerExecution)
+  // Named with the flags they come from: "w.json with --workload-set:
+  // training.steps: 4 must be a multiple of ..." blamed --workload-set for
+  // --steps 4.
+  std::vector<std::string> more;
+  if (!sets.empty() && args.steps) {
+    sets.push_back("training.steps=" + std::to_string(*args.steps));
+    more.push_back("--steps");
+  }
+  if (!sets.empty() && args.stepsPerExecution) {
     sets.push_back("training.steps_per_execution=" + std::to_string(*args.stepsPerExecution));
+    more.push_back("--steps-per-execution");
+  }
+  std::string from = args.workloadSetsFrom;  // "--workload-set", "--input-shape and --workload-set", ...
+  if (!more.empty()) {
+    if (const auto lastAnd = from.rfind(" and "); lastAnd != std::string::npos) from.replace(lastAnd, 5, ", ");
+    from += more.size() == 1 ? " and " + more[0] : ", " + more[0] + " and " + more[1];
+  }
   // The command's task too: the file's checks of fit's epochs and validation
   // do not apply to `ipusim evaluate` and `predict`.
   if (!sets.empty() && args.task) sets.push_back(std::string("task=\"") + scheduler::taskName(*args.task) + "\"");
-  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets, args.workloadSetsFrom)
-                                                        : kerasWorkload(args.kerasPath, sets, args.workloadSetsFrom);
+  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets, from)
+                                                        : kerasWorkload(args.kerasPath, sets, from);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;
@@ -338,8 +352,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // workload file alone, whose layers are trainable (and so was a batch
   // larger than the dataset, of `--vary dataset.batch_size=16`).
   const std::string source = sets.empty()            ? args.workloadPath
-                             : args.kerasPath.empty() ? args.workloadPath + " with " + args.workloadSetsFrom
-                                                      : args.workloadSetsFrom + " on the workload made for " +
+                             : args.kerasPath.empty() ? args.workloadPath + " with " + from
+                                                      : from + " on the workload made for " +
                                                             args.kerasPath;
   scheduler::checkTask(workload, source);
   if (!args.predictionsPath.empty() && args.synthetic)

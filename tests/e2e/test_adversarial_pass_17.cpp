@@ -103,7 +103,8 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
 // in brackets"); a list of one was "has 1 entries"; a workload's
 // compile.allow_out_of_memory was called debug.allowOutOfMemory ("1 tiles
 // are over their capacity ... compiled only because debug.allowOutOfMemory
-// is set"); the recomputation trial had "1 checkpoints".
+// is set"); the recomputation trial had "1 checkpoints"; with any
+// --workload-set, a step count of --steps was blamed on --workload-set.
 TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
   ScratchDir dir("messages");
   const std::string file = smallMlp(dir.path(), "w.json", 1);
@@ -117,6 +118,9 @@ TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
                 "'model.layers' has 2 entries: index 1000000000 is beyond them");
   expectRefusal(runCommand(run + " --workload-set dataset.input_shape[1]=4"),
                 "'dataset.input_shape' has 1 entry: index 1 is beyond them");
+  expectRefusal(runCommand(run + " --steps 3 --workload-set name=x"),
+                file + " with --workload-set and --steps: training.steps: 3 must be a multiple of "
+                       "training.steps_per_execution (2)");
   r = runCommand(run + " --set tile.memoryBytes=1000 --workload-set compile.allow_out_of_memory=true");
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("warning: 1 tile is over its capacity of 1000 bytes (the fullest needs 1224); compiled "
