@@ -67,8 +67,8 @@ TEST(AdversarialPass17, ReplicasCountTheirCollectiveBuffers) {
 // byte", and a sweep lose its sweep.json the same way (or, writing reports
 // into a folder so named, fail after making it). The JSON outputs show such
 // bytes as U+FFFD; an assignment's value and such a sweep folder are
-// refused, as the file's reader refuses such a file. A one-point sweep said
-// "1 points".
+// refused, as the file's reader refuses such a file, whose refusal echoed
+// the byte raw. A one-point sweep said "1 points".
 TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   ScratchDir dir("not-utf8");
   const std::string file = smallMlp(dir.path(), "w\xff.json", 1);
@@ -79,6 +79,12 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data " + quote(file) +
                            " --workload-set model.layers[0].name=a\xff"),
                 "--workload-set: workload assignment 'model.layers[0].name=a\xef\xbf\xbd': not UTF-8 text");
+  // Such a byte inside a workload file: the JSON reader's refusal echoed it raw.
+  const fs::path inside = dir.path() / "inside.json";
+  std::ofstream(inside) << "{\"name\": \"a\xff\"}";
+  auto refused = runCommand(ipusimBinary() + " run " + quote(inside.string()));
+  expectRefusal(refused, "ill-formed UTF-8 byte; last read: '\"a\xef\xbf\xbd'");
+  EXPECT_EQ(refused.output.find('\xff'), std::string::npos) << refused.output;
   const fs::path out = dir.path() / "sweep";
   const auto r = runCommand(ipusimBinary() + " sweep " + quote(file) + " --vary steps=2 -j 1 --no-plot -o " +
                             quote(out.string()));
