@@ -37,7 +37,9 @@ std::uint64_t durationToCycles(double seconds, double clockHz, const std::string
     throw std::invalid_argument(what + ": expected a finite duration >= 0 seconds, got " + number(seconds));
   const double cycles = seconds * clockHz;
   if (!(cycles <= double(kMaxDurationCycles)))
-    throw std::invalid_argument(what + " = " + number(seconds) + " s is " + number(cycles) + " cycles at " +
+    // (1e300 s is no number of cycles a double holds: "inf cycles" said nothing.)
+    throw std::invalid_argument(what + " = " + number(seconds) + " s is " +
+                                (std::isfinite(cycles) ? number(cycles) : "more than 1.8e+308") + " cycles at " +
                                 number(clockHz) + " Hz, over the limit of 2^53 cycles (" +
                                 number(double(kMaxDurationCycles) / clockHz) + " s)");
   // A product like 1e-6 s x 1.33e9 Hz lands a hair above 1330; rounding that

@@ -1,17 +1,24 @@
 #pragma once
 // nlohmann::json's messages start with an internal tag
 // ("[json.exception.out_of_range.406] number overflow parsing '1e400'");
-// users get the explanation without the tag.
+// users get the explanation without the tag. The library echoes what it
+// last read ("invalid string: ill-formed UTF-8 byte; last read: '"a\xff'"):
+// bytes that are not UTF-8 are shown as U+FFFD, so that the message is text
+// (a sweep's sweep.json holds its points' messages).
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace ipusim::util {
 
 inline std::string jsonErrorText(const std::string& what) {
-  if (what.rfind("[json.exception.", 0) == 0) {
-    const auto end = what.find("] ");
-    if (end != std::string::npos) return what.substr(end + 2);
+  std::string text = what;
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto end = text.find("] ");
+    if (end != std::string::npos) text = text.substr(end + 2);
   }
-  return what;
+  return nlohmann::json::parse(nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
 }
 
 }  // namespace ipusim::util

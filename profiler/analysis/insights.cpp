@@ -167,7 +167,8 @@ std::optional<Insight> hostBoundInsight(const ProfileFacts& f, const InsightLimi
     in.knob = "use infeed/outfeed queues (training.feeds = true) with steps_per_execution " + std::to_string(to);
   in.gain = "saves about " + seconds(f.report.target, saved) + " per " + std::to_string(runs.steps) +
             " steps (" + std::to_string(runs.runs) + " Engine::run calls cost " + seconds(f.report.target, perRun) +
-            " each outside their steps; " + std::to_string(std::llround(newRuns)) + " calls remain)";
+            " each outside their steps; " + std::to_string(std::llround(newRuns)) +
+            (std::llround(newRuns) == 1 ? " call remains)" : " calls remain)");
   in.figures = {{"host_wait_share", share},
                 {"host_wait_cycles", f.hostWait.waitCycles},
                 {"outside_runs_cycles", outside},

@@ -64,6 +64,33 @@ class FirstFit {
   std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry_;
 };
 
+MemoryPlanResult figuresAndCheck(const ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
+                                 std::uint64_t capacity, bool allowOutOfMemory,
+                                 const std::function<std::string()>& remedy) {
+  // Every figure and the check come from THE per-tile figure
+  // (ir::tileMemoryUsage), the one the profile, `ipusim report` and the
+  // viewer show, and the check words it as Poplar's summary does.
+  std::vector<ir::TileMemoryUsage> usage = ir::tileMemoryUsage(exe.tensors, numTiles);
+  usage.erase(std::find_if(usage.begin(), usage.end(),
+                           [&](const ir::TileMemoryUsage& u) { return u.tile >= countedTiles; }),
+              usage.end());  // (in tile order)
+  MemoryPlanResult r;
+  std::uint64_t sum = 0;
+  for (const ir::TileMemoryUsage& u : usage) {
+    ++r.tilesUsed;
+    sum += u.peakBytes;
+    r.maxTileBytes = std::max(r.maxTileBytes, u.peakBytes);
+  }
+  r.meanTileBytes = r.tilesUsed ? double(sum) / r.tilesUsed : 0;
+  const ir::OutOfMemory oom = ir::findOutOfMemory(usage, capacity);
+  r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
+  if (oom.tilesOver == 0 || allowOutOfMemory) return r;
+  const std::string more = remedy ? remedy() : "";
+  throw std::invalid_argument(ir::outOfMemorySummary(oom, capacity, countedTiles, "the compiled workload") +
+                              "\nReduce the model or the batch, lower ipu.available_memory_proportion, " +
+                              (more.empty() ? "" : more + ", ") + "or set compile.allow_out_of_memory to compile anyway.");
+}
+
 }  // namespace
 
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
@@ -114,25 +141,27 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
     }
     for (auto [tile, address] : baseOf[t.id]) onTile[tile] = 0;
   }
-  // Every figure and the check come from THE per-tile figure
-  // (ir::tileMemoryUsage), the one the profile, `ipusim report` and the
-  // viewer show, and the check words it as Poplar's summary does.
-  const std::vector<ir::TileMemoryUsage> usage = ir::tileMemoryUsage(exe.tensors, numTiles);
-  MemoryPlanResult r;
-  std::uint64_t sum = 0;
-  for (const ir::TileMemoryUsage& u : usage) {
-    ++r.tilesUsed;
-    sum += u.peakBytes;
-    r.maxTileBytes = std::max(r.maxTileBytes, u.peakBytes);
-  }
-  r.meanTileBytes = r.tilesUsed ? double(sum) / r.tilesUsed : 0;
-  const ir::OutOfMemory oom = ir::findOutOfMemory(usage, capacity);
-  r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
-  if (oom.tilesOver == 0 || allowOutOfMemory) return r;
-  const std::string more = remedy ? remedy() : "";
-  throw std::invalid_argument(ir::outOfMemorySummary(oom, capacity, numTiles, "the compiled workload") +
-                              "\nReduce the model or the batch, lower ipu.available_memory_proportion, " +
-                              (more.empty() ? "" : more + ", ") + "or set compile.allow_out_of_memory to compile anyway.");
+  return figuresAndCheck(exe, numTiles, numTiles, capacity, allowOutOfMemory, remedy);
+}
+
+MemoryPlanResult placeAfterPlan(ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
+                                std::uint64_t capacity, bool allowOutOfMemory,
+                                const std::function<std::string()>& remedy) {
+  // As the model's load places them (model/hardware/memory_layout.cpp): each
+  // unplaced interval at the next aligned byte above everything on its tile,
+  // in tensor order, so that the profile shows these same addresses.
+  std::vector<std::uint64_t> top(numTiles, 0);
+  for (const ir::Tensor& t : exe.tensors)
+    for (const ir::TileInterval& iv : t.mapping)
+      if (iv.address != ir::TileInterval::kUnplaced && iv.tile < numTiles)
+        top[iv.tile] = std::max(top[iv.tile], iv.address + (iv.end - iv.begin) * ir::sizeOf(t.dtype));
+  for (ir::Tensor& t : exe.tensors)
+    for (ir::TileInterval& iv : t.mapping)
+      if (iv.address == ir::TileInterval::kUnplaced && iv.tile < numTiles) {
+        iv.address = ir::alignToTileMemory(top[iv.tile]);
+        top[iv.tile] = iv.address + (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+      }
+  return figuresAndCheck(exe, numTiles, countedTiles, capacity, allowOutOfMemory, remedy);
 }
 
 }  // namespace ipusim::scheduler

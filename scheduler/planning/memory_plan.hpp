@@ -35,4 +35,13 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory,
                             const std::function<std::string()>& remedy = {});
 
+// After the plan: the tensors it did not place (replicate()'s collective
+// buffers, added after it) placed on top of each tile's plan, as the model's
+// load places them (model/hardware/memory_layout.cpp), and the figures and
+// the check made again as planMemory makes them, over the tiles below
+// `countedTiles` (one replica's: the others are its copies).
+MemoryPlanResult placeAfterPlan(ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
+                                std::uint64_t capacity, bool allowOutOfMemory,
+                                const std::function<std::string()>& remedy = {});
+
 }  // namespace ipusim::scheduler

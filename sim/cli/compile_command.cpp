@@ -7,6 +7,8 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/compile_errors.hpp"
 #include "sim/cli/target_flags.hpp"
+#include "sim/cli/workload_overrides.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "sim/options/engine_options.hpp"
 #include "traces/output_file.hpp"
 
@@ -14,12 +16,15 @@
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace ipusim::sim {
 namespace {
 
 struct CompileArgs {
   std::string workloadPath, engineOptions, output;
+  std::vector<std::string> workloadSets;  // --workload-set key.path=value, as run's
   bool json = false, force = false;
   TargetFlags target;
 };
@@ -45,8 +50,13 @@ double stepMacs(const scheduler::CompileReport& r) {
 }
 
 int compileWorkload(const CompileArgs& args) {
-  scheduler::Workload workload = scheduler::loadWorkload(args.workloadPath);
-  scheduler::checkTask(workload, args.workloadPath);  // as run checks it (the compiler's own refusals name no file)
+  // --workload-set as `run` applies it: a what-if compiled without a copy of
+  // the file (compile.code_memory=true), the checks naming the flag.
+  const bool sets = !args.workloadSets.empty();
+  scheduler::Workload workload =
+      sets ? loadWorkloadWith(args.workloadPath, args.workloadSets) : scheduler::loadWorkload(args.workloadPath);
+  // As run checks it (the compiler's own refusals name no file).
+  scheduler::checkTask(workload, sets ? args.workloadPath + " with --workload-set" : args.workloadPath);
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
@@ -118,7 +128,7 @@ int compileWorkload(const CompileArgs& args) {
                                                                         {"exchange_code", r.codeBytes.exchangeCode}}
                                                        : nlohmann::json(nullptr);
   if (args.json) {
-    std::cout << nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
+    std::cout << profileJson(nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
                                 {"compile_seconds", seconds}, {"stages", stageJson},
                                 {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
                                 {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
@@ -140,7 +150,7 @@ int compileWorkload(const CompileArgs& args) {
                                                            : nlohmann::json(r.recomputation.mode)},
                                 {"recomputed_ops", r.recomputation.ops},
                                 {"streaming_memory_bytes", remoteBytes},
-                                {"matmuls", plans}, {"convolutions", convs}}.dump(2)
+                                {"matmuls", plans}, {"convolutions", convs}})
               << "\n";
     return 0;
   }
@@ -156,10 +166,19 @@ int compileWorkload(const CompileArgs& args) {
                     : std::string())
             << "\ntiles used        " << r.tilesUsed << "\n"
             << "fullest tile      " << r.maxTileBytes << " of " << target.tile.memoryBytes << " bytes"
-            << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) + " tiles OVER capacity)" : std::string())
+            << (r.tilesOverCapacity ? " (" + std::to_string(r.tilesOverCapacity) +
+                                          (r.tilesOverCapacity == 1 ? " tile" : " tiles") + " OVER capacity)"
+                                    : std::string())
             << "\nestimated step    " << r.estimatedStepCycles << " cycles (compute, exchange, syncs; no host transfers)\n";
+  // One replica's code (CompileReport::codeBytes): "over the tiles" read as
+  // every IPU's, a quarter of it on 4 replicas.
+  const std::uint32_t replicas =
+      c.exe.ipusPerReplica ? std::max<std::uint32_t>(1, target.numIpus() / c.exe.ipusPerReplica) : 1;
   if (workload.codeMemory)
-    std::cout << "code              " << r.codeBytes.total() << " bytes over the tiles: vertex code "
+    std::cout << "code              " << r.codeBytes.total() << " bytes over "
+              << (replicas > 1 ? "each of the " + std::to_string(replicas) + " replicas' tiles"
+                               : std::string("the tiles"))
+              << ": vertex code "
               << r.codeBytes.vertexCode << ", vertex state " << r.codeBytes.vertexState << ", control code "
               << r.codeBytes.controlCode << ", exchange code " << r.codeBytes.exchangeCode
               << " (compile.code_memory; in the tiles' memory)\n";
@@ -228,6 +247,12 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--force", args->force,
                 "replace the --output file if it exists (never an input, a directory, a device or a FIFO)");
   cmd->add_flag("--json", args->json, "print the result as one JSON object");
+  // (Without it, CLI11 answered "The following arguments were not expected: compile.code_memory=true
+  // --workload-set", which named neither the command nor what it takes.)
+  cmd->add_option("--workload-set", args->workloadSets,
+                  "set a workload key before compiling, as run does: key.path=value (repeatable; e.g. "
+                  "compile.code_memory=true, model.layers[0].units=64)")
+      ->allow_extra_args(false);
   args->target.addTo(*cmd);
   cmd->callback([args, &exitCode] { exitCode = compileWorkload(*args); });
 }

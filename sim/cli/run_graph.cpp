@@ -3,6 +3,7 @@
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/cli/simulated_memory_bound.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "sim/host/graph_runner.hpp"
 #include "sim/host/interrupt.hpp"
 #include "model/ir/tile_memory_usage.hpp"
@@ -109,7 +110,7 @@ int runGraph(const RunGraphArgs& args) {
                           {"simulated_seconds", seconds},   {"wall_seconds", wall},
                           {"profile", profile}};
     if (oom.tilesOver > 0) out["out_of_memory"] = {{"tiles_over", oom.tilesOver}, {"excess_bytes", oom.excessBytes}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << profileJson(out) << "\n";
   } else {
     std::cout << "graph            " << exe.name << " (entry '" << exe.entryPoints[entry].name << "')\n"
               << "target           " << target.arch << ", " << target.numIpus() << " IPU x " << target.tile.tilesPerIpu

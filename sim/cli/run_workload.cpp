@@ -15,6 +15,7 @@
 #include "sim/cli/progress_bar.hpp"
 #include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/cli/workload_overrides.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "sim/dataset/batch_source.hpp"
 #include "model/sanitizer_stack.hpp"
 #include "sim/engine/engine.hpp"
@@ -222,7 +223,7 @@ void print(const RunSummary& s, bool json) {
                                                                                       {"max", s.latencyMax}}
                                                                     : nlohmann::json(nullptr)},
                           {"predictions", s.predictions.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.predictions)}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << profileJson(out) << "\n";
     return;
   }
   const bool predict = s.task == "predict";
@@ -248,7 +249,8 @@ void print(const RunSummary& s, bool json) {
   std::cout
             << "compile          " << seconds(s.compileSeconds) << ", fullest tile " << s.maxTileBytes << " of "
             << s.tileCapacity << " bytes" << (s.tilesOverCapacity ? " (" + std::to_string(s.tilesOverCapacity) +
-                                               " tiles OVER capacity: debug.allowOutOfMemory)" : std::string())
+                                               (s.tilesOverCapacity == 1 ? " tile" : " tiles") +
+                                               " OVER capacity: " + s.allowedOutOfMemoryBy + ")" : std::string())
             << (s.recomputation.ops ? ", recomputing " + scheduler::describe(s.recomputation) : std::string())
             << (s.streamingMemoryBytes ? ", optimizer state in Streaming Memory " + std::to_string(s.streamingMemoryBytes) +
                                              " bytes (training.offload_optimizer_state)"
@@ -318,14 +320,28 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // so the workload's checks see them together (training.steps_per_epoch=50
   // with --steps 100 against the file's steps).
   std::vector<std::string> sets = args.workloadSets;
-  if (!sets.empty() && args.steps) sets.push_back("training.steps=" + std::to_string(*args.steps));
-  if (!sets.empty() && args.stepsPerExecution)
+  // Named with the flags they come from: "w.json with --workload-set:
+  // training.steps: 4 must be a multiple of ..." blamed --workload-set for
+  // --steps 4.
+  std::vector<std::string> more;
+  if (!sets.empty() && args.steps) {
+    sets.push_back("training.steps=" + std::to_string(*args.steps));
+    more.push_back("--steps");
+  }
+  if (!sets.empty() && args.stepsPerExecution) {
     sets.push_back("training.steps_per_execution=" + std::to_string(*args.stepsPerExecution));
+    more.push_back("--steps-per-execution");
+  }
+  std::string from = args.workloadSetsFrom;  // "--workload-set", "--input-shape and --workload-set", ...
+  if (!more.empty()) {
+    if (const auto lastAnd = from.rfind(" and "); lastAnd != std::string::npos) from.replace(lastAnd, 5, ", ");
+    from += more.size() == 1 ? " and " + more[0] : ", " + more[0] + " and " + more[1];
+  }
   // The command's task too: the file's checks of fit's epochs and validation
   // do not apply to `ipusim evaluate` and `predict`.
   if (!sets.empty() && args.task) sets.push_back(std::string("task=\"") + scheduler::taskName(*args.task) + "\"");
-  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets, args.workloadSetsFrom)
-                                                        : kerasWorkload(args.kerasPath, sets, args.workloadSetsFrom);
+  scheduler::Workload workload = args.kerasPath.empty() ? loadWorkloadWith(args.workloadPath, sets, from)
+                                                        : kerasWorkload(args.kerasPath, sets, from);
   if (args.steps) workload.training.steps = *args.steps;
   if (args.stepsPerExecution) workload.training.stepsPerExecution = *args.stepsPerExecution;
   if (args.feeds) workload.training.feeds = *args.feeds;
@@ -336,8 +352,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // workload file alone, whose layers are trainable (and so was a batch
   // larger than the dataset, of `--vary dataset.batch_size=16`).
   const std::string source = sets.empty()            ? args.workloadPath
-                             : args.kerasPath.empty() ? args.workloadPath + " with " + args.workloadSetsFrom
-                                                      : args.workloadSetsFrom + " on the workload made for " +
+                             : args.kerasPath.empty() ? args.workloadPath + " with " + from
+                                                      : from + " on the workload made for " +
                                                             args.kerasPath;
   scheduler::checkTask(workload, source);
   if (!args.predictionsPath.empty() && args.synthetic)
@@ -358,6 +374,11 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   host.checkCycles(target);
   // Options first: debug.allowOutOfMemory decides whether an over-full tile stops the compile.
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
+  // (Named as given: a workload's compile.allow_out_of_memory was called
+  // debug.allowOutOfMemory in the warning and the summary.)
+  const std::string allowedOutOfMemoryBy = options.allowOutOfMemory ? "debug.allowOutOfMemory"
+                                           : workload.allowOutOfMemory ? "compile.allow_out_of_memory"
+                                                                       : "";
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
   // The data before the compile: its checks ("examples cannot fill one batch",
   // a bad IDX header) take milliseconds, the compile may take seconds.
@@ -405,9 +426,12 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
   for (const std::string& warning : compiled.report.warnings) std::cerr << "ipusim: warning: " << warning << "\n";
   if (compiled.report.tilesOverCapacity)
-    std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity << " tiles are over their capacity of "
+    std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity
+              << (compiled.report.tilesOverCapacity == 1 ? " tile is over its" : " tiles are over their")
+              << " capacity of "
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
-              << "); compiled only because debug.allowOutOfMemory is set: this program would not load on an IPU\n";
+              << "); compiled only because " << allowedOutOfMemoryBy
+              << " is set: this program would not load on an IPU\n";
 
   if (!args.synthetic)
     checkSimulatedTileBytes(compiled.exe, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
@@ -541,6 +565,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.memoryEstimateBytesPerTile = compiled.report.estimatedModelBytesPerTile;
   summary.tileCapacity = target.tile.memoryBytes;
   summary.tilesOverCapacity = compiled.report.tilesOverCapacity;
+  summary.allowedOutOfMemoryBy = allowedOutOfMemoryBy;
   // Only what the compiled graph recomputes (a warning says when nothing is).
   summary.recomputation = compiled.report.recomputation;
   summary.streamingMemoryBytes = streamingMemoryBytes;

@@ -73,7 +73,8 @@ struct RunSummary {
   double compileSeconds = 0;             // wall time of the compile alone
   std::uint64_t maxTileBytes = 0;        // the compiler's per-tile peak (= the profile's)
   std::uint64_t tileCapacity = 0;
-  std::uint32_t tilesOverCapacity = 0;   // > 0 only with debug.allowOutOfMemory
+  std::uint32_t tilesOverCapacity = 0;   // > 0 only with debug.allowOutOfMemory or compile.allow_out_of_memory
+  std::string allowedOutOfMemoryBy;      // which of the two (the engine option wins)
   // What the fit's compiled step recomputes (checkpoints as chosen for "auto",
   // the mode with "Auto" resolved); nothing when it recomputes no op.
   scheduler::RecomputationSummary recomputation;

@@ -18,6 +18,7 @@
 #include "sim/cli/sweep_plan.hpp"
 #include "sim/cli/sweep_results.hpp"
 #include "sim/cli/workload_overrides.hpp"
+#include "sim/commands/profile_json.hpp"
 #include "sim/host/interrupt.hpp"
 #include "sim/options/engine_options.hpp"
 #include "traces/output_file.hpp"
@@ -332,8 +333,22 @@ int runSweep(const SweepArgs& args) {
 
   const fs::path dir(args.output);
   const fs::path pointsDir = dir / "points";
+  // Each point's reports go into points/N by its POPLAR_ENGINE_OPTIONS, a
+  // JSON text, which holds only UTF-8: a folder named in Latin-1 failed
+  // after making it, with the JSON library's "invalid UTF-8 byte".
+  if (options.writesProfile() || options.outputSerializedGraph) {
+    try {
+      (void)nlohmann::json(pointsDir.string()).dump();
+    } catch (const nlohmann::json::type_error&) {
+      throw std::invalid_argument("-o " + profileJson(nlohmann::json(args.output)) +
+                                  ": each point writes its reports into it through POPLAR_ENGINE_OPTIONS's "
+                                  "autoReport.directory, a JSON string: expected a UTF-8 path (U+FFFD shows each "
+                                  "byte that is not)");
+    }
+  }
   prepareOutput(dir, pointsDir, inputs);
-  std::cerr << "sweep: " << plan.points.size() << " points of " << args.workload << ", " << args.jobs
+  std::cerr << "sweep: " << plan.points.size() << (plan.points.size() == 1 ? " point of " : " points of ")
+            << args.workload << ", " << args.jobs
             << " at a time, into " << dir.string() << "\n";
   if ((options.writesProfile() || options.outputSerializedGraph) && options.directory != ".")
     std::cerr << "sweep: each point writes its reports into " << (pointsDir / "N").string()
@@ -359,8 +374,9 @@ int runSweep(const SweepArgs& args) {
       plotProblem = "sweep: gnuplot failed on " + (pointsDir / "plot.gp").string() + ": no sweep.png";
   }
   writeFile(dir / "sweep.csv", sweepToCsv(plan, results), inputs);
-  writeFile(dir / "sweep.json", sweepToJson(plan, results).dump(2) + "\n", inputs);
-  std::cout << "sweep: " << ok << " of " << results.size() << " points ran; wrote " << (dir / "sweep.csv").string()
+  writeFile(dir / "sweep.json", profileJson(sweepToJson(plan, results)) + "\n", inputs);
+  std::cout << "sweep: " << ok << " of " << results.size() << (results.size() == 1 ? " point ran" : " points ran")
+            << "; wrote " << (dir / "sweep.csv").string()
             << " and " << (dir / "sweep.json").string() << "\n";
   for (const auto& r : results) {
     std::cout << "  " << r.point.label() << ": ";

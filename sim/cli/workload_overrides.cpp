@@ -10,6 +10,18 @@
 namespace ipusim::sim {
 
 std::pair<std::vector<std::string>, nlohmann::json> parseWorkloadAssignment(const std::string& assignment) {
+  // A workload file's strings are UTF-8 (its JSON reader refuses other
+  // bytes); so are an assignment's: a layer name of Latin-1 bytes reached
+  // the profile's names, and `run --json` failed with the JSON library's
+  // "invalid UTF-8 byte".
+  try {
+    (void)nlohmann::json(assignment).dump();
+  } catch (const nlohmann::json::type_error&) {
+    const std::string shown = nlohmann::json(assignment).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    throw std::invalid_argument("workload assignment '" + shown.substr(1, shown.size() - 2) +
+                                "': not UTF-8 text (U+FFFD shows each byte that is not); expected UTF-8, as in a "
+                                "workload file");
+  }
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw std::invalid_argument("workload assignment '" + assignment + "': expected key.path=value");
@@ -65,11 +77,13 @@ std::pair<std::string, std::vector<std::size_t>> keyAndIndices(const std::string
   for (std::size_t at = open; at != std::string::npos && at < part.size();) {
     const std::size_t close = part.find(']', at);
     const std::string digits = close == std::string::npos ? "" : part.substr(at + 1, close - at - 1);
-    if (part[at] != '[' || digits.empty() || digits.size() > 9 ||
+    // (Up to 18 digits: a larger index than any list has is said so by the
+    // list, not refused as if it were not a number.)
+    if (part[at] != '[' || digits.empty() || digits.size() > 18 ||
         digits.find_first_not_of("0123456789") != std::string::npos)
       throw std::invalid_argument("workload assignment '" + assignment + "': '" + part +
                                   "': expected a key, then list indices in brackets (model.layers[0].units)");
-    out.second.push_back(std::stoul(digits));
+    out.second.push_back(std::size_t(std::stoull(digits)));
     at = close + 1;
   }
   if (out.first.empty())
@@ -109,8 +123,8 @@ void applyWorkloadAssignment(nlohmann::json& workload, const std::string& assign
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' is not a list");
       if (k >= at->size())
         throw std::invalid_argument("workload assignment '" + assignment + "': '" + walked + "' has " +
-                                    std::to_string(at->size()) + " entries: index " + std::to_string(k) +
-                                    " is beyond them");
+                                    std::to_string(at->size()) + (at->size() == 1 ? " entry" : " entries") +
+                                    ": index " + std::to_string(k) + " is beyond them");
       walked += "[" + std::to_string(k) + "]";
       at = &(*at)[k];
     }
