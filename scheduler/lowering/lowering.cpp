@@ -80,7 +80,7 @@ class Lowerer {
         throw std::invalid_argument(
             "layer '" + op.layer + "': the step lays out more than " + std::to_string(maxVertices) +
             " vertices by its op '" + op.name + "' (" + std::to_string(vertices) + " so far), over the limit "
-            "(scheduler/models/workload_limits.hpp: host memory grows with them, about 450 bytes each): use fewer "
+            "(scheduler/models/workload_limits.hpp: host memory grows with them, about 400 bytes each): use fewer "
             "steps, a smaller batch or smaller layers");
       for (const auto& [value, tensor] : remote) tensorOf_[value] = tensor;
       ir::Program seq;
