@@ -530,8 +530,12 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     try {
       return plan();
     } catch (const std::invalid_argument& e) {
+      // The trial compiles the workload again: this step's executable goes
+      // first, so that the two are never in memory together.
+      const std::string summary = e.what();
+      exe = ir::Executable();
       progress("trying recomputation");
-      throw std::invalid_argument(e.what() + recomputationTrial(original, target, step.estimatedStepCycles));
+      throw std::invalid_argument(summary + recomputationTrial(original, target, step.estimatedStepCycles));
     }
   };
   MemoryPlanResult mem = checkingMemory(
