@@ -1,4 +1,5 @@
 #include "model/hardware/memory_layout.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 #include "model/numeric/half.hpp"
 
 #include <algorithm>
@@ -58,13 +59,8 @@ MemoryLayout::MemoryLayout(const ir::Executable& exe, const Target& target, bool
   }
   // Second pass: place what the planner left unplaced, after everything placed.
   for (const ir::Tensor& t : exe.tensors) {
-    const std::size_t elem = ir::sizeOf(t.dtype);
     std::vector<ir::TileInterval> placed = t.mapping;
-    for (ir::TileInterval& iv : placed) {
-      if (iv.address != ir::TileInterval::kUnplaced) continue;
-      iv.address = alignUp(tileBytesUsed_[iv.tile], 8);
-      tileBytesUsed_[iv.tile] = iv.address + (iv.end - iv.begin) * elem;
-    }
+    ir::placeAboveTop(placed, t.dtype, tileBytesUsed_);
     mappings_.push_back(std::move(placed));
   }
   if (!functional_) return;

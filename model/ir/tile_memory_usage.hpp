@@ -36,6 +36,19 @@ inline constexpr std::uint64_t alignToTileMemory(std::uint64_t bytes) {
   return (bytes + kTileMemoryAlignment - 1) / kTileMemoryAlignment * kTileMemoryAlignment;
 }
 
+// The load's rule for what the memory plan left unplaced (the model's
+// LoadedExecutable, and the compiler for buffers it adds after the plan):
+// each of `mapping`'s unplaced intervals at the next aligned byte above what
+// its tile holds, `top` (bytes per tile) raised past it. (A tile beyond
+// `top` throws std::out_of_range: the caller's mapping is not yet validated.)
+inline void placeAboveTop(std::vector<TileInterval>& mapping, DType dtype, std::vector<std::uint64_t>& top) {
+  for (TileInterval& iv : mapping) {
+    if (iv.address != TileInterval::kUnplaced) continue;
+    iv.address = alignToTileMemory(top.at(iv.tile));
+    top[iv.tile] = iv.address + (iv.end - iv.begin) * sizeOf(dtype);
+  }
+}
+
 struct TensorOnTile {
   Id tensor = kNoId;
   std::string name;  // as messages show it: at most 200 characters, then "..."

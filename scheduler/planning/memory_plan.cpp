@@ -147,20 +147,14 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
 MemoryPlanResult placeAfterPlan(ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
                                 std::uint64_t capacity, bool allowOutOfMemory,
                                 const std::function<std::string()>& remedy) {
-  // As the model's load places them (model/hardware/memory_layout.cpp): each
-  // unplaced interval at the next aligned byte above everything on its tile,
-  // in tensor order, so that the profile shows these same addresses.
+  // By the model's load's own rule (ir::placeAboveTop), in tensor order
+  // above everything placed, so that the profile shows these same addresses.
   std::vector<std::uint64_t> top(numTiles, 0);
   for (const ir::Tensor& t : exe.tensors)
     for (const ir::TileInterval& iv : t.mapping)
       if (iv.address != ir::TileInterval::kUnplaced && iv.tile < numTiles)
         top[iv.tile] = std::max(top[iv.tile], iv.address + (iv.end - iv.begin) * ir::sizeOf(t.dtype));
-  for (ir::Tensor& t : exe.tensors)
-    for (ir::TileInterval& iv : t.mapping)
-      if (iv.address == ir::TileInterval::kUnplaced && iv.tile < numTiles) {
-        iv.address = ir::alignToTileMemory(top[iv.tile]);
-        top[iv.tile] = iv.address + (iv.end - iv.begin) * ir::sizeOf(t.dtype);
-      }
+  for (ir::Tensor& t : exe.tensors) ir::placeAboveTop(t.mapping, t.dtype, top);
   return figuresAndCheck(exe, numTiles, countedTiles, capacity, allowOutOfMemory, remedy);
 }
 
