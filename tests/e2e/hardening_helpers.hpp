@@ -42,6 +42,13 @@ inline void expectRefusal(const CommandResult& r, const std::string& culprit) {
 }
 
 // Nothing named like a profile or a temporary file is in `dir`.
+// A command's --json output (after any progress lines), the command having succeeded.
+inline nlohmann::json jsonOf(const CommandResult& r) {
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  const std::size_t at = r.output.find('{');
+  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
+}
+
 inline void expectNoLitter(const fs::path& dir) {
   if (!fs::exists(dir)) return;
   for (const auto& entry : fs::directory_iterator(dir)) {

@@ -11,12 +11,6 @@
 namespace ipusim::test::test_adversarial_pass_15 {
 namespace {
 
-nlohmann::json jsonOf(const CommandResult& r) {
-  EXPECT_EQ(r.exitCode, 0) << r.output;
-  const std::size_t at = r.output.find('{');
-  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
-}
-
 // `run --json` and `compile --json` listed the checkpoints asked for while
 // the summaries (rightly) said nothing was recomputed: a checkpoint on the
 // last layer, or checkpoints that leave nothing to recompute; and a

@@ -11,12 +11,6 @@
 namespace ipusim::test::test_adversarial_pass_16 {
 namespace {
 
-nlohmann::json jsonOf(const CommandResult& r) {
-  EXPECT_EQ(r.exitCode, 0) << r.output;
-  const std::size_t at = r.output.find('{');
-  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
-}
-
 // `dir`/`name`.json: a fit of `layers` (a JSON list) with
 // training.recompute_checkpoints "auto".
 std::string autoCheckpointed(const fs::path& dir, const std::string& name, const std::string& layers) {

@@ -25,12 +25,6 @@ std::string smallMlp(const fs::path& dir, const std::string& name, int ipus) {
   return file.string();
 }
 
-nlohmann::json jsonOf(const CommandResult& r) {
-  EXPECT_EQ(r.exitCode, 0) << r.output;
-  const std::size_t at = r.output.find('{');
-  return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
-}
-
 // Replicated, the all-reduce's buffers (each gradient's received copy) were
 // added after the memory plan: the compile's fullest tile said 1,352 bytes
 // where the profile's report said 1,656, and with 1,600 bytes a tile the
