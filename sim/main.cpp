@@ -2,6 +2,7 @@
 // re-elaborate); commands that run several simulations spawn children.
 // main() is ours (it wins over the one in libsystemc) so that the SystemC
 // banner is silenced before the library prints it; it hands over to sc_main.
+#include "model/util/json_error_text.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/host/interrupt.hpp"
@@ -51,7 +52,7 @@ int sc_main(int argc, char* argv[]) {
                  "(a smaller model, fewer tiles, IPUs or replicas, or --synthetic-data need less)\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "ipusim: error: " << e.what() << "\n";
+    std::cerr << "ipusim: error: " << ipusim::util::utf8Text(e.what()) << "\n";  // names read from files: text
     return 1;
   }
   // Results go to stdout: a write that failed (a full disk, a closed pipe) is an error, not a success.

@@ -11,14 +11,21 @@
 
 namespace ipusim::util {
 
+// `text` with every byte that is not part of UTF-8 shown as U+FFFD: what a
+// message prints of a name read from a file ("the .npy header gives
+// 'sh\xffpe'") stays text on a terminal and in a JSON string.
+inline std::string utf8Text(const std::string& text) {
+  return nlohmann::json::parse(nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
+}
+
 inline std::string jsonErrorText(const std::string& what) {
   std::string text = what;
   if (text.rfind("[json.exception.", 0) == 0) {
     const auto end = text.find("] ");
     if (end != std::string::npos) text = text.substr(end + 2);
   }
-  return nlohmann::json::parse(nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
-      .get<std::string>();
+  return utf8Text(text);
 }
 
 }  // namespace ipusim::util

@@ -23,7 +23,7 @@ namespace ipusim::sim {
 namespace {
 
 struct CompileArgs {
-  std::string workloadPath, engineOptions, output;
+  std::string workloadPath, kerasPath, graphPath, engineOptions, output;
   std::vector<std::string> workloadSets;  // --workload-set key.path=value, as run's
   bool json = false, force = false;
   TargetFlags target;
@@ -53,10 +53,16 @@ int compileWorkload(const CompileArgs& args) {
   // --workload-set as `run` applies it: a what-if compiled without a copy of
   // the file (compile.code_memory=true), the checks naming the flag.
   const bool sets = !args.workloadSets.empty();
-  scheduler::Workload workload =
-      sets ? loadWorkloadWith(args.workloadPath, args.workloadSets) : scheduler::loadWorkload(args.workloadPath);
+  const bool keras = !args.kerasPath.empty();
+  const std::string& file = keras ? args.kerasPath : args.workloadPath;
+  scheduler::Workload workload = keras  ? kerasWorkload(args.kerasPath, args.workloadSets)
+                                 : sets ? loadWorkloadWith(args.workloadPath, args.workloadSets)
+                                        : scheduler::loadWorkload(args.workloadPath);
   // As run checks it (the compiler's own refusals name no file).
-  scheduler::checkTask(workload, sets ? args.workloadPath + " with --workload-set" : args.workloadPath);
+  const std::string madeFor = "the workload made for " + args.kerasPath;
+  scheduler::checkTask(workload, keras  ? (sets ? "--workload-set on " + madeFor : madeFor)
+                                 : sets ? args.workloadPath + " with --workload-set"
+                                        : args.workloadPath);
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
   if (options.allowOutOfMemory) workload.allowOutOfMemory = true;
@@ -66,7 +72,7 @@ int compileWorkload(const CompileArgs& args) {
   // Checked before compiling: a refused output costs nothing.
   std::optional<traces::OutputFile> output;
   if (!args.output.empty()) {
-    traces::OutputPolicy policy{args.force, {args.workloadPath}};
+    traces::OutputPolicy policy{args.force, {file}};
     for (const std::string* input :
          {&workload.kerasModel, &workload.kerasWeights, &workload.dataset.images, &workload.dataset.labels,
           &workload.training.validation.images, &workload.training.validation.labels})
@@ -76,7 +82,7 @@ int compileWorkload(const CompileArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   std::vector<std::pair<std::string, double>> stages;  // name, start second
-  const scheduler::CompiledWorkload c = namingWorkloadFile(args.workloadPath, [&] {
+  const scheduler::CompiledWorkload c = namingWorkloadFile(file, [&] {
     return scheduler::compile(workload, target, [&](const std::string& stage) { stages.push_back({stage, since()}); });
   });
   const double seconds = since();
@@ -239,7 +245,14 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand(
       "compile", "Compile a workload without running it: stage times, fullest tile, estimated step, matmul plans");
   auto args = std::make_shared<CompileArgs>();
-  cmd->add_option("workload", args->workloadPath, "training workload (see workloads/README.md)")->required();
+  auto* workload = cmd->add_option("workload", args->workloadPath, "training workload (see workloads/README.md)");
+  // As run takes them; without them CLI11 answered "The following argument was not expected: --keras".
+  cmd->add_option("--keras", args->kerasPath,
+                  "a Keras model (a model.to_json() file or a Keras 3 .keras archive) compiled with the defaults for "
+                  "the rest, as `run --keras` runs it")
+      ->excludes(workload);
+  cmd->add_option("--graph", args->graphPath,
+                  "refused: a serialized graph is compiled already (`run --graph` runs it)");
   cmd->add_option("--engine-options", args->engineOptions,
                   "engine options as a JSON object (debug.allowOutOfMemory); POPLAR_ENGINE_OPTIONS wins over it");
   cmd->add_option("-o,--output", args->output, "also write the executable as a serialized graph (JSON)")
@@ -254,7 +267,16 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
                   "compile.code_memory=true, model.layers[0].units=64)")
       ->allow_extra_args(false);
   args->target.addTo(*cmd);
-  cmd->callback([args, &exitCode] { exitCode = compileWorkload(*args); });
+  cmd->callback([args, &exitCode] {
+    if (!args->graphPath.empty())
+      throw std::invalid_argument("compile --graph " + args->graphPath +
+                                  ": a serialized graph is compiled already; `ipusim run --graph " + args->graphPath +
+                                  "` runs it, `ipusim compile WORKLOAD` or `compile --keras MODEL` compiles a model");
+    if (args->workloadPath.empty() && args->kerasPath.empty())
+      throw std::invalid_argument(
+          "compile: give a workload file (e.g. workloads/mnist_with_feeds.json) or --keras MODEL.json");
+    exitCode = compileWorkload(*args);
+  });
 }
 
 }  // namespace ipusim::sim

@@ -347,6 +347,9 @@ int runSweep(const SweepArgs& args) {
     }
   }
   prepareOutput(dir, pointsDir, inputs);
+  // Finished points keep their points/N.json: "nothing written" misled.
+  interruptedLeaves("no sweep.csv, sweep.json or sweep.png written; the finished points' output is in " +
+                    pointsDir.string() + "/");
   std::cerr << "sweep: " << plan.points.size() << (plan.points.size() == 1 ? " point of " : " points of ")
             << args.workload << ", " << args.jobs
             << " at a time, into " << dir.string() << "\n";

@@ -107,28 +107,41 @@ IntegerType integerType(const std::string& descr, const std::string& path, const
                     "numpy: ids.astype(np.int32))");
 }
 
-// A Python tuple of sizes as numpy.save writes it: "()", "(5,)", "(8, 128)"
-// (one trailing comma allowed); anything else — an empty item, a sign, a
-// leading zero, nested parentheses — is refused rather than guessed at.
+// A Python tuple of sizes as numpy.load reads it (through ast.literal_eval):
+// "()", "(5,)", "(8, 128)" as numpy.save writes them, one trailing comma,
+// and what Python's integer literals also allow: a '+' ("(+6,)") and
+// underscores between digits ("(4_0,)" is 40). Anything else — an empty
+// item, a '-', a leading zero ("06" is a SyntaxError), nested parentheses —
+// is refused rather than guessed at.
 std::vector<std::uint64_t> parseShape(const std::string& text, const std::string& path) {
   auto refuse = [&]() { npyFail(path, "the .npy header's shape '" + text + "' is not a tuple of sizes"); };
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') refuse();
-  std::vector<std::uint64_t> shape;
   std::vector<std::string> items(1);
-  bool ended = false;  // a space after an item's digits ends it
-  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
-    const char c = text[i];
-    if (c == ',') items.emplace_back(), ended = false;
-    else if (c >= '0' && c <= '9' && !ended) items.back() += c;
-    else if (c == ' ') ended = !items.back().empty();
-    else refuse();
-  }
+  for (std::size_t i = 1; i + 1 < text.size(); ++i)
+    if (text[i] == ',') items.emplace_back();
+    else items.back() += text[i];
+  auto trim = [](const std::string& item) {
+    const std::size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
+    return first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+  };
+  for (std::string& item : items) item = trim(item);
   if (items.size() > 1 && items.back().empty()) items.pop_back();  // "(5,)" and "(8, 128,)"
-  if (items.size() == 1 && items[0].empty()) return shape;         // "()": a scalar
+  std::vector<std::uint64_t> shape;
+  if (items.size() == 1 && items[0].empty()) return shape;  // "()": a scalar
   for (const std::string& item : items) {
-    if (item.empty() || (item.size() > 1 && item[0] == '0')) refuse();
-    if (item.size() > 18) npyFail(path, "the .npy header's shape '" + text + "' has a size beyond any file");
-    shape.push_back(std::stoull(item));
+    std::string literal = item[0] == '+' ? trim(item.substr(1)) : item;  // "+ 6" is 6 to Python too
+    std::string digits;
+    for (std::size_t i = 0; i < literal.size(); ++i) {
+      const char c = literal[i];
+      const bool betweenDigits = i > 0 && i + 1 < literal.size() && literal[i - 1] != '_' && literal[i + 1] != '_';
+      if (c >= '0' && c <= '9') digits += c;
+      else if (c != '_' || !betweenDigits) refuse();
+    }
+    if (digits.empty() || (digits[0] == '0' && digits.find_first_not_of('0') != std::string::npos)) refuse();
+    const std::size_t significant = std::min(digits.find_first_not_of('0'), digits.size() - 1);
+    if (digits.size() - significant > 18)
+      npyFail(path, "the .npy header's shape '" + text + "' has a size beyond any file");
+    shape.push_back(std::stoull(digits));
   }
   return shape;
 }

@@ -18,6 +18,9 @@ namespace {
 volatile std::sig_atomic_t requested = 0;
 volatile std::sig_atomic_t cooperative = 0;
 volatile std::sig_atomic_t childGroup = 0;
+// What the exit leaves, after "; " (interruptedLeaves): set outside the handler only.
+std::string leavesText = "nothing written";
+const char* volatile leaves = nullptr;
 
 void say(const char* text) {
   std::size_t n = 0;
@@ -42,9 +45,11 @@ extern "C" void onInterrupt(int signal) {
     errno = saved;
   }
   traces::removeRegisteredFilesNow();
-  say(signal == SIGTERM   ? "\nipusim: terminated (SIGTERM); nothing written\n"
-      : signal == SIGHUP ? "\nipusim: hung up (SIGHUP); nothing written\n"
-                         : "\nipusim: interrupted (SIGINT); nothing written\n");
+  say(signal == SIGTERM   ? "\nipusim: terminated (SIGTERM); "
+      : signal == SIGHUP ? "\nipusim: hung up (SIGHUP); "
+                         : "\nipusim: interrupted (SIGINT); ");
+  say(leaves ? leaves : "nothing written");
+  say("\n");
   _exit(kInterruptedExitCode);
 }
 }  // namespace
@@ -54,6 +59,12 @@ void installInterruptHandler() { traces::handleInterruptSignals(onInterrupt); }
 bool interruptRequested() { return requested != 0; }
 
 void endProcessGroupOnInterrupt(int processGroup) { childGroup = processGroup; }
+
+void interruptedLeaves(const std::string& what) {
+  leaves = nullptr;  // the handler never reads the text while it changes
+  leavesText = what;
+  leaves = leavesText.c_str();
+}
 
 void stopWithParentProcess() {
   const char* parent = std::getenv(kParentProcessVariable);

@@ -13,6 +13,8 @@
 //     second signal exits at once as in the immediate mode.
 // Either way nothing half-written is left behind and the exit code is below
 // 128 (a shell's "killed by a signal" codes start at 128).
+#include <string>
+
 namespace ipusim::sim {
 
 inline constexpr int kInterruptedExitCode = 3;
@@ -26,6 +28,10 @@ bool interruptRequested();
 // and goes on writing. Set it with SIGINT and SIGTERM blocked around the
 // start of the group's first child.
 void endProcessGroupOnInterrupt(int processGroup);
+
+// What an interrupted exit says it leaves ("nothing written" by default),
+// for a command that keeps finished work: a sweep's points/.
+void interruptedLeaves(const std::string& what);
 
 // For a child: when the environment holds kParentProcessVariable=<pid of
 // its parent>, the child is sent SIGTERM when that parent dies, even of

@@ -41,7 +41,6 @@ inline void expectRefusal(const CommandResult& r, const std::string& culprit) {
     EXPECT_EQ(r.output.find(leak), std::string::npos) << r.output;
 }
 
-// Nothing named like a profile or a temporary file is in `dir`.
 // A command's --json output (after any progress lines), the command having succeeded.
 inline nlohmann::json jsonOf(const CommandResult& r) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
@@ -49,6 +48,7 @@ inline nlohmann::json jsonOf(const CommandResult& r) {
   return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at));
 }
 
+// Nothing named like a profile or a temporary file is in `dir`.
 inline void expectNoLitter(const fs::path& dir) {
   if (!fs::exists(dir)) return;
   for (const auto& entry : fs::directory_iterator(dir)) {

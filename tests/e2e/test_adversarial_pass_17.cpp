@@ -143,5 +143,36 @@ TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
       << r.output;
 }
 
+// Left open by pass 17 and fixed after it: `compile --keras` and `--graph`
+// got CLI11's "The following argument was not expected: --keras"; .npy
+// headers numpy.load reads ("(+8,)", "(1_6,)") were refused; a message
+// echoed a name's invalid byte raw (an unknown .npy header key).
+TEST(AdversarialPass17, LeftOpenByThePass) {
+  ScratchDir dir("left-open");
+  const std::string keras = sourcePath("workloads/keras/mnist_convnet_tf2.json");
+  const nlohmann::json compiled = jsonOf(runCommand(ipusimBinary() + " compile --json --keras " + quote(keras)));
+  EXPECT_EQ(compiled.value("workload", ""), "mnist_convnet_tf2") << compiled.dump();
+  expectRefusal(runCommand(ipusimBinary() + " compile --keras " + quote(keras) +
+                           " --workload-set dataset.batch_size=0"),
+                "--workload-set on the workload made for " + keras + ": dataset.batch_size: expected a positive "
+                "integer, got 0");
+  expectRefusal(runCommand(ipusimBinary() + " compile --graph " + quote(kGraph)),
+                "compile --graph " + kGraph + ": a serialized graph is compiled already; `ipusim run --graph " +
+                    kGraph + "` runs it");
+  expectRefusal(runCommand(ipusimBinary() + " compile"), "compile: give a workload file");
+  const std::string workload = npyTokenWorkload(dir.path(), 2);
+  const std::string run = ipusimBinary() + " run " + quote(workload);  // the data read
+  writeZerosNpy(dir.path() / "ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (+8, 1_0), }", 80);
+  writeZerosNpy(dir.path() / "labels.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (8,), }", 8);
+  expectRefusal(runCommand(run), "ids.npy: shape (8, 10): expected token ids of shape (8, 2)");  // read, then checked
+  writeZerosNpy(dir.path() / "ids.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (+8, 2), }", 16);
+  const auto r = runCommand(run);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  writeZerosNpy(dir.path() / "ids.npy", "{'descr': '<i4', 'fortran_order': False, 'sh\xffpe': (8, 2), }", 16);
+  const auto refused = runCommand(run);
+  expectRefusal(refused, "the .npy header gives 'sh\xef\xbf\xbdpe'");
+  EXPECT_EQ(refused.output.find('\xff'), std::string::npos) << refused.output;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_17

@@ -208,8 +208,12 @@ void expectSweepChildrenEndWithIt(int signal) {
   EXPECT_FALSE(leftRunning) << "a point outlived its sweep (signal " << signal << "): " << readText(dir.path() / "log");
   for (int i = 0; i < 200 && alive(sweepPid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(alive(sweepPid));
-  if (signal != SIGKILL) {
-    EXPECT_NE(readText(dir.path() / "log").find("nothing written"), std::string::npos);
+  if (signal != SIGKILL) {  // what it leaves: the finished points' output, not "nothing written"
+    const std::string log = readText(dir.path() / "log");
+    EXPECT_NE(log.find("no sweep.csv, sweep.json or sweep.png written; the finished points' output is in " +
+                       (out / "points").string() + "/"),
+              std::string::npos)
+        << log;
   }
   EXPECT_FALSE(fs::exists(out / "sweep.csv"));
 }

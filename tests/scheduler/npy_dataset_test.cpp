@@ -110,6 +110,18 @@ TEST(NpyFile, AHeaderNumpyWouldNotReadIsRefusedNotGuessed) {
   // A string, not the boolean False (numpy refuses it): read as C order before.
   EXPECT_NE(error("quoted.npy", npyBytes("<i4", "(2, 2)", four, "'False'")).find("quoted.npy: fortran_order 'False'"),
             std::string::npos);
+  // What numpy.load reads beyond what numpy.save writes (Python's integer
+  // literals): a '+' and underscores between digits; not a '-' or "2__0".
+  EXPECT_EQ(sim::dataset::readNpyIntegers(writeFile("plus.npy", npyBytes("<i4", "(+2, + 2)", four)), "ids").shape,
+            (std::vector<std::uint64_t>{2, 2}));
+  const std::vector<std::uint8_t> twentyTwo = little<std::int32_t>(std::vector<std::int32_t>(22, 1));
+  EXPECT_EQ(sim::dataset::readNpyIntegers(writeFile("underscore.npy", npyBytes("<i4", "(1_1, 2)", twentyTwo)), "ids")
+                .shape,
+            (std::vector<std::uint64_t>{11, 2}));
+  // ("0_4" is Python's SyntaxError: a leading zero.)
+  for (const char* shape : {"(-4,)", "(4_,)", "(_4,)", "(2__2,)", "(+,4)", "(++4,)", "(0_4,)"})
+    EXPECT_NE(error("sign.npy", npyBytes("<i4", shape, four)).find("is not a tuple of sizes"), std::string::npos)
+        << shape;
   // What numpy.save writes is still read.
   EXPECT_EQ(sim::dataset::readNpyIntegers(writeFile("trailing.npy", npyBytes("<i4", "(2, 2,)", four)), "ids").shape,
             (std::vector<std::uint64_t>{2, 2}));
