@@ -66,6 +66,18 @@ class Codelet {
   // when all contexts are busy, since each context issues every 6th cycle).
   // Supervisor codelet: tile cycles.
   virtual ir::Cycles cycles(const VertexShape& shape, const Target& target) const = 0;
+  // Worker codelets: appends the cycles of each worker context's share of
+  // the vertex, which the tile balances over its contexts
+  // (model::hardware::tileComputeCycles). A worker vertex is one share,
+  // cycles(); a per-worker vertex (per_worker.hpp) one a worker vertex it
+  // stands for. Appending to the caller's vector allocates nothing per vertex.
+  virtual void addWorkerCycles(const VertexShape& shape, const Target& target,
+                               std::vector<ir::Cycles>& workers) const {
+    workers.push_back(cycles(shape, target));
+  }
+  // The vertices Poplar's graph holds for this one (code memory counts
+  // their state): 1, or a per-worker vertex's worker vertices.
+  virtual std::uint64_t workerVertices(const VertexShape& shape, std::uint32_t workerContexts) const { return 1; }
   virtual void compute(const std::vector<FieldData>& fields, const std::vector<double>& params) const = 0;
   // compute() of `count` vertices of this codelet stored flat: vertex i's
   // fields are fields[i * numFields, (i + 1) * numFields), its params

@@ -1,5 +1,6 @@
 #include "model/codelets/builtin_codelets.hpp"
 #include "model/codelets/codelet.hpp"
+#include "model/codelets/per_worker.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <stdexcept>
@@ -36,6 +37,7 @@ const CodeletRegistry& CodeletRegistry::instance() {
     addActivationCodelets(r);
     addSoftmaxCodelets(r);
     addColumnBroadcastCodelets(r);
+    addPerWorkerCodelets(r);  // wrapping codelets added above
     return r;
   }();
   return registry;

@@ -23,7 +23,10 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     : id_(cs.id), name_(cs.name), ipuCycles_(target.numIpus(), 0) {
   const auto& registry = CodeletRegistry::instance();
   // Per tile: the cycles of its worker and supervisor vertices, in vertex order.
-  struct TileVertices { std::vector<ir::Cycles> workers, supervisors; };
+  struct TileVertices {
+    std::vector<ir::Cycles> workers, supervisors;
+    std::uint32_t vertices = 0;
+  };
   std::map<std::uint32_t, TileVertices> perTile;
   workPrefix_.reserve(cs.vertices.size());
   const Codelet* codelet = nullptr;
@@ -93,9 +96,12 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(where() + ": " + e.what());
     }
-    const ir::Cycles cycles = codelet->cycles(shape, target);
     TileVertices& tv = perTile[v.tile];
-    (codelet->isSupervisor() ? tv.supervisors : tv.workers).push_back(cycles);
+    if (codelet->isSupervisor())
+      tv.supervisors.push_back(codelet->cycles(shape, target));
+    else
+      codelet->addWorkerCycles(shape, target, tv.workers);  // a per-worker vertex: one a worker vertex
+    ++tv.vertices;
     if (runs_.empty() || runs_.back().codelet != codelet) {
       VertexRun run;
       run.codelet = codelet;
@@ -114,7 +120,7 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
 
   for (const auto& [tile, tv] : perTile)
     tiles_.push_back({tile, tileComputeCycles(tv.workers, tv.supervisors, target.tile),
-                      std::uint32_t(tv.workers.size() + tv.supervisors.size())});
+                      tv.vertices});
   // A mirrored compute set's vertices are replica 0's: replica k's tiles do
   // the same work k x tilesPerReplica tiles further (ir::ReplicaMirror).
   if (mirror.computeSet(cs.id)) {

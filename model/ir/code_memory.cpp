@@ -1,5 +1,6 @@
 #include "model/ir/code_memory.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "model/ir/tensor_intervals.hpp"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace ipusim::ir {
 namespace {
@@ -84,19 +86,32 @@ CodeMemoryParams defaultCodeMemoryParams() {
   return p;
 }
 
-std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles) {
+std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts) {
   std::vector<CodeCounts> counts(numTiles);
   // Distinct codelets per tile: a tile runs a handful, so a short list each.
   std::vector<std::vector<Name>> codelets(numTiles);
+  // A per-worker vertex is the worker vertices Poplar's graph holds
+  // (model/codelets/per_worker.hpp): its codelet, for the codelets named so.
+  std::unordered_map<Name, const model::Codelet*> perWorker;
   for (const ComputeSet& cs : exe.computeSets)
     for (const Vertex& v : cs.vertices) {
       if (v.tile >= numTiles)
         throw std::invalid_argument("code memory: compute set '" + cs.name + "' has a vertex on tile " +
                                     std::to_string(v.tile) + ", but there are " + std::to_string(numTiles) + " tiles");
+      auto [known, added] = perWorker.try_emplace(v.codelet, nullptr);
+      if (added && model::isPerWorkerName(v.codelet.str()))
+        known->second = &model::CodeletRegistry::instance().get(v.codelet.str());
+      std::uint64_t vertices = 1;
+      if (const model::Codelet* codelet = known->second) {
+        model::VertexShape shape;
+        for (const VertexField& f : v.fields) shape.fieldSizes.push_back(f.ref.size());
+        shape.params = model::orderedParams(*codelet, v.params);
+        vertices = codelet->workerVertices(shape, workerContexts);
+      }
       CodeCounts& c = counts[v.tile];
-      ++c.vertices;
-      c.fields += v.fields.size();
-      c.params += v.params.size();
+      c.vertices += vertices;
+      c.fields += vertices * v.fields.size();
+      c.params += vertices * v.params.size();
       auto& seen = codelets[v.tile];
       if (std::find(seen.begin(), seen.end(), v.codelet) == seen.end()) seen.push_back(v.codelet), ++c.codelets;
     }
@@ -185,10 +200,11 @@ CodeBytes codeBytes(const CodeCounts& c, const CodeMemoryParams& p) {
   return b;
 }
 
-std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, const CodeMemoryParams& params) {
+std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts,
+                                        const CodeMemoryParams& params) {
   std::vector<CodeBytes> bytes;
   bytes.reserve(numTiles);
-  for (const CodeCounts& c : countCodeOnTiles(exe, numTiles)) bytes.push_back(codeBytes(c, params));
+  for (const CodeCounts& c : countCodeOnTiles(exe, numTiles, workerContexts)) bytes.push_back(codeBytes(c, params));
   return bytes;
 }
 

@@ -68,10 +68,11 @@ struct CodeBytes {
   CodeBytes& operator+=(const CodeBytes& o);
 };
 
-// Per tile, [0, numTiles).
-std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles);
+// Per tile, [0, numTiles). `workerContexts`: a tile's (the target's), which
+// a per-worker vertex's count of worker vertices depends on.
+std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts);
 CodeBytes codeBytes(const CodeCounts& counts, const CodeMemoryParams& params = defaultCodeMemoryParams());
-std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles,
+std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts,
                                         const CodeMemoryParams& params = defaultCodeMemoryParams());
 // `perTile[t]`: tile t's bytes (codeBytesPerTile's, read before adding).
 std::vector<Id> addCodeMemoryTensors(Executable& exe, const std::vector<CodeBytes>& perTile);

@@ -130,7 +130,10 @@ void IrBuilder::execute(std::vector<ir::Vertex> vertices, const std::string& wha
     for (const ir::VertexField& f : v.fields) shape.fieldSizes.push_back(f.ref.size()), use(f.ref.tensor);
     shape.params = model::orderedParams(codelet, v.params);
     auto& [workers, supervisors] = perTile[v.tile];
-    (codelet.isSupervisor() ? supervisors : workers).push_back(codelet.cycles(shape, target_));
+    if (codelet.isSupervisor())
+      supervisors.push_back(codelet.cycles(shape, target_));
+    else
+      codelet.addWorkerCycles(shape, target_, workers);
   }
   ir::Cycles busiest = 0;
   for (auto& [tile, w] : perTile) busiest = std::max(busiest, tileCycles(w.first, w.second, target_));

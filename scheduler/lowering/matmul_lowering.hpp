@@ -4,8 +4,8 @@
 // 2-D regions, into tile-local buffers), the AMP compute set (one
 // MatMulPartial per tile), then either place_output (pk = 1: one Copy of the
 // blocks into the output's mapping) or gather_partials + reduce (pk > 1: one
-// Copy bringing each output chunk's pk partials to its owner, as a pk x len
-// block, and one ReduceSum per chunk, spread over the owner's workers).
+// Copy bringing each owner's pk partials of its elements as a pk-row
+// matrix, and ReduceSum over the owner's workers, one PerWorker vertex).
 // A plan in serial passes repeats that per block of rows, each pass into a
 // temporary then placed into the output's rows (place_rows).
 #include "scheduler/lowering/ir_builder.hpp"

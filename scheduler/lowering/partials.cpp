@@ -1,5 +1,6 @@
 #include "scheduler/lowering/partials.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/copy_estimate.hpp"
@@ -20,8 +21,7 @@ const VertexCost& reduceSum(ir::DType out) {
 }  // namespace
 
 PartialsCost estimatePartials(std::uint64_t outElements, std::uint64_t outTiles, std::uint64_t blockElements,
-                              std::uint64_t reductionBlocks, std::uint64_t pieceLength, ir::DType outType,
-                              const model::Target& target) {
+                              std::uint64_t reductionBlocks, ir::DType outType, const model::Target& target) {
   PartialsCost c;
   const std::uint64_t owned = ceilDiv(outElements, std::max<std::uint64_t>(1, outTiles));
   const std::uint64_t eOut = ir::sizeOf(outType), ePartial = 4;
@@ -31,14 +31,12 @@ PartialsCost estimatePartials(std::uint64_t outElements, std::uint64_t outTiles,
   }
   const std::uint64_t partialBytes = blockElements * ePartial;
   c.exchange = exchangePhaseCycles(std::max(owned * reductionBlocks * ePartial, partialBytes), target);
-  // The owner's elements in pieces contiguous in the output and in a
-  // partial block, cut into chunks so that every worker has one.
-  const std::uint64_t pieces = ceilDiv(owned, pieceLength) + 1;
-  const std::uint64_t chunks = std::max<std::uint64_t>(pieces, target.tile.workerContexts);
-  const std::uint64_t chunk = ceilDiv(owned, chunks);
+  // The owner's elements as one matrix, its columns shared between the
+  // workers (placeOrReducePartials' per-worker vertex).
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, ceilDiv(owned, std::max(1u, target.tile.workerContexts)));
   const ir::Cycles one = reduceSum(outType)({reductionBlocks * chunk, chunk},
                                             {double(reductionBlocks), double(chunk), 0.0, 1.0, 0.0}, target);
-  c.reduce = computePhaseCycles(tileCycles(std::vector<ir::Cycles>(std::min(chunks, owned), one), {}, target), target);
+  c.reduce = computePhaseCycles(tileCycles(std::vector<ir::Cycles>(ceilDiv(owned, chunk), one), {}, target), target);
   c.bytesPerTile = partialBytes + owned * reductionBlocks * ePartial;
   return c;
 }
@@ -55,7 +53,7 @@ void placeOrReducePartials(IrBuilder& builder, ir::Id partials, ir::Id out, ir::
                            std::optional<ir::Cycles> exchangeEstimate) {
   // The output's owners take their elements: pieces contiguous both in the
   // output and in a partial block, cut into chunks for the workers.
-  struct Chunk { std::uint32_t owner; std::uint64_t out, len, partial, stride; };
+  struct Chunk { std::uint64_t out, len, partial, stride; };
   const std::uint32_t workers = std::max<std::uint32_t>(1, builder.target().tile.workerContexts);
   auto forEachChunk = [&](auto&& visit) {
     for (const PlacedRange& r : builder.placementOf(out)) {
@@ -65,7 +63,7 @@ void placeOrReducePartials(IrBuilder& builder, ir::Id partials, ir::Id out, ir::
         const PartialLocation at = locate(e);
         const std::uint64_t pieceEnd = std::min(r.end, at.pieceEnd);
         for (std::uint64_t c = e; c < pieceEnd; c += chunkLength)
-          visit(Chunk{r.tile, c, std::min(chunkLength, pieceEnd - c), at.partial + (c - e), at.stride});
+          visit(Chunk{c, std::min(chunkLength, pieceEnd - c), at.partial + (c - e), at.stride});
         e = pieceEnd;
       }
     }
@@ -97,30 +95,46 @@ void placeOrReducePartials(IrBuilder& builder, ir::Id partials, ir::Id out, ir::
     builder.copy(std::move(place), "place_output", estimate);
     return;
   }
-  std::vector<Chunk> chunks;
-  forEachChunk([&](const Chunk& c) { chunks.push_back(c); });
+  // Each owner range gathers its elements' partials as a reductionBlocks x
+  // owned matrix (block k's elements in row k: the exchange lays them out)
+  // and sums its columns with one vertex standing for the worker vertices
+  // that share them (model/codelets/per_worker.hpp).
+  const Placement& ranges = builder.placementOf(out);
   std::vector<std::uint32_t> owners;
   std::vector<std::uint64_t> sizes;
-  for (const Chunk& c : chunks) {
-    if (owners.empty() || owners.back() != c.owner) owners.push_back(c.owner), sizes.push_back(0);
-    sizes.back() += reductionBlocks * c.len;
+  for (const PlacedRange& r : ranges) {
+    if (owners.empty() || owners.back() != r.tile) owners.push_back(r.tile), sizes.push_back(0);
+    sizes.back() += reductionBlocks * (r.end - r.begin);
   }
   ir::Id gathered;
   std::vector<std::uint64_t> gAt;
   std::tie(gathered, gAt) = builder.addBlocks(name + "/partials_gathered", ir::DType::Float, owners, sizes);
+  std::vector<std::uint64_t> matrixAt(ranges.size());  // range i's matrix in `gathered`
+  for (std::size_t i = 0, owner = 0; i < ranges.size(); ++i) {
+    const bool sameOwner = i > 0 && ranges[i].tile == ranges[i - 1].tile;  // its block continues
+    if (i > 0 && !sameOwner) ++owner;
+    matrixAt[i] = sameOwner ? matrixAt[i - 1] + reductionBlocks * (ranges[i - 1].end - ranges[i - 1].begin) : gAt[owner];
+  }
   std::vector<ir::CopyRegion> bring;
+  std::size_t range = 0;
+  forEachChunk([&](const Chunk& ch) {
+    while (ch.out >= ranges[range].end) ++range;
+    const std::uint64_t cols = ranges[range].end - ranges[range].begin, col = ch.out - ranges[range].begin;
+    bring.push_back({{partials, ch.partial, ch.partial + ch.len},
+                     {gathered, matrixAt[range] + col, matrixAt[range] + col + ch.len}, reductionBlocks, ch.stride,
+                     cols});
+  });
+  const std::string reduceSum =
+      model::perWorkerName(model::typedCodeletName("ReduceSum", {ir::DType::Float, outType}));
   std::vector<ir::Vertex> reduce;
-  bring.reserve(chunks.size());
-  reduce.reserve(chunks.size());
-  std::size_t owner = 0;
-  std::uint64_t at = gAt[0];
-  for (const Chunk& ch : chunks) {
-    if (ch.owner != owners[owner]) at = gAt[++owner];
-    bring.push_back({{partials, ch.partial, ch.partial + ch.len}, {gathered, at, at + ch.len}, reductionBlocks, ch.stride, ch.len});
-    reduce.push_back({model::typedCodeletName("ReduceSum", {ir::DType::Float, outType}), ch.owner,
-                      {{"in", {gathered, at, at + reductionBlocks * ch.len}}, {"out", {out, ch.out, ch.out + ch.len}}},
-                      {{"rows", double(reductionBlocks)}, {"cols", double(ch.len)}, {"axis", 0}, {"scale", 1}, {"accumulate", 0}}});
-    at += reductionBlocks * ch.len;
+  reduce.reserve(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const PlacedRange& r = ranges[i];
+    const std::uint64_t cols = r.end - r.begin;
+    reduce.push_back({reduceSum, r.tile,
+                      {{"in", {gathered, matrixAt[i], matrixAt[i] + reductionBlocks * cols}}, {"out", {out, r.begin, r.end}}},
+                      {{"rows", double(reductionBlocks)}, {"cols", double(cols)}, {"axis", 0}, {"scale", 1},
+                       {"accumulate", 0}}});
   }
   const ir::Cycles estimate = exchangeEstimate ? *exchangeEstimate : estimateCopy(builder, bring);
   builder.copy(std::move(bring), "gather_partials", estimate);

@@ -3,8 +3,9 @@
 // tile holds a block of partial results; the output's owners take their
 // elements. With one block per output element the blocks are placed
 // (one Copy); with r blocks of partial sums per element (a split reduction
-// dimension) each owner gathers the r partials of its elements (one Copy)
-// and sums them with ReduceSum vertices over its workers. Cost (for the
+// dimension) each owner gathers the r partials of its elements as an r-row
+// matrix (one Copy) and sums its columns with ReduceSum worker vertices
+// (one PerWorker vertex an owner: model/codelets/per_worker.hpp). Cost (for the
 // planners) and lowering live side by side so they describe the same programs.
 #include "model/ir/types.hpp"
 #include "model/target.hpp"
@@ -23,12 +24,9 @@ struct PartialsCost {
 };
 
 // `outElements` spread over `outTiles` owners; the busiest tile's block has
-// `blockElements` partials; `reductionBlocks` partials per output element;
-// `pieceLength`: how many consecutive output elements a block holds
-// contiguously (the owners' reductions are cut at piece boundaries).
+// `blockElements` partials; `reductionBlocks` partials per output element.
 PartialsCost estimatePartials(std::uint64_t outElements, std::uint64_t outTiles, std::uint64_t blockElements,
-                              std::uint64_t reductionBlocks, std::uint64_t pieceLength, ir::DType outType,
-                              const model::Target& target);
+                              std::uint64_t reductionBlocks, ir::DType outType, const model::Target& target);
 
 // Where output element `e` is found: `partial`, the element of the partials
 // tensor in the first of its reduction blocks (the others follow at `stride`);

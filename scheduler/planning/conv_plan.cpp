@@ -166,12 +166,9 @@ ConvCost estimateConv(const ConvShape& s, const ConvPlan& p, const model::Target
   const ir::Cycles vertex =
       vertexCost(convVertexShape(s, p, B.size, H.size, G.size, CI.size, CO.size, largest, partialsType), target);
   c.compute = computePhaseCycles(tileCycles({}, {vertex}, target), target);
-  // 3. Partials to the result's owners: a block's elements run contiguously
-  // over whole rows of channels when it holds them all.
-  const bool allChannels = p.pg == 1 && p.pco == 1;
-  const std::uint64_t piece = wu ? (allChannels ? CI.size * s.groups * s.outChans : G.size * CO.size)
-                                 : (allChannels ? block : G.size * CO.size);
-  const PartialsCost r = estimatePartials(s.resultElements(), s.outTiles, block, reduction, piece, s.outputType, target);
+  // 3. Partials to the result's owners (gathered into one matrix an owner:
+  // how a block's elements run in the output no longer matters).
+  const PartialsCost r = estimatePartials(s.resultElements(), s.outTiles, block, reduction, s.outputType, target);
   c.reduceExchange = r.exchange;
   c.reduce = r.reduce;
   // The VMAC's workers each accumulate into their own copy of the partials.
@@ -227,10 +224,10 @@ std::vector<ConvPlan> convPlanSpace(const ConvShape& s, const model::Target& tar
               // A group's channels are split only when each block holds one
               // group (a block's channels stay contiguous in the tensors).
               if ((pci > 1 || pco > 1) && pg != s.groups) continue;
-              // Split input channels with split output channels would reduce
-              // every output position's channel block as its own piece (one
-              // ReduceSum vertex each; poplin's reduce vertices take lists of
-              // regions, ours one): not considered.
+              // Split input channels with split output channels would gather
+              // every output position's channel block as its own piece (a
+              // copy region each, whose cost the estimate does not see): not
+              // considered.
               if (!wu && pci > 1 && pco > 1) continue;
               // The VMAC takes one output channel per group; a split of its
               // input channels (partials reduced over tiles) is not modelled.

@@ -56,7 +56,7 @@ void cost(EmbeddingPlan& p, ir::DType valueType, const model::Target& target) {
     lookup += computePhaseCycles(tileCycles(std::vector<ir::Cycles>(blocksPerTile * workers, zero), {}, target), target);
   }
   const PartialsCost place = estimatePartials(n * p.cols, std::min<std::uint64_t>(p.tiles, n * p.cols),
-                                              blocksPerTile * partial, p.rowBlocks, p.grain, valueType, target);
+                                              blocksPerTile * partial, p.rowBlocks, valueType, target);
   lookup += place.exchange + place.reduce;
 
   // Update: the ids and each block's columns of the rows' gradient to its

@@ -89,8 +89,7 @@ MatMulCost estimateMatMul(const MatMulShape& full, std::uint64_t pm, std::uint64
   c.compute = computePhaseCycles(tileCycles({}, std::vector<ir::Cycles>(gb, amp), target), target);
   // 3. Partials to the output's owners (reduced there when pk > 1).
   const std::uint64_t partialBytes = gb * mb * nb * (pk > 1 ? 4 : eOut);
-  const PartialsCost r = estimatePartials(s.groups * s.m * s.n, s.outTiles, gb * mb * nb, pk, pn == 1 ? mb * nb : nb,
-                                          s.outputType, target);
+  const PartialsCost r = estimatePartials(s.groups * s.m * s.n, s.outTiles, gb * mb * nb, pk, s.outputType, target);
   c.reduceExchange = r.exchange;
   c.reduce = r.reduce;
   const std::uint64_t bytes = std::max(gb * (mb * kb + kb * nb) * eIn + partialBytes, r.bytesPerTile);

@@ -90,6 +90,8 @@ TEST(CodeletRegistry, HasEveryCodeletOfTheReadme) {
   // The regularizers' penalty and its gradient.
   for (const char* name : {"ReducePenalty", "ReducePenalty<half,float>", "RegularizerGrad", "RegularizerGrad<half>"})
     expected.push_back(name);
+  // One vertex for a tile's worker vertices (the partials' reduction).
+  for (const char* name : {"PerWorker<ReduceSum>", "PerWorker<ReduceSum<float,half>>"}) expected.push_back(name);
   const auto& registry = CodeletRegistry::instance();
   for (const auto& name : expected) {
     ASSERT_TRUE(registry.has(name)) << name;

@@ -69,8 +69,10 @@ TEST(MatMulPlan, LargeProductUsesTheWholeIpuNearAmpPeak) {
   // pass of 8 input x 16 output channels a weight load and worker/supervisor
   // overheads (about 190 cycles) on top of 8 cycles per field element, so a
   // tile's AMP phase stays below ~0.85 of peak unless it holds well over 100
-  // rows; this plan measured 0.81.
-  EXPECT_GE(lowerBound / double(p.cost.compute), 0.80) << "AMP phase efficiency";
+  // rows; this plan measured 0.81, and 0.78 (7 x 13 x 16 in two passes, the
+  // whole product 0.5% faster) since the partials are reduced by one vertex
+  // an owner tile, whose cheaper reduction favours a deeper split of k.
+  EXPECT_GE(lowerBound / double(p.cost.compute), 0.75) << "AMP phase efficiency";
   EXPECT_LE(double(p.cost.total()), 2.0 * lowerBound) << "whole matmul against the AMP bound";
 }
 

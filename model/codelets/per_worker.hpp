@@ -1,0 +1,38 @@
+#pragma once
+// PerWorker<C>: one vertex in ipusim's graph for the C worker vertices a
+// tile runs side by side, one a worker context, each on its share of the
+// work. Poplar's graph holds the worker vertices (popops' reductions place
+// one ContinuousReduce or ScaledReduce a worker, each over a list of
+// regions); ipusim's holds one, so that a matmul's partials, reduced on
+// every owner tile of every product, are not millions of vertices (3.1 of
+// BERT-base's 5.8 million before). What depends on the worker vertices
+// still sees them:
+//   - timing: addWorkerCycles gives each share's cycles, which the tile
+//     balances over its contexts as it balances worker vertices;
+//   - code memory: workerVertices gives how many vertices Poplar's graph
+//     would hold (each with C's fields and params).
+// The functional part is C's on the whole fields, the same numbers: each
+// share's results depend on its own elements only.
+//
+// Contract:
+// - perWorkerName("ReduceSum") is "PerWorker<ReduceSum>", the name the
+//   registry holds the wrapper of a worker codelet under.
+// - The shares (ColumnsOfAReduction, the one kind so far): a reduction over
+//   axis 0 (`in` rows x cols summed into `out`'s cols); share w takes
+//   columns [w c, (w + 1) c) of every row, c = ceil(cols / workers), at most
+//   one a worker context, as the lowering cut them into worker vertices.
+// - validate() is C's, and refuses what the shares cannot divide (axis 1),
+//   naming the codelet.
+#include "model/codelets/codelet.hpp"
+
+#include <string>
+
+namespace ipusim::model {
+
+std::string perWorkerName(const std::string& workerCodelet);
+bool isPerWorkerName(const std::string& codelet);  // "PerWorker<...>"
+
+// Registers the per-worker codelets the compiler lowers to (codelet_registry.cpp).
+void addPerWorkerCodelets(CodeletRegistry& registry);
+
+}  // namespace ipusim::model
