@@ -272,8 +272,8 @@ class Validator {
     if (!rowPasses(region.src, region.dst)) return false;
     if (region.rows <= 1) return true;
     const std::uint64_t last = region.rows - 1;
-    if (region.dstStride < region.dst.size() || region.srcStride > (~0ull - region.src.end) / last ||
-        region.dstStride > (~0ull - region.dst.end) / last)
+    if (region.dst.size() == 0 || region.dstStride < region.dst.size() ||
+        region.srcStride > (~0ull - region.src.end) / last || region.dstStride > (~0ull - region.dst.end) / last)
       return false;
     const std::uint64_t srcShift = last * region.srcStride, dstShift = last * region.dstStride;
     return rowPasses({region.src.tensor, region.src.begin + srcShift, region.src.end + srcShift},
@@ -281,7 +281,8 @@ class Validator {
   }
 
   // Whether any region's destination extent meets another region's source
-  // or destination extent in the same tensor.
+  // or destination extent in the same tensor, or a 2-D region's own source
+  // extent (its rows are copied in order: a row must not read another's output).
   static bool extentsMeet(const std::vector<CopyRegion>& regions) {
     struct Span { Id tensor; std::uint64_t begin, end; std::size_t region; };
     auto extent = [](const TensorRef& ref, const CopyRegion& r, std::uint64_t stride, std::size_t index) {
@@ -301,8 +302,10 @@ class Validator {
       auto it = std::upper_bound(dsts.begin(), dsts.end(), src, [](const Span& v, const Span& d) {
         return v.tensor != d.tensor ? v.tensor < d.tensor : v.begin < d.end;
       });
+      // (A 1-D region's own src and dst may meet: memmove. A 2-D region's
+      // may not, row against other row: its rows are checked one by one.)
       for (; it != dsts.end() && it->tensor == src.tensor && it->begin < src.end; ++it)
-        if (it->region != i) return true;
+        if (it->region != i || regions[i].rows > 1) return true;
     }
     return false;
   }
@@ -327,6 +330,11 @@ class Validator {
       const std::string prefix = "regions[" + std::to_string(r) + "].";
       checkCopyRegion(where, prefix, CopyRegion{region.src, region.dst});
       if (region.rows > 1) {
+        // Empty rows bound nothing: 2^62 of them passed every check, and the
+        // load walked them one by one for ever.
+        if (region.dst.size() == 0)
+          fail(where, prefix + "rows is " + std::to_string(region.rows) +
+                          ", but a row has 0 elements: expected rows of at least one element, or rows 1");
         if (region.dstStride < region.dst.size())
           fail(where, prefix + "dstStride " + std::to_string(region.dstStride) + " is less than a row (" +
                           std::to_string(region.dst.size()) + " elements): its rows would overwrite each other");
@@ -343,8 +351,9 @@ class Validator {
     // and checked row by row (a gather of a large matmul has millions of rows).
     if (!extentsMeet(p.regions)) return;
     std::vector<CopyRegion> rows;   // every row, and the declared region it belongs to
-    std::vector<std::size_t> owner;
+    std::vector<std::size_t> owner, firstRow(p.regions.size());
     for (std::size_t r = 0; r < p.regions.size(); ++r) {
+      firstRow[r] = rows.size();
       expandRegion(p.regions[r], rows);
       owner.resize(rows.size(), r);
     }
@@ -355,8 +364,10 @@ class Validator {
     auto less = [](const Span& a, const Span& b) { return a.tensor != b.tensor ? a.tensor < b.tensor : a.begin < b.begin; };
     std::sort(dsts.begin(), dsts.end(), less);
     auto describe = [&](const char* what, std::size_t k, const TensorRef& ref) {
-      return "regions[" + std::to_string(owner[k]) + "]." + what + " " + rangeText(ref.begin, ref.end) + " of tensor " +
-             tensorName(ref.tensor);
+      const std::size_t r = owner[k];  // (a 2-D region's row named too: two rows of one region may meet)
+      return "regions[" + std::to_string(r) + "]." +
+             (p.regions[r].rows > 1 ? "row " + std::to_string(k - firstRow[r]) + "'s " : std::string()) + what + " " +
+             rangeText(ref.begin, ref.end) + " of tensor " + tensorName(ref.tensor);
     };
     for (std::size_t k = 1; k < dsts.size(); ++k)
       if (dsts[k].tensor == dsts[k - 1].tensor && dsts[k].begin < dsts[k - 1].end)

@@ -108,6 +108,23 @@ TEST(IrCopyRegions, ValidateChecksA2DRegionsStridesAndLastRow) {
               "regions[0].rows x stride overflows");
 }
 
+// Found by adversarial pass 18. 2^62 empty rows passed every check (their
+// extent is empty), and the load walked them for ever; a 2-D region whose
+// row read what an earlier row of it wrote passed (only other regions' rows
+// were compared), and its rows, copied in order, read the new values.
+TEST(IrCopyRegions, ValidateRefusesEmptyRowsAndARowReadingAnotherRowsOutput) {
+  auto asRows = [](Executable& e, CopyRegion rows) { e.programs[0].regions = {rows, e.programs[0].regions[3]}; };
+  expectError([&](Executable& e) { asRows(e, {{0, 1, 1}, {1, 0, 0}, std::uint64_t(1) << 62, 0, 0}); },
+              "regions[0].rows is 4611686018427387904, but a row has 0 elements: expected rows of at least one "
+              "element, or rows 1");
+  expectError([&](Executable& e) { asRows(e, {{1, 0, 2}, {1, 2, 4}, 2, 2, 2}); },
+              "regions[0].row 1's src [2,4) of tensor 'buffer' overlaps regions[0].row 0's dst [2,4) of tensor "
+              "'buffer' (a Copy reads all its regions before writing any)");
+  Executable shifted = gatherGraph();  // a row may still overlap its own destination (memmove)
+  asRows(shifted, {{1, 0, 2}, {1, 1, 3}, 1, 0, 0});
+  EXPECT_NO_THROW(shifted.validate(4));
+}
+
 TEST(IrCopyRegions, ValidateRefusesADestinationOverlappingAnotherRegion) {
   // Two regions writing the same buffer elements.
   expectError([](Executable& e) { e.programs[0].regions[1].dst = {1, 1, 3}; },
