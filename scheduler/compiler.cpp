@@ -199,6 +199,9 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
   if (!recomputes(trial)) return "";
   trial.allowOutOfMemory = true;
   const CompileReport r = compile(trial, target).report;
+  // One replica's tiles, as the summary this sentence follows counts them
+  // (the report counts every replica's).
+  const std::uint32_t over = r.tilesOverCapacity / std::max<std::uint32_t>(1, replicasOf(trial));
   const double more = stepCycles ? 100.0 * (double(r.estimatedStepCycles) - double(stepCycles)) / double(stepCycles) : 0;
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f%%", more);
@@ -213,9 +216,9 @@ std::string recomputationTrial(const Workload& w, const model::Target& target, s
     return "\nWith recomputation (" + how + ") no op is recomputed (every activation the backward pass reads is kept "
            "already: a stage's input, a checkpoint's output or the model's input): it would not help this step.";
   return "\nWith recomputation (" + how + ") the step " +
-         (r.tilesOverCapacity ? "still does not fit: " + std::to_string(r.tilesOverCapacity) +
-                                    (r.tilesOverCapacity == 1 ? " tile" : " tiles") + " over, the fullest "
-                              : std::string("fits: the fullest tile ")) +
+         (over ? "still does not fit: " + std::to_string(over) + (over == 1 ? " tile" : " tiles") +
+                     " over, the fullest "
+               : std::string("fits: the fullest tile ")) +
          std::to_string(r.maxTileBytes) + " of " + std::to_string(target.tile.memoryBytes) + " bytes, an estimated step of " +
          std::to_string(r.estimatedStepCycles) + " cycles against " + std::to_string(stepCycles) + " (" + change + ").";
 }
@@ -592,7 +595,11 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   c.report.meanTileBytes = mem.meanTileBytes;
   c.report.estimatedStepCycles = step.estimatedStepCycles;
   c.report.estimatedValidationStepCycles = step.estimatedValidationStepCycles;
-  c.report.tilesOverCapacity = mem.tilesOverCapacity;
+  // Over every replica's tiles, as the profile counts them (`report`: the
+  // replicas' layouts are one plan's copies); the plan's figures are one
+  // replica's. (Two replicas each a tile over said "1 tile OVER capacity"
+  // where the profile's report said 2.)
+  c.report.tilesOverCapacity = mem.tilesOverCapacity * replicas;
   c.report.matMulPlans = step.matMulPlans;
   c.report.convPlans = step.convPlans;
   c.report.warnings = graph.warnings;

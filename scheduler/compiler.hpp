@@ -44,7 +44,7 @@ struct CompileReport {
   std::uint64_t estimatedStepCycles = 0;  // one step's compute, exchange and syncs (no host transfers)
   std::uint64_t estimatedValidationStepCycles = 0;  // the same of a validation step (fit with validation)
   std::size_t computeSets = 0, exchanges = 0;
-  std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory
+  std::uint32_t tilesOverCapacity = 0;  // with allow_out_of_memory; over all replicas (the profile's count)
   // The model's weights, in elements (one replica's): every layer's
   // (OpGraph::modelWeights), and those the optimizer updates (OpGraph::
   // weights); the rest are frozen layers' (trainable: false). Keras's
