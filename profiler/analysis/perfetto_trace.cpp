@@ -59,13 +59,14 @@ class PacketWriter {
 };
 
 void annotate(ProtoMessage& ev, const char* name, std::int64_t value) {
-  ev.message(event::kDebugAnnotations, ProtoMessage().bytes(annotation::kName, name).int64(annotation::kIntValue, value));
+  ev.message(event::kDebugAnnotations,
+             ProtoMessage().text(annotation::kName, name).int64(annotation::kIntValue, value));
 }
 
 ProtoMessage sliceEvent(std::uint64_t uuid, const traces::SliceRow& s, std::uint64_t type) {
   ProtoMessage ev;
   ev.varint(event::kType, type).varint(event::kTrackUuid, uuid);
-  ev.bytes(event::kName, s.name).bytes(event::kCategories, s.category);
+  ev.text(event::kName, s.name).text(event::kCategories, s.category);
   annotate(ev, "ts_cycles", s.ts);
   annotate(ev, "dur_cycles", s.dur);
   if (s.runId >= 0) annotate(ev, "run", s.runId);
@@ -131,13 +132,14 @@ PerfettoTraceStats writePerfettoTrace(const traces::ProfileReader& reader, std::
     packets.write(ProtoMessage().message(
         packet::kTrackDescriptor,
         ProtoMessage().varint(track::kUuid, processUuid(p)).message(
-            track::kProcess, ProtoMessage().int64(process::kPid, p).bytes(process::kName, processName(p)))));
+            track::kProcess, ProtoMessage().int64(process::kPid, p).text(process::kName, processName(p)))));
 
   for (const auto& t : tracks) {
     ++stats.tracks;
     const std::uint64_t uuid = trackUuid(t.id);
     ProtoMessage descriptor;
-    descriptor.varint(track::kUuid, uuid).varint(track::kParentUuid, processUuid(processOf(t))).bytes(track::kName, t.name);
+    descriptor.varint(track::kUuid, uuid).varint(track::kParentUuid, processUuid(processOf(t)));
+    descriptor.text(track::kName, t.name);
     if (t.kind == "counter") descriptor.message(track::kCounter, ProtoMessage());
     packets.write(ProtoMessage().message(packet::kTrackDescriptor, descriptor));
     if (t.kind == "counter") {

@@ -37,4 +37,49 @@ ProtoMessage& ProtoMessage::bytes(std::uint32_t field, std::string_view value) {
   return *this;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (Unicode's table 3-7:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+std::size_t utf8SequenceAt(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned c = byte(0);
+  const auto tail = [&](std::size_t k) { return byte(k) >= 0x80 && byte(k) <= 0xBF; };
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return tail(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return byte(1) >= lo && byte(1) <= hi && tail(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return byte(1) >= lo && byte(1) <= hi && tail(2) && tail(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+ProtoMessage& ProtoMessage::text(std::uint32_t field, std::string_view value) {
+  std::size_t i = 0;
+  while (i < value.size()) {
+    const std::size_t n = utf8SequenceAt(value, i);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == value.size()) return bytes(field, value);  // (names are UTF-8 but in a damaged profile)
+  std::string shown;
+  for (i = 0; i < value.size();) {
+    const std::size_t n = utf8SequenceAt(value, i);
+    if (n == 0) {
+      shown += "\xEF\xBF\xBD";  // U+FFFD for the byte
+      ++i;
+    } else {
+      shown.append(value.substr(i, n));
+      i += n;
+    }
+  }
+  return bytes(field, shown);
+}
+
 }  // namespace ipusim::profiler::analysis

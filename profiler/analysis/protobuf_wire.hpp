@@ -18,6 +18,10 @@ class ProtoMessage {
   ProtoMessage& int64(std::uint32_t field, std::int64_t value) { return varint(field, static_cast<std::uint64_t>(value)); }
   ProtoMessage& float64(std::uint32_t field, double value);
   ProtoMessage& bytes(std::uint32_t field, std::string_view value);
+  // A string field: protobuf's strings are UTF-8, so a byte that is not
+  // (a name in a damaged profile) is written as U+FFFD, as the JSON export
+  // writes it.
+  ProtoMessage& text(std::uint32_t field, std::string_view value);
   ProtoMessage& message(std::uint32_t field, const ProtoMessage& nested) { return bytes(field, nested.data()); }
 
   const std::string& data() const { return data_; }

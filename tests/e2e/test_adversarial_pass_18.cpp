@@ -45,5 +45,20 @@ TEST(AdversarialPass18, ReplicasTilesOverCapacityAreTheProfilesCount) {
   EXPECT_EQ(report["tile_memory"].value("tiles_over_capacity", 0), 2) << report["tile_memory"].dump();
 }
 
+// A name that is not UTF-8 in a profile (a track's, changed with sqlite3):
+// the JSON export shows it as U+FFFD, but the Perfetto export wrote the raw
+// byte into a protobuf string field, which must be UTF-8.
+TEST(AdversarialPass18, PerfettoExportWritesNamesAsUtf8) {
+  ScratchDir dir("pftrace-utf8");
+  const fs::path profile = writeProfile(dir.path());
+  execSql(profile, "UPDATE tracks SET name = CAST(X'54FF' AS TEXT) WHERE id = (SELECT MAX(id) FROM tracks)");
+  const fs::path out = dir.path() / "t.pftrace";
+  const auto r = runCommand(ipusimBinary() + " export " + quote(profile.string()) + " -o " + quote(out.string()));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string trace = readText(out);
+  EXPECT_EQ(trace.find("T\xff"), std::string::npos);
+  EXPECT_NE(trace.find("T\xef\xbf\xbd"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_18
