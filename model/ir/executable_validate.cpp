@@ -3,6 +3,7 @@
 #include "model/ir/executable.hpp"
 #include "model/ir/range_text.hpp"
 #include "model/ir/tensor_intervals.hpp"
+#include "model/ir/tile_memory_usage.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -67,8 +68,11 @@ class Validator {
       if (iv.end > n) fail(where, at() + " goes past the tensor's " + std::to_string(n) + " elements");
       if (iv.tile >= numTiles_)
         fail(where, at() + " is on tile " + std::to_string(iv.tile) + ", but the target has " + std::to_string(numTiles_) + " tiles");
+      // (Its end is rounded up to the tile memory's alignment: an end within
+      // 8 bytes of 2^64 rounded to 0, and the tile counted as empty.)
       const std::uint64_t bytes = (iv.end - iv.begin) * sizeOf(t.dtype);
-      if (iv.address != TileInterval::kUnplaced && iv.address > std::numeric_limits<std::uint64_t>::max() - bytes)
+      constexpr std::uint64_t kHighestEnd = std::numeric_limits<std::uint64_t>::max() - (kTileMemoryAlignment - 1);
+      if (iv.address != TileInterval::kUnplaced && (bytes > kHighestEnd || iv.address > kHighestEnd - bytes))
         fail(where, at() + " address " + std::to_string(iv.address) + " overflows");
       next = iv.end;
     }

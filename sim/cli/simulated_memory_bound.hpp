@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -31,10 +32,14 @@ inline void checkSimulatedTileBytes(const ir::Executable& exe, const std::string
         std::uint64_t& highest = top[iv.tile];
         highest = std::max(highest, iv.address + (iv.end - iv.begin) * ir::sizeOf(t.dtype));
       }
+  // (Saturating: two tiles holding a byte at 2^63 summed to 0, passed, and
+  // the load wrote outside the memory it had allocated: SIGSEGV.)
   std::uint64_t total = 0;
-  for (const auto& [tile, bytes] : top) total += bytes;
+  for (const auto& [tile, bytes] : top) total += std::min(bytes, std::numeric_limits<std::uint64_t>::max() - total);
   if (total <= kMaxSimulatedTileBytes) return;
-  throw std::invalid_argument(file + ": the compiled model's tiles hold " + std::to_string(total) +
+  const bool saturated = total == std::numeric_limits<std::uint64_t>::max();
+  throw std::invalid_argument(file + ": the compiled model's tiles hold " + (saturated ? "at least " : "") +
+                              std::to_string(total) +
                               " bytes in all, over the " + std::to_string(kMaxSimulatedTileBytes) +
                               " bytes a functional run simulates on the host (sim/cli/simulated_memory_bound.hpp); "
                               "--synthetic-data times it without the values");

@@ -60,5 +60,32 @@ TEST(AdversarialPass18, PerfettoExportWritesNamesAsUtf8) {
   EXPECT_NE(trace.find("T\xef\xbf\xbd"), std::string::npos);
 }
 
+// A serialized graph placing tensors near 2^64: two tiles each holding a
+// byte at 2^63 summed to 0 bytes in all, under the functional run's bound,
+// and the load wrote outside the memory it had allocated (SIGSEGV); a
+// tensor ending within 8 bytes of 2^64 rounded up to an empty tile, and its
+// run went on silently.
+TEST(AdversarialPass18, GraphAddressesNearTwoToThe64AreRefused) {
+  ScratchDir dir("addresses");
+  const auto graphWith = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json g = nlohmann::json::parse(readText(kGraph));
+    edit(g);
+    const fs::path file = dir.path() / name;
+    std::ofstream(file) << g.dump();
+    return file.string();
+  };
+  const std::string twoTiles = graphWith("two.json", [](nlohmann::json& g) {
+    for (int i : {0, 1}) g["tensors"][5]["mapping"][i]["address"] = std::uint64_t(1) << 63;  // 'partials', tiles 0, 1
+  });
+  expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(twoTiles) + " --runs 1"),
+                twoTiles + ": the compiled model's tiles hold at least 18446744073709551615 bytes in all, over the "
+                           "8589934592 bytes a functional run simulates");
+  const std::string top = graphWith("top.json", [](nlohmann::json& g) {
+    g["tensors"][7]["mapping"][0]["address"] = ~std::uint64_t(0) - 7;  // 'total', one float
+  });
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --graph " + quote(top) + " --runs 1"),
+                top + ": tensors[7] 'total': mapping[0] [0,1) address 18446744073709551608 overflows");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_18
