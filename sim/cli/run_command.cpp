@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 
 namespace ipusim::sim {
 namespace {
@@ -103,8 +104,18 @@ WorkloadFlags addWorkloadFlags(CLI::App& cmd, const std::shared_ptr<RunWorkloadA
     }
     if (!inputShape->empty())  // first, so that --workload-set can still say otherwise
       a.workloadSets.insert(a.workloadSets.begin(), "dataset.input_shape=" + inputShapeJson(*inputShape).dump());
-    if (!weights->empty())  // a path from here, wherever the workload is
-      a.workloadSets.push_back("model.weights=" + nlohmann::json(std::filesystem::absolute(*weights).string()).dump());
+    if (!weights->empty()) {  // a path from here, wherever the workload is
+      // It becomes the workload's model.weights, a JSON string: a name that
+      // is not UTF-8 failed with the JSON library's "invalid UTF-8 byte".
+      const nlohmann::json path = std::filesystem::absolute(*weights).string();
+      const std::string shown = nlohmann::json(*weights).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      try {
+        a.workloadSets.push_back("model.weights=" + path.dump());
+      } catch (const nlohmann::json::type_error&) {
+        throw std::invalid_argument("--weights " + shown + ": the file name is not UTF-8 text (U+FFFD shows each "
+                                    "byte that is not); expected UTF-8, as model.weights in a workload file");
+      }
+    }
     if (*feeds) a.feeds = true;
     if (*noFeeds) a.feeds = false;
     a.fullReplicas = *fullReplicas;

@@ -87,5 +87,19 @@ TEST(AdversarialPass18, GraphAddressesNearTwoToThe64AreRefused) {
                 top + ": tensors[7] 'total': mapping[0] [0,1) address 18446744073709551608 overflows");
 }
 
+// A --weights file whose name is not UTF-8 (it becomes the workload's
+// model.weights, a JSON string) failed with the JSON library's text:
+// "[json.exception.type_error.316] invalid UTF-8 byte at index 13: 0xFF".
+TEST(AdversarialPass18, WeightsFileNameNotUtf8IsRefusedByItsFlag) {
+  ScratchDir dir("weights-name");
+  const fs::path weights = dir.path() / "w\xff.h5";
+  std::ofstream(weights) << "not read";
+  const std::string keras = sourcePath("workloads/keras/tutorial_mlp_tf2.json");
+  expectRefusal(runCommand(ipusimBinary() + " run --synthetic-data --steps 10 --keras " + quote(keras) +
+                           " --weights " + quote(weights.string())),
+                "w\xef\xbf\xbd.h5\": the file name is not UTF-8 text (U+FFFD shows each byte that is not); "
+                "expected UTF-8, as model.weights in a workload file");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_18
