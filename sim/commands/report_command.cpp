@@ -1,10 +1,13 @@
 #include "profiler/analysis/liveness_summary.hpp"
 #include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
+#include "sim/cli/whole_number_option.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/commands/profile_json.hpp"
 #include "traces/profile_reader.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -48,8 +51,12 @@ void addReportCommand(CLI::App& app, int& exitCode) {
       "report", "Summarise a profile: target, programs, runs, cycles by phase, tile memory, loss");
   cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  // (Counts checked as run's are: "-1" was taken as 2^64 - 1, "abc" was
+  // "Could not convert" without saying what was expected.)
+  const std::uint64_t most = std::numeric_limits<std::size_t>::max();
   cmd->add_option("--fullest-tiles", args->fullestTiles, "How many of the fullest tiles to list")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(wholeNumberFrom(0, most));
   cmd->add_flag("--ops", args->operations,
                 "The operations summary: per workload layer/op, cycles (compute, exchange, sync) per step, share, "
                 "FLOPs, FLOP/s against the AMP peak, tiles, memory");
@@ -60,7 +67,8 @@ void addReportCommand(CLI::App& app, int& exitCode) {
                 "what is live there");
   cmd->add_option("--liveness-steps", args->livenessSteps,
                   "With --liveness (text): at most this many steps listed, the peak always (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(wholeNumberFrom(0, most));
   cmd->callback([args, &exitCode] { exitCode = runReport(*args, std::cout, std::cerr); });
 }
 

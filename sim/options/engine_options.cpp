@@ -43,7 +43,8 @@ bool parseBool(const std::string& key, const std::string& text, const std::strin
 std::uint64_t parseCount(const std::string& key, const std::string& text, const std::string& source) {
   const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits || text.size() > 18)
-    throw std::invalid_argument(source + ": option '" + key + "' = '" + text + "': expected a non-negative integer");
+    throw std::invalid_argument(source + ": option '" + key + "' = '" + text +
+                                "': expected a whole number from 0 to 999999999999999999 (at most 18 digits)");
   return std::stoull(text);
 }
 

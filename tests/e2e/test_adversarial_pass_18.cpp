@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ipusim::test::test_adversarial_pass_18 {
 namespace {
@@ -99,6 +100,37 @@ TEST(AdversarialPass18, WeightsFileNameNotUtf8IsRefusedByItsFlag) {
                            " --weights " + quote(weights.string())),
                 "w\xef\xbf\xbd.h5\": the file name is not UTF-8 text (U+FFFD shows each byte that is not); "
                 "expected UTF-8, as model.weights in a workload file");
+}
+
+// The profile commands' and the demo's counts were CLI11's own: "-1" was
+// taken as 2^64 - 1 (`report` listed every tile; `demo` failed with
+// "POPLAR_ENGINE_OPTIONS: option 'autoReport.executionProfileProgramRunCount'
+// = '18446744073709551615'", a variable the user never set), "abc" was
+// "Could not convert: --liveness-steps = abc". And the engine option's own
+// refusal of 19 digits said "expected a non-negative integer".
+TEST(AdversarialPass18, CountOptionsOfReportAndDemoSayWhatTheyExpect) {
+  struct Case {
+    std::string command, words;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"ipusim report p.pop --fullest-tiles -1",
+            "--fullest-tiles: expected a whole number from 0 to 18446744073709551615, got '-1'"},
+           {"ipusim report p.pop --liveness --liveness-steps abc",
+            "--liveness-steps: expected a whole number from 0 to 18446744073709551615, got 'abc'"},
+           {"ipusim demo --captured-runs -1", "--captured-runs: expected a whole number from 0 to 999999999999999999, "
+                                              "got '-1'"},
+           {"POPLAR_ENGINE_OPTIONS='{\"autoReport.executionProfileProgramRunCount\":\"10000000000000000000\"}' "
+            "ipusim run --graph " + quote(kGraph),
+            "'autoReport.executionProfileProgramRunCount' = '10000000000000000000': expected a whole number from 0 to "
+            "999999999999999999 (at most 18 digits)"}}) {
+    SCOPED_TRACE(c.command);
+    std::string command = c.command;
+    command.replace(command.find("ipusim"), 6, ipusimBinary());
+    const auto r = runCommand(command);
+    EXPECT_GT(r.exitCode, 0) << r.output;
+    EXPECT_LT(r.exitCode, 128) << r.output;
+    EXPECT_NE(r.output.find(c.words), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace
