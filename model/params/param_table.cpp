@@ -1,7 +1,6 @@
 #include "model/params/param_table.hpp"
 
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -156,10 +155,12 @@ bool parseUnsigned(const std::string& text, std::uint64_t max, std::uint64_t& ou
 
 bool parseDouble(const std::string& text, double& out) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
-  errno = 0;
+  // (A value beyond a double's range reads as inf and is refused; one below
+  // its smallest normal, 1e-320, is that tiny number: it was refused as not
+  // "a finite number >= 0".)
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) return false;
+  if (end != text.c_str() + text.size() || !std::isfinite(value)) return false;
   out = value;
   return true;
 }

@@ -3,6 +3,7 @@
 #include "model/util/nearest_name.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -72,14 +73,11 @@ bool HostParams::isHostParam(const std::string& name) { return name.rfind("host.
 void HostParams::set(const std::string& name, const std::string& value) {
   for (const auto& r : rows()) {
     if (name != r.name) continue;
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != value.size() || !std::isfinite(v) || v < 0)
+    // strtod, not stod: stod throws for a value below a double's smallest
+    // normal (1e-320), which was then refused as not "a non-negative number".
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v) || v < 0)
       throw std::invalid_argument("host parameter '" + name + "' = '" +
                                   (value.size() > 40 ? value.substr(0, 40) + "..." : value) +
                                   "': expected a non-negative number of seconds");

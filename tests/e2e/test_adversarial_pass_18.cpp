@@ -133,5 +133,22 @@ TEST(AdversarialPass18, CountOptionsOfReportAndDemoSayWhatTheyExpect) {
   }
 }
 
+// A value below a double's smallest normal (1e-320, a finite number >= 0)
+// was refused as not "a finite number >= 0" (a target parameter: strtod's
+// ERANGE) or not "a non-negative number of seconds" (a host parameter:
+// std::stod throws); it is that tiny number. inf and an empty value are
+// still refused.
+TEST(AdversarialPass18, ParametersTakeNumbersBelowTheSmallestNormal) {
+  const std::string params = ipusimBinary() + " params --set streamingMemory.latencySeconds=1e-320";
+  auto r = runCommand(params + " --set host.runDispatchSeconds=1e-320");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("streamingMemory.latencySeconds  1e-320"), std::string::npos) << r.output;
+  expectRefusal(runCommand(params + " --set host.runDispatchSeconds="),
+                "host parameter 'host.runDispatchSeconds' = '': expected a non-negative number of seconds");
+  expectRefusal(runCommand(params + " --set streamingMemory.latencySeconds=1e400"),
+                "target parameter 'streamingMemory.latencySeconds': invalid value '1e400' (expected a finite number "
+                ">= 0, in s)");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_18
