@@ -102,7 +102,8 @@ void addDemoCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<DemoArgs>();
   cmd->add_option("-o,--out", args->out, "where the two report directories go");
   cmd->add_option("--steps", args->steps, "training steps (default: the workloads' 10,000)")->check(wholeNumberAtLeastOne());
-  // (At most the engine option's 18 digits: "-1" became 2^64 - 1, refused as if POPLAR_ENGINE_OPTIONS held it.)
+  // (At most the engine option's 18 digits: "-1" became 2^64 - 1, refused
+  // as if POPLAR_ENGINE_OPTIONS held it.)
   cmd->add_option("--captured-runs", args->capturedRuns, "autoReport.executionProfileProgramRunCount")
       ->check(wholeNumberFrom(0, 999999999999999999ull));
   cmd->add_flag("--synthetic-data", args->synthetic, "timing only, no numerics");
