@@ -174,8 +174,9 @@ TEST(AdversarialPass18, InterleavedCopyRegionsAreCheckedInBoundedMemory) {
   g["options"]["debug.allowOutOfMemory"] = "true";
   const fs::path file = dir.path() / "g.json";
   std::ofstream(file) << g.dump();
-  const auto r = runCommand("ulimit -v 300000; " + ipusimBinary() + " run --synthetic-data --runs 1 --graph " +
-                            quote(file.string()));
+  // (One host thread: each thread's stack counts in the address space.)
+  const auto r = runCommand("ulimit -v 300000; " + ipusimBinary() +
+                            " run --synthetic-data --threads 1 --runs 1 --graph " + quote(file.string()));
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
