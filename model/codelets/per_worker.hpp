@@ -31,6 +31,8 @@ namespace ipusim::model {
 
 std::string perWorkerName(const std::string& workerCodelet);
 bool isPerWorkerName(const std::string& codelet);  // "PerWorker<...>"
+// The codelet a vertex runs: C for PerWorker<C>, else `codelet` itself.
+std::string workerCodeletOf(const std::string& codelet);
 
 // Registers the per-worker codelets the compiler lowers to (codelet_registry.cpp).
 void addPerWorkerCodelets(CodeletRegistry& registry);

@@ -1,5 +1,6 @@
 #include "scheduler/lowering/lowering.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/lowering/conv_lowering.hpp"
 #include "scheduler/lowering/embedding_lowering.hpp"
@@ -392,19 +393,32 @@ class Lowerer {
     b_.execute(std::move(v), "");
   }
 
+  // One compute set of a map: one vertex a range of `p`, `codelet`'s
+  // PerWorker vertex, standing for the worker vertices that share the range
+  // (model/codelets/per_worker.hpp: in runs of whole vectors of the result,
+  // one a worker, as executePerWorker cuts them).
+  template <typename MakeVertex>
+  void executeMap(const Placement& p, const std::string& codelet, MakeVertex make) {
+    const std::string name = model::perWorkerName(codelet);
+    std::vector<ir::Vertex> v;
+    v.reserve(p.size());
+    for (const PlacedRange& r : p) v.push_back(make(name, r.tile, r.begin, r.end));
+    b_.execute(std::move(v), "");
+  }
+
   // Elementwise: the output where the first input is, the others brought
-  // there; each tile's ranges cut into one chunk per worker.
+  // there; each tile's ranges shared by its workers.
   void lowerElementwise(const Op& op, const std::string& codelet, const std::vector<std::string>& inFields,
                         const std::string& outField, const std::map<std::string, double>& params = {}) {
     const Placement p = b_.placementOf(tensorOf(op.inputs[0]));
     std::vector<Id> ins;
     for (std::size_t in : op.inputs) ins.push_back(realize(in, p));
     const Id o = produce(op.outputs[0], p);
-    executePerWorker(p, vectorElements(dtypeOf(op.outputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+    executeMap(p, codelet, [&](const std::string& name, std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
       std::vector<ir::VertexField> fields;
       for (std::size_t f = 0; f < ins.size(); ++f) fields.push_back({inFields[f], {ins[f], b, e}});
       fields.push_back({outField, {o, b, e}});
-      return ir::Vertex{codelet, tile, std::move(fields), params};
+      return ir::Vertex{name, tile, std::move(fields), params};
     });
   }
 
@@ -461,11 +475,10 @@ class Lowerer {
     const Id in = tensorOf(op.inputs[0]);
     const Id o = produce(out, mapTensor(g_.values[out].shape, dtypeOf(out), target_, tiles_));
     if (pad) {
-      const std::string fill = typed("Fill", {dtypeOf(out)});
-      executePerWorker(b_.placementOf(o), vectorElements(dtypeOf(out), target_),
-                       [&](std::uint32_t tile, std::uint64_t begin, std::uint64_t end) {
-                         return ir::Vertex{fill, tile, {{"out", {o, begin, end}}}, {{"value", 0.0}}};
-                       });
+      executeMap(b_.placementOf(o), typed("Fill", {dtypeOf(out)}),
+                 [&](const std::string& name, std::uint32_t tile, std::uint64_t begin, std::uint64_t end) {
+                   return ir::Vertex{name, tile, {{"out", {o, begin, end}}}, {{"value", 0.0}}};
+                 });
     }
     const Id smallT = pad ? in : o, largeT = pad ? o : in;
     const std::uint64_t rowLen = small.cols * small.channels, largeRow = large.cols * large.channels;
@@ -887,9 +900,10 @@ class Lowerer {
     const Id w = tensorOf(op.inputs[0]);
     const Placement p = b_.placementOf(w);
     const Id grad = realize(op.inputs[1], p);
-    executePerWorker(p, vectorElements(dtypeOf(op.inputs[0]), target_), [&](std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
-      return ir::Vertex{typed("ScaledAdd", {dtypeOf(op.inputs[0])}), tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}};
-    });
+    executeMap(p, typed("ScaledAdd", {dtypeOf(op.inputs[0])}),
+               [&](const std::string& name, std::uint32_t tile, std::uint64_t b, std::uint64_t e) {
+                 return ir::Vertex{name, tile, {{"data", {w, b, e}}, {"deltas", {grad, b, e}}}, {{"scale", op.scale}}};
+               });
   }
 
   // Softmax(Grad) over blocks of n x inner elements (op.blocks): whole

@@ -50,4 +50,24 @@ TEST(PerWorker, RefusesWhatItsSharesCannotDivide) {
   }
 }
 
+// A map of 100 floats: six workers take 17, 17, 17, 17, 16 and 16; 3
+// floats (one vector of 2 and a half) go to one worker.
+TEST(PerWorker, SharesAMapInRunsOfVectors) {
+  const Target target;
+  const Codelet& perWorker = CodeletRegistry::instance().get(perWorkerName("Add"));
+  std::vector<ipusim::ir::Cycles> shares, workers;
+  perWorker.addWorkerCycles(shapeOf(perWorker, {100, 100, 100}), target, shares);
+  for (std::uint64_t n : {17, 17, 17, 17, 16, 16}) workers.push_back(cyclesOf("Add", {n, n, n}));
+  EXPECT_EQ(shares, workers);
+  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {100, 100, 100}), 6), 6u);
+  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {3, 3, 3}), 6), 1u);
+  std::vector<Buffer> uneven{Buffer::of({1, 2, 3}), Buffer::of({1, 2}), Buffer::of({0, 0, 0})};
+  try {
+    run(perWorkerName("Add"), uneven);
+    FAIL() << "fields of different sizes accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'in1' has 2 elements, expected 3"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace test_per_worker

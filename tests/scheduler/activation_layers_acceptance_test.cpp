@@ -11,6 +11,7 @@
 // reference within 1%, as issue 10 checked half. One simulation per test.
 #include "training_harness.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
@@ -50,10 +51,11 @@ void expectHalfTracksFloat(nlohmann::json j, const std::string& dtype) {
   expectHalfTracksFloat32(run(j), kSteps, dtype);
 }
 
+// The codelets the vertices run (a map's PerWorker<C> vertex runs C).
 std::set<std::string> codeletsOf(const scheduler::CompiledWorkload& c) {
   std::set<std::string> names;
   for (const auto& cs : c.exe.computeSets)
-    for (const auto& v : cs.vertices) names.insert(v.codelet);
+    for (const auto& v : cs.vertices) names.insert(model::workerCodeletOf(v.codelet.str()));
   return names;
 }
 

@@ -8,6 +8,7 @@
 #include "tests/test_build.hpp"
 #include "training_harness.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,7 @@ TrainingLosses run(const nlohmann::json& optimizer) {
 std::set<std::string> codelets(const scheduler::CompiledWorkload& c) {
   std::set<std::string> names;
   for (const auto& cs : c.exe.computeSets)
-    for (const auto& v : cs.vertices) names.insert(v.codelet);
+    for (const auto& v : cs.vertices) names.insert(model::workerCodeletOf(v.codelet.str()));  // PerWorker<C>: C
   return names;
 }
 

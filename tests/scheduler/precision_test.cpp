@@ -4,6 +4,7 @@
 // half precision allows. One simulation per test (per process).
 #include "training_harness.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "scheduler/models/workload.hpp"
 
 #include <gtest/gtest.h>
@@ -23,7 +24,7 @@ scheduler::Workload tutorialIn(const std::string& dtype) {
 std::set<std::string> codelets(const scheduler::CompiledWorkload& c) {
   std::set<std::string> names;
   for (const auto& cs : c.exe.computeSets)
-    for (const auto& v : cs.vertices) names.insert(v.codelet);
+    for (const auto& v : cs.vertices) names.insert(model::workerCodeletOf(v.codelet.str()));  // PerWorker<C>: C
   return names;
 }
 
