@@ -167,8 +167,10 @@ bool parseRecomputeCheckpoints(const Reader& tr, Workload& w, const std::string&
     return false;
   }
   const std::string key = tr.key("recompute_checkpoints");
-  if (tr.raw().at("recompute_checkpoints").is_string()) {
-    tr.string("recompute_checkpoints", "", {"auto"});
+  if (const json& given = tr.raw().at("recompute_checkpoints"); given.is_string()) {
+    // (tr.string's "'AUTO' is not one of auto" did not say that a list is the other form.)
+    if (given.get<std::string>() != "auto")
+      tr.fail(key, "expected \"auto\" or a non-empty list of layer names, got " + given.dump());
     return true;
   }
   std::vector<std::string> names;

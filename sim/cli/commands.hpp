@@ -19,6 +19,18 @@ inline CLI::Validator nonEmptyFileName() {
                         "FILE");
 }
 
+// An output file: not empty, and not "-", which `export` reads as standard
+// output; these commands write their summary there, so "-" became a file named "-".
+inline CLI::Validator outputFileName() {
+  return CLI::Validator(
+      [](std::string& text) {
+        if (text.empty()) return std::string("an empty file name");
+        if (text == "-") return std::string("'-' (standard output carries this command's summary): expected a file name");
+        return std::string();
+      },
+      "FILE");
+}
+
 void addRunCommand(CLI::App& app, int& exitCode);
 // `ipusim evaluate` and `ipusim predict`: a workload run with its task set.
 void addTaskCommand(CLI::App& app, int& exitCode, scheduler::Task task);

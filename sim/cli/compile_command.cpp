@@ -256,7 +256,7 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--engine-options", args->engineOptions,
                   "engine options as a JSON object (debug.allowOutOfMemory); POPLAR_ENGINE_OPTIONS wins over it");
   cmd->add_option("-o,--output", args->output, "also write the executable as a serialized graph (JSON)")
-      ->check(nonEmptyFileName());
+      ->check(outputFileName());
   cmd->add_flag("--force", args->force,
                 "replace the --output file if it exists (never an input, a directory, a device or a FIFO)");
   cmd->add_flag("--json", args->json, "print the result as one JSON object");

@@ -15,7 +15,7 @@ void addExampleGraphCommand(CLI::App& app, int& exitCode) {
   auto force = std::make_shared<bool>(false);
   auto flags = std::make_shared<TargetFlags>();
   flags->arch = "ipu2";
-  cmd->add_option("-o,--output", *output, "where to write the serialized graph");
+  cmd->add_option("-o,--output", *output, "where to write the serialized graph")->check(outputFileName());
   cmd->add_flag("--force", *force, "replace the output file if it exists (never a directory, a device or a FIFO)");
   cmd->add_option("--graph-tiles", shape->tiles, "tiles the graph computes on")
       ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));

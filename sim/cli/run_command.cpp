@@ -186,7 +186,7 @@ void addTaskCommand(CLI::App& app, int& exitCode, scheduler::Task task) {
   if (predict) {
     cmd->add_option("--predictions", workload->predictionsPath,
                     "write the predictions to FILE.npy (a NumPy float32 array, a row per example) or FILE.csv")
-        ->check(nonEmptyFileName());
+        ->check(outputFileName());
     cmd->add_flag("--force", workload->force, "with --predictions: replace an existing file");
   }
   auto common = std::make_shared<CommonFlags>();

@@ -180,5 +180,27 @@ TEST(AdversarialPass18, InterleavedCopyRegionsAreCheckedInBoundedMemory) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// Pass 18's doubts, judged defects and fixed after it: `compile -o -`,
+// `example-graph -o -` and `predict --predictions -` wrote a file named "-"
+// (export writes "-" to standard output; these print their summary there);
+// a checkpoints string other than "auto" was "'AUTO' is not one of auto",
+// not saying that a list of layer names is the other form.
+TEST(AdversarialPass18, DoubtsJudged) {
+  ScratchDir dir("doubts");
+  const std::string workload = smallMlp(dir.path(), 1);
+  for (const std::string& command : {" compile " + quote(workload) + " -o -", std::string(" example-graph -o -"),
+                                     " predict --synthetic-data " + quote(workload) + " --predictions -"}) {
+    const auto r = runCommand("cd " + quote(dir.path().string()) + " && " + ipusimBinary() + command);
+    EXPECT_NE(r.exitCode, 0) << command;
+    EXPECT_NE(r.output.find("'-' (standard output carries this command's summary): expected a file name"),
+              std::string::npos)
+        << command << ": " << r.output;
+    EXPECT_FALSE(fs::exists(dir.path() / "-")) << command;
+  }
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(workload) +
+                           " --workload-set 'training.recompute_checkpoints=\"AUTO\"'"),
+                "training.recompute_checkpoints: expected \"auto\" or a non-empty list of layer names, got \"AUTO\"");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_18
