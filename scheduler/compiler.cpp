@@ -518,7 +518,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   // The code each tile holds (vertex code and state, control and exchange
   // code): always-live tensors, so that every memory figure counts them.
   if (w.codeMemory) {
-    const std::vector<ir::CodeBytes> code = ir::codeBytesPerTile(exe, tiles, target.tile.workerContexts);
+    const std::vector<ir::CodeBytes> code = ir::codeBytesPerTile(exe, tiles, target.tile);
     for (const ir::CodeBytes& b : code) c.report.codeBytes += b;
     for (ir::Id id : ir::addCodeMemoryTensors(exe, code)) step.useSpans.resize(id + 1, {0, 0});
   }

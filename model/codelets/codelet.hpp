@@ -77,7 +77,7 @@ class Codelet {
   }
   // The vertices Poplar's graph holds for this one (code memory counts
   // their state): 1, or a per-worker vertex's worker vertices.
-  virtual std::uint64_t workerVertices(const VertexShape& shape, std::uint32_t workerContexts) const { return 1; }
+  virtual std::uint64_t workerVertices(const VertexShape& shape, const TileParams& tile) const { return 1; }
   virtual void compute(const std::vector<FieldData>& fields, const std::vector<double>& params) const = 0;
   // compute() of `count` vertices of this codelet stored flat: vertex i's
   // fields are fields[i * numFields, (i + 1) * numFields), its params

@@ -3,10 +3,11 @@
 // tile runs side by side, one a worker context, each on its share of the
 // work. Poplar's graph holds the worker vertices (popops' reductions place
 // one ContinuousReduce or ScaledReduce a worker, each over a list of
-// regions); ipusim's holds one, so that a matmul's partials, reduced on
-// every owner tile of every product, are not millions of vertices (3.1 of
-// BERT-base's 5.8 million before). What depends on the worker vertices
-// still sees them:
+// regions; elementwise ops one a worker, or a multi-vertex a tile);
+// ipusim's holds one, so that a matmul's partials, reduced on every owner
+// tile of every product, and every elementwise op are not millions of
+// vertices (BERT-base's graph: 5.8 million before, 2.5 million after).
+// What depends on the worker vertices still sees them:
 //   - timing: addWorkerCycles gives each share's cycles, which the tile
 //     balances over its contexts as it balances worker vertices;
 //   - code memory: workerVertices gives how many vertices Poplar's graph
@@ -17,12 +18,14 @@
 // Contract:
 // - perWorkerName("ReduceSum") is "PerWorker<ReduceSum>", the name the
 //   registry holds the wrapper of a worker codelet under.
-// - The shares (ColumnsOfAReduction, the one kind so far): a reduction over
-//   axis 0 (`in` rows x cols summed into `out`'s cols); share w takes
-//   columns [w c, (w + 1) c) of every row, c = ceil(cols / workers), at most
-//   one a worker context, as the lowering cut them into worker vertices.
-// - validate() is C's, and refuses what the shares cannot divide (axis 1),
-//   naming the codelet.
+// - The shares, by kind: a reduction over axis 0 (`in` rows x cols summed
+//   into `out`'s cols): share w takes columns [w c, (w + 1) c) of every row,
+//   c = ceil(cols / workers). A map (every field the same size): runs of
+//   the elements, at most one a worker and each at least a vector of the
+//   result's type, split evenly, the first ones one longer. Both as the
+//   lowering cut them into worker vertices.
+// - validate() is C's, and refuses what the shares cannot divide (axis 1;
+//   fields of different sizes), naming the codelet.
 #include "model/codelets/codelet.hpp"
 
 #include <string>

@@ -86,7 +86,7 @@ CodeMemoryParams defaultCodeMemoryParams() {
   return p;
 }
 
-std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts) {
+std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles, const model::TileParams& tile) {
   std::vector<CodeCounts> counts(numTiles);
   // Distinct codelets per tile: a tile runs a handful, so a short list each.
   std::vector<std::vector<Name>> codelets(numTiles);
@@ -106,7 +106,7 @@ std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t nu
         model::VertexShape shape;
         for (const VertexField& f : v.fields) shape.fieldSizes.push_back(f.ref.size());
         shape.params = model::orderedParams(*codelet, v.params);
-        vertices = codelet->workerVertices(shape, workerContexts);
+        vertices = codelet->workerVertices(shape, tile);
       }
       CodeCounts& c = counts[v.tile];
       c.vertices += vertices;
@@ -200,11 +200,11 @@ CodeBytes codeBytes(const CodeCounts& c, const CodeMemoryParams& p) {
   return b;
 }
 
-std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts,
+std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, const model::TileParams& tile,
                                         const CodeMemoryParams& params) {
   std::vector<CodeBytes> bytes;
   bytes.reserve(numTiles);
-  for (const CodeCounts& c : countCodeOnTiles(exe, numTiles, workerContexts)) bytes.push_back(codeBytes(c, params));
+  for (const CodeCounts& c : countCodeOnTiles(exe, numTiles, tile)) bytes.push_back(codeBytes(c, params));
   return bytes;
 }
 

@@ -30,6 +30,7 @@
 // - Tiles >= numTiles in a vertex or mapping are std::invalid_argument
 //   naming the compute set or tensor.
 #include "model/ir/executable.hpp"
+#include "model/target.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -68,11 +69,11 @@ struct CodeBytes {
   CodeBytes& operator+=(const CodeBytes& o);
 };
 
-// Per tile, [0, numTiles). `workerContexts`: a tile's (the target's), which
-// a per-worker vertex's count of worker vertices depends on.
-std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts);
+// Per tile, [0, numTiles). `tile`: the target's (its workers and vectors),
+// which a per-worker vertex's count of worker vertices depends on.
+std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t numTiles, const model::TileParams& tile);
 CodeBytes codeBytes(const CodeCounts& counts, const CodeMemoryParams& params = defaultCodeMemoryParams());
-std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, std::uint32_t workerContexts,
+std::vector<CodeBytes> codeBytesPerTile(const Executable& exe, std::uint32_t numTiles, const model::TileParams& tile,
                                         const CodeMemoryParams& params = defaultCodeMemoryParams());
 // `perTile[t]`: tile t's bytes (codeBytesPerTile's, read before adding).
 std::vector<Id> addCodeMemoryTensors(Executable& exe, const std::vector<CodeBytes>& perTile);

@@ -104,6 +104,20 @@ inline std::string checkpointedMlp(const fs::path& dir, const std::string& name,
   return file.string();
 }
 
+// `dir`/`name`: a two-layer MLP trained two steps on 4 tiles, replicated
+// over `ipus` IPUs (adversarial passes 17 and 18).
+inline std::string replicatedMlp(const fs::path& dir, const std::string& name, int ipus) {
+  const fs::path file = dir / name;
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
+                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "training": {"steps": 2, "steps_per_execution": 2},
+    "ipu": {"tiles": 4, "num_ipus": )" << ipus << "}}";
+  return file.string();
+}
+
 // `path`: a .npy file of `values` int32 zeros (every token id and label 0)
 // under the dictionary `header`, written as given (padded to numpy's 64 bytes).
 inline void writeZerosNpy(const fs::path& path, std::string header, std::size_t values) {

@@ -11,20 +11,6 @@
 namespace ipusim::test::test_adversarial_pass_17 {
 namespace {
 
-// `dir`/`name`: a two-layer MLP trained two steps on 4 tiles, replicated
-// over `ipus` IPUs.
-std::string smallMlp(const fs::path& dir, const std::string& name, int ipus) {
-  const fs::path file = dir / name;
-  std::ofstream(file) << R"({
-    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
-    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
-                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
-    "optimizer": {"type": "sgd"},
-    "training": {"steps": 2, "steps_per_execution": 2},
-    "ipu": {"tiles": 4, "num_ipus": )" << ipus << "}}";
-  return file.string();
-}
-
 // Replicated, the all-reduce's buffers (each gradient's received copy) were
 // added after the memory plan: the compile's fullest tile said 1,352 bytes
 // where the profile's report said 1,656, and with 1,600 bytes a tile the
@@ -34,7 +20,7 @@ std::string smallMlp(const fs::path& dir, const std::string& name, int ipus) {
 // arguments were not expected: compile.code_memory=true --workload-set").
 TEST(AdversarialPass17, ReplicasCountTheirCollectiveBuffers) {
   ScratchDir dir("replica-buffers");
-  const std::string file = smallMlp(dir.path(), "w.json", 2);
+  const std::string file = replicatedMlp(dir.path(), "w.json", 2);
   const nlohmann::json compiled = jsonOf(runCommand(ipusimBinary() + " compile --json " + quote(file)));
   const fs::path reports = dir.path() / "reports";
   auto r = runCommand(withReports(reports) + ipusimBinary() + " run --synthetic-data " + quote(file));
@@ -65,7 +51,7 @@ TEST(AdversarialPass17, ReplicasCountTheirCollectiveBuffers) {
 // the byte raw. A one-point sweep said "1 points".
 TEST(AdversarialPass17, NamesThatAreNotUtf8) {
   ScratchDir dir("not-utf8");
-  const std::string file = smallMlp(dir.path(), "w\xff.json", 1);
+  const std::string file = replicatedMlp(dir.path(), "w\xff.json", 1);
   for (const char* command : {" compile --json ", " run --synthetic-data --json "}) {
     const nlohmann::json j = jsonOf(runCommand(ipusimBinary() + command + quote(file)));
     EXPECT_EQ(j.value("workload", ""), "w\xef\xbf\xbd") << command << j.dump();
@@ -107,7 +93,7 @@ TEST(AdversarialPass17, NamesThatAreNotUtf8) {
 // --workload-set, a step count of --steps was blamed on --workload-set.
 TEST(AdversarialPass17, MessagesSayWhatTheyMean) {
   ScratchDir dir("messages");
-  const std::string file = smallMlp(dir.path(), "w.json", 1);
+  const std::string file = replicatedMlp(dir.path(), "w.json", 1);
   const std::string compile = ipusimBinary() + " compile " + quote(file);
   auto r = runCommand(compile + " --set streamingMemory.latencySeconds=1e300");
   expectRefusal(r, "'streamingMemory.latencySeconds' = 1e+300 s is more than 1.8e+308 cycles at 1.33e+09 Hz, over "

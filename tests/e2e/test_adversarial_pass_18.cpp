@@ -14,26 +14,13 @@
 namespace ipusim::test::test_adversarial_pass_18 {
 namespace {
 
-// `dir`/w.json: a two-layer MLP trained two steps on 4 tiles, over `ipus` replicas.
-std::string smallMlp(const fs::path& dir, int ipus) {
-  const fs::path file = dir / "w.json";
-  std::ofstream(file) << R"({
-    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 4, "examples": 16},
-    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "name": "a"},
-                         {"type": "dense", "units": 4, "activation": "softmax", "name": "out"}]},
-    "optimizer": {"type": "sgd"},
-    "training": {"steps": 2, "steps_per_execution": 2},
-    "ipu": {"tiles": 4, "num_ipus": )" << ipus << "}}";
-  return file.string();
-}
-
 // Two replicas, each a tile over capacity, compiled with
 // compile.allow_out_of_memory: `compile` and `run` said "1 tile OVER
 // capacity" (tiles_over_capacity 1 in their --json) where the profile's
 // `report` said 2 of the 8 tiles: one replica's count. One figure now.
 TEST(AdversarialPass18, ReplicasTilesOverCapacityAreTheProfilesCount) {
   ScratchDir dir("replicas-over");
-  const std::string file = smallMlp(dir.path(), 2);
+  const std::string file = replicatedMlp(dir.path(), "w.json", 2);
   const std::string over = " --set tile.memoryBytes=1600 --workload-set compile.allow_out_of_memory=true ";
   const nlohmann::json compiled = jsonOf(runCommand(ipusimBinary() + " compile --json" + over + quote(file)));
   EXPECT_EQ(compiled.value("tiles_over_capacity", 0), 2) << compiled.dump();
@@ -187,7 +174,7 @@ TEST(AdversarialPass18, InterleavedCopyRegionsAreCheckedInBoundedMemory) {
 // not saying that a list of layer names is the other form.
 TEST(AdversarialPass18, DoubtsJudged) {
   ScratchDir dir("doubts");
-  const std::string workload = smallMlp(dir.path(), 1);
+  const std::string workload = replicatedMlp(dir.path(), "w.json", 1);
   for (const std::string& command : {" compile " + quote(workload) + " -o -", std::string(" example-graph -o -"),
                                      " predict --synthetic-data " + quote(workload) + " --predictions -"}) {
     const auto r = runCommand("cd " + quote(dir.path().string()) + " && " + ipusimBinary() + command);

@@ -63,7 +63,7 @@ Executable smallExecutable() {
 }
 
 TEST(CodeMemory, CountsCodeletsVerticesStepsAndMessagesPerTile) {
-  const std::vector<CodeCounts> c = countCodeOnTiles(smallExecutable(), 4, 6);
+  const std::vector<CodeCounts> c = countCodeOnTiles(smallExecutable(), 4, model::TileParams{});
   ASSERT_EQ(c.size(), 4u);
   EXPECT_EQ(c[0].codelets, 2u);  // Add and Scale
   EXPECT_EQ(c[0].vertices, 3u);
@@ -107,7 +107,7 @@ TEST(CodeMemory, BytesAreTheCountsTimesTheConstantsInWholeWords) {
 
 TEST(CodeMemory, TensorsPutTheCodeInTheTilesMemoryFigure) {
   Executable exe = smallExecutable();
-  const std::vector<CodeBytes> perTile = codeBytesPerTile(exe, 4, 6);
+  const std::vector<CodeBytes> perTile = codeBytesPerTile(exe, 4, model::TileParams{});
   const std::vector<Id> added = addCodeMemoryTensors(exe, perTile);
   ASSERT_EQ(added.size(), 4u);
   const char* categories[] = {kVertexCodeCategory, kVertexStateCategory, kControlCodeCategory, kExchangeCodeCategory};
@@ -137,7 +137,7 @@ TEST(CodeMemory, AVertexOrMappingBeyondTheTilesIsNamed) {
   Executable exe = smallExecutable();
   exe.computeSets[0].vertices.push_back(vertex("Add", 9, 1, 0));
   try {
-    countCodeOnTiles(exe, 4, 6);
+    countCodeOnTiles(exe, 4, model::TileParams{});
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("compute set 'cs' has a vertex on tile 9, but there are 4 tiles"),
@@ -146,7 +146,7 @@ TEST(CodeMemory, AVertexOrMappingBeyondTheTilesIsNamed) {
   }
   Executable mapped = smallExecutable();
   mapped.tensors[1].mapping[0].tile = 7;
-  EXPECT_THROW(countCodeOnTiles(mapped, 4, 6), std::invalid_argument);
+  EXPECT_THROW(countCodeOnTiles(mapped, 4, model::TileParams{}), std::invalid_argument);
 }
 
 }  // namespace

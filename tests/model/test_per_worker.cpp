@@ -28,8 +28,9 @@ TEST(PerWorker, TimesItsSharesAsTheWorkerVerticesItStandsFor) {
   EXPECT_EQ(shares, workers);
   EXPECT_EQ(hardware::tileComputeCycles(shares, {}, target.tile), hardware::tileComputeCycles(workers, {}, target.tile));
   EXPECT_EQ(perWorker.cycles(shape, target), workers[0]);  // the busiest share's
-  EXPECT_EQ(perWorker.workerVertices(shape, 6), 6u);
-  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {8, 2}, {{"rows", 4}, {"cols", 2}, {"axis", 0}}), 6), 2u);
+  EXPECT_EQ(perWorker.workerVertices(shape, target.tile), 6u);
+  const VertexShape twoColumns = shapeOf(perWorker, {8, 2}, {{"rows", 4}, {"cols", 2}, {"axis", 0}});
+  EXPECT_EQ(perWorker.workerVertices(twoColumns, target.tile), 2u);
 }
 
 TEST(PerWorker, ComputesWhatItsWorkerComputes) {
@@ -59,8 +60,8 @@ TEST(PerWorker, SharesAMapInRunsOfVectors) {
   perWorker.addWorkerCycles(shapeOf(perWorker, {100, 100, 100}), target, shares);
   for (std::uint64_t n : {17, 17, 17, 17, 16, 16}) workers.push_back(cyclesOf("Add", {n, n, n}));
   EXPECT_EQ(shares, workers);
-  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {100, 100, 100}), 6), 6u);
-  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {3, 3, 3}), 6), 1u);
+  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {100, 100, 100}), target.tile), 6u);
+  EXPECT_EQ(perWorker.workerVertices(shapeOf(perWorker, {3, 3, 3}), target.tile), 1u);
   std::vector<Buffer> uneven{Buffer::of({1, 2, 3}), Buffer::of({1, 2}), Buffer::of({0, 0, 0})};
   try {
     run(perWorkerName("Add"), uneven);

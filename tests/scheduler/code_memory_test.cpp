@@ -49,7 +49,7 @@ TEST(CodeMemoryFits, TheDenseLayerCountsAreTheOnesTheFitsDivideBy) {
   // The counts are of the executable before the code tensors were added
   // (they hold no vertex and take part in no program).
   ir::CodeCounts sum;
-  for (const ir::CodeCounts& t : ir::countCodeOnTiles(c.exe, c.target.totalTiles(), c.target.tile.workerContexts)) {
+  for (const ir::CodeCounts& t : ir::countCodeOnTiles(c.exe, c.target.totalTiles(), c.target.tile)) {
     sum.codelets += t.codelets, sum.vertices += t.vertices, sum.fields += t.fields, sum.params += t.params;
     sum.steps += t.steps, sum.messages += t.messages;
   }
