@@ -148,6 +148,17 @@ std::string workerCodeletOf(const std::string& codelet) {
   return isPerWorkerName(codelet) ? codelet.substr(prefix, codelet.size() - prefix - 1) : codelet;
 }
 
+std::uint64_t WorkerVertexCount::operator()(const ir::Vertex& v) {
+  auto [known, added] = perWorker_.try_emplace(v.codelet, nullptr);
+  if (added && isPerWorkerName(v.codelet.str())) known->second = &CodeletRegistry::instance().get(v.codelet.str());
+  const Codelet* codelet = known->second;
+  if (!codelet) return 1;
+  VertexShape shape;
+  for (const ir::VertexField& f : v.fields) shape.fieldSizes.push_back(f.ref.size());
+  shape.params = orderedParams(*codelet, v.params);
+  return codelet->workerVertices(shape, tile_);
+}
+
 void addPerWorkerCodelets(CodeletRegistry& registry) {
   // A matmul's or a convolution's partials, reduced on their owner tiles
   // (scheduler/lowering/partials.hpp), into float or half.

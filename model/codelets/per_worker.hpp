@@ -28,7 +28,9 @@
 //   fields of different sizes), naming the codelet.
 #include "model/codelets/codelet.hpp"
 
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 
 namespace ipusim::model {
 
@@ -36,6 +38,20 @@ std::string perWorkerName(const std::string& workerCodelet);
 bool isPerWorkerName(const std::string& codelet);  // "PerWorker<...>"
 // The codelet a vertex runs: C for PerWorker<C>, else `codelet` itself.
 std::string workerCodeletOf(const std::string& codelet);
+
+// How many worker vertices a vertex is, as Poplar's graph holds them: 1, or
+// a per-worker vertex's Codelet::workerVertices. The one count behind every
+// figure that says "vertices" (compile's graph line, code memory, the
+// profile's vertices per tile); each codelet looked up once per name.
+class WorkerVertexCount {
+ public:
+  explicit WorkerVertexCount(const TileParams& tile) : tile_(tile) {}
+  std::uint64_t operator()(const ir::Vertex& v);
+
+ private:
+  TileParams tile_;
+  std::unordered_map<ir::Name, const Codelet*> perWorker_;  // null: not a per-worker codelet
+};
 
 // Registers the per-worker codelets the compiler lowers to (codelet_registry.cpp).
 void addPerWorkerCodelets(CodeletRegistry& registry);

@@ -101,7 +101,7 @@ ComputeSetPlan::ComputeSetPlan(const ir::ComputeSet& cs, const MemoryLayout& mem
       tv.supervisors.push_back(codelet->cycles(shape, target));
     else
       codelet->addWorkerCycles(shape, target, tv.workers);  // a per-worker vertex: one a worker vertex
-    ++tv.vertices;
+    tv.vertices += std::uint32_t(codelet->workerVertices(shape, target.tile));  // as Poplar's graph holds them
     if (runs_.empty() || runs_.back().codelet != codelet) {
       VertexRun run;
       run.codelet = codelet;

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 namespace ipusim::ir {
 namespace {
@@ -90,24 +89,14 @@ std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t nu
   std::vector<CodeCounts> counts(numTiles);
   // Distinct codelets per tile: a tile runs a handful, so a short list each.
   std::vector<std::vector<Name>> codelets(numTiles);
-  // A per-worker vertex is the worker vertices Poplar's graph holds
-  // (model/codelets/per_worker.hpp): its codelet, for the codelets named so.
-  std::unordered_map<Name, const model::Codelet*> perWorker;
+  // A per-worker vertex is the worker vertices Poplar's graph holds (model/codelets/per_worker.hpp).
+  model::WorkerVertexCount workerVertices(tile);
   for (const ComputeSet& cs : exe.computeSets)
     for (const Vertex& v : cs.vertices) {
       if (v.tile >= numTiles)
         throw std::invalid_argument("code memory: compute set '" + cs.name + "' has a vertex on tile " +
                                     std::to_string(v.tile) + ", but there are " + std::to_string(numTiles) + " tiles");
-      auto [known, added] = perWorker.try_emplace(v.codelet, nullptr);
-      if (added && model::isPerWorkerName(v.codelet.str()))
-        known->second = &model::CodeletRegistry::instance().get(v.codelet.str());
-      std::uint64_t vertices = 1;
-      if (const model::Codelet* codelet = known->second) {
-        model::VertexShape shape;
-        for (const VertexField& f : v.fields) shape.fieldSizes.push_back(f.ref.size());
-        shape.params = model::orderedParams(*codelet, v.params);
-        vertices = codelet->workerVertices(shape, tile);
-      }
+      const std::uint64_t vertices = workerVertices(v);
       CodeCounts& c = counts[v.tile];
       c.vertices += vertices;
       c.fields += vertices * v.fields.size();

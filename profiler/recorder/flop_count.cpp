@@ -1,5 +1,7 @@
 #include "profiler/recorder/flop_count.hpp"
 
+#include "model/codelets/per_worker.hpp"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -29,8 +31,12 @@ const std::map<std::string, std::uint64_t>& flopsPerElement() {
   return table;
 }
 
-// "MatMulPartial<half,float>" -> "MatMulPartial": every typed variant counts as its plain codelet.
-std::string baseName(const std::string& codelet) { return codelet.substr(0, codelet.find('<')); }
+// "MatMulPartial<half,float>" -> "MatMulPartial": every typed variant counts as its plain codelet, and a
+// per-worker vertex as the codelet its workers run ("PerWorker<ReduceSum<float,half>>" -> "ReduceSum").
+std::string baseName(const std::string& codelet) {
+  const std::string worker = model::workerCodeletOf(codelet);
+  return worker.substr(0, worker.find('<'));
+}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // compile stage, the fullest tile against its capacity, the estimated step
 // against the AMP lower bound, and every matmul's and convolution's plan. The figures a user
 // needs before spending a simulation on a model (and what bench/ records).
+#include "model/codelets/per_worker.hpp"
 #include "scheduler/compiler.hpp"
 #include "scheduler/models/auto_checkpoints.hpp"
 #include "sim/cli/commands.hpp"
@@ -97,10 +98,15 @@ int compileWorkload(const CompileArgs& args) {
   const scheduler::CompileReport& r = c.report;
   std::uint64_t remoteBytes = 0;  // training.offload_optimizer_state's remote buffers
   for (const ir::RemoteBuffer& b : c.exe.remoteBuffers) remoteBytes += b.numBytes();
-  // The graph's size, as Poplar's graph report counts it.
-  std::uint64_t vertices = 0, edges = 0, params = 0;
+  // The graph's size, as Poplar's graph report counts it (a per-worker
+  // vertex as its worker vertices), and ipusim's own vertices.
+  std::uint64_t vertices = 0, edges = 0, params = 0, irVertices = 0;
+  model::WorkerVertexCount workerVertices(target.tile);
   for (const auto& cs : c.exe.computeSets)
-    for (const auto& v : cs.vertices) ++vertices, edges += v.fields.size(), params += v.params.size();
+    for (const auto& v : cs.vertices) {
+      const std::uint64_t n = workerVertices(v);
+      ++irVertices, vertices += n, edges += n * v.fields.size(), params += n * v.params.size();
+    }
   // The AMP's rate for the model's compute type (float32, or half for float16 and mixed_float16).
   const bool half = workload.dtype != "float32";
   const double ampPeak = double(half ? target.tile.ampHalfMacsPerCycle : target.tile.ampFloatMacsPerCycle) *
@@ -137,6 +143,7 @@ int compileWorkload(const CompileArgs& args) {
     std::cout << profileJson(nlohmann::json{{"workload", workload.name}, {"arch", target.arch},
                                 {"compile_seconds", seconds}, {"stages", stageJson},
                                 {"compute_sets", c.exe.computeSets.size()}, {"vertices", vertices},
+                                {"ir_vertices", irVertices},
                                 {"edges", edges}, {"vertex_params", params}, {"tensors", c.exe.tensors.size()},
                                 {"weight_elements", r.weightElements},
                                 {"trainable_weight_elements", r.trainableWeightElements},
@@ -163,8 +170,9 @@ int compileWorkload(const CompileArgs& args) {
   std::cout << "workload          " << workload.name << " on " << target.arch << " (" << target.totalTiles() << " tiles)\n"
             << "compile           " << std::fixed << std::setprecision(3) << seconds << " s:";
   for (const auto& [name, at] : stages) std::cout << " " << name << " " << stageJson[name].get<double>() << " s;";
-  std::cout << "\ngraph             " << c.exe.computeSets.size() << " compute sets, " << vertices << " vertices, "
-            << edges << " edges, " << c.exe.tensors.size() << " tensors"
+  std::cout << "\ngraph             " << c.exe.computeSets.size() << " compute sets, " << vertices << " vertices ("
+            << irVertices << " in ipusim's graph: per-worker vertices), " << edges << " edges, " << c.exe.tensors.size()
+            << " tensors"
             << "\nweights           " << r.weightElements << " elements, " << r.trainableWeightElements
             << " trainable"
             << (r.weightElements > r.trainableWeightElements

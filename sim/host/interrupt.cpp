@@ -18,8 +18,9 @@ namespace {
 volatile std::sig_atomic_t requested = 0;
 volatile std::sig_atomic_t cooperative = 0;
 volatile std::sig_atomic_t childGroup = 0;
-// What the exit leaves, after "; " (interruptedLeaves): set outside the handler only.
-std::string leavesText = "nothing written";
+// What the exit leaves, after "; ": "nothing written" unless a command said
+// otherwise (interruptedLeaves, outside the handler only).
+std::string leavesText;
 const char* volatile leaves = nullptr;
 
 void say(const char* text) {

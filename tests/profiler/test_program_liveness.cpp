@@ -106,5 +106,18 @@ TEST(FlopCount, ElementwiseCountsTheLargestFieldAndDataMovementNothing) {
   EXPECT_EQ(computeSetFlops(cs), 250u);
 }
 
+// A per-worker vertex counts as the codelet its workers run (it counted
+// nothing when it came in: the profile's FLOPs lost every reduction and map).
+TEST(FlopCount, APerWorkerVertexCountsAsItsWorkers) {
+  ir::Vertex add;
+  add.codelet = "PerWorker<ScaledAdd<half>>";
+  add.fields = {{"data", {0, 0, 100}}, {"deltas", {1, 0, 100}}};
+  EXPECT_EQ(vertexFlops(add), 200u);
+  ir::Vertex reduce;
+  reduce.codelet = "PerWorker<ReduceSum<float,half>>";
+  reduce.fields = {{"in", {0, 0, 60}}, {"out", {1, 0, 20}}};
+  EXPECT_EQ(vertexFlops(reduce), 60u);
+}
+
 }  // namespace
 }  // namespace ipusim::profiler::test_program_liveness
