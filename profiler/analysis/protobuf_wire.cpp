@@ -1,5 +1,7 @@
 #include "profiler/analysis/protobuf_wire.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 
 namespace ipusim::profiler::analysis {
@@ -40,7 +42,8 @@ ProtoMessage& ProtoMessage::bytes(std::uint32_t field, std::string_view value) {
 namespace {
 
 // The length of the well-formed UTF-8 sequence at s[i] (Unicode's table 3-7:
-// no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+// no overlong forms, no surrogates, nothing above U+10FFFF), or 0: a valid
+// name is written as it is, without the JSON library's round trip.
 std::size_t utf8SequenceAt(std::string_view s, std::size_t i) {
   const auto byte = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
   const unsigned c = byte(0);
@@ -62,24 +65,14 @@ std::size_t utf8SequenceAt(std::string_view s, std::size_t i) {
 
 ProtoMessage& ProtoMessage::text(std::uint32_t field, std::string_view value) {
   std::size_t i = 0;
-  while (i < value.size()) {
-    const std::size_t n = utf8SequenceAt(value, i);
-    if (n == 0) break;
-    i += n;
-  }
-  if (i == value.size()) return bytes(field, value);  // (names are UTF-8 but in a damaged profile)
-  std::string shown;
-  for (i = 0; i < value.size();) {
-    const std::size_t n = utf8SequenceAt(value, i);
-    if (n == 0) {
-      shown += "\xEF\xBF\xBD";  // U+FFFD for the byte
-      ++i;
-    } else {
-      shown.append(value.substr(i, n));
-      i += n;
-    }
-  }
-  return bytes(field, shown);
+  for (std::size_t n; i < value.size() && (n = utf8SequenceAt(value, i)) != 0;) i += n;
+  if (i == value.size()) return bytes(field, value);
+  // (A name in a damaged profile.) Replaced by the JSON library's rule, as the
+  // JSON export replaces it (chrome_trace.cpp): a cut-off sequence such as
+  // E2 82 is one U+FFFD, not one a byte.
+  const std::string dumped =
+      nlohmann::json(std::string(value)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return bytes(field, nlohmann::json::parse(dumped).get<std::string>());
 }
 
 }  // namespace ipusim::profiler::analysis

@@ -40,12 +40,15 @@ TEST(AdversarialPass18, PerfettoExportWritesNamesAsUtf8) {
   ScratchDir dir("pftrace-utf8");
   const fs::path profile = writeProfile(dir.path());
   execSql(profile, "UPDATE tracks SET name = CAST(X'54FF' AS TEXT) WHERE id = (SELECT MAX(id) FROM tracks)");
+  // A sequence cut off (E2 82, then 'V'): one U+FFFD, as the JSON export writes it.
+  execSql(profile, "UPDATE tracks SET name = CAST(X'55E28256' AS TEXT) WHERE id = (SELECT MIN(id) FROM tracks)");
   const fs::path out = dir.path() / "t.pftrace";
   const auto r = runCommand(ipusimBinary() + " export " + quote(profile.string()) + " -o " + quote(out.string()));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const std::string trace = readText(out);
   EXPECT_EQ(trace.find("T\xff"), std::string::npos);
   EXPECT_NE(trace.find("T\xef\xbf\xbd"), std::string::npos);
+  EXPECT_NE(trace.find("U\xef\xbf\xbdV"), std::string::npos);
 }
 
 // A serialized graph placing tensors near 2^64: two tiles each holding a
