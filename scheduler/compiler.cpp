@@ -420,9 +420,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.lossStream = c.lossStream;
     parts.outfeedEachMiniBatch = !lossLast;
     parts.outfeedName = outfeedName;
-    // Every mini-batch in flight gets its own copy of the step's compute sets.
-    checkLayoutVertices("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
-                        "mini-batches", vertexCount(exe), " mini-batches per weight update");
+    checkPipelineCopies("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
+                        pipelineItemsPerMiniBatch(exe, parts));
     const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
     const PipelinedProgram pipeline = buildPipeline(exe, fit ? plan : forwardOnly(plan), parts);
     // The N mini-batches, then the update on their summed gradients (evaluate, predict: none).

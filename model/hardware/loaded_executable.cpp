@@ -104,6 +104,7 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
                                   std::to_string(exe.computeSets[i].id) + ", expected its index");
     computeSets.emplace_back(exe.computeSets[i], memory, target, exe.mirror);
   }
+  if (functional) planRenamedExecutes();
   ExchangeFabric fabric(target);
   copyIndexOfProgram.assign(exe.programs.size(), ir::kNoId);
   conditions.resize(exe.programs.size());
@@ -151,6 +152,18 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
     streams.push_back(std::make_unique<HostStream>(exe.streams[i]));
   }
   if (functional && fuseMatMuls) fused = planFusedMatMuls(exe, memory);
+}
+
+void LoadedExecutable::planRenamedExecutes() {
+  renamedPlanOfProgram.assign(exe.programs.size(), ir::kNoId);
+  for (const ir::Program& p : exe.programs) {
+    if (p.kind != ir::ProgramKind::Execute || p.renames.empty()) continue;
+    ir::ComputeSet renamed = exe.computeSets[p.computeSet];
+    for (ir::Vertex& v : renamed.vertices)
+      for (ir::VertexField& f : v.fields) f.ref.tensor = ir::renamedTensor(p, f.ref.tensor);
+    renamedPlanOfProgram[p.id] = ir::Id(renamedPlans.size());
+    renamedPlans.emplace_back(renamed, memory, target, exe.mirror);
+  }
 }
 
 }  // namespace ipusim::model::hardware

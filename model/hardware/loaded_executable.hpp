@@ -35,6 +35,11 @@ struct LoadedExecutable {
   bool functional;
   MemoryLayout memory;
   std::vector<ComputeSetPlan> computeSets;            // by compute set id
+  // Functional only: an Execute renaming tensors (ir::Program::renames) runs
+  // its compute set's vertices on the renamed tensors' memory, a plan of its
+  // own; its timing is its compute set's (same tiles, shapes and codelets).
+  std::vector<ComputeSetPlan> renamedPlans;
+  std::vector<ir::Id> renamedPlanOfProgram;           // per program: index into renamedPlans, or kNoId
   std::vector<ExchangePlan> copies;                   // by copy index
   std::vector<ir::Id> copyIndexOfProgram;             // per program: index into copies, or kNoId
   std::vector<ConditionSlot> conditions;              // per program (RepeatWhileTrue, If)
@@ -42,9 +47,18 @@ struct LoadedExecutable {
   StreamingMemory streamingMemory;                    // the remote buffers and their copies
   FusedMatMuls fused;                                 // empty unless functional and fusing
 
+  // The plan whose vertices an Execute runs: its renamed plan, or its compute set's.
+  const ComputeSetPlan& functionalPlan(const ir::Program& execute) const {
+    const ir::Id r = execute.id < renamedPlanOfProgram.size() ? renamedPlanOfProgram[execute.id] : ir::kNoId;
+    return r == ir::kNoId ? computeSets[execute.computeSet] : renamedPlans[r];
+  }
+
   // StaticPhase ids: compute set c is c; copy i is computeSets.size() + i.
   ir::Id copyStaticPhase(ir::Id copyIndex) const { return ir::Id(computeSets.size()) + copyIndex; }
   std::size_t numStaticPhases() const { return computeSets.size() + copies.size(); }
+
+ private:
+  void planRenamedExecutes();
 };
 
 }  // namespace ipusim::model::hardware

@@ -27,6 +27,7 @@ unsigned chunksFor(std::uint64_t workBytes, unsigned threads) {
 std::uint64_t computeSetKey(ir::Id computeSet) { return computeSet; }
 std::uint64_t copyKey(ir::Id copy) { return (std::uint64_t(1) << 32) | copy; }
 std::uint64_t fusedKey(std::size_t group) { return (std::uint64_t(2) << 32) | group; }
+std::uint64_t renamedExecuteKey(ir::Id program) { return (std::uint64_t(3) << 32) | program; }
 
 }  // namespace
 
@@ -195,11 +196,12 @@ bool ProgramExecutor::runFused(const ir::Program& p) {
 
 void ProgramExecutor::runComputeSet(const ir::Program& p) {
   if (!loaded_.functional || runFused(p)) return;
-  const ComputeSetPlan& plan = loaded_.computeSets[p.computeSet];
+  const ComputeSetPlan& plan = loaded_.functionalPlan(p);
   if (pool_.size() > 1 && plan.workBytes() >= kParallelWorkBytes) {
     const unsigned chunks = chunksFor(plan.workBytes(), pool_.size());
+    const std::uint64_t key = p.renames.empty() ? computeSetKey(p.computeSet) : renamedExecuteKey(p.id);
     pool_.run(
-        computeSetKey(p.computeSet), chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); },
+        key, chunks, [&](unsigned chunk) { plan.runPart(chunk, chunks); },
         [&] { plan.run(); });
   } else {
     plan.run();

@@ -91,7 +91,14 @@ json programJson(const Program& p) {
   json j = {{"id", p.id}, {"kind", toString(p.kind)}, {"name", p.name}};
   if (!p.children.empty()) j["children"] = p.children;
   switch (p.kind) {
-    case ProgramKind::Execute: j["computeSet"] = p.computeSet; break;
+    case ProgramKind::Execute:
+      j["computeSet"] = p.computeSet;
+      if (!p.renames.empty()) {
+        json renames = json::array();
+        for (const TensorRename& r : p.renames) renames.push_back({r.from, r.to});
+        j["renames"] = std::move(renames);
+      }
+      break;
     case ProgramKind::Copy:
       if (p.regions.empty()) {
         j["src"] = refJson(p.src);
@@ -311,7 +318,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   }
   std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "collective", "ipusApart", "debug"};
   switch (p.kind) {
-    case ProgramKind::Execute: keys.push_back("computeSet"); break;
+    case ProgramKind::Execute: keys.insert(keys.end(), {"computeSet", "renames"}); break;
     case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst", "regions"}); break;
     case ProgramKind::StreamCopy: keys.insert(keys.end(), {"stream", "tensor"}); break;
     case ProgramKind::Repeat: keys.push_back("count"); break;
@@ -333,6 +340,17 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   switch (p.kind) {
     case ProgramKind::Execute:
       p.computeSet = asU32(required(j, path, "computeSet", "a compute set id"), child(path, "computeSet"));
+      if (const json* renames = optional(j, "renames")) {
+        const std::string rp = child(path, "renames");
+        expectArray(*renames, rp);
+        for (std::size_t i = 0; i < renames->size(); ++i) {
+          const std::string ip = item(rp, i);
+          const json& pair = expectArray((*renames)[i], ip);
+          if (pair.size() != 2)
+            fail(ip, "expected [from, to] (two tensor ids), got " + std::to_string(pair.size()) + " items");
+          p.renames.push_back({asU32(pair[0], item(ip, 0)), asU32(pair[1], item(ip, 1))});
+        }
+      }
       break;
     case ProgramKind::Copy:
       // Either "src" and "dst" (one region, the original form) or "regions".

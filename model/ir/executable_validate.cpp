@@ -448,6 +448,36 @@ class Validator {
     }
   }
 
+  // An Execute's renames: each `from` once, in ascending order, and each `to`
+  // a tensor of the same dtype laid out as `from` tile by tile (the compute
+  // set's fields then lie on their vertices' tiles whichever tensor they touch).
+  void checkRenames(const std::string& where, const Program& p) const {
+    for (std::size_t i = 0; i < p.renames.size(); ++i) {
+      const TensorRename& r = p.renames[i];
+      const std::string at = where + ": renames[" + std::to_string(i) + "]";
+      for (Id t : {r.from, r.to})
+        if (t >= exe_.tensors.size())
+          fail(at, "tensor " + std::to_string(t) + " is out of range (there are " +
+                       std::to_string(exe_.tensors.size()) + " tensors)");
+      if (i > 0 && r.from <= p.renames[i - 1].from)
+        fail(at, "from " + std::to_string(r.from) + " is not above the previous rename's " +
+                     std::to_string(p.renames[i - 1].from) + " (renames are sorted by 'from', each tensor once)");
+      const Tensor &from = exe_.tensors[r.from], &to = exe_.tensors[r.to];
+      if (from.dtype != to.dtype || from.numElements() != to.numElements())
+        fail(at, "tensor '" + to.name + "' (" + std::to_string(to.numElements()) + " " + toString(to.dtype) +
+                     ") does not have the shape of '" + from.name + "' (" + std::to_string(from.numElements()) +
+                     " " + toString(from.dtype) + ")");
+      const bool sameTiles = from.mapping.size() == to.mapping.size() &&
+                             std::equal(from.mapping.begin(), from.mapping.end(), to.mapping.begin(),
+                                        [](const TileInterval& a, const TileInterval& b) {
+                                          return a.tile == b.tile && a.begin == b.begin && a.end == b.end;
+                                        });
+      if (!sameTiles)
+        fail(at, "tensor '" + to.name + "' is not mapped over the tiles of '" + from.name +
+                     "' interval by interval (a renamed field must stay on its vertex's tile)");
+    }
+  }
+
   // A Sequence running its IPUs apart times Execute and Copy children only
   // (the executor has no per-IPU clock for the others).
   void checkApart(const std::string& where, const Program& p) const {
@@ -475,6 +505,7 @@ class Validator {
         if (p.computeSet >= exe_.computeSets.size())
           fail(where, "computeSet " + std::to_string(p.computeSet) + " is out of range (there are " +
                           std::to_string(exe_.computeSets.size()) + " compute sets)");
+        checkRenames(where, p);
         break;
       case ProgramKind::Copy:
         checkChildCount(where, p, 0, 0);

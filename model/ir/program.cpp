@@ -1,5 +1,6 @@
 #include "model/ir/program.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ipusim::ir {
@@ -34,6 +35,12 @@ ProgramKind programKindFromString(const std::string& name) {
   throw std::invalid_argument("unknown program kind '" + name +
                               "' (expected Sequence, Execute, Copy, StreamCopy, Repeat, "
                               "RepeatWhileTrue, If, Sync, Call or RemoteCopy)");
+}
+
+Id renamedTensor(const Program& execute, Id tensor) {
+  const auto it = std::lower_bound(execute.renames.begin(), execute.renames.end(), tensor,
+                                   [](const TensorRename& r, Id t) { return r.from < t; });
+  return it != execute.renames.end() && it->from == tensor ? it->to : tensor;
 }
 
 void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out) {

@@ -50,12 +50,26 @@ struct CopyRegion {
   std::uint64_t elements() const { return src.size() * rows; }
 };
 
+// An Execute's tensor rename: the compute set's fields on tensor `from` read
+// and write tensor `to` instead (see Program::renames).
+struct TensorRename {
+  Id from = kNoId, to = kNoId;
+  bool operator==(const TensorRename& o) const { return from == o.from && to == o.to; }
+};
+
 struct Program {
   Id id = kNoId;
   ProgramKind kind = ProgramKind::Sequence;
   std::string name;             // shown in the profile's program tree and slices
   std::vector<Id> children;
   Id computeSet = kNoId;        // Execute
+  // Execute: the compute set run on other tensors, each rename's `from` read
+  // as its `to` (sorted by `from`, each once; `to` laid out as `from` tile by
+  // tile, which validate checks). A pipeline's stage is laid out once and
+  // each mini-batch's pass runs it on that mini-batch's tensors, as Poplar
+  // compiles a stage once and moves each mini-batch's data through it: the
+  // vertices (and their code) exist once, however many mini-batches run.
+  std::vector<TensorRename> renames;
   TensorRef src, dst;           // Copy with one region (when `regions` is empty)
   std::vector<CopyRegion> regions;  // Copy with several regions; when non-empty, src/dst are unused
   Id stream = kNoId;            // StreamCopy
@@ -79,6 +93,9 @@ struct Program {
   bool ipusApart = false;
   DebugInfo debug;
 };
+
+// The tensor an Execute's field on `tensor` touches: its rename, or itself.
+Id renamedTensor(const Program& execute, Id tensor);
 
 // The region pairs a Copy moves, each 2-D region expanded into its rows:
 // `regions`, or {src, dst} when it is empty.

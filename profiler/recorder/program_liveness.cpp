@@ -58,7 +58,7 @@ class OrderWalker {
         throw std::invalid_argument("program " + std::to_string(p.id) + " executes compute set " +
                                     std::to_string(p.computeSet) + ", which does not exist");
       for (const auto& v : exe_.computeSets[p.computeSet].vertices)
-        for (const auto& f : v.fields) tensors.push_back(f.ref.tensor);
+        for (const auto& f : v.fields) tensors.push_back(ir::renamedTensor(p, f.ref.tensor));
     } else if (p.kind == ir::ProgramKind::Copy) {
       for (const auto& r : ir::copyRegions(p)) {
         tensors.push_back(r.src.tensor);

@@ -52,8 +52,9 @@ inline constexpr std::uint64_t kMaxKernelTaps = 4096;
 // programs and profile slices (measured: a 1 MB layer name made the compile
 // take 180 MB and a 20-step profile of a 3-layer model 465 MB).
 inline constexpr std::size_t kMaxNameBytes = 1024;
-// Vertices of the laid-out executable, once a pipeline's mini-batches in
-// flight and the replicas have their own copies of the step's compute sets:
+// Vertices of the laid-out executable, once the replicas have their own
+// copies of the step's compute sets (a pipeline's mini-batches in flight run
+// its stages' compute sets on their own tensors, ir::Program::renames: no copy):
 // 2^24, 16.8 M (design choice: 2.6x ResNet-50's 6.4 M on one IPU; measured
 // 330-400 bytes of host memory a vertex during the compile, peak RSS over
 // vertices of BERT-Large stopped at the limit and of ResNet-50 at
@@ -62,6 +63,20 @@ inline constexpr std::size_t kMaxNameBytes = 1024;
 // large batch can pass it on one IPU), and by the compiler before it clones
 // anything (checkLayoutVertices).
 inline constexpr std::uint64_t kMaxLaidOutVertices = 1ull << 24;
+
+// What a pipeline's mini-batches in flight after the first lay out again
+// (pipelineItemsPerMiniBatch: their Copy programs' regions and their tensors'
+// tile intervals): 2^26 items, 67 M (design choice: about 5 GB of host
+// memory beyond the graph. Measured: BERT-Large's 8 mini-batches, 31.3 M
+// items each, took the compile from 4.6 GB before the pipeline to a peak of
+// 21.4 GB, about 77 bytes an item; the tutorial's 2-IPU pipeline lays out
+// 66 k a mini-batch, so up to 1,015 mini-batches).
+inline constexpr std::uint64_t kMaxPipelineCopyItems = 1ull << 26;
+
+// Throws std::invalid_argument("<key>: <N> mini-batches each lay out <items>
+// copy regions and tensor intervals again ...") when (N - 1) x items passes
+// kMaxPipelineCopyItems.
+void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t items);
 
 // Throws std::invalid_argument("<key>: <value> <what> of <vertices> vertices
 // each lay out N vertices, over the limit of kMaxLaidOutVertices: at most M")

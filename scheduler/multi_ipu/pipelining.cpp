@@ -23,6 +23,16 @@ std::string passName(const StagePass& p) {
   return std::string(p.backward ? "B" : "F") + std::to_string(p.stage) + "(" + std::to_string(p.miniBatch) + ")";
 }
 
+// The tensors compute set `cs`'s fields touch, ascending, each once.
+std::vector<ir::Id> tensorsOf(const ir::ComputeSet& cs) {
+  std::vector<ir::Id> tensors;
+  for (const ir::Vertex& v : cs.vertices)
+    for (const ir::VertexField& f : v.fields) tensors.push_back(f.ref.tensor);
+  std::sort(tensors.begin(), tensors.end());
+  tensors.erase(std::unique(tensors.begin(), tensors.end()), tensors.end());
+  return tensors;
+}
+
 // A copy's regions, 2-D regions kept whole.
 std::vector<ir::CopyRegion> regionsOf(const ir::Program& copy) {
   return copy.regions.empty() ? std::vector<ir::CopyRegion>{{copy.src, copy.dst}} : copy.regions;
@@ -35,6 +45,7 @@ class Pipeliner {
     // The accumulate vertices of each stage (by their tile's IPU).
     accumulateOfStage_.resize(parts.forward.size());
     ipuOfStage_.assign(parts.forward.size(), ~0u);
+    accumulationSetOfStage_.assign(parts.forward.size(), ir::kNoId);
     for (std::uint32_t ipu = 0; ipu < parts.stageOfIpu.size(); ++ipu)
       if (parts.stageOfIpu[ipu] < ipuOfStage_.size()) ipuOfStage_[parts.stageOfIpu[ipu]] = ipu;
     // (Evaluate and predict accumulate nothing.)
@@ -88,33 +99,82 @@ class Pipeliner {
           if (parts_.labels != ir::kNoId)  // (predict streams no labels)
             children.push_back(streamCopy("labels", parts_.labelsStream, tensorOf(p.miniBatch, parts_.labels), "input"));
         }
-    std::vector<ir::Vertex> accumulate;
+    std::vector<ir::Vertex> accumulate;  // (the mini-batch-0 form: sequentialAccumulation renames it)
     std::vector<std::uint32_t> leaving;
     for (const PipelineSlot& slot : step.slots) {
       children.push_back(parts_.sideBySide ? slotApart(slot) : slotAlone(slot));
       for (const StagePass& p : slot) {
         if (p.backward && !parts_.sideBySide)
-          for (ir::Vertex& v : accumulateOf(p)) accumulate.push_back(std::move(v));
+          accumulate.insert(accumulate.end(), accumulateOfStage_[p.stage].begin(), accumulateOfStage_[p.stage].end());
         else if (!p.backward && p.stage == stages - 1)
           leaving.push_back(p.miniBatch);
       }
     }
     // Sequential: one addition across the IPUs, closed by an external sync,
     // as the sharded model's gradient accumulation.
-    if (!accumulate.empty())
-      children.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add", std::move(accumulate)));
+    if (!accumulate.empty()) children.push_back(sequentialAccumulation(step, std::move(accumulate)));
     if (parts_.outfeedEachMiniBatch)
       for (std::uint32_t m : leaving)
         children.push_back(streamCopy(parts_.outfeedName, parts_.lossStream, tensorOf(m, parts_.loss), parts_.outfeedName));
     return exe_.addProgram(sequence("time step " + std::to_string(index), children, {"training", "pipeline"}));
   }
 
-  // Backward pass `p`'s additions of its weight gradients into the accumulators.
-  std::vector<ir::Vertex> accumulateOf(const StagePass& p) {
-    std::vector<ir::Vertex> out = accumulateOfStage_[p.stage];
-    for (ir::Vertex& v : out)
-      for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(p.miniBatch, f.ref.tensor);
-    return out;
+  // Sequential: the time step's backward passes' additions into the
+  // accumulators (`vertices`, for mini-batch 0), one compute set laid out
+  // once for each list of stages and run on the mini-batch's gradients.
+  ir::Id sequentialAccumulation(const PipelineTimeStep& step, std::vector<ir::Vertex> vertices) {
+    std::vector<std::uint32_t> stages;
+    std::uint32_t m = 0;
+    for (const PipelineSlot& slot : step.slots)
+      for (const StagePass& p : slot)
+        if (p.backward) {
+          if (!stages.empty() && p.miniBatch != m)
+            throw std::logic_error("pipeline: a sequential time step adds gradients of two mini-batches");
+          stages.push_back(p.stage);
+          m = p.miniBatch;
+        }
+    auto [it, added] = sequentialAccumulationSets_.emplace(stages, ir::kNoId);
+    if (added) it->second = accumulationSet("gradient_accumulation/add", std::move(vertices));
+    return renamedExecute("gradient_accumulation/add", it->second, m);
+  }
+
+  // Backward pass `p`'s additions of its weight gradients into the
+  // accumulators: its stage's compute set, laid out once.
+  ir::Id accumulationOf(const StagePass& p) {
+    ir::Id& cs = accumulationSetOfStage_[p.stage];
+    if (cs == ir::kNoId)
+      cs = accumulationSet("gradient_accumulation/add stage " + std::to_string(p.stage), accumulateOfStage_[p.stage]);
+    return renamedExecute("gradient_accumulation/add " + passName(p), cs, p.miniBatch);
+  }
+
+  ir::Id accumulationSet(const std::string& name, std::vector<ir::Vertex> vertices) {
+    ir::ComputeSet cs;
+    cs.name = name;
+    cs.vertices = std::move(vertices);
+    cs.debug = {"training", "gradient_accumulation"};
+    return exe_.addComputeSet(std::move(cs));
+  }
+
+  // An Execute of compute set `cs` on mini-batch m's tensors.
+  ir::Id renamedExecute(const std::string& name, ir::Id cs, std::uint32_t m) {
+    ir::Program p;
+    p.kind = ir::ProgramKind::Execute;
+    p.name = name;
+    p.debug = exe_.computeSets[cs].debug;
+    p.computeSet = cs;
+    p.renames = renamesFor(cs, m);
+    return exe_.addProgram(p);
+  }
+
+  // Compute set `cs`'s tensors each renamed to mini-batch m's copy (none for
+  // mini-batch 0 and for the tensors every mini-batch shares), by tensor.
+  std::vector<ir::TensorRename> renamesFor(ir::Id cs, std::uint32_t m) {
+    auto [it, added] = tensorsOfSet_.emplace(cs, std::vector<ir::Id>{});
+    if (added) it->second = tensorsOf(exe_.computeSets[cs]);
+    std::vector<ir::TensorRename> renames;
+    for (ir::Id t : it->second)
+      if (const ir::Id c = tensorOf(m, t); c != t) renames.push_back({t, c});
+    return renames;
   }
 
   ir::Id streamCopy(const std::string& name, ir::Id stream, ir::Id tensor, const std::string& layer) {
@@ -145,8 +205,7 @@ class Pipeliner {
     std::string name;
     for (const StagePass& p : slot) {
       for (ir::Id id : passPrograms(p)) passes.push_back(readingLocalCopies(id, p.stage, stageInputs));
-      if (p.backward)
-        passes.push_back(addAccumulationExecute(exe_, "gradient_accumulation/add " + passName(p), accumulateOf(p)));
+      if (p.backward) passes.push_back(accumulationOf(p));
       name += (name.empty() ? "" : " ") + passName(p);
     }
     std::vector<ir::Id> children;
@@ -157,11 +216,18 @@ class Pipeliner {
     return exe_.addProgram(seq);
   }
 
-  // Whether tensor t has elements on another IPU than `ipu`.
-  bool offIpu(ir::Id t, std::uint32_t ipu) const {
+  // Whether tensor t has elements on another IPU than `ipu`. (Asked for
+  // every region of every pass's copies: each tensor's mapping is read once.)
+  bool offIpu(ir::Id t, std::uint32_t ipu) {
+    auto [it, added] = onlyIpuOf_.emplace(t, kNoIpu);
     const std::vector<ir::TileInterval>& mapping = exe_.tensors[t].mapping;
-    return std::any_of(mapping.begin(), mapping.end(),
-                       [&](const ir::TileInterval& iv) { return iv.tile / parts_.tilesPerIpu != ipu; });
+    if (added && !mapping.empty()) {
+      const std::uint32_t first = mapping.front().tile / parts_.tilesPerIpu;
+      const bool one = std::all_of(mapping.begin(), mapping.end(),
+                                   [&](const ir::TileInterval& iv) { return iv.tile / parts_.tilesPerIpu == first; });
+      it->second = one ? first : kSeveralIpus;
+    }
+    return it->second != kNoIpu && it->second != ipu;
   }
 
   // Copy program `id` of a pass of `stage` reading, instead of a tensor of
@@ -251,13 +317,12 @@ class Pipeliner {
     return out;
   }
 
+  // Program `id` of mini-batch 0, for mini-batch m: an Execute runs the same
+  // compute set on m's tensors (the stage is laid out once); a Copy moves m's.
   ir::Id cloneProgram(ir::Id id, std::uint32_t m) {
     ir::Program p = exe_.programs[id];
     if (p.kind == ir::ProgramKind::Execute) {
-      ir::ComputeSet cs = exe_.computeSets[p.computeSet];
-      for (ir::Vertex& v : cs.vertices)
-        for (ir::VertexField& f : v.fields) f.ref.tensor = tensorOf(m, f.ref.tensor);
-      p.computeSet = exe_.addComputeSet(std::move(cs));
+      p.renames = renamesFor(p.computeSet, m);
     } else {
       p.regions = regionsOf(p);
       p.src = p.dst = {};
@@ -270,6 +335,32 @@ class Pipeliner {
   }
 
   bool shared(ir::Id t) const { return exe_.tensors[t].alwaysLive && !perMiniBatch_.count(t); }
+
+ public:
+  // See pipelineItemsPerMiniBatch.
+  std::uint64_t itemsPerMiniBatch() {
+    std::set<ir::Id> tensors;
+    std::uint64_t items = 0;
+    for (const auto* side : {&parts_.forward, &parts_.backward})
+      for (const std::vector<ir::Id>& ops : *side)
+        for (ir::Id op : ops)
+          for (ir::Id leaf : exe_.programs[op].children) {
+            const ir::Program& p = exe_.programs[leaf];
+            if (p.kind == ir::ProgramKind::Copy) {
+              items += std::max<std::uint64_t>(1, p.regions.size());
+              for (const ir::CopyRegion& r : regionsOf(p)) tensors.insert({r.src.tensor, r.dst.tensor});
+            } else if (p.kind == ir::ProgramKind::Execute) {
+              auto [it, added] = tensorsOfSet_.emplace(p.computeSet, std::vector<ir::Id>{});
+              if (added) it->second = tensorsOf(exe_.computeSets[p.computeSet]);
+              tensors.insert(it->second.begin(), it->second.end());
+            }
+          }
+    for (ir::Id t : tensors)
+      if (!shared(t)) items += exe_.tensors[t].mapping.size();
+    return items;
+  }
+
+ private:
 
   // Mini-batch m's copy of tensor t: t itself for mini-batch 0 and for the
   // tensors every mini-batch shares (always-live ones but the stream buffers
@@ -302,10 +393,15 @@ class Pipeliner {
   std::vector<std::uint32_t> ipuOfStage_;
   std::map<std::pair<std::uint32_t, ir::Id>, ir::Id> clones_;
   std::map<std::pair<ir::Id, std::uint32_t>, ir::Id> localCopies_;  // (tensor, stage) -> its copy on the stage's IPU
+  static constexpr std::uint32_t kNoIpu = ~0u, kSeveralIpus = ~0u - 1;
+  std::map<ir::Id, std::uint32_t> onlyIpuOf_;  // tensor -> its one IPU, kSeveralIpus, or kNoIpu (no elements)
+  std::map<ir::Id, std::vector<ir::Id>> tensorsOfSet_;              // compute set -> its tensors (tensorsOf)
+  std::vector<ir::Id> accumulationSetOfStage_;                       // by stage: its additions' compute set
+  std::map<std::vector<std::uint32_t>, ir::Id> sequentialAccumulationSets_;  // stages -> their additions
 };
 
 void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<UseSpan>& spans,
-          std::vector<bool>& used) {
+          std::vector<bool>& used, std::map<ir::Id, std::vector<ir::Id>>& tensorsOfSet) {
   const ir::Program& p = exe.programs[id];
   auto use = [&](ir::Id t) {
     if (!used[t]) spans[t] = {step, step};
@@ -313,11 +409,13 @@ void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<U
     spans[t].second = step;
   };
   switch (p.kind) {
-    case ir::ProgramKind::Execute:
+    case ir::ProgramKind::Execute: {
       ++step;
-      for (const ir::Vertex& v : exe.computeSets[p.computeSet].vertices)
-        for (const ir::VertexField& f : v.fields) use(f.ref.tensor);
+      auto [it, added] = tensorsOfSet.emplace(p.computeSet, std::vector<ir::Id>{});
+      if (added) it->second = tensorsOf(exe.computeSets[p.computeSet]);
+      for (ir::Id t : it->second) use(ir::renamedTensor(p, t));
       break;
+    }
     case ir::ProgramKind::Copy:
       ++step;
       for (const ir::CopyRegion& r : regionsOf(p)) {
@@ -330,9 +428,9 @@ void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<U
       ++step;
       use(p.tensor.tensor);
       break;
-    case ir::ProgramKind::Call: walk(exe, p.callee, step, spans, used); break;
+    case ir::ProgramKind::Call: walk(exe, p.callee, step, spans, used, tensorsOfSet); break;
     default:
-      for (ir::Id child : p.children) walk(exe, child, step, spans, used);
+      for (ir::Id child : p.children) walk(exe, child, step, spans, used, tensorsOfSet);
   }
 }
 
@@ -364,11 +462,16 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
   return out;
 }
 
+std::uint64_t pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts) {
+  return Pipeliner(exe, parts).itemsPerMiniBatch();
+}
+
 std::vector<UseSpan> useSpansInOrder(const ir::Executable& exe, const std::vector<ir::Id>& roots) {
   std::vector<UseSpan> spans(exe.tensors.size(), {0, 0});
   std::vector<bool> used(exe.tensors.size(), false);
   std::size_t step = 0;
-  for (ir::Id root : roots) walk(exe, root, step, spans, used);
+  std::map<ir::Id, std::vector<ir::Id>> tensorsOfSet;
+  for (ir::Id root : roots) walk(exe, root, step, spans, used, tensorsOfSet);
   return spans;
 }
 

@@ -41,6 +41,20 @@ TEST(IrJson, RoundTripOfABuilderMadeExecutableIsExact) {
   EXPECT_EQ(back.target["arch"], "ipu2");
 }
 
+TEST(IrJson, AnExecutesRenamesRoundTripAndAreReadAsPairs) {
+  Executable exe = everyKindGraph();
+  exe.programs[3].renames = {{1, 2}, {2, 3}};
+  const json j = toJson(exe);
+  EXPECT_EQ(j["programs"][3]["renames"], json::parse("[[1, 2], [2, 3]]"));
+  EXPECT_EQ(fromJson(j).programs[3].renames, exe.programs[3].renames);
+  json bad = j;
+  bad["programs"][3]["renames"][1] = {2};
+  const std::string message = errorOf([&] { fromJson(bad); });
+  EXPECT_NE(message.find("programs[3].renames[1]: expected [from, to] (two tensor ids), got 1 items"),
+            std::string::npos)
+      << message;
+}
+
 TEST(IrJson, HalfTensorsRoundTripWithTheirValuesAndTwoBytesPerElement) {
   Executable exe = everyKindGraph();
   Tensor h;

@@ -44,6 +44,32 @@ TEST(IrValidate, VertexFieldsMustBeOnTheVertexTile) {
                "field 'in' refers to tensor 42, but there are 6 tensors");
 }
 
+// Program 3 runs 'fwd/relu' on 'y' (tensor 2); `to` is y's copy as tensor 6,
+// on y's tile unless `tile` says otherwise.
+void renameY(Executable& e, std::uint32_t tile = 1) {
+  Tensor copy = e.tensors[2];
+  copy.id = Id(e.tensors.size());
+  copy.name = "y [mini-batch 1]";
+  for (TileInterval& iv : copy.mapping) iv.tile = tile;
+  e.tensors.push_back(copy);
+  e.programs[3].renames = {{2, copy.id}};
+}
+
+TEST(IrValidate, AnExecutesRenamesAreSortedInRangeAndLaidOutAsTheTensorsTheyReplace) {
+  Executable ok = everyKindGraph();
+  renameY(ok);
+  EXPECT_NO_THROW(ok.validate(4));
+  expectError([](Executable& e) { e.programs[3].renames = {{2, 42}}; },
+              "programs[3] 'fwd/relu' (Execute): renames[0]: tensor 42 is out of range (there are 6 tensors)");
+  expectError([](Executable& e) { e.programs[3].renames = {{2, 2}, {1, 1}}; },
+              "renames[1]: from 1 is not above the previous rename's 2 (renames are sorted by 'from', each "
+              "tensor once)");
+  expectError([](Executable& e) { e.programs[3].renames = {{2, 3}}; },
+              "renames[0]: tensor 'w1_local' (12 float) does not have the shape of 'y' (8 float)");
+  expectError([](Executable& e) { renameY(e, 0); },
+              "renames[0]: tensor 'y [mini-batch 1]' is not mapped over the tiles of 'y' interval by interval");
+}
+
 TEST(IrValidate, MappingsMustBeSortedNonOverlappingAndComplete) {
   expectError([](Executable& e) { std::swap(e.tensors[1].mapping[0], e.tensors[1].mapping[1]); },
                "tensors[1] 'w1': elements [0,4) are not mapped to any tile");

@@ -259,6 +259,42 @@ std::set<std::uint32_t> ipusTouched(const scheduler::CompiledWorkload& c, const 
   return ipus;
 }
 
+std::uint64_t verticesOf(const ir::Executable& exe) {
+  std::uint64_t n = 0;
+  for (const ir::ComputeSet& cs : exe.computeSets) n += cs.vertices.size();
+  return n;
+}
+
+// A stage's compute sets are laid out once: each mini-batch after the first
+// runs them renamed to its own tensors, so the vertices do not grow with the
+// mini-batches in flight (as Poplar compiles a pipeline stage once).
+TEST(Pipelining, EachMiniBatchRunsTheStagesComputeSetsOnItsOwnTensors) {
+  for (const std::string schedule : {"grouped", "interleaved", "sequential"}) {
+    SCOPED_TRACE(schedule);
+    const auto compiled = [&](std::uint32_t count) {
+      nlohmann::json j = pipelinedJson(schedule, count);
+      j["training"]["steps_per_execution"] = count;
+      j["training"]["steps"] = count;
+      return scheduler::compile(scheduler::parseWorkload(j, "pipelined.json"));
+    };
+    const scheduler::CompiledWorkload four = compiled(4), eight = compiled(8);
+    EXPECT_EQ(verticesOf(four.exe), verticesOf(eight.exe));
+    EXPECT_EQ(four.exe.computeSets.size(), eight.exe.computeSets.size());
+    std::map<ir::Id, std::set<std::vector<ir::Id>>> runsOf;  // compute set -> the tensors it is renamed to
+    for (const ir::Program& p : eight.exe.programs) {
+      if (p.kind != ir::ProgramKind::Execute) continue;
+      std::vector<ir::Id> to;
+      for (const ir::TensorRename& r : p.renames) to.push_back(r.to);
+      runsOf[p.computeSet].insert(to);
+    }
+    // The additions into the accumulators run once per mini-batch: 8 distinct tensor sets.
+    std::size_t perMiniBatch = 0;
+    for (const auto& [cs, renames] : runsOf) perMiniBatch += renames.size() == 8;
+    EXPECT_GT(perMiniBatch, 0u);
+    EXPECT_NO_THROW(eight.exe.validate(eight.target.totalTiles()));
+  }
+}
+
 TEST(Pipelining, AGroupedSlotRunsItsIpusApartJoinedOnlyByTheInterIpuCopyThatOpensIt) {
   const scheduler::CompiledWorkload c = scheduler::compile(pipelined("grouped", 4));
   std::size_t slots = 0, bothStages = 0, opened = 0;
