@@ -29,5 +29,26 @@ TEST(AdversarialPass19, ProfileCountsVerticesAsCompileDoes) {
             compiled.value("vertices", 0));
 }
 
+// A Keras model leaving its input sizes unknown: compile --keras refused it
+// naming `run --keras`'s --input-shape, which compile did not take (CLI11:
+// "workload excludes --keras"). compile takes it now, as run does.
+TEST(AdversarialPass19, CompileTakesTheInputShapeItsRefusalNames) {
+  ScratchDir dir("input-shape");
+  nlohmann::json keras = nlohmann::json::parse(readText(sourcePath("workloads/keras/tutorial_mlp_tf2.json")));
+  for (auto& layer : keras["config"]["layers"])  // [null, 28, 28] -> [null, null, null]
+    if (layer["config"].contains("batch_input_shape")) layer["config"]["batch_input_shape"] = {nullptr, nullptr, nullptr};
+  const fs::path model = dir.path() / "m.json";
+  std::ofstream(model) << keras.dump();
+  const std::string compile = ipusimBinary() + " compile --tiles 4 --keras " + quote(model.string());
+  expectRefusal(runCommand(compile), "the Keras model's input is ?x? (sizes left unknown), so the dataset must give "
+                                     "them (with --keras: --input-shape H,W,C)");
+  auto r = runCommand(compile + " --input-shape 28,28");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  // Refusals name the flag, as run's do.
+  expectRefusal(runCommand(compile + " --input-shape 28,0"), "--input-shape '28,0'");
+  expectRefusal(runCommand(compile + " --input-shape 784"),
+                "--input-shape on the workload made for " + model.string() + ": dataset.input_shape");
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_19
