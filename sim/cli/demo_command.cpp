@@ -62,20 +62,22 @@ int runDemo(const DemoArgs& args) {
     }
     std::cout << "\n";
   }
-  const fs::path a = fs::path(args.out) / "with_feeds", b = fs::path(args.out) / "without_feeds";
+  // (As the children's arguments: "--out=-d" gave compare "-d/without_feeds", an option to it.)
+  const std::string a = pathArgument((fs::path(args.out) / "with_feeds").string()),
+                    b = pathArgument((fs::path(args.out) / "without_feeds").string());
   // The baseline first: "speedup" then reads as how much faster the feeds are.
   std::cout << "== comparison (A: without feeds, B: with feeds)\n" << std::flush;
-  if (const int status = runChild({self, "compare", b.string(), a.string()}); status != 0) return status;
+  if (const int status = runChild({self, "compare", b, a}); status != 0) return status;
 
   const fs::path viewer = fs::path(self).parent_path() / "ipusim-view";
   if (args.screenshots && fs::exists(viewer)) {
     const bool headless = std::getenv("DISPLAY") == nullptr;
     if (!headless || haveCommand("xvfb-run")) {
       std::vector<std::pair<std::vector<std::string>, std::string>> shots = {
-          {{a.string(), "--view", "trace"}, (fs::path(args.out) / "with_feeds.png").string()},
-          {{b.string(), "--view", "trace"}, (fs::path(args.out) / "without_feeds.png").string()},
-          {{a.string(), b.string(), "--view", "compare"}, (fs::path(args.out) / "compare.png").string()},
-          {{a.string(), "--view", "memory"}, (fs::path(args.out) / "memory.png").string()}};
+          {{a, "--view", "trace"}, pathArgument((fs::path(args.out) / "with_feeds.png").string())},
+          {{b, "--view", "trace"}, pathArgument((fs::path(args.out) / "without_feeds.png").string())},
+          {{a, b, "--view", "compare"}, pathArgument((fs::path(args.out) / "compare.png").string())},
+          {{a, "--view", "memory"}, pathArgument((fs::path(args.out) / "memory.png").string())}};
       for (const auto& [viewArgs, png] : shots) {
         std::vector<std::string> argv;
         if (headless) argv = {"/usr/bin/env", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24"};
@@ -88,8 +90,8 @@ int runDemo(const DemoArgs& args) {
       }
     }
   }
-  std::cout << "\nOpen both in the viewer, stacked on one axis:\n  " << viewer.string() << " " << a.string() << " "
-            << b.string() << "\nor export for Perfetto UI / chrome://tracing:\n  " << self << " export " << a.string()
+  std::cout << "\nOpen both in the viewer, stacked on one axis:\n  " << viewer.string() << " " << a << " "
+            << b << "\nor export for Perfetto UI / chrome://tracing:\n  " << self << " export " << a
             << " -o with_feeds.json\n";
   return 0;
 }

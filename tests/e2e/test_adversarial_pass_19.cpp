@@ -50,5 +50,22 @@ TEST(AdversarialPass19, CompileTakesTheInputShapeItsRefusalNames) {
                 "--input-shape on the workload made for " + model.string() + ": dataset.input_shape");
 }
 
+// Paths starting with '-' handed to a child process: gnuplot read sweep's
+// script "-x/points/plot.gp" as an option, drew nothing and exited 0, and
+// sweep said "plot: -x/sweep.png" of an empty file; a workload "-w.json"
+// (given after "--") failed every point with "The following argument was
+// not expected"; demo --out=-d failed its comparison with "a is required".
+TEST(AdversarialPass19, ChildrenTakePathsStartingWithADash) {
+  ScratchDir dir("dash");
+  replicatedMlp(dir.path(), "-w.json", 1);
+  const auto r = runCommand("cd " + quote(dir.str()) + " && " + ipusimBinary() +
+                            " sweep --synthetic-data --vary tiles=4 --output=-x -- -w.json");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("1 of 1 point ran"), std::string::npos) << r.output;
+  if (r.output.find("gnuplot not found") == std::string::npos) {
+    EXPECT_GT(fs::file_size(dir.path() / "-x" / "sweep.png"), 0u) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_19
