@@ -54,7 +54,8 @@ TEST(AdversarialPass19, CompileTakesTheInputShapeItsRefusalNames) {
 // script "-x/points/plot.gp" as an option, drew nothing and exited 0, and
 // sweep said "plot: -x/sweep.png" of an empty file; a workload "-w.json"
 // (given after "--") failed every point with "The following argument was
-// not expected"; demo --out=-d failed its comparison with "a is required".
+// not expected"; demo --out=-d failed its comparison with "a is required"
+// (demo takes a second to run: its fix is sweep's, pathArgument).
 TEST(AdversarialPass19, ChildrenTakePathsStartingWithADash) {
   ScratchDir dir("dash");
   replicatedMlp(dir.path(), "-w.json", 1);
@@ -65,6 +66,15 @@ TEST(AdversarialPass19, ChildrenTakePathsStartingWithADash) {
   if (r.output.find("gnuplot not found") == std::string::npos) {
     EXPECT_GT(fs::file_size(dir.path() / "-x" / "sweep.png"), 0u) << r.output;
   }
+  // And "-" itself: the viewer wrote its screenshot as a file named "-",
+  // where ipusim's outputs refuse it (standard output to `export`).
+  const std::string viewer = std::string(binaryDir()) + "/bin/ipusim-view";
+  const auto v = runCommand("cd " + quote(dir.str()) + " && " + viewer + " p --screenshot -");
+  EXPECT_NE(v.exitCode, 0);
+  EXPECT_NE(v.output.find("--screenshot: '-' (standard output carries this command's summary): expected a file name"),
+            std::string::npos)
+      << v.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "-"));
 }
 
 }  // namespace
