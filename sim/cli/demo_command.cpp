@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,17 @@ struct DemoArgs {
 };
 
 int runDemo(const DemoArgs& args) {
+  // The runs write their reports through POPLAR_ENGINE_OPTIONS's
+  // autoReport.directory, a JSON string: a name that is not UTF-8 failed
+  // with the JSON library's "[json.exception.type_error.316] invalid UTF-8 byte".
+  try {
+    (void)nlohmann::json(args.out).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw std::invalid_argument(
+        "--out " + nlohmann::json(args.out).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        ": the runs write their reports into it through POPLAR_ENGINE_OPTIONS's autoReport.directory, a JSON "
+        "string: expected a UTF-8 path (U+FFFD shows each byte that is not)");
+  }
   const fs::path workloads = findWorkloads();
   const std::string self = selfExecutable();
   struct Case { const char* name; const char* file; };
@@ -102,7 +114,8 @@ void addDemoCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand(
       "demo", "The tutorial: train the MNIST MLP with and without infeed/outfeed queues, profile and compare both");
   auto args = std::make_shared<DemoArgs>();
-  cmd->add_option("-o,--out", args->out, "where the two report directories go");
+  // (Empty, as a script's unset variable gives it, the runs wrote into the working directory.)
+  cmd->add_option("-o,--out", args->out, "where the two report directories go")->check(nonEmptyFileName());
   cmd->add_option("--steps", args->steps, "training steps (default: the workloads' 10,000)")->check(wholeNumberAtLeastOne());
   // (At most the engine option's 18 digits: "-1" became 2^64 - 1, refused
   // as if POPLAR_ENGINE_OPTIONS held it.)

@@ -77,5 +77,19 @@ TEST(AdversarialPass19, ChildrenTakePathsStartingWithADash) {
   EXPECT_FALSE(fs::exists(dir.path() / "-"));
 }
 
+// demo's --out: a name that is not UTF-8 ended with the JSON library's
+// "[json.exception.type_error.316] invalid UTF-8 byte" (it goes to the runs
+// in POPLAR_ENGINE_OPTIONS), and an empty one wrote the runs' reports into
+// the working directory, where sweep refuses an empty --output.
+TEST(AdversarialPass19, DemoRefusesOutputsItCannotUse) {
+  ScratchDir dir("demo-out");
+  const std::string demo = "cd " + quote(dir.str()) + " && " + ipusimBinary() + " demo --steps 10 --no-screenshots";
+  expectRefusal(runCommand(demo + " --out " + quote("d\xff")), "--out \"d\xef\xbf\xbd\": the runs write their reports");
+  const auto r = runCommand(demo + " --out ''");
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("--out: an empty file name"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_19
