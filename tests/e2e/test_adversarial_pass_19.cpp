@@ -91,5 +91,18 @@ TEST(AdversarialPass19, DemoRefusesOutputsItCannotUse) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+// A workload named by a file name that is not UTF-8: its serialized graph
+// (compile -o, autoReport.outputSerializedGraph) failed with the JSON
+// library's "[json.exception.type_error.316] invalid UTF-8 byte". Its name
+// is written with U+FFFD, as compile --json shows it.
+TEST(AdversarialPass19, GraphOfAWorkloadWhoseNameIsNotUtf8IsWritten) {
+  ScratchDir dir("graph-name");
+  const std::string file = replicatedMlp(dir.path(), "w\xff.json", 1);
+  const fs::path graph = dir.path() / "g.json";
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(file) + " -o " + quote(graph.string()));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(readText(graph).find("\"name\":\"w\xef\xbf\xbd\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_19
