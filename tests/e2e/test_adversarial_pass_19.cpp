@@ -55,17 +55,21 @@ TEST(AdversarialPass19, CompileTakesTheInputShapeItsRefusalNames) {
 // sweep said "plot: -x/sweep.png" of an empty file; a workload "-w.json"
 // (given after "--") failed every point with "The following argument was
 // not expected"; demo --out=-d failed its comparison with "a is required"
-// (demo takes a second to run: its fix is sweep's, pathArgument).
+// (demo takes a second to run: its fix is sweep's, pathArgument). And the
+// plot's title, the workload's name, ran `...` as a command: gnuplot
+// substitutes it in double-quoted strings.
 TEST(AdversarialPass19, ChildrenTakePathsStartingWithADash) {
   ScratchDir dir("dash");
-  replicatedMlp(dir.path(), "-w.json", 1);
+  const std::string workload = "-w`touch ran`.json";
+  replicatedMlp(dir.path(), workload, 1);
   const auto r = runCommand("cd " + quote(dir.str()) + " && " + ipusimBinary() +
-                            " sweep --synthetic-data --vary tiles=4 --output=-x -- -w.json");
+                            " sweep --synthetic-data --vary tiles=4 --output=-x -- " + quote(workload));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("1 of 1 point ran"), std::string::npos) << r.output;
   if (r.output.find("gnuplot not found") == std::string::npos) {
     EXPECT_GT(fs::file_size(dir.path() / "-x" / "sweep.png"), 0u) << r.output;
   }
+  EXPECT_FALSE(fs::exists(dir.path() / "ran"));
   // And "-" itself: the viewer wrote its screenshot as a file named "-",
   // where ipusim's outputs refuse it (standard output to `export`).
   const std::string viewer = std::string(binaryDir()) + "/bin/ipusim-view";
