@@ -29,12 +29,14 @@ std::string csvQuoted(const std::string& text) {
   return quoted + "\"";
 }
 
-// A label in the plot's data file (its xtic column): double quotes.
+// A label in the plot's data file (its xtic column): double quotes, on one
+// line (a value holding a newline, a layer name's, split its row in two and
+// gnuplot drew the points at the wrong places), as csvQuoted keeps it.
 std::string gnuplotQuoted(const std::string& text) {
   std::string quoted = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
+    quoted += c == '\n' || c == '\r' ? ' ' : c;
   }
   return quoted + "\"";
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -57,19 +58,22 @@ TEST(AdversarialPass19, CompileTakesTheInputShapeItsRefusalNames) {
 // not expected"; demo --out=-d failed its comparison with "a is required"
 // (demo takes a second to run: its fix is sweep's, pathArgument). And the
 // plot's title, the workload's name, ran `...` as a command: gnuplot
-// substitutes it in double-quoted strings.
-TEST(AdversarialPass19, ChildrenTakePathsStartingWithADash) {
+// substitutes it in double-quoted strings; a varied value holding a newline
+// split its row of the plot's data in two (the points drawn misplaced).
+TEST(AdversarialPass19, PathsAndNamesReachChildProcessesAsGiven) {
   ScratchDir dir("dash");
   const std::string workload = "-w`touch ran`.json";
   replicatedMlp(dir.path(), workload, 1);
-  const auto r = runCommand("cd " + quote(dir.str()) + " && " + ipusimBinary() +
-                            " sweep --synthetic-data --vary tiles=4 --output=-x -- " + quote(workload));
+  const auto r = runCommand("cd " + quote(dir.str()) + " && " + ipusimBinary() + " sweep --synthetic-data --vary " +
+                            quote("model.layers[0].name=a\nb,c") + " --output=-x -- " + quote(workload));
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_NE(r.output.find("1 of 1 point ran"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 of 2 points ran"), std::string::npos) << r.output;
   if (r.output.find("gnuplot not found") == std::string::npos) {
     EXPECT_GT(fs::file_size(dir.path() / "-x" / "sweep.png"), 0u) << r.output;
   }
   EXPECT_FALSE(fs::exists(dir.path() / "ran"));
+  const std::string data = readText(dir.path() / "-x" / "points" / "plot.dat");
+  EXPECT_EQ(std::count(data.begin(), data.end(), '\n'), 3) << data;  // its header and a line a point
   // And "-" itself: the viewer wrote its screenshot as a file named "-",
   // where ipusim's outputs refuse it (standard output to `export`).
   const std::string viewer = std::string(binaryDir()) + "/bin/ipusim-view";
