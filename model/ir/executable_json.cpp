@@ -497,10 +497,15 @@ class BoundedWriter {
   const Executable& exe_;
 };
 
+// A name that is not UTF-8 (a workload's, from its file's name) written
+// with U+FFFD, as compile --json shows it: the JSON library threw "invalid
+// UTF-8 byte", and compile -o or autoReport.outputSerializedGraph failed.
+std::string dumped(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 template <typename Item, typename ToJson>
 void writeArray(BoundedWriter& w, const char* key, const std::vector<Item>& items, ToJson toJson, bool last = false) {
   w.write(std::string("\"") + key + "\":[", key);
-  for (std::size_t i = 0; i < items.size(); ++i) w.write((i ? ",\n" : "\n") + toJson(items[i]).dump(), key);
+  for (std::size_t i = 0; i < items.size(); ++i) w.write((i ? ",\n" : "\n") + dumped(toJson(items[i])), key);
   w.write(last ? "\n]" : "\n],\n", key);
 }
 
@@ -531,7 +536,7 @@ void writeJson(const Executable& exe, std::ostream& out, std::uint64_t maxBytes)
   json head = {{"format", kFormat}, {"version", kVersion}, {"name", exe.name}, {"target", exe.target},
                {"options", exe.options}};
   if (exe.ipusPerReplica) head["ipusPerReplica"] = exe.ipusPerReplica;
-  std::string text = head.dump();
+  std::string text = dumped(head);
   text.back() = ',';  // the object stays open for the arrays
   w.write(text + "\n", "header");
   writeArray(w, "tensors", exe.tensors, tensorJson);

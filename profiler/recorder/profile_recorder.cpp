@@ -1,5 +1,6 @@
 #include "profiler/recorder/profile_recorder.hpp"
 
+#include "model/codelets/per_worker.hpp"
 #include "profiler/recorder/flop_count.hpp"
 #include "profiler/recorder/program_liveness.hpp"
 
@@ -127,15 +128,19 @@ void ProfileRecorder::writeTileMemory(const std::vector<ir::TileMemoryUsage>& us
 }
 
 void ProfileRecorder::writeExecutableFacts() {
+  // A per-worker vertex counts as the worker vertices Poplar's graph holds,
+  // as compile's figure and tile_phase_cycles count it (one count of vertices).
+  model::WorkerVertexCount workerVertices(target_.tile);
   for (const auto& p : exe_.programs) {
     if (p.kind != ir::ProgramKind::Execute || p.computeSet >= exe_.computeSets.size()) continue;
     const ir::ComputeSet& cs = exe_.computeSets[p.computeSet];
     std::set<std::uint32_t> tiles;
-    for (const auto& v : cs.vertices) tiles.insert(v.tile);
+    std::uint64_t vertices = 0;
+    for (const auto& v : cs.vertices) tiles.insert(v.tile), vertices += workerVertices(v);
     // A mirrored compute set holds one replica's vertices for every replica's.
     const std::int64_t copies = exe_.mirror.computeSet(cs.id) ? exe_.mirror.replicas : 1;
     writer_.addProgramWork({p.id, copies * static_cast<std::int64_t>(computeSetFlops(cs)),
-                            copies * static_cast<std::int64_t>(cs.vertices.size()),
+                            copies * static_cast<std::int64_t>(vertices),
                             copies * static_cast<std::int64_t>(tiles.size())});
   }
   for (const auto& t : exe_.tensors) {

@@ -339,7 +339,7 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
     if (unknown && d.inputShape.empty())
       dataset.fail(dataset.key("input_shape"), "missing: the Keras model's input is " + kerasInput +
                                                    " (sizes left unknown), so the dataset must give them "
-                                                   "(ipusim run --keras: --input-shape H,W,C)");
+                                                   "(with --keras: --input-shape H,W,C)");
     bool fits = d.inputShape.empty() || d.inputShape.size() == keras->inputShape.size();
     for (std::size_t i = 0; fits && i < d.inputShape.size(); ++i)
       fits = keras->inputShape[i] == 0 || keras->inputShape[i] == d.inputShape[i];

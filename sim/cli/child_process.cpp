@@ -18,6 +18,8 @@ namespace ipusim::sim {
 
 std::string selfExecutable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
+std::string pathArgument(const std::string& path) { return path.rfind('-', 0) == 0 ? "./" + path : path; }
+
 namespace {
 
 // Our environment with `env` added (replacing variables of the same name).

@@ -10,6 +10,11 @@ namespace ipusim::sim {
 
 // The path of the running executable (for re-invoking ourselves).
 std::string selfExecutable();
+// `path` as an argument of a child: "./" before a relative path starting
+// with '-', which the child's parser (CLI11, gnuplot) would take for an
+// option ("-o -x": gnuplot read "-x/points/plot.gp" as one, drew nothing
+// and exited 0); any other path as it is.
+std::string pathArgument(const std::string& path);
 // Runs `argv` (argv[0] is the program path) with `env` added to the
 // environment; returns its exit status (128+signal if killed).
 int runChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});

@@ -24,7 +24,7 @@ namespace ipusim::sim {
 namespace {
 
 struct CompileArgs {
-  std::string workloadPath, kerasPath, graphPath, engineOptions, output;
+  std::string workloadPath, kerasPath, graphPath, engineOptions, output, inputShape;
   std::vector<std::string> workloadSets;  // --workload-set key.path=value, as run's
   bool json = false, force = false;
   TargetFlags target;
@@ -53,16 +53,24 @@ double stepMacs(const scheduler::CompileReport& r) {
 int compileWorkload(const CompileArgs& args) {
   // --workload-set as `run` applies it: a what-if compiled without a copy of
   // the file (compile.code_memory=true), the checks naming the flag.
-  const bool sets = !args.workloadSets.empty();
+  // --input-shape too, as run takes it: a Keras model leaving its sizes
+  // unknown is refused with that remedy (it was run's flag only).
+  std::vector<std::string> assignments = args.workloadSets;
+  std::string from = assignments.empty() ? "" : "--workload-set";
+  if (!args.inputShape.empty()) {  // first, so that --workload-set can still say otherwise
+    assignments.insert(assignments.begin(), "dataset.input_shape=" + inputShapeJson(args.inputShape).dump());
+    from = from.empty() ? "--input-shape" : "--input-shape and " + from;
+  }
+  const bool sets = !assignments.empty();
   const bool keras = !args.kerasPath.empty();
   const std::string& file = keras ? args.kerasPath : args.workloadPath;
-  scheduler::Workload workload = keras  ? kerasWorkload(args.kerasPath, args.workloadSets)
-                                 : sets ? loadWorkloadWith(args.workloadPath, args.workloadSets)
+  scheduler::Workload workload = keras  ? kerasWorkload(args.kerasPath, assignments, from)
+                                 : sets ? loadWorkloadWith(args.workloadPath, assignments, from)
                                         : scheduler::loadWorkload(args.workloadPath);
   // As run checks it (the compiler's own refusals name no file).
   const std::string madeFor = "the workload made for " + args.kerasPath;
-  scheduler::checkTask(workload, keras  ? (sets ? "--workload-set on " + madeFor : madeFor)
-                                 : sets ? args.workloadPath + " with --workload-set"
+  scheduler::checkTask(workload, keras  ? (sets ? from + " on " + madeFor : madeFor)
+                                 : sets ? args.workloadPath + " with " + from
                                         : args.workloadPath);
   const model::Target target = args.target.apply(scheduler::targetFor(workload));
   const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
@@ -274,6 +282,9 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
                   "set a workload key before compiling, as run does: key.path=value (repeatable; e.g. "
                   "compile.code_memory=true, model.layers[0].units=64)")
       ->allow_extra_args(false);
+  cmd->add_option("--input-shape", args->inputShape,
+                  "H,W,C (any rank): the per-example input shape, for a Keras file that leaves sizes unknown (as "
+                  "dataset.input_shape), as run takes it");
   args->target.addTo(*cmd);
   cmd->callback([args, &exitCode] {
     if (!args->graphPath.empty())

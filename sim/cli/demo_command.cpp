@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,17 @@ struct DemoArgs {
 };
 
 int runDemo(const DemoArgs& args) {
+  // The runs write their reports through POPLAR_ENGINE_OPTIONS's
+  // autoReport.directory, a JSON string: a name that is not UTF-8 failed
+  // with the JSON library's "[json.exception.type_error.316] invalid UTF-8 byte".
+  try {
+    (void)nlohmann::json(args.out).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw std::invalid_argument(
+        "--out " + nlohmann::json(args.out).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        ": the runs write their reports into it through POPLAR_ENGINE_OPTIONS's autoReport.directory, a JSON "
+        "string: expected a UTF-8 path (U+FFFD shows each byte that is not)");
+  }
   const fs::path workloads = findWorkloads();
   const std::string self = selfExecutable();
   struct Case { const char* name; const char* file; };
@@ -62,20 +74,22 @@ int runDemo(const DemoArgs& args) {
     }
     std::cout << "\n";
   }
-  const fs::path a = fs::path(args.out) / "with_feeds", b = fs::path(args.out) / "without_feeds";
+  // (As the children's arguments: "--out=-d" gave compare "-d/without_feeds", an option to it.)
+  const std::string a = pathArgument((fs::path(args.out) / "with_feeds").string()),
+                    b = pathArgument((fs::path(args.out) / "without_feeds").string());
   // The baseline first: "speedup" then reads as how much faster the feeds are.
   std::cout << "== comparison (A: without feeds, B: with feeds)\n" << std::flush;
-  if (const int status = runChild({self, "compare", b.string(), a.string()}); status != 0) return status;
+  if (const int status = runChild({self, "compare", b, a}); status != 0) return status;
 
   const fs::path viewer = fs::path(self).parent_path() / "ipusim-view";
   if (args.screenshots && fs::exists(viewer)) {
     const bool headless = std::getenv("DISPLAY") == nullptr;
     if (!headless || haveCommand("xvfb-run")) {
       std::vector<std::pair<std::vector<std::string>, std::string>> shots = {
-          {{a.string(), "--view", "trace"}, (fs::path(args.out) / "with_feeds.png").string()},
-          {{b.string(), "--view", "trace"}, (fs::path(args.out) / "without_feeds.png").string()},
-          {{a.string(), b.string(), "--view", "compare"}, (fs::path(args.out) / "compare.png").string()},
-          {{a.string(), "--view", "memory"}, (fs::path(args.out) / "memory.png").string()}};
+          {{a, "--view", "trace"}, pathArgument((fs::path(args.out) / "with_feeds.png").string())},
+          {{b, "--view", "trace"}, pathArgument((fs::path(args.out) / "without_feeds.png").string())},
+          {{a, b, "--view", "compare"}, pathArgument((fs::path(args.out) / "compare.png").string())},
+          {{a, "--view", "memory"}, pathArgument((fs::path(args.out) / "memory.png").string())}};
       for (const auto& [viewArgs, png] : shots) {
         std::vector<std::string> argv;
         if (headless) argv = {"/usr/bin/env", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24"};
@@ -88,8 +102,8 @@ int runDemo(const DemoArgs& args) {
       }
     }
   }
-  std::cout << "\nOpen both in the viewer, stacked on one axis:\n  " << viewer.string() << " " << a.string() << " "
-            << b.string() << "\nor export for Perfetto UI / chrome://tracing:\n  " << self << " export " << a.string()
+  std::cout << "\nOpen both in the viewer, stacked on one axis:\n  " << viewer.string() << " " << a << " "
+            << b << "\nor export for Perfetto UI / chrome://tracing:\n  " << self << " export " << a
             << " -o with_feeds.json\n";
   return 0;
 }
@@ -100,7 +114,8 @@ void addDemoCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand(
       "demo", "The tutorial: train the MNIST MLP with and without infeed/outfeed queues, profile and compare both");
   auto args = std::make_shared<DemoArgs>();
-  cmd->add_option("-o,--out", args->out, "where the two report directories go");
+  // (Empty, as a script's unset variable gives it, the runs wrote into the working directory.)
+  cmd->add_option("-o,--out", args->out, "where the two report directories go")->check(nonEmptyFileName());
   cmd->add_option("--steps", args->steps, "training steps (default: the workloads' 10,000)")->check(wholeNumberAtLeastOne());
   // (At most the engine option's 18 digits: "-1" became 2^64 - 1, refused
   // as if POPLAR_ENGINE_OPTIONS held it.)

@@ -281,7 +281,7 @@ std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args,
   const auto errPath = [&](std::size_t i) { return pointsDir / (std::to_string(i) + ".log"); };
   while (done < plan.points.size()) {
     while (next < plan.points.size() && running.size() < args.jobs) {
-      std::vector<std::string> argv = {self, "run", plan.workload, "--json"};
+      std::vector<std::string> argv = {self, "run", pathArgument(plan.workload), "--json"};
       argv.insert(argv.end(), plan.commonArgs.begin(), plan.commonArgs.end());
       argv.insert(argv.end(), plan.points[next].runArgs.begin(), plan.points[next].runArgs.end());
       {
@@ -373,7 +373,7 @@ int runSweep(const SweepArgs& args) {
               inputs);
     if (runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"}) != 0)
       plotProblem = "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png";
-    else if (runOwnChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", (pointsDir / "plot.gp").string()}) != 0)
+    else if (runOwnChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", pathArgument((pointsDir / "plot.gp").string())}) != 0)
       plotProblem = "sweep: gnuplot failed on " + (pointsDir / "plot.gp").string() + ": no sweep.png";
   }
   writeFile(dir / "sweep.csv", sweepToCsv(plan, results), inputs);

@@ -29,13 +29,25 @@ std::string csvQuoted(const std::string& text) {
   return quoted + "\"";
 }
 
+// A label in the plot's data file (its xtic column): double quotes, on one
+// line (a value holding a newline, a layer name's, split its row in two and
+// gnuplot drew the points at the wrong places), as csvQuoted keeps it.
 std::string gnuplotQuoted(const std::string& text) {
   std::string quoted = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
+    quoted += c == '\n' || c == '\r' ? ' ' : c;
   }
   return quoted + "\"";
+}
+
+// A string in the plot's script: single quotes, where gnuplot substitutes
+// nothing (a ' doubled). In double quotes it runs `...` as a command: a
+// workload named w`touch X`.json ran `touch X` through gnuplot.
+std::string gnuplotScriptString(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
 }
 
 // A figure as the CSV holds it: 10 significant digits, or an empty cell.
@@ -180,15 +192,16 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
   std::string workload = plan.workload.substr(plan.workload.find_last_of('/') + 1);
   std::ostringstream g;
   g << "set terminal pngcairo size 1400," << (latency ? 1300 : 1000) << " noenhanced font 'DejaVu Sans,12'\n"
-    << "set output " << gnuplotQuoted(pngPath) << "\n"
+    << "set output " << gnuplotScriptString(pngPath) << "\n"
     << "set datafile separator whitespace\n"
-    << "set multiplot layout " << (latency ? 4 : 3) << ",1 title " << gnuplotQuoted("ipusim sweep: " + workload + ", varying " + title)
+    << "set multiplot layout " << (latency ? 4 : 3) << ",1 title "
+    << gnuplotScriptString("ipusim sweep: " + workload + ", varying " + title)
     << " font 'DejaVu Sans,15'\n"
     // The same margins on every panel, so the points line up over the bars.
     << "set lmargin 12\nset rmargin 24\n"
     << "set grid ytics\n"
     << "set key off\n"
-    << "set xlabel " << gnuplotQuoted(varied) << "\n"
+    << "set xlabel " << gnuplotScriptString(varied) << "\n"
     << (labelChars > 90 ? "set xtics rotate by -20\n" : "")
     << "set xrange [-0.5:" << (points > 0 ? points - 1 : 0) << ".5]\n"
     << "set style data linespoints\n"
@@ -196,14 +209,14 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     << "set yrange [0:*]\n"
     // Values are labels: evenly spaced, whatever they are (numbers, ALL/LAST, ipu1/ipu2).
     << "set ylabel 'simulated time (s)'\n"
-    << "plot " << gnuplotQuoted(dataFile)
+    << "plot " << gnuplotScriptString(dataFile)
     << " using 0:2:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#1f77b4', '' using 0:2:(sprintf('%.3g s', $2)) with labels "
        "offset 0,1.1 notitle\n"
     << "set ylabel 'throughput (examples/s)'\n"
-    << "plot " << gnuplotQuoted(dataFile)
+    << "plot " << gnuplotScriptString(dataFile)
     << " using 0:3:xtic(1) lw 2 pt 7 ps 1.2 lc rgb '#2ca02c', '' using 0:3:(sprintf('%.0f', $3)) with labels "
        "offset 0,1.1 notitle\n"
-    << (latency ? "set ylabel 'batch latency (ms)'\nset key inside left top\nplot " + gnuplotQuoted(dataFile) +
+    << (latency ? "set ylabel 'batch latency (ms)'\nset key inside left top\nplot " + gnuplotScriptString(dataFile) +
                       " using 0:9:xtic(1) title 'p50' lw 2 pt 7 ps 1.2 lc rgb '#9467bd', '' using 0:10 title 'p99' "
                       "lw 2 pt 5 ps 1.2 lc rgb '#8c564b'\nset key off\n"
                 : std::string())
@@ -215,7 +228,7 @@ std::string plotScript(const SweepPlan& plan, const std::vector<SweepResult>& re
     << "set style histogram rowstacked\n"
     << "set style fill solid 0.85 border -1\n"
     << "set boxwidth 0.6\n"
-    << "plot " << gnuplotQuoted(dataFile) << " using 4:xtic(1) title 'compute' lc rgb '#d62728', "
+    << "plot " << gnuplotScriptString(dataFile) << " using 4:xtic(1) title 'compute' lc rgb '#d62728', "
     << "'' using 5 title 'exchange' lc rgb '#1f77b4', '' using 6 title 'sync' lc rgb '#7f7f7f', "
     << "'' using 7 title 'stream copy' lc rgb '#ff7f0e', '' using 11 title 'IPU-Link' lc rgb '#17becf', "
     << "'' using 12 title 'collective' lc rgb '#e377c2', '' using 13 title 'Streaming Memory' lc rgb '#8c564b', "

@@ -1,8 +1,8 @@
 #pragma once
 // What the hardening tests (issues 16 and 33) share: a clean refusal, no
-// litter, a profile of the bundled graph, SQL applied to a profile, a
-// workload with one change, .npy token files and their workload, a zip
-// archive of stored entries.
+// litter, a profile of the bundled graph, SQL applied to a profile (and a
+// number read from one), a workload with one change, .npy token files and
+// their workload, a zip archive of stored entries.
 #include "cli_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -79,6 +79,21 @@ inline void execSql(const fs::path& profile, const std::string& sql) {
   sqlite3_free(message);
   sqlite3_close(db);
   ASSERT_EQ(rc, SQLITE_OK) << error;
+}
+
+// The first column of the first row of `sql` over the profile, as an integer.
+inline std::int64_t queryInt(const fs::path& profile, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* statement = nullptr;
+  std::int64_t value = -1;
+  if (sqlite3_open_v2(profile.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
+      sqlite3_step(statement) == SQLITE_ROW)
+    value = sqlite3_column_int64(statement, 0);
+  EXPECT_NE(value, -1) << sql << ": " << sqlite3_errmsg(db);
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return value;
 }
 
 inline std::string workloadWith(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {

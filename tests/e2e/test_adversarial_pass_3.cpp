@@ -144,7 +144,7 @@ TEST(AdversarialPass3, AnInterruptedSweepEndsItsPlotBeforeRemovingThePlotsFile) 
   const fs::path bin = dir.path() / "bin", out = dir.path() / "sw", started = dir.path() / "gnuplot.pid";
   fs::create_directories(bin);
   std::ofstream(bin / "gnuplot") << "#!/bin/sh\necho $$ > " << quote(started.string())
-                                 << "\nsleep 3\nsed -n 's/^set output \"\\(.*\\)\"$/\\1/p' \"$1\" | "
+                                 << "\nsleep 3\nsed -n \"s/^set output '\\(.*\\)'\\$/\\1/p\" \"$1\" | "
                                     "while read -r png; do echo drawn > \"$png\"; done\n";
   fs::permissions(bin / "gnuplot", fs::perms::owner_all);
   const auto launched = runCommand("(PATH=" + quote(bin.string()) + ":$PATH exec " + ipusimBinary() + " sweep " +

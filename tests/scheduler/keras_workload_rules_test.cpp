@@ -182,7 +182,7 @@ TEST(OneSetOfRules, UnknownInputSizeNamesDatasetInputShape) {
   });
   std::filesystem::remove(path);
   EXPECT_EQ(e, "w.json: dataset.input_shape: missing: the Keras model's input is ?x?x2 (sizes left unknown), so the dataset "
-               "must give them (ipusim run --keras: --input-shape H,W,C)");
+               "must give them (with --keras: --input-shape H,W,C)");
 }
 
 // A count beyond 32 bits is said to be over the limit, not "not a positive

@@ -129,6 +129,12 @@ TEST(RunFraming, RejectsMalformedRangesQuotingThem) {
     EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos) << bad << ": " << message;
     EXPECT_NE(message.find("runs:A-B"), std::string::npos) << message;
   }
+  // Well formed, but over int64: it said "is neither FROM:TO ... with FROM < TO" (adversarial pass 19).
+  EXPECT_EQ(messageOf([] { parseRangeSpec("0:18446744073709551615"); }),
+            "--range: '0:18446744073709551615': 18446744073709551615 is out of range: cycles and run indices are "
+            "at most 9223372036854775807");
+  EXPECT_NE(messageOf([] { parseRangeSpec("runs:0-99999999999999999999"); }).find("is out of range"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "viewer/core/run_framing.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace ipusim::viewer {
@@ -93,6 +94,10 @@ RangeSpec parseRangeSpec(const std::string& text) {
     std::int64_t value = 0;
     try {
       value = std::stoll(part, &used);
+    } catch (const std::out_of_range&) {
+      // The form was right: "0:18446744073709551615" read as not FROM:TO.
+      throw std::invalid_argument("--range: '" + text + "': " + part + " is out of range: cycles and run indices " +
+                                  "are at most " + std::to_string(std::numeric_limits<std::int64_t>::max()));
     } catch (const std::exception&) {
       throw std::invalid_argument(expected);
     }

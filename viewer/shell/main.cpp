@@ -143,8 +143,15 @@ int main(int argc, char** argv) {
   cli.add_option("profiles", o.profiles, "PROFILE_OR_DIR [SECOND]: one profile, or two to compare")
       ->expected(0, 2);
   cli.add_option("--screenshot", o.screenshot, "render one view to this PNG and exit (needs a display, e.g. xvfb-run)")
-      // Empty, it would open the window instead (a script's unset variable).
-      ->check([](const std::string& path) { return path.empty() ? std::string("an empty file name") : std::string(); });
+      // Empty, it would open the window instead (a script's unset variable);
+      // "-" is standard output to `ipusim export`, and ipusim's other outputs
+      // refuse it (sim/cli/commands.hpp): it was written as a file named "-".
+      ->check([](const std::string& path) {
+        if (path.empty()) return std::string("an empty file name");
+        if (path == "-")
+          return std::string("'-' (standard output carries this command's summary): expected a file name");
+        return std::string();
+      });
   cli.add_flag("--force", o.force, "with --screenshot: replace the PNG if it exists (never an input, a device or a FIFO)");
   cli.add_option("--view", o.view, "view to show: trace, summary, operations, liveness, insights, memory, compare, start")
       ->check(CLI::IsMember({"trace", "summary", "operations", "liveness", "insights", "memory", "compare", "start"}));
