@@ -420,8 +420,9 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.lossStream = c.lossStream;
     parts.outfeedEachMiniBatch = !lossLast;
     parts.outfeedName = outfeedName;
+    const PipelineCopyItems items = pipelineItemsPerMiniBatch(exe, parts);
     checkPipelineCopies("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
-                        pipelineItemsPerMiniBatch(exe, parts));
+                        items.tensorIntervals, items.tensorRenames);
     const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
     const PipelinedProgram pipeline = buildPipeline(exe, fit ? plan : forwardOnly(plan), parts);
     // The N mini-batches, then the update on their summed gradients (evaluate, predict: none).
@@ -623,7 +624,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
                                     "kept (training.recompute_checkpoints)");
   }
   c.report.computeSets = exe.computeSets.size();
-  for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy;
+  // (A Copy renaming another's tensors runs that exchange: counted once.)
+  for (const auto& p : exe.programs) c.report.exchanges += p.kind == ir::ProgramKind::Copy && p.copyOf == ir::kNoId;
   c.exe = std::move(exe);
   return c;
 }

@@ -1,5 +1,7 @@
 #include "model/hardware/loaded_executable.hpp"
 
+#include "model/ir/renames.hpp"
+
 #include <stdexcept>
 
 namespace ipusim::model::hardware {
@@ -111,6 +113,7 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
   for (const ir::Program& p : exe.programs) {
     switch (p.kind) {
       case ir::ProgramKind::Copy:
+        if (p.copyOf != ir::kNoId) break;  // (below, once the Copies holding regions are planned)
         copyIndexOfProgram[p.id] = ir::Id(copies.size());
         copies.push_back(fabric.plan(p, memory, exe.mirror));
         break;
@@ -145,6 +148,20 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
         break;
     }
   }
+  // A Copy moving another's regions renamed: timed as that Copy (its phase);
+  // functional, it moves its own tensors' bytes, a plan of its own.
+  for (const ir::Program& p : exe.programs) {
+    if (p.kind != ir::ProgramKind::Copy || p.copyOf == ir::kNoId) continue;
+    if (p.copyOf >= exe.programs.size() || copyIndexOfProgram[p.copyOf] == ir::kNoId)
+      throw std::invalid_argument(programName(p) + ": copyOf " + std::to_string(p.copyOf) +
+                                  " is not a Copy holding its own regions");
+    if (functional) {
+      copyIndexOfProgram[p.id] = ir::Id(copies.size());
+      copies.push_back(fabric.plan(ir::withOwnRegions(exe, p), memory, exe.mirror));
+    } else {
+      copyIndexOfProgram[p.id] = copyIndexOfProgram[p.copyOf];
+    }
+  }
   for (std::size_t i = 0; i < exe.streams.size(); ++i) {
     if (exe.streams[i].id != i)
       throw std::invalid_argument("streams[" + std::to_string(i) + "]: id is " +
@@ -158,11 +175,8 @@ void LoadedExecutable::planRenamedExecutes() {
   renamedPlanOfProgram.assign(exe.programs.size(), ir::kNoId);
   for (const ir::Program& p : exe.programs) {
     if (p.kind != ir::ProgramKind::Execute || p.renames.empty()) continue;
-    ir::ComputeSet renamed = exe.computeSets[p.computeSet];
-    for (ir::Vertex& v : renamed.vertices)
-      for (ir::VertexField& f : v.fields) f.ref.tensor = ir::renamedTensor(p, f.ref.tensor);
     renamedPlanOfProgram[p.id] = ir::Id(renamedPlans.size());
-    renamedPlans.emplace_back(renamed, memory, target, exe.mirror);
+    renamedPlans.emplace_back(ir::renamedComputeSet(exe, p), memory, target, exe.mirror);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "model/ir/code_memory.hpp"
 
+#include "model/ir/renames.hpp"
+
 #include "model/codelets/per_worker.hpp"
 #include "model/ir/tensor_intervals.hpp"
 
@@ -151,18 +153,24 @@ std::vector<CodeCounts> countCodeOnTiles(const Executable& exe, std::uint32_t nu
         if (p.computeSet >= exe.computeSets.size()) break;
         for (const Vertex& v : exe.computeSets[p.computeSet].vertices) takesPart(v.tile);
         break;
-      case ProgramKind::Copy:
+      case ProgramKind::Copy: {
+        // A Copy renaming another's tensors (copyOf) runs that Copy's
+        // exchange, whose code exists once: its tiles take a step, no message.
+        const Program& holder = regionsHolder(exe, p);
+        const bool own = &holder == &p;
         pairs.clear(), sends.clear();
-        if (p.regions.empty()) addRegion(p.src, p.dst);
-        for (const CopyRegion& r : p.regions) addRegion(r.src, r.dst);
+        if (holder.regions.empty()) addRegion(holder.src, holder.dst);
+        for (const CopyRegion& r : holder.regions) addRegion(r.src, r.dst);
         unique(pairs), unique(sends);
         for (std::uint64_t pair : pairs) {
           const auto from = std::uint32_t(pair >> 32), to = std::uint32_t(pair);
-          ++counts[to].messages;
+          if (own) ++counts[to].messages;
           takesPart(from), takesPart(to);
         }
-        for (const auto& send : sends) ++counts[send[0]].messages;
+        if (own)
+          for (const auto& send : sends) ++counts[send[0]].messages;
         break;
+      }
       case ProgramKind::StreamCopy:
       case ProgramKind::RemoteCopy:  // one message a tile holding part of the tensor
         if (p.tensor.tensor >= exe.tensors.size() || p.tensor.size() == 0) break;

@@ -87,20 +87,26 @@ json remoteBufferJson(const RemoteBuffer& b) {
   return j;
 }
 
+void putRenames(json& j, const Program& p) {
+  if (p.renames.empty()) return;
+  json renames = json::array();
+  for (const TensorRename& r : p.renames) renames.push_back({r.from, r.to});
+  j["renames"] = std::move(renames);
+}
+
 json programJson(const Program& p) {
   json j = {{"id", p.id}, {"kind", toString(p.kind)}, {"name", p.name}};
   if (!p.children.empty()) j["children"] = p.children;
   switch (p.kind) {
     case ProgramKind::Execute:
       j["computeSet"] = p.computeSet;
-      if (!p.renames.empty()) {
-        json renames = json::array();
-        for (const TensorRename& r : p.renames) renames.push_back({r.from, r.to});
-        j["renames"] = std::move(renames);
-      }
+      putRenames(j, p);
       break;
     case ProgramKind::Copy:
-      if (p.regions.empty()) {
+      if (p.copyOf != kNoId) {
+        j["copyOf"] = p.copyOf;
+        putRenames(j, p);
+      } else if (p.regions.empty()) {
         j["src"] = refJson(p.src);
         j["dst"] = refJson(p.dst);
       } else {
@@ -305,6 +311,19 @@ Stream readStream(const json& j, const std::string& path, std::size_t index) {
   return s;
 }
 
+void readRenames(const json& j, const std::string& path, Program& p) {
+  const json* renames = optional(j, "renames");
+  if (!renames) return;
+  const std::string rp = child(path, "renames");
+  expectArray(*renames, rp);
+  for (std::size_t i = 0; i < renames->size(); ++i) {
+    const std::string ip = item(rp, i);
+    const json& pair = expectArray((*renames)[i], ip);
+    if (pair.size() != 2) fail(ip, "expected [from, to] (two tensor ids), got " + std::to_string(pair.size()) + " items");
+    p.renames.push_back({asU32(pair[0], item(ip, 0)), asU32(pair[1], item(ip, 1))});
+  }
+}
+
 Program readProgram(const json& j, const std::string& path, std::size_t index) {
   if (!j.is_object()) fail(path, std::string("expected an object, got ") + j.type_name());
   Program p;
@@ -319,7 +338,7 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   std::vector<std::string> keys = {"id", "kind", "name", "children", "marksStep", "collective", "ipusApart", "debug"};
   switch (p.kind) {
     case ProgramKind::Execute: keys.insert(keys.end(), {"computeSet", "renames"}); break;
-    case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst", "regions"}); break;
+    case ProgramKind::Copy: keys.insert(keys.end(), {"src", "dst", "regions", "copyOf", "renames"}); break;
     case ProgramKind::StreamCopy: keys.insert(keys.end(), {"stream", "tensor"}); break;
     case ProgramKind::Repeat: keys.push_back("count"); break;
     case ProgramKind::RepeatWhileTrue:
@@ -340,21 +359,19 @@ Program readProgram(const json& j, const std::string& path, std::size_t index) {
   switch (p.kind) {
     case ProgramKind::Execute:
       p.computeSet = asU32(required(j, path, "computeSet", "a compute set id"), child(path, "computeSet"));
-      if (const json* renames = optional(j, "renames")) {
-        const std::string rp = child(path, "renames");
-        expectArray(*renames, rp);
-        for (std::size_t i = 0; i < renames->size(); ++i) {
-          const std::string ip = item(rp, i);
-          const json& pair = expectArray((*renames)[i], ip);
-          if (pair.size() != 2)
-            fail(ip, "expected [from, to] (two tensor ids), got " + std::to_string(pair.size()) + " items");
-          p.renames.push_back({asU32(pair[0], item(ip, 0)), asU32(pair[1], item(ip, 1))});
-        }
-      }
+      readRenames(j, path, p);
       break;
     case ProgramKind::Copy:
-      // Either "src" and "dst" (one region, the original form) or "regions".
-      if (const json* regions = optional(j, "regions")) {
+      // "src" and "dst" (one region, the original form), "regions", or
+      // "copyOf" (another Copy's regions) with "renames".
+      if (const json* copyOf = optional(j, "copyOf")) {
+        if (optional(j, "regions") || optional(j, "src") || optional(j, "dst"))
+          fail(path, "has both \"copyOf\" and its own regions (\"regions\" or \"src\"/\"dst\"); expected one form");
+        p.copyOf = asU32(*copyOf, child(path, "copyOf"));
+        readRenames(j, path, p);
+      } else if (optional(j, "renames")) {
+        fail(path, "has \"renames\" but no \"copyOf\": a Copy renames the tensors of another Copy's regions");
+      } else if (const json* regions = optional(j, "regions")) {
         if (optional(j, "src") || optional(j, "dst"))
           fail(path, "has both \"regions\" and \"src\"/\"dst\"; expected one form");
         const std::string rp = child(path, "regions");

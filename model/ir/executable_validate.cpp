@@ -2,6 +2,7 @@
 // naming the element by its path ("computeSets[3] 'fwd/matmul' vertex 7: ...").
 #include "model/ir/executable.hpp"
 #include "model/ir/range_text.hpp"
+#include "model/ir/renames.hpp"
 #include "model/ir/tensor_intervals.hpp"
 #include "model/ir/tile_memory_usage.hpp"
 
@@ -478,6 +479,23 @@ class Validator {
     }
   }
 
+  // A Copy moving Copy `copyOf`'s regions renamed: that Copy holds its own
+  // regions, this one none, and the regions as this one moves them are a
+  // valid Copy (checked as one, so a rename cannot make them overlap).
+  void checkRenamedCopy(const std::string& where, const Program& p) const {
+    if (p.copyOf >= exe_.programs.size())
+      fail(where, "copyOf " + std::to_string(p.copyOf) + " is out of range (there are " +
+                      std::to_string(exe_.programs.size()) + " programs)");
+    const Program& holder = exe_.programs[p.copyOf];
+    if (holder.kind != ProgramKind::Copy || holder.copyOf != kNoId)
+      fail(where, "copyOf " + std::to_string(p.copyOf) + " ('" + holder.name +
+                      "') is not a Copy holding its own regions");
+    if (!p.regions.empty() || p.src.tensor != kNoId || p.dst.tensor != kNoId)
+      fail(where, "has copyOf and regions of its own; expected one or the other");
+    checkRenames(where, p);
+    checkCopy(where, withOwnRegions(exe_, p));
+  }
+
   // A Sequence running its IPUs apart times Execute and Copy children only
   // (the executor has no per-IPU clock for the others).
   void checkApart(const std::string& where, const Program& p) const {
@@ -509,7 +527,12 @@ class Validator {
         break;
       case ProgramKind::Copy:
         checkChildCount(where, p, 0, 0);
-        checkCopy(where, p);
+        if (p.copyOf != kNoId) {
+          checkRenamedCopy(where, p);
+        } else {
+          if (!p.renames.empty()) fail(where, "has renames but no copyOf (a Copy renames another Copy's tensors)");
+          checkCopy(where, p);
+        }
         break;
       case ProgramKind::StreamCopy: {
         checkChildCount(where, p, 0, 0);

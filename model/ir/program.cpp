@@ -37,10 +37,10 @@ ProgramKind programKindFromString(const std::string& name) {
                               "RepeatWhileTrue, If, Sync, Call or RemoteCopy)");
 }
 
-Id renamedTensor(const Program& execute, Id tensor) {
-  const auto it = std::lower_bound(execute.renames.begin(), execute.renames.end(), tensor,
+Id renamedTensor(const Program& program, Id tensor) {
+  const auto it = std::lower_bound(program.renames.begin(), program.renames.end(), tensor,
                                    [](const TensorRename& r, Id t) { return r.from < t; });
-  return it != execute.renames.end() && it->from == tensor ? it->to : tensor;
+  return it != program.renames.end() && it->from == tensor ? it->to : tensor;
 }
 
 void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out) {
@@ -56,6 +56,8 @@ void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out) {
 }
 
 std::vector<CopyRegion> copyRegions(const Program& copy) {
+  if (copy.copyOf != kNoId)
+    throw std::logic_error("copyRegions: Copy '" + copy.name + "' moves another Copy's regions (renames.hpp: renamedRegions)");
   if (copy.regions.empty()) return {CopyRegion{copy.src, copy.dst}};
   std::vector<CopyRegion> out;
   for (const CopyRegion& r : copy.regions) expandRegion(r, out);

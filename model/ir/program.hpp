@@ -63,13 +63,15 @@ struct Program {
   std::string name;             // shown in the profile's program tree and slices
   std::vector<Id> children;
   Id computeSet = kNoId;        // Execute
-  // Execute: the compute set run on other tensors, each rename's `from` read
-  // as its `to` (sorted by `from`, each once; `to` laid out as `from` tile by
-  // tile, which validate checks). A pipeline's stage is laid out once and
-  // each mini-batch's pass runs it on that mini-batch's tensors, as Poplar
-  // compiles a stage once and moves each mini-batch's data through it: the
-  // vertices (and their code) exist once, however many mini-batches run.
+  // Execute, and Copy with `copyOf`: the work run on other tensors, each
+  // rename's `from` read as its `to` (sorted by `from`, each once; `to` laid
+  // out as `from` tile by tile, which validate checks). A pipeline's stage is
+  // laid out once and each mini-batch's pass runs it on that mini-batch's
+  // tensors, as Poplar compiles a stage once and moves each mini-batch's data
+  // through it: the vertices, the exchanges and their code exist once,
+  // however many mini-batches run (model/ir/renames.hpp).
   std::vector<TensorRename> renames;
+  Id copyOf = kNoId;            // Copy: moves Copy `copyOf`'s regions (it holds none), renamed
   TensorRef src, dst;           // Copy with one region (when `regions` is empty)
   std::vector<CopyRegion> regions;  // Copy with several regions; when non-empty, src/dst are unused
   Id stream = kNoId;            // StreamCopy
@@ -94,11 +96,12 @@ struct Program {
   DebugInfo debug;
 };
 
-// The tensor an Execute's field on `tensor` touches: its rename, or itself.
-Id renamedTensor(const Program& execute, Id tensor);
+// The tensor a renaming program's work on `tensor` touches: its rename, or itself.
+Id renamedTensor(const Program& program, Id tensor);
 
-// The region pairs a Copy moves, each 2-D region expanded into its rows:
-// `regions`, or {src, dst} when it is empty.
+// The region pairs a Copy holding its regions moves, each 2-D region
+// expanded into its rows: `regions`, or {src, dst} when it is empty (a Copy
+// with copyOf: std::logic_error; see renames.hpp).
 std::vector<CopyRegion> copyRegions(const Program& copy);
 // The rows of one region as 1-D regions, appended to `out`.
 void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out);

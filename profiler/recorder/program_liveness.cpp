@@ -1,5 +1,7 @@
 #include "profiler/recorder/program_liveness.hpp"
 
+#include "model/ir/renames.hpp"
+
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -60,7 +62,7 @@ class OrderWalker {
       for (const auto& v : exe_.computeSets[p.computeSet].vertices)
         for (const auto& f : v.fields) tensors.push_back(ir::renamedTensor(p, f.ref.tensor));
     } else if (p.kind == ir::ProgramKind::Copy) {
-      for (const auto& r : ir::copyRegions(p)) {
+      for (const auto& r : ir::renamedRegions(exe_, p)) {
         tensors.push_back(r.src.tensor);
         tensors.push_back(r.dst.tensor);
       }

@@ -50,13 +50,17 @@ void checkLayoutVertices(const std::string& key, std::uint64_t copies, const std
                               str(kMaxLaidOutVertices / std::max<std::uint64_t>(1, vertices)) + hint);
 }
 
-void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t items) {
+void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t tensorIntervals,
+                         std::uint64_t tensorRenames) {
+  const std::uint64_t items = tensorIntervals + tensorRenames;
   const Wide total = Wide(miniBatches > 0 ? miniBatches - 1 : 0) * items;
   if (total <= kMaxPipelineCopyItems) return;
   throw std::invalid_argument(
-      key + ": " + str(miniBatches) + " mini-batches in flight, each after the first laying out " + str(items) +
-      " copy regions and tensor intervals of its own, lay out " + wide(total) + ", over the limit of " +
-      str(kMaxPipelineCopyItems) + " (scheduler/models/workload_limits.hpp: host memory grows with them): at most " +
+      key + ": " + str(miniBatches) + " mini-batches in flight, each after the first laying out " +
+      str(tensorIntervals) + " tensor intervals and " + str(tensorRenames) + " tensor renames of its own, lay out " +
+      wide(total) +
+      " items, over the limit of " + str(kMaxPipelineCopyItems) +
+      " (scheduler/models/workload_limits.hpp: host memory grows with them): at most " +
       str(kMaxPipelineCopyItems / std::max<std::uint64_t>(1, items) + 1) + " mini-batches per weight update");
 }
 

@@ -65,18 +65,19 @@ inline constexpr std::size_t kMaxNameBytes = 1024;
 inline constexpr std::uint64_t kMaxLaidOutVertices = 1ull << 24;
 
 // What a pipeline's mini-batches in flight after the first lay out again
-// (pipelineItemsPerMiniBatch: their Copy programs' regions and their tensors'
-// tile intervals): 2^26 items, 67 M (design choice: about 5 GB of host
-// memory beyond the graph. Measured: BERT-Large's 8 mini-batches, 31.3 M
-// items each, took the compile from 4.6 GB before the pipeline to a peak of
-// 21.4 GB, about 77 bytes an item; the tutorial's 2-IPU pipeline lays out
-// 66 k a mini-batch, so up to 1,015 mini-batches).
+// (pipelineItemsPerMiniBatch: their tensors' tile intervals and their
+// passes' renames of them): 2^26 items, 67 M (design choice: about 6 GB of
+// host memory beyond the graph. Measured: BERT-Large's 8 mini-batches, 8.5 M
+// items each, took its compile from 4.6 GB before the pipeline to a peak of
+// 10.2 GB, about 93 bytes an item; the tutorial's 2-IPU pipeline lays out
+// 33 k a mini-batch, so up to 2,029 mini-batches).
 inline constexpr std::uint64_t kMaxPipelineCopyItems = 1ull << 26;
 
-// Throws std::invalid_argument("<key>: <N> mini-batches each lay out <items>
-// copy regions and tensor intervals again ...") when (N - 1) x items passes
-// kMaxPipelineCopyItems.
-void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t items);
+// Throws std::invalid_argument("<key>: <N> mini-batches in flight, each
+// after the first laying out <intervals> tensor intervals and <renames>
+// tensor renames of its own ...") when (N - 1) x their sum passes kMaxPipelineCopyItems.
+void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t tensorIntervals,
+                         std::uint64_t tensorRenames);
 
 // Throws std::invalid_argument("<key>: <value> <what> of <vertices> vertices
 // each lay out N vertices, over the limit of kMaxLaidOutVertices: at most M")

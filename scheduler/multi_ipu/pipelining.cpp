@@ -1,6 +1,7 @@
 #include "scheduler/multi_ipu/pipelining.hpp"
 
 #include "scheduler/multi_ipu/gradient_accumulation.hpp"
+#include "model/ir/renames.hpp"
 
 #include <algorithm>
 #include <map>
@@ -36,6 +37,15 @@ std::vector<ir::Id> tensorsOf(const ir::ComputeSet& cs) {
 // A copy's regions, 2-D regions kept whole.
 std::vector<ir::CopyRegion> regionsOf(const ir::Program& copy) {
   return copy.regions.empty() ? std::vector<ir::CopyRegion>{{copy.src, copy.dst}} : copy.regions;
+}
+
+// The tensors a Copy holding its regions reads or writes, ascending, each once.
+std::vector<ir::Id> tensorsOf(const ir::Program& copy) {
+  std::vector<ir::Id> tensors;
+  for (const ir::CopyRegion& r : regionsOf(copy)) tensors.insert(tensors.end(), {r.src.tensor, r.dst.tensor});
+  std::sort(tensors.begin(), tensors.end());
+  tensors.erase(std::unique(tensors.begin(), tensors.end()), tensors.end());
+  return tensors;
 }
 
 class Pipeliner {
@@ -192,8 +202,8 @@ class Pipeliner {
     std::vector<ir::Id> programs;
     std::string name;
     for (const StagePass& p : slot) {
-      const std::vector<ir::Id> pass = passPrograms(p);
-      programs.insert(programs.end(), pass.begin(), pass.end());
+      for (ir::Id leaf : passLeaves(p))
+        programs.push_back(p.miniBatch == 0 ? leaf : forMiniBatch(leaf, p.miniBatch, nullptr));
       name += (name.empty() ? "" : " ") + passName(p);
     }
     return exe_.addProgram(sequence("slot " + name, programs, {"training", "pipeline"}));
@@ -204,7 +214,12 @@ class Pipeliner {
     std::vector<ir::Id> stageInputs, passes;
     std::string name;
     for (const StagePass& p : slot) {
-      for (ir::Id id : passPrograms(p)) passes.push_back(readingLocalCopies(id, p.stage, stageInputs));
+      for (ir::Id leaf : passLeaves(p)) {
+        // Mini-batch 0's program reading the stage's own copies of other
+        // IPUs' tensors; a later mini-batch's renames it to its own tensors.
+        const ir::Id own = readingLocalCopiesOnce(leaf, p.stage, p.miniBatch, stageInputs);
+        passes.push_back(p.miniBatch == 0 ? own : forMiniBatch(own, p.miniBatch, &stageInputs));
+      }
       if (p.backward) passes.push_back(accumulationOf(p));
       name += (name.empty() ? "" : " ") + passName(p);
     }
@@ -237,6 +252,17 @@ class Pipeliner {
   // IPU-Links once at a slot boundary, as Poplar's inter-IPU copies between
   // pipeline stages (TF keeps a stage's inputs on its IPU for its backward
   // pass). Anything else: `id`.
+  // readingLocalCopies of mini-batch 0's `leaf`, made when mini-batch 0's
+  // pass runs it (every stage runs mini-batch 0 first) and kept for the others.
+  ir::Id readingLocalCopiesOnce(ir::Id leaf, std::uint32_t stage, std::uint32_t m, std::vector<ir::Id>& stageInputs) {
+    auto [it, added] = readingLocal_.emplace(std::make_pair(leaf, stage), ir::kNoId);
+    if (added) {
+      if (m != 0) throw std::logic_error("pipeline: mini-batch " + std::to_string(m) + " ran before mini-batch 0");
+      it->second = readingLocalCopies(leaf, stage, stageInputs);
+    }
+    return it->second;
+  }
+
   ir::Id readingLocalCopies(ir::Id id, std::uint32_t stage, std::vector<ir::Id>& stageInputs) {
     if (exe_.programs[id].kind != ir::ProgramKind::Copy) return id;
     ir::Program local = exe_.programs[id];  // a copy: localCopy() adds programs
@@ -278,6 +304,7 @@ class Pipeliner {
     const std::uint64_t n = c.numElements();
     exe_.tensors.push_back(std::move(c));
     it->second = exe_.tensors.back().id;
+    localOrigin_.emplace(it->second, std::make_pair(t, stage));
     ir::Program copy;
     copy.kind = ir::ProgramKind::Copy;
     copy.name = exe_.tensors[t].name + " -> stage " + std::to_string(stage);
@@ -303,8 +330,8 @@ class Pipeliner {
     return exe_.addProgram(p);
   }
 
-  // The leaf programs (Execute, Copy) of a pass, for its mini-batch.
-  std::vector<ir::Id> passPrograms(const StagePass& pass) {
+  // The leaf programs (Execute, Copy) of a pass, as mini-batch 0 runs them.
+  std::vector<ir::Id> passLeaves(const StagePass& pass) const {
     const std::vector<ir::Id>& ops = (pass.backward ? parts_.backward : parts_.forward)[pass.stage];
     std::vector<ir::Id> out;
     for (ir::Id op : ops)
@@ -312,51 +339,69 @@ class Pipeliner {
         const ir::ProgramKind k = exe_.programs[leaf].kind;
         if (k != ir::ProgramKind::Execute && k != ir::ProgramKind::Copy)
           throw std::logic_error("pipeline: op program '" + exe_.programs[leaf].name + "' is not an Execute or a Copy");
-        out.push_back(pass.miniBatch == 0 ? leaf : cloneProgram(leaf, pass.miniBatch));
+        out.push_back(leaf);
       }
     return out;
   }
 
-  // Program `id` of mini-batch 0, for mini-batch m: an Execute runs the same
-  // compute set on m's tensors (the stage is laid out once); a Copy moves m's.
-  ir::Id cloneProgram(ir::Id id, std::uint32_t m) {
+  // Program `id` of mini-batch 0 for mini-batch m: the same compute set or
+  // the same Copy's regions, run on m's tensors (the stage is laid out once).
+  // A stage's own copy of another IPU's tensor becomes that of m's tensor,
+  // made in this slot (`stageInputs`) when m's pass first reads it.
+  ir::Id forMiniBatch(ir::Id id, std::uint32_t m, std::vector<ir::Id>* stageInputs) {
     ir::Program p = exe_.programs[id];
     if (p.kind == ir::ProgramKind::Execute) {
       p.renames = renamesFor(p.computeSet, m);
-    } else {
-      p.regions = regionsOf(p);
-      p.src = p.dst = {};
-      for (ir::CopyRegion& r : p.regions) {
-        r.src.tensor = tensorOf(m, r.src.tensor);
-        r.dst.tensor = tensorOf(m, r.dst.tensor);
-      }
+      return exe_.addProgram(p);
     }
-    return exe_.addProgram(p);
+    ir::Program copy;
+    copy.kind = ir::ProgramKind::Copy;
+    copy.name = p.name;
+    copy.debug = p.debug;
+    copy.collective = p.collective;
+    copy.copyOf = id;
+    auto [it, added] = tensorsOfCopy_.emplace(id, std::vector<ir::Id>{});
+    if (added) it->second = tensorsOf(p);
+    for (ir::Id t : it->second) {
+      const auto local = localOrigin_.find(t);
+      ir::Id to = ir::kNoId;
+      if (local == localOrigin_.end()) {
+        to = tensorOf(m, t);
+      } else {
+        if (!stageInputs) throw std::logic_error("pipeline: a stage's copy of a tensor outside a slot's passes");
+        to = localCopy(tensorOf(m, local->second.first), local->second.second, *stageInputs);
+      }
+      if (to != t) copy.renames.push_back({t, to});
+    }
+    return exe_.addProgram(copy);
   }
 
   bool shared(ir::Id t) const { return exe_.tensors[t].alwaysLive && !perMiniBatch_.count(t); }
 
  public:
   // See pipelineItemsPerMiniBatch.
-  std::uint64_t itemsPerMiniBatch() {
+  PipelineCopyItems itemsPerMiniBatch() {
     std::set<ir::Id> tensors;
-    std::uint64_t items = 0;
+    PipelineCopyItems items;
     for (const auto* side : {&parts_.forward, &parts_.backward})
       for (const std::vector<ir::Id>& ops : *side)
         for (ir::Id op : ops)
           for (ir::Id leaf : exe_.programs[op].children) {
             const ir::Program& p = exe_.programs[leaf];
+            std::vector<ir::Id> touched;
             if (p.kind == ir::ProgramKind::Copy) {
-              items += std::max<std::uint64_t>(1, p.regions.size());
-              for (const ir::CopyRegion& r : regionsOf(p)) tensors.insert({r.src.tensor, r.dst.tensor});
+              touched = tensorsOf(p);
             } else if (p.kind == ir::ProgramKind::Execute) {
               auto [it, added] = tensorsOfSet_.emplace(p.computeSet, std::vector<ir::Id>{});
               if (added) it->second = tensorsOf(exe_.computeSets[p.computeSet]);
-              tensors.insert(it->second.begin(), it->second.end());
+              touched = it->second;
             }
+            for (ir::Id t : touched)
+              if (!shared(t)) ++items.tensorRenames;
+            tensors.insert(touched.begin(), touched.end());
           }
     for (ir::Id t : tensors)
-      if (!shared(t)) items += exe_.tensors[t].mapping.size();
+      if (!shared(t)) items.tensorIntervals += exe_.tensors[t].mapping.size();
     return items;
   }
 
@@ -396,6 +441,9 @@ class Pipeliner {
   static constexpr std::uint32_t kNoIpu = ~0u, kSeveralIpus = ~0u - 1;
   std::map<ir::Id, std::uint32_t> onlyIpuOf_;  // tensor -> its one IPU, kSeveralIpus, or kNoIpu (no elements)
   std::map<ir::Id, std::vector<ir::Id>> tensorsOfSet_;              // compute set -> its tensors (tensorsOf)
+  std::map<ir::Id, std::vector<ir::Id>> tensorsOfCopy_;             // Copy -> its tensors (tensorsOf)
+  std::map<std::pair<ir::Id, std::uint32_t>, ir::Id> readingLocal_;  // (leaf, stage) -> readingLocalCopies
+  std::map<ir::Id, std::pair<ir::Id, std::uint32_t>> localOrigin_;  // a stage's copy -> (its tensor, the stage)
   std::vector<ir::Id> accumulationSetOfStage_;                       // by stage: its additions' compute set
   std::map<std::vector<std::uint32_t>, ir::Id> sequentialAccumulationSets_;  // stages -> their additions
 };
@@ -418,7 +466,7 @@ void walk(const ir::Executable& exe, ir::Id id, std::size_t& step, std::vector<U
     }
     case ir::ProgramKind::Copy:
       ++step;
-      for (const ir::CopyRegion& r : regionsOf(p)) {
+      for (const ir::CopyRegion& r : ir::renamedRegions(exe, p)) {
         use(r.src.tensor);
         use(r.dst.tensor);
       }
@@ -462,7 +510,7 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
   return out;
 }
 
-std::uint64_t pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts) {
+PipelineCopyItems pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts) {
   return Pipeliner(exe, parts).itemsPerMiniBatch();
 }
 

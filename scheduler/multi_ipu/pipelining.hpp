@@ -80,11 +80,15 @@ struct PipelinedProgram {
 PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, const PipelineParts& parts);
 
 // What each mini-batch in flight after the first lays out in host memory:
-// its passes' Copy regions (each Copy is laid out again on the mini-batch's
-// tensors; its compute sets are not, ir::Program::renames) and the tile
-// intervals of its own copies of the tensors. The compiler holds
-// (mini-batches - 1) x this to kMaxPipelineCopyItems before building.
-std::uint64_t pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts);
+// the tile intervals of its own copies of the tensors, and its passes'
+// renames of them (its compute sets and copies are its stage's, renamed:
+// ir::Program::renames). The compiler holds (mini-batches - 1) x their sum
+// to kMaxPipelineCopyItems before building.
+struct PipelineCopyItems {
+  std::uint64_t tensorIntervals = 0, tensorRenames = 0;
+  std::uint64_t total() const { return tensorIntervals + tensorRenames; }
+};
+PipelineCopyItems pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts);
 
 // Per tensor, the first and last leaf program step (Execute, Copy,
 // StreamCopy) using it, walking `roots` in execution order (each once; a

@@ -138,7 +138,8 @@ class Replicator {
     for (ir::Program& p : exe_.programs) {
       switch (p.kind) {
         case ir::ProgramKind::Copy: {
-          if (mirrorCopies) break;
+          // (A Copy renaming another's tensors moves that Copy's regions, replicated there.)
+          if (mirrorCopies || p.copyOf != ir::kNoId) break;
           std::vector<ir::CopyRegion> one = p.regions.empty() ? std::vector<ir::CopyRegion>{{p.src, p.dst}} : p.regions;
           p.regions.clear();
           for (std::uint32_t r = 0; r < replicas_; ++r)

@@ -71,22 +71,23 @@ TEST(ModelSizeLimits, AHugeKernelIsRefusedNamingItsKey) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
-// Each mini-batch in flight runs the stages' compute sets on its own tensors
-// (their vertices are laid out once) and lays out its Copy regions and
-// tensor intervals again: those are bounded before anything is laid out.
+// Each mini-batch in flight runs the stages' compute sets and copies on its
+// own tensors (their vertices and regions are laid out once) and lays out
+// its tensors' intervals and the renames again: those are bounded before
+// anything is laid out.
 TEST(ModelSizeLimits, APipelinesMiniBatchesInFlightAreBoundedBeforeTheyAreCloned) {
   ScratchDir dir("limit-pipeline");
   const fs::path w = dir.path() / "p.json";
   nlohmann::json j = nlohmann::json::parse(readText(sourcePath("workloads/mnist_pipelined_2ipus.json")));
-  j["pipeline"]["gradient_accumulation_count"] = 1024;
-  j["training"]["steps_per_execution"] = 1024;
+  j["pipeline"]["gradient_accumulation_count"] = 4096;
+  j["training"]["steps_per_execution"] = 4096;
   j["training"]["steps"] = 4096;
   std::ofstream(w) << j.dump();
   const auto r = runCommand(compile(w.string()));
-  expectRefusal(r, "pipeline.gradient_accumulation_count: 1024 mini-batches in flight, each after the first "
-                   "laying out 66117 copy regions and tensor intervals of its own");
+  expectRefusal(r, "pipeline.gradient_accumulation_count: 4096 mini-batches in flight, each after the first "
+                   "laying out 32936 tensor intervals and 145 tensor renames of its own");
   EXPECT_NE(r.output.find("over the limit of 67108864"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("at most "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("at most 2029 mini-batches"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -55,6 +55,28 @@ TEST(IrJson, AnExecutesRenamesRoundTripAndAreReadAsPairs) {
       << message;
 }
 
+TEST(IrJson, ACopyOfAnotherCopysRegionsRoundTripsWithItsRenames) {
+  Executable exe = everyKindGraph();
+  Program p;
+  p.kind = ProgramKind::Copy;
+  p.name = "again";
+  p.copyOf = 1;
+  p.renames = {{3, 2}};
+  exe.addProgram(p);
+  const json j = toJson(exe);
+  EXPECT_EQ(j["programs"].back()["copyOf"], 1);
+  EXPECT_FALSE(j["programs"].back().contains("src"));
+  const Executable back = fromJson(j);
+  EXPECT_EQ(back.programs.back().copyOf, 1u);
+  EXPECT_EQ(back.programs.back().renames, p.renames);
+  json both = j;
+  both["programs"].back()["src"] = j["programs"][1]["src"];
+  EXPECT_NE(errorOf([&] { fromJson(both); }).find("has both \"copyOf\" and its own regions"), std::string::npos);
+  json orphan = j;
+  orphan["programs"][1]["renames"] = json::parse("[[3, 2]]");
+  EXPECT_NE(errorOf([&] { fromJson(orphan); }).find("has \"renames\" but no \"copyOf\""), std::string::npos);
+}
+
 TEST(IrJson, HalfTensorsRoundTripWithTheirValuesAndTwoBytesPerElement) {
   Executable exe = everyKindGraph();
   Tensor h;

@@ -70,6 +70,39 @@ TEST(IrValidate, AnExecutesRenamesAreSortedInRangeAndLaidOutAsTheTensorsTheyRepl
               "renames[0]: tensor 'y [mini-batch 1]' is not mapped over the tiles of 'y' interval by interval");
 }
 
+// A Copy moving program 1's regions ('w1' to 'w1_local', tensor 3) into a
+// copy of 'w1_local' (tensor 6).
+void renamedBring(Executable& e) {
+  Tensor copy = e.tensors[3];
+  copy.id = Id(e.tensors.size());
+  copy.name = "w1_local [mini-batch 1]";
+  e.tensors.push_back(copy);
+  Program p;
+  p.kind = ProgramKind::Copy;
+  p.name = "w1->tile1 [mini-batch 1]";
+  p.copyOf = 1;
+  p.renames = {{3, copy.id}};
+  p.id = Id(e.programs.size());
+  e.programs.push_back(p);
+}
+
+TEST(IrValidate, ACopyOfAnotherCopysRegionsNamesAHolderAndMovesAValidCopy) {
+  Executable ok = everyKindGraph();
+  renamedBring(ok);
+  EXPECT_NO_THROW(ok.validate(4));
+  expectError([](Executable& e) { renamedBring(e), e.programs.back().copyOf = 99; },
+              "(Copy): copyOf 99 is out of range (there are 13 programs)");
+  expectError([](Executable& e) { renamedBring(e), e.programs.back().copyOf = 2; },
+              "copyOf 2 ('fwd/matmul') is not a Copy holding its own regions");
+  expectError([](Executable& e) { renamedBring(e), e.programs.back().src = {3, 0, 12}; },
+              "has copyOf and regions of its own; expected one or the other");
+  // Renamed onto its own source, the copy would read and write 'w1' at once.
+  expectError([](Executable& e) { renamedBring(e), e.programs.back().renames = {{1, 3}}; },
+              "renames[0]: tensor 'w1_local' is not mapped over the tiles of 'w1' interval by interval");
+  expectError([](Executable& e) { e.programs[1].renames = {{3, 3}}; },
+              "has renames but no copyOf (a Copy renames another Copy's tensors)");
+}
+
 TEST(IrValidate, MappingsMustBeSortedNonOverlappingAndComplete) {
   expectError([](Executable& e) { std::swap(e.tensors[1].mapping[0], e.tensors[1].mapping[1]); },
                "tensors[1] 'w1': elements [0,4) are not mapped to any tile");

@@ -8,6 +8,7 @@
 #include "scheduler/compiler.hpp"
 #include "scheduler/multi_ipu/pipeline_schedule.hpp"
 #include "scheduler/models/workload.hpp"
+#include "model/ir/renames.hpp"
 #include "model/ir/tile_memory_usage.hpp"
 
 #include <gtest/gtest.h>
@@ -252,7 +253,7 @@ std::set<std::uint32_t> ipusTouched(const scheduler::CompiledWorkload& c, const 
   if (p.kind == ir::ProgramKind::Execute) {
     for (const ir::Vertex& v : c.exe.computeSets[p.computeSet].vertices) ipus.insert(c.target.ipuOf(v.tile));
   } else {
-    for (const ir::CopyRegion& r : ir::copyRegions(p))
+    for (const ir::CopyRegion& r : ir::renamedRegions(c.exe, p))
       for (ir::Id t : {r.src.tensor, r.dst.tensor})
         for (const ir::TileInterval& iv : c.exe.tensors[t].mapping) ipus.insert(c.target.ipuOf(iv.tile));
   }
@@ -291,6 +292,14 @@ TEST(Pipelining, EachMiniBatchRunsTheStagesComputeSetsOnItsOwnTensors) {
     std::size_t perMiniBatch = 0;
     for (const auto& [cs, renames] : runsOf) perMiniBatch += renames.size() == 8;
     EXPECT_GT(perMiniBatch, 0u);
+    // The passes' copies too: a later mini-batch's moves mini-batch 0's regions.
+    std::size_t renamedCopies = 0;
+    for (const ir::Program& p : eight.exe.programs)
+      if (p.kind == ir::ProgramKind::Copy && p.copyOf != ir::kNoId) {
+        ++renamedCopies;
+        EXPECT_TRUE(eight.exe.programs[p.copyOf].renames.empty());
+      }
+    EXPECT_GT(renamedCopies, 0u);
     EXPECT_NO_THROW(eight.exe.validate(eight.target.totalTiles()));
   }
 }
