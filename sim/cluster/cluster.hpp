@@ -1,0 +1,58 @@
+#pragma once
+// The ranks of an MPI job, as one process sees them: the one place that
+// calls MPI (nothing else includes mpi.h). A process started by a launcher
+// (launch.hpp) joins the job: MPI_Init when the Cluster is made,
+// MPI_Finalize when it ends normally. A process started without a launcher
+// is a cluster of one, rank 0 of 1, and makes no MPI call at all: Open MPI's
+// singleton MPI_Init costs about 0.8 s on this machine (it starts a daemon),
+// and a command that runs alone needs none of it (sim/cluster/README.md).
+//
+// Waiting never spins: the ranks share cores with the simulations they
+// start, so receive() and waitForAll() poll and sleep a millisecond between
+// polls (a blocking MPI call in Open MPI busy-polls a core).
+//
+// Errors: a failed MPI call throws std::runtime_error naming the call, the
+// rank and MPI's error text. A process launched as a rank whose ipusim was
+// built without MPI cannot join: the constructor throws, saying so.
+#include "sim/cluster/launch.hpp"
+#include "sim/cluster/message.hpp"
+
+#include <optional>
+#include <string>
+
+namespace ipusim::sim::cluster {
+
+// Whether this build has MPI (found by CMake: libopenmpi-dev).
+bool builtWithMpi();
+
+class Cluster {
+ public:
+  Cluster();   // joins the launcher's job, or is a cluster of one
+  ~Cluster();  // MPI_Finalize, unless an exception is leaving (abort() ends the job then)
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  int rank() const { return info_.rank; }
+  int size() const { return info_.size; }
+  int localSize() const { return info_.localSize; }  // ranks on this host
+  bool joined() const { return info_.launched; }
+
+  // Sends `bytes` to rank `to` with `tag` (0 to 32767); returns when the
+  // bytes may be reused (a small message at once; a large one when the
+  // receiver has taken it).
+  void send(int to, int tag, const std::string& bytes);
+  // A message that has arrived, from any rank with any tag, or nothing; never waits.
+  std::optional<Message> poll();
+  // Waits for a message from `from` with `tag`.
+  Message receive(int from, int tag);
+  // Waits until every rank has called it.
+  void waitForAll();
+  // Ends the whole job (every rank) with `exitCode`; the launcher says which rank called it.
+  [[noreturn]] void abort(int exitCode);
+
+ private:
+  LaunchInfo info_;
+  bool finalized_ = false;
+};
+
+}  // namespace ipusim::sim::cluster
