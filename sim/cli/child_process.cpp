@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <csignal>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -22,13 +23,15 @@ std::string pathArgument(const std::string& path) { return path.rfind('-', 0) ==
 
 namespace {
 
-// Our environment with `env` added (replacing variables of the same name).
-std::vector<std::string> childEnvironment(const std::map<std::string, std::string>& env) {
+// Our environment with `env` added (replacing variables of the same name)
+// and the variables named in `unset` left out.
+std::vector<std::string> childEnvironment(const std::map<std::string, std::string>& env,
+                                          const std::vector<std::string>& unset = {}) {
   std::vector<std::string> strings;
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
     const std::string key = entry.substr(0, entry.find('='));
-    if (!env.count(key)) strings.push_back(entry);
+    if (!env.count(key) && std::find(unset.begin(), unset.end(), key) == unset.end()) strings.push_back(entry);
   }
   for (const auto& [k, v] : env) strings.push_back(k + "=" + v);
   return strings;
@@ -70,8 +73,9 @@ int exitStatus(int status) {
 }  // namespace
 
 int startChild(const std::vector<std::string>& argv, const std::string& stdoutPath, const std::string& stderrPath,
-               const std::map<std::string, std::string>& env, int processGroup) {
-  const std::vector<std::string> envStrings = childEnvironment(env);
+               const std::map<std::string, std::string>& env, int processGroup,
+               const std::vector<std::string>& unset) {
+  const std::vector<std::string> envStrings = childEnvironment(env, unset);
   std::vector<char*> args = pointers(argv), envp = pointers(envStrings);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -98,14 +102,14 @@ int startChild(const std::vector<std::string>& argv, const std::string& stdoutPa
   return pid;
 }
 
-int waitForAnyChild(int& status) {
+int waitForAnyChild(int& status, bool block) {
   int raw = 0;
   pid_t pid;
-  while ((pid = waitpid(-1, &raw, 0)) < 0) {
+  while ((pid = waitpid(-1, &raw, block ? 0 : WNOHANG)) < 0) {
     if (errno == ECHILD) return -1;
     if (errno != EINTR) throw std::runtime_error(std::string("waiting for a child process: ") + std::strerror(errno));
   }
-  status = exitStatus(raw);
+  if (pid > 0) status = exitStatus(raw);
   return pid;
 }
 

@@ -20,15 +20,18 @@ std::string pathArgument(const std::string& path);
 int runChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
 
 // Starts `argv` without waiting, its stdout and stderr written to the given
-// files (created or truncated; an empty path: ours), `env` added to its environment. With
+// files (created or truncated; an empty path: ours), `env` added to its
+// environment and the variables named in `unset` taken out of it. With
 // `processGroup` 0 the child leads a new process group, with a positive id it
 // joins that group (which must still have a member), with -1 it stays in
 // ours. It starts with no signal blocked. Returns its process id. Throws
 // std::runtime_error naming the program when it cannot be started.
 int startChild(const std::vector<std::string>& argv, const std::string& stdoutPath, const std::string& stderrPath,
-               const std::map<std::string, std::string>& env = {}, int processGroup = -1);
+               const std::map<std::string, std::string>& env = {}, int processGroup = -1,
+               const std::vector<std::string>& unset = {});
 // Waits for any started child to end; returns its id and sets `status` as
-// runChild() returns it. Returns -1 when there is no child left.
-int waitForAnyChild(int& status);
+// runChild() returns it. Returns -1 when there is no child left; with
+// `block` false, 0 at once when no child has ended yet.
+int waitForAnyChild(int& status, bool block = true);
 
 }  // namespace ipusim::sim

@@ -6,11 +6,14 @@
 
 namespace ipusim::sim {
 
-ProgressBar::ProgressBar(std::string label, std::uint64_t total)
-    : label_(std::move(label)), total_(total), enabled_(isatty(STDERR_FILENO) == 1 && total > 0) {}
+ProgressBar::ProgressBar(std::string label, std::uint64_t total, std::FILE* out)
+    : label_(std::move(label)), total_(total), out_(out), enabled_(isatty(fileno(out)) == 1 && total > 0) {}
 
 ProgressBar::~ProgressBar() {
-  if (drawn_) std::fputc('\n', stderr);
+  if (drawn_) {
+    std::fputc('\n', out_);
+    std::fflush(out_);
+  }
 }
 
 void ProgressBar::update(std::uint64_t done, const std::string& detail) {
@@ -23,9 +26,9 @@ void ProgressBar::update(std::uint64_t done, const std::string& detail) {
   const int filled = static_cast<int>(kWidth * done / total_);
   std::string bar(filled, '#');
   bar.resize(kWidth, '.');
-  std::fprintf(stderr, "\r%s [%s] %llu/%llu %s\x1b[K", label_.c_str(), bar.c_str(), (unsigned long long)done,
+  std::fprintf(out_, "\r%s [%s] %llu/%llu %s\x1b[K", label_.c_str(), bar.c_str(), (unsigned long long)done,
                (unsigned long long)total_, detail.c_str());
-  std::fflush(stderr);
+  std::fflush(out_);
 }
 
 }  // namespace ipusim::sim

@@ -1,10 +1,11 @@
 // `ipusim sweep WORKLOAD --vary NAME=V1,V2 ... [-j N]`: a what-if study in
 // one command. Each point is one `ipusim run --json` in a child process
 // (SystemC elaborates once per process), up to -j at a time; a failing point
-// is reported and the others still run. Writes sweep.csv, sweep.json and
-// sweep.png (gnuplot) to the output directory; each point's output and
-// errors are kept under points/ (emptied of an earlier sweep's files first),
-// and the reports a point writes (autoReport) go to its own points/N/.
+// is reported and the others still run (sweep_points.hpp). Writes sweep.csv,
+// sweep.json and sweep.png (gnuplot) to the output directory; each point's
+// output and errors are kept under points/ (emptied of an earlier sweep's
+// files first), and the reports a point writes (autoReport) go to its own
+// points/N/. Under mpirun the ranks divide the points (sweep_ranks.hpp).
 //
 // The children belong to the sweep: they run in a process group of their
 // own, which a SIGINT or SIGTERM of the sweep ends (sim/host/interrupt.hpp),
@@ -14,10 +15,10 @@
 // through it, never onto the workload.
 #include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/progress_bar.hpp"
-#include "sim/cli/sweep_plan.hpp"
-#include "sim/cli/sweep_results.hpp"
-#include "sim/cli/workload_overrides.hpp"
+#include "sim/cli/sweep_points.hpp"
+#include "sim/cli/sweep_ranks.hpp"
+#include "sim/cli/sweep_run.hpp"
+#include "sim/cluster/cluster.hpp"
 #include "sim/commands/profile_json.hpp"
 #include "sim/host/interrupt.hpp"
 #include "sim/options/engine_options.hpp"
@@ -25,41 +26,17 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
-
-#include <csignal>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace ipusim::sim {
 
 namespace {
-
-struct SweepArgs {
-  std::string workload;
-  std::vector<std::string> vary;
-  std::vector<std::string> sets;
-  bool synthetic = false;
-  std::uint64_t steps = 0;
-  std::string engineOptions;
-  unsigned jobs = 1;
-  std::string output = "sweep";
-  bool plot = true;
-};
-
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // One of the sweep's own files, in its output directory (which it owns: an
 // earlier sweep's file is replaced without --force), never one of its inputs.
@@ -174,26 +151,6 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::ve
   for (const auto& path : earlier) fs::remove_all(path);
 }
 
-// SIGINT, SIGTERM and SIGHUP held while a child is started and recorded as ours, so
-// that a signal never finds a child the handler does not know of.
-class InterruptsHeld {
- public:
-  InterruptsHeld() {
-    sigset_t held;
-    sigemptyset(&held);
-    sigaddset(&held, SIGINT);
-    sigaddset(&held, SIGTERM);
-    sigaddset(&held, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &held, &previous_);
-  }
-  ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  InterruptsHeld(const InterruptsHeld&) = delete;
-  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
-
- private:
-  sigset_t previous_;
-};
-
 // Runs `argv` (its output ours) as a child the interrupt handler ends and
 // waits for before it removes our temporary files: gnuplot, left running
 // after a SIGINT or SIGTERM of the sweep, drew sweep.png's temporary file
@@ -213,132 +170,25 @@ int runOwnChild(const std::vector<std::string>& argv) {
   return status;
 }
 
-// The child's last line that says something (CLI11 ends its errors with a
-// "Run with --help" line, which does not).
-std::string lastErrorLine(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty() && line.rfind("Run with --help", 0) != 0) last = line;
-  return last;
-}
+}  // namespace
 
-SweepResult collect(const SweepPlan& plan, const SweepPoint& point, int status, const fs::path& out,
-                    const fs::path& err) {
-  SweepResult r;
-  r.point = point;
-  r.exitCode = status;
-  if (status != 0) {
-    r.error = lastErrorLine(readFile(err));
-    if (r.error.empty()) r.error = "exit status " + std::to_string(status);
-    // A run flag's refusal names the flag a --vary name became ("--tiles:
-    // ... got '0'" for --vary tiles=0, a flag the user never typed): it
-    // names the --vary value, and the flag after it.
-    for (std::size_t a = 0; a < plan.axes.size() && a < point.values.size(); ++a) {
-      const std::string& flag = plan.axes[a].resolved;
-      if (flag.rfind("--", 0) == 0 && flag.find(' ') == std::string::npos && flag != "--set" &&
-          flag != plan.axes[a].name && r.error.rfind(flag + ": ", 0) == 0)
-        r.error = "--vary " + plan.axes[a].name + "=" + point.values[a] + " (" + flag + "): " +
-                  r.error.substr(flag.size() + 2);
-    }
-    return r;
-  }
-  try {
-    readRunSummary(nlohmann::json::parse(readFile(out)), r);
-    r.ok = true;
-  } catch (const std::exception& e) {
-    r.error = std::string("unreadable run summary: ") + e.what();
-  }
-  return r;
-}
-
-// The environment of point i's child: it ends with the sweep, and when the
-// engine options write reports, it writes them into points/i/ (not all into
-// one autoReport.directory, where they would collide).
-std::map<std::string, std::string> pointEnvironment(const EngineOptions& options, const fs::path& pointsDir,
-                                                    std::size_t i, const SweepPoint& point) {
-  std::map<std::string, std::string> env = {{kParentProcessVariable, std::to_string(::getpid())}};
-  // The child's errors name the --vary values the user gave, not the
-  // --workload-set they became.
-  env[kWorkloadSetsFromVariable] = point.workloadSetsFrom;
-  if (options.writesProfile() || options.outputSerializedGraph) {
-    nlohmann::json own = options.toJson();  // every option, so that this wins as a whole
-    own["autoReport.directory"] = (pointsDir / std::to_string(i)).string();
-    env["POPLAR_ENGINE_OPTIONS"] = own.dump();
-  }
-  return env;
-}
-
-std::vector<SweepResult> runPoints(const SweepPlan& plan, const SweepArgs& args, const EngineOptions& options,
-                                   const fs::path& pointsDir) {
-  const std::string self = selfExecutable();
-  int group = 0;  // the process group of the running children (0: none running)
-  std::vector<SweepResult> results(plan.points.size());
-  std::map<int, std::size_t> running;  // pid -> point
-  std::size_t next = 0, done = 0, failed = 0;
-  ProgressBar progress("sweep " + fs::path(plan.workload).stem().string(), plan.points.size());
-  const auto outPath = [&](std::size_t i) { return pointsDir / (std::to_string(i) + ".json"); };
-  const auto errPath = [&](std::size_t i) { return pointsDir / (std::to_string(i) + ".log"); };
-  while (done < plan.points.size()) {
-    while (next < plan.points.size() && running.size() < args.jobs) {
-      std::vector<std::string> argv = {self, "run", pathArgument(plan.workload), "--json"};
-      argv.insert(argv.end(), plan.commonArgs.begin(), plan.commonArgs.end());
-      argv.insert(argv.end(), plan.points[next].runArgs.begin(), plan.points[next].runArgs.end());
-      {
-        const InterruptsHeld held;
-        const int pid = startChild(argv, outPath(next).string(), errPath(next).string(),
-                                   pointEnvironment(options, pointsDir, next, plan.points[next]), group);
-        if (group == 0) endProcessGroupOnInterrupt(group = pid);
-        running[pid] = next;
-      }
-      ++next;
-    }
-    progress.update(done, std::to_string(running.size()) + " running" +
-                              (failed ? ", " + std::to_string(failed) + " failed" : std::string()));
-    int status = 0;
-    const int pid = waitForAnyChild(status);
-    const auto it = running.find(pid);
-    if (it == running.end()) {
-      if (pid < 0) throw std::runtime_error("sweep: lost track of its child processes");
-      continue;  // not one of ours
-    }
-    const std::size_t i = it->second;
-    running.erase(it);
-    if (running.empty()) {  // the group ends with its last member: the next child starts a new one
-      const InterruptsHeld held;
-      endProcessGroupOnInterrupt(group = 0);
-    }
-    results[i] = collect(plan, plan.points[i], status, outPath(i), errPath(i));
-    if (!results[i].ok) {
-      ++failed;
-      std::cerr << (progress.enabled() ? "\r\033[K" : "") << "sweep: point " << i << " ("
-                << plan.points[i].label() << ") failed: " << results[i].error << "\n";
-    }
-    ++done;
-  }
-  progress.update(done, std::to_string(failed) + " failed");
-  return results;
-}
-
-int runSweep(const SweepArgs& args) {
+SweepSetUp setUpSweep(const SweepArgs& args, bool prepare) {
   std::vector<std::string> common;
   for (const auto& s : args.sets) common.insert(common.end(), {"--set", s});
   if (args.synthetic) common.push_back("--synthetic-data");
   if (args.steps) common.insert(common.end(), {"--steps", std::to_string(args.steps)});
   if (!args.engineOptions.empty()) common.insert(common.end(), {"--engine-options", args.engineOptions});
   const nlohmann::json workloadJson = scheduler::readWorkloadJson(args.workload);
-  const SweepPlan plan = planSweep(args.workload, workloadJson, args.vary, common);
-  const std::vector<std::string> inputs = sweepInputs(args.workload, workloadJson, args.vary);
-  const EngineOptions options = resolveEngineOptions(nlohmann::json::object(), args.engineOptions);
-
-  const fs::path dir(args.output);
-  const fs::path pointsDir = dir / "points";
+  SweepSetUp s{planSweep(args.workload, workloadJson, args.vary, common),
+               sweepInputs(args.workload, workloadJson, args.vary),
+               resolveEngineOptions(nlohmann::json::object(), args.engineOptions), fs::path(args.output),
+               fs::path(args.output) / "points"};
   // Each point's reports go into points/N by its POPLAR_ENGINE_OPTIONS, a
   // JSON text, which holds only UTF-8: a folder named in Latin-1 failed
   // after making it, with the JSON library's "invalid UTF-8 byte".
-  if (options.writesProfile() || options.outputSerializedGraph) {
+  if (s.options.writesProfile() || s.options.outputSerializedGraph) {
     try {
-      (void)nlohmann::json(pointsDir.string()).dump();
+      (void)nlohmann::json(s.pointsDir.string()).dump();
     } catch (const nlohmann::json::type_error&) {
       throw std::invalid_argument("-o " + profileJson(nlohmann::json(args.output)) +
                                   ": each point writes its reports into it through POPLAR_ENGINE_OPTIONS's "
@@ -346,18 +196,25 @@ int runSweep(const SweepArgs& args) {
                                   "byte that is not)");
     }
   }
-  prepareOutput(dir, pointsDir, inputs);
+  if (prepare) prepareOutput(s.dir, s.pointsDir, s.inputs);
   // Finished points keep their points/N.json: "nothing written" misled.
   interruptedLeaves("no sweep.csv, sweep.json or sweep.png written; the finished points' output is in " +
-                    pointsDir.string() + "/");
-  std::cerr << "sweep: " << plan.points.size() << (plan.points.size() == 1 ? " point of " : " points of ")
-            << args.workload << ", " << args.jobs
-            << " at a time, into " << dir.string() << "\n";
-  if ((options.writesProfile() || options.outputSerializedGraph) && options.directory != ".")
-    std::cerr << "sweep: each point writes its reports into " << (pointsDir / "N").string()
-              << "/, not autoReport.directory " << options.directory << "\n";
-  const auto results = runPoints(plan, args, options, pointsDir);
+                    s.pointsDir.string() + "/");
+  return s;
+}
 
+void announceSweep(const SweepArgs& args, const SweepSetUp& s, const std::string& how) {
+  std::cerr << "sweep: " << s.plan.points.size() << (s.plan.points.size() == 1 ? " point of " : " points of ")
+            << args.workload << ", " << how << ", into " << s.dir.string() << "\n";
+  if ((s.options.writesProfile() || s.options.outputSerializedGraph) && s.options.directory != ".")
+    std::cerr << "sweep: each point writes its reports into " << (s.pointsDir / "N").string()
+              << "/, not autoReport.directory " << s.options.directory << "\n";
+}
+
+int writeSweepOutputs(const SweepArgs& args, const SweepSetUp& s, const std::vector<SweepResult>& results) {
+  const fs::path& dir = s.dir;
+  const fs::path& pointsDir = s.pointsDir;
+  const auto& inputs = s.inputs;
   std::size_t ok = 0;
   for (const auto& r : results) ok += r.ok ? 1 : 0;
   // The plot is drawn before sweep.csv and sweep.json are written: an
@@ -369,15 +226,15 @@ int runSweep(const SweepArgs& args) {
     writeFile(pointsDir / "plot.dat", plotData(results), inputs);
     // gnuplot's `set output` follows a link: it draws into our temporary file, which is renamed onto sweep.png.
     png.emplace((dir / "sweep.png").string(), traces::OutputPolicy{/*force=*/true, inputs});
-    writeFile(pointsDir / "plot.gp", plotScript(plan, results, (pointsDir / "plot.dat").string(), png->temporaryPath()),
-              inputs);
+    writeFile(pointsDir / "plot.gp",
+              plotScript(s.plan, results, (pointsDir / "plot.dat").string(), png->temporaryPath()), inputs);
     if (runChild({"/bin/sh", "-c", "command -v gnuplot >/dev/null"}) != 0)
       plotProblem = "sweep: gnuplot not found (Debian package gnuplot-nox, see .ci/setup): no sweep.png";
     else if (runOwnChild({"/bin/sh", "-c", "exec gnuplot \"$0\"", pathArgument((pointsDir / "plot.gp").string())}) != 0)
       plotProblem = "sweep: gnuplot failed on " + (pointsDir / "plot.gp").string() + ": no sweep.png";
   }
-  writeFile(dir / "sweep.csv", sweepToCsv(plan, results), inputs);
-  writeFile(dir / "sweep.json", profileJson(sweepToJson(plan, results)) + "\n", inputs);
+  writeFile(dir / "sweep.csv", sweepToCsv(s.plan, results), inputs);
+  writeFile(dir / "sweep.json", profileJson(sweepToJson(s.plan, results)) + "\n", inputs);
   std::cout << "sweep: " << ok << " of " << results.size() << (results.size() == 1 ? " point ran" : " points ran")
             << "; wrote " << (dir / "sweep.csv").string()
             << " and " << (dir / "sweep.json").string() << "\n";
@@ -399,11 +256,28 @@ int runSweep(const SweepArgs& args) {
   return ok == results.size() ? 0 : 1;
 }
 
+namespace {
+
+// The points at a time on each process: -j, or the cores over the ranks on this host.
+unsigned jobsOf(const SweepArgs& args, int ranksOnThisHost) {
+  if (args.jobs) return args.jobs;
+  return std::clamp(std::thread::hardware_concurrency() / unsigned(std::max(ranksOnThisHost, 1)), 1u, 256u);
+}
+
+int runSweep(SweepArgs args) {
+  cluster::Cluster cluster;  // joins mpirun's job when it started this process; else a cluster of one, no MPI
+  args.jobs = jobsOf(args, cluster.localSize());
+  if (cluster.joined()) return runSweepOnRanks(cluster, args);
+  const SweepSetUp s = setUpSweep(args, /*prepare=*/true);
+  announceSweep(args, s, std::to_string(args.jobs) + " at a time");
+  PointRunner runner(s.plan, s.options, s.pointsDir);
+  return writeSweepOutputs(args, s, runPointsHere(s.plan, runner, args.jobs));
+}
+
 }  // namespace
 
 void addSweepCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<SweepArgs>();
-  args->jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 256u);
   auto* cmd = app.add_subcommand(
       "sweep", "Run a what-if study: a workload at every combination of --vary values, each point in its own "
                "process, in parallel; writes sweep.csv, sweep.json and sweep.png");
@@ -423,12 +297,24 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
                   "engine options (JSON) for every point; reports (autoReport) go to points/N/ of each point");
   // At most 256 at a time (design choice: each point is a whole simulation,
   // its memory and a core; -j 1000000 started a process per point).
-  cmd->add_option("-j,--jobs", args->jobs, "points run at the same time (default: the number of cores; at most 256)")
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "points run at the same time (default: the number of cores; under mpirun, on each rank: the cores "
+                  "over the ranks on its host; at most 256)")
       ->check(wholeNumberAtLeastOne(256));
   cmd->add_option("-o,--output", args->output, "directory for sweep.csv, sweep.json, sweep.png and points/")
       ->capture_default_str()
       ->check(nonEmptyFileName());
   cmd->add_flag("!--no-plot", args->plot, "do not draw sweep.png");
+  cmd->footer(
+      "On several processes or hosts (Open MPI): mpirun -n N ipusim sweep ... runs the points on N ranks. Each rank "
+      "runs -j points at a time and takes the next from rank 0's queue when it has room; rank 0 gathers the results "
+      "and alone writes sweep.csv, sweep.json and sweep.png, as one process writes them. Each rank writes its points' "
+      "files into -o DIR/points/ on its own host (a shared DIR keeps them together; nothing else needs a shared file "
+      "system, but the workload and its files must be at the same path on every host). A rank that dies ends the "
+      "whole run (mpirun names it) and no sweep.csv, sweep.json or sweep.png is written. On one host, add "
+      "--bind-to none (mpirun binds each rank, and its points with it, to one core) and, for more ranks than cores, "
+      "--oversubscribe; as root, --allow-run-as-root. Example: mpirun -n 2 --bind-to none ipusim sweep "
+      "workloads/mnist_with_feeds.json --vary tiles=16,32,64,128 --synthetic-data");
   cmd->callback([args, &exitCode] { exitCode = runSweep(*args); });
 }
 

@@ -79,6 +79,17 @@ void stopWithParentProcess() {
   }
 }
 
+InterruptsHeld::InterruptsHeld() {
+  sigset_t held;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &held, &previous_);
+}
+
+InterruptsHeld::~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
 CooperativeInterrupts::CooperativeInterrupts() { cooperative = 1; }
 CooperativeInterrupts::~CooperativeInterrupts() { cooperative = 0; }
 

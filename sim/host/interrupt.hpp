@@ -13,6 +13,7 @@
 //     second signal exits at once as in the immediate mode.
 // Either way nothing half-written is left behind and the exit code is below
 // 128 (a shell's "killed by a signal" codes start at 128).
+#include <csignal>
 #include <string>
 
 namespace ipusim::sim {
@@ -39,6 +40,20 @@ void interruptedLeaves(const std::string& what);
 // stops at once (exit kInterruptedExitCode).
 inline constexpr const char* kParentProcessVariable = "IPUSIM_PARENT_PID";
 void stopWithParentProcess();
+
+// SIGINT, SIGTERM and SIGHUP held while it exists (in the calling thread):
+// held around the start of a child and its recording as ours, so that a
+// signal never finds a child the handler does not know of.
+class InterruptsHeld {
+ public:
+  InterruptsHeld();
+  ~InterruptsHeld();
+  InterruptsHeld(const InterruptsHeld&) = delete;
+  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
 
 // While one exists, the first signal only requests a stop.
 class CooperativeInterrupts {
