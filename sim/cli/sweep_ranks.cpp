@@ -4,6 +4,7 @@
 #include "sim/cli/sweep_points.hpp"
 #include "sim/host/interrupt.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -73,13 +74,17 @@ std::string agreeOnSetUp(cluster::Cluster& cluster, const std::string& ownError)
 }
 
 // Rank 0: runs points itself and deals the others to the ranks that ask,
-// until every point's result is in; counts the points each rank ran.
+// until every point's result is in and every rank has been told there is
+// none left (a rank whose first request arrives after the last point ended
+// would otherwise wait for its answer forever); counts the points each rank ran.
 std::vector<SweepResult> coordinateRanks(cluster::Cluster& cluster, const SweepPlan& plan, PointRunner& runner,
                                          unsigned jobs, std::vector<std::size_t>& ranPerRank) {
   ranPerRank.assign(static_cast<std::size_t>(cluster.size()), 0);
   const std::size_t total = plan.points.size();
   std::vector<SweepResult> results(total);
   std::vector<bool> finished(total, false);
+  std::vector<bool> released(static_cast<std::size_t>(cluster.size()), false);  // told "none left"
+  released[0] = true;
   std::size_t next = 0, done = 0, failed = 0;
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(cluster::openLauncherTerminal(), std::fclose);
   std::FILE* const terminal = owned.get();
@@ -98,7 +103,7 @@ std::vector<SweepResult> coordinateRanks(cluster::Cluster& cluster, const SweepP
     }
     ++done;
   };
-  while (done < total) {
+  while (done < total || std::find(released.begin(), released.end(), false) != released.end()) {
     while (next < total && runner.running() < jobs) runner.start(next++);
     bool happened = false;
     if (const auto f = runner.finish(/*block=*/false)) {
@@ -121,6 +126,7 @@ std::vector<SweepResult> coordinateRanks(cluster::Cluster& cluster, const SweepP
       reply.number(dealt.size());
       for (const std::size_t i : dealt) reply.number(i);
       cluster.send(m->source, kAssign, reply.bytes());
+      if (dealt.empty()) released.at(static_cast<std::size_t>(m->source)) = true;
     }
     progress.update(done, std::to_string(next - done) + " running on " + std::to_string(cluster.size()) + " ranks" +
                               (failed ? ", " + std::to_string(failed) + " failed" : std::string()));
