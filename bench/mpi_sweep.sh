@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `mpirun ipusim sweep` on 1 and 2 ranks against the one-process sweep: the
+# same sweep (the tutorial, functional, POINTS over --tiles, STEPS steps a
+# point) run as one process with -j 1, on 1 rank and on 2 ranks of mpirun
+# (-j 1 on each, --bind-to none), and as one process with -j 2 (the 2 ranks'
+# parallelism without MPI). Per run the wall time (median of REPS), its
+# ratio to 1 rank, and the check that its sweep.csv, sweep.json and
+# sweep.png are the one-process sweep's byte for byte. The overhead of
+# mpirun (its start, MPI_Init and MPI_Finalize of every rank) is the 1-rank
+# run less the one-process -j 1 run. This machine has 2 cores (shared): 2
+# ranks can at best halve the time, and do so only when the points are long
+# against mpirun's start.
+# Usage: IPUSIM=build/bin/ipusim bench/mpi_sweep.sh   (REPS=1, STEPS=500, POINTS=16,32 to shorten)
+source "$(dirname "$0")/common.sh"
+REPS="${REPS:-3}"
+STEPS="${STEPS:-2000}"
+POINTS="${POINTS:-16,32,64,128,256,512,1024,1472}"
+command -v mpirun >/dev/null || { echo "bench: mpirun is missing (apt-get install openmpi-bin)" >&2; exit 1; }
+# As tests/mpi_sweep/check: shared memory, ob1, loopback, no CMA (sim/cluster/README.md).
+export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+workload="$BENCH_ROOT/workloads/mnist_with_feeds.json"
+sweep=(sweep "$workload" --vary "tiles=$POINTS" --steps "$STEPS")
+unset POPLAR_ENGINE_OPTIONS
+
+# run NAME COMMAND...: the wall seconds of COMMAND (its output into $BENCH_TMP/NAME).
+run() {
+  local name=$1
+  shift
+  rm -rf "${BENCH_TMP:?}/$name"
+  local start end
+  start=$(date +%s.%N)
+  "$@" -o "$BENCH_TMP/$name" >"$BENCH_TMP/$name.out" 2>"$BENCH_TMP/$name.err" ||
+    { echo "bench: $* failed:" >&2; cat "$BENCH_TMP/$name.err" >&2; return 1; }
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
+}
+
+# median NAME COMMAND...: the median wall time of REPS runs.
+median() {
+  local name=$1
+  shift
+  for ((i = 0; i < REPS; ++i)); do run "$name" "$@"; done | sort -n | sed -n "$(((REPS + 1) / 2))p"
+}
+
+machine_line
+echo "# $(echo "$POINTS" | tr ',' '\n' | wc -l) points (--tiles $POINTS), $STEPS functional steps each, median of $REPS"
+declare -A wall
+wall[one_j1]=$(median one_j1 "$IPUSIM" "${sweep[@]}" -j 1)
+wall[rank1]=$(median rank1 "${mpi[@]}" -n 1 "$IPUSIM" "${sweep[@]}" -j 1)
+wall[rank2]=$(median rank2 "${mpi[@]}" -n 2 "$IPUSIM" "${sweep[@]}" -j 1)
+wall[one_j2]=$(median one_j2 "$IPUSIM" "${sweep[@]}" -j 2)
+printf 'run\twall_s\t1_rank_over_this\tsame_outputs\n'
+for name in one_j1 rank1 rank2 one_j2; do
+  same=yes
+  for file in sweep.csv sweep.json sweep.png; do
+    cmp -s "$BENCH_TMP/one_j1/$file" "$BENCH_TMP/$name/$file" || same="no ($file)"
+  done
+  label=$name
+  case $name in
+    one_j1) label="one process, -j 1" ;;
+    rank1) label="mpirun -n 1" ;;
+    rank2) label="mpirun -n 2" ;;
+    one_j2) label="one process, -j 2" ;;
+  esac
+  ratio=$(awk -v a="${wall[rank1]}" -v b="${wall[$name]}" 'BEGIN { print a / b }')
+  printf '%s\t%.2f\t%.2f\t%s\n' "$label" "${wall[$name]}" "$ratio" "$same"
+done
+printf '# mpirun overhead (1 rank less one process, -j 1): %.2f s; 2 ranks over 1: x%.2f faster\n' \
+  "$(awk -v a="${wall[rank1]}" -v b="${wall[one_j1]}" 'BEGIN { print a - b }')" \
+  "$(awk -v a="${wall[rank1]}" -v b="${wall[rank2]}" 'BEGIN { print a / b }')"
+grep -h "ranks ran" "$BENCH_TMP/rank2.err" | sed 's/^/# 2 ranks: /'
