@@ -9,49 +9,55 @@
 # mpirun (its start, MPI_Init and MPI_Finalize of every rank) is the 1-rank
 # run less the one-process -j 1 run. This machine has 2 cores (shared): 2
 # ranks can at best halve the time, and do so only when the points are long
-# against mpirun's start.
+# against mpirun's start. Each point's model runs on one host thread
+# (IPUSIM_WORKER_THREADS=1, THREADS= to change): by default a functional run
+# takes a second thread where it is faster, and one point alone would then
+# use both cores. CPU time (user+sys) counts every process of the run.
 # Usage: IPUSIM=build/bin/ipusim bench/mpi_sweep.sh   (REPS=1, STEPS=500, POINTS=16,32 to shorten)
 source "$(dirname "$0")/common.sh"
 REPS="${REPS:-3}"
 STEPS="${STEPS:-2000}"
 POINTS="${POINTS:-16,32,64,128,256,512,1024,1472}"
+export IPUSIM_WORKER_THREADS="${THREADS:-1}"
 command -v mpirun >/dev/null || { echo "bench: mpirun is missing (apt-get install openmpi-bin)" >&2; exit 1; }
 # As tests/mpi_sweep/check: shared memory, ob1, loopback, no CMA (sim/cluster/README.md).
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -x IPUSIM_WORKER_THREADS)
 workload="$BENCH_ROOT/workloads/mnist_with_feeds.json"
 sweep=(sweep "$workload" --vary "tiles=$POINTS" --steps "$STEPS")
 unset POPLAR_ENGINE_OPTIONS
 
-# run NAME COMMAND...: the wall seconds of COMMAND (its output into $BENCH_TMP/NAME).
+# run NAME COMMAND...: "wall_s cpu_s" of COMMAND (its output into $BENCH_TMP/NAME).
 run() {
   local name=$1
   shift
   rm -rf "${BENCH_TMP:?}/$name"
-  local start end
-  start=$(date +%s.%N)
-  "$@" -o "$BENCH_TMP/$name" >"$BENCH_TMP/$name.out" 2>"$BENCH_TMP/$name.err" ||
-    { echo "bench: $* failed:" >&2; cat "$BENCH_TMP/$name.err" >&2; return 1; }
-  end=$(date +%s.%N)
-  awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
+  /usr/bin/time -f '%e %U %S' -o "$BENCH_TMP/$name.time" "$@" -o "$BENCH_TMP/$name" >"$BENCH_TMP/$name.out" \
+    2>"$BENCH_TMP/$name.err" || { echo "bench: $* failed:" >&2; cat "$BENCH_TMP/$name.err" >&2; return 1; }
+  awk '{ print $1, $2 + $3 }' "$BENCH_TMP/$name.time"
 }
 
-# median NAME COMMAND...: the median wall time of REPS runs.
+# median NAME COMMAND...: the "wall_s cpu_s" of the run of median wall time of REPS runs.
 median() {
   local name=$1
   shift
-  for ((i = 0; i < REPS; ++i)); do run "$name" "$@"; done | sort -n | sed -n "$(((REPS + 1) / 2))p"
+  for ((i = 0; i < REPS; ++i)); do run "$name" "$@"; done | sort -n -k1,1 | sed -n "$(((REPS + 1) / 2))p"
 }
 
 machine_line
 echo "# $(echo "$POINTS" | tr ',' '\n' | wc -l) points (--tiles $POINTS), $STEPS functional steps each, median of $REPS"
-declare -A wall
-wall[one_j1]=$(median one_j1 "$IPUSIM" "${sweep[@]}" -j 1)
-wall[rank1]=$(median rank1 "${mpi[@]}" -n 1 "$IPUSIM" "${sweep[@]}" -j 1)
-wall[rank2]=$(median rank2 "${mpi[@]}" -n 2 "$IPUSIM" "${sweep[@]}" -j 1)
-wall[one_j2]=$(median one_j2 "$IPUSIM" "${sweep[@]}" -j 2)
-printf 'run\twall_s\t1_rank_over_this\tsame_outputs\n'
+declare -A wall cpu
+for name in one_j1 rank1 rank2 one_j2; do
+  case $name in
+    one_j1) row=$(median one_j1 "$IPUSIM" "${sweep[@]}" -j 1) ;;
+    rank1) row=$(median rank1 "${mpi[@]}" -n 1 "$IPUSIM" "${sweep[@]}" -j 1) ;;
+    rank2) row=$(median rank2 "${mpi[@]}" -n 2 "$IPUSIM" "${sweep[@]}" -j 1) ;;
+    one_j2) row=$(median one_j2 "$IPUSIM" "${sweep[@]}" -j 2) ;;
+  esac
+  read -r wall[$name] cpu[$name] <<<"$row"
+done
+printf 'run\twall_s\tcpu_s\t1_rank_over_this\tsame_outputs\n'
 for name in one_j1 rank1 rank2 one_j2; do
   same=yes
   for file in sweep.csv sweep.json sweep.png; do
@@ -65,9 +71,10 @@ for name in one_j1 rank1 rank2 one_j2; do
     one_j2) label="one process, -j 2" ;;
   esac
   ratio=$(awk -v a="${wall[rank1]}" -v b="${wall[$name]}" 'BEGIN { print a / b }')
-  printf '%s\t%.2f\t%.2f\t%s\n' "$label" "${wall[$name]}" "$ratio" "$same"
+  printf '%s\t%.2f\t%.2f\t%.2f\t%s\n' "$label" "${wall[$name]}" "${cpu[$name]}" "$ratio" "$same"
 done
-printf '# mpirun overhead (1 rank less one process, -j 1): %.2f s; 2 ranks over 1: x%.2f faster\n' \
+printf '# mpirun overhead (1 rank less one process, -j 1): %.2f s wall, %.2f s CPU; 2 ranks over 1: x%.2f\n' \
   "$(awk -v a="${wall[rank1]}" -v b="${wall[one_j1]}" 'BEGIN { print a - b }')" \
+  "$(awk -v a="${cpu[rank1]}" -v b="${cpu[one_j1]}" 'BEGIN { print a - b }')" \
   "$(awk -v a="${wall[rank1]}" -v b="${wall[rank2]}" 'BEGIN { print a / b }')"
 grep -h "ranks ran" "$BENCH_TMP/rank2.err" | sed 's/^/# 2 ranks: /'
