@@ -65,6 +65,7 @@ Cluster::Cluster() : info_(launchInfo()) {
   int rank = 0, size = 0;
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", info_.rank);
   check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", info_.rank);
+  if (info_.size == 0) info_.size = size;  // (PMIx names the rank, not the size)
   if (rank != info_.rank || size != info_.size)
     throw std::runtime_error("MPI says rank " + std::to_string(rank) + " of " + std::to_string(size) +
                              ", the launcher's environment rank " + std::to_string(info_.rank) + " of " +

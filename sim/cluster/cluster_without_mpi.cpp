@@ -11,8 +11,8 @@ bool builtWithMpi() { return false; }
 
 Cluster::Cluster() : info_(launchInfo()) {
   if (info_.launched)
-    throw std::runtime_error("started by an MPI launcher as rank " + std::to_string(info_.rank) + " of " +
-                             std::to_string(info_.size) +
+    throw std::runtime_error("started by an MPI launcher as rank " + std::to_string(info_.rank) +
+                             (info_.size ? " of " + std::to_string(info_.size) : std::string()) +
                              ", but this ipusim was built without MPI (install libopenmpi-dev, as .ci/setup does, "
                              "and configure again)");
 }

@@ -38,8 +38,8 @@ LaunchInfo launchInfo() {
   if (!rankName) return info;
   const char* sizeName = std::getenv("OMPI_COMM_WORLD_SIZE") ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE";
   info.launched = true;
-  info.size = variable(sizeName, 1, kMaxRanks, 1);
-  info.rank = variable(rankName, 0, info.size - 1, 0);
+  info.size = variable(sizeName, 1, kMaxRanks, 0);  // 0: no launcher's variable says (srun's PMIx): MPI will
+  info.rank = variable(rankName, 0, (info.size ? info.size : kMaxRanks) - 1, 0);
   info.localSize = variable("OMPI_COMM_WORLD_LOCAL_SIZE", 1, info.size, 1);
   return info;
 }

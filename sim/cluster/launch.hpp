@@ -12,7 +12,7 @@ namespace ipusim::sim::cluster {
 struct LaunchInfo {
   bool launched = false;  // the environment names a rank
   int rank = 0;           // this process's rank (0 when not launched)
-  int size = 1;           // the ranks in the job
+  int size = 1;           // the ranks in the job (0 when launched but no variable says: MPI_Init will)
   int localSize = 1;      // the ranks on this host (Open MPI says; 1 when no launcher says)
 };
 
