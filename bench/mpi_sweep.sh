@@ -77,4 +77,4 @@ printf '# mpirun overhead (1 rank less one process, -j 1): %.2f s wall, %.2f s C
   "$(awk -v a="${wall[rank1]}" -v b="${wall[one_j1]}" 'BEGIN { print a - b }')" \
   "$(awk -v a="${cpu[rank1]}" -v b="${cpu[one_j1]}" 'BEGIN { print a - b }')" \
   "$(awk -v a="${wall[rank1]}" -v b="${wall[rank2]}" 'BEGIN { print a / b }')"
-grep -h "ranks ran" "$BENCH_TMP/rank2.err" | sed 's/^/# 2 ranks: /'
+grep -h "points per rank" "$BENCH_TMP/rank2.err" | sed 's/^/# 2 ranks: /'

@@ -182,13 +182,14 @@ int runSweepOnRanks(cluster::Cluster& cluster, const SweepArgs& args) {
     int exitCode = 0;
     if (cluster.rank() == 0) {
       announceSweep(args, *s,
-                    "on " + std::to_string(cluster.size()) + " ranks, " + std::to_string(args.jobs) +
+                    "on " + std::to_string(cluster.size()) + (cluster.size() == 1 ? " rank, " : " ranks, ") +
+                        std::to_string(args.jobs) +
                         " at a time on each");
       std::vector<std::size_t> ran;
       const auto results = coordinateRanks(cluster, s->plan, runner, args.jobs, ran);
-      std::cerr << "sweep: ranks ran";
+      std::cerr << "sweep: points per rank:";
       for (std::size_t rank = 0; rank < ran.size(); ++rank) std::cerr << (rank ? ", " : " ") << ran[rank];
-      std::cerr << " points\n";
+      std::cerr << "\n";
       exitCode = writeSweepOutputs(args, *s, results);
     } else {
       workOnRank(cluster, s->plan, runner, args.jobs);
