@@ -4,7 +4,7 @@
 // (launch.hpp) joins the job: MPI_Init when the Cluster is made,
 // MPI_Finalize when it ends normally. A process started without a launcher
 // is a cluster of one, rank 0 of 1, and makes no MPI call at all: Open MPI's
-// singleton MPI_Init costs about 0.8 s on this machine (it starts a daemon),
+// singleton MPI_Init costs 0.8-1.0 s on this machine (it starts a daemon),
 // and a command that runs alone needs none of it (sim/cluster/README.md).
 //
 // Waiting never spins: the ranks share cores with the simulations they
