@@ -40,7 +40,7 @@ LaunchInfo launchInfo() {
   info.launched = true;
   info.size = variable(sizeName, 1, kMaxRanks, 0);  // 0: no launcher's variable says (srun's PMIx): MPI will
   info.rank = variable(rankName, 0, (info.size ? info.size : kMaxRanks) - 1, 0);
-  info.localSize = variable("OMPI_COMM_WORLD_LOCAL_SIZE", 1, info.size, 1);
+  info.localSize = variable("OMPI_COMM_WORLD_LOCAL_SIZE", 1, info.size ? info.size : kMaxRanks, 1);
   return info;
 }
 
