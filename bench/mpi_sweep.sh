@@ -38,27 +38,33 @@ run() {
   awk '{ print $1, $2 + $3 }' "$BENCH_TMP/$name.time"
 }
 
-# median NAME COMMAND...: the "wall_s cpu_s" of the run of median wall time of REPS runs.
-median() {
-  local name=$1
-  shift
-  for ((i = 0; i < REPS; ++i)); do run "$name" "$@"; done | sort -n -k1,1 | sed -n "$(((REPS + 1) / 2))p"
+# command_of NAME: the command line of run NAME.
+command_of() {
+  case $1 in
+    one_j1) command=("$IPUSIM" "${sweep[@]}" -j 1) ;;
+    rank1) command=("${mpi[@]}" -n 1 "$IPUSIM" "${sweep[@]}" -j 1) ;;
+    rank2) command=("${mpi[@]}" -n 2 "$IPUSIM" "${sweep[@]}" -j 1) ;;
+    one_j2) command=("$IPUSIM" "${sweep[@]}" -j 2) ;;
+  esac
 }
 
 machine_line
 echo "# $(echo "$POINTS" | tr ',' '\n' | wc -l) points (--tiles $POINTS), $STEPS functional steps each, median of $REPS"
-declare -A wall cpu
-for name in one_j1 rank1 rank2 one_j2; do
-  case $name in
-    one_j1) row=$(median one_j1 "$IPUSIM" "${sweep[@]}" -j 1) ;;
-    rank1) row=$(median rank1 "${mpi[@]}" -n 1 "$IPUSIM" "${sweep[@]}" -j 1) ;;
-    rank2) row=$(median rank2 "${mpi[@]}" -n 2 "$IPUSIM" "${sweep[@]}" -j 1) ;;
-    one_j2) row=$(median one_j2 "$IPUSIM" "${sweep[@]}" -j 2) ;;
-  esac
-  read -r wall[$name] cpu[$name] <<<"$row"
+# The runs interleaved (one of each, REPS times), so that a change of the
+# machine's load falls on all of them; per run the median wall time's row.
+names=(one_j1 rank1 rank2 one_j2)
+declare -A rows wall cpu
+for ((rep = 0; rep < REPS; ++rep)); do
+  for name in "${names[@]}"; do
+    command_of "$name"
+    rows[$name]+="$(run "$name" "${command[@]}")"$'\n'
+  done
+done
+for name in "${names[@]}"; do
+  read -r wall[$name] cpu[$name] <<<"$(printf '%s' "${rows[$name]}" | sort -n -k1,1 | sed -n "$(((REPS + 1) / 2))p")"
 done
 printf 'run\twall_s\tcpu_s\t1_rank_over_this\tsame_outputs\n'
-for name in one_j1 rank1 rank2 one_j2; do
+for name in "${names[@]}"; do
   same=yes
   for file in sweep.csv sweep.json sweep.png; do
     cmp -s "$BENCH_TMP/one_j1/$file" "$BENCH_TMP/$name/$file" || same="no ($file)"
