@@ -319,7 +319,8 @@ void readRenames(const json& j, const std::string& path, Program& p) {
   for (std::size_t i = 0; i < renames->size(); ++i) {
     const std::string ip = item(rp, i);
     const json& pair = expectArray((*renames)[i], ip);
-    if (pair.size() != 2) fail(ip, "expected [from, to] (two tensor ids), got " + std::to_string(pair.size()) + " items");
+    if (pair.size() != 2)
+      fail(ip, "expected [from, to] (two tensor ids), got " + std::to_string(pair.size()) + " items");
     p.renames.push_back({asU32(pair[0], item(ip, 0)), asU32(pair[1], item(ip, 1))});
   }
 }

@@ -57,7 +57,8 @@ void expandRegion(const CopyRegion& region, std::vector<CopyRegion>& out) {
 
 std::vector<CopyRegion> copyRegions(const Program& copy) {
   if (copy.copyOf != kNoId)
-    throw std::logic_error("copyRegions: Copy '" + copy.name + "' moves another Copy's regions (renames.hpp: renamedRegions)");
+    throw std::logic_error("copyRegions: Copy '" + copy.name +
+                           "' moves another Copy's regions (renames.hpp: renamedRegions)");
   if (copy.regions.empty()) return {CopyRegion{copy.src, copy.dst}};
   std::vector<CopyRegion> out;
   for (const CopyRegion& r : copy.regions) expandRegion(r, out);
