@@ -86,7 +86,6 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
 // to kMaxPipelineCopyItems before building.
 struct PipelineCopyItems {
   std::uint64_t tensorIntervals = 0, tensorRenames = 0;
-  std::uint64_t total() const { return tensorIntervals + tensorRenames; }
 };
 PipelineCopyItems pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts);
 
