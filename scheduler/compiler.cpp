@@ -1,4 +1,5 @@
 #include "scheduler/compiler.hpp"
+#include "scheduler/models/peak_remedies.hpp"
 
 #include "model/ir/code_memory.hpp"
 #include "scheduler/multi_ipu/gradient_accumulation.hpp"
@@ -523,10 +524,10 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     for (ir::Id id : ir::addCodeMemoryTensors(exe, code)) step.useSpans.resize(id + 1, {0, 0});
   }
   // (Only for a step over memory: choosing "auto"'s checkpoints builds training graphs.)
-  const auto remedy = [&] {
-    std::string ways = recomputationRemedy(w);
-    if (const std::string more = optimizerStateRemedies(w, replicaTarget, memoryEstimate); !more.empty())
-      ways += (ways.empty() ? "" : ", ") + more;
+  const auto remedy = [&](const WorstTile& worst) {
+    std::string ways = peakRemedies(w, exe, worst, target.tile.memoryBytes);
+    for (const std::string& more : {recomputationRemedy(w), optimizerStateRemedies(w, replicaTarget, memoryEstimate)})
+      if (!more.empty()) ways += (ways.empty() ? "" : ", ") + more;
     return ways;
   };
   const auto checkingMemory = [&](auto&& plan) {
