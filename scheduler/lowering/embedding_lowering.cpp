@@ -74,7 +74,7 @@ void lowerEmbeddingLookup(IrBuilder& b, const EmbeddingPlan& p, ir::Id ids, ir::
     const std::uint64_t first = (blk.c * p.rowBlocks + blk.r) * partialBlock;
     partialPlacement.push_back({first, first + partialBlock, blk.tile});
   }
-  const ir::Id partials = b.addTensor(name + "/partials", {p.columnBlocks * p.rowBlocks * partialBlock}, partialType,
+  const ir::Id partials = b.addTensor(name + "/block_partials", {p.columnBlocks * p.rowBlocks * partialBlock}, partialType,
                                       "temporaries", false, partialPlacement);
   if (p.rowBlocks > 1) {  // a tile writes only the rows it owns: the others must read 0 in the sum
     std::vector<ir::Vertex> fill;

@@ -1,5 +1,6 @@
 #include "scheduler/models/peak_remedies.hpp"
 
+#include "scheduler/lowering/plan_temporaries.hpp"
 #include "scheduler/models/auto_checkpoints.hpp"
 
 #include <algorithm>
@@ -22,11 +23,25 @@ std::uint64_t alwaysLive(const ir::TileMemoryUsage& u, const std::string& catego
   return 0;
 }
 
-// The largest tensor of `category` live at the peak, as the summary names it ("" if none is listed).
-std::string largestOf(const ir::Executable& exe, const LivePeak& peak, const std::string& category) {
+// The largest tensor live at the peak that `is` takes, as the summary names it ("" if none is listed).
+template <typename Is>
+std::string largestOf(const ir::Executable& exe, const LivePeak& peak, Is is) {
   for (const auto& [id, bytes] : peak.largest)
-    if (exe.tensors[id].category == category) return ", the largest '" + exe.tensors[id].name.substr(0, 200) + "'";
+    if (is(exe.tensors[id])) return ", the largest '" + exe.tensors[id].name.substr(0, 200) + "'";
   return "";
+}
+
+// The temporaries live at the peak that a matmul or convolution plan made (lowering/plan_temporaries.hpp).
+std::uint64_t planTemporariesAtPeak(const ir::Executable& exe, const std::vector<UseSpan>& spans, const LivePeak& peak,
+                                    std::uint32_t tile) {
+  std::uint64_t bytes = 0;
+  for (const ir::Tensor& t : exe.tensors) {
+    if (t.alwaysLive || t.category != "temporaries" || t.id >= spans.size() || !isPlanTemporary(t.name)) continue;
+    if (spans[t.id].first > peak.step || spans[t.id].second < peak.step) continue;
+    for (const ir::TileInterval& iv : t.mapping)
+      if (iv.tile == tile) bytes += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+  }
+  return bytes;
 }
 
 std::string proportion(double p) {
@@ -37,16 +52,17 @@ std::string proportion(double p) {
 
 }  // namespace
 
-std::string peakRemedies(const Workload& w, const ir::Executable& exe, const WorstTile& worst, std::uint64_t capacity) {
+std::string peakRemedies(const Workload& w, const ir::Executable& exe, const std::vector<UseSpan>& spans,
+                         const WorstTile& worst, std::uint64_t capacity) {
   std::vector<std::pair<std::uint64_t, std::string>> ways;  // (bytes it would shrink, the way)
   const auto offer = [&](std::uint64_t bytes, std::string way) {
     if (bytes >= capacity / 8) ways.push_back({bytes, std::move(way)});
   };
-  const std::uint64_t temporaries = liveAtPeak(worst.peak, "temporaries");
-  offer(temporaries, "a lower ipu.available_memory_proportion (now " + proportion(w.ipu.availableMemoryProportion) +
-                         ": the share of a tile a matmul or convolution plan may use for its operand copies and "
-                         "partials; " + std::to_string(temporaries) + " bytes of temporaries are live at the peak" +
-                         largestOf(exe, worst.peak, "temporaries") + ")");
+  const std::uint64_t planned = planTemporariesAtPeak(exe, spans, worst.peak, worst.usage.tile);
+  offer(planned, "a lower ipu.available_memory_proportion (now " + proportion(w.ipu.availableMemoryProportion) +
+                     ": the share of a tile a matmul or convolution plan may use for its operand copies and partials; " +
+                     std::to_string(planned) + " bytes of theirs are live at the peak" +
+                     largestOf(exe, worst.peak, [](const ir::Tensor& t) { return isPlanTemporary(t.name); }) + ")");
   const std::uint64_t activations = liveAtPeak(worst.peak, "activations");
   if (w.task == Task::Fit && recomputes(w)) {
     const std::string key = w.pipeline.enabled()
@@ -55,7 +71,7 @@ std::string peakRemedies(const Workload& w, const ir::Executable& exe, const Wor
                                 : "more recomputation checkpoints (training.recompute_checkpoints";
     offer(activations, key + ": " + std::to_string(activations) +
                            " bytes of activations kept for the backward pass are live at the peak" +
-                           largestOf(exe, worst.peak, "activations") + ")");
+                           largestOf(exe, worst.peak, [](const ir::Tensor& t) { return t.category == "activations"; }) + ")");
   }
   const std::uint64_t weights = alwaysLive(worst.usage, "weights"), gradients = alwaysLive(worst.usage, "gradients");
   offer(weights + gradients,

@@ -3,12 +3,15 @@
 // (scheduler/planning/memory_plan.hpp's WorstTile): the techniques of large
 // models, each for the share it would shrink.
 //
-// Contract of peakRemedies(w, exe, worst, capacity): one way for each share
+// Contract of peakRemedies(w, exe, spans, worst, capacity) (spans: the
+// memory plan's use spans, as planMemory took them): one way for each share
 // of the worst tile that is at least an eighth of its memory, the largest
 // share first, joined by ", "; empty when none is:
-// - temporaries live at the peak (an operation's operand copies and
-//   partials): a lower ipu.available_memory_proportion, the share of a tile
-//   a matmul or convolution plan may use for them;
+// - the temporaries of matmul and convolution plans live at the peak (their
+//   operand copies and partials: lowering/plan_temporaries.hpp): a lower
+//   ipu.available_memory_proportion, the share of a tile those plans may use
+//   for them (other temporaries, a reduction's sums, are not the plans' to
+//   shrink: the summary lists them, no key does);
 // - activations live at the peak, where the step already recomputes (else
 //   recomputationRemedy names recomputation): checkpoints inside the
 //   pipeline's stages, or more checkpoints;
@@ -22,9 +25,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ipusim::scheduler {
 
-std::string peakRemedies(const Workload& w, const ir::Executable& exe, const WorstTile& worst, std::uint64_t capacity);
+std::string peakRemedies(const Workload& w, const ir::Executable& exe, const std::vector<UseSpan>& spans,
+                         const WorstTile& worst, std::uint64_t capacity);
 
 }  // namespace ipusim::scheduler

@@ -195,7 +195,7 @@ TEST(Compiler, TheOutOfMemorySummaryNamesTheWayOutForWhatIsLiveAtThePeak) {
               std::string::npos) << m;
     EXPECT_NE(m.find("\nReduce the model or the batch, a lower ipu.available_memory_proportion (now 0.6: the share "
                      "of a tile a matmul or convolution plan may use for its operand copies and partials; 328352 "
-                     "bytes of temporaries are live at the peak, the largest 'dense/kernel_grad/partials'), more "
+                     "bytes of theirs are live at the peak, the largest 'dense/kernel_grad/partials'), more "
                      "IPUs for the layers (model shards or pipeline stages: the weights take 198816 bytes of the "
                      "tile, always live), "),
               std::string::npos) << m;
