@@ -60,7 +60,8 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
   std::tie(inBuf, inAt) = builder.addBlocks(name + kConvWindows, s.inputType, tileIds, inSizes);
   ir::Id wBuf;
   std::vector<std::uint64_t> wAt;
-  std::tie(wBuf, wAt) = builder.addBlocks(name + (wu ? kConvDeltasBlocks : kConvKernelBlocks), s.inputType, tileIds, wSizes);
+  std::tie(wBuf, wAt) =
+      builder.addBlocks(name + (wu ? kConvDeltasBlocks : kConvKernelBlocks), s.inputType, tileIds, wSizes);
   ir::Id partials;
   std::vector<std::uint64_t> pAt;
   std::tie(partials, pAt) = builder.addBlocks(name + kPlanPartials, partialsType, tileIds, pSizes);
