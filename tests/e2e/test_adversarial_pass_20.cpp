@@ -1,0 +1,51 @@
+// Found by the twentieth adversarial pass of issue 33 (acceptance 2).
+// Each case failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include "scheduler/models/workload_limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace ipusim::test::test_adversarial_pass_20 {
+namespace {
+
+// A two-stage pipeline of a 3-layer MLP on 4 tiles, `miniBatches` mini-batches a weight update.
+std::string pipelinedMlp(const fs::path& dir, std::uint64_t miniBatches) {
+  const fs::path file = dir / "pipe.json";
+  const std::string n = std::to_string(miniBatches);
+  std::ofstream(file) << R"({
+    "dataset": {"format": "synthetic", "batch_size": 4, "input_shape": [8], "classes": 10, "examples": 64},
+    "model": {"layers": [{"type": "dense", "units": 8, "activation": "relu", "stage": 0, "name": "a"},
+                         {"type": "dense", "units": 8, "activation": "relu", "stage": 1, "name": "b"},
+                         {"type": "dense", "units": 10, "activation": "softmax", "stage": 1, "name": "out"}]},
+    "optimizer": {"type": "sgd"},
+    "pipeline": {"schedule": "grouped", "gradient_accumulation_count": )" << n << R"(, "device_mapping": [0, 1]},
+    "training": {"steps": )" << n << R"(, "steps_per_execution": )" << n << R"(},
+    "ipu": {"tiles": 4, "num_ipus": 2}})";
+  return file.string();
+}
+
+// The bound on a pipeline's mini-batches counted their tensor intervals and
+// renames only: a small model's mini-batch laid out 224 of them but took 77
+// KB (its 66 tensors and 65 programs), so the bound let it have 299,594
+// mini-batches, about 23 GB of compile. Tensors and programs count now.
+TEST(AdversarialPass20, PipelineBoundCountsTheTensorsAndProgramsOfAMiniBatch) {
+  EXPECT_THROW(scheduler::checkPipelineCopies("k", 100'000, 91, 133, 66, 65), std::invalid_argument);
+  EXPECT_NO_THROW(scheduler::checkPipelineCopies("k", 70'000, 91, 133, 66, 65));
+  ScratchDir dir("pipeline-bound");
+  const auto r = runCommand(ipusimBinary() + " compile " + quote(pipelinedMlp(dir.path(), 100'000)));
+  expectRefusal(r, "pipeline.gradient_accumulation_count: 100000 mini-batches in flight, each after the first "
+                   "laying out 91 tensor intervals, 133 tensor renames, 64 tensors and 54 programs of its own");
+  EXPECT_NE(r.output.find("at most 82444 mini-batches"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace ipusim::test::test_adversarial_pass_20
