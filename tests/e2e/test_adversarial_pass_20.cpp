@@ -47,5 +47,27 @@ TEST(AdversarialPass20, PipelineBoundCountsTheTensorsAndProgramsOfAMiniBatch) {
   EXPECT_NE(r.output.find("at most 82444 mini-batches"), std::string::npos) << r.output;
 }
 
+// Under mpirun every command but sweep ran once a rank: `mpirun -n 2 ipusim
+// run` printed two summaries and one rank failed on the other's profile;
+// compile -o failed on one rank with "already exists". Refused before any
+// work, by rank 0 (the launcher's variables are all it reads); a job of one
+// rank runs the command as one process.
+TEST(AdversarialPass20, CommandsOtherThanSweepRefuseSeveralRanks) {
+  ScratchDir dir("ranks");
+  const std::string file = pipelinedMlp(dir.path(), 4);
+  const std::string graph = (dir.path() / "g.json").string();
+  const std::string compile = ipusimBinary() + " compile " + quote(file) + " -o " + quote(graph);
+  expectRefusal(runCommand("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 " + compile),
+                "ipusim compile under an MPI launcher on 2 ranks: each rank would run the whole command and write "
+                "the same files; only ipusim sweep divides its work over ranks");
+  const auto other = runCommand("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 " + compile);
+  EXPECT_EQ(other.exitCode, 0) << other.output;
+  EXPECT_EQ(other.output, "");
+  EXPECT_FALSE(fs::exists(graph));
+  const auto one = runCommand("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 " + compile);
+  EXPECT_EQ(one.exitCode, 0) << one.output;
+  EXPECT_TRUE(fs::exists(graph));
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_20
