@@ -69,5 +69,29 @@ TEST(AdversarialPass20, CommandsOtherThanSweepRefuseSeveralRanks) {
   EXPECT_TRUE(fs::exists(graph));
 }
 
+// Two sweeps into one directory: the second emptied points/ under the
+// first, whose points then failed ("unreadable run summary: [json.exception
+// ...]") or whose plot did. A sweep holds a lock on its directory; the
+// second is refused before it changes anything.
+TEST(AdversarialPass20, SecondSweepIntoABusyDirectoryIsRefused) {
+  ScratchDir dir("busy");
+  const std::string file = replicatedMlp(dir.path(), "w.json", 1);
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out / "points");
+  std::ofstream(out / "points" / "0.json") << "{}";  // the first sweep's point, running
+  const int fd = ::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as the first sweep holds it
+  const std::string sweep = ipusimBinary() + " sweep " + quote(file) + " --vary tiles=4 --synthetic-data -o " +
+                            quote(out.string());
+  expectRefusal(runCommand(sweep), out.string() + ": another sweep is writing into this directory; wait for it to "
+                                                  "finish or choose another -o directory");
+  EXPECT_TRUE(fs::exists(out / "points" / "0.json"));
+  ::close(fd);
+  const auto r = runCommand(sweep);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out / "sweep.csv"));
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_20
