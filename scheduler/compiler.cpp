@@ -423,7 +423,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.outfeedName = outfeedName;
     const PipelineCopyItems items = pipelineItemsPerMiniBatch(exe, parts);
     checkPipelineCopies("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
-                        items.tensorIntervals, items.tensorRenames);
+                        items.tensorIntervals, items.tensorRenames, items.tensors, items.programs);
     const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
     const PipelinedProgram pipeline = buildPipeline(exe, fit ? plan : forwardOnly(plan), parts);
     // The N mini-batches, then the update on their summed gradients (evaluate, predict: none).
