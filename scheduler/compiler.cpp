@@ -421,7 +421,24 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.lossStream = c.lossStream;
     parts.outfeedEachMiniBatch = !lossLast;
     parts.outfeedName = outfeedName;
-    const PipelineCopyItems items = pipelineItemsPerMiniBatch(exe, parts);
+    // The validation pipeline: the schedule's forward passes alone on the validation pass's ops.
+    PipelineParts checks;
+    if (validation) {
+      checks = pipelineParts(w, graph, schedule, allOpSequences, step, target.tile.tilesPerIpu, shards, true);
+      checks.sideBySide = parts.sideBySide;
+      checks.imagesStream = c.validationImagesStream;
+      checks.labelsStream = c.validationLabelsStream;
+      checks.lossStream = c.validationLossStream;
+      checks.outfeedEachMiniBatch = !lossLast;
+      checks.outfeedName = "validation_loss";
+    }
+    // Both pipelines' mini-batches lay out their own tensors and programs.
+    PipelineCopyItems items = pipelineItemsPerMiniBatch(exe, parts);
+    if (validation) {
+      const PipelineCopyItems more = pipelineItemsPerMiniBatch(exe, checks);
+      items.tensorIntervals += more.tensorIntervals, items.tensorRenames += more.tensorRenames;
+      items.tensors += more.tensors, items.programs += more.programs;
+    }
     checkPipelineCopies("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
                         items.tensorIntervals, items.tensorRenames, items.tensors, items.programs);
     const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
@@ -444,14 +461,6 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     exe.entryPoints.push_back({entryPointOf(w.task), entry});
     std::vector<ir::Id> roots{entry};
     if (validation) {
-      // The validation pipeline: the schedule's forward passes alone on the validation pass's ops.
-      PipelineParts checks = pipelineParts(w, graph, schedule, allOpSequences, step, target.tile.tilesPerIpu, shards, true);
-      checks.sideBySide = parts.sideBySide;
-      checks.imagesStream = c.validationImagesStream;
-      checks.labelsStream = c.validationLabelsStream;
-      checks.lossStream = c.validationLossStream;
-      checks.outfeedEachMiniBatch = !lossLast;
-      checks.outfeedName = "validation_loss";
       const PipelinedProgram validating = buildPipeline(exe, forwardOnly(plan), checks);
       addValidationEntryPoint(exe, c, validating.program, c.validationStepsPerRun / accumulation, lossLast,
                               validating.lastLoss);

@@ -88,6 +88,15 @@ TEST(ModelSizeLimits, APipelinesMiniBatchesInFlightAreBoundedBeforeTheyAreCloned
                    "laying out 32936 tensor intervals, 145 tensor renames, 70 tensors and 60 programs of its own");
   EXPECT_NE(r.output.find("over the limit of 67108864"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("at most 1990 mini-batches"), std::string::npos) << r.output;
+  // A fit with validation pipelines its validation passes too: their
+  // mini-batches lay out tensors and programs of their own, counted with the training's.
+  j["training"]["steps_per_epoch"] = 4096;
+  j["training"]["validation"] = {{"steps", 4096}, {"freq", 1}};
+  std::ofstream(w) << j.dump();
+  const auto validating = runCommand(compile(w.string()));
+  expectRefusal(validating, "pipeline.gradient_accumulation_count: 4096 mini-batches in flight, each after the first "
+                            "laying out ");
+  EXPECT_EQ(validating.output.find("laying out 32936 tensor intervals"), std::string::npos) << validating.output;
 }
 
 }  // namespace
