@@ -50,12 +50,13 @@ void IpuSystem::load(ir::Executable exe, const LoadOptions& options) {
   impl_->exe = std::move(exe);
   impl_->options = options;
   impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional,
-                                                                  options.fuseMatMuls);
+                                                                  options.fuseMatMuls, options.functionalTiles);
   const unsigned threads = options.workerThreads ? options.workerThreads : hardware::defaultWorkerThreads();
   impl_->pool = std::make_unique<hardware::WorkerPool>(options.functional ? threads : 1,
                                                       hardware::defaultWorkerChoice());
   impl_->executor = std::make_unique<hardware::ProgramExecutor>(*impl_->loaded, impl_->hostLink, impl_->sync,
                                                                 impl_->observers, *impl_->pool);
+  if (options.functional) impl_->executor->setBeforeCollective(options.beforeCollective);
 }
 
 IpuSystem::HostThreads IpuSystem::hostThreads() const {
