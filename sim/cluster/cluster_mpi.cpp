@@ -16,6 +16,7 @@ namespace ipusim::sim::cluster {
 namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
+constexpr auto kGatherPollInterval = std::chrono::microseconds(50);
 
 void check(int code, const char* call, int rank) {
   if (code == MPI_SUCCESS) return;
@@ -49,6 +50,10 @@ class AsyncSignalsBlocked {
 
 bool builtWithMpi() { return true; }
 
+struct Cluster::Channels {
+  MPI_Comm comms[Cluster::kChannels];
+};
+
 Cluster::Cluster() : info_(launchInfo()) {
   if (!info_.launched) return;
   // Open MPI's shared-memory transport copies a large message straight from
@@ -77,7 +82,43 @@ Cluster::~Cluster() {
   // would wait for ranks that wait for this one.
   if (!info_.launched || finalized_ || std::uncaught_exceptions() > 0) return;
   finalized_ = true;
+  if (channels_)
+    for (MPI_Comm& comm : channels_->comms) MPI_Comm_free(&comm);
   MPI_Finalize();
+}
+
+std::optional<std::string> Cluster::allGather(int channel, const std::string& own,
+                                              const std::function<bool()>& stopped) {
+  if (!info_.launched) return own;
+  if (channel < 0 || channel >= kChannels)
+    throw std::logic_error("Cluster::allGather: channel " + std::to_string(channel) + ", expected 0 to " +
+                           std::to_string(kChannels - 1));
+  if (own.size() > std::size_t(INT_MAX) / std::size_t(info_.size))
+    throw std::runtime_error("MPI_Iallgather on rank " + std::to_string(info_.rank) + ": " +
+                             std::to_string(own.size()) + " bytes from each of " + std::to_string(info_.size) +
+                             " ranks, over MPI's count of INT_MAX");
+  if (!channels_) {
+    // Every rank makes the channels at its first gather, whichever channel
+    // that is: the duplications happen in the same order everywhere.
+    channels_ = std::make_unique<Channels>();
+    for (MPI_Comm& comm : channels_->comms) {
+      check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup", info_.rank);
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    }
+  }
+  std::string all(own.size() * std::size_t(info_.size), '\0');
+  MPI_Request request;
+  check(MPI_Iallgather(own.data(), int(own.size()), MPI_CHAR, all.data(), int(own.size()), MPI_CHAR,
+                       channels_->comms[channel], &request),
+        "MPI_Iallgather", info_.rank);
+  for (int done = 0, polls = 0;; ++polls) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", info_.rank);
+    if (done) return all;
+    if (stopped && stopped()) return std::nullopt;
+    // The first polls back to back (a gather of ranks in step takes
+    // microseconds), then a sleep between them: never a core spun for long.
+    if (polls > 100) std::this_thread::sleep_for(kGatherPollInterval);
+  }
 }
 
 void Cluster::send(int to, int tag, const std::string& bytes) {

@@ -17,7 +17,11 @@ Cluster::Cluster() : info_(launchInfo()) {
                              "and configure again)");
 }
 
+struct Cluster::Channels {};
+
 Cluster::~Cluster() = default;
+
+std::optional<std::string> Cluster::allGather(int, const std::string& own, const std::function<bool()>&) { return own; }
 
 void Cluster::send(int to, int, const std::string&) {
   throw std::logic_error("Cluster::send: a cluster of one has no rank " + std::to_string(to));
