@@ -1,5 +1,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/run_graph.hpp"
+#include "sim/cli/run_on_ranks.hpp"
+#include "sim/cluster/launch.hpp"
 #include "sim/cli/run_workload.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
@@ -162,6 +164,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       graph->json = common->json;
       graph->threads = common->threads;
       graph->target = common->target;
+      if (cluster::launchInfo().launched)
+        throw std::invalid_argument("run --graph " + graph->graphPath + " under mpirun: a serialized graph runs in "
+                                    "one process (expected a workload file, whose replicas the ranks divide)");
       exitCode = runGraph(*graph);
       return;
     }
@@ -169,7 +174,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json), --keras MODEL.json or --graph FILE");
     flags.finish(*workload);
     useCommonFlags(*workload, *common);
-    exitCode = runWorkload(*workload);
+    exitCode = runWorkloadOnRanks(*workload);
   });
 }
 
@@ -198,7 +203,7 @@ void addTaskCommand(CLI::App& app, int& exitCode, scheduler::Task task) {
     flags.finish(*workload);
     useCommonFlags(*workload, *common);
     workload->task = task;
-    exitCode = runWorkload(*workload);
+    exitCode = runWorkloadOnRanks(*workload);
   });
 }
 
