@@ -1,5 +1,7 @@
 #include "model/ipu_system.hpp"
 
+#include <cstring>
+
 #include "model/clock.hpp"
 #include "model/hardware/exchange_fabric.hpp"
 #include "model/hardware/host_link.hpp"
@@ -9,6 +11,7 @@
 #include "model/hardware/sync_controller.hpp"
 #include "model/hardware/worker_pool.hpp"
 
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -121,6 +124,38 @@ void IpuSystem::writeTensor(ir::Id tensor, const void* data, std::size_t bytes) 
     throw std::invalid_argument("writeTensor: tensor '" + t.name + "' has " + std::to_string(t.numBytes()) +
                                 " bytes, got " + std::to_string(bytes));
   loaded.memory.write(tensor, static_cast<const std::uint8_t*>(data));  // ignored in synthetic mode
+}
+
+namespace {
+
+// The region's pieces in tile memory, each with its byte offset in the region's data.
+template <typename Move>
+void eachPiece(const hardware::LoadedExecutable& loaded, const ir::TensorRef& region, const char* what, Move move) {
+  if (region.tensor >= loaded.exe.tensors.size() || region.begin > region.end ||
+      region.end > loaded.exe.tensors[region.tensor].numElements())
+    throw std::invalid_argument(std::string(what) + ": region [" + std::to_string(region.begin) + ", " +
+                                std::to_string(region.end) + ") of tensor " + std::to_string(region.tensor) +
+                                " is outside the executable's tensors");
+  if (!loaded.functional) return;
+  const std::size_t element = ir::sizeOf(loaded.exe.tensors[region.tensor].dtype);
+  for (const hardware::RegionPiece& piece : loaded.memory.pieces(region))
+    move(loaded.memory.pointer(piece), piece.offset * element, piece.elements * element);
+}
+
+}  // namespace
+
+void IpuSystem::readRegion(const ir::TensorRef& region, void* data) const {
+  eachPiece(impl_->requireLoaded("readRegion"), region, "readRegion",
+            [&](const std::uint8_t* tile, std::size_t at, std::size_t bytes) {
+              std::memcpy(static_cast<std::uint8_t*>(data) + at, tile, bytes);
+            });
+}
+
+void IpuSystem::writeRegion(const ir::TensorRef& region, const void* data) {
+  eachPiece(impl_->requireLoaded("writeRegion"), region, "writeRegion",
+            [&](std::uint8_t* tile, std::size_t at, std::size_t bytes) {
+              std::memcpy(tile, static_cast<const std::uint8_t*>(data) + at, bytes);
+            });
 }
 
 const Target& IpuSystem::target() const { return impl_->target; }

@@ -74,6 +74,10 @@ class IpuSystem : public sc_core::sc_module {
   // Functional access to tensor data (host-side reads/writes, outside the timing model).
   std::vector<std::uint8_t> readTensor(ir::Id tensor) const;
   void writeTensor(ir::Id tensor, const void* data, std::size_t bytes);
+  // Elements [region.begin, region.end) of a tensor, into or from `data`
+  // (region.size() elements of its type). Nothing is moved in synthetic mode.
+  void readRegion(const ir::TensorRef& region, void* data) const;
+  void writeRegion(const ir::TensorRef& region, const void* data);
 
   const Target& target() const;
   const ir::Executable& executable() const;

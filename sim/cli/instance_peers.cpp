@@ -4,10 +4,8 @@
 
 namespace ipusim::sim {
 
-std::string InstancePeers::allGather(Channel channel, const std::string& own) {
-  std::optional<std::string> all = cluster_.allGather(int(channel), own, [] { return model::stopRequested(); });
-  if (!all) throw model::StopRequested();
-  return std::move(*all);
+void InstancePeers::allGather(Channel channel, const std::string& own, std::string& all) {
+  if (!cluster_.allGather(int(channel), own, all, [] { return model::stopRequested(); })) throw model::StopRequested();
 }
 
 }  // namespace ipusim::sim

@@ -13,7 +13,7 @@ class InstancePeers : public ReplicaPeers {
   explicit InstancePeers(cluster::Cluster& cluster) : cluster_(cluster) {}
   std::uint32_t instance() const override { return std::uint32_t(cluster_.rank()); }
   std::uint32_t instances() const override { return std::uint32_t(cluster_.size()); }
-  std::string allGather(Channel channel, const std::string& own) override;
+  void allGather(Channel channel, const std::string& own, std::string& all) override;
 
  private:
   cluster::Cluster& cluster_;

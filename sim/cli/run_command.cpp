@@ -139,6 +139,12 @@ void useCommonFlags(RunWorkloadArgs& a, const CommonFlags& f) {
 void addRunCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("run", "Simulate a workload (WORKLOAD.json; its task, fit by default) or a "
                                         "serialized graph (--graph)");
+  cmd->footer(
+      "Under mpirun (mpirun -n H ipusim run WORKLOAD): each rank is an instance computing R/H of the workload's R "
+      "replicas (rank r: replicas r*R/H .. (r+1)*R/H-1, R divisible by H), fed its replicas' shares of each global "
+      "batch; the gradients cross ranks at the all-reduce, bit for bit as in one process. Rank 0 prints the "
+      "summary; each rank writes its own reports, named by rank: profile.rankK.pop (and "
+      "serialized_graph.rankK.json) in autoReport.directory (sim/README.md, \"Instances\").");
   auto workload = std::make_shared<RunWorkloadArgs>();
   auto graph = std::make_shared<RunGraphArgs>();
   CLI::Option* graphOption = nullptr;

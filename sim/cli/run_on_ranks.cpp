@@ -6,6 +6,7 @@
 #include "sim/host/interrupt.hpp"
 
 #include <iostream>
+#include <string>
 
 namespace ipusim::sim {
 
@@ -17,9 +18,15 @@ int runWorkloadOnRanks(RunWorkloadArgs args) {
   int exitCode = 0;
   try {
     exitCode = runWorkload(args);
+  } catch (const ReplicasOverRanks& e) {
+    if (cluster.rank() == 0) std::cerr << "ipusim: error: " << util::utf8Text(e.what()) << "\n";
+    cluster.waitForAll();
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "ipusim: error: rank " << cluster.rank() << " of " << cluster.size() << ": "
-              << util::utf8Text(e.what()) << "\n";
+    // One write (the ranks' lines would interleave).
+    std::cerr << "ipusim: error: rank " + std::to_string(cluster.rank()) + " of " + std::to_string(cluster.size()) +
+                     ": " + util::utf8Text(e.what()) + "\n"
+              << std::flush;
     cluster.abort(1);
   }
   if (exitCode == kInterruptedExitCode) {

@@ -178,7 +178,8 @@ void print(const RunSummary& s, bool json) {
                                                                                  : nlohmann::json(s.preprocessing)}}},
                           {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"final_values", finalValuesJson(s.finalValues)},
-                          {"weights_digest", s.weightsDigest ? nlohmann::json(*s.weightsDigest) : nlohmann::json(nullptr)},
+                          {"weights_digest",
+                           s.weightsDigest ? nlohmann::json(*s.weightsDigest) : nlohmann::json(nullptr)},
                           {"validation", s.validations ? nlohmann::json{{"validations", s.validations},
                                                                         {"steps_each", s.validationStepsEach},
                                                                         {"every_steps", s.stepsBetweenValidations},
@@ -387,7 +388,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   std::unique_ptr<DatasetBatches> batches, validationBatches;
   const std::uint32_t replicas = scheduler::replicasOf(workload);
   if (args.peers && replicas % args.peers->instances() != 0)
-    throw std::invalid_argument(source + ": ipu.num_ipus: " + std::to_string(replicas) + " replica" +
+    throw ReplicasOverRanks(source + ": ipu.num_ipus: " + std::to_string(replicas) + " replica" +
                                 (replicas == 1 ? "" : "s") + " over " + std::to_string(args.peers->instances()) +
                                 " ranks (mpirun -n " + std::to_string(args.peers->instances()) +
                                 "): expected a number of replicas divisible by the ranks, as PopDist divides them");
@@ -496,6 +497,13 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     plan.validation.outfeed = compiled.validationOutfeed;
   }
 
+  if (InstanceShare* share = engine.share())
+    share->agree(workload.name + ": " + scheduler::taskName(workload.task) + ", " + std::to_string(plan.steps) +
+                     " steps, " + std::to_string(plan.stepsPerRun()) + " a run, " +
+                     (plan.feeds ? "feeds" : "no feeds") + (args.synthetic ? ", synthetic data" : "") + ", " +
+                     std::to_string(plan.validation.runsEach) + " validation runs each " +
+                     std::to_string(plan.validation.everyTrainingRuns) + " runs",
+                 engine.system().executable());
   TrainingHost trainer("host", engine, plan, host, batches.get(), validationBatches.get());
   // Every step's rows: the global batch's, a row per example (per step of a class per step).
   std::unique_ptr<PredictionsFile> predictions;

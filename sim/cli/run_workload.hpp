@@ -10,6 +10,7 @@
 #include "sim/engine/replica_peers.hpp"
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct RunWorkloadArgs {
   // Under mpirun (run_on_ranks.hpp): the other instances; this process
   // computes its share of the replicas (sim/engine/instance_share.hpp).
   ReplicaPeers* peers = nullptr;
+};
+
+// The workload's replicas do not divide over the ranks (args.peers): every
+// rank finds it alike, so rank 0 alone says it (run_on_ranks.hpp).
+struct ReplicasOverRanks : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // The summary `ipusim run` prints (and, with --json, the object it prints).

@@ -146,6 +146,7 @@ void Engine::completeOutfeed(model::Bytes& bytes) {
 }
 
 const InstanceShare* Engine::share() const { return impl_->share.get(); }
+InstanceShare* Engine::share() { return impl_->share.get(); }
 
 void Engine::run(std::uint32_t entry) { impl_->system->run(entry); }
 std::uint64_t Engine::runCount() const { return impl_->system->runsCompleted(); }

@@ -58,6 +58,7 @@ class Engine {
   void completeOutfeed(model::Bytes& bytes);
   // This instance's share, or null when every replica runs here.
   const InstanceShare* share() const;
+  InstanceShare* share();
 
   // Completes the autoReport outputs: writes the graph profile, meta
   // job_end_cycle (now: call it when the job is over) and commits

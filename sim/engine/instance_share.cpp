@@ -41,59 +41,78 @@ const std::vector<ir::Id>& InstanceShare::tensorsOf(const ir::Executable& exe, i
   return tensors_[program] = std::vector<ir::Id>(read.begin(), read.end());
 }
 
-std::vector<std::string> InstanceShare::gather(ReplicaPeers::Channel channel, const std::string& own,
-                                               const std::string& what) {
+std::uint64_t InstanceShare::gather(ReplicaPeers::Channel channel, const std::string& what) {
   const std::uint64_t cycle = model::nowCycles();
-  std::string sent(sizeof cycle, '\0');
-  std::memcpy(sent.data(), &cycle, sizeof cycle);
-  sent += own;
+  std::memcpy(sent_.data(), &cycle, sizeof cycle);
   const auto start = std::chrono::steady_clock::now();
-  const std::string all = peers_.allGather(channel, sent);
+  peers_.allGather(channel, sent_, all_);
   traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::uint32_t n = peers_.instances();
   ++traffic_.gathers;
-  traffic_.bytesSent += sent.size() * (n - 1);
-  traffic_.bytesReceived += all.size() - sent.size();
-  if (all.size() != sent.size() * n)
-    throw std::runtime_error(what + ": the instances gathered " + std::to_string(all.size()) + " bytes, expected " +
-                             std::to_string(n) + " x " + std::to_string(sent.size()) +
+  traffic_.bytesSent += sent_.size() * (n - 1);
+  traffic_.bytesReceived += all_.size() - sent_.size();
+  if (all_.size() != sent_.size() * n)
+    throw std::runtime_error(what + ": the instances gathered " + std::to_string(all_.size()) + " bytes, expected " +
+                             std::to_string(n) + " x " + std::to_string(sent_.size()) +
                              " (did every rank run the same workload with the same flags?)");
-  std::vector<std::string> parts;
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint64_t theirs = 0;
-    std::memcpy(&theirs, all.data() + i * sent.size(), sizeof theirs);
+    std::memcpy(&theirs, all_.data() + i * sent_.size(), sizeof theirs);
     if (theirs != cycle)
       throw std::runtime_error(what + ": instance " + std::to_string(i) + " arrived at cycle " +
                                std::to_string(theirs) + ", instance " + std::to_string(peers_.instance()) + " at " +
                                std::to_string(cycle) + ": expected one clock (did every rank run the same workload "
                                "with the same flags?)");
-    parts.push_back(all.substr(i * sent.size() + sizeof cycle, own.size()));
   }
-  return parts;
+  return sent_.size() - sizeof cycle;
+}
+
+void InstanceShare::agree(const std::string& description, const ir::Executable& exe) {
+  std::size_t vertices = 0;
+  for (const ir::ComputeSet& cs : exe.computeSets) vertices += cs.vertices.size();
+  const std::string run = description + ", " + std::to_string(exe.tensors.size()) + " tensors, " +
+                          std::to_string(exe.programs.size()) + " programs, " + std::to_string(vertices) + " vertices";
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char c : run) hash = (hash ^ c) * 1099511628211ull;
+  sent_.assign(2 * sizeof hash, '\0');
+  std::memcpy(sent_.data() + sizeof hash, &hash, sizeof hash);
+  gather(ReplicaPeers::Channel::Collective, "the run's set-up");
+  for (std::uint32_t i = 0; i < peers_.instances(); ++i) {
+    std::uint64_t theirs = 0;
+    std::memcpy(&theirs, all_.data() + partAt(i), sizeof theirs);
+    if (theirs != hash)
+      throw std::runtime_error("rank " + std::to_string(i) + " runs another run than rank " +
+                               std::to_string(peers_.instance()) + "'s (" + run +
+                               "): expected every rank to run the same workload with the same flags");
+  }
 }
 
 void InstanceShare::beforeCollective(model::IpuSystem& system, ir::Id program) {
   const ir::Executable& exe = system.executable();
   const std::vector<ir::Id>& tensors = tensorsOf(exe, program);
-  std::vector<std::vector<std::uint8_t>> values;
-  std::string own;
+  // Each tensor's copies of this instance's replicas: elements [first n, (first + count) n).
+  std::uint64_t bytes = 0;
+  for (ir::Id t : tensors) bytes += exe.tensors[t].numBytes() / replicas_ * count_;
+  sent_.resize(sizeof(std::uint64_t) + bytes);
+  std::uint64_t at = sizeof(std::uint64_t);
+  const auto share = [&](ir::Id t, std::uint32_t instance) {
+    const ir::Tensor& tensor = exe.tensors[t];
+    const std::uint64_t n = tensor.numElements() / replicas_;
+    return ir::TensorRef{t, instance * count_ * n, (instance + 1) * count_ * n};
+  };
   for (ir::Id t : tensors) {
-    values.push_back(system.readTensor(t));
-    const std::uint64_t perReplica = values.back().size() / replicas_;
-    own.append(reinterpret_cast<const char*>(values.back().data()) + first_ * perReplica, count_ * perReplica);
+    system.readRegion(share(t, peers_.instance()), sent_.data() + at);
+    at += exe.tensors[t].numBytes() / replicas_ * count_;
   }
-  const std::vector<std::string> parts =
-      gather(ReplicaPeers::Channel::Collective, own, "collective '" + exe.programs.at(program).name + "'");
-  for (std::uint32_t i = 0; i < parts.size(); ++i) {
+  gather(ReplicaPeers::Channel::Collective, "collective '" + exe.programs.at(program).name + "'");
+  for (std::uint32_t i = 0; i < peers_.instances(); ++i) {
     if (i == peers_.instance()) continue;
-    std::uint64_t at = 0;
-    for (std::vector<std::uint8_t>& v : values) {
-      const std::uint64_t perReplica = v.size() / replicas_, bytes = count_ * perReplica;
-      std::memcpy(v.data() + i * bytes, parts[i].data() + at, bytes);
-      at += bytes;
+    at = partAt(i);
+    for (ir::Id t : tensors) {
+      system.writeRegion(share(t, i), all_.data() + at);
+      at += exe.tensors[t].numBytes() / replicas_ * count_;
     }
   }
-  for (std::size_t j = 0; j < tensors.size(); ++j) system.writeTensor(tensors[j], values[j].data(), values[j].size());
 }
 
 void InstanceShare::completeOutfeed(model::Bytes& bytes) {
@@ -102,10 +121,11 @@ void InstanceShare::completeOutfeed(model::Bytes& bytes) {
     throw std::logic_error("an outfeed copy of " + std::to_string(bytes.size()) + " bytes for " +
                            std::to_string(replicas_) + " replicas");
   const std::uint64_t share = bytes.size() / replicas_ * count_;
-  const std::string own(reinterpret_cast<const char*>(bytes.data()) + first_ / count_ * share, share);
-  const std::vector<std::string> parts = gather(ReplicaPeers::Channel::Outfeed, own, "outfeed copy");
-  for (std::uint32_t i = 0; i < parts.size(); ++i)
-    if (i != peers_.instance()) std::memcpy(bytes.data() + i * share, parts[i].data(), share);
+  sent_.resize(sizeof(std::uint64_t) + share);
+  std::memcpy(sent_.data() + sizeof(std::uint64_t), bytes.data() + peers_.instance() * share, share);
+  gather(ReplicaPeers::Channel::Outfeed, "outfeed copy");
+  for (std::uint32_t i = 0; i < peers_.instances(); ++i)
+    if (i != peers_.instance()) std::memcpy(bytes.data() + i * share, all_.data() + partAt(i), share);
 }
 
 }  // namespace ipusim::sim

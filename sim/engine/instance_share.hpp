@@ -38,6 +38,11 @@ class InstanceShare {
   std::uint32_t replicaCount() const { return count_; }
   model::TileRange tiles() const { return tiles_; }
 
+  // Before the run: every instance must run the same run (`description`:
+  // what the host will do, with the executable's size). Throws naming the
+  // instance whose run differs (a rank given other flags would otherwise
+  // wait at a collective the others never reach).
+  void agree(const std::string& description, const ir::Executable& exe);
   // LoadOptions::beforeCollective: the collective `program`'s tensors gathered.
   void beforeCollective(model::IpuSystem& system, ir::Id program);
   // An outfeed copy's bytes (R equal parts, a replica's each) with the other
@@ -51,8 +56,11 @@ class InstanceShare {
   const Traffic& traffic() const { return traffic_; }
 
  private:
-  // The gather with the clocks joined: `own` on this instance, every instance's back.
-  std::vector<std::string> gather(ReplicaPeers::Channel channel, const std::string& own, const std::string& what);
+  // The gather with the clocks joined: sent_ (a cycle header, then this
+  // instance's bytes) from every instance into all_. Returns the bytes each
+  // instance's part holds after its header (instance i's at partAt(i)).
+  std::uint64_t gather(ReplicaPeers::Channel channel, const std::string& what);
+  std::size_t partAt(std::uint32_t instance) const { return instance * sent_.size() + sizeof(std::uint64_t); }
   const std::vector<ir::Id>& tensorsOf(const ir::Executable& exe, ir::Id program);
 
   ReplicaPeers& peers_;
@@ -60,6 +68,7 @@ class InstanceShare {
   model::TileRange tiles_;
   std::map<ir::Id, std::vector<ir::Id>> tensors_;  // per collective: the tensors its Copies read
   Traffic traffic_;
+  std::string sent_, all_;  // the gathers' buffers, reused
 };
 
 }  // namespace ipusim::sim

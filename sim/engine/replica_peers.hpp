@@ -19,11 +19,12 @@ class ReplicaPeers {
   virtual ~ReplicaPeers() = default;
   virtual std::uint32_t instance() const = 0;   // this process's index, 0 .. instances() - 1
   virtual std::uint32_t instances() const = 0;
-  // Every instance's `own` bytes, concatenated in instance order. Every
-  // instance calls it on `channel` at the same point of the run with the
-  // same number of bytes. Throws std::runtime_error on a failure, and
+  // Every instance's `own` bytes into `all`, concatenated in instance order
+  // (`all` is the caller's, reused: a gather a step allocates nothing).
+  // Every instance calls it on `channel` at the same point of the run with
+  // the same number of bytes. Throws std::runtime_error on a failure, and
   // model::StopRequested when the process is interrupted while it waits.
-  virtual std::string allGather(Channel channel, const std::string& own) = 0;
+  virtual void allGather(Channel channel, const std::string& own, std::string& all) = 0;
 };
 
 }  // namespace ipusim::sim
