@@ -1,7 +1,5 @@
 #include "model/ipu_system.hpp"
 
-#include <cstring>
-
 #include "model/clock.hpp"
 #include "model/hardware/exchange_fabric.hpp"
 #include "model/hardware/host_link.hpp"

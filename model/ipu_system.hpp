@@ -38,18 +38,18 @@ struct LoadOptions {
   bool fuseMatMuls = true;
   // The tiles whose functional work this process does (functional mode): a
   // replicated run shared by several processes computes a share of the
-  // replicas in each (sim/cluster). Outside it, compute sets and matrix
+  // replicas in each (sim/engine/instance_share.hpp). Outside it, compute sets and matrix
   // products are timed as always but not computed (those tiles' memory then
   // holds values nothing of this process reads); Copies move every byte; a
   // collective's programs (ir::Program::collective) compute on every tile,
   // over the bytes beforeCollective brought in. Default: every tile.
-  TileRange functionalTiles;
+  TileRange functionalTiles{};
   // Functional mode: called on the simulation thread right before a
   // collective (a Sequence marked ir::Program::collective) runs, with its
-  // program id; it may read and write tensors (readTensor, writeTensor) to
+  // program id; it may read and write tensors (readRegion, writeRegion) to
   // bring in the replicas' values this process does not compute. It may
   // throw (the run then fails, or stops on StopRequested, as any step).
-  std::function<void(ir::Id program)> beforeCollective;
+  std::function<void(ir::Id program)> beforeCollective{};
 };
 
 class IpuSystem : public sc_core::sc_module {

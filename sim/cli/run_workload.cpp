@@ -507,7 +507,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   TrainingHost trainer("host", engine, plan, host, batches.get(), validationBatches.get());
   // Every step's rows: the global batch's, a row per example (per step of a class per step).
   std::unique_ptr<PredictionsFile> predictions;
-  if (!args.predictionsPath.empty()) {
+  // (Under mpirun, rank 0 alone writes them: every rank's outfeed copies are complete.)
+  if (!args.predictionsPath.empty() && (!args.peers || args.peers->instance() == 0)) {
     const std::uint64_t rows = workload.training.steps * workload.dataset.batchSize * replicas * workload.dataset.labelSteps;
     predictions = std::make_unique<PredictionsFile>(args.predictionsPath, rows, compiled.predictionWidth, outputPolicy);
     trainer.onPredictions([&](const float* values, std::uint64_t count) { predictions->append(values, count); });
