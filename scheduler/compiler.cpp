@@ -1,4 +1,5 @@
 #include "scheduler/compiler.hpp"
+#include "scheduler/models/peak_remedies.hpp"
 
 #include "model/ir/code_memory.hpp"
 #include "scheduler/multi_ipu/gradient_accumulation.hpp"
@@ -422,7 +423,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     parts.outfeedName = outfeedName;
     const PipelineCopyItems items = pipelineItemsPerMiniBatch(exe, parts);
     checkPipelineCopies("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
-                        items.tensorIntervals, items.tensorRenames);
+                        items.tensorIntervals, items.tensorRenames, items.tensors, items.programs);
     const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
     const PipelinedProgram pipeline = buildPipeline(exe, fit ? plan : forwardOnly(plan), parts);
     // The N mini-batches, then the update on their summed gradients (evaluate, predict: none).
@@ -523,10 +524,10 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     for (ir::Id id : ir::addCodeMemoryTensors(exe, code)) step.useSpans.resize(id + 1, {0, 0});
   }
   // (Only for a step over memory: choosing "auto"'s checkpoints builds training graphs.)
-  const auto remedy = [&] {
-    std::string ways = recomputationRemedy(w);
-    if (const std::string more = optimizerStateRemedies(w, replicaTarget, memoryEstimate); !more.empty())
-      ways += (ways.empty() ? "" : ", ") + more;
+  const auto remedy = [&](const WorstTile& worst) {
+    std::string ways = peakRemedies(w, exe, step.useSpans, worst, target.tile.memoryBytes);
+    for (const std::string& more : {recomputationRemedy(w), optimizerStateRemedies(w, replicaTarget, memoryEstimate)})
+      if (!more.empty()) ways += (ways.empty() ? "" : ", ") + more;
     return ways;
   };
   const auto checkingMemory = [&](auto&& plan) {

@@ -4,6 +4,7 @@
 // banner is silenced before the library prints it; it hands over to sc_main.
 #include "model/util/json_error_text.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cluster/launch.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/host/interrupt.hpp"
 
@@ -13,8 +14,47 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <algorithm>
 #include <iostream>
 #include <systemc>
+
+namespace {
+
+// Under an MPI launcher `sweep` divides its points over the ranks, and
+// `run`, `evaluate` and `predict` of a workload its replicas (instances:
+// sim/cli/run_on_ranks.hpp; not `run --graph`). Any other command ran once
+// a rank: `mpirun -n 2 ipusim run` printed two
+// summaries and one rank failed on the other's profile ("another run is
+// writing this profile"); `compile -o` failed on one rank with "already
+// exists". Refused before any work, said once (by rank 0; the other ranks
+// exit quietly, as a sweep's set-up error does); a job of one rank runs the
+// command as one process. Returns the exit code, or -1 to go on.
+int refuseCommandOnRanks(int argc, char* argv[]) {
+  if (argc < 2 || argv[1][0] == '-' || std::strcmp(argv[1], "sweep") == 0) return -1;
+  const bool replicas = std::strcmp(argv[1], "run") == 0 || std::strcmp(argv[1], "evaluate") == 0 ||
+                        std::strcmp(argv[1], "predict") == 0;
+  const bool graph = std::any_of(argv + 2, argv + argc, [](const char* a) {
+    return std::strcmp(a, "--graph") == 0 || std::strncmp(a, "--graph=", 8) == 0;
+  });
+  if (replicas && !graph) return -1;
+  ipusim::sim::cluster::LaunchInfo info;
+  try {
+    info = ipusim::sim::cluster::launchInfo();
+  } catch (const std::exception&) {
+    return -1;  // (a launcher's variable out of range: the commands that read them say so)
+  }
+  // (size 0: a launcher that does not say; rank 0 then runs as one process)
+  if (!info.launched || (info.rank == 0 && info.size <= 1)) return -1;
+  if (info.rank != 0) return 0;
+  std::cerr << "ipusim: error: ipusim " << ipusim::util::utf8Text(argv[1]) << (replicas && graph ? " --graph" : "")
+            << " under an MPI launcher on "
+            << info.size << " ranks: each rank would run the whole command and write the same files; only "
+            << "ipusim sweep, and run, evaluate and predict of a workload, divide their work over ranks (run this "
+            << "command without mpirun, or with mpirun -n 1)\n";
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char* argv[]) {
   // First of all: a Ctrl-C at any moment stops the command cleanly.
@@ -43,6 +83,7 @@ int sc_main(int argc, char* argv[]) {
   ipusim::sim::addInsightsCommand(app, exitCode);
   ipusim::sim::addCompareCommand(app, exitCode);
   ipusim::sim::addExportCommand(app, exitCode);
+  if (const int refused = refuseCommandOnRanks(argc, argv); refused >= 0) return refused;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

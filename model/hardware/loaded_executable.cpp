@@ -108,7 +108,7 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
     computeSets.emplace_back(exe.computeSets[i], memory, target, exe.mirror);
   }
   if (functional) planShare();
-  if (functional) planRenamedExecutes();
+  if (functional) checkRenamedPlans(), planRenamedExecutes();
   ExchangeFabric fabric(target);
   copyIndexOfProgram.assign(exe.programs.size(), ir::kNoId);
   conditions.resize(exe.programs.size());
@@ -204,6 +204,24 @@ ir::ComputeSet LoadedExecutable::shareOf(ir::ComputeSet cs) const {
                                    [&](const ir::Vertex& v) { return !share_.contains(v.tile); }),
                     cs.vertices.end());
   return cs;
+}
+
+void LoadedExecutable::checkRenamedPlans() const {
+  std::uint64_t executes = 0, copies = 0, items = 0;  // (each item is in the graph: no overflow)
+  for (const ir::Program& p : exe.programs) {
+    if (p.kind == ir::ProgramKind::Execute && !p.renames.empty() && p.computeSet < exe.computeSets.size())
+      ++executes, items += exe.computeSets[p.computeSet].vertices.size();
+    if (p.kind == ir::ProgramKind::Copy && p.copyOf < exe.programs.size())
+      ++copies, items += std::max<std::size_t>(1, exe.programs[p.copyOf].regions.size());
+  }
+  if (items <= kMaxRenamedPlanItems) return;
+  throw std::invalid_argument(
+      "executable '" + exe.name + "': functional mode plans each renaming program's work on its own tensors: " +
+      std::to_string(executes) + " Execute and " + std::to_string(copies) +
+      " Copy programs (ir::Program::renames, copyOf) lay out " + std::to_string(items) +
+      " vertices and copy regions, over the limit of " + std::to_string(kMaxRenamedPlanItems) +
+      " (model/hardware/loaded_executable.hpp: host memory grows with them); run timing only (--synthetic-data), "
+      "or with fewer mini-batches in flight (pipeline.gradient_accumulation_count)");
 }
 
 void LoadedExecutable::planRenamedExecutes() {

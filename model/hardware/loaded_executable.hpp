@@ -26,6 +26,15 @@ struct StreamCopySlot {  // a StreamCopy program's tensor region, checked
   std::uint64_t bytes = 0;
 };
 
+// Functional mode plans each renaming program's work on its own tensors
+// (renamedPlans, and a renamed Copy's ExchangePlan): their vertices and copy
+// regions, 2^24 at most, 16.8 M (design choice: about 4.5 GB of host memory.
+// Measured: the tutorial's 2-IPU pipeline plans 28,587 vertices and 33,181
+// copy regions a mini-batch after the first, 16.6 MB, about 270 bytes an
+// item, so up to 272 mini-batches; the compile's bound on mini-batches let
+// it have 1,990, about 33 GB). Checked before any is planned.
+inline constexpr std::uint64_t kMaxRenamedPlanItems = 1ull << 24;
+
 struct LoadedExecutable {
   // fuseMatMuls (functional only): compute the executable's fused products
   // whole (fused_matmul.hpp) instead of tile by tile; the same results.
@@ -71,6 +80,7 @@ struct LoadedExecutable {
   std::size_t numStaticPhases() const { return computeSets.size() + copies.size(); }
 
  private:
+  void checkRenamedPlans() const;
   void planRenamedExecutes();
   void planShare();
   // `cs` without its vertices outside the share (none removed from a collective's).

@@ -468,15 +468,37 @@ class Validator {
         fail(at, "tensor '" + to.name + "' (" + std::to_string(to.numElements()) + " " + toString(to.dtype) +
                      ") does not have the shape of '" + from.name + "' (" + std::to_string(from.numElements()) +
                      " " + toString(from.dtype) + ")");
-      const bool sameTiles = from.mapping.size() == to.mapping.size() &&
-                             std::equal(from.mapping.begin(), from.mapping.end(), to.mapping.begin(),
-                                        [](const TileInterval& a, const TileInterval& b) {
-                                          return a.tile == b.tile && a.begin == b.begin && a.end == b.end;
-                                        });
-      if (!sameTiles)
+      if (layoutOf(r.from) != layoutOf(r.to))
         fail(at, "tensor '" + to.name + "' is not mapped over the tiles of '" + from.name +
                      "' interval by interval (a renamed field must stay on its vertex's tile)");
     }
+  }
+
+  // Tensor t's layout, numbered: tensors whose intervals have the same
+  // tiles, begins and ends (addresses aside) share a number. Renames compare
+  // these numbers: comparing the two mappings rename by rename took programs
+  // x intervals (40,000 programs renaming a tensor of 200,000 intervals: 14 s
+  // of an 18 MB graph's 16; a graph of 1 GiB, days). Each tensor is hashed
+  // once and compared once with the first tensor of its hash.
+  std::size_t layoutOf(Id t) const {
+    const auto [known, added] = layoutOfTensor_.emplace(t, 0);
+    if (!added) return known->second;
+    const std::vector<TileInterval>& mapping = exe_.tensors[t].mapping;
+    std::uint64_t hash = mapping.size();
+    for (const TileInterval& iv : mapping)
+      for (std::uint64_t v : {std::uint64_t(iv.tile), iv.begin, iv.end})
+        hash = (hash ^ v) * 0x100000001b3ull + (hash >> 29);
+    std::vector<Id>& sameHash = tensorsOfHash_[hash];
+    for (Id other : sameHash) {
+      const std::vector<TileInterval>& theirs = exe_.tensors[other].mapping;
+      if (theirs.size() == mapping.size() &&
+          std::equal(mapping.begin(), mapping.end(), theirs.begin(), [](const TileInterval& a, const TileInterval& b) {
+            return a.tile == b.tile && a.begin == b.begin && a.end == b.end;
+          }))
+        return known->second = layoutOfTensor_.at(other);
+    }
+    sameHash.push_back(t);
+    return known->second = layoutOfTensor_.size();  // (a number no other layout has)
   }
 
   // A Copy moving Copy `copyOf`'s regions renamed: that Copy holds its own
@@ -657,6 +679,8 @@ class Validator {
 
   const Executable& exe_;
   std::uint32_t numTiles_;
+  mutable std::map<Id, std::size_t> layoutOfTensor_;          // (layoutOf)
+  mutable std::map<std::uint64_t, std::vector<Id>> tensorsOfHash_;  // a layout's hash -> a tensor of each layout
 };
 
 }  // namespace

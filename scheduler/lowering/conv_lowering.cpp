@@ -1,5 +1,6 @@
 #include "scheduler/lowering/conv_lowering.hpp"
 
+#include "scheduler/lowering/plan_temporaries.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/partials.hpp"
 
@@ -56,13 +57,14 @@ void lowerConv(IrBuilder& builder, const ConvShape& s, const ConvPlan& plan, con
           }
   ir::Id inBuf;
   std::vector<std::uint64_t> inAt;
-  std::tie(inBuf, inAt) = builder.addBlocks(name + "/windows", s.inputType, tileIds, inSizes);
+  std::tie(inBuf, inAt) = builder.addBlocks(name + kConvWindows, s.inputType, tileIds, inSizes);
   ir::Id wBuf;
   std::vector<std::uint64_t> wAt;
-  std::tie(wBuf, wAt) = builder.addBlocks(name + (wu ? "/deltas_blocks" : "/kernel_blocks"), s.inputType, tileIds, wSizes);
+  std::tie(wBuf, wAt) =
+      builder.addBlocks(name + (wu ? kConvDeltasBlocks : kConvKernelBlocks), s.inputType, tileIds, wSizes);
   ir::Id partials;
   std::vector<std::uint64_t> pAt;
-  std::tie(partials, pAt) = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
+  std::tie(partials, pAt) = builder.addBlocks(name + kPlanPartials, partialsType, tileIds, pSizes);
 
   // A block's channels of a tensor with `perGroup` channels per group: its
   // groups' [c0, c0 + cLen) each, contiguous (the planner splits a group's

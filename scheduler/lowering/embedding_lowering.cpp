@@ -74,8 +74,8 @@ void lowerEmbeddingLookup(IrBuilder& b, const EmbeddingPlan& p, ir::Id ids, ir::
     const std::uint64_t first = (blk.c * p.rowBlocks + blk.r) * partialBlock;
     partialPlacement.push_back({first, first + partialBlock, blk.tile});
   }
-  const ir::Id partials = b.addTensor(name + "/partials", {p.columnBlocks * p.rowBlocks * partialBlock}, partialType,
-                                      "temporaries", false, partialPlacement);
+  const ir::Id partials = b.addTensor(name + "/block_partials", {p.columnBlocks * p.rowBlocks * partialBlock},
+                                      partialType, "temporaries", false, partialPlacement);
   if (p.rowBlocks > 1) {  // a tile writes only the rows it owns: the others must read 0 in the sum
     std::vector<ir::Vertex> fill;
     for (const PlacedRange& r : partialPlacement) zero(fill, "Fill", partials, r.tile, r.begin, r.end, workers);

@@ -1,5 +1,6 @@
 #include "scheduler/lowering/matmul_lowering.hpp"
 
+#include "scheduler/lowering/plan_temporaries.hpp"
 #include "model/codelets/typed_codelet.hpp"
 #include "scheduler/planning/cost_model.hpp"
 #include "scheduler/lowering/partials.hpp"
@@ -50,15 +51,15 @@ void lowerPass(IrBuilder& builder, const MatMulShape& s, const MatMulPlan& plan,
   });
   ir::Id aBuf;
   std::vector<std::uint64_t> aAt;
-  std::tie(aBuf, aAt) = builder.addBlocks(name + "/a_blocks", s.inputType, tileIds, aSizes);
+  std::tie(aBuf, aAt) = builder.addBlocks(name + kMatMulABlocks, s.inputType, tileIds, aSizes);
   ir::Id bBuf;
   std::vector<std::uint64_t> bAt;
-  std::tie(bBuf, bAt) = builder.addBlocks(name + "/b_blocks", s.inputType, tileIds, bSizes);
+  std::tie(bBuf, bAt) = builder.addBlocks(name + kMatMulBBlocks, s.inputType, tileIds, bSizes);
   // Partials in float (PopLibs' default) unless one pass writes a half output directly.
   const ir::DType partialsType = plan.pk > 1 ? ir::DType::Float : s.outputType;
   ir::Id partials;
   std::vector<std::uint64_t> pAt;
-  std::tie(partials, pAt) = builder.addBlocks(name + "/partials", partialsType, tileIds, pSizes);
+  std::tie(partials, pAt) = builder.addBlocks(name + kPlanPartials, partialsType, tileIds, pSizes);
   const std::uint64_t aGroup = fullM * s.k, bGroup = s.k * s.n;  // one group's elements of a and b
 
   // 1. Gather each tile's blocks as stored (the vertex reads them transposed).

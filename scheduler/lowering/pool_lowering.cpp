@@ -49,7 +49,7 @@ void lowerPool(IrBuilder& builder, PoolCodelet codelet, const PoolGeometry& g, c
   std::vector<ir::CopyRegion> gather;
   ir::Id inBuf = ir::kNoId, gradBuf = ir::kNoId;
   std::vector<std::uint64_t> inAt, gradAt;
-  if (readsInput) std::tie(inBuf, inAt) = builder.addBlocks(name + "/windows", g.dtype, tileIds, inSizes);
+  if (readsInput) std::tie(inBuf, inAt) = builder.addBlocks(name + "/pool_windows", g.dtype, tileIds, inSizes);
   if (grad) std::tie(gradBuf, gradAt) = builder.addBlocks(name + "/grad_blocks", g.dtype, tileIds, gradSizes);
   ir::Id result;
   std::vector<std::uint64_t> rAt;

@@ -51,14 +51,16 @@ void checkLayoutVertices(const std::string& key, std::uint64_t copies, const std
 }
 
 void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t tensorIntervals,
-                         std::uint64_t tensorRenames) {
-  const std::uint64_t items = tensorIntervals + tensorRenames;
+                         std::uint64_t tensorRenames, std::uint64_t tensors, std::uint64_t programs) {
+  // (Each count is at most the graph's, far below 2^64 / kPipelineItemsPerObject.)
+  const std::uint64_t items = tensorIntervals + tensorRenames + (tensors + programs) * kPipelineItemsPerObject;
   const Wide total = Wide(miniBatches > 0 ? miniBatches - 1 : 0) * items;
   if (total <= kMaxPipelineCopyItems) return;
   throw std::invalid_argument(
       key + ": " + str(miniBatches) + " mini-batches in flight, each after the first laying out " +
-      str(tensorIntervals) + " tensor intervals and " + str(tensorRenames) + " tensor renames of its own, lay out " +
-      wide(total) +
+      str(tensorIntervals) + " tensor intervals, " + str(tensorRenames) + " tensor renames, " + str(tensors) +
+      " tensors and " + str(programs) + " programs of its own (a tensor or program counted as " +
+      str(kPipelineItemsPerObject) + " items), lay out " + wide(total) +
       " items, over the limit of " + str(kMaxPipelineCopyItems) +
       " (scheduler/models/workload_limits.hpp: host memory grows with them): at most " +
       str(kMaxPipelineCopyItems / std::max<std::uint64_t>(1, items) + 1) + " mini-batches per weight update");

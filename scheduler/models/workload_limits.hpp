@@ -66,18 +66,28 @@ inline constexpr std::uint64_t kMaxLaidOutVertices = 1ull << 24;
 
 // What a pipeline's mini-batches in flight after the first lay out again
 // (pipelineItemsPerMiniBatch: their tensors' tile intervals and their
-// passes' renames of them): 2^26 items, 67 M (design choice: about 6 GB of
-// host memory beyond the graph. Measured: BERT-Large's 8 mini-batches, 8.5 M
-// items each, took its compile from 4.6 GB before the pipeline to a peak of
-// 10.2 GB, about 93 bytes an item; the tutorial's 2-IPU pipeline lays out
-// 33 k a mini-batch, so up to 2,029 mini-batches).
+// passes' renames of them, and the tensors and programs themselves at
+// kPipelineItemsPerObject each): 2^26 items, 67 M (design choice: about 6 GB
+// of host memory beyond the graph. Measured: BERT-Large's 8 mini-batches,
+// 8.5 M items each, took its compile from 4.6 GB before the pipeline to a
+// peak of 10.2 GB, about 93 bytes an item; the tutorial's 2-IPU pipeline
+// lays out 33 k a mini-batch, so up to 1,990 mini-batches).
 inline constexpr std::uint64_t kMaxPipelineCopyItems = 1ull << 26;
+// A tensor or program a mini-batch lays out (its name, shape, debug
+// context, renames' vector), in items of about 93 bytes. Measured: a
+// 3-layer MLP's mini-batch of 91 intervals, 133 renames, 66 tensors and 65
+// programs took 77 KB of the compile's peak (16,000 mini-batches: 1.24 GB),
+// about 430 bytes a tensor or program beyond its intervals and renames.
+// Counting intervals and renames alone let it have 299,594 mini-batches, 23
+// GB; the small models are those whose tensors and programs outweigh them.
+inline constexpr std::uint64_t kPipelineItemsPerObject = 5;
 
 // Throws std::invalid_argument("<key>: <N> mini-batches in flight, each
-// after the first laying out <intervals> tensor intervals and <renames>
-// tensor renames of its own ...") when (N - 1) x their sum passes kMaxPipelineCopyItems.
+// after the first laying out <intervals> tensor intervals, <renames> tensor
+// renames, <tensors> tensors and <programs> programs of its own ...") when
+// (N - 1) x their weighted sum passes kMaxPipelineCopyItems.
 void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t tensorIntervals,
-                         std::uint64_t tensorRenames);
+                         std::uint64_t tensorRenames, std::uint64_t tensors, std::uint64_t programs);
 
 // Throws std::invalid_argument("<key>: <value> <what> of <vertices> vertices
 // each lay out N vertices, over the limit of kMaxLaidOutVertices: at most M")

@@ -396,12 +396,13 @@ class Pipeliner {
               if (added) it->second = tensorsOf(exe_.computeSets[p.computeSet]);
               touched = it->second;
             }
+            ++items.programs;  // (each leaf runs again as mini-batch m's program)
             for (ir::Id t : touched)
               if (!shared(t)) ++items.tensorRenames;
             tensors.insert(touched.begin(), touched.end());
           }
     for (ir::Id t : tensors)
-      if (!shared(t)) items.tensorIntervals += exe_.tensors[t].mapping.size();
+      if (!shared(t)) items.tensorIntervals += exe_.tensors[t].mapping.size(), ++items.tensors;
     return items;
   }
 

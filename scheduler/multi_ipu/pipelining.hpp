@@ -80,12 +80,13 @@ struct PipelinedProgram {
 PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, const PipelineParts& parts);
 
 // What each mini-batch in flight after the first lays out in host memory:
-// the tile intervals of its own copies of the tensors, and its passes'
-// renames of them (its compute sets and copies are its stage's, renamed:
-// ir::Program::renames). The compiler holds (mini-batches - 1) x their sum
-// to kMaxPipelineCopyItems before building.
+// its own copies of the tensors and their tile intervals, its passes'
+// programs and their renames of the tensors (its compute sets and copies are
+// its stage's, renamed: ir::Program::renames). The compiler holds
+// (mini-batches - 1) x their weighted sum to kMaxPipelineCopyItems before
+// building (checkPipelineCopies).
 struct PipelineCopyItems {
-  std::uint64_t tensorIntervals = 0, tensorRenames = 0;
+  std::uint64_t tensorIntervals = 0, tensorRenames = 0, tensors = 0, programs = 0;
 };
 PipelineCopyItems pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts);
 

@@ -1,6 +1,7 @@
 #include "scheduler/planning/memory_plan.hpp"
 
 #include "model/ir/tile_memory_usage.hpp"
+#include "scheduler/planning/live_peak.hpp"
 
 #include <algorithm>
 #include <map>
@@ -64,9 +65,21 @@ class FirstFit {
   std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry_;
 };
 
+// What the worst tile holds: its always-live bytes by category and what is
+// live at once at its not-always-live peak.
+std::string worstTileContents(const ir::Executable& exe, const WorstTile& worst) {
+  std::string s = "\nTile " + std::to_string(worst.usage.tile) + " holds always live:";
+  bool first = true;
+  for (const ir::CategoryBytes& c : worst.usage.categories)
+    if (c.alwaysLive) s += (first ? " " : ", ") + c.category + " " + std::to_string(c.bytes), first = false;
+  if (first) s += " nothing";
+  if (const std::string peak = describeLivePeak(exe, worst.peak); !peak.empty()) s += "; " + peak;
+  return s + ".";
+}
+
 MemoryPlanResult figuresAndCheck(const ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
                                  std::uint64_t capacity, bool allowOutOfMemory,
-                                 const std::function<std::string()>& remedy) {
+                                 const OutOfMemoryRemedy& remedy, const std::vector<UseSpan>* useSpan) {
   // Every figure and the check come from THE per-tile figure
   // (ir::tileMemoryUsage), the one the profile, `ipusim report` and the
   // viewer show, and the check words it as Poplar's summary does.
@@ -85,17 +98,20 @@ MemoryPlanResult figuresAndCheck(const ir::Executable& exe, std::uint32_t numTil
   const ir::OutOfMemory oom = ir::findOutOfMemory(usage, capacity);
   r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
   if (oom.tilesOver == 0 || allowOutOfMemory) return r;
-  const std::string more = remedy ? remedy() : "";
+  WorstTile worst{oom.worst.front(), {}};
+  if (useSpan) worst.peak = livePeakOnTile(exe, *useSpan, worst.usage.tile);
+  const std::string ways = remedy ? remedy(worst) : "";
   throw std::invalid_argument(ir::outOfMemorySummary(oom, capacity, countedTiles, "the compiled workload") +
-                              "\nReduce the model or the batch, lower ipu.available_memory_proportion, " +
-                              (more.empty() ? "" : more + ", ") + "or set compile.allow_out_of_memory to compile anyway.");
+                              worstTileContents(exe, worst) + "\nReduce the model or the batch, " +
+                              (ways.empty() ? "lower ipu.available_memory_proportion" : ways) +
+                              ", or set compile.allow_out_of_memory to compile anyway.");
 }
 
 }  // namespace
 
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory,
-                            const std::function<std::string()>& remedy) {
+                            const OutOfMemoryRemedy& remedy) {
   // Per tile, the bytes each tensor needs there (its intervals are laid out
   // one after another), in tensor order. Flat arrays indexed by tile: a
   // ResNet-50 step maps millions of intervals, and maps keyed by tile and
@@ -141,12 +157,12 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
     }
     for (auto [tile, address] : baseOf[t.id]) onTile[tile] = 0;
   }
-  return figuresAndCheck(exe, numTiles, numTiles, capacity, allowOutOfMemory, remedy);
+  return figuresAndCheck(exe, numTiles, numTiles, capacity, allowOutOfMemory, remedy, &useSpan);
 }
 
 MemoryPlanResult placeAfterPlan(ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
                                 std::uint64_t capacity, bool allowOutOfMemory,
-                                const std::function<std::string()>& remedy) {
+                                const OutOfMemoryRemedy& remedy) {
   // By the model's load's own rule (ir::placeAboveTop), in tensor order
   // above everything placed, so that the profile shows these same addresses.
   std::vector<std::uint64_t> top(numTiles, 0);
@@ -155,7 +171,7 @@ MemoryPlanResult placeAfterPlan(ir::Executable& exe, std::uint32_t numTiles, std
       if (iv.address != ir::TileInterval::kUnplaced && iv.tile < numTiles)
         top[iv.tile] = std::max(top[iv.tile], iv.address + (iv.end - iv.begin) * ir::sizeOf(t.dtype));
   for (ir::Tensor& t : exe.tensors) ir::placeAboveTop(t.mapping, t.dtype, top);
-  return figuresAndCheck(exe, numTiles, countedTiles, capacity, allowOutOfMemory, remedy);
+  return figuresAndCheck(exe, numTiles, countedTiles, capacity, allowOutOfMemory, remedy, nullptr);
 }
 
 }  // namespace ipusim::scheduler

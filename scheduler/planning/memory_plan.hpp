@@ -6,6 +6,8 @@
 // in schedule order — do not overlap (first fit). Then every tile's need is
 // checked against its capacity.
 #include "model/ir/executable.hpp"
+#include "model/ir/tile_memory_usage.hpp"
+#include "scheduler/planning/live_peak.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -28,12 +30,21 @@ struct MemoryPlanResult {
 // out-of-memory report: how many tiles are over, by how much in total, and
 // the five worst tiles with their largest variables and categories), from
 // ir::tileMemoryUsage: the figure every output shows.
-// `remedy`: a further way out the summary lists (the compile's: recomputation
-// for a training step that keeps every activation), or empty; called only
-// when a tile is over (the compile's builds training graphs to choose it).
+// The summary then says what the worst tile holds (its always-live bytes by
+// category and, from the spans, what is live at once at its peak) and the
+// ways out `remedy` names from that (the compile's: a lower
+// available_memory_proportion for temporaries, recomputation for kept
+// activations, more IPUs for weights, the optimizer state's remedies), or
+// empty; called only when a tile is over (the compile's builds training
+// graphs to choose among its ways).
+struct WorstTile {
+  ir::TileMemoryUsage usage;  // the tile most over capacity
+  LivePeak peak;              // what is live there at once (bytes 0 without spans)
+};
+using OutOfMemoryRemedy = std::function<std::string(const WorstTile&)>;
 MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std::size_t, std::size_t>>& useSpan,
                             std::uint32_t numTiles, std::uint64_t capacity, bool allowOutOfMemory,
-                            const std::function<std::string()>& remedy = {});
+                            const OutOfMemoryRemedy& remedy = {});
 
 // After the plan: the tensors it did not place (replicate()'s collective
 // buffers, added after it) placed on top of each tile's plan, as the model's
@@ -42,6 +53,6 @@ MemoryPlanResult planMemory(ir::Executable& exe, const std::vector<std::pair<std
 // `countedTiles` (one replica's: the others are its copies).
 MemoryPlanResult placeAfterPlan(ir::Executable& exe, std::uint32_t numTiles, std::uint32_t countedTiles,
                                 std::uint64_t capacity, bool allowOutOfMemory,
-                                const std::function<std::string()>& remedy = {});
+                                const OutOfMemoryRemedy& remedy = {});
 
 }  // namespace ipusim::scheduler

@@ -1,7 +1,6 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/run_graph.hpp"
 #include "sim/cli/run_on_ranks.hpp"
-#include "sim/cluster/launch.hpp"
 #include "sim/cli/run_workload.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
@@ -170,9 +169,6 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       graph->json = common->json;
       graph->threads = common->threads;
       graph->target = common->target;
-      if (cluster::launchInfo().launched)
-        throw std::invalid_argument("run --graph " + graph->graphPath + " under mpirun: a serialized graph runs in "
-                                    "one process (expected a workload file, whose replicas the ranks divide)");
       exitCode = runGraph(*graph);
       return;
     }

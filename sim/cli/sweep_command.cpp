@@ -25,12 +25,18 @@
 #include "traces/output_file.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -115,6 +121,25 @@ bool isPointReportFile(const std::string& name) {
   return false;
 }
 
+// Two sweeps into one directory: the second emptied points/ under the
+// first, whose points then failed ("unreadable run summary") or whose plot
+// did ("Cannot load input from plot.gp"), and the directory was left with
+// one sweep's sweep.csv beside the other's points. A sweep holds an
+// exclusive lock on the directory from here to its exit: the descriptor is
+// never closed, and not inherited by the points or gnuplot (O_CLOEXEC). A
+// file system without locks leaves the directory unlocked, as before.
+void lockOutputDirectory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error(dir.string() + ": cannot open the sweep's output directory: " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
+  const int error = errno;
+  ::close(fd);
+  if (error == EWOULDBLOCK)
+    throw std::runtime_error(dir.string() + ": another sweep is writing into this directory; wait for it to finish "
+                             "or choose another -o directory");
+}
+
 // The output directory made, and its points/ folder emptied of an earlier
 // sweep's files, so that no point of another sweep is taken for one of this
 // one. A file there that no sweep writes (a points/N/ folder holding other
@@ -133,6 +158,7 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::ve
   std::error_code created;
   fs::create_directories(pointsDir, created);
   if (created) throw std::runtime_error(pointsDir.string() + ": cannot create the sweep's points directory: " + created.message());
+  lockOutputDirectory(dir);
   std::vector<fs::path> earlier;
   for (const auto& entry : fs::directory_iterator(pointsDir)) {
     const bool directory = fs::is_directory(entry.symlink_status());

@@ -49,6 +49,30 @@ TEST(SystemErrors, SyntheticModeRejectsDataDependentControlFlow) {
   EXPECT_EQ(loadError(b.exe, smallTarget(), true), "");
 }
 
+// Functional mode plans each renaming program's work on its own tensors:
+// the tutorial's pipeline planned 16.6 MB a mini-batch, and the compile's
+// bound let it have 1,990 (about 33 GB). Bounded before any is planned
+// (adversarial pass 20); timing only plans each compute set once.
+TEST(SystemErrors, FunctionalRenamedPlansAreBoundedBeforeTheyArePlanned) {
+  ExeBuilder b;
+  const ir::Id a = b.tensor("a", 4, 0), a1 = b.tensor("a [mini-batch 1]", 4, 0), c = b.tensor("c", 4, 0);
+  const ir::Id cs = b.computeSet("cs");
+  for (int v = 0; v < 2'000; ++v) b.add(cs, 0, a, a, c);
+  std::vector<ir::Id> passes;
+  for (int m = 0; m < 8'400; ++m) {
+    passes.push_back(b.execute(cs));
+    b.exe.programs.back().renames = {{a, a1}};
+  }
+  b.entry("main", b.sequence(passes));
+  EXPECT_NE(loadError(b.exe, smallTarget())
+                .find("executable '" + b.exe.name + "': functional mode plans each renaming program's work on its own "
+                      "tensors: 8400 Execute and 0 Copy programs (ir::Program::renames, copyOf) lay out 16800000 "
+                      "vertices and copy regions, over the limit of 16777216"),
+            std::string::npos)
+      << loadError(b.exe, smallTarget());
+  EXPECT_EQ(loadError(b.exe, smallTarget(), false), "");
+}
+
 TEST(SystemErrors, InvalidTargetIsRejectedWhenTheSystemIsMade) {
   Target target = smallTarget(2);
   target.ipuLink.linkBytesPerSecond = 0;

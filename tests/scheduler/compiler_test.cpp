@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <set>
 
 namespace ipusim::scheduler::compiler_test {
@@ -163,6 +165,44 @@ TEST(Compiler, OverfullTilesGetAPoplarStyleSummary) {
   const CompiledWorkload c = compile(w);
   EXPECT_GT(c.report.maxTileBytes, 624u * 1024u);
   EXPECT_GE(c.report.tilesOverCapacity, 1u);
+}
+
+// The summary says what fills the worst tile at its peak and names the way
+// out for each large share: here a weight-gradient product's temporaries
+// (a lower available_memory_proportion, which then fits) and the weights.
+TEST(Compiler, TheOutOfMemorySummaryNamesTheWayOutForWhatIsLiveAtThePeak) {
+  const std::string path = ::testing::TempDir() + "compiler_test_wide_dense.json";
+  const auto write = [&](double proportion) {
+    std::ofstream(path) << R"({"name": "wide", "dataset": {"format": "synthetic", "batch_size": 64,
+      "input_shape": [784], "classes": 10, "examples": 640},
+      "model": {"layers": [{"type": "dense", "units": 2000, "activation": "relu"},
+                           {"type": "dense", "units": 10, "activation": "softmax"}]},
+      "optimizer": {"type": "sgd", "learning_rate": 0.01}, "training": {"steps": 10},
+      "ipu": {"arch": "ipu2", "tiles": 32, "available_memory_proportion": )"
+                        << proportion << "}}";
+  };
+  write(0.6);
+  try {
+    compile(loadWorkload(path));
+    FAIL() << "no out-of-memory error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("\nTile 0 holds always live: activations 8, stream_buffers 6288, weights 198816; at its peak "
+                     "(program step "),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("bytes not always live: temporaries 328352, gradients 212000; largest: 'dense/kernel_grad' "
+                     "(gradients, 196000 bytes), 'dense/kernel_grad/partials' (temporaries, 196000 bytes)"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("\nReduce the model or the batch, a lower ipu.available_memory_proportion (now 0.6: the share "
+                     "of a tile a matmul or convolution plan may use for its operand copies and partials; 328352 "
+                     "bytes of theirs are live at the peak, the largest 'dense/kernel_grad/partials'), more "
+                     "IPUs for the layers (model shards or pipeline stages: the weights take 198816 bytes of the "
+                     "tile, always live), "),
+              std::string::npos) << m;
+  }
+  write(0.3);
+  EXPECT_LE(compile(loadWorkload(path)).report.maxTileBytes, 638976u);
+  std::remove(path.c_str());
 }
 
 TEST(Compiler, EverySchedulingAlgorithmCompiles) {

@@ -1,0 +1,89 @@
+#include "scheduler/models/peak_remedies.hpp"
+
+#include "scheduler/lowering/plan_temporaries.hpp"
+#include "scheduler/models/auto_checkpoints.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+namespace ipusim::scheduler {
+namespace {
+
+std::uint64_t liveAtPeak(const LivePeak& peak, const std::string& category) {
+  for (const auto& [c, bytes] : peak.categories)
+    if (c == category) return bytes;
+  return 0;
+}
+
+std::uint64_t alwaysLive(const ir::TileMemoryUsage& u, const std::string& category) {
+  for (const ir::CategoryBytes& c : u.categories)
+    if (c.alwaysLive && c.category == category) return c.bytes;
+  return 0;
+}
+
+// The largest tensor live at the peak that `is` takes, as the summary names it ("" if none is listed).
+template <typename Is>
+std::string largestOf(const ir::Executable& exe, const LivePeak& peak, Is is) {
+  for (const auto& [id, bytes] : peak.largest)
+    if (is(exe.tensors[id])) return ", the largest '" + exe.tensors[id].name.substr(0, 200) + "'";
+  return "";
+}
+
+// The temporaries live at the peak that a matmul or convolution plan made (lowering/plan_temporaries.hpp).
+std::uint64_t planTemporariesAtPeak(const ir::Executable& exe, const std::vector<UseSpan>& spans, const LivePeak& peak,
+                                    std::uint32_t tile) {
+  std::uint64_t bytes = 0;
+  for (const ir::Tensor& t : exe.tensors) {
+    if (t.alwaysLive || t.category != "temporaries" || t.id >= spans.size() || !isPlanTemporary(t.name)) continue;
+    if (spans[t.id].first > peak.step || spans[t.id].second < peak.step) continue;
+    for (const ir::TileInterval& iv : t.mapping)
+      if (iv.tile == tile) bytes += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+  }
+  return bytes;
+}
+
+std::string proportion(double p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", p);
+  return text;
+}
+
+}  // namespace
+
+std::string peakRemedies(const Workload& w, const ir::Executable& exe, const std::vector<UseSpan>& spans,
+                         const WorstTile& worst, std::uint64_t capacity) {
+  std::vector<std::pair<std::uint64_t, std::string>> ways;  // (bytes it would shrink, the way)
+  const auto offer = [&](std::uint64_t bytes, std::string way) {
+    if (bytes >= capacity / 8) ways.push_back({bytes, std::move(way)});
+  };
+  const std::uint64_t planned = planTemporariesAtPeak(exe, spans, worst.peak, worst.usage.tile);
+  offer(planned, "a lower ipu.available_memory_proportion (now " + proportion(w.ipu.availableMemoryProportion) +
+                     ": the share of a tile a matmul or convolution plan may use for its operand copies and partials; " +
+                     std::to_string(planned) + " bytes of theirs are live at the peak" +
+                     largestOf(exe, worst.peak, [](const ir::Tensor& t) { return isPlanTemporary(t.name); }) + ")");
+  const std::uint64_t activations = liveAtPeak(worst.peak, "activations");
+  if (w.task == Task::Fit && recomputes(w)) {
+    const std::string key = w.pipeline.enabled()
+                                ? "checkpoints inside the pipeline's stages (training.recompute_checkpoints, with "
+                                  "pipeline.recomputation_mode RecomputeAndBackpropagateInterleaved"
+                                : "more recomputation checkpoints (training.recompute_checkpoints";
+    offer(activations, key + ": " + std::to_string(activations) +
+                           " bytes of activations kept for the backward pass are live at the peak" +
+                           largestOf(exe, worst.peak, [](const ir::Tensor& t) { return t.category == "activations"; }) + ")");
+  }
+  const std::uint64_t weights = alwaysLive(worst.usage, "weights"), gradients = alwaysLive(worst.usage, "gradients");
+  offer(weights + gradients,
+        std::string("more IPUs for the layers (") +
+            (w.pipeline.enabled() ? "pipeline stages" : "model shards or pipeline stages") + ": the weights take " +
+            std::to_string(weights) + " bytes of the tile" +
+            (gradients ? " and the gradients kept between its passes " + std::to_string(gradients) : std::string()) +
+            ", always live)");
+  std::stable_sort(ways.begin(), ways.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string all;
+  for (const auto& [bytes, way] : ways) all += (all.empty() ? "" : ", ") + way;
+  return all;
+}
+
+}  // namespace ipusim::scheduler

@@ -1,0 +1,71 @@
+#include "scheduler/planning/live_peak.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace ipusim::scheduler {
+namespace {
+
+constexpr std::size_t kMaxName = 200;  // as ir::outOfMemorySummary shows names
+std::string shortName(const std::string& name) {
+  return name.size() > kMaxName ? name.substr(0, kMaxName) + "..." : name;
+}
+
+}  // namespace
+
+LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& useSpan, std::uint32_t tile,
+                        std::size_t keep) {
+  std::vector<std::pair<ir::Id, std::uint64_t>> onTile;  // not-always-live tensors' bytes on the tile
+  for (const ir::Tensor& t : exe.tensors) {
+    if (t.alwaysLive || t.id >= useSpan.size()) continue;
+    std::uint64_t bytes = 0;
+    for (const ir::TileInterval& iv : t.mapping)
+      if (iv.tile == tile) bytes += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
+    if (bytes) onTile.push_back({t.id, bytes});
+  }
+  LivePeak peak;
+  if (onTile.empty()) return peak;
+  // A sweep over the steps: +bytes where a tensor's life starts, -bytes after it ends.
+  std::map<std::size_t, std::int64_t> change;
+  for (auto [id, bytes] : onTile) {
+    change[useSpan[id].first] += std::int64_t(bytes);
+    change[useSpan[id].second + 1] -= std::int64_t(bytes);
+  }
+  std::int64_t live = 0;
+  for (auto [step, delta] : change) {
+    live += delta;
+    if (live > std::int64_t(peak.bytes)) peak.bytes = std::uint64_t(live), peak.step = step;
+  }
+  std::map<std::string, std::uint64_t> byCategory;
+  for (auto [id, bytes] : onTile) {
+    if (useSpan[id].first > peak.step || useSpan[id].second < peak.step) continue;
+    byCategory[exe.tensors[id].category] += bytes;
+    peak.largest.push_back({id, bytes});
+  }
+  peak.categories.assign(byCategory.begin(), byCategory.end());
+  std::stable_sort(peak.categories.begin(), peak.categories.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  const std::size_t kept = std::min(keep, peak.largest.size());
+  std::partial_sort(peak.largest.begin(), peak.largest.begin() + kept, peak.largest.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  peak.largest.resize(kept);
+  return peak;
+}
+
+std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak) {
+  if (peak.bytes == 0) return "";
+  std::string s = "at its peak (program step " + std::to_string(peak.step) + "), " + std::to_string(peak.bytes) +
+                  " bytes not always live:";
+  for (std::size_t i = 0; i < peak.categories.size(); ++i)
+    s += (i ? ", " : " ") + peak.categories[i].first + " " + std::to_string(peak.categories[i].second);
+  s += "; largest:";
+  for (std::size_t i = 0; i < peak.largest.size(); ++i) {
+    const ir::Tensor& t = exe.tensors[peak.largest[i].first];
+    s += (i ? ", '" : " '") + shortName(t.name) + "' (" + t.category + ", " + std::to_string(peak.largest[i].second) +
+         " bytes)";
+  }
+  return s;
+}
+
+}  // namespace ipusim::scheduler
