@@ -9,6 +9,7 @@
 #include "model/hardware/sync_controller.hpp"
 #include "model/hardware/worker_pool.hpp"
 
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -50,12 +51,13 @@ void IpuSystem::load(ir::Executable exe, const LoadOptions& options) {
   impl_->exe = std::move(exe);
   impl_->options = options;
   impl_->loaded = std::make_unique<hardware::LoadedExecutable>(impl_->exe, impl_->target, options.functional,
-                                                                  options.fuseMatMuls);
+                                                                  options.fuseMatMuls, options.functionalTiles);
   const unsigned threads = options.workerThreads ? options.workerThreads : hardware::defaultWorkerThreads();
   impl_->pool = std::make_unique<hardware::WorkerPool>(options.functional ? threads : 1,
                                                       hardware::defaultWorkerChoice());
   impl_->executor = std::make_unique<hardware::ProgramExecutor>(*impl_->loaded, impl_->hostLink, impl_->sync,
                                                                 impl_->observers, *impl_->pool);
+  if (options.functional) impl_->executor->setBeforeCollective(options.beforeCollective);
 }
 
 IpuSystem::HostThreads IpuSystem::hostThreads() const {
@@ -120,6 +122,38 @@ void IpuSystem::writeTensor(ir::Id tensor, const void* data, std::size_t bytes) 
     throw std::invalid_argument("writeTensor: tensor '" + t.name + "' has " + std::to_string(t.numBytes()) +
                                 " bytes, got " + std::to_string(bytes));
   loaded.memory.write(tensor, static_cast<const std::uint8_t*>(data));  // ignored in synthetic mode
+}
+
+namespace {
+
+// The region's pieces in tile memory, each with its byte offset in the region's data.
+template <typename Move>
+void eachPiece(const hardware::LoadedExecutable& loaded, const ir::TensorRef& region, const char* what, Move move) {
+  if (region.tensor >= loaded.exe.tensors.size() || region.begin > region.end ||
+      region.end > loaded.exe.tensors[region.tensor].numElements())
+    throw std::invalid_argument(std::string(what) + ": region [" + std::to_string(region.begin) + ", " +
+                                std::to_string(region.end) + ") of tensor " + std::to_string(region.tensor) +
+                                " is outside the executable's tensors");
+  if (!loaded.functional) return;
+  const std::size_t element = ir::sizeOf(loaded.exe.tensors[region.tensor].dtype);
+  for (const hardware::RegionPiece& piece : loaded.memory.pieces(region))
+    move(loaded.memory.pointer(piece), piece.offset * element, piece.elements * element);
+}
+
+}  // namespace
+
+void IpuSystem::readRegion(const ir::TensorRef& region, void* data) const {
+  eachPiece(impl_->requireLoaded("readRegion"), region, "readRegion",
+            [&](const std::uint8_t* tile, std::size_t at, std::size_t bytes) {
+              std::memcpy(static_cast<std::uint8_t*>(data) + at, tile, bytes);
+            });
+}
+
+void IpuSystem::writeRegion(const ir::TensorRef& region, const void* data) {
+  eachPiece(impl_->requireLoaded("writeRegion"), region, "writeRegion",
+            [&](std::uint8_t* tile, std::size_t at, std::size_t bytes) {
+              std::memcpy(tile, static_cast<const std::uint8_t*>(data) + at, bytes);
+            });
 }
 
 const Target& IpuSystem::target() const { return impl_->target; }

@@ -17,7 +17,9 @@
 #include "model/ir/tile_memory_usage.hpp"
 #include "model/observer.hpp"
 #include "model/target.hpp"
+#include "model/tile_range.hpp"
 
+#include <functional>
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -34,6 +36,20 @@ struct LoadOptions {
   // results bit for bit, without writing the lowering's temporaries to tile
   // memory (model/hardware/fused_matmul.hpp). Functional mode only.
   bool fuseMatMuls = true;
+  // The tiles whose functional work this process does (functional mode): a
+  // replicated run shared by several processes computes a share of the
+  // replicas in each (sim/engine/instance_share.hpp). Outside it, compute sets and matrix
+  // products are timed as always but not computed (those tiles' memory then
+  // holds values nothing of this process reads); Copies move every byte; a
+  // collective's programs (ir::Program::collective) compute on every tile,
+  // over the bytes beforeCollective brought in. Default: every tile.
+  TileRange functionalTiles{};
+  // Functional mode: called on the simulation thread right before a
+  // collective (a Sequence marked ir::Program::collective) runs, with its
+  // program id; it may read and write tensors (readRegion, writeRegion) to
+  // bring in the replicas' values this process does not compute. It may
+  // throw (the run then fails, or stops on StopRequested, as any step).
+  std::function<void(ir::Id program)> beforeCollective{};
 };
 
 class IpuSystem : public sc_core::sc_module {
@@ -58,6 +74,10 @@ class IpuSystem : public sc_core::sc_module {
   // Functional access to tensor data (host-side reads/writes, outside the timing model).
   std::vector<std::uint8_t> readTensor(ir::Id tensor) const;
   void writeTensor(ir::Id tensor, const void* data, std::size_t bytes);
+  // Elements [region.begin, region.end) of a tensor, into or from `data`
+  // (region.size() elements of its type). Nothing is moved in synthetic mode.
+  void readRegion(const ir::TensorRef& region, void* data) const;
+  void writeRegion(const ir::TensorRef& region, const void* data);
 
   const Target& target() const;
   const ir::Executable& executable() const;

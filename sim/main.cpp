@@ -14,13 +14,16 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <algorithm>
 #include <iostream>
 #include <systemc>
 
 namespace {
 
-// Under an MPI launcher only `sweep` divides its work over the ranks. Any
-// other command ran once a rank: `mpirun -n 2 ipusim run` printed two
+// Under an MPI launcher `sweep` divides its points over the ranks, and
+// `run`, `evaluate` and `predict` of a workload its replicas (instances:
+// sim/cli/run_on_ranks.hpp; not `run --graph`). Any other command ran once
+// a rank: `mpirun -n 2 ipusim run` printed two
 // summaries and one rank failed on the other's profile ("another run is
 // writing this profile"); `compile -o` failed on one rank with "already
 // exists". Refused before any work, said once (by rank 0; the other ranks
@@ -28,18 +31,26 @@ namespace {
 // command as one process. Returns the exit code, or -1 to go on.
 int refuseCommandOnRanks(int argc, char* argv[]) {
   if (argc < 2 || argv[1][0] == '-' || std::strcmp(argv[1], "sweep") == 0) return -1;
+  const bool replicas = std::strcmp(argv[1], "run") == 0 || std::strcmp(argv[1], "evaluate") == 0 ||
+                        std::strcmp(argv[1], "predict") == 0;
+  const bool graph = std::any_of(argv + 2, argv + argc, [](const char* a) {
+    return std::strcmp(a, "--graph") == 0 || std::strncmp(a, "--graph=", 8) == 0;
+  });
+  if (replicas && !graph) return -1;
   ipusim::sim::cluster::LaunchInfo info;
   try {
     info = ipusim::sim::cluster::launchInfo();
   } catch (const std::exception&) {
-    return -1;  // (a launcher's variable out of range: only sweep reads them, and says so)
+    return -1;  // (a launcher's variable out of range: the commands that read them say so)
   }
   // (size 0: a launcher that does not say; rank 0 then runs as one process)
   if (!info.launched || (info.rank == 0 && info.size <= 1)) return -1;
   if (info.rank != 0) return 0;
-  std::cerr << "ipusim: error: ipusim " << ipusim::util::utf8Text(argv[1]) << " under an MPI launcher on "
+  std::cerr << "ipusim: error: ipusim " << ipusim::util::utf8Text(argv[1]) << (replicas && graph ? " --graph" : "")
+            << " under an MPI launcher on "
             << info.size << " ranks: each rank would run the whole command and write the same files; only "
-            << "ipusim sweep divides its work over ranks (run this command without mpirun, or with mpirun -n 1)\n";
+            << "ipusim sweep, and run, evaluate and predict of a workload, divide their work over ranks (run this "
+            << "command without mpirun, or with mpirun -n 1)\n";
   return 1;
 }
 

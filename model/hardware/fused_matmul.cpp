@@ -160,7 +160,8 @@ void FusedMatMulPlan::store(const FusedScratch& scratch) const {
   }
 }
 
-FusedMatMuls planFusedMatMuls(const ir::Executable& exe, const MemoryLayout& memory) {
+FusedMatMuls planFusedMatMuls(const ir::Executable& exe, const MemoryLayout& memory,
+                              const std::function<bool(const ir::FusedMatMul&)>& keep) {
   const std::size_t n = exe.programs.size();
   // Where each program runs from: its uses, and its one parent and place there.
   std::vector<std::uint32_t> uses(n, 0);
@@ -197,7 +198,8 @@ FusedMatMuls planFusedMatMuls(const ir::Executable& exe, const MemoryLayout& mem
   for (const auto& [programs, products] : byPrograms) {
     if (std::any_of(programs.begin(), programs.end(), [&](ir::Id id) { return groupsOf[id] != 1; })) continue;
     FusedMatMuls::Group g;
-    for (const ir::FusedMatMul* f : products) g.plans.emplace_back(*f, memory);
+    for (const ir::FusedMatMul* f : products)
+      if (!keep || keep(*f)) g.plans.emplace_back(*f, memory);
     g.last = programs.back();
     for (ir::Id id : programs) out.groupOfProgram[id] = std::int32_t(out.groups.size());
     out.groups.push_back(std::move(g));

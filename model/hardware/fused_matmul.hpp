@@ -25,6 +25,7 @@
 #include "model/hardware/memory_layout.hpp"
 #include "model/ir/fused_matmul.hpp"
 
+#include <functional>
 #include <vector>
 
 namespace ipusim::model::hardware {
@@ -88,6 +89,9 @@ struct FusedMatMuls {
 // (never as an entry point, a callee, another program's child, nor in two
 // products): only then does nothing run between them. The others run tile
 // by tile.
-FusedMatMuls planFusedMatMuls(const ir::Executable& exe, const MemoryLayout& memory);
+// `keep`: the products computed (a share of the tiles: LoadOptions::functionalTiles);
+// a group keeps its programs' work skipped whatever it keeps.
+FusedMatMuls planFusedMatMuls(const ir::Executable& exe, const MemoryLayout& memory,
+                              const std::function<bool(const ir::FusedMatMul&)>& keep = {});
 
 }  // namespace ipusim::model::hardware

@@ -87,9 +87,9 @@ void checkRegion(const ir::Executable& exe, const ir::Program& p, const ir::Tens
 }  // namespace
 
 LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& target_, bool functional_,
-                                   bool fuseMatMuls)
+                                   bool fuseMatMuls, TileRange share)
     : exe(exe_), target(target_), functional(functional_), memory(exe_, target_, functional_),
-      streamingMemory(exe_, target_, functional_) {
+      streamingMemory(exe_, target_, functional_), share_(share) {
   checkPrograms(exe);
   if (exe.mirror.active()) {
     if (functional)
@@ -107,6 +107,7 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
                                   std::to_string(exe.computeSets[i].id) + ", expected its index");
     computeSets.emplace_back(exe.computeSets[i], memory, target, exe.mirror);
   }
+  if (functional) planShare();
   if (functional) checkRenamedPlans(), planRenamedExecutes();
   ExchangeFabric fabric(target);
   copyIndexOfProgram.assign(exe.programs.size(), ir::kNoId);
@@ -169,7 +170,40 @@ LoadedExecutable::LoadedExecutable(const ir::Executable& exe_, const Target& tar
                                   std::to_string(exe.streams[i].id) + ", expected its index");
     streams.push_back(std::make_unique<HostStream>(exe.streams[i]));
   }
-  if (functional && fuseMatMuls) fused = planFusedMatMuls(exe, memory);
+  if (functional && fuseMatMuls) {
+    const bool all = share_.coversAll(target.totalTiles());
+    fused = planFusedMatMuls(exe, memory, [&](const ir::FusedMatMul& f) {
+      if (all) return true;
+      const std::vector<RegionPiece> out = memory.pieces(f.out);
+      return out.empty() || share_.contains(out.front().tile);
+    });
+  }
+}
+
+void LoadedExecutable::planShare() {
+  if (share_.coversAll(target.totalTiles())) return;
+  std::vector<bool> collective(exe.computeSets.size(), false), plain(exe.computeSets.size(), false);
+  for (const ir::Program& p : exe.programs)
+    if (p.kind == ir::ProgramKind::Execute) (p.collective ? collective : plain)[p.computeSet] = true;
+  sharePlanOfComputeSet.assign(exe.computeSets.size(), ir::kNoId);
+  for (const ir::ComputeSet& cs : exe.computeSets) {
+    if (!plain[cs.id]) continue;
+    if (collective[cs.id])
+      throw std::invalid_argument("compute set '" + cs.name + "' runs in a collective and outside one: a share of "
+                                  "the tiles cannot run it (expected a collective's compute sets of their own)");
+    const bool outside = std::any_of(cs.vertices.begin(), cs.vertices.end(),
+                                     [&](const ir::Vertex& v) { return !share_.contains(v.tile); });
+    if (!outside) continue;
+    sharePlanOfComputeSet[cs.id] = ir::Id(sharePlans.size());
+    sharePlans.emplace_back(shareOf(cs), memory, target, exe.mirror);
+  }
+}
+
+ir::ComputeSet LoadedExecutable::shareOf(ir::ComputeSet cs) const {
+  cs.vertices.erase(std::remove_if(cs.vertices.begin(), cs.vertices.end(),
+                                   [&](const ir::Vertex& v) { return !share_.contains(v.tile); }),
+                    cs.vertices.end());
+  return cs;
 }
 
 void LoadedExecutable::checkRenamedPlans() const {
@@ -195,7 +229,9 @@ void LoadedExecutable::planRenamedExecutes() {
   for (const ir::Program& p : exe.programs) {
     if (p.kind != ir::ProgramKind::Execute || p.renames.empty()) continue;
     renamedPlanOfProgram[p.id] = ir::Id(renamedPlans.size());
-    renamedPlans.emplace_back(ir::renamedComputeSet(exe, p), memory, target, exe.mirror);
+    ir::ComputeSet renamed = ir::renamedComputeSet(exe, p);
+    if (!p.collective) renamed = shareOf(std::move(renamed));
+    renamedPlans.emplace_back(renamed, memory, target, exe.mirror);
   }
 }
 

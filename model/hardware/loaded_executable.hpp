@@ -10,6 +10,7 @@
 #include "model/hardware/memory_layout.hpp"
 #include "model/hardware/streaming_memory.hpp"
 #include "model/host_stream.hpp"
+#include "model/tile_range.hpp"
 
 #include <memory>
 #include <vector>
@@ -37,7 +38,10 @@ inline constexpr std::uint64_t kMaxRenamedPlanItems = 1ull << 24;
 struct LoadedExecutable {
   // fuseMatMuls (functional only): compute the executable's fused products
   // whole (fused_matmul.hpp) instead of tile by tile; the same results.
-  LoadedExecutable(const ir::Executable& exe, const Target& target, bool functional, bool fuseMatMuls = true);
+  // share (functional only): the tiles whose vertices and products are
+  // computed outside the collectives (LoadOptions::functionalTiles).
+  LoadedExecutable(const ir::Executable& exe, const Target& target, bool functional, bool fuseMatMuls = true,
+                   TileRange share = {});
 
   const ir::Executable& exe;
   const Target& target;
@@ -55,11 +59,20 @@ struct LoadedExecutable {
   std::vector<std::unique_ptr<HostStream>> streams;   // by stream id
   StreamingMemory streamingMemory;                    // the remote buffers and their copies
   FusedMatMuls fused;                                 // empty unless functional and fusing
+  // Functional with a share of the tiles: a compute set with vertices outside
+  // it, run by an Execute that is not a collective's, runs only the share's
+  // vertices, a plan of its own (its timing stays its compute set's).
+  std::vector<ComputeSetPlan> sharePlans;
+  std::vector<ir::Id> sharePlanOfComputeSet;          // per compute set: index into sharePlans, or kNoId
 
-  // The plan whose vertices an Execute runs: its renamed plan, or its compute set's.
+  // The plan whose vertices an Execute runs: its renamed plan, its share's, or its compute set's.
   const ComputeSetPlan& functionalPlan(const ir::Program& execute) const {
     const ir::Id r = execute.id < renamedPlanOfProgram.size() ? renamedPlanOfProgram[execute.id] : ir::kNoId;
-    return r == ir::kNoId ? computeSets[execute.computeSet] : renamedPlans[r];
+    if (r != ir::kNoId) return renamedPlans[r];
+    const ir::Id s = execute.computeSet < sharePlanOfComputeSet.size() && !execute.collective
+                         ? sharePlanOfComputeSet[execute.computeSet]
+                         : ir::kNoId;
+    return s == ir::kNoId ? computeSets[execute.computeSet] : sharePlans[s];
   }
 
   // StaticPhase ids: compute set c is c; copy i is computeSets.size() + i.
@@ -69,6 +82,10 @@ struct LoadedExecutable {
  private:
   void checkRenamedPlans() const;
   void planRenamedExecutes();
+  void planShare();
+  // `cs` without its vertices outside the share (none removed from a collective's).
+  ir::ComputeSet shareOf(ir::ComputeSet cs) const;
+  TileRange share_;
 };
 
 }  // namespace ipusim::model::hardware

@@ -75,6 +75,7 @@ void ProgramExecutor::execute(ir::Id id) {
     currentStep_ = std::int64_t(step);
     if (phases()) observers_.each([&](ExecutionObserver& o) { o.stepBegin(step, nowCycles()); });
   }
+  if (p.collective && p.kind == ir::ProgramKind::Sequence && beforeCollective_) beforeCollective_(id);
   switch (p.kind) {
     case ir::ProgramKind::Sequence:
       if (p.ipusApart) {

@@ -44,6 +44,7 @@
 #include "model/hardware/sync_controller.hpp"
 #include "model/hardware/worker_pool.hpp"
 
+#include <functional>
 #include <vector>
 
 namespace ipusim::model::hardware {
@@ -54,6 +55,8 @@ class ProgramExecutor {
                   const ObserverSet& observers, WorkerPool& pool);
   // Runs entry point `entry` as run number `runIndex`. SC_THREAD context.
   void run(std::uint32_t entry, std::uint64_t runIndex);
+  // Called before each collective Sequence runs (LoadOptions::beforeCollective).
+  void setBeforeCollective(std::function<void(ir::Id)> hook) { beforeCollective_ = std::move(hook); }
 
  private:
   void execute(ir::Id program);
@@ -90,6 +93,7 @@ class ProgramExecutor {
   std::vector<Detail> announced_;       // per static phase: detail it was announced at
   std::vector<bool> isAnnounced_;
   std::vector<std::uint32_t> allIpus_;
+  std::function<void(ir::Id)> beforeCollective_;
 };
 
 }  // namespace ipusim::model::hardware

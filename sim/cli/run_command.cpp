@@ -1,5 +1,6 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/run_graph.hpp"
+#include "sim/cli/run_on_ranks.hpp"
 #include "sim/cli/run_workload.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
@@ -137,6 +138,12 @@ void useCommonFlags(RunWorkloadArgs& a, const CommonFlags& f) {
 void addRunCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("run", "Simulate a workload (WORKLOAD.json; its task, fit by default) or a "
                                         "serialized graph (--graph)");
+  cmd->footer(
+      "Under mpirun (mpirun -n H ipusim run WORKLOAD): each rank is an instance computing R/H of the workload's R "
+      "replicas (rank r: replicas r*R/H .. (r+1)*R/H-1, R divisible by H), fed its replicas' shares of each global "
+      "batch; the gradients cross ranks at the all-reduce, bit for bit as in one process. Rank 0 prints the "
+      "summary; each rank writes its own reports, named by rank: profile.rankK.pop (and "
+      "serialized_graph.rankK.json) in autoReport.directory (sim/README.md, \"Instances\").");
   auto workload = std::make_shared<RunWorkloadArgs>();
   auto graph = std::make_shared<RunGraphArgs>();
   CLI::Option* graphOption = nullptr;
@@ -169,7 +176,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json), --keras MODEL.json or --graph FILE");
     flags.finish(*workload);
     useCommonFlags(*workload, *common);
-    exitCode = runWorkload(*workload);
+    exitCode = runWorkloadOnRanks(*workload);
   });
 }
 
@@ -198,7 +205,7 @@ void addTaskCommand(CLI::App& app, int& exitCode, scheduler::Task task) {
     flags.finish(*workload);
     useCommonFlags(*workload, *common);
     workload->task = task;
-    exitCode = runWorkload(*workload);
+    exitCode = runWorkloadOnRanks(*workload);
   });
 }
 

@@ -14,6 +14,7 @@
 #include "sim/cli/compile_errors.hpp"
 #include "sim/cli/progress_bar.hpp"
 #include "sim/cli/simulated_memory_bound.hpp"
+#include "sim/cli/weights_digest.hpp"
 #include "sim/cli/workload_overrides.hpp"
 #include "sim/commands/profile_json.hpp"
 #include "sim/dataset/batch_source.hpp"
@@ -177,6 +178,8 @@ void print(const RunSummary& s, bool json) {
                                                                                  : nlohmann::json(s.preprocessing)}}},
                           {"final_loss", s.finalLoss ? profiler::analysis::jsonNumber(*s.finalLoss) : nlohmann::json(nullptr)},
                           {"final_values", finalValuesJson(s.finalValues)},
+                          {"weights_digest",
+                           s.weightsDigest ? nlohmann::json(*s.weightsDigest) : nlohmann::json(nullptr)},
                           {"validation", s.validations ? nlohmann::json{{"validations", s.validations},
                                                                         {"steps_each", s.validationStepsEach},
                                                                         {"every_steps", s.stepsBetweenValidations},
@@ -384,6 +387,11 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // a bad IDX header) take milliseconds, the compile may take seconds.
   std::unique_ptr<DatasetBatches> batches, validationBatches;
   const std::uint32_t replicas = scheduler::replicasOf(workload);
+  if (args.peers && replicas % args.peers->instances() != 0)
+    throw ReplicasOverRanks(source + ": ipu.num_ipus: " + std::to_string(replicas) + " replica" +
+                                (replicas == 1 ? "" : "s") + " over " + std::to_string(args.peers->instances()) +
+                                " ranks (mpirun -n " + std::to_string(args.peers->instances()) +
+                                "): expected a number of replicas divisible by the ranks, as PopDist divides them");
   const scheduler::ValidationSpec& validation = workload.training.validation;
   const bool validating = workload.task == scheduler::Task::Fit && validation.enabled();
   if (!args.synthetic) {
@@ -441,6 +449,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   config.workerThreads = args.threads;
   config.fuseMatMuls = !args.tileByTile;
   config.workloadName = workload.name;
+  config.peers = args.peers;
   config.extraMeta = {{"task", scheduler::taskName(workload.task)},
                       {"steps", workload.training.steps},
                       {"steps_per_execution", workload.training.stepsPerExecution},
@@ -488,10 +497,18 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     plan.validation.outfeed = compiled.validationOutfeed;
   }
 
+  if (InstanceShare* share = engine.share())
+    share->agree(workload.name + ": " + scheduler::taskName(workload.task) + ", " + std::to_string(plan.steps) +
+                     " steps, " + std::to_string(plan.stepsPerRun()) + " a run, " +
+                     (plan.feeds ? "feeds" : "no feeds") + (args.synthetic ? ", synthetic data" : "") + ", " +
+                     std::to_string(plan.validation.runsEach) + " validation runs each " +
+                     std::to_string(plan.validation.everyTrainingRuns) + " runs",
+                 engine.system().executable());
   TrainingHost trainer("host", engine, plan, host, batches.get(), validationBatches.get());
   // Every step's rows: the global batch's, a row per example (per step of a class per step).
   std::unique_ptr<PredictionsFile> predictions;
-  if (!args.predictionsPath.empty()) {
+  // (Under mpirun, rank 0 alone writes them: every rank's outfeed copies are complete.)
+  if (!args.predictionsPath.empty() && (!args.peers || args.peers->instance() == 0)) {
     const std::uint64_t rows = workload.training.steps * workload.dataset.batchSize * replicas * workload.dataset.labelSteps;
     predictions = std::make_unique<PredictionsFile>(args.predictionsPath, rows, compiled.predictionWidth, outputPolicy);
     trainer.onPredictions([&](const float* values, std::uint64_t count) { predictions->append(values, count); });
@@ -555,6 +572,9 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     summary.stepsBetweenValidations = plan.validation.everyTrainingRuns * plan.stepsPerRun();
     summary.validationValues = trainer.lastValidation();
   }
+  if (!args.synthetic)
+    summary.weightsDigest = weightsDigest(engine.system(), engine.share() ? engine.share()->firstReplica() : 0,
+                                          engine.share() ? engine.share()->replicas() : replicas);
   summary.cycles = trainer.endCycle();
   summary.simulatedSeconds = target.cyclesToSeconds(trainer.endCycle());
   summary.stepCycles = compiled.report.estimatedStepCycles;
@@ -584,6 +604,21 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   struct rusage usage {};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
+  if (const InstanceShare* share = engine.share()) {
+    // Each rank says what it computed and what its gathers cost; rank 0
+    // alone prints the run's summary, as one process does.
+    const InstanceShare::Traffic& t = share->traffic();
+    std::ostringstream line;
+    line.precision(3);
+    line << "ipusim: rank " << args.peers->instance() << " of " << args.peers->instances() << ": replicas "
+         << share->firstReplica() << "-" << share->firstReplica() + share->replicaCount() - 1 << " of "
+         << share->replicas() << ", " << t.gathers << " gathers, " << double(t.bytesSent) / 1e6 << " MB sent, "
+         << t.seconds << " s in MPI, " << summary.wallSeconds << " s in all";
+    if (summary.weightsDigest) line << ", weights digest " << *summary.weightsDigest;
+    line << "\n";
+    std::cerr << line.str();
+    if (args.peers->instance() != 0) return 0;
+  }
   print(summary, args.json);
   return 0;
 }

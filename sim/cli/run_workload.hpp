@@ -7,8 +7,10 @@
 #include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/workload.hpp"
 #include "sim/cli/target_flags.hpp"
+#include "sim/engine/replica_peers.hpp"
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,15 @@ struct RunWorkloadArgs {
   std::optional<scheduler::Task> task;
   std::string predictionsPath;  // predict --predictions FILE.npy | FILE.csv
   bool force = false;           // replace an existing predictions file
+  // Under mpirun (run_on_ranks.hpp): the other instances; this process
+  // computes its share of the replicas (sim/engine/instance_share.hpp).
+  ReplicaPeers* peers = nullptr;
+};
+
+// The workload's replicas do not divide over the ranks (args.peers): every
+// rank finds it alike, so rank 0 alone says it (run_on_ranks.hpp).
+struct ReplicasOverRanks : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // The summary `ipusim run` prints (and, with --json, the object it prints).
@@ -55,6 +66,8 @@ struct RunSummary {
   std::string datasetFormat, datasetImages, preprocessing;
   // The last step's loss (NaN or inf when the training diverged); none without numbers (synthetic data).
   std::optional<double> finalLoss;
+  // weights_digest.hpp: replica 0's trained weights (this instance's first replica under mpirun); none without numbers.
+  std::optional<std::string> weightsDigest;
   // The last step's other outfed values (accuracy, metrics, regularization, learning rate); none without numbers.
   std::vector<std::pair<std::string, double>> finalValues;
   // Fit with validation (training.validation): the validations run, the

@@ -17,6 +17,8 @@
 #include "sim/cluster/launch.hpp"
 #include "sim/cluster/message.hpp"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -47,12 +49,28 @@ class Cluster {
   Message receive(int from, int tag);
   // Waits until every rank has called it.
   void waitForAll();
+  // Every rank's `own` bytes into `all` (resized), concatenated in rank
+  // order: every rank calls it, in the same order on a channel, with the
+  // same number of bytes. Channels (0 to kChannels - 1) are separate
+  // communicators, so that the gathers of one channel never meet another's.
+  // The ranks first meet at a barrier polled with sleeps of 10 to 250 us (a
+  // gather a simulated step is on the run's critical path), then the bytes
+  // move in one MPI_Allgather. Returns false when `stopped` says so while it
+  // waits to meet (the process was interrupted: the barrier is left behind,
+  // and the job must end without finalize: leave()).
+  static constexpr int kChannels = 2;
+  bool allGather(int channel, const std::string& own, std::string& all, const std::function<bool()>& stopped);
+  // The job is ending without this rank's MPI_Finalize (an interrupted run,
+  // a gather left behind): the destructor will not wait for the others.
+  void leave() { finalized_ = true; }
   // Ends the whole job (every rank) with `exitCode`; the launcher says which rank called it.
   [[noreturn]] void abort(int exitCode);
 
  private:
   LaunchInfo info_;
   bool finalized_ = false;
+  struct Channels;  // the channels' communicators, made at the first gather
+  std::unique_ptr<Channels> channels_;
 };
 
 }  // namespace ipusim::sim::cluster

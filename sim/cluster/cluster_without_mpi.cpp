@@ -17,7 +17,14 @@ Cluster::Cluster() : info_(launchInfo()) {
                              "and configure again)");
 }
 
+struct Cluster::Channels {};
+
 Cluster::~Cluster() = default;
+
+bool Cluster::allGather(int, const std::string& own, std::string& all, const std::function<bool()>&) {
+  all = own;
+  return true;
+}
 
 void Cluster::send(int to, int, const std::string&) {
   throw std::logic_error("Cluster::send: a cluster of one has no rank " + std::to_string(to));

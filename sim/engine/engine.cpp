@@ -30,6 +30,7 @@ struct Engine::Impl {
   std::unique_ptr<traces::ProfileWriter> writer;
   std::unique_ptr<profiler::ProfileRecorder> recorder;
   std::string profilePath;
+  std::unique_ptr<InstanceShare> share;
 };
 
 Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOptions& options,
@@ -40,7 +41,15 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   s.options = options;
   s.config = config;
   s.system = std::make_unique<model::IpuSystem>("ipu_system", s.target);
-  s.system->load(std::move(exe), model::LoadOptions{config.functional, config.workerThreads, config.fuseMatMuls});
+  model::LoadOptions load{config.functional, config.workerThreads, config.fuseMatMuls};
+  std::string suffix;  // the reports' names: profile<suffix>.pop
+  if (config.peers) {
+    s.share = std::make_unique<InstanceShare>(*config.peers, exe, s.target);
+    suffix = ".rank" + std::to_string(config.peers->instance());
+    load.functionalTiles = s.share->tiles();
+    load.beforeCollective = [&s](ir::Id program) { s.share->beforeCollective(*s.system, program); };
+  }
+  s.system->load(std::move(exe), load);
   const ir::Executable& loaded = s.system->executable();
 
   // The reports follow the rules every written file follows (traces/output_file.hpp):
@@ -63,7 +72,7 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
     // Complete or absent, as every file we write (traces::OutputFile): not
     // through a link named serialized_graph.json.tmp (ir::saveExecutable's
     // fixed temporary name, which wrote through it), nor left on an interrupt.
-    const std::string graph = (directory / "serialized_graph.json").string();
+    const std::string graph = (directory / ("serialized_graph" + suffix + ".json")).string();
     traces::OutputFile file(graph, reports);
     try {
       ir::writeJson(loaded, file.stream());
@@ -74,7 +83,7 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   }
   if (!options.writesProfile()) return;
 
-  s.profilePath = (directory / "profile.pop").string();
+  s.profilePath = (directory / ("profile" + suffix + ".pop")).string();
   traces::checkOutputPath(s.profilePath, reports);
   s.writer = std::make_unique<traces::ProfileWriter>(s.profilePath);
   profiler::RecorderConfig rc;
@@ -105,6 +114,13 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   for (const auto& stream : loaded.streams)
     directions[stream.name] = stream.direction == ir::StreamDirection::HostToDevice ? "HostToDevice" : "DeviceToHost";
   w.setMeta("stream_directions", directions.dump());
+  if (s.share) {
+    // One instance of several (its reports named by rank): which replicas it computed.
+    w.setMeta("instance", std::to_string(config.peers->instance()));
+    w.setMeta("instances", std::to_string(config.peers->instances()));
+    w.setMeta("instance_replicas", nlohmann::json{{"first", s.share->firstReplica()},
+                                                  {"count", s.share->replicaCount()}}.dump());
+  }
   if (config.extraMeta.is_object())
     for (auto it = config.extraMeta.begin(); it != config.extraMeta.end(); ++it)
       w.setMeta(it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
@@ -124,6 +140,13 @@ std::uint32_t Engine::entryIndex(const std::string& name) const {
   }
   throw std::invalid_argument("no entry point '" + name + "' in '" + impl_->system->executable().name + "' (it has: " + valid + ")");
 }
+
+void Engine::completeOutfeed(model::Bytes& bytes) {
+  if (impl_->share) impl_->share->completeOutfeed(bytes);
+}
+
+const InstanceShare* Engine::share() const { return impl_->share.get(); }
+InstanceShare* Engine::share() { return impl_->share.get(); }
 
 void Engine::run(std::uint32_t entry) { impl_->system->run(entry); }
 std::uint64_t Engine::runCount() const { return impl_->system->runsCompleted(); }

@@ -8,6 +8,8 @@
 // host runtime's SC_THREAD; finish() after the simulation to commit the
 // profile. Destroyed without finish(), it leaves no profile behind.
 #include "model/ipu_system.hpp"
+#include "sim/engine/instance_share.hpp"
+#include "sim/engine/replica_peers.hpp"
 #include "sim/options/engine_options.hpp"
 
 #include <memory>
@@ -25,6 +27,11 @@ struct EngineConfig {
   // Files the command reads (the workload, its Keras model, the dataset, a
   // serialized graph): the reports are never written onto one of them.
   std::vector<std::string> inputs;
+  // Several instances (processes) share the replicas (instance_share.hpp):
+  // this one computes its share, gathers the rest through `peers`, and names
+  // its reports by its index: profile.rankK.pop, serialized_graph.rankK.json
+  // (as Poplar writes a profile per process). Null: every replica here.
+  ReplicaPeers* peers = nullptr;
 };
 
 class Engine {
@@ -46,6 +53,12 @@ class Engine {
   // step that produced it), recorded with the execution.
   void hostEvent(const model::HostEvent& event);
   void counter(const model::CounterSample& sample);
+  // An outfeed copy as the host reads it: with several instances, the
+  // replicas the others compute filled in (InstanceShare::completeOutfeed).
+  void completeOutfeed(model::Bytes& bytes);
+  // This instance's share, or null when every replica runs here.
+  const InstanceShare* share() const;
+  InstanceShare* share();
 
   // Completes the autoReport outputs: writes the graph profile, meta
   // job_end_cycle (now: call it when the job is over) and commits

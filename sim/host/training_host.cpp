@@ -64,7 +64,8 @@ void TrainingHost::batchReady() {
   if (plan_.outfeedMode == OutfeedMode::All) readySince_.push_back(model::nowCycles());
 }
 
-void TrainingHost::receive(const model::Bytes& bytes) {
+void TrainingHost::receive(model::Bytes bytes) {
+  engine_.completeOutfeed(bytes);
   if (plan_.outfeedMode == OutfeedMode::All && !readySince_.empty()) {
     latencies_.add(model::nowCycles() - readySince_.front());
     readySince_.pop_front();
@@ -98,7 +99,8 @@ std::vector<float> replicaMeans(const model::Bytes& bytes, std::uint32_t replica
 
 }  // namespace
 
-void TrainingHost::receiveValidation(const model::Bytes& bytes) {
+void TrainingHost::receiveValidation(model::Bytes bytes) {
+  engine_.completeOutfeed(bytes);
   const std::vector<float> values = replicaMeans(bytes, plan_.replicas);
   // A validation's copies: each step's (ALL), or each run's last (LAST).
   const std::uint64_t perValidation =

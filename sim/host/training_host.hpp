@@ -80,8 +80,10 @@ class TrainingHost : public sc_core::sc_module {
   // "host_io" for data work (batches, outfeed), "host" for control (dispatch).
   void hostSpan(const char* track, const char* name, const char* category, double seconds);
   void receiveLoss(const model::Bytes& bytes);
-  void receive(const model::Bytes& bytes);  // the outfeed's copy: loss and metrics, or predictions
-  void receiveValidation(const model::Bytes& bytes);
+  // The outfeed's copy (loss and metrics, or predictions), completed by the
+  // engine first (Engine::completeOutfeed: other instances' replicas).
+  void receive(model::Bytes bytes);
+  void receiveValidation(model::Bytes bytes);
   void batchReady();                        // a batch's data is on the host: its latency starts
   void fail(std::exception_ptr error);
 

@@ -59,7 +59,8 @@ TEST(AdversarialPass20, CommandsOtherThanSweepRefuseSeveralRanks) {
   const std::string compile = ipusimBinary() + " compile " + quote(file) + " -o " + quote(graph);
   expectRefusal(runCommand("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 " + compile),
                 "ipusim compile under an MPI launcher on 2 ranks: each rank would run the whole command and write "
-                "the same files; only ipusim sweep divides its work over ranks");
+                "the same files; only ipusim sweep, and run, evaluate and predict of a workload, divide their work "
+                "over ranks");
   const auto other = runCommand("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 " + compile);
   EXPECT_EQ(other.exitCode, 0) << other.output;
   EXPECT_EQ(other.output, "");
