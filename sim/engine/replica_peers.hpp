@@ -4,7 +4,7 @@
 // Instance k of n computes replicas [k R / n, (k + 1) R / n) of the R
 // replicas (instance_share.hpp); what it needs of the others' replicas it
 // gathers through this interface. Implemented on MPI by
-// sim/cluster/instance_peers.hpp; nothing below sim/ knows of it.
+// sim/cli/instance_peers.hpp (on sim/cluster/'s Cluster); nothing below sim/ knows of it.
 #include <cstdint>
 #include <string>
 
