@@ -22,15 +22,11 @@ struct TileAccumulator {
   std::vector<TensorBytes> tensors;
 };
 
-// A tensor's name as an out-of-memory summary shows it: at most
-// kMaxNameInSummary characters, so that the summary (and each tile's list)
-// stays small whatever the name's length.
-constexpr std::size_t kMaxNameInSummary = 200;
+}  // namespace
+
 std::string nameForSummary(const std::string& name) {
   return name.size() > kMaxNameInSummary ? name.substr(0, kMaxNameInSummary) + "..." : name;
 }
-
-}  // namespace
 
 std::vector<TileMemoryUsage> tileMemoryUsage(const std::vector<Tensor>& tensors, std::uint32_t numTiles,
                                              std::size_t largestPerTile) {

@@ -49,6 +49,12 @@ inline void placeAboveTop(std::vector<TileInterval>& mapping, DType dtype, std::
   }
 }
 
+// A tensor's name as an out-of-memory summary shows it: at most
+// kMaxNameInSummary characters, then "...", so that the summary (and each
+// tile's list) stays small whatever the name's length.
+inline constexpr std::size_t kMaxNameInSummary = 200;
+std::string nameForSummary(const std::string& name);
+
 struct TensorOnTile {
   Id tensor = kNoId;
   std::string name;  // as messages show it: at most 200 characters, then "..."

@@ -1,5 +1,6 @@
 #include "scheduler/models/peak_remedies.hpp"
 
+#include "model/ir/tile_memory_usage.hpp"
 #include "scheduler/lowering/plan_temporaries.hpp"
 #include "scheduler/models/auto_checkpoints.hpp"
 
@@ -27,7 +28,7 @@ std::uint64_t alwaysLive(const ir::TileMemoryUsage& u, const std::string& catego
 template <typename Is>
 std::string largestOf(const ir::Executable& exe, const LivePeak& peak, Is is) {
   for (const auto& [id, bytes] : peak.largest)
-    if (is(exe.tensors[id])) return ", the largest '" + exe.tensors[id].name.substr(0, 200) + "'";
+    if (is(exe.tensors[id])) return ", the largest '" + ir::nameForSummary(exe.tensors[id].name) + "'";
   return "";
 }
 

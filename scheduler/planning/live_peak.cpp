@@ -1,18 +1,11 @@
 #include "scheduler/planning/live_peak.hpp"
 
+#include "model/ir/tile_memory_usage.hpp"
+
 #include <algorithm>
 #include <map>
 
 namespace ipusim::scheduler {
-namespace {
-
-constexpr std::size_t kMaxName = 200;  // as ir::outOfMemorySummary shows names
-std::string shortName(const std::string& name) {
-  return name.size() > kMaxName ? name.substr(0, kMaxName) + "..." : name;
-}
-
-}  // namespace
-
 LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& useSpan, std::uint32_t tile,
                         std::size_t keep) {
   std::vector<std::pair<ir::Id, std::uint64_t>> onTile;  // not-always-live tensors' bytes on the tile
@@ -62,8 +55,8 @@ std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak) {
   s += "; largest:";
   for (std::size_t i = 0; i < peak.largest.size(); ++i) {
     const ir::Tensor& t = exe.tensors[peak.largest[i].first];
-    s += (i ? ", '" : " '") + shortName(t.name) + "' (" + t.category + ", " + std::to_string(peak.largest[i].second) +
-         " bytes)";
+    s += (i ? ", '" : " '") + ir::nameForSummary(t.name) + "' (" + t.category + ", " +
+         std::to_string(peak.largest[i].second) + " bytes)";
   }
   return s;
 }
