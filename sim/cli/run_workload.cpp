@@ -604,7 +604,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   struct rusage usage {};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
-  if (const InstanceShare* share = engine.share()) {
+  if (InstanceShare* share = engine.share()) {
+    if (summary.weightsDigest) share->agreeOnWeights(*summary.weightsDigest);
     // Each rank says what it computed and what its gathers cost; rank 0
     // alone prints the run's summary, as one process does.
     const InstanceShare::Traffic& t = share->traffic();
