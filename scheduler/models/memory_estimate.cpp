@@ -110,10 +110,17 @@ void checkModelFits(const Workload& w, const model::Target& target, const ModelM
   const auto& variables = estimate.variables;
   if (perTile <= target.tile.memoryBytes) return;
   auto text = [](long double v) { return std::to_string((unsigned long long)(v + 0.5L)); };
+  // What the sum counts (estimateModelMemory): outside fit no gradient and
+  // no backward pass, only the model's outputs beside the weights.
+  const std::string counted = w.task == Task::Fit
+                                  ? "its weights, largest weight gradient, stream buffers and the activations the "
+                                    "backward pass keeps"
+                                  : "its weights, stream buffers and outputs";
+  const std::string noBackward = w.task == Task::Fit ? "" : std::string("; no backward pass in ") + taskName(w.task);
   std::string message =
       "out of memory: the model cannot fit " + std::to_string(tiles) + " tiles of " +
-      std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, its weights, largest "
-      "weight gradient, stream buffers and the activations the backward pass keeps (" + text(total) + " bytes) need " + text(perTile) + " bytes per tile; all " +
+      std::to_string(target.tile.memoryBytes) + " bytes: even spread evenly over every tile, " + counted + " (" +
+      text(total) + " bytes" + noBackward + ") need " + text(perTile) + " bytes per tile; all " +
       std::to_string(tiles) + " tiles are over their capacity, by " + text((perTile - target.tile.memoryBytes) * tiles) +
       " bytes in total (decided from the layer shapes, before compiling). Largest variables, per tile:";
   for (std::size_t i = 0; i < std::min<std::size_t>(5, variables.size()); ++i)

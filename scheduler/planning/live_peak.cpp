@@ -46,10 +46,16 @@ LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& u
   return peak;
 }
 
-std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak) {
+std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak, std::uint64_t layoutPeakBytes) {
   if (peak.bytes == 0) return "";
-  std::string s = "at its peak (program step " + std::to_string(peak.step) + "), " + std::to_string(peak.bytes) +
-                  " bytes not always live:";
+  // No step number: the plan numbers its steps otherwise than `report
+  // --liveness` (which counts syncs and each program once), so a number here
+  // pointed at another program there. The layout's figure differs by its
+  // alignment and gaps; said, lest the two read as one figure twice.
+  std::string s = "at its peak, " + std::to_string(peak.bytes) + " bytes not always live at once";
+  if (layoutPeakBytes > peak.bytes)
+    s += " (laid out with their alignment and the gaps between them: " + std::to_string(layoutPeakBytes) + ")";
+  s += ":";
   for (std::size_t i = 0; i < peak.categories.size(); ++i)
     s += (i ? ", " : " ") + peak.categories[i].first + " " + std::to_string(peak.categories[i].second);
   s += "; largest:";

@@ -36,8 +36,10 @@ struct LivePeak {
 LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& useSpan, std::uint32_t tile,
                         std::size_t keep = 5);
 
-// One line for the summary: "at its peak (program step S), N bytes not
-// always live: C1 B1, C2 B2; largest: 'name' (category, bytes), ...".
-std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak);
+// One line for the summary: "at its peak, N bytes not always live at once
+// (laid out with their alignment and the gaps between them: L): C1 B1, C2
+// B2; largest: 'name' (category, bytes), ...", the parenthesis only when
+// `layoutPeakBytes` (the tile's notAlwaysLivePeakBytes) exceeds N.
+std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak, std::uint64_t layoutPeakBytes = 0);
 
 }  // namespace ipusim::scheduler

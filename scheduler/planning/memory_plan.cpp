@@ -73,7 +73,8 @@ std::string worstTileContents(const ir::Executable& exe, const WorstTile& worst)
   for (const ir::CategoryBytes& c : worst.usage.categories)
     if (c.alwaysLive) s += (first ? " " : ", ") + c.category + " " + std::to_string(c.bytes), first = false;
   if (first) s += " nothing";
-  if (const std::string peak = describeLivePeak(exe, worst.peak); !peak.empty()) s += "; " + peak;
+  const std::string peak = describeLivePeak(exe, worst.peak, worst.usage.notAlwaysLivePeakBytes);
+  if (!peak.empty()) s += "; " + peak;
   return s + ".";
 }
 

@@ -394,8 +394,28 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                                 "): expected a number of replicas divisible by the ranks, as PopDist divides them");
   const scheduler::ValidationSpec& validation = workload.training.validation;
   const bool validating = workload.task == scheduler::Task::Fit && validation.enabled();
+  std::string dataDigest;  // under mpirun: the ranks agree on their data (InstanceShare::agree)
   if (!args.synthetic) {
     dataset::Examples examples = dataset::loadExamples(workload.dataset);
+    if (args.peers) {
+      // A rank reading another file of the same shape ran the same run's
+      // shape: evaluate and predict mixed its examples into rank 0's figures
+      // without a word (FNV-1a over the examples and their order's seed).
+      std::uint64_t hash = 14695981039346656037ull;
+      const auto add = [&](const void* data, std::size_t bytes) {
+        const auto* byte = static_cast<const std::uint8_t*>(data);
+        for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ byte[i]) * 1099511628211ull;
+      };
+      add(&examples.count, sizeof examples.count);
+      add(examples.pixels.data(), examples.pixels.size());
+      add(examples.labels.data(), examples.labels.size() * sizeof(std::uint16_t));
+      add(examples.tokens.data(), examples.tokens.size() * sizeof(std::int32_t));
+      add(&examples.pixelDivisor, sizeof examples.pixelDivisor);
+      add(&workload.dataset.shuffleSeed, sizeof workload.dataset.shuffleSeed);
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+      dataDigest = std::string(", data ") + hex;
+    }
     // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
     const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * replicas;
     if (examples.count < globalBatch)
@@ -502,7 +522,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                      " steps, " + std::to_string(plan.stepsPerRun()) + " a run, " +
                      (plan.feeds ? "feeds" : "no feeds") + (args.synthetic ? ", synthetic data" : "") + ", " +
                      std::to_string(plan.validation.runsEach) + " validation runs each " +
-                     std::to_string(plan.validation.everyTrainingRuns) + " runs",
+                     std::to_string(plan.validation.everyTrainingRuns) + " runs" + dataDigest,
                  engine.system().executable());
   TrainingHost trainer("host", engine, plan, host, batches.get(), validationBatches.get());
   // Every step's rows: the global batch's, a row per example (per step of a class per step).
@@ -604,7 +624,8 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   struct rusage usage {};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
-  if (const InstanceShare* share = engine.share()) {
+  if (InstanceShare* share = engine.share()) {
+    if (summary.weightsDigest) share->agreeOnWeights(*summary.weightsDigest);
     // Each rank says what it computed and what its gathers cost; rank 0
     // alone prints the run's summary, as one process does.
     const InstanceShare::Traffic& t = share->traffic();

@@ -87,6 +87,23 @@ void InstanceShare::agree(const std::string& description, const ir::Executable& 
   }
 }
 
+void InstanceShare::agreeOnWeights(const std::string& digest) {
+  constexpr std::size_t kDigestChars = 16;  // (weights_digest.hpp: 16 hex digits)
+  std::string own = digest.substr(0, kDigestChars);
+  own.resize(kDigestChars, ' ');
+  sent_.assign(sizeof(std::uint64_t), '\0');
+  sent_ += own;
+  gather(ReplicaPeers::Channel::Collective, "the weights' digests");
+  for (std::uint32_t i = 0; i < peers_.instances(); ++i) {
+    const std::string theirs(all_.data() + partAt(i), kDigestChars);
+    if (theirs != own)
+      throw std::runtime_error("rank " + std::to_string(i) + "'s weights (digest " + theirs + ") differ from rank " +
+                               std::to_string(peers_.instance()) + "'s (digest " + own +
+                               ") after the run: expected every rank to run the same workload with the same flags "
+                               "(its optimizer, seed and dataset too)");
+  }
+}
+
 void InstanceShare::beforeCollective(model::IpuSystem& system, ir::Id program) {
   const ir::Executable& exe = system.executable();
   const std::vector<ir::Id>& tensors = tensorsOf(exe, program);

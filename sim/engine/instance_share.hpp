@@ -43,6 +43,12 @@ class InstanceShare {
   // instance whose run differs (a rank given other flags would otherwise
   // wait at a collective the others never reach).
   void agree(const std::string& description, const ir::Executable& exe);
+  // After a run that computes the numbers: every instance must hold the
+  // same weights (`digest`: its replicas' weights digest). agree() compares
+  // the run's shape only: ranks given another learning rate, seed or dataset
+  // ran to the end with weights of their own, and rank 0 printed its loss as
+  // the job's. Throws naming the rank whose digest differs.
+  void agreeOnWeights(const std::string& digest);
   // LoadOptions::beforeCollective: the collective `program`'s tensors gathered.
   void beforeCollective(model::IpuSystem& system, ir::Id program);
   // An outfeed copy's bytes (R equal parts, a replica's each) with the other

@@ -43,7 +43,7 @@ TEST(LivePeak, IsTheStepWhereTheTilesNotAlwaysLiveBytesSumHighest) {
   ASSERT_EQ(peak.largest.size(), 2u);
   EXPECT_EQ(peak.largest[0].first, 2u);
   EXPECT_EQ(describeLivePeak(exe, peak),
-            "at its peak (program step 1), 400 bytes not always live: temporaries 300, activations 100; largest: "
+            "at its peak, 400 bytes not always live at once: temporaries 300, activations 100; largest: "
             "'blocks' (temporaries, 300 bytes), 'kept' (activations, 100 bytes)");
   // Another tile, and a tile holding nothing but always-live data.
   EXPECT_EQ(livePeakOnTile(exe, kSpans, 1).bytes, 4000u);
