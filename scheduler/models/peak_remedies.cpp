@@ -60,19 +60,21 @@ std::string peakRemedies(const Workload& w, const ir::Executable& exe, const std
     if (bytes >= capacity / 8) ways.push_back({bytes, std::move(way)});
   };
   const std::uint64_t planned = planTemporariesAtPeak(exe, spans, worst.peak, worst.usage.tile);
+  const auto isPlanned = [](const ir::Tensor& t) { return isPlanTemporary(t.name); };
   offer(planned, "a lower ipu.available_memory_proportion (now " + proportion(w.ipu.availableMemoryProportion) +
-                     ": the share of a tile a matmul or convolution plan may use for its operand copies and partials; " +
-                     std::to_string(planned) + " bytes of theirs are live at the peak" +
-                     largestOf(exe, worst.peak, [](const ir::Tensor& t) { return isPlanTemporary(t.name); }) + ")");
+                     ": the share of a tile a matmul or convolution plan may use for its operand copies and "
+                     "partials; " + std::to_string(planned) + " bytes of theirs are live at the peak" +
+                     largestOf(exe, worst.peak, isPlanned) + ")");
   const std::uint64_t activations = liveAtPeak(worst.peak, "activations");
   if (w.task == Task::Fit && recomputes(w)) {
     const std::string key = w.pipeline.enabled()
                                 ? "checkpoints inside the pipeline's stages (training.recompute_checkpoints, with "
                                   "pipeline.recomputation_mode RecomputeAndBackpropagateInterleaved"
                                 : "more recomputation checkpoints (training.recompute_checkpoints";
+    const auto isActivation = [](const ir::Tensor& t) { return t.category == "activations"; };
     offer(activations, key + ": " + std::to_string(activations) +
                            " bytes of activations kept for the backward pass are live at the peak" +
-                           largestOf(exe, worst.peak, [](const ir::Tensor& t) { return t.category == "activations"; }) + ")");
+                           largestOf(exe, worst.peak, isActivation) + ")");
   }
   const std::uint64_t weights = alwaysLive(worst.usage, "weights"), gradients = alwaysLive(worst.usage, "gradients");
   offer(weights + gradients,

@@ -39,9 +39,10 @@ LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& u
   std::stable_sort(peak.categories.begin(), peak.categories.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   const std::size_t kept = std::min(keep, peak.largest.size());
-  std::partial_sort(peak.largest.begin(), peak.largest.begin() + kept, peak.largest.end(), [](const auto& a, const auto& b) {
+  const auto larger = [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
+  };
+  std::partial_sort(peak.largest.begin(), peak.largest.begin() + kept, peak.largest.end(), larger);
   peak.largest.resize(kept);
   return peak;
 }
