@@ -534,7 +534,7 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
   }
   // (Only for a step over memory: choosing "auto"'s checkpoints builds training graphs.)
   const auto remedy = [&](const WorstTile& worst) {
-    std::string ways = peakRemedies(w, exe, step.useSpans, worst, target.tile.memoryBytes);
+    std::string ways = peakRemedies(w, exe, worst, target.tile.memoryBytes);
     for (const std::string& more : {recomputationRemedy(w), optimizerStateRemedies(w, replicaTarget, memoryEstimate)})
       if (!more.empty()) ways += (ways.empty() ? "" : ", ") + more;
     return ways;

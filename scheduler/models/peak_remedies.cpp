@@ -24,24 +24,20 @@ std::uint64_t alwaysLive(const ir::TileMemoryUsage& u, const std::string& catego
   return 0;
 }
 
-// The largest tensor live at the peak that `is` takes, as the summary names it ("" if none is listed).
+// The largest tensor live at the peak that `is` takes, among those the summary lists ("" if none is).
 template <typename Is>
 std::string largestOf(const ir::Executable& exe, const LivePeak& peak, Is is) {
-  for (const auto& [id, bytes] : peak.largest)
-    if (is(exe.tensors[id])) return ", the largest '" + ir::nameForSummary(exe.tensors[id].name) + "'";
+  for (std::size_t i = 0; i < std::min(kLivePeakTensorsListed, peak.live.size()); ++i)
+    if (is(exe.tensors[peak.live[i].first]))
+      return ", the largest '" + ir::nameForSummary(exe.tensors[peak.live[i].first].name) + "'";
   return "";
 }
 
 // The temporaries live at the peak that a matmul or convolution plan made (lowering/plan_temporaries.hpp).
-std::uint64_t planTemporariesAtPeak(const ir::Executable& exe, const std::vector<UseSpan>& spans, const LivePeak& peak,
-                                    std::uint32_t tile) {
+std::uint64_t planTemporariesAtPeak(const ir::Executable& exe, const LivePeak& peak) {
   std::uint64_t bytes = 0;
-  for (const ir::Tensor& t : exe.tensors) {
-    if (t.alwaysLive || t.category != "temporaries" || t.id >= spans.size() || !isPlanTemporary(t.name)) continue;
-    if (spans[t.id].first > peak.step || spans[t.id].second < peak.step) continue;
-    for (const ir::TileInterval& iv : t.mapping)
-      if (iv.tile == tile) bytes += (iv.end - iv.begin) * ir::sizeOf(t.dtype);
-  }
+  for (const auto& [id, onTile] : peak.live)
+    if (exe.tensors[id].category == "temporaries" && isPlanTemporary(exe.tensors[id].name)) bytes += onTile;
   return bytes;
 }
 
@@ -53,13 +49,13 @@ std::string proportion(double p) {
 
 }  // namespace
 
-std::string peakRemedies(const Workload& w, const ir::Executable& exe, const std::vector<UseSpan>& spans,
-                         const WorstTile& worst, std::uint64_t capacity) {
+std::string peakRemedies(const Workload& w, const ir::Executable& exe, const WorstTile& worst,
+                         std::uint64_t capacity) {
   std::vector<std::pair<std::uint64_t, std::string>> ways;  // (bytes it would shrink, the way)
   const auto offer = [&](std::uint64_t bytes, std::string way) {
     if (bytes >= capacity / 8) ways.push_back({bytes, std::move(way)});
   };
-  const std::uint64_t planned = planTemporariesAtPeak(exe, spans, worst.peak, worst.usage.tile);
+  const std::uint64_t planned = planTemporariesAtPeak(exe, worst.peak);
   const auto isPlanned = [](const ir::Tensor& t) { return isPlanTemporary(t.name); };
   offer(planned, "a lower ipu.available_memory_proportion (now " + proportion(w.ipu.availableMemoryProportion) +
                      ": the share of a tile a matmul or convolution plan may use for its operand copies and "

@@ -3,8 +3,7 @@
 // (scheduler/planning/memory_plan.hpp's WorstTile): the techniques of large
 // models, each for the share it would shrink.
 //
-// Contract of peakRemedies(w, exe, spans, worst, capacity) (spans: the
-// memory plan's use spans, as planMemory took them): one way for each share
+// Contract of peakRemedies(w, exe, worst, capacity): one way for each share
 // of the worst tile that is at least an eighth of its memory, the largest
 // share first, joined by ", "; empty when none is:
 // - the temporaries of matmul and convolution plans live at the peak (their
@@ -29,7 +28,7 @@
 
 namespace ipusim::scheduler {
 
-std::string peakRemedies(const Workload& w, const ir::Executable& exe, const std::vector<UseSpan>& spans,
-                         const WorstTile& worst, std::uint64_t capacity);
+std::string peakRemedies(const Workload& w, const ir::Executable& exe, const WorstTile& worst,
+                         std::uint64_t capacity);
 
 }  // namespace ipusim::scheduler

@@ -6,8 +6,7 @@
 #include <map>
 
 namespace ipusim::scheduler {
-LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& useSpan, std::uint32_t tile,
-                        std::size_t keep) {
+LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& useSpan, std::uint32_t tile) {
   std::vector<std::pair<ir::Id, std::uint64_t>> onTile;  // not-always-live tensors' bytes on the tile
   for (const ir::Tensor& t : exe.tensors) {
     if (t.alwaysLive || t.id >= useSpan.size()) continue;
@@ -33,17 +32,14 @@ LivePeak livePeakOnTile(const ir::Executable& exe, const std::vector<UseSpan>& u
   for (auto [id, bytes] : onTile) {
     if (useSpan[id].first > peak.step || useSpan[id].second < peak.step) continue;
     byCategory[exe.tensors[id].category] += bytes;
-    peak.largest.push_back({id, bytes});
+    peak.live.push_back({id, bytes});
   }
   peak.categories.assign(byCategory.begin(), byCategory.end());
   std::stable_sort(peak.categories.begin(), peak.categories.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
-  const std::size_t kept = std::min(keep, peak.largest.size());
-  const auto larger = [](const auto& a, const auto& b) {
+  std::sort(peak.live.begin(), peak.live.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
-  };
-  std::partial_sort(peak.largest.begin(), peak.largest.begin() + kept, peak.largest.end(), larger);
-  peak.largest.resize(kept);
+  });
   return peak;
 }
 
@@ -60,10 +56,10 @@ std::string describeLivePeak(const ir::Executable& exe, const LivePeak& peak, st
   for (std::size_t i = 0; i < peak.categories.size(); ++i)
     s += (i ? ", " : " ") + peak.categories[i].first + " " + std::to_string(peak.categories[i].second);
   s += "; largest:";
-  for (std::size_t i = 0; i < peak.largest.size(); ++i) {
-    const ir::Tensor& t = exe.tensors[peak.largest[i].first];
+  for (std::size_t i = 0; i < std::min(kLivePeakTensorsListed, peak.live.size()); ++i) {
+    const ir::Tensor& t = exe.tensors[peak.live[i].first];
     s += (i ? ", '" : " '") + ir::nameForSummary(t.name) + "' (" + t.category + ", " +
-         std::to_string(peak.largest[i].second) + " bytes)";
+         std::to_string(peak.live[i].second) + " bytes)";
   }
   return s;
 }

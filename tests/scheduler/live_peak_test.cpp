@@ -40,8 +40,8 @@ TEST(LivePeak, IsTheStepWhereTheTilesNotAlwaysLiveBytesSumHighest) {
   ASSERT_EQ(peak.categories.size(), 2u);
   EXPECT_EQ(peak.categories[0], (std::pair<std::string, std::uint64_t>{"temporaries", 300}));
   EXPECT_EQ(peak.categories[1], (std::pair<std::string, std::uint64_t>{"activations", 100}));
-  ASSERT_EQ(peak.largest.size(), 2u);
-  EXPECT_EQ(peak.largest[0].first, 2u);
+  ASSERT_EQ(peak.live.size(), 2u);
+  EXPECT_EQ(peak.live[0].first, 2u);
   EXPECT_EQ(describeLivePeak(exe, peak),
             "at its peak, 400 bytes not always live at once: temporaries 300, activations 100; largest: "
             "'blocks' (temporaries, 300 bytes), 'kept' (activations, 100 bytes)");
