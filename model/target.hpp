@@ -46,6 +46,20 @@ struct IpuLinkParams {
   std::uint32_t latencyCycles = 0; // per hop
 };
 
+// GW-Links: IPU-PODs of gwLink.ipusPerPod IPUs (each POD a ladder of its own
+// IPU-Links) joined through the IPU-Gateway of each IPU-Machine
+// (model/hardware/ipu_link_topology.hpp): the gateway of machine k of POD q
+// is linked to machine k's gateway of the PODs beside q in a loop (two PODs:
+// all its links to the other). 0 PODs' size: one POD, no GW-Links.
+struct GwLinkParams {
+  std::uint32_t ipusPerPod = 0;         // 0: the whole system is one POD
+  std::uint32_t ipusPerGateway = 4;     // IPUs of one IPU-Machine, behind one IPU-Gateway
+  std::uint32_t linksPerGateway = 2;    // GW-Link ports of one gateway
+  double linkBytesPerSecond = 0;        // one GW-Link, one direction
+  double ipuBytesPerSecond = 0;         // one IPU to its gateway, one direction
+  std::uint32_t latencyCycles = 0;      // per GW-Link hop
+};
+
 struct HostLinkParams {
   double bytesPerSecond = 0;  // PCIe
   double latencySeconds = 0;
@@ -67,12 +81,17 @@ struct Target {
   ExchangeParams exchange;
   SyncParams sync;
   IpuLinkParams ipuLink;
+  GwLinkParams gwLink;
   HostLinkParams hostLink;
   StreamingMemoryParams streamingMemory;
 
   std::uint32_t numIpus() const { return ipuLink.numIpus; }
   std::uint32_t totalTiles() const { return tile.tilesPerIpu * ipuLink.numIpus; }
   std::uint32_t ipuOf(std::uint32_t globalTile) const { return globalTile / tile.tilesPerIpu; }
+  // IPU-PODs joined by GW-Links: numIpus / gwLink.ipusPerPod, or 1 (one POD).
+  std::uint32_t numPods() const {
+    return gwLink.ipusPerPod && gwLink.ipusPerPod < ipuLink.numIpus ? ipuLink.numIpus / gwLink.ipusPerPod : 1;
+  }
   // Rounded up; throws naming `what` when the time is negative, not finite or
   // over kMaxDurationCycles (model/target_limits.hpp).
   std::uint64_t secondsToCycles(double seconds, const std::string& what = "duration") const;

@@ -30,6 +30,26 @@ void checkRate(const char* name, double bytesPerSecond, double clockHz) {
                                 number(clockHz / double(kMaxDurationCycles)) + " B/s");
 }
 
+// PODs joined by GW-Links: equal PODs of whole IPU-Machines; a loop of 3 or
+// more PODs gives each gateway a link to each side.
+void checkPods(const Target& t) {
+  const std::uint32_t perPod = t.gwLink.ipusPerPod, ipus = t.ipuLink.numIpus;
+  if (perPod == 0 || perPod >= ipus) return;
+  const std::string pod = "target parameter 'gwLink.ipusPerPod' = " + std::to_string(perPod);
+  if (ipus % perPod)
+    throw std::invalid_argument(pod + ": ipuLink.numIpus = " + std::to_string(ipus) +
+                                " is not a multiple of it (expected PODs of equal size: a divisor of ipuLink.numIpus, "
+                                "or 0 for one POD)");
+  if (perPod % t.gwLink.ipusPerGateway)
+    throw std::invalid_argument(pod + " is not a multiple of gwLink.ipusPerGateway = " +
+                                std::to_string(t.gwLink.ipusPerGateway) + " (expected whole IPU-Machines per POD)");
+  if (ipus / perPod > 2 && t.gwLink.linksPerGateway < 2)
+    throw std::invalid_argument("target parameter 'gwLink.linksPerGateway' = " +
+                                std::to_string(t.gwLink.linksPerGateway) + ": a loop of " +
+                                std::to_string(ipus / perPod) +
+                                " PODs needs 2 or more (a gateway's links go half to each side)");
+}
+
 }  // namespace
 
 std::uint64_t durationToCycles(double seconds, double clockHz, const std::string& what) {
@@ -76,6 +96,9 @@ void checkTargetLimits(const Target& t) {
   checkRate("streamingMemory.bytesPerSecond", t.streamingMemory.bytesPerSecond, t.clockHz);
   checkRate("ipuLink.linkBytesPerSecond", t.ipuLink.linkBytesPerSecond, t.clockHz);
   if (t.ipuLink.railsWrap > 1) overLimit("ipuLink.railsWrap", std::to_string(t.ipuLink.railsWrap), "0 (a ladder) or 1 (rails wrap)");
+  checkRate("gwLink.linkBytesPerSecond", t.gwLink.linkBytesPerSecond, t.clockHz);
+  checkRate("gwLink.ipuBytesPerSecond", t.gwLink.ipuBytesPerSecond, t.clockHz);
+  checkPods(t);
 }
 
 }  // namespace ipusim::model

@@ -8,6 +8,8 @@
 #include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/memory_estimate.hpp"
 #include "model/hardware/remote_buffer_bytes.hpp"
+#include "model/system_preset.hpp"
+#include "scheduler/models/ipu_system_keys.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "scheduler/planning/memory_plan.hpp"
 #include "scheduler/graph/op_graph.hpp"
@@ -258,8 +260,10 @@ void checkStreamingMemoryFits(const ir::Executable& exe, const model::Target& ta
 
 model::Target targetFor(const Workload& w) {
   model::Target t = model::Target::preset(w.ipu.arch);
+  if (!w.ipu.system.empty()) model::applySystem(t, w.ipu.system);
   if (w.ipu.tiles) t.set("tile.tilesPerIpu", std::to_string(w.ipu.tiles));
   t.set("ipuLink.numIpus", std::to_string(w.ipu.numIpus));
+  t.gwLink.ipusPerPod = ipusPerPodOf(w);
   t.validate();
   return t;
 }
@@ -305,7 +309,15 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
                : " (a multiple of the " + std::to_string(shards) + " IPUs one replica needs, which " + n + " is not)"));
     }
     replicaTarget.ipuLink.numIpus = shards;
+    replicaTarget.gwLink.ipusPerPod = 0;  // one replica's IPUs: one POD
   }
+  // PODs joined by GW-Links: each holds whole replicas (the all-reduce is staged in and across them).
+  const std::uint32_t pods = target.numPods();
+  if (pods > 1 && (target.gwLink.ipusPerPod % shards || replicas % pods))
+    throw std::invalid_argument("gwLink.ipusPerPod is " + std::to_string(target.gwLink.ipusPerPod) +
+                                ", not a multiple of the " + std::to_string(shards) +
+                                " IPUs one replica needs: expected PODs of whole replicas (ipu.num_ipus " +
+                                std::to_string(w.ipu.numIpus) + " in " + std::to_string(pods) + " PODs)");
   const std::uint32_t tiles = replicaTarget.totalTiles();
   std::map<std::string, std::uint32_t> tileBaseOfLayer;
   if (shards > 1) {
@@ -566,7 +578,8 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     // ones are (tests/e2e/test_replica_mirror_profile.cpp: the same profile
     // as the full layout).
     const ReplicatedUpdates collectives =
-        replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror, step.shardOfVertex);
+        replicate(exe, replicas, shards, tiles, updateSequences, target.tile.workerContexts, mirror, step.shardOfVertex,
+                  pods);
     auto& children = exe.programs[updatesParent].children;
     // Pipelined, the updates are the first children of apply_gradients: the all-reduce goes first.
     // (Evaluate and predict have no update, and nothing to reduce.)

@@ -12,8 +12,24 @@ namespace ipusim::model::hardware {
 
 IpuLink::IpuLink(const Target& target)
     : linkBytesPerCycle_(target.ipuLink.linkBytesPerSecond / target.clockHz),
+      gwLinkBytesPerCycle_(target.gwLink.linkBytesPerSecond / target.clockHz),
+      gatewayBytesPerCycle_(target.gwLink.ipuBytesPerSecond / target.clockHz),
       latencyCycles_(target.ipuLink.latencyCycles),
-      topology_(target.ipuLink) {}
+      gwLatencyCycles_(target.gwLink.latencyCycles),
+      topology_(target.ipuLink, target.gwLink) {}
+
+double IpuLink::hopBytesPerCycle(const IpuLinkTopology::Hop& hop) const {
+  const bool fromGateway = topology_.isGateway(hop.first), toGateway = topology_.isGateway(hop.second);
+  if (fromGateway && toGateway) return gwLinkBytesPerCycle_ * topology_.links(hop.first, hop.second);
+  if (fromGateway || toGateway) return gatewayBytesPerCycle_;
+  return linkBytesPerCycle_ * topology_.links(hop.first, hop.second);
+}
+
+ir::Cycles IpuLink::hopLatency(const IpuLinkTopology::Hop& hop) const {
+  const bool fromGateway = topology_.isGateway(hop.first), toGateway = topology_.isGateway(hop.second);
+  if (fromGateway && toGateway) return gwLatencyCycles_;
+  return fromGateway || toGateway ? 0 : latencyCycles_;
+}
 
 ir::Cycles IpuLink::phaseCycles(const Flows& flows) const {
   if (flows.empty()) return 0;
@@ -29,10 +45,12 @@ ir::Cycles IpuLink::phaseCycles(const Flows& flows) const {
   }
   ir::Cycles longest = 0;
   for (const auto& [pair, route] : routes) {
-    ir::Cycles busiest = 0;
-    for (const auto& hop : route)
-      busiest = std::max(busiest, ceilDivide(hopBytes[hop], linkBytesPerCycle_ * topology_.links(hop.first, hop.second)));
-    longest = std::max(longest, latencyCycles_ * route.size() + busiest);
+    ir::Cycles busiest = 0, latency = 0;
+    for (const auto& hop : route) {
+      busiest = std::max(busiest, ceilDivide(hopBytes[hop], hopBytesPerCycle(hop)));
+      latency += hopLatency(hop);
+    }
+    longest = std::max(longest, latency + busiest);
   }
   return longest;
 }

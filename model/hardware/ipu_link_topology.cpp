@@ -10,19 +10,26 @@ namespace ipusim::model::hardware {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-IpuLinkTopology::IpuLinkTopology(const IpuLinkParams& params)
-    : numIpus_(params.numIpus), links_(std::size_t(params.numIpus) * params.numIpus, 0), params_(params) {
-  const std::uint32_t n = numIpus_;
-  for (std::uint32_t i = 0; i + 1 < n; i += 2) join(i, i + 1, params.linksPerRung);
-  for (std::uint32_t i = 0; i + 2 < n; ++i) join(i, i + 2, params.linksPerRail);
-  // A torus closes the rails: the last rung to the first (needs two rungs at least).
-  if (params.railsWrap && n >= 4 && n % 2 == 0) {
-    join(n - 2, 0, params.linksPerRail);
-    join(n - 1, 1, params.linksPerRail);
-  }
+namespace {
+// As Target::numPods(), from the parameters the topology has.
+std::uint32_t podsOf(const IpuLinkParams& params, const GwLinkParams& gw) {
+  return gw.ipusPerPod && gw.ipusPerPod < params.numIpus ? params.numIpus / gw.ipusPerPod : 1;
+}
+}  // namespace
 
-  // Breadth-first search from every IPU; neighbours in ascending index order,
-  // so among shortest routes the first hop goes to the lowest IPU.
+IpuLinkTopology::IpuLinkTopology(const IpuLinkParams& params, const GwLinkParams& gw)
+    : numIpus_(params.numIpus), params_(params), gw_(gw) {
+  const std::uint32_t pods = podsOf(params, gw);
+  const std::uint32_t gatewayCount = pods > 1 ? numIpus_ / gw.ipusPerGateway : 0;
+  numNodes_ = numIpus_ + gatewayCount;
+  links_.assign(std::size_t(numNodes_) * numNodes_, 0);
+  const std::uint32_t perPod = numIpus_ / pods;
+  for (std::uint32_t q = 0; q < pods; ++q) ladder(q * perPod, perPod);
+  if (pods > 1) gateways(pods);
+
+  // Breadth-first search from every node; neighbours in ascending index order,
+  // so among shortest routes the first hop goes to the lowest node.
+  const std::uint32_t n = numNodes_;
   parent_.assign(std::size_t(n) * n, kNone);
   for (std::uint32_t from = 0; from < n; ++from) {
     std::uint32_t* parent = &parent_[std::size_t(from) * n];
@@ -40,16 +47,41 @@ IpuLinkTopology::IpuLinkTopology(const IpuLinkParams& params)
   }
 }
 
+// One ladder of n IPUs from IPU `first`.
+void IpuLinkTopology::ladder(std::uint32_t first, std::uint32_t n) {
+  for (std::uint32_t i = 0; i + 1 < n; i += 2) join(first + i, first + i + 1, params_.linksPerRung);
+  for (std::uint32_t i = 0; i + 2 < n; ++i) join(first + i, first + i + 2, params_.linksPerRail);
+  // A torus closes the rails: the last rung to the first (needs two rungs at least).
+  if (params_.railsWrap && n >= 4 && n % 2 == 0) {
+    join(first + n - 2, first, params_.linksPerRail);
+    join(first + n - 1, first + 1, params_.linksPerRail);
+  }
+}
+
+void IpuLinkTopology::gateways(std::uint32_t pods) {
+  const std::uint32_t perGateway = gw_.ipusPerGateway;
+  for (std::uint32_t ipu = 0; ipu < numIpus_; ++ipu) join(ipu, numIpus_ + ipu / perGateway, 1);
+  const std::uint32_t machinesPerPod = numIpus_ / pods / perGateway;
+  auto gateway = [&](std::uint32_t pod, std::uint32_t machine) { return numIpus_ + pod * machinesPerPod + machine; };
+  for (std::uint32_t k = 0; k < machinesPerPod; ++k) {
+    if (pods == 2) {
+      join(gateway(0, k), gateway(1, k), gw_.linksPerGateway);
+      continue;
+    }
+    for (std::uint32_t q = 0; q < pods; ++q) join(gateway(q, k), gateway((q + 1) % pods, k), gw_.linksPerGateway / 2);
+  }
+}
+
 void IpuLinkTopology::join(std::uint32_t a, std::uint32_t b, std::uint32_t count) {
-  links_[std::size_t(a) * numIpus_ + b] += count;
-  links_[std::size_t(b) * numIpus_ + a] += count;
+  links_[std::size_t(a) * numNodes_ + b] += count;
+  links_[std::size_t(b) * numNodes_ + a] += count;
 }
 
 std::vector<IpuLinkTopology::Hop> IpuLinkTopology::route(std::uint32_t from, std::uint32_t to) const {
   if (from >= numIpus_ || to >= numIpus_)
     throw std::invalid_argument("IPU-Link route from IPU " + std::to_string(from) + " to IPU " + std::to_string(to) +
                                 ": the system has " + std::to_string(numIpus_) + " IPUs (ipuLink.numIpus)");
-  const std::uint32_t* parent = &parent_[std::size_t(from) * numIpus_];
+  const std::uint32_t* parent = &parent_[std::size_t(from) * numNodes_];
   if (parent[to] == kNone)
     throw std::invalid_argument("IPU " + std::to_string(from) + " and IPU " + std::to_string(to) +
                                 " are not joined by any route of IPU-Links (ipuLink.linksPerRung = " +

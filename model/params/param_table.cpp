@@ -28,6 +28,15 @@ namespace {
 //             IPU-M2000 for the links between IPU-M2000s; the M2000 datasheet:
 //             10 IPU-Links per GC200. 4 IPUs x 2 rails x 2 directions = 8 ports
 //             when each rail is 2 links, leaving 6 for the pair.
+//   POD-GS    Graphcore, Getting Started with IPU-POD Systems, "IPU-POD overview": an
+//             IPU-POD128 is two IPU-POD64 racks, an IPU-POD256 four; the IPU-Gateway of
+//             each IPU-M2000 joins the racks by GW-Links. IPU-POD128 datasheet: the two
+//             racks' GW-Link cables cross-connected.
+//   GW-SW     Graphcore technical note "Switched GW-Links in large scale Pod systems":
+//             two GW-Link ports per IPU-Machine ("east" and "west"), directly connected
+//             racks form a loop (machine k of rack r to machine k of racks r-1, r+1),
+//             100 Gbps GW-Link interfaces.
+//   POD-DA    Graphcore IPU-POD DA build and test guide, 2.1: 2 GW-Link ports per IPU-M2000.
 //   Jia2019's ladder: the two IPUs of a C2 card joined by 3 IPU-Links (192
 //             GB/s), cards joined along two rails of one link (64 GB/s).
 // The AMP rates are derived: peak FLOPS / (2 FLOP per MAC x tiles x clock).
@@ -92,6 +101,24 @@ const std::vector<ParamDescriptor> kTable = {
     {"ipuLink", "ipuLink.latencyCycles", "cycles", 1000, 1000, Bound::NonNegative,
      "Latency of one IPU-Link hop, paid per hop of a route (estimate: no published per-hop figure)",
      [](Target& t) -> FieldRef { return &t.ipuLink.latencyCycles; }},
+    {"gwLink", "gwLink.ipusPerPod", "IPUs", 0, 0, Bound::NonNegative,
+     "IPUs per IPU-POD, PODs joined by GW-Links: 64 in an IPU-POD128/256 (POD-GS); 0 the whole system one POD",
+     [](Target& t) -> FieldRef { return &t.gwLink.ipusPerPod; }},
+    {"gwLink", "gwLink.ipusPerGateway", "IPUs", 4, 4, Bound::Positive,
+     "IPUs behind one IPU-Gateway: an IPU-M2000's 4 (M2000 datasheet); ipu1 has none, used only with PODs",
+     [](Target& t) -> FieldRef { return &t.gwLink.ipusPerGateway; }},
+    {"gwLink", "gwLink.linksPerGateway", "links", 2, 2, Bound::Positive,
+     "GW-Link ports per IPU-Gateway: 2, east and west (POD-DA; GW-SW); two PODs take both to the other",
+     [](Target& t) -> FieldRef { return &t.gwLink.linksPerGateway; }},
+    {"gwLink", "gwLink.linkBytesPerSecond", "B/s", 12.5e9, 12.5e9, Bound::Positive,
+     "One GW-Link, each direction: 100 Gbps interfaces (GW-SW), the line rate (Ethernet framing not taken off)",
+     [](Target& t) -> FieldRef { return &t.gwLink.linkBytesPerSecond; }},
+    {"gwLink", "gwLink.ipuBytesPerSecond", "B/s", 14.4e9, 14.4e9, Bound::Positive,
+     "One IPU to its IPU-Gateway, each direction, estimate: PCIe Gen4 x8 (M2000 BMC guide) as streamingMemory's",
+     [](Target& t) -> FieldRef { return &t.gwLink.ipuBytesPerSecond; }},
+    {"gwLink", "gwLink.latencyCycles", "cycles", 1600, 1330, Bound::NonNegative,
+     "Latency of one GW-Link hop (estimate: 1 us, an Ethernet RDMA hop as hostLink.latencySeconds; none published)",
+     [](Target& t) -> FieldRef { return &t.gwLink.latencyCycles; }},
     {"hostLink", "hostLink.bytesPerSecond", "B/s", 28.8e9, 12.5e9, Bound::Positive,
      "Host link per direction: ipu1 PCIe Gen4 x16 less TLP headers (PCIe4); ipu2 100 GbE RoCE (M2000 BMC guide)",
      [](Target& t) -> FieldRef { return &t.hostLink.bytesPerSecond; }},

@@ -11,6 +11,7 @@
 #include "model/util/json_error_text.hpp"
 #include "model/util/nearest_name.hpp"
 #include "scheduler/models/dtype_policy.hpp"
+#include "scheduler/models/ipu_system_keys.hpp"
 #include "scheduler/models/keras_placement.hpp"
 #include "scheduler/models/keras_model.hpp"
 #include "scheduler/models/layer_shapes.hpp"
@@ -442,10 +443,11 @@ Workload parseWorkload(const json& j, const std::string& source, const std::stri
       tr.boolean("replicated_optimizer_state_sharding", w.training.replicatedOptimizerStateSharding);
 
   Reader ipu = top.object("ipu");
-  ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus"});
+  ipu.allowOnly({"arch", "tiles", "available_memory_proportion", "num_ipus", "system", "ipus_per_pod"});
   w.ipu.arch = ipu.string("arch", w.ipu.arch, {"ipu1", "ipu2"});
   w.ipu.tiles = ipu.count32("tiles", 0, false);
   w.ipu.numIpus = ipu.count32("num_ipus", w.ipu.numIpus, true);
+  parseSystem(ipu, w);
   parsePipeline(top, w);
   // In a pipeline, checkpoints cut a stage's recomputation only in TF's
   // RecomputeAndBackpropagateInterleaved mode ("this layer has no effect

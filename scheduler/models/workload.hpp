@@ -180,6 +180,11 @@ struct IpuSpec {
   std::string arch = "ipu2";
   std::uint32_t tiles = 0;  // 0: the arch's tiles per IPU
   std::uint32_t numIpus = 1;  // ipu.num_ipus (as auto_select_ipus): the graph is replicated num_ipus times
+  // ipu.system: a named IPU-POD (model/system_preset.hpp) giving the IPU-Link topology, the PODs and
+  // (unless given) num_ipus; empty: the arch's preset, a ladder of num_ipus IPUs.
+  std::string system;
+  // ipu.ipus_per_pod: PODs of that many IPUs joined by GW-Links (gwLink.ipusPerPod); 0: the system's.
+  std::uint32_t ipusPerPod = 0;
   double availableMemoryProportion = 0.6;
 };
 

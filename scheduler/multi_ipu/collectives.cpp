@@ -77,6 +77,17 @@ void checkRing(const std::vector<std::uint32_t>& ring) {
   }
 }
 
+// A ring over some of the tensor's `replicas`: distinct replicas, each < replicas.
+void checkSubRing(const std::vector<std::uint32_t>& ring, std::uint32_t replicas) {
+  std::vector<bool> seen(replicas, false);
+  for (std::uint32_t r : ring) {
+    if (r >= replicas || seen[r])
+      throw std::invalid_argument("collective: replica " + std::to_string(r) +
+                                  " is twice in the ring or not one of the " + std::to_string(replicas) + " replicas");
+    seen[r] = true;
+  }
+}
+
 void checkChunks(const Chunks& chunks, std::uint32_t n) {
   if (chunks.size() != n)
     throw std::invalid_argument("collective: " + std::to_string(chunks.size()) + " chunks for " + std::to_string(n) +
@@ -123,12 +134,19 @@ std::uint32_t ownedChunk(const std::vector<std::uint32_t>& ring, std::uint32_t r
 std::vector<CollectiveStep> ringReduceScatter(const ir::Tensor& data, const ir::Tensor& received,
                                               const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
                                               const Chunks& chunks) {
+  checkRing(ring);
+  return ringReduceScatterOver(data, received, std::uint32_t(ring.size()), ring, workerContexts, chunks);
+}
+
+std::vector<CollectiveStep> ringReduceScatterOver(const ir::Tensor& data, const ir::Tensor& received,
+                                                  std::uint32_t replicas, const std::vector<std::uint32_t>& ring,
+                                                  std::uint32_t workerContexts, const Chunks& chunks) {
   const std::uint32_t n = std::uint32_t(ring.size());
-  const std::uint64_t elements = copyElements(data, n, "all-reduce");
+  const std::uint64_t elements = copyElements(data, replicas, "all-reduce");
   if (received.numElements() != data.numElements() || received.dtype != data.dtype)
     throw std::invalid_argument("all-reduce: the buffer '" + received.name + "' differs in size or type from '" +
                                 data.name + "'");
-  checkRing(ring);
+  checkSubRing(ring, replicas);
   checkChunks(chunks, n);
   std::vector<CollectiveStep> steps;
   if (n < 2) return steps;
@@ -151,9 +169,15 @@ std::vector<CollectiveStep> ringReduceScatter(const ir::Tensor& data, const ir::
 }
 
 std::vector<CollectiveStep> ringAllGather(const ir::Tensor& data, const std::vector<std::uint32_t>& ring, const Chunks& chunks) {
-  const std::uint32_t n = std::uint32_t(ring.size());
-  const std::uint64_t elements = copyElements(data, n, "all-gather");
   checkRing(ring);
+  return ringAllGatherOver(data, std::uint32_t(ring.size()), ring, chunks);
+}
+
+std::vector<CollectiveStep> ringAllGatherOver(const ir::Tensor& data, std::uint32_t replicas,
+                                              const std::vector<std::uint32_t>& ring, const Chunks& chunks) {
+  const std::uint32_t n = std::uint32_t(ring.size());
+  const std::uint64_t elements = copyElements(data, replicas, "all-gather");
+  checkSubRing(ring, replicas);
   checkChunks(chunks, n);
   std::vector<CollectiveStep> steps;
   if (n < 2) return steps;
@@ -183,14 +207,23 @@ std::vector<CollectiveStep> ringAllReduce(const ir::Tensor& data, const ir::Tens
 
 CollectiveStep scaleOwnedChunks(const ir::Tensor& data, const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
                                 const Chunks& chunks, double scale) {
-  const std::uint32_t n = std::uint32_t(ring.size());
-  const std::uint64_t elements = copyElements(data, n, "mean");
   checkRing(ring);
+  return scaleOwnedChunksOver(data, std::uint32_t(ring.size()), ring, workerContexts, chunks, scale);
+}
+
+CollectiveStep scaleOwnedChunksOver(const ir::Tensor& data, std::uint32_t replicas,
+                                    const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
+                                    const Chunks& chunks, double scale) {
+  const std::uint32_t n = std::uint32_t(ring.size());
+  const std::uint64_t elements = copyElements(data, replicas, "mean");
+  checkSubRing(ring, replicas);
   checkChunks(chunks, n);
   const std::string codelet = data.dtype == ir::DType::Half ? "Scale<half>" : "Scale";
   CollectiveStep step;
   step.what = "mean";
-  for (std::uint32_t r = 0; r < n; ++r) {
+  std::vector<std::uint32_t> inOrder = ring;  // replica order, as the vertices of every tile always were
+  std::sort(inOrder.begin(), inOrder.end());
+  for (std::uint32_t r : inOrder) {
     std::vector<Piece> pieces;
     for (const ElementRange& range : chunks[ownedChunk(ring, r)])
       piecesOf(data, {r * elements + range.begin, r * elements + range.end}, pieces);

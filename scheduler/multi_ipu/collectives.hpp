@@ -72,6 +72,18 @@ std::vector<CollectiveStep> ringAllGather(const ir::Tensor& data, const std::vec
 // Each replica's owned chunk of `data` times `scale` (one step, no exchange).
 CollectiveStep scaleOwnedChunks(const ir::Tensor& data, const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
                                 const Chunks& chunks, double scale);
+// The same over a ring of some of the tensor's `replicas` (a POD's replicas,
+// or one replica of each POD: hierarchical_all_reduce.hpp): `chunks` has one
+// chunk per replica of the ring. Throws std::invalid_argument when the ring
+// names a replica twice or one of no copy.
+std::vector<CollectiveStep> ringReduceScatterOver(const ir::Tensor& data, const ir::Tensor& received,
+                                                  std::uint32_t replicas, const std::vector<std::uint32_t>& ring,
+                                                  std::uint32_t workerContexts, const Chunks& chunks);
+std::vector<CollectiveStep> ringAllGatherOver(const ir::Tensor& data, std::uint32_t replicas,
+                                              const std::vector<std::uint32_t>& ring, const Chunks& chunks);
+CollectiveStep scaleOwnedChunksOver(const ir::Tensor& data, std::uint32_t replicas,
+                                    const std::vector<std::uint32_t>& ring, std::uint32_t workerContexts,
+                                    const Chunks& chunks, double scale);
 std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root);
 
 }  // namespace ipusim::scheduler

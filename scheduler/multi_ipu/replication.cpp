@@ -1,6 +1,7 @@
 #include "scheduler/multi_ipu/replication.hpp"
 
 #include "scheduler/multi_ipu/collectives.hpp"
+#include "scheduler/multi_ipu/hierarchical_all_reduce.hpp"
 #include "scheduler/multi_ipu/update_vertices.hpp"
 
 #include <algorithm>
@@ -204,8 +205,15 @@ void moveUpdatesLast(const OpGraph& graph, Schedule& schedule) {
 ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica,
                             std::uint32_t tilesPerReplica, const std::vector<ir::Id>& updateSequences,
                             std::uint32_t workerContexts, bool mirror,
-                            const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex) {
+                            const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex, std::uint32_t pods) {
   if (replicas <= 1) return {};
+  if (pods == 0 || replicas % pods)
+    throw std::invalid_argument("replication: " + std::to_string(replicas) + " replicas do not fill " +
+                                std::to_string(pods) + " PODs alike (gwLink.ipusPerPod)");
+  if (pods > 1 && !shardOfVertex.empty())
+    throw std::invalid_argument("training.replicated_optimizer_state_sharding over " + std::to_string(pods) +
+                                " PODs (gwLink.ipusPerPod) is not modelled: expected one POD, or no sharding");
+  const std::uint32_t perPod = replicas / pods;  // the chunks a copy is cut into (collectives in PODs)
   // Paired receives pair tiles (2k, 2k + 1): an odd replica width would pair
   // replica k's tiles differently from replica 0's, so it is laid out in full.
   mirror = mirror && tilesPerReplica % 2 == 0;
@@ -232,7 +240,7 @@ ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::ui
   if (fused && weightOf.size() != gradients.size())
     throw std::logic_error("replication: plain SGD and fused updates in one step");
   std::map<ir::Id, Chunks> chunksOf;  // per gradient (fused): its weight's per-interval chunks, one replica's
-  for (const auto& [g, w] : weightOf) chunksOf[g] = perIntervalChunks(exe.tensors[w].mapping, replicas);
+  for (const auto& [g, w] : weightOf) chunksOf[g] = perIntervalChunks(exe.tensors[w].mapping, perPod);
   const bool sharded = !shardOfVertex.empty();
   if (sharded && !fused) throw std::logic_error("replication: a sharded update that is not a fused one");
 
@@ -273,6 +281,12 @@ ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::ui
     for (ir::TileInterval& iv : received.mapping) iv.address = ir::TileInterval::kUnplaced;
     exe.tensors.push_back(received);
     const ir::Tensor& gradient = exe.tensors[g];
+    if (pods > 1) {  // hierarchical: in the PODs, across them over GW-Links, in the PODs
+      const Chunks chunks = fused ? chunksOf.at(g) : contiguousChunks(gradient.numElements() / replicas, perPod);
+      merge(before, podAllReduce(gradient, exe.tensors.back(), replicas, pods, workerContexts, chunks,
+                                 fused ? 1.0 / double(replicas) : 0.0));
+      continue;
+    }
     if (!fused) {
       merge(before, ringAllReduce(gradient, exe.tensors.back(), ring, workerContexts));
       continue;

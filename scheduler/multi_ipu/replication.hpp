@@ -52,9 +52,14 @@ struct ReplicatedUpdates {
 // them in exe.mirror (model/ir/replica_mirror.hpp) instead of laying them out
 // R times; tensors, streams and the all-reduce are laid out in full. Ignored
 // (full layout) when tilesPerReplica is odd: tile pairs would not line up.
+// `pods` > 1 (IPU-PODs joined by GW-Links, model Target::numPods): the
+// all-reduce is staged in the PODs and across them (hierarchical_all_reduce.hpp),
+// a fused rule's chunks per interval cut in R / pods; R must be a multiple of
+// `pods`, and sharding over several PODs is refused (std::invalid_argument).
 ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::uint32_t ipusPerReplica,
                             std::uint32_t tilesPerReplica, const std::vector<ir::Id>& updateSequences,
                             std::uint32_t workerContexts, bool mirror = false,
-                            const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex = {});
+                            const std::map<ir::Id, std::vector<std::uint32_t>>& shardOfVertex = {},
+                            std::uint32_t pods = 1);
 
 }  // namespace ipusim::scheduler

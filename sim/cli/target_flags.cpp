@@ -1,5 +1,6 @@
 #include "sim/cli/target_flags.hpp"
 
+#include "model/system_preset.hpp"
 #include "sim/cli/commands.hpp"
 
 #include <limits>
@@ -22,6 +23,8 @@ std::vector<std::pair<std::string, std::string>> splitAssignments(const std::vec
 
 void TargetFlags::addTo(CLI::App& app) {
   app.add_option("--arch", arch, "target preset: ipu1 (Mk1 GC2) or ipu2 (Mk2 GC200)");
+  app.add_option("--system", system,
+                 "a named IPU system: " + model::systemNames() + " (IPUs, IPU-Link torus, PODs joined by GW-Links)");
   app.add_option("--tiles", tiles, "tiles per IPU (override)")
       ->check(wholeNumberAtLeastOne(std::numeric_limits<std::uint32_t>::max()));
   app.add_option("--ipus", ipus, "number of IPUs (override of ipuLink.numIpus)")
@@ -32,6 +35,7 @@ void TargetFlags::addTo(CLI::App& app) {
 
 model::Target TargetFlags::apply(model::Target base) const {
   model::Target target = arch.empty() ? std::move(base) : model::Target::preset(arch);
+  if (!system.empty()) model::applySystem(target, system);
   if (tiles) target.set("tile.tilesPerIpu", std::to_string(*tiles));
   if (ipus) target.set("ipuLink.numIpus", std::to_string(*ipus));
   for (const auto& [name, value] : splitAssignments(sets))

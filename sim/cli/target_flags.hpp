@@ -1,6 +1,6 @@
 #pragma once
-// The target flags shared by every command that simulates: --arch, --tiles,
-// --ipus, --set name=value (repeatable). A what-if study is one flag.
+// The target flags shared by every command that simulates: --arch, --system,
+// --tiles, --ipus, --set name=value (repeatable). A what-if study is one flag.
 #include "model/target.hpp"
 #include "sim/host/host_params.hpp"
 
@@ -13,6 +13,7 @@ namespace ipusim::sim {
 
 struct TargetFlags {
   std::string arch;                  // empty: the executable's or the workload's
+  std::string system;                // a named IPU system (model/system_preset.hpp); empty: none
   std::optional<std::uint32_t> tiles;
   std::optional<std::uint32_t> ipus;
   std::vector<std::string> sets;     // "name=value"

@@ -34,6 +34,7 @@ std::map<std::string, std::vector<SliceKey>> slicesByTrack(const traces::Profile
 struct Job {
   std::uint32_t ipus = 2;
   bool pipelined = false;
+  std::uint32_t ipusPerPod = 0;  // PODs joined by GW-Links (ipu.ipus_per_pod); 0: one
 };
 
 void writeProfile(const ScratchDir& dir, const Job& job, const std::string& extra) {
@@ -43,12 +44,14 @@ void writeProfile(const ScratchDir& dir, const Job& job, const std::string& extr
                                              : "workloads/mnist_replicated_4ipus.json --steps 4 --steps-per-execution 2";
   const auto r = runCommand("cd " + quote(IPUSIM_SOURCE_DIR) + " && " + ipusimBinary() + " run " + workload +
                             " --synthetic-data --workload-set ipu.num_ipus=" + std::to_string(job.ipus) +
+                            " --workload-set ipu.ipus_per_pod=" + std::to_string(job.ipusPerPod) +
                             " --engine-options " + quote(options) + " " + extra);
   ASSERT_EQ(r.exitCode, 0) << r.output;
 }
 
 void expectSameProfiles(const Job& job) {
-  const std::string tag = std::to_string(job.ipus) + (job.pipelined ? "-pipelined" : "");
+  const std::string tag = std::to_string(job.ipus) + (job.pipelined ? "-pipelined" : "") +
+                          (job.ipusPerPod ? "-pods" : "");
   ScratchDir mirroredDir("mirror-" + tag), fullDir("full-" + tag);
   writeProfile(mirroredDir, job, "");
   writeProfile(fullDir, job, "--full-replicas");
@@ -94,6 +97,8 @@ TEST(ReplicaMirrorProfile, FourReplicasProfileExactlyAsTheFullLayout) { expectSa
 // Pipelined replicas (2 stages on 2 IPUs each) are mirrored as plain ones are.
 TEST(ReplicaMirrorProfile, PipelinedReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles({4, true}); }
 TEST(ReplicaMirrorProfile, FourPipelinedReplicasProfileExactlyAsTheFullLayout) { expectSameProfiles({8, true}); }
+// Replicas in 2 PODs of 4 IPUs: the all-reduce over the GW-Links times the same either way.
+TEST(ReplicaMirrorProfile, ReplicasInTwoPodsProfileExactlyAsTheFullLayout) { expectSameProfiles({8, false, 4}); }
 
 TEST(ReplicaMirrorProfile, SerializingTheGraphLaysOutEveryReplica) {
   ScratchDir dir("mirror-serialized");

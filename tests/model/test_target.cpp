@@ -166,9 +166,9 @@ TEST(TargetJson, AcceptsStringValuesAndRejectsBadDocuments) {
 TEST(TargetParams, ListCoversEveryFieldOnceWithOneLineSourcedDescriptions) {
   Target t = Target::preset("ipu2");
   const auto rows = listParams(t);
-  // Every numeric field of Target is listed: 1 clock + 7 tile + 4 exchange + 2 sync + 6 ipuLink + 2 hostLink
-  // + 3 streamingMemory.
-  ASSERT_EQ(rows.size(), 25u);
+  // Every numeric field of Target is listed: 1 clock + 7 tile + 4 exchange + 2 sync + 6 ipuLink + 6 gwLink
+  // + 2 hostLink + 3 streamingMemory.
+  ASSERT_EQ(rows.size(), 31u);
   std::set<std::string> names;
   for (const auto& row : rows) {
     EXPECT_TRUE(names.insert(row.name).second) << row.name;
