@@ -448,6 +448,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // phases mirrored, model/ir/replica_mirror.hpp), unless every replica is
   // asked for or the serialized graph (which holds every replica) is written.
   workload.mirrorReplicas = args.synthetic && !args.fullReplicas && !options.outputSerializedGraph;
+  workload.functional = !args.synthetic;
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled =
       compileWithProgress(workload, target, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
