@@ -100,6 +100,13 @@ TEST(AdversarialPass22, SweepSummaryEscapesControlCharacters) {
   EXPECT_NE(r.output.find("\n  \"c\\u001b[31m\": "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("\nb: "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+  // A point's count flag holding a newline failed "(')": the last line of its split refusal.
+  const auto tiles = runCommand(ipusimBinary() + " sweep --synthetic-data --no-plot --vary " + quote("tiles=2\n") +
+                                " -o " + quote((dir.path() / "o3").string()) + " " + quote(workload));
+  EXPECT_NE(tiles.output.find("  \"2\\n\": failed (--vary tiles=\"2\\n\" (--tiles): expected a whole number from 1 "
+                              "to 4294967295, got \"2\\n\")\n"),
+            std::string::npos)
+      << tiles.output;
   // And an axis's name in its refusal: the message was split over two lines.
   expectRefusal(runCommand(ipusimBinary() + " sweep --synthetic-data --vary " + quote("a\nb=1") + " -o " +
                            quote((dir.path() / "o2").string()) + " " + quote(workload)),
