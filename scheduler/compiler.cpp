@@ -449,10 +449,11 @@ CompiledWorkload compile(const Workload& original, const model::Target& target, 
     if (validation) {
       const PipelineCopyItems more = pipelineItemsPerMiniBatch(exe, checks);
       items.tensorIntervals += more.tensorIntervals, items.tensorRenames += more.tensorRenames;
-      items.tensors += more.tensors, items.programs += more.programs;
+      items.tensors += more.tensors, items.programs += more.programs, items.renamedWork += more.renamedWork;
     }
-    checkPipelineCopies("workload '" + w.name + "': pipeline.gradient_accumulation_count", accumulation,
-                        items.tensorIntervals, items.tensorRenames, items.tensors, items.programs);
+    const std::string key = "workload '" + w.name + "': pipeline.gradient_accumulation_count";
+    checkPipelineCopies(key, accumulation, items.tensorIntervals, items.tensorRenames, items.tensors, items.programs);
+    if (w.functional) checkFunctionalPipeline(key, accumulation, items.renamedWork, replicas);
     const PipelinePlan plan = planPipeline(w.pipeline.schedule, w.pipeline.stages, accumulation);
     const PipelinedProgram pipeline = buildPipeline(exe, fit ? plan : forwardOnly(plan), parts);
     // The N mini-batches, then the update on their summed gradients (evaluate, predict: none).

@@ -54,6 +54,19 @@ int refuseCommandOnRanks(int argc, char* argv[]) {
   return 1;
 }
 
+// Under an MPI launcher every rank parses the same command line: help
+// (`mpirun -n 2 ipusim --help`, `ipusim run --help`) and a command line
+// CLI11 refuses were printed once a rank. Said once, by rank 0, as a
+// refused command is; every rank exits with the same code.
+bool quietRank() {
+  try {
+    const ipusim::sim::cluster::LaunchInfo info = ipusim::sim::cluster::launchInfo();
+    return info.launched && info.rank != 0;
+  } catch (const std::exception&) {
+    return false;  // (a launcher's variable out of range: say what there is to say)
+  }
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -87,6 +100,7 @@ int sc_main(int argc, char* argv[]) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (quietRank()) return e.get_exit_code();
     return app.exit(e);
   } catch (const std::bad_alloc&) {
     std::cerr << "ipusim: error: out of memory: this work needs more memory than the machine gives it "

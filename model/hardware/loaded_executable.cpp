@@ -220,7 +220,7 @@ void LoadedExecutable::checkRenamedPlans() const {
       std::to_string(executes) + " Execute and " + std::to_string(copies) +
       " Copy programs (ir::Program::renames, copyOf) lay out " + std::to_string(items) +
       " vertices and copy regions, over the limit of " + std::to_string(kMaxRenamedPlanItems) +
-      " (model/hardware/loaded_executable.hpp: host memory grows with them); run timing only (--synthetic-data), "
+      " (model/hardware/renamed_plans_limit.hpp: host memory grows with them); run timing only (--synthetic-data), "
       "or with fewer mini-batches in flight (pipeline.gradient_accumulation_count)");
 }
 

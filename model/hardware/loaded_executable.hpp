@@ -8,6 +8,7 @@
 #include "model/hardware/exchange_fabric.hpp"
 #include "model/hardware/fused_matmul.hpp"
 #include "model/hardware/memory_layout.hpp"
+#include "model/hardware/renamed_plans_limit.hpp"
 #include "model/hardware/streaming_memory.hpp"
 #include "model/host_stream.hpp"
 #include "model/tile_range.hpp"
@@ -25,15 +26,6 @@ struct ConditionSlot {  // a RepeatWhileTrue/If condition scalar in tile memory
 struct StreamCopySlot {  // a StreamCopy program's tensor region, checked
   std::uint64_t bytes = 0;
 };
-
-// Functional mode plans each renaming program's work on its own tensors
-// (renamedPlans, and a renamed Copy's ExchangePlan): their vertices and copy
-// regions, 2^24 at most, 16.8 M (design choice: about 4.5 GB of host memory.
-// Measured: the tutorial's 2-IPU pipeline plans 28,587 vertices and 33,181
-// copy regions a mini-batch after the first, 16.6 MB, about 270 bytes an
-// item, so up to 272 mini-batches; the compile's bound on mini-batches let
-// it have 1,990, about 33 GB). Checked before any is planned.
-inline constexpr std::uint64_t kMaxRenamedPlanItems = 1ull << 24;
 
 struct LoadedExecutable {
   // fuseMatMuls (functional only): compute the executable's fused products

@@ -19,6 +19,15 @@ inline std::string utf8Text(const std::string& text) {
       .get<std::string>();
 }
 
+// `text` as a line of the console shows it: as utf8Text, or, holding a
+// control character (a newline would split the line, an escape sequence
+// drive the terminal), as the JSON string messages show such names by ("a\nb").
+inline std::string oneLineText(const std::string& text) {
+  for (unsigned char c : text)
+    if (c < 0x20) return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return utf8Text(text);
+}
+
 inline std::string jsonErrorText(const std::string& what) {
   std::string text = what;
   if (text.rfind("[json.exception.", 0) == 0) {

@@ -257,6 +257,10 @@ struct Workload {
   // Not a workload key: a timing-only runner sets it to compile identical
   // replicas once (scheduler/multi_ipu/replication.hpp, model/ir/replica_mirror.hpp).
   bool mirrorReplicas = false;
+  // Not a workload key: a runner computing the numbers sets it, so that the
+  // compiler holds a pipeline's mini-batches to what functional mode can
+  // plan (checkFunctionalPipeline) before it lays them out.
+  bool functional = false;
   std::uint64_t seed = 1;                   // weight initialisation (Glorot uniform, biases zero)
 };
 

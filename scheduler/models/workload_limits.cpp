@@ -2,6 +2,8 @@
 
 #include "model/target_limits.hpp"
 
+#include "model/hardware/renamed_plans_limit.hpp"
+
 #include "model/target.hpp"
 #include "scheduler/layers/layer.hpp"
 
@@ -64,6 +66,21 @@ void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std:
       " items, over the limit of " + str(kMaxPipelineCopyItems) +
       " (scheduler/models/workload_limits.hpp: host memory grows with them): at most " +
       str(kMaxPipelineCopyItems / std::max<std::uint64_t>(1, items) + 1) + " mini-batches per weight update");
+}
+
+void checkFunctionalPipeline(const std::string& key, std::uint64_t miniBatches, std::uint64_t renamedWork,
+                             std::uint32_t replicas) {
+  using model::hardware::kMaxRenamedPlanItems;
+  const Wide each = Wide(renamedWork) * std::max<std::uint32_t>(1, replicas);
+  const Wide total = Wide(miniBatches > 0 ? miniBatches - 1 : 0) * each;
+  if (total <= kMaxRenamedPlanItems) return;
+  throw std::invalid_argument(
+      key + ": " + str(miniBatches) + " mini-batches in flight, each after the first planning " + str(renamedWork) +
+      " vertices and copy regions of its own" + (replicas > 1 ? " on each of " + str(replicas) + " replicas" : "") +
+      " in functional mode, plan " + wide(total) + ", over the limit of " + str(kMaxRenamedPlanItems) +
+      " (model/hardware/renamed_plans_limit.hpp: host memory grows with them): at most " +
+      wide(Wide(kMaxRenamedPlanItems) / each + 1) +
+      " mini-batches per weight update, or run timing only (--synthetic-data)");
 }
 
 std::string tensorLimitText() { return "the limit for one tensor is " + std::to_string(kMaxTensorBytes) + " bytes"; }

@@ -89,6 +89,19 @@ inline constexpr std::uint64_t kPipelineItemsPerObject = 5;
 void checkPipelineCopies(const std::string& key, std::uint64_t miniBatches, std::uint64_t tensorIntervals,
                          std::uint64_t tensorRenames, std::uint64_t tensors, std::uint64_t programs);
 
+// A functional run (the numbers computed) of a pipeline: functional mode
+// plans each mini-batch's renamed work on its own tensors, bounded by
+// model::hardware::kMaxRenamedPlanItems when the executable is loaded. The
+// compiler checks it before it lays the mini-batches out (1,024 mini-batches
+// of the tutorial's 2-IPU pipeline compiled for 70-90 s before the load
+// refused them): throws std::invalid_argument("<key>: <N> mini-batches in
+// flight, each after the first planning <work> vertices and copy regions
+// ... at most M mini-batches per weight update, or run timing only") when
+// (N - 1) x `renamedWork` x `replicas` (every replica laid out in full)
+// passes the bound.
+void checkFunctionalPipeline(const std::string& key, std::uint64_t miniBatches, std::uint64_t renamedWork,
+                             std::uint32_t replicas);
+
 // Throws std::invalid_argument("<key>: <value> <what> of <vertices> vertices
 // each lay out N vertices, over the limit of kMaxLaidOutVertices: at most M")
 // when `copies` copies of `vertices` vertices pass the limit. `hint` ends the

@@ -378,6 +378,12 @@ class Pipeliner {
 
   bool shared(ir::Id t) const { return exe_.tensors[t].alwaysLive && !perMiniBatch_.count(t); }
 
+  const std::vector<ir::Id>& tensorsOfSetOnce(ir::Id cs) {
+    auto [it, added] = tensorsOfSet_.emplace(cs, std::vector<ir::Id>{});
+    if (added) it->second = tensorsOf(exe_.computeSets[cs]);
+    return it->second;
+  }
+
  public:
   // See pipelineItemsPerMiniBatch.
   PipelineCopyItems itemsPerMiniBatch() {
@@ -391,16 +397,25 @@ class Pipeliner {
             std::vector<ir::Id> touched;
             if (p.kind == ir::ProgramKind::Copy) {
               touched = tensorsOf(p);
+              items.renamedWork += std::max<std::size_t>(1, p.regions.size());  // (a renamed copy: copyOf)
             } else if (p.kind == ir::ProgramKind::Execute) {
-              auto [it, added] = tensorsOfSet_.emplace(p.computeSet, std::vector<ir::Id>{});
-              if (added) it->second = tensorsOf(exe_.computeSets[p.computeSet]);
-              touched = it->second;
+              touched = tensorsOfSetOnce(p.computeSet);
+              if (std::any_of(touched.begin(), touched.end(), [&](ir::Id t) { return !shared(t); }))
+                items.renamedWork += exe_.computeSets[p.computeSet].vertices.size();
             }
             ++items.programs;  // (each leaf runs again as mini-batch m's program)
             for (ir::Id t : touched)
               if (!shared(t)) ++items.tensorRenames;
             tensors.insert(touched.begin(), touched.end());
           }
+    // Each backward pass adds its gradients into the accumulators (accumulationOf), renamed.
+    if (parts_.accumulate != ir::kNoId && std::any_of(parts_.backward.begin(), parts_.backward.end(),
+                                                      [](const std::vector<ir::Id>& ops) { return !ops.empty(); })) {
+      const ir::Id cs = exe_.programs[parts_.accumulate].computeSet;
+      const std::vector<ir::Id>& touched = tensorsOfSetOnce(cs);
+      if (std::any_of(touched.begin(), touched.end(), [&](ir::Id t) { return !shared(t); }))
+        items.renamedWork += exe_.computeSets[cs].vertices.size();
+    }
     for (ir::Id t : tensors)
       if (!shared(t)) items.tensorIntervals += exe_.tensors[t].mapping.size(), ++items.tensors;
     return items;

@@ -85,8 +85,13 @@ PipelinedProgram buildPipeline(ir::Executable& exe, const PipelinePlan& plan, co
 // its stage's, renamed: ir::Program::renames). The compiler holds
 // (mini-batches - 1) x their weighted sum to kMaxPipelineCopyItems before
 // building (checkPipelineCopies).
+// renamedWork: what functional mode then plans for each of those mini-batches
+// (model/hardware/renamed_plans_limit.hpp): the vertices of its renamed
+// Executes (its passes' and its gradients' additions) and the regions of
+// its Copies, as LoadedExecutable counts them (checkFunctionalPipeline).
 struct PipelineCopyItems {
   std::uint64_t tensorIntervals = 0, tensorRenames = 0, tensors = 0, programs = 0;
+  std::uint64_t renamedWork = 0;
 };
 PipelineCopyItems pipelineItemsPerMiniBatch(ir::Executable& exe, const PipelineParts& parts);
 

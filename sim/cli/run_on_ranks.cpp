@@ -3,6 +3,7 @@
 #include "model/util/json_error_text.hpp"
 #include "sim/cli/instance_peers.hpp"
 #include "sim/cluster/cluster.hpp"
+#include "sim/engine/instance_share.hpp"
 #include "sim/host/interrupt.hpp"
 
 #include <iostream>
@@ -19,6 +20,10 @@ int runWorkloadOnRanks(RunWorkloadArgs args) {
   try {
     exitCode = runWorkload(args);
   } catch (const ReplicasOverRanks& e) {
+    if (cluster.rank() == 0) std::cerr << "ipusim: error: " << util::utf8Text(e.what()) << "\n";
+    cluster.waitForAll();
+    return 1;
+  } catch (const InstancesDisagree& e) {  // (every rank compared every rank's part with rank 0's)
     if (cluster.rank() == 0) std::cerr << "ipusim: error: " << util::utf8Text(e.what()) << "\n";
     cluster.waitForAll();
     return 1;

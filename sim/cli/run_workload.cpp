@@ -359,11 +359,17 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                                                       : from + " on the workload made for " +
                                                             args.kerasPath;
   scheduler::checkTask(workload, source);
+  // Under mpirun every rank finds the same warnings: rank 0 alone says them
+  // (a dataset read more than once was said once a rank), as it alone
+  // writes the predictions (whose path every rank refused, each saying so).
+  const bool rankZero = !args.peers || args.peers->instance() == 0;
+  std::ostream nowhere(nullptr);  // (no buffer: what is written goes nowhere)
+  std::ostream& warn = rankZero ? std::cerr : nowhere;
   if (!args.predictionsPath.empty() && args.synthetic)
     throw std::invalid_argument("--predictions needs the numbers: --synthetic-data computes none");
   // The predictions' path is checked before the compile (which may take minutes): never one of the inputs.
   const traces::OutputPolicy outputPolicy{args.force, inputsOf(args, workload)};
-  if (!args.predictionsPath.empty()) {
+  if (!args.predictionsPath.empty() && rankZero) {
     PredictionsFile::checkName(args.predictionsPath);  // (after the compile, ResNet-50's 20 s went before the refusal)
     traces::checkOutputPath(args.predictionsPath, outputPolicy);
   }
@@ -432,10 +438,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
                                " examples read the dataset's " + std::to_string(examples.count) +
                                " examples more than once (Keras's evaluate and predict read each once: at most " +
                                std::to_string(wholeBatches) + " steps here)";
-      if (!args.predictionsPath.empty())
+      if (!args.predictionsPath.empty() && rankZero)
         throw std::invalid_argument("--predictions " + args.predictionsPath + ": " + what +
                                     "; its rows would not be the examples in order");
-      std::cerr << "ipusim: warning: " << what << "\n";
+      warn << "ipusim: warning: " << what << "\n";
     }
     batches = std::make_unique<DatasetBatches>(
         // Keras's evaluate and predict do not shuffle: the examples in their order.
@@ -448,13 +454,14 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // phases mirrored, model/ir/replica_mirror.hpp), unless every replica is
   // asked for or the serialized graph (which holds every replica) is written.
   workload.mirrorReplicas = args.synthetic && !args.fullReplicas && !options.outputSerializedGraph;
+  workload.functional = !args.synthetic;
   const auto compileStart = std::chrono::steady_clock::now();
   scheduler::CompiledWorkload compiled =
       compileWithProgress(workload, target, args.kerasPath.empty() ? args.workloadPath : args.kerasPath);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
-  for (const std::string& warning : compiled.report.warnings) std::cerr << "ipusim: warning: " << warning << "\n";
+  for (const std::string& warning : compiled.report.warnings) warn << "ipusim: warning: " << warning << "\n";
   if (compiled.report.tilesOverCapacity)
-    std::cerr << "ipusim: warning: " << compiled.report.tilesOverCapacity
+    warn << "ipusim: warning: " << compiled.report.tilesOverCapacity
               << (compiled.report.tilesOverCapacity == 1 ? " tile is over its" : " tiles are over their")
               << " capacity of "
               << target.tile.memoryBytes << " bytes (the fullest needs " << compiled.report.maxTileBytes
@@ -489,7 +496,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     } catch (const std::exception& e) {
       // (A trial the compiled fit does not need: the profile then does not
       // say, and the insights decide as they did before the key existed.)
-      std::cerr << "ipusim: warning: recomputation as \"auto\" not tried for the profile's meta: " << e.what() << "\n";
+      warn << "ipusim: warning: recomputation as \"auto\" not tried for the profile's meta: " << e.what() << "\n";
     }
   }
   std::uint64_t streamingMemoryBytes = 0;
@@ -611,6 +618,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   summary.streamingMemoryBytes = streamingMemoryBytes;
   summary.step = breakdown.result();
   summary.arch = target.arch;
+  // Under mpirun the ranks compare their weights before the profile is
+  // committed: ranks whose weights differ left each a profile that read as complete.
+  if (InstanceShare* share = engine.share(); share && summary.weightsDigest)
+    share->agreeOnWeights(*summary.weightsDigest);
   summary.profile = engine.finish();
   summary.fittedParams = fittedHostParams();
   summary.hostThreads = engine.system().hostThreads();
@@ -625,7 +636,6 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   struct rusage usage {};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary.peakRssBytes = std::uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
   if (InstanceShare* share = engine.share()) {
-    if (summary.weightsDigest) share->agreeOnWeights(*summary.weightsDigest);
     // Each rank says what it computed and what its gathers cost; rank 0
     // alone prints the run's summary, as one process does.
     const InstanceShare::Traffic& t = share->traffic();

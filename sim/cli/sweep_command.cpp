@@ -140,6 +140,51 @@ void lockOutputDirectory(const fs::path& dir) {
                              "or choose another -o directory");
 }
 
+// Whether a sweep holds `dir`'s lock (lockOutputDirectory): tried, and let go at once.
+bool sweepWritingInto(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // (and with it the lock, if this call took it)
+  return held;
+}
+
+// A sweep into another running sweep's points/ folder (-o DIR/points, or
+// a folder in it) wrote its results and points among that sweep's, and
+// the next sweep into DIR refused to empty them ("not written by a
+// sweep"). Refused while that sweep runs, whatever the spelling (links).
+void refuseInsideRunningSweep(const fs::path& dir) {
+  std::error_code error;
+  const fs::path full = fs::weakly_canonical(fs::absolute(dir, error), error);
+  if (error) return;
+  for (fs::path p = full; p.has_relative_path(); p = p.parent_path())
+    if (p.filename() == "points" && sweepWritingInto(p.parent_path()))
+      throw std::runtime_error(dir.string() + ": is in the points folder of a sweep writing into " +
+                               p.parent_path().string() + "; wait for it to finish or choose another -o directory");
+}
+
+// A sweep killed while writing its results (SIGKILL: no handler runs) left
+// their temporary files (sweep.png.tmp-PID, traces/output_file.hpp) beside
+// them. Under the directory's lock no other sweep is writing any: a file
+// of that name (not a directory, nor an input of this sweep) is removed.
+void removeStaleResultTemporaries(const fs::path& dir, const std::vector<std::string>& inputs) {
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const auto tmp = name.find(".tmp-");
+    if (tmp == std::string::npos || !allDigits(name.substr(tmp + 5))) continue;
+    const std::string result = name.substr(0, tmp);
+    if (result != "sweep.csv" && result != "sweep.json" && result != "sweep.png") continue;
+    const fs::file_status status = entry.symlink_status();
+    if ((fs::is_regular_file(status) || fs::is_symlink(status)) && !holdsInput(entry.path(), inputs))
+      stale.push_back(entry.path());
+  }
+  for (const fs::path& path : stale) {
+    std::error_code ignored;  // (gone already: nothing to do)
+    fs::remove(path, ignored);
+  }
+}
+
 // The output directory made, and its points/ folder emptied of an earlier
 // sweep's files, so that no point of another sweep is taken for one of this
 // one. A file there that no sweep writes (a points/N/ folder holding other
@@ -152,6 +197,7 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::ve
     if (fs::exists(status) && !fs::is_directory(fs::status(folder)))
       throw std::runtime_error(folder.string() + ": is not a directory; -o names the sweep's output directory");
   }
+  refuseInsideRunningSweep(dir);
   // The result files are checked before anything changes or runs (they are written after the points).
   for (const char* name : {"sweep.csv", "sweep.json", "sweep.png"})
     traces::checkOutputPath((dir / name).string(), {/*force=*/true, inputs});
@@ -159,6 +205,7 @@ void prepareOutput(const fs::path& dir, const fs::path& pointsDir, const std::ve
   fs::create_directories(pointsDir, created);
   if (created) throw std::runtime_error(pointsDir.string() + ": cannot create the sweep's points directory: " + created.message());
   lockOutputDirectory(dir);
+  removeStaleResultTemporaries(dir, inputs);
   std::vector<fs::path> earlier;
   for (const auto& entry : fs::directory_iterator(pointsDir)) {
     const bool directory = fs::is_directory(entry.symlink_status());

@@ -1,6 +1,7 @@
 #include "sim/cli/sweep_plan.hpp"
 
 #include "model/params/param_table.hpp"
+#include "model/util/json_error_text.hpp"
 #include "scheduler/models/workload.hpp"
 #include "sim/cli/workload_overrides.hpp"
 
@@ -62,18 +63,21 @@ std::vector<std::string> argsFor(const SweepAxis& axis, const std::string& value
 
 }  // namespace
 
+// (Each name and value as the console shows it: a newline split the summary's line in two.)
 std::string SweepPoint::label() const {
-  if (values.size() == 1) return values[0];
+  if (values.size() == 1) return util::oneLineText(values[0]);
   std::string text;
   for (std::size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + axisNames[i] + "=" + values[i];
+    text += (i ? ", " : "") + util::oneLineText(axisNames[i]) + "=" + util::oneLineText(values[i]);
   return text;
 }
 
 SweepAxis parseSweepAxis(const std::string& spec, const nlohmann::json& workloadJson) {
+  // (Named in its errors on one line: a newline in it split the message.)
+  const std::string shown = util::oneLineText(spec);
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw std::invalid_argument("--vary " + spec + ": expected NAME=V1,V2,... (e.g. steps_per_execution=1,10,100)");
+    throw std::invalid_argument("--vary " + shown + ": expected NAME=V1,V2,... (e.g. steps_per_execution=1,10,100)");
   SweepAxis axis;
   axis.name = spec.substr(0, eq);
   axis.values = splitValues(spec, spec.substr(eq + 1));
@@ -96,14 +100,14 @@ SweepAxis parseSweepAxis(const std::string& spec, const nlohmann::json& workload
       return axis;
     }
     if (keys.empty())
-      throw std::invalid_argument("--vary " + spec + ": '" + n +
+      throw std::invalid_argument("--vary " + shown + ": '" + util::oneLineText(n) +
                                   "' is not a key of the workload file, a target or host parameter (ipusim params) "
                                   "or a run flag; give a workload key's full path (workloads/README.md), e.g. "
                                   "training.outfeed.mode");
     if (keys.size() > 1) {
       std::string list;
       for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
-      throw std::invalid_argument("--vary " + spec + ": '" + n + "' names several workload keys (" + list +
+      throw std::invalid_argument("--vary " + shown + ": '" + n + "' names several workload keys (" + list +
                                   "): give the full path");
     }
     axis.resolved = "--workload-set " + keys[0];

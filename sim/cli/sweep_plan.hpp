@@ -32,7 +32,9 @@ struct SweepPoint {
   std::size_t index = 0;
   std::vector<std::string> values;   // one per axis
   std::vector<std::string> runArgs;  // the arguments after `ipusim run WORKLOAD`
-  std::string label() const;         // "10" or "steps_per_execution=10, tiles=64"
+  // "10" or "steps_per_execution=10, tiles=64", as the console shows them
+  // (a value holding a control character as a JSON string: "a\nb").
+  std::string label() const;
   std::vector<std::string> axisNames;
   // The --vary values given as --workload-set assignments ("--vary steps=3",
   // several joined by " and "), as the point's errors name them; empty if none.

@@ -1,5 +1,7 @@
 #include "sim/cli/sweep_points.hpp"
 
+#include "model/util/json_error_text.hpp"
+
 #include "sim/cli/child_process.hpp"
 #include "sim/cli/workload_overrides.hpp"
 #include "sim/cluster/launch.hpp"
@@ -118,7 +120,7 @@ SweepResult collectPoint(const SweepPlan& plan, const FinishedPoint& finished) {
       const std::string& flag = plan.axes[a].resolved;
       if (flag.rfind("--", 0) == 0 && flag.find(' ') == std::string::npos && flag != "--set" &&
           flag != plan.axes[a].name && r.error.rfind(flag + ": ", 0) == 0)
-        r.error = "--vary " + plan.axes[a].name + "=" + point.values[a] + " (" + flag + "): " +
+        r.error = "--vary " + plan.axes[a].name + "=" + util::oneLineText(point.values[a]) + " (" + flag + "): " +
                   r.error.substr(flag.size() + 2);
     }
     return r;

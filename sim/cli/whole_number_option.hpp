@@ -1,8 +1,11 @@
 #pragma once
 // The check of a count option, shared by every subcommand that takes one
-// (sim/cli and the profile commands of sim/commands): only CLI11 here.
+// (sim/cli and the profile commands of sim/commands): CLI11, and how a value shows on one line.
+#include "model/util/json_error_text.hpp"
+
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -22,7 +25,10 @@ inline CLI::Validator wholeNumberFrom(std::uint64_t min, std::uint64_t max) {
         errno = 0;
         const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
         if (digits && errno != ERANGE && value >= min && value <= max) return "";
-        return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got '" + text + "'";
+        // (A value holding a newline, given by a sweep's --vary, split the message: the point "failed (')".)
+        const bool control = std::any_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20; });
+        return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
+               (control ? util::oneLineText(text) : "'" + text + "'");
       },
       "NUMBER>=" + std::to_string(min));
 }

@@ -77,14 +77,20 @@ void InstanceShare::agree(const std::string& description, const ir::Executable& 
   sent_.assign(2 * sizeof hash, '\0');
   std::memcpy(sent_.data() + sizeof hash, &hash, sizeof hash);
   gather(ReplicaPeers::Channel::Collective, "the run's set-up");
-  for (std::uint32_t i = 0; i < peers_.instances(); ++i) {
-    std::uint64_t theirs = 0;
-    std::memcpy(&theirs, all_.data() + partAt(i), sizeof theirs);
-    if (theirs != hash)
-      throw std::runtime_error("rank " + std::to_string(i) + " runs another run than rank " +
-                               std::to_string(peers_.instance()) + "'s (" + run +
-                               "): expected every rank to run the same workload with the same flags");
-  }
+  // (Each against instance 0's: every instance finds the same ones, and one message.)
+  const auto partOf = [&](std::uint32_t i) {
+    std::uint64_t part = 0;
+    std::memcpy(&part, all_.data() + partAt(i), sizeof part);
+    return part;
+  };
+  std::string differ;
+  for (std::uint32_t i = 1; i < peers_.instances(); ++i)
+    if (partOf(i) != partOf(0)) differ += (differ.empty() ? "" : ", ") + std::to_string(i);
+  if (differ.empty()) return;
+  const bool one = differ.find(',') == std::string::npos;  // (rank 0 says it: its run is `run`)
+  throw InstancesDisagree((one ? "rank " : "ranks ") + differ + (one ? " runs" : " run") +
+                          " another run than rank 0's (" + run +
+                          "): expected every rank to run the same workload with the same flags");
 }
 
 void InstanceShare::agreeOnWeights(const std::string& digest) {
@@ -94,14 +100,14 @@ void InstanceShare::agreeOnWeights(const std::string& digest) {
   sent_.assign(sizeof(std::uint64_t), '\0');
   sent_ += own;
   gather(ReplicaPeers::Channel::Collective, "the weights' digests");
-  for (std::uint32_t i = 0; i < peers_.instances(); ++i) {
-    const std::string theirs(all_.data() + partAt(i), kDigestChars);
-    if (theirs != own)
-      throw std::runtime_error("rank " + std::to_string(i) + "'s weights (digest " + theirs + ") differ from rank " +
-                               std::to_string(peers_.instance()) + "'s (digest " + own +
-                               ") after the run: expected every rank to run the same workload with the same flags "
-                               "(its optimizer, seed and dataset too)");
-  }
+  const auto digestOf = [&](std::uint32_t i) { return std::string(all_.data() + partAt(i), kDigestChars); };
+  std::string differ;
+  for (std::uint32_t i = 1; i < peers_.instances(); ++i)
+    if (digestOf(i) != digestOf(0)) differ += ", rank " + std::to_string(i) + "'s " + digestOf(i);
+  if (!differ.empty())
+    throw InstancesDisagree("the ranks' trained weights differ: rank 0's digest " + digestOf(0) + differ +
+                            " (after the run; no profile committed): expected every rank to run the same workload "
+                            "with the same flags (its optimizer, seed and dataset too)");
 }
 
 void InstanceShare::beforeCollective(model::IpuSystem& system, ir::Id program) {

@@ -22,10 +22,18 @@
 
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace ipusim::sim {
+
+// The instances disagree (agree(), agreeOnWeights()): every instance
+// compares every instance's part with instance 0's, so every one throws it
+// alike, with one message; instance 0 alone need say it (run_on_ranks.hpp).
+struct InstancesDisagree : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class InstanceShare {
  public:
@@ -41,13 +49,15 @@ class InstanceShare {
   // Before the run: every instance must run the same run (`description`:
   // what the host will do, with the executable's size). Throws naming the
   // instance whose run differs (a rank given other flags would otherwise
-  // wait at a collective the others never reach).
+  // wait at a collective the others never reach). Throws InstancesDisagree.
   void agree(const std::string& description, const ir::Executable& exe);
   // After a run that computes the numbers: every instance must hold the
   // same weights (`digest`: its replicas' weights digest). agree() compares
   // the run's shape only: ranks given another learning rate, seed or dataset
   // ran to the end with weights of their own, and rank 0 printed its loss as
-  // the job's. Throws naming the rank whose digest differs.
+  // the job's. Throws InstancesDisagree naming the ranks whose digest
+  // differs from rank 0's. Called before the profile is committed: a run
+  // whose ranks disagree leaves none that reads as complete.
   void agreeOnWeights(const std::string& digest);
   // LoadOptions::beforeCollective: the collective `program`'s tensors gathered.
   void beforeCollective(model::IpuSystem& system, ir::Id program);
