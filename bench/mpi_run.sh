@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `mpirun ipusim run` of the tutorial's 4 functional replicas
-# (workloads/mnist_replicated_4ipus.json, STEPS steps) as one process and on
-# 1, 2 and 4 ranks (mpirun --bind-to none --oversubscribe): per run the wall
+# `mpirun ipusim run` of the tutorial's REPLICAS functional replicas (8 by
+# default: workloads/mnist_replicated_4ipus.json with ipu.num_ipus=REPLICAS,
+# STEPS steps) as one process and on 1, 2 and 4 ranks (mpirun --bind-to none --oversubscribe): per run the wall
 # and CPU time (user+sys of every process, median of REPS, the runs
 # interleaved), the most seconds a rank spent in MPI (its gathers, as the
 # rank's stderr line says), and whether rank 0's weights digest and cycles
@@ -13,13 +13,14 @@ source "$(dirname "$0")/common.sh"
 REPS="${REPS:-3}"
 STEPS="${STEPS:-300}"
 BATCH="${BATCH:-32}"
+REPLICAS="${REPLICAS:-8}"
 command -v mpirun >/dev/null || { echo "bench: mpirun is missing (apt-get install openmpi-bin)" >&2; exit 1; }
 # As tests/mpi_run/check: shared memory, ob1, loopback, no CMA (sim/cluster/README.md).
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 run=(run "$BENCH_ROOT/workloads/mnist_replicated_4ipus.json" --steps "$STEPS" --json
-     --workload-set "dataset.batch_size=$BATCH")
+     --workload-set "dataset.batch_size=$BATCH" --workload-set "ipu.num_ipus=$REPLICAS")
 unset POPLAR_ENGINE_OPTIONS
 
 # run_one NAME COMMAND...: "wall_s cpu_s mpi_s digest cycles" of COMMAND.
@@ -37,7 +38,7 @@ run_one() {
 }
 
 machine_line
-echo "# 4 functional replicas, $STEPS steps, batch $BATCH a replica, median of $REPS"
+echo "# $REPLICAS functional replicas, $STEPS steps, batch $BATCH a replica, median of $REPS"
 names=(one rank1 rank2 rank4)
 declare -A rows
 for ((rep = 0; rep < REPS; ++rep)); do
