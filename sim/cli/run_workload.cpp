@@ -641,10 +641,16 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     const InstanceShare::Traffic& t = share->traffic();
     std::ostringstream line;
     line.precision(3);
-    line << "ipusim: rank " << args.peers->instance() << " of " << args.peers->instances() << ": replicas "
-         << share->firstReplica() << "-" << share->firstReplica() + share->replicaCount() - 1 << " of "
-         << share->replicas() << ", " << t.gathers << " gathers, " << double(t.bytesSent) / 1e6 << " MB sent, "
-         << t.seconds << " s in MPI, " << summary.wallSeconds << " s in all";
+    line << "ipusim: rank " << args.peers->instance() << " of " << args.peers->instances() << ": ";
+    // Every rank times every replica; a functional run divides the numbers'
+    // work, a timing-only one has none to divide (its share named none).
+    if (args.synthetic)
+      line << "timing only, all " << share->replicas() << " replicas on every rank";
+    else
+      line << "replicas " << share->firstReplica() << "-" << share->firstReplica() + share->replicaCount() - 1
+           << " of " << share->replicas();
+    line << ", " << t.gathers << " gathers, " << double(t.bytesSent) / 1e6 << " MB sent, " << t.seconds
+         << " s in MPI, " << summary.wallSeconds << " s in all";
     if (summary.weightsDigest) line << ", weights digest " << *summary.weightsDigest;
     line << "\n";
     std::cerr << line.str();
