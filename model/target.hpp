@@ -60,6 +60,12 @@ struct GwLinkParams {
   std::uint32_t latencyCycles = 0;      // per GW-Link hop
 };
 
+// IPU-PODs joined by GW-Links: numIpus / gw.ipusPerPod, or 1 (one POD: no
+// POD size, or one as large as the system).
+inline std::uint32_t numPodsOf(const IpuLinkParams& ipuLink, const GwLinkParams& gw) {
+  return gw.ipusPerPod && gw.ipusPerPod < ipuLink.numIpus ? ipuLink.numIpus / gw.ipusPerPod : 1;
+}
+
 struct HostLinkParams {
   double bytesPerSecond = 0;  // PCIe
   double latencySeconds = 0;
@@ -88,10 +94,7 @@ struct Target {
   std::uint32_t numIpus() const { return ipuLink.numIpus; }
   std::uint32_t totalTiles() const { return tile.tilesPerIpu * ipuLink.numIpus; }
   std::uint32_t ipuOf(std::uint32_t globalTile) const { return globalTile / tile.tilesPerIpu; }
-  // IPU-PODs joined by GW-Links: numIpus / gwLink.ipusPerPod, or 1 (one POD).
-  std::uint32_t numPods() const {
-    return gwLink.ipusPerPod && gwLink.ipusPerPod < ipuLink.numIpus ? ipuLink.numIpus / gwLink.ipusPerPod : 1;
-  }
+  std::uint32_t numPods() const { return numPodsOf(ipuLink, gwLink); }
   // Rounded up; throws naming `what` when the time is negative, not finite or
   // over kMaxDurationCycles (model/target_limits.hpp).
   std::uint64_t secondsToCycles(double seconds, const std::string& what = "duration") const;

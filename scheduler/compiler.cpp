@@ -9,7 +9,6 @@
 #include "scheduler/models/memory_estimate.hpp"
 #include "model/hardware/remote_buffer_bytes.hpp"
 #include "model/system_preset.hpp"
-#include "scheduler/models/ipu_system_keys.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "scheduler/planning/memory_plan.hpp"
 #include "scheduler/graph/op_graph.hpp"
@@ -263,7 +262,7 @@ model::Target targetFor(const Workload& w) {
   if (!w.ipu.system.empty()) model::applySystem(t, w.ipu.system);
   if (w.ipu.tiles) t.set("tile.tilesPerIpu", std::to_string(w.ipu.tiles));
   t.set("ipuLink.numIpus", std::to_string(w.ipu.numIpus));
-  t.gwLink.ipusPerPod = ipusPerPodOf(w);
+  if (w.ipu.ipusPerPod) t.gwLink.ipusPerPod = w.ipu.ipusPerPod;  // (over its system's)
   t.validate();
   return t;
 }

@@ -10,16 +10,9 @@ namespace ipusim::model::hardware {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-namespace {
-// As Target::numPods(), from the parameters the topology has.
-std::uint32_t podsOf(const IpuLinkParams& params, const GwLinkParams& gw) {
-  return gw.ipusPerPod && gw.ipusPerPod < params.numIpus ? params.numIpus / gw.ipusPerPod : 1;
-}
-}  // namespace
-
 IpuLinkTopology::IpuLinkTopology(const IpuLinkParams& params, const GwLinkParams& gw)
     : numIpus_(params.numIpus), params_(params), gw_(gw) {
-  const std::uint32_t pods = podsOf(params, gw);
+  const std::uint32_t pods = numPodsOf(params, gw);
   const std::uint32_t gatewayCount = pods > 1 ? numIpus_ / gw.ipusPerGateway : 0;
   numNodes_ = numIpus_ + gatewayCount;
   links_.assign(std::size_t(numNodes_) * numNodes_, 0);

@@ -19,12 +19,19 @@ inline std::string utf8Text(const std::string& text) {
       .get<std::string>();
 }
 
-// `text` as a line of the console shows it: as utf8Text, or, holding a
-// control character (a newline would split the line, an escape sequence
-// drive the terminal), as the JSON string messages show such names by ("a\nb").
-inline std::string oneLineText(const std::string& text) {
+// Whether `text` holds a control character (a newline would split a console
+// line, an escape sequence drive the terminal).
+inline bool holdsControlCharacter(const std::string& text) {
   for (unsigned char c : text)
-    if (c < 0x20) return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (c < 0x20) return true;
+  return false;
+}
+
+// `text` as a line of the console shows it: as utf8Text, or, holding a
+// control character, as the JSON string messages show such names by ("a\nb").
+inline std::string oneLineText(const std::string& text) {
+  if (holdsControlCharacter(text))
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return utf8Text(text);
 }
 

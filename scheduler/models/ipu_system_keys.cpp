@@ -29,9 +29,4 @@ void parseSystem(const WorkloadReader& ipu, Workload& w) {
                                           ": expected PODs of equal size (a divisor of num_ipus), or 0 for one POD");
 }
 
-std::uint32_t ipusPerPodOf(const Workload& w) {
-  if (w.ipu.ipusPerPod) return w.ipu.ipusPerPod;
-  return w.ipu.system.empty() ? 0 : model::systemPreset(w.ipu.system).ipusPerPod;
-}
-
 }  // namespace ipusim::scheduler

@@ -12,7 +12,4 @@ namespace ipusim::scheduler {
 // Errors name the key, the value and what was expected.
 void parseSystem(const WorkloadReader& ipu, Workload& w);
 
-// The target's POD size for `w`: ipu.ipus_per_pod, else its system's, else 0.
-std::uint32_t ipusPerPodOf(const Workload& w);
-
 }  // namespace ipusim::scheduler

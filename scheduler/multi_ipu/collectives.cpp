@@ -1,8 +1,10 @@
 #include "scheduler/multi_ipu/collectives.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 namespace ipusim::scheduler {
 namespace {
@@ -232,6 +234,16 @@ CollectiveStep scaleOwnedChunksOver(const ir::Tensor& data, std::uint32_t replic
     });
   }
   return step;
+}
+
+void mergeSteps(std::vector<CollectiveStep>& merged, std::vector<CollectiveStep> steps) {
+  if (merged.size() < steps.size()) merged.resize(steps.size());
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    merged[s].what = std::move(steps[s].what);
+    merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
+    merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
+                              std::make_move_iterator(steps[s].vertices.end()));
+  }
 }
 
 std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root) {

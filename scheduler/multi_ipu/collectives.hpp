@@ -86,4 +86,10 @@ CollectiveStep scaleOwnedChunksOver(const ir::Tensor& data, std::uint32_t replic
                                     const Chunks& chunks, double scale);
 std::vector<CollectiveStep> broadcast(const ir::Tensor& data, std::uint32_t replicas, std::uint32_t root);
 
+// Appends `steps` into `merged` step by step: step s's exchange and compute
+// set join merged[s]'s, which takes its name (collectives that move at once,
+// every tensor's or every POD's, each one exchange and one compute set a
+// step). `merged` grows to the longer of the two.
+void mergeSteps(std::vector<CollectiveStep>& merged, std::vector<CollectiveStep> steps);
+
 }  // namespace ipusim::scheduler

@@ -7,22 +7,19 @@
 namespace ipusim::scheduler {
 namespace {
 
-// Appends `steps` into `merged` step by step, each step renamed `stage/<s>`
-// (the rings of every POD, or of every local position, move at once).
-void mergeStage(std::vector<CollectiveStep>& merged, std::size_t first, const std::string& stage,
-                std::vector<CollectiveStep> steps) {
-  if (merged.size() < first + steps.size()) merged.resize(first + steps.size());
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    CollectiveStep& into = merged[first + s];
-    into.what = stage + "/" + std::to_string(s);
-    into.copy.insert(into.copy.end(), steps[s].copy.begin(), steps[s].copy.end());
-    into.vertices.insert(into.vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
-                         std::make_move_iterator(steps[s].vertices.end()));
-  }
-}
-
 void append(std::vector<CollectiveStep>& all, std::vector<CollectiveStep> more) {
   for (CollectiveStep& step : more) all.push_back(std::move(step));
+}
+
+// One stage: `rings` rings moving at once (the rings of every POD, or of
+// every local position), ring i's steps ringSteps(i) merged step by step,
+// step s named `name/<s>`, appended to `steps`.
+template <typename RingSteps>
+void addStage(std::vector<CollectiveStep>& steps, const std::string& name, std::uint32_t rings, RingSteps ringSteps) {
+  std::vector<CollectiveStep> stage;
+  for (std::uint32_t i = 0; i < rings; ++i) mergeSteps(stage, ringSteps(i));
+  for (std::size_t s = 0; s < stage.size(); ++s) stage[s].what = name + "/" + std::to_string(s);
+  append(steps, std::move(stage));
 }
 
 }  // namespace
@@ -64,17 +61,13 @@ std::vector<CollectiveStep> podAllReduce(const ir::Tensor& data, const ir::Tenso
   std::vector<Chunks> gwChunks(perPod);  // position p's owned chunk, cut over the PODs
   for (std::uint32_t p = 0; p < perPod; ++p) gwChunks[p] = subChunks(chunks[(p + 1) % perPod], pods);
 
-  std::vector<CollectiveStep> steps, stage;
-  for (std::uint32_t q = 0; q < pods; ++q)
-    mergeStage(stage, 0, "pod_reduce_scatter",
-               ringReduceScatterOver(data, received, replicas, podRings[q], workerContexts, chunks));
-  append(steps, std::move(stage));
-  stage.clear();
-  for (std::uint32_t p = 0; p < perPod; ++p)
-    mergeStage(stage, 0, "gw_reduce_scatter",
-               ringReduceScatterOver(data, received, replicas, gwRings[p], workerContexts, gwChunks[p]));
-  append(steps, std::move(stage));
-  stage.clear();
+  std::vector<CollectiveStep> steps;
+  addStage(steps, "pod_reduce_scatter", pods, [&](std::uint32_t q) {
+    return ringReduceScatterOver(data, received, replicas, podRings[q], workerContexts, chunks);
+  });
+  addStage(steps, "gw_reduce_scatter", perPod, [&](std::uint32_t p) {
+    return ringReduceScatterOver(data, received, replicas, gwRings[p], workerContexts, gwChunks[p]);
+  });
   if (meanScale != 0) {
     CollectiveStep mean;
     mean.what = "mean";
@@ -84,13 +77,10 @@ std::vector<CollectiveStep> podAllReduce(const ir::Tensor& data, const ir::Tenso
     }
     steps.push_back(std::move(mean));
   }
-  for (std::uint32_t p = 0; p < perPod; ++p)
-    mergeStage(stage, 0, "gw_all_gather", ringAllGatherOver(data, replicas, gwRings[p], gwChunks[p]));
-  append(steps, std::move(stage));
-  stage.clear();
-  for (std::uint32_t q = 0; q < pods; ++q)
-    mergeStage(stage, 0, "pod_all_gather", ringAllGatherOver(data, replicas, podRings[q], chunks));
-  append(steps, std::move(stage));
+  addStage(steps, "gw_all_gather", perPod,
+           [&](std::uint32_t p) { return ringAllGatherOver(data, replicas, gwRings[p], gwChunks[p]); });
+  addStage(steps, "pod_all_gather", pods,
+           [&](std::uint32_t q) { return ringAllGatherOver(data, replicas, podRings[q], chunks); });
   return steps;
 }
 

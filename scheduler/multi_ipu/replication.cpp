@@ -18,18 +18,6 @@ const ir::VertexField* field(const ir::Vertex& v, const std::string& name) {
   return nullptr;
 }
 
-// Appends `steps` into `merged` step by step (every tensor's collective has
-// the same steps: one exchange and one compute set each, for all tensors).
-void merge(std::vector<CollectiveStep>& merged, std::vector<CollectiveStep> steps) {
-  if (merged.empty()) merged.resize(steps.size());
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    merged[s].what = steps[s].what;
-    merged[s].copy.insert(merged[s].copy.end(), steps[s].copy.begin(), steps[s].copy.end());
-    merged[s].vertices.insert(merged[s].vertices.end(), std::make_move_iterator(steps[s].vertices.begin()),
-                              std::make_move_iterator(steps[s].vertices.end()));
-  }
-}
-
 // One Sequence `name` of the steps: for each, BSP's external sync of the
 // IPUs the exchange joins, the exchange, then its compute set ("<step>/add"
 // after an exchange; a step without one, the mean, is its compute set alone).
@@ -283,12 +271,12 @@ ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::ui
     const ir::Tensor& gradient = exe.tensors[g];
     if (pods > 1) {  // hierarchical: in the PODs, across them over GW-Links, in the PODs
       const Chunks chunks = fused ? chunksOf.at(g) : contiguousChunks(gradient.numElements() / replicas, perPod);
-      merge(before, podAllReduce(gradient, exe.tensors.back(), replicas, pods, workerContexts, chunks,
+      mergeSteps(before, podAllReduce(gradient, exe.tensors.back(), replicas, pods, workerContexts, chunks,
                                  fused ? 1.0 / double(replicas) : 0.0));
       continue;
     }
     if (!fused) {
-      merge(before, ringAllReduce(gradient, exe.tensors.back(), ring, workerContexts));
+      mergeSteps(before, ringAllReduce(gradient, exe.tensors.back(), ring, workerContexts));
       continue;
     }
     const Chunks& chunks = chunksOf.at(g);
@@ -296,8 +284,8 @@ ReplicatedUpdates replicate(ir::Executable& exe, std::uint32_t replicas, std::ui
     steps.push_back(scaleOwnedChunks(gradient, ring, workerContexts, chunks, 1.0 / double(replicas)));
     if (!sharded)
       for (CollectiveStep& step : ringAllGather(gradient, ring, chunks)) steps.push_back(std::move(step));
-    merge(before, std::move(steps));
-    if (sharded) merge(after, ringAllGather(exe.tensors[weightOf.at(g)], ring, chunks));
+    mergeSteps(before, std::move(steps));
+    if (sharded) mergeSteps(after, ringAllGather(exe.tensors[weightOf.at(g)], ring, chunks));
   }
   ReplicatedUpdates out;
   out.before = collectiveProgram(exe, sharded ? "reduce_scatter" : "all_reduce", std::move(before));

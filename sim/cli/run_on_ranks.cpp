@@ -16,17 +16,19 @@ int runWorkloadOnRanks(RunWorkloadArgs args) {
   cluster::Cluster cluster;
   InstancePeers peers(cluster);
   args.peers = &peers;
+  // An error every rank finds alike: said once, by rank 0; every rank exits 1.
+  const auto saidByRankZero = [&](const std::exception& e) {
+    if (cluster.rank() == 0) std::cerr << "ipusim: error: " << util::utf8Text(e.what()) << "\n";
+    cluster.waitForAll();
+    return 1;
+  };
   int exitCode = 0;
   try {
     exitCode = runWorkload(args);
   } catch (const ReplicasOverRanks& e) {
-    if (cluster.rank() == 0) std::cerr << "ipusim: error: " << util::utf8Text(e.what()) << "\n";
-    cluster.waitForAll();
-    return 1;
+    return saidByRankZero(e);
   } catch (const InstancesDisagree& e) {  // (every rank compared every rank's part with rank 0's)
-    if (cluster.rank() == 0) std::cerr << "ipusim: error: " << util::utf8Text(e.what()) << "\n";
-    cluster.waitForAll();
-    return 1;
+    return saidByRankZero(e);
   } catch (const std::exception& e) {
     // One write (the ranks' lines would interleave).
     std::cerr << "ipusim: error: rank " + std::to_string(cluster.rank()) + " of " + std::to_string(cluster.size()) +

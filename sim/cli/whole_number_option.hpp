@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -26,9 +25,8 @@ inline CLI::Validator wholeNumberFrom(std::uint64_t min, std::uint64_t max) {
         const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
         if (digits && errno != ERANGE && value >= min && value <= max) return "";
         // (A value holding a newline, given by a sweep's --vary, split the message: the point "failed (')".)
-        const bool control = std::any_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20; });
         return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
-               (control ? util::oneLineText(text) : "'" + text + "'");
+               (util::holdsControlCharacter(text) ? util::oneLineText(text) : "'" + text + "'");
       },
       "NUMBER>=" + std::to_string(min));
 }
