@@ -2,6 +2,7 @@
 // ipu.system; scheduler/multi_ipu/hierarchical_all_reduce.hpp): R replicas
 // of batch b in PODs train as one IPU with batch R x b, the all-reduce staged
 // in and across the PODs; the workload keys' checks.
+#include "replica_expectations.hpp"
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
@@ -20,23 +21,6 @@ scheduler::Workload inPods(std::uint32_t replicas, std::uint32_t ipusPerPod) {
   w.ipu.numIpus = replicas;
   w.ipu.ipusPerPod = ipusPerPod;
   return w;
-}
-
-// As tests/scheduler/replication_test.cpp: the reference's losses and
-// weights within its tolerance, and every replica's weights the same bits.
-void expectReplicasMatchOneIpu(const TrainingLosses& r, std::uint32_t replicas, std::uint64_t steps) {
-  ASSERT_EQ(r.simulated.size(), steps);
-  for (std::size_t s = 0; s < steps; ++s)
-    EXPECT_NEAR(r.simulated[s], r.reference[s], 1e-4 * std::fabs(r.reference[s])) << "step " << s;
-  ASSERT_EQ(r.simulatedWeights.size(), replicas);
-  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t) {
-    const auto& ref = r.referenceWeights[t];
-    for (std::uint32_t rep = 0; rep < replicas; ++rep)
-      EXPECT_EQ(r.simulatedWeights[rep][t], r.simulatedWeights[0][t]) << "tensor " << t << " replica " << rep;
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      ASSERT_NEAR(r.simulatedWeights[0][t][i], ref[i], 1e-5 + 1e-4 * std::fabs(ref[i]))
-          << "tensor " << t << " [" << i << "]";
-  }
 }
 
 // The step's all_reduce program.

@@ -1,5 +1,6 @@
 // Replication (scheduler/multi_ipu/replication.hpp): R replicas x batch b train as one
 // IPU with batch R x b over the same examples; the compiled layout.
+#include "replica_expectations.hpp"
 #include "training_harness.hpp"
 
 #include "scheduler/compiler.hpp"
@@ -17,23 +18,6 @@ scheduler::Workload replicated(std::uint32_t replicas) {
   auto w = scheduler::loadWorkload(sourcePath("workloads/small_synthetic.json"));
   w.ipu.numIpus = replicas;
   return w;
-}
-
-void expectReplicasMatchOneIpu(const TrainingLosses& r, std::uint32_t replicas, std::uint64_t steps) {
-  ASSERT_EQ(r.simulated.size(), steps);
-  for (std::size_t s = 0; s < steps; ++s)
-    EXPECT_NEAR(r.simulated[s], r.reference[s], 1e-4 * std::fabs(r.reference[s])) << "step " << s;
-  ASSERT_EQ(r.simulatedWeights.size(), replicas);
-  for (std::size_t t = 0; t < r.referenceWeights.size(); ++t) {
-    const auto& ref = r.referenceWeights[t];
-    for (std::uint32_t rep = 0; rep < replicas; ++rep) {
-      ASSERT_EQ(r.simulatedWeights[rep][t].size(), ref.size());
-      // The all-reduce sums each chunk once and copies it: replicas agree exactly.
-      EXPECT_EQ(r.simulatedWeights[rep][t], r.simulatedWeights[0][t]) << "tensor " << t << " replica " << rep;
-    }
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      ASSERT_NEAR(r.simulatedWeights[0][t][i], ref[i], 1e-5 + 1e-4 * std::fabs(ref[i])) << "tensor " << t << " [" << i << "]";
-  }
 }
 
 TEST(Replication, FourReplicasOfBatch8TrainAsOneIpuWithBatch32) {
