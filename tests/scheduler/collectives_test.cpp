@@ -2,58 +2,21 @@
 // model: exact sums in functional mode, and the fabric's timing of each step.
 #include "scheduler/multi_ipu/collectives.hpp"
 
-#include "../model/test_system_rig.hpp"
+#include "collective_rig.hpp"
 #include "model/hardware/ipu_link_topology.hpp"
-#include "model/ir/graph_builder.hpp"
 
 namespace ipusim::model::testing::collectives_test {
 namespace {
 
-using scheduler::CollectiveStep;
-
-struct Replicated {
-  ir::Executable exe;
-  ir::Id data = ir::kNoId;
-};
-
-// R replicas on `target`: one tensor of R copies of `elements` floats, replica
-// r's copy spread over its IPU's 8 tiles, value r * 100 + i % 7; the
-// collective's steps as one program (Copy, then Execute when it adds).
+// R replicas on `target` (collective_rig.hpp): the ring all-reduce, or a broadcast from replica 1.
 Replicated build(const Target& target, std::uint32_t replicas, std::uint64_t elements, bool allReduce) {
-  ir::GraphBuilder b(target, "collective");
-  const ir::Id data = b.addTensor("grad", {replicas * elements}, ir::DType::Float);
-  const ir::Id received = b.addTensor("received", {replicas * elements}, ir::DType::Float);
-  std::vector<double> init(replicas * elements);
-  for (std::uint32_t r = 0; r < replicas; ++r)
-    for (std::uint64_t i = 0; i < elements; ++i) {
-      init[r * elements + i] = r * 100.0 + double(i % 7);
-      for (ir::Id t : {data, received}) b.mapInterval(t, r * elements + i, r * elements + i + 1, r * 8 + std::uint32_t(i * 8 / elements));
-    }
-  b.setInitialValue(data, init);
-  const std::vector<CollectiveStep> steps =
-      allReduce ? scheduler::ringAllReduce(b.tensor(data), b.tensor(received), scheduler::ladderRing(replicas), 6)
-                : scheduler::broadcast(b.tensor(data), replicas, 1);
-  std::vector<ir::Id> programs;
-  for (const CollectiveStep& step : steps) {
-    programs.push_back(b.copy(step.copy, step.what));
-    if (step.vertices.empty()) continue;
-    const ir::Id cs = b.addComputeSet(step.what + "/add");
-    for (const ir::Vertex& v : step.vertices) b.addVertex(cs, v.codelet, v.tile, v.fields, v.params);
-    programs.push_back(b.execute(cs));
-  }
-  b.addEntryPoint("collective", b.sequence(programs));
-  return {b.finish(), data};
+  return buildCollective(target, replicas, elements, [&](const ir::Tensor& data, const ir::Tensor& received) {
+    return allReduce ? scheduler::ringAllReduce(data, received, scheduler::ladderRing(replicas), 6)
+                     : scheduler::broadcast(data, replicas, 1);
+  });
 }
 
-// Runs the collective once (one simulation per process): functional, the
-// replicated tensor's values after it; timing only, the phases recorded.
-std::vector<float> valuesAfter(const Target& target, const Replicated& g) {
-  Rig rig(target);
-  rig.system.load(g.exe);
-  rig.device = [&](Rig& r) { r.system.run(0); };
-  rig.simulate();
-  return asFloats(rig.system.readTensor(g.data));
-}
+// Runs the collective once (one simulation per process), timing only: the phases recorded.
 void recordPhases(const Target& target, const Replicated& g, Recorder& rec) {
   Rig rig(target);
   rig.system.load(g.exe, LoadOptions{false});

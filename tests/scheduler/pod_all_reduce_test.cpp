@@ -5,13 +5,10 @@
 // from the parameters, not by the simulator's functions.
 #include "scheduler/multi_ipu/hierarchical_all_reduce.hpp"
 
-#include "../model/test_system_rig.hpp"
-#include "model/ir/graph_builder.hpp"
+#include "collective_rig.hpp"
 
 namespace ipusim::model::testing::pod_all_reduce_test {
 namespace {
-
-using scheduler::CollectiveStep;
 
 // smallTarget's IPUs (8 tiles, ports 4 B/cycle, exchange latency 20, a rail
 // 16 B/cycle, a rung 48, 300 cycles per IPU-Link hop), in PODs of 4 IPUs,
@@ -32,54 +29,13 @@ Target podsOf4(std::uint32_t pods) {
   return t;
 }
 
-struct Replicated {
-  ir::Executable exe;
-  ir::Id data = ir::kNoId;
-  std::vector<std::string> stepNames;
-};
-
-// R replicas, one per IPU: one tensor of R copies of `elements` floats,
-// replica r's copy spread evenly over its IPU's 8 tiles, value r * 100 + i % 7;
-// the all-reduce's steps as one program (Copy, then Execute when it adds).
+// R replicas, one per IPU (collective_rig.hpp): the all-reduce over the target's PODs.
 Replicated build(const Target& target, std::uint64_t elements, double meanScale = 0) {
-  const std::uint32_t replicas = target.numIpus();
-  ir::GraphBuilder b(target, "collective");
-  const ir::Id data = b.addTensor("grad", {replicas * elements}, ir::DType::Float);
-  const ir::Id received = b.addTensor("received", {replicas * elements}, ir::DType::Float);
-  std::vector<double> init(replicas * elements);
-  for (std::uint32_t r = 0; r < replicas; ++r)
-    for (std::uint64_t i = 0; i < elements; ++i) {
-      init[r * elements + i] = r * 100.0 + double(i % 7);
-      for (ir::Id t : {data, received})
-        b.mapInterval(t, r * elements + i, r * elements + i + 1, r * 8 + std::uint32_t(i * 8 / elements));
-    }
-  b.setInitialValue(data, init);
-  const std::uint32_t pods = target.numPods(), perPod = replicas / pods;
-  const std::vector<CollectiveStep> steps =
-      scheduler::podAllReduce(b.tensor(data), b.tensor(received), replicas, pods, 6,
-                              scheduler::contiguousChunks(elements, perPod), meanScale);
-  Replicated out;
-  std::vector<ir::Id> programs;
-  for (const CollectiveStep& step : steps) {
-    out.stepNames.push_back(step.what);
-    if (!step.copy.empty()) programs.push_back(b.copy(step.copy, step.what));
-    if (step.vertices.empty()) continue;
-    const ir::Id cs = b.addComputeSet(step.what + "/add");
-    for (const ir::Vertex& v : step.vertices) b.addVertex(cs, v.codelet, v.tile, v.fields, v.params);
-    programs.push_back(b.execute(cs));
-  }
-  b.addEntryPoint("collective", b.sequence(programs));
-  out.exe = b.finish();
-  out.data = data;
-  return out;
-}
-
-std::vector<float> valuesAfter(const Target& target, const Replicated& g) {
-  Rig rig(target);
-  rig.system.load(g.exe);
-  rig.device = [&](Rig& r) { r.system.run(0); };
-  rig.simulate();
-  return asFloats(rig.system.readTensor(g.data));
+  const std::uint32_t replicas = target.numIpus(), pods = target.numPods(), perPod = replicas / pods;
+  return buildCollective(target, replicas, elements, [&](const ir::Tensor& data, const ir::Tensor& received) {
+    return scheduler::podAllReduce(data, received, replicas, pods, 6, scheduler::contiguousChunks(elements, perPod),
+                                   meanScale);
+  });
 }
 
 TEST(PodAllReduce, StagesInThePodsThenAcrossThemThenInThePods) {
