@@ -25,11 +25,11 @@ ProfileFigures measureProfile(const traces::ProfileReader& reader) {
   f.target.requireClockHz();
   const auto runs = reader.runs();
   f.runs = summarizeRuns(runs, reader.path());
-  f.captured = measureDeviceActivity(reader, capturedRunWindows(runs), f.target.numIpus);
+  f.captured = measureDeviceActivity(reader, capturedRunWindows(runs), f.target.ipusHeld);
   f.hostWait = ipuWaitingForHost(reader);
   f.totalCycles = jobCycles(reader);
   f.maxTileBytes = summarizeTileMemory(reader.tileMemory(), reader.tileMemoryPeaks(),
-                                       f.target.numIpus * f.target.tilesPerIpu, f.target.tileMemoryBytes, 0)
+                                       f.target.tilesHeld(), f.target.tileMemoryBytes, 0)
                        .maxBytes;
   return f;
 }

@@ -115,9 +115,17 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
   DeviceActivity activity;
   activity.windowCycles = windows.length();
   const auto tracks = reader.tracks();
+  // The IPUs held: from the first IPU with a BSP track (an instance's profile
+  // holds its replicas' IPUs only) to the last, at least numIpus of them.
+  std::int64_t first = -1, last = -1;
   for (const auto& track : tracks)
-    if (track.kind == "bsp" && track.ipu >= 0) numIpus = std::max(numIpus, track.ipu + 1);
-  numIpus = std::max<std::int64_t>(numIpus, 1);
+    if (track.kind == "bsp" && track.ipu >= 0) {
+      first = first < 0 ? track.ipu : std::min(first, track.ipu);
+      last = std::max(last, track.ipu);
+    }
+  activity.firstIpu = std::max<std::int64_t>(first, 0);
+  numIpus = std::max<std::int64_t>({numIpus, last + 1 - activity.firstIpu, 1});
+  const auto held = [&](std::int64_t ipu) { return ipu >= activity.firstIpu && ipu - activity.firstIpu < numIpus; };
 
   std::vector<IpuSets> ipus(static_cast<std::size_t>(numIpus));
   IntervalSet deviceWideCopies, hostWait, hostTransfer, hostIo;
@@ -138,7 +146,7 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
 
   for (const auto& track : tracks) {
     if (track.kind == "bsp" && track.ipu >= 0) {
-      IpuSets& sets = ipus[static_cast<std::size_t>(track.ipu)];
+      IpuSets& sets = ipus[static_cast<std::size_t>(track.ipu - activity.firstIpu)];
       forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& s) {
         if (!inRange(s)) return;
         const std::int64_t end = s.ts + s.dur;
@@ -160,8 +168,8 @@ DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const 
       // A Mid slice's stream is named by its parent StreamCopy slice
       // ("StreamCopy <stream>", written before its phases); else by the track.
       std::unordered_map<std::int64_t, std::string> streamOfCopy;
-      IntervalSet& copies = track.ipu >= 0 && track.ipu < numIpus
-                                ? ipus[static_cast<std::size_t>(track.ipu)].streamCopy
+      IntervalSet& copies = track.ipu >= 0 && held(track.ipu)
+                                ? ipus[static_cast<std::size_t>(track.ipu - activity.firstIpu)].streamCopy
                                 : deviceWideCopies;
       forEachSliceIn(reader, track.id, from, to, [&](const traces::SliceRow& s) {
         if (!inRange(s) || !startsWith(s.category, "stream_copy")) return;

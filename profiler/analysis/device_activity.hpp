@@ -50,7 +50,8 @@ struct PhaseCycles {
 
 struct DeviceActivity {
   std::int64_t windowCycles = 0;     // length of the windows
-  std::vector<PhaseCycles> perIpu;   // index = IPU
+  std::int64_t firstIpu = 0;         // the IPU of perIpu[0]
+  std::vector<PhaseCycles> perIpu;   // index = IPU - firstIpu
   std::int64_t hostWaitCycles = 0;         // inside StreamCopy Begin (see above)
   std::int64_t hostTransferCycles = 0;
   std::int64_t transferOverlapCycles = 0;  // transfer cycles while some IPU computes
@@ -68,6 +69,7 @@ struct DeviceActivity {
   // (a stream copy stalls the whole device on the host link: the IPUs are
   // stopped then, not idle while others work). What a pipeline's ramp-up and
   // ramp-down leave unused. 0 when there is no such time or no such IPU.
+  // `ipu` indexes perIpu.
   double idleShare(std::size_t ipu) const;
   // Overlap as defined above; 0 when there was no transfer.
   double overlapFraction() const;
@@ -89,8 +91,9 @@ StreamDirection streamDirection(const std::string& streamName, const StreamDirec
 // it opens it (check 2, profile_rules.json).
 StreamDirections readStreamDirections(const traces::ProfileReader& reader);
 
-// Measures activity inside `windows` (cycles). `numIpus` is a lower bound on
-// the IPU count (the profile's bsp tracks may name more).
+// Measures activity inside `windows` (cycles), per IPU from the first IPU
+// with a BSP track (0 in a profile of every IPU; an instance's first). `numIpus`
+// is a lower bound on the IPU count (the profile's bsp tracks may name more).
 DeviceActivity measureDeviceActivity(const traces::ProfileReader& reader, const IntervalSet& windows,
                                      std::int64_t numIpus);
 

@@ -231,7 +231,7 @@ std::optional<Insight> tileBalanceInsight(const ProfileFacts& f, const InsightLi
   const double efficiency = *f.parallelEfficiency;
   if (computeShare < limits.balanceMinComputeShare || efficiency >= limits.balanceLimit) return std::nullopt;
   const OperationRow* op = largestOp(f.operations, &OperationRow::compute);
-  const std::int64_t tiles = f.report.target.tilesPerIpu * std::max<std::int64_t>(1, f.report.target.numIpus);
+  const std::int64_t tiles = std::max<std::int64_t>(f.report.target.tilesPerIpu, f.report.target.tilesHeld());
   Insight in;
   in.rule = "tile_balance";
   in.weight = computeShare * (1 - efficiency);

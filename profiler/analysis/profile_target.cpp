@@ -35,6 +35,15 @@ ProfileTarget readProfileTarget(const traces::ProfileReader& reader) {
   target.workload = reader.metaValue("workload");
   target.task = reader.metaValue("task");
   target.numIpus = metaCount(reader, "num_ipus");
+  target.ipusHeld = target.numIpus;
+  if (!reader.metaValue("instance_ipus").empty()) {
+    target.firstIpu = metaCount(reader, "instance_first_ipu");
+    target.ipusHeld = metaCount(reader, "instance_ipus");
+    if (target.firstIpu + target.ipusHeld > target.numIpus)
+      throw traces::ProfileError(reader.path() + ": meta instance_first_ipu " + std::to_string(target.firstIpu) +
+                                 " and instance_ipus " + std::to_string(target.ipusHeld) +
+                                 ": expected IPUs within num_ipus (" + std::to_string(target.numIpus) + ")");
+  }
   target.tilesPerIpu = metaCount(reader, "tiles_per_ipu");
   target.clockHz = metaNumber(reader, "clock_hz");
   target.tileMemoryBytes = metaCount(reader, "tile_memory_bytes");

@@ -19,6 +19,11 @@ struct ProfileTarget {
   // for a graph run or a profile written before tasks.
   std::string task;
   std::int64_t numIpus = 0;
+  // The IPUs whose rows (tracks, tile cycles, tile memory) the profile holds:
+  // every IPU, or an instance's (meta instance_first_ipu, instance_ipus: one
+  // rank's profile of a run over several processes).
+  std::int64_t firstIpu = 0;
+  std::int64_t ipusHeld = 0;
   std::int64_t tilesPerIpu = 0;
   double clockHz = 0;          // 0 = unknown
   std::int64_t tileMemoryBytes = 0;  // capacity per tile, 0 = unknown
@@ -26,6 +31,7 @@ struct ProfileTarget {
   std::int64_t replicas = 0;         // meta replicas
   std::int64_t batchSize = 0;        // meta batch_size, per replica
   // Examples one step trains (batch_size x replicas); 0 = unknown.
+  std::int64_t tilesHeld() const { return ipusHeld * tilesPerIpu; }
   std::int64_t examplesPerStep() const { return batchSize * (replicas > 0 ? replicas : 1); }
 
   // Throws traces::ProfileError when clock_hz is absent (times in seconds

@@ -145,8 +145,9 @@ RangeStats computeRangeStats(const traces::ProfileReader& reader, std::int64_t f
   for (std::int64_t ipu : ipus) {
     IpuRangeStats s;
     s.ipu = ipu;
-    if (static_cast<std::size_t>(ipu) < activity.perIpu.size()) {
-      const auto& p = activity.perIpu[static_cast<std::size_t>(ipu)];
+    const std::int64_t index = ipu - activity.firstIpu;  // (perIpu starts at the profile's first IPU)
+    if (index >= 0 && static_cast<std::size_t>(index) < activity.perIpu.size()) {
+      const auto& p = activity.perIpu[static_cast<std::size_t>(index)];
       s.compute = p.compute;
       s.exchange = p.exchange;
       s.ipuLink = p.ipuLink;

@@ -14,11 +14,11 @@ ProfileReport buildReport(const traces::ProfileReader& reader, const ReportOptio
   report.programs = summarizePrograms(reader.programs());
   const auto runs = reader.runs();
   report.runs = summarizeRuns(runs, reader.path());
-  report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.numIpus);
+  report.captured = measureDeviceActivity(reader, capturedRunWindows(runs), report.target.ipusHeld);
   report.hostWait = ipuWaitingForHost(reader);
   report.totalCycles = jobCycles(reader);
   report.memory = summarizeTileMemory(reader.tileMemory(), reader.tileMemoryPeaks(),
-                                      report.target.numIpus * report.target.tilesPerIpu,
+                                      report.target.tilesHeld(),
                                       report.target.tileMemoryBytes, options.fullestTiles);
   report.loss = summarizeCounter(reader, "loss");
   report.validationLoss = summarizeCounter(reader, "val_loss");
@@ -50,7 +50,10 @@ nlohmann::json reportToJson(const ProfileReport& r) {
                  {"num_ipus", r.target.numIpus},
                  {"tiles_per_ipu", r.target.tilesPerIpu},
                  {"clock_hz", r.target.clockHz},
-                 {"tile_memory_bytes", r.target.tileMemoryBytes}};
+                 {"tile_memory_bytes", r.target.tileMemoryBytes},
+                 // The IPUs the profile holds: all, or one instance's (instance_profiles.hpp).
+                 {"first_ipu_held", r.target.firstIpu},
+                 {"ipus_held", r.target.ipusHeld}};
   nlohmann::json roots = nlohmann::json::array();
   for (const auto& root : r.programs.roots)
     roots.push_back({{"id", root.id}, {"kind", root.kind}, {"name", root.name}, {"programs", root.steps}});
@@ -82,7 +85,7 @@ nlohmann::json reportToJson(const ProfileReport& r) {
   for (std::size_t ipu = 0; ipu < r.captured.perIpu.size(); ++ipu) {
     nlohmann::json entry = phaseCyclesToJson(r.captured.perIpu[ipu]);
     entry["idle_share"] = r.captured.idleShare(ipu);
-    entry["ipu"] = ipu;
+    entry["ipu"] = r.captured.firstIpu + std::int64_t(ipu);
     perIpu.push_back(entry);
   }
   j["captured"] = {{"window_cycles", r.captured.windowCycles},
@@ -172,12 +175,12 @@ void printPhaseTable(const ProfileReport& r, std::ostream& out) {
     out << "\n";
   };
   for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
-    row(std::to_string(ipu), a.perIpu[ipu], a.windowCycles);
+    row(std::to_string(a.firstIpu + std::int64_t(ipu)), a.perIpu[ipu], a.windowCycles);
   if (a.perIpu.size() > 1) {
     row("all", a.allIpus(), a.allIpus().total());
     out << "  idle share outside stream copies (a pipeline's ramp-up and ramp-down):";
     for (std::size_t ipu = 0; ipu < a.perIpu.size(); ++ipu)
-      out << (ipu ? ", " : " ") << "IPU " << ipu << " " << formatPercent(a.idleShare(ipu));
+      out << (ipu ? ", " : " ") << "IPU " << a.firstIpu + std::int64_t(ipu) << " " << formatPercent(a.idleShare(ipu));
     out << "\n";
   }
   out << "  StreamCopy Begin (device waits for data or space): " << cyclesAndTime(r.target, a.hostWaitCycles)
@@ -199,6 +202,9 @@ void printReport(const ProfileReport& r, std::ostream& out) {
       << " tiles, clock " << (t.clockHz > 0 ? formatNumber(t.clockHz / 1e9, 3) + " GHz" : "unknown")
       << ", tile memory "
       << (t.tileMemoryBytes > 0 ? formatBytes(t.tileMemoryBytes) : std::string("unknown")) << "\n";
+  if (t.ipusHeld < t.numIpus)
+    out << "Instance  IPUs " << t.firstIpu << "-" << t.firstIpu + t.ipusHeld - 1 << " of " << t.numIpus
+        << ": one process's profile of a run over several (mpirun); their directory reads as one system\n";
   out << "Workload  " << valueOr(t.workload) << (t.task.empty() ? "" : " (" + t.task + ")") << "\n";
 
   const auto& p = r.programs;

@@ -69,7 +69,7 @@ ProfileRecorder::ProfileRecorder(traces::ProfileWriter& writer, const ir::Execut
     : writer_(writer), exe_(exe), target_(target), config_(config) {
   engineTrack_ = writer_.addTrack({0, -1, "engine", "Engine::run", -1, -1, 0});
   streamTrack_ = writer_.addTrack({0, -1, "stream", "StreamCopy", -1, -1, 20});
-  for (std::uint32_t ipu = 0; ipu < target_.numIpus(); ++ipu) {
+  for (std::uint32_t ipu = config_.ipus.first; recorded(ipu); ++ipu) {
     const std::int64_t order = 30 + 10 * ipu;
     const std::string name = "IPU " + std::to_string(ipu);
     const std::int64_t group = writer_.addTrack({0, -1, "ipu", name, ipu, -1, order});
@@ -120,6 +120,7 @@ void ProfileRecorder::writePrograms(bool withDebugInfo) {
 void ProfileRecorder::writeTileMemory(const std::vector<ir::TileMemoryUsage>& usage) {
   for (const ir::TileMemoryUsage& u : usage) {
     const std::int64_t ipu = target_.ipuOf(u.tile);
+    if (!recorded(std::uint32_t(ipu))) continue;
     writer_.addTileMemoryPeak({ipu, u.tile, std::int64_t(u.peakBytes), std::int64_t(u.alwaysLiveBytes),
                                std::int64_t(u.notAlwaysLivePeakBytes)});
     for (const ir::CategoryBytes& c : u.categories)
@@ -177,7 +178,7 @@ void ProfileRecorder::staticPhase(const model::StaticPhase& phase) {
       !phaseTilesWritten_.insert(phase.id).second)
     return;
   for (std::size_t tile = 0; tile < phase.tileCycles.size(); ++tile) {
-    if (phase.tileCycles[tile] == 0) continue;
+    if (phase.tileCycles[tile] == 0 || !recorded(target_.ipuOf(std::uint32_t(tile)))) continue;
     const std::int64_t vertices = tile < phase.tileVertices.size() ? phase.tileVertices[tile] : 0;
     writer_.addTilePhase({phase.id, target_.ipuOf(tile), std::int64_t(tile), phase.tileCycles[tile], vertices});
   }
@@ -242,7 +243,7 @@ void ProfileRecorder::programEnd(ir::Id program, ir::Cycles at) {
                            std::to_string(open.program) + " was open");
   if (open.ids.empty()) return;
   const ir::Program& p = exe_.programs.at(program);
-  for (std::size_t ipu = 0; ipu < ipuTracks_.size(); ++ipu) {
+  for (std::size_t ipu = 0; ipu < ipuTracks_.size(); ++ipu) {  // (the recorded IPUs, by their index in ipuTracks_)
     traces::SliceRow slice;
     slice.id = open.ids[ipu];
     slice.trackId = ipuTracks_[ipu].programs;
@@ -281,10 +282,10 @@ void ProfileRecorder::stepEnd(std::uint64_t step, ir::Cycles at) {
 }
 
 void ProfileRecorder::phase(const model::PhaseEvent& event) {
-  if (!capturing() || event.ipu >= ipuTracks_.size() || !roomForDetail()) return;
+  if (!capturing() || !recorded(event.ipu) || !roomForDetail()) return;
   traces::SliceRow slice;
   slice.id = newSliceId();
-  slice.trackId = ipuTracks_[event.ipu].bsp;
+  slice.trackId = ipuTracks_[event.ipu - config_.ipus.first].bsp;
   slice.runId = currentRun_;
   slice.ts = event.start;
   slice.dur = event.duration;

@@ -23,6 +23,20 @@
 
 namespace ipusim::profiler {
 
+// The IPUs whose own rows a profile holds: their tracks, BSP phases, program
+// slices, tile cycles and tile memory. One process records every IPU; an
+// instance of several (mpirun: sim/engine/instance_share.hpp) records its
+// replicas' IPUs, as Poplar's profile of one process holds that process's
+// replicas; `ipusim report DIR` reads the instances' profiles as one system
+// (traces/instance_profiles.hpp).
+struct RecordedIpus {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;  // 0: every IPU from `first`
+  bool holds(std::uint32_t ipu, std::uint32_t numIpus) const {
+    return ipu >= first && ipu < numIpus && (count == 0 || ipu - first < count);
+  }
+};
+
 struct RecorderConfig {
   std::uint64_t captureRunsPerProgram = 2;
   bool captureExecution = true;                    // false: runs table only
@@ -31,6 +45,7 @@ struct RecorderConfig {
   // (design choice: far above a normal captured run — the tutorial's captured
   // runs hold a few thousand — yet bounded when a Repeat runs a million times).
   std::uint64_t maxSlicesPerRun = 1'000'000;
+  RecordedIpus ipus;
 };
 
 class ProfileRecorder : public model::ExecutionObserver {
@@ -72,6 +87,7 @@ class ProfileRecorder : public model::ExecutionObserver {
   // An executing program node: one slice id per IPU (the program tree runs on every IPU).
   struct OpenSlice { std::vector<std::int64_t> ids; ir::Id program; ir::Cycles start; };
   struct IpuTracks { std::int64_t programs, bsp; };
+  bool recorded(std::uint32_t ipu) const { return config_.ipus.holds(ipu, target_.numIpus()); }
 
   std::int64_t newSliceId() { return nextSliceId_++; }
   std::int64_t trackFor(std::map<std::string, std::int64_t>& tracks, const std::string& kind, const std::string& name,
@@ -86,7 +102,7 @@ class ProfileRecorder : public model::ExecutionObserver {
   RecorderConfig config_;
 
   std::int64_t engineTrack_ = 0, streamTrack_ = 0;
-  std::vector<IpuTracks> ipuTracks_;
+  std::vector<IpuTracks> ipuTracks_;  // the recorded IPUs', from config_.ipus.first
   std::map<std::string, std::int64_t> hostTracks_, counterTracks_;
   std::int64_t nextSliceId_ = 1;
   std::int64_t nextSortOrder_ = 100;

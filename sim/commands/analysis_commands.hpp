@@ -13,6 +13,11 @@
 
 namespace ipusim::sim {
 
+// What the commands take for a profile (profiler/analysis/instance_profiles.hpp reads the third).
+inline constexpr const char* kProfileArgumentHelp =
+    "profile.pop, a report directory holding one, or the directory of an mpirun run's profiles (profile.rankK.pop, "
+    "read as one system)";
+
 struct ReportArgs {
   std::string profile;            // profile.pop or a report directory
   bool json = false;

@@ -1,5 +1,6 @@
 #include "model/util/text.hpp"
 #include "profiler/analysis/chrome_trace.hpp"
+#include "profiler/analysis/instance_profiles.hpp"
 #include "profiler/analysis/perfetto_trace.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "traces/output_file.hpp"
@@ -38,7 +39,8 @@ bool exportsPerfetto(const ExportArgs& args) {
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.output == "-") {
-      const traces::ProfileReader reader(args.profile);
+      const profiler::analysis::ProfileSource source(args.profile);
+      const traces::ProfileReader reader(source.path());
       errno = 0;
       writeTrace(reader, exportsPerfetto(args), out);
       out.flush();
@@ -49,7 +51,8 @@ int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
     }
     // Checked before the profile is read: a refused output costs nothing.
     traces::OutputFile file(args.output, {args.force, {args.profile}});
-    const traces::ProfileReader reader(args.profile);
+    const profiler::analysis::ProfileSource source(args.profile);
+    const traces::ProfileReader reader(source.path());
     const auto stats = writeTrace(reader, exportsPerfetto(args), file.stream());
     file.commit();
     err << "ipusim export: wrote " << stats.slices << " slices, " << stats.instants << " instants and "
@@ -68,7 +71,7 @@ void addExportCommand(CLI::App& app, int& exitCode) {
       "export",
       "Export a profile as Chrome Trace Event JSON (Perfetto UI, Chrome DevTools, speedscope) or, for an output "
       "ending in .pftrace, as Perfetto's protobuf trace");
-  cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
+  cmd->add_option("profile", args->profile, kProfileArgumentHelp)->required();
   cmd->add_option("-o,--output", args->output, "Output file, or - for standard output")
       ->capture_default_str();
   cmd->add_option("--format", args->format, "auto (by the output's extension: .pftrace is Perfetto), json or perfetto")

@@ -1,4 +1,5 @@
 #include "profiler/analysis/insights.hpp"
+#include "profiler/analysis/instance_profiles.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/commands/profile_json.hpp"
 #include "traces/profile_reader.hpp"
@@ -9,8 +10,10 @@ namespace ipusim::sim {
 
 int runInsights(const InsightsArgs& args, std::ostream& out, std::ostream& err) {
   try {
-    const traces::ProfileReader reader(args.profile);
-    const auto facts = profiler::analysis::measureProfileFacts(reader);
+    const profiler::analysis::ProfileSource source(args.profile);
+    const traces::ProfileReader reader(source.path());
+    auto facts = profiler::analysis::measureProfileFacts(reader);
+    facts.report.target.path = source.named();
     const auto insights = profiler::analysis::findInsights(facts);
     if (args.json) out << profileJson(profiler::analysis::insightsToJson(insights, facts)) << "\n";
     else profiler::analysis::printInsights(insights, facts, out);
@@ -25,7 +28,7 @@ void addInsightsCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<InsightsArgs>();
   CLI::App* cmd = app.add_subcommand(
       "insights", "The bottleneck of a profile in plain words, the knob that moves it and the expected gain");
-  cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
+  cmd->add_option("profile", args->profile, kProfileArgumentHelp)->required();
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->callback([args, &exitCode] { exitCode = runInsights(*args, std::cout, std::cerr); });
 }

@@ -1,3 +1,4 @@
+#include "profiler/analysis/instance_profiles.hpp"
 #include "profiler/analysis/liveness_summary.hpp"
 #include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
@@ -19,23 +20,27 @@ int runReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.operations && args.liveness) throw std::invalid_argument("--ops and --liveness are two reports: give one");
     const auto sort = analysis::parseOperationSort(args.sort);
-    const traces::ProfileReader reader(args.profile);
+    const analysis::ProfileSource source(args.profile);
+    const traces::ProfileReader reader(source.path());
     if (args.operations) {
       auto ops = analysis::summarizeOperations(reader);
+      ops.target.path = source.named();
       analysis::sortOperations(ops, sort);
       if (args.json) out << profileJson(analysis::operationsToJson(ops)) << "\n";
       else analysis::printOperations(ops, out);
       return 0;
     }
     if (args.liveness) {
-      const auto liveness = analysis::summarizeLiveness(reader);
+      auto liveness = analysis::summarizeLiveness(reader);
+      liveness.profile = source.named();
       if (args.json) out << profileJson(analysis::livenessToJson(liveness)) << "\n";
       else analysis::printLiveness(liveness, out, args.livenessSteps);
       return 0;
     }
     analysis::ReportOptions options;
     options.fullestTiles = args.fullestTiles;
-    const auto report = analysis::buildReport(reader, options);
+    auto report = analysis::buildReport(reader, options);
+    report.target.path = source.named();
     if (args.json) out << profileJson(analysis::reportToJson(report)) << "\n";
     else analysis::printReport(report, out);
     return 0;
@@ -49,7 +54,7 @@ void addReportCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Summarise a profile: target, programs, runs, cycles by phase, tile memory, loss");
-  cmd->add_option("profile", args->profile, "profile.pop, or a report directory holding one")->required();
+  cmd->add_option("profile", args->profile, kProfileArgumentHelp)->required();
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   // (Counts checked as run's are: "-1" was taken as 2^64 - 1, "abc" was
   // "Could not convert" without saying what was expected.)

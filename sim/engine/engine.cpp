@@ -90,6 +90,12 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
   rc.captureRunsPerProgram = options.executionProfileProgramRunCount;
   rc.captureExecution = options.capturesExecution();
   rc.capturedDetail = detailOf(options.instrumentationLevel);
+  if (s.share) {
+    // An instance's profile holds its replicas' IPUs (their tiles are whole IPUs), as Poplar's profile of one
+    // process holds that process's; `ipusim report DIR` reads the instances' profiles as one system.
+    const std::uint32_t tilesPerIpu = s.target.tile.tilesPerIpu;
+    rc.ipus = {s.share->tiles().begin / tilesPerIpu, (s.share->tiles().end - s.share->tiles().begin) / tilesPerIpu};
+  }
   s.recorder = std::make_unique<profiler::ProfileRecorder>(*s.writer, loaded, s.target, rc);
   s.system->addObserver(s.recorder.get());
 
@@ -120,6 +126,8 @@ Engine::Engine(ir::Executable exe, const model::Target& target, const EngineOpti
     w.setMeta("instances", std::to_string(config.peers->instances()));
     w.setMeta("instance_replicas", nlohmann::json{{"first", s.share->firstReplica()},
                                                   {"count", s.share->replicaCount()}}.dump());
+    w.setMeta("instance_first_ipu", std::to_string(rc.ipus.first));
+    w.setMeta("instance_ipus", std::to_string(rc.ipus.count));
   }
   if (config.extraMeta.is_object())
     for (auto it = config.extraMeta.begin(); it != config.extraMeta.end(); ++it)

@@ -26,7 +26,7 @@ Totals totalsOf(const ProfileSession& s) {
   t.stats = profiler::computeRangeStats(s.reader(), from, to);
   for (const auto& r : s.runs()) t.capturedRuns += r.captured ? 1 : 0;
   // The memory view's figure (the tiles' peaks, as `report` prints them).
-  const MemorySummary memory = summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.numIpus() * s.tilesPerIpu(), 0);
+  const MemorySummary memory = summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.ipusHeld() * s.tilesPerIpu(), 0);
   t.fullestTile = double(memory.maxTotal);
   return t;
 }

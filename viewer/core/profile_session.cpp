@@ -55,6 +55,7 @@ ProfileSession::ProfileSession(const std::string& path, bool loadInBackground)
   clockHz_ = target.clockHz;
   tilesPerIpu_ = target.tilesPerIpu;
   numIpus_ = target.numIpus > 0 ? target.numIpus : 1;
+  ipusHeld_ = target.ipusHeld > 0 ? target.ipusHeld : numIpus_;
   runs_ = reader_->runs();
   tracks_ = reader_->tracks();
   programs_ = ProgramTree(reader_->programs());

@@ -36,12 +36,18 @@ class ProfileSession {
   ~ProfileSession();
 
   const std::string& path() const { return reader_->path(); }
+  // The path the user named: path(), or the directory of the instance profiles the session's file combines
+  // (profiler/analysis/instance_profiles.hpp).
+  const std::string& shownPath() const { return shownPath_.empty() ? path() : shownPath_; }
+  void setShownPath(std::string shown) { shownPath_ = std::move(shown); }
   const traces::ProfileReader& reader() const { return *reader_; }
   const std::map<std::string, std::string>& meta() const { return meta_; }
   std::string metaValue(const std::string& key, const std::string& fallback = "") const;
   double clockHz() const { return clockHz_; }
   std::int64_t tilesPerIpu() const { return tilesPerIpu_; }
   std::int64_t numIpus() const { return numIpus_; }
+  // The IPUs whose tracks and tiles the profile holds: numIpus(), or one instance's share of them.
+  std::int64_t ipusHeld() const { return ipusHeld_; }
   const std::vector<traces::RunRow>& runs() const { return runs_; }
   const std::vector<traces::TrackRow>& tracks() const { return tracks_; }
   const ProgramTree& programs() const { return programs_; }
@@ -98,7 +104,8 @@ class ProfileSession {
   std::unique_ptr<traces::ProfileReader> reader_;
   std::map<std::string, std::string> meta_;
   double clockHz_ = 0;
-  std::int64_t tilesPerIpu_ = 0, numIpus_ = 0, sliceCount_ = 0;
+  std::int64_t tilesPerIpu_ = 0, numIpus_ = 0, ipusHeld_ = 0, sliceCount_ = 0;
+  std::string shownPath_;
   std::vector<traces::RunRow> runs_;
   std::vector<traces::TrackRow> tracks_;
   ProgramTree programs_;

@@ -55,7 +55,9 @@ ViewerApp::ViewerApp(RecentProfiles recent) : recent_(std::move(recent)) {}
 bool ViewerApp::open(const std::string& path, bool background) {
   try {
     OpenProfile p;
-    p.session = std::make_unique<ProfileSession>(path, background);
+    p.source = std::make_unique<profiler::analysis::ProfileSource>(path);
+    p.session = std::make_unique<ProfileSession>(p.source->path(), background);
+    p.session->setShownPath(path);
     p.trace = std::make_unique<TraceView>(*p.session);
     if (openOnCapturedRuns_) p.trace->openOnCapturedRuns(background);
     profiles_.push_back(std::move(p));
@@ -134,7 +136,7 @@ void ViewerApp::frame() {
   if (profiles_.size() > 1) {
     for (std::size_t i = 0; i < profiles_.size(); ++i) {
       if (i) ImGui::SameLine();
-      if (ImGui::RadioButton(profiles_[i].session->path().c_str(), current_ == i)) current_ = i;
+      if (ImGui::RadioButton(profiles_[i].session->shownPath().c_str(), current_ == i)) current_ = i;
     }
   }
   OpenProfile& p = profiles_[std::min(current_, profiles_.size() - 1)];
@@ -191,7 +193,7 @@ void ViewerApp::drawStartPage() {
   if (!profiles_.empty()) {
     ImGui::TextUnformatted("Open profiles:");
     for (const auto& p : profiles_)
-      ImGui::BulletText("%s  (%s slices)", p.session->path().c_str(), formatCycles(p.session->sliceCount()).c_str());
+      ImGui::BulletText("%s  (%s slices)", p.session->shownPath().c_str(), formatCycles(p.session->sliceCount()).c_str());
     ImGui::Separator();
   }
   ImGui::TextUnformatted("Open a profile (profile.pop or its report directory):");
@@ -223,7 +225,7 @@ void ViewerApp::drawTrace(OpenProfile& p) {
 void ViewerApp::drawSummary(OpenProfile& p) {
   const ProfileSession& s = *p.session;
   ImGui::BeginChild("summary", ImVec2(ImGui::GetContentRegionAvail().x * 0.5f, 0), true);
-  ImGui::Text("Profile: %s", s.path().c_str());
+  ImGui::Text("Profile: %s", s.shownPath().c_str());
   ImGui::Text("Workload: %s", s.metaValue("workload", "?").c_str());
   if (const std::string task = s.metaValue("task", ""); !task.empty()) ImGui::Text("Task: %s", task.c_str());
   ImGui::Text("Target: %s, %lld IPU(s) x %lld tiles, %s Hz", s.metaValue("arch", "?").c_str(),
@@ -329,7 +331,7 @@ void ViewerApp::drawMemory(OpenProfile& p) {
     } catch (const std::exception&) {
       capacity = 0;
     }
-    p.memory = summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.numIpus() * s.tilesPerIpu(), capacity);
+    p.memory = summarizeMemory(s.tileMemory(), s.tileMemoryPeaks(), s.ipusHeld() * s.tilesPerIpu(), capacity);
   }
   const MemorySummary& m = *p.memory;
   ImGui::Text("Tile memory (%s): %zu tiles, max %s bytes on a tile, capacity %s bytes per tile, %lld tile(s) over",

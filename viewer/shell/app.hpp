@@ -4,6 +4,7 @@
 // summary and program tree, memory, and a comparison of two profiles.
 #include "viewer/core/compare_summary.hpp"
 #include "profiler/analysis/insights.hpp"
+#include "profiler/analysis/instance_profiles.hpp"
 #include "profiler/analysis/liveness_summary.hpp"
 #include "viewer/core/memory_summary.hpp"
 #include "viewer/core/operations_table.hpp"
@@ -22,6 +23,8 @@ enum class ViewKind { Start, Trace, Summary, Operations, Liveness, Insights, Mem
 ViewKind viewKindFromString(const std::string& name);  // throws std::invalid_argument
 
 struct OpenProfile {
+  // The file the session reads (a combination of instance profiles lives as long as the session: declared first).
+  std::unique_ptr<profiler::analysis::ProfileSource> source;
   std::unique_ptr<ProfileSession> session;
   std::unique_ptr<TraceView> trace;
   std::optional<MemorySummary> memory;  // built on first use

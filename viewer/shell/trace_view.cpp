@@ -222,12 +222,12 @@ bool TraceView::draw(const char* id, ImVec2 size, bool compact) {
   if (compact) {
     // The profile's name in the label column (its report directory when the
     // file is the usual profile.pop), clipped so it never runs into the ruler.
-    const std::string name = profileDisplayName(session_.path());
+    const std::string name = profileDisplayName(session_.shownPath());
     const ImVec4 clip(origin.x, origin.y, origin.x + labelWidth_ - 4, origin.y + kRulerHeight);
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x + 4, origin.y + 4), IM_COL32(30, 30, 30, 255),
                 name.c_str(), nullptr, 0, &clip);
     if (ImGui::IsMouseHoveringRect(origin, ImVec2(origin.x + labelWidth_, origin.y + kRulerHeight)))
-      ImGui::SetTooltip("%s", session_.path().c_str());
+      ImGui::SetTooltip("%s", session_.shownPath().c_str());
   } else {
     // Framing buttons over the overview's label column.
     ImGui::PushID(id);
