@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -71,11 +72,13 @@ std::vector<Instance> openInstances(const std::vector<std::string>& profiles) {
     const std::string& path = profiles[rank];
     const std::string expected = std::to_string(rank) + " of " + std::to_string(profiles.size());
     if (instance.reader->metaValue("instance") != std::to_string(rank) ||
-        instance.reader->metaValue("instances") != std::to_string(profiles.size()) ||
-        instance.reader->metaValue("instance_ipus").empty())
+        instance.reader->metaValue("instances") != std::to_string(profiles.size()))
       throw traces::ProfileError(path + ": meta instance '" + instance.reader->metaValue("instance") +
                                  "', instances '" + instance.reader->metaValue("instances") +
-                                 "': expected instance " + expected + " (a profile of one rank, with its IPUs)");
+                                 "': expected instance " + expected + " (a profile of one rank of the run)");
+    if (instance.reader->metaValue("instance_ipus").empty())
+      throw traces::ProfileError(path + ": no meta instance_ipus: written when every rank's profile held every "
+                                 "IPU, expected the IPUs it holds (each such profile reads alone as the system)");
     if (instance.target.firstIpu != nextIpu)
       throw traces::ProfileError(path + ": its IPUs begin at " + std::to_string(instance.target.firstIpu) +
                                  ", expected " + std::to_string(nextIpu) + " (after the previous instance's)");
@@ -217,8 +220,16 @@ ProfileSource::ProfileSource(const std::string& path) : named_(path), path_(path
   const auto profiles = findInstanceProfiles(path);
   if (!profiles) return;
   static std::atomic<int> sources{0};
-  path_ = (fs::temp_directory_path() / ("ipusim-instances-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(sources++) + ".pop"))
+  std::error_code ec;
+  const fs::path temporaryDirectory = fs::temp_directory_path(ec);
+  if (ec) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    throw traces::ProfileError(path + ": cannot combine its instance profiles: the temporary directory" +
+                               (tmpdir ? std::string(" (TMPDIR '") + tmpdir + "')" : std::string()) + ": " +
+                               ec.message() + " (expected a writable directory)");
+  }
+  path_ = (temporaryDirectory / ("ipusim-instances-" + std::to_string(::getpid()) + "-" +
+                                 std::to_string(sources++) + ".pop"))
               .string();
   traces::registerFileToRemoveOnInterrupt(path_);
   temporary_ = true;

@@ -23,18 +23,22 @@ using testing_profiles::slice;
 
 // Instance `rank` of `instances`, holding IPU `rank` of a system of one IPU per instance (2 tiles each):
 // an engine track with one run, its IPU's programs track (a parent slice and a child) and a tile's memory.
-void writeInstance(const fs::path& dir, int rank, int instances, const std::map<std::string, std::string>& meta = {}) {
+// `changed`: meta values to write instead (an empty one: the key left out).
+void writeInstance(const fs::path& dir, int rank, int instances,
+                   const std::map<std::string, std::string>& changed = {}) {
   traces::ProfileWriter w((dir / ("profile.rank" + std::to_string(rank) + ".pop")).string());
-  w.setMeta("workload", "instances");
-  w.setMeta("num_ipus", std::to_string(instances));
-  w.setMeta("tiles_per_ipu", "2");
-  w.setMeta("clock_hz", "1000000000");
-  w.setMeta("job_end_cycle", "1000");
-  w.setMeta("instance", std::to_string(rank));
-  w.setMeta("instances", std::to_string(instances));
-  w.setMeta("instance_first_ipu", std::to_string(rank));
-  w.setMeta("instance_ipus", "1");
-  for (const auto& [key, value] : meta) w.setMeta(key, value);
+  std::map<std::string, std::string> meta = {{"workload", "instances"},
+                                             {"num_ipus", std::to_string(instances)},
+                                             {"tiles_per_ipu", "2"},
+                                             {"clock_hz", "1000000000"},
+                                             {"job_end_cycle", "1000"},
+                                             {"instance", std::to_string(rank)},
+                                             {"instances", std::to_string(instances)},
+                                             {"instance_first_ipu", std::to_string(rank)},
+                                             {"instance_ipus", "1"}};
+  for (const auto& [key, value] : changed) meta[key] = value;
+  for (const auto& [key, value] : meta)
+    if (!value.empty()) w.setMeta(key, value);
   w.addRun({0, 0, "main", 0, 1000, 1, true});
   const std::int64_t engine = w.addTrack({0, -1, "engine", "Engine::run", -1, -1, 0});
   slice(w, engine, 0, 0, 1000, "Engine::run #0", "engine_run");
@@ -152,6 +156,17 @@ TEST(InstanceProfiles, InstancesOfOtherRunsRefusedNamingTheValue) {
   const std::string error = errorOf([&] { profiler::analysis::ProfileSource source(dir.string()); });
   EXPECT_NE(error.find("profile.rank1.pop: meta job_end_cycle '999' where"), std::string::npos) << error;
   EXPECT_NE(error.find("has '1000': expected the profiles of one run's instances"), std::string::npos) << error;
+}
+
+TEST(InstanceProfiles, RankProfilesThatHoldEveryIpuRefused) {
+  // As an ipusim before this one wrote them: every rank's profile held every IPU, without instance_ipus.
+  const fs::path dir = freshDirectory("older");
+  writeInstance(dir, 0, 2, {{"instance_first_ipu", ""}, {"instance_ipus", ""}});
+  writeInstance(dir, 1, 2, {{"instance_first_ipu", ""}, {"instance_ipus", ""}});
+  const std::string error = errorOf([&] { profiler::analysis::ProfileSource source(dir.string()); });
+  EXPECT_NE(error.find("profile.rank0.pop: no meta instance_ipus: written when every rank's profile held every IPU"),
+            std::string::npos)
+      << error;
 }
 
 TEST(InstanceProfiles, IpusThatDoNotCoverTheSystemRefused) {
