@@ -73,6 +73,7 @@ std::vector<TileMemoryUsage> tileMemoryUsage(const std::vector<Tensor>& tensors,
                       [](const TensorBytes& a, const TensorBytes& b) {
                         return a.bytes != b.bytes ? a.bytes > b.bytes : a.tensor->id < b.tensor->id;
                       });
+    u.largest.reserve(keep);
     for (std::size_t i = 0; i < keep; ++i) {
       const Tensor& t = *acc.tensors[i].tensor;
       u.largest.push_back({t.id, nameForSummary(t.name), t.category, t.alwaysLive, acc.tensors[i].bytes});

@@ -84,10 +84,15 @@ MemoryPlanResult figuresAndCheck(const ir::Executable& exe, std::uint32_t numTil
   // Every figure and the check come from THE per-tile figure
   // (ir::tileMemoryUsage), the one the profile, `ipusim report` and the
   // viewer show, and the check words it as Poplar's summary does.
-  std::vector<ir::TileMemoryUsage> usage = ir::tileMemoryUsage(exe.tensors, numTiles);
-  usage.erase(std::find_if(usage.begin(), usage.end(),
-                           [&](const ir::TileMemoryUsage& u) { return u.tile >= countedTiles; }),
-              usage.end());  // (in tile order)
+  // The figures first, without each tile's largest tensors; those only when a tile is over.
+  const auto counted = [&](std::size_t largestPerTile) {
+    std::vector<ir::TileMemoryUsage> usage = ir::tileMemoryUsage(exe.tensors, numTiles, largestPerTile);
+    usage.erase(std::find_if(usage.begin(), usage.end(),
+                             [&](const ir::TileMemoryUsage& u) { return u.tile >= countedTiles; }),
+                usage.end());  // (in tile order)
+    return usage;
+  };
+  const std::vector<ir::TileMemoryUsage> usage = counted(0);
   MemoryPlanResult r;
   std::uint64_t sum = 0;
   for (const ir::TileMemoryUsage& u : usage) {
@@ -96,9 +101,9 @@ MemoryPlanResult figuresAndCheck(const ir::Executable& exe, std::uint32_t numTil
     r.maxTileBytes = std::max(r.maxTileBytes, u.peakBytes);
   }
   r.meanTileBytes = r.tilesUsed ? double(sum) / r.tilesUsed : 0;
-  const ir::OutOfMemory oom = ir::findOutOfMemory(usage, capacity);
-  r.tilesOverCapacity = std::uint32_t(oom.tilesOver);
-  if (oom.tilesOver == 0 || allowOutOfMemory) return r;
+  r.tilesOverCapacity = std::uint32_t(ir::findOutOfMemory(usage, capacity).tilesOver);
+  if (r.tilesOverCapacity == 0 || allowOutOfMemory) return r;
+  const ir::OutOfMemory oom = ir::findOutOfMemory(counted(5), capacity);
   WorstTile worst{oom.worst.front(), {}};
   if (useSpan) worst.peak = livePeakOnTile(exe, *useSpan, worst.usage.tile);
   const std::string ways = remedy ? remedy(worst) : "";
