@@ -124,12 +124,13 @@ std::vector<std::pair<std::size_t, traces::TrackRow>> tracksInOrder(const std::v
 // Every instance's tracks (its IPUs'; instance 0 also those of no IPU) with their slices and counters.
 // Instance k's slice ids move up by the largest ids of the instances before it, so that they stay unique
 // and parents keep their children.
-void copyTracks(const std::vector<Instance>& instances, traces::ProfileWriter& out) {
+void copyTracks(const std::vector<Instance>& instances, const std::vector<std::pair<std::size_t, traces::TrackRow>>& order,
+                traces::ProfileWriter& out, const std::function<void()>& copied) {
   std::vector<std::int64_t> sliceIdBase(instances.size(), 0);
   for (std::size_t rank = 1; rank < instances.size(); ++rank)
     sliceIdBase[rank] = sliceIdBase[rank - 1] + largestSliceId(*instances[rank - 1].reader);
   std::vector<std::map<std::int64_t, std::int64_t>> trackIds(instances.size());  // an instance's id -> ours
-  for (auto [rank, track] : tracksInOrder(instances)) {
+  for (auto [rank, track] : order) {
     const traces::ProfileReader& in = *instances[rank].reader;
     const std::int64_t from = track.id, base = sliceIdBase[rank];
     const auto parent = trackIds[rank].find(track.parentId);
@@ -148,6 +149,7 @@ void copyTracks(const std::vector<Instance>& instances, traces::ProfileWriter& o
       counter.trackId = to;
       out.addCounter(counter);
     }
+    copied();
   }
 }
 
@@ -204,19 +206,27 @@ std::optional<std::vector<std::string>> findInstanceProfiles(const std::string& 
   return profiles;
 }
 
-void combineInstanceProfiles(const std::vector<std::string>& profiles, const std::string& out) {
+void combineInstanceProfiles(const std::vector<std::string>& profiles, const std::string& out,
+                             const CombineProgress& progress) {
   if (profiles.empty()) throw traces::ProfileError(out + ": no instance profiles to combine");
   const std::vector<Instance> instances = openInstances(profiles);
   traces::ProfileWriter writer(out);
   for (const auto& [key, value] : instances.front().reader->meta())
     if (!kPerInstanceMeta.count(key) || key == "instances") writer.setMeta(key, value);
-  copyTracks(instances, writer);
+  const auto order = tracksInOrder(instances);
+  const std::uint64_t steps = order.size() + instances.size();
+  std::uint64_t done = 0;
+  const auto stepDone = [&] {
+    if (progress) progress(++done, steps);
+  };
+  copyTracks(instances, order, writer, stepDone);
   copyExecutableFacts(*instances.front().reader, writer);
-  for (const auto& instance : instances) copyTiles(instance, writer);
+  for (const auto& instance : instances) copyTiles(instance, writer), stepDone();
   writer.commit();
 }
 
-ProfileSource::ProfileSource(const std::string& path) : named_(path), path_(path) {
+ProfileSource::ProfileSource(const std::string& path, const CombineProgress& progress)
+    : named_(path), path_(path) {
   const auto profiles = findInstanceProfiles(path);
   if (!profiles) return;
   static std::atomic<int> sources{0};
@@ -234,7 +244,7 @@ ProfileSource::ProfileSource(const std::string& path) : named_(path), path_(path
   traces::registerFileToRemoveOnInterrupt(path_);
   temporary_ = true;
   try {
-    combineInstanceProfiles(*profiles, path_);
+    combineInstanceProfiles(*profiles, path_, progress);
   } catch (...) {
     traces::unregisterFileToRemoveOnInterrupt(path_);
     throw;

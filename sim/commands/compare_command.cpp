@@ -1,7 +1,7 @@
 #include "profiler/analysis/compare.hpp"
-#include "profiler/analysis/instance_profiles.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/commands/profile_json.hpp"
+#include "sim/commands/profile_source.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <memory>
@@ -11,7 +11,8 @@ namespace ipusim::sim {
 
 int runCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   try {
-    const profiler::analysis::ProfileSource sourceA(args.profileA), sourceB(args.profileB);
+    const profiler::analysis::ProfileSource sourceA = openProfileSource(args.profileA);
+    const profiler::analysis::ProfileSource sourceB = openProfileSource(args.profileB);
     const traces::ProfileReader a(sourceA.path());
     const traces::ProfileReader b(sourceB.path());
     auto comparison = profiler::analysis::compareProfiles(a, b);

@@ -1,8 +1,8 @@
 #include "model/util/text.hpp"
 #include "profiler/analysis/chrome_trace.hpp"
-#include "profiler/analysis/instance_profiles.hpp"
 #include "profiler/analysis/perfetto_trace.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "sim/commands/profile_source.hpp"
 #include "traces/output_file.hpp"
 #include "traces/profile_reader.hpp"
 
@@ -39,7 +39,7 @@ bool exportsPerfetto(const ExportArgs& args) {
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.output == "-") {
-      const profiler::analysis::ProfileSource source(args.profile);
+      const profiler::analysis::ProfileSource source = openProfileSource(args.profile);
       const traces::ProfileReader reader(source.path());
       errno = 0;
       writeTrace(reader, exportsPerfetto(args), out);
@@ -51,7 +51,7 @@ int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
     }
     // Checked before the profile is read: a refused output costs nothing.
     traces::OutputFile file(args.output, {args.force, {args.profile}});
-    const profiler::analysis::ProfileSource source(args.profile);
+    const profiler::analysis::ProfileSource source = openProfileSource(args.profile);
     const traces::ProfileReader reader(source.path());
     const auto stats = writeTrace(reader, exportsPerfetto(args), file.stream());
     file.commit();

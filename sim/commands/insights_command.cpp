@@ -1,7 +1,7 @@
 #include "profiler/analysis/insights.hpp"
-#include "profiler/analysis/instance_profiles.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/commands/profile_json.hpp"
+#include "sim/commands/profile_source.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <memory>
@@ -10,7 +10,7 @@ namespace ipusim::sim {
 
 int runInsights(const InsightsArgs& args, std::ostream& out, std::ostream& err) {
   try {
-    const profiler::analysis::ProfileSource source(args.profile);
+    const profiler::analysis::ProfileSource source = openProfileSource(args.profile);
     const traces::ProfileReader reader(source.path());
     auto facts = profiler::analysis::measureProfileFacts(reader);
     facts.report.target.path = source.named();

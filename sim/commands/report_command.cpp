@@ -1,10 +1,10 @@
-#include "profiler/analysis/instance_profiles.hpp"
 #include "profiler/analysis/liveness_summary.hpp"
 #include "profiler/analysis/operations_summary.hpp"
 #include "profiler/analysis/report.hpp"
 #include "sim/cli/whole_number_option.hpp"
 #include "sim/commands/analysis_commands.hpp"
 #include "sim/commands/profile_json.hpp"
+#include "sim/commands/profile_source.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <cstdint>
@@ -20,7 +20,7 @@ int runReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.operations && args.liveness) throw std::invalid_argument("--ops and --liveness are two reports: give one");
     const auto sort = analysis::parseOperationSort(args.sort);
-    const analysis::ProfileSource source(args.profile);
+    const analysis::ProfileSource source = openProfileSource(args.profile);
     const traces::ProfileReader reader(source.path());
     if (args.operations) {
       auto ops = analysis::summarizeOperations(reader);
