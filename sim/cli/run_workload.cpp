@@ -26,6 +26,7 @@
 #include "traces/output_file.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <sys/resource.h>
@@ -279,7 +280,11 @@ void print(const RunSummary& s, bool json) {
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
             << "host threads     " << hostThreadsLine(s.hostThreads) << "\n"
-            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile) << "\n";
+            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile);
+  if (!s.profile.empty() && s.profileInstances > 0)
+    std::cout << " (rank 0's, with its IPUs, of " << s.profileInstances << "; `ipusim report "
+              << std::filesystem::path(s.profile).parent_path().string() << "` reads them as one system)";
+  std::cout << "\n";
 }
 
 // The compile, with its stages shown on a terminal once it has taken a
@@ -623,6 +628,7 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   if (InstanceShare* share = engine.share(); share && summary.weightsDigest)
     share->agreeOnWeights(*summary.weightsDigest);
   summary.profile = engine.finish();
+  if (const InstanceShare* share = engine.share()) summary.profileInstances = share->instances();
   summary.fittedParams = fittedHostParams();
   summary.hostThreads = engine.system().hostThreads();
   if (!summary.profile.empty()) {

@@ -95,6 +95,8 @@ struct RunSummary {
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured
   std::string profile;
+  // Under mpirun: the ranks whose profiles (profile.rankK.pop, each its IPUs) make the run's; 0 otherwise.
+  std::uint32_t profileInstances = 0;
   // From the profile, by profiler/analysis' one definition; absent without a profile.
   std::optional<double> ipuWaitingForHost;
   // Each batch's latency (sim/host/batch_latency.hpp), in seconds; none with outfeed mode LAST.

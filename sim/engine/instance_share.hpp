@@ -42,6 +42,7 @@ class InstanceShare {
   InstanceShare(ReplicaPeers& peers, const ir::Executable& exe, const model::Target& target);
 
   std::uint32_t replicas() const { return replicas_; }
+  std::uint32_t instances() const { return peers_.instances(); }
   std::uint32_t firstReplica() const { return first_; }
   std::uint32_t replicaCount() const { return count_; }
   model::TileRange tiles() const { return tiles_; }
