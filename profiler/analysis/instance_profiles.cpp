@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -102,30 +102,33 @@ std::int64_t largestSliceId(const traces::ProfileReader& in) {
   return largest;
 }
 
+// Tracks to copy, each with the instance it comes from.
+using TrackOrder = std::vector<std::pair<std::size_t, traces::TrackRow>>;
+
 // The tracks in the order one process writes them: instance 0's, with every instance's IPU tracks, in IPU
 // order, where instance 0's begin (the recorder makes them together: profiler/recorder/profile_recorder.hpp).
-std::vector<std::pair<std::size_t, traces::TrackRow>> tracksInOrder(const std::vector<Instance>& instances) {
-  std::vector<std::pair<std::size_t, traces::TrackRow>> order;
+TrackOrder tracksInOrder(const std::vector<Instance>& instances) {
+  TrackOrder order;
   bool ipusPlaced = false;
-  for (const auto& track : instances.front().reader->tracks()) {
-    if (track.ipu < 0) {
-      order.emplace_back(0, track);
-      continue;
-    }
-    if (ipusPlaced) continue;
+  const auto placeIpus = [&] {
     ipusPlaced = true;
     for (std::size_t rank = 0; rank < instances.size(); ++rank)
       for (const auto& own : instances[rank].reader->tracks())
         if (own.ipu >= 0 && instances[rank].holds(own.ipu)) order.emplace_back(rank, own);
+  };
+  for (const auto& track : instances.front().reader->tracks()) {
+    if (track.ipu < 0) order.emplace_back(0, track);
+    else if (!ipusPlaced) placeIpus();
   }
+  if (!ipusPlaced) placeIpus();  // (instance 0 has no IPU track of its own)
   return order;
 }
 
 // Every instance's tracks (its IPUs'; instance 0 also those of no IPU) with their slices and counters.
 // Instance k's slice ids move up by the largest ids of the instances before it, so that they stay unique
 // and parents keep their children.
-void copyTracks(const std::vector<Instance>& instances, const std::vector<std::pair<std::size_t, traces::TrackRow>>& order,
-                traces::ProfileWriter& out, const std::function<void()>& copied) {
+void copyTracks(const std::vector<Instance>& instances, const TrackOrder& order, traces::ProfileWriter& out,
+                const std::function<void()>& copied) {
   std::vector<std::int64_t> sliceIdBase(instances.size(), 0);
   for (std::size_t rank = 1; rank < instances.size(); ++rank)
     sliceIdBase[rank] = sliceIdBase[rank - 1] + largestSliceId(*instances[rank - 1].reader);

@@ -28,7 +28,7 @@ namespace ipusim::profiler {
 // instance of several (mpirun: sim/engine/instance_share.hpp) records its
 // replicas' IPUs, as Poplar's profile of one process holds that process's
 // replicas; `ipusim report DIR` reads the instances' profiles as one system
-// (traces/instance_profiles.hpp).
+// (profiler/analysis/instance_profiles.hpp).
 struct RecordedIpus {
   std::uint32_t first = 0;
   std::uint32_t count = 0;  // 0: every IPU from `first`
