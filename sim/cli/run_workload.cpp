@@ -26,9 +26,9 @@
 #include "traces/output_file.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <iomanip>

@@ -193,7 +193,8 @@ void ViewerApp::drawStartPage() {
   if (!profiles_.empty()) {
     ImGui::TextUnformatted("Open profiles:");
     for (const auto& p : profiles_)
-      ImGui::BulletText("%s  (%s slices)", p.session->shownPath().c_str(), formatCycles(p.session->sliceCount()).c_str());
+      ImGui::BulletText("%s  (%s slices)", p.session->shownPath().c_str(),
+                        formatCycles(p.session->sliceCount()).c_str());
     ImGui::Separator();
   }
   ImGui::TextUnformatted("Open a profile (profile.pop or its report directory):");
