@@ -96,6 +96,7 @@ int sc_main(int argc, char* argv[]) {
   ipusim::sim::addInsightsCommand(app, exitCode);
   ipusim::sim::addCompareCommand(app, exitCode);
   ipusim::sim::addExportCommand(app, exitCode);
+  ipusim::sim::addCombineCommand(app, exitCode);
   if (const int refused = refuseCommandOnRanks(argc, argv); refused >= 0) return refused;
   try {
     app.parse(argc, argv);

@@ -1,6 +1,6 @@
 #pragma once
 // The profile analysis subcommands: `ipusim report`, `ipusim insights`,
-// `ipusim compare` and `ipusim export`. Each run* function does the work and returns the process
+// `ipusim compare`, `ipusim export` and `ipusim combine`. Each run* function does the work and returns the process
 // exit code (0, or 1 with a message on `err` naming the file and the
 // problem); each add*Command adds the subcommand to the CLI11 app, as the
 // other `ipusim` commands do (sim/cli/commands.hpp): its callback sets
@@ -57,5 +57,16 @@ bool exportsPerfetto(const ExportArgs& args);
 // input, a device, a FIFO, or an existing file without args.force).
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err);
 void addExportCommand(CLI::App& app, int& exitCode);
+
+struct CombineArgs {
+  std::string directory;  // an mpirun run's report directory (profile.rankK.pop)
+  std::string output;     // the profile to write
+  bool force = false;     // replace an existing output file (traces/output_file.hpp)
+};
+// Writes the directory's instance profiles as one profile of the whole system
+// (profiler/analysis/instance_profiles.hpp), what `report DIR` reads, once
+// for every later reader (the Python reader among them).
+int runCombine(const CombineArgs& args, std::ostream& out, std::ostream& err);
+void addCombineCommand(CLI::App& app, int& exitCode);
 
 }  // namespace ipusim::sim
