@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <iostream>
 #include <stdexcept>
 
 namespace ipusim::viewer {
@@ -55,7 +56,11 @@ ViewerApp::ViewerApp(RecentProfiles recent) : recent_(std::move(recent)) {}
 bool ViewerApp::open(const std::string& path, bool background) {
   try {
     OpenProfile p;
-    p.source = std::make_unique<profiler::analysis::ProfileSource>(path);
+    // (A POD256's 16 profiles take about half a minute to combine: said once on stderr, before any window.)
+    p.source = std::make_unique<profiler::analysis::ProfileSource>(path, [&](std::uint64_t done, std::uint64_t total) {
+      if (done == 1)
+        std::cerr << "ipusim-view: " << path << ": combining its instance profiles (" << total << " steps)\n";
+    });
     p.session = std::make_unique<ProfileSession>(p.source->path(), background);
     p.session->setShownPath(path);
     p.trace = std::make_unique<TraceView>(*p.session);
