@@ -161,7 +161,8 @@ nlohmann::json finalValuesJson(const std::vector<std::pair<std::string, double>>
 // "idx: IMAGES, pixels / 255": what the model was fed.
 std::string datasetLine(const RunSummary& s) {
   if (s.datasetFormat == "none") return "none (--synthetic-data: timing only)";
-  std::string line = s.datasetFormat + (s.datasetImages.empty() ? std::string() : ": " + s.datasetImages);
+  std::string line =
+      s.datasetFormat + (s.datasetImages.empty() ? std::string() : ": " + util::oneLineText(s.datasetImages));
   if (s.preprocessing == "divide_by_255") line += ", pixels / 255 (dataset.preprocessing)";
   else if (s.preprocessing == "none") line += ", raw pixels 0-255 (dataset.preprocessing none)";
   return line;
@@ -246,7 +247,11 @@ void print(const RunSummary& s, bool json) {
               << s.stepsBetweenValidations << " training steps; "
               << (s.validationValues.empty() ? std::string("no values (synthetic data)\n")
                                              : finalValuesLine(s.validationValues, "the last (means):"));
-  if (predict) std::cout << "predictions      " << (s.predictions.empty() ? "(not written: --predictions FILE)" : s.predictions) << "\n";
+  // (Paths as a line shows them: an autoReport.directory holding a newline split the profile's line.)
+  if (predict)
+    std::cout << "predictions      "
+              << (s.predictions.empty() ? "(not written: --predictions FILE)" : util::oneLineText(s.predictions))
+              << "\n";
   if (s.latencyBatches)
     std::cout << "batch latency    p50 " << milliseconds(s.latencyP50) << ", p99 " << milliseconds(s.latencyP99)
               << ", max " << milliseconds(s.latencyMax) << " (" << s.latencyBatches << " batches; from the infeed to the host holding "
@@ -281,7 +286,8 @@ void print(const RunSummary& s, bool json) {
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
             << "host threads     " << hostThreadsLine(s.hostThreads) << "\n"
-            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile) << "\n";
+            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : util::oneLineText(s.profile))
+            << "\n";
 }
 
 // The compile, with its stages shown on a terminal once it has taken a

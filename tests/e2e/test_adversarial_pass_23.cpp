@@ -1,0 +1,72 @@
+// Found by the twenty-third adversarial pass of issue 33 (acceptance 2), and
+// fixed in it. Each case failed before its fix.
+#include "hardening_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+namespace ipusim::test::test_adversarial_pass_23 {
+namespace {
+
+// A name holding a control character (a workload's, a layer's, a Keras
+// layer's) was printed raw by `run`'s summary, `compile`, `report`,
+// `report --ops`, `--liveness` and `compare`: an escape sequence turned the
+// terminal red, a newline split the summary's line. Refused as it is read,
+// naming the key and showing the name as a JSON string.
+TEST(AdversarialPass23, ANameHoldingAControlCharacterIsRefused) {
+  ScratchDir dir("control-names");
+  const std::string evil = "evil\x1b[31mRED\nsecond";
+  const std::string workload = workloadWith(dir.path(), [&](nlohmann::json& j) { j["name"] = evil; });
+  expectRefusal(runCommand(ipusimBinary() + " compile " + quote(workload)),
+                "w.json: name: \"evil\\u001b[31mRED\\nsecond\" holds a control character");
+  const std::string layer =
+      workloadWith(dir.path(), [&](nlohmann::json& j) { j["model"]["layers"][1]["name"] = "dense\tone"; });
+  expectRefusal(runCommand(ipusimBinary() + " run " + quote(layer) + " --synthetic-data --steps 10"),
+                "w.json: model.layers[1].name: \"dense\\tone\" holds a control character");
+  nlohmann::json keras = nlohmann::json::parse(readText(sourcePath("workloads/keras/tutorial_mlp_tf2.json")));
+  keras["config"]["layers"].back()["config"]["name"] = evil;
+  const fs::path kerasFile = dir.path() / "k.json";
+  std::ofstream(kerasFile) << keras.dump();
+  expectRefusal(runCommand(ipusimBinary() + " run --keras " + quote(kerasFile.string()) +
+                           " --synthetic-data --steps 10"),
+                "k.json: a layer's name: \"evil\\u001b[31mRED\\nsecond\" holds a control character");
+}
+
+// A serialized graph's names (its own, its programs', their debug layers)
+// were taken as they were: `run --graph` printed the graph's name raw, and
+// its profile carried the others into `report`. Refused as the graph is read.
+TEST(AdversarialPass23, AGraphNameHoldingAControlCharacterIsRefused) {
+  ScratchDir dir("control-graph");
+  for (const std::string& at : {"name", "program", "layer"}) {
+    nlohmann::json graph = nlohmann::json::parse(readText(kGraph));
+    if (at == "name") graph["name"] = "g\x1b[2J";
+    if (at == "program") graph["programs"][0]["name"] = "rot\nate";
+    if (at == "layer") graph["programs"][0]["debug"]["layer"] = "pipe\rline";
+    const fs::path file = dir.path() / "g.json";
+    std::ofstream(file) << graph.dump();
+    const std::string expected = at == "name"      ? "name: \"g\\u001b[2J\" holds a control character"
+                                 : at == "program" ? "programs[0].name: \"rot\\nate\" holds a control character"
+                                                   : "programs[0].debug.layer: \"pipe\\rline\" holds a control character";
+    expectRefusal(runCommand(ipusimBinary() + " run --graph " + quote(file.string()) + " --runs 1"), expected);
+  }
+}
+
+// The run summary printed the paths it names raw: an autoReport.directory
+// holding a newline split the `profile` line in two. Shown as one line.
+TEST(AdversarialPass23, TheSummarysPathsAreOneLineEach) {
+  ScratchDir dir("control-paths");
+  const fs::path reports = dir.path() / "a\nb";
+  const nlohmann::json options = {{"autoReport.all", "true"}, {"autoReport.directory", reports.string()}};
+  const auto r = runCommand("POPLAR_ENGINE_OPTIONS=" + quote(options.dump()) + " " + ipusimBinary() + " run " +
+                            quote(sourcePath("workloads/mnist_with_feeds.json")) + " --steps 10 --synthetic-data");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_TRUE(fs::exists(reports / "profile.pop"));
+  EXPECT_NE(r.output.find("profile          \"" + (dir.path() / "a\\nb" / "profile.pop").string() + "\"\n"),
+            std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace ipusim::test::test_adversarial_pass_23
