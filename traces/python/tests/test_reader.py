@@ -220,6 +220,20 @@ class OpenErrorsTest(unittest.TestCase):
             self.assertEqual(p.clock_hz, 2e9)
             self.assertEqual(p.seconds(4e9), 2.0)
 
+    def test_a_directory_of_rank_profiles_names_them(self):
+        # An mpirun run's report directory: a profile per rank, no profile.pop (adversarial pass 23: the error
+        # said only "has no profile.pop"). As the C++ readers say it.
+        with self.assertRaisesRegex(ProfileError, "report directory has no profile.pop$"):
+            ipusim_profile.open_profile(self.dir.name)
+        for rank in (1, 0, 10):
+            write_minimal(self.path(f"profile.rank{rank}.pop"), {"schema_version": "1", "complete": "1"})
+        message = (f"{self.dir.name}: report directory has no profile.pop; it holds 3 ranks' profiles of an mpirun "
+                   f"run (profile.rank0.pop to profile.rank10.pop): name one, e.g. "
+                   f"{os.path.join(self.dir.name, 'profile.rank0.pop')}")
+        with self.assertRaises(ProfileError) as raised:
+            ipusim_profile.open_profile(self.dir.name)
+        self.assertEqual(str(raised.exception), message)
+
 
 @unittest.skipUnless(PROFILE and BINARY, "IPUSIM_TEST_PROFILE and IPUSIM_BINARY are set by ctest")
 class TutorialProfileTest(unittest.TestCase):
