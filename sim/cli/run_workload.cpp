@@ -275,10 +275,11 @@ void print(const RunSummary& s, bool json) {
                    profiler::analysis::examplesPerSecondPerIpu(s.steps, s.examplesPerStep, s.simulatedSeconds, s.ipus), 1)
             << " per IPU, " << s.ipus << (s.ipus == 1 ? " IPU" : " IPUs") << "; host time included)\n"
             << "IPU waits, host  "
-            << (s.ipuWaitingForHost
-                    ? profiler::analysis::formatPercent(*s.ipuWaitingForHost) +
-                          " of the captured runs and the host time before each"
-                    : std::string("n/a (needs a profile: autoReport)"))
+            << (!s.ipuWaitingForHost ? std::string("n/a (needs a profile: autoReport)")
+                : std::isnan(*s.ipuWaitingForHost)
+                    ? std::string("n/a (no run captured, as with autoReport.executionProfileProgramRunCount 0)")
+                    : profiler::analysis::formatPercent(*s.ipuWaitingForHost) +
+                          " of the captured runs and the host time before each")
             << "\n"
             << "fitted           absolute times rest on the fitted host parameters";
   for (const auto& name : s.fittedParams) std::cout << " " << name;

@@ -95,7 +95,8 @@ struct RunSummary {
   std::string arch;
   profiler::StepCycles step;  // one steady-state step's device cycles, measured
   std::string profile;
-  // From the profile, by profiler/analysis' one definition; absent without a profile.
+  // From the profile, by profiler/analysis' one definition; absent without a
+  // profile, NaN (--json: null) when it captured no run.
   std::optional<double> ipuWaitingForHost;
   // Each batch's latency (sim/host/batch_latency.hpp), in seconds; none with outfeed mode LAST.
   std::uint64_t latencyBatches = 0;

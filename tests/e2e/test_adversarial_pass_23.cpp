@@ -68,5 +68,33 @@ TEST(AdversarialPass23, TheSummarysPathsAreOneLineEach) {
       << r.output;
 }
 
+// A profile that captured no run (autoReport.executionProfileProgramRunCount
+// 0) has nothing to measure "IPU waiting for the host" over: `run`, `report`,
+// `insights` and `compare` said 0.0% (the IPU never waits) and --json 0.0.
+TEST(AdversarialPass23, NoCapturedRunGivesNoHostWaitFigure) {
+  ScratchDir dir("uncaptured");
+  const nlohmann::json options = {{"autoReport.all", "true"},
+                                  {"autoReport.directory", (dir.path() / "r").string()},
+                                  {"autoReport.executionProfileProgramRunCount", "0"}};
+  const std::string run = "POPLAR_ENGINE_OPTIONS=" + quote(options.dump()) + " " + ipusimBinary() + " run " +
+                          quote(sourcePath("workloads/mnist_with_feeds.json")) + " --steps 20 --synthetic-data";
+  const auto text = runCommand(run);
+  ASSERT_EQ(text.exitCode, 0) << text.output;
+  EXPECT_NE(text.output.find("IPU waits, host  n/a (no run captured"), std::string::npos) << text.output;
+  EXPECT_TRUE(jsonOf(runCommand(run + " --json"))["ipu_waiting_for_host"].is_null());
+  const std::string profile = quote((dir.path() / "r").string());
+  const auto report = runCommand(ipusimBinary() + " report " + profile);
+  EXPECT_NE(report.output.find("IPU waiting for the host: n/a (no run captured"), std::string::npos) << report.output;
+  EXPECT_TRUE(jsonOf(runCommand(ipusimBinary() + " report --json " + profile))["ipu_waiting_for_host"].is_null());
+  const auto insights = runCommand(ipusimBinary() + " insights " + profile);
+  EXPECT_NE(insights.output.find("(host wait n/a)"), std::string::npos) << insights.output;
+  const auto compare = runCommand(ipusimBinary() + " compare " + profile + " " + profile);
+  const std::size_t at = compare.output.find("IPU waiting for the host");
+  ASSERT_NE(at, std::string::npos) << compare.output;
+  const std::string line = compare.output.substr(at, compare.output.find('\n', at) - at);
+  EXPECT_NE(line.find("n/a"), std::string::npos) << line;
+  EXPECT_EQ(line.find('%'), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace ipusim::test::test_adversarial_pass_23

@@ -4,6 +4,7 @@ IPUSIM_TEST_PROFILE names a report directory written by `ipusim run`
 ipusim executable, whose `report --json` the reader must agree with."""
 
 import json
+import math
 import os
 import sqlite3
 import struct
@@ -80,6 +81,22 @@ class IpuWaitingForHostTest(unittest.TestCase):
         self.assertEqual(w.host_service_cycles, 20)
         self.assertEqual(w.waiting_cycles, 240)
         self.assertAlmostEqual(w.share, 0.6)
+
+    def test_no_captured_run_measures_nothing(self):
+        # Adversarial pass 23: the share of no window read 0.0 ("never waits"); NaN, as the C++ definition
+        # (report --json: null).
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.pop")
+            write_host_accounting_profile(path)
+            db = sqlite3.connect(path)
+            db.execute("UPDATE runs SET captured = 0")
+            db.commit()
+            db.close()
+            with ipusim_profile.open_profile(path) as p:
+                w = p.ipu_waiting_for_host()
+                self.assertEqual(w.window_cycles, 0)
+                self.assertTrue(math.isnan(w.share))
+                self.assertTrue(math.isnan(p.host_wait().share))
 
 
 def write_minimal(path, meta):
