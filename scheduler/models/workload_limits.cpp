@@ -118,8 +118,13 @@ void checkNames(const Workload& w, const std::string& source) {
            " holds a control character (a newline would split the lines of the summaries and reports that print "
            "it, an escape sequence drive the terminal): expected a name of printable text";
   };
-  if (w.name.size() > kMaxNameBytes) overLimit(source, "name", quoted(w.name) + " is " + tooLong(w.name));
-  if (util::holdsControlCharacter(w.name)) overLimit(source, "name", control(w.name));
+  // (A workload that gives no name is named after `source` while it is
+  // parsed, until parseWorkloadFile names it after its file: that default,
+  // which holds a sweep's --vary values, is no name the user gave.)
+  if (w.name != source) {
+    if (w.name.size() > kMaxNameBytes) overLimit(source, "name", quoted(w.name) + " is " + tooLong(w.name));
+    if (util::holdsControlCharacter(w.name)) overLimit(source, "name", control(w.name));
+  }
   const bool keras = !w.kerasModel.empty();
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const std::string& name = w.layers[i].name;

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace ipusim::test::test_adversarial_pass_23 {
 namespace {
@@ -39,7 +40,7 @@ TEST(AdversarialPass23, ANameHoldingAControlCharacterIsRefused) {
 // its profile carried the others into `report`. Refused as the graph is read.
 TEST(AdversarialPass23, AGraphNameHoldingAControlCharacterIsRefused) {
   ScratchDir dir("control-graph");
-  for (const std::string& at : {"name", "program", "layer"}) {
+  for (const std::string& at : std::vector<std::string>{"name", "program", "layer"}) {
     nlohmann::json graph = nlohmann::json::parse(readText(kGraph));
     if (at == "name") graph["name"] = "g\x1b[2J";
     if (at == "program") graph["programs"][0]["name"] = "rot\nate";
