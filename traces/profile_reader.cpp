@@ -10,11 +10,13 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <limits>
 #include <system_error>
 #include <unordered_map>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -80,6 +82,31 @@ SliceRow readSlice(const Statement& s) {
   return row;
 }
 
+// A report directory of `mpirun ipusim run` holds a profile per rank
+// (profile.rankK.pop) and no profile.pop: "has no profile.pop" alone did not
+// say which file to name. The hint ("" when there is none) names them.
+std::string rankProfilesHint(const std::string& dir) {
+  std::vector<std::uint64_t> ranks;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::string prefix = "profile.rank", suffix = ".pop";
+    if (name.size() <= prefix.size() + suffix.size() || name.size() > prefix.size() + suffix.size() + 9 ||
+        name.compare(0, prefix.size(), prefix) != 0 || name.compare(name.size() - suffix.size(), suffix.size(), suffix))
+      continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+      ranks.push_back(std::stoull(digits));
+  }
+  if (ranks.empty()) return "";
+  std::sort(ranks.begin(), ranks.end());
+  const auto file = [](std::uint64_t rank) { return "profile.rank" + std::to_string(rank) + ".pop"; };
+  return "; it holds " + std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank's profile" : " ranks' profiles") +
+         " of an mpirun run (" + file(ranks.front()) + (ranks.size() == 1 ? "" : " to " + file(ranks.back())) +
+         "): name one (its rank's IPUs), e.g. " + (fs::path(dir) / file(ranks.front())).string() +
+         ", or combine them with `ipusim combine " + dir + " -o FILE`";
+}
+
 // A profile path may name the file or the report directory holding it. The
 // file must be a regular file: SQLite's open of a FIFO with no writer blocks
 // forever, and a device is no profile. Checked by stat(2), before any open.
@@ -89,7 +116,7 @@ std::string resolveProfilePath(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     file = (fs::path(path) / kReportFileName).string();
     if (!fs::exists(fs::symlink_status(file, ec)))
-      throw ProfileError(path + ": report directory has no " + kReportFileName);
+      throw ProfileError(path + ": report directory has no " + kReportFileName + rankProfilesHint(path));
   } else if (!fs::exists(fs::symlink_status(path, ec))) {
     throw ProfileError(path + ": no such profile file");
   }

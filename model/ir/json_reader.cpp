@@ -1,5 +1,6 @@
 #include "model/ir/json_reader.hpp"
 
+#include "model/util/json_error_text.hpp"
 #include "model/util/nearest_name.hpp"
 
 #include <algorithm>
@@ -71,7 +72,14 @@ bool asBool(const json& j, const std::string& path) {
 
 std::string asString(const json& j, const std::string& path) {
   if (!j.is_string()) fail(path, "expected a string" + got(j));
-  return j.get<std::string>();
+  std::string text = j.get<std::string>();
+  // Every string of a graph is a name or a word that the summaries, reports
+  // and the profile show: one holding an escape sequence drove the terminal,
+  // a newline split their lines.
+  if (util::holdsControlCharacter(text))
+    fail(path, util::oneLineText(text.size() > 40 ? text.substr(0, 40) + "..." : text) +
+                   " holds a control character: expected printable text (a name)");
+  return text;
 }
 
 }  // namespace ipusim::ir::json_reader

@@ -27,6 +27,6 @@ std::uint64_t asU64(const json& j, const std::string& path);
 std::uint32_t asU32(const json& j, const std::string& path);
 double asDouble(const json& j, const std::string& path);  // null reads as NaN (JSON cannot hold NaN)
 bool asBool(const json& j, const std::string& path);
-std::string asString(const json& j, const std::string& path);
+std::string asString(const json& j, const std::string& path);  // printable: no control character
 
 }  // namespace ipusim::ir::json_reader

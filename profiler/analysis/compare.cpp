@@ -56,6 +56,8 @@ Comparison compareProfiles(const traces::ProfileReader& a, const traces::Profile
 
 nlohmann::json figuresToJson(const ProfileFigures& f) {
   const auto& a = f.captured;
+  // Shares of the captured runs: none (null) when no run was captured.
+  const auto share = [&](double fraction) { return a.windowCycles > 0 ? nlohmann::json(fraction) : nlohmann::json(); };
   return {
       {"profile", f.target.path},
       {"workload", f.target.workload},
@@ -76,18 +78,18 @@ nlohmann::json figuresToJson(const ProfileFigures& f) {
       {"throughput_examples_per_second", f.exampleThroughput()},
       {"captured_cycles", a.windowCycles},
       {"proportions",
-       {{"compute", a.fraction(&PhaseCycles::compute)},
-        {"exchange", a.fraction(&PhaseCycles::exchange)},
-        {"ipu_link", a.fraction(&PhaseCycles::ipuLink)},
-        {"collective", a.fraction(&PhaseCycles::collective)},
-        {"sync", a.fraction(&PhaseCycles::sync)},
-        {"stream_copy", a.fraction(&PhaseCycles::streamCopy)},
-        {"streaming_memory", a.fraction(&PhaseCycles::streamingMemory)},
-        {"idle", a.fraction(&PhaseCycles::idle)}}},
+       {{"compute", share(a.fraction(&PhaseCycles::compute))},
+        {"exchange", share(a.fraction(&PhaseCycles::exchange))},
+        {"ipu_link", share(a.fraction(&PhaseCycles::ipuLink))},
+        {"collective", share(a.fraction(&PhaseCycles::collective))},
+        {"sync", share(a.fraction(&PhaseCycles::sync))},
+        {"stream_copy", share(a.fraction(&PhaseCycles::streamCopy))},
+        {"streaming_memory", share(a.fraction(&PhaseCycles::streamingMemory))},
+        {"idle", share(a.fraction(&PhaseCycles::idle))}}},
       {"stream_copy_begin_cycles", a.hostWaitCycles},
       {"host_transfer_cycles", a.hostTransferCycles},
-      {"overlap_percent", a.overlapFraction() * 100.0},
-      {"host_io_overlap_percent", a.hostIoOverlapFraction() * 100.0},
+      {"overlap_percent", share(a.overlapFraction() * 100.0)},
+      {"host_io_overlap_percent", share(a.hostIoOverlapFraction() * 100.0)},
       {"bytes_to_device", a.bytesToDevice},
       {"bytes_to_host", a.bytesToHost},
       {"max_tile_bytes", f.maxTileBytes},
@@ -142,8 +144,13 @@ void printComparison(const Comparison& c, std::ostream& out) {
   const bool severalIpus = c.a.target.numIpus > 1 || c.b.target.numIpus > 1;
   out << (severalIpus ? "  over the captured runs (share of every IPU's time, IPUs summed):\n"
                       : "  over the captured runs:\n");
+  // (A profile that captured no run has no share of anything: "n/a", as its
+  // host wait; its 0.0% everywhere, idle too, read as figures.)
+  const auto ofCaptured = [](const ProfileFigures& f, double fraction) {
+    return f.captured.windowCycles > 0 ? formatPercent(fraction) : std::string("n/a");
+  };
   const auto share = [&](const std::string& label, std::int64_t PhaseCycles::*bucket) {
-    both(label, [&](const ProfileFigures& f) { return formatPercent(f.captured.fraction(bucket)); });
+    both(label, [&](const ProfileFigures& f) { return ofCaptured(f, f.captured.fraction(bucket)); });
   };
   share("compute", &PhaseCycles::compute);
   share("exchange", &PhaseCycles::exchange);
@@ -156,12 +163,11 @@ void printComparison(const Comparison& c, std::ostream& out) {
   if (c.a.captured.allIpus().streamingMemory > 0 || c.b.captured.allIpus().streamingMemory > 0)
     share("Streaming Memory", &PhaseCycles::streamingMemory);
   share("idle", &PhaseCycles::idle);
-  both("StreamCopy Begin",
-       [](const ProfileFigures& f) { return formatPercent(f.captured.hostWaitFraction()); });
+  both("StreamCopy Begin", [&](const ProfileFigures& f) { return ofCaptured(f, f.captured.hostWaitFraction()); });
   both("compute/IO overlap (link transfers)",
-       [](const ProfileFigures& f) { return formatPercent(f.captured.overlapFraction()); });
+       [&](const ProfileFigures& f) { return ofCaptured(f, f.captured.overlapFraction()); });
   both("host IO hidden behind the device",
-       [](const ProfileFigures& f) { return formatPercent(f.captured.hostIoOverlapFraction()); });
+       [&](const ProfileFigures& f) { return ofCaptured(f, f.captured.hostIoOverlapFraction()); });
   both("bytes to device", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToDevice); });
   both("bytes to host", [](const ProfileFigures& f) { return std::to_string(f.captured.bytesToHost); });
   if (c.a.maxTileBytes > 0 || c.b.maxTileBytes > 0)

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace ipusim::profiler::analysis {
@@ -38,8 +39,15 @@ struct HostWaitBreakdown {
   std::int64_t beginCycles = 0;        // (b), inside runs
   std::int64_t hostServiceCycles = 0;  // (c), inside runs
   std::int64_t waitingCycles = 0;      // union of (a), (b), (c)
-  // waitingCycles / windowCycles; 0 when there is no window.
-  double share() const { return windowCycles > 0 ? double(waitingCycles) / double(windowCycles) : 0.0; }
+  // Whether there was anything to measure over: a profile with no captured
+  // run (autoReport.executionProfileProgramRunCount 0) has no window.
+  bool measured() const { return windowCycles > 0; }
+  // waitingCycles / windowCycles; NaN when nothing was measured, which the
+  // texts show as "n/a" (formatPercent) and JSON as null (it read as 0.0%:
+  // "the IPU never waits", of a run no one looked at).
+  double share() const {
+    return measured() ? double(waitingCycles) / double(windowCycles) : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 // Each captured run with the host time before it: [end of the previous run

@@ -6,12 +6,17 @@
 // runs with the host time before each).
 #include "profiler/analysis/report.hpp"
 
+#include <limits>
+
 namespace ipusim::profiler::analysis {
 
 struct HostWaitShare {
   std::int64_t waitCycles = 0;    // cycles the IPU waits for the host
   std::int64_t windowCycles = 0;  // the time it is measured over
-  double share() const { return windowCycles > 0 ? double(waitCycles) / double(windowCycles) : 0.0; }
+  // NaN when nothing was measured (no captured run), as HostWaitBreakdown::share.
+  double share() const {
+    return windowCycles > 0 ? double(waitCycles) / double(windowCycles) : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 HostWaitShare hostWaitShare(const ProfileReport& report);

@@ -135,7 +135,7 @@ ProfileFacts measureProfileFacts(const traces::ProfileReader& reader) {
 
 std::optional<Insight> hostBoundInsight(const ProfileFacts& f, const InsightLimits& limits) {
   const double share = f.hostWait.share();
-  if (share < limits.hostBoundShare) return std::nullopt;
+  if (!(share >= limits.hostBoundShare)) return std::nullopt;  // (NaN: nothing measured, no finding)
   const auto& runs = f.report.runs;
   const std::int64_t outside = std::max<std::int64_t>(0, runs.spanCycles() - runs.runCycles);
   const double stepsPerRun = runs.stepsPerRun();

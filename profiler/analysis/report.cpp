@@ -233,7 +233,11 @@ void printReport(const ProfileReport& r, std::ostream& out) {
   out << "  total (cycle 0 to the job's end): " << cyclesAndTime(t, r.totalCycles) << "; first start to last end "
       << cyclesAndTime(t, runs.spanCycles()) << "; inside runs " << cyclesAndTime(t, runs.runCycles) << "\n";
   const auto& w = r.hostWait;
-  out << "IPU waiting for the host: " << formatPercent(w.share()) << " of the captured runs and the host time before "
+  if (!w.measured())
+    out << "IPU waiting for the host: n/a (no run captured to measure it over, as with "
+           "autoReport.executionProfileProgramRunCount 0)\n";
+  else
+    out << "IPU waiting for the host: " << formatPercent(w.share()) << " of the captured runs and the host time before "
       << "each (" << cyclesAndTime(t, w.waitingCycles) << " of " << cyclesAndTime(t, w.windowCycles)
       << "): outside Engine::run " << cyclesAndTime(t, w.outsideRunCycles) << ", StreamCopy Begin "
       << cyclesAndTime(t, w.beginCycles) << ", host service " << cyclesAndTime(t, w.hostServiceCycles) << "\n";

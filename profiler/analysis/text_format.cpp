@@ -11,7 +11,10 @@ std::string formatNumber(double value, int decimals) {
   return buffer;
 }
 
-std::string formatPercent(double fraction) { return formatNumber(fraction * 100.0, 1) + "%"; }
+std::string formatPercent(double fraction) {
+  if (std::isnan(fraction)) return "n/a";  // (a share of nothing: HostWaitBreakdown::share)
+  return formatNumber(fraction * 100.0, 1) + "%";
+}
 
 std::string formatSeconds(double seconds) {
   const double magnitude = std::fabs(seconds);

@@ -5,6 +5,7 @@
 #include "model/hardware/renamed_plans_limit.hpp"
 
 #include "model/target.hpp"
+#include "model/util/json_error_text.hpp"
 #include "scheduler/layers/layer.hpp"
 
 #include <algorithm>
@@ -109,13 +110,33 @@ void checkNames(const Workload& w, const std::string& source) {
            " (scheduler/models/workload_limits.hpp: names are copied into the executable's tensors, compute sets "
            "and programs, and into the profile's slices)";
   };
-  if (w.name.size() > kMaxNameBytes) overLimit(source, "name", quoted(w.name) + " is " + tooLong(w.name));
+  // A control character (a newline, an escape sequence) in a name: every
+  // summary and report prints the names, and such a name split their lines
+  // and drove the terminal ("workload evil<ESC>[31m..." turned it red).
+  const auto control = [](const std::string& name) {
+    return util::oneLineText(name.size() > 40 ? name.substr(0, 40) + "..." : name) +
+           " holds a control character (a newline would split the lines of the summaries and reports that print "
+           "it, an escape sequence drive the terminal): expected a name of printable text";
+  };
+  // (A workload that gives no name is named after `source` while it is
+  // parsed, until parseWorkloadFile names it after its file: that default,
+  // which holds a sweep's --vary values, is no name the user gave.)
+  if (w.name != source) {
+    if (w.name.size() > kMaxNameBytes) overLimit(source, "name", quoted(w.name) + " is " + tooLong(w.name));
+    if (util::holdsControlCharacter(w.name)) overLimit(source, "name", control(w.name));
+  }
   const bool keras = !w.kerasModel.empty();
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const std::string& name = w.layers[i].name;
-    if (name.size() <= kMaxNameBytes) continue;
-    if (keras) overLimit(w.kerasModel, "layer " + quoted(name), "its name is " + tooLong(name));
-    overLimit(source, "model.layers[" + std::to_string(i) + "].name", quoted(name) + " is " + tooLong(name));
+    const std::string key = "model.layers[" + std::to_string(i) + "].name";
+    if (name.size() > kMaxNameBytes) {
+      if (keras) overLimit(w.kerasModel, "layer " + quoted(name), "its name is " + tooLong(name));
+      overLimit(source, key, quoted(name) + " is " + tooLong(name));
+    }
+    if (util::holdsControlCharacter(name)) {
+      if (keras) overLimit(w.kerasModel, "a layer's name", control(name));
+      overLimit(source, key, control(name));
+    }
   }
 }
 

@@ -113,8 +113,9 @@ void checkLayoutVertices(const std::string& key, std::uint64_t copies, const std
 void checkWorkloadLimits(const Workload& w, const std::string& source);
 // The layer count alone (kMaxLayers), checked as soon as the layers are read.
 void checkLayerCount(const Workload& w, const std::string& source);
-// The workload's and the layers' names (kMaxNameBytes), checked as soon as
-// the layers are read; the message quotes a name's first 40 bytes.
+// The workload's and the layers' names (kMaxNameBytes; no control
+// character, util::holdsControlCharacter), checked as soon as the layers are
+// read; the message quotes a name's first 40 bytes.
 void checkNames(const Workload& w, const std::string& source);
 // For a key that refers to a layer by name (training.recompute_checkpoints,
 // model.shards and model.stages, a layer's inputs): no layer's name is over

@@ -172,11 +172,14 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       exitCode = runGraph(*graph);
       return;
     }
-    if (workload->workloadPath.empty() && workload->kerasPath.empty())
-      throw std::invalid_argument("run: give a workload file (e.g. workloads/mnist_with_feeds.json), --keras MODEL.json or --graph FILE");
-    flags.finish(*workload);
     useCommonFlags(*workload, *common);
-    exitCode = runWorkloadOnRanks(*workload);
+    // (Under mpirun these errors are the set-up's: said once.)
+    exitCode = runWorkloadOnRanks(*workload, [=](RunWorkloadArgs& a) {
+      if (a.workloadPath.empty() && a.kerasPath.empty())
+        throw std::invalid_argument(
+            "run: give a workload file (e.g. workloads/mnist_with_feeds.json), --keras MODEL.json or --graph FILE");
+      flags.finish(a);
+    });
   });
 }
 
@@ -199,13 +202,14 @@ void addTaskCommand(CLI::App& app, int& exitCode, scheduler::Task task) {
   auto common = std::make_shared<CommonFlags>();
   addCommonFlags(*cmd, common);
   cmd->callback([=, &exitCode] {
-    if (workload->workloadPath.empty() && workload->kerasPath.empty())
-      throw std::invalid_argument(std::string(scheduler::taskName(task)) +
-                                  ": give a workload file (e.g. workloads/mnist_with_feeds.json) or --keras MODEL.json");
-    flags.finish(*workload);
     useCommonFlags(*workload, *common);
     workload->task = task;
-    exitCode = runWorkloadOnRanks(*workload);
+    exitCode = runWorkloadOnRanks(*workload, [=](RunWorkloadArgs& a) {
+      if (a.workloadPath.empty() && a.kerasPath.empty())
+        throw std::invalid_argument(std::string(scheduler::taskName(task)) + ": give a workload file (e.g. "
+                                    "workloads/mnist_with_feeds.json) or --keras MODEL.json");
+      flags.finish(a);
+    });
   });
 }
 

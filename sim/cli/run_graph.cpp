@@ -1,6 +1,7 @@
 #include "sim/cli/run_graph.hpp"
 
 #include "model/sanitizer_stack.hpp"
+#include "model/util/json_error_text.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/cli/simulated_memory_bound.hpp"
 #include "sim/commands/profile_json.hpp"
@@ -118,7 +119,8 @@ int runGraph(const RunGraphArgs& args) {
               << "Engine::run      " << host.runsDone() << "\n"
               << "simulated        " << host.endCycle() << " cycles = " << seconds * 1e3 << " ms\n"
               << "wall time        " << wall << " s\n"
-              << "profile          " << (profile.empty() ? "(none: autoReport is off)" : profile) << "\n";
+              << "profile          " << (profile.empty() ? "(none: autoReport is off)" : util::oneLineText(profile))
+              << "\n";
     if (oom.tilesOver > 0)
       std::cout << "warning          out of memory: " << oom.tilesOver << " tile(s) over the " << target.tile.memoryBytes
                 << " bytes of tile memory, " << oom.excessBytes

@@ -6,6 +6,8 @@
 #include "scheduler/models/auto_checkpoints.hpp"
 #include "scheduler/models/workload_limits.hpp"
 #include "model/clock.hpp"
+#include "model/util/fnv1a.hpp"
+#include "model/util/json_error_text.hpp"
 #include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/job_cycles.hpp"
 #include "profiler/analysis/json_number.hpp"
@@ -160,7 +162,8 @@ nlohmann::json finalValuesJson(const std::vector<std::pair<std::string, double>>
 // "idx: IMAGES, pixels / 255": what the model was fed.
 std::string datasetLine(const RunSummary& s) {
   if (s.datasetFormat == "none") return "none (--synthetic-data: timing only)";
-  std::string line = s.datasetFormat + (s.datasetImages.empty() ? std::string() : ": " + s.datasetImages);
+  std::string line =
+      s.datasetFormat + (s.datasetImages.empty() ? std::string() : ": " + util::oneLineText(s.datasetImages));
   if (s.preprocessing == "divide_by_255") line += ", pixels / 255 (dataset.preprocessing)";
   else if (s.preprocessing == "none") line += ", raw pixels 0-255 (dataset.preprocessing none)";
   return line;
@@ -245,7 +248,11 @@ void print(const RunSummary& s, bool json) {
               << s.stepsBetweenValidations << " training steps; "
               << (s.validationValues.empty() ? std::string("no values (synthetic data)\n")
                                              : finalValuesLine(s.validationValues, "the last (means):"));
-  if (predict) std::cout << "predictions      " << (s.predictions.empty() ? "(not written: --predictions FILE)" : s.predictions) << "\n";
+  // (Paths as a line shows them: an autoReport.directory holding a newline split the profile's line.)
+  if (predict)
+    std::cout << "predictions      "
+              << (s.predictions.empty() ? "(not written: --predictions FILE)" : util::oneLineText(s.predictions))
+              << "\n";
   if (s.latencyBatches)
     std::cout << "batch latency    p50 " << milliseconds(s.latencyP50) << ", p99 " << milliseconds(s.latencyP99)
               << ", max " << milliseconds(s.latencyMax) << " (" << s.latencyBatches << " batches; from the infeed to the host holding "
@@ -269,10 +276,11 @@ void print(const RunSummary& s, bool json) {
                    profiler::analysis::examplesPerSecondPerIpu(s.steps, s.examplesPerStep, s.simulatedSeconds, s.ipus), 1)
             << " per IPU, " << s.ipus << (s.ipus == 1 ? " IPU" : " IPUs") << "; host time included)\n"
             << "IPU waits, host  "
-            << (s.ipuWaitingForHost
-                    ? profiler::analysis::formatPercent(*s.ipuWaitingForHost) +
-                          " of the captured runs and the host time before each"
-                    : std::string("n/a (needs a profile: autoReport)"))
+            << (!s.ipuWaitingForHost ? std::string("n/a (needs a profile: autoReport)")
+                : std::isnan(*s.ipuWaitingForHost)
+                    ? std::string("n/a (no run captured, as with autoReport.executionProfileProgramRunCount 0)")
+                    : profiler::analysis::formatPercent(*s.ipuWaitingForHost) +
+                          " of the captured runs and the host time before each")
             << "\n"
             << "fitted           absolute times rest on the fitted host parameters";
   for (const auto& name : s.fittedParams) std::cout << " " << name;
@@ -280,10 +288,11 @@ void print(const RunSummary& s, bool json) {
             << "wall time        " << seconds(s.wallSeconds) << " (speed factor "
             << std::setprecision(3) << (s.wallSeconds > 0 ? s.simulatedSeconds / s.wallSeconds : 0.0) << ")\n"
             << "host threads     " << hostThreadsLine(s.hostThreads) << "\n"
-            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : s.profile);
+            << "profile          " << (s.profile.empty() ? "(none: autoReport is off)" : util::oneLineText(s.profile));
   if (!s.profile.empty() && s.profileInstances > 0)
     std::cout << " (rank 0's, with its IPUs, of " << s.profileInstances << "; `ipusim report "
-              << std::filesystem::path(s.profile).parent_path().string() << "` reads them as one system)";
+              << util::oneLineText(std::filesystem::path(s.profile).parent_path().string())
+              << "` reads them as one system)";
   std::cout << "\n";
 }
 
@@ -399,10 +408,10 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   std::unique_ptr<DatasetBatches> batches, validationBatches;
   const std::uint32_t replicas = scheduler::replicasOf(workload);
   if (args.peers && replicas % args.peers->instances() != 0)
-    throw ReplicasOverRanks(source + ": ipu.num_ipus: " + std::to_string(replicas) + " replica" +
-                                (replicas == 1 ? "" : "s") + " over " + std::to_string(args.peers->instances()) +
-                                " ranks (mpirun -n " + std::to_string(args.peers->instances()) +
-                                "): expected a number of replicas divisible by the ranks, as PopDist divides them");
+    throw std::invalid_argument(source + ": ipu.num_ipus: " + std::to_string(replicas) + " replica" +
+                                    (replicas == 1 ? "" : "s") + " over " + std::to_string(args.peers->instances()) +
+                                    " ranks (mpirun -n " + std::to_string(args.peers->instances()) +
+                                    "): expected a number of replicas divisible by the ranks, as PopDist divides them");
   const scheduler::ValidationSpec& validation = workload.training.validation;
   const bool validating = workload.task == scheduler::Task::Fit && validation.enabled();
   std::string dataDigest;  // under mpirun: the ranks agree on their data (InstanceShare::agree)
@@ -412,20 +421,14 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
       // A rank reading another file of the same shape ran the same run's
       // shape: evaluate and predict mixed its examples into rank 0's figures
       // without a word (FNV-1a over the examples and their order's seed).
-      std::uint64_t hash = 14695981039346656037ull;
-      const auto add = [&](const void* data, std::size_t bytes) {
-        const auto* byte = static_cast<const std::uint8_t*>(data);
-        for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ byte[i]) * 1099511628211ull;
-      };
-      add(&examples.count, sizeof examples.count);
-      add(examples.pixels.data(), examples.pixels.size());
-      add(examples.labels.data(), examples.labels.size() * sizeof(std::uint16_t));
-      add(examples.tokens.data(), examples.tokens.size() * sizeof(std::int32_t));
-      add(&examples.pixelDivisor, sizeof examples.pixelDivisor);
-      add(&workload.dataset.shuffleSeed, sizeof workload.dataset.shuffleSeed);
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-      dataDigest = std::string(", data ") + hex;
+      util::Fnv1a hash;
+      hash.add(&examples.count, sizeof examples.count)
+          .add(examples.pixels.data(), examples.pixels.size())
+          .add(examples.labels.data(), examples.labels.size() * sizeof(std::uint16_t))
+          .add(examples.tokens.data(), examples.tokens.size() * sizeof(std::int32_t))
+          .add(&examples.pixelDivisor, sizeof examples.pixelDivisor)
+          .add(&workload.dataset.shuffleSeed, sizeof workload.dataset.shuffleSeed);
+      dataDigest = ", data " + hash.hex();
     }
     // Each replica takes its own batch: the infeed's global batch is batch_size x replicas.
     const std::uint64_t globalBatch = std::uint64_t(workload.dataset.batchSize) * replicas;
@@ -529,13 +532,6 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
     plan.validation.outfeed = compiled.validationOutfeed;
   }
 
-  if (InstanceShare* share = engine.share())
-    share->agree(workload.name + ": " + scheduler::taskName(workload.task) + ", " + std::to_string(plan.steps) +
-                     " steps, " + std::to_string(plan.stepsPerRun()) + " a run, " +
-                     (plan.feeds ? "feeds" : "no feeds") + (args.synthetic ? ", synthetic data" : "") + ", " +
-                     std::to_string(plan.validation.runsEach) + " validation runs each " +
-                     std::to_string(plan.validation.everyTrainingRuns) + " runs" + dataDigest,
-                 engine.system().executable());
   TrainingHost trainer("host", engine, plan, host, batches.get(), validationBatches.get());
   // Every step's rows: the global batch's, a row per example (per step of a class per step).
   std::unique_ptr<PredictionsFile> predictions;
@@ -548,6 +544,17 @@ int runWorkloadUnguarded(const RunWorkloadArgs& args) {
   // The steady state: the second run when there is one (the first pays the pipeline's fill).
   profiler::StepBreakdown breakdown(plan.runs() > 1 ? plan.runIndexOfTrainingRun(1) : 0);
   engine.system().addObserver(&breakdown);
+  // Under mpirun: the end of the set-up, which every rank reaches (a rank
+  // whose set-up failed reports it there too: run_on_ranks.hpp); then the
+  // ranks agree on the run before any collective.
+  if (args.setUpDone) args.setUpDone();
+  if (InstanceShare* share = engine.share())
+    share->agree(workload.name + ": " + scheduler::taskName(workload.task) + ", " + std::to_string(plan.steps) +
+                     " steps, " + std::to_string(plan.stepsPerRun()) + " a run, " +
+                     (plan.feeds ? "feeds" : "no feeds") + (args.synthetic ? ", synthetic data" : "") + ", " +
+                     std::to_string(plan.validation.runsEach) + " validation runs each " +
+                     std::to_string(plan.validation.everyTrainingRuns) + " runs" + dataDigest,
+                 engine.system().executable());
   ProgressBar progress("simulating " + workload.name, plan.steps);
   trainer.onProgress([&](std::uint64_t, std::uint64_t steps) {
     if (!progress.enabled()) return;

@@ -9,6 +9,7 @@
 #include "sim/cli/target_flags.hpp"
 #include "sim/engine/replica_peers.hpp"
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -45,12 +46,11 @@ struct RunWorkloadArgs {
   // Under mpirun (run_on_ranks.hpp): the other instances; this process
   // computes its share of the replicas (sim/engine/instance_share.hpp).
   ReplicaPeers* peers = nullptr;
-};
-
-// The workload's replicas do not divide over the ranks (args.peers): every
-// rank finds it alike, so rank 0 alone says it (run_on_ranks.hpp).
-struct ReplicasOverRanks : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+  // Under mpirun: called once the set-up has succeeded (the workload, its
+  // data, the compile, the load, the predictions file begun), before the
+  // ranks agree on the run; throws when another rank's set-up failed
+  // (run_on_ranks.hpp). Every error before it is a set-up error.
+  std::function<void()> setUpDone;
 };
 
 // The summary `ipusim run` prints (and, with --json, the object it prints).
@@ -97,7 +97,8 @@ struct RunSummary {
   std::string profile;
   // Under mpirun: the ranks whose profiles (profile.rankK.pop, each its IPUs) make the run's; 0 otherwise.
   std::uint32_t profileInstances = 0;
-  // From the profile, by profiler/analysis' one definition; absent without a profile.
+  // From the profile, by profiler/analysis' one definition; absent without a
+  // profile, NaN (--json: null) when it captured no run.
   std::optional<double> ipuWaitingForHost;
   // Each batch's latency (sim/host/batch_latency.hpp), in seconds; none with outfeed mode LAST.
   std::uint64_t latencyBatches = 0;

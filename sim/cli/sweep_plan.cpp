@@ -152,7 +152,7 @@ SweepPlan planSweep(const std::string& workload, const nlohmann::json& workloadJ
       point.values.push_back(value);
       if (plan.axes[a].resolved.rfind("--workload-set ", 0) == 0) {
         std::string& from = point.workloadSetsFrom;
-        from += (from.empty() ? "--vary " : " and --vary ") + names[a] + "=" + value;
+        from += (from.empty() ? "--vary " : " and --vary ") + names[a] + "=" + util::oneLineText(value);
       }
       for (auto& arg : argsFor(plan.axes[a], value)) point.runArgs.push_back(std::move(arg));
     }

@@ -1,6 +1,9 @@
 #include "sim/cli/sweep_ranks.hpp"
 
+#include "model/util/fnv1a.hpp"
 #include "model/util/json_error_text.hpp"
+#include "scheduler/models/workload.hpp"
+#include "sim/cli/ranks_set_up.hpp"
 #include "sim/cli/sweep_points.hpp"
 #include "sim/host/interrupt.hpp"
 
@@ -19,10 +22,9 @@ namespace ipusim::sim {
 
 namespace {
 
-// The messages, by tag. Every kWant and kResult gets one kAssign in reply.
+// The messages, by tag, after the set-up's (ranks_set_up.hpp: kSetUpReadyTag,
+// kSetUpGoTag). Every kWant and kResult gets one kAssign in reply.
 enum Tag : int {
-  kReady = 1,   // rank k -> 0, after its set-up: its error, or empty
-  kGo = 2,      // 0 -> every rank: the first set-up error of any rank, or empty (go)
   kWant = 3,    // rank k -> 0: how many points it can start
   kResult = 4,  // rank k -> 0: a finished point (FinishedPoint), and room for one more
   kAssign = 5,  // 0 -> rank k: the points it is to run; none once every point is dealt
@@ -54,23 +56,22 @@ FinishedPoint decodeFinished(const cluster::Message& m, std::size_t points) {
   return f;
 }
 
-// Whether every rank is set up: rank 0 hears each rank's error (if any) and
-// tells all the first one, its own first, then by rank. Returns it ("" to go).
-std::string agreeOnSetUp(cluster::Cluster& cluster, const std::string& ownError) {
-  if (cluster.rank() != 0) {
-    cluster.send(0, kReady, cluster::MessageWriter().text(ownError).bytes());
-    cluster::MessageReader in(cluster.receive(0, kGo));
-    return in.text();
-  }
-  std::string first = ownError;
-  for (int rank = 1; rank < cluster.size(); ++rank) {
-    const cluster::Message m = cluster.receive(rank, kReady);
-    const std::string error = cluster::MessageReader(m).text();
-    if (first.empty() && !error.empty()) first = "rank " + std::to_string(rank) + ": " + error;
-  }
-  for (int rank = 1; rank < cluster.size(); ++rank)
-    cluster.send(rank, kGo, cluster::MessageWriter().text(first).bytes());
-  return first;
+// What a rank will run, for the ranks to agree on (agreeOnSetUp): its points'
+// command lines, the workload's text and the engine options the points read.
+// A rank given other --vary values (mpirun's `: -n 1 ...`), another workload
+// file of the same name on its host or another POPLAR_ENGINE_OPTIONS ran its
+// own point N, which rank 0 recorded under its point N's values.
+std::string planOf(const SweepSetUp& s) {
+  util::Fnv1a digest;
+  const auto field = [&](const std::string& text) { digest.add(text).add("", 1); };  // (each ends in a 0 byte)
+  field(s.plan.workload);
+  field(scheduler::readWorkloadJson(s.plan.workload).dump());
+  field(s.options.toJson().dump());
+  for (const std::string& a : s.plan.commonArgs) field(a);
+  for (const SweepPoint& point : s.plan.points)
+    for (const std::string& a : point.runArgs) field(a);
+  return std::to_string(s.plan.points.size()) + (s.plan.points.size() == 1 ? " point" : " points") + ", digest " +
+         digest.hex();
 }
 
 // Rank 0: runs points itself and deals the others to the ranks that ask,
@@ -153,16 +154,21 @@ void workOnRank(cluster::Cluster& cluster, const SweepPlan& plan, PointRunner& r
 
 int runSweepOnRanks(cluster::Cluster& cluster, const SweepArgs& args) {
   std::optional<SweepSetUp> s;
-  std::string error;
+  std::string error, plan;
   try {
     s = setUpSweep(args, /*prepare=*/cluster.rank() == 0);
+    plan = planOf(*s);
   } catch (const std::exception& e) {
     error = util::utf8Text(e.what());
     if (error.empty()) error = "set-up failed";
   }
   try {
-    if (const std::string first = agreeOnSetUp(cluster, error); !first.empty()) {
-      if (cluster.rank() == 0) std::cerr << "ipusim: error: " << first << "\n";
+    const std::vector<std::string> said =
+        agreeOnSetUp(cluster, error, plan,
+                     "expected every rank to sweep the same workload file with the same flags and engine options");
+    if (!said.empty()) {
+      if (cluster.rank() == 0)
+        for (const std::string& line : said) std::cerr << "ipusim: error: " << line << "\n";
       cluster.waitForAll();
       return cluster.rank() == 0 ? 1 : 0;
     }

@@ -20,7 +20,10 @@
 // as the ipusim binary must.
 //
 // Failures: a set-up error on any rank (a missing workload, a bad --vary)
-// is said once, by rank 0, and every rank exits (rank 0 with 1); a failing
+// is said once, by rank 0 (ranks_set_up.hpp: naming the ranks that found it
+// unless every rank did), and so is a rank whose plan (its points' command
+// lines, the workload's text, the engine options) differs from rank 0's;
+// every rank then exits (rank 0 with 1); a failing
 // point is a result, as in one process. A rank that dies ends the whole job
 // (mpirun names it and sends the others SIGTERM: their points end with
 // them, and rank 0 writes nothing); an error in a rank's own work (a point

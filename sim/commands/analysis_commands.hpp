@@ -50,8 +50,12 @@ struct ExportArgs {
   bool force = false;             // replace an existing output file (traces/output_file.hpp)
   std::string format = "auto";    // "auto" (.pftrace: Perfetto, else JSON), "json" or "perfetto"
 };
-// Whether `args` asks for Perfetto's protobuf trace rather than Chrome JSON.
+// Whether `args` asks for Perfetto's protobuf trace rather than Chrome JSON
+// (--format, else an output ending in .pftrace, in any case).
 bool exportsPerfetto(const ExportArgs& args);
+// Throws std::invalid_argument for an output named as a compressed file
+// (.gz, .bz2, .xz, .zst, .zip, .lz4, .br): export writes none.
+void checkExportName(const std::string& output);
 // Writes the Chrome or Perfetto trace to `out` when args.output is "-"; otherwise to the
 // file (written under a temporary name and renamed when complete; never an
 // input, a device, a FIFO, or an existing file without args.force).

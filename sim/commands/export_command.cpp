@@ -6,6 +6,7 @@
 #include "traces/output_file.hpp"
 #include "traces/profile_reader.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -28,16 +29,34 @@ Written writeTrace(const traces::ProfileReader& reader, bool perfetto, std::ostr
   return {s.slices, s.instants, s.counterSamples, s.tracks};
 }
 
+// The output's name in lower case: `-o T.PFTRACE` wrote Chrome JSON.
+std::string lowerCase(std::string text) {
+  for (char& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 }  // namespace
 
 bool exportsPerfetto(const ExportArgs& args) {
   if (args.format == "perfetto") return true;
   if (args.format == "json") return false;
-  return util::endsWith(args.output, ".pftrace");
+  return util::endsWith(lowerCase(args.output), ".pftrace");
+}
+
+void checkExportName(const std::string& output) {
+  // `-o trace.json.gz` wrote plain JSON under a compressed file's name: a
+  // reader that goes by the name (Perfetto UI, Chrome DevTools) fails to unpack it.
+  const std::string name = lowerCase(output);
+  for (const char* compressed : {".gz", ".bz2", ".xz", ".zst", ".zip", ".lz4", ".br"})
+    if (util::endsWith(name, compressed))
+      throw std::invalid_argument(output + ": the name says " + compressed + " compression, but export writes the "
+                                  "trace uncompressed: expected a name ending in .json, or .pftrace for Perfetto's "
+                                  "protobuf trace (compress the file afterwards)");
 }
 
 int runExport(const ExportArgs& args, std::ostream& out, std::ostream& err) {
   try {
+    checkExportName(args.output);
     if (args.output == "-") {
       const profiler::analysis::ProfileSource source = openProfileSource(args.profile);
       const traces::ProfileReader reader(source.path());
@@ -70,7 +89,7 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand(
       "export",
       "Export a profile as Chrome Trace Event JSON (Perfetto UI, Chrome DevTools, speedscope) or, for an output "
-      "ending in .pftrace, as Perfetto's protobuf trace");
+      "ending in .pftrace (in any case), as Perfetto's protobuf trace; written uncompressed");
   cmd->add_option("profile", args->profile, kProfileArgumentHelp)->required();
   cmd->add_option("-o,--output", args->output, "Output file, or - for standard output")
       ->capture_default_str();

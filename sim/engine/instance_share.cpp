@@ -1,6 +1,7 @@
 #include "sim/engine/instance_share.hpp"
 
 #include "model/clock.hpp"
+#include "model/util/fnv1a.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -72,8 +73,7 @@ void InstanceShare::agree(const std::string& description, const ir::Executable& 
   for (const ir::ComputeSet& cs : exe.computeSets) vertices += cs.vertices.size();
   const std::string run = description + ", " + std::to_string(exe.tensors.size()) + " tensors, " +
                           std::to_string(exe.programs.size()) + " programs, " + std::to_string(vertices) + " vertices";
-  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
-  for (unsigned char c : run) hash = (hash ^ c) * 1099511628211ull;
+  const std::uint64_t hash = util::Fnv1a().add(run).value();
   sent_.assign(2 * sizeof hash, '\0');
   std::memcpy(sent_.data() + sizeof hash, &hash, sizeof hash);
   gather(ReplicaPeers::Channel::Collective, "the run's set-up");

@@ -88,16 +88,22 @@ TEST(AdversarialPass22, SweepIntoARunningSweepsPointsIsRefused) {
 
 // A varied value holding a newline printed raw in the console summary: the
 // point's line split in two ("  a" then "b: 0.001 s simulated"). It is
-// shown as a JSON string now, as messages show such names.
+// shown as a JSON string now, as messages show such names. (Since pass 23
+// a layer's name holding one is refused: the points fail, and their
+// refusals, which name the --vary value, are one line each too.)
 TEST(AdversarialPass22, SweepSummaryEscapesControlCharacters) {
   ScratchDir dir("sweep-nl");
   const std::string workload = replicatedMlp(dir.path(), "w.json", 1);
   const auto r = runCommand(ipusimBinary() + " sweep --synthetic-data --no-plot --vary " +
                             quote("model.layers[0].name=a\nb,c\x1b[31m") + " -o " + quote((dir.path() / "o").string()) +
                             " " + quote(workload));
-  ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_NE(r.output.find("\n  \"a\\nb\": "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\n  \"c\\u001b[31m\": "), std::string::npos) << r.output;
+  ASSERT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("\n  \"a\\nb\": failed (ipusim: error: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n  \"c\\u001b[31m\": failed (ipusim: error: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("with --vary model.layers[0].name=\"c\\u001b[31m\": model.layers[0].name: "
+                          "\"c\\u001b[31m\" holds a control character"),
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find("\nb: "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
   // A point's count flag holding a newline failed "(')": the last line of its split refusal.

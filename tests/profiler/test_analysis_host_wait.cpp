@@ -2,11 +2,16 @@
 // (profiler/analysis/host_wait.hpp, job_cycles.hpp), exact cycles.
 #include "profiler/analysis/host_wait.hpp"
 #include "profiler/analysis/job_cycles.hpp"
+#include "profiler/analysis/report.hpp"
+#include "profiler/analysis/text_format.hpp"
 #include "test_analysis_profile.hpp"
 #include "traces/profile_error.hpp"
 #include "traces/profile_reader.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
 
 namespace ipusim::profiler::analysis::test_analysis_host_wait {
 namespace {
@@ -71,6 +76,32 @@ TEST(HostWait, HostServiceCountsAndTheTransferDoesNot) {
   IntervalSet selection;
   selection.add(350, 900);
   EXPECT_EQ(ipuWaitingForHost(reader, selection).waitingCycles, 800 - 350);
+}
+
+// No captured run (autoReport.executionProfileProgramRunCount 0): nothing
+// to measure over. The share read 0.0 ("the IPU never waits") in `run`,
+// `report`, `compare`, `insights` and their --json (adversarial pass 23):
+// NaN now, "n/a" in the texts and null in JSON.
+TEST(HostWait, NoCapturedRunMeasuresNothing) {
+  const std::string path = temporaryPath("host-wait-uncaptured.pop");
+  {
+    traces::ProfileWriter w(path);
+    w.setMeta("clock_hz", "1e9");
+    w.addRun({0, 0, "train", 300, 1300, 10, false});
+    w.addRun({1, 0, "train", 1500, 2500, 10, false});
+    w.commit();
+  }
+  traces::ProfileReader reader(path);
+  const HostWaitBreakdown w = ipuWaitingForHost(reader);
+  EXPECT_FALSE(w.measured());
+  EXPECT_TRUE(std::isnan(w.share()));
+  EXPECT_EQ(formatPercent(w.share()), "n/a");
+  const ProfileReport report = buildReport(reader);
+  EXPECT_EQ(reportToJson(report)["ipu_waiting_for_host"].dump(), "null");  // (NaN, which JSON writes as null)
+  std::ostringstream text;
+  printReport(report, text);
+  EXPECT_NE(text.str().find("IPU waiting for the host: n/a (no run captured to measure it over"), std::string::npos)
+      << text.str();
 }
 
 TEST(HostWait, AMalformedJobEndIsAProfileErrorNamingTheKey) {

@@ -121,6 +121,32 @@ TEST(CommandsAnalysis, ExportChoosesPerfettoByTheOutputsExtension) {
   EXPECT_TRUE(sim::exportsPerfetto(args));
 }
 
+// Adversarial pass 23: `-o T.PFTRACE` wrote Chrome JSON, and `-o t.json.gz`
+// plain JSON under a compressed file's name.
+TEST(CommandsAnalysis, ExportGoesByTheNameInAnyCaseAndRefusesACompressedName) {
+  const std::string path = testing_profiles::temporaryPath("cmd_export_case.pop");
+  testing_profiles::writeKnownProfile(path);
+  sim::ExportArgs args;
+  args.profile = path;
+  args.output = testing_profiles::temporaryPath("trace.PFTRACE");
+  EXPECT_TRUE(sim::exportsPerfetto(args));
+  std::ostringstream out, err;
+  args.force = true;
+  ASSERT_EQ(sim::runExport(args, out, err), 0) << err.str();
+  EXPECT_EQ(std::ifstream(args.output, std::ios::binary).get(), 0x0A);
+  for (const char* name : {"trace.json.gz", "trace.pftrace.XZ", "trace.zst"}) {
+    args.output = testing_profiles::temporaryPath(name);
+    std::ostringstream refusedOut, refused;
+    EXPECT_EQ(sim::runExport(args, refusedOut, refused), 1);
+    EXPECT_NE(refused.str().find(args.output + ": the name says ."), std::string::npos) << refused.str();
+    EXPECT_NE(refused.str().find("compression, but export writes the trace uncompressed: expected a name ending in "
+                                 ".json, or .pftrace"),
+              std::string::npos)
+        << refused.str();
+    EXPECT_FALSE(std::filesystem::exists(args.output));
+  }
+}
+
 TEST(CommandsAnalysis, ExportToAnUnwritablePlaceNamesTheOutput) {
   const std::string path = testing_profiles::temporaryPath("cmd_export2.pop");
   testing_profiles::writeKnownProfile(path);

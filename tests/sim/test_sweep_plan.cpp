@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ipusim::sim::test_sweep_plan {
@@ -206,6 +207,25 @@ TEST(SweepResults, CsvHasOneRowPerPointAndFailuresSayWhy) {
   const auto json = sweepToJson(plan, {ok, failed});
   EXPECT_EQ(json["points"][1]["ok"], false);
   EXPECT_EQ(plotData({ok, failed}).find("bad"), std::string::npos);  // failed points are not drawn
+}
+
+// A value holding a newline keeps its point on one row of the plot's data
+// (it split the row in two, adversarial pass 19; checked end to end by
+// AdversarialPass19 until layer names holding one were refused, pass 23).
+TEST(SweepResults, AValueHoldingANewlineIsOneRowOfThePlotsData) {
+  nlohmann::json workload = kWorkload;
+  workload["name"] = "w";
+  const SweepPlan plan = planSweep("w.json", workload, {"name=a\nb,c"}, {});
+  ASSERT_EQ(plan.points.size(), 2u);
+  ASSERT_EQ(plan.points[0].values[0], "a\nb");
+  std::vector<SweepResult> results(2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    results[i].point = plan.points[i];
+    results[i].ok = true;
+    results[i].simulatedSeconds = 1;
+  }
+  const std::string data = plotData(results);
+  EXPECT_EQ(std::count(data.begin(), data.end(), '\n'), 3) << data;  // the header and a line a point
 }
 
 TEST(SweepResults, ThroughputInExamplesAndBatchLatencyReachTheCsv) {

@@ -56,6 +56,20 @@ TEST(ProfileReaderErrors, DirectoryWithoutProfilePop) {
   EXPECT_EQ(openError(dir.path().string()), dir.path().string() + ": report directory has no profile.pop");
 }
 
+// An mpirun run's report directory holds a profile per rank and no
+// profile.pop: the error names them and what to give (adversarial pass 23:
+// it said only "has no profile.pop").
+TEST(ProfileReaderErrors, DirectoryOfRankProfilesNamesThem) {
+  ScratchDirectory dir;
+  for (const char* name : {"profile.rank1.pop", "profile.rank0.pop", "profile.rank10.pop", "profile.rankx.pop"})
+    std::ofstream(dir.file(name)) << "x";
+  EXPECT_EQ(openError(dir.path().string()),
+            dir.path().string() + ": report directory has no profile.pop; it holds 3 ranks' profiles of an mpirun "
+                                  "run (profile.rank0.pop to profile.rank10.pop): name one (its rank's IPUs), e.g. " +
+                dir.file("profile.rank0.pop") + ", or combine them with `ipusim combine " + dir.path().string() +
+                " -o FILE`");
+}
+
 TEST(ProfileReaderErrors, NotAnSqliteFile) {
   ScratchDirectory dir;
   const std::string path = dir.file("notes.pop");

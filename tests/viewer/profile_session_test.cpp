@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sqlite3.h>
 
@@ -127,6 +128,24 @@ TEST_F(ProfileSessionTest, CompareTabulatesDeltas) {
   // no host service phase, so the IPU waits for the host during the Begins.
   EXPECT_DOUBLE_EQ(row("IPU waiting for the host").a, 0.34);
   EXPECT_DOUBLE_EQ(a.hostWait().share(), 0.34);
+}
+
+// A profile that captured no run has no shares to compare: "n/a" (NaN), not
+// 0.0% each (adversarial pass 23).
+TEST_F(ProfileSessionTest, CompareGivesNoSharesOfAProfileThatCapturedNoRun) {
+  const std::string uncaptured = scratch_.file("uncaptured.pop");
+  {
+    traces::ProfileWriter w(uncaptured);
+    w.setMeta("clock_hz", "1e9");
+    w.addRun({0, 0, "train", 0, 1000, 2, false});
+    w.commit();
+  }
+  ProfileSession a(uncaptured, false), b(path_, false);
+  for (const auto& r : compareProfiles(a, b)) {
+    if (!r.percent) continue;
+    EXPECT_TRUE(std::isnan(r.a)) << r.metric << ": " << r.a;
+    EXPECT_FALSE(std::isnan(r.b)) << r.metric;
+  }
 }
 
 TEST_F(ProfileSessionTest, ABrokenFileIsAProfileErrorNamingIt) {

@@ -4,6 +4,7 @@
 #include "viewer/core/memory_summary.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace ipusim::viewer {
@@ -46,6 +47,11 @@ std::pair<std::int64_t, std::int64_t> statisticsWindow(const ProfileSession& s) 
 
 std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSession& b) {
   const Totals ta = totalsOf(a), tb = totalsOf(b);
+  // The shares of the captured runs: NaN ("n/a") for a profile that captured
+  // none (they read 0.0% each, as its host wait did).
+  const auto captured = [](const Totals& t, double share) {
+    return t.capturedRuns > 0 ? share : std::numeric_limits<double>::quiet_NaN();
+  };
   std::vector<CompareRow> rows = {
       {"Total cycles", ta.cycles, tb.cycles},
       {"Total time (s)", ta.seconds, tb.seconds},
@@ -55,32 +61,35 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
       {"Cycles per step", ta.steps > 0 ? ta.cycles / ta.steps : 0, tb.steps > 0 ? tb.cycles / tb.steps : 0},
       {"Captured runs (shares below are over them)", ta.capturedRuns, tb.capturedRuns},
       {"IPU waiting for the host", ta.waitingForHost, tb.waitingForHost, true},
-      {"StreamCopy Begin", ta.stats.share(ta.stats.hostWaitCycles), tb.stats.share(tb.stats.hostWaitCycles), true},
-      {"Compute/IO overlap", ta.stats.computeIoOverlap(), tb.stats.computeIoOverlap(), true},
+      {"StreamCopy Begin", captured(ta, ta.stats.share(ta.stats.hostWaitCycles)),
+       captured(tb, tb.stats.share(tb.stats.hostWaitCycles)), true},
+      {"Compute/IO overlap", captured(ta, ta.stats.computeIoOverlap()), captured(tb, tb.stats.computeIoOverlap()),
+       true},
       {"Fullest tile (peak bytes)", ta.fullestTile, tb.fullestTile},
   };
   const std::size_t ipus = std::max(ta.stats.ipus.size(), tb.stats.ipus.size());
   for (std::size_t i = 0; i < ipus; ++i) {
-    auto share = [i](const profiler::RangeStats& s, std::int64_t profiler::IpuRangeStats::*field) {
-      return i < s.ipus.size() ? s.share(s.ipus[i].*field) : 0.0;
+    auto share = [i, &captured](const Totals& t, std::int64_t profiler::IpuRangeStats::*field) {
+      const profiler::RangeStats& s = t.stats;
+      return captured(t, i < s.ipus.size() ? s.share(s.ipus[i].*field) : 0.0);
     };
     const std::string prefix = "IPU " + std::to_string(i) + " ";
-    rows.push_back({prefix + "compute", share(ta.stats, &profiler::IpuRangeStats::compute),
-                    share(tb.stats, &profiler::IpuRangeStats::compute), true});
-    rows.push_back({prefix + "exchange", share(ta.stats, &profiler::IpuRangeStats::exchange),
-                    share(tb.stats, &profiler::IpuRangeStats::exchange), true});
-    rows.push_back({prefix + "IPU link", share(ta.stats, &profiler::IpuRangeStats::ipuLink),
-                    share(tb.stats, &profiler::IpuRangeStats::ipuLink), true});
-    rows.push_back({prefix + "collective", share(ta.stats, &profiler::IpuRangeStats::collective),
-                    share(tb.stats, &profiler::IpuRangeStats::collective), true});
-    rows.push_back({prefix + "sync", share(ta.stats, &profiler::IpuRangeStats::sync),
-                    share(tb.stats, &profiler::IpuRangeStats::sync), true});
-    rows.push_back({prefix + "stream copy", share(ta.stats, &profiler::IpuRangeStats::streamCopy),
-                    share(tb.stats, &profiler::IpuRangeStats::streamCopy), true});
-    rows.push_back({prefix + "Streaming Memory", share(ta.stats, &profiler::IpuRangeStats::streamingMemory),
-                    share(tb.stats, &profiler::IpuRangeStats::streamingMemory), true});
-    rows.push_back({prefix + "idle", share(ta.stats, &profiler::IpuRangeStats::idle),
-                    share(tb.stats, &profiler::IpuRangeStats::idle), true});
+    rows.push_back({prefix + "compute", share(ta, &profiler::IpuRangeStats::compute),
+                    share(tb, &profiler::IpuRangeStats::compute), true});
+    rows.push_back({prefix + "exchange", share(ta, &profiler::IpuRangeStats::exchange),
+                    share(tb, &profiler::IpuRangeStats::exchange), true});
+    rows.push_back({prefix + "IPU link", share(ta, &profiler::IpuRangeStats::ipuLink),
+                    share(tb, &profiler::IpuRangeStats::ipuLink), true});
+    rows.push_back({prefix + "collective", share(ta, &profiler::IpuRangeStats::collective),
+                    share(tb, &profiler::IpuRangeStats::collective), true});
+    rows.push_back({prefix + "sync", share(ta, &profiler::IpuRangeStats::sync),
+                    share(tb, &profiler::IpuRangeStats::sync), true});
+    rows.push_back({prefix + "stream copy", share(ta, &profiler::IpuRangeStats::streamCopy),
+                    share(tb, &profiler::IpuRangeStats::streamCopy), true});
+    rows.push_back({prefix + "Streaming Memory", share(ta, &profiler::IpuRangeStats::streamingMemory),
+                    share(tb, &profiler::IpuRangeStats::streamingMemory), true});
+    rows.push_back({prefix + "idle", share(ta, &profiler::IpuRangeStats::idle),
+                    share(tb, &profiler::IpuRangeStats::idle), true});
   }
   return rows;
 }

@@ -12,7 +12,7 @@ namespace ipusim::viewer {
 struct CompareRow {
   std::string metric;
   double a = 0, b = 0;
-  bool percent = false;  // a and b are fractions shown as %
+  bool percent = false;  // a and b are fractions shown as %; NaN: not measured (no captured run)
   double delta() const { return b - a; }
   // b / a, 0 when a is 0.
   double ratio() const { return a != 0 ? b / a : 0.0; }

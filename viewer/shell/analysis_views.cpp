@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace ipusim::viewer {
@@ -20,6 +21,7 @@ namespace analysis = profiler::analysis;
 namespace {
 
 std::string percent(double fraction) {
+  if (std::isnan(fraction)) return "n/a";  // (nothing measured: no captured run)
   char text[32];
   std::snprintf(text, sizeof text, "%.1f %%", fraction * 100);
   return text;

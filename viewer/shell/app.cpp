@@ -23,6 +23,7 @@ namespace {
 // Percentages as "12.3 %" (deltas in points), large whole numbers (cycles,
 // steps) with thousands separators, the rest with six significant digits.
 std::string formatCompareValue(double v, bool percent, bool signedDelta) {
+  if (std::isnan(v)) return "n/a";  // (nothing measured: no captured run)
   char text[64];
   if (percent) {
     std::snprintf(text, sizeof text, signedDelta ? "%+.1f pt" : "%.1f %%", v * 100);
@@ -251,7 +252,9 @@ void ViewerApp::drawSummary(OpenProfile& p) {
     ImGui::TextWrapped("Engine::run calls: %s", e.what());
   }
   ImGui::Text("Total: %s", formatCyclesWithTime(s.jobCycles(), s.clockHz()).c_str());
-  if (const auto wait = s.hostWaitIfReady())
+  if (const auto wait = s.hostWaitIfReady(); wait && !wait->measured())
+    ImGui::Text("IPU waiting for the host: n/a (no run captured to measure it over)");
+  else if (wait)
     ImGui::Text("IPU waiting for the host: %.1f%% (captured runs and the host time before each)",
                 100.0 * wait->share());
   else
@@ -496,7 +499,7 @@ void ViewerApp::drawCompare() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(formatCompareValue(r.delta(), r.percent, true).c_str());
       ImGui::TableNextColumn();
-      if (r.a != 0) ImGui::Text("%.3fx", r.ratio());
+      if (r.a != 0 && !std::isnan(r.ratio())) ImGui::Text("%.3fx", r.ratio());
     }
     ImGui::EndTable();
   }

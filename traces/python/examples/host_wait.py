@@ -38,6 +38,10 @@ def main(argv):
     try:
         with ipusim_profile.open_profile(argv[1]) as profile:
             w = profile.ipu_waiting_for_host()
+            if w.window_cycles == 0:  # (as `ipusim report` says it)
+                print("IPU waiting for the host: n/a (no run captured to measure it over, as with "
+                      "autoReport.executionProfileProgramRunCount 0)")
+                return 0
             print(f"IPU waiting for the host: {w.share * 100:.1f}% of the captured runs and the host time before "
                   f"each ({format_cycles(profile, w.waiting_cycles)} of {format_cycles(profile, w.window_cycles)}): "
                   f"outside Engine::run {format_cycles(profile, w.outside_run_cycles)}, StreamCopy Begin "

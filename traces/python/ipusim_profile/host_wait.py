@@ -11,6 +11,7 @@ Tests (traces/python/tests) check both against `ipusim report --json`; when
 the C++ definitions change, these follow.
 """
 
+import math
 from dataclasses import dataclass
 
 from .intervals import IntervalSet
@@ -24,7 +25,8 @@ class HostWait:
 
     @property
     def share(self):
-        return self.wait_cycles / self.window_cycles if self.window_cycles > 0 else 0.0
+        """NaN when nothing was measured (no captured run), as the IPU waiting for the host's share."""
+        return self.wait_cycles / self.window_cycles if self.window_cycles > 0 else math.nan
 
     @property
     def wait_seconds(self):
@@ -59,7 +61,9 @@ class IpuWaitingForHost:
 
     @property
     def share(self):
-        return self.waiting_cycles / self.window_cycles if self.window_cycles > 0 else 0.0
+        """NaN when nothing was measured (no captured run: autoReport.executionProfileProgramRunCount 0), as
+        profiler/analysis/host_wait.hpp's share(), which `report --json` gives as null (it gave 0.0)."""
+        return self.waiting_cycles / self.window_cycles if self.window_cycles > 0 else math.nan
 
 
 def captured_run_cycles(runs):

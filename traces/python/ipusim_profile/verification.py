@@ -28,6 +28,26 @@ COUNTER_SUMMARY_BLOBS = (("bucket_values", "I"), ("first_ts", "q"), ("last_ts", 
                          ("value_max", "d"), ("value_first", "d"), ("value_last", "d"))
 
 
+def _rank_profiles_hint(directory):
+    """An mpirun run's report directory holds a profile per rank (profile.rankK.pop) and no profile.pop:
+    the hint names them ("" when there is none), as the C++ readers do."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return ""
+    ranks = sorted(int(n[len("profile.rank"):-len(".pop")]) for n in names
+                   if n.startswith("profile.rank") and n.endswith(".pop") and
+                   0 < len(n) - len("profile.rank.pop") <= 9 and n[len("profile.rank"):-len(".pop")].isdigit() and
+                   n[len("profile.rank"):-len(".pop")].isascii())
+    if not ranks:
+        return ""
+    first, last = f"profile.rank{ranks[0]}.pop", f"profile.rank{ranks[-1]}.pop"
+    held = "1 rank's profile" if len(ranks) == 1 else f"{len(ranks)} ranks' profiles"
+    span = first if len(ranks) == 1 else f"{first} to {last}"
+    return (f"; it holds {held} of an mpirun run ({span}): name one (its rank's IPUs), e.g. "
+            f"{os.path.join(directory, first)}, or combine them with `ipusim combine {directory} -o FILE`")
+
+
 def profile_file(path):
     """Check 0: the profile file of `path` (a file, or a report directory holding profile.pop), a regular
     file: a FIFO (whose open blocks forever), a device or a directory is refused by name before any open."""
@@ -36,7 +56,7 @@ def profile_file(path):
     if os.path.isdir(path):
         file = os.path.join(path, "profile.pop")
         if not os.path.lexists(file):
-            raise ProfileError(f"{path}: report directory has no profile.pop")
+            raise ProfileError(f"{path}: report directory has no profile.pop{_rank_profiles_hint(path)}")
     elif not os.path.lexists(path):
         raise ProfileError(f"{path}: no such profile file")
     try:

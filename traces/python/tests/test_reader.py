@@ -4,6 +4,7 @@ IPUSIM_TEST_PROFILE names a report directory written by `ipusim run`
 ipusim executable, whose `report --json` the reader must agree with."""
 
 import json
+import math
 import os
 import sqlite3
 import struct
@@ -80,6 +81,22 @@ class IpuWaitingForHostTest(unittest.TestCase):
         self.assertEqual(w.host_service_cycles, 20)
         self.assertEqual(w.waiting_cycles, 240)
         self.assertAlmostEqual(w.share, 0.6)
+
+    def test_no_captured_run_measures_nothing(self):
+        # Adversarial pass 23: the share of no window read 0.0 ("never waits"); NaN, as the C++ definition
+        # (report --json: null).
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.pop")
+            write_host_accounting_profile(path)
+            db = sqlite3.connect(path)
+            db.execute("UPDATE runs SET captured = 0")
+            db.commit()
+            db.close()
+            with ipusim_profile.open_profile(path) as p:
+                w = p.ipu_waiting_for_host()
+                self.assertEqual(w.window_cycles, 0)
+                self.assertTrue(math.isnan(w.share))
+                self.assertTrue(math.isnan(p.host_wait().share))
 
 
 def write_minimal(path, meta):
@@ -219,6 +236,21 @@ class OpenErrorsTest(unittest.TestCase):
         with ipusim_profile.open_profile(self.dir.name) as p:
             self.assertEqual(p.clock_hz, 2e9)
             self.assertEqual(p.seconds(4e9), 2.0)
+
+    def test_a_directory_of_rank_profiles_names_them(self):
+        # An mpirun run's report directory: a profile per rank, no profile.pop (adversarial pass 23: the error
+        # said only "has no profile.pop"). As the C++ readers say it.
+        with self.assertRaisesRegex(ProfileError, "report directory has no profile.pop$"):
+            ipusim_profile.open_profile(self.dir.name)
+        for rank in (1, 0, 10):
+            write_minimal(self.path(f"profile.rank{rank}.pop"), {"schema_version": "1", "complete": "1"})
+        message = (f"{self.dir.name}: report directory has no profile.pop; it holds 3 ranks' profiles of an mpirun "
+                   f"run (profile.rank0.pop to profile.rank10.pop): name one (its rank's IPUs), e.g. "
+                   f"{os.path.join(self.dir.name, 'profile.rank0.pop')}, or combine them with "
+                   f"`ipusim combine {self.dir.name} -o FILE`")
+        with self.assertRaises(ProfileError) as raised:
+            ipusim_profile.open_profile(self.dir.name)
+        self.assertEqual(str(raised.exception), message)
 
 
 @unittest.skipUnless(PROFILE and BINARY, "IPUSIM_TEST_PROFILE and IPUSIM_BINARY are set by ctest")
