@@ -1,6 +1,5 @@
-#include "profiler/analysis/instance_profiles.hpp"
-#include "sim/cli/progress_bar.hpp"
 #include "sim/commands/analysis_commands.hpp"
+#include "sim/commands/profile_source.hpp"
 #include "traces/output_file.hpp"
 
 #include <filesystem>
@@ -29,12 +28,7 @@ int runCombine(const CombineArgs& args, std::ostream& out, std::ostream& err) {
     traces::OutputPolicy policy{args.force, *profiles};
     policy.inputs.push_back(args.directory);
     traces::checkOutputPath(args.output, policy);
-    std::unique_ptr<ProgressBar> bar;
-    profiler::analysis::combineInstanceProfiles(*profiles, args.output, [&](std::uint64_t done, std::uint64_t total) {
-      if (!bar) bar = std::make_unique<ProgressBar>("combining the instance profiles", total);
-      bar->update(done);
-    });
-    bar.reset();
+    profiler::analysis::combineInstanceProfiles(*profiles, args.output, combineProgressBar());
     out << "ipusim combine: wrote " << args.output << ": the " << profiles->size() << " instance profiles of "
         << args.directory << " as one system\n";
     return 0;

@@ -74,22 +74,16 @@ std::vector<CompareRow> compareProfiles(const ProfileSession& a, const ProfileSe
       return captured(t, i < s.ipus.size() ? s.share(s.ipus[i].*field) : 0.0);
     };
     const std::string prefix = "IPU " + std::to_string(i) + " ";
-    rows.push_back({prefix + "compute", share(ta, &profiler::IpuRangeStats::compute),
-                    share(tb, &profiler::IpuRangeStats::compute), true});
-    rows.push_back({prefix + "exchange", share(ta, &profiler::IpuRangeStats::exchange),
-                    share(tb, &profiler::IpuRangeStats::exchange), true});
-    rows.push_back({prefix + "IPU link", share(ta, &profiler::IpuRangeStats::ipuLink),
-                    share(tb, &profiler::IpuRangeStats::ipuLink), true});
-    rows.push_back({prefix + "collective", share(ta, &profiler::IpuRangeStats::collective),
-                    share(tb, &profiler::IpuRangeStats::collective), true});
-    rows.push_back({prefix + "sync", share(ta, &profiler::IpuRangeStats::sync),
-                    share(tb, &profiler::IpuRangeStats::sync), true});
-    rows.push_back({prefix + "stream copy", share(ta, &profiler::IpuRangeStats::streamCopy),
-                    share(tb, &profiler::IpuRangeStats::streamCopy), true});
-    rows.push_back({prefix + "Streaming Memory", share(ta, &profiler::IpuRangeStats::streamingMemory),
-                    share(tb, &profiler::IpuRangeStats::streamingMemory), true});
-    rows.push_back({prefix + "idle", share(ta, &profiler::IpuRangeStats::idle),
-                    share(tb, &profiler::IpuRangeStats::idle), true});
+    const std::pair<const char*, std::int64_t profiler::IpuRangeStats::*> phases[] = {
+        {"compute", &profiler::IpuRangeStats::compute},
+        {"exchange", &profiler::IpuRangeStats::exchange},
+        {"IPU link", &profiler::IpuRangeStats::ipuLink},
+        {"collective", &profiler::IpuRangeStats::collective},
+        {"sync", &profiler::IpuRangeStats::sync},
+        {"stream copy", &profiler::IpuRangeStats::streamCopy},
+        {"Streaming Memory", &profiler::IpuRangeStats::streamingMemory},
+        {"idle", &profiler::IpuRangeStats::idle}};
+    for (const auto& [phase, field] : phases) rows.push_back({prefix + phase, share(ta, field), share(tb, field), true});
   }
   return rows;
 }
